@@ -1,0 +1,5 @@
+import sys
+
+from tkperf.cli import main
+
+sys.exit(main())

@@ -1,0 +1,299 @@
+"""Command line: the one place that prints errors and picks exit codes.
+
+    tkperf ssd run DEVICE [options]     the PTS on an SSD
+    tkperf hdd run DEVICE [options]     the same tests without purge and WIPC
+    tkperf demo                         quick run on a throw-away loop device
+    tkperf show RESULT.xml [--json]     the summary again, from the file
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import sys
+import traceback
+from typing import Optional, Sequence
+
+from tkperf import __version__, device, hostinfo, options, store, summary
+from tkperf.errors import (
+    EXIT_INTERNAL,
+    EXIT_OK,
+    NotConfirmedError,
+    OutputError,
+    TkperfError,
+    UsageError,
+)
+from tkperf.fio import FioRunner, FioSettings
+from tkperf.results import RunResult, now_iso
+from tkperf.runner import Runner
+
+log = logging.getLogger("tkperf")
+progress = logging.getLogger("tkperf.progress")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting, so every
+    bad option gets the same one-line error and exit code."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def _add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
+    p.add_argument("device", help="block device to test (e.g. /dev/nvme1n1, a /dev/disk/by-id link), "
+                                   "or a file with --size")
+    p.add_argument("--name", help="run name: names the output directory and files "
+                                  "(default: the device's model or name)")
+    p.add_argument("--outdir", help="directory for results (default: ./NAME)")
+    p.add_argument("--yes", "-ft", dest="yes", action="store_true",
+                   help="do not ask for confirmation before writing to the device")
+    p.add_argument("--force", action="store_true",
+                   help="test a device even if it looks in use (mounted, holders, swap, RAID/LVM member, holds /)")
+    p.add_argument("--size", help="size of a file target, e.g. 1g (file targets only)")
+    p.add_argument("--class", dest="device_class", default="enterprise", choices=("enterprise", "client"),
+                   help="PTS device class: sets default OIO (enterprise TC4/QD32, client TC2/QD16) "
+                        "and TP block sizes (default: enterprise)")
+    p.add_argument("--tests", help="comma list of iops,tp,lat,wsat (default: all)")
+    p.add_argument("--runtime", "-rt", type=int, help="seconds per workload (default 60)")
+    p.add_argument("--numjobs", "-nj", type=int, help="fio numjobs, the thread count TC")
+    p.add_argument("--iodepth", "-iod", type=int, help="fio iodepth, the queue depth QD")
+    p.add_argument("--max-rounds", type=int, help="most rounds per test before giving up on steady state (default 25)")
+    p.add_argument("--refill-buffers", "-rfb", action="store_true", default=None,
+                   help="new random data for every write (for controllers that compress)")
+    p.add_argument("--bs", help="IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)")
+    p.add_argument("--mix", help="IOPS R/W mixes as read/write, e.g. 65/35,0/100 (default: all seven)")
+    p.add_argument("--tp-bs", help="TP block sizes (default: enterprise 1024k,128k; client 1024k)")
+    p.add_argument("--lat-bs", help="LAT block sizes (default: 8k,4k,512)")
+    p.add_argument("--lat-mix", help="LAT R/W mixes (default: 100/0,65/35,0/100)")
+    p.add_argument("--wsat-time", help="WSAT time limit: seconds or with s/m/h/d (default 24h)")
+    p.add_argument("--wsat-tgbw", help="WSAT total GB written limit, or drive fills like 4x (default 4x)")
+    p.add_argument("--wsat-interval", help="WSAT reporting interval (default 60s)")
+    p.add_argument("--no-wsat-steady", dest="wsat_steady", action="store_false", default=None,
+                   help="do not stop WSAT at steady state (checked only after one drive fill)")
+    p.add_argument("--purge", choices=("auto", "ata", "nvme", "scsi", "discard", "none"),
+                   help=f"PURGE method before each test (default {'none' if profile == 'hdd' else 'auto'})")
+    p.add_argument("--wipc-loops", type=int,
+                   help=f"WIPC: times the capacity written as SEQ 128KiB (default {0 if profile == 'hdd' else 2})")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke-test profile: 1 s workloads, narrowed matrix, 5 rounds, short WSAT; "
+                        "NOT a PTS-conformant measurement")
+    p.add_argument("--description", "-dsc", dest="dsc",
+                   help="description file: 'Key: value' lines fill what the device does not report")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tkperf", allow_abbrev=False,
+                     description="SNIA PTS performance tests for SSDs and HDDs, driven by fio.",
+                     epilog="Exit codes are listed in docs/exit-codes.rst.")
+    parser.add_argument("--version", action="version", version=f"tkperf {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for profile in ("ssd", "hdd"):
+        p = sub.add_parser(profile, help=f"test an {profile.upper()}", allow_abbrev=False)
+        psub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+        run = psub.add_parser("run", help="run the tests and write XML, log and summary",
+                              allow_abbrev=False)
+        _add_run_options(run, profile)
+    demo = sub.add_parser("demo", help="quick run of all four tests on a throw-away loop device",
+                          allow_abbrev=False)
+    demo.add_argument("--outdir", default="tkperf-demo", help="where results go (default ./tkperf-demo)")
+    demo.add_argument("--size", default="256m", help="size of the demo target (default 256m)")
+    demo.add_argument("--quiet", "-q", action="store_true")
+    show = sub.add_parser("show", help="print the summary of a result file", allow_abbrev=False)
+    show.add_argument("result")
+    show.add_argument("--json", action="store_true", help="machine-readable summary")
+    return parser
+
+
+# --- helpers -----------------------------------------------------------------
+
+def _default_name(dev: device.DeviceInfo) -> str:
+    base = dev.model if dev.kind == "block" and dev.model and not dev.model.startswith("loop") else \
+        os.path.basename(dev.resolved)
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-") or "tkperf-run"
+
+
+def _check_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", name):
+        raise UsageError(f"--name {name!r}: use letters, digits, '.', '_' and '-' only")
+    return name
+
+
+def _prepare_outdir(path: str) -> str:
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create output directory {path}: {exc.strerror}") from None
+    if not os.path.isdir(path):
+        raise OutputError(f"output directory {path} is not a directory")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputError(f"output directory {path} is not writable")
+    return path
+
+
+def read_description(path: Optional[str]) -> tuple:
+    """(text, fields) of a description file; 'Key: value' lines become fields."""
+    if not path:
+        return "", {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 20)
+    except OSError as exc:
+        raise UsageError(f"description file {path}: {exc.strerror}") from None
+    text = "".join(ch for ch in text if ch in "\n\t" or ch.isprintable())
+    fields = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([A-Za-z][A-Za-z0-9 _/-]{0,40}?)\s*[:=]\s*(\S.*?)\s*$", line)
+        if m:
+            fields.setdefault(m.group(1).strip().lower().replace(" ", "_"), m.group(2))
+    return text, fields
+
+
+def _confirm(dev: device.DeviceInfo, assume_yes: bool) -> None:
+    if assume_yes:
+        return
+    if not sys.stdin.isatty():
+        raise NotConfirmedError(f"{dev.path}: no terminal to confirm on; pass --yes to write to it")
+    what = f"{dev.path} ({dev.model or 'unknown model'}, {dev.size_bytes / 1e9:.1f} GB)"
+    answer = input(f"All data on {what} will be destroyed. Type 'yes' to continue: ")
+    if answer.strip().lower() != "yes":
+        raise NotConfirmedError("not confirmed; nothing was written")
+
+
+def _setup_logging(log_path: Optional[str], quiet: bool) -> None:
+    log.setLevel(logging.DEBUG)
+    for h in list(log.handlers):
+        log.removeHandler(h)
+        h.close()
+    for h in list(progress.handlers):
+        progress.removeHandler(h)
+    if log_path:
+        fh = logging.FileHandler(log_path)
+        fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        log.addHandler(fh)
+    if not quiet:
+        sh = logging.StreamHandler(sys.stderr)
+        sh.setFormatter(logging.Formatter("tkperf: %(message)s"))
+        progress.addHandler(sh)
+
+
+# --- commands ----------------------------------------------------------------
+
+def _overrides(args: argparse.Namespace, profile: str) -> dict:
+    o = dict(
+        runtime=args.runtime, numjobs=args.numjobs, iodepth=args.iodepth, max_rounds=args.max_rounds,
+        refill_buffers=args.refill_buffers, purge=args.purge, wipc_loops=args.wipc_loops,
+        wsat_steady=args.wsat_steady,
+    )
+    if profile == "hdd":
+        o["purge"] = args.purge or "none"
+        o["wipc_loops"] = 0 if args.wipc_loops is None else args.wipc_loops
+    if args.tests:
+        o["tests"] = options.parse_tests(args.tests)
+    if args.bs:
+        o["iops_bs"] = options.parse_block_sizes(args.bs, "--bs")
+    if args.mix:
+        o["iops_mixes"] = options.parse_mixes(args.mix)
+    if args.tp_bs:
+        o["tp_bs"] = options.parse_block_sizes(args.tp_bs, "--tp-bs")
+    if args.lat_bs:
+        o["lat_bs"] = options.parse_block_sizes(args.lat_bs, "--lat-bs")
+    if args.lat_mix:
+        o["lat_mixes"] = options.parse_mixes(args.lat_mix)
+    if args.wsat_time:
+        o["wsat_time"] = options.parse_duration(args.wsat_time, "--wsat-time")
+    if args.wsat_tgbw:
+        o["wsat_tgbw"] = options.parse_tgbw(args.wsat_tgbw)
+    if args.wsat_interval:
+        o["wsat_interval"] = options.parse_duration(args.wsat_interval, "--wsat-interval")
+    return o
+
+
+def cmd_run(args: argparse.Namespace, profile: str) -> int:
+    opts = options.build(_overrides(args, profile), quick=args.quick, device_class=args.device_class)
+    size = options.parse_size(args.size, "--size") if args.size else None
+    dev = device.resolve(args.device, size)
+    options.check_fits(opts, dev.size_bytes)
+    name = _check_name(args.name) if args.name else _default_name(dev)
+    outdir = _prepare_outdir(args.outdir or name)
+    desc_text, desc_fields = read_description(args.dsc)
+    fio = FioRunner(FioSettings(filename=dev.resolved, refill_buffers=opts.refill_buffers), outdir)
+    problems = device.check_safe(dev, args.force)
+    _confirm(dev, args.yes)
+    _setup_logging(os.path.join(outdir, f"{name}.log"), args.quiet)
+    log.info("tkperf %s: %s run of %s as %r", __version__, profile, dev.path, name)
+    for p in problems:
+        log.warning("forced past: %s", p)
+    if dev.kind == "file":
+        device.prepare_file_target(dev)
+        progress.info("%s is a file target: results describe the filesystem and host, not a drive",
+                      dev.path)
+    run = RunResult(name=name, started=now_iso(), device=dev, host=hostinfo.collect(fio.version),
+                    options=opts.to_dict(), profile=profile, quick=opts.quick,
+                    description=desc_text, description_fields=desc_fields, tkperf_version=__version__)
+    runner = Runner(run=run, opts=opts, device=dev, fio=fio,
+                    xml_path=os.path.join(outdir, f"{name}.xml"))
+    if opts.quick:
+        runner.event("note", "--quick smoke-test profile: not a PTS-conformant measurement")
+    if dev.kind == "file":
+        runner.event("note", "file target: fio wrote to a file, not a raw block device")
+    for p in problems:
+        runner.event("warning", f"forced past safety check: {p}")
+    runner.execute()
+    print("\n".join(summary.lines(run)))
+    print(f"results: {runner.xml_path}")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    run = store.load(args.result)
+    if args.json:
+        print(json.dumps(summary.as_dict(run), indent=2))
+    else:
+        print("\n".join(summary.lines(run)))
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from tkperf import demo
+
+    return demo.run_demo(args.outdir, options.parse_size(args.size, "--size"), args.quiet, main)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help and --version
+            return int(exc.code or 0)
+        if args.command in ("ssd", "hdd"):
+            if args.action != "run":
+                raise UsageError(f"say what to do: tkperf {args.command} run DEVICE")
+            return cmd_run(args, args.command)
+        if args.command == "show":
+            return cmd_show(args)
+        if args.command == "demo":
+            return cmd_demo(args)
+        parser.print_help()
+        return EXIT_OK if not argv else 2
+    except TkperfError as exc:
+        log.error("%s", exc)
+        stderr = getattr(exc, "stderr", "")
+        if stderr:
+            log.error("stderr of the failed program:\n%s", stderr)
+        print(f"tkperf: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("tkperf: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a line
+        log.error("unexpected error:\n%s", traceback.format_exc())
+        print(f"tkperf: internal error: {type(exc).__name__}: {exc} (details in the run's log)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+

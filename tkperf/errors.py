@@ -1,0 +1,84 @@
+"""Errors tkperf raises and the exit codes the CLI maps them to.
+
+Nothing below :func:`tkperf.cli.main` prints an error or exits; it raises a
+:class:`TkperfError` subclass and the CLI turns it into one line on stderr and
+the exit code named here.  The table is documented in docs/exit-codes.rst.
+"""
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1        # unexpected error (traceback in the run's log)
+EXIT_USAGE = 2           # bad option or argument
+EXIT_REFUSED = 3         # the target is unsafe to write (mounted, in use, holds /)
+EXIT_TARGET = 4          # the target does not exist, is the wrong kind, or is too small
+EXIT_TOOL = 5            # a required program is missing or too old
+EXIT_FIO = 6             # fio failed, hung or reported an I/O error
+EXIT_RESULT_FILE = 7     # a result file is unreadable, corrupt, foreign or too new
+EXIT_OUTPUT = 8          # results or reports cannot be written
+EXIT_RESUME = 9          # --resume does not match the saved run
+EXIT_LOCKED = 10         # another tkperf run holds the device
+EXIT_NOT_CONFIRMED = 11  # the user declined, or no terminal to ask and no --yes
+EXIT_SIGHUP = 129
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
+
+class TkperfError(Exception):
+    """Base class: ``str(err)`` is the one-line message shown to the user."""
+
+    exit_code = EXIT_INTERNAL
+
+
+class UsageError(TkperfError):
+    exit_code = EXIT_USAGE
+
+
+class RefusedError(TkperfError):
+    exit_code = EXIT_REFUSED
+
+
+class TargetError(TkperfError):
+    exit_code = EXIT_TARGET
+
+
+class ToolError(TkperfError):
+    exit_code = EXIT_TOOL
+
+
+class FioError(TkperfError):
+    """fio failed; ``stderr`` carries what fio printed."""
+
+    exit_code = EXIT_FIO
+
+    def __init__(self, message: str, stderr: str = "") -> None:
+        super().__init__(message)
+        self.stderr = stderr
+
+
+class ResultFileError(TkperfError):
+    exit_code = EXIT_RESULT_FILE
+
+
+class OutputError(TkperfError):
+    exit_code = EXIT_OUTPUT
+
+
+class ResumeError(TkperfError):
+    exit_code = EXIT_RESUME
+
+
+class LockedError(TkperfError):
+    exit_code = EXIT_LOCKED
+
+
+class NotConfirmedError(TkperfError):
+    exit_code = EXIT_NOT_CONFIRMED
+
+
+class Interrupted(TkperfError):
+    """A signal stopped the run; ``signum`` names it."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(f"interrupted by {name}")
+        self.signum = signum
+        self.exit_code = 128 + signum

@@ -1,0 +1,117 @@
+"""The one way tkperf runs another program.
+
+Every child gets an argument list (never a shell string), is logged before
+it starts, runs in its own session so a signal to tkperf does not reach it
+unasked, is tracked so an interrupted run can stop it, and is killed if
+anything goes wrong while tkperf waits for it.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+from typing import List, Optional, Sequence, Set
+
+from tkperf.errors import TkperfError, ToolError
+
+log = logging.getLogger("tkperf")
+
+_children: Set[subprocess.Popen] = set()
+_children_lock = threading.Lock()
+
+PACKAGES = {
+    "fio": "fio",
+    "lsblk": "util-linux",
+    "blkdiscard": "util-linux",
+    "losetup": "util-linux",
+    "fallocate": "util-linux",
+    "hdparm": "hdparm",
+    "nvme": "nvme-cli",
+    "sg_format": "sg3-utils",
+    "smartctl": "smartmontools",
+}
+
+
+def require(tool: str) -> str:
+    """Absolute path of ``tool``, or a ToolError naming the package that has it."""
+    path = shutil.which(tool)
+    if path is None:
+        pkg = PACKAGES.get(tool, tool)
+        raise ToolError(f"'{tool}' not found on PATH; install it (Debian package {pkg})")
+    return path
+
+
+def command_line(argv: Sequence[str]) -> str:
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def start(argv: Sequence[str], **kwargs) -> subprocess.Popen:
+    """Start a tracked child in its own session; the command line goes to the log first."""
+    log.info("run: %s", command_line(argv))
+    proc = subprocess.Popen(list(argv), start_new_session=True, **kwargs)
+    with _children_lock:
+        _children.add(proc)
+    return proc
+
+
+def forget(proc: subprocess.Popen) -> None:
+    with _children_lock:
+        _children.discard(proc)
+
+
+def kill(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    """Signal the child's whole process group (fio forks a process per job)."""
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_all(timeout: float = 10.0) -> None:
+    """Stop every tracked child: SIGTERM, then SIGKILL for what is left after ``timeout``."""
+    with _children_lock:
+        procs = list(_children)
+    for p in procs:
+        kill(p, signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill(p, signal.SIGKILL)
+            p.wait()
+        forget(p)
+
+
+def run(argv: Sequence[str], timeout: Optional[float] = None, check: bool = True,
+        what: str = "") -> subprocess.CompletedProcess:
+    """Run to completion and capture output; a non-zero exit raises a TkperfError with stderr."""
+    proc = start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill(proc)
+        proc.communicate()
+        raise TkperfError(f"{what or argv[0]} did not finish within {timeout:.0f} s") from None
+    except BaseException:
+        kill(proc)
+        proc.wait()
+        raise
+    finally:
+        forget(proc)
+    if check and proc.returncode != 0:
+        tail = (err or out or "").strip().splitlines()
+        detail = tail[-1] if tail else f"exit code {proc.returncode}"
+        raise TkperfError(f"{what or os.path.basename(argv[0])} failed: {detail}")
+    return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+
+
+def output(argv: List[str], timeout: float = 60.0) -> str:
+    """stdout of a quick query command, or '' if it fails (for optional facts)."""
+    try:
+        return run(argv, timeout=timeout).stdout
+    except (TkperfError, OSError):
+        return ""

@@ -1,0 +1,190 @@
+"""A whole run: purge, WIPC and the round loop of every test, saved after each round.
+
+The runner owns the :class:`~tkperf.results.RunResult` while it grows and
+rewrites the XML (atomically) after every change worth keeping: the purge,
+the WIPC, each round or WSAT interval, the end of each test.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List
+
+from tkperf import precondition, purge, store
+from tkperf.errors import FioError
+from tkperf.fio import FioRunner
+from tkperf.options import RunOptions
+from tkperf.results import (
+    DeviceInfo,
+    Event,
+    IoStats,
+    Round,
+    RunResult,
+    TestRun,
+    Workload,
+    now_iso,
+)
+from tkperf.tests_pts import TestSpec, all_specs
+
+log = logging.getLogger("tkperf")
+progress = logging.getLogger("tkperf.progress")
+
+
+@dataclass
+class Runner:
+    run: RunResult
+    opts: RunOptions
+    device: DeviceInfo
+    fio: FioRunner
+    xml_path: str
+    _last_save_cost: float = field(default=0.0, init=False)
+    _last_save_at: float = field(default=0.0, init=False)
+
+    # --- persistence -------------------------------------------------------
+    def save(self) -> None:
+        t0 = time.monotonic()
+        store.save(self.run, self.xml_path)
+        self._last_save_at = time.monotonic()
+        self._last_save_cost = self._last_save_at - t0
+
+    def save_throttled(self, interval_s: float) -> None:
+        """Save after a short WSAT interval unless saving would eat more than
+        a tenth of the time (a 1 s interval over a day makes a large file)."""
+        if time.monotonic() - self._last_save_at >= min(60.0, max(interval_s, self._last_save_cost * 10)):
+            self.save()
+
+    def event(self, kind: str, message: str, test: str = "", rnd: int = 0) -> None:
+        self.run.events.append(Event(time=now_iso(), kind=kind, message=message, test=test, round=rnd))
+        (log.warning if kind == "warning" else log.info)("%s: %s", kind, message)
+
+    # --- the run -----------------------------------------------------------
+    def execute(self) -> None:
+        specs = all_specs(self.opts)
+        self.run.status = "running"
+        self.save()
+        for spec in specs:
+            existing = self.run.test(spec.key)
+            if existing is not None and existing.status == "complete":
+                progress.info("[%s] already complete, skipped", spec.key)
+                continue
+            self.run_test(spec)
+        self.run.status = "complete"
+        self.run.finished = now_iso()
+        self.save()
+
+    def run_test(self, spec: TestSpec) -> TestRun:
+        t = TestRun(name=spec.name, key=spec.key, tracking_workload=spec.tracking_workload,
+                    tracking_metric=spec.tracking_metric, tracking_label=spec.tracking_label,
+                    started=now_iso(), params=dict(spec.params))
+        old = self.run.test(spec.key)
+        if old is not None:
+            self.run.tests[self.run.tests.index(old)] = t
+        else:
+            self.run.tests.append(t)
+        self.save()
+        progress.info("[%s] purge (%s)", spec.key, self.opts.purge)
+        t.purge = purge.purge(self.opts.purge, self.device)
+        if t.purge.note:
+            self.event("warning", f"purge: {t.purge.note}", spec.key)
+        self.save()
+        if spec.wipc and self.opts.wipc_loops > 0:
+            progress.info("[%s] WIPC: %dx capacity of SEQ 128KiB writes", spec.key, self.opts.wipc_loops)
+            t.wipc = precondition.wipc(self.fio, self.device, self.opts.wipc_loops, self.opts.iodepth,
+                                       spec.key)
+            progress.info("[%s] WIPC wrote %.1f GB in %.1f s (%.1f MB/s)", spec.key,
+                          t.wipc.bytes_written / 1e9, t.wipc.seconds, t.wipc.bw_bytes / 1e6)
+            self.save()
+        if spec.stream:
+            self._wsat(spec, t)
+        else:
+            self._rounds(spec, t)
+        t.status = "complete"
+        t.finished = now_iso()
+        self.save()
+        return t
+
+    def _rounds(self, spec: TestSpec, t: TestRun) -> None:
+        start = len(t.rounds) + 1
+        for index in range(start, self.opts.max_rounds + 1):
+            started = now_iso()
+            workloads, wall = self.fio.run(spec.jobs, what=f"{spec.key} round {index}")
+            fio_s = sum(w.runtime_ms for w in workloads) / 1000.0
+            t.rounds.append(Round(index=index, started=started, wall_s=wall, fio_s=fio_s,
+                                  workloads=tuple(workloads)))
+            t.steady = t.evaluate(self.opts.window)
+            value = t.tracking_values()[-1][1]
+            if spec.tracking_metric.endswith("bw_bytes"):
+                value /= 1e6  # the label says MB/s
+            progress.info("[%s] round %d: %s = %.6g (%s)", spec.key, index, spec.tracking_label,
+                          value, "steady" if t.steady.steady else "not steady yet")
+            self.save()
+            if t.steady.steady:
+                t.stop_reason = "steady state"
+                return
+        t.stop_reason = "max rounds"
+        self.event("warning", f"no steady state within {self.opts.max_rounds} rounds; "
+                              "the report uses the last 5 rounds", spec.key)
+
+    def _wsat(self, spec: TestSpec, t: TestRun) -> None:
+        job = spec.jobs[0]
+        interval = self.opts.wsat_interval
+        tgbw = self.opts.tgbw_bytes(self.device.size_bytes)
+        cuts: List[Dict[str, float]] = [dict(runtime_ms=0.0, ios=0.0, io_bytes=0.0, lat_sum=0.0,
+                                             at=time.monotonic(), started=now_iso())]
+        state = {"reason": "time limit"}
+
+        def on_report(report: dict) -> bool:
+            jobs = [j for j in report.get("jobs", []) if j.get("jobname") == job.name]
+            if not jobs:
+                return False
+            j = jobs[0]
+            if int(j.get("error", 0)):
+                raise FioError(f"fio reported I/O error {j['error']} in {spec.key}")
+            wr = j.get("write", {})
+            clat = wr.get("clat_ns", {})
+            ios = float(wr.get("total_ios", 0))
+            cut = dict(runtime_ms=float(j.get("job_runtime", wr.get("runtime", 0))), ios=ios,
+                       io_bytes=float(wr.get("io_bytes", 0)),
+                       lat_sum=float(clat.get("mean", 0.0)) * ios / 1000.0,
+                       at=time.monotonic(), started=now_iso())
+            # A short tail (fio's last report after the final full interval)
+            # joins the interval before it instead of standing as a noisy point.
+            merge = (t.rounds and cut["runtime_ms"] - cuts[-1]["runtime_ms"] < interval * 500.0)
+            if merge:
+                t.rounds.pop()
+                cuts.pop()
+            base = cuts[-1]
+            d_ms = cut["runtime_ms"] - base["runtime_ms"]
+            if d_ms <= 0:
+                cuts.append(base)
+                return False
+            d_ios = cut["ios"] - base["ios"]
+            d_bytes = cut["io_bytes"] - base["io_bytes"]
+            w = Workload(
+                name=job.name, rw=job.rw, bs=job.bs, rwmixread=0, numjobs=job.numjobs,
+                iodepth=job.iodepth, runtime_ms=int(d_ms),
+                write=IoStats(iops=d_ios * 1000.0 / d_ms, bw_bytes=d_bytes * 1000.0 / d_ms,
+                              io_bytes=int(d_bytes), ios=int(d_ios),
+                              lat_mean_us=(cut["lat_sum"] - base["lat_sum"]) / d_ios if d_ios else 0.0),
+            )
+            index = len(t.rounds) + 1
+            t.rounds.append(Round(index=index, started=base["started"], wall_s=cut["at"] - base["at"],
+                                  fio_s=d_ms / 1000.0, workloads=(w,)))
+            cuts.append(cut)
+            written = cut["io_bytes"]
+            t.steady = t.evaluate(self.opts.window)
+            progress.info("[%s] interval %d: %.0f IOPS, %.2f GB written", spec.key, index,
+                          w.write.iops, written / 1e9)
+            self.save_throttled(interval)
+            if written >= tgbw:
+                state["reason"] = f"TGBW reached ({written / 1e9:.2f} GB)"
+                return True
+            if self.opts.wsat_steady and written >= self.device.size_bytes and t.steady.steady:
+                state["reason"] = "steady state"
+                return True
+            return False
+
+        self.fio.stream(job, interval, what=spec.key, on_report=on_report,
+                        timeout=self.opts.wsat_time * 2.0 + 300.0)
+        t.stop_reason = state["reason"]

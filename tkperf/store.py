@@ -1,0 +1,378 @@
+"""The XML result file: dump, load, validate, atomic writes.
+
+Format versions (the ``format`` attribute of the root element):
+
+* 1 -- first format: host, device, options, description, events, and per
+  test its purge, WIPC, rounds with every workload's figures and the
+  steady-state verdict.
+
+Files of an unknown (newer) version are refused with a clear message; when
+version 2 comes, ``_upgrade`` turns an older tree into the current one.
+Files are parsed with entity expansion, DTD loading and network access off;
+a DOCTYPE is refused outright, since tkperf never writes one.
+"""
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from typing import Dict, List, Optional
+
+from lxml import etree
+
+from tkperf.errors import OutputError, ResultFileError
+from tkperf.results import (
+    DeviceInfo,
+    Event,
+    HostInfo,
+    IoStats,
+    PurgeRecord,
+    Round,
+    RunResult,
+    TestRun,
+    WipcRecord,
+    Workload,
+)
+from tkperf.steadystate import SteadyState
+
+FORMAT_VERSION = 1
+MAX_FILE_BYTES = 1 << 30
+SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "data", "tkperf-result.rng")
+
+_schema: Optional[etree.RelaxNG] = None
+
+
+def schema() -> etree.RelaxNG:
+    global _schema
+    if _schema is None:
+        _schema = etree.RelaxNG(etree.parse(SCHEMA_PATH, _safe_parser()))
+    return _schema
+
+
+def _safe_parser() -> etree.XMLParser:
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=True,  # large WSAT files; entity expansion is off regardless
+        remove_blank_text=True,
+    )
+
+
+# --- writing ---------------------------------------------------------------
+
+def _num(value: float) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value) or math.isinf(value):
+        return "0"
+    return repr(float(value))
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _set(el: etree._Element, **attrs: object) -> etree._Element:
+    for key, value in attrs.items():
+        name = key.replace("_", "-")
+        if isinstance(value, bool):
+            el.set(name, _bool(value))
+        elif isinstance(value, (int, float)):
+            el.set(name, _num(value))
+        else:
+            el.set(name, "" if value is None else str(value))
+    return el
+
+
+def _iostats(parent: etree._Element, tag: str, s: IoStats) -> None:
+    el = _set(
+        etree.SubElement(parent, tag),
+        iops=s.iops, bw_bytes=s.bw_bytes, io_bytes=int(s.io_bytes), ios=int(s.ios),
+        lat_mean_us=s.lat_mean_us, lat_min_us=s.lat_min_us, lat_max_us=s.lat_max_us,
+        lat_stddev_us=s.lat_stddev_us,
+    )
+    for p, us in s.percentiles:
+        _set(etree.SubElement(el, "percentile"), p=p, us=float(us))
+
+
+def _namevalues(parent: etree._Element, tag: str, items: Dict[str, str]) -> None:
+    for key, value in items.items():
+        _set(etree.SubElement(parent, tag), name=key, value=str(value))
+
+
+def to_element(run: RunResult) -> etree._Element:
+    root = _set(
+        etree.Element("tkperf"),
+        format=str(FORMAT_VERSION), tkperf_version=run.tkperf_version, name=run.name,
+        started=run.started, finished=run.finished, status=run.status,
+        profile=run.profile, quick=run.quick,
+    )
+    h = run.host
+    _set(etree.SubElement(root, "host"), hostname=h.hostname, kernel=h.kernel, os=h.os,
+         cpu=h.cpu, cores=int(h.cores), memory_bytes=int(h.memory_bytes),
+         fio_version=h.fio_version, tkperf_version=h.tkperf_version, python=h.python)
+    d = run.device
+    _set(etree.SubElement(root, "device"), path=d.path, resolved=d.resolved, kind=d.kind,
+         size_bytes=int(d.size_bytes), logical_sector=int(d.logical_sector),
+         physical_sector=int(d.physical_sector), vendor=d.vendor, model=d.model,
+         serial=d.serial, firmware=d.firmware, rotational=d.rotational,
+         transport=d.transport, write_cache=d.write_cache)
+    _namevalues(etree.SubElement(root, "options"), "option", run.options)
+    desc = etree.SubElement(root, "description")
+    etree.SubElement(desc, "text").text = run.description
+    _namevalues(desc, "field", run.description_fields)
+    events = etree.SubElement(root, "events")
+    for e in run.events:
+        ev = _set(etree.SubElement(events, "event"), time=e.time, kind=e.kind, test=e.test,
+                  round=int(e.round))
+        ev.text = e.message
+    for t in run.tests:
+        _test(root, t)
+    return root
+
+
+def _test(root: etree._Element, t: TestRun) -> None:
+    el = _set(etree.SubElement(root, "test"), name=t.name, key=t.key, status=t.status,
+              started=t.started, finished=t.finished, stop_reason=t.stop_reason)
+    _set(etree.SubElement(el, "tracking"), workload=t.tracking_workload,
+         metric=t.tracking_metric, label=t.tracking_label)
+    _namevalues(etree.SubElement(el, "params"), "param", t.params)
+    if t.purge is not None:
+        p = t.purge
+        _set(etree.SubElement(el, "purge"), requested=p.requested, method=p.method,
+             seconds=float(p.seconds), pts_purge=p.pts_purge, command=p.command, note=p.note)
+    if t.wipc is not None:
+        w = t.wipc
+        _set(etree.SubElement(el, "wipc"), loops=int(w.loops), bs=int(w.bs),
+             iodepth=int(w.iodepth), numjobs=int(w.numjobs),
+             bytes_written=int(w.bytes_written), seconds=float(w.seconds),
+             bw_bytes=float(w.bw_bytes))
+    for r in t.rounds:
+        rel = _set(etree.SubElement(el, "round"), index=int(r.index), started=r.started,
+                   wall_s=float(r.wall_s), fio_s=float(r.fio_s))
+        for w in r.workloads:
+            wel = _set(etree.SubElement(rel, "workload"), name=w.name, rw=w.rw, bs=int(w.bs),
+                       rwmixread=int(w.rwmixread), numjobs=int(w.numjobs),
+                       iodepth=int(w.iodepth), runtime_ms=int(w.runtime_ms), error=int(w.error))
+            _iostats(wel, "read", w.read)
+            _iostats(wel, "write", w.write)
+    if t.steady is not None:
+        s = t.steady
+        sel = _set(etree.SubElement(el, "steadystate"), steady=s.steady, window=int(s.window),
+                   average=float(s.average), range=float(s.range), slope=float(s.slope),
+                   intercept=float(s.intercept), slope_excursion=float(s.slope_excursion))
+        for rnd, val in zip(s.rounds, s.values):
+            _set(etree.SubElement(sel, "point"), round=int(rnd), value=float(val))
+
+
+def dumps(run: RunResult) -> bytes:
+    return etree.tostring(to_element(run), xml_declaration=True, encoding="UTF-8",
+                          pretty_print=True)
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that a crash leaves the old or the new file, never half."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
+                                   dir=directory)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass
+
+
+def save(run: RunResult, path: str) -> None:
+    atomic_write(path, dumps(run))
+
+
+# --- reading ---------------------------------------------------------------
+
+def _f(el: etree._Element, name: str) -> float:
+    return float(el.get(name, "0"))
+
+
+def _i(el: etree._Element, name: str) -> int:
+    return int(el.get(name, "0"))
+
+
+def _b(el: etree._Element, name: str) -> bool:
+    return el.get(name, "false") in ("true", "1")
+
+
+def _s(el: etree._Element, name: str) -> str:
+    return el.get(name, "")
+
+
+def _nv(el: Optional[etree._Element], tag: str) -> Dict[str, str]:
+    if el is None:
+        return {}
+    return {c.get("name", ""): c.get("value", "") for c in el.iterfind(tag)}
+
+
+def _read_iostats(el: etree._Element) -> IoStats:
+    return IoStats(
+        iops=_f(el, "iops"), bw_bytes=_f(el, "bw-bytes"), io_bytes=_i(el, "io-bytes"),
+        ios=_i(el, "ios"), lat_mean_us=_f(el, "lat-mean-us"), lat_min_us=_f(el, "lat-min-us"),
+        lat_max_us=_f(el, "lat-max-us"), lat_stddev_us=_f(el, "lat-stddev-us"),
+        percentiles=tuple((p.get("p", ""), _f(p, "us")) for p in el.iterfind("percentile")),
+    )
+
+
+def _read_test(el: etree._Element) -> TestRun:
+    tr = el.find("tracking")
+    t = TestRun(
+        name=_s(el, "name"), key=_s(el, "key"),
+        tracking_workload=_s(tr, "workload"), tracking_metric=_s(tr, "metric"),
+        tracking_label=_s(tr, "label"), status=_s(el, "status"), started=_s(el, "started"),
+        finished=_s(el, "finished"), stop_reason=_s(el, "stop-reason"),
+        params=_nv(el.find("params"), "param"),
+    )
+    p = el.find("purge")
+    if p is not None:
+        t.purge = PurgeRecord(requested=_s(p, "requested"), method=_s(p, "method"),
+                              seconds=_f(p, "seconds"), pts_purge=_b(p, "pts-purge"),
+                              command=_s(p, "command"), note=_s(p, "note"))
+    w = el.find("wipc")
+    if w is not None:
+        t.wipc = WipcRecord(loops=_i(w, "loops"), bs=_i(w, "bs"), iodepth=_i(w, "iodepth"),
+                            numjobs=_i(w, "numjobs"), bytes_written=_i(w, "bytes-written"),
+                            seconds=_f(w, "seconds"), bw_bytes=_f(w, "bw-bytes"))
+    for r in el.iterfind("round"):
+        workloads = tuple(
+            Workload(name=_s(x, "name"), rw=_s(x, "rw"), bs=_i(x, "bs"),
+                     rwmixread=_i(x, "rwmixread"), numjobs=_i(x, "numjobs"),
+                     iodepth=_i(x, "iodepth"), runtime_ms=_i(x, "runtime-ms"),
+                     read=_read_iostats(x.find("read")), write=_read_iostats(x.find("write")),
+                     error=_i(x, "error"))
+            for x in r.iterfind("workload")
+        )
+        t.rounds.append(Round(index=_i(r, "index"), started=_s(r, "started"),
+                              wall_s=_f(r, "wall-s"), fio_s=_f(r, "fio-s"), workloads=workloads))
+    s = el.find("steadystate")
+    if s is not None:
+        points = list(s.iterfind("point"))
+        t.steady = SteadyState(
+            steady=_b(s, "steady"), rounds=tuple(_i(p, "round") for p in points),
+            values=tuple(_f(p, "value") for p in points), slope=_f(s, "slope"),
+            intercept=_f(s, "intercept"), average=_f(s, "average"), range=_f(s, "range"),
+            slope_excursion=_f(s, "slope-excursion"), window=_i(s, "window"),
+        )
+    return t
+
+
+def from_element(root: etree._Element) -> RunResult:
+    h = root.find("host")
+    d = root.find("device")
+    desc = root.find("description")
+    run = RunResult(
+        name=_s(root, "name"), started=_s(root, "started"), finished=_s(root, "finished"),
+        status=_s(root, "status"), profile=_s(root, "profile"), quick=_b(root, "quick"),
+        tkperf_version=_s(root, "tkperf-version"),
+        host=HostInfo(hostname=_s(h, "hostname"), kernel=_s(h, "kernel"), os=_s(h, "os"),
+                      cpu=_s(h, "cpu"), cores=_i(h, "cores"), memory_bytes=_i(h, "memory-bytes"),
+                      fio_version=_s(h, "fio-version"), tkperf_version=_s(h, "tkperf-version"),
+                      python=_s(h, "python")),
+        device=DeviceInfo(path=_s(d, "path"), resolved=_s(d, "resolved"), kind=_s(d, "kind"),
+                          size_bytes=_i(d, "size-bytes"), logical_sector=_i(d, "logical-sector"),
+                          physical_sector=_i(d, "physical-sector"), vendor=_s(d, "vendor"),
+                          model=_s(d, "model"), serial=_s(d, "serial"),
+                          firmware=_s(d, "firmware"), rotational=_b(d, "rotational"),
+                          transport=_s(d, "transport"), write_cache=_s(d, "write-cache")),
+        options=_nv(root.find("options"), "option"),
+        description=(desc.findtext("text") or "") if desc is not None else "",
+        description_fields=_nv(desc, "field"),
+    )
+    for e in root.find("events").iterfind("event"):
+        run.events.append(Event(time=_s(e, "time"), kind=_s(e, "kind"), message=e.text or "",
+                                test=_s(e, "test"), round=_i(e, "round")))
+    run.tests = [_read_test(t) for t in root.iterfind("test")]
+    return run
+
+
+def _upgrade(root: etree._Element, version: int) -> etree._Element:
+    """Bring an older format up to FORMAT_VERSION (only version 1 exists so far)."""
+    return root
+
+
+def parse_bytes(data: bytes, source: str = "<data>") -> etree._Element:
+    """Parse and validate result XML; every failure is a ResultFileError naming ``source``."""
+    if not data.strip():
+        raise ResultFileError(f"{source}: empty file, not a tkperf result")
+    try:
+        doc = etree.fromstring(data, _safe_parser()).getroottree()
+    except etree.XMLSyntaxError as exc:
+        raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?): {exc.msg}") from exc
+    if doc.docinfo.doctype or doc.docinfo.internalDTD is not None:
+        raise ResultFileError(f"{source}: has a DOCTYPE; tkperf result files never do, refusing it")
+    root = doc.getroot()
+    if root.tag != "tkperf":
+        raise ResultFileError(f"{source}: XML of another kind (root <{root.tag}>), not a tkperf result")
+    try:
+        version = int(root.get("format", ""))
+    except ValueError:
+        raise ResultFileError(f"{source}: no format version on <tkperf>") from None
+    if version > FORMAT_VERSION:
+        raise ResultFileError(
+            f"{source}: format version {version} is newer than this tkperf reads "
+            f"({FORMAT_VERSION}); upgrade tkperf")
+    if version < 1:
+        raise ResultFileError(f"{source}: unknown format version {version}")
+    root = _upgrade(root, version)
+    sch = schema()
+    if not sch.validate(root):
+        err = sch.error_log.last_error
+        where = f"line {err.line}: " if err is not None else ""
+        msg = err.message if err is not None else "does not match the schema"
+        raise ResultFileError(f"{source}: not a valid tkperf result ({where}{msg})")
+    return root
+
+
+def load(path: str) -> RunResult:
+    """Read a result file; a ResultFileError says plainly what is wrong with it."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ResultFileError(f"{path}: {exc.strerror}") from exc
+    if not os.path.isfile(path):
+        raise ResultFileError(f"{path}: not a regular file")
+    if st.st_size > MAX_FILE_BYTES:
+        raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_FILE_BYTES} byte limit")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise ResultFileError(f"{path}: {exc.strerror}") from exc
+    return from_element(parse_bytes(data, path))
+
+
+def validate(run: RunResult) -> List[str]:
+    """Schema errors of the XML this run would be written as (empty when valid)."""
+    root = to_element(run)
+    sch = schema()
+    if sch.validate(root):
+        return []
+    return [f"line {e.line}: {e.message}" for e in sch.error_log]
+
