@@ -4,6 +4,8 @@
     tkperf hdd run DEVICE [options]     the same tests without purge and WIPC
     tkperf demo                         quick run on a throw-away loop device
     tkperf show RESULT.xml [--json]     the summary again, from the file
+    tkperf report RESULT.xml            HTML/PDF report rebuilt from the file
+    tkperf compare A.xml B.xml ...      several drives side by side
 """
 from __future__ import annotations
 
@@ -101,9 +103,21 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--outdir", default="tkperf-demo", help="where results go (default ./tkperf-demo)")
     demo.add_argument("--size", default="256m", help="size of the demo target (default 256m)")
     demo.add_argument("--quiet", "-q", action="store_true")
+    rep = sub.add_parser("report", help="build the report (reST, HTML, PDF) from a result file",
+                         allow_abbrev=False)
+    rep.add_argument("result", help="a tkperf result XML file")
+    rep.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
+    rep.add_argument("--outdir", help="where the report goes (default: beside the result file)")
+    cmp_ = sub.add_parser("compare", help="compare 2 to 8 result files side by side", allow_abbrev=False)
+    cmp_.add_argument("results", nargs="+", help="tkperf result XML files")
+    cmp_.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
+    cmp_.add_argument("--outdir", default="comparison", help="where the comparison goes (default ./comparison)")
+    cmp_.add_argument("--name", default="comparison", help="base name of the comparison files")
     show = sub.add_parser("show", help="print the summary of a result file", allow_abbrev=False)
     show.add_argument("result")
     show.add_argument("--json", action="store_true", help="machine-readable summary")
+    for p in (rep, cmp_):
+        p.add_argument("--quiet", "-q", action="store_true")
     return parser
 
 
@@ -256,6 +270,50 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+REPORT_FORMATS = ("rst", "html", "pdf")
+
+
+def parse_formats(text: str) -> tuple:
+    out = []
+    for part in text.split(","):
+        f = part.strip().lower()
+        if f not in REPORT_FORMATS:
+            raise UsageError(f"unknown report format {part.strip()!r}; choose from rst, html, pdf")
+        if f not in out:
+            out.append(f)
+    return tuple(out)
+
+
+def _print_report(result) -> None:
+    for w in result.warnings:
+        print(f"tkperf: warning: {w}", file=sys.stderr)
+    for path in result.paths:
+        print(f"report: {path}")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from tkperf import report
+
+    formats = parse_formats(args.format)
+    run = store.load(args.result)
+    outdir = _prepare_outdir(args.outdir or os.path.dirname(os.path.abspath(args.result)))
+    _print_report(report.build_report(run, outdir, formats))
+    return EXIT_OK
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from tkperf import compare
+
+    formats = parse_formats(args.format)
+    if not 2 <= len(args.results) <= 8:
+        raise UsageError(f"compare takes 2 to 8 result files, not {len(args.results)}")
+    name = _check_name(args.name)
+    runs = [store.load(path) for path in args.results]
+    outdir = _prepare_outdir(args.outdir)
+    _print_report(compare.build_comparison(runs, outdir, formats, name=name))
+    return EXIT_OK
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from tkperf import demo
 
@@ -276,6 +334,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_run(args, args.command)
         if args.command == "show":
             return cmd_show(args)
+        if args.command == "report":
+            return cmd_report(args)
+        if args.command == "compare":
+            return cmd_compare(args)
         if args.command == "demo":
             return cmd_demo(args)
         parser.print_help()
