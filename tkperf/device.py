@@ -138,6 +138,18 @@ def lsblk(path: str) -> dict:
     return devs[0] if devs else {}
 
 
+def signature(dev: str) -> str:
+    """The on-disk signature type (ext4, swap, LVM2_member ...) by a low-level
+    probe of the device itself, so it works without a udev database."""
+    if not os.path.exists(dev):
+        return ""
+    text = programs.output([programs.require("blkid"), "-p", "-o", "export", dev])
+    for line in text.splitlines():
+        if line.startswith("TYPE="):
+            return line[5:].strip()
+    return ""
+
+
 def _str(value: object) -> str:
     return "" if value is None else str(value).strip()
 
@@ -166,11 +178,10 @@ def safety_problems(info: DeviceInfo) -> List[str]:
             holders = []
         if holders:
             problems.append(f"{info.path}: {'it' if n == name else n} is held by {', '.join(sorted(holders))}")
-    facts = lsblk(info.resolved)
-    for entry in [facts] + list(facts.get("children", []) or []):
-        fstype = _str(entry.get("fstype"))
+    for n in names:
+        fstype = signature(f"/dev/{n}")
         if fstype in IN_USE_FSTYPES:
-            problems.append(f"{info.path}: {_str(entry.get('name'))} carries a {fstype} signature")
+            problems.append(f"{info.path}: {'it' if n == name else n} carries a {fstype} signature")
     roots = root_disks()
     if _parent_disk(name) in roots or name in roots:
         problems.append(f"{info.path}: it holds the root filesystem /")

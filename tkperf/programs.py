@@ -26,6 +26,7 @@ _children_lock = threading.Lock()
 PACKAGES = {
     "fio": "fio",
     "lsblk": "util-linux",
+    "blkid": "util-linux",
     "blkdiscard": "util-linux",
     "losetup": "util-linux",
     "fallocate": "util-linux",

@@ -17,6 +17,7 @@ from tkperf.options import RunOptions
 @dataclass(frozen=True)
 class TestSpec:
     """One test to run: (for TP, one block size of the test)."""
+    __test__ = False  # not a pytest class, despite the name
 
     name: str
     key: str

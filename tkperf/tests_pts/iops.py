@@ -26,9 +26,10 @@ def specs(opts: RunOptions):
     from tkperf.tests_pts import TestSpec
 
     jobs: List[FioJob] = []
-    # PTS order: outer loop over mixes, inner loop over block sizes, largest first.
-    for mix in opts.iops_mixes:
-        for bs in opts.iops_bs:
+    # PTS order: outer loop over mixes from 100/0 to 0/100, inner loop over
+    # block sizes from the largest down, whatever order the user gave.
+    for mix in sorted(opts.iops_mixes, reverse=True):
+        for bs in sorted(opts.iops_bs, reverse=True):
             jobs.append(FioJob(name=workload_name(bs, mix), rw="randrw", bs=bs, rwmixread=mix,
                                runtime=opts.runtime, numjobs=opts.numjobs, iodepth=opts.iodepth))
     bs, mix = tracking(opts, opts.iops_bs, opts.iops_mixes)

@@ -14,7 +14,7 @@ def specs(opts: RunOptions):
 
     jobs = [FioJob(name=workload_name(bs, mix), rw="randrw", bs=bs, rwmixread=mix,
                    runtime=opts.runtime, numjobs=1, iodepth=1)
-            for mix in opts.lat_mixes for bs in opts.lat_bs]
+            for mix in sorted(opts.lat_mixes, reverse=True) for bs in sorted(opts.lat_bs, reverse=True)]
     bs, mix = tracking(opts, opts.lat_bs, opts.lat_mixes)
     return [TestSpec(
         name=NAME, key=NAME, title="Latency",

@@ -16,7 +16,7 @@ def specs(opts: RunOptions):
     from tkperf.tests_pts import TestSpec
 
     out = []
-    for bs in opts.tp_bs:
+    for bs in sorted(opts.tp_bs, reverse=True):
         name = format_bs(bs)
         write = FioJob(name=f"seq-{name}-w", rw="write", bs=bs, runtime=opts.runtime,
                        numjobs=1, iodepth=opts.iodepth * opts.numjobs)

@@ -1,0 +1,144 @@
+"""`tkperf ssd run` end to end: the real fio on a real loop device."""
+import os
+import json
+
+import pytest
+from lxml import etree
+
+from conftest import needs_fio
+from tkperf import store
+from tkperf.cli import main
+
+pytestmark = needs_fio
+
+MiB = 1024 * 1024
+FAST = ["--runtime", "1", "--wipc-loops", "1", "-nj", "1", "-iod", "4", "--yes", "--quiet"]
+
+
+def run_cli(target, tmp_path, *extra):
+    out = tmp_path / "out"
+    argv = ["ssd", "run", *target, "--name", "t", "--outdir", str(out), *FAST, *extra]
+    rc = main(argv)
+    return rc, out / "t.xml", out / "t.log"
+
+
+def check_common(xml, log, kind):
+    schema = etree.RelaxNG(etree.parse(store.SCHEMA_PATH))
+    assert schema.validate(etree.parse(str(xml))), schema.error_log
+    run = store.load(str(xml))
+    assert run.status == "complete"
+    assert run.device.size_bytes == 256 * MiB
+    assert run.device.kind == kind
+    assert run.host.fio_version.startswith("fio-3")
+    text = log.read_text()
+    assert "run: " in text and "--output-format=json" in text
+    assert "ioengine=libaio" in text and "direct=1" in text
+    return run, text
+
+
+def test_iops(target, tmp_path, capsys):
+    argv, kind = target
+    rc, xml, log = run_cli(argv, tmp_path, "--tests", "iops", "--bs", "4k,64k",
+                           "--mix", "65/35,0/100", "--max-rounds", "5")
+    assert rc == 0
+    run, text = check_common(xml, log, kind)
+    (t,) = run.tests
+    assert t.key == "iops" and t.status == "complete"
+    assert 1 <= len(t.rounds) <= 5
+    for r in t.rounds:
+        assert [w.name for w in r.workloads] == ["rnd-64k-65-35", "rnd-4k-65-35",
+                                                   "rnd-64k-0-100", "rnd-4k-0-100"]
+        assert all(w.iops > 0 and w.runtime_ms >= 900 for w in r.workloads)
+        assert r.fio_s >= 3.6 and r.wall_s >= r.fio_s
+        assert r.workloads[3].read.iops == 0 and r.workloads[2].write.iops > 0
+    assert t.tracking_workload == "rnd-4k-0-100"
+    assert t.steady is not None and t.steady.rounds == tuple(r.index for r in t.rounds[-5:])
+    assert t.steady.steady == (t.stop_reason == "steady state")
+    assert t.purge.method == "discard" and not t.purge.pts_purge
+    assert t.wipc.bytes_written == 256 * MiB and t.wipc.bw_bytes > 0
+    # one fio process per round, with stonewall sections: the job file is in the log
+    assert text.count("stonewall") >= 4 * len(t.rounds)
+    out = capsys.readouterr().out
+    assert "IOPS" in out and ("steady state in rounds" in out or "NO steady state" in out)
+
+
+def test_tp(target, tmp_path):
+    argv, kind = target
+    rc, xml, log = run_cli(argv, tmp_path, "--tests", "tp", "--tp-bs", "1024k,128k", "--max-rounds", "2")
+    assert rc == 0
+    run, _ = check_common(xml, log, kind)
+    assert [t.key for t in run.tests] == ["tp-1024k", "tp-128k"]
+    for t in run.tests:
+        assert t.purge is not None and t.wipc is not None  # each block size starts afresh
+        assert len(t.rounds) == 2
+        w, r = t.rounds[0].workloads
+        assert w.rw == "write" and r.rw == "read"
+        assert w.write.bw_bytes > 0 and r.read.bw_bytes > 0
+
+
+def test_lat(target, tmp_path):
+    argv, kind = target
+    rc, xml, log = run_cli(argv, tmp_path, "--tests", "lat", "--lat-bs", "4k", "--max-rounds", "2")
+    assert rc == 0
+    run, _ = check_common(xml, log, kind)
+    (t,) = run.tests
+    assert len(t.rounds[0].workloads) == 3
+    for w in t.rounds[0].workloads:
+        assert w.numjobs == 1 and w.iodepth == 1  # OIO 1 whatever -nj/-iod say
+        side = w.write if w.rwmixread == 0 else w.read
+        assert side.lat_mean_us > 0 and side.lat_max_us >= side.lat_mean_us
+        assert [p for p, _ in side.percentiles] == ["99", "99.9", "99.99", "99.999"]
+    assert t.tracking_metric == "write.lat_mean_us"
+
+
+def test_wsat_stops_by_time(target, tmp_path):
+    argv, kind = target
+    rc, xml, log = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "4s",
+                           "--wsat-interval", "1s", "--wsat-tgbw", "1000")
+    assert rc == 0
+    run, _ = check_common(xml, log, kind)
+    (t,) = run.tests
+    assert t.wipc is None and t.purge is not None
+    assert 3 <= len(t.rounds) <= 5
+    assert t.stop_reason == "time limit"
+    for r in t.rounds:
+        (w,) = r.workloads
+        assert w.write.iops > 0 and w.read.iops == 0
+        assert 0.5 <= r.fio_s <= 1.6
+
+
+def test_wsat_stops_by_tgbw(target, tmp_path):
+    argv, kind = target
+    rc, xml, _ = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "60s",
+                         "--wsat-interval", "1s", "--wsat-tgbw", "0.05")
+    assert rc == 0
+    (t,) = store.load(str(xml)).tests
+    written = sum(r.workloads[0].write.io_bytes for r in t.rounds)
+    assert written >= 0.05e9
+    assert t.stop_reason.startswith("TGBW reached")
+    assert sum(r.fio_s for r in t.rounds) < 30
+
+
+def test_show_prints_summary_and_json(target, tmp_path, capsys):
+    argv, _ = target
+    rc, xml, _ = run_cli(argv, tmp_path, "--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100",
+                         "--max-rounds", "1")
+    assert rc == 0
+    capsys.readouterr()
+    assert main(["show", str(xml)]) == 0
+    out = capsys.readouterr().out
+    assert "LAT" in out and "4k W lat AVE" in out
+    assert main(["show", str(xml), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tests"][0]["key"] == "lat" and data["tests"][0]["rounds"] == 1
+    assert data["tests"][0]["headline"]["rnd_4k_write_lat_mean_us"] > 0
+
+
+def test_quick_results_say_not_conformant(target, tmp_path, capsys):
+    argv, _ = target
+    rc, xml, _ = run_cli(argv, tmp_path, "--quick", "--tests", "lat", "--max-rounds", "1")
+    assert rc == 0
+    run = store.load(str(xml))
+    assert run.quick
+    assert any("not a PTS-conformant" in e.message for e in run.events)
+    assert "NOT a PTS-conformant" in capsys.readouterr().out
