@@ -1,7 +1,7 @@
 import pytest
 
 from tkperf import options
-from tkperf.errors import UsageError
+from tkperf.errors import TargetError, UsageError
 
 
 def test_sizes():
@@ -63,5 +63,5 @@ def test_ranges(field, value):
 
 def test_fits():
     options.check_fits(options.build({}, quick=True), 256 << 20)
-    with pytest.raises(UsageError, match="too small"):
+    with pytest.raises(TargetError, match="too small"):
         options.check_fits(options.build({}), 32 << 20)

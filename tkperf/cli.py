@@ -3,6 +3,7 @@
     tkperf ssd run DEVICE [options]     the PTS on an SSD
     tkperf hdd run DEVICE [options]     the same tests without purge and WIPC
     tkperf demo                         quick run on a throw-away loop device
+    tkperf resume RESULT.xml            continue an interrupted run
     tkperf show RESULT.xml [--json]     the summary again, from the file
     tkperf report RESULT.xml            HTML/PDF report rebuilt from the file
     tkperf compare A.xml B.xml ...      several drives side by side
@@ -18,12 +19,14 @@ import sys
 import traceback
 from typing import Optional, Sequence
 
-from tkperf import __version__, device, hostinfo, options, store, summary
+from tkperf import __version__, device, guard, hostinfo, options, plan, resume, store, summary
 from tkperf.errors import (
     EXIT_INTERNAL,
     EXIT_OK,
+    EXIT_SIGINT,
     NotConfirmedError,
     OutputError,
+    Interrupted,
     TkperfError,
     UsageError,
 )
@@ -84,6 +87,17 @@ def _add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--description", "-dsc", dest="dsc",
                    help="description file: 'Key: value' lines fill what the device does not report")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the interrupted run saved as OUTDIR/NAME.xml (same device and options)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the fio job files and the estimated duration; touch nothing")
+    _add_report_options(p)
+
+
+def _add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--report-format", default="rst,html,pdf",
+                   help="formats of the report written at the end (default rst,html,pdf)")
+    p.add_argument("--no-report", action="store_true", help="write no report at the end")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -113,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
     cmp_.add_argument("--outdir", default="comparison", help="where the comparison goes (default ./comparison)")
     cmp_.add_argument("--name", default="comparison", help="base name of the comparison files")
+    res = sub.add_parser("resume", help="continue an interrupted run from its result file",
+                         allow_abbrev=False)
+    res.add_argument("result", help="the interrupted run's NAME.xml")
+    res.add_argument("--yes", "-ft", dest="yes", action="store_true", help="do not ask for confirmation")
+    res.add_argument("--force", action="store_true", help="as for ssd run")
+    res.add_argument("--quiet", "-q", action="store_true")
+    _add_report_options(res)
     show = sub.add_parser("show", help="print the summary of a result file", allow_abbrev=False)
     show.add_argument("result")
     show.add_argument("--json", action="store_true", help="machine-readable summary")
@@ -225,40 +246,135 @@ def _overrides(args: argparse.Namespace, profile: str) -> dict:
     return o
 
 
-def cmd_run(args: argparse.Namespace, profile: str) -> int:
+def _run_from_args(args: argparse.Namespace, profile: str) -> tuple:
+    """Options, target and names from the command line, all validated before
+    anything touches the device."""
     opts = options.build(_overrides(args, profile), quick=args.quick, device_class=args.device_class)
+    parse_formats(args.report_format)
     size = options.parse_size(args.size, "--size") if args.size else None
+    if args.dsc and not os.path.isfile(args.dsc):
+        raise UsageError(f"description file {args.dsc}: no such file")
     dev = device.resolve(args.device, size)
     options.check_fits(opts, dev.size_bytes)
     name = _check_name(args.name) if args.name else _default_name(dev)
-    outdir = _prepare_outdir(args.outdir or name)
+    return opts, dev, name, args.outdir or name
+
+
+def cmd_run(args: argparse.Namespace, profile: str) -> int:
+    opts, dev, name, outdir = _run_from_args(args, profile)
+    if args.dry_run:
+        return _dry_run(dev, opts)
+    saved = None
+    xml_path = os.path.join(outdir, f"{name}.xml")
+    if args.resume:
+        if not os.path.exists(xml_path):
+            raise UsageError(f"--resume: no saved run {xml_path} to resume")
+        saved = store.load(xml_path)
+        resume.check(saved, dev, opts)
+        if saved.status == "complete":
+            print("\n".join(summary.lines(saved)))
+            print(f"results: {xml_path} (already complete, nothing to resume)")
+            return EXIT_OK
+    return _execute(args, profile, opts, dev, name, outdir, saved)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    parse_formats(args.report_format)
+    saved = store.load(args.result)
+    if saved.status == "complete":
+        print("\n".join(summary.lines(saved)))
+        print(f"results: {args.result} (already complete, nothing to resume)")
+        return EXIT_OK
+    try:
+        opts = options.RunOptions.from_dict(saved.options)
+    except (UsageError, ValueError, TypeError) as exc:
+        raise ResumeError(f"{args.result}: its options cannot be read back ({exc})") from None
+    size = saved.device.size_bytes if saved.device.kind == "file" else None
+    dev = device.resolve(saved.device.path, size)
+    resume.check(saved, dev, opts)
+    outdir = os.path.dirname(os.path.abspath(args.result))
+    if os.path.basename(args.result) != f"{saved.name}.xml":
+        raise ResumeError(f"{args.result}: resume needs the file under its run name {saved.name}.xml")
+    args.dsc = None
+    return _execute(args, saved.profile, opts, dev, saved.name, outdir, saved)
+
+
+def _dry_run(dev: device.DeviceInfo, opts: options.RunOptions) -> int:
+    print("\n".join(plan.describe(dev, opts, FioSettings(filename=dev.resolved,
+                                                         refill_buffers=opts.refill_buffers))))
+    for p in device.safety_problems(dev):
+        print(f"# a real run would refuse: {p} (unless --force)")
+    return EXIT_OK
+
+
+def _execute(args: argparse.Namespace, profile: str, opts: options.RunOptions, dev: device.DeviceInfo,
+             name: str, outdir: str, saved: Optional[RunResult]) -> int:
+    _prepare_outdir(outdir)
     desc_text, desc_fields = read_description(args.dsc)
     fio = FioRunner(FioSettings(filename=dev.resolved, refill_buffers=opts.refill_buffers), outdir)
-    problems = device.check_safe(dev, args.force)
-    _confirm(dev, args.yes)
+    with guard.DeviceLock(dev):
+        problems = device.check_safe(dev, args.force)
+        _confirm(dev, args.yes)
+        excl = device.open_exclusive(dev)
+        try:
+            return _run_locked(args, profile, opts, dev, name, outdir, saved, fio, problems,
+                               desc_text, desc_fields)
+        finally:
+            if excl is not None:
+                os.close(excl)
+
+
+def _run_locked(args, profile, opts, dev, name, outdir, saved, fio, problems, desc_text,
+                desc_fields) -> int:
     _setup_logging(os.path.join(outdir, f"{name}.log"), args.quiet)
-    log.info("tkperf %s: %s run of %s as %r", __version__, profile, dev.path, name)
+    log.info("tkperf %s: %s %s of %s as %r", __version__, profile,
+             "resumed run" if saved else "run", dev.path, name)
     for p in problems:
         log.warning("forced past: %s", p)
     if dev.kind == "file":
         device.prepare_file_target(dev)
         progress.info("%s is a file target: results describe the filesystem and host, not a drive",
                       dev.path)
-    run = RunResult(name=name, started=now_iso(), device=dev, host=hostinfo.collect(fio.version),
-                    options=opts.to_dict(), profile=profile, quick=opts.quick,
-                    description=desc_text, description_fields=desc_fields, tkperf_version=__version__)
-    runner = Runner(run=run, opts=opts, device=dev, fio=fio,
-                    xml_path=os.path.join(outdir, f"{name}.xml"))
-    if opts.quick:
-        runner.event("note", "--quick smoke-test profile: not a PTS-conformant measurement")
-    if dev.kind == "file":
-        runner.event("note", "file target: fio wrote to a file, not a raw block device")
+    if saved is not None:
+        for path in resume.clean_leftovers(outdir, name):
+            log.info("removed leftover %s", path)
+        for line in resume.prepare(saved):
+            progress.info("resume: %s", line)
+        run = saved
+    else:
+        run = RunResult(name=name, started=now_iso(), device=dev, host=hostinfo.collect(fio.version),
+                        options=opts.to_dict(), profile=profile, quick=opts.quick,
+                        description=desc_text, description_fields=desc_fields,
+                        tkperf_version=__version__)
+    runner = Runner(run=run, opts=opts, device=dev, fio=fio, xml_path=os.path.join(outdir, f"{name}.xml"))
+    if saved is None:
+        if opts.quick:
+            runner.event("note", "--quick smoke-test profile: not a PTS-conformant measurement")
+        if dev.kind == "file":
+            runner.event("note", "file target: fio wrote to a file, not a raw block device")
     for p in problems:
         runner.event("warning", f"forced past safety check: {p}")
-    runner.execute()
-    print("\n".join(summary.lines(run)))
-    print(f"results: {runner.xml_path}")
+    try:
+        with guard.signals_raise():
+            runner.execute()
+    finally:
+        if not args.no_report:
+            _final_report(run, outdir, args.report_format)
+        print("\n".join(summary.lines(run)))
+        print(f"results: {runner.xml_path}")
     return EXIT_OK
+
+
+def _final_report(run: RunResult, outdir: str, formats_text: str) -> None:
+    """The report at the end of a run, complete or partial; a failure here is
+    a warning, since the XML (the record) is already saved."""
+    try:
+        from tkperf import report
+
+        _print_report(report.build_report(run, outdir, parse_formats(formats_text)))
+    except Exception as exc:  # noqa: BLE001 - never lose the run's exit status to the report
+        log.error("report failed:\n%s", traceback.format_exc())
+        print(f"tkperf: warning: no report: {exc}", file=sys.stderr)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -321,6 +437,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    logging.raiseExceptions = False  # a full disk must not print logging tracebacks
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -334,6 +451,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_run(args, args.command)
         if args.command == "show":
             return cmd_show(args)
+        if args.command == "resume":
+            return cmd_resume(args)
         if args.command == "report":
             return cmd_report(args)
         if args.command == "compare":
@@ -342,6 +461,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_demo(args)
         parser.print_help()
         return EXIT_OK if not argv else 2
+    except Interrupted as exc:
+        log.error("%s", exc)
+        print(f"tkperf: stopped: {exc}", file=sys.stderr)
+        return exc.exit_code
     except TkperfError as exc:
         log.error("%s", exc)
         stderr = getattr(exc, "stderr", "")
@@ -351,7 +474,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("tkperf: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_SIGINT
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a line
         log.error("unexpected error:\n%s", traceback.format_exc())
         print(f"tkperf: internal error: {type(exc).__name__}: {exc} (details in the run's log)",

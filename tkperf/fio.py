@@ -28,7 +28,7 @@ MIN_FIO = (3, 0)
 # A round may run this many times its planned fio time (plus a fixed margin
 # for fio's start and stop) before tkperf calls it hung and kills it.
 HANG_FACTOR = 2.0
-HANG_MARGIN_S = 30.0
+HANG_MARGIN_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,9 @@ class FioSettings:
 
     def global_section(self) -> List[str]:
         lines = ["[global]", "ioengine=libaio", "direct=1", f"filename={self.filename}",
-                 "group_reporting=1", "norandommap=1", "randrepeat=0", "thread=0",
+                 "group_reporting=1", "norandommap=1", "randrepeat=0",
+                 # threads, not forked processes: one process to stop, and it dies with tkperf
+                 "thread=1",
                  "percentile_list=" + ":".join(PERCENTILES)]
         if self.refill_buffers:
             lines.append("refill_buffers=1")

@@ -10,7 +10,7 @@ import re
 from dataclasses import asdict, dataclass, fields
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
-from tkperf.errors import UsageError
+from tkperf.errors import TargetError, UsageError
 from tkperf.results import TEST_NAMES, format_bs, mix_label
 
 IOPS_BS: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
@@ -223,7 +223,7 @@ def check_fits(opts: RunOptions, capacity: int) -> None:
     largest = max(opts.iops_bs + opts.tp_bs + opts.lat_bs + (128 * 1024,))
     needed = largest * max(opts.numjobs, 1) * 16
     if capacity < needed:
-        raise UsageError(f"the target's {capacity} bytes are too small for block size "
+        raise TargetError(f"the target's {capacity} bytes are too small for block size "
                          f"{format_bs(largest)} with {opts.numjobs} jobs (needs {needed} bytes)")
 
 

@@ -7,6 +7,7 @@ anything goes wrong while tkperf waits for it.
 """
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import shlex
@@ -19,6 +20,8 @@ from typing import List, Optional, Sequence, Set
 from tkperf.errors import TkperfError, ToolError
 
 log = logging.getLogger("tkperf")
+
+PR_SET_PDEATHSIG = 1
 
 _children: Set[subprocess.Popen] = set()
 _children_lock = threading.Lock()
@@ -50,10 +53,20 @@ def command_line(argv: Sequence[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: get SIGKILL when tkperf dies, even by SIGKILL,
+    so a killed run never leaves fio writing to the device."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def start(argv: Sequence[str], **kwargs) -> subprocess.Popen:
     """Start a tracked child in its own session; the command line goes to the log first."""
     log.info("run: %s", command_line(argv))
-    proc = subprocess.Popen(list(argv), start_new_session=True, **kwargs)
+    proc = subprocess.Popen(list(argv), start_new_session=True, preexec_fn=_die_with_parent, **kwargs)
     with _children_lock:
         _children.add(proc)
     return proc

@@ -67,7 +67,11 @@ def commands(method: str, dev: DeviceInfo) -> List[List[str]]:
         if dev.kind == "file":
             return [[programs.require("fallocate"), "--punch-hole", "--offset", "0",
                      "--length", str(dev.size_bytes), target]]
-        return [[programs.require("blkdiscard"), target]]
+        blkdiscard = programs.require("blkdiscard")
+        # tkperf holds the device open with O_EXCL during the run; blkdiscard
+        # >= 2.36 opens it O_EXCL too unless --force (tkperf did the checks).
+        force = ["--force"] if "--force" in programs.output([blkdiscard, "--help"]) else []
+        return [[blkdiscard, *force, target]]
     return []
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from tkperf import precondition, purge, store
-from tkperf.errors import FioError
+from tkperf.errors import FioError, Interrupted
 from tkperf.fio import FioRunner
 from tkperf.options import RunOptions
 from tkperf.results import (
@@ -40,6 +40,8 @@ class Runner:
     xml_path: str
     _last_save_cost: float = field(default=0.0, init=False)
     _last_save_at: float = field(default=0.0, init=False)
+    current: Optional[TestRun] = field(default=None, init=False)
+    phase: str = field(default="start", init=False)
 
     # --- persistence -------------------------------------------------------
     def save(self) -> None:
@@ -60,18 +62,50 @@ class Runner:
 
     # --- the run -----------------------------------------------------------
     def execute(self) -> None:
+        """Run every test not yet complete; on any exception, record where and
+        why the run stopped, save, and let the exception go on to the CLI."""
         specs = all_specs(self.opts)
         self.run.status = "running"
-        self.save()
-        for spec in specs:
-            existing = self.run.test(spec.key)
-            if existing is not None and existing.status == "complete":
-                progress.info("[%s] already complete, skipped", spec.key)
-                continue
-            self.run_test(spec)
-        self.run.status = "complete"
+        try:
+            self.save()
+            for spec in specs:
+                existing = self.run.test(spec.key)
+                if existing is not None and existing.status == "complete":
+                    progress.info("[%s] already complete, skipped", spec.key)
+                    continue
+                self.run_test(spec)
+            self.phase = "end"
+            self.run.status = "complete"
+            self.run.finished = now_iso()
+            self.save()
+        except BaseException as exc:
+            self._stopped(exc)
+            raise
+
+    def _stopped(self, exc: BaseException) -> None:
+        interrupted = isinstance(exc, (Interrupted, KeyboardInterrupt))
+        status = "interrupted" if interrupted else "failed"
+        where = self.phase + (f" of {self.current.key}" if self.current is not None and
+                              self.current.status == "running" else "")
+        what = str(exc) or type(exc).__name__
+        message = f"{what} during {where}"
+        if isinstance(exc, FioError) and exc.stderr.strip():
+            message += "; fio said: " + " | ".join(exc.stderr.strip().splitlines()[-3:])
+        if self.current is not None and self.current.status == "running":
+            self.current.status = status
+            self.current.stop_reason = what
+        self.run.status = status
         self.run.finished = now_iso()
-        self.save()
+        self.run.events.append(Event(time=now_iso(), kind=status, message=message,
+                                     test=self.current.key if self.current else "",
+                                     round=len(self.current.rounds) if self.current else 0))
+        log.error("run %s: %s", status, message)
+        if isinstance(exc, Interrupted):
+            exc.args = (f"{what} during {where}; completed rounds are saved in {self.xml_path}",)
+        try:
+            self.save()
+        except BaseException as save_exc:  # noqa: BLE001 - the first error is the one to report
+            log.error("could not save the stopped run: %s", save_exc)
 
     def run_test(self, spec: TestSpec) -> TestRun:
         t = TestRun(name=spec.name, key=spec.key, tracking_workload=spec.tracking_workload,
@@ -82,6 +116,8 @@ class Runner:
             self.run.tests[self.run.tests.index(old)] = t
         else:
             self.run.tests.append(t)
+        self.current = t
+        self.phase = "purge"
         self.save()
         progress.info("[%s] purge (%s)", spec.key, self.opts.purge)
         t.purge = purge.purge(self.opts.purge, self.device)
@@ -89,6 +125,7 @@ class Runner:
             self.event("warning", f"purge: {t.purge.note}", spec.key)
         self.save()
         if spec.wipc and self.opts.wipc_loops > 0:
+            self.phase = "WIPC"
             progress.info("[%s] WIPC: %dx capacity of SEQ 128KiB writes", spec.key, self.opts.wipc_loops)
             t.wipc = precondition.wipc(self.fio, self.device, self.opts.wipc_loops, self.opts.iodepth,
                                        spec.key)
@@ -107,6 +144,7 @@ class Runner:
     def _rounds(self, spec: TestSpec, t: TestRun) -> None:
         start = len(t.rounds) + 1
         for index in range(start, self.opts.max_rounds + 1):
+            self.phase = f"round {index}"
             started = now_iso()
             workloads, wall = self.fio.run(spec.jobs, what=f"{spec.key} round {index}")
             fio_s = sum(w.runtime_ms for w in workloads) / 1000.0
@@ -169,6 +207,7 @@ class Runner:
                               lat_mean_us=(cut["lat_sum"] - base["lat_sum"]) / d_ios if d_ios else 0.0),
             )
             index = len(t.rounds) + 1
+            self.phase = f"interval {index + 1}"
             t.rounds.append(Round(index=index, started=base["started"], wall_s=cut["at"] - base["at"],
                                   fio_s=d_ms / 1000.0, workloads=(w,)))
             cuts.append(cut)
@@ -185,6 +224,7 @@ class Runner:
                 return True
             return False
 
+        self.phase = "interval 1"
         self.fio.stream(job, interval, what=spec.key, on_report=on_report,
                         timeout=self.opts.wsat_time * 2.0 + 300.0)
         t.stop_reason = state["reason"]

@@ -188,12 +188,15 @@ def atomic_write(path: str, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:
+        # Also on a signal mid-write: the old file stays, the temp file goes.
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        if isinstance(exc, OSError):
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise
     try:
         dfd = os.open(directory, os.O_RDONLY)
         try:
