@@ -75,8 +75,11 @@ class NotConfirmedError(TkperfError):
     exit_code = EXIT_NOT_CONFIRMED
 
 
-class Interrupted(TkperfError):
-    """A signal stopped the run; ``signum`` names it."""
+class Interrupted(BaseException):
+    """A signal stopped the run; ``signum`` names it.
+
+    A BaseException, like KeyboardInterrupt, so that no ``except Exception``
+    on the way (logging handlers swallow those) can lose the signal."""
 
     def __init__(self, signum: int, name: str) -> None:
         super().__init__(f"interrupted by {name}")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import tempfile
 from typing import Dict, List, Optional
 
@@ -324,6 +325,9 @@ def parse_bytes(data: bytes, source: str = "<data>") -> etree._Element:
     """Parse and validate result XML; every failure is a ResultFileError naming ``source``."""
     if not data.strip():
         raise ResultFileError(f"{source}: empty file, not a tkperf result")
+    root_start = re.search(rb"<[A-Za-z_]", data)
+    if b"<!DOCTYPE" in data[: root_start.start() if root_start else len(data)]:
+        raise ResultFileError(f"{source}: has a DOCTYPE; tkperf result files never do, refusing it")
     try:
         doc = etree.fromstring(data, _safe_parser()).getroottree()
     except etree.XMLSyntaxError as exc:

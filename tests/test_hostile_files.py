@@ -1,0 +1,74 @@
+"""Result files from elsewhere are data, never instructions: no entity
+expansion, no DTD, no network, size limits, schema validation."""
+import time
+
+import pytest
+
+from test_store import sample_run
+from tkperf import store
+from tkperf.cli import main
+from tkperf.errors import EXIT_RESULT_FILE, ResultFileError
+
+XXE = b"""<?xml version="1.0"?>
+<!DOCTYPE tkperf [<!ENTITY secret SYSTEM "file:///etc/passwd">]>
+<tkperf format="1" name="&secret;"/>
+"""
+
+LAUGHS = b"""<?xml version="1.0"?>
+<!DOCTYPE lolz [
+ <!ENTITY lol "lol">
+ <!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+ <!ENTITY lol2 "&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;">
+ <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">
+ <!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">
+ <!ENTITY lol5 "&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;">
+ <!ENTITY lol6 "&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;">
+ <!ENTITY lol7 "&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;">
+ <!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">
+ <!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">
+]>
+<tkperf format="1" name="&lol9;"/>
+"""
+
+
+@pytest.mark.parametrize("data", [XXE, LAUGHS], ids=["xxe", "billion-laughs"])
+def test_doctype_files_are_refused_without_expanding(data, tmp_path, capsys):
+    path = tmp_path / "evil.xml"
+    path.write_bytes(data)
+    t0 = time.monotonic()
+    with pytest.raises(ResultFileError, match="DOCTYPE"):
+        store.load(str(path))
+    assert time.monotonic() - t0 < 5
+    assert main(["show", str(path)]) == EXIT_RESULT_FILE
+    err = capsys.readouterr().err
+    assert "DOCTYPE" in err and "root:" not in err and "lol" not in err
+
+
+def test_external_entity_in_valid_file_not_resolved(tmp_path):
+    data = store.dumps(sample_run()).replace(
+        b"<?xml version='1.0' encoding='UTF-8'?>",
+        b"<?xml version='1.0' encoding='UTF-8'?>\n<!DOCTYPE tkperf [<!ENTITY x SYSTEM \"file:///etc/hostname\">]>")
+    with pytest.raises(ResultFileError, match="DOCTYPE"):
+        store.parse_bytes(data, "x.xml")
+
+
+def test_oversized_file_is_refused_before_reading(tmp_path, monkeypatch):
+    path = tmp_path / "big.xml"
+    store.save(sample_run(), str(path))
+    monkeypatch.setattr(store, "MAX_FILE_BYTES", 1000)
+    with pytest.raises(ResultFileError, match="larger than the 1000 byte limit"):
+        store.load(str(path))
+
+
+def test_future_and_foreign_versions(tmp_path, capsys):
+    data = store.dumps(sample_run()).replace(b'format="1"', b'format="2"')
+    path = tmp_path / "future.xml"
+    path.write_bytes(data)
+    assert main(["show", str(path)]) == EXIT_RESULT_FILE
+    assert "format version 2 is newer than this tkperf reads (1); upgrade tkperf" in capsys.readouterr().err
+
+
+def test_schema_invalid_figures_are_refused(tmp_path):
+    data = store.dumps(sample_run()).replace(b'iops="', b'iops="lots', 1)
+    with pytest.raises(ResultFileError, match="not a valid tkperf result"):
+        store.parse_bytes(data, "x.xml")
