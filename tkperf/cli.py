@@ -199,11 +199,7 @@ def _confirm(dev: device.DeviceInfo, assume_yes: bool) -> None:
 
 def _setup_logging(log_path: Optional[str], quiet: bool) -> None:
     log.setLevel(logging.DEBUG)
-    for h in list(log.handlers):
-        log.removeHandler(h)
-        h.close()
-    for h in list(progress.handlers):
-        progress.removeHandler(h)
+    _close_logging()
     if log_path:
         fh = logging.FileHandler(log_path)
         fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
@@ -480,5 +476,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"tkperf: internal error: {type(exc).__name__}: {exc} (details in the run's log)",
               file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        _close_logging()
+
+
+def _close_logging() -> None:
+    for logger in (log, progress):
+        for h in list(logger.handlers):
+            logger.removeHandler(h)
+            h.close()
 
 
