@@ -212,6 +212,20 @@ def _setup_logging(log_path: Optional[str], quiet: bool) -> None:
 
 # --- commands ----------------------------------------------------------------
 
+# option attribute, RunOptions field, parser(text, what)
+_PARSED = (
+    ("tests", "tests", lambda text, what: options.parse_tests(text)),
+    ("bs", "iops_bs", options.parse_block_sizes),
+    ("mix", "iops_mixes", lambda text, what: options.parse_mixes(text)),
+    ("tp_bs", "tp_bs", options.parse_block_sizes),
+    ("lat_bs", "lat_bs", options.parse_block_sizes),
+    ("lat_mix", "lat_mixes", lambda text, what: options.parse_mixes(text)),
+    ("wsat_time", "wsat_time", options.parse_duration),
+    ("wsat_tgbw", "wsat_tgbw", lambda text, what: options.parse_tgbw(text)),
+    ("wsat_interval", "wsat_interval", options.parse_duration),
+)
+
+
 def _overrides(args: argparse.Namespace, profile: str) -> dict:
     o = dict(
         runtime=args.runtime, numjobs=args.numjobs, iodepth=args.iodepth, max_rounds=args.max_rounds,
@@ -221,24 +235,10 @@ def _overrides(args: argparse.Namespace, profile: str) -> dict:
     if profile == "hdd":
         o["purge"] = args.purge or "none"
         o["wipc_loops"] = 0 if args.wipc_loops is None else args.wipc_loops
-    if args.tests:
-        o["tests"] = options.parse_tests(args.tests)
-    if args.bs:
-        o["iops_bs"] = options.parse_block_sizes(args.bs, "--bs")
-    if args.mix:
-        o["iops_mixes"] = options.parse_mixes(args.mix)
-    if args.tp_bs:
-        o["tp_bs"] = options.parse_block_sizes(args.tp_bs, "--tp-bs")
-    if args.lat_bs:
-        o["lat_bs"] = options.parse_block_sizes(args.lat_bs, "--lat-bs")
-    if args.lat_mix:
-        o["lat_mixes"] = options.parse_mixes(args.lat_mix)
-    if args.wsat_time:
-        o["wsat_time"] = options.parse_duration(args.wsat_time, "--wsat-time")
-    if args.wsat_tgbw:
-        o["wsat_tgbw"] = options.parse_tgbw(args.wsat_tgbw)
-    if args.wsat_interval:
-        o["wsat_interval"] = options.parse_duration(args.wsat_interval, "--wsat-interval")
+    for attr, key, parse in _PARSED:
+        text = getattr(args, attr)
+        if text:
+            o[key] = parse(text, "--" + attr.replace("_", "-"))
     return o
 
 

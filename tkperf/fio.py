@@ -6,6 +6,7 @@ starts once per round.  Output is always ``--output-format=json``.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -15,7 +16,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import programs
 from tkperf.errors import FioError, ToolError
@@ -139,26 +140,16 @@ class FioRunner:
             fh.write(text)
         return path
 
-    def run(self, jobs: Sequence[FioJob], what: str,
-            timeout: Optional[float] = None) -> Tuple[List[Workload], float]:
-        """Run ``jobs`` back to back in one fio process; returns workloads and wall seconds."""
-        text = job_file(self.settings, jobs)
-        log.info("fio job file for %s:\n%s", what, text)
-        path = self._write_job_file(text)
-        argv = [self.fio, "--output-format=json", path]
-        planned = sum(j.planned_seconds for j in jobs)
-        if timeout is None and planned:
-            timeout = planned * HANG_FACTOR + HANG_MARGIN_S
-        t0 = time.monotonic()
+    @contextlib.contextmanager
+    def _process(self, job_text: str, what: str, flags: Sequence[str], **popen: object) -> Iterator[subprocess.Popen]:
+        """fio on a job file of ``text``: logged, tracked, killed with its threads
+        if anything goes wrong, job file removed afterwards."""
+        log.info("fio job file for %s:\n%s", what, job_text)
+        path = self._write_job_file(job_text)
         try:
-            proc = programs.start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            proc = programs.start([self.fio, "--output-format=json", *flags, path], **popen)
             try:
-                out, err = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                programs.kill(proc)
-                out, err = proc.communicate()
-                raise FioError(f"fio hung in {what}: no result after {timeout:.0f} s "
-                               f"(planned {planned:.0f} s); killed it", stderr=err) from None
+                yield proc
             except BaseException:
                 programs.kill(proc)
                 proc.wait()
@@ -167,6 +158,23 @@ class FioRunner:
                 programs.forget(proc)
         finally:
             os.unlink(path)
+
+    def run(self, jobs: Sequence[FioJob], what: str,
+            timeout: Optional[float] = None) -> Tuple[List[Workload], float]:
+        """Run ``jobs`` back to back in one fio process; returns workloads and wall seconds."""
+        planned = sum(j.planned_seconds for j in jobs)
+        if timeout is None and planned:
+            timeout = planned * HANG_FACTOR + HANG_MARGIN_S
+        t0 = time.monotonic()
+        with self._process(job_file(self.settings, jobs), what, (), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True) as proc:
+            try:
+                out, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                programs.kill(proc)
+                out, err = proc.communicate()
+                raise FioError(f"fio hung in {what}: no result after {timeout:.0f} s "
+                               f"(planned {planned:.0f} s); killed it", stderr=err) from None
         wall = time.monotonic() - t0
         if proc.returncode != 0:
             raise FioError(f"fio failed in {what} (exit {proc.returncode}): {_last_line(err or out)}",
@@ -191,52 +199,37 @@ class FioRunner:
         fio is stopped (SIGTERM) when asked to, and killed when silent for
         ``HANG_FACTOR`` intervals plus the margin or when ``timeout`` passes.
         """
-        text = job_file(self.settings, [job])
-        log.info("fio job file for %s:\n%s", what, text)
-        path = self._write_job_file(text)
-        argv = [self.fio, "--output-format=json", f"--status-interval={interval_s}", path]
         silent_limit = interval_s * HANG_FACTOR + HANG_MARGIN_S
         buf = ""
         pos = 0
         stopped = False
         err_chunks: List[bytes] = []
-        try:
-            proc = programs.start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            try:
-                start = last = time.monotonic()
-                streams = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}
-                while streams:
-                    ready, _, _ = select.select(list(streams), [], [], 1.0)
-                    now = time.monotonic()
-                    for fd in ready:
-                        chunk = os.read(fd, 1 << 16)
-                        if not chunk:
-                            del streams[fd]
-                            continue
-                        if streams[fd] == "err":
-                            err_chunks.append(chunk)
-                            continue
-                        last = now
-                        buf += chunk.decode("utf-8", "replace")
-                        for obj, end in json_objects(buf, pos):
-                            pos = end
-                            if not stopped and isinstance(obj, dict) and on_report(obj):
-                                stopped = True
-                                programs.kill(proc, signal.SIGTERM)
-                    if not stopped and (now - last > silent_limit or now - start > timeout):
-                        programs.kill(proc)
-                        proc.wait()
-                        raise FioError(f"fio hung in {what}: no report for {now - last:.0f} s; killed it",
-                                       stderr=b"".join(err_chunks).decode("utf-8", "replace"))
-                proc.wait()
-            except BaseException:
-                programs.kill(proc)
-                proc.wait()
-                raise
-            finally:
-                programs.forget(proc)
-        finally:
-            os.unlink(path)
+        with self._process(job_file(self.settings, [job]), what, (f"--status-interval={interval_s}",),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            start = last = time.monotonic()
+            streams = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}
+            while streams:
+                ready, _, _ = select.select(list(streams), [], [], 1.0)
+                now = time.monotonic()
+                for fd in ready:
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:
+                        del streams[fd]
+                        continue
+                    if streams[fd] == "err":
+                        err_chunks.append(chunk)
+                        continue
+                    last = now
+                    buf += chunk.decode("utf-8", "replace")
+                    for obj, end in json_objects(buf, pos):
+                        pos = end
+                        if not stopped and isinstance(obj, dict) and on_report(obj):
+                            stopped = True
+                            programs.kill(proc, signal.SIGTERM)
+                if not stopped and (now - last > silent_limit or now - start > timeout):
+                    raise FioError(f"fio hung in {what}: no report for {now - last:.0f} s; killed it",
+                                   stderr=b"".join(err_chunks).decode("utf-8", "replace"))
+            proc.wait()
         err = b"".join(err_chunks).decode("utf-8", "replace")
         if proc.returncode != 0 and not stopped:
             raise FioError(f"fio failed in {what} (exit {proc.returncode}): {_last_line(err)}",
