@@ -13,9 +13,10 @@ display and no global figure state is kept between reports.
 from __future__ import annotations
 
 import io
-import math
+import os
+import textwrap
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import matplotlib
 
@@ -27,6 +28,7 @@ from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
+from tkperf.errors import OutputError  # noqa: E402
 from tkperf.store import atomic_write  # noqa: E402
 
 WIDTH_IN = 7.0
@@ -49,8 +51,6 @@ _RC = {
     "axes.spines.top": False,
     "axes.spines.right": False,
 }
-
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,6 @@ class Grid:
         if len(self.values) != len(self.rows) or any(len(r) != len(self.cols) for r in self.values):
             raise ValueError("grid values do not match its rows and columns")
 
-    @property
-    def empty(self) -> bool:
-        return all(v is None for row in self.values for v in row)
-
     def array(self) -> np.ndarray:
         """The values as floats, ``nan`` where not measured."""
         return np.array([[np.nan if v is None else float(v) for v in row] for row in self.values],
@@ -110,7 +106,7 @@ class WindowView:
 
 @dataclass(frozen=True)
 class WsatCurve:
-    """One drive's WSAT: per interval its end time (s), bytes written so far (GB) and IOPS."""
+    """One drive's WSAT: per interval its end time (s), data written so far (GB) and IOPS."""
 
     label: str
     seconds: np.ndarray
@@ -133,6 +129,12 @@ def _save(fig: Figure, path: str) -> str:
     with matplotlib.rc_context(_RC):
         fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     atomic_write(path, buf.getvalue())
+    mask = os.umask(0)
+    os.umask(mask)
+    try:
+        os.chmod(path, 0o666 & ~mask)  # atomic_write's temporary files are owner-only
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
 
 
@@ -144,16 +146,27 @@ def _draw(path: str, build: Callable[[], Figure]) -> str:
         return _save(fig, path)
 
 
-def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None) -> None:
+def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title: str = "") -> None:
+    """One legend under the axes (never over data), in as many columns as fit
+    the figure's width, more rows otherwise."""
     handles, labels = [], []
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    if handles:
-        fig.legend(handles, labels, loc="outside lower center",
-                   ncol=ncol or min(len(labels), 8), frameon=False)
+    if not handles:
+        return
+    # About 100 characters of 8 pt legend text fit across the figure, and a
+    # legend entry's handle and padding take about 6 more.
+    fit = max(1, 100 // (max(len(x) for x in labels) + 6))
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), ncol or fit, fit),
+               frameon=False, title=title or None, title_fontsize=8)
+
+
+def _wrap_title(text: str, width: int = 88) -> str:
+    """Titles wrap instead of running off the figure."""
+    return "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
 
 
 def _wants_log(values: np.ndarray) -> bool:
@@ -201,32 +214,31 @@ def short_number(value: float) -> str:
 # --- charts --------------------------------------------------------------------
 
 def convergence(path: str, series: Sequence[Series], ylabel: str, title: str,
-                window: Tuple[int, ...] = ()) -> str:
+                window: Tuple[int, ...] = (), legend_title: str = "") -> str:
     """Steady-state convergence: one line per workload, value per round,
-    the measurement window shaded."""
+    the measurement window shaded grey (the caption says so)."""
 
     def build() -> Figure:
         fig, (ax,) = _figure()
         all_y = np.array([v for s in series for v in s.y], dtype=float)
         rounds = sorted({int(x) for s in series for x in s.x})
         if window:
-            ax.axvspan(min(window) - 0.4, max(window) + 0.4, color="0.88", zorder=0,
-                       label="measurement window")
+            ax.axvspan(min(window) - 0.4, max(window) + 0.4, color="0.93", zorder=0)
         for s in series:
             ax.plot(s.x, s.y, marker="o", markersize=3.5, linewidth=1.2, label=s.label)
         _set_yscale(ax, all_y)
         _round_axis(ax, rounds)
         ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        _legend_below(fig, [ax])
+        ax.set_title(_wrap_title(title))
+        _legend_below(fig, [ax], title=legend_title)
         return fig
 
     return _draw(path, build)
 
 
 def measurement_window(path: str, view: WindowView) -> str:
-    """The tracking variable per round with the window's average, the +-10%
-    and +-20% bands around it, the least-squares line and the verdict."""
+    """The tracking variable per round with the window's average, the ±10%
+    and ±20% bands around it, the least-squares line and the verdict."""
 
     def build() -> Figure:
         fig, (ax,) = _figure()
@@ -237,9 +249,9 @@ def measurement_window(path: str, view: WindowView) -> str:
             xs = np.array([lo, hi], dtype=float)
             avg = view.average
             ax.fill_between(xs, avg * 0.8, avg * 1.2, color="tab:green", alpha=0.12,
-                            label="average +-20%")
+                            label="average ±20%")
             ax.fill_between(xs, avg * 0.9, avg * 1.1, color="tab:green", alpha=0.22,
-                            label="average +-10%")
+                            label="average ±10%")
             ax.plot(xs, [avg, avg], color="tab:green", linewidth=1.5, label=f"window average {_thousands(avg)}")
             ax.plot(xs, view.slope * xs + view.intercept, color="tab:red", linestyle="--",
                     linewidth=1.5, label="least-squares line")
@@ -252,7 +264,7 @@ def measurement_window(path: str, view: WindowView) -> str:
         ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
         _round_axis(ax, view.rounds)
         ax.set_ylabel(view.ylabel)
-        ax.set_title(f"{view.title}\n{view.verdict}")
+        ax.set_title(_wrap_title(f"{view.title}\n{view.verdict}"))
         _legend_below(fig, [ax], ncol=3)
         return fig
 
@@ -277,12 +289,12 @@ def lines_by_block_size(path: str, grid: Grid, ylabel: str, title: str) -> str:
         data = grid.array()
         for j, col in enumerate(grid.cols):
             ax.plot(grid.row_keys, data[:, j], marker="o", markersize=3.5, linewidth=1.2,
-                    label=f"{grid.col_title} {col}")
+                    label=col)
         _block_size_axis(ax, grid.row_keys, grid.rows)
         _set_yscale(ax, data)
         ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        _legend_below(fig, [ax])
+        ax.set_title(_wrap_title(title))
+        _legend_below(fig, [ax], title=f"{grid.col_title} (read/write %)")
         return fig
 
     return _draw(path, build)
@@ -328,7 +340,7 @@ def heatmap(path: str, grid: Grid, title: str, colorbar_label: str) -> str:
         bar = fig.colorbar(image, ax=ax, pad=0.02)
         bar.set_label(colorbar_label)
         bar.ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
-        ax.set_title(title)
+        ax.set_title(_wrap_title(title))
         return fig
 
     return _draw(path, build)
@@ -360,7 +372,10 @@ def grouped_bars(path: str, panels: Sequence[Panel], title: str = "",
                 ax.bar(x - 0.4 + width * (j + 0.5), heights, width=width * 0.92, label=label,
                        color=f"C{j % 10}")
             ax.set_xticks(x)
-            ax.set_xticklabels(list(panel.grid.rows))
+            # Long or many group labels in a narrow panel are turned to stay apart.
+            crowded = sum(len(r) + 2 for r in panel.grid.rows) * len(panels) > 70
+            ax.set_xticklabels(list(panel.grid.rows), rotation=35 if crowded else 0,
+                               ha="right" if crowded else "center")
             ax.set_xlabel(panel.grid.row_title)
             _set_yscale(ax, data)
             ax.set_ylabel(panel.ylabel)
@@ -425,22 +440,9 @@ def wsat(path: str, curves: Sequence[WsatCurve], x: str, normalised: bool = Fals
         else:
             ax.set_ylabel("IOPS (RND 4KiB 100% W)")
             ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
-        ax.set_title(title)
-        _legend_below(fig, [ax], ncol=min(len(curves), 4))
+        ax.set_title(_wrap_title(title))
+        if len(curves) > 1:
+            _legend_below(fig, [ax])
         return fig
 
     return _draw(path, build)
-
-
-def is_png(path: str) -> bool:
-    """True when ``path`` holds something that starts like a PNG file."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(len(PNG_SIGNATURE)) == PNG_SIGNATURE
-    except OSError:
-        return False
-
-
-def finite(values: Sequence[Optional[float]]) -> List[float]:
-    """The measured values of a sequence (no ``None``, no ``nan``)."""
-    return [float(v) for v in values if v is not None and not math.isnan(float(v))]

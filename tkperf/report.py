@@ -27,13 +27,14 @@ import re
 import tempfile
 import unicodedata
 from dataclasses import dataclass
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from tkperf import __version__, plots
 from tkperf.errors import OutputError, UsageError
 from tkperf.results import (
     PERCENTILES,
-    TEST_TITLES,
     RunResult,
     TestRun,
     Workload,
@@ -140,7 +141,7 @@ def lat_percentiles(test: TestRun) -> List[PercentileRow]:
     return out
 
 
-def _tp_block_size(test: TestRun) -> int:
+def tp_block_size(test: TestRun) -> int:
     for r in test.rounds:
         for w in r.workloads:
             return w.bs
@@ -153,17 +154,17 @@ def _tp_block_size(test: TestRun) -> int:
 
 def tp_grid(tests: Sequence[TestRun]) -> plots.Grid:
     """Window-average MB/s of SEQ 100% W and 100% R per TP block size."""
-    tests = sorted(tests, key=_tp_block_size)
+    tests = sorted(tests, key=tp_block_size)
     values = []
     for t in tests:
-        bs = t.params.get("block_size", format_bs(_tp_block_size(t)))
+        bs = t.params.get("block_size", format_bs(tp_block_size(t)))
         row = []
         for side in ("w", "r"):
             v = t.window_average(f"seq-{bs}-{side}", "bw_bytes")
             row.append(None if v is None else mb(v))
         values.append(tuple(row))
-    return plots.Grid(rows=tuple(t.params.get("block_size", format_bs(_tp_block_size(t))) for t in tests),
-                      row_keys=tuple(float(_tp_block_size(t)) for t in tests),
+    return plots.Grid(rows=tuple(t.params.get("block_size", format_bs(tp_block_size(t))) for t in tests),
+                      row_keys=tuple(float(tp_block_size(t)) for t in tests),
                       cols=("100% W", "100% R"), values=tuple(values), unit="MB/s",
                       col_title="SEQ")
 
@@ -202,6 +203,7 @@ class Convergence:
     ylabel: str
     series: Tuple[plots.Series, ...]
     rounds: Tuple[int, ...]
+    legend_title: str
 
 
 def convergence(test: TestRun) -> Convergence:
@@ -233,7 +235,8 @@ def convergence(test: TestRun) -> Convergence:
         what = "mean latency" if unit == "µs" else "IOPS"
         title = (f"{test_title(test)}: {what} of every block size at R/W {mix_label(mix)} per round"
                  if mix is not None else f"{test_title(test)}: per round")
-    return Convergence(title=title, ylabel=f"{unit}", series=tuple(series), rounds=rounds)
+    return Convergence(title=title, ylabel=unit, series=tuple(series), rounds=rounds,
+                       legend_title="" if test.name == "tp" else "Block size")
 
 
 def steady_state(test: TestRun, window: int = 5) -> Optional[SteadyState]:
@@ -255,23 +258,37 @@ def verdict(test: TestRun, s: Optional[SteadyState]) -> str:
     return f"NO steady state in {len(test.rounds)} round{'s' if len(test.rounds) != 1 else ''} (window {span})"
 
 
+def window_checks(s: SteadyState) -> str:
+    """The two 20/10 checks with their limits, e.g. 'range 12.0% (limit 20%), ...'."""
+    rng = s.range / s.average if s.average else 0.0
+    slope = s.slope_excursion / s.average if s.average else 0.0
+    return (f"range {rng:.1%} of average (limit {DATA_EXCURSION:.0%}), "
+            f"slope excursion {slope:.1%} (limit {SLOPE_EXCURSION:.0%})")
+
+
+def short_verdict(s: SteadyState) -> str:
+    """The verdict for a plot title: short enough for one line."""
+    state = "Steady" if s.steady else "NOT steady"
+    span = f"rounds {s.first_round}-{s.last_round}" if s.rounds else "no rounds"
+    rng = s.range / s.average if s.average else 0.0
+    slope = s.slope_excursion / s.average if s.average else 0.0
+    return (f"{state}, {span}: range {rng:.1%} (limit {DATA_EXCURSION:.0%}), "
+            f"slope excursion {slope:.1%} (limit {SLOPE_EXCURSION:.0%})")
+
+
 def window_view(test: TestRun, window: int = 5) -> Optional[plots.WindowView]:
     s = steady_state(test, window)
     pairs = test.tracking_values()
     if s is None or not pairs:
         return None
     m = metric_display(test.tracking_metric)
-    rng = s.range / s.average if s.average else 0.0
-    slope = s.slope_excursion / s.average if s.average else 0.0
-    checks = (f"range {rng:.0%} of average (limit {DATA_EXCURSION:.0%}), "
-              f"slope excursion {slope:.0%} (limit {SLOPE_EXCURSION:.0%})")
     return plots.WindowView(
         title=f"{test_title(test)} measurement window: {_tracking_label(test)}",
         ylabel=m.unit, rounds=tuple(p[0] for p in pairs),
         values=tuple(p[1] * m.scale for p in pairs), window_rounds=tuple(s.rounds),
         window_values=tuple(v * m.scale for v in s.values), average=s.average * m.scale,
         slope=s.slope * m.scale, intercept=s.intercept * m.scale,
-        verdict=f"{verdict(test, s)}: {checks}")
+        verdict=short_verdict(s))
 
 
 def _tracking_label(test: TestRun) -> str:
@@ -283,22 +300,19 @@ def _tracking_label(test: TestRun) -> str:
 class WsatData:
     """A WSAT test as arrays, one element per interval."""
 
-    seconds: "plots.np.ndarray"
-    written_gb: "plots.np.ndarray"
-    iops: "plots.np.ndarray"
-    interval_s: "plots.np.ndarray"
+    seconds: np.ndarray
+    written_gb: np.ndarray
+    iops: np.ndarray
 
 
 def wsat_data(test: TestRun) -> WsatData:
-    np = plots.np
     n = len(test.rounds)
     iops = np.fromiter((r.workloads[0].write.iops if r.workloads else 0.0 for r in test.rounds),
                        dtype=float, count=n)
     written = np.fromiter((sum(w.write.io_bytes for w in r.workloads) for r in test.rounds),
                           dtype=float, count=n)
     interval = np.fromiter((r.fio_s for r in test.rounds), dtype=float, count=n)
-    return WsatData(seconds=np.cumsum(interval), written_gb=np.cumsum(written) / 1e9, iops=iops,
-                    interval_s=interval)
+    return WsatData(seconds=np.cumsum(interval), written_gb=np.cumsum(written) / 1e9, iops=iops)
 
 
 @dataclass(frozen=True)
@@ -348,7 +362,6 @@ class WsatBin:
 def wsat_bins(data: WsatData, rows: int = WSAT_TABLE_ROWS) -> List[WsatBin]:
     """Every interval when there are at most ``rows``, else ``rows`` bins of
     consecutive intervals (mean, min and max IOPS of each)."""
-    np = plots.np
     n = int(data.iops.size)
     if n == 0:
         return []
@@ -448,14 +461,11 @@ def steady_rows(run: RunResult) -> List[SteadyRow]:
     for t in run.tests:
         s = steady_state(t)
         if t.name == "wsat":
-            steady_stop = t.params.get("steady_stop") == "true"
-            reached = ("yes" if s is not None and s.steady else "no") if steady_stop \
-                else "not checked (WSAT runs to its limit)"
-            if steady_stop and t.stop_reason == "steady state":
-                reached = "yes"
-            elif steady_stop and s is not None and s.steady:
-                reached = "yes (checked only after one drive fill)"
             rounds = f"{len(t.rounds)} intervals"
+            if t.params.get("steady_stop") != "true":
+                reached = "not a stop rule"
+            else:
+                reached = "yes" if s is not None and s.steady else "no"
         else:
             reached = "yes" if s is not None and s.steady else "NO"
             rounds = str(len(t.rounds))
@@ -599,9 +609,19 @@ def _stimulus(test: TestRun) -> str:
     return p.get("access", NA)
 
 
+def _wsat_steady(test: TestRun, s: Optional[SteadyState]) -> str:
+    if test.params.get("steady_stop") != "true":
+        return "not a stop rule (WSAT runs to its time or TGBW limit)"
+    rule = f"20/10 over {s.window if s else 5} intervals, a stop rule after one drive fill"
+    if test.stop_reason == "steady state" and s is not None:
+        return f"{rule}: reached in intervals {s.first_round}-{s.last_round}"
+    return f"{rule}: not reached"
+
+
 def test_fields(run: RunResult, test: TestRun) -> Tuple[Tuple[str, str], ...]:
     p = test.params
-    s = steady_state(test, int(run.options.get("window", "5") or 5))
+    window = run.options.get("window", "5")
+    s = steady_state(test, int(window) if window.isdigit() and int(window) >= 2 else 5)
     out = [("Stimulus", _stimulus(test)), ("OIO", _oio(p.get("numjobs", ""), p.get("iodepth", "")))]
     if test.name == "wsat":
         d = wsat_data(test)
@@ -612,6 +632,7 @@ def test_fields(run: RunResult, test: TestRun) -> Tuple[Tuple[str, str], ...]:
                            + (", steady state" if p.get("steady_stop") == "true" else "")),
             ("Intervals run", f"{d.iops.size} ({_duration(float(d.seconds[-1]) if d.iops.size else 0.0)}, "
                               f"{float(d.written_gb[-1]) if d.iops.size else 0.0:,.2f} GB written)"),
+            ("Steady state", _wsat_steady(test, s)),
         ]
     else:
         out += [
@@ -686,32 +707,21 @@ def rst_escape(text: object) -> str:
     return s
 
 
-class Markup(str):
-    """A table cell or text that is already reST and must not be escaped."""
-
-
-Cell = Union[str, Markup]
-
-
-def _cell(text: Cell) -> str:
-    return str(text) if isinstance(text, Markup) else rst_escape(text)
-
-
-def list_table(headers: Sequence[Cell], rows: Iterable[Sequence[Cell]], title: str = "",
-               widths: Optional[Sequence[int]] = None, stub_columns: int = 0,
-               cls: str = "") -> str:
-    """A docutils list-table; empty cells stay empty."""
+def list_table(headers: Sequence[str], rows: Iterable[Sequence[str]], title: str = "",
+               widths: Optional[Sequence[int]] = None, stub_columns: int = 0) -> str:
+    """A docutils list-table of plain-text cells (escaped); empty cells stay empty."""
     lines = [".. list-table::" + (f" {rst_escape(title)}" if title else ""), "   :header-rows: 1"]
     if widths:
         lines.append("   :widths: " + " ".join(str(int(w)) for w in widths))
     if stub_columns:
         lines.append(f"   :stub-columns: {stub_columns}")
-    if cls:
-        lines.append(f"   :class: {cls}")
     lines.append("")
-    for row in [list(headers)] + [list(r) for r in rows]:
+    body = [list(r) for r in rows]
+    if not body:  # docutils refuses a table without a body row
+        body = [["none"] + [""] * (len(headers) - 1)]
+    for row in [list(headers)] + body:
         for i, cell in enumerate(row):
-            text = _cell(cell)
+            text = rst_escape(cell)
             lines.append(("   * - " if i == 0 else "     - ") + text if text else
                          ("   * -" if i == 0 else "     -"))
     return "\n".join(lines) + "\n"
@@ -795,7 +805,7 @@ def header_rst(h: Header) -> str:
         right = list(right) + [("", "")] * (n - len(right))
         return [[a, b, c, d] for (a, b), (c, d) in zip(left, right)]
 
-    widths = (14, 34, 14, 34)
+    widths = (16, 34, 16, 34)
     return (grid_table([("Test platform", 2), ("Device under test", 2)],
                        pairs(h.platform, h.device), widths) + "\n"
             + grid_table([("Set-up parameters", 2), ("Test parameters", 2)],
@@ -821,7 +831,7 @@ def fmt(value: Optional[float], unit: str = "") -> str:
 
 
 def grid_rst(grid: plots.Grid, title: str, corner: str = "") -> str:
-    headers = [corner or f"{grid.row_title} \\\\ {grid.col_title}"] + list(grid.cols)
+    headers = [corner or f"{grid.row_title} \\ {grid.col_title}"] + list(grid.cols)
     rows = [[r] + [fmt(v, grid.unit) for v in vals] for r, vals in zip(grid.rows, grid.values)]
     first = 14 if len(grid.cols) > 4 else 18
     return list_table(headers, rows, title=title, widths=[first] + [12] * len(grid.cols),
@@ -864,8 +874,14 @@ class RstDocument:
         bar = "=" * _text_width(t)
         self.add(f"{bar}\n{t}\n{bar}")
 
-    def section(self, text: str, level: int = 1) -> None:
+    def section(self, text: str, level: int = 1, room_cm: float = 0.0) -> None:
+        """A section title; in the PDF, a subsection starts on a new page
+        unless ``room_cm`` (default 5 cm, a plot needs 10) is left below it,
+        so no heading is left alone at the end of a page."""
         t = rst_escape(text)
+        if level > 1:
+            points = round((room_cm or 5.0) / 2.54 * 72)
+            self.add(f".. raw:: pdf\n\n   FrameBreak {points}")
         self.add(f"{t}\n{'=-~^'[level - 1] * _text_width(t)}")
 
     def para(self, text: str) -> None:
@@ -903,15 +919,16 @@ def _plot_name(test: TestRun, what: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", f"{test.key}-{what}") + ".png"
 
 
-def _convergence_rst(doc: RstDocument, test: TestRun) -> None:
+def _convergence_rst(doc: RstDocument, test: TestRun, level: int) -> None:
     conv = convergence(test)
     if not conv.rounds or not conv.series:
         return
     s = steady_state(test)
     window = tuple(s.rounds) if s is not None else ()
-    doc.section("Steady-state convergence", 3)
+    doc.section("Steady-state convergence", level, room_cm=10)
     doc.figure(_plot_name(test, "convergence"),
-               lambda p: plots.convergence(p, conv.series, conv.ylabel, conv.title, window),
+               lambda p: plots.convergence(p, conv.series, conv.ylabel, conv.title, window,
+                                           conv.legend_title),
                f"{conv.title} ({conv.ylabel}); the shaded band is the measurement window.")
     headers = ["Round"] + [f"{x.label} ({conv.ylabel})" for x in conv.series]
     rows = []
@@ -920,17 +937,18 @@ def _convergence_rst(doc: RstDocument, test: TestRun) -> None:
         rows.append([f"{rnd}{mark}"] + [fmt(None if math.isnan(x.y[i]) else x.y[i], conv.ylabel)
                                         for x in conv.series])
     doc.markup(list_table(headers, rows, title=f"{conv.title} (* = measurement window)",
-                          widths=[10] + [14] * len(conv.series)))
+                          widths=[10] + [13] * len(conv.series)))
 
 
-def _window_rst(doc: RstDocument, test: TestRun) -> None:
+def _window_rst(doc: RstDocument, test: TestRun, level: int) -> None:
     view = window_view(test)
     s = steady_state(test)
     if view is None or s is None:
         return
-    doc.section("Measurement window", 3)
+    doc.section("Measurement window", level, room_cm=10)
     doc.figure(_plot_name(test, "window"), lambda p: plots.measurement_window(p, view),
-               f"{view.title}: {view.verdict}.")
+               f"{view.title}: {verdict(test, s)}; {window_checks(s)}. Bands: average ±10% "
+               "and ±20%; dashed: least-squares line over the window.")
     unit = view.ylabel
     scale = metric_display(test.tracking_metric).scale
     avg = s.average
@@ -970,7 +988,7 @@ def _iops_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
         return
     grid = iops_grid(test)
     src = _window_source(test)
-    doc.section("IOPS by block size and R/W mix", 3)
+    doc.section("IOPS by block size and R/W mix", 2)
     doc.markup(grid_rst(grid, f"Average IOPS (read + write) by block size and R/W mix %, {src}"))
     doc.figure(_plot_name(test, "iops-by-bs"),
                lambda p: plots.lines_by_block_size(p, grid, "IOPS (read + write)",
@@ -979,13 +997,13 @@ def _iops_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
     doc.figure(_plot_name(test, "iops-matrix"),
                lambda p: plots.heatmap(p, grid, "IOPS: block size x R/W mix", "IOPS"),
                f"The IOPS matrix as a heat map, {src}.")
-    _convergence_rst(doc, test)
-    _window_rst(doc, test)
+    _convergence_rst(doc, test, 2)
+    _window_rst(doc, test, 2)
 
 
 def _tp_section(doc: RstDocument, run: RunResult, tests: Sequence[TestRun]) -> None:
     doc.section("Throughput")
-    tests = sorted(tests, key=_tp_block_size)
+    tests = sorted(tests, key=tp_block_size)
     for t in tests:
         doc.section(f"Throughput {t.params.get('block_size', '')}", 2)
         _header_section(doc, run, t)
@@ -994,16 +1012,17 @@ def _tp_section(doc: RstDocument, run: RunResult, tests: Sequence[TestRun]) -> N
         g = tp_grid([t])
         doc.markup(grid_rst(g, f"SEQ {t.params.get('block_size', '')} MB/s, {_window_source(t)}",
                             corner="Block size"))
-        _convergence_rst(doc, t)
-        _window_rst(doc, t)
+        _convergence_rst(doc, t, 3)
+        _window_rst(doc, t, 3)
     measured = [t for t in tests if t.rounds]
     if measured:
         g = tp_grid(measured)
-        doc.section("Throughput by block size", 2)
+        doc.section("Throughput by block size", 2, room_cm=10)
         doc.markup(grid_rst(g, "Average MB/s over each block size's measurement window",
                             corner="Block size"))
         doc.figure("tp-by-bs.png",
-                   lambda p: plots.grouped_bars(p, [plots.Panel(g, "SEQ throughput by block size", "MB/s")]),
+                   lambda p: plots.grouped_bars(p, [plots.Panel(g, "SEQ throughput by block size",
+                                                                "Throughput (MB/s)")]),
                    "Sequential throughput in MB/s (decimal) per block size, 100% W and 100% R.")
 
 
@@ -1014,23 +1033,23 @@ def _lat_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
         return
     ave, worst = lat_grids(test)
     src = _window_source(test)
-    doc.section("Response time by block size and R/W mix", 3)
+    doc.section("Response time by block size and R/W mix", 2)
     doc.markup(grid_rst(ave, f"AVE response time (µs) by block size and R/W mix %, {src}"))
     doc.markup(grid_rst(worst, f"MAX response time (µs) by block size and R/W mix %, {src}"))
     doc.figure(_plot_name(test, "ave-max"),
-               lambda p: plots.grouped_bars(p, [plots.Panel(ave, "AVE response time", "µs"),
-                                                plots.Panel(worst, "MAX response time", "µs")],
+               lambda p: plots.grouped_bars(p, [plots.Panel(ave, "AVE response time", "Response time (µs)"),
+                                                plots.Panel(worst, "MAX response time", "Response time (µs)")],
                                             legend_title="R/W"),
                f"AVE and MAX response time in µs per block size and R/W mix (TC1/QD1), {src}.")
     rows = [[r.block_size, r.mix, r.direction, fmt(r.mean_us, "µs"), fmt(r.max_us, "µs")]
             + [fmt(v, "µs") for v in r.percentiles] for r in lat_percentiles(test)]
     if rows:
-        doc.section("Latency percentiles", 3)
+        doc.section("Latency percentiles", 2)
         doc.markup(list_table(["BS", "R/W", "Dir", "AVE µs", "MAX µs"] + [f"{p}% µs" for p in PERCENTILES],
                               rows, widths=[8, 9, 8, 11, 11, 11, 11, 11, 11],
                               title=f"Completion latency percentiles (highest of the window rounds), {src}"))
-    _convergence_rst(doc, test)
-    _window_rst(doc, test)
+    _convergence_rst(doc, test, 2)
+    _window_rst(doc, test, 2)
 
 
 def _wsat_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
@@ -1040,7 +1059,7 @@ def _wsat_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
         return
     data = wsat_data(test)
     ws = wsat_summary(test, data)
-    doc.section("WSAT figures", 3)
+    doc.section("WSAT figures", 2)
     doc.markup(list_table(["Figure", "Value", "Unit"], [
         ["Intervals", str(ws.intervals), f"of {test.params.get('interval', NA)} s"],
         ["Duration", fmt(ws.duration_s, "s"), "s"],
@@ -1072,7 +1091,9 @@ def _wsat_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
 
 def _summary_section(doc: RstDocument, run: RunResult) -> None:
     d = run.device
-    doc.section("Summary")
+    # A rubric, not a section: the PDF breaks pages before sections, and the
+    # summary belongs on the first page with the title.
+    doc.add(".. rubric:: Summary")
     model = _device_or_desc(run, d.model, "model")
     doc.para(f"{model}, {gb(d.size_bytes):,.1f} GB, tested as {d.path} on {run.host.hostname or 'an unnamed host'}"
              f" with {run.host.fio_version or 'fio'}; run {run.status or 'of unknown status'}, "
@@ -1083,6 +1104,14 @@ def _summary_section(doc: RstDocument, run: RunResult) -> None:
         doc.markup(steady_table_rst(steady_rows(run)))
     else:
         doc.para("No test of this run has started; there are no figures yet.")
+
+
+def _two_up(pairs: Sequence[Tuple[str, str]]) -> List[List[str]]:
+    """(name, value) pairs laid out in two column pairs, to halve a long table."""
+    half = (len(pairs) + 1) // 2
+    left, right = list(pairs[:half]), list(pairs[half:])
+    right += [("", "")] * (len(left) - len(right))
+    return [[a, b, c, d] for (a, b), (c, d) in zip(left, right)]
 
 
 def _notes_section(doc: RstDocument, run: RunResult) -> None:
@@ -1098,7 +1127,7 @@ def _notes_section(doc: RstDocument, run: RunResult) -> None:
                 for e in run.events]
         doc.markup(list_table(["Time", "Kind", "Test", "Round", "Message"], rows,
                               title="Events of the run (warnings, notes, interruptions, resumes)",
-                              widths=[22, 10, 10, 7, 51]))
+                              widths=[21, 9, 10, 8, 52]))
     else:
         doc.para("The run recorded no events.")
     if run.description.strip() or run.description_fields:
@@ -1109,14 +1138,14 @@ def _notes_section(doc: RstDocument, run: RunResult) -> None:
         elif run.description.strip():
             doc.add("::\n\n" + "\n".join("   " + line for line in run.description.strip().splitlines()))
     doc.section("Run options", 2)
-    doc.markup(list_table(["Option", "Value"], sorted(run.options.items()), widths=[30, 70],
+    doc.markup(list_table(["Option", "Value", "Option", "Value"], _two_up(sorted(run.options.items())),
+                          widths=[20, 30, 20, 30],
                           title="Every option of the run as stored in the result file"))
 
 
 def report_rst(run: RunResult, doc: RstDocument) -> str:
     """The whole report as reST; plots are written as a side effect into ``doc.plot_dir``."""
     doc.title(f"tkperf report: {run.name}")
-    doc.markup(f".. |version| replace:: {rst_escape(__version__)}")
     doc.para(f"SNIA Solid State Storage Performance Test Specification (PTS) tests run with fio "
              f"by tkperf {run.tkperf_version or 'unknown version'}; report built by tkperf {__version__}.")
     _summary_section(doc, run)
@@ -1172,6 +1201,7 @@ styles:
   table-title:
     fontSize: 9
     spaceBefore: 4
+    keepWithNext: true
   heading1:
     fontSize: 150%
   heading2:
@@ -1207,7 +1237,9 @@ def _docutils_settings(warnings: io.StringIO) -> Dict[str, object]:
         "halt_level": 5,
         "warning_stream": warnings,
         "file_insertion_enabled": False,
-        "raw_enabled": False,
+        # Raw is only ever written by RstDocument (PDF page breaks); every text
+        # from a result file is escaped, so no raw block can come from one.
+        "raw_enabled": True,
         "input_encoding": "utf-8",
         "output_encoding": "utf-8",
         "embed_stylesheet": True,
@@ -1220,16 +1252,25 @@ def _warnings_of(stream: io.StringIO, what: str) -> List[str]:
             or "(ERROR" in line or "(SEVERE" in line]
 
 
-def render_html(text: str, source_path: str, base_dir: str) -> Tuple[bytes, List[str]]:
-    """reST -> one self-contained HTML file: every image becomes a data URI."""
-    from docutils import nodes
-    from docutils.core import publish_doctree, publish_from_doctree
+def parse_rst(text: str, source_path: str) -> Tuple[object, List[str]]:
+    """reST -> a docutils doctree (shared by the HTML and PDF writers) and its warnings."""
+    from docutils.core import publish_doctree
 
     stream = io.StringIO()
-    settings = _docutils_settings(stream)
+    doctree = publish_doctree(text, source_path=source_path,
+                              settings_overrides=_docutils_settings(stream))
+    return doctree, _warnings_of(stream, "reST")
+
+
+def render_html(doctree: object, base_dir: str) -> Tuple[bytes, List[str]]:
+    """Doctree -> one self-contained HTML file: every image becomes a data URI."""
+    from docutils import nodes
+    from docutils.core import publish_from_doctree
+    from docutils.writers import html5_polyglot
+
+    tree = doctree.deepcopy()  # type: ignore[attr-defined]
     warnings: List[str] = []
-    doctree = publish_doctree(text, source_path=source_path, settings_overrides=settings)
-    for image in doctree.findall(nodes.image):
+    for image in tree.findall(nodes.image):
         uri = image["uri"]
         if uri.startswith("data:"):
             continue
@@ -1241,53 +1282,60 @@ def render_html(text: str, source_path: str, base_dir: str) -> Tuple[bytes, List
             warnings.append(f"HTML: cannot embed {uri}: {exc.strerror}")
             continue
         image["uri"] = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    stream = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="tkperf-css-") as tmp:
         css = os.path.join(tmp, "tkperf.css")
         with open(css, "w", encoding="utf-8") as fh:
             fh.write(_HTML_CSS)
-        html_settings = dict(settings, stylesheet_path=f"minimal.css,plain.css,{css}",
-                             stylesheet_dirs=["."])
-        out = publish_from_doctree(doctree, writer_name="html5", settings_overrides=html_settings)
-    warnings += _warnings_of(stream, "reST")
-    return out, warnings
+        settings = dict(_docutils_settings(stream), stylesheet_path=f"minimal.css,plain.css,{css}",
+                        stylesheet_dirs=list(html5_polyglot.Writer.default_stylesheet_dirs))
+        out = publish_from_doctree(tree, writer=html5_polyglot.Writer(), settings_overrides=settings)
+    return out, warnings + _warnings_of(stream, "HTML")
 
 
-def render_pdf(text: str, source_path: str, base_dir: str) -> Tuple[Optional[bytes], List[str]]:
-    """reST -> PDF with rst2pdf; (None, [reason]) when rst2pdf is missing or fails."""
+def render_pdf(doctree: object, base_dir: str) -> Tuple[Optional[bytes], List[str]]:
+    """Doctree -> PDF with rst2pdf; (None, [reason]) when rst2pdf is missing or fails.
+
+    rst2pdf reports problems through its logger (with its own stderr
+    handler); they are collected here and returned as warnings instead.
+    """
     try:
         from rst2pdf.createpdf import RstToPdf
     except ImportError as exc:
         return None, [f"PDF not written: rst2pdf is not available ({exc}); "
                       "install it with 'pip install rst2pdf'"]
     collector = _LogCollector()
-    loggers = [logging.getLogger("rst2pdf"), logging.getLogger("reportlab")]
-    saved = [(lg.propagate, lg.level) for lg in loggers]
-    for lg in loggers:
-        lg.addHandler(collector)
-        lg.propagate = False
-        lg.setLevel(logging.WARNING)
+    logger = logging.getLogger("rst2pdf")
+    saved = (list(logger.handlers), logger.propagate)
+    for h in saved[0]:
+        logger.removeHandler(h)
+    logger.addHandler(collector)
+    logger.propagate = False
+    buf = io.BytesIO()
     try:
         with tempfile.TemporaryDirectory(prefix="tkperf-pdf-") as tmp:
             style = os.path.join(tmp, "tkperf.yaml")
             with open(style, "w", encoding="utf-8") as fh:
                 fh.write(_PDF_STYLE)
-            buf = io.BytesIO()
-            try:
-                rc = RstToPdf(stylesheets=[style], basedir=base_dir, breaklevel=1, splittables=True,
-                              repeat_table_rows=True,
-                              footer=".. class:: right\n\n###Page###").createPdf(
-                    text=text, source_path=source_path, output=buf)
-            except Exception as exc:  # noqa: BLE001 - rst2pdf's failures are not ours to crash on
-                return None, [f"PDF not written: rst2pdf failed: {type(exc).__name__}: {exc}"]
+            rc = RstToPdf(stylesheets=[style], basedir=base_dir, breaklevel=1, breakside="any", splittables=True,
+                          repeat_table_rows=True, footer="###Page###").createPdf(
+                doctree=doctree.deepcopy(), output=buf)  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - a failing PDF writer must not cost the other formats
+        return None, [f"PDF not written: rst2pdf failed: {type(exc).__name__}: {exc}"]
     finally:
-        for lg, (propagate, level) in zip(loggers, saved):
-            lg.removeHandler(collector)
-            lg.propagate = propagate
-            lg.setLevel(level)
+        logger.removeHandler(collector)
+        for h in saved[0]:
+            logger.addHandler(h)
+        logger.propagate = saved[1]
     problems = [f"PDF: {m}" for m in collector.messages]
     if rc or not buf.getvalue().startswith(b"%PDF"):
-        return None, [f"PDF not written: rst2pdf failed"] + problems
+        return None, ["PDF not written: rst2pdf failed"] + problems
     return buf.getvalue(), problems
+
+
+def safe_name(name: str) -> str:
+    """A run name fit for file names: no directories, nothing hidden."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-") or "report"
 
 
 def check_formats(formats: Sequence[str]) -> Tuple[str, ...]:
@@ -1331,6 +1379,22 @@ def _remove_stale_plots(plot_dir: str, keep: Sequence[str]) -> None:
                 pass
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def publish(path: str, data: bytes) -> None:
+    """Write a report file atomically, readable as any new file would be
+    (atomic_write's temporary file is private to its owner)."""
+    atomic_write(path, data)
+    try:
+        os.chmod(path, 0o666 & ~_umask())
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def render_document(doc: RstDocument, text: str, outdir: str, name: str,
                     formats: Sequence[str]) -> ReportResult:
     """Write ``text`` as the chosen formats next to its plots, each file atomically."""
@@ -1338,20 +1402,24 @@ def render_document(doc: RstDocument, text: str, outdir: str, name: str,
     warnings = list(doc.warnings)
     rst_path = os.path.join(outdir, f"{name}.rst")
     if "rst" in formats:
-        atomic_write(rst_path, text.encode("utf-8"))
+        publish(rst_path, text.encode("utf-8"))
         paths.append(rst_path)
+    doctree = None
+    if "html" in formats or "pdf" in formats:
+        doctree, problems = parse_rst(text, rst_path)
+        warnings += problems
     if "html" in formats:
-        html, problems = render_html(text, rst_path, outdir)
+        html, problems = render_html(doctree, outdir)
         warnings += problems
         path = os.path.join(outdir, f"{name}.html")
-        atomic_write(path, html)
+        publish(path, html)
         paths.append(path)
     if "pdf" in formats:
-        pdf, problems = render_pdf(text, rst_path, outdir)
+        pdf, problems = render_pdf(doctree, outdir)
         warnings += problems
         if pdf is not None:
             path = os.path.join(outdir, f"{name}.pdf")
-            atomic_write(path, pdf)
+            publish(path, pdf)
             paths.append(path)
     _remove_stale_plots(doc.plot_dir, doc.plots)
     paths.append(doc.plot_dir)
@@ -1366,8 +1434,9 @@ def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FO
     output directory that cannot be written raises :class:`OutputError`.
     """
     formats = check_formats(formats)
-    plot_dirname = f"{run.name}-plots"
+    name = safe_name(run.name)
+    plot_dirname = f"{name}-plots"
     plot_dir = prepare_outdir(outdir, plot_dirname)
     doc = RstDocument(plot_dir, plot_dirname)
     text = report_rst(run, doc)
-    return render_document(doc, text, outdir, run.name, formats)
+    return render_document(doc, text, outdir, name, formats)
