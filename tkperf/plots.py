@@ -13,7 +13,6 @@ display and no global figure state is kept between reports.
 from __future__ import annotations
 
 import io
-import os
 import textwrap
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Tuple
@@ -28,7 +27,6 @@ from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
 
-from tkperf.errors import OutputError  # noqa: E402
 from tkperf.store import atomic_write  # noqa: E402
 
 WIDTH_IN = 7.0
@@ -129,12 +127,6 @@ def _save(fig: Figure, path: str) -> str:
     with matplotlib.rc_context(_RC):
         fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     atomic_write(path, buf.getvalue())
-    mask = os.umask(0)
-    os.umask(mask)
-    try:
-        os.chmod(path, 0o666 & ~mask)  # atomic_write's temporary files are owner-only
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
 
 

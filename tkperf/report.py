@@ -1379,22 +1379,6 @@ def _remove_stale_plots(plot_dir: str, keep: Sequence[str]) -> None:
                 pass
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def publish(path: str, data: bytes) -> None:
-    """Write a report file atomically, readable as any new file would be
-    (atomic_write's temporary file is private to its owner)."""
-    atomic_write(path, data)
-    try:
-        os.chmod(path, 0o666 & ~_umask())
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
 def render_document(doc: RstDocument, text: str, outdir: str, name: str,
                     formats: Sequence[str]) -> ReportResult:
     """Write ``text`` as the chosen formats next to its plots, each file atomically."""
@@ -1402,7 +1386,7 @@ def render_document(doc: RstDocument, text: str, outdir: str, name: str,
     warnings = list(doc.warnings)
     rst_path = os.path.join(outdir, f"{name}.rst")
     if "rst" in formats:
-        publish(rst_path, text.encode("utf-8"))
+        atomic_write(rst_path, text.encode("utf-8"))
         paths.append(rst_path)
     doctree = None
     if "html" in formats or "pdf" in formats:
@@ -1412,14 +1396,14 @@ def render_document(doc: RstDocument, text: str, outdir: str, name: str,
         html, problems = render_html(doctree, outdir)
         warnings += problems
         path = os.path.join(outdir, f"{name}.html")
-        publish(path, html)
+        atomic_write(path, html)
         paths.append(path)
     if "pdf" in formats:
         pdf, problems = render_pdf(doctree, outdir)
         warnings += problems
         if pdf is not None:
             path = os.path.join(outdir, f"{name}.pdf")
-            publish(path, pdf)
+            atomic_write(path, pdf)
             paths.append(path)
     _remove_stale_plots(doc.plot_dir, doc.plots)
     paths.append(doc.plot_dir)

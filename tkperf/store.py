@@ -184,6 +184,10 @@ def atomic_write(path: str, data: bytes) -> None:
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     try:
+        # mkstemp makes the file owner-only; give it what any new file gets.
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o666 & ~mask)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
