@@ -49,7 +49,7 @@ def test_external_entity_in_valid_file_not_resolved(tmp_path):
         b"<?xml version='1.0' encoding='UTF-8'?>",
         b"<?xml version='1.0' encoding='UTF-8'?>\n<!DOCTYPE tkperf [<!ENTITY x SYSTEM \"file:///etc/hostname\">]>")
     with pytest.raises(ResultFileError, match="DOCTYPE"):
-        store.parse_bytes(data, "x.xml")
+        store.loads(data, "x.xml")
 
 
 def test_oversized_file_is_refused_before_reading(tmp_path, monkeypatch):
@@ -71,4 +71,4 @@ def test_future_and_foreign_versions(tmp_path, capsys):
 def test_schema_invalid_figures_are_refused(tmp_path):
     data = store.dumps(sample_run()).replace(b'iops="', b'iops="lots', 1)
     with pytest.raises(ResultFileError, match="not a valid tkperf result"):
-        store.parse_bytes(data, "x.xml")
+        store.loads(data, "x.xml")

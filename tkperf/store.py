@@ -7,12 +7,16 @@ Format versions (the ``format`` attribute of the root element):
   steady-state verdict.
 
 Files of an unknown (newer) version are refused with a clear message; when
-version 2 comes, ``_upgrade`` turns an older tree into the current one.
+version 2 comes, an upgrade step will turn older files into the current form.
 Files are parsed with entity expansion, DTD loading and network access off;
-a DOCTYPE is refused outright, since tkperf never writes one.
+a DOCTYPE is refused outright, since tkperf never writes one.  Reading
+streams: the XML Schema is checked while the file is parsed and every
+round is turned into objects and dropped from the tree at once, so a day of
+1-second WSAT intervals does not need the whole tree in memory.
 """
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
@@ -38,15 +42,15 @@ from tkperf.steadystate import SteadyState
 
 FORMAT_VERSION = 1
 MAX_FILE_BYTES = 1 << 30
-SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "data", "tkperf-result.rng")
+SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "data", "tkperf-result.xsd")
 
-_schema: Optional[etree.RelaxNG] = None
+_schema: Optional[etree.XMLSchema] = None
 
 
-def schema() -> etree.RelaxNG:
+def schema() -> etree.XMLSchema:
     global _schema
     if _schema is None:
-        _schema = etree.RelaxNG(etree.parse(SCHEMA_PATH, _safe_parser()))
+        _schema = etree.XMLSchema(etree.parse(SCHEMA_PATH, _safe_parser()))
     return _schema
 
 
@@ -249,14 +253,28 @@ def _read_iostats(el: etree._Element) -> IoStats:
     )
 
 
-def _read_test(el: etree._Element) -> TestRun:
+def _read_round(r: etree._Element) -> Round:
+    workloads = tuple(
+        Workload(name=_s(x, "name"), rw=_s(x, "rw"), bs=_i(x, "bs"),
+                 rwmixread=_i(x, "rwmixread"), numjobs=_i(x, "numjobs"),
+                 iodepth=_i(x, "iodepth"), runtime_ms=_i(x, "runtime-ms"),
+                 read=_read_iostats(x.find("read")), write=_read_iostats(x.find("write")),
+                 error=_i(x, "error"))
+        for x in r.iterfind("workload")
+    )
+    return Round(index=_i(r, "index"), started=_s(r, "started"), wall_s=_f(r, "wall-s"),
+                 fio_s=_f(r, "fio-s"), workloads=workloads)
+
+
+def _read_test(el: etree._Element, rounds: List[Round]) -> TestRun:
+    """A <test> whose <round> children were already read (and dropped) as ``rounds``."""
     tr = el.find("tracking")
     t = TestRun(
         name=_s(el, "name"), key=_s(el, "key"),
         tracking_workload=_s(tr, "workload"), tracking_metric=_s(tr, "metric"),
         tracking_label=_s(tr, "label"), status=_s(el, "status"), started=_s(el, "started"),
         finished=_s(el, "finished"), stop_reason=_s(el, "stop-reason"),
-        params=_nv(el.find("params"), "param"),
+        params=_nv(el.find("params"), "param"), rounds=rounds,
     )
     p = el.find("purge")
     if p is not None:
@@ -268,17 +286,6 @@ def _read_test(el: etree._Element) -> TestRun:
         t.wipc = WipcRecord(loops=_i(w, "loops"), bs=_i(w, "bs"), iodepth=_i(w, "iodepth"),
                             numjobs=_i(w, "numjobs"), bytes_written=_i(w, "bytes-written"),
                             seconds=_f(w, "seconds"), bw_bytes=_f(w, "bw-bytes"))
-    for r in el.iterfind("round"):
-        workloads = tuple(
-            Workload(name=_s(x, "name"), rw=_s(x, "rw"), bs=_i(x, "bs"),
-                     rwmixread=_i(x, "rwmixread"), numjobs=_i(x, "numjobs"),
-                     iodepth=_i(x, "iodepth"), runtime_ms=_i(x, "runtime-ms"),
-                     read=_read_iostats(x.find("read")), write=_read_iostats(x.find("write")),
-                     error=_i(x, "error"))
-            for x in r.iterfind("workload")
-        )
-        t.rounds.append(Round(index=_i(r, "index"), started=_s(r, "started"),
-                              wall_s=_f(r, "wall-s"), fio_s=_f(r, "fio-s"), workloads=workloads))
     s = el.find("steadystate")
     if s is not None:
         points = list(s.iterfind("point"))
@@ -291,7 +298,7 @@ def _read_test(el: etree._Element) -> TestRun:
     return t
 
 
-def from_element(root: etree._Element) -> RunResult:
+def _read_run(root: etree._Element, tests: List[TestRun]) -> RunResult:
     h = root.find("host")
     d = root.find("device")
     desc = root.find("description")
@@ -312,33 +319,28 @@ def from_element(root: etree._Element) -> RunResult:
         options=_nv(root.find("options"), "option"),
         description=(desc.findtext("text") or "") if desc is not None else "",
         description_fields=_nv(desc, "field"),
+        tests=tests,
     )
     for e in root.find("events").iterfind("event"):
         run.events.append(Event(time=_s(e, "time"), kind=_s(e, "kind"), message=e.text or "",
                                 test=_s(e, "test"), round=_i(e, "round")))
-    run.tests = [_read_test(t) for t in root.iterfind("test")]
     return run
 
 
-def _upgrade(root: etree._Element, version: int) -> etree._Element:
-    """Bring an older format up to FORMAT_VERSION (only version 1 exists so far)."""
-    return root
-
-
-def parse_bytes(data: bytes, source: str = "<data>") -> etree._Element:
-    """Parse and validate result XML; every failure is a ResultFileError naming ``source``."""
+def _check_head(data: bytes, source: str) -> None:
+    """What can be told before validation, said in plain words: empty, a
+    DOCTYPE, another kind of XML, a format version this tkperf cannot read."""
     if not data.strip():
         raise ResultFileError(f"{source}: empty file, not a tkperf result")
     root_start = re.search(rb"<[A-Za-z_]", data)
     if b"<!DOCTYPE" in data[: root_start.start() if root_start else len(data)]:
         raise ResultFileError(f"{source}: has a DOCTYPE; tkperf result files never do, refusing it")
     try:
-        doc = etree.fromstring(data, _safe_parser()).getroottree()
-    except etree.XMLSyntaxError as exc:
-        raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?): {exc.msg}") from exc
-    if doc.docinfo.doctype or doc.docinfo.internalDTD is not None:
-        raise ResultFileError(f"{source}: has a DOCTYPE; tkperf result files never do, refusing it")
-    root = doc.getroot()
+        _, root = next(etree.iterparse(io.BytesIO(data), events=("start",), resolve_entities=False,
+                                       no_network=True, load_dtd=False, huge_tree=True))
+    except (etree.XMLSyntaxError, StopIteration) as exc:
+        msg = getattr(exc, "msg", "") or "no element"
+        raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?): {msg}") from None
     if root.tag != "tkperf":
         raise ResultFileError(f"{source}: XML of another kind (root <{root.tag}>), not a tkperf result")
     try:
@@ -351,14 +353,48 @@ def parse_bytes(data: bytes, source: str = "<data>") -> etree._Element:
             f"({FORMAT_VERSION}); upgrade tkperf")
     if version < 1:
         raise ResultFileError(f"{source}: unknown format version {version}")
-    root = _upgrade(root, version)
-    sch = schema()
-    if not sch.validate(root):
-        err = sch.error_log.last_error
-        where = f"line {err.line}: " if err is not None else ""
-        msg = err.message if err is not None else "does not match the schema"
-        raise ResultFileError(f"{source}: not a valid tkperf result ({where}{msg})")
-    return root
+
+
+def loads(data: bytes, source: str = "<data>") -> RunResult:
+    """Parse, validate and read result XML in one streaming pass; every failure
+    is a ResultFileError naming ``source``."""
+    _check_head(data, source)
+    tests: List[TestRun] = []
+    rounds: List[Round] = []
+    root = None
+    # lxml raises schema errors only when the whole file is parsed, after the
+    # events; a value that does not convert is kept until then, so the
+    # schema's more precise message wins.
+    bad_value: Optional[Exception] = None
+    try:
+        for event, el in etree.iterparse(io.BytesIO(data), events=("end",), schema=schema(),
+                                         resolve_entities=False, no_network=True, load_dtd=False,
+                                         huge_tree=True, remove_blank_text=True):
+            try:
+                if el.tag == "round":
+                    if bad_value is None:
+                        rounds.append(_read_round(el))
+                    el.clear()
+                    el.getparent().remove(el)  # the parser is done with it
+                elif el.tag == "test" and el.getparent() is not None and el.getparent().tag == "tkperf":
+                    if bad_value is None:
+                        tests.append(_read_test(el, rounds))
+                    rounds = []
+                    el.clear()
+                elif el.tag == "tkperf":
+                    root = el
+            except (ValueError, TypeError, AttributeError) as exc:
+                bad_value = bad_value or exc
+    except etree.XMLSyntaxError as exc:
+        msg = exc.msg or str(exc)
+        if "truncated" in msg.lower() or "end of data" in msg.lower() or "Premature" in msg:
+            raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?): {msg}") from None
+        raise ResultFileError(f"{source}: not a valid tkperf result ({msg})") from None
+    if bad_value is not None:
+        raise ResultFileError(f"{source}: not a valid tkperf result ({bad_value})")
+    if root is None:
+        raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?)")
+    return _read_run(root, tests)
 
 
 def load(path: str) -> RunResult:
@@ -376,7 +412,7 @@ def load(path: str) -> RunResult:
             data = fh.read()
     except OSError as exc:
         raise ResultFileError(f"{path}: {exc.strerror}") from exc
-    return from_element(parse_bytes(data, path))
+    return loads(data, path)
 
 
 def validate(run: RunResult) -> List[str]:
