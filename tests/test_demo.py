@@ -1,6 +1,5 @@
 """The README's first command: `tkperf demo` makes, tests and removes its own target."""
 import glob
-import os
 import subprocess
 
 from conftest import needs_fio

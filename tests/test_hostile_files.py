@@ -1,5 +1,6 @@
 """Result files from elsewhere are data, never instructions: no entity
 expansion, no DTD, no network, size limits, schema validation."""
+import os
 import time
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from test_store import sample_run
 from tkperf import store
 from tkperf.cli import main
-from tkperf.errors import EXIT_RESULT_FILE, ResultFileError
+from tkperf.errors import EXIT_RESULT_FILE, EXIT_RESUME, ResultFileError
 
 XXE = b"""<?xml version="1.0"?>
 <!DOCTYPE tkperf [<!ENTITY secret SYSTEM "file:///etc/passwd">]>
@@ -72,3 +73,33 @@ def test_schema_invalid_figures_are_refused(tmp_path):
     data = store.dumps(sample_run()).replace(b'iops="', b'iops="lots', 1)
     with pytest.raises(ResultFileError, match="not a valid tkperf result"):
         store.loads(data, "x.xml")
+
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                       "example-ssd.xml")
+
+
+def _interrupted_example(tmp_path, name, **options):
+    run = store.load(EXAMPLE)
+    run.status = "interrupted"
+    run.options.update(options)
+    path = tmp_path / name
+    store.save(run, str(path))
+    return path, run
+
+
+def test_resume_needs_the_run_name_and_readable_options(tmp_path, capsys):
+    path, run = _interrupted_example(tmp_path, "renamed.xml")
+    assert main(["resume", str(path), "--yes"]) == EXIT_RESUME
+    assert f"needs the file under its run name {run.name}.xml" in capsys.readouterr().err
+    path, _ = _interrupted_example(tmp_path, f"{run.name}.xml", runtime="soon")
+    assert main(["resume", str(path), "--yes"]) == EXIT_RESUME
+    assert "its options cannot be read back" in capsys.readouterr().err
+
+
+def test_resume_of_a_complete_run_does_nothing(capsys):
+    path = EXAMPLE
+    before = open(path, "rb").read()
+    assert main(["resume", path, "--yes"]) == 0
+    assert "already complete, nothing to resume" in capsys.readouterr().out
+    assert open(path, "rb").read() == before

@@ -1,8 +1,6 @@
 """`tkperf ssd run` end to end: the real fio on a real loop device."""
-import os
 import json
 
-import pytest
 from lxml import etree
 
 from conftest import needs_fio

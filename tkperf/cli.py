@@ -26,6 +26,7 @@ from tkperf.errors import (
     EXIT_SIGINT,
     NotConfirmedError,
     OutputError,
+    ResumeError,
     Interrupted,
     TkperfError,
     UsageError,
@@ -246,7 +247,7 @@ def _run_from_args(args: argparse.Namespace, profile: str) -> tuple:
     """Options, target and names from the command line, all validated before
     anything touches the device."""
     opts = options.build(_overrides(args, profile), quick=args.quick, device_class=args.device_class)
-    parse_formats(args.report_format)
+    options.parse_report_formats(args.report_format)
     size = options.parse_size(args.size, "--size") if args.size else None
     if args.dsc and not os.path.isfile(args.dsc):
         raise UsageError(f"description file {args.dsc}: no such file")
@@ -275,12 +276,14 @@ def cmd_run(args: argparse.Namespace, profile: str) -> int:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    parse_formats(args.report_format)
+    options.parse_report_formats(args.report_format)
     saved = store.load(args.result)
     if saved.status == "complete":
         print("\n".join(summary.lines(saved)))
         print(f"results: {args.result} (already complete, nothing to resume)")
         return EXIT_OK
+    if os.path.basename(args.result) != f"{saved.name}.xml":
+        raise ResumeError(f"{args.result}: resume needs the file under its run name {saved.name}.xml")
     try:
         opts = options.RunOptions.from_dict(saved.options)
     except (UsageError, ValueError, TypeError) as exc:
@@ -289,8 +292,6 @@ def cmd_resume(args: argparse.Namespace) -> int:
     dev = device.resolve(saved.device.path, size)
     resume.check(saved, dev, opts)
     outdir = os.path.dirname(os.path.abspath(args.result))
-    if os.path.basename(args.result) != f"{saved.name}.xml":
-        raise ResumeError(f"{args.result}: resume needs the file under its run name {saved.name}.xml")
     args.dsc = None
     return _execute(args, saved.profile, opts, dev, saved.name, outdir, saved)
 
@@ -367,7 +368,7 @@ def _final_report(run: RunResult, outdir: str, formats_text: str) -> None:
     try:
         from tkperf import report
 
-        _print_report(report.build_report(run, outdir, parse_formats(formats_text)))
+        _print_report(report.build_report(run, outdir, options.parse_report_formats(formats_text)))
     except Exception as exc:  # noqa: BLE001 - never lose the run's exit status to the report
         log.error("report failed:\n%s", traceback.format_exc())
         print(f"tkperf: warning: no report: {exc}", file=sys.stderr)
@@ -382,20 +383,6 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-REPORT_FORMATS = ("rst", "html", "pdf")
-
-
-def parse_formats(text: str) -> tuple:
-    out = []
-    for part in text.split(","):
-        f = part.strip().lower()
-        if f not in REPORT_FORMATS:
-            raise UsageError(f"unknown report format {part.strip()!r}; choose from rst, html, pdf")
-        if f not in out:
-            out.append(f)
-    return tuple(out)
-
-
 def _print_report(result) -> None:
     for w in result.warnings:
         print(f"tkperf: warning: {w}", file=sys.stderr)
@@ -406,7 +393,7 @@ def _print_report(result) -> None:
 def cmd_report(args: argparse.Namespace) -> int:
     from tkperf import report
 
-    formats = parse_formats(args.format)
+    formats = options.parse_report_formats(args.format)
     run = store.load(args.result)
     outdir = _prepare_outdir(args.outdir or os.path.dirname(os.path.abspath(args.result)))
     _print_report(report.build_report(run, outdir, formats))
@@ -416,7 +403,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from tkperf import compare
 
-    formats = parse_formats(args.format)
+    formats = options.parse_report_formats(args.format)
     if not 2 <= len(args.results) <= 8:
         raise UsageError(f"compare takes 2 to 8 result files, not {len(args.results)}")
     name = _check_name(args.name)

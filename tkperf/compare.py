@@ -20,6 +20,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from tkperf import options, plots, report
 from tkperf.errors import UsageError
+from tkperf.options import REPORT_FORMATS, parse_report_formats
 from tkperf.report import NA, ReportResult, RstDocument, fmt, list_table
 from tkperf.results import RunResult, TestRun, format_bs, mb, mix_label
 
@@ -347,13 +348,13 @@ def comparison_rst(runs: Sequence[RunResult], doc: RstDocument) -> str:
 
 
 def build_comparison(runs: Sequence[RunResult], outdir: str,
-                     formats: Sequence[str] = report.REPORT_FORMATS,
+                     formats: Sequence[str] = REPORT_FORMATS,
                      name: str = "comparison") -> ReportResult:
     """Compare 2 to 8 runs in ``outdir``: ``<name>.rst``, ``.html``, ``.pdf``
     and ``<name>-plots/``, like a single report."""
     if not MIN_RUNS <= len(runs) <= MAX_RUNS:
         raise UsageError(f"compare takes {MIN_RUNS} to {MAX_RUNS} result files, not {len(runs)}")
-    formats = report.check_formats(formats)
+    formats = parse_report_formats(formats)
     name = report.safe_name(name)
     plot_dirname = f"{name}-plots"
     plot_dir = report.prepare_outdir(outdir, plot_dirname)

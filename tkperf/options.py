@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, fields
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Mapping, Sequence, Tuple
 
 from tkperf.errors import TargetError, UsageError
 from tkperf.results import TEST_NAMES, format_bs, mix_label
@@ -100,6 +100,24 @@ def tgbw_bytes(tgbw: str, capacity: int) -> int:
     if tgbw.endswith("x"):
         return int(float(tgbw[:-1]) * capacity)
     return int(float(tgbw) * 1e9)
+
+
+REPORT_FORMATS: Tuple[str, ...] = ("rst", "html", "pdf")
+
+
+def parse_report_formats(formats: "str | Sequence[str]") -> Tuple[str, ...]:
+    """'rst,html' or ['rst', 'html'] -> ('rst', 'html'), in the order given, once each."""
+    parts = formats.split(",") if isinstance(formats, str) else list(formats)
+    out = []
+    for part in parts:
+        f = part.strip().lower()
+        if f not in REPORT_FORMATS:
+            raise UsageError(f"unknown report format {part.strip()!r}; choose from {', '.join(REPORT_FORMATS)}")
+        if f not in out:
+            out.append(f)
+    if not out:
+        raise UsageError("no report format chosen")
+    return tuple(out)
 
 
 def parse_tests(text: str) -> Tuple[str, ...]:

@@ -235,7 +235,7 @@ def measurement_window(path: str, view: WindowView) -> str:
     def build() -> Figure:
         fig, (ax,) = _figure()
         ax.plot(view.rounds, view.values, color="0.55", marker="o", markersize=3.5, linewidth=1,
-                label=f"tracking variable, all rounds")
+                label="tracking variable, all rounds")
         if view.window_rounds:
             lo, hi = min(view.window_rounds), max(view.window_rounds)
             xs = np.array([lo, hi], dtype=float)

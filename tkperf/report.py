@@ -32,7 +32,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tkperf import __version__, plots
-from tkperf.errors import OutputError, UsageError
+from tkperf.errors import OutputError
+from tkperf.options import REPORT_FORMATS, parse_report_formats
 from tkperf.results import (
     PERCENTILES,
     RunResult,
@@ -47,7 +48,6 @@ from tkperf.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, SteadyState
 from tkperf.store import atomic_write
 from tkperf.summary import headline
 
-REPORT_FORMATS: Tuple[str, ...] = ("rst", "html", "pdf")
 NA = "n/a"
 # WSAT tables list every interval up to this many, else this many time bins.
 WSAT_TABLE_ROWS = 24
@@ -1338,19 +1338,6 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-") or "report"
 
 
-def check_formats(formats: Sequence[str]) -> Tuple[str, ...]:
-    out: List[str] = []
-    for f in formats:
-        f = f.strip().lower()
-        if f not in REPORT_FORMATS:
-            raise UsageError(f"unknown report format {f!r}; choose from {', '.join(REPORT_FORMATS)}")
-        if f not in out:
-            out.append(f)
-    if not out:
-        raise UsageError("no report format chosen")
-    return tuple(out)
-
-
 def prepare_outdir(outdir: str, plot_dirname: str) -> str:
     """Create the output and plot directories; an OutputError says why not."""
     plot_dir = os.path.join(outdir, plot_dirname)
@@ -1417,7 +1404,7 @@ def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FO
     A missing PDF toolchain is a warning in the result, not an error; an
     output directory that cannot be written raises :class:`OutputError`.
     """
-    formats = check_formats(formats)
+    formats = parse_report_formats(formats)
     name = safe_name(run.name)
     plot_dirname = f"{name}-plots"
     plot_dir = prepare_outdir(outdir, plot_dirname)
