@@ -4,7 +4,7 @@ import pytest
 
 from conftest import data_path
 from tkperf.errors import FioError
-from tkperf.fio_json import first_json_object, json_objects, parse_jobs
+from tkperf.fio_json import cumulative_write, first_json_object, json_objects, parse_jobs
 
 
 def load(name):
@@ -99,3 +99,24 @@ def test_status_interval_stream_is_cumulative():
     assert ios == sorted(ios) and ios[0] > 0
     # an unfinished tail yields nothing more
     assert len([o for o, _ in json_objects(text[:-50])]) == 3
+
+
+def test_runtime_is_wall_time_not_summed_over_jobs():
+    report = load("fio-3.33-numjobs.json")
+    job = report["jobs"][0]
+    assert job["job_runtime"] > 1.5 * job["write"]["runtime"]  # fio sums job_runtime over the 2 jobs
+    (w,) = parse_jobs(report, {"randwrite-4k-nj2": spec("randwrite", 4096, 0, 2, 4)})
+    assert w.runtime_ms == job["write"]["runtime"]
+
+
+def test_status_interval_totals_with_two_jobs():
+    with open(data_path("fio-3.33-status-interval-nj2.json")) as fh:
+        reports = [obj for obj, _ in json_objects(fh.read())]
+    cuts = [cumulative_write(r["jobs"][0]) for r in reports]
+    first, second = cuts[0], cuts[1]
+    interval_ms = second["runtime_ms"] - first["runtime_ms"]
+    assert 900 <= interval_ms <= 1100  # one second of wall time, not numjobs seconds
+    iops = (second["ios"] - first["ios"]) * 1000 / interval_ms
+    # the interval's IOPS sits near fio's own cumulative figure, not at half of it
+    assert 0.5 * reports[1]["jobs"][0]["write"]["iops"] < iops < 2 * reports[1]["jobs"][0]["write"]["iops"]
+    assert second["lat_sum"] > first["lat_sum"] > 0

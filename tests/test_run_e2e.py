@@ -92,7 +92,7 @@ def test_lat(target, tmp_path):
 def test_wsat_stops_by_time(target, tmp_path):
     argv, kind = target
     rc, xml, log = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "4s",
-                           "--wsat-interval", "1s", "--wsat-tgbw", "1000")
+                           "--wsat-interval", "1s", "--wsat-tgbw", "1000", "-nj", "2")
     assert rc == 0
     run, _ = check_common(xml, log, kind)
     (t,) = run.tests
@@ -101,8 +101,8 @@ def test_wsat_stops_by_time(target, tmp_path):
     assert t.stop_reason == "time limit"
     for r in t.rounds:
         (w,) = r.workloads
-        assert w.write.iops > 0 and w.read.iops == 0
-        assert 0.5 <= r.fio_s <= 1.6
+        assert w.write.iops > 0 and w.read.iops == 0 and w.numjobs == 2
+        assert 0.5 <= r.fio_s <= 1.6  # wall time per interval, not summed over the 2 jobs
 
 
 def test_wsat_stops_by_tgbw(target, tmp_path):

@@ -104,10 +104,21 @@ def _merge(a: IoStats, b: IoStats) -> IoStats:
 
 
 def _runtime_ms(job: dict) -> int:
-    """job_runtime came with fio 3.x; before it, the larger of the directions' runtimes."""
-    if "job_runtime" in job:
-        return int(job["job_runtime"])
-    return int(max(job.get("read", {}).get("runtime", 0), job.get("write", {}).get("runtime", 0)))
+    """How long the workload ran.  The directions' ``runtime`` is the group's
+    wall time; ``job_runtime`` (fio >= 3.?) is summed over the jobs of a
+    group, numjobs times too long, so it is only the fallback."""
+    runtime = max(int(job.get(d, {}).get("runtime", 0)) for d in ("read", "write", "trim"))
+    return runtime or int(job.get("job_runtime", 0))
+
+
+def cumulative_write(job: dict) -> Dict[str, float]:
+    """The running totals of one job in a ``--status-interval`` report: run
+    time (ms), write I/Os, bytes written and the sum of their latencies (us),
+    so that two reports give one interval by difference."""
+    wr = job.get("write", {})
+    ios = float(wr.get("total_ios", 0))
+    return dict(runtime_ms=float(_runtime_ms(job)), ios=ios, io_bytes=float(_io_bytes(wr)),
+                lat_sum=float(_clat(wr).get("mean", 0.0)) * ios / 1000.0)
 
 
 def parse_jobs(report: dict, specs: Dict[str, dict]) -> List[Workload]:

@@ -14,6 +14,7 @@ from typing import Dict, List, Optional
 from tkperf import precondition, purge, store
 from tkperf.errors import FioError, Interrupted
 from tkperf.fio import FioRunner
+from tkperf.fio_json import cumulative_write
 from tkperf.options import RunOptions
 from tkperf.results import (
     DeviceInfo,
@@ -179,13 +180,7 @@ class Runner:
             j = jobs[0]
             if int(j.get("error", 0)):
                 raise FioError(f"fio reported I/O error {j['error']} in {spec.key}")
-            wr = j.get("write", {})
-            clat = wr.get("clat_ns", {})
-            ios = float(wr.get("total_ios", 0))
-            cut = dict(runtime_ms=float(j.get("job_runtime", wr.get("runtime", 0))), ios=ios,
-                       io_bytes=float(wr.get("io_bytes", 0)),
-                       lat_sum=float(clat.get("mean", 0.0)) * ios / 1000.0,
-                       at=time.monotonic(), started=now_iso())
+            cut = dict(cumulative_write(j), at=time.monotonic(), started=now_iso())
             # A short tail (fio's last report after the final full interval)
             # joins the interval before it instead of standing as a noisy point.
             merge = (t.rounds and cut["runtime_ms"] - cuts[-1]["runtime_ms"] < interval * 500.0)
