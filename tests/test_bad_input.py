@@ -108,3 +108,16 @@ def test_no_terminal_and_no_yes(marked, tmp_path, capsys):
 ])
 def test_bad_commands(argv, code, words, capsys):
     one_line_error(capsys, main(argv), code, words)
+
+
+def test_one_line_from_the_installed_command_too(tmp_path):
+    """Outside pytest's log capture: a refusal must still be a single line
+    (no echo of the log record by Python's last-resort logging handler)."""
+    import subprocess
+    import sys
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    res = subprocess.run([sys.executable, "-m", "tkperf", "ssd", "run", "/dev/null", "--yes"],
+                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=repo))
+    assert res.returncode == EXIT_TARGET
+    assert res.stderr.splitlines() == ["tkperf: error: /dev/null: is a character device; tkperf tests "
+                                       "block devices (for NVMe use the namespace, e.g. /dev/nvme0n1)"]

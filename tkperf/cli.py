@@ -470,7 +470,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 def _close_logging() -> None:
     for logger in (log, progress):
         for h in list(logger.handlers):
-            logger.removeHandler(h)
-            h.close()
+            if not isinstance(h, logging.NullHandler):
+                logger.removeHandler(h)
+                h.close()
 
 
