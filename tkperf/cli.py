@@ -25,7 +25,6 @@ from tkperf.errors import (
     EXIT_OK,
     EXIT_SIGINT,
     NotConfirmedError,
-    OutputError,
     ResumeError,
     Interrupted,
     TkperfError,
@@ -158,15 +157,7 @@ def _check_name(name: str) -> str:
 
 
 def _prepare_outdir(path: str) -> str:
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"cannot create output directory {path}: {exc.strerror}") from None
-    if not os.path.isdir(path):
-        raise OutputError(f"output directory {path} is not a directory")
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise OutputError(f"output directory {path} is not writable")
-    return path
+    return store.ensure_dir(path, "output directory")
 
 
 def read_description(path: Optional[str]) -> tuple:

@@ -45,7 +45,7 @@ from tkperf.results import (
     mix_label,
 )
 from tkperf.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, SteadyState
-from tkperf.store import atomic_write
+from tkperf.store import atomic_write, ensure_dir
 from tkperf.summary import headline
 
 NA = "n/a"
@@ -1340,15 +1340,8 @@ def safe_name(name: str) -> str:
 
 def prepare_outdir(outdir: str, plot_dirname: str) -> str:
     """Create the output and plot directories; an OutputError says why not."""
-    plot_dir = os.path.join(outdir, plot_dirname)
-    for d in (outdir, plot_dir):
-        try:
-            os.makedirs(d, exist_ok=True)
-        except OSError as exc:
-            raise OutputError(f"cannot create report directory {d}: {exc.strerror or exc}") from None
-        if not os.path.isdir(d):
-            raise OutputError(f"report directory {d} is not a directory")
-    return plot_dir
+    ensure_dir(outdir, "report directory")
+    return ensure_dir(os.path.join(outdir, plot_dirname), "report directory")
 
 
 def _remove_stale_plots(plot_dir: str, keep: Sequence[str]) -> None:

@@ -216,6 +216,19 @@ def atomic_write(path: str, data: bytes) -> None:
         pass
 
 
+def ensure_dir(path: str, what: str = "output directory") -> str:
+    """Create ``path`` (and parents) if needed; an OutputError says why it cannot be."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create {what} {path}: {exc.strerror or exc}") from None
+    if not os.path.isdir(path):
+        raise OutputError(f"{what} {path} is not a directory")
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputError(f"{what} {path} is not writable")
+    return path
+
+
 def save(run: RunResult, path: str) -> None:
     atomic_write(path, dumps(run))
 
