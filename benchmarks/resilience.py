@@ -65,8 +65,7 @@ def main() -> None:
             xml = os.path.join(out, "k.xml")
             if not os.path.exists(xml):
                 # killed before the run wrote anything: nothing to lose, start afresh
-                tkperf("ssd", "run", dev, "--name", "k", "--outdir", out, *RUN[:-3], "-q", "--yes",
-                       "--no-report").wait()
+                tkperf("ssd", "run", dev, "--name", "k", "--outdir", out, *RUN).wait()
             try:
                 status = store.load(xml).status
                 valid += 1

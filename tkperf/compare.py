@@ -316,21 +316,26 @@ def _measurements_rst(doc: RstDocument, runs: Sequence[RunResult], labels: Seque
               "Steady-state (window average) IOPS at the corners, one bar per run; "
               "n/a where a run did not measure the cell.")
     write, read = tp_grids(runs, labels)
-    if write.rows:
-        doc.section("Throughput")
-        doc.markup(_grid_by_runs_rst(write, "SEQ 100% W, MB/s"))
-        doc.markup(_grid_by_runs_rst(read, "SEQ 100% R, MB/s"))
-        _bars(doc, "tp.png", [plots.Panel(write, "SEQ 100% W", "Throughput (MB/s)"),
-                              plots.Panel(read, "SEQ 100% R", "Throughput (MB/s)")],
-              "Sequential throughput in MB/s (decimal) per block size, one bar per run.")
+    _paired_section(doc, "Throughput", "tp.png", "Throughput (MB/s)",
+                    (write, "SEQ 100% W", "MB/s"), (read, "SEQ 100% R", "MB/s"),
+                    "Sequential throughput in MB/s (decimal) per block size, one bar per run.")
     ave, worst = lat_grids(runs, labels)
-    if ave.rows:
-        doc.section("Latency")
-        doc.markup(_grid_by_runs_rst(ave, "AVE response time, µs"))
-        doc.markup(_grid_by_runs_rst(worst, "MAX response time, µs"))
-        _bars(doc, "lat.png", [plots.Panel(ave, "AVE response time", "Response time (µs)"),
-                               plots.Panel(worst, "MAX response time", "Response time (µs)")],
-              "AVE and MAX response time (TC1/QD1) in µs per block size and R/W mix, one bar per run.")
+    _paired_section(doc, "Latency", "lat.png", "Response time (µs)",
+                    (ave, "AVE response time", "µs"), (worst, "MAX response time", "µs"),
+                    "AVE and MAX response time (TC1/QD1) in µs per block size and R/W mix, one bar per run.")
+
+
+def _paired_section(doc: RstDocument, title: str, filename: str, ylabel: str,
+                    first: Tuple[plots.Grid, str, str], second: Tuple[plots.Grid, str, str],
+                    caption: str) -> None:
+    """Two grids of one measure (W and R, AVE and MAX): both tables, then one figure of
+    two bar panels; nothing when no run measured it."""
+    if not first[0].rows:
+        return
+    doc.section(title)
+    for grid, name, unit in (first, second):
+        doc.markup(_grid_by_runs_rst(grid, f"{name}, {unit}"))
+    _bars(doc, filename, [plots.Panel(grid, name, ylabel) for grid, name, _ in (first, second)], caption)
 
 
 def comparison_rst(runs: Sequence[RunResult], doc: RstDocument) -> str:

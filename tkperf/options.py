@@ -245,12 +245,10 @@ def check_fits(opts: RunOptions, capacity: int) -> None:
                          f"{format_bs(largest)} with {opts.numjobs} jobs (needs {needed} bytes)")
 
 
-def differences(a: Mapping[str, str], b: Mapping[str, str], ignore: Sequence[str] = ()) -> Dict[str, Tuple[str, str]]:
+def differences(a: Mapping[str, str], b: Mapping[str, str]) -> Dict[str, Tuple[str, str]]:
     """Options that differ between two runs: name -> (a's value, b's value)."""
     out = {}
     for key in sorted(set(a) | set(b)):
-        if key in ignore:
-            continue
         if a.get(key, "") != b.get(key, ""):
             out[key] = (a.get(key, ""), b.get(key, ""))
     return out

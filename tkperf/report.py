@@ -46,7 +46,7 @@ from tkperf.results import (
 )
 from tkperf.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, SteadyState
 from tkperf.store import atomic_write, ensure_dir
-from tkperf.summary import headline
+from tkperf.summary import headline, test_title
 
 NA = "n/a"
 # WSAT tables list every interval up to this many, else this many time bins.
@@ -682,12 +682,6 @@ def run_caveats(run: RunResult) -> List[str]:
     return out
 
 
-def test_title(test: TestRun) -> str:
-    if test.name == "tp":
-        return f"TP {test.params.get('block_size', '')}".strip()
-    return {"iops": "IOPS", "lat": "LAT", "wsat": "WSAT"}.get(test.name, test.name.upper())
-
-
 # =============================================================================
 # 2. reST
 # =============================================================================
@@ -969,22 +963,19 @@ def _window_rst(doc: RstDocument, test: TestRun, level: int) -> None:
                           title=f"Steady-state check of {_tracking_label(test)}", widths=[26, 26, 48]))
 
 
-def _no_rounds(doc: RstDocument, test: TestRun) -> bool:
+def _open_test(doc: RstDocument, run: RunResult, test: TestRun, title: str, level: int = 1) -> bool:
+    """A test's section heading and SNIA header; False (said in words) when it has no rounds."""
+    doc.section(title, level)
+    doc.markup(header_rst(snia_header(run, test)))
     if test.rounds:
-        return False
+        return True
     doc.para(f"No {'interval' if test.name == 'wsat' else 'round'} of this test completed "
              f"(status: {test.status or 'unknown'}); there are no figures to show.")
-    return True
-
-
-def _header_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
-    doc.markup(header_rst(snia_header(run, test)))
+    return False
 
 
 def _iops_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
-    doc.section("IOPS")
-    _header_section(doc, run, test)
-    if _no_rounds(doc, test):
+    if not _open_test(doc, run, test, "IOPS"):
         return
     grid = iops_grid(test)
     src = _window_source(test)
@@ -1005,9 +996,7 @@ def _tp_section(doc: RstDocument, run: RunResult, tests: Sequence[TestRun]) -> N
     doc.section("Throughput")
     tests = sorted(tests, key=tp_block_size)
     for t in tests:
-        doc.section(f"Throughput {t.params.get('block_size', '')}", 2)
-        _header_section(doc, run, t)
-        if _no_rounds(doc, t):
+        if not _open_test(doc, run, t, f"Throughput {t.params.get('block_size', '')}", 2):
             continue
         g = tp_grid([t])
         doc.markup(grid_rst(g, f"SEQ {t.params.get('block_size', '')} MB/s, {_window_source(t)}",
@@ -1027,9 +1016,7 @@ def _tp_section(doc: RstDocument, run: RunResult, tests: Sequence[TestRun]) -> N
 
 
 def _lat_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
-    doc.section("Latency")
-    _header_section(doc, run, test)
-    if _no_rounds(doc, test):
+    if not _open_test(doc, run, test, "Latency"):
         return
     ave, worst = lat_grids(test)
     src = _window_source(test)
@@ -1053,9 +1040,7 @@ def _lat_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
 
 
 def _wsat_section(doc: RstDocument, run: RunResult, test: TestRun) -> None:
-    doc.section("Write Saturation")
-    _header_section(doc, run, test)
-    if _no_rounds(doc, test):
+    if not _open_test(doc, run, test, "Write Saturation"):
         return
     data = wsat_data(test)
     ws = wsat_summary(test, data)

@@ -70,9 +70,10 @@ _LABELS = {
 
 
 def test_title(t: TestRun) -> str:
+    """Short name of a test: IOPS, TP 1024k, LAT, WSAT."""
     if t.name == "tp":
-        return f"TP {t.params.get('block_size', '')}"
-    return {"iops": "IOPS", "lat": "LAT", "wsat": "WSAT"}.get(t.name, t.name)
+        return f"TP {t.params.get('block_size', '')}".strip()
+    return {"iops": "IOPS", "lat": "LAT", "wsat": "WSAT"}.get(t.name, t.name.upper())
 
 
 def lines(run: RunResult) -> List[str]:
