@@ -359,7 +359,7 @@ def _check_head(data: bytes, source: str) -> None:
     try:
         version = int(root.get("format", ""))
     except ValueError:
-        raise ResultFileError(f"{source}: no format version on <tkperf>") from None
+        raise ResultFileError(f"{source}: no format version on <tkperf> (truncated, or not a tkperf result)") from None
     if version > FORMAT_VERSION:
         raise ResultFileError(
             f"{source}: format version {version} is newer than this tkperf reads "
