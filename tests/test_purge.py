@@ -1,7 +1,9 @@
+import shutil
+
 import pytest
 
 from tkperf import purge
-from tkperf.errors import UsageError
+from tkperf.errors import ToolError, UsageError
 from tkperf.results import DeviceInfo
 
 
@@ -38,16 +40,23 @@ def test_unknown_method():
 
 
 def test_command_lines_are_argument_lists():
-    try:
-        nv = purge.commands("nvme", dev("nvme", "/dev/nvme0n1"))
-        assert nv[0][1:] == ["format", "/dev/nvme0n1", "--ses=1", "--force"]
-        ata = purge.commands("ata", dev("sata", "/dev/sda"))
-        assert [a[-3:] for a in ata] == [["--security-set-pass", "tkperf", "/dev/sda"],
-                                         ["--security-erase", "tkperf", "/dev/sda"]]
-        scsi = purge.commands("scsi", dev("sas", "/dev/sdb"))
-        assert scsi[0][-1] == "/dev/sdb" and "--format" in scsi[0]
-    except Exception as exc:  # a missing tool is a clear ToolError, also fine to see
-        assert "not found on PATH" in str(exc)
+    # hdparm, nvme-cli and sg3-utils are installed by the README's test command.
+    nv = purge.commands("nvme", dev("nvme", "/dev/nvme0n1"))
+    assert nv == [[shutil.which("nvme"), "format", "/dev/nvme0n1", "--ses=1", "--force"]]
+    ata = purge.commands("ata", dev("sata", "/dev/sda"))
+    hdparm = shutil.which("hdparm")
+    assert ata == [[hdparm, "--user-master", "u", "--security-set-pass", "tkperf", "/dev/sda"],
+                   [hdparm, "--user-master", "u", "--security-erase", "tkperf", "/dev/sda"]]
+    scsi = purge.commands("scsi", dev("sas", "/dev/sdb"))
+    assert scsi == [[shutil.which("sg_format"), "--format", "--quick", "--wait", "/dev/sdb"]]
+
+
+@pytest.mark.parametrize("method, tool, package", [
+    ("nvme", "nvme", "nvme-cli"), ("ata", "hdparm", "hdparm"), ("scsi", "sg_format", "sg3-utils")])
+def test_a_missing_purge_tool_names_its_debian_package(method, tool, package, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no tool at all
+    with pytest.raises(ToolError, match=f"'{tool}' not found on PATH; install it \\(Debian package {package}\\)"):
+        purge.commands(method, dev("nvme", "/dev/nvme0n1"))
 
 
 def test_discard_on_loop_device_zeroes_it(loopdev):
