@@ -17,10 +17,19 @@ setup(
     license="GPL-3.0-or-later",
     python_requires=">=3.9",
     packages=find_packages(include=["tkperf", "tkperf.*"]),
-    package_data={"tkperf": ["data/*"]},
+    package_data={"tkperf.model": ["data/*"]},
     install_requires=["numpy", "matplotlib", "lxml", "docutils", "rst2pdf"],
     extras_require={"test": ["pytest"]},
-    entry_points={"console_scripts": ["tkperf = tkperf.cli:main"]},
+    entry_points={
+        "console_scripts": ["tkperf = tkperf.cli:main"],
+        # Built-in test types are found like plug-ins: through this group.
+        "tkperf.tests": [
+            "iops = tkperf.testtypes.iops:IopsTest",
+            "tp = tkperf.testtypes.throughput:ThroughputTest",
+            "lat = tkperf.testtypes.latency:LatencyTest",
+            "wsat = tkperf.testtypes.writesat:WriteSaturationTest",
+        ],
+    },
     classifiers=[
         "Programming Language :: Python :: 3",
         "Operating System :: POSIX :: Linux",

@@ -39,16 +39,9 @@ sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 
-from tkperf import __version__, store  # noqa: E402
-from tkperf.results import (  # noqa: E402
-    DeviceInfo,
-    HostInfo,
-    IoStats,
-    Round,
-    RunResult,
-    TestRun,
-    Workload,
-)
+from tkperf import __version__  # noqa: E402
+from tkperf.model import store  # noqa: E402
+from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun  # noqa: E402
 
 EXAMPLES = ("example-ssd", "example-full")
 TARGETS = {"example": (5.0, 200.0), "wsat-1440": (10.0, 400.0), "wsat-86400": (10.0, 400.0)}
@@ -56,28 +49,27 @@ TARGETS = {"example": (5.0, 200.0), "wsat-1440": (10.0, 400.0), "wsat-86400": (1
 
 def synthetic_wsat(intervals: int, interval_s: int, seed: int = 1) -> RunResult:
     """A SYNTHETIC 24 h WSAT run (no fio involved): RND 4KiB 100% W IOPS per
-    interval falling from a FOB plateau over a write cliff to a noisy steady state."""
+    interval falling from a FOB plateau over a write cliff to a noisy steady
+    state, kept as WSAT keeps it: a series of intervals."""
+    from tkperf.model.series import Series
+
     rng = np.random.default_rng(seed)
     t = np.arange(1, intervals + 1) * interval_s / 3600.0  # hours
     level = 20000 + 80000 / (1 + np.exp((t - 2.0) * 4))   # cliff after about 2 h
     iops = np.clip(level * (1 + 0.08 * rng.standard_normal(intervals)), 100, None)
     lat = 32 * 1e6 / iops  # OIO 32: mean latency in µs by Little's law
-    rounds = []
+    series = Series("intervals", ("wall_s", "fio_s", "ios", "io_bytes", "iops", "lat_mean_us"))
     for i in range(intervals):
         ios = int(iops[i] * interval_s)
-        w = Workload(name="wsat-rnd-4k-0-100", rw="randwrite", bs=4096, rwmixread=0, numjobs=4,
-                     iodepth=8, runtime_ms=interval_s * 1000,
-                     write=IoStats(iops=float(iops[i]), bw_bytes=float(iops[i]) * 4096,
-                                   io_bytes=ios * 4096, ios=ios, lat_mean_us=float(lat[i])))
-        rounds.append(Round(index=i + 1, started=f"synthetic+{i * interval_s}s", wall_s=float(interval_s),
-                            fio_s=float(interval_s), workloads=(w,)))
-    test = TestRun(name="wsat", key="wsat", tracking_workload="wsat-rnd-4k-0-100",
+        series.append((float(interval_s), float(interval_s), ios, ios * 4096, float(iops[i]),
+                       float(lat[i])))
+    test = TestRun(type="wsat", key="wsat", tracking_workload="wsat-rnd-4k-0-100",
                    tracking_metric="write.iops", tracking_label="RND 4k 0/100 IOPS per interval",
                    status="complete", started="synthetic", finished="synthetic", stop_reason="time limit",
                    params={"block_size": "4k", "access": "random", "numjobs": "4", "iodepth": "8",
                            "interval": str(interval_s), "time_limit": "86400", "tgbw": "4x",
                            "steady_stop": "false"},
-                   rounds=rounds)
+                   series={"intervals": series})
     test.steady = test.evaluate(5)
     return RunResult(
         name=f"synthetic-wsat-{intervals}", started="synthetic", finished="synthetic", status="complete",
@@ -94,7 +86,7 @@ def child(source: str, outdir: str) -> None:
     """Run in the child: load (or, for ``synthetic:N:S``, generate), build,
     print the phases' times as JSON."""
     t0 = time.monotonic()
-    from tkperf import report  # noqa: F401 - import time belongs to the build
+    from tkperf.render import report  # noqa: F401 - import time belongs to the build
     t1 = time.monotonic()
     if source.startswith("synthetic:"):
         _, intervals, interval_s = source.split(":")

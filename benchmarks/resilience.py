@@ -22,9 +22,9 @@ import time
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, REPO)
 
-from tkperf import store  # noqa: E402
+from tkperf.model import store  # noqa: E402
 from tkperf.errors import TkperfError  # noqa: E402
-from tkperf.loopdev import LoopDevice  # noqa: E402
+from tkperf.target.loopdev import LoopDevice  # noqa: E402
 
 RUN = ["--tests", "iops,lat", "--bs", "4k", "--mix", "0/100", "--lat-bs", "4k", "--lat-mix", "0/100",
        "--runtime", "1", "--max-rounds", "2", "-nj", "1", "-iod", "4", "--yes", "--no-report", "-q"]

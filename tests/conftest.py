@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tkperf.loopdev import try_loop
+from tkperf.target.loopdev import try_loop
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 MiB = 1024 * 1024

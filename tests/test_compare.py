@@ -9,7 +9,13 @@ import subprocess
 import lxml.html
 import pytest
 
-from tkperf import compare, store
+from tkperf.render import compare
+from tkperf.render.context import CompareContext
+from tkperf.model import store
+from tkperf.testtypes.iops import view as iops_view
+from tkperf.testtypes.latency import view as lat_view
+from tkperf.testtypes.throughput import view as tp_view
+from tkperf.testtypes.writesat import view as wsat_view
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_RESULT_FILE, EXIT_USAGE, UsageError
 
@@ -98,26 +104,39 @@ def test_different_settings_get_a_visible_note(compared):
 def test_corners_and_n_a_where_a_run_did_not_measure():
     runs = [store.load(example(n)) for n in MIXED]
     labels = compare.run_labels(runs)
-    corners = compare.corner_grid(runs, labels)
+    ctx = CompareContext(tuple(runs), tuple(labels))
+    corners = iops_view.corner_grid(ctx)
     # The quick examples measure 4k and 128k only: no RND 8KiB 65:35 corner at all.
     assert corners.rows == ("RND 4KiB 100% W", "RND 4KiB 65:35", "RND 4KiB 100% R")
     assert all(v is not None for row in corners.values for v in row)
-    write, read = compare.tp_grids(runs, labels)
+    write, read = tp_view.tp_grids(ctx)
     assert write.rows == ("1024k",)
     assert write.values[0][1] is None and read.values[0][1] is None  # example-client ran no TP
     assert write.values[0][0] > 0 and read.values[0][2] > 0
-    ave, worst = compare.lat_grids(runs, labels)
+    ave, worst = lat_view.compare_grids(ctx)
     assert ave.rows == ("4k 100/0", "4k 0/100")
     assert ave.values[0][1] is None
 
 
 def test_wsat_normalised_curves_peak_at_one():
+    """The normalised chart is drawn from curves the view computed: each run's
+    IOPS divided by its own maximum, so every curve peaks at exactly 1.0."""
     runs = [store.load(example(n)) for n in MIXED]
-    curves = compare.wsat_curves(runs, compare.run_labels(runs))
+    ctx = CompareContext(tuple(runs), tuple(compare.run_labels(runs)))
+    curves = wsat_view.wsat_curves(ctx)
     assert [c.label for c in curves] == MIXED
     for c in curves:
-        assert (c.iops / c.iops.max()).max() == 1.0
         assert list(c.seconds) == sorted(c.seconds)
+    spec = wsat_view.normalised_chart(curves)
+    assert [c.label for c in spec.curves] == MIXED
+    for c, raw in zip(spec.curves, curves):
+        assert c.y.max() == 1.0
+        assert c.y == pytest.approx(raw.iops / raw.iops.max())
+        assert list(c.x) == list(raw.seconds)
+    # The comparison's normalised chart is that spec.
+    section = wsat_view.compare_section(ctx, ctx.runs, ctx.labels)
+    chart = next(x for x in section if getattr(x, "filename", "") == "wsat-normalised-vs-time.png")
+    assert [c.y.max() for c in chart.spec.curves] == [1.0, 1.0, 1.0]
 
 
 def test_a_file_given_twice_gets_two_labels():

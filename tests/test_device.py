@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from tkperf import device
+from tkperf.target import device
 from tkperf.cli import main
 from tkperf.errors import EXIT_REFUSED, RefusedError, TargetError
 

@@ -4,7 +4,7 @@ import pytest
 
 from conftest import data_path
 from tkperf.errors import FioError
-from tkperf.fio_json import cumulative_write, first_json_object, json_objects, parse_jobs
+from tkperf.fio.output import cumulative_write, first_json_object, json_objects, parse_jobs
 
 
 def load(name):

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from test_store import sample_run
-from tkperf import store
+from tkperf.model import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_RESUME, ResultFileError
 
@@ -62,11 +62,11 @@ def test_oversized_file_is_refused_before_reading(tmp_path, monkeypatch):
 
 
 def test_future_and_foreign_versions(tmp_path, capsys):
-    data = store.dumps(sample_run()).replace(b'format="1"', b'format="2"')
+    data = store.dumps(sample_run()).replace(b'format="2"', b'format="3"')
     path = tmp_path / "future.xml"
     path.write_bytes(data)
     assert main(["show", str(path)]) == EXIT_RESULT_FILE
-    assert "format version 2 is newer than this tkperf reads (1); upgrade tkperf" in capsys.readouterr().err
+    assert "format version 3 is newer than this tkperf reads (2); upgrade tkperf" in capsys.readouterr().err
 
 
 def test_schema_invalid_figures_are_refused(tmp_path):

@@ -10,10 +10,10 @@ import time
 import pytest
 
 from conftest import needs_fio
-from tkperf import store
+from tkperf.model import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_LOCKED, EXIT_RESUME
-from tkperf.loopdev import try_loop
+from tkperf.target.loopdev import try_loop
 
 pytestmark = needs_fio
 MiB = 1024 * 1024
@@ -148,7 +148,7 @@ def test_resume_keeps_a_test_that_had_reached_steady_state(bigloop, tmp_path):
     run = store.load(str(xml))
     iops = run.tests[0]
     # as if killed after iops reached steady state but before it was marked complete
-    from tkperf.steadystate import SteadyState
+    from tkperf.engine.steadystate import SteadyState
     iops.status, run.status = "running", "running"
     iops.steady = SteadyState(True, (1, 2), (1.0, 1.0), 0.0, 1.0, 1.0, 0.0, 0.0, 5)
     rounds_before = list(iops.rounds)

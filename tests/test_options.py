@@ -1,6 +1,6 @@
 import pytest
 
-from tkperf import options
+from tkperf.engine import options
 from tkperf.errors import TargetError, UsageError
 
 

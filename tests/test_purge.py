@@ -2,9 +2,9 @@ import shutil
 
 import pytest
 
-from tkperf import purge
+from tkperf.target import purge
 from tkperf.errors import ToolError, UsageError
-from tkperf.results import DeviceInfo
+from tkperf.model.results import DeviceInfo
 
 
 def dev(transport, path="/dev/sdx", kind="block"):
@@ -62,7 +62,7 @@ def test_a_missing_purge_tool_names_its_debian_package(method, tool, package, mo
 def test_discard_on_loop_device_zeroes_it(loopdev):
     with open(loopdev, "r+b") as fh:
         fh.write(b"x" * 4096)
-    from tkperf import device
+    from tkperf.target import device
     rec = purge.purge("auto", device.resolve(loopdev))
     assert rec.method == "discard" and not rec.pts_purge and "blkdiscard" in rec.command
     with open(loopdev, "rb") as fh:

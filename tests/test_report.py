@@ -17,10 +17,17 @@ import sys
 import lxml.html
 import pytest
 
-from tkperf import plots, report, store
+import numpy as np
+
+from tkperf.render import header, page, report, rst, steady, words
+from tkperf.model import store
+from tkperf.testtypes import writesat
+from tkperf.testtypes.iops import view as iops_view
+from tkperf.testtypes.latency import view as lat_view
+from tkperf.testtypes.writesat import view as wsat_view
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_RESULT_FILE, EXIT_USAGE, OutputError, UsageError
-from tkperf.results import Event, IoStats, Round, RunResult, TestRun, Workload
+from tkperf.model.results import Event, IoStats, Round, RunResult, TestRun, Workload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
@@ -61,6 +68,11 @@ def pdf_pages(path: str) -> int:
 
 def figure_refs(rst: str) -> list:
     return re.findall(r"^\.\. figure:: (\S+)$", rst, re.M)
+
+
+def summary_table_rst(figures) -> str:
+    """The summary page's table as reST, as the report writes it."""
+    return rst.to_rst([page.summary_table(figures)])
 
 
 @dataclasses.dataclass
@@ -186,17 +198,17 @@ def test_html_is_self_contained_and_parses(built, name):
 def test_summary_table_matches_the_golden_file():
     with open(GOLDEN, encoding="utf-8") as fh:
         golden = fh.read()
-    assert report.summary_table_rst(report.summary_figures(load("example-ssd"))) == golden
+    assert summary_table_rst(page.summary_figures(load("example-ssd"))) == golden
 
 
 def test_summary_figures_agree_with_the_rounds():
     run = load("example-ssd")
-    figures = {f.key: f for f in report.summary_figures(run)}
+    figures = {f.key: f for f in page.summary_figures(run)}
     iops = run.test("iops")
     last5 = [r.workload("rnd-4k-65-35").iops for r in iops.rounds[-5:]]
     assert figures["rnd_4k_mixed_iops"].value == pytest.approx(sum(last5) / len(last5))
     wsat = run.test("wsat")
-    assert figures["fob_iops"].value == wsat.rounds[0].workloads[0].write.iops
+    assert figures["fob_iops"].value == writesat.iops(wsat)[0]
     lat = run.test("lat")
     assert figures["rnd_4k_write_lat_max_us"].value == max(
         r.workload("rnd-4k-0-100").write.lat_max_us for r in lat.rounds[-5:])
@@ -204,36 +216,36 @@ def test_summary_figures_agree_with_the_rounds():
 
 def test_unmeasured_figures_say_n_a(built):
     """example-client ran IOPS and WSAT only: TP and LAT figures are n/a."""
-    figures = {f.key: f for f in report.summary_figures(load("example-client"))}
+    figures = {f.key: f for f in page.summary_figures(load("example-client"))}
     for key in ("seq_write_mb_s", "seq_read_mb_s", "rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us"):
         assert figures[key].value is None
         assert figures[key].source == "not measured"
     assert figures["rnd_4k_write_iops"].value is not None
-    table = report.summary_table_rst(list(figures.values()))
+    table = summary_table_rst(list(figures.values()))
     assert table.count("     - n/a\n") == 4
     assert "n/a" in pdf_text(built("example-client").path("pdf"), 1)
 
 
 def test_iops_matrix_is_the_7x8_table_of_window_averages(built):
     run = load("example-full")
-    grid = report.iops_grid(run.test("iops"))
+    grid = iops_view.iops_grid(run.test("iops"))
     assert grid.rows == ("512", "4k", "8k", "16k", "32k", "64k", "128k", "1024k")
     assert grid.cols == ("100/0", "95/5", "65/35", "50/50", "35/65", "5/95", "0/100")
     rounds = run.test("iops").rounds[-5:]
     expected = sum(r.workload("rnd-8k-65-35").iops for r in rounds) / 5
     assert grid.values[2][2] == pytest.approx(expected)
     # The same figure, formatted, is in the report's table and in the PDF.
-    cell = report.fmt(expected, "IOPS")
+    cell = words.fmt(expected, "IOPS")
     assert f"     - {cell}\n" in built("example-full").read("rst")
     assert cell in pdf_text(built("example-full").path("pdf"))
 
 
 def test_lat_tables_and_percentiles(built):
     run = load("example-full")
-    ave, worst = report.lat_grids(run.test("lat"))
+    ave, worst = lat_view.lat_grids(run.test("lat"))
     assert ave.rows == ("512", "4k", "8k") and ave.cols == ("100/0", "65/35", "0/100")
     assert all(w >= a for ra, rw in zip(ave.values, worst.values) for a, w in zip(ra, rw))
-    rows = report.lat_percentiles(run.test("lat"))
+    rows = lat_view.lat_percentiles(run.test("lat"))
     # 100/0 reads, 65/35 both directions, 0/100 writes: 4 rows per block size.
     assert len(rows) == 12
     for r in rows:
@@ -278,7 +290,7 @@ def test_header_discloses_platform_device_and_setup(built):
 
 def test_description_file_fills_what_the_device_does_not_report():
     run = load("example-ssd-2")
-    fields = dict(report.device_fields(run, run.test("iops")))
+    fields = dict(header.device_fields(run, run.test("iops")))
     assert fields["Vendor"] == "Example Co. (description file)"
     assert fields["Serial"] == "EX-0003 (description file)"
     assert fields["Firmware"] == "1.0 (description file)"
@@ -312,7 +324,7 @@ def test_partial_report_of_an_interrupted_resumed_run(tmp_path):
     assert "LAT is interrupted after 0 rounds." in rst
     assert "No round of this test completed (status: interrupted)" in rst
     assert "interrupted by SIGINT" in rst and "resumed: lat restarts from its purge" in rst
-    figures = {f.key: f for f in report.summary_figures(run)}
+    figures = {f.key: f for f in page.summary_figures(run)}
     assert figures["rnd_4k_write_lat_mean_us"].value is None
     # Without WSAT, FOB IOPS comes from the first IOPS round, and says so.
     assert figures["fob_iops"].source == "IOPS round 1, after WIPC"
@@ -394,27 +406,26 @@ def test_window_view_of_the_tkperf_talk_example():
     rounds = [Round(index=i + 1, started="", wall_s=1.0, fio_s=1.0, workloads=(
         Workload(name="rnd-4k-0-100", rw="randrw", bs=4096, rwmixread=0, numjobs=2, iodepth=16,
                  runtime_ms=60000, write=IoStats(iops=float(v), ios=1)),)) for i, v in enumerate(values)]
-    test = TestRun(name="iops", key="iops", tracking_workload="rnd-4k-0-100", tracking_metric="write.iops",
+    test = TestRun(type="iops", key="iops", tracking_workload="rnd-4k-0-100", tracking_metric="write.iops",
                    tracking_label="RND 4k 0/100 IOPS", rounds=rounds)
-    view = report.window_view(test)
+    view = steady.window_view(test)
     assert view.window_rounds == (7, 8, 9, 10, 11)
     assert view.average == pytest.approx(14339.2)
     assert view.slope == pytest.approx(48.3)
     assert view.intercept == pytest.approx(13904.5)
     assert view.verdict == "Steady, rounds 7-11: range 7.3% (limit 20%), slope excursion 1.3% (limit 10%)"
-    assert report.verdict(test, report.steady_state(test)) == "steady state reached in rounds 7-11"
-    conv = report.convergence(test)
+    assert words.verdict(test, steady.steady_state(test)) == "steady state reached in rounds 7-11"
+    conv = iops_view.matrix_convergence(test)
     assert conv.series[0].y == tuple(float(v) for v in values)
 
 
 def test_wsat_bins_keep_a_day_of_seconds_readable():
-    np = plots.np
     n = 86400
-    data = report.WsatData(seconds=np.arange(1, n + 1, dtype=float),
+    data = wsat_view.WsatData(seconds=np.arange(1, n + 1, dtype=float),
                            written_gb=np.arange(1, n + 1, dtype=float) * 0.4,
                            iops=np.linspace(100000.0, 20000.0, n))
-    bins = report.wsat_bins(data)
-    assert len(bins) == report.WSAT_TABLE_ROWS
+    bins = wsat_view.wsat_bins(data)
+    assert len(bins) == wsat_view.TABLE_ROWS
     assert bins[0].first == 1 and bins[-1].last == n
     assert sum(b.last - b.first + 1 for b in bins) == n
     assert bins[0].max_iops == 100000.0 and bins[-1].min_iops == 20000.0

@@ -4,7 +4,7 @@ import json
 from lxml import etree
 
 from conftest import needs_fio
-from tkperf import store
+from tkperf.model import store
 from tkperf.cli import main
 
 pytestmark = needs_fio
@@ -97,12 +97,17 @@ def test_wsat_stops_by_time(target, tmp_path):
     run, _ = check_common(xml, log, kind)
     (t,) = run.tests
     assert t.wipc is None and t.purge is not None
-    assert 3 <= len(t.rounds) <= 5
+    # Intervals are rows of the test's series (format 2), not rounds; WSAT
+    # writes only, so its series has no read column.
+    assert not t.rounds
+    s = t.series["intervals"]
+    assert 3 <= len(s) <= 5
     assert t.stop_reason == "time limit"
-    for r in t.rounds:
-        (w,) = r.workloads
-        assert w.write.iops > 0 and w.read.iops == 0 and w.numjobs == 2
-        assert 0.5 <= r.fio_s <= 1.6  # wall time per interval, not summed over the 2 jobs
+    assert t.params["numjobs"] == "2"
+    for i in range(len(s)):
+        row = dict(zip(s.columns, s.row(i)))
+        assert row["iops"] > 0 and row["io_bytes"] > 0
+        assert 0.5 <= row["fio_s"] <= 1.6  # wall time per interval, not summed over the 2 jobs
 
 
 def test_wsat_stops_by_tgbw(target, tmp_path):
@@ -111,10 +116,11 @@ def test_wsat_stops_by_tgbw(target, tmp_path):
                          "--wsat-interval", "1s", "--wsat-tgbw", "0.05")
     assert rc == 0
     (t,) = store.load(str(xml)).tests
-    written = sum(r.workloads[0].write.io_bytes for r in t.rounds)
+    s = t.series["intervals"]
+    written = s.column("io_bytes").sum()
     assert written >= 0.05e9
     assert t.stop_reason.startswith("TGBW reached")
-    assert sum(r.fio_s for r in t.rounds) < 30
+    assert s.column("fio_s").sum() < 30
 
 
 def test_show_prints_summary_and_json(target, tmp_path, capsys):

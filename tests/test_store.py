@@ -5,10 +5,10 @@ import pytest
 from lxml import etree
 
 from conftest import data_path
-from tkperf import store
+from tkperf.model import store
 from tkperf.errors import ResultFileError
-from tkperf.fio_json import parse_jobs
-from tkperf.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,
+from tkperf.fio.output import parse_jobs
+from tkperf.model.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,
                             WipcRecord)
 
 
@@ -18,7 +18,7 @@ def sample_run() -> RunResult:
     specs = {n: dict(rw="randrw", bs=4096, rwmixread=m, numjobs=2, iodepth=4)
              for n, m in (("rnd-4k-100-0", 100), ("rnd-4k-65-35", 65), ("rnd-4k-0-100", 0))}
     workloads = tuple(parse_jobs(report, specs))
-    t = TestRun(name="iops", key="iops", tracking_workload="rnd-4k-0-100",
+    t = TestRun(type="iops", key="iops", tracking_workload="rnd-4k-0-100",
                 tracking_metric="write.iops", tracking_label="RND 4k 0/100 IOPS",
                 status="complete", started="2026-11-22T03:00:00+00:00",
                 finished="2026-11-22T03:10:00+00:00", stop_reason="steady state",
@@ -64,7 +64,7 @@ def test_written_file_validates_against_shipped_schema(tmp_path):
     doc = etree.parse(str(path))
     assert schema.validate(doc), schema.error_log
     root = doc.getroot()
-    assert root.get("format") == "1"
+    assert root.get("format") == "2"
     # real elements and attributes, not blobs
     w = root.find("test/round/workload")
     assert float(w.find("write").get("iops")) >= 0

@@ -1,0 +1,215 @@
+"""The example plug-in (examples/plugin, test type ``rw4k``) as a user meets it.
+
+A fresh virtual environment that sees the system's packages (tkperf and its
+dependencies), the plug-in pip-installed into it from a copy of its source,
+and then ``python -m tkperf`` of that environment end to end on a loop
+device this test creates and always detaches: list, run, show, report, run
+again, compare.  The system's own Python, which has not got the plug-in,
+must still read the result file.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_fio
+from tkperf.model import store
+
+REPO = Path(__file__).resolve().parent.parent
+PLUGIN_SRC = REPO / "examples" / "plugin"
+TKPERF_SRC = REPO / "tkperf"
+TITLE = "Random 4KiB R/W mix"
+
+
+def venv_available() -> bool:
+    return importlib.util.find_spec("venv") is not None and importlib.util.find_spec("ensurepip") is not None
+
+
+needs_venv = pytest.mark.skipif(not venv_available(),
+                                reason="python3 -m venv is unavailable (no venv/ensurepip module; "
+                                       "on Debian: apt-get install python3-venv)")
+
+
+def run(argv, cwd, timeout=600) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # tkperf comes from the system site-packages, as for a user
+    env.pop("PYTHONHOME", None)
+    return subprocess.run([str(a) for a in argv], cwd=str(cwd), env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def ok(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert proc.returncode == 0, f"{proc.args} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+def can_build_wheels(python: Path, cwd: Path) -> bool:
+    """setuptools builds wheels itself from 70.1 on; before, it needs ``wheel``."""
+    code = ("import importlib.util, setuptools, sys\n"
+            "v = tuple(int(x) for x in setuptools.__version__.split('.')[:2] if x.isdigit())\n"
+            "sys.exit(0 if v >= (70, 1) or importlib.util.find_spec('wheel') else 1)")
+    return run([python, "-c", code], cwd).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    """(python of a fresh venv with the plug-in installed, a scratch directory)."""
+    base = tmp_path_factory.mktemp("plugin")
+    env_dir, src = base / "venv", base / "src"
+    made = run([sys.executable, "-m", "venv", "--system-site-packages", env_dir], base)
+    if made.returncode != 0:
+        pytest.skip(f"python3 -m venv is unavailable: {made.stderr.strip().splitlines()[-1:]}")
+    python, pip = env_dir / "bin" / "python", env_dir / "bin" / "pip"
+    if run([python, "-c", "import tkperf"], base).returncode != 0:
+        pytest.skip("tkperf is not installed in the system site-packages (pip install '.[test]')")
+    if not can_build_wheels(python, base):
+        # Old setuptools (as ensurepip bundles it) cannot build a wheel without
+        # the 'wheel' package; fetch it with pip as a user would.
+        got = run([pip, "install", "--quiet", "wheel"], base)
+        if got.returncode != 0:
+            pytest.skip("cannot build the plug-in: setuptools < 70.1 without the 'wheel' package, "
+                        f"and pip could not install it: {got.stderr.strip()[-300:]}")
+    # A copy, so that no build/ or *.egg-info lands in the repository.
+    shutil.copytree(PLUGIN_SRC, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    ok(run([pip, "install", "--no-deps", "--no-build-isolation", src], base))
+    yield python, base
+
+
+def tkperf(python: Path, cwd: Path, *args) -> subprocess.CompletedProcess:
+    return run([python, "-m", "tkperf", *args], cwd)
+
+
+# --- without a venv ----------------------------------------------------------------
+
+def test_no_tkperf_file_names_the_plugin():
+    hits = [str(p.relative_to(REPO)) for p in TKPERF_SRC.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and b"rw4k" in p.read_bytes().lower()]
+    assert hits == []
+
+
+def test_plugin_uses_nothing_private_of_tkperf():
+    tree = ast.parse((PLUGIN_SRC / "tkperf_rw4k.py").read_text())
+    used = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tkperf"):
+            used += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            used += [a.name for a in node.names if a.name.startswith("tkperf")]
+    assert used, "the plug-in imports nothing of tkperf?"
+    private = [u for u in used if any(part.startswith("_") for part in u.split("."))]
+    assert private == []
+    # and no private attribute of what it imported
+    attrs = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr.startswith("_")
+             and not n.attr.startswith("__")]
+    assert attrs == []
+
+
+def test_plugin_declares_its_entry_point():
+    text = (PLUGIN_SRC / "pyproject.toml").read_text()
+    assert 'name = "tkperf-rw4k"' in text
+    assert '[project.entry-points."tkperf.tests"]' in text
+    assert 'rw4k = "tkperf_rw4k:RandomRW4kTest"' in text
+
+
+# --- in the venv ------------------------------------------------------------------------
+
+@needs_venv
+def test_tests_lists_plugin(venv):
+    python, base = venv
+    proc = ok(tkperf(python, base, "tests", "--json"))
+    kinds = {k["name"]: k for k in json.loads(proc.stdout)}
+    assert {"iops", "tp", "lat", "wsat", "rw4k"} <= set(kinds)
+    rw4k = kinds["rw4k"]
+    assert rw4k["title"] == TITLE and rw4k["module"] == "tkperf_rw4k"
+    assert rw4k["default"] is False
+    assert rw4k["options"] == ["--rw4k-mix", "--rw4k-qd"]
+    assert "rw4k" not in proc.stderr  # loaded without a warning
+    plain = ok(tkperf(python, base, "tests")).stdout
+    assert any(line.startswith("rw4k") and TITLE in line for line in plain.splitlines())
+    helptext = ok(tkperf(python, base, "ssd", "run", "--help")).stdout
+    assert f"{TITLE} test (rw4k)" in helptext and "--rw4k-qd" in helptext
+
+
+@needs_venv
+def test_plugin_options_are_checked(venv):
+    python, base = venv
+    bad = tkperf(python, base, "ssd", "run", "/nonexistent", "--tests", "rw4k", "--rw4k-qd", "0",
+                 "--dry-run")
+    assert bad.returncode == 2 and "--rw4k-qd" in bad.stderr
+    bad = tkperf(python, base, "ssd", "run", "/nonexistent", "--tests", "rw4k", "--rw4k-mix", "70/40",
+                 "--dry-run")
+    assert bad.returncode == 2 and "--rw4k-mix" in bad.stderr
+    bad = tkperf(python, base, "ssd", "run", "/nonexistent", "--tests", "iops", "--rw4k-qd", "8",
+                 "--dry-run")
+    assert bad.returncode == 2 and "--rw4k-qd" in bad.stderr  # not among --tests
+
+
+@needs_venv
+@needs_fio
+def test_plugin_end_to_end(venv, loopdev, tmp_path):
+    loop = loopdev  # a fresh loop device over a sparse file, detached afterwards (conftest)
+    python, _ = venv
+    out = tmp_path / "out"
+
+    def run_named(name: str, *report: str) -> Path:
+        proc = ok(tkperf(python, tmp_path, "ssd", "run", loop, "--tests", "rw4k", "--quick", "--yes",
+                         "--quiet", "--name", name, "--outdir", out, *report))
+        assert f"{name}.xml" in proc.stdout and "no report" not in proc.stderr
+        return out / f"{name}.xml"
+
+    # dry run: the plug-in's job as fio will get it
+    dry = ok(tkperf(python, tmp_path, "ssd", "run", loop, "--tests", "rw4k", "--quick",
+                    "--rw4k-mix", "65/35", "--dry-run")).stdout
+    assert "[rw4k-65-35]" in dry and "rwmixread=65" in dry and "iodepth=4" in dry
+
+    a = run_named("a", "--report-format", "rst")
+    assert TITLE in (out / "a.rst").read_text()  # the report at the end of the run
+    run_a = store.load(str(a))  # this (system) process has no rw4k: the file reads all the same
+    (t,) = run_a.tests
+    assert run_a.status == "complete" and run_a.quick
+    assert t.type == "rw4k" and t.key == "rw4k" and t.status == "complete"
+    assert run_a.options["rw4k_mix"] == "70/30" and run_a.options["rw4k_qd"] == "4"
+    assert t.params["mix"] == "70/30" and t.params["iodepth"] == "4"
+    assert t.tracking_workload == "rw4k-70-30" and t.tracking_metric == "iops"
+    assert 1 <= len(t.rounds) <= 5
+    for r in t.rounds:
+        (w,) = r.workloads
+        assert (w.name, w.rw, w.bs, w.rwmixread, w.numjobs, w.iodepth) == \
+            ("rw4k-70-30", "randrw", 4096, 70, 1, 4)
+        assert w.read.iops > 0 and w.write.iops > 0
+    assert t.stop_reason in ("steady state", "max rounds")
+
+    shown = json.loads(ok(tkperf(python, tmp_path, "show", a, "--json")).stdout)
+    (st,) = shown["tests"]
+    assert st["key"] == "rw4k" and st["status"] == "complete" and st["rounds"] == len(t.rounds)
+    assert st["headline"]["rnd_4k_mixed_iops"] > 0
+    assert st["headline"]["rnd_4k_mixed_lat_mean_us"] > 0
+    text = ok(tkperf(python, tmp_path, "show", a)).stdout
+    assert "IOPS" in text and "lat AVE" in text
+
+    report_dir = tmp_path / "report"
+    ok(tkperf(python, tmp_path, "report", a, "--format", "rst,html", "--outdir", report_dir))
+    rst = (report_dir / "a.rst").read_text()
+    assert TITLE in rst  # the plug-in's section (the generic one) ...
+    assert "RW4K: headline figures" in rst and "rw4k-70-30" in rst  # ... with its figures and workload
+    assert (report_dir / "a.html").stat().st_size > 0
+
+    b = run_named("b", "--no-report")
+    cmp_dir = tmp_path / "cmp"
+    proc = ok(tkperf(python, tmp_path, "compare", a, b, "--format", "rst,html", "--outdir", cmp_dir))
+    written = "".join(p.read_text(errors="replace") for p in cmp_dir.glob("*.rst"))
+    assert "comparison.rst" in proc.stdout
+    assert TITLE in written and "rw4k" in written.lower()
+
+    # The system Python has tkperf but not the plug-in: the file still shows.
+    plain = ok(run([sys.executable, "-m", "tkperf", "show", a, "--json"], tmp_path))
+    (st,) = json.loads(plain.stdout)["tests"]
+    assert st["key"] == "rw4k" and st["status"] == "complete"

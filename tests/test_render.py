@@ -1,0 +1,340 @@
+"""The renderer: blocks -> reST, charts drawn in parallel from plain specs,
+``show`` without matplotlib, test types that are not installed or that rely
+on the generic sections."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+from typing import List
+
+import numpy as np
+import pytest
+
+from tkperf import testtypes
+from tkperf.model import store
+from tkperf.model.results import RunResult
+from tkperf.render import blocks as b
+from tkperf.render import compare, documents, parallel, report, rst, summary
+from tkperf.testtypes.base import Figure, TestType
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PNG = b"\x89PNG\r\n\x1a\n"
+NOTE = "test type nosuchtype is not installed; install it to see its own figures"
+
+
+def example(name: str) -> str:
+    return os.path.join(ROOT, "examples", f"{name}.xml")
+
+
+def load(name: str) -> RunResult:
+    return store.load(example(name))
+
+
+def grid() -> b.Grid:
+    return b.Grid(rows=("4k", "128k"), row_keys=(4096.0, 131072.0), cols=("100/0", "0/100"),
+                  values=((1000.0, 900.0), (300.0, None)), unit="IOPS")
+
+
+# --- blocks -> reST ----------------------------------------------------------------------
+
+def test_title_heading_rubric_paragraph():
+    bar = "=" * len("Report of \\*x\\*")
+    assert rst.to_rst([b.Title("Report of *x*")]) == f"{bar}\nReport of \\*x\\*\n{bar}\n"
+    assert rst.to_rst([b.Heading("IOPS")]) == "IOPS\n====\n"
+    # Below level 1 a PDF page break first, unless room_cm is left on the page.
+    assert rst.to_rst([b.Heading("Window", 2, room_cm=10)]) == (
+        ".. raw:: pdf\n\n   FrameBreak 283\n\nWindow\n------\n")
+    assert rst.to_rst([b.Heading("Deep", 3)]) == ".. raw:: pdf\n\n   FrameBreak 142\n\nDeep\n~~~~\n"
+    assert rst.to_rst([b.Rubric("Summary")]) == ".. rubric:: Summary\n"
+    # Plain text is made inert: no markup, no list, no line break.
+    assert rst.to_rst([b.Paragraph("- a `b`\nc")]) == "\\- a \\`b\\` c\n"
+    assert rst.to_rst([b.Paragraph("one"), b.Paragraph("two")]) == "one\n\ntwo\n"
+    with pytest.raises(ValueError):
+        b.Heading("x", 5)
+
+
+def test_admonition_table_literal():
+    assert rst.to_rst([b.Admonition("warning", ())]) == ""
+    assert rst.to_rst([b.Admonition("note", ("only one",))]) == ".. note::\n\n   only one\n"
+    assert rst.to_rst([b.Admonition("warning", ("a", "b"))]) == ".. warning::\n\n   * a\n   * b\n"
+    table = b.table(["Name", "Value"], [["x", "1"], ["y", ""]], title="T", widths=[50, 50], stub_columns=1)
+    assert rst.to_rst([table]) == (
+        ".. list-table:: T\n   :header-rows: 1\n   :widths: 50 50\n   :stub-columns: 1\n\n"
+        "   * - Name\n     - Value\n   * - x\n     - 1\n   * - y\n     -\n")
+    # docutils refuses a table without a body row: it gets one that says so.
+    assert "   * - none\n     -\n" in rst.to_rst([b.table(["A", "B"], [])])
+    with pytest.raises(ValueError):
+        b.table(["A", "B"], [["only one"]])
+    assert rst.to_rst([b.Literal("line 1\n  line 2")]) == "::\n\n   line 1\n     line 2\n"
+
+
+def test_header_is_two_grid_tables():
+    h = b.Header(platform=(("Host", "vm"),), device=(("Model", "X"), ("Serial", "1")),
+                 setup=(("Data pattern", "random"),), test=(("Stimulus", "RND"),))
+    text = rst.to_rst([h])
+    assert [line[:2] for line in text.splitlines()].count("+=") == 2
+    assert "| Test platform" in text and "| Device under test" in text
+    assert "| Set-up parameters" in text and "| Test parameters" in text
+    assert "| Host | vm     | Model  | X        |" in text and "|      |        | Serial | 1        |" in text
+
+
+def test_chart_is_a_figure_or_a_sentence():
+    chart = b.Chart("c.png", b.LinesChart(grid(), "IOPS", "t"), "A caption.")
+    assert rst.to_rst([chart], "r-plots") == (
+        ".. figure:: r-plots/c.png\n   :width: 100%\n   :alt: A caption.\n\n   A caption.\n")
+    assert rst.to_rst([chart], "r-plots", {"c.png": "no room"}) == (
+        "\\(The plot c.png could not be drawn: no room.)\n")
+    with pytest.raises(TypeError):
+        rst.to_rst(["not a block"])
+
+
+def test_normalised_curve_peaks_at_one():
+    c = b.Curve("a", np.array([1.0, 2.0, 3.0]), np.array([50.0, 200.0, 100.0]))
+    assert list(c.normalised().y) == [0.25, 1.0, 0.5]
+    assert list(c.normalised().x) == [1.0, 2.0, 3.0]
+    flat = b.Curve("z", np.array([1.0]), np.array([0.0]))
+    assert list(flat.normalised().y) == [0.0]
+
+
+# --- charts -----------------------------------------------------------------------------
+
+def specs(n: int) -> list:
+    """``n`` chart specs of every kind."""
+    g = grid()
+    kinds = [
+        b.LinesChart(g, "IOPS", "lines"),
+        b.HeatmapChart(g, "heat", "IOPS"),
+        b.BarsChart((b.Panel(g, "bars", "IOPS"),)),
+        b.ConvergenceChart((b.Series("4k", (1.0, 2.0, 3.0), (5.0, 6.0, float("nan"))),), "IOPS", "conv", (2, 3)),
+        b.WindowChart("w", "IOPS", (1, 2, 3), (5.0, 6.0, 5.5), (1, 2, 3), (5.0, 6.0, 5.5), 5.5, 0.25, 5.0, "v"),
+        b.CurvesChart((b.Curve("run", np.arange(1.0, 5000.0), np.linspace(10, 1, 4999)),), "Time", "IOPS",
+                      time_axis=True),
+    ]
+    return [kinds[i % len(kinds)] for i in range(n)]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+def test_charts_are_drawn_by_more_than_one_process(tmp_path):
+    jobs = [(str(tmp_path / f"c{i}.png"), s) for i, s in enumerate(specs(12))]
+    with parallel.Drawing(jobs) as drawing:
+        assert drawing.parallel
+        done = drawing.wait()
+    assert [d.path for d in done] == [p for p, _ in jobs]
+    assert all(not d.kind for d in done), [d.warning() for d in done if d.kind]
+    pids = {d.pid for d in done}
+    assert len(pids) == 2 and os.getpid() not in pids
+    for path, _ in jobs:
+        with open(path, "rb") as fh:
+            assert fh.read(8) == PNG
+
+
+def test_one_chart_or_one_cpu_is_drawn_here(tmp_path):
+    (done,) = parallel.draw_charts([(str(tmp_path / "one.png"), specs(1)[0])])
+    assert done.pid == os.getpid() and not done.kind
+    done = parallel.draw_charts([(str(tmp_path / f"s{i}.png"), s) for i, s in enumerate(specs(3))], workers=1)
+    assert {d.pid for d in done} == {os.getpid()}
+
+
+def test_a_chart_that_fails_is_a_warning_not_a_failed_report(tmp_path):
+    bad = b.CurvesChart((b.Curve("x", np.arange(3.0), np.arange(4.0)),), "Time", "IOPS")
+    content = [b.Title("T"), b.Chart("good.png", specs(1)[0], "Good."),
+               b.Chart("bad.png", bad, "Bad."), b.Chart("odd.png", object(), "Odd.")]
+    result = documents.publish(content, str(tmp_path), "doc", ("rst", "html"))
+    assert len(result.warnings) == 2
+    assert result.warnings[0] == ("plot bad.png could not be drawn: ValueError: curve 'x': 3 x values "
+                                  "for 4 y values")
+    assert result.warnings[1].startswith("plot odd.png could not be drawn: TypeError: no drawing for")
+    text = (tmp_path / "doc.rst").read_text(encoding="utf-8")
+    assert ".. figure:: doc-plots/good.png" in text
+    assert "\\(The plot bad.png could not be drawn: curve 'x': 3 x values for 4 y values.)" in text
+    assert "bad.png" not in os.listdir(tmp_path / "doc-plots")
+    assert (tmp_path / "doc.html").stat().st_size > 0
+
+
+def test_a_broken_drawing_in_a_real_report(tmp_path, monkeypatch):
+    """A drawing that raises costs its chart, never the report (the pool's
+    workers are forked, so they see the broken drawing too)."""
+    from tkperf.render import charts
+
+    def boom(path, spec):
+        raise RuntimeError("no colours left")
+
+    monkeypatch.setitem(charts.DRAWINGS, b.HeatmapChart, boom)
+    result = report.build_report(load("example-ssd"), str(tmp_path), ("rst",))
+    assert result.warnings == ("plot iops-iops-matrix.png could not be drawn: RuntimeError: no colours left",)
+    text = (tmp_path / "example-ssd.rst").read_text(encoding="utf-8")
+    assert "\\(The plot iops-iops-matrix.png could not be drawn: no colours left.)" in text
+    assert ".. figure:: example-ssd-plots/iops-iops-by-bs.png" in text
+
+
+# --- show never loads matplotlib -------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [["show"], ["show", "--json"]], ids=["text", "json"])
+def test_show_leaves_matplotlib_out(argv):
+    code = ("import sys\n"
+            "from tkperf.cli import main\n"
+            f"rc = main({argv[:1] + [example('example-full')] + argv[1:]!r})\n"
+            "assert 'matplotlib' not in sys.modules, 'show imported matplotlib'\n"
+            "sys.exit(rc)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stderr
+    if "--json" in argv:
+        assert json.loads(proc.stdout)["name"] == "example-full"
+    else:
+        assert proc.stdout.startswith("example-full: ")
+
+
+def test_the_report_process_draws_nothing_itself(tmp_path):
+    """Charts are drawn by the pool's workers: building the reST of a report
+    does not load matplotlib into the process that builds it."""
+    code = ("import sys\n"
+            "from tkperf.model import store\n"
+            "from tkperf.render import report\n"
+            f"r = report.build_report(store.load({example('example-ssd')!r}), {str(tmp_path)!r}, ('rst',))\n"
+            "assert not r.warnings, r.warnings\n"
+            "assert 'matplotlib' not in sys.modules\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stderr
+    assert len(os.listdir(tmp_path / "example-ssd-plots")) >= 10
+
+
+# --- test types that are not installed --------------------------------------------------------
+
+def without_type(name: str, key: str) -> RunResult:
+    run = copy.deepcopy(load(name))
+    run.test(key).type = "nosuchtype"
+    return run
+
+
+def test_show_lists_a_test_of_a_type_not_installed():
+    run = without_type("example-ssd", "lat")
+    lines = summary.lines(run)
+    assert any(line.strip().startswith("NOSUCHTYPE") for line in lines), lines
+    tests = {t["key"]: t for t in summary.as_dict(run)["tests"]}
+    assert tests["lat"]["headline"] == {} and tests["lat"]["rounds"] == 5
+
+
+def test_report_of_a_test_type_not_installed(tmp_path):
+    run = without_type("example-ssd", "lat")
+    result = report.build_report(run, str(tmp_path), ("rst", "html"))
+    assert result.warnings == ()
+    text = (tmp_path / "example-ssd.rst").read_text(encoding="utf-8")
+    assert NOTE in text
+    assert "Test type nosuchtype is not installed" in text  # the summary's caveats
+    # Its common parts: the header and its rounds; LAT's own figures are gone.
+    assert text.count("Device under test") == 4
+    assert "NOSUCHTYPE: every round" in text
+    assert "Latency percentiles" not in text and "lat-window.png" not in text
+    # The summary page has no latency figures without the LAT test type.
+    assert "LAT rounds" not in text
+    html = (tmp_path / "example-ssd.html").read_text(encoding="utf-8")
+    assert NOTE in html and 'class="system-message' not in html
+
+
+def test_comparison_with_a_test_type_not_installed(tmp_path):
+    runs = [without_type("example-ssd", "wsat"), load("example-ssd-2")]
+    result = compare.build_comparison(runs, str(tmp_path), ("rst",), name="cmp")
+    assert result.warnings == ()
+    text = (tmp_path / "cmp.rst").read_text(encoding="utf-8")
+    assert NOTE in text
+    assert "wsat-iops-vs-time.png" in text  # example-ssd-2 still has its WSAT
+
+
+# --- the generic sections of a test type that writes none --------------------------------------
+
+class PlainRounds(TestType):
+    """A plug-in-like test type with no sections of its own."""
+
+    name = "plainr"
+    title = "Plain rounds"
+    short = "PLAINR"
+    order = 90
+
+    def plan(self, opts, capacity):  # pragma: no cover - never run here
+        return []
+
+    def headline(self, test):
+        v = test.window_average(test.tracking_workload, "iops")
+        return [] if v is None else [Figure("plain_iops", "tracked", v, "IOPS")]
+
+
+class PlainStream(PlainRounds):
+    name = "plains"
+    title = "Plain stream"
+    short = "PLAINS"
+    unit = "interval"
+    order = 91
+
+    def headline(self, test):
+        s = test.series.get("intervals")
+        return [] if s is None or not len(s) else [Figure("plain_first", "first", float(s.column("iops")[0]), "IOPS")]
+
+
+@pytest.fixture
+def plain_types(monkeypatch):
+    monkeypatch.setitem(testtypes.types(), "plainr", PlainRounds())
+    monkeypatch.setitem(testtypes.types(), "plains", PlainStream())
+
+
+def plain_run(name: str) -> RunResult:
+    run = copy.deepcopy(load(name))
+    run.test("iops").type = "plainr"
+    run.test("wsat").type = "plains"
+    return run
+
+
+def figures_of(text: str) -> List[str]:
+    return [os.path.basename(r) for r in re.findall(r"^\.\. figure:: (\S+)$", text, re.M)]
+
+
+def test_generic_report_section(tmp_path, plain_types):
+    run = plain_run("example-ssd")
+    result = report.build_report(run, str(tmp_path), ("rst", "html"))
+    assert result.warnings == ()
+    text = (tmp_path / "example-ssd.rst").read_text(encoding="utf-8")
+    assert "Plain rounds\n============" in text and "Plain stream\n============" in text
+    assert "PLAINR: headline figures" in text
+    assert "Every workload's averages, PLAINR rounds 1-5, NOT steady" in text
+    assert "   * - rnd-4k-65-35\n" in text
+    figures = figures_of(text)
+    assert {"iops-convergence.png", "iops-window.png", "wsat-intervals-iops.png"} <= set(figures)
+    assert "IOPS per interval (intervals)" in text
+    # The built-in types keep their own sections.
+    assert "Throughput 1024k" in text and "lat-ave-max.png" in figures
+    assert text.count("Device under test") == 4
+    for name in figures:
+        with open(tmp_path / "example-ssd-plots" / name, "rb") as fh:
+            assert fh.read(8) == PNG
+
+
+def test_generic_compare_section(tmp_path, plain_types):
+    runs = [plain_run("example-ssd"), plain_run("example-ssd-2")]
+    result = compare.build_comparison(runs, str(tmp_path), ("rst",), name="cmp")
+    assert result.warnings == ()
+    text = (tmp_path / "cmp.rst").read_text(encoding="utf-8")
+    assert "Plain rounds: headline figures, side by side" in text
+    assert "   * - PLAINR tracked (IOPS)\n" in text
+    assert "   * - PLAINS first (IOPS)\n" in text
+    # Streams come first in a comparison, then the rest in the registry's order.
+    assert text.index("Plain stream\n") < text.index("Throughput\n") < text.index("Plain rounds\n")
+
+
+# --- the layout rule ---------------------------------------------------------------------------
+
+def test_render_names_no_test_type_and_no_module_is_too_long():
+    render = os.path.join(ROOT, "tkperf", "render")
+    for name in sorted(os.listdir(render)):
+        if not name.endswith(".py"):
+            continue
+        with open(os.path.join(render, name), encoding="utf-8") as fh:
+            source = fh.read()
+        assert len(source.splitlines()) <= 420, name
+        for word in ('"tp"', '"lat"', '"wsat"', "'wsat'", 'test("iops")', 'tests_of("', '.name == "',
+                     '.type == "', '"rnd-', '"seq-', 'f"rnd-', 'f"seq-', 'f"tp-'):
+            assert word not in source, f"{name} names a test type or builds a workload name: {word}"

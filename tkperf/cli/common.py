@@ -1,0 +1,106 @@
+"""What the commands share: the parser class, logging, run names, the
+description file, the terminal prompt and printing of written files."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import re
+import sys
+from typing import Optional
+
+from tkperf.errors import NotConfirmedError, UsageError
+from tkperf.model import store
+from tkperf.model.results import DeviceInfo
+
+log = logging.getLogger("tkperf")
+progress = logging.getLogger("tkperf.progress")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting, so every
+    bad option gets the same one-line error and exit code."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--report-format", default="rst,html,pdf",
+                   help="formats of the report written at the end (default rst,html,pdf)")
+    p.add_argument("--no-report", action="store_true", help="write no report at the end")
+
+
+def default_name(dev: DeviceInfo) -> str:
+    base = dev.model if dev.kind == "block" and dev.model and not dev.model.startswith("loop") else \
+        os.path.basename(dev.resolved)
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-") or "tkperf-run"
+
+
+def check_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", name):
+        raise UsageError(f"--name {name!r}: use letters, digits, '.', '_' and '-' only")
+    return name
+
+
+def prepare_outdir(path: str) -> str:
+    return store.ensure_dir(path, "output directory")
+
+
+def read_description(path: Optional[str]) -> tuple:
+    """(text, fields) of a description file; 'Key: value' lines become fields."""
+    if not path:
+        return "", {}
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 20)
+    except OSError as exc:
+        raise UsageError(f"description file {path}: {exc.strerror}") from None
+    text = "".join(ch for ch in text if ch in "\n\t" or ch.isprintable())
+    fields = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([A-Za-z][A-Za-z0-9 _/-]{0,40}?)\s*[:=]\s*(\S.*?)\s*$", line)
+        if m:
+            fields.setdefault(m.group(1).strip().lower().replace(" ", "_"), m.group(2))
+    return text, fields
+
+
+def confirm(dev: DeviceInfo, assume_yes: bool) -> None:
+    if assume_yes:
+        return
+    if not sys.stdin.isatty():
+        raise NotConfirmedError(f"{dev.path}: no terminal to confirm on; pass --yes to write to it")
+    what = f"{dev.path} ({dev.model or 'unknown model'}, {dev.size_bytes / 1e9:.1f} GB)"
+    answer = input(f"All data on {what} will be destroyed. Type 'yes' to continue: ")
+    if answer.strip().lower() != "yes":
+        raise NotConfirmedError("not confirmed; nothing was written")
+
+
+def setup_logging(log_path: Optional[str], quiet: bool) -> None:
+    log.setLevel(logging.DEBUG)
+    close_logging()
+    if log_path:
+        fh = logging.FileHandler(log_path)
+        fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        log.addHandler(fh)
+    if not quiet:
+        sh = logging.StreamHandler(sys.stderr)
+        sh.setFormatter(logging.Formatter("tkperf: %(message)s"))
+        progress.addHandler(sh)
+
+
+def print_report(result) -> None:
+    for w in result.warnings:
+        print(f"tkperf: warning: {w}", file=sys.stderr)
+    for path in result.paths:
+        print(f"report: {path}")
+
+
+def close_logging() -> None:
+    for logger in (log, progress):
+        for h in list(logger.handlers):
+            if not isinstance(h, logging.NullHandler):
+                logger.removeHandler(h)
+                h.close()
+
+

@@ -1,0 +1,33 @@
+"""``tkperf compare A.xml B.xml ...``: 2 to 8 runs side by side."""
+from __future__ import annotations
+
+import argparse
+
+from tkperf.cli import common
+from tkperf.engine import options
+from tkperf.errors import EXIT_OK, UsageError
+from tkperf.model import store
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from tkperf.render import compare
+
+    formats = options.parse_report_formats(args.format)
+    if not compare.MIN_RUNS <= len(args.results) <= compare.MAX_RUNS:
+        raise UsageError(f"compare takes {compare.MIN_RUNS} to {compare.MAX_RUNS} result files, "
+                         f"not {len(args.results)}")
+    name = common.check_name(args.name)
+    runs = [store.load(path) for path in args.results]
+    outdir = common.prepare_outdir(args.outdir)
+    common.print_report(compare.build_comparison(runs, outdir, formats, name=name))
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    cmp_ = sub.add_parser("compare", help="compare 2 to 8 result files side by side", allow_abbrev=False)
+    cmp_.add_argument("results", nargs="+", help="tkperf result XML files")
+    cmp_.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
+    cmp_.add_argument("--outdir", default="comparison", help="where the comparison goes (default ./comparison)")
+    cmp_.add_argument("--name", default="comparison", help="base name of the comparison files")
+    cmp_.add_argument("--quiet", "-q", action="store_true")
+    cmp_.set_defaults(func=cmd_compare)

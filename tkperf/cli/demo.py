@@ -1,0 +1,55 @@
+"""``tkperf demo``: the quick profile of the default tests on a throw-away target.
+
+Makes a loop device over a sparse file (or, where that cannot be made, a
+plain file target, and says so), runs ``tkperf ssd run --quick`` on it,
+and removes the target again whatever happens.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from typing import Callable, List, Sequence
+
+from tkperf.target.loopdev import try_loop
+
+
+def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]], int]) -> int:
+    workdir = tempfile.mkdtemp(prefix="tkperf-demo-")
+    loop, why = try_loop(size, workdir)
+    try:
+        argv: List[str] = ["ssd", "run", "--quick", "--yes", "--name", "demo", "--outdir", outdir]
+        if quiet:
+            argv.append("--quiet")
+        if loop is not None:
+            print(f"tkperf demo: testing a {size >> 20} MiB loop device {loop.path} "
+                  f"over a sparse file", file=sys.stderr)
+            argv.append(loop.path)
+        else:
+            target = os.path.join(workdir, "demo-target.img")
+            print(f"tkperf demo: {why}; testing a {size >> 20} MiB file target {target} instead",
+                  file=sys.stderr)
+            argv += [target, "--size", str(size)]
+        return main(argv)
+    finally:
+        if loop is not None:
+            loop.__exit__(None, None, None)
+        for name in os.listdir(workdir):
+            os.unlink(os.path.join(workdir, name))
+        os.rmdir(workdir)
+
+
+def cmd_demo(args) -> int:
+    from tkperf.cli import main
+    from tkperf.engine import options
+
+    return run_demo(args.outdir, options.parse_size(args.size, "--size"), args.quiet, main)
+
+
+def register(sub) -> None:
+    demo = sub.add_parser("demo", help="quick run of the default tests on a throw-away loop device",
+                          allow_abbrev=False)
+    demo.add_argument("--outdir", default="tkperf-demo", help="where results go (default ./tkperf-demo)")
+    demo.add_argument("--size", default="256m", help="size of the demo target (default 256m)")
+    demo.add_argument("--quiet", "-q", action="store_true")
+    demo.set_defaults(func=cmd_demo)

@@ -1,0 +1,30 @@
+"""``tkperf report RESULT.xml``: the report (reST, HTML, PDF) rebuilt from a result file."""
+from __future__ import annotations
+
+import argparse
+import os
+
+from tkperf.cli import common
+from tkperf.engine import options
+from tkperf.errors import EXIT_OK
+from tkperf.model import store
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from tkperf.render import report
+
+    formats = options.parse_report_formats(args.format)
+    run = store.load(args.result)
+    outdir = common.prepare_outdir(args.outdir or os.path.dirname(os.path.abspath(args.result)))
+    common.print_report(report.build_report(run, outdir, formats))
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    rep = sub.add_parser("report", help="build the report (reST, HTML, PDF) from a result file",
+                         allow_abbrev=False)
+    rep.add_argument("result", help="a tkperf result XML file")
+    rep.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
+    rep.add_argument("--outdir", help="where the report goes (default: beside the result file)")
+    rep.add_argument("--quiet", "-q", action="store_true")
+    rep.set_defaults(func=cmd_report)

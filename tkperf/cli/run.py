@@ -1,0 +1,204 @@
+"""``tkperf ssd run``, ``tkperf hdd run`` and ``tkperf resume``."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import traceback
+
+from tkperf import testtypes
+from tkperf.cli import common
+from tkperf.engine import options, plan, resume
+from tkperf.engine.session import Session
+from tkperf.errors import EXIT_OK, ResumeError, UsageError
+from tkperf.fio.jobs import FioSettings
+from tkperf.model import store
+from tkperf.model.results import DeviceInfo, RunResult
+from tkperf.render import summary
+from tkperf.target import device
+
+log = logging.getLogger("tkperf")
+
+
+def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
+    p.add_argument("device", help="block device to test (e.g. /dev/nvme1n1, a /dev/disk/by-id link), "
+                                   "or a file with --size")
+    p.add_argument("--name", help="run name: names the output directory and files "
+                                  "(default: the device's model or name)")
+    p.add_argument("--outdir", help="directory for results (default: ./NAME)")
+    p.add_argument("--yes", "-ft", dest="yes", action="store_true",
+                   help="do not ask for confirmation before writing to the device")
+    p.add_argument("--force", action="store_true",
+                   help="test a device even if it looks in use (mounted, holders, swap, RAID/LVM member, holds /)")
+    p.add_argument("--size", help="size of a file target, e.g. 1g (file targets only)")
+    p.add_argument("--class", dest="device_class", default="enterprise", choices=("enterprise", "client"),
+                   help="PTS device class: sets default OIO (enterprise TC4/QD32, client TC2/QD16) "
+                        "and TP block sizes (default: enterprise)")
+    p.add_argument("--tests", help=f"comma list of {','.join(testtypes.names())} "
+                                   f"(default: {','.join(testtypes.default_names())}; "
+                                   "'tkperf tests' lists them)")
+    p.add_argument("--runtime", "-rt", type=int, help="seconds per workload (default 60)")
+    p.add_argument("--numjobs", "-nj", type=int, help="fio numjobs, the thread count TC")
+    p.add_argument("--iodepth", "-iod", type=int, help="fio iodepth, the queue depth QD")
+    p.add_argument("--max-rounds", type=int, help="most rounds per test before giving up on steady state (default 25)")
+    p.add_argument("--refill-buffers", "-rfb", action="store_true", default=None,
+                   help="new random data for every write (for controllers that compress)")
+    p.add_argument("--purge", choices=("auto", "ata", "nvme", "scsi", "discard", "none"),
+                   help=f"PURGE method before each test (default {'none' if profile == 'hdd' else 'auto'})")
+    p.add_argument("--wipc-loops", type=int,
+                   help=f"WIPC: times the capacity written as SEQ 128KiB (default {0 if profile == 'hdd' else 2})")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke-test profile: 1 s workloads, narrowed matrices, 5 rounds, short streams; "
+                        "NOT a PTS-conformant measurement")
+    p.add_argument("--description", "-dsc", dest="dsc",
+                   help="description file: 'Key: value' lines fill what the device does not report")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the interrupted run saved as OUTDIR/NAME.xml (same device and options)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the fio job files and the estimated duration; touch nothing")
+    common.add_report_options(p)
+    for kind in testtypes.types().values():
+        if not kind.options:
+            continue
+        group = p.add_argument_group(f"{kind.title} test ({kind.name})")
+        for opt in kind.options:
+            if opt.switch is not None:
+                group.add_argument(*opt.flags, dest=opt.field, default=None, help=opt.help,
+                                   action="store_true" if opt.switch else "store_false")
+            else:
+                group.add_argument(*opt.flags, dest=opt.field, help=opt.help,
+                                   metavar=opt.metavar or opt.field.upper())
+
+
+def _overrides(args: argparse.Namespace, profile: str) -> dict:
+    o = dict(
+        runtime=args.runtime, numjobs=args.numjobs, iodepth=args.iodepth, max_rounds=args.max_rounds,
+        refill_buffers=args.refill_buffers, purge=args.purge, wipc_loops=args.wipc_loops,
+    )
+    if profile == "hdd":
+        o["purge"] = args.purge or "none"
+        o["wipc_loops"] = 0 if args.wipc_loops is None else args.wipc_loops
+    if args.tests:
+        o["tests"] = options.parse_tests(args.tests)
+    for kind in testtypes.types().values():
+        for opt in kind.options:
+            value = getattr(args, opt.field, None)
+            if value is None or value == "":
+                continue
+            o[opt.field] = value if opt.switch is not None else opt.parse(value, opt.flags[0])
+    return o
+
+
+def _from_args(args: argparse.Namespace, profile: str) -> tuple:
+    """Options, target and names from the command line, all validated before
+    anything touches the device."""
+    opts = options.build(_overrides(args, profile), quick=args.quick, device_class=args.device_class)
+    options.parse_report_formats(args.report_format)
+    size = options.parse_size(args.size, "--size") if args.size else None
+    if args.dsc and not os.path.isfile(args.dsc):
+        raise UsageError(f"description file {args.dsc}: no such file")
+    dev = device.resolve(args.device, size)
+    options.check_fits(opts, dev.size_bytes)
+    name = common.check_name(args.name) if args.name else common.default_name(dev)
+    return opts, dev, name, args.outdir or name
+
+
+def _complete(saved: RunResult, path: str) -> int:
+    print("\n".join(summary.lines(saved)))
+    print(f"results: {path} (already complete, nothing to resume)")
+    return EXIT_OK
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    profile = args.command
+    if args.action != "run":
+        raise UsageError(f"say what to do: tkperf {profile} run DEVICE")
+    opts, dev, name, outdir = _from_args(args, profile)
+    if args.dry_run:
+        return _dry_run(dev, opts)
+    saved = None
+    xml_path = os.path.join(outdir, f"{name}.xml")
+    if args.resume:
+        if not os.path.exists(xml_path):
+            raise UsageError(f"--resume: no saved run {xml_path} to resume")
+        saved = store.load(xml_path)
+        resume.check(saved, dev, opts)
+        if saved.status == "complete":
+            return _complete(saved, xml_path)
+    desc_text, desc_fields = common.read_description(args.dsc)
+    return _execute(args, Session(profile=profile, opts=opts, device=dev, name=name, outdir=outdir,
+                                  saved=saved, force=args.force, description=desc_text,
+                                  description_fields=desc_fields))
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    options.parse_report_formats(args.report_format)
+    saved = store.load(args.result)
+    if saved.status == "complete":
+        return _complete(saved, args.result)
+    if os.path.basename(args.result) != f"{saved.name}.xml":
+        raise ResumeError(f"{args.result}: resume needs the file under its run name {saved.name}.xml")
+    try:
+        opts = options.RunOptions.from_dict(saved.options)
+    except (UsageError, ValueError, TypeError) as exc:
+        raise ResumeError(f"{args.result}: its options cannot be read back ({exc})") from None
+    size = saved.device.size_bytes if saved.device.kind == "file" else None
+    dev = device.resolve(saved.device.path, size)
+    resume.check(saved, dev, opts)
+    outdir = os.path.dirname(os.path.abspath(args.result))
+    return _execute(args, Session(profile=saved.profile, opts=opts, device=dev, name=saved.name,
+                                  outdir=outdir, saved=saved, force=args.force))
+
+
+def _dry_run(dev: DeviceInfo, opts: options.RunOptions) -> int:
+    print("\n".join(plan.describe(dev, opts, FioSettings(filename=dev.resolved,
+                                                         refill_buffers=opts.refill_buffers))))
+    for p in device.safety_problems(dev):
+        print(f"# a real run would refuse: {p} (unless --force)")
+    return EXIT_OK
+
+
+def _execute(args: argparse.Namespace, session: Session) -> int:
+    common.setup_logging(None, args.quiet)
+    try:
+        session.execute(confirm=lambda dev: common.confirm(dev, args.yes))
+    finally:
+        if session.run is not None:
+            if not args.no_report:
+                _final_report(session.run, session.outdir, args.report_format)
+            print("\n".join(summary.lines(session.run)))
+            print(f"results: {session.xml_path}")
+        session.close_log()
+    return EXIT_OK
+
+
+def _final_report(run: RunResult, outdir: str, formats_text: str) -> None:
+    """The report at the end of a run, complete or partial; a failure here is
+    a warning, since the XML (the record) is already saved."""
+    try:
+        from tkperf.render import report
+
+        common.print_report(report.build_report(run, outdir, options.parse_report_formats(formats_text)))
+    except Exception as exc:  # noqa: BLE001 - never lose the run's exit status to the report
+        log.error("report failed:\n%s", traceback.format_exc())
+        print(f"tkperf: warning: no report: {exc}", file=sys.stderr)
+
+
+def register(sub) -> None:
+    for profile in ("ssd", "hdd"):
+        p = sub.add_parser(profile, help=f"test an {profile.upper()}", allow_abbrev=False)
+        psub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=common.Parser)
+        run = psub.add_parser("run", help="run the tests and write XML, log and summary",
+                              allow_abbrev=False)
+        add_run_options(run, profile)
+        p.set_defaults(func=cmd_run)
+    res = sub.add_parser("resume", help="continue an interrupted run from its result file",
+                         allow_abbrev=False)
+    res.add_argument("result", help="the interrupted run's NAME.xml")
+    res.add_argument("--yes", "-ft", dest="yes", action="store_true", help="do not ask for confirmation")
+    res.add_argument("--force", action="store_true", help="as for ssd run")
+    res.add_argument("--quiet", "-q", action="store_true")
+    common.add_report_options(res)
+    res.set_defaults(func=cmd_resume)

@@ -1,0 +1,29 @@
+"""``tkperf show RESULT.xml [--json]``: the summary again, from the file.
+
+Reads the file and the test types' headline figures only; never imports
+matplotlib, so it is quick enough for a cron job's every run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+
+from tkperf.errors import EXIT_OK
+from tkperf.model import store
+from tkperf.render import summary
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    run = store.load(args.result)
+    if args.json:
+        print(json.dumps(summary.as_dict(run), indent=2))
+    else:
+        print("\n".join(summary.lines(run)))
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    show = sub.add_parser("show", help="print the summary of a result file", allow_abbrev=False)
+    show.add_argument("result")
+    show.add_argument("--json", action="store_true", help="machine-readable summary")
+    show.set_defaults(func=cmd_show)

@@ -1,0 +1,31 @@
+"""``tkperf tests [--json]``: the test types this tkperf knows, built in and installed."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tkperf import testtypes
+from tkperf.errors import EXIT_OK
+
+
+def cmd_tests(args: argparse.Namespace) -> int:
+    kinds = list(testtypes.types().values())
+    if args.json:
+        print(json.dumps([{"name": k.name, "title": k.title, "short": k.short, "unit": k.unit,
+                           "default": k.default_run, "module": type(k).__module__,
+                           "options": [o.flags[0] for o in k.options]} for k in kinds], indent=2))
+    else:
+        width = max((len(k.name) for k in kinds), default=4)
+        for k in kinds:
+            print(f"{k.name:<{width}}  {k.title}" + ("" if k.default_run else "  (not run by default)"))
+    for problem in testtypes.problems():
+        print(f"tkperf: warning: {problem}", file=sys.stderr)
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    p = sub.add_parser("tests", help="list the test types (built in and installed plug-ins)",
+                       allow_abbrev=False)
+    p.add_argument("--json", action="store_true", help="as a JSON list of objects")
+    p.set_defaults(func=cmd_tests)

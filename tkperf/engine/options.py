@@ -1,0 +1,320 @@
+"""Run options: parsing of sizes, mixes and durations, the profiles, validation.
+
+Everything a run does is decided here before the device is touched, and
+every option is stored in the result file as text so a report can disclose
+it and ``--resume`` can check it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from typing import Dict, Mapping, Sequence, Tuple
+
+from tkperf.engine.steadystate import WINDOW
+from tkperf.errors import TargetError, UsageError
+from tkperf.model.results import format_bs
+
+MAX_NUMJOBS = 256
+MAX_IODEPTH = 4096
+MAX_RUNTIME = 24 * 3600
+MAX_ROUNDS = 1000
+
+_UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1024, "m": 1024 ** 2, "mib": 1024 ** 2,
+          "mb": 1024 ** 2, "g": 1024 ** 3, "gib": 1024 ** 3, "gb": 1024 ** 3,
+          "t": 1024 ** 4, "tib": 1024 ** 4, "tb": 1024 ** 4}
+
+
+def parse_size(text: str, what: str = "size") -> int:
+    """'4k', '1024K', '512', '1m', '10G' -> bytes (binary units, as fio reads them)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text or "")
+    if not m or m.group(2).lower() not in _UNITS:
+        raise UsageError(f"{what} {text!r} is not a size like 512, 4k, 1m or 10g")
+    value = int(m.group(1)) * _UNITS[m.group(2).lower()]
+    if value <= 0:
+        raise UsageError(f"{what} {text!r} must be larger than 0")
+    return value
+
+
+def parse_block_sizes(text: str, what: str) -> Tuple[int, ...]:
+    sizes = []
+    for part in (text or "").split(","):
+        size = parse_size(part, f"{what} block size")
+        if size % 512:
+            raise UsageError(f"{what} block size {part.strip()!r} is not a multiple of 512 bytes")
+        if size > 64 * 1024 * 1024:
+            raise UsageError(f"{what} block size {part.strip()!r} is larger than 64m")
+        if size not in sizes:
+            sizes.append(size)
+    return tuple(sizes)
+
+
+def parse_mix(text: str) -> int:
+    """'65/35' (read/write) or '65' (read share) -> read percentage."""
+    t = text.strip()
+    m = re.fullmatch(r"(\d{1,3})\s*(?:/\s*(\d{1,3}))?", t)
+    if not m:
+        raise UsageError(f"R/W mix {t!r} is not like 65/35 (read/write percent)")
+    read = int(m.group(1))
+    if read > 100 or (m.group(2) is not None and read + int(m.group(2)) != 100):
+        raise UsageError(f"R/W mix {t!r} does not add up to 100")
+    return read
+
+
+def parse_mixes(text: str) -> Tuple[int, ...]:
+    out = []
+    for part in (text or "").split(","):
+        mix = parse_mix(part)
+        if mix not in out:
+            out.append(mix)
+    return tuple(out)
+
+
+def parse_duration(text: str, what: str = "duration") -> int:
+    """'3600', '90s', '30m', '24h', '2d' -> seconds."""
+    m = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", (text or "").lower())
+    if not m:
+        raise UsageError(f"{what} {text!r} is not a duration like 60, 90s, 30m or 24h")
+    value = int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    if value <= 0:
+        raise UsageError(f"{what} {text!r} must be longer than 0")
+    return value
+
+
+def parse_tgbw(text: str) -> str:
+    """'4x' (drive fills) or a GB figure ('800', '1.5') -> normalised text."""
+    t = (text or "").strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?x", t) and float(t[:-1]) > 0:
+        return t
+    if re.fullmatch(r"\d+(\.\d+)?", t) and float(t) > 0:
+        return t
+    raise UsageError(f"--wsat-tgbw {text!r} is not a GB figure (e.g. 800) or drive fills (e.g. 4x)")
+
+
+def tgbw_bytes(tgbw: str, capacity: int) -> int:
+    if tgbw.endswith("x"):
+        return int(float(tgbw[:-1]) * capacity)
+    return int(float(tgbw) * 1e9)
+
+
+REPORT_FORMATS: Tuple[str, ...] = ("rst", "html", "pdf")
+
+
+def parse_report_formats(formats: "str | Sequence[str]") -> Tuple[str, ...]:
+    """'rst,html' or ['rst', 'html'] -> ('rst', 'html'), in the order given, once each."""
+    parts = formats.split(",") if isinstance(formats, str) else list(formats)
+    out = []
+    for part in parts:
+        f = part.strip().lower()
+        if f not in REPORT_FORMATS:
+            raise UsageError(f"unknown report format {part.strip()!r}; choose from {', '.join(REPORT_FORMATS)}")
+        if f not in out:
+            out.append(f)
+    if not out:
+        raise UsageError("no report format chosen")
+    return tuple(out)
+
+
+def parse_tests(text: str) -> Tuple[str, ...]:
+    """'iops,lat' -> the installed test types named, in run order."""
+    from tkperf import testtypes
+
+    known = testtypes.names()
+    names = []
+    for part in (text or "").split(","):
+        name = part.strip().lower()
+        if name not in known:
+            raise UsageError(f"unknown test {part.strip()!r}; choose from {', '.join(known)}")
+        if name not in names:
+            names.append(name)
+    return tuple(n for n in known if n in names)
+
+
+def _int_in(value: int, lo: int, hi: int, what: str) -> int:
+    if not lo <= value <= hi:
+        raise UsageError(f"{what} {value} is out of range ({lo}..{hi})")
+    return value
+
+
+OIO = {"enterprise": (4, 32), "client": (2, 16)}
+
+
+def _test_options(tests: Sequence[str]) -> list:
+    """The options of the test types in ``tests``, in run order."""
+    from tkperf import testtypes
+
+    out = []
+    for name in tests:
+        t = testtypes.get(name)
+        if t is None:
+            raise UsageError(f"test {name!r} is not installed")
+        out.extend(t.options)
+    return out
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Every setting of a run; ``to_dict``/``from_dict`` for the result file.
+
+    The fields are the settings every test shares; ``values`` holds the
+    options of the chosen test types (declared by each type as
+    :class:`~tkperf.testtypes.base.Option`), read as attributes:
+    ``opts.iops_bs``.
+    """
+
+    tests: Tuple[str, ...] = ()
+    device_class: str = "enterprise"
+    runtime: int = 60
+    numjobs: int = 4
+    iodepth: int = 32
+    max_rounds: int = 25
+    window: int = WINDOW
+    refill_buffers: bool = False
+    purge: str = "auto"
+    wipc_loops: int = 2
+    quick: bool = False
+    values: Tuple[Tuple[str, object], ...] = ()
+
+    def __post_init__(self) -> None:
+        _int_in(self.runtime, 1, MAX_RUNTIME, "--runtime")
+        _int_in(self.numjobs, 1, MAX_NUMJOBS, "--numjobs")
+        _int_in(self.iodepth, 1, MAX_IODEPTH, "--iodepth")
+        _int_in(self.max_rounds, 1, MAX_ROUNDS, "--max-rounds")
+        _int_in(self.wipc_loops, 0, 100, "--wipc-loops")
+        _int_in(self.window, 2, MAX_ROUNDS, "--window")
+        if not self.tests:
+            raise UsageError("no tests chosen")
+        if self.device_class not in OIO:
+            raise UsageError(f"unknown device class {self.device_class!r}; choose enterprise or client")
+        have = dict(self.values)
+        for opt in _test_options(self.tests):
+            if opt.field not in have:
+                raise UsageError(f"option {opt.field} is missing")
+            if opt.check is not None:
+                opt.check(have[opt.field])
+
+    def __getattr__(self, name: str) -> object:
+        # Only called for names that are not fields: a test type's option.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        for key, value in object.__getattribute__(self, "values"):
+            if key == name:
+                return value
+        raise AttributeError(f"no option {name!r} (is its test type among --tests?)")
+
+    def to_dict(self) -> Dict[str, str]:
+        out: Dict[str, str] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "values":
+                continue
+            if f.name == "tests":
+                out[f.name] = ",".join(value)
+            elif isinstance(value, bool):
+                out[f.name] = "true" if value else "false"
+            else:
+                out[f.name] = str(value)
+        have = dict(self.values)
+        for opt in _test_options(self.tests):
+            out[opt.field] = opt.to_text(have[opt.field])
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, str]) -> "RunOptions":
+        kwargs: Dict[str, object] = {}
+        for f in fields(cls):
+            if f.name not in data or f.name == "values":
+                continue
+            text = data[f.name]
+            if f.name == "tests":
+                kwargs[f.name] = parse_tests(text)
+            elif f.type in ("bool", bool):
+                kwargs[f.name] = text == "true"
+            elif f.type in ("int", int):
+                kwargs[f.name] = int(text)
+            else:
+                kwargs[f.name] = text
+        tests = kwargs.get("tests") or _default_tests()
+        device_class = str(kwargs.get("device_class", "enterprise"))
+        quick = bool(kwargs.get("quick", False))
+        values = []
+        for opt in _test_options(tests):  # type: ignore[arg-type]
+            if opt.field in data:
+                values.append((opt.field, opt.from_text(data[opt.field])))
+            else:  # a file from before the option existed
+                values.append((opt.field, opt.default_for(device_class, quick)))
+        kwargs["values"] = tuple(values)
+        return cls(**kwargs)  # type: ignore[arg-type]
+
+    def tgbw_bytes(self, capacity: int) -> int:
+        return tgbw_bytes(self.wsat_tgbw, capacity)  # type: ignore[attr-defined]
+
+
+QUICK = dict(runtime=1, max_rounds=5, numjobs=1, iodepth=8, quick=True)
+
+
+def _default_tests() -> Tuple[str, ...]:
+    from tkperf import testtypes
+
+    return testtypes.default_names()
+
+
+def build(overrides: Mapping[str, object], quick: bool = False, device_class: str = "enterprise") -> RunOptions:
+    """Defaults, then the class's OIO and the test types' defaults, then
+    --quick, then what the user gave.  ``overrides`` may name shared fields
+    and test types' options alike; an option of a test type that is not
+    among the tests is refused."""
+    if device_class not in OIO:
+        raise UsageError(f"unknown device class {device_class!r}; choose enterprise or client")
+    numjobs, iodepth = OIO[device_class]
+    given = {k: v for k, v in overrides.items() if v is not None}
+    base: Dict[str, object] = dict(device_class=device_class, numjobs=numjobs, iodepth=iodepth)
+    if quick:
+        base.update(QUICK)
+    shared = {f.name for f in fields(RunOptions)} - {"values"}
+    base.update({k: v for k, v in given.items() if k in shared})
+    tests = tuple(base.get("tests") or _default_tests())  # type: ignore[arg-type]
+    base["tests"] = tests
+    values = []
+    for opt in _test_options(tests):
+        values.append((opt.field, given[opt.field] if opt.field in given
+                       else opt.default_for(device_class, quick)))
+    known = {opt.field for opt in _test_options(tests)}
+    for key in given:
+        if key not in shared and key not in known:
+            raise UsageError(f"option {_flag(key)} belongs to a test that is not among --tests "
+                             f"({','.join(tests)})")
+    base["values"] = tuple(values)
+    return RunOptions(**base)  # type: ignore[arg-type]
+
+
+def _flag(field_name: str) -> str:
+    from tkperf import testtypes
+
+    for t in testtypes.types().values():
+        for opt in t.options:
+            if opt.field == field_name:
+                return opt.flags[0]
+    return "--" + field_name.replace("_", "-")
+
+
+def check_fits(opts: RunOptions, capacity: int) -> None:
+    """The largest I/O the run issues must fit the target many times over."""
+    from tkperf import testtypes
+    from tkperf.engine.precondition import WIPC_BS
+
+    largest = max([WIPC_BS] + [testtypes.get(n).largest_block(opts) for n in opts.tests])  # type: ignore[union-attr]
+    needed = largest * max(opts.numjobs, 1) * 16
+    if capacity < needed:
+        raise TargetError(f"the target's {capacity} bytes are too small for block size "
+                         f"{format_bs(largest)} with {opts.numjobs} jobs (needs {needed} bytes)")
+
+
+def differences(a: Mapping[str, str], b: Mapping[str, str]) -> Dict[str, Tuple[str, str]]:
+    """Options that differ between two runs: name -> (a's value, b's value)."""
+    out = {}
+    for key in sorted(set(a) | set(b)):
+        if a.get(key, "") != b.get(key, ""):
+            out[key] = (a.get(key, ""), b.get(key, ""))
+    return out
+
+

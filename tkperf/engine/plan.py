@@ -1,0 +1,35 @@
+"""``--dry-run``: the fio job files and the estimated duration, touching nothing."""
+from __future__ import annotations
+
+from typing import List
+
+from tkperf.engine.options import RunOptions
+from tkperf.engine.precondition import wipc_job
+from tkperf.engine.shapes import hours
+from tkperf.fio.jobs import FioSettings, job_file
+from tkperf.model.results import DeviceInfo
+
+
+def describe(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[str]:
+    from tkperf.engine.runner import plan_all
+
+    lines: List[str] = [f"# dry run: nothing is written to {dev.path} "
+                        f"({dev.size_bytes / 1e9:.1f} GB, {dev.kind})", ""]
+    low = high = 0.0
+    wipc_bytes = 0
+    for _, plan in plan_all(opts, dev.size_bytes):
+        wipc = plan.wipc and opts.wipc_loops > 0
+        lines.append(f"# --- {plan.key}: purge ({opts.purge})"
+                     + (f", WIPC {opts.wipc_loops}x capacity" if wipc else ""))
+        if wipc:
+            wipc_bytes += opts.wipc_loops * dev.size_bytes
+            lines.append(job_file(settings, [wipc_job(opts.wipc_loops, opts.iodepth)]))
+        est = plan.shape.estimate(opts, dev.size_bytes)
+        lines.extend(est.lines)
+        low += est.low_s
+        high += est.high_s
+        lines.append(job_file(settings, est.jobs))
+    lines.append(f"# estimated duration: {hours(low)} to {hours(high)} of fio workloads, plus the "
+                 f"purges and {wipc_bytes / 1e9:.1f} GB of preconditioning writes "
+                 f"({hours(wipc_bytes / 500e6)} at 500 MB/s)")
+    return lines

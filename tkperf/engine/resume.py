@@ -1,0 +1,87 @@
+"""Continuing an interrupted run from its result file.
+
+A resumed run must measure the same device with the same settings, so
+:func:`check` compares the device (serial, size, kind) and every option.
+:func:`prepare` then decides, test by test, where to pick up:
+
+* a complete test is kept and skipped;
+* a test interrupted after it reached steady state is kept and marked complete
+  (its window is whole, nothing is missing);
+* any other interrupted test starts again from its PURGE: the PTS measures a
+  device driven without pause from PURGE and WIPC into steady state, and the
+  idle time of an interruption lets the drive recover, so its earlier rounds
+  cannot be continued.  The event log says so.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from typing import List
+
+from tkperf import testtypes
+from tkperf.engine import options
+from tkperf.errors import ResumeError
+from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
+
+
+def check(saved: RunResult, dev: DeviceInfo, opts: options.RunOptions) -> None:
+    """ResumeError unless ``dev`` and ``opts`` are what the saved run used."""
+    old = saved.device
+    if old.kind != dev.kind:
+        raise ResumeError(f"the saved run tested a {old.kind} target, {dev.path} is a {dev.kind}")
+    if old.size_bytes != dev.size_bytes:
+        raise ResumeError(f"{dev.path} has {dev.size_bytes} bytes, the saved run's device had "
+                          f"{old.size_bytes}: not the same device")
+    if (old.serial or dev.serial) and old.serial != dev.serial:
+        raise ResumeError(f"{dev.path} has serial {dev.serial or 'none'}, the saved run's device "
+                          f"{old.serial or 'none'}: not the same device")
+    # Only the options this run uses: a format-1 file also lists the options
+    # of tests it did not run.
+    now = opts.to_dict()
+    diffs = options.differences({k: v for k, v in saved.options.items() if k in now}, now)
+    if diffs:
+        key, (was, now) = next(iter(diffs.items()))
+        more = f" (and {len(diffs) - 1} more)" if len(diffs) > 1 else ""
+        raise ResumeError(f"option {key} was {was!r} in the saved run, now {now!r}{more}; "
+                          "resume with the same options")
+
+
+def prepare(saved: RunResult) -> List[str]:
+    """Mark what the resumed run keeps and what it redoes; returns what it says."""
+    said: List[str] = []
+    for t in saved.tests:
+        if t.status == "complete":
+            continue
+        kind = testtypes.get(t.type)
+        if kind is None:
+            raise ResumeError(f"test {t.key} is of type {t.type!r}, which is not installed; "
+                              "install it to resume this run")
+        if kind.keeps_steady_on_resume and t.steady is not None and t.steady.steady:
+            t.status = "complete"
+            t.stop_reason = t.stop_reason if t.stop_reason == "steady state" else "steady state"
+            t.finished = t.finished or now_iso()
+            said.append(f"{t.key} had reached steady state in rounds {t.steady.first_round}-"
+                        f"{t.steady.last_round} before the interruption; kept")
+        else:
+            where = f"after {t.done} {kind.unit}{'s' if t.done != 1 else ''}" if t.done else \
+                f"before its first {kind.unit}"
+            said.append(f"{t.key} was interrupted {where}, before steady state; the PTS needs an "
+                        "unbroken run from PURGE, so it starts again with purge and preconditioning")
+    saved.events.append(Event(time=now_iso(), kind="resume",
+                              message="resumed: " + ("; ".join(said) if said else "no test was under way")))
+    saved.status = "running"
+    saved.finished = ""
+    return said
+
+
+def clean_leftovers(outdir: str, name: str) -> List[str]:
+    """Temporary files a killed run left: fio job files and half-written XML."""
+    gone = []
+    for pattern in (".tkperf-*.fio", f".{name}.xml.*.tmp"):
+        for path in glob.glob(os.path.join(outdir, pattern)):
+            try:
+                os.unlink(path)
+                gone.append(path)
+            except OSError:
+                pass
+    return gone

@@ -1,0 +1,152 @@
+"""A whole run: for every test instance the test types plan, purge, WIPC
+and the instance's loop shape, saved as it goes.
+
+The runner owns the :class:`~tkperf.model.results.RunResult` while it grows.
+It rewrites the result file (atomically) after every change worth keeping:
+the purge, the WIPC, each round, the start and end of each test; intervals
+of a stream are appended instead (:class:`tkperf.model.store.ResultWriter`),
+so keeping one costs the same however long the run.  It never names a test
+type: :func:`plan_all` asks the registry.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from tkperf import testtypes
+from tkperf.engine import precondition
+from tkperf.engine.options import RunOptions
+from tkperf.errors import FioError, Interrupted
+from tkperf.fio.backend import FioBackend
+from tkperf.model import store
+from tkperf.model.results import DeviceInfo, Event, RunResult, TestRun, now_iso
+from tkperf.target import purge
+from tkperf.testtypes.base import Plan
+
+log = logging.getLogger("tkperf")
+progress = logging.getLogger("tkperf.progress")
+
+
+@dataclass
+class Runner:
+    run: RunResult
+    opts: RunOptions
+    device: DeviceInfo
+    fio: FioBackend
+    xml_path: str
+    writer: store.ResultWriter = field(init=False)
+    _types: Dict[str, str] = field(default_factory=dict, init=False)
+    current: Optional[TestRun] = field(default=None, init=False)
+    phase: str = field(default="start", init=False)
+
+    def __post_init__(self) -> None:
+        self.writer = store.ResultWriter(self.xml_path)
+
+    # --- persistence -------------------------------------------------------
+    def save(self) -> None:
+        """Rewrite the whole result file (atomically): after a purge, a WIPC,
+        a round, at the start and end of a test.  Intervals of a stream are
+        appended through ``writer`` instead."""
+        self.writer.save(self.run)
+
+    def type_of(self, plan: Plan) -> str:
+        return self._types[plan.key]
+
+    def event(self, kind: str, message: str, test: str = "", rnd: int = 0) -> None:
+        self.run.events.append(Event(time=now_iso(), kind=kind, message=message, test=test, round=rnd))
+        (log.warning if kind == "warning" else log.info)("%s: %s", kind, message)
+
+    # --- the run -----------------------------------------------------------
+    def execute(self) -> None:
+        """Run every test not yet complete; on any exception, record where and
+        why the run stopped, save, and let the exception go on to the CLI."""
+        plans = plan_all(self.opts, self.device.size_bytes)
+        self.run.status = "running"
+        try:
+            self.save()
+            for type_name, plan in plans:
+                self._types[plan.key] = type_name
+                existing = self.run.test(plan.key)
+                if existing is not None and existing.status == "complete":
+                    progress.info("[%s] already complete, skipped", plan.key)
+                    continue
+                self.run_test(plan)
+            self.phase = "end"
+            self.run.status = "complete"
+            self.run.finished = now_iso()
+            self.save()
+            self.writer.close()
+        except BaseException as exc:
+            self._stopped(exc)
+            raise
+
+    def _stopped(self, exc: BaseException) -> None:
+        interrupted = isinstance(exc, (Interrupted, KeyboardInterrupt))
+        status = "interrupted" if interrupted else "failed"
+        where = self.phase + (f" of {self.current.key}" if self.current is not None and
+                              self.current.status == "running" else "")
+        what = str(exc) or type(exc).__name__
+        message = f"{what} during {where}"
+        if isinstance(exc, FioError) and exc.stderr.strip():
+            message += "; fio said: " + " | ".join(exc.stderr.strip().splitlines()[-3:])
+        if self.current is not None and self.current.status == "running":
+            self.current.status = status
+            self.current.stop_reason = what
+        self.run.status = status
+        self.run.finished = now_iso()
+        self.run.events.append(Event(time=now_iso(), kind=status, message=message,
+                                     test=self.current.key if self.current else "",
+                                     round=self.current.done if self.current else 0))
+        log.error("run %s: %s", status, message)
+        if isinstance(exc, Interrupted):
+            exc.args = (f"{what} during {where}; completed rounds are saved in {self.xml_path}",)
+        try:
+            self.save()
+        except BaseException as save_exc:  # noqa: BLE001 - the first error is the one to report
+            log.error("could not save the stopped run: %s", save_exc)
+        finally:
+            self.writer.close()
+
+    def run_test(self, plan: Plan) -> TestRun:
+        tr = plan.tracking
+        t = TestRun(type=self.type_of(plan), key=plan.key, tracking_workload=tr.workload if tr else "",
+                    tracking_metric=tr.metric if tr else "", tracking_label=tr.label if tr else "",
+                    started=now_iso(), params=dict(plan.params))
+        old = self.run.test(plan.key)
+        if old is not None:
+            self.run.tests[self.run.tests.index(old)] = t
+        else:
+            self.run.tests.append(t)
+        self.current = t
+        self.phase = "purge"
+        self.save()
+        progress.info("[%s] purge (%s)", plan.key, self.opts.purge)
+        t.purge = purge.purge(self.opts.purge, self.device)
+        if t.purge.note:
+            self.event("warning", f"purge: {t.purge.note}", plan.key)
+        self.save()
+        if plan.wipc and self.opts.wipc_loops > 0:
+            self.phase = "WIPC"
+            progress.info("[%s] WIPC: %dx capacity of SEQ 128KiB writes", plan.key, self.opts.wipc_loops)
+            t.wipc = precondition.wipc(self.fio, self.device, self.opts.wipc_loops, self.opts.iodepth,
+                                       plan.key)
+            progress.info("[%s] WIPC wrote %.1f GB in %.1f s (%.1f MB/s)", plan.key,
+                          t.wipc.bytes_written / 1e9, t.wipc.seconds, t.wipc.bw_bytes / 1e6)
+            self.save()
+        plan.shape.run(self, plan, t)
+        t.status = "complete"
+        t.finished = now_iso()
+        self.save()
+        return t
+
+
+def plan_all(opts: RunOptions, capacity: int) -> List[Tuple[str, Plan]]:
+    """(test type name, plan) of every test instance the options ask for, in run order."""
+    out: List[Tuple[str, Plan]] = []
+    for name in opts.tests:
+        t = testtypes.get(name)
+        if t is None:
+            raise ValueError(f"test type {name!r} is not installed")
+        out.extend((name, p) for p in t.plan(opts, capacity))
+    return out

@@ -1,0 +1,124 @@
+"""A session: one run (or resumed run) of tkperf on one target, from the
+device lock to the last saved result.
+
+The command line builds a :class:`Session` from validated options and
+calls :meth:`Session.execute`; everything between the lock and the final
+save happens here: the safety checks, the confirmation (through the
+caller's ``confirm``), O_EXCL, the run's log file, a new or resumed
+:class:`~tkperf.model.results.RunResult`, and the
+:class:`~tkperf.engine.runner.Runner` under signal handling.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+from tkperf import __version__
+from tkperf.engine import resume
+from tkperf.engine.options import RunOptions
+from tkperf.engine.runner import Runner
+from tkperf.fio.backend import FioBackend, LocalFio
+from tkperf.fio.jobs import FioSettings
+from tkperf.model import store
+from tkperf.model.results import DeviceInfo, RunResult, now_iso
+from tkperf.target import device, guard, hostinfo
+
+log = logging.getLogger("tkperf")
+progress = logging.getLogger("tkperf.progress")
+
+
+@dataclass
+class Session:
+    """Everything one run needs, decided before the device is touched."""
+
+    profile: str
+    opts: RunOptions
+    device: DeviceInfo
+    name: str
+    outdir: str
+    saved: Optional[RunResult] = None
+    force: bool = False
+    description: str = ""
+    description_fields: Dict[str, str] = field(default_factory=dict)
+    #: The run once it exists (also when execute raised after creating it).
+    run: Optional[RunResult] = field(default=None, init=False)
+
+    @property
+    def xml_path(self) -> str:
+        return os.path.join(self.outdir, f"{self.name}.xml")
+
+    @property
+    def log_path(self) -> str:
+        return os.path.join(self.outdir, f"{self.name}.log")
+
+    def backend(self) -> FioBackend:
+        return LocalFio(FioSettings(filename=self.device.resolved,
+                                    refill_buffers=self.opts.refill_buffers), self.outdir)
+
+    def execute(self, confirm: Callable[[DeviceInfo], None]) -> RunResult:
+        """Lock, check, confirm, hold O_EXCL and run; the result file is saved
+        whatever happens, and exceptions go on to the caller."""
+        store.ensure_dir(self.outdir, "output directory")
+        fio = self.backend()
+        with guard.DeviceLock(self.device):
+            problems = device.check_safe(self.device, self.force)
+            confirm(self.device)
+            excl = device.open_exclusive(self.device)
+            self._open_log()
+            try:
+                return self._locked(fio, problems)
+            finally:
+                if excl is not None:
+                    os.close(excl)
+
+    def _open_log(self) -> None:
+        """The run's log file; it stays open after ``execute`` so that what
+        follows the run (the final report) is logged too: :meth:`close_log`."""
+        self._handler = logging.FileHandler(self.log_path)
+        self._handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        log.setLevel(logging.DEBUG)
+        log.addHandler(self._handler)
+
+    def close_log(self) -> None:
+        handler = getattr(self, "_handler", None)
+        if handler is not None:
+            log.removeHandler(handler)
+            handler.close()
+            self._handler = None
+
+    def _locked(self, fio: FioBackend, problems: List[str]) -> RunResult:
+        dev = self.device
+        log.info("tkperf %s: %s %s of %s as %r", __version__, self.profile,
+                 "resumed run" if self.saved else "run", dev.path, self.name)
+        for p in problems:
+            log.warning("forced past: %s", p)
+        if dev.kind == "file":
+            device.prepare_file_target(dev)
+            progress.info("%s is a file target: results describe the filesystem and host, not a drive",
+                          dev.path)
+        if self.saved is not None:
+            for path in resume.clean_leftovers(self.outdir, self.name):
+                log.info("removed leftover %s", path)
+            for line in resume.prepare(self.saved):
+                progress.info("resume: %s", line)
+            run = self.saved
+        else:
+            run = RunResult(name=self.name, started=now_iso(), device=dev,
+                            host=hostinfo.collect(fio.version), options=self.opts.to_dict(),
+                            profile=self.profile, quick=self.opts.quick, description=self.description,
+                            description_fields=dict(self.description_fields),
+                            tkperf_version=__version__)
+        self.run = run
+        runner = Runner(run=run, opts=self.opts, device=dev, fio=fio, xml_path=self.xml_path)
+        if self.saved is None:
+            if self.opts.quick:
+                runner.event("note", "--quick smoke-test profile: not a PTS-conformant measurement")
+            if dev.kind == "file":
+                runner.event("note", "file target: fio wrote to a file, not a raw block device")
+        for p in problems:
+            runner.event("warning", f"forced past safety check: {p}")
+        with guard.signals_raise():
+            runner.execute()
+        return run

@@ -1,0 +1,105 @@
+"""The SNIA PTS steady-state check (20/10 over a window of 5 rounds).
+
+A pure function: no I/O, no fio, so every test and the report use one
+definition.  In the last ``window`` rounds the device is steady when
+
+* the data excursion, max - min, is at most 20% of the window average, and
+* the excursion of the least-squares line over the window,
+  ``|slope| * (window - 1)``, is at most 10% of the window average.
+
+The x values are the round numbers themselves, so the intercept is that of
+the line through (round, value); this reproduces the worked example of the
+TKperf talk (rounds 7-11, 13705 14639 14747 14678 13927 -> slope 48.3,
+intercept 13904.5, average 14339.2, steady).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence, Tuple
+
+DATA_EXCURSION = 0.20
+SLOPE_EXCURSION = 0.10
+#: Rounds in the measurement window unless a run says otherwise (``RunOptions.window``).
+WINDOW = 5
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """The verdict over one measurement window."""
+
+    steady: bool
+    rounds: Tuple[int, ...]
+    values: Tuple[float, ...]
+    slope: float
+    intercept: float
+    average: float
+    range: float
+    slope_excursion: float
+    window: int
+
+    @property
+    def max_range(self) -> float:
+        return abs(self.average) * DATA_EXCURSION
+
+    @property
+    def max_slope_excursion(self) -> float:
+        return abs(self.average) * SLOPE_EXCURSION
+
+    @property
+    def first_round(self) -> int:
+        return self.rounds[0] if self.rounds else 0
+
+    @property
+    def last_round(self) -> int:
+        return self.rounds[-1] if self.rounds else 0
+
+
+def least_squares(xs: Sequence[float], ys: Sequence[float]) -> Tuple[float, float]:
+    """Slope and intercept of the least-squares line through (xs, ys)."""
+    n = len(xs)
+    if n == 0:
+        return 0.0, 0.0
+    mx = sum(xs) / n
+    my = sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return 0.0, my
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    return slope, my - slope * mx
+
+
+def evaluate(rounds: Sequence[int], values: Sequence[float], window: int = WINDOW) -> SteadyState:
+    """Apply the 20/10 rule to the last ``window`` of (round, value) pairs.
+
+    Fewer than ``window`` rounds are never steady; the statistics are still
+    computed over what there is, so a report can show them.
+    """
+    if len(rounds) != len(values):
+        raise ValueError("rounds and values differ in length")
+    if window < 2:
+        raise ValueError("the window needs at least 2 rounds")
+    xs = [int(r) for r in rounds[-window:]]
+    ys = [float(v) for v in values[-window:]]
+    if not xs:
+        return SteadyState(False, (), (), 0.0, 0.0, 0.0, 0.0, 0.0, window)
+    slope, intercept = least_squares(xs, ys)
+    average = sum(ys) / len(ys)
+    data_range = max(ys) - min(ys)
+    slope_exc = abs(slope) * (window - 1)
+    steady = (
+        len(xs) == window
+        and average > 0
+        and data_range <= DATA_EXCURSION * average
+        and slope_exc <= SLOPE_EXCURSION * average
+    )
+    return SteadyState(
+        steady=steady,
+        rounds=tuple(xs),
+        values=tuple(ys),
+        slope=slope,
+        intercept=intercept,
+        average=average,
+        range=data_range,
+        slope_excursion=slope_exc,
+        window=window,
+    )

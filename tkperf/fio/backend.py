@@ -1,0 +1,181 @@
+"""The fio back end: the one small interface through which tkperf runs fio.
+
+:class:`FioBackend` is what the engine talks to: ``run`` (jobs back to
+back in one fio process, parsed workloads back) and ``stream`` (one long
+job reporting every interval).  :class:`LocalFio` runs the fio of this
+host; a back end for fio's client/server mode fits the same interface.
+Output is always ``--output-format=json``.
+"""
+from __future__ import annotations
+
+import abc
+import contextlib
+import logging
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple
+
+from tkperf import programs
+from tkperf.errors import FioError, ToolError
+from tkperf.fio.jobs import FioJob, FioSettings, job_file, parse_version
+from tkperf.fio.output import first_json_object, json_objects, parse_jobs
+from tkperf.model.results import Workload
+
+log = logging.getLogger("tkperf")
+
+MIN_FIO = (3, 0)
+# A round may run this many times its planned fio time (plus a fixed margin
+# for fio's start and stop) before tkperf calls it hung and kills it.
+HANG_FACTOR = 2.0
+HANG_MARGIN_S = 10.0
+
+
+class FioBackend(abc.ABC):
+    """Runs fio job files somewhere and returns what fio measured."""
+
+    #: fio's ``--version`` output, e.g. ``fio-3.33``.
+    version: str = ""
+    settings: FioSettings
+
+    @abc.abstractmethod
+    def run(self, jobs: Sequence[FioJob], what: str,
+            timeout: Optional[float] = None) -> Tuple[List[Workload], float]:
+        """Run ``jobs`` back to back in one fio process; (workloads, wall seconds)."""
+
+    @abc.abstractmethod
+    def stream(self, job: FioJob, interval_s: int, what: str,
+               on_report: Callable[[dict], bool], timeout: float) -> None:
+        """Run one long job, handing every interval's cumulative report to
+        ``on_report``, which returns True to stop the job."""
+
+
+class LocalFio(FioBackend):
+    """fio on this host: job files in ``workdir``, fio started as a child process."""
+
+    def __init__(self, settings: FioSettings, workdir: str, fio: str = "fio") -> None:
+        self.settings = settings
+        self.workdir = workdir
+        self.fio = programs.require(fio)
+        self.version = self.check_version()
+
+    def check_version(self) -> str:
+        try:
+            out = programs.run([self.fio, "--version"], timeout=30, what="fio --version").stdout
+        except (OSError, Exception) as exc:  # noqa: BLE001 - any failure means no usable fio
+            raise ToolError(f"cannot run fio --version: {exc}") from exc
+        version = parse_version(out)
+        if version < MIN_FIO:
+            raise ToolError(f"fio {version[0]}.{version[1]} is too old; tkperf needs fio >= 3.0")
+        return out.strip()
+
+    def _write_job_file(self, text: str) -> str:
+        fd, path = tempfile.mkstemp(prefix=".tkperf-", suffix=".fio", dir=self.workdir)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        return path
+
+    @contextlib.contextmanager
+    def _process(self, job_text: str, what: str, flags: Sequence[str], **popen: object) -> Iterator[subprocess.Popen]:
+        """fio on a job file of ``text``: logged, tracked, killed with its threads
+        if anything goes wrong, job file removed afterwards."""
+        log.info("fio job file for %s:\n%s", what, job_text)
+        path = self._write_job_file(job_text)
+        try:
+            proc = programs.start([self.fio, "--output-format=json", *flags, path], **popen)
+            try:
+                yield proc
+            except BaseException:
+                programs.kill(proc)
+                proc.wait()
+                raise
+            finally:
+                programs.forget(proc)
+        finally:
+            os.unlink(path)
+
+    def run(self, jobs: Sequence[FioJob], what: str,
+            timeout: Optional[float] = None) -> Tuple[List[Workload], float]:
+        """Run ``jobs`` back to back in one fio process; returns workloads and wall seconds."""
+        planned = sum(j.planned_seconds for j in jobs)
+        if timeout is None and planned:
+            timeout = planned * HANG_FACTOR + HANG_MARGIN_S
+        t0 = time.monotonic()
+        with self._process(job_file(self.settings, jobs), what, (), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True) as proc:
+            try:
+                out, err = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                programs.kill(proc)
+                out, err = proc.communicate()
+                raise FioError(f"fio hung in {what}: no result after {timeout:.0f} s "
+                               f"(planned {planned:.0f} s); killed it", stderr=err) from None
+        wall = time.monotonic() - t0
+        if proc.returncode != 0:
+            raise FioError(f"fio failed in {what} (exit {proc.returncode}): {_last_line(err or out)}",
+                           stderr=err)
+        report = first_json_object(out)
+        workloads = parse_jobs(report, {j.name: j.spec() for j in jobs})
+        for w in workloads:
+            if w.error:
+                raise FioError(f"fio reported I/O error {w.error} ({os.strerror(w.error)}) in "
+                               f"workload {w.name} of {what}: {_last_line(err)}", stderr=err)
+        for w in workloads:
+            log.info("%s: %s IOPS r/w %.0f/%.0f, MB/s r/w %.1f/%.1f, mean lat us r/w %.1f/%.1f",
+                     what, w.name, w.read.iops, w.write.iops, w.read.bw_bytes / 1e6,
+                     w.write.bw_bytes / 1e6, w.read.lat_mean_us, w.write.lat_mean_us)
+        return workloads, wall
+
+    def stream(self, job: FioJob, interval_s: int, what: str,
+               on_report: Callable[[dict], bool], timeout: float) -> None:
+        """Run one long job printing a cumulative JSON report every ``interval_s``.
+
+        ``on_report`` gets each report and returns True to stop the job early.
+        fio is stopped (SIGTERM) when asked to, and killed when silent for
+        ``HANG_FACTOR`` intervals plus the margin or when ``timeout`` passes.
+        """
+        silent_limit = interval_s * HANG_FACTOR + HANG_MARGIN_S
+        buf = ""
+        pos = 0
+        stopped = False
+        err_chunks: List[bytes] = []
+        with self._process(job_file(self.settings, [job]), what, (f"--status-interval={interval_s}",),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            start = last = time.monotonic()
+            streams = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}
+            while streams:
+                ready, _, _ = select.select(list(streams), [], [], 1.0)
+                now = time.monotonic()
+                for fd in ready:
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:
+                        del streams[fd]
+                        continue
+                    if streams[fd] == "err":
+                        err_chunks.append(chunk)
+                        continue
+                    last = now
+                    buf += chunk.decode("utf-8", "replace")
+                    for obj, end in json_objects(buf, pos):
+                        pos = end
+                        if not stopped and isinstance(obj, dict) and on_report(obj):
+                            stopped = True
+                            programs.kill(proc, signal.SIGTERM)
+                if not stopped and (now - last > silent_limit or now - start > timeout):
+                    raise FioError(f"fio hung in {what}: no report for {now - last:.0f} s; killed it",
+                                   stderr=b"".join(err_chunks).decode("utf-8", "replace"))
+            proc.wait()
+        err = b"".join(err_chunks).decode("utf-8", "replace")
+        if proc.returncode != 0 and not stopped:
+            raise FioError(f"fio failed in {what} (exit {proc.returncode}): {_last_line(err)}",
+                           stderr=err)
+        if pos == 0 and not stopped:
+            first_json_object(buf)  # raises the right error for missing/invalid JSON
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    return lines[-1] if lines else "no message"

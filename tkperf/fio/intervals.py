@@ -1,0 +1,110 @@
+"""Cut fio's cumulative ``--status-interval`` reports into intervals.
+
+fio prints the running totals of a job every interval; the difference of
+two reports is one interval.  Its last report (when the job ends or is
+stopped) usually comes a fraction of an interval after the one before; such
+a short tail would stand as a noisy point, so it is merged into the interval
+before it, which is then measured again from the cut before it and replaces
+that interval's row.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+from tkperf.errors import FioError
+from tkperf.fio.output import cumulative_write
+
+
+@dataclass(frozen=True)
+class Cut:
+    """One interval (rates per second over fio's own run time)."""
+
+    index: int              #: 1-based interval number
+    replaces: bool          #: True: merges a short tail into interval ``index``, replacing its row
+    wall_s: float           #: wall-clock seconds between the reports
+    fio_s: float            #: fio's run time in the interval
+    ios: int
+    io_bytes: int
+    iops: float
+    bw_bytes: float
+    lat_mean_us: float
+    written_total: int      #: bytes written since the stream started
+
+
+@dataclass(frozen=True)
+class _Mark:
+    runtime_ms: float
+    ios: float
+    io_bytes: float
+    lat_sum: float
+    at: float
+
+
+class IntervalCutter:
+    """Feed it every report of one ``--status-interval`` stream, in order.
+
+    ``start`` is when the stream started (``time.monotonic()`` seconds,
+    the clock ``feed``'s ``at`` must use too); by default, now.
+    """
+
+    def __init__(self, job_name: str, interval_s: float, start: Optional[float] = None) -> None:
+        if interval_s <= 0:
+            raise ValueError("the interval must be positive")
+        self.job_name = job_name
+        self.interval_s = float(interval_s)
+        # Only the last two cuts matter (a merge goes back one): the memory
+        # stays the same however long the stream.
+        self._last = _Mark(0.0, 0.0, 0.0, 0.0, time.monotonic() if start is None else float(start))
+        self._before: Optional[_Mark] = None  # the cut before _last (None at the start)
+        self.count = 0  #: intervals cut so far
+
+    def _totals(self, report: dict) -> Optional[dict]:
+        jobs = [j for j in report.get("jobs", ()) if isinstance(j, dict) and j.get("jobname") == self.job_name]
+        if not jobs:
+            return None
+        for j in jobs:
+            err = int(j.get("error", 0) or 0)
+            if err:
+                raise FioError(f"fio reported I/O error {err} ({os.strerror(err)}) in {self.job_name}")
+        parts = [cumulative_write(j) for j in jobs]
+        if len(parts) == 1:
+            return parts[0]
+        # The same job reported once per clone (no group_reporting): sum them.
+        return dict(runtime_ms=max(p["runtime_ms"] for p in parts),
+                    ios=sum(p["ios"] for p in parts), io_bytes=sum(p["io_bytes"] for p in parts),
+                    lat_sum=sum(p["lat_sum"] for p in parts))
+
+    def feed(self, report: dict, at: float) -> Optional[Cut]:
+        """The interval ``report`` ends, or None (not this job's, nothing new).
+
+        Raises FioError when fio reports an error in the job.
+        """
+        totals = self._totals(report)
+        if totals is None:
+            return None
+        mark = _Mark(totals["runtime_ms"], totals["ios"], totals["io_bytes"], totals["lat_sum"], at)
+        last = self._last
+        if mark.runtime_ms <= last.runtime_ms:
+            return None  # no new run time: nothing to measure
+        replaces = (self._before is not None
+                    and mark.runtime_ms - last.runtime_ms < self.interval_s * 500.0)
+        if replaces:
+            base = self._before
+        else:
+            base = last
+            self._before = last
+            self.count += 1
+        d_ms = mark.runtime_ms - base.runtime_ms
+        d_ios = mark.ios - base.ios
+        d_bytes = mark.io_bytes - base.io_bytes
+        self._last = mark
+        return Cut(
+            index=self.count, replaces=replaces, wall_s=mark.at - base.at, fio_s=d_ms / 1000.0,
+            ios=int(d_ios), io_bytes=int(d_bytes), iops=d_ios * 1000.0 / d_ms,
+            bw_bytes=d_bytes * 1000.0 / d_ms,
+            lat_mean_us=(mark.lat_sum - base.lat_sum) / d_ios if d_ios > 0 else 0.0,
+            written_total=int(mark.io_bytes),
+        )

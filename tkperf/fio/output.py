@@ -1,0 +1,152 @@
+"""fio's JSON output -> :class:`~tkperf.model.results.Workload`; each fio quirk in one named function."""
+from __future__ import annotations
+
+import json
+from typing import Dict, Iterator, List, Tuple
+
+from tkperf.errors import FioError
+from tkperf.model.results import PERCENTILES, IoStats, Workload
+
+
+def first_json_object(text: str) -> dict:
+    """fio may print warnings before its JSON on stdout: skip to the first '{'."""
+    start = text.find("{")
+    if start < 0:
+        raise FioError("fio printed no JSON", stderr=text[-2000:])
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(text, start)
+    except ValueError as exc:
+        raise FioError(f"fio printed invalid JSON ({exc.msg} at char {exc.pos})", stderr=text[-2000:]) from exc
+    if not isinstance(obj, dict) or not isinstance(obj.get("jobs"), list):
+        raise FioError("fio's JSON has no 'jobs' list")
+    return obj
+
+
+def json_objects(text: str, pos: int = 0) -> Iterator[Tuple[dict, int]]:
+    """Consecutive JSON reports (``--status-interval``) from ``text``; yields (obj, end)."""
+    dec = json.JSONDecoder()
+    while True:
+        start = text.find("{", pos)
+        if start < 0:
+            return
+        try:
+            obj, end = dec.raw_decode(text, start)
+        except ValueError:
+            return  # incomplete: the rest has not been printed yet
+        yield obj, end
+        pos = end
+
+
+def _percentile_key(p: str) -> str:
+    """fio writes percentiles as '99.900000'; tkperf keeps the short form '99.9'."""
+    return ("%f" % float(p)).rstrip("0").rstrip(".")
+
+
+def _clat(side: dict) -> dict:
+    """Completion latency in ns; fio 2.x wrote 'clat' in usec, fio 3 'clat_ns'."""
+    if "clat_ns" in side:
+        return side["clat_ns"]
+    if "clat" in side:
+        us = side["clat"]
+        out = {k: us.get(k, 0) * 1000.0 for k in ("min", "max", "mean", "stddev")}
+        out["percentile"] = {k: v * 1000.0 for k, v in us.get("percentile", {}).items()}
+        return out
+    return {}
+
+
+def _bw_bytes(side: dict) -> float:
+    """fio >= 3.? has bw_bytes; older JSON has only bw in KiB/s."""
+    if "bw_bytes" in side:
+        return float(side["bw_bytes"])
+    return float(side.get("bw", 0)) * 1024.0
+
+
+def _io_bytes(side: dict) -> int:
+    if "io_bytes" in side:
+        return int(side["io_bytes"])
+    return int(side.get("io_kbytes", 0)) * 1024
+
+
+def iostats(side: dict) -> IoStats:
+    clat = _clat(side)
+    pct = clat.get("percentile", {}) or {}
+    wanted = set(PERCENTILES)
+    percentiles = tuple(
+        (key, float(v) / 1000.0)
+        for key, v in sorted(((_percentile_key(k), v) for k, v in pct.items()), key=lambda kv: float(kv[0]))
+        if key in wanted
+    )
+    ios = int(side.get("total_ios", 0))
+    return IoStats(
+        iops=float(side.get("iops", 0.0)),
+        bw_bytes=_bw_bytes(side),
+        io_bytes=_io_bytes(side),
+        ios=ios,
+        lat_mean_us=float(clat.get("mean", 0.0)) / 1000.0 if ios else 0.0,
+        lat_min_us=float(clat.get("min", 0.0)) / 1000.0 if ios else 0.0,
+        lat_max_us=float(clat.get("max", 0.0)) / 1000.0 if ios else 0.0,
+        lat_stddev_us=float(clat.get("stddev", 0.0)) / 1000.0 if ios else 0.0,
+        percentiles=percentiles if ios else (),
+    )
+
+
+def _merge(a: IoStats, b: IoStats) -> IoStats:
+    """Two fio jobs of one workload reported apart (no group_reporting): sum rates,
+    weight the mean by I/O count, take the larger max and percentiles (a bound, not exact)."""
+    ios = a.ios + b.ios
+    mean = (a.lat_mean_us * a.ios + b.lat_mean_us * b.ios) / ios if ios else 0.0
+    pa, pb = dict(a.percentiles), dict(b.percentiles)
+    pct = tuple((k, max(pa.get(k, 0.0), pb.get(k, 0.0))) for k in PERCENTILES if k in pa or k in pb)
+    mins = [x.lat_min_us for x in (a, b) if x.ios]
+    return IoStats(a.iops + b.iops, a.bw_bytes + b.bw_bytes, a.io_bytes + b.io_bytes, ios, mean,
+                   min(mins) if mins else 0.0, max(a.lat_max_us, b.lat_max_us),
+                   max(a.lat_stddev_us, b.lat_stddev_us), pct)
+
+
+def _runtime_ms(job: dict) -> int:
+    """How long the workload ran.  The directions' ``runtime`` is the group's
+    wall time; ``job_runtime`` (fio >= 3.?) is summed over the jobs of a
+    group, numjobs times too long, so it is only the fallback."""
+    runtime = max(int(job.get(d, {}).get("runtime", 0)) for d in ("read", "write", "trim"))
+    return runtime or int(job.get("job_runtime", 0))
+
+
+def cumulative_write(job: dict) -> Dict[str, float]:
+    """The running totals of one job in a ``--status-interval`` report: run
+    time (ms), write I/Os, bytes written and the sum of their latencies (us),
+    so that two reports give one interval by difference."""
+    wr = job.get("write", {})
+    ios = float(wr.get("total_ios", 0))
+    return dict(runtime_ms=float(_runtime_ms(job)), ios=ios, io_bytes=float(_io_bytes(wr)),
+                lat_sum=float(_clat(wr).get("mean", 0.0)) * ios / 1000.0)
+
+
+def parse_jobs(report: dict, specs: Dict[str, dict]) -> List[Workload]:
+    """Workloads from one fio report, in job-file order.
+
+    ``specs`` maps job name -> dict(rw, bs, rwmixread, numjobs, iodepth) as
+    tkperf asked for them; a job fio reports but tkperf did not ask for is an
+    error, and so is one it asked for that is missing.
+    """
+    merged: Dict[str, Workload] = {}
+    for job in report.get("jobs", []):
+        name = job.get("jobname", "")
+        if name not in specs:
+            raise FioError(f"fio reported a job tkperf did not start: {name!r}")
+        spec = specs[name]
+        w = Workload(
+            name=name, rw=spec["rw"], bs=spec["bs"], rwmixread=spec["rwmixread"],
+            numjobs=spec["numjobs"], iodepth=spec["iodepth"], runtime_ms=_runtime_ms(job),
+            read=iostats(job.get("read", {})), write=iostats(job.get("write", {})),
+            error=int(job.get("error", 0)),
+        )
+        if name in merged:
+            old = merged[name]
+            w = Workload(name, w.rw, w.bs, w.rwmixread, w.numjobs, w.iodepth,
+                         max(old.runtime_ms, w.runtime_ms), _merge(old.read, w.read),
+                         _merge(old.write, w.write), old.error or w.error)
+        merged[name] = w
+    missing = [n for n in specs if n not in merged]
+    if missing:
+        raise FioError(f"fio's report lacks workload {missing[0]}")
+    return [merged[n] for n in specs]

@@ -1,0 +1,266 @@
+"""The content of a report as plain data: blocks of text, tables and charts.
+
+A test type's section, the summary page and the run notes are lists of the
+blocks below.  They say *what* is shown, never *how*: :mod:`tkperf.render.rst`
+turns them into reStructuredText, :mod:`tkperf.render.charts` draws the
+charts, :mod:`tkperf.render.documents` writes HTML and PDF.  Nothing here
+imports matplotlib or docutils; every text is plain (the reST writer escapes
+it), every number in a chart is plain data that a table can show too.
+
+Blocks: :class:`Title`, :class:`Heading`, :class:`Rubric`, :class:`Paragraph`,
+:class:`Admonition`, :class:`Table`, :class:`Header` (the SNIA header),
+:class:`Literal` and :class:`Chart`.  A :class:`Chart` holds a *chart spec*:
+which drawing (the spec's class) and its data (:class:`Series`,
+:class:`Grid`, :class:`Curve` ...).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+Pairs = Tuple[Tuple[str, str], ...]
+
+
+# --- text blocks ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Title:
+    """The document's title (one per document)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A section title, ``level`` 1 (a test) to 4.  In the PDF a heading of
+    level 2 or more starts a new page unless ``room_cm`` (default 5 cm; a
+    chart needs 10) is left below it, so no heading ends a page alone."""
+
+    text: str
+    level: int = 1
+    room_cm: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.level <= 4:
+            raise ValueError(f"heading level {self.level} is not 1 to 4")
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """A heading outside the section structure (no page break before it)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """One paragraph of plain text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Admonition:
+    """A boxed note (``kind``: warning, note ...); several lines become a
+    list; no lines, no box."""
+
+    kind: str
+    lines: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of plain-text cells under one header row; ``stub_columns``
+    leading columns are row titles; ``widths`` are relative column widths."""
+
+    headers: Tuple[str, ...]
+    rows: Tuple[Tuple[str, ...], ...]
+    title: str = ""
+    widths: Tuple[int, ...] = ()
+    stub_columns: int = 0
+
+    def __post_init__(self) -> None:
+        if self.widths and len(self.widths) != len(self.headers):
+            raise ValueError("table widths do not match its columns")
+        if any(len(r) != len(self.headers) for r in self.rows):
+            raise ValueError("a table row does not match its columns")
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], title: str = "",
+          widths: Sequence[int] = (), stub_columns: int = 0) -> Table:
+    """A :class:`Table` from any sequences (lists welcome)."""
+    return Table(tuple(headers), tuple(tuple(r) for r in rows), title, tuple(widths), stub_columns)
+
+
+@dataclass(frozen=True)
+class Header:
+    """The SNIA report header: four groups of (label, value) pairs, shown as
+    two tables, test platform | device under test and set-up | test parameters."""
+
+    platform: Pairs
+    device: Pairs
+    setup: Pairs
+    test: Pairs
+
+
+@dataclass(frozen=True)
+class Literal:
+    """Preformatted text, shown as it is."""
+
+    text: str
+
+
+# --- chart data -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a chart; ``y`` holds ``nan`` where nothing was measured."""
+
+    label: str
+    x: Tuple[float, ...]
+    y: Tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Figures by row and column, e.g. IOPS by block size (rows) and R/W mix (columns).
+
+    ``row_keys`` are the numeric row values (block sizes in bytes) for
+    charts with a numeric x axis; ``None`` in ``values`` means not measured.
+    """
+
+    rows: Tuple[str, ...]
+    row_keys: Tuple[float, ...]
+    cols: Tuple[str, ...]
+    values: Tuple[Tuple[Optional[float], ...], ...]
+    unit: str
+    row_title: str = "Block size"
+    col_title: str = "R/W mix"
+
+    def __post_init__(self) -> None:
+        if len(self.values) != len(self.rows) or any(len(r) != len(self.cols) for r in self.values):
+            raise ValueError("grid values do not match its rows and columns")
+
+    def array(self) -> np.ndarray:
+        """The values as floats, ``nan`` where not measured."""
+        return np.array([[np.nan if v is None else float(v) for v in row] for row in self.values],
+                        dtype=float).reshape(len(self.rows), len(self.cols))
+
+
+@dataclass(frozen=True, eq=False)
+class Curve:
+    """One curve of many points (a stream's intervals): ``x`` and ``y`` arrays."""
+
+    label: str
+    x: np.ndarray
+    y: np.ndarray
+
+    def normalised(self) -> "Curve":
+        """The curve divided by its own maximum (1.0 = its peak), so that the
+        shapes of fast and slow drives compare; unchanged when it has no
+        positive value."""
+        peak = float(np.max(self.y)) if self.y.size else 0.0
+        return Curve(self.label, self.x, self.y / peak if peak > 0 else self.y)
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One bar chart of a figure: a grid drawn as bar groups (rows) of bars (columns)."""
+
+    grid: Grid
+    title: str
+    ylabel: str
+
+
+# --- chart specs: which drawing, and its data ------------------------------------------
+
+@dataclass(frozen=True)
+class ConvergenceChart:
+    """Values per round, one line per series; the window's rounds shaded."""
+
+    series: Tuple[Series, ...]
+    ylabel: str
+    title: str
+    window: Tuple[int, ...] = ()
+    legend_title: str = ""
+
+
+@dataclass(frozen=True)
+class WindowChart:
+    """The tracking variable per round with its steady-state window: the
+    window's average, the ±10% and ±20% bands, the least-squares line."""
+
+    title: str
+    ylabel: str
+    rounds: Tuple[int, ...]
+    values: Tuple[float, ...]
+    window_rounds: Tuple[int, ...]
+    window_values: Tuple[float, ...]
+    average: float
+    slope: float
+    intercept: float
+    verdict: str
+
+
+@dataclass(frozen=True)
+class LinesChart:
+    """One line per grid column over the rows' numeric keys (a log2 block-size axis)."""
+
+    grid: Grid
+    ylabel: str
+    title: str
+
+
+@dataclass(frozen=True)
+class HeatmapChart:
+    """A grid as coloured cells, the value printed in each."""
+
+    grid: Grid
+    title: str
+    colorbar_label: str
+
+
+@dataclass(frozen=True)
+class BarsChart:
+    """Grouped bar charts side by side, one legend for all."""
+
+    panels: Tuple[Panel, ...]
+    title: str = ""
+    legend_title: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class CurvesChart:
+    """Curves of many points, dots where they are dense.  ``time_axis``: x is
+    seconds, shown in seconds, minutes or hours as the longest curve needs;
+    ``thousands``: y ticks with thousands separators."""
+
+    curves: Tuple[Curve, ...]
+    xlabel: str
+    ylabel: str
+    title: str = ""
+    time_axis: bool = False
+    thousands: bool = True
+
+
+ChartSpec = Union[ConvergenceChart, WindowChart, LinesChart, HeatmapChart, BarsChart, CurvesChart]
+
+
+@dataclass(frozen=True, eq=False)
+class Chart:
+    """A chart: drawn into ``filename`` (a PNG in the report's plot directory)
+    from ``spec``, shown with ``caption``."""
+
+    filename: str
+    spec: object
+    caption: str
+
+
+Block = Union[Title, Heading, Rubric, Paragraph, Admonition, Table, Header, Literal, Chart]
+
+
+def charts(blocks: Sequence[object]) -> Tuple[Chart, ...]:
+    """The charts among ``blocks``, in order."""
+    return tuple(b for b in blocks if isinstance(b, Chart))

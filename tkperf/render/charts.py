@@ -1,0 +1,396 @@
+"""Matplotlib drawings of chart specs (:mod:`tkperf.render.blocks`).
+
+:func:`draw` writes one PNG from one spec; the spec's class says which
+drawing, its fields hold the plain data.  Nothing here reads a result file
+or knows a test type, and only this module imports matplotlib (the report
+draws its charts in worker processes, :mod:`tkperf.render.parallel`).
+
+Figures are sized for the width of a PDF page (about 17 cm): 7 x 3.4 inches
+at 120 dpi, 9 pt text.  Legends sit outside the axes so they never cover
+data.  The Agg backend is used without pyplot, so nothing here needs a
+display and no global figure state is kept between reports.
+"""
+from __future__ import annotations
+
+import io
+import textwrap
+from typing import Callable, Dict, Optional, Sequence, Tuple
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.colors import LogNorm, Normalize  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
+from PIL import Image  # noqa: E402 - matplotlib's own PNG writer
+
+from tkperf.model.store import atomic_write  # noqa: E402
+from tkperf.render.blocks import (  # noqa: E402
+    BarsChart,
+    ConvergenceChart,
+    CurvesChart,
+    HeatmapChart,
+    LinesChart,
+    WindowChart,
+)
+
+WIDTH_IN = 7.0
+HEIGHT_IN = 3.4
+DPI = 120
+# A log axis is used when the largest value is this many times the smallest.
+LOG_RATIO = 30.0
+# Above this many points a curve is drawn as small dots only.
+DENSE_POINTS = 3000
+
+_RC = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+
+
+# --- figure plumbing ---------------------------------------------------------
+
+def _figure(height: float = HEIGHT_IN, ncols: int = 1) -> Tuple[Figure, list]:
+    """A figure and its axes; called inside :func:`_draw`, under the report's style."""
+    fig = Figure(figsize=(WIDTH_IN, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    return fig, axes
+
+
+def _draw(path: str, build: Callable[[], Figure]) -> str:
+    """Build a figure under the report's style and write it as an RGB PNG;
+    the style applies to text created inside ``build`` as well, hence one
+    context around both.
+
+    One draw of the canvas lays the figure out and renders it (``savefig``
+    would draw twice); the figure is opaque, so the alpha channel is
+    dropped: the same pixels, a smaller file, less work for the PDF writer.
+    """
+    with matplotlib.rc_context(_RC):
+        fig = build()
+        fig.canvas.draw()
+        rgba = np.asarray(fig.canvas.buffer_rgba())
+    buf = io.BytesIO()
+    Image.fromarray(rgba[..., :3]).save(buf, format="PNG", dpi=(DPI, DPI))
+    atomic_write(path, buf.getvalue())
+    return path
+
+
+def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title: str = "") -> None:
+    """One legend under the axes (never over data), in as many columns as fit
+    the figure's width, more rows otherwise."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if not handles:
+        return
+    # About 100 characters of 8 pt legend text fit across the figure, and a
+    # legend entry's handle and padding take about 6 more.
+    fit = max(1, 100 // (max(len(x) for x in labels) + 6))
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), ncol or fit, fit),
+               frameon=False, title=title or None, title_fontsize=8)
+
+
+def _wrap_title(text: str, width: int = 88) -> str:
+    """Titles wrap instead of running off the figure."""
+    return "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
+
+
+def _wants_log(values: np.ndarray) -> bool:
+    v = values[np.isfinite(values) & (values > 0)]
+    return v.size > 1 and v.max() / v.min() >= LOG_RATIO
+
+
+def _thousands(value: float, _pos: int = 0) -> str:
+    if value == 0:
+        return "0"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:g}"
+    return f"{value:.3g}"
+
+
+def _set_yscale(ax, values: np.ndarray) -> None:
+    if _wants_log(values):
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+
+
+def _round_axis(ax, rounds: Sequence[int]) -> None:
+    ax.set_xlabel("Round")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if rounds:
+        ax.set_xlim(min(rounds) - 0.5, max(rounds) + 0.5)
+
+
+def short_number(value: float) -> str:
+    """Cell text for heat maps: 3 significant figures with k/M suffixes."""
+    a = abs(value)
+    if a >= 1e6:
+        return f"{value / 1e6:.3g}M"
+    if a >= 1e4:
+        return f"{value / 1e3:.3g}k"
+    if a >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+# --- charts --------------------------------------------------------------------
+
+def convergence(path: str, spec: ConvergenceChart) -> str:
+    """Steady-state convergence: one line per workload, value per round,
+    the measurement window shaded grey (the caption says so)."""
+
+    def build() -> Figure:
+        fig, (ax,) = _figure()
+        all_y = np.array([v for s in spec.series for v in s.y], dtype=float)
+        rounds = sorted({int(x) for s in spec.series for x in s.x})
+        if spec.window:
+            ax.axvspan(min(spec.window) - 0.4, max(spec.window) + 0.4, color="0.93", zorder=0)
+        for s in spec.series:
+            ax.plot(s.x, s.y, marker="o", markersize=3.5, linewidth=1.2, label=s.label)
+        _set_yscale(ax, all_y)
+        _round_axis(ax, rounds)
+        ax.set_ylabel(spec.ylabel)
+        ax.set_title(_wrap_title(spec.title))
+        _legend_below(fig, [ax], title=spec.legend_title)
+        return fig
+
+    return _draw(path, build)
+
+
+def measurement_window(path: str, view: WindowChart) -> str:
+    """The tracking variable per round with the window's average, the ±10%
+    and ±20% bands around it, the least-squares line and the verdict."""
+
+    def build() -> Figure:
+        fig, (ax,) = _figure()
+        ax.plot(view.rounds, view.values, color="0.55", marker="o", markersize=3.5, linewidth=1,
+                label="tracking variable, all rounds")
+        if view.window_rounds:
+            lo, hi = min(view.window_rounds), max(view.window_rounds)
+            xs = np.array([lo, hi], dtype=float)
+            avg = view.average
+            ax.fill_between(xs, avg * 0.8, avg * 1.2, color="tab:green", alpha=0.12,
+                            label="average ±20%")
+            ax.fill_between(xs, avg * 0.9, avg * 1.1, color="tab:green", alpha=0.22,
+                            label="average ±10%")
+            ax.plot(xs, [avg, avg], color="tab:green", linewidth=1.5, label=f"window average {_thousands(avg)}")
+            ax.plot(xs, view.slope * xs + view.intercept, color="tab:red", linestyle="--",
+                    linewidth=1.5, label="least-squares line")
+            ax.plot(view.window_rounds, view.window_values, color="tab:blue", marker="o",
+                    markersize=5, linestyle="none", label="window rounds")
+            top = max(max(view.values), avg * 1.2)
+            ax.set_ylim(0, top * 1.08)
+        else:
+            ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+        _round_axis(ax, view.rounds)
+        ax.set_ylabel(view.ylabel)
+        ax.set_title(_wrap_title(f"{view.title}\n{view.verdict}"))
+        _legend_below(fig, [ax], ncol=3)
+        return fig
+
+    return _draw(path, build)
+
+
+def _block_size_axis(ax, keys: Sequence[float], labels: Sequence[str]) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(keys))
+    ax.set_xticklabels(list(labels))
+    ax.minorticks_off()
+    ax.set_xlabel("Block size (bytes, fio units: k = KiB)")
+    if len(keys) == 1:
+        ax.set_xlim(keys[0] / 2, keys[0] * 2)
+
+
+def lines_by_block_size(path: str, spec: LinesChart) -> str:
+    """One line per column (R/W mix) over the block sizes (rows), log2 x axis."""
+    grid = spec.grid
+
+    def build() -> Figure:
+        fig, (ax,) = _figure()
+        data = grid.array()
+        for j, col in enumerate(grid.cols):
+            ax.plot(grid.row_keys, data[:, j], marker="o", markersize=3.5, linewidth=1.2,
+                    label=col)
+        _block_size_axis(ax, grid.row_keys, grid.rows)
+        _set_yscale(ax, data)
+        ax.set_ylabel(spec.ylabel)
+        ax.set_title(_wrap_title(spec.title))
+        _legend_below(fig, [ax], title=f"{grid.col_title} (read/write %)")
+        return fig
+
+    return _draw(path, build)
+
+
+def heatmap(path: str, spec: HeatmapChart) -> str:
+    """The matrix as coloured cells with the value printed in each cell."""
+    grid = spec.grid
+
+    def build() -> Figure:
+        height = max(2.4, 0.9 + 0.36 * len(grid.rows))
+        fig, (ax,) = _figure(height=height)
+        data = grid.array()
+        finite = data[np.isfinite(data) & (data > 0)]
+        norm: Normalize
+        if finite.size and _wants_log(finite):
+            norm = LogNorm(vmin=finite.min(), vmax=finite.max())
+        elif finite.size:
+            norm = Normalize(vmin=0, vmax=finite.max())
+        else:
+            norm = Normalize(vmin=0, vmax=1)
+        masked = np.ma.masked_invalid(data)
+        cmap = matplotlib.colormaps["viridis"].with_extremes(bad="0.92")
+        image = ax.imshow(masked, cmap=cmap, norm=norm, aspect="auto")
+        ax.grid(False)
+        ax.set_xticks(range(len(grid.cols)))
+        ax.set_xticklabels(list(grid.cols))
+        ax.set_yticks(range(len(grid.rows)))
+        ax.set_yticklabels(list(grid.rows))
+        ax.set_xlabel(grid.col_title + " (read/write %)")
+        ax.set_ylabel(grid.row_title)
+        ax.tick_params(length=0)
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+        for i in range(len(grid.rows)):
+            for j in range(len(grid.cols)):
+                v = data[i, j]
+                if not np.isfinite(v):
+                    ax.text(j, i, "n/a", ha="center", va="center", fontsize=8, color="0.4")
+                    continue
+                shade = norm(v) if v > 0 or not isinstance(norm, LogNorm) else 0.0
+                ax.text(j, i, short_number(v), ha="center", va="center", fontsize=8,
+                        color="black" if shade > 0.55 else "white")
+        bar = fig.colorbar(image, ax=ax, pad=0.02)
+        bar.set_label(spec.colorbar_label)
+        bar.ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+        ax.set_title(_wrap_title(spec.title))
+        return fig
+
+    return _draw(path, build)
+
+
+def grouped_bars(path: str, spec: BarsChart) -> str:
+    """Grouped bar charts side by side, one legend below for all of them."""
+    panels = spec.panels
+    if not panels:
+        raise ValueError("a bar chart needs at least one panel")
+
+    def build() -> Figure:
+        fig, axes = _figure(ncols=len(panels))
+        for ax, panel in zip(axes, panels):
+            data = panel.grid.array()
+            nrows, ncols = data.shape
+            width = 0.8 / max(ncols, 1)
+            x = np.arange(nrows, dtype=float)
+            for j, col in enumerate(panel.grid.cols):
+                label = f"{spec.legend_title} {col}".strip()
+                heights = np.nan_to_num(data[:, j], nan=0.0)
+                ax.bar(x - 0.4 + width * (j + 0.5), heights, width=width * 0.92, label=label,
+                       color=f"C{j % 10}")
+            ax.set_xticks(x)
+            # Long or many group labels in a narrow panel are turned to stay apart.
+            crowded = sum(len(r) + 2 for r in panel.grid.rows) * len(panels) > 70
+            ax.set_xticklabels(list(panel.grid.rows), rotation=35 if crowded else 0,
+                               ha="right" if crowded else "center")
+            ax.set_xlabel(panel.grid.row_title)
+            _set_yscale(ax, data)
+            ax.set_ylabel(panel.ylabel)
+            ax.set_title(panel.title)
+            ax.grid(axis="x", visible=False)
+            for i in range(nrows):
+                for j in range(ncols):
+                    if not np.isfinite(data[i, j]):
+                        ax.text(x[i] - 0.4 + width * (j + 0.5), 0, "n/a", rotation=90,
+                                ha="center", va="bottom", fontsize=7, color="0.4",
+                                transform=ax.get_xaxis_transform())
+        if spec.title:
+            fig.suptitle(spec.title)
+        _legend_below(fig, axes)
+        return fig
+
+    return _draw(path, build)
+
+
+def _time_unit(seconds: float) -> Tuple[float, str]:
+    if seconds >= 3 * 3600:
+        return 3600.0, "hours"
+    if seconds >= 180:
+        return 60.0, "minutes"
+    return 1.0, "seconds"
+
+
+def curves(path: str, spec: CurvesChart) -> str:
+    """Curves of many points (a stream's intervals) on one axis from 0.
+
+    Each curve is one Line2D: a day of 1-second intervals is 86,400 points,
+    drawn as dots without any per-point Python work.
+    """
+    for c in spec.curves:
+        if np.shape(c.x) != np.shape(c.y):
+            raise ValueError(f"curve {c.label!r}: {np.size(c.x)} x values for {np.size(c.y)} y values")
+
+    def build() -> Figure:
+        fig, (ax,) = _figure()
+        longest = max((float(np.max(c.x)) for c in spec.curves if c.x.size), default=0.0)
+        scale, unit = _time_unit(longest) if spec.time_axis else (1.0, "")
+        ymax = 0.0
+        for i, c in enumerate(spec.curves):
+            if not c.y.size:
+                continue
+            ys = c.y
+            ymax = max(ymax, float(np.max(ys)))
+            dense = ys.size > DENSE_POINTS
+            ax.plot(c.x / scale, ys, linestyle="none" if dense else "-", linewidth=0.8,
+                    marker="." if dense or ys.size > 200 else "o",
+                    markersize=1.2 if dense else (2.0 if ys.size > 200 else 3.5),
+                    color=f"C{i % 10}", label=c.label, rasterized=dense)
+        ax.set_xlabel(f"{spec.xlabel} ({unit})" if unit else spec.xlabel)
+        ax.set_xlim(left=0)
+        ax.set_ylim(0, (ymax or 1.0) * 1.08)
+        ax.set_ylabel(spec.ylabel)
+        if spec.thousands:
+            ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+        ax.set_title(_wrap_title(spec.title))
+        if len(spec.curves) > 1:
+            _legend_below(fig, [ax])
+        return fig
+
+    return _draw(path, build)
+
+
+DRAWINGS: Dict[type, Callable[[str, object], str]] = {
+    ConvergenceChart: convergence,
+    WindowChart: measurement_window,
+    LinesChart: lines_by_block_size,
+    HeatmapChart: heatmap,
+    BarsChart: grouped_bars,
+    CurvesChart: curves,
+}
+
+
+def draw(spec: object, path: str) -> str:
+    """Draw ``spec`` into the PNG file ``path``; an unknown spec is a TypeError."""
+    drawing = DRAWINGS.get(type(spec))
+    if drawing is None:
+        raise TypeError(f"no drawing for a {type(spec).__name__}")
+    return drawing(path, spec)

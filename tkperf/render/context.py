@@ -1,0 +1,97 @@
+"""What a test type's section is given: the run (or the runs) it belongs to
+and the helpers every section uses to name charts and lay out tables.
+
+``report_section(ctx, tests)`` receives a :class:`ReportContext`,
+``compare_section(ctx, runs, labels)`` a :class:`CompareContext`.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from tkperf.model.results import RunResult, TestRun
+from tkperf.render import blocks as b
+from tkperf.render.steady import run_window
+from tkperf.render.words import fmt
+
+# Beyond this many runs, table columns are headed R1, R2 ... and a key names
+# the runs: eight full names in one A4 table would break in mid-word.
+FULL_NAME_COLUMNS = 4
+
+
+def chart_name(stem: str) -> str:
+    """A chart's file name: ``stem`` made safe, ``.png`` added."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", stem) + ".png"
+
+
+def grid_table(grid: b.Grid, title: str, corner: str = "") -> b.Table:
+    """A grid of one test as a table: row titles first, then a column per grid column."""
+    headers = [corner or f"{grid.row_title} \\ {grid.col_title}"] + list(grid.cols)
+    rows = [[r] + [fmt(v, grid.unit) for v in vals] for r, vals in zip(grid.rows, grid.values)]
+    first = 14 if len(grid.cols) > 4 else 18
+    return b.table(headers, rows, title=title, widths=[first] + [12] * len(grid.cols), stub_columns=1)
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """The run a report section belongs to."""
+
+    run: RunResult
+
+    @property
+    def window(self) -> int:
+        """The run's steady-state window (rounds), as stored in its options."""
+        return run_window(self.run)
+
+    def chart(self, test: TestRun, what: str, spec: object, caption: str) -> b.Chart:
+        """A chart of one test instance, named ``<key>-<what>.png``."""
+        return b.Chart(chart_name(f"{test.key}-{what}"), spec, caption)
+
+
+@dataclass(frozen=True)
+class CompareContext:
+    """The runs a comparison section sets side by side, and their labels."""
+
+    runs: Tuple[RunResult, ...]
+    labels: Tuple[str, ...]
+
+    def column_labels(self) -> List[str]:
+        """Table column headings for the runs: their labels, or R1..R8 for many runs."""
+        if len(self.labels) <= FULL_NAME_COLUMNS:
+            return list(self.labels)
+        return [f"R{i + 1}" for i in range(len(self.labels))]
+
+    def runs_table(self, first: str, rows: Sequence[Sequence[str]], title: str) -> b.Table:
+        """A table with one column per run after a first column of row titles."""
+        n = len(self.labels)
+        width = 30 if n <= FULL_NAME_COLUMNS else 18
+        rest = max(8, (100 - width) // max(n, 1))
+        return b.table([first] + self.column_labels(), rows, title=title,
+                       widths=[width] + [rest] * n, stub_columns=1)
+
+    def by_runs(self, rows: Sequence[Tuple[str, float]], value: Callable[[int, int], Optional[float]],
+                unit: str, row_title: str) -> b.Grid:
+        """A grid with one row per (label, numeric key) and one column per run;
+        ``value(row, run)`` is None where a run did not measure it."""
+        values = tuple(tuple(value(i, j) for j in range(len(self.labels))) for i in range(len(rows)))
+        return b.Grid(rows=tuple(r[0] for r in rows), row_keys=tuple(r[1] for r in rows),
+                      cols=tuple(self.labels), values=values, unit=unit, row_title=row_title,
+                      col_title="Run")
+
+    def grid_table(self, grid: b.Grid, title: str) -> b.Table:
+        """A grid by runs as a table, its unit in the first heading."""
+        rows = [[r] + [fmt(v, grid.unit) for v in vals] for r, vals in zip(grid.rows, grid.values)]
+        return self.runs_table(f"{grid.row_title} ({grid.unit})", rows, title)
+
+    def paired(self, title: str, filename: str, ylabel: str, first: Tuple[b.Grid, str, str],
+               second: Tuple[b.Grid, str, str], caption: str) -> list:
+        """Two grids of one measure (W and R, AVE and MAX): a section with both
+        tables and one chart of two bar panels; nothing when no run measured it."""
+        if not first[0].rows:
+            return []
+        out: list = [b.Heading(title)]
+        out += [self.grid_table(grid, f"{name}, {unit}") for grid, name, unit in (first, second)]
+        out.append(b.Chart(filename, b.BarsChart(tuple(b.Panel(grid, name, ylabel)
+                                                      for grid, name, _ in (first, second))), caption))
+        return out

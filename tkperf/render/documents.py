@@ -1,0 +1,351 @@
+"""Blocks -> files: the charts, the ``.rst``, the self-contained ``.html``
+(docutils, charts embedded as data URIs) and the ``.pdf`` (rst2pdf), each
+replaced atomically, and the plots of an earlier build that this one did
+not make removed.
+
+:func:`publish` is the whole of it; the report and the comparison hand it
+their blocks.  The charts are drawn first, in parallel
+(:mod:`tkperf.render.parallel`), because a chart that could not be drawn
+becomes a sentence in the reST instead of a figure.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import logging
+import multiprocessing
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from tkperf.errors import OutputError
+from tkperf.model.store import atomic_write, ensure_dir
+from tkperf.render import blocks as b
+from tkperf.render import parallel, rst
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What a report build wrote (documents, then the plot directory) and what went wrong."""
+
+    paths: Tuple[str, ...]
+    warnings: Tuple[str, ...] = ()
+
+
+_HTML_CSS = """
+body { font-family: sans-serif; }
+main { max-width: 60em; }
+table { font-size: 0.9em; border-collapse: collapse; margin: 0.8em 0; }
+table caption { font-weight: bold; text-align: left; padding-bottom: 0.3em; }
+th, td { padding: 0.15em 0.5em; }
+td { text-align: left; }
+figure img, div.figure img { max-width: 100%; height: auto; }
+figcaption, p.caption { font-size: 0.9em; }
+div.warning, aside.admonition.warning { border-left: 4px solid #c33; padding: 0.3em 1em; }
+"""
+
+# rst2pdf stylesheet: A4, small table text so an 8-column matrix fits the page.
+_PDF_STYLE = """
+pageSetup:
+  size: A4
+  margin-top: 1.5cm
+  margin-bottom: 1.5cm
+  margin-left: 1.5cm
+  margin-right: 1.5cm
+styles:
+  base:
+    fontSize: 9
+  table-body:
+    fontSize: 7.5
+    leading: 9
+  table-heading:
+    fontSize: 7.5
+    leading: 9
+  table-title:
+    fontSize: 9
+    spaceBefore: 4
+    keepWithNext: true
+  heading1:
+    fontSize: 150%
+  heading2:
+    fontSize: 125%
+  heading3:
+    fontSize: 110%
+  title:
+    fontSize: 180%
+    spaceAfter: 6
+  figure:
+    spaceBefore: 2
+    spaceAfter: 4
+  figure-caption:
+    fontSize: 8
+  admonition:
+    fontSize: 8.5
+"""
+
+
+class _LogCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: List[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def _docutils_settings(warnings: io.StringIO) -> Dict[str, object]:
+    return {
+        "_disable_config": True,  # a user's docutils.conf must not change the report
+        "report_level": 2,
+        "halt_level": 5,
+        "warning_stream": warnings,
+        "file_insertion_enabled": False,
+        # Raw is only ever written by the reST writer (PDF page breaks); every
+        # text from a result file is escaped, so no raw block can come from one.
+        "raw_enabled": True,
+        "input_encoding": "utf-8",
+        "output_encoding": "utf-8",
+        "embed_stylesheet": True,
+        "syntax_highlight": "none",
+    }
+
+
+def _warnings_of(stream: io.StringIO, what: str) -> List[str]:
+    return [f"{what}: {line.strip()}" for line in stream.getvalue().splitlines() if "(WARNING" in line
+            or "(ERROR" in line or "(SEVERE" in line]
+
+
+def parse_rst(text: str, source_path: str) -> Tuple[object, List[str]]:
+    """reST -> a docutils doctree (shared by the HTML and PDF writers) and its warnings."""
+    from docutils.core import publish_doctree
+
+    stream = io.StringIO()
+    doctree = publish_doctree(text, source_path=source_path,
+                              settings_overrides=_docutils_settings(stream))
+    return doctree, _warnings_of(stream, "reST")
+
+
+def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[bytes, List[str]]:
+    """Doctree -> one self-contained HTML file: every image becomes a data URI.
+    ``copy=False`` writes from ``doctree`` itself, changing it (its last use)."""
+    from docutils import nodes
+    from docutils.core import publish_from_doctree
+    from docutils.writers import html5_polyglot
+
+    tree = doctree.deepcopy() if copy else doctree  # type: ignore[attr-defined]
+    warnings: List[str] = []
+    for image in tree.findall(nodes.image):
+        uri = image["uri"]
+        if uri.startswith("data:"):
+            continue
+        path = uri if os.path.isabs(uri) else os.path.join(base_dir, uri)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            warnings.append(f"HTML: cannot embed {uri}: {exc.strerror}")
+            continue
+        image["uri"] = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    stream = io.StringIO()
+    with tempfile.TemporaryDirectory(prefix="tkperf-css-") as tmp:
+        css = os.path.join(tmp, "tkperf.css")
+        with open(css, "w", encoding="utf-8") as fh:
+            fh.write(_HTML_CSS)
+        settings = dict(_docutils_settings(stream), stylesheet_path=f"minimal.css,plain.css,{css}",
+                        stylesheet_dirs=list(html5_polyglot.Writer.default_stylesheet_dirs))
+        out = publish_from_doctree(tree, writer=html5_polyglot.Writer(), settings_overrides=settings)
+    return out, warnings + _warnings_of(stream, "HTML")
+
+
+def render_pdf(doctree: object, base_dir: str, copy: bool = True) -> Tuple[Optional[bytes], List[str]]:
+    """Doctree -> PDF with rst2pdf; (None, [reason]) when rst2pdf is missing or fails.
+    ``copy=False`` writes from ``doctree`` itself (its last use).
+
+    rst2pdf reports problems through its logger (with its own stderr
+    handler); they are collected here and returned as warnings instead.
+    """
+    try:
+        from rst2pdf.createpdf import RstToPdf
+    except ImportError as exc:
+        return None, [f"PDF not written: rst2pdf is not available ({exc}); "
+                      "install it with 'pip install rst2pdf'"]
+    from reportlab import rl_config
+
+    collector = _LogCollector()
+    logger = logging.getLogger("rst2pdf")
+    # Binary image streams: ASCII85 (reportlab's default) makes the PDF a
+    # quarter larger and costs a third of its build time, in pure Python.
+    saved_a85, rl_config.useA85 = rl_config.useA85, 0
+    saved = (list(logger.handlers), logger.propagate)
+    for h in saved[0]:
+        logger.removeHandler(h)
+    logger.addHandler(collector)
+    logger.propagate = False
+    buf = io.BytesIO()
+    try:
+        with tempfile.TemporaryDirectory(prefix="tkperf-pdf-") as tmp:
+            style = os.path.join(tmp, "tkperf.yaml")
+            with open(style, "w", encoding="utf-8") as fh:
+                fh.write(_PDF_STYLE)
+            rc = RstToPdf(stylesheets=[style], basedir=base_dir, breaklevel=1, breakside="any", splittables=True,
+                          repeat_table_rows=True, footer="###Page###").createPdf(
+                doctree=doctree.deepcopy() if copy else doctree, output=buf)  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - a failing PDF writer must not cost the other formats
+        return None, [f"PDF not written: rst2pdf failed: {type(exc).__name__}: {exc}"]
+    finally:
+        rl_config.useA85 = saved_a85
+        logger.removeHandler(collector)
+        for h in saved[0]:
+            logger.addHandler(h)
+        logger.propagate = saved[1]
+    problems = [f"PDF: {m}" for m in collector.messages]
+    if rc or not buf.getvalue().startswith(b"%PDF"):
+        return None, ["PDF not written: rst2pdf failed"] + problems
+    return buf.getvalue(), problems
+
+
+def safe_name(name: str) -> str:
+    """A run name fit for file names: no directories, nothing hidden."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-") or "report"
+
+
+def prepare_outdir(outdir: str, plot_dirname: str) -> str:
+    """Create the output and plot directories; an OutputError says why not."""
+    ensure_dir(outdir, "report directory")
+    return ensure_dir(os.path.join(outdir, plot_dirname), "report directory")
+
+
+def remove_stale_plots(plot_dir: str, keep: Sequence[str]) -> None:
+    """Plots an earlier build wrote that this one did not (a test since removed)."""
+    wanted = {os.path.basename(p) for p in keep}
+    try:
+        names = os.listdir(plot_dir)
+    except OSError:
+        return
+    for name in names:
+        if name.endswith(".png") and name not in wanted:
+            try:
+                os.unlink(os.path.join(plot_dir, name))
+            except OSError:
+                pass
+
+
+def _preload(formats: Sequence[str]) -> None:
+    """Import the writers the formats need (while the charts are drawn)."""
+    try:
+        if "html" in formats:
+            import docutils.writers.html5_polyglot  # noqa: F401
+        if "pdf" in formats:
+            import rst2pdf.createpdf  # noqa: F401
+    except ImportError:
+        pass  # said where the writer is used
+
+
+def _write_pdf(doctree: object, outdir: str, path: str, copy: bool) -> Tuple[bool, List[str]]:
+    pdf, problems = render_pdf(doctree, outdir, copy)
+    if pdf is not None:
+        atomic_write(path, pdf)
+    return pdf is not None, problems
+
+
+def _pdf_in_child(doctree: object, outdir: str, path: str) -> Optional[Callable[[], Optional[tuple]]]:
+    """Write the PDF in a forked process (which has the doctree as it is now,
+    for free); returns how to wait for its answer, or None when no process
+    can be forked.  The answer is None when the process died."""
+    try:
+        ctx = multiprocessing.get_context("fork")
+        receive, send = ctx.Pipe(duplex=False)
+    except (ValueError, OSError):
+        return None
+
+    def child() -> None:
+        try:
+            send.send(("ok",) + _write_pdf(doctree, outdir, path, copy=False))
+        except OutputError as exc:
+            send.send(("output", str(exc), []))
+        except BaseException as exc:  # noqa: BLE001 - said by the parent
+            send.send(("ok", False, [f"PDF not written: {type(exc).__name__}: {exc}"]))
+
+    proc = ctx.Process(target=child, name="tkperf-pdf", daemon=True)
+    try:
+        proc.start()
+    except OSError:
+        receive.close()
+        send.close()
+        return None
+    send.close()
+
+    def wait() -> Optional[tuple]:
+        try:
+            answer = receive.recv()
+        except (EOFError, OSError):
+            answer = None
+        finally:
+            receive.close()
+            proc.join()
+        return answer
+
+    return wait
+
+
+def write_documents(text: str, doctree: object, outdir: str, name: str,
+                    formats: Sequence[str]) -> Tuple[List[str], List[str]]:
+    """Write ``text`` (and its ``doctree``, used up) as the chosen formats,
+    each file atomically: (paths, warnings).  With both HTML and PDF, the
+    PDF is written by a forked process while this one writes the HTML."""
+    paths: List[str] = []
+    warnings: List[str] = []
+    if "rst" in formats:
+        path = os.path.join(outdir, f"{name}.rst")
+        atomic_write(path, text.encode("utf-8"))
+        paths.append(path)
+    pdf_path = os.path.join(outdir, f"{name}.pdf")
+    waiting = _pdf_in_child(doctree, outdir, pdf_path) if "html" in formats and "pdf" in formats else None
+    if "html" in formats:
+        html, problems = render_html(doctree, outdir, copy="pdf" in formats and waiting is None)
+        warnings += problems
+        path = os.path.join(outdir, f"{name}.html")
+        atomic_write(path, html)
+        paths.append(path)
+    if "pdf" in formats:
+        answer = waiting() if waiting is not None else None
+        if answer is None:
+            if waiting is not None:  # the process died: the doctree here has data URIs now
+                doctree, _ = parse_rst(text, os.path.join(outdir, f"{name}.rst"))
+            answer = ("ok",) + _write_pdf(doctree, outdir, pdf_path, copy=False)
+        if answer[0] == "output":
+            raise OutputError(answer[1])
+        warnings += answer[2]
+        if answer[1]:
+            paths.append(pdf_path)
+    return paths, warnings
+
+
+def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence[str]) -> ReportResult:
+    """Blocks -> ``outdir/<name>.rst|.html|.pdf`` and ``outdir/<name>-plots/``.
+
+    The charts are drawn first, in parallel; meanwhile the reST is made (as
+    if every chart will be drawn) and parsed, and the writers are loaded.
+    A chart that failed becomes a sentence instead of a figure (and a
+    warning), and the reST is made again; then the files are written.
+    """
+    plot_dirname = f"{name}-plots"
+    plot_dir = prepare_outdir(outdir, plot_dirname)
+    source = os.path.join(outdir, f"{name}.rst")
+    tree_needed = "html" in formats or "pdf" in formats
+    jobs = [(os.path.join(plot_dir, c.filename), c.spec) for c in b.charts(content)]
+    with parallel.Drawing(jobs) as drawing:
+        text = rst.to_rst(content, plot_dirname)
+        doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
+        _preload(formats)
+        drawn = drawing.wait()
+    failed = parallel.failures(drawn)
+    if failed:
+        text = rst.to_rst(content, plot_dirname, failed)
+        doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
+    paths, more = write_documents(text, doctree, outdir, name, formats)
+    remove_stale_plots(plot_dir, [d.path for d in drawn if not d.kind])
+    warnings = [d.warning() for d in drawn if d.kind] + problems + more
+    return ReportResult(paths=tuple(paths + [plot_dir]), warnings=tuple(warnings))

@@ -1,0 +1,176 @@
+"""The SNIA report header that opens every test section: test platform,
+device under test, set-up parameters and test parameters.
+
+The common fields are here; a test type adds its own parts (its stimulus,
+its pre-conditioning lines, the middle of its test parameters) through the
+arguments of :func:`snia_header`.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
+from tkperf.render import blocks as b
+from tkperf.render import steady
+from tkperf.render.words import NA, duration, oio, plural, tracking_label, unit_of, verdict
+
+Pairs = Tuple[Tuple[str, str], ...]
+
+
+def _desc(run: RunResult, *keys: str) -> str:
+    for k in keys:
+        v = run.description_fields.get(k, "").strip()
+        if v:
+            return v
+    return ""
+
+
+def device_or_desc(run: RunResult, device_value: str, *keys: str) -> str:
+    """The device's own value, else the description file's (marked so), else 'not reported'."""
+    if device_value.strip():
+        return device_value.strip()
+    v = _desc(run, *keys)
+    if v:
+        return f"{v} (description file)"
+    return "not reported"
+
+
+def platform_fields(run: RunResult) -> Pairs:
+    h = run.host
+    mem = f"{h.memory_bytes / 2 ** 30:.1f} GiB" if h.memory_bytes else "not reported"
+    return (
+        ("Host", h.hostname or "not reported"),
+        ("CPU", f"{h.cpu or 'not reported'}" + (f", {h.cores} cores" if h.cores else "")),
+        ("Memory", mem),
+        ("OS", h.os or "not reported"),
+        ("Kernel", h.kernel or "not reported"),
+        ("fio", h.fio_version or "not reported"),
+        ("tkperf", run.tkperf_version or h.tkperf_version or "not reported"),
+        ("Python", h.python or "not reported"),
+    )
+
+
+def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
+    d = run.device
+    target = d.path if d.path == d.resolved or not d.resolved else f"{d.path} ({d.resolved})"
+    if d.kind == "file":
+        target += ": a FILE target, not a raw block device"
+    out = [
+        ("Vendor", device_or_desc(run, d.vendor, "vendor", "manufacturer", "mfgr")),
+        ("Model", device_or_desc(run, d.model, "model", "model_no", "product")),
+        ("Serial", device_or_desc(run, d.serial, "serial", "serial_number", "s/n")),
+        ("Firmware", device_or_desc(run, d.firmware, "firmware", "firmware_ver", "firmware_version")),
+        ("Capacity", f"{gb(d.size_bytes):,.1f} GB ({d.size_bytes:,} bytes)"),
+        ("Interface", device_or_desc(run, d.transport, "interface", "transport")),
+        ("Write cache", device_or_desc(run, d.write_cache, "write_cache", "cache")),
+        ("Sectors", f"{d.logical_sector} B logical, {d.physical_sector} B physical"
+                    + (", rotational" if d.rotational else "")),
+        ("Target", target),
+    ]
+    if test is not None:
+        p = test.purge
+        if p is None:
+            out.append(("Purge method", "none recorded"))
+            out.append(("PTS PURGE", "no"))
+        else:
+            method = p.method + (f" ({p.command})" if p.command else "")
+            out.append(("Purge method", f"{method}, requested {p.requested}, {p.seconds:.1f} s"))
+            out.append(("PTS PURGE", "yes" if p.pts_purge else f"NO: {p.note or 'not a PTS PURGE'}"))
+    return tuple(out)
+
+
+def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
+                 wdpc: Optional[str] = None) -> Pairs:
+    """Data pattern, active range, device class and the pre-conditioning.
+
+    ``without_wipc`` says why there is no WIPC when the test type never
+    runs one; ``wdpc`` replaces the usual workload-dependent line (the
+    test loop itself at the test's OIO).
+    """
+    o = run.options
+    refill = o.get("refill_buffers") == "true"
+    out = [
+        ("Data pattern", "random, refill_buffers (new data for every write)" if refill
+         else "random (fio buffers, not refilled)"),
+        ("Active range", "100% (preconditioning and test)"),
+        ("Device class", f"{o.get('device_class', NA)} ({run.profile or 'ssd'} profile)"),
+    ]
+    w = test.wipc
+    if w is not None:
+        out += [
+            ("Pre-condition 1", f"WIPC: SEQ {format_bs(w.bs)} W, {w.loops} x capacity"),
+            ("WIPC OIO", oio(str(w.numjobs), str(w.iodepth))),
+            ("WIPC amount", f"{gb(w.bytes_written):,.2f} GB"),
+            ("WIPC duration", f"{duration(w.seconds)} at {mb(w.bw_bytes):,.1f} MB/s"),
+        ]
+    elif without_wipc:
+        out.append(("Pre-condition 1", without_wipc))
+    elif o.get("wipc_loops") == "0":
+        out.append(("Pre-condition 1", "none (--wipc-loops 0)"))
+    else:
+        out.append(("Pre-condition 1", "not run (test stopped before WIPC)"))
+    if wdpc is None:
+        wdpc = "WDPC: the test loop itself, " + oio(test.params.get("numjobs", ""), test.params.get("iodepth", ""))
+    out.append(("Pre-condition 2", wdpc))
+    return tuple(out)
+
+
+def round_fields(run: RunResult, test: TestRun) -> Pairs:
+    """The middle of the test parameters of a round-based test: runtime,
+    rounds run, the tracking figure and the steady-state verdict."""
+    p = test.params
+    s = steady.steady_state(test, steady.run_window(run))
+    return (
+        ("Runtime", f"{p.get('runtime', NA)} s per workload"),
+        ("Rounds run", f"{len(test.rounds)} of at most {run.options.get('max_rounds', NA)}"),
+        ("Tracking", tracking_label(test)),
+        ("Steady state", f"20/10 over {s.window if s else run.options.get('window', 5)} rounds: "
+                         + verdict(test, s)),
+    )
+
+
+def stream_fields(test: TestRun) -> Pairs:
+    """The middle of the test parameters of a stream: its intervals and the steady state."""
+    s = steady.steady_state(test)
+    state = "not reached"
+    if s is not None and s.steady:
+        state = f"reached in {unit_of(test)}s {s.first_round}-{s.last_round}"
+    return (
+        ("Interval", f"{test.params.get('interval', NA)} s"),
+        (f"{unit_of(test).capitalize()}s run", plural(test.done, unit_of(test))),
+        ("Steady state", f"20/10 over the last {s.window if s else 5} {unit_of(test)}s: {state}"),
+    )
+
+
+def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]]) -> Pairs:
+    """Stimulus and OIO, the test type's own ``middle``, then stop reason,
+    status and times."""
+    p = test.params
+    out: List[Tuple[str, str]] = [("Stimulus", stimulus),
+                                  ("OIO", oio(p.get("numjobs", ""), p.get("iodepth", "")))]
+    out += list(middle)
+    out += [
+        ("Stopped by", test.stop_reason or NA),
+        ("Status", test.status or NA),
+        ("Started", test.started or NA),
+        ("Finished", test.finished or NA),
+    ]
+    return tuple(out)
+
+
+def snia_header(run: RunResult, test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]],
+                without_wipc: str = "", wdpc: Optional[str] = None) -> b.Header:
+    return b.Header(platform=platform_fields(run), device=device_fields(run, test),
+                    setup=setup_fields(run, test, without_wipc, wdpc),
+                    test=test_fields(test, stimulus, middle))
+
+
+def open_test(test: TestRun, title: str, header: b.Header, level: int = 1) -> Tuple[list, bool]:
+    """A test's heading and SNIA header, and whether it has anything measured
+    (if not, a sentence says so)."""
+    out: list = [b.Heading(title, level), header]
+    if test.done:
+        return out, True
+    out.append(b.Paragraph(f"No {unit_of(test)} of this test completed "
+                           f"(status: {test.status or 'unknown'}); there are no figures to show."))
+    return out, False

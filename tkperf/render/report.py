@@ -1,0 +1,57 @@
+"""The report of one run: its blocks, then reST, HTML, PDF and charts.
+
+The report is assembled, not written here: the title and summary page and
+the run notes (:mod:`tkperf.render.page`), then, for every registered test
+type in order (:func:`tkperf.testtypes.types`), that type's section of the
+run's tests of it (:meth:`~tkperf.testtypes.base.TestType.report_section`),
+then the tests whose type is not installed (:mod:`tkperf.render.generic`).
+:func:`tkperf.render.documents.publish` draws the charts and writes the
+files.  Nothing here names a test type.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Sequence
+
+from tkperf import testtypes
+from tkperf.engine.options import REPORT_FORMATS, parse_report_formats
+from tkperf.model.results import RunResult, TestRun
+from tkperf.render import generic, page
+from tkperf.render.context import ReportContext
+from tkperf.render.documents import ReportResult, publish, safe_name
+from tkperf.render.page import SUMMARY_LAYOUT
+
+__all__ = ["ReportResult", "SUMMARY_LAYOUT", "build_report", "report_blocks"]
+
+
+def test_sections(ctx: ReportContext) -> list:
+    """Every test type's section, in the registry's order, then the tests
+    whose type is not installed."""
+    out: list = []
+    for name, kind in testtypes.types().items():
+        tests = ctx.run.tests_of(name)
+        if tests:
+            out += kind.report_section(ctx, tests)
+    missing: Dict[str, List[TestRun]] = {}
+    for t in ctx.run.tests:
+        if testtypes.get(t.type) is None:
+            missing.setdefault(t.type, []).append(t)
+    for name, tests in missing.items():
+        out += generic.missing_section(ctx, name, tests)
+    return out
+
+
+def report_blocks(run: RunResult) -> list:
+    """The whole report as blocks."""
+    return (page.title_blocks(run) + page.summary_blocks(run) + page.notes_blocks(run)
+            + test_sections(ReportContext(run)))
+
+
+def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FORMATS) -> ReportResult:
+    """Build the report of ``run`` in ``outdir``: ``<name>.rst``, ``.html``,
+    ``.pdf`` and the plots in ``<name>-plots/``; rebuilding replaces them.
+
+    A missing PDF toolchain is a warning in the result, not an error; an
+    output directory that cannot be written raises :class:`OutputError`.
+    """
+    formats = parse_report_formats(formats)
+    return publish(report_blocks(run), outdir, safe_name(run.name), formats)

@@ -1,0 +1,191 @@
+"""Blocks -> reStructuredText.
+
+Every text a block carries is plain text, often from a result file (a
+device model, an event's message); :func:`rst_escape` makes it inert, so
+no result file can inject markup.  The only raw markup written is the PDF
+page-break hint before a subsection.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from tkperf.render import blocks as b
+
+_INLINE = re.compile(r"([\\`*_|<>\[\]])")
+_BLOCK_START = re.compile(r"^(?:[-+*#:.=~^\"'(|>!@$%&,;?/]|\d+[.)]\s|[A-Za-z][.)]\s|[ivxlcdmIVXLCDM]+[.)]\s)")
+#: Column widths (characters) of the SNIA header's grid tables: label, value, label, value.
+HEADER_WIDTHS = (16, 34, 16, 34)
+_UNDERLINE = "=-~^"
+
+
+def rst_escape(text: object) -> str:
+    """One line of plain text made inert in reST: inline markup escaped, no
+    line breaks, and nothing that starts a list, field or comment."""
+    s = "".join(ch if ch.isprintable() else " " for ch in str(text))
+    s = " ".join(s.split())
+    s = _INLINE.sub(r"\\\1", s)
+    if _BLOCK_START.match(s):
+        s = "\\" + s
+    return s
+
+
+def text_width(s: str) -> int:
+    """Display width: East Asian wide characters take two columns."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
+def list_table(headers: Sequence[str], rows: Iterable[Sequence[str]], title: str = "",
+               widths: Optional[Sequence[int]] = None, stub_columns: int = 0) -> str:
+    """A docutils list-table of plain-text cells (escaped); empty cells stay empty."""
+    lines = [".. list-table::" + (f" {rst_escape(title)}" if title else ""), "   :header-rows: 1"]
+    if widths:
+        lines.append("   :widths: " + " ".join(str(int(w)) for w in widths))
+    if stub_columns:
+        lines.append(f"   :stub-columns: {stub_columns}")
+    lines.append("")
+    body = [list(r) for r in rows]
+    if not body:  # docutils refuses a table without a body row
+        body = [["none"] + [""] * (len(headers) - 1)]
+    for row in [list(headers)] + body:
+        for i, cell in enumerate(row):
+            text = rst_escape(cell)
+            lines.append(("   * - " if i == 0 else "     - ") + text if text else
+                         ("   * -" if i == 0 else "     -"))
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, width: int) -> List[str]:
+    """Greedy word wrap by display width; long words are cut."""
+    lines: List[str] = []
+    line = ""
+    for word in text.split():
+        while text_width(word) > width:
+            cut = width
+            while text_width(word[:cut]) > width:
+                cut -= 1
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(word[:cut])
+            word = word[cut:]
+        if not word:
+            continue
+        if not line:
+            line = word
+        elif text_width(line) + 1 + text_width(word) <= width:
+            line += " " + word
+        else:
+            lines.append(line)
+            line = word
+    if line or not lines:
+        lines.append(line)
+    return lines
+
+
+def grid_table(header: Sequence[Tuple[str, int]], rows: Sequence[Sequence[str]],
+               max_widths: Sequence[int]) -> str:
+    """A reST grid table whose header cells may span columns (``(text, span)``);
+    body cells are plain text, wrapped to ``max_widths``."""
+    ncols = len(max_widths)
+    wrapped = [[[rst_escape(line) for line in _wrap(" ".join(str(c).split()), max_widths[i])]
+                for i, c in enumerate(row)] for row in rows]
+    widths = [max([1] + [text_width(line) for row in wrapped for line in row[i]]) for i in range(ncols)]
+    # A spanning header cell needs room too.
+    col = 0
+    for text, span in header:
+        need = text_width(rst_escape(text))
+        have = sum(widths[col:col + span]) + 3 * (span - 1)
+        if need > have:
+            widths[col + span - 1] += need - have
+        col += span
+
+    def border(char: str) -> str:
+        return "+" + "+".join(char * (w + 2) for w in widths) + "+"
+
+    def line(cells: Sequence[Tuple[str, int]]) -> str:
+        parts, c = [], 0
+        for text, span in cells:
+            w = sum(widths[c:c + span]) + 3 * (span - 1)
+            parts.append(" " + text + " " * (w - text_width(text)) + " ")
+            c += span
+        return "|" + "|".join(parts) + "|"
+
+    out = [border("-"), line([(rst_escape(t), s) for t, s in header]), border("=")]
+    for row in wrapped:
+        height = max(len(c) for c in row)
+        for k in range(height):
+            out.append(line([(c[k] if k < len(c) else "", 1) for c in row]))
+        out.append(border("-"))
+    return "\n".join(out) + "\n"
+
+
+def _side_by_side(left: Sequence[Tuple[str, str]], right: Sequence[Tuple[str, str]]) -> List[List[str]]:
+    n = max(len(left), len(right))
+    left = list(left) + [("", "")] * (n - len(left))
+    right = list(right) + [("", "")] * (n - len(right))
+    return [[a, v, c, d] for (a, v), (c, d) in zip(left, right)]
+
+
+def header_rst(h: b.Header) -> str:
+    """The SNIA header as two grid tables: platform | device, set-up | test."""
+    return (grid_table([("Test platform", 2), ("Device under test", 2)],
+                       _side_by_side(h.platform, h.device), HEADER_WIDTHS) + "\n"
+            + grid_table([("Set-up parameters", 2), ("Test parameters", 2)],
+                         _side_by_side(h.setup, h.test), HEADER_WIDTHS))
+
+
+def heading(text: str, level: int = 1, room_cm: float = 0.0) -> List[str]:
+    """A section title; below level 1, first the PDF's conditional page break."""
+    t = rst_escape(text)
+    out = []
+    if level > 1:
+        points = round((room_cm or 5.0) / 2.54 * 72)
+        out.append(f".. raw:: pdf\n\n   FrameBreak {points}")
+    out.append(f"{t}\n{_UNDERLINE[level - 1] * text_width(t)}")
+    return out
+
+
+def figure(ref: str, caption: str) -> str:
+    c = rst_escape(caption)
+    return f".. figure:: {ref}\n   :width: 100%\n   :alt: {c}\n\n   {c}"
+
+
+def block_parts(block: object, plot_ref: str = "", failed: Optional[Dict[str, str]] = None) -> List[str]:
+    """The reST of one block, as parts separated by blank lines."""
+    if isinstance(block, b.Paragraph):
+        return [rst_escape(block.text)]
+    if isinstance(block, b.Table):
+        return [list_table(block.headers, block.rows, block.title, block.widths, block.stub_columns)]
+    if isinstance(block, b.Heading):
+        return heading(block.text, block.level, block.room_cm)
+    if isinstance(block, b.Chart):
+        if failed and block.filename in failed:
+            return [rst_escape(f"(The plot {block.filename} could not be drawn: {failed[block.filename]}.)")]
+        return [figure(f"{plot_ref}/{block.filename}" if plot_ref else block.filename, block.caption)]
+    if isinstance(block, b.Header):
+        return [header_rst(block)]
+    if isinstance(block, b.Admonition):
+        if not block.lines:
+            return []
+        many = len(block.lines) > 1
+        body = "\n".join(f"   * {rst_escape(x)}" if many else f"   {rst_escape(x)}" for x in block.lines)
+        return [f".. {block.kind}::\n\n{body}"]
+    if isinstance(block, b.Rubric):
+        return [f".. rubric:: {rst_escape(block.text)}"]
+    if isinstance(block, b.Title):
+        t = rst_escape(block.text)
+        bar = "=" * text_width(t)
+        return [f"{bar}\n{t}\n{bar}"]
+    if isinstance(block, b.Literal):
+        return ["::\n\n" + "\n".join("   " + line for line in block.text.splitlines())]
+    raise TypeError(f"not a report block: {type(block).__name__}")
+
+
+def to_rst(blocks: Iterable[object], plot_ref: str = "", failed: Optional[Dict[str, str]] = None) -> str:
+    """A document's reST.  Charts refer to ``plot_ref/filename``; a chart named
+    in ``failed`` (filename -> reason) becomes a sentence saying it could not
+    be drawn."""
+    parts = [p.rstrip("\n") + "\n" for block in blocks for p in block_parts(block, plot_ref, failed)]
+    return "\n".join(parts)

@@ -1,0 +1,53 @@
+"""The short plain-text summary (one line per test) and its machine-readable twin.
+
+This is what ``tkperf show`` prints; it reads the result model and the
+test types' headline figures and never imports matplotlib.
+"""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from tkperf import testtypes
+from tkperf.model.results import RunResult, TestRun, gb
+from tkperf.render import words
+from tkperf.testtypes.base import Figure
+
+
+def figures(t: TestRun) -> List[Figure]:
+    """The test's headline figures; none when its test type is not installed."""
+    kind = testtypes.get(t.type)
+    return kind.headline(t) if kind is not None else []
+
+
+def headline(t: TestRun) -> Dict[str, float]:
+    """The figures a reader looks at first, averaged over the measurement window."""
+    return {f.key: f.value for f in figures(t)}
+
+
+def lines(run: RunResult) -> List[str]:
+    out = [f"{run.name}: {run.device.model or run.device.path} ({gb(run.device.size_bytes):.1f} GB, "
+           f"{run.device.kind}) - run {run.status}" + (", resumed" if run.resumed else "")]
+    if run.quick:
+        out.append("  --quick smoke test: NOT a PTS-conformant measurement")
+    for t in run.tests:
+        shown = ", ".join(f"{f.label} {f.shown()}" for f in figures(t))
+        out.append(f"  {words.test_title(t):<9} {words.test_verdict(t)}" + (f"; {shown}" if shown else ""))
+    return out
+
+
+def as_dict(run: RunResult) -> dict:
+    return {
+        "name": run.name,
+        "status": run.status,
+        "quick": run.quick,
+        "resumed": run.resumed,
+        "device": {"path": run.device.path, "model": run.device.model, "serial": run.device.serial,
+                   "size_bytes": run.device.size_bytes, "kind": run.device.kind},
+        "tests": [
+            {"key": t.key, "status": t.status, "rounds": t.done, "stop_reason": t.stop_reason,
+             "steady": bool(t.steady and t.steady.steady),
+             "window": list(t.steady.rounds) if t.steady else [],
+             "headline": headline(t)}
+            for t in run.tests
+        ],
+    }

@@ -1,0 +1,148 @@
+"""How tkperf words things, in one place: test names, steady-state verdicts,
+durations, numbers and their units.
+
+Everything here is plain text from the result model; ``show`` uses it as
+much as the report does, so nothing here may import matplotlib.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from tkperf import testtypes
+from tkperf.engine.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, SteadyState
+from tkperf.model.results import TestRun
+
+#: What a table shows for a figure that was not measured.
+NA = "n/a"
+
+
+def test_title(t: TestRun) -> str:
+    """Short name of a test instance: IOPS, TP 1024k, LAT, WSAT (a test type
+    that is not installed: its name in capitals)."""
+    kind = testtypes.get(t.type)
+    return kind.instance_title(t) if kind is not None else t.type.upper()
+
+
+def unit_of(t: TestRun) -> str:
+    """What one measured step of the test is called: round, interval ..."""
+    kind = testtypes.get(t.type)
+    return kind.unit if kind is not None else "round"
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def is_stream(t: TestRun) -> bool:
+    """A test measured as a continuous series of intervals, not in rounds."""
+    return not t.rounds and bool(t.series)
+
+
+def test_verdict(t: TestRun) -> str:
+    """One test's state for ``show``: steady state reached, or why not."""
+    if t.status != "complete" and not t.done:
+        return f"{t.status}, no {unit_of(t)}s"
+    s = t.steady
+    if is_stream(t):
+        return f"{plural(t.done, unit_of(t))}, stopped by {t.stop_reason or t.status}"
+    if s is not None and s.steady:
+        return f"steady state in rounds {s.first_round}-{s.last_round}"
+    return f"NO steady state in {plural(t.done, 'round')}" + ("" if t.status == "complete" else f" ({t.status})")
+
+
+# --- steady state ------------------------------------------------------------------
+
+def verdict(test: TestRun, s: Optional[SteadyState]) -> str:
+    """The steady-state verdict in words, e.g. 'steady state reached in rounds 3-7'."""
+    if s is None or not s.rounds:
+        return "no rounds measured"
+    span = f"rounds {s.first_round}-{s.last_round}"
+    if s.steady:
+        return f"steady state reached in {span}"
+    return f"NO steady state in {plural(test.done, 'round')} (window {span})"
+
+
+def _shares(s: SteadyState) -> tuple:
+    rng = s.range / s.average if s.average else 0.0
+    slope = s.slope_excursion / s.average if s.average else 0.0
+    return rng, slope
+
+
+def window_checks(s: SteadyState) -> str:
+    """The two 20/10 checks with their limits, e.g. 'range 12.0% of average (limit 20%), ...'."""
+    rng, slope = _shares(s)
+    return (f"range {rng:.1%} of average (limit {DATA_EXCURSION:.0%}), "
+            f"slope excursion {slope:.1%} (limit {SLOPE_EXCURSION:.0%})")
+
+
+def short_verdict(s: SteadyState) -> str:
+    """The verdict for a chart title: short enough for one line."""
+    state = "Steady" if s.steady else "NOT steady"
+    span = f"rounds {s.first_round}-{s.last_round}" if s.rounds else "no rounds"
+    rng, slope = _shares(s)
+    return (f"{state}, {span}: range {rng:.1%} (limit {DATA_EXCURSION:.0%}), "
+            f"slope excursion {slope:.1%} (limit {SLOPE_EXCURSION:.0%})")
+
+
+def tracking_label(test: TestRun) -> str:
+    """The tracking figure's label; the runner's labels say 'us', the report writes 'µs'."""
+    return test.tracking_label.replace("(us)", "(µs)")
+
+
+# --- numbers, units, durations -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Metric:
+    """How a metric is shown: its scale to display units and the unit."""
+
+    key: str
+    scale: float
+    unit: str
+
+
+def metric_display(key: str) -> Metric:
+    """``write.bw_bytes`` -> MB/s (x 1e-6), ``lat_*`` -> µs, anything else IOPS."""
+    name = key.rsplit(".", 1)[-1]
+    if name.endswith("bw_bytes"):
+        return Metric(key, 1e-6, "MB/s")
+    if name.startswith("lat_"):
+        return Metric(key, 1.0, "µs")
+    return Metric(key, 1.0, "IOPS")
+
+
+def fmt(value: Optional[float], unit: str = "") -> str:
+    """A figure as text with thousands separators; 'n/a' when not measured."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return NA
+    v = float(value)
+    if unit in ("GB",):
+        text = f"{v:,.2f}"
+    elif unit in ("MB/s", "µs"):
+        text = f"{v:,.1f}" if abs(v) < 100000 else f"{v:,.0f}"
+    elif abs(v) >= 100:
+        text = f"{v:,.0f}"
+    elif abs(v) >= 1:
+        text = f"{v:,.1f}"
+    else:
+        text = f"{v:.3g}"
+    return text
+
+
+def duration(seconds: float) -> str:
+    """A duration as a reader takes it in: '45 s', '12.5 min', '24.0 h'."""
+    if seconds >= 3 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 180:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+
+
+def oio(numjobs: str, iodepth: str) -> str:
+    """Outstanding I/O as the PTS writes it: 'TC 2 x QD 16 = OIO 32'."""
+    try:
+        total = int(numjobs) * int(iodepth)
+    except ValueError:
+        return f"TC {numjobs or '?'} x QD {iodepth or '?'}"
+    return f"TC {numjobs} x QD {iodepth} = OIO {total}"

@@ -1,0 +1,121 @@
+"""The registry of test types: the built-in ones and those installed by other packages.
+
+Every test type is found the same way: through the entry-point group
+``tkperf.tests`` (tkperf's own ``setup.py`` registers the four PTS tests
+there, a plug-in package registers its own).  An entry point names a
+:class:`~tkperf.testtypes.base.TestType` subclass (or an instance).  When
+tkperf runs from a source tree that was never installed, its own entry
+points are missing, so the built-in modules are added directly.
+
+A plug-in that fails to load, or that reuses a taken name, is left out
+with a warning in the log (and in ``tkperf tests``); it never stops tkperf.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import re
+from importlib import metadata
+from typing import Dict, List, Optional, Tuple
+
+from tkperf.testtypes.base import TestType
+
+log = logging.getLogger("tkperf")
+
+ENTRY_POINT_GROUP = "tkperf.tests"
+BUILTIN: Tuple[Tuple[str, str], ...] = (
+    ("iops", "tkperf.testtypes.iops:IopsTest"),
+    ("tp", "tkperf.testtypes.throughput:ThroughputTest"),
+    ("lat", "tkperf.testtypes.latency:LatencyTest"),
+    ("wsat", "tkperf.testtypes.writesat:WriteSaturationTest"),
+)
+NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+_types: Optional[Dict[str, TestType]] = None
+_problems: List[str] = []
+
+
+def _load(spec: str) -> object:
+    module, _, attr = spec.partition(":")
+    obj: object = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+def _entry_points() -> List[Tuple[str, str, object]]:
+    """(name, value, entry point) of every installed ``tkperf.tests`` entry point."""
+    eps = metadata.entry_points()
+    group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") else \
+        eps.get(ENTRY_POINT_GROUP, [])  # Python 3.9
+    return [(ep.name, ep.value, ep) for ep in group]
+
+
+def _instance(obj: object, where: str) -> TestType:
+    inst = obj() if isinstance(obj, type) else obj
+    if not isinstance(inst, TestType):
+        raise TypeError(f"{where} is not a tkperf TestType")
+    if not NAME_RE.fullmatch(inst.name or ""):
+        raise ValueError(f"{where}: test type name {inst.name!r} is not a short lower-case word")
+    return inst
+
+
+def _discover() -> Dict[str, TestType]:
+    found: Dict[str, TestType] = {}
+    problems: List[str] = []
+    candidates: List[Tuple[str, str, object]] = _entry_points()
+    have = {value for _, value, _ in candidates}
+    # A source tree that was never installed has no entry points of its own.
+    candidates += [(name, spec, None) for name, spec in BUILTIN if spec not in have]
+    for name, value, ep in candidates:
+        where = f"test type {name} ({value})"
+        try:
+            obj = ep.load() if ep is not None else _load(value)  # type: ignore[attr-defined]
+            inst = _instance(obj, where)
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not stop tkperf
+            problems.append(f"{where} could not be loaded: {type(exc).__name__}: {exc}")
+            continue
+        if inst.name in found:
+            if type(found[inst.name]) is not type(inst):
+                problems.append(f"{where} is left out: the name {inst.name!r} is taken by "
+                                f"{type(found[inst.name]).__module__}")
+            continue
+        found[inst.name] = inst
+    for p in problems:
+        log.warning("%s", p)
+    _problems[:] = problems
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
+
+
+def types() -> Dict[str, TestType]:
+    """Every test type, by name, in run order."""
+    global _types
+    if _types is None:
+        _types = _discover()
+    return _types
+
+
+def problems() -> List[str]:
+    """Why installed test types were left out (empty when all loaded)."""
+    types()
+    return list(_problems)
+
+
+def get(name: str) -> Optional[TestType]:
+    """The test type called ``name``, or None when it is not installed."""
+    return types().get(name)
+
+
+def names() -> Tuple[str, ...]:
+    return tuple(types())
+
+
+def default_names() -> Tuple[str, ...]:
+    """The tests ``ssd run`` runs without ``--tests``."""
+    return tuple(n for n, t in types().items() if t.default_run)
+
+
+def reset() -> None:
+    """Forget what was found (tests install plug-ins and look again)."""
+    global _types
+    _types = None

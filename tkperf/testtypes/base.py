@@ -1,0 +1,199 @@
+"""The test-type interface: everything one kind of test contributes to tkperf.
+
+A test type is one module (or one folder) with one :class:`TestType`
+subclass.  It says
+
+* who it is: ``name`` (the word for ``--tests`` and the result file),
+  ``title`` and ``short`` (for headings and tables), ``unit`` (what one
+  measured step is called: round, interval, point, phase);
+* which options it adds to ``tkperf ssd run`` (:class:`Option`), with their
+  defaults, their ``--quick`` values and how they are stored;
+* what to run: :meth:`TestType.plan` returns one :class:`Plan` per test
+  instance, each with a loop shape from :mod:`tkperf.engine.shapes`;
+* what a reader looks at first: :meth:`TestType.headline`, figures with a
+  unit and the direction that is better (they feed ``show``, ``show
+  --json``, the summary page and comparisons);
+* how its results are shown: :meth:`TestType.report_section` and
+  :meth:`TestType.compare_section` return plain blocks
+  (:mod:`tkperf.render.blocks`) that the renderer turns into reST, HTML,
+  PDF and charts.
+
+The engine, the store, the report, ``compare``, ``show``, ``resume`` and
+the dry run loop over the registered test types (:mod:`tkperf.testtypes`)
+and never name one.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
+    from tkperf.engine.options import RunOptions
+    from tkperf.engine.shapes import Shape
+    from tkperf.model.results import RunResult, TestRun
+
+
+class _NotSet:
+    def __repr__(self) -> str:
+        return "NOT_SET"
+
+
+NOT_SET: Any = _NotSet()
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option a test type adds to ``ssd run`` / ``hdd run``.
+
+    ``field`` names the value in :class:`~tkperf.engine.options.RunOptions`
+    (``opts.iops_bs``) and in the result file's ``<options>``.  A value
+    option has ``parse(text, flag) -> value`` (raising ``UsageError``) and
+    ``format(value) -> text``; a switch (``--no-wsat-steady``) has
+    ``switch``, the value the flag sets.  ``default`` is a value or a
+    function of the device class; ``quick`` is the value under ``--quick``.
+    """
+
+    field: str
+    flags: Tuple[str, ...]
+    help: str
+    parse: Optional[Callable[[str, str], Any]] = None
+    format: Callable[[Any], str] = str
+    default: Any = None
+    quick: Any = NOT_SET
+    switch: Optional[bool] = None
+    check: Optional[Callable[[Any], None]] = None
+    #: The value's name in ``--help`` (``SIZES``); default: the field in capitals.
+    metavar: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.parse is None) == (self.switch is None):
+            raise ValueError(f"option {self.field}: give either parse or switch")
+
+    def default_for(self, device_class: str, quick: bool) -> Any:
+        if quick and self.quick is not NOT_SET:
+            return self.quick
+        return self.default(device_class) if callable(self.default) else self.default
+
+    def to_text(self, value: Any) -> str:
+        if self.switch is not None:
+            return "true" if value else "false"
+        return self.format(value)
+
+    def from_text(self, text: str) -> Any:
+        if self.switch is not None:
+            return text == "true"
+        return self.parse(text, self.field)  # type: ignore[misc]
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """The figure whose rounds decide steady state: a workload's metric."""
+
+    workload: str
+    metric: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One test instance to run (TP runs one per block size)."""
+
+    key: str
+    shape: "Shape"
+    tracking: Optional[Tracking] = None
+    params: Dict[str, str] = field(default_factory=dict)
+    wipc: bool = True
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A headline figure: ``better`` is ``higher``, ``lower`` or ``""`` (neither)."""
+
+    key: str
+    label: str
+    value: float
+    unit: str
+    better: str = "higher"
+    text: str = "{:,.0f}"
+
+    def __post_init__(self) -> None:
+        if self.better not in ("higher", "lower", ""):
+            raise ValueError(f"figure {self.key}: better must be higher, lower or empty")
+
+    def shown(self) -> str:
+        """The value as ``show`` prints it, with its unit: '93,332 IOPS'."""
+        return self.text.format(self.value) + (f" {self.unit}" if self.unit else "")
+
+
+@dataclass(frozen=True)
+class SummaryValue:
+    """A test's contribution to one line of the report's summary page.
+
+    ``source`` says where the value was measured; empty means the test's
+    own measurement window (the renderer words it).  When two tests offer
+    the same line, the lower ``rank`` wins.
+    """
+
+    value: float
+    source: str = ""
+    rank: int = 10
+
+
+class TestType(abc.ABC):
+    """Base class of every test type; see the module docstring."""
+
+    __test__ = False  # not a pytest class, despite the name
+
+    name: str = ""
+    title: str = ""
+    short: str = ""
+    unit: str = "round"
+    #: Runs with ``ssd run`` when ``--tests`` is not given.
+    default_run: bool = False
+    #: Position in runs, reports and listings (lower first).
+    order: int = 100
+    options: Tuple[Option, ...] = ()
+    #: A test interrupted after reaching steady state is kept on resume
+    #: (round-based tests); a stream's steady state is only a stop rule.
+    keeps_steady_on_resume: bool = True
+
+    # --- running -------------------------------------------------------------
+    @abc.abstractmethod
+    def plan(self, opts: "RunOptions", capacity: int) -> List[Plan]:
+        """The test instances to run on a target of ``capacity`` bytes."""
+
+    def largest_block(self, opts: "RunOptions") -> int:
+        """The largest block size the test issues (the target must fit it)."""
+        return 0
+
+    # --- reading results -------------------------------------------------------
+    def instance_title(self, test: "TestRun") -> str:
+        """Short name of one instance in tables and lines: 'IOPS', 'TP 1024k'."""
+        return self.short or self.name.upper()
+
+    def headline(self, test: "TestRun") -> List[Figure]:
+        """The figures a reader looks at first, over the measurement window."""
+        return []
+
+    def summary(self, test: "TestRun") -> Dict[str, SummaryValue]:
+        """Lines of the summary page (keys of :data:`tkperf.render.report`'s
+        layout) this test measured."""
+        return {}
+
+    def check_data(self, test: "TestRun") -> None:
+        """Raise ValueError when the test's stored data (``test.data``,
+        ``test.series``) is not what this test type writes."""
+
+    # --- showing results ---------------------------------------------------------
+    def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
+        """Blocks of this type's section of a run report (all its instances)."""
+        from tkperf.render import generic
+
+        return generic.report_section(self, ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence["RunResult"], labels: Sequence[str]) -> list:
+        """Blocks of this type's section of a comparison of several runs."""
+        from tkperf.render import generic
+
+        return generic.compare_section(self, ctx, runs, labels)

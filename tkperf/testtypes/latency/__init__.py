@@ -1,0 +1,76 @@
+"""Latency: random I/O at OIO 1 (TC1/QD1), 3 mixes x 3 block sizes, in rounds
+until the RND 4KiB 0/100 mean response time is steady (PTS test 3)."""
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+from tkperf.engine import options
+from tkperf.engine.shapes import Rounds
+from tkperf.model.results import TestRun, format_bs, mix_label
+from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.iops import (
+    matrix_jobs,
+    matrix_params,
+    mixes_text,
+    nonempty,
+    parse_mixes,
+    sizes_text,
+    tracking_cell,
+    tracking_figure,
+    workload_name,
+)
+
+BLOCK_SIZES: Tuple[int, ...] = (8192, 4096, 512)
+MIXES: Tuple[int, ...] = (100, 65, 0)
+
+
+class LatencyTest(TestType):
+    name = "lat"
+    title = "Latency"
+    short = "LAT"
+    default_run = True
+    order = 30
+    options = (
+        Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
+               parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
+               quick=(4096,), check=nonempty("--lat-bs"), metavar="SIZES"),
+        Option("lat_mixes", ("--lat-mix",), "LAT R/W mixes (default: 100/0,65/35,0/100)",
+               parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 0),
+               check=nonempty("--lat-mixes"), metavar="MIXES"),
+    )
+
+    def plan(self, opts, capacity: int) -> List[Plan]:
+        bs, mix = tracking_cell(opts.lat_bs, opts.lat_mixes)
+        return [Plan(
+            key=self.name,
+            shape=Rounds(matrix_jobs(opts.lat_bs, opts.lat_mixes, opts.runtime, 1, 1)),
+            tracking=Tracking(workload_name(bs, mix), "write.lat_mean_us" if mix == 0 else "lat_mean_us",
+                              f"RND {format_bs(bs)} {mix_label(mix)} mean latency (us)"),
+            params=matrix_params(opts.lat_bs, opts.lat_mixes, 1, 1, opts.runtime),
+        )]
+
+    def largest_block(self, opts) -> int:
+        return max(opts.lat_bs)
+
+    def headline(self, test: TestRun) -> List[Figure]:
+        name = workload_name(4096, 0)
+        v = test.window_average(name, "write.lat_mean_us")
+        if v is None:
+            return tracking_figure(test)
+        maxes = [w.write.lat_max_us for r in test.window_rounds() for w in r.workloads if w.name == name]
+        return [Figure("rnd_4k_write_lat_mean_us", "4k W lat AVE", v, "us", "lower", "{:,.1f}"),
+                Figure("rnd_4k_write_lat_max_us", "MAX", max(maxes) if maxes else 0.0, "us", "lower",
+                       "{:,.1f}")]
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        return {f.key: SummaryValue(f.value) for f in self.headline(test) if f.key != "tracking"}
+
+    def report_section(self, ctx, tests):
+        from tkperf.testtypes.latency import view
+
+        return view.report_section(ctx, tests)
+
+    def compare_section(self, ctx, runs, labels):
+        from tkperf.testtypes.latency import view
+
+        return view.compare_section(ctx, runs, labels)

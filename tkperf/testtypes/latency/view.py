@@ -1,0 +1,118 @@
+"""How Latency results are shown: AVE and MAX response time by block size
+and R/W mix (tables and bars), the percentiles, convergence and the
+measurement window; in a comparison, AVE and MAX per cell and run."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+from tkperf.model.results import PERCENTILES, RunResult, TestRun, format_bs, mix_label
+from tkperf.render import blocks as b
+from tkperf.render import header, steady
+from tkperf.render.context import CompareContext, ReportContext, grid_table
+from tkperf.render.words import fmt
+from tkperf.testtypes.iops import view as matrix
+from tkperf.testtypes.iops import workload_name
+from tkperf.testtypes.latency import LatencyTest
+
+
+def lat_grids(test: TestRun) -> Tuple[b.Grid, b.Grid]:
+    """LAT AVE (window average of the mean over both directions) and MAX
+    (largest maximum in the window) per block size and mix, in microseconds."""
+
+    def worst(name: str) -> Optional[float]:
+        ws = matrix.window_workloads(test, name)
+        return max(w.lat_max_us for w in ws) if ws else None
+
+    return (matrix.matrix_grid(test, lambda name: test.window_average(name, "lat_mean_us"), "µs"),
+            matrix.matrix_grid(test, worst, "µs"))
+
+
+@dataclass(frozen=True)
+class PercentileRow:
+    """Completion latency of one direction of one LAT cell over the window (µs)."""
+
+    block_size: str
+    mix: str
+    direction: str
+    mean_us: float
+    max_us: float
+    percentiles: Tuple[Optional[float], ...]
+
+
+def lat_percentiles(test: TestRun) -> List[PercentileRow]:
+    """Per cell and direction: the mean, the maximum and, for each of
+    :data:`PERCENTILES`, the highest value any window round reported."""
+    out = []
+    cells = matrix.cells(test)
+    for bs, mix in sorted(cells, key=lambda c: (c[0], -c[1])):
+        ws = matrix.window_workloads(test, cells[(bs, mix)])
+        for direction in ("read", "write"):
+            stats = [getattr(w, direction) for w in ws if getattr(w, direction).ios > 0]
+            if not stats:
+                continue
+            pct = []
+            for p in PERCENTILES:
+                vals = [v for v in (s.percentile(p) for s in stats) if v is not None]
+                pct.append(max(vals) if vals else None)
+            out.append(PercentileRow(
+                block_size=format_bs(bs), mix=mix_label(mix), direction=direction,
+                mean_us=sum(s.lat_mean_us for s in stats) / len(stats),
+                max_us=max(s.lat_max_us for s in stats), percentiles=tuple(pct)))
+    return out
+
+
+def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+    out: list = []
+    for test in tests:
+        opening, measured = header.open_test(test, LatencyTest.title, matrix.matrix_header(ctx, test))
+        out += opening
+        if not measured:
+            continue
+        ave, worst = lat_grids(test)
+        src = steady.window_source(test)
+        out += [
+            b.Heading("Response time by block size and R/W mix", 2),
+            grid_table(ave, f"AVE response time (µs) by block size and R/W mix %, {src}"),
+            grid_table(worst, f"MAX response time (µs) by block size and R/W mix %, {src}"),
+            ctx.chart(test, "ave-max",
+                      b.BarsChart((b.Panel(ave, "AVE response time", "Response time (µs)"),
+                                   b.Panel(worst, "MAX response time", "Response time (µs)")), legend_title="R/W"),
+                      f"AVE and MAX response time in µs per block size and R/W mix (TC1/QD1), {src}."),
+        ]
+        rows = [[r.block_size, r.mix, r.direction, fmt(r.mean_us, "µs"), fmt(r.max_us, "µs")]
+                + [fmt(v, "µs") for v in r.percentiles] for r in lat_percentiles(test)]
+        if rows:
+            out += [b.Heading("Latency percentiles", 2),
+                    b.table(["BS", "R/W", "Dir", "AVE µs", "MAX µs"] + [f"{p}% µs" for p in PERCENTILES],
+                            rows, widths=[8, 9, 8, 11, 11, 11, 11, 11, 11],
+                            title=f"Completion latency percentiles (highest of the window rounds), {src}")]
+        out += steady.steady_sections(ctx, test, matrix.matrix_convergence(test), 2)
+    return out
+
+
+def compare_grids(ctx: CompareContext) -> Tuple[b.Grid, b.Grid]:
+    """LAT AVE and MAX (µs) per cell any run measured (rows) and run (columns)."""
+    tests = [matrix.first_test(r, LatencyTest.name) for r in ctx.runs]
+    cells = sorted({(w.bs, w.rwmixread) for t in tests if t is not None for r in t.rounds
+                    for w in r.workloads}, key=lambda c: (c[0], -c[1]))
+
+    def ave(i: int, j: int) -> Optional[float]:
+        return matrix.cell_average(tests[j], cells[i][0], cells[i][1], "lat_mean_us")
+
+    def worst(i: int, j: int) -> Optional[float]:
+        t = tests[j]
+        if t is None:
+            return None
+        ws = matrix.window_workloads(t, workload_name(*cells[i]))
+        return max(w.lat_max_us for w in ws) if ws else None
+
+    rows = [(f"{format_bs(x)} {mix_label(m)}", float(x)) for x, m in cells]
+    return ctx.by_runs(rows, ave, "µs", "BS, R/W"), ctx.by_runs(rows, worst, "µs", "BS, R/W")
+
+
+def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    ave, worst = compare_grids(ctx)
+    return ctx.paired(LatencyTest.title, "lat.png", "Response time (µs)",
+                      (ave, "AVE response time", "µs"), (worst, "MAX response time", "µs"),
+                      "AVE and MAX response time (TC1/QD1) in µs per block size and R/W mix, one bar per run.")

@@ -1,0 +1,97 @@
+"""How Throughput results are shown: per block size its SEQ 100% W and
+100% R MB/s, convergence and measurement window, then all block sizes in
+one table and bar chart; in a comparison, W and R MB/s per block size."""
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+from tkperf.model.results import RunResult, TestRun, format_bs, mb
+from tkperf.render import blocks as b
+from tkperf.render import header, steady
+from tkperf.render.context import CompareContext, ReportContext, grid_table
+from tkperf.render.words import NA
+from tkperf.testtypes.throughput import ThroughputTest, block_size, workload_name
+
+SIDES = (("w", "SEQ 100% W", "write.bw_bytes"), ("r", "SEQ 100% R", "read.bw_bytes"))
+
+
+def size_label(test: TestRun) -> str:
+    return test.params.get("block_size", format_bs(block_size(test)))
+
+
+def average_mb_s(test: TestRun, side: str) -> Optional[float]:
+    bs = block_size(test)
+    v = test.window_average(workload_name(bs, side), "bw_bytes") if bs else None
+    return None if v is None else mb(v)
+
+
+def tp_grid(tests: Sequence[TestRun]) -> b.Grid:
+    """Window-average MB/s of SEQ 100% W and 100% R per TP block size."""
+    tests = sorted(tests, key=block_size)
+    return b.Grid(rows=tuple(size_label(t) for t in tests), row_keys=tuple(float(block_size(t)) for t in tests),
+                  cols=("100% W", "100% R"),
+                  values=tuple((average_mb_s(t, "w"), average_mb_s(t, "r")) for t in tests),
+                  unit="MB/s", col_title="SEQ")
+
+
+def convergence(test: TestRun) -> steady.Convergence:
+    """The write and read MB/s of the block size, per round."""
+    bs = block_size(test)
+    series = tuple(steady.per_round(test, label, workload_name(bs, side) if bs else None, key, mb)
+                   for side, label, key in SIDES)
+    return steady.Convergence(title=f"TP {test.params.get('block_size', '')}: MB/s per round", ylabel="MB/s",
+                              series=series, rounds=tuple(r.index for r in test.rounds))
+
+
+def tp_header(ctx: ReportContext, test: TestRun) -> b.Header:
+    bs = test.params.get("block_size", NA)
+    return header.snia_header(ctx.run, test, f"SEQ {bs} 100% W, then SEQ {bs} 100% R",
+                              header.round_fields(ctx.run, test))
+
+
+def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+    out: list = [b.Heading(ThroughputTest.title)]
+    tests = sorted(tests, key=block_size)
+    for t in tests:
+        opening, measured = header.open_test(t, f"{ThroughputTest.title} {t.params.get('block_size', '')}",
+                                             tp_header(ctx, t), level=2)
+        out += opening
+        if not measured:
+            continue
+        out.append(grid_table(tp_grid([t]), f"SEQ {t.params.get('block_size', '')} MB/s, "
+                                            f"{steady.window_source(t)}", corner="Block size"))
+        out += steady.steady_sections(ctx, t, convergence(t), 3)
+    measured = [t for t in tests if t.rounds]
+    if measured:
+        g = tp_grid(measured)
+        out += [b.Heading("Throughput by block size", 2, room_cm=10),
+                grid_table(g, "Average MB/s over each block size's measurement window", corner="Block size"),
+                b.Chart("tp-by-bs.png",
+                        b.BarsChart((b.Panel(g, "SEQ throughput by block size", "Throughput (MB/s)"),)),
+                        "Sequential throughput in MB/s (decimal) per block size, 100% W and 100% R.")]
+    return out
+
+
+def tp_grids(ctx: CompareContext):
+    """SEQ write and read MB/s per block size (rows) and run (columns)."""
+    sizes = sorted({block_size(t) for r in ctx.runs for t in r.tests_of(ThroughputTest.name) if t.rounds})
+
+    def test_of(run: RunResult, bs: int) -> Optional[TestRun]:
+        return next((t for t in run.tests_of(ThroughputTest.name) if block_size(t) == bs), None)
+
+    def value(side: str) -> Callable[[int, int], Optional[float]]:
+        def get(i: int, j: int) -> Optional[float]:
+            t = test_of(ctx.runs[j], sizes[i])
+            return None if t is None else average_mb_s(t, side)
+        return get
+
+    rows = [(format_bs(x), float(x)) for x in sizes]
+    return (ctx.by_runs(rows, value("w"), "MB/s", "Block size"),
+            ctx.by_runs(rows, value("r"), "MB/s", "Block size"))
+
+
+def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    write, read = tp_grids(ctx)
+    return ctx.paired(ThroughputTest.title, "tp.png", "Throughput (MB/s)",
+                      (write, "SEQ 100% W", "MB/s"), (read, "SEQ 100% R", "MB/s"),
+                      "Sequential throughput in MB/s (decimal) per block size, one bar per run.")

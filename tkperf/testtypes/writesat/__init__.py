@@ -1,0 +1,109 @@
+"""Write Saturation: after a purge (no WIPC), RND 4KiB 100% W without pause,
+cut into intervals, until the time limit, the TGBW limit or steady state
+(PTS test 4)."""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from tkperf.engine import options
+from tkperf.engine.shapes import Stream
+from tkperf.fio.jobs import FioJob
+from tkperf.model.results import TestRun
+from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
+
+WORKLOAD = "wsat-rnd-4k-0-100"
+SERIES = "intervals"
+#: Intervals averaged for the "last 5" headline figure.
+TAIL = 5
+
+
+def _in_range(lo: int, hi: int, flag: str):
+    def check(value: int) -> None:
+        if not lo <= value <= hi:
+            raise options.UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
+    return check
+
+
+def _tgbw(text: str, flag: str) -> str:
+    return options.parse_tgbw(text)
+
+
+def iops(test: TestRun):
+    """IOPS of every interval (a numpy array; empty before the first)."""
+    import numpy as np
+
+    s = test.series.get(SERIES)
+    return s.column("iops") if s is not None else np.zeros(0)
+
+
+class WriteSaturationTest(TestType):
+    name = "wsat"
+    title = "Write Saturation"
+    short = "WSAT"
+    unit = "interval"
+    default_run = True
+    order = 40
+    keeps_steady_on_resume = False
+    options = (
+        Option("wsat_time", ("--wsat-time",), "WSAT time limit: seconds or with s/m/h/d (default 24h)",
+               parse=options.parse_duration, default=24 * 3600, quick=8,
+               check=_in_range(1, 366 * 86400, "--wsat-time"), metavar="DURATION"),
+        Option("wsat_tgbw", ("--wsat-tgbw",),
+               "WSAT total GB written limit, or drive fills like 4x (default 4x)",
+               parse=_tgbw, default="4x", metavar="GB|Nx"),
+        Option("wsat_interval", ("--wsat-interval",), "WSAT reporting interval (default 60s)",
+               parse=options.parse_duration, default=60, quick=1,
+               check=_in_range(1, 3600, "--wsat-interval"), metavar="DURATION"),
+        Option("wsat_steady", ("--no-wsat-steady",),
+               "do not stop WSAT at steady state (checked only after one drive fill)",
+               switch=False, default=True),
+    )
+
+    def plan(self, opts, capacity: int) -> List[Plan]:
+        job = FioJob(name=WORKLOAD, rw="randwrite", bs=4096, runtime=opts.wsat_time,
+                     numjobs=opts.numjobs, iodepth=opts.iodepth)
+        return [Plan(
+            key=self.name,
+            shape=Stream(job, opts.wsat_interval, stop_bytes=options.tgbw_bytes(opts.wsat_tgbw, capacity),
+                         steady_stop=opts.wsat_steady, steady_after_bytes=capacity, series=SERIES),
+            tracking=Tracking(WORKLOAD, "write.iops", "RND 4k 0/100 IOPS per interval"),
+            wipc=False,
+            params={"block_size": "4k", "access": "random", "numjobs": str(opts.numjobs),
+                    "iodepth": str(opts.iodepth), "interval": str(opts.wsat_interval),
+                    "time_limit": str(opts.wsat_time), "tgbw": opts.wsat_tgbw,
+                    "steady_stop": "true" if opts.wsat_steady else "false"},
+        )]
+
+    def largest_block(self, opts) -> int:
+        return 4096
+
+    def headline(self, test: TestRun) -> List[Figure]:
+        values = iops(test)
+        if not values.size:
+            return []
+        s = test.series[SERIES]
+        tail = values[-TAIL:]
+        return [Figure("first_interval_iops", "first", float(values[0]), "IOPS"),
+                Figure(f"last_{TAIL}_intervals_iops", f"last {TAIL}", float(tail.sum() / tail.size), "IOPS"),
+                Figure("gb_written", "written", float(s.column("io_bytes").sum()) / 1e9, "GB", "",
+                       "{:,.2f}")]
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        values = iops(test)
+        if not values.size:
+            return {}
+        return {"fob_iops": SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10)}
+
+    def check_data(self, test: TestRun) -> None:
+        if test.rounds:
+            raise ValueError("a WSAT test keeps its intervals as a series, not as rounds")
+
+    def report_section(self, ctx, tests):
+        from tkperf.testtypes.writesat import view
+
+        return view.report_section(ctx, tests)
+
+    def compare_section(self, ctx, runs, labels):
+        from tkperf.testtypes.writesat import view
+
+        return view.compare_section(ctx, runs, labels)

@@ -1,0 +1,241 @@
+"""How Write Saturation results are shown: the WSAT figures, IOPS per
+interval against time and against data written, and a table of the
+intervals (binned beyond :data:`TABLE_ROWS`); in a comparison, every run's
+curves overlaid, absolute and normalised to each drive's maximum.
+
+Everything is read from the test's series of intervals (``wall_s fio_s
+ios io_bytes iops lat_mean_us``, one row per interval) as numpy columns: a
+day of 1-second intervals costs no Python work per interval.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from tkperf.model.results import RunResult, TestRun
+from tkperf.render import blocks as b
+from tkperf.render import header, steady
+from tkperf.render.context import CompareContext, ReportContext
+from tkperf.render.words import NA, duration, fmt, plural
+from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops
+
+#: Tables list every interval up to this many, else this many bins of intervals.
+TABLE_ROWS = 24
+TIME_LABEL = "Time"
+GB_LABEL = "Total data written (GB, decimal)"
+IOPS_LABEL = "IOPS (RND 4KiB 100% W)"
+
+
+@dataclass(frozen=True, eq=False)
+class WsatData:
+    """A WSAT test as arrays, one element per interval: its end (seconds since
+    the start), the data written so far (GB) and its IOPS."""
+
+    seconds: np.ndarray
+    written_gb: np.ndarray
+    iops: np.ndarray
+
+
+def wsat_data(test: TestRun) -> WsatData:
+    s = test.series.get(SERIES)
+    if s is None or not len(s):
+        empty = np.zeros(0)
+        return WsatData(empty, empty, empty)
+    return WsatData(seconds=np.cumsum(s.column("fio_s")), written_gb=np.cumsum(s.column("io_bytes")) / 1e9,
+                    iops=iops(test))
+
+
+@dataclass(frozen=True)
+class WsatSummary:
+    intervals: int
+    duration_s: float
+    written_gb: float
+    first_iops: Optional[float]
+    max_iops: Optional[float]
+    min_iops: Optional[float]
+    tail_iops: Optional[float]
+    tail_label: str
+
+
+def wsat_summary(test: TestRun, data: Optional[WsatData] = None) -> WsatSummary:
+    """The WSAT figures; the final IOPS are the steady-state window's average
+    where it was steady, else the last :data:`TAIL` intervals'."""
+    d = data if data is not None else wsat_data(test)
+    n = int(d.iops.size)
+    s = test.steady
+    if s is not None and s.steady and s.rounds:
+        tail = float(sum(s.values) / len(s.values))
+        label = f"steady-state window (intervals {s.first_round}-{s.last_round})"
+    elif n:
+        k = min(TAIL, n)
+        tail = float(d.iops[-k:].mean())
+        label = f"last {plural(k, 'interval')}"
+    else:
+        tail, label = None, f"last {TAIL} intervals"
+    return WsatSummary(
+        intervals=n, duration_s=float(d.seconds[-1]) if n else 0.0,
+        written_gb=float(d.written_gb[-1]) if n else 0.0,
+        first_iops=float(d.iops[0]) if n else None,
+        max_iops=float(d.iops.max()) if n else None,
+        min_iops=float(d.iops.min()) if n else None, tail_iops=tail, tail_label=label)
+
+
+@dataclass(frozen=True)
+class WsatBin:
+    first: int
+    last: int
+    end_s: float
+    written_gb: float
+    mean_iops: float
+    min_iops: float
+    max_iops: float
+
+
+def wsat_bins(data: WsatData, rows: int = TABLE_ROWS) -> List[WsatBin]:
+    """Every interval when there are at most ``rows``, else ``rows`` bins of
+    consecutive intervals (mean, min and max IOPS of each)."""
+    n = int(data.iops.size)
+    if n == 0:
+        return []
+    edges = np.linspace(0, n, min(n, rows) + 1).astype(int)
+    out = []
+    for a, z in zip(edges[:-1], edges[1:]):
+        if z <= a:
+            continue
+        chunk = data.iops[a:z]
+        out.append(WsatBin(first=int(a) + 1, last=int(z), end_s=float(data.seconds[z - 1]),
+                           written_gb=float(data.written_gb[z - 1]), mean_iops=float(chunk.mean()),
+                           min_iops=float(chunk.min()), max_iops=float(chunk.max())))
+    return out
+
+
+def _steady_words(test: TestRun, window: int) -> str:
+    s = steady.steady_state(test, window)
+    if test.params.get("steady_stop") != "true":
+        return "not a stop rule (WSAT runs to its time or TGBW limit)"
+    rule = f"20/10 over {s.window if s else 5} intervals, a stop rule after one drive fill"
+    if test.stop_reason == "steady state" and s is not None:
+        return f"{rule}: reached in intervals {s.first_round}-{s.last_round}"
+    return f"{rule}: not reached"
+
+
+def wsat_header(ctx: ReportContext, test: TestRun, d: WsatData) -> b.Header:
+    p = test.params
+    n = int(d.iops.size)
+    middle = (
+        ("Interval", f"{p.get('interval', NA)} s"),
+        ("Stop rules", f"time {duration(float(p.get('time_limit', '0') or 0))}, TGBW {p.get('tgbw', NA)}"
+                       + (", steady state" if p.get("steady_stop") == "true" else "")),
+        ("Intervals run", f"{n} ({duration(float(d.seconds[-1]) if n else 0.0)}, "
+                          f"{float(d.written_gb[-1]) if n else 0.0:,.2f} GB written)"),
+        ("Steady state", _steady_words(test, ctx.window)),
+    )
+    return header.snia_header(ctx.run, test, f"RND {p.get('block_size', '4k')} 100% W, continuous", middle,
+                              without_wipc="none: WSAT starts fresh after the purge", wdpc="none")
+
+
+def curve_charts(curves: Sequence[b.Curve], by_gb: Sequence[b.Curve]):
+    """(IOPS vs time, IOPS vs GB written) chart specs of one or more runs."""
+    return (b.CurvesChart(tuple(curves), TIME_LABEL, IOPS_LABEL, "WSAT: IOPS vs time", time_axis=True),
+            b.CurvesChart(tuple(by_gb), GB_LABEL, IOPS_LABEL, "WSAT: IOPS vs total GB written"))
+
+
+def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+    out: list = []
+    for test in tests:
+        data = wsat_data(test)
+        opening, measured = header.open_test(test, WriteSaturationTest.title, wsat_header(ctx, test, data))
+        out += opening
+        if not measured:
+            continue
+        ws = wsat_summary(test, data)
+        out += [b.Heading("WSAT figures", 2),
+                b.table(["Figure", "Value", "Unit"], [
+                    ["Intervals", str(ws.intervals), f"of {test.params.get('interval', NA)} s"],
+                    ["Duration", fmt(ws.duration_s, "s"), "s"],
+                    ["Total data written", fmt(ws.written_gb, "GB"), "GB"],
+                    ["FOB IOPS (interval 1)", fmt(ws.first_iops), "IOPS"],
+                    ["Highest interval", fmt(ws.max_iops), "IOPS"],
+                    ["Lowest interval", fmt(ws.min_iops), "IOPS"],
+                    [f"Average of the {ws.tail_label}", fmt(ws.tail_iops), "IOPS"],
+                    ["Stopped by", test.stop_reason or NA, ""],
+                ], title="Write saturation, RND 4KiB 100% W", widths=[40, 30, 30])]
+        by_time, by_gb = curve_charts([b.Curve(ctx.run.name, data.seconds, data.iops)],
+                                      [b.Curve(ctx.run.name, data.written_gb, data.iops)])
+        out += [ctx.chart(test, "iops-vs-time", by_time,
+                          "WSAT: IOPS of each interval against time since the purge."),
+                ctx.chart(test, "iops-vs-tgbw", by_gb,
+                          "WSAT: IOPS of each interval against the total data written (GB, decimal).")]
+        bins = wsat_bins(data)
+        every = len(bins) == ws.intervals
+        rows = [[str(x.first) if x.first == x.last else f"{x.first}-{x.last}", fmt(x.end_s, "s"),
+                 fmt(x.written_gb, "GB"), fmt(x.mean_iops)]
+                + ([] if every else [fmt(x.min_iops), fmt(x.max_iops)]) for x in bins]
+        headers = ["Interval" if every else "Intervals", "End (s)", "Written (GB)",
+                   "IOPS" if every else "Mean IOPS"] + ([] if every else ["Min IOPS", "Max IOPS"])
+        title = ("IOPS of every interval" if every else
+                 f"IOPS in {len(bins)} bins of consecutive intervals (every interval is in the XML file)")
+        out.append(b.table(headers, rows, title=title))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class WsatCurve:
+    """One run's WSAT in a comparison."""
+
+    label: str
+    test: TestRun
+    data: WsatData
+
+    @property
+    def seconds(self) -> np.ndarray:
+        return self.data.seconds
+
+    @property
+    def iops(self) -> np.ndarray:
+        return self.data.iops
+
+
+def wsat_curves(ctx: CompareContext) -> List[WsatCurve]:
+    """Every run that measured WSAT intervals, with its label."""
+    out = []
+    for run, label in zip(ctx.runs, ctx.labels):
+        for t in run.tests_of(WriteSaturationTest.name):
+            d = wsat_data(t)
+            if d.iops.size:
+                out.append(WsatCurve(label, t, d))
+                break
+    return out
+
+
+def normalised_chart(curves: Sequence[WsatCurve]) -> b.CurvesChart:
+    """IOPS vs time, each run divided by its own maximum interval (the SNIA
+    primer's Figure 5): 1.0 is each drive's peak."""
+    return b.CurvesChart(tuple(b.Curve(c.label, c.data.seconds, c.data.iops).normalised() for c in curves),
+                         TIME_LABEL, "IOPS / the drive's maximum IOPS",
+                         "WSAT: IOPS normalised to each drive's maximum, vs time", time_axis=True, thousands=False)
+
+
+def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    curves = wsat_curves(ctx)
+    if not curves:
+        return []
+    rows = []
+    for c in curves:
+        s = wsat_summary(c.test, c.data)
+        rows.append([c.label, str(s.intervals), fmt(s.duration_s, "s"), fmt(s.written_gb, "GB"),
+                     fmt(s.first_iops), fmt(s.max_iops), fmt(s.tail_iops), c.test.stop_reason or NA])
+    by_time, by_gb = curve_charts([b.Curve(c.label, c.data.seconds, c.data.iops) for c in curves],
+                                  [b.Curve(c.label, c.data.written_gb, c.data.iops) for c in curves])
+    return [b.Heading(WriteSaturationTest.title),
+            b.table(["Run", "Intervals", "Duration (s)", "Written (GB)", "FOB IOPS", "Max IOPS",
+                     "Last 5 / SS IOPS", "Stopped by"], rows, title="WSAT, RND 4KiB 100% W",
+                    widths=[18, 9, 10, 10, 11, 11, 12, 19]),
+            b.Chart("wsat-iops-vs-time.png", by_time, "WSAT IOPS per interval against time, every run overlaid."),
+            b.Chart("wsat-normalised-vs-time.png", normalised_chart(curves),
+                    "WSAT IOPS divided by each run's own maximum interval (1.0 = the drive's peak), "
+                    "so the shapes compare regardless of speed."),
+            b.Chart("wsat-iops-vs-tgbw.png", by_gb,
+                    "WSAT IOPS per interval against the total data written (GB, decimal).")]
