@@ -94,8 +94,8 @@ def test_unknown_test_type_keeps_its_data(tmp_path):
     t.data = {}
     path = tmp_path / "acme.xml"
     store.save(run, str(path))
-    old = etree.fromstring(data[: data.index(b"</tkperf>") + 9], store._safe_parser())
-    new = etree.parse(str(path), store._safe_parser()).getroot()
+    old = etree.fromstring(data[: data.index(b"</tkperf>") + 9], store.safe_parser())
+    new = etree.parse(str(path), store.safe_parser()).getroot()
     assert etree.tostring(new.find("test[@key='acme-1']/data")) == \
         etree.tostring(old.find("test[@key='acme-1']/data"))
     back = store.load(str(path))

@@ -17,15 +17,6 @@ if TYPE_CHECKING:
 
 PERCENTILES: Tuple[str, ...] = ("99", "99.9", "99.99", "99.999")
 
-TEST_NAMES: Tuple[str, ...] = ("iops", "tp", "lat", "wsat")
-TEST_TITLES: Dict[str, str] = {
-    "iops": "IOPS",
-    "tp": "Throughput",
-    "lat": "Latency",
-    "wsat": "Write Saturation",
-}
-
-
 def format_bs(size: int) -> str:
     """fio-style block size name: 512, 4k, 1024k (binary units, as fio reads them)."""
     if size % 1024 == 0:
