@@ -15,8 +15,9 @@ Cases:
    FOB plateau, a write cliff and a noisy steady state, as real drives
    show.  Synthetic data, labelled so, for timing only.
 
-Targets on a 2-core machine: the full four-test report in all formats in
-5 s and 200 MB; the 86,400-point WSAT in 10 s and 400 MB.
+Targets on a 2-core machine: the full four-test report in all formats
+below 2 s and 200 MB; a WSAT report, even of 86,400 points, within 3 s and
+200 MB.
 
     python3 benchmarks/report.py [--repeat 3] [--keep DIR]
 """
@@ -44,7 +45,9 @@ from tkperf.model import store  # noqa: E402
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun  # noqa: E402
 
 EXAMPLES = ("example-ssd", "example-full")
-TARGETS = {"example": (5.0, 200.0), "wsat-1440": (10.0, 400.0), "wsat-86400": (10.0, 400.0)}
+# Issue 7: the largest example below 2 s (charts drawn on both cores); a
+# report from a day of 1-second WSAT intervals within 3 s and 200 MB.
+TARGETS = {"example": (2.0, 200.0), "wsat-1440": (3.0, 200.0), "wsat-86400": (3.0, 200.0)}
 
 
 def synthetic_wsat(intervals: int, interval_s: int, seed: int = 1) -> RunResult:
@@ -130,7 +133,7 @@ def report_case(label: str, xml: str, tmp: str, repeat: int, target: tuple) -> N
     ok = "within" if wall <= target[0] and rss <= target[1] else "MISSES"
     what = "make" if xml.startswith("synthetic:") else "load"
     print(f"{label:<46} {wall:6.2f} s ({what} {load:5.2f} s, build {build:5.2f} s)  "
-          f"peak RSS {rss:6.1f} MB   {ok} target {target[0]:.0f} s / {target[1]:.0f} MB")
+          f"peak RSS {rss:6.1f} MB   {ok} target {target[0]:g} s / {target[1]:.0f} MB")
 
 
 def main_bench() -> None:
