@@ -10,9 +10,9 @@ import traceback
 from tkperf import testtypes
 from tkperf.cli import common
 from tkperf.engine import options, plan, resume
-from tkperf.engine.session import Session
+from tkperf.engine.session import Session, fio_settings
 from tkperf.errors import EXIT_OK, ResumeError, UsageError
-from tkperf.fio.jobs import FioSettings
+from tkperf.model import pts as pts_model
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.render import summary
@@ -32,9 +32,20 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--force", action="store_true",
                    help="test a device even if it looks in use (mounted, holders, swap, RAID/LVM member, holds /)")
     p.add_argument("--size", help="size of a file target, e.g. 1g (file targets only)")
-    p.add_argument("--class", dest="device_class", default="enterprise", choices=("enterprise", "client"),
-                   help="PTS device class: sets default OIO (enterprise TC4/QD32, client TC2/QD16) "
-                        "and TP block sizes (default: enterprise)")
+    p.add_argument("--pts", metavar="REVISION",
+                   help="the SNIA PTS revision the run follows: " + ", ".join(pts_model.REVISIONS)
+                        + f" (default {pts_model.DEFAULT}); sets OIO, active range, write cache, "
+                          "TP block sizes and preconditioning, IOPS steady-state tracking")
+    p.add_argument("--class", dest="device_class", default=None, choices=("enterprise", "client"),
+                   help="short form of --pts: the current revision of that class "
+                        f"({pts_model.BY_CLASS['enterprise']} or {pts_model.BY_CLASS['client']})")
+    p.add_argument("--active-range", type=int, metavar="PCT",
+                   help="percent of the LBA range preconditioned and tested (default: the "
+                        "revision's: 100 for enterprise, 75 for PTS 2.0 client)")
+    p.add_argument("--write-cache", choices=("on", "off", "keep"),
+                   help="set the drive's write cache for the run and restore it after: on (WCE), "
+                        "off (WCD) or keep (default: what the revision requires, WCD for enterprise, "
+                        "WCE for client; keep for hdd run)")
     p.add_argument("--tests", help=f"comma list of {','.join(testtypes.names())} "
                                    f"(default: {','.join(testtypes.default_names())}; "
                                    "'tkperf tests' lists them)")
@@ -76,6 +87,7 @@ def _overrides(args: argparse.Namespace, profile: str) -> dict:
     o = dict(
         runtime=args.runtime, numjobs=args.numjobs, iodepth=args.iodepth, max_rounds=args.max_rounds,
         refill_buffers=args.refill_buffers, purge=args.purge, wipc_loops=args.wipc_loops,
+        active_range=args.active_range, write_cache=args.write_cache,
     )
     if profile == "hdd":
         o["purge"] = args.purge or "none"
@@ -94,7 +106,8 @@ def _overrides(args: argparse.Namespace, profile: str) -> dict:
 def _from_args(args: argparse.Namespace, profile: str) -> tuple:
     """Options, target and names from the command line, all validated before
     anything touches the device."""
-    opts = options.build(_overrides(args, profile), quick=args.quick, device_class=args.device_class)
+    opts = options.build(_overrides(args, profile), quick=args.quick, device_class=args.device_class,
+                         pts=args.pts, profile=profile)
     options.parse_report_formats(args.report_format)
     size = options.parse_size(args.size, "--size") if args.size else None
     if args.dsc and not os.path.isfile(args.dsc):
@@ -153,8 +166,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def _dry_run(dev: DeviceInfo, opts: options.RunOptions) -> int:
-    print("\n".join(plan.describe(dev, opts, FioSettings(filename=dev.resolved,
-                                                         refill_buffers=opts.refill_buffers))))
+    print("\n".join(plan.describe(dev, opts, fio_settings(dev, opts))))
     for p in device.safety_problems(dev):
         print(f"# a real run would refuse: {p} (unless --force)")
     return EXIT_OK

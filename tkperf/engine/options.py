@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
-from typing import Dict, Mapping, Sequence, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple
 
 from tkperf.engine.steadystate import WINDOW
 from tkperf.errors import TargetError, UsageError
+from tkperf.model import pts as pts_model
 from tkperf.model.results import format_bs
 
 MAX_NUMJOBS = 256
@@ -136,6 +137,7 @@ def _int_in(value: int, lo: int, hi: int, what: str) -> int:
 
 
 OIO = {"enterprise": (4, 32), "client": (2, 16)}
+WRITE_CACHE = ("on", "off", "keep")
 
 
 def _test_options(tests: Sequence[str]) -> list:
@@ -163,6 +165,12 @@ class RunOptions:
 
     tests: Tuple[str, ...] = ()
     device_class: str = "enterprise"
+    #: The PTS revision the run follows (:mod:`tkperf.model.pts`).
+    pts: str = pts_model.DEFAULT
+    #: Percent of the LBA range preconditioned and tested.
+    active_range: int = 100
+    #: Drive write cache during the run: on (WCE), off (WCD) or keep as found.
+    write_cache: str = "keep"
     runtime: int = 60
     numjobs: int = 4
     iodepth: int = 32
@@ -181,6 +189,11 @@ class RunOptions:
         _int_in(self.max_rounds, 1, MAX_ROUNDS, "--max-rounds")
         _int_in(self.wipc_loops, 0, 100, "--wipc-loops")
         _int_in(self.window, 2, MAX_ROUNDS, "--window")
+        _int_in(self.active_range, 1, 100, "--active-range")
+        if self.write_cache not in WRITE_CACHE:
+            raise UsageError(f"--write-cache {self.write_cache!r}: choose on, off or keep")
+        if self.pts not in pts_model.REVISIONS:
+            raise UsageError(f"unknown PTS revision {self.pts!r}; choose from {', '.join(pts_model.REVISIONS)}")
         if not self.tests:
             raise UsageError("no tests chosen")
         if self.device_class not in OIO:
@@ -235,6 +248,8 @@ class RunOptions:
                 kwargs[f.name] = text
         tests = kwargs.get("tests") or _default_tests()
         device_class = str(kwargs.get("device_class", "enterprise"))
+        if "pts" not in kwargs:  # a file from before --pts: its class's current revision
+            kwargs["pts"] = pts_model.BY_CLASS.get(device_class, pts_model.DEFAULT)
         quick = bool(kwargs.get("quick", False))
         values = []
         for opt in _test_options(tests):  # type: ignore[arg-type]
@@ -244,6 +259,17 @@ class RunOptions:
                 values.append((opt.field, opt.default_for(device_class, quick)))
         kwargs["values"] = tuple(values)
         return cls(**kwargs)  # type: ignore[arg-type]
+
+    @property
+    def revision(self) -> pts_model.Revision:
+        return pts_model.REVISIONS[self.pts]
+
+    def active_bytes(self, capacity: int, align: int = 1024 * 1024) -> int:
+        """The active range in bytes: ``active_range`` percent of ``capacity``,
+        rounded down to ``align`` (the whole capacity at 100%)."""
+        if self.active_range >= 100:
+            return capacity
+        return max(align, capacity * self.active_range // 100 // align * align)
 
     def tgbw_bytes(self, capacity: int) -> int:
         return tgbw_bytes(self.wsat_tgbw, capacity)  # type: ignore[attr-defined]
@@ -258,16 +284,24 @@ def _default_tests() -> Tuple[str, ...]:
     return testtypes.default_names()
 
 
-def build(overrides: Mapping[str, object], quick: bool = False, device_class: str = "enterprise") -> RunOptions:
-    """Defaults, then the class's OIO and the test types' defaults, then
-    --quick, then what the user gave.  ``overrides`` may name shared fields
-    and test types' options alike; an option of a test type that is not
-    among the tests is refused."""
-    if device_class not in OIO:
+def build(overrides: Mapping[str, object], quick: bool = False, device_class: Optional[str] = None,
+          pts: Optional[str] = None, profile: str = "ssd") -> RunOptions:
+    """Defaults, then the PTS revision's (OIO, active range, write cache)
+    and the test types' defaults, then --quick, then what the user gave.
+    ``--class`` is a short form of the current revision of that class.
+    ``overrides`` may name shared fields and test types' options alike; an
+    option of a test type that is not among the tests is refused."""
+    if device_class is not None and device_class not in OIO:
         raise UsageError(f"unknown device class {device_class!r}; choose enterprise or client")
-    numjobs, iodepth = OIO[device_class]
+    rev_id = pts_model.parse(pts) if pts else pts_model.BY_CLASS[device_class or "enterprise"]
+    rev = pts_model.REVISIONS[rev_id]
+    if device_class is not None and device_class != rev.device_class:
+        raise UsageError(f"--class {device_class} contradicts --pts {rev_id} ({rev.device_class})")
+    device_class = rev.device_class
     given = {k: v for k, v in overrides.items() if v is not None}
-    base: Dict[str, object] = dict(device_class=device_class, numjobs=numjobs, iodepth=iodepth)
+    base: Dict[str, object] = dict(device_class=device_class, pts=rev_id, numjobs=rev.numjobs,
+                                   iodepth=rev.iodepth, active_range=rev.active_range,
+                                   write_cache=("on" if rev.wce else "off") if profile == "ssd" else "keep")
     if quick:
         base.update(QUICK)
     shared = {f.name for f in fields(RunOptions)} - {"values"}

@@ -54,8 +54,7 @@ class Session:
         return os.path.join(self.outdir, f"{self.name}.log")
 
     def backend(self) -> FioBackend:
-        return LocalFio(FioSettings(filename=self.device.resolved,
-                                    refill_buffers=self.opts.refill_buffers), self.outdir)
+        return LocalFio(fio_settings(self.device, self.opts), self.outdir)
 
     def execute(self, confirm: Callable[[DeviceInfo], None]) -> RunResult:
         """Lock, check, confirm, hold O_EXCL and run; the result file is saved
@@ -122,3 +121,11 @@ class Session:
         with guard.signals_raise():
             runner.execute()
         return run
+
+
+def fio_settings(dev: DeviceInfo, opts: RunOptions) -> FioSettings:
+    """The [global] section of every fio job of a run on ``dev``: the target,
+    the data pattern and the active range (as ``size=`` when below 100%)."""
+    active = opts.active_bytes(dev.size_bytes)
+    return FioSettings(filename=dev.resolved, refill_buffers=opts.refill_buffers,
+                       size=active if active < dev.size_bytes else 0)

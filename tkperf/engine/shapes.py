@@ -93,7 +93,7 @@ class Rounds(Shape):
         for index in range(len(test.rounds) + 1, opts.max_rounds + 1):
             ctx.phase = f"round {index}"
             record_round(ctx, test, self.jobs, index, f"{plan.key} round {index}")
-            test.steady = test.evaluate(opts.window)
+            test.steady = plan.steady_state(test, opts.window)
             value = _scaled(test.tracking_values()[-1][1], plan.tracking.metric)
             progress.info("[%s] round %d: %s = %.6g (%s)", plan.key, index, plan.tracking.label,
                           value, "steady" if test.steady.steady else "not steady yet")
@@ -195,7 +195,7 @@ class Sweep(Shape):
         progress.info("[%s] sweep over %d points", plan.key, len(self.points))
         record_round(ctx, test, self.points, 1, f"{plan.key} sweep")
         if plan.tracking is not None:
-            test.steady = test.evaluate(ctx.opts.window)
+            test.steady = plan.steady_state(test, ctx.opts.window)
         ctx.save()
         test.stop_reason = "sweep complete"
 

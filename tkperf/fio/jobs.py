@@ -24,7 +24,8 @@ class FioJob:
     numjobs: int = 1
     iodepth: int = 1
     loops: int = 1
-    size: int = 0             # bytes; 0 = the whole target
+    size: int = 0             # bytes; 0 = the whole target (or the active range)
+    offset: int = 0           # bytes from the start of the target where the job begins
     extra: Tuple[Tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
@@ -34,6 +35,8 @@ class FioJob:
             raise ValueError(f"unknown rw {self.rw!r}")
         if self.numjobs < 1 or self.iodepth < 1 or self.bs < 1:
             raise ValueError("numjobs, iodepth and bs must be positive")
+        if self.offset < 0 or self.size < 0:
+            raise ValueError("offset and size must not be negative")
 
     @property
     def planned_seconds(self) -> float:
@@ -54,6 +57,8 @@ class FioJob:
             lines += [f"runtime={self.runtime}", "time_based=1"]
         if self.loops != 1:
             lines.append(f"loops={self.loops}")
+        if self.offset:
+            lines.append(f"offset={self.offset}")
         if self.size:
             lines.append(f"size={self.size}")
         lines += [f"{k}={v}" if v != "" else k for k, v in self.extra]
@@ -66,6 +71,9 @@ class FioSettings:
 
     filename: str
     refill_buffers: bool = False
+    #: Bytes of the target every job may touch (the active range); 0: all of it.
+    #: A job's own ``size`` replaces it.
+    size: int = 0
     extra: Tuple[Tuple[str, str], ...] = field(default_factory=tuple)
 
     def global_section(self) -> List[str]:
@@ -76,6 +84,8 @@ class FioSettings:
                  "percentile_list=" + ":".join(PERCENTILES)]
         if self.refill_buffers:
             lines.append("refill_buffers=1")
+        if self.size:
+            lines.append(f"size={self.size}")
         lines += [f"{k}={v}" if v != "" else k for k, v in self.extra]
         return lines
 

@@ -97,13 +97,25 @@ class Tracking:
 
 @dataclass(frozen=True)
 class Plan:
-    """One test instance to run (TP runs one per block size)."""
+    """One test instance to run (TP runs one per block size).
+
+    ``judge(test, window)`` gives the steady-state verdict after a round
+    (default: the 20/10 check of the one tracking figure,
+    ``TestRun.evaluate``); a test type tracking several figures passes its
+    own.  ``wipc_bs`` is the WIPC block size in bytes (0: SEQ 128KiB).
+    """
 
     key: str
     shape: "Shape"
     tracking: Optional[Tracking] = None
     params: Dict[str, str] = field(default_factory=dict)
     wipc: bool = True
+    judge: Optional[Callable[["TestRun", int], Any]] = None
+    wipc_bs: int = 0
+
+    def steady_state(self, test: "TestRun", window: int) -> Any:
+        """The steady-state verdict of ``test`` now."""
+        return self.judge(test, window) if self.judge is not None else test.evaluate(window)
 
 
 @dataclass(frozen=True)

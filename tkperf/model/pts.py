@@ -1,0 +1,81 @@
+"""The SNIA PTS revisions a run can follow, and every parameter they set.
+
+A revision is plain data: the engine takes its defaults from it (OIO,
+active range, write cache, TP block sizes and preconditioning, the IOPS
+tracking figures), the report names it in every header, and the
+conformance check (:mod:`tkperf.model.conformance`) holds a run against it.
+
+Where public implementations of a revision disagree, the value here is the
+one ``docs/method.rst`` gives with its source; every value used is printed
+in the report header, and each can be overridden (which the conformance
+verdict then lists as a deviation).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Tuple
+
+from tkperf.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One PTS revision and device class."""
+
+    id: str                      # what --pts takes and the result file stores
+    title: str                   # how reports name it
+    device_class: str            # enterprise | client
+    numjobs: int                 # default thread count (TC)
+    iodepth: int                 # default queue depth (QD) per thread
+    active_range: int            # percent of the LBA range, preconditioning and test
+    write_cache: str             # the state the revision requires: WCE | WCD
+    tp_block_sizes: Tuple[int, ...]
+    #: TP preconditions with SEQ 128KiB (1.1) or with the TP block size (2.0).
+    tp_wipc_with_test_bs: bool
+    #: IOPS steady state: every one of these (block size, read %) must pass 20/10.
+    iops_tracking: Tuple[Tuple[int, int], ...]
+
+    @property
+    def wce(self) -> bool:
+        return self.write_cache == "WCE"
+
+
+K = 1024
+REVISIONS: Dict[str, Revision] = {r.id: r for r in (
+    Revision("pts-e-2.0", "SNIA PTS 2.0.2, enterprise", "enterprise", 4, 32, 100, "WCD",
+             (1024 * K, 128 * K), True, ((4 * K, 0), (64 * K, 65), (1024 * K, 100))),
+    Revision("pts-c-2.0", "SNIA PTS 2.0.2, client", "client", 2, 16, 75, "WCE",
+             (1024 * K,), True, ((4 * K, 0), (64 * K, 65), (1024 * K, 100))),
+    Revision("pts-e-1.1", "SNIA PTS-E 1.1", "enterprise", 4, 32, 100, "WCD",
+             (1024 * K, 128 * K), False, ((4 * K, 0),)),
+    Revision("pts-c-1.1", "SNIA PTS-C 1.1", "client", 2, 16, 100, "WCE",
+             (1024 * K,), False, ((4 * K, 0),)),
+)}
+DEFAULT = "pts-e-2.0"
+#: ``--class`` is a short form of the current revision of a class.
+BY_CLASS = {"enterprise": "pts-e-2.0", "client": "pts-c-2.0"}
+_ALIASES = {"e2.0": "pts-e-2.0", "c2.0": "pts-c-2.0", "e1.1": "pts-e-1.1", "c1.1": "pts-c-1.1",
+            "pts-e-2.0.2": "pts-e-2.0", "pts-c-2.0.2": "pts-c-2.0"}
+
+
+def parse(text: str) -> str:
+    """``--pts`` value -> revision id ('PTS-E-1.1', 'e1.1' -> 'pts-e-1.1')."""
+    key = text.strip().lower().replace(" ", "-").replace("_", "-")
+    key = _ALIASES.get(key, key)
+    if key not in REVISIONS:
+        raise UsageError(f"unknown PTS revision {text!r}; choose from {', '.join(REVISIONS)}")
+    return key
+
+
+def get(rev_id: str) -> Revision:
+    """The revision ``rev_id``; a result file from before ``--pts`` existed
+    (no id) followed the current revision of its class."""
+    return REVISIONS.get(rev_id) or REVISIONS[DEFAULT]
+
+
+def of_options(options: Dict[str, str]) -> Revision:
+    """The revision a run's stored options name (older files: by class)."""
+    rev_id = options.get("pts", "")
+    if rev_id in REVISIONS:
+        return REVISIONS[rev_id]
+    return REVISIONS[BY_CLASS.get(options.get("device_class", "enterprise"), DEFAULT)]
