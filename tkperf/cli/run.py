@@ -12,6 +12,7 @@ from tkperf.cli import common
 from tkperf.engine import options, plan, resume
 from tkperf.engine.session import Session, fio_settings
 from tkperf.errors import EXIT_OK, ResumeError, UsageError
+from tkperf.model import conformance
 from tkperf.model import pts as pts_model
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo, RunResult
@@ -130,7 +131,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"say what to do: tkperf {profile} run DEVICE")
     opts, dev, name, outdir = _from_args(args, profile)
     if args.dry_run:
-        return _dry_run(dev, opts)
+        return _dry_run(dev, opts, profile)
     saved = None
     xml_path = os.path.join(outdir, f"{name}.xml")
     if args.resume:
@@ -165,8 +166,13 @@ def cmd_resume(args: argparse.Namespace) -> int:
                                   outdir=outdir, saved=saved, force=args.force))
 
 
-def _dry_run(dev: DeviceInfo, opts: options.RunOptions) -> int:
+def _dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str) -> int:
     print("\n".join(plan.describe(dev, opts, fio_settings(dev, opts))))
+    verdict = conformance.of_settings(opts.to_dict(), dev, profile)
+    print(f"# {verdict.sentence()}" + ("; the write cache state is read at the start of the run"
+                                        if verdict.conformant else ""))
+    for d in verdict.deviations:
+        print(f"#   - {d}")
     for p in device.safety_problems(dev):
         print(f"# a real run would refuse: {p} (unless --force)")
     return EXIT_OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import List
 
 from tkperf.engine.options import RunOptions
-from tkperf.engine.precondition import wipc_job
+from tkperf.engine.precondition import WIPC_BS, wipc_job
 from tkperf.engine.shapes import hours
 from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.model.results import DeviceInfo
@@ -13,17 +13,21 @@ from tkperf.model.results import DeviceInfo
 def describe(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[str]:
     from tkperf.engine.runner import plan_all
 
+    rev = opts.revision
     lines: List[str] = [f"# dry run: nothing is written to {dev.path} "
-                        f"({dev.size_bytes / 1e9:.1f} GB, {dev.kind})", ""]
+                        f"({dev.size_bytes / 1e9:.1f} GB, {dev.kind})",
+                        f"# {rev.title}: OIO TC{opts.numjobs}/QD{opts.iodepth}, active range "
+                        f"{opts.active_range}%, write cache {opts.write_cache}", ""]
     low = high = 0.0
     wipc_bytes = 0
     for _, plan in plan_all(opts, dev.size_bytes):
         wipc = plan.wipc and opts.wipc_loops > 0
         lines.append(f"# --- {plan.key}: purge ({opts.purge})"
-                     + (f", WIPC {opts.wipc_loops}x capacity" if wipc else ""))
+                     + (f", WIPC {opts.wipc_loops}x the active range" if wipc else ""))
         if wipc:
-            wipc_bytes += opts.wipc_loops * dev.size_bytes
-            lines.append(job_file(settings, [wipc_job(opts.wipc_loops, opts.iodepth)]))
+            wipc_bytes += opts.wipc_loops * opts.active_bytes(dev.size_bytes)
+            lines.append(job_file(settings, [wipc_job(opts.wipc_loops, opts.iodepth,
+                                                      plan.wipc_bs or WIPC_BS)]))
         est = plan.shape.estimate(opts, dev.size_bytes)
         lines.extend(est.lines)
         low += est.low_s

@@ -20,7 +20,7 @@ from tkperf.engine.options import RunOptions
 from tkperf.errors import FioError, Interrupted
 from tkperf.fio.backend import FioBackend
 from tkperf.model import store
-from tkperf.model.results import DeviceInfo, Event, RunResult, TestRun, now_iso
+from tkperf.model.results import DeviceInfo, Event, RunResult, TestRun, format_bs, now_iso
 from tkperf.target import purge
 from tkperf.testtypes.base import Plan
 
@@ -128,9 +128,11 @@ class Runner:
         self.save()
         if plan.wipc and self.opts.wipc_loops > 0:
             self.phase = "WIPC"
-            progress.info("[%s] WIPC: %dx capacity of SEQ 128KiB writes", plan.key, self.opts.wipc_loops)
+            bs = plan.wipc_bs or precondition.WIPC_BS
+            progress.info("[%s] WIPC: %dx the active range of SEQ %s writes", plan.key,
+                          self.opts.wipc_loops, format_bs(bs))
             t.wipc = precondition.wipc(self.fio, self.device, self.opts.wipc_loops, self.opts.iodepth,
-                                       plan.key)
+                                       plan.key, bs)
             progress.info("[%s] WIPC wrote %.1f GB in %.1f s (%.1f MB/s)", plan.key,
                           t.wipc.bytes_written / 1e9, t.wipc.seconds, t.wipc.bw_bytes / 1e6)
             self.save()

@@ -178,8 +178,10 @@ def convergence(path: str, spec: ConvergenceChart) -> str:
 
 
 def measurement_window(path: str, view: WindowChart) -> str:
-    """The tracking variable per round with the window's average, the ±10%
-    and ±20% bands around it, the least-squares line and the verdict."""
+    """The tracking variable per round with what the 20/10 criterion checks:
+    the window's average, lines at 110% and 90% of it (a range within 20% of
+    the average fits between them) and the least-squares line (its
+    excursion over the window must stay within 10% of the average)."""
 
     def build() -> Figure:
         fig, (ax,) = _figure()
@@ -189,16 +191,16 @@ def measurement_window(path: str, view: WindowChart) -> str:
             lo, hi = min(view.window_rounds), max(view.window_rounds)
             xs = np.array([lo, hi], dtype=float)
             avg = view.average
-            ax.fill_between(xs, avg * 0.8, avg * 1.2, color="tab:green", alpha=0.12,
-                            label="average ±20%")
-            ax.fill_between(xs, avg * 0.9, avg * 1.1, color="tab:green", alpha=0.22,
-                            label="average ±10%")
             ax.plot(xs, [avg, avg], color="tab:green", linewidth=1.5, label=f"window average {_thousands(avg)}")
+            ax.plot(xs, [avg * 1.1, avg * 1.1], color="tab:green", linestyle=":", linewidth=1.5,
+                    label="110% of average")
+            ax.plot(xs, [avg * 0.9, avg * 0.9], color="tab:olive", linestyle=":", linewidth=1.5,
+                    label="90% of average")
             ax.plot(xs, view.slope * xs + view.intercept, color="tab:red", linestyle="--",
                     linewidth=1.5, label="least-squares line")
             ax.plot(view.window_rounds, view.window_values, color="tab:blue", marker="o",
                     markersize=5, linestyle="none", label="window rounds")
-            top = max(max(view.values), avg * 1.2)
+            top = max(max(view.values), avg * 1.1)
             ax.set_ylim(0, top * 1.08)
         else:
             ax.set_ylim(bottom=0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Tuple
 
+from tkperf.model import conformance, pts
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
 from tkperf.render import steady
@@ -39,6 +40,9 @@ def platform_fields(run: RunResult) -> Pairs:
     h = run.host
     mem = f"{h.memory_bytes / 2 ** 30:.1f} GiB" if h.memory_bytes else "not reported"
     return (
+        ("PTS revision", pts.of_options(run.options).title),
+        ("Test sponsor", _desc(run, "sponsor", "test_sponsor") or "not given "
+                         "(description file key 'Sponsor')"),
         ("Host", h.hostname or "not reported"),
         ("CPU", f"{h.cpu or 'not reported'}" + (f", {h.cores} cores" if h.cores else "")),
         ("Memory", mem),
@@ -92,8 +96,11 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
     out = [
         ("Data pattern", "random, refill_buffers (new data for every write)" if refill
          else "random (fio buffers, not refilled)"),
-        ("Active range", "100% (preconditioning and test)"),
+        ("Active range", f"{o.get('active_range', '100')}% of the LBA range (preconditioning and test)"),
         ("Device class", f"{o.get('device_class', NA)} ({run.profile or 'ssd'} profile)"),
+        ("Write cache set", {"on": "on (WCE) for the run, restored after",
+                             "off": "off (WCD) for the run, restored after",
+                             "keep": "kept as found"}.get(o.get("write_cache", ""), "not set (older tkperf)")),
     ]
     w = test.wipc
     if w is not None:
@@ -142,7 +149,8 @@ def stream_fields(test: TestRun) -> Pairs:
     )
 
 
-def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]]) -> Pairs:
+def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]],
+                run: Optional[RunResult] = None) -> Pairs:
     """Stimulus and OIO, the test type's own ``middle``, then stop reason,
     status and times."""
     p = test.params
@@ -155,6 +163,9 @@ def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]])
         ("Started", test.started or NA),
         ("Finished", test.finished or NA),
     ]
+    if run is not None:
+        c = conformance.of_run(run)
+        out.append(("Conformance", c.sentence() + "".join(f"; {d}" for d in c.deviations)))
     return tuple(out)
 
 
@@ -162,7 +173,7 @@ def snia_header(run: RunResult, test: TestRun, stimulus: str, middle: Sequence[T
                 without_wipc: str = "", wdpc: Optional[str] = None) -> b.Header:
     return b.Header(platform=platform_fields(run), device=device_fields(run, test),
                     setup=setup_fields(run, test, without_wipc, wdpc),
-                    test=test_fields(test, stimulus, middle))
+                    test=test_fields(test, stimulus, middle, run))
 
 
 def open_test(test: TestRun, title: str, header: b.Header, level: int = 1) -> Tuple[list, bool]:

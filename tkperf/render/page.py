@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import __version__, testtypes
+from tkperf.model import conformance
 from tkperf.model.results import RunResult, gb
 from tkperf.render import blocks as b
 from tkperf.render.header import device_or_desc
@@ -160,13 +161,22 @@ def summary_blocks(run: RunResult) -> list:
                     f"run {run.status or 'of unknown status'}, started {run.started or NA}"
                     + (f", finished {run.finished}" if run.finished else "") + "."),
         b.Admonition("warning", tuple(run_caveats(run))),
-        summary_table(summary_figures(run)),
     ]
+    out += conformance_blocks(run)
+    out.append(summary_table(summary_figures(run)))
     if run.tests:
         out.append(steady_table(steady_rows(run)))
     else:
         out.append(b.Paragraph("No test of this run has started; there are no figures yet."))
     return out
+
+
+def conformance_blocks(run: RunResult) -> list:
+    """The verdict on the first page: conformant, or every deviation listed."""
+    c = conformance.of_run(run)
+    if c.conformant:
+        return [b.Paragraph(f"Conformance: {c.sentence()}: every parameter matches the revision.")]
+    return [b.Paragraph(f"Conformance: {c.sentence()}:"), b.Admonition("note", c.deviations)]
 
 
 def two_up(pairs: Sequence[Tuple[str, str]]) -> List[List[str]]:

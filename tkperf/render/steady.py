@@ -143,8 +143,9 @@ def window_blocks(ctx, test: TestRun, level: int) -> list:
         rows.append([f"Round {rnd}", fmt(val * scale, unit), unit])
     return [b.Heading("Measurement window", level, room_cm=10),
             ctx.chart(test, "window", view,
-                  f"{view.title}: {verdict(test, s)}; {window_checks(s)}. Bands: average ±10% "
-                  "and ±20%; dashed: least-squares line over the window."),
+                  f"{view.title}: {verdict(test, s)}; {window_checks(s)}. Dotted: 110% and 90% "
+                  "of the window average (a range within 20% of the average lies between them); "
+                  "dashed: least-squares line over the window (its excursion must stay within 10%)."),
             b.table(["Measurement window", "Value", "Unit / check"], rows,
                     title=f"Steady-state check of {tracking_label(test)}", widths=[26, 26, 48])]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from tkperf import testtypes
+from tkperf.model import conformance, pts
 from tkperf.model.results import RunResult, TestRun, gb
 from tkperf.render import words
 from tkperf.testtypes.base import Figure
@@ -29,6 +30,9 @@ def lines(run: RunResult) -> List[str]:
            f"{run.device.kind}) - run {run.status}" + (", resumed" if run.resumed else "")]
     if run.quick:
         out.append("  --quick smoke test: NOT a PTS-conformant measurement")
+    verdict = conformance.of_run(run)
+    out.append(f"  {verdict.sentence()}")
+    out += [f"    - {d}" for d in verdict.deviations]
     for t in run.tests:
         shown = ", ".join(f"{f.label} {f.shown()}" for f in figures(t))
         out.append(f"  {words.test_title(t):<9} {words.test_verdict(t)}" + (f"; {shown}" if shown else ""))
@@ -38,6 +42,8 @@ def lines(run: RunResult) -> List[str]:
 def as_dict(run: RunResult) -> dict:
     return {
         "name": run.name,
+        "pts": pts.of_options(run.options).id,
+        "conformance": conformance.of_run(run).as_dict(),
         "status": run.status,
         "quick": run.quick,
         "resumed": run.resumed,

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
     from tkperf.engine.options import RunOptions
     from tkperf.engine.shapes import Shape
+    from tkperf.model.pts import Revision
     from tkperf.model.results import RunResult, TestRun
 
 
@@ -169,6 +170,9 @@ class TestType(abc.ABC):
     #: A test interrupted after reaching steady state is kept on resume
     #: (round-based tests); a stream's steady state is only a stop rule.
     keeps_steady_on_resume: bool = True
+    #: One of the SNIA PTS tests; a run of any other test type is not a
+    #: PTS-conformant measurement (see :meth:`deviations`).
+    pts_test: bool = False
 
     # --- running -------------------------------------------------------------
     @abc.abstractmethod
@@ -178,6 +182,25 @@ class TestType(abc.ABC):
     def largest_block(self, opts: "RunOptions") -> int:
         """The largest block size the test issues (the target must fit it)."""
         return 0
+
+    # --- conformance -----------------------------------------------------------
+    def deviations(self, options: Mapping[str, str], revision: "Revision") -> List[str]:
+        """How this test's settings (the run's stored ``options``) depart from
+        ``revision``, in words a reviewer understands; empty when they match.
+        A test type that is not a PTS test says so."""
+        if not self.pts_test:
+            return [f"{self.name} ({self.title}) is not a SNIA PTS test"]
+        return []
+
+    def stored_values(self, options: Mapping[str, str]) -> Dict[str, Any]:
+        """This type's option values as a run stored them (defaults where absent)."""
+        device_class = options.get("device_class", "enterprise")
+        quick = options.get("quick") == "true"
+        out: Dict[str, Any] = {}
+        for opt in self.options:
+            text = options.get(opt.field)
+            out[opt.field] = opt.from_text(text) if text is not None else opt.default_for(device_class, quick)
+        return out
 
     # --- reading results -------------------------------------------------------
     def instance_title(self, test: "TestRun") -> str:

@@ -1,11 +1,15 @@
 """IOPS: random I/O over 7 R/W mixes x 8 block sizes, in rounds until the
-RND 4KiB 0/100 IOPS are steady (PTS test 1)."""
+RND 4KiB 0/100 IOPS are steady (PTS test 1).  PTS 2.0 tracks three
+figures, RND 4KiB 0/100, 64KiB 65/35 and 1024KiB 100/0 IOPS, and every one
+of them must pass 20/10 in the same window of rounds."""
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+import dataclasses
+from typing import Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
+from tkperf.engine.steadystate import SteadyState, evaluate
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun, format_bs, mix_label
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
@@ -63,6 +67,41 @@ def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:
     return options.parse_mixes(text)
 
 
+def metric_of(mix: int) -> str:
+    """The tracked figure of a cell: write IOPS at 0/100, else all IOPS."""
+    return "write.iops" if mix == 0 else "iops"
+
+
+def also_tracked(revision, block_sizes: Sequence[int], mixes: Sequence[int],
+                 primary: Tuple[int, int]) -> Tuple[Tuple[int, int], ...]:
+    """The revision's further tracking cells that the matrix has."""
+    return tuple(c for c in revision.iops_tracking
+                 if c != primary and c[0] in block_sizes and c[1] in mixes)
+
+
+def parse_also(text: str) -> Tuple[Tuple[str, str], ...]:
+    """``rnd-64k-65-35:iops,...`` (the test's ``also_tracking`` param) -> pairs."""
+    return tuple(tuple(x.split(":", 1)) for x in text.split(",") if ":" in x)  # type: ignore[misc]
+
+
+def variable_verdicts(test: TestRun, window: int) -> List[Tuple[str, str, SteadyState]]:
+    """(workload, metric, verdict) of every tracked figure, the primary first."""
+    out = [(test.tracking_workload, test.tracking_metric, test.evaluate(window))]
+    for workload, metric in parse_also(test.params.get("also_tracking", "")):
+        pairs = [(r.index, w.metric(metric)) for r in test.rounds
+                 for w in (r.workload(workload),) if w is not None]
+        out.append((workload, metric, evaluate([p[0] for p in pairs], [p[1] for p in pairs], window)))
+    return out
+
+
+def judge_all(test: TestRun, window: int) -> SteadyState:
+    """Steady only when every tracked figure is: the primary's window and
+    figures, with the verdict of all of them."""
+    verdicts = variable_verdicts(test, window)
+    primary = verdicts[0][2]
+    return dataclasses.replace(primary, steady=all(v.steady for _, _, v in verdicts))
+
+
 def tracking_figure(test: TestRun) -> List[Figure]:
     """The tracking figure over the window, for a narrowed matrix without the PTS cells."""
     if not test.tracking_values():
@@ -77,6 +116,7 @@ class IopsTest(TestType):
     title = "IOPS"
     short = "IOPS"
     default_run = True
+    pts_test = True
     order = 10
     options = (
         Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
@@ -89,14 +129,36 @@ class IopsTest(TestType):
 
     def plan(self, opts, capacity: int) -> List[Plan]:
         bs, mix = tracking_cell(opts.iops_bs, opts.iops_mixes)
+        params = matrix_params(opts.iops_bs, opts.iops_mixes, opts.numjobs, opts.iodepth, opts.runtime)
+        also = also_tracked(opts.revision, opts.iops_bs, opts.iops_mixes, (bs, mix))
+        if also:
+            params["also_tracking"] = ",".join(f"{workload_name(b, m)}:{metric_of(m)}" for b, m in also)
         return [Plan(
             key=self.name,
             shape=Rounds(matrix_jobs(opts.iops_bs, opts.iops_mixes, opts.runtime, opts.numjobs,
                                      opts.iodepth)),
-            tracking=Tracking(workload_name(bs, mix), "write.iops" if mix == 0 else "iops",
+            tracking=Tracking(workload_name(bs, mix), metric_of(mix),
                               f"RND {format_bs(bs)} {mix_label(mix)} IOPS"),
-            params=matrix_params(opts.iops_bs, opts.iops_mixes, opts.numjobs, opts.iodepth, opts.runtime),
+            params=params,
+            judge=judge_all if also else None,
         )]
+
+    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
+        v = self.stored_values(options)
+        sizes, mixes = tuple(v["iops_bs"]), tuple(v["iops_mixes"])
+        out: List[str] = []
+        if set(sizes) != set(BLOCK_SIZES) or set(mixes) != set(MIXES):
+            bs, mix = tracking_cell(sizes, mixes)
+            out.append(f"IOPS matrix narrowed to {sizes_text(sorted(sizes, reverse=True))} x "
+                       f"{mixes_text(sorted(mixes, reverse=True))} (the PTS runs 8 block sizes x 7 mixes)"
+                       + ("" if (bs, mix) == (4096, 0) else
+                          f"; the tracking variable becomes RND {format_bs(bs)} {mix_label(mix)} "
+                          "instead of RND 4k 0/100"))
+            tracked = 1 + len(also_tracked(revision, sizes, mixes, (bs, mix)))
+            if tracked < len(revision.iops_tracking):
+                out.append(f"IOPS steady state tracks {tracked} of the {len(revision.iops_tracking)} "
+                           f"figures {revision.title} requires")
+        return out
 
     def largest_block(self, opts) -> int:
         return max(opts.iops_bs)
@@ -110,12 +172,8 @@ class IopsTest(TestType):
         return out or tracking_figure(test)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        out = {f.key: SummaryValue(f.value) for f in self.headline(test) if f.key != "tracking"}
-        if test.rounds:
-            w = test.rounds[0].workload(workload_name(4096, 0))
-            if w is not None:
-                out["fob_iops"] = SummaryValue(w.iops, "IOPS round 1, after WIPC", rank=20)
-        return out
+        # Round 1 comes after WIPC, so it is not FOB: FOB comes from WSAT only.
+        return {f.key: SummaryValue(f.value) for f in self.headline(test) if f.key != "tracking"}
 
     def report_section(self, ctx, tests):
         from tkperf.testtypes.iops import view

@@ -1,0 +1,220 @@
+"""The conformance verdict: a run is PTS-conformant only when every parameter
+matches the revision it follows; each deviation, alone, is named.
+
+Settings are judged from the options a run stores (as the dry run and every
+report do); what only results show (a purge that is not a PTS PURGE, no
+steady state, a resumed run, the write cache state recorded) from a result.
+"""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from conftest import needs_fio
+from tkperf.cli import main
+from tkperf.engine import options
+from tkperf.engine.steadystate import evaluate
+from tkperf.model import conformance, pts
+from tkperf.model.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,
+                                  Workload, IoStats)
+from tkperf.testtypes import iops
+
+BLOCK = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_bytes=400 * 10 ** 9,
+                   transport="sata", write_cache="WCD")
+PTS_TESTS = ("iops", "tp", "lat", "wsat")
+
+
+def full(**overrides) -> dict:
+    """The stored options of a run with every PTS parameter (and ``overrides``)."""
+    given = {"tests": PTS_TESTS, **{k: v for k, v in overrides.items() if k not in ("pts", "quick")}}
+    return options.build(given, quick=overrides.get("quick", False), pts=overrides.get("pts")).to_dict()
+
+
+@pytest.mark.parametrize("rev", list(pts.REVISIONS))
+def test_full_parameters_are_conformant(rev):
+    c = conformance.of_settings(full(pts=rev), BLOCK)
+    assert c.conformant, c.deviations
+    assert c.as_dict() == {"conformant": True, "deviations": []}
+    assert c.revision == pts.REVISIONS[rev].title
+
+
+# Each deviation alone: (options given, words the one deviation must contain).
+ALONE = [
+    ({"runtime": 30}, "30 s each instead of 60 s"),
+    ({"max_rounds": 10}, "at most 10 rounds per test instead of 25"),
+    ({"wipc_loops": 1}, "WIPC writes 1x the active range instead of 2x"),
+    ({"purge": "discard"}, "not a PTS PURGE"),
+    ({"purge": "none"}, "no PURGE"),
+    ({"active_range": 50}, "active range 50% instead of the 100%"),
+    ({"write_cache": "on"}, "requires WCD"),
+    ({"write_cache": "keep"}, "kept as found"),
+    ({"iops_bs": (4096, 65536)}, "IOPS matrix narrowed"),
+    ({"iops_mixes": (65, 100)}, "the tracking variable becomes RND 4k 65/35"),
+]
+
+
+@pytest.mark.parametrize("given,words", ALONE, ids=[w for _, w in ALONE])
+def test_each_setting_deviation_alone_is_named(given, words):
+    c = conformance.of_settings(full(**given), BLOCK)
+    assert not c.conformant
+    assert any(words in d for d in c.deviations), c.deviations
+    # a narrowed matrix may also lose PTS 2.0 tracking figures; nothing else may appear
+    others = [d for d in c.deviations if words not in d and "IOPS steady state tracks" not in d]
+    assert others == []
+
+
+def test_quick_and_file_target_are_named():
+    quick = conformance.of_settings(full(quick=True), BLOCK)
+    assert any("--quick" in d for d in quick.deviations)
+    file_target = conformance.of_settings(full(), DeviceInfo(path="/tmp/f", resolved="/tmp/f", kind="file",
+                                                             size_bytes=1 << 30))
+    assert file_target.deviations == ("the target is a file, not a raw block device",)
+
+
+def test_client_revision_wants_its_own_active_range_and_cache():
+    c = conformance.of_settings(full(pts="pts-c-2.0", active_range=100, write_cache="off"), BLOCK)
+    assert any("active range 100% instead of the 75%" in d for d in c.deviations)
+    assert any("requires WCE" in d for d in c.deviations)
+
+
+def _workload(name: str, value: float) -> Workload:
+    stats = IoStats(iops=value, bw_bytes=value * 4096, io_bytes=int(value * 4096), ios=int(value))
+    return Workload(name=name, rw="randrw", bs=4096, rwmixread=0, numjobs=4, iodepth=32, runtime_ms=60000,
+                    read=IoStats(), write=stats)
+
+
+def result(**option_overrides) -> RunResult:
+    """A complete, conformant-looking IOPS run: steady, ATA secure erase, WCD."""
+    t = TestRun(type="iops", key="iops", tracking_workload="rnd-4k-0-100", tracking_metric="write.iops",
+                tracking_label="RND 4k 0/100 IOPS", status="complete", stop_reason="steady state",
+                purge=PurgeRecord("auto", "ata-secure-erase", 30.0, True, "hdparm ...", ""))
+    for i, v in enumerate((100.0, 101.0, 99.0, 100.0, 100.5), 1):
+        t.rounds.append(Round(index=i, started="", wall_s=60.3, fio_s=60.0,
+                              workloads=(_workload("rnd-4k-0-100", v),)))
+    t.steady = t.evaluate()
+    opts = full(**option_overrides)
+    opts["tests"] = "iops"
+    return RunResult(name="r", started="", device=BLOCK, host=HostInfo(), options=opts, status="complete",
+                     tests=[t])
+
+
+def test_a_result_with_full_parameters_is_conformant():
+    c = conformance.of_run(result())
+    assert c.conformant, c.deviations
+
+
+def test_result_deviations_each_alone():
+    not_steady = result()
+    not_steady.tests[0].steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
+    assert not not_steady.tests[0].steady.steady
+    assert conformance.of_run(not_steady).deviations == ("iops: no steady state within 5 rounds",)
+
+    weak_purge = result()
+    weak_purge.tests[0].purge = PurgeRecord("auto", "discard", 0.1, False, "blkdiscard", "not a PTS PURGE")
+    assert conformance.of_run(weak_purge).deviations == (
+        "iops: purged by discard, which is not a PTS PURGE",)
+
+    resumed = result()
+    resumed.events.append(Event("", "resume", "resumed after an interruption", "iops", 2))
+    assert conformance.of_run(resumed).deviations == ("the run was interrupted and resumed (iops)",)
+
+    cached = result()
+    cached.device = DeviceInfo(**{**BLOCK.__dict__, "write_cache": "WCE"})
+    assert conformance.of_run(cached).deviations == (
+        "write cache was WCE during the run (SNIA PTS 2.0.2, enterprise requires WCD)",)
+
+    unknown = result()
+    unknown.device = DeviceInfo(**{**BLOCK.__dict__, "write_cache": ""})
+    assert conformance.of_run(unknown).deviations == (
+        "write cache state unknown (SNIA PTS 2.0.2, enterprise requires WCD)",)
+
+
+def test_a_test_type_that_is_not_pts_is_named():
+    run = result()
+    run.options["tests"] = "iops,nosuch"
+    assert "test type 'nosuch' is not installed, its settings cannot be checked" in \
+        conformance.of_run(run).deviations
+
+
+# --- PTS 2.0 IOPS: three tracking figures, all must be steady ---------------------------------
+
+def _matrix_round(index: int, w4k: float, m64k: float, r1m: float) -> Round:
+    def wl(name, iops_w, iops_r):
+        return Workload(name=name, rw="randrw", bs=4096, rwmixread=0, numjobs=4, iodepth=32,
+                        runtime_ms=60000, read=IoStats(iops=iops_r), write=IoStats(iops=iops_w))
+    return Round(index=index, started="", wall_s=60.0, fio_s=60.0,
+                 workloads=(wl("rnd-4k-0-100", w4k, 0.0), wl("rnd-64k-65-35", m64k * 0.35, m64k * 0.65),
+                            wl("rnd-1024k-100-0", 0.0, r1m)))
+
+
+def _iops_test(rounds) -> TestRun:
+    opts = options.build({"tests": ("iops",)}, pts="pts-e-2.0")
+    (plan,) = iops.IopsTest().plan(opts, 1 << 40)
+    t = TestRun(type="iops", key="iops", tracking_workload=plan.tracking.workload,
+                tracking_metric=plan.tracking.metric, tracking_label=plan.tracking.label,
+                params=dict(plan.params))
+    t.rounds.extend(rounds)
+    return t, plan
+
+
+def test_pts_2_0_iops_needs_all_three_figures_steady():
+    # 4k W and 1024k R are flat; 64k 65/35 swings by half: not steady.
+    swinging = [_matrix_round(i, 30000.0, 5000.0 if i % 2 else 2500.0, 900.0) for i in range(1, 6)]
+    t, plan = _iops_test(swinging)
+    assert t.params["also_tracking"] == "rnd-64k-65-35:iops,rnd-1024k-100-0:iops"
+    assert t.evaluate(5).steady  # the 4k figure alone would pass
+    verdict = plan.steady_state(t, 5)
+    assert not verdict.steady
+    names = [w for w, _, v in iops.variable_verdicts(t, 5) if not v.steady]
+    assert names == ["rnd-64k-65-35"]
+    flat = [_matrix_round(i, 30000.0, 5000.0, 900.0) for i in range(1, 6)]
+    t2, plan2 = _iops_test(flat)
+    assert plan2.steady_state(t2, 5).steady
+
+
+def test_pts_1_1_iops_tracks_one_figure():
+    opts = options.build({"tests": ("iops",)}, pts="pts-e-1.1")
+    (plan,) = iops.IopsTest().plan(opts, 1 << 40)
+    assert "also_tracking" not in plan.params and plan.judge is None
+
+
+# --- the user's view -----------------------------------------------------------------------------
+
+@needs_fio
+def test_dry_run_says_conformant_or_lists_deviations(loopdev, capsys):
+    assert main(["ssd", "run", loopdev, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "# PTS-conformant (SNIA PTS 2.0.2, enterprise)" in out
+    assert main(["ssd", "run", loopdev, "--dry-run", "--pts", "PTS-C-1.1", "--runtime", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "# NOT PTS-conformant (SNIA PTS-C 1.1): 1 deviation" in out
+    assert "#   - workloads run 20 s each instead of 60 s" in out
+
+
+def test_show_json_has_pts_and_conformance(tmp_path, capsys):
+    from tkperf.model import store
+
+    path = tmp_path / "r.xml"
+    store.save(result(runtime=30), str(path))
+    assert main(["show", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["pts"] == "pts-e-2.0"
+    assert data["conformance"] == {"conformant": False,
+                                   "deviations": ["workloads run 30 s each instead of 60 s"]}
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "NOT PTS-conformant (SNIA PTS 2.0.2, enterprise): 1 deviation" in out
+    assert "- workloads run 30 s each instead of 60 s" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--pts", "pts-x-9"], "unknown PTS revision 'pts-x-9'"),
+    (["--pts", "pts-c-2.0", "--class", "enterprise"], "--class enterprise contradicts --pts pts-c-2.0"),
+    (["--active-range", "0"], "--active-range"),
+])
+def test_bad_revision_options(argv, message, tmp_path, capsys):
+    assert main(["ssd", "run", str(tmp_path / "f"), "--size", "64m", "--dry-run", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,156 @@
+"""Is a run a PTS-conformant measurement?  Every deviation, in plain words.
+
+A run is conformant only when every parameter matches the PTS revision it
+follows (:mod:`tkperf.model.pts`) and every test ran as the revision says.
+The check works on what a result file stores (the options as text, the
+device, the tests, the events), so the dry run (options and device alone),
+``show --json``, the summary and every report header give the same answer.
+
+Settings common to every test are checked here; each test type adds the
+deviations of its own options (a narrowed matrix, a shorter WSAT) through
+:meth:`tkperf.testtypes.base.TestType.deviations`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from tkperf.model import pts
+from tkperf.model.results import DeviceInfo, RunResult, TestRun
+
+PTS_RUNTIME_S = 60
+PTS_MAX_ROUNDS = 25
+PTS_WINDOW = 5
+PTS_WIPC_LOOPS = 2
+
+
+@dataclass(frozen=True)
+class Conformance:
+    """The verdict: ``conformant`` when ``deviations`` is empty."""
+
+    revision: str
+    deviations: Tuple[str, ...]
+
+    @property
+    def conformant(self) -> bool:
+        return not self.deviations
+
+    def as_dict(self) -> Dict[str, object]:
+        """What ``show --json`` prints under ``conformance``."""
+        return {"conformant": self.conformant, "deviations": list(self.deviations)}
+
+    def sentence(self) -> str:
+        """One line: 'PTS-conformant (SNIA PTS 2.0.2, enterprise)' or the count of deviations."""
+        if self.conformant:
+            return f"PTS-conformant ({self.revision})"
+        n = len(self.deviations)
+        return f"NOT PTS-conformant ({self.revision}): {n} deviation{'s' if n != 1 else ''}"
+
+
+def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
+              before_run: bool = True) -> List[str]:
+    """Deviations that the options and the target alone show.  Before the
+    run the write-cache option is judged; after it, the state recorded."""
+    rev = pts.of_options(dict(options))
+    out: List[str] = []
+    if profile == "hdd":
+        out.append("hdd run: the SNIA PTS is a solid-state test; this profile skips PURGE and WIPC")
+    if options.get("quick") == "true":
+        out.append("--quick smoke-test profile (1 s workloads, narrowed matrices, few rounds)")
+    if device.kind == "file":
+        out.append("the target is a file, not a raw block device")
+    runtime = _int(options.get("runtime"))
+    if runtime is not None and runtime != PTS_RUNTIME_S:
+        out.append(f"workloads run {runtime} s each instead of {PTS_RUNTIME_S} s")
+    rounds = _int(options.get("max_rounds"))
+    if rounds is not None and rounds < PTS_MAX_ROUNDS:
+        out.append(f"at most {rounds} rounds per test instead of {PTS_MAX_ROUNDS}")
+    window = _int(options.get("window"))
+    if window is not None and window != PTS_WINDOW:
+        out.append(f"steady state judged over {window} rounds instead of {PTS_WINDOW}")
+    loops = _int(options.get("wipc_loops"))
+    if loops is not None and loops != PTS_WIPC_LOOPS:
+        out.append(f"WIPC writes {loops}x the active range instead of {PTS_WIPC_LOOPS}x")
+    purge = options.get("purge", "auto")
+    if purge == "none":
+        out.append("no PURGE before the tests (--purge none)")
+    elif purge == "discard":
+        out.append("PURGE by whole-device discard, which is not a PTS PURGE")
+    ar = _int(options.get("active_range"))
+    if ar is not None and ar != rev.active_range:
+        out.append(f"active range {ar}% instead of the {rev.active_range}% {rev.title} requires")
+    want = "on" if rev.wce else "off"
+    wc = options.get("write_cache", "")
+    if before_run and wc and wc != want:
+        out.append(f"write cache {'kept as found' if wc == 'keep' else 'set ' + wc} "
+                   f"({rev.title} requires {rev.write_cache})")
+    return out
+
+
+def _tests(options: Mapping[str, str]) -> List[str]:
+    """What each chosen test type says of its own options."""
+    from tkperf import testtypes
+
+    rev = pts.of_options(dict(options))
+    out: List[str] = []
+    names = [n for n in options.get("tests", "").split(",") if n]
+    for name in names:
+        kind = testtypes.get(name)
+        if kind is None:
+            out.append(f"test type {name!r} is not installed, its settings cannot be checked")
+            continue
+        out += kind.deviations(options, rev)
+    return out
+
+
+def of_settings(options: Mapping[str, str], device: DeviceInfo, profile: str = "ssd") -> Conformance:
+    """The verdict on a run's settings before it runs (the dry run)."""
+    rev = pts.of_options(dict(options))
+    return Conformance(rev.title, tuple(_settings(options, device, profile) + _tests(options)))
+
+
+def _purge(t: TestRun, options: Mapping[str, str]) -> Optional[str]:
+    p = t.purge
+    if p is None or p.pts_purge or options.get("purge") in ("none", "discard"):
+        return None  # none at all is a setting, said once
+    return f"{t.key}: purged by {p.method}, which is not a PTS PURGE"
+
+
+def _measured(run: RunResult) -> List[str]:
+    """Deviations only the results show."""
+    rev = pts.of_options(run.options)
+    out: List[str] = []
+    recorded = run.device.write_cache
+    if not recorded:
+        out.append(f"write cache state unknown ({rev.title} requires {rev.write_cache})")
+    elif recorded != rev.write_cache:
+        out.append(f"write cache was {recorded} during the run ({rev.title} requires {rev.write_cache})")
+    if run.status != "complete":
+        out.append(f"the run did not complete (status: {run.status})")
+    resumed = sorted({e.test for e in run.events if e.kind == "resume" and e.test})
+    if run.resumed:
+        out.append("the run was interrupted and resumed" + (f" ({', '.join(resumed)})" if resumed else ""))
+    for t in run.tests:
+        purge = _purge(t, run.options)
+        if purge:
+            out.append(purge)
+        if t.status == "complete" and t.tracking_workload and t.rounds and not (t.steady and t.steady.steady):
+            out.append(f"{t.key}: no steady state within {len(t.rounds)} rounds")
+        elif t.status not in ("complete", ""):
+            out.append(f"{t.key}: test {t.status}")
+    return out
+
+
+def of_run(run: RunResult) -> Conformance:
+    """The verdict on a run: its settings, then what its results show."""
+    rev = pts.of_options(run.options)
+    settings = _settings(run.options, run.device, run.profile or "ssd", before_run=False)
+    found = settings + _tests(run.options) + _measured(run)
+    return Conformance(rev.title, tuple(dict.fromkeys(found)))  # each said once, in order
+
+
+def _int(text: Optional[str]) -> Optional[int]:
+    try:
+        return int(text) if text not in (None, "") else None
+    except ValueError:
+        return None
