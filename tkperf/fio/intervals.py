@@ -30,7 +30,7 @@ class Cut:
     io_bytes: int
     iops: float
     bw_bytes: float
-    lat_mean_us: float
+    lat_mean_us: float      #: mean response time (fio's total latency) of the interval's I/Os, us
     written_total: int      #: bytes written since the stream started
 
 

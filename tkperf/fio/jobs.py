@@ -77,10 +77,13 @@ class FioSettings:
     extra: Tuple[Tuple[str, str], ...] = field(default_factory=tuple)
 
     def global_section(self) -> List[str]:
+        """The [global] section's lines."""
         lines = ["[global]", "ioengine=libaio", "direct=1", f"filename={self.filename}",
                  "group_reporting=1", "norandommap=1", "randrepeat=0",
                  # threads, not forked processes: one process to stop, and it dies with tkperf
                  "thread=1",
+                 # percentiles of the response time (total latency), not only of completion
+                 "lat_percentiles=1",
                  "percentile_list=" + ":".join(PERCENTILES)]
         if self.refill_buffers:
             lines.append("refill_buffers=1")

@@ -42,16 +42,43 @@ def _percentile_key(p: str) -> str:
     return ("%f" % float(p)).rstrip("0").rstrip(".")
 
 
-def _clat(side: dict) -> dict:
-    """Completion latency in ns; fio 2.x wrote 'clat' in usec, fio 3 'clat_ns'."""
-    if "clat_ns" in side:
-        return side["clat_ns"]
-    if "clat" in side:
-        us = side["clat"]
-        out = {k: us.get(k, 0) * 1000.0 for k in ("min", "max", "mean", "stddev")}
+#: fio's three latencies, as tkperf names their figures: total (response
+#: time, submission to completion), completion and submission.
+LATENCIES: Tuple[str, ...] = ("lat", "clat", "slat")
+_STATS: Tuple[str, ...] = ("mean", "min", "max", "stddev")
+
+
+def _latency(side: dict, kind: str) -> dict:
+    """One latency (``lat``, ``clat`` or ``slat``) in ns; fio 3 writes
+    '<kind>_ns', fio 2.x wrote '<kind>' in usec."""
+    if f"{kind}_ns" in side:
+        return side[f"{kind}_ns"]
+    if kind in side:
+        us = side[kind]
+        out = {k: us.get(k, 0) * 1000.0 for k in _STATS}
         out["percentile"] = {k: v * 1000.0 for k, v in us.get("percentile", {}).items()}
         return out
     return {}
+
+
+def _latency_figures(side: dict, kind: str, ios: int) -> Dict[str, float]:
+    """``<kind>_mean_us`` .. ``<kind>_stddev_us`` of one direction; all 0 without I/O."""
+    ns = _latency(side, kind)
+    return {f"{kind}_{stat}_us": float(ns.get(stat, 0.0)) / 1000.0 if ios else 0.0
+            for stat in _STATS}
+
+
+def _percentiles(side: dict) -> Tuple[Tuple[str, float], ...]:
+    """The response-time percentiles tkperf keeps, in us.  fio reports them
+    (under ``lat_ns``) only when run with ``lat_percentiles=1``; without it
+    there are none, rather than completion-latency ones under another name."""
+    pct = _latency(side, "lat").get("percentile", {}) or {}
+    wanted = set(PERCENTILES)
+    return tuple(
+        (key, float(v) / 1000.0)
+        for key, v in sorted(((_percentile_key(k), v) for k, v in pct.items()), key=lambda kv: float(kv[0]))
+        if key in wanted
+    )
 
 
 def _bw_bytes(side: dict) -> float:
@@ -68,39 +95,47 @@ def _io_bytes(side: dict) -> int:
 
 
 def iostats(side: dict) -> IoStats:
-    clat = _clat(side)
-    pct = clat.get("percentile", {}) or {}
-    wanted = set(PERCENTILES)
-    percentiles = tuple(
-        (key, float(v) / 1000.0)
-        for key, v in sorted(((_percentile_key(k), v) for k, v in pct.items()), key=lambda kv: float(kv[0]))
-        if key in wanted
-    )
+    """One direction (fio's ``read`` or ``write``) of one job."""
     ios = int(side.get("total_ios", 0))
+    figures: Dict[str, float] = {}
+    for kind in LATENCIES:
+        figures.update(_latency_figures(side, kind, ios))
     return IoStats(
         iops=float(side.get("iops", 0.0)),
         bw_bytes=_bw_bytes(side),
         io_bytes=_io_bytes(side),
         ios=ios,
-        lat_mean_us=float(clat.get("mean", 0.0)) / 1000.0 if ios else 0.0,
-        lat_min_us=float(clat.get("min", 0.0)) / 1000.0 if ios else 0.0,
-        lat_max_us=float(clat.get("max", 0.0)) / 1000.0 if ios else 0.0,
-        lat_stddev_us=float(clat.get("stddev", 0.0)) / 1000.0 if ios else 0.0,
-        percentiles=percentiles if ios else (),
+        percentiles=_percentiles(side) if ios else (),
+        **figures,
     )
+
+
+def _merge_latency(a: IoStats, b: IoStats, kind: str) -> Dict[str, float]:
+    """One latency of two jobs: the mean weighted by I/O count, the smaller
+    min of those with I/O, the larger max and stddev."""
+    def get(s: IoStats, stat: str) -> float:
+        return float(getattr(s, f"{kind}_{stat}_us"))
+
+    ios = a.ios + b.ios
+    mins = [get(x, "min") for x in (a, b) if x.ios]
+    return {
+        f"{kind}_mean_us": (get(a, "mean") * a.ios + get(b, "mean") * b.ios) / ios if ios else 0.0,
+        f"{kind}_min_us": min(mins) if mins else 0.0,
+        f"{kind}_max_us": max(get(a, "max"), get(b, "max")),
+        f"{kind}_stddev_us": max(get(a, "stddev"), get(b, "stddev")),
+    }
 
 
 def _merge(a: IoStats, b: IoStats) -> IoStats:
     """Two fio jobs of one workload reported apart (no group_reporting): sum rates,
-    weight the mean by I/O count, take the larger max and percentiles (a bound, not exact)."""
-    ios = a.ios + b.ios
-    mean = (a.lat_mean_us * a.ios + b.lat_mean_us * b.ios) / ios if ios else 0.0
+    weight the means by I/O count, take the larger max and percentiles (a bound, not exact)."""
     pa, pb = dict(a.percentiles), dict(b.percentiles)
     pct = tuple((k, max(pa.get(k, 0.0), pb.get(k, 0.0))) for k in PERCENTILES if k in pa or k in pb)
-    mins = [x.lat_min_us for x in (a, b) if x.ios]
-    return IoStats(a.iops + b.iops, a.bw_bytes + b.bw_bytes, a.io_bytes + b.io_bytes, ios, mean,
-                   min(mins) if mins else 0.0, max(a.lat_max_us, b.lat_max_us),
-                   max(a.lat_stddev_us, b.lat_stddev_us), pct)
+    figures: Dict[str, float] = {}
+    for kind in LATENCIES:
+        figures.update(_merge_latency(a, b, kind))
+    return IoStats(iops=a.iops + b.iops, bw_bytes=a.bw_bytes + b.bw_bytes,
+                   io_bytes=a.io_bytes + b.io_bytes, ios=a.ios + b.ios, percentiles=pct, **figures)
 
 
 def _runtime_ms(job: dict) -> int:
@@ -113,12 +148,12 @@ def _runtime_ms(job: dict) -> int:
 
 def cumulative_write(job: dict) -> Dict[str, float]:
     """The running totals of one job in a ``--status-interval`` report: run
-    time (ms), write I/Os, bytes written and the sum of their latencies (us),
-    so that two reports give one interval by difference."""
+    time (ms), write I/Os, bytes written and the sum of their response times
+    (fio's total latency, us), so that two reports give one interval by difference."""
     wr = job.get("write", {})
     ios = float(wr.get("total_ios", 0))
     return dict(runtime_ms=float(_runtime_ms(job)), ios=ios, io_bytes=float(_io_bytes(wr)),
-                lat_sum=float(_clat(wr).get("mean", 0.0)) * ios / 1000.0)
+                lat_sum=float(_latency(wr, "lat").get("mean", 0.0)) * ios / 1000.0)
 
 
 def parse_jobs(report: dict, specs: Dict[str, dict]) -> List[Workload]:

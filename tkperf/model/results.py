@@ -31,7 +31,12 @@ def mix_label(rwmixread: int) -> str:
 
 @dataclass(frozen=True)
 class IoStats:
-    """One direction (read or write) of one workload."""
+    """One direction (read or write) of one workload.
+
+    ``lat_*`` is the response time (fio's total latency ``lat``), which the
+    SNIA PTS reports; ``clat_*`` (completion) and ``slat_*`` (submission)
+    are kept beside it.  ``percentiles`` are of the response time.
+    """
 
     iops: float = 0.0
     bw_bytes: float = 0.0
@@ -42,9 +47,18 @@ class IoStats:
     lat_max_us: float = 0.0
     lat_stddev_us: float = 0.0
     percentiles: Tuple[Tuple[str, float], ...] = ()
+    clat_mean_us: float = 0.0
+    clat_min_us: float = 0.0
+    clat_max_us: float = 0.0
+    clat_stddev_us: float = 0.0
+    slat_mean_us: float = 0.0
+    slat_min_us: float = 0.0
+    slat_max_us: float = 0.0
+    slat_stddev_us: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("iops", "bw_bytes", "io_bytes", "ios", "lat_mean_us", "lat_max_us"):
+        for name in ("iops", "bw_bytes", "io_bytes", "ios", "lat_mean_us", "lat_max_us",
+                     "clat_mean_us", "clat_max_us", "slat_mean_us", "slat_max_us"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} is negative")
 
@@ -86,7 +100,7 @@ class Workload:
 
     @property
     def lat_mean_us(self) -> float:
-        """Mean completion latency over both directions, weighted by I/O count."""
+        """Mean response time over both directions, weighted by I/O count."""
         ios = self.read.ios + self.write.ios
         if ios == 0:
             return 0.0
@@ -97,7 +111,9 @@ class Workload:
         return max(self.read.lat_max_us, self.write.lat_max_us)
 
     def metric(self, key: str) -> float:
-        """A figure by name: ``write.iops``, ``read.bw_bytes``, ``iops``, ``lat_mean_us`` ..."""
+        """A figure by name: ``write.iops``, ``read.bw_bytes``, ``iops``, ``lat_mean_us``,
+        any field of :class:`IoStats` after ``read.`` or ``write.`` (``write.clat_mean_us``,
+        ``read.slat_max_us`` ...)."""
         if "." in key:
             side, name = key.split(".", 1)
             return float(getattr(self.read if side == "read" else self.write, name))

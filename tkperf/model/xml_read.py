@@ -49,11 +49,17 @@ def _nv(el: Optional[etree._Element], tag: str) -> Dict[str, str]:
 
 
 def _read_iostats(el: etree._Element) -> IoStats:
+    """A <read> or <write>; the clat/slat figures are optional (0 when absent:
+    files written before they were kept)."""
     return IoStats(
         iops=_f(el, "iops"), bw_bytes=_f(el, "bw-bytes"), io_bytes=_i(el, "io-bytes"),
         ios=_i(el, "ios"), lat_mean_us=_f(el, "lat-mean-us"), lat_min_us=_f(el, "lat-min-us"),
         lat_max_us=_f(el, "lat-max-us"), lat_stddev_us=_f(el, "lat-stddev-us"),
         percentiles=tuple((p.get("p", ""), _f(p, "us")) for p in el.iterfind("percentile")),
+        clat_mean_us=_f(el, "clat-mean-us"), clat_min_us=_f(el, "clat-min-us"),
+        clat_max_us=_f(el, "clat-max-us"), clat_stddev_us=_f(el, "clat-stddev-us"),
+        slat_mean_us=_f(el, "slat-mean-us"), slat_min_us=_f(el, "slat-min-us"),
+        slat_max_us=_f(el, "slat-max-us"), slat_stddev_us=_f(el, "slat-stddev-us"),
     )
 
 

@@ -47,6 +47,10 @@ def _iostats(parent: etree._Element, tag: str, s: IoStats) -> None:
         iops=s.iops, bw_bytes=s.bw_bytes, io_bytes=int(s.io_bytes), ios=int(s.ios),
         lat_mean_us=s.lat_mean_us, lat_min_us=s.lat_min_us, lat_max_us=s.lat_max_us,
         lat_stddev_us=s.lat_stddev_us,
+        clat_mean_us=s.clat_mean_us, clat_min_us=s.clat_min_us, clat_max_us=s.clat_max_us,
+        clat_stddev_us=s.clat_stddev_us,
+        slat_mean_us=s.slat_mean_us, slat_min_us=s.slat_min_us, slat_max_us=s.slat_max_us,
+        slat_stddev_us=s.slat_stddev_us,
     )
     for p, us in s.percentiles:
         _set(etree.SubElement(el, "percentile"), p=p, us=float(us))

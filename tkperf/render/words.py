@@ -103,11 +103,11 @@ class Metric:
 
 
 def metric_display(key: str) -> Metric:
-    """``write.bw_bytes`` -> MB/s (x 1e-6), ``lat_*`` -> µs, anything else IOPS."""
+    """``write.bw_bytes`` -> MB/s (x 1e-6), ``lat_*``/``clat_*``/``slat_*`` -> µs, anything else IOPS."""
     name = key.rsplit(".", 1)[-1]
     if name.endswith("bw_bytes"):
         return Metric(key, 1e-6, "MB/s")
-    if name.startswith("lat_"):
+    if name.startswith(("lat_", "clat_", "slat_")):
         return Metric(key, 1.0, "µs")
     return Metric(key, 1.0, "IOPS")
 

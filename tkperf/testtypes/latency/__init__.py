@@ -45,7 +45,7 @@ class LatencyTest(TestType):
             key=self.name,
             shape=Rounds(matrix_jobs(opts.lat_bs, opts.lat_mixes, opts.runtime, 1, 1)),
             tracking=Tracking(workload_name(bs, mix), "write.lat_mean_us" if mix == 0 else "lat_mean_us",
-                              f"RND {format_bs(bs)} {mix_label(mix)} mean latency (us)"),
+                              f"RND {format_bs(bs)} {mix_label(mix)} mean response time (us)"),
             params=matrix_params(opts.lat_bs, opts.lat_mixes, 1, 1, opts.runtime),
         )]
 

@@ -30,7 +30,7 @@ def lat_grids(test: TestRun) -> Tuple[b.Grid, b.Grid]:
 
 @dataclass(frozen=True)
 class PercentileRow:
-    """Completion latency of one direction of one LAT cell over the window (µs)."""
+    """Response time of one direction of one LAT cell over the window (µs)."""
 
     block_size: str
     mix: str
@@ -86,7 +86,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
             out += [b.Heading("Latency percentiles", 2),
                     b.table(["BS", "R/W", "Dir", "AVE µs", "MAX µs"] + [f"{p}% µs" for p in PERCENTILES],
                             rows, widths=[8, 9, 8, 11, 11, 11, 11, 11, 11],
-                            title=f"Completion latency percentiles (highest of the window rounds), {src}")]
+                            title=f"Response time percentiles (highest of the window rounds), {src}")]
         out += steady.steady_sections(ctx, test, matrix.matrix_convergence(test), 2)
     return out
 
