@@ -29,6 +29,7 @@ class LatencyTest(TestType):
     title = "Latency"
     short = "LAT"
     default_run = True
+    pts_test = True
     order = 30
     options = (
         Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
@@ -38,6 +39,14 @@ class LatencyTest(TestType):
                parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 0),
                check=nonempty("--lat-mixes"), metavar="MIXES"),
     )
+
+    def deviations(self, options, revision) -> List[str]:
+        v = self.stored_values(options)
+        sizes, mixes = tuple(v["lat_bs"]), tuple(v["lat_mixes"])
+        if set(sizes) == set(BLOCK_SIZES) and set(mixes) == set(MIXES):
+            return []
+        return [f"LAT matrix narrowed to {sizes_text(sorted(sizes, reverse=True))} x "
+                f"{mixes_text(sorted(mixes, reverse=True))} (the PTS runs 8k,4k,512 x 100/0,65/35,0/100)"]
 
     def plan(self, opts, capacity: int) -> List[Plan]:
         bs, mix = tracking_cell(opts.lat_bs, opts.lat_mixes)
