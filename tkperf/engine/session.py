@@ -6,13 +6,15 @@ calls :meth:`Session.execute`; everything between the lock and the final
 save happens here: the safety checks, the confirmation (through the
 caller's ``confirm``), O_EXCL, the run's log file, a new or resumed
 :class:`~tkperf.model.results.RunResult`, and the
-:class:`~tkperf.engine.runner.Runner` under signal handling.
+:class:`~tkperf.engine.runner.Runner` under signal handling, inside the
+drive's write cache setting (:mod:`tkperf.target.writecache`), which is
+restored however the run ends.
 """
 from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional
 
 from tkperf import __version__
@@ -23,7 +25,7 @@ from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo, RunResult, now_iso
-from tkperf.target import device, guard, hostinfo
+from tkperf.target import device, guard, hostinfo, writecache
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
@@ -119,8 +121,32 @@ class Session:
         for p in problems:
             runner.event("warning", f"forced past safety check: {p}")
         with guard.signals_raise():
-            runner.execute()
+            cache = writecache.WriteCache(dev, self.opts.write_cache,
+                                          lambda kind, message: self._cache_event(runner, kind, message))
+            with cache:
+                run.device = replace(run.device, write_cache=cache.state)
+                try:
+                    runner.execute()
+                finally:
+                    self._restore_cache(cache, run)
         return run
+
+    def _cache_event(self, runner: Runner, kind: str, message: str) -> None:
+        runner.event(kind, message)
+        progress.info("%s", message)
+
+    def _restore_cache(self, cache: writecache.WriteCache, run: RunResult) -> None:
+        """Put the write cache back and save what that recorded: the runner
+        saved its last state before this."""
+        before = len(run.events)
+        try:
+            cache.restore()
+        finally:
+            if len(run.events) > before:
+                try:
+                    store.save(run, self.xml_path)
+                except Exception as exc:  # noqa: BLE001 - the run's own outcome is the one to report
+                    log.error("could not save the write cache events: %s", exc)
 
 
 def fio_settings(dev: DeviceInfo, opts: RunOptions) -> FioSettings:

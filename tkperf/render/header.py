@@ -66,7 +66,9 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
         ("Firmware", device_or_desc(run, d.firmware, "firmware", "firmware_ver", "firmware_version")),
         ("Capacity", f"{gb(d.size_bytes):,.1f} GB ({d.size_bytes:,} bytes)"),
         ("Interface", device_or_desc(run, d.transport, "interface", "transport")),
-        ("Write cache", device_or_desc(run, d.write_cache, "write_cache", "cache")),
+        ("Write cache", d.write_cache or (_desc(run, "write_cache", "cache") + " (description file)"
+                                          if _desc(run, "write_cache", "cache") else
+                                          "unknown: tkperf could not read it on this target")),
         ("Sectors", f"{d.logical_sector} B logical, {d.physical_sector} B physical"
                     + (", rotational" if d.rotational else "")),
         ("Target", target),

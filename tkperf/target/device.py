@@ -272,7 +272,10 @@ def _block_target(path: str, resolved: str) -> DeviceInfo:
         physical_sector=int(_read(os.path.join(sysdir, "queue", "physical_block_size")) or 512),
         vendor=vendor, model=model, serial=serial, firmware=firmware,
         rotational=rota == "1", transport=transport,
-        write_cache=_read(os.path.join(sysdir, "queue", "write_cache")),
+        # sysfs queue/write_cache only says whether a volatile cache exists
+        # (for NVMe), not whether it is on: the session reads the drive
+        # itself (tkperf.target.writecache) and fills this in.
+        write_cache="",
     )
 
 
