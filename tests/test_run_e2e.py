@@ -110,6 +110,22 @@ def test_wsat_stops_by_time(target, tmp_path):
         assert 0.5 <= row["fio_s"] <= 1.6  # wall time per interval, not summed over the 2 jobs
 
 
+def test_wsat_runs_to_its_time_limit_by_default(target, tmp_path):
+    """No steady-state stop unless asked for: 8 intervals of the 256 MiB
+    target are several drive fills, past where the old default (5 adjacent
+    intervals after one fill) could stop."""
+    argv, _ = target
+    rc, xml, _ = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "8s",
+                         "--wsat-interval", "1s", "--wsat-tgbw", "1000")
+    assert rc == 0
+    run = store.load(str(xml))
+    (t,) = run.tests
+    assert run.options["wsat_steady"] == "false"
+    assert t.params["steady_stop"] == "false" and t.params["steady_spacing"] == "1800"
+    assert t.stop_reason == "time limit"
+    assert 7 <= len(t.series["intervals"]) <= 9
+
+
 def test_wsat_stops_by_tgbw(target, tmp_path):
     argv, kind = target
     rc, xml, _ = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "60s",
@@ -146,3 +162,57 @@ def test_quick_results_say_not_conformant(target, tmp_path, capsys):
     assert run.quick
     assert any("not a PTS-conformant" in e.message for e in run.events)
     assert "NOT a PTS-conformant" in capsys.readouterr().out
+
+
+def job_offsets(log_text, job):
+    """(round, offset, size) of every job section named ``job`` in the job
+    files the log shows, in order (offset 0 is fio's default, not written)."""
+    import re
+
+    out = []
+    for block in re.split(r"fio job file for ", log_text)[1:]:
+        m = re.match(r"\S+ round (\d+):", block)
+        section = re.search(rf"^\[{re.escape(job)}\]\n((?:[^\n\[]+\n)+)", block, re.M)
+        if m and section:
+            opts = dict(line.split("=", 1) for line in section.group(1).splitlines() if "=" in line)
+            out.append((int(m.group(1)), int(opts.get("offset", 0)), int(opts["size"])))
+    return out
+
+
+def test_tp_sweeps_the_active_range(target, tmp_path, monkeypatch):
+    """Each SEQ workload starts where the one of its kind in the round before
+    stopped.  fio is held to 64 MiB/s so that a 1 s round covers a quarter of
+    the 256 MiB target instead of wrapping round it several times."""
+    from tkperf.engine import session
+    from tkperf.fio.jobs import FioSettings
+
+    plain = session.fio_settings
+
+    def slow(dev, opts) -> FioSettings:
+        s = plain(dev, opts)
+        return FioSettings(filename=s.filename, refill_buffers=s.refill_buffers, size=s.size,
+                           extra=s.extra + (("rate", "64m"),))
+
+    monkeypatch.setattr(session, "fio_settings", slow)
+    argv, kind = target
+    rc, xml, log = run_cli(argv, tmp_path, "--tests", "tp", "--tp-bs", "1024k", "--max-rounds", "3",
+                           "--wipc-loops", "0", "--purge", "none")
+    assert rc == 0
+    run, text = check_common(xml, log, kind)
+    (t,) = run.tests
+    assert len(t.rounds) == 3 and "rate=64m" in text
+    for side, job in (("write", "seq-1024k-w"), ("read", "seq-1024k-r")):
+        placed = job_offsets(text, job)
+        assert [r for r, _, _ in placed] == [1, 2, 3]
+        offsets = [o for _, o, _ in placed]
+        assert offsets[0] == 0 < offsets[1] < offsets[2] < 256 * MiB
+        assert all(o + size == 256 * MiB and o % MiB == 0 for _, o, size in placed)
+        for rnd, offset in zip(t.rounds, offsets):
+            assert t.data[f"offset.{rnd.index}.{job}"] == str(offset)  # kept in the result file
+        moved = [getattr(r.workload(job), side).io_bytes for r in t.rounds]
+        assert offsets[1] == moved[0] // MiB * MiB  # continues where round 1 stopped
+        cursor = (offsets[1] + moved[1]) // MiB * MiB
+        if cursor + moved[1] <= 256 * MiB:
+            assert offsets[2] == cursor
+        else:  # round 2's bytes would not fit after it: round 3 ends at the range's end
+            assert offsets[2] == (256 * MiB - moved[1]) // MiB * MiB

@@ -2,11 +2,13 @@
 
 * :class:`Rounds`: the PTS round loop.  Every round is one fio process whose
   workloads run back to back (``stonewall``); after each round the 20/10
-  steady-state check of the tracking figure decides whether to go on.
+  steady-state check of the tracking figure decides whether to go on.  A
+  round's workloads are the same every round, or computed from the rounds
+  so far (TP's sequential workloads continue where the last ones stopped).
 * :class:`Stream`: one continuous fio job reported every interval
   (``--status-interval``) and cut into intervals, appended to a series as
   they come; stops at its time limit, a bytes-written limit or, optionally,
-  steady state (WSAT).
+  steady state judged on points spaced apart (WSAT).
 * :class:`Sweep`: one pass over settings (OIO, block size ...), every point
   a workload of one fio process, back to back with no idle gap.
 * :class:`Phases`: fio runs separated by idle time (host idle recovery and
@@ -21,9 +23,12 @@ from __future__ import annotations
 import abc
 import logging
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 
+import numpy as np
+
+from tkperf.engine.steadystate import SteadyState, evaluate
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.intervals import IntervalCutter
 from tkperf.model.results import Round, TestRun, now_iso
@@ -80,11 +85,35 @@ def record_round(ctx: "Runner", test: TestRun, jobs: Sequence[FioJob], index: in
     return rnd
 
 
+#: Round N's workloads from the test so far: ``jobs_for(test, N)``.
+JobsFor = Callable[[TestRun, int], Sequence[FioJob]]
+
+
+def blank_test() -> TestRun:
+    """A test with nothing measured yet (what a plan's first round sees)."""
+    return TestRun(type="", key="", tracking_workload="", tracking_metric="", tracking_label="")
+
+
 @dataclass(frozen=True)
 class Rounds(Shape):
-    """Rounds of the same workloads until the tracking figure is steady (20/10)."""
+    """Rounds of workloads until the tracking figure is steady (20/10).
 
-    jobs: Tuple[FioJob, ...]
+    Every round runs ``jobs``; with ``jobs_for``, round N runs
+    ``jobs_for(test, N)`` instead, computed from the rounds measured so far,
+    and the start offset of each of its workloads is kept in the test's data
+    as ``offset.N.NAME``.
+    """
+
+    jobs: Tuple[FioJob, ...] = ()
+    jobs_for: Optional[JobsFor] = None
+
+    def __post_init__(self) -> None:
+        if not self.jobs and self.jobs_for is None:
+            raise ValueError("a round loop needs jobs or jobs_for")
+
+    def round_jobs(self, test: TestRun, index: int) -> Tuple[FioJob, ...]:
+        """The workloads of round ``index`` of ``test``."""
+        return self.jobs if self.jobs_for is None else tuple(self.jobs_for(test, index))
 
     def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
         opts = ctx.opts
@@ -92,7 +121,10 @@ class Rounds(Shape):
             raise ValueError(f"{plan.key}: the round loop needs a tracking figure")
         for index in range(len(test.rounds) + 1, opts.max_rounds + 1):
             ctx.phase = f"round {index}"
-            record_round(ctx, test, self.jobs, index, f"{plan.key} round {index}")
+            jobs = self.round_jobs(test, index)
+            record_round(ctx, test, jobs, index, f"{plan.key} round {index}")
+            if self.jobs_for is not None:
+                test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
             test.steady = plan.steady_state(test, opts.window)
             value = _scaled(test.tracking_values()[-1][1], plan.tracking.metric)
             progress.info("[%s] round %d: %s = %.6g (%s)", plan.key, index, plan.tracking.label,
@@ -106,14 +138,36 @@ class Rounds(Shape):
                              f"the report uses the last {opts.window} rounds", plan.key)
 
     def estimate(self, opts, capacity: int) -> Estimate:
-        per_round = _per_round(self.jobs)
+        jobs = self.round_jobs(blank_test(), 1)
+        per_round = _per_round(jobs)
         first = min(opts.window, opts.max_rounds)
-        return Estimate((f"# each round: {len(self.jobs)} workloads, about {hours(per_round)}; "
-                         f"{first} to {opts.max_rounds} rounds",), self.jobs,
+        return Estimate((f"# each round: {len(jobs)} workloads, about {hours(per_round)}; "
+                         f"{first} to {opts.max_rounds} rounds",), jobs,
                         first * per_round, opts.max_rounds * per_round)
 
 
 STREAM_COLUMNS: Tuple[str, ...] = ("wall_s", "fio_s", "ios", "io_bytes", "iops", "lat_mean_us")
+
+
+def spaced_steady(values: Sequence[float], every: int, window: int) -> SteadyState:
+    """The 20/10 verdict on points ``every`` intervals apart.
+
+    Point k is the mean of intervals ``(k-1)*every+1 .. k*every`` (whole
+    blocks only; a block still filling does not count); the rule is applied
+    to the last ``window`` points.  The verdict names each point by the
+    interval that ends it, and its slope is per interval, so the line reads
+    against interval numbers like any other verdict.
+    """
+    if every < 1:
+        raise ValueError("points must be at least one interval apart")
+    count = len(values) // every
+    first = max(0, count - window)
+    blocks = np.asarray(values[first * every:count * every], dtype=float).reshape(-1, every)
+    points = [float(v) for v in blocks.mean(axis=1)]
+    verdict = evaluate(list(range(first + 1, count + 1)), points, window)
+    # x = k*every turns the line y = s*k + b into y = (s/every)*x + b: same intercept.
+    return replace(verdict, rounds=tuple((k + 1) * every for k in range(first, count)),
+                   slope=verdict.slope / every)
 
 
 @dataclass(frozen=True)
@@ -122,9 +176,11 @@ class Stream(Shape):
 
     Stops at ``job.runtime`` (fio's own time limit), when ``stop_bytes``
     have been written (0: no such limit), or, with ``steady_stop``, when the
-    last ``window`` intervals' IOPS are steady and at least
-    ``steady_after_bytes`` were written (fresh drives look steady before
-    their write cliff).
+    IOPS are steady (20/10) on the last ``window`` points
+    ``steady_spacing_s`` apart (0: adjacent intervals; see
+    :func:`spaced_steady`) and at least ``steady_after_bytes`` were written
+    (fresh drives look steady before their write cliff).  The verdict on
+    those points is kept as the test's steady state either way.
     """
 
     job: FioJob
@@ -133,11 +189,37 @@ class Stream(Shape):
     steady_stop: bool = False
     steady_after_bytes: int = 0
     series: str = "intervals"
+    steady_spacing_s: int = 0
+
+    @property
+    def steady_every(self) -> int:
+        """Intervals per steady-state point: the spacing over the interval,
+        rounded, at least 1."""
+        if self.steady_spacing_s <= 0:
+            return 1
+        return max(1, round(self.steady_spacing_s / self.interval_s))
+
+    def steady_rule(self, window: int) -> str:
+        """The steady-state rule in words: '20/10 on 5 points 30 min apart'."""
+        return f"20/10 on {window} points {hours(self.steady_every * self.interval_s)} apart"
+
+    def verdict(self, values: Sequence[float], window: int) -> SteadyState:
+        """The steady-state verdict on the interval figures ``values`` so far."""
+        return spaced_steady(values, self.steady_every, window)
+
+    def stop_reason(self, steady: SteadyState, written: int, window: int) -> str:
+        """Why the stream stops now ('' to go on), after ``written`` bytes."""
+        if self.stop_bytes and written >= self.stop_bytes:
+            return f"TGBW reached ({written / 1e9:.2f} GB)"
+        if self.steady_stop and written >= self.steady_after_bytes and steady.steady:
+            return f"steady state ({self.steady_rule(window)})"
+        return ""
 
     def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
         series = Series(self.series, STREAM_COLUMNS)
         test.series = {self.series: series}  # a stream starts afresh, never half-way
         series_id = f"{plan.key}.{self.series}"
+        column = _steady_column(plan)
         ctx.save()
         cutter = IntervalCutter(self.job.name, self.interval_s)
         state = {"reason": "time limit", "synced": time.monotonic()}
@@ -154,16 +236,13 @@ class Stream(Shape):
                 ctx.writer.sync()
                 state["synced"] = now
             ctx.phase = f"interval {cut.index + 1}"
-            test.steady = test.evaluate(ctx.opts.window)
+            test.steady = self.verdict(series.column(column) if column else (), ctx.opts.window)
             progress.info("[%s] interval %d: %.0f IOPS, %.2f GB written", plan.key, cut.index,
                           cut.iops, cut.written_total / 1e9)
-            if self.stop_bytes and cut.written_total >= self.stop_bytes:
-                state["reason"] = f"TGBW reached ({cut.written_total / 1e9:.2f} GB)"
-                return True
-            if self.steady_stop and cut.written_total >= self.steady_after_bytes and test.steady.steady:
-                state["reason"] = "steady state"
-                return True
-            return False
+            reason = self.stop_reason(test.steady, cut.written_total, ctx.opts.window)
+            if reason:
+                state["reason"] = reason
+            return bool(reason)
 
         ctx.phase = "interval 1"
         ctx.fio.stream(self.job, self.interval_s, what=plan.key, on_report=on_report,
@@ -176,10 +255,17 @@ class Stream(Shape):
         if self.stop_bytes:
             stops.append(f"{self.stop_bytes / 1e9:.1f} GB written")
         if self.steady_stop:
-            stops.append("steady state")
-        low = min(float(self.job.runtime), opts.window * self.interval_s)
+            stops.append(f"steady state ({self.steady_rule(opts.window)})")
+        low = min(float(self.job.runtime), opts.window * self.steady_every * self.interval_s)
         return Estimate((f"# one continuous job, reported every {self.interval_s} s, stopping at "
                          + " or ".join(stops),), (self.job,), low, float(self.job.runtime))
+
+
+def _steady_column(plan: "Plan") -> str:
+    """The stream column holding the tracking figure (``write.iops`` ->
+    ``iops``); '' when the plan tracks nothing the stream records."""
+    column = plan.tracking.metric.rsplit(".", 1)[-1] if plan.tracking is not None else ""
+    return column if column in STREAM_COLUMNS else ""
 
 
 @dataclass(frozen=True)

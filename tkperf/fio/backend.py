@@ -20,7 +20,7 @@ import time
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import programs
-from tkperf.errors import FioError, ToolError
+from tkperf.errors import FioError, OutputError, ToolError
 from tkperf.fio.jobs import FioJob, FioSettings, job_file, parse_version
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
 from tkperf.model.results import Workload
@@ -73,9 +73,19 @@ class LocalFio(FioBackend):
         return out.strip()
 
     def _write_job_file(self, text: str) -> str:
-        fd, path = tempfile.mkstemp(prefix=".tkperf-", suffix=".fio", dir=self.workdir)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        try:
+            fd, path = tempfile.mkstemp(prefix=".tkperf-", suffix=".fio", dir=self.workdir)
+        except OSError as exc:
+            raise OutputError(f"cannot write a fio job file in {self.workdir}: {exc.strerror or exc}") from None
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(text)
+        except OSError as exc:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            raise OutputError(f"cannot write fio job file {path}: {exc.strerror or exc}") from None
         return path
 
     @contextlib.contextmanager

@@ -2,17 +2,28 @@
 SEQ 100% R until the write MB/s are steady (PTS test 2).
 
 Each block size is its own test instance (key ``tp-1024k``) with its own
-steady state.
+steady state.  PTS 2.0 preconditions with the test's block size
+(``Plan.wipc_bs``), PTS 1.1 with SEQ 128KiB.
+
+The rounds sweep the whole active range: each SEQ workload starts where the
+last one of its kind (write, read) stopped, aligned down to the block size,
+with ``size`` reaching to the end of the active range, since fio wraps to
+the job's own offset.  When the bytes the last one moved predict that the
+rest of the range would run out, the workload starts that many bytes before
+the end instead (at 0 when they exceed the range), so the end is covered
+without fio looping over a short region, and the next one starts at 0.
+The offsets are kept in the test's data as ``offset.ROUND.WORKLOAD``.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
-from tkperf.model.results import TestRun, format_bs
+from tkperf.model.results import Round, TestRun, format_bs
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import nonempty, sizes_text
 
@@ -39,6 +50,55 @@ def block_size(test: TestRun) -> int:
     return int(m.group(1)) * (1024 if m.group(2) else 1)
 
 
+def place(cursor: int, expected: int, end: int, bs: int) -> int:
+    """Where a workload expected to move ``expected`` bytes starts: at
+    ``cursor``, or early enough to end at ``end`` when it would not fit."""
+    if cursor + expected <= end:
+        return cursor
+    return max(0, end - expected) // bs * bs
+
+
+def advance(offset: int, moved: int, end: int, bs: int) -> int:
+    """Where the next workload of a kind starts after one that started at
+    ``offset`` and moved ``moved`` bytes in the region ``[offset, end)``."""
+    if offset + moved < end:
+        return (offset + moved) // bs * bs
+    if offset == 0:  # fio wrapped to 0, the range's own start
+        return moved % end // bs * bs
+    return 0  # the end was reached: the sweep goes on at the start
+
+
+@dataclasses.dataclass(frozen=True)
+class SequentialSweep:
+    """``jobs_for`` of the TP round loop: ``write`` and ``read`` (with offset
+    0) placed where the workloads of the same name in earlier rounds left
+    off, within the first ``active`` bytes (see the module's docstring)."""
+
+    write: FioJob
+    read: FioJob
+    active: int
+
+    def __call__(self, test: TestRun, index: int) -> Tuple[FioJob, ...]:
+        earlier = [r for r in test.rounds if r.index < index]
+        return tuple(self.placed(job, earlier) for job in (self.write, self.read))
+
+    def placed(self, job: FioJob, earlier: Sequence[Round]) -> FioJob:
+        """``job`` as it runs after the rounds ``earlier``."""
+        end = self.active // job.bs * job.bs
+        if end <= 0:
+            raise ValueError(f"the active range ({self.active} bytes) is smaller than {format_bs(job.bs)}")
+        cursor = expected = 0
+        for r in earlier:
+            w = r.workload(job.name)
+            if w is None:
+                continue
+            offset = place(cursor, expected, end, job.bs)
+            expected = w.read.io_bytes + w.write.io_bytes
+            cursor = advance(offset, expected, end, job.bs)
+        offset = place(cursor, expected, end, job.bs)
+        return dataclasses.replace(job, offset=offset, size=end - offset)
+
+
 def _default_sizes(device_class: str) -> Tuple[int, ...]:
     return BLOCK_SIZES.get(device_class, BLOCK_SIZES["enterprise"])
 
@@ -48,6 +108,7 @@ class ThroughputTest(TestType):
     title = "Throughput"
     short = "TP"
     default_run = True
+    pts_test = True
     order = 20
     options = (
         Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
@@ -55,22 +116,32 @@ class ThroughputTest(TestType):
                quick=(1024 * 1024,), check=nonempty("--tp-bs"), metavar="SIZES"),
     )
 
+    def deviations(self, options, revision) -> List[str]:
+        sizes = tuple(self.stored_values(options)["tp_bs"])
+        if set(sizes) == set(revision.tp_block_sizes):
+            return []
+        return [f"TP block sizes {sizes_text(sorted(sizes, reverse=True))} instead of "
+                f"{sizes_text(revision.tp_block_sizes)} ({revision.title})"]
+
     def plan(self, opts, capacity: int) -> List[Plan]:
-        out = []
+        active = opts.active_bytes(capacity)
+        return [self.plan_size(opts, bs, active) for bs in sorted(opts.tp_bs, reverse=True)]
+
+    def plan_size(self, opts, bs: int, active: int) -> Plan:
+        """The test instance of one block size over ``active`` bytes."""
+        name = format_bs(bs)
         oio = opts.iodepth * opts.numjobs
-        for bs in sorted(opts.tp_bs, reverse=True):
-            name = format_bs(bs)
-            write = FioJob(name=workload_name(bs, "w"), rw="write", bs=bs, runtime=opts.runtime,
-                           numjobs=1, iodepth=oio)
-            read = FioJob(name=workload_name(bs, "r"), rw="read", bs=bs, runtime=opts.runtime,
-                          numjobs=1, iodepth=oio)
-            out.append(Plan(
-                key=f"{self.name}-{name}", shape=Rounds((write, read)),
-                tracking=Tracking(write.name, "write.bw_bytes", f"SEQ {name} 100% W MB/s"),
-                params={"block_size": name, "access": "sequential", "numjobs": "1",
-                        "iodepth": str(oio), "runtime": str(opts.runtime)},
-            ))
-        return out
+        write = FioJob(name=workload_name(bs, "w"), rw="write", bs=bs, runtime=opts.runtime,
+                       numjobs=1, iodepth=oio)
+        read = FioJob(name=workload_name(bs, "r"), rw="read", bs=bs, runtime=opts.runtime,
+                      numjobs=1, iodepth=oio)
+        return Plan(
+            key=f"{self.name}-{name}", shape=Rounds(jobs_for=SequentialSweep(write, read, active)),
+            tracking=Tracking(write.name, "write.bw_bytes", f"SEQ {name} 100% W MB/s"),
+            params={"block_size": name, "access": "sequential", "numjobs": "1",
+                    "iodepth": str(oio), "runtime": str(opts.runtime)},
+            wipc_bs=bs if opts.revision.tp_wipc_with_test_bs else 0,
+        )
 
     def largest_block(self, opts) -> int:
         return max(opts.tp_bs)

@@ -1,6 +1,14 @@
 """Write Saturation: after a purge (no WIPC), RND 4KiB 100% W without pause,
-cut into intervals, until the time limit, the TGBW limit or steady state
-(PTS test 4)."""
+cut into intervals, until the time limit or the TGBW limit (PTS test 4).
+
+Steady state is optional, as in the PTS (an early stop hides later write
+cliffs): with ``--wsat-steady`` the test also stops once the 20/10 rule
+holds on the last 5 points ``--wsat-steady-spacing`` apart (30 minutes),
+each point the mean IOPS of the block of intervals it ends, checked only
+after one drive fill.  The verdict on those points is recorded either way;
+the params disclose the rule (``steady_stop``, ``steady_spacing`` in
+seconds) and the stop reason names it.
+"""
 from __future__ import annotations
 
 from typing import Dict, List
@@ -42,6 +50,7 @@ class WriteSaturationTest(TestType):
     short = "WSAT"
     unit = "interval"
     default_run = True
+    pts_test = True
     order = 40
     keeps_steady_on_resume = False
     options = (
@@ -54,24 +63,46 @@ class WriteSaturationTest(TestType):
         Option("wsat_interval", ("--wsat-interval",), "WSAT reporting interval (default 60s)",
                parse=options.parse_duration, default=60, quick=1,
                check=_in_range(1, 3600, "--wsat-interval"), metavar="DURATION"),
+        Option("wsat_steady", ("--wsat-steady",),
+               "also stop WSAT at steady state: 20/10 on 5 points --wsat-steady-spacing apart, "
+               "checked only after one drive fill (default: run to the time or TGBW limit)",
+               switch=True, default=False),
+        # Stored in the same field: old command lines keep working, and old
+        # result files (wsat_steady=true: they stopped at steady state) load.
         Option("wsat_steady", ("--no-wsat-steady",),
-               "do not stop WSAT at steady state (checked only after one drive fill)",
-               switch=False, default=True),
+               "no steady-state stop: the default now, accepted so old command lines still work",
+               switch=False, default=False),
+        Option("wsat_steady_spacing", ("--wsat-steady-spacing",),
+               "spacing of the points the WSAT steady state is judged on, each the mean IOPS of "
+               "its block of intervals (default 30m)",
+               parse=options.parse_duration, default=30 * 60, quick=1,
+               check=_in_range(1, 366 * 86400, "--wsat-steady-spacing"), metavar="DURATION"),
     )
+
+    def deviations(self, options, revision) -> List[str]:
+        v = self.stored_values(options)
+        tgbw = str(v["wsat_tgbw"])
+        short_tgbw = tgbw.endswith("x") and float(tgbw[:-1]) < 4
+        if int(v["wsat_time"]) < 24 * 3600 and (short_tgbw or not tgbw.endswith("x")):
+            return [f"WSAT stops after {int(v['wsat_time'])} s or {tgbw} written, before 24 h "
+                    "or 4x the capacity (the PTS stop rules)"]
+        return []
 
     def plan(self, opts, capacity: int) -> List[Plan]:
         job = FioJob(name=WORKLOAD, rw="randwrite", bs=4096, runtime=opts.wsat_time,
                      numjobs=opts.numjobs, iodepth=opts.iodepth)
+        stream = Stream(job, opts.wsat_interval, stop_bytes=options.tgbw_bytes(opts.wsat_tgbw, capacity),
+                        steady_stop=opts.wsat_steady, steady_after_bytes=capacity, series=SERIES,
+                        steady_spacing_s=opts.wsat_steady_spacing)
         return [Plan(
-            key=self.name,
-            shape=Stream(job, opts.wsat_interval, stop_bytes=options.tgbw_bytes(opts.wsat_tgbw, capacity),
-                         steady_stop=opts.wsat_steady, steady_after_bytes=capacity, series=SERIES),
+            key=self.name, shape=stream,
             tracking=Tracking(WORKLOAD, "write.iops", "RND 4k 0/100 IOPS per interval"),
             wipc=False,
             params={"block_size": "4k", "access": "random", "numjobs": str(opts.numjobs),
                     "iodepth": str(opts.iodepth), "interval": str(opts.wsat_interval),
                     "time_limit": str(opts.wsat_time), "tgbw": opts.wsat_tgbw,
-                    "steady_stop": "true" if opts.wsat_steady else "false"},
+                    "steady_stop": "true" if opts.wsat_steady else "false",
+                    "steady_spacing": str(stream.steady_every * opts.wsat_interval)},
         )]
 
     def largest_block(self, opts) -> int:

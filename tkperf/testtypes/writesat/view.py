@@ -14,6 +14,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
+from tkperf.engine.steadystate import SteadyState
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render import header, steady
@@ -67,7 +68,7 @@ def wsat_summary(test: TestRun, data: Optional[WsatData] = None) -> WsatSummary:
     s = test.steady
     if s is not None and s.steady and s.rounds:
         tail = float(sum(s.values) / len(s.values))
-        label = f"steady-state window (intervals {s.first_round}-{s.last_round})"
+        label = f"steady-state window (intervals {window_start(test, s)}-{s.last_round})"
     elif n:
         k = min(TAIL, n)
         tail = float(d.iops[-k:].mean())
@@ -111,14 +112,54 @@ def wsat_bins(data: WsatData, rows: int = TABLE_ROWS) -> List[WsatBin]:
     return out
 
 
+def spacing_s(test: TestRun) -> Optional[int]:
+    """Seconds between the points WSAT's steady state is judged on; None for
+    a file from before the spacing (adjacent intervals)."""
+    text = test.params.get("steady_spacing", "")
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
+def window_start(test: TestRun, s: SteadyState) -> int:
+    """The first interval the steady-state window's points average."""
+    every = _every(test)
+    return max(1, s.first_round - every + 1) if every else s.first_round
+
+
+def _every(test: TestRun) -> int:
+    """Intervals per steady-state point (0: a file from before the spacing)."""
+    spacing, interval = spacing_s(test), test.params.get("interval", "")
+    if spacing is None or not interval.isdigit() or int(interval) <= 0:
+        return 0
+    return max(1, spacing // int(interval))
+
+
+def steady_rule(test: TestRun, window: int) -> str:
+    """The steady-state rule of a WSAT test in words."""
+    spacing = spacing_s(test)
+    if spacing is None:
+        return f"20/10 over {window} intervals"
+    return (f"20/10 on {window} points {duration(float(spacing))} apart, each the mean IOPS "
+            f"of the intervals it ends")
+
+
 def _steady_words(test: TestRun, window: int) -> str:
     s = steady.steady_state(test, window)
     if test.params.get("steady_stop") != "true":
         return "not a stop rule (WSAT runs to its time or TGBW limit)"
-    rule = f"20/10 over {s.window if s else 5} intervals, a stop rule after one drive fill"
-    if test.stop_reason == "steady state" and s is not None:
-        return f"{rule}: reached in intervals {s.first_round}-{s.last_round}"
+    rule = f"{steady_rule(test, s.window if s else 5)}, a stop rule after one drive fill"
+    if test.stop_reason.startswith("steady state") and s is not None:
+        return f"{rule}: reached in intervals {window_start(test, s)}-{s.last_round}"
     return f"{rule}: not reached"
+
+
+def stop_rules(test: TestRun) -> str:
+    """The limits a WSAT test ran under: 'time 24.0 h, TGBW 4x, steady state (points 30.0 min apart)'."""
+    p = test.params
+    out = f"time {duration(float(p.get('time_limit', '0') or 0))}, TGBW {p.get('tgbw', NA)}"
+    if p.get("steady_stop") != "true":
+        return out
+    spacing = spacing_s(test)
+    return out + ", steady state" + (f" (points {duration(float(spacing))} apart)" if spacing else "")
 
 
 def wsat_header(ctx: ReportContext, test: TestRun, d: WsatData) -> b.Header:
@@ -126,8 +167,7 @@ def wsat_header(ctx: ReportContext, test: TestRun, d: WsatData) -> b.Header:
     n = int(d.iops.size)
     middle = (
         ("Interval", f"{p.get('interval', NA)} s"),
-        ("Stop rules", f"time {duration(float(p.get('time_limit', '0') or 0))}, TGBW {p.get('tgbw', NA)}"
-                       + (", steady state" if p.get("steady_stop") == "true" else "")),
+        ("Stop rules", stop_rules(test)),
         ("Intervals run", f"{n} ({duration(float(d.seconds[-1]) if n else 0.0)}, "
                           f"{float(d.written_gb[-1]) if n else 0.0:,.2f} GB written)"),
         ("Steady state", _steady_words(test, ctx.window)),
