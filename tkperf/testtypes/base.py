@@ -50,7 +50,7 @@ class Option:
     ``field`` names the value in :class:`~tkperf.engine.options.RunOptions`
     (``opts.iops_bs``) and in the result file's ``<options>``.  A value
     option has ``parse(text, flag) -> value`` (raising ``UsageError``) and
-    ``format(value) -> text``; a switch (``--no-wsat-steady``) has
+    ``format(value) -> text``; a switch (``--wsat-steady``) has
     ``switch``, the value the flag sets.  ``default`` is a value or a
     function of the device class; ``quick`` is the value under ``--quick``.
     """
