@@ -114,7 +114,7 @@ def test_result_deviations_each_alone():
     weak_purge = result()
     weak_purge.tests[0].purge = PurgeRecord("auto", "discard", 0.1, False, "blkdiscard", "not a PTS PURGE")
     assert conformance.of_run(weak_purge).deviations == (
-        "iops: purged by discard, which is not a PTS PURGE",)
+        "purged by discard, which is not a PTS PURGE (iops)",)
 
     resumed = result()
     resumed.events.append(Event("", "resume", "resumed after an interruption", "iops", 2))

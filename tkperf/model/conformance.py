@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from tkperf.model import pts
-from tkperf.model.results import DeviceInfo, RunResult, TestRun
+from tkperf.model.results import DeviceInfo, RunResult
 
 PTS_RUNTIME_S = 60
 PTS_MAX_ROUNDS = 25
@@ -109,11 +109,16 @@ def of_settings(options: Mapping[str, str], device: DeviceInfo, profile: str = "
     return Conformance(rev.title, tuple(_settings(options, device, profile) + _tests(options)))
 
 
-def _purge(t: TestRun, options: Mapping[str, str]) -> Optional[str]:
-    p = t.purge
-    if p is None or p.pts_purge or options.get("purge") in ("none", "discard"):
-        return None  # none at all is a setting, said once
-    return f"{t.key}: purged by {p.method}, which is not a PTS PURGE"
+def _purges(run: RunResult) -> List[str]:
+    """Tests that did not start from a PTS PURGE, one line per method used
+    (no PURGE at all is a setting, said once with the settings)."""
+    if run.options.get("purge") in ("none", "discard"):
+        return []
+    by_method: Dict[str, List[str]] = {}
+    for t in run.tests:
+        if t.purge is not None and not t.purge.pts_purge:
+            by_method.setdefault(t.purge.method, []).append(t.key)
+    return [f"purged by {m}, which is not a PTS PURGE ({', '.join(keys)})" for m, keys in by_method.items()]
 
 
 def _measured(run: RunResult) -> List[str]:
@@ -130,10 +135,8 @@ def _measured(run: RunResult) -> List[str]:
     resumed = sorted({e.test for e in run.events if e.kind == "resume" and e.test})
     if run.resumed:
         out.append("the run was interrupted and resumed" + (f" ({', '.join(resumed)})" if resumed else ""))
+    out += _purges(run)
     for t in run.tests:
-        purge = _purge(t, run.options)
-        if purge:
-            out.append(purge)
         if t.status == "complete" and t.tracking_workload and t.rounds and not (t.steady and t.steady.steady):
             out.append(f"{t.key}: no steady state within {len(t.rounds)} rounds")
         elif t.status not in ("complete", ""):
