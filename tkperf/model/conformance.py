@@ -126,7 +126,8 @@ def _measured(run: RunResult) -> List[str]:
     rev = pts.of_options(run.options)
     out: List[str] = []
     recorded = run.device.write_cache
-    if not recorded:
+    if recorded not in ("WCE", "WCD"):
+        # '' or, in files of older tkperf, sysfs's 'write back': not the drive's setting
         out.append(f"write cache state unknown ({rev.title} requires {rev.write_cache})")
     elif recorded != rev.write_cache:
         out.append(f"write cache was {recorded} during the run ({rev.title} requires {rev.write_cache})")
