@@ -98,7 +98,7 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
     out = [
         ("Data pattern", "random, refill_buffers (new data for every write)" if refill
          else "random (fio buffers, not refilled)"),
-        ("Active range", f"{o.get('active_range', '100')}% of the LBA range (preconditioning and test)"),
+        ("Active range", f"{o.get('active_range', '100')}% (preconditioning and test)"),
         ("Device class", f"{o.get('device_class', NA)} ({run.profile or 'ssd'} profile)"),
         ("Write cache set", {"on": "on (WCE) for the run, restored after",
                              "off": "off (WCD) for the run, restored after",

@@ -162,13 +162,12 @@ def summary_blocks(run: RunResult) -> list:
                     + (f", finished {run.finished}" if run.finished else "") + "."),
         b.Admonition("warning", tuple(run_caveats(run))),
     ]
-    out += conformance_blocks(run)
     out.append(summary_table(summary_figures(run)))
     if run.tests:
         out.append(steady_table(steady_rows(run)))
     else:
         out.append(b.Paragraph("No test of this run has started; there are no figures yet."))
-    return out
+    return out + conformance_blocks(run)
 
 
 def conformance_blocks(run: RunResult) -> list:
