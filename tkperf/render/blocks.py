@@ -103,6 +103,10 @@ class Header:
     device: Pairs
     setup: Pairs
     test: Pairs
+    #: Lines listed right below the tables (the conformance deviations):
+    #: a long list in a table cell would split the table across pages.
+    notes: Tuple[str, ...] = ()
+    notes_title: str = ""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ from tkperf.render import steady
 from tkperf.render.words import NA, duration, oio, plural, tracking_label, unit_of, verdict
 
 Pairs = Tuple[Tuple[str, str], ...]
+#: Height of the SNIA header tables on an A4 PDF page, with some margin.
+HEADER_ROOM_CM = 17.0
 
 
 def _desc(run: RunResult, *keys: str) -> str:
@@ -41,8 +43,7 @@ def platform_fields(run: RunResult) -> Pairs:
     mem = f"{h.memory_bytes / 2 ** 30:.1f} GiB" if h.memory_bytes else "not reported"
     return (
         ("PTS revision", pts.of_options(run.options).title),
-        ("Test sponsor", _desc(run, "sponsor", "test_sponsor") or "not given "
-                         "(description file key 'Sponsor')"),
+        ("Test sponsor", _desc(run, "sponsor", "test_sponsor") or "not given"),
         ("Host", h.hostname or "not reported"),
         ("CPU", f"{h.cpu or 'not reported'}" + (f", {h.cores} cores" if h.cores else "")),
         ("Memory", mem),
@@ -152,7 +153,7 @@ def stream_fields(test: TestRun) -> Pairs:
 
 
 def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]],
-                run: Optional[RunResult] = None) -> Pairs:
+                judged: Optional[conformance.Conformance] = None) -> Pairs:
     """Stimulus and OIO, the test type's own ``middle``, then stop reason,
     status and times."""
     p = test.params
@@ -165,23 +166,26 @@ def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]],
         ("Started", test.started or NA),
         ("Finished", test.finished or NA),
     ]
-    if run is not None:
-        c = conformance.of_run(run)
-        out.append(("Conformance", c.sentence() + "".join(f"; {d}" for d in c.deviations)))
+    if judged is not None:
+        out.append(("Conformance", judged.sentence() + (", listed below" if judged.deviations else "")))
     return tuple(out)
 
 
 def snia_header(run: RunResult, test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]],
                 without_wipc: str = "", wdpc: Optional[str] = None) -> b.Header:
+    c = conformance.of_run(run)
     return b.Header(platform=platform_fields(run), device=device_fields(run, test),
                     setup=setup_fields(run, test, without_wipc, wdpc),
-                    test=test_fields(test, stimulus, middle, run))
+                    test=test_fields(test, stimulus, middle, c),
+                    notes=c.deviations, notes_title=f"Deviations from {c.revision}:" if c.deviations else "")
 
 
 def open_test(test: TestRun, title: str, header: b.Header, level: int = 1) -> Tuple[list, bool]:
     """A test's heading and SNIA header, and whether it has anything measured
     (if not, a sentence says so)."""
-    out: list = [b.Heading(title, level), header]
+    # A sub-section starts on a new page unless the whole header fits below
+    # (a header split across pages repeats its heading row).
+    out: list = [b.Heading(title, level, room_cm=HEADER_ROOM_CM), header]
     if test.done:
         return out, True
     out.append(b.Paragraph(f"No {unit_of(test)} of this test completed "

@@ -133,7 +133,14 @@ def header_rst(h: b.Header) -> str:
     return (grid_table([("Test platform", 2), ("Device under test", 2)],
                        _side_by_side(h.platform, h.device), HEADER_WIDTHS) + "\n"
             + grid_table([("Set-up parameters", 2), ("Test parameters", 2)],
-                         _side_by_side(h.setup, h.test), HEADER_WIDTHS))
+                         _side_by_side(h.setup, h.test), HEADER_WIDTHS)
+            + _notes(h.notes_title, h.notes))
+
+
+def _notes(title: str, notes: Sequence[str]) -> str:
+    if not notes:
+        return ""
+    return "\n" + rst_escape(title) + "\n\n" + "\n".join(f"* {rst_escape(n)}" for n in notes) + "\n"
 
 
 def heading(text: str, level: int = 1, room_cm: float = 0.0) -> List[str]:
