@@ -25,6 +25,7 @@ and never name one.
 from __future__ import annotations
 
 import abc
+import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -170,6 +171,11 @@ class TestType(abc.ABC):
     #: A test interrupted after reaching steady state is kept on resume
     #: (round-based tests); a stream's steady state is only a stop rule.
     keeps_steady_on_resume: bool = True
+    #: The module with this type's ``report_section(ctx, tests)`` and
+    #: ``compare_section(ctx, runs, labels)``, imported only when a report or
+    #: comparison is built (so ``show`` never loads charts); empty: tkperf's
+    #: generic sections.
+    view: str = ""
     #: One of the SNIA PTS tests; a run of any other test type is not a
     #: PTS-conformant measurement (see :meth:`deviations`).
     pts_test: bool = False
@@ -221,14 +227,30 @@ class TestType(abc.ABC):
         ``test.series``) is not what this test type writes."""
 
     # --- showing results ---------------------------------------------------------
-    def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
-        """Blocks of this type's section of a run report (all its instances)."""
+    def _view(self) -> Any:
+        if self.view:
+            return importlib.import_module(self.view)
         from tkperf.render import generic
 
-        return generic.report_section(self, ctx, tests)
+        return _Generic(self, generic)
+
+    def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
+        """Blocks of this type's section of a run report (all its instances)."""
+        return self._view().report_section(ctx, tests)
 
     def compare_section(self, ctx: Any, runs: Sequence["RunResult"], labels: Sequence[str]) -> list:
         """Blocks of this type's section of a comparison of several runs."""
-        from tkperf.render import generic
+        return self._view().compare_section(ctx, runs, labels)
 
-        return generic.compare_section(self, ctx, runs, labels)
+
+class _Generic:
+    """tkperf's generic sections, bound to one test type."""
+
+    def __init__(self, kind: TestType, generic: Any) -> None:
+        self.kind, self.generic = kind, generic
+
+    def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
+        return self.generic.report_section(self.kind, ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence["RunResult"], labels: Sequence[str]) -> list:
+        return self.generic.compare_section(self.kind, ctx, runs, labels)

@@ -118,6 +118,7 @@ class IopsTest(TestType):
     default_run = True
     pts_test = True
     order = 10
+    view = "tkperf.testtypes.iops.view"
     options = (
         Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
@@ -174,13 +175,3 @@ class IopsTest(TestType):
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
         # Round 1 comes after WIPC, so it is not FOB: FOB comes from WSAT only.
         return {f.key: SummaryValue(f.value) for f in self.headline(test) if f.key != "tracking"}
-
-    def report_section(self, ctx, tests):
-        from tkperf.testtypes.iops import view
-
-        return view.report_section(ctx, tests)
-
-    def compare_section(self, ctx, runs, labels):
-        from tkperf.testtypes.iops import view
-
-        return view.compare_section(ctx, runs, labels)

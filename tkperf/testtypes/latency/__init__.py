@@ -31,6 +31,7 @@ class LatencyTest(TestType):
     default_run = True
     pts_test = True
     order = 30
+    view = "tkperf.testtypes.latency.view"
     options = (
         Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
@@ -73,13 +74,3 @@ class LatencyTest(TestType):
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
         return {f.key: SummaryValue(f.value) for f in self.headline(test) if f.key != "tracking"}
-
-    def report_section(self, ctx, tests):
-        from tkperf.testtypes.latency import view
-
-        return view.report_section(ctx, tests)
-
-    def compare_section(self, ctx, runs, labels):
-        from tkperf.testtypes.latency import view
-
-        return view.compare_section(ctx, runs, labels)

@@ -110,6 +110,7 @@ class ThroughputTest(TestType):
     default_run = True
     pts_test = True
     order = 20
+    view = "tkperf.testtypes.throughput.view"
     options = (
         Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
                parse=options.parse_block_sizes, format=sizes_text, default=_default_sizes,
@@ -162,13 +163,3 @@ class ThroughputTest(TestType):
         if block_size(test) != SUMMARY_BS:
             return {}
         return {f.key: SummaryValue(f.value) for f in self.headline(test)}
-
-    def report_section(self, ctx, tests):
-        from tkperf.testtypes.throughput import view
-
-        return view.report_section(ctx, tests)
-
-    def compare_section(self, ctx, runs, labels):
-        from tkperf.testtypes.throughput import view
-
-        return view.compare_section(ctx, runs, labels)

@@ -52,6 +52,7 @@ class WriteSaturationTest(TestType):
     default_run = True
     pts_test = True
     order = 40
+    view = "tkperf.testtypes.writesat.view"
     keeps_steady_on_resume = False
     options = (
         Option("wsat_time", ("--wsat-time",), "WSAT time limit: seconds or with s/m/h/d (default 24h)",
@@ -128,13 +129,3 @@ class WriteSaturationTest(TestType):
     def check_data(self, test: TestRun) -> None:
         if test.rounds:
             raise ValueError("a WSAT test keeps its intervals as a series, not as rounds")
-
-    def report_section(self, ctx, tests):
-        from tkperf.testtypes.writesat import view
-
-        return view.report_section(ctx, tests)
-
-    def compare_section(self, ctx, runs, labels):
-        from tkperf.testtypes.writesat import view
-
-        return view.compare_section(ctx, runs, labels)
