@@ -85,8 +85,10 @@ def test_different_settings_get_a_visible_note(compared):
     text = pdf_text(os.path.join(outdir, "cmp.pdf"))
     first_page = " ".join(subprocess.run(["pdftotext", "-f", "1", "-l", "1", os.path.join(outdir, "cmp.pdf"),
                                           "-"], capture_output=True, text=True, check=True).stdout.split())
-    assert ("These runs were made with different settings (device_class, iodepth, tests, wsat_tgbw)"
-            in first_page)
+    # example-client was re-run under issue 8 as --class client: its revision
+    # (pts-c-2.0) brings its own active range and write cache.
+    assert ("These runs were made with different settings (active_range, device_class, iodepth, pts, "
+            "tests, write_cache, wsat_tgbw)" in first_page)
     assert "Settings that differ" in text
     doc = lxml.html.parse(os.path.join(outdir, "cmp.html")).getroot()
     rows = {}
@@ -94,6 +96,9 @@ def test_different_settings_get_a_visible_note(compared):
         cells = [" ".join(td.text_content().split()) for td in tr.xpath("th|td")]
         rows[cells[0]] = cells[1:]
     assert rows == {
+        "active_range": ["100", "75", "100"],
+        "pts": ["pts-e-2.0", "pts-c-2.0", "pts-e-2.0"],
+        "write_cache": ["off", "on", "off"],
         "device_class": ["enterprise", "client", "enterprise"],
         "iodepth": ["8", "4", "8"],
         "tests": ["iops,tp,lat,wsat", "iops,wsat", "iops,tp,lat,wsat"],

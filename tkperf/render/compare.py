@@ -20,10 +20,9 @@ Nothing here names a test type.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import testtypes
-from tkperf.engine import options
 from tkperf.engine.options import REPORT_FORMATS, parse_report_formats
 from tkperf.errors import UsageError
 from tkperf.model.results import RunResult, TestRun
@@ -60,14 +59,25 @@ class SettingDifference:
     values: Tuple[str, ...]
 
 
+def _owners() -> Dict[str, str]:
+    """Option field -> the test type that declares it."""
+    return {opt.field: kind.name for kind in testtypes.types().values() for opt in kind.options}
+
+
 def setting_differences(runs: Sequence[RunResult]) -> List[SettingDifference]:
-    """Every option on which some run differs from the first one."""
-    keys: List[str] = []
-    for run in runs[1:]:
-        for key in options.differences(runs[0].options, run.options):
-            if key not in keys:
-                keys.append(key)
-    return [SettingDifference(k, tuple(r.options.get(k, "(not set)") for r in runs)) for k in sorted(keys)]
+    """Every option on which the runs differ.  A test type's option counts
+    only among the runs that ran that test type: a run without TP has no TP
+    block size to differ in."""
+    owners = _owners()
+    keys = sorted({k for r in runs for k in r.options})
+    out = []
+    for key in keys:
+        owner = owners.get(key)
+        ran = [owner is None or owner in r.options.get("tests", "").split(",") for r in runs]
+        if len({r.options.get(key, "") for r, did in zip(runs, ran) if did}) > 1:
+            out.append(SettingDifference(key, tuple(
+                r.options.get(key, "(not set)") if did else "(test not run)" for r, did in zip(runs, ran))))
+    return out
 
 
 def _steady_cell(test: Optional[TestRun]) -> str:
