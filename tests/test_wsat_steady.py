@@ -246,7 +246,8 @@ def test_old_result_options_still_load():
 
 
 def test_example_files_load_and_keep_their_words():
-    run = store.load("examples/example-ssd.xml")
+    # An example as tkperf wrote it before the spaced rule (format 1): it stopped at steady state.
+    run = store.load("tests/data/format1/example-ssd.xml")
     assert options.RunOptions.from_dict(run.options).wsat_steady is True
     t = run.test("wsat")
     assert "steady_spacing" not in t.params  # from before the spacing

@@ -141,15 +141,20 @@ WRITE_CACHE = ("on", "off", "keep")
 
 
 def _test_options(tests: Sequence[str]) -> list:
-    """The options of the test types in ``tests``, in run order."""
+    """The options of the test types in ``tests``, in run order, one per
+    field (two flags may set one field: ``--wsat-steady``/``--no-wsat-steady``)."""
     from tkperf import testtypes
 
     out = []
+    seen = set()
     for name in tests:
         t = testtypes.get(name)
         if t is None:
             raise UsageError(f"test {name!r} is not installed")
-        out.extend(t.options)
+        for opt in t.options:
+            if opt.field not in seen:
+                seen.add(opt.field)
+                out.append(opt)
     return out
 
 

@@ -101,14 +101,14 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
          else "random (fio buffers, not refilled)"),
         ("Active range", f"{o.get('active_range', '100')}% (preconditioning and test)"),
         ("Device class", f"{o.get('device_class', NA)} ({run.profile or 'ssd'} profile)"),
-        ("Write cache set", {"on": "on (WCE) for the run, restored after",
-                             "off": "off (WCD) for the run, restored after",
-                             "keep": "kept as found"}.get(o.get("write_cache", ""), "not set (older tkperf)")),
+        ("Write cache asked", {"on": "on (WCE) for the run where the drive allows, restored after",
+                               "off": "off (WCD) for the run where the drive allows, restored after",
+                               "keep": "kept as found"}.get(o.get("write_cache", ""), "not set (older tkperf)")),
     ]
     w = test.wipc
     if w is not None:
         out += [
-            ("Pre-condition 1", f"WIPC: SEQ {format_bs(w.bs)} W, {w.loops} x capacity"),
+            ("Pre-condition 1", f"WIPC: SEQ {format_bs(w.bs)} W, {w.loops} x the active range"),
             ("WIPC OIO", oio(str(w.numjobs), str(w.iodepth))),
             ("WIPC amount", f"{gb(w.bytes_written):,.2f} GB"),
             ("WIPC duration", f"{duration(w.seconds)} at {mb(w.bw_bytes):,.1f} MB/s"),
