@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -68,6 +69,12 @@ def venv(tmp_path_factory):
     if made.returncode != 0:
         pytest.skip(f"python3 -m venv is unavailable: {made.stderr.strip().splitlines()[-1:]}")
     python, pip = env_dir / "bin" / "python", env_dir / "bin" / "pip"
+    if sys.prefix != sys.base_prefix:
+        # tkperf itself lives in a virtual environment (as the README installs
+        # it): a venv made from it sees the base Python's packages, so point
+        # the new one at tkperf's environment too, as --system-site-packages would.
+        new_site = run([python, "-c", "import site; print(site.getsitepackages()[0])"], base).stdout.strip()
+        (Path(new_site) / "tkperf-parent-env.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     if run([python, "-c", "import tkperf"], base).returncode != 0:
         pytest.skip("tkperf is not installed in the system site-packages (pip install '.[test]')")
     if not can_build_wheels(python, base):
