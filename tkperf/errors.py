@@ -6,8 +6,10 @@ the exit code named here.  The table is documented in docs/exit-codes.rst.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 EXIT_OK = 0
-EXIT_INTERNAL = 1        # unexpected error (traceback in the run's log)
+EXIT_REGRESSION = 1      # tkperf check: a figure is worse than the baseline beyond the tolerance
 EXIT_USAGE = 2           # bad option or argument
 EXIT_REFUSED = 3         # the target is unsafe to write (mounted, in use, holds /)
 EXIT_TARGET = 4          # the target does not exist, is the wrong kind, or is too small
@@ -18,6 +20,8 @@ EXIT_OUTPUT = 8          # results or reports cannot be written
 EXIT_RESUME = 9          # --resume does not match the saved run
 EXIT_LOCKED = 10         # another tkperf run holds the device
 EXIT_NOT_CONFIRMED = 11  # the user declined, or no terminal to ask and no --yes
+EXIT_NOT_COMPARABLE = 12  # tkperf check: result and baseline do not measure the same thing
+EXIT_INTERNAL = 70       # unexpected error (traceback in the run's log); EX_SOFTWARE of sysexits.h
 EXIT_SIGHUP = 129
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
@@ -75,6 +79,13 @@ class NotConfirmedError(TkperfError):
     exit_code = EXIT_NOT_CONFIRMED
 
 
+class NotComparableError(TkperfError):
+    """``tkperf check``: the result and the baseline cannot be compared
+    (other tests, block sizes, device class or capacity); the message says which."""
+
+    exit_code = EXIT_NOT_COMPARABLE
+
+
 class Interrupted(BaseException):
     """A signal stopped the run; ``signum`` names it.
 
@@ -85,3 +96,17 @@ class Interrupted(BaseException):
         super().__init__(f"interrupted by {name}")
         self.signum = signum
         self.exit_code = 128 + signum
+
+
+def exit_code_of(exc: Optional[BaseException]) -> int:
+    """The exit code the CLI gives for ``exc`` (``None``: success).
+
+    The one mapping from exceptions to exit codes; :func:`tkperf.cli.main`
+    and what reports a run's end (``--json-summary``, ``--mail``) use it."""
+    if exc is None:
+        return EXIT_OK
+    if isinstance(exc, (Interrupted, TkperfError)):
+        return exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_SIGINT
+    return EXIT_INTERNAL

@@ -109,7 +109,7 @@ def run(argv: Sequence[str], timeout: Optional[float] = None, check: bool = True
     except subprocess.TimeoutExpired:
         kill(proc)
         proc.communicate()
-        raise TkperfError(f"{what or argv[0]} did not finish within {timeout:.0f} s") from None
+        raise ToolError(f"{what or argv[0]} did not finish within {timeout:.0f} s") from None
     except BaseException:
         kill(proc)
         proc.wait()
@@ -119,7 +119,7 @@ def run(argv: Sequence[str], timeout: Optional[float] = None, check: bool = True
     if check and proc.returncode != 0:
         tail = (err or out or "").strip().splitlines()
         detail = tail[-1] if tail else f"exit code {proc.returncode}"
-        raise TkperfError(f"{what or os.path.basename(argv[0])} failed: {detail}")
+        raise ToolError(f"{what or os.path.basename(argv[0])} failed: {detail}")
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 

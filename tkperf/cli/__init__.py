@@ -8,6 +8,7 @@
     tkperf report RESULT.xml            HTML/PDF report rebuilt from the file
     tkperf compare A.xml B.xml ...      several drives side by side
     tkperf tests [--json]               the test types, built in and installed
+    tkperf check RESULT.xml --baseline BASE.xml   regression check (exit 1 on a regression)
 
 Each command is one module of this package with ``register(subparsers)``
 and its ``cmd_*`` function; :func:`main` turns every error into one line
@@ -22,12 +23,12 @@ import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import common, compare, demo, report, run, show, tests
-from tkperf.errors import EXIT_INTERNAL, EXIT_OK, EXIT_SIGINT, Interrupted, TkperfError
+from tkperf.cli import check, common, compare, demo, report, run, show, tests
+from tkperf.errors import EXIT_OK, Interrupted, TkperfError, exit_code_of
 
 log = logging.getLogger("tkperf")
 
-COMMANDS = (run, demo, report, compare, show, tests)
+COMMANDS = (run, demo, report, compare, show, check, tests)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,21 +59,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Interrupted as exc:
         log.error("%s", exc)
         print(f"tkperf: stopped: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return exit_code_of(exc)
     except TkperfError as exc:
         log.error("%s", exc)
         stderr = getattr(exc, "stderr", "")
         if stderr:
             log.error("stderr of the failed program:\n%s", stderr)
         print(f"tkperf: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
+        return exit_code_of(exc)
+    except KeyboardInterrupt as exc:
         print("tkperf: interrupted", file=sys.stderr)
-        return EXIT_SIGINT
+        return exit_code_of(exc)
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a line
         log.error("unexpected error:\n%s", traceback.format_exc())
         print(f"tkperf: internal error: {type(exc).__name__}: {exc} (details in the run's log)",
               file=sys.stderr)
-        return EXIT_INTERNAL
+        return exit_code_of(exc)
     finally:
         common.close_logging()

@@ -14,7 +14,7 @@ import time
 from typing import List, Tuple
 
 from tkperf import programs
-from tkperf.errors import TkperfError, UsageError
+from tkperf.errors import TargetError, UsageError
 from tkperf.model.results import DeviceInfo, PurgeRecord
 
 log = logging.getLogger("tkperf")
@@ -86,7 +86,7 @@ def purge(requested: str, dev: DeviceInfo) -> PurgeRecord:
     if note:
         log.warning("purge: %s", note)
     if method == "ata" and _ata_frozen(dev):
-        raise TkperfError(f"{dev.path}: ATA security is frozen, secure erase is impossible now "
+        raise TargetError(f"{dev.path}: ATA security is frozen, secure erase is impossible now "
                           "(suspend and resume the host, or hot-plug the drive), or use --purge discard")
     argvs = commands(method, dev)
     t0 = time.monotonic()
