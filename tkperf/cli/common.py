@@ -15,6 +15,8 @@ from tkperf.model.results import DeviceInfo
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
+debug_log = logging.getLogger("tkperf.debug")
+_renderer: Optional[logging.Handler] = None
 
 
 class Parser(argparse.ArgumentParser):
@@ -76,17 +78,36 @@ def confirm(dev: DeviceInfo, assume_yes: bool) -> None:
         raise NotConfirmedError("not confirmed; nothing was written")
 
 
-def setup_logging(log_path: Optional[str], quiet: bool) -> None:
+def setup_logging(log_path: Optional[str], quiet: bool, debug: bool = False) -> None:
+    """The run's log file (``log_path``) and the progress on stderr: an
+    in-place display on a terminal, timestamped lines elsewhere, nothing
+    with ``quiet``.  ``debug`` keeps the ``tkperf.debug`` detail (the log
+    file, and stderr when it shows plain lines)."""
+    global _renderer
+    from tkperf.cli import progress as shown
+
     log.setLevel(logging.DEBUG)
     close_logging()
+    debug_log.setLevel(logging.DEBUG if debug else logging.INFO)
     if log_path:
         fh = logging.FileHandler(log_path)
         fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         log.addHandler(fh)
-    if not quiet:
-        sh = logging.StreamHandler(sys.stderr)
-        sh.setFormatter(logging.Formatter("tkperf: %(message)s"))
-        progress.addHandler(sh)
+    renderer = shown.choose(sys.stderr, quiet)
+    if renderer is not None:
+        progress.addHandler(renderer)
+        if debug and isinstance(renderer, shown.PlainRenderer):
+            debug_log.addHandler(renderer)
+        renderer.start()
+        _renderer = renderer
+
+
+def stop_progress() -> None:
+    """End the in-place display (before printing the summary); idempotent."""
+    global _renderer
+    renderer, _renderer = _renderer, None
+    if renderer is not None:
+        renderer.stop()
 
 
 def print_report(result) -> None:
@@ -97,7 +118,8 @@ def print_report(result) -> None:
 
 
 def close_logging() -> None:
-    for logger in (log, progress):
+    stop_progress()
+    for logger in (log, progress, debug_log):
         for h in list(logger.handlers):
             if not isinstance(h, logging.NullHandler):
                 logger.removeHandler(h)

@@ -14,13 +14,16 @@ from typing import Callable, List, Sequence
 from tkperf.target.loopdev import try_loop
 
 
-def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]], int]) -> int:
+def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]], int],
+             debug: bool = False) -> int:
     workdir = tempfile.mkdtemp(prefix="tkperf-demo-")
     loop, why = try_loop(size, workdir)
     try:
         argv: List[str] = ["ssd", "run", "--quick", "--yes", "--name", "demo", "--outdir", outdir]
         if quiet:
             argv.append("--quiet")
+        if debug:
+            argv.append("--debug")
         if loop is not None:
             print(f"tkperf demo: testing a {size >> 20} MiB loop device {loop.path} "
                   f"over a sparse file", file=sys.stderr)
@@ -43,7 +46,8 @@ def cmd_demo(args) -> int:
     from tkperf.cli import main
     from tkperf.engine import options
 
-    return run_demo(args.outdir, options.parse_size(args.size, "--size"), args.quiet, main)
+    return run_demo(args.outdir, options.parse_size(args.size, "--size"), args.quiet, main,
+                    getattr(args, "debug", False))
 
 
 def register(sub) -> None:
@@ -52,4 +56,5 @@ def register(sub) -> None:
     demo.add_argument("--outdir", default="tkperf-demo", help="where results go (default ./tkperf-demo)")
     demo.add_argument("--size", default="256m", help="size of the demo target (default 256m)")
     demo.add_argument("--quiet", "-q", action="store_true")
+    demo.add_argument("--debug", action="store_true", help="debug detail in the run's log (as for ssd run)")
     demo.set_defaults(func=cmd_demo)

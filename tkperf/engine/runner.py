@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Tuple
 from tkperf import testtypes
 from tkperf.engine import precondition
 from tkperf.engine.options import RunOptions
+from tkperf.engine.progress import PlannedTest, Progress
 from tkperf.errors import FioError, Interrupted
 from tkperf.fio.backend import FioBackend
 from tkperf.model import store
@@ -26,6 +27,8 @@ from tkperf.testtypes.base import Plan
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
+#: Detail for ``--debug``: logged at DEBUG, kept only when the CLI lowers this logger's level.
+debug = logging.getLogger("tkperf.debug")
 
 
 @dataclass
@@ -39,9 +42,12 @@ class Runner:
     _types: Dict[str, str] = field(default_factory=dict, init=False)
     current: Optional[TestRun] = field(default=None, init=False)
     phase: str = field(default="start", init=False)
+    progress: Progress = field(default_factory=Progress, init=False)
 
     def __post_init__(self) -> None:
         self.writer = store.ResultWriter(self.xml_path)
+        self.progress.window = self.opts.window
+        self.progress.max_rounds = self.opts.max_rounds
 
     # --- persistence -------------------------------------------------------
     def save(self) -> None:
@@ -63,6 +69,7 @@ class Runner:
         why the run stopped, save, and let the exception go on to the CLI."""
         plans = plan_all(self.opts, self.device.size_bytes)
         self.run.status = "running"
+        self.progress.run_started(self._planned(plans))
         try:
             self.save()
             for type_name, plan in plans:
@@ -73,6 +80,7 @@ class Runner:
                     continue
                 self.run_test(plan)
             self.phase = "end"
+            self.progress.run_finished()
             self.run.status = "complete"
             self.run.finished = now_iso()
             self.save()
@@ -89,6 +97,7 @@ class Runner:
         what = str(exc) or type(exc).__name__
         message = f"{what} during {where}"
         if isinstance(exc, FioError) and exc.stderr.strip():
+            debug.debug("fio stderr in full:\n%s", exc.stderr.rstrip())
             message += "; fio said: " + " | ".join(exc.stderr.strip().splitlines()[-3:])
         if self.current is not None and self.current.status == "running":
             self.current.status = status
@@ -121,6 +130,8 @@ class Runner:
         self.current = t
         self.phase = "purge"
         self.save()
+        self.progress.test_started(plan.key)
+        self.progress.phase_started("purge")
         progress.info("[%s] purge (%s)", plan.key, self.opts.purge)
         t.purge = purge.purge(self.opts.purge, self.device)
         if t.purge.note:
@@ -129,10 +140,12 @@ class Runner:
         if plan.wipc and self.opts.wipc_loops > 0:
             self.phase = "WIPC"
             bs = plan.wipc_bs or precondition.WIPC_BS
+            self.progress.phase_started(f"WIPC {self.opts.wipc_loops}x")
             progress.info("[%s] WIPC: %dx the active range of SEQ %s writes", plan.key,
                           self.opts.wipc_loops, format_bs(bs))
             t.wipc = precondition.wipc(self.fio, self.device, self.opts.wipc_loops, self.opts.iodepth,
                                        plan.key, bs)
+            self.progress.wipc_finished(t.wipc.bytes_written, t.wipc.seconds)
             progress.info("[%s] WIPC wrote %.1f GB in %.1f s (%.1f MB/s)", plan.key,
                           t.wipc.bytes_written / 1e9, t.wipc.seconds, t.wipc.bw_bytes / 1e6)
             self.save()
@@ -140,7 +153,21 @@ class Runner:
         t.status = "complete"
         t.finished = now_iso()
         self.save()
+        self.progress.test_finished(plan.key, t.stop_reason)
         return t
+
+    def _planned(self, plans: List[Tuple[str, Plan]]) -> List[PlannedTest]:
+        """Every test's estimate, for the ETA; complete ones count as done."""
+        out = []
+        capacity = self.device.size_bytes
+        for _, plan in plans:
+            est = plan.shape.estimate(self.opts, capacity)
+            wipc = self.opts.wipc_loops * self.opts.active_bytes(capacity) \
+                if plan.wipc and self.opts.wipc_loops > 0 else 0
+            old = self.run.test(plan.key)
+            out.append(PlannedTest(plan.key, est.low_s, est.high_s, wipc,
+                                   done=old is not None and old.status == "complete"))
+        return out
 
 
 def plan_all(opts: RunOptions, capacity: int) -> List[Tuple[str, Plan]]:

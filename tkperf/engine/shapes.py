@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tkperf.engine.progress import Progress
 from tkperf.engine.steadystate import SteadyState, evaluate
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.intervals import IntervalCutter
@@ -39,6 +40,28 @@ if TYPE_CHECKING:  # pragma: no cover
     from tkperf.testtypes.base import Plan
 
 progress = logging.getLogger("tkperf.progress")
+debug = logging.getLogger("tkperf.debug")
+
+
+def _progress(ctx: object) -> Progress:
+    """The run's structured progress (a detached one for contexts without)."""
+    found = getattr(ctx, "progress", None)
+    return found if isinstance(found, Progress) else Progress()
+
+
+def debug_steady(key: str, verdict: object) -> None:
+    """Every figure of a steady-state evaluation, for ``--debug``."""
+    if not debug.isEnabledFor(logging.DEBUG) or verdict is None:
+        return
+    if not hasattr(verdict, "slope_excursion"):
+        debug.debug("[%s] steady state: %r", key, verdict)
+        return
+    v = verdict
+    debug.debug("[%s] steady state over rounds %s: values %s; average %.6g, range %.6g (limit %.6g), "
+                "slope %.6g, intercept %.6g, slope excursion %.6g (limit %.6g): %s", key,
+                list(v.rounds), [float(f"{x:.6g}") for x in v.values], v.average, v.range,
+                v.max_range, v.slope, v.intercept, v.slope_excursion, v.max_slope_excursion,
+                "steady" if v.steady else "not steady")
 
 # fio leaves about this much between stonewalled workloads (its scheduler
 # polls every 100 ms), measured with fio 3.33; used only for estimates.
@@ -119,14 +142,18 @@ class Rounds(Shape):
         opts = ctx.opts
         if plan.tracking is None:
             raise ValueError(f"{plan.key}: the round loop needs a tracking figure")
+        prog = _progress(ctx)
         for index in range(len(test.rounds) + 1, opts.max_rounds + 1):
             ctx.phase = f"round {index}"
             jobs = self.round_jobs(test, index)
-            record_round(ctx, test, jobs, index, f"{plan.key} round {index}")
+            prog.round_started(index, _per_round(jobs), plan.tracking.label)
+            rnd = record_round(ctx, test, jobs, index, f"{plan.key} round {index}")
             if self.jobs_for is not None:
                 test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
             test.steady = plan.steady_state(test, opts.window)
             value = _scaled(test.tracking_values()[-1][1], plan.tracking.metric)
+            prog.round_finished(index, value, test.steady, rnd.wall_s)
+            debug_steady(plan.key, test.steady)
             progress.info("[%s] round %d: %s = %.6g (%s)", plan.key, index, plan.tracking.label,
                           value, "steady" if test.steady.steady else "not steady yet")
             ctx.save()
@@ -223,6 +250,7 @@ class Stream(Shape):
         ctx.save()
         cutter = IntervalCutter(self.job.name, self.interval_s)
         state = {"reason": "time limit", "synced": time.monotonic()}
+        prog = _progress(ctx)
 
         def on_report(report: dict) -> bool:
             cut = cutter.feed(report, time.monotonic())
@@ -237,6 +265,8 @@ class Stream(Shape):
                 state["synced"] = now
             ctx.phase = f"interval {cut.index + 1}"
             test.steady = self.verdict(series.column(column) if column else (), ctx.opts.window)
+            prog.interval(cut.index, cut.iops, cut.written_total)
+            debug_steady(plan.key, test.steady)
             progress.info("[%s] interval %d: %.0f IOPS, %.2f GB written", plan.key, cut.index,
                           cut.iops, cut.written_total / 1e9)
             reason = self.stop_reason(test.steady, cut.written_total, ctx.opts.window)
@@ -245,6 +275,7 @@ class Stream(Shape):
             return bool(reason)
 
         ctx.phase = "interval 1"
+        prog.stream_started(self.job.runtime, self.stop_bytes)
         ctx.fio.stream(self.job, self.interval_s, what=plan.key, on_report=on_report,
                        timeout=self.job.runtime * 2.0 + 300.0)
         ctx.writer.sync()
@@ -278,10 +309,12 @@ class Sweep(Shape):
     def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
         test.rounds.clear()  # a sweep is one unbroken pass
         ctx.phase = "sweep"
+        _progress(ctx).once_started(f"sweep over {len(self.points)} points", _per_round(self.points))
         progress.info("[%s] sweep over %d points", plan.key, len(self.points))
         record_round(ctx, test, self.points, 1, f"{plan.key} sweep")
         if plan.tracking is not None:
             test.steady = plan.steady_state(test, ctx.opts.window)
+            debug_steady(plan.key, test.steady)
         ctx.save()
         test.stop_reason = "sweep complete"
 
@@ -309,8 +342,11 @@ class Phases(Shape):
 
     def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
         test.rounds.clear()  # idle time is part of the stimulus: never resumed half-way
+        prog = _progress(ctx)
+        total = self.estimate(ctx.opts, 0).high_s
         for index, phase in enumerate(self.phases, 1):
             ctx.phase = f"phase {index}"
+            prog.once_started(f"phase {index} of {len(self.phases)}", total)
             record_round(ctx, test, phase.jobs, index, f"{plan.key} phase {index}")
             test.data[f"phase.{index}"] = phase.label or f"phase {index}"
             test.data[f"idle.{index}"] = repr(float(phase.idle_s))
@@ -319,6 +355,7 @@ class Phases(Shape):
             ctx.save()
             if phase.idle_s > 0 and index < len(self.phases):
                 ctx.phase = f"idle after phase {index}"
+                prog.once_started(ctx.phase, total)
                 time.sleep(phase.idle_s)
         test.stop_reason = "all phases run"
 
