@@ -6,12 +6,13 @@ import logging
 import os
 import sys
 import traceback
+from typing import Callable, List, Optional
 
-from tkperf import testtypes
+from tkperf import notify, testtypes
 from tkperf.cli import common
 from tkperf.engine import options, plan, resume
 from tkperf.engine.session import Session, fio_settings
-from tkperf.errors import EXIT_OK, ResumeError, UsageError
+from tkperf.errors import EXIT_OK, ResumeError, UsageError, exit_code_of
 from tkperf.model import conformance
 from tkperf.model import pts as pts_model
 from tkperf.model import store
@@ -66,11 +67,15 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--description", "-dsc", dest="dsc",
                    help="description file: 'Key: value' lines fill what the device does not report")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--debug", action="store_true",
+                   help="debug detail in the run's log (and on stderr when it shows plain lines): "
+                        "every steady-state evaluation, fio's full stderr")
     p.add_argument("--resume", action="store_true",
                    help="continue the interrupted run saved as OUTDIR/NAME.xml (same device and options)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the fio job files and the estimated duration; touch nothing")
     common.add_report_options(p)
+    add_unattended_options(p)
     for kind in testtypes.types().values():
         if not kind.options:
             continue
@@ -82,6 +87,32 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
             else:
                 group.add_argument(*opt.flags, dest=opt.field, help=opt.help,
                                    metavar=opt.metavar or opt.field.upper())
+
+
+def add_unattended_options(p: argparse.ArgumentParser) -> None:
+    """``--json-summary`` and ``--mail``: what tells a script or a person that a run ended."""
+    g = p.add_argument_group("Unattended runs")
+    g.add_argument("--json-summary", metavar="FILE",
+                   help="at the end of the run (complete, failed or interrupted) write a JSON "
+                        "summary to FILE (docs/result-format.rst)")
+    g.add_argument("--mail", metavar="ADDR", action="append", default=[],
+                   help="mail ADDR when the run ends (repeatable; needs --smtp)")
+    g.add_argument("--smtp", metavar="HOST[:PORT]", help="SMTP server for --mail (default port 25)")
+    g.add_argument("--smtp-starttls", action="store_true", help="use STARTTLS with the SMTP server")
+    g.add_argument("--smtp-user", metavar="USER",
+                   help=f"log in to the SMTP server as USER; the password comes from "
+                        f"${notify.PASSWORD_ENV} or --smtp-password-file")
+    g.add_argument("--smtp-password-file", metavar="FILE", help="file whose first line is the SMTP password")
+    g.add_argument("--mail-from", metavar="ADDR", help="sender of the mail (default tkperf@HOSTNAME)")
+
+
+def _unattended(args: argparse.Namespace) -> Optional[notify.MailSettings]:
+    """Check ``--json-summary`` (OutputError) and the mail options
+    (UsageError) before the run starts; the mail settings or None."""
+    if args.json_summary:
+        notify.check_summary_path(args.json_summary)
+    return notify.mail_settings(args.mail, args.smtp, args.smtp_starttls, args.smtp_user,
+                                args.smtp_password_file, args.mail_from, os.environ)
 
 
 def _overrides(args: argparse.Namespace, profile: str) -> dict:
@@ -130,6 +161,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.action != "run":
         raise UsageError(f"say what to do: tkperf {profile} run DEVICE")
     opts, dev, name, outdir = _from_args(args, profile)
+    mail = _unattended(args)
     if args.dry_run:
         return _dry_run(dev, opts, profile)
     saved = None
@@ -144,11 +176,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     desc_text, desc_fields = common.read_description(args.dsc)
     return _execute(args, Session(profile=profile, opts=opts, device=dev, name=name, outdir=outdir,
                                   saved=saved, force=args.force, description=desc_text,
-                                  description_fields=desc_fields))
+                                  description_fields=desc_fields), mail)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
     options.parse_report_formats(args.report_format)
+    mail = _unattended(args)
     saved = store.load(args.result)
     if saved.status == "complete":
         return _complete(saved, args.result)
@@ -163,7 +196,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     resume.check(saved, dev, opts)
     outdir = os.path.dirname(os.path.abspath(args.result))
     return _execute(args, Session(profile=saved.profile, opts=opts, device=dev, name=saved.name,
-                                  outdir=outdir, saved=saved, force=args.force))
+                                  outdir=outdir, saved=saved, force=args.force), mail)
 
 
 def _dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str) -> int:
@@ -178,30 +211,82 @@ def _dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str) -> int:
     return EXIT_OK
 
 
-def _execute(args: argparse.Namespace, session: Session) -> int:
-    common.setup_logging(None, args.quiet)
+def _execute(args: argparse.Namespace, session: Session,
+             mail: Optional[notify.MailSettings] = None) -> int:
+    common.setup_logging(None, args.quiet, getattr(args, "debug", False))
+    error: Optional[BaseException] = None
     try:
         session.execute(confirm=lambda dev: common.confirm(dev, args.yes))
+    except BaseException as exc:
+        error = exc
+        raise
     finally:
+        common.stop_progress()
+        reports: List[str] = []
         if session.run is not None:
             if not args.no_report:
-                _final_report(session.run, session.outdir, args.report_format)
+                reports = _final_report(session.run, session.outdir, args.report_format)
             print("\n".join(summary.lines(session.run)))
             print(f"results: {session.xml_path}")
+        _run_ended(args, session, mail, reports, error)
         session.close_log()
     return EXIT_OK
 
 
-def _final_report(run: RunResult, outdir: str, formats_text: str) -> None:
+def _run_ended(args: argparse.Namespace, session: Session, mail: Optional[notify.MailSettings],
+               reports: List[str], error: Optional[BaseException]) -> None:
+    """``--json-summary`` and ``--mail`` at the end of a run; a failure of
+    either is a warning and never changes the run's exit code."""
+    paths = notify.paths_dict(session.xml_path, session.log_path, reports)
+    if args.json_summary and session.run is not None:
+        _warn_on_failure("no JSON summary", lambda: notify.write_summary(
+            args.json_summary, summary.as_document(session.run, paths, exit_code_of(error))))
+    if mail is not None:
+        _send_mail(mail, session, paths, error)
+
+
+def _send_mail(mail: notify.MailSettings, session: Session, paths: dict,
+               error: Optional[BaseException]) -> None:
+    run = session.run
+    if run is None:  # stopped before the run began: no result, and the log may be an older run's
+        paths = notify.paths_dict("", "", [])
+    msg = notify.build_message(
+        mail, name=session.name, host=notify.host_name(run), run=run,
+        summary_lines=summary.lines(run) if run is not None else [], paths=paths, error=error,
+        log_tail=notify.tail(session.log_path) if error is not None and run is not None else [],
+        pdf=notify.read_pdf(paths["reports"]) if error is None else None)
+    try:
+        notify.send(msg, mail)
+    except Exception as exc:  # noqa: BLE001 - a mail failure never changes the run's outcome
+        line = notify.describe_failure(exc, mail)
+        log.warning("%s", line)
+        print(f"tkperf: warning: {line}", file=sys.stderr)
+    else:
+        log.info("mailed %r to %s", msg["Subject"], ", ".join(mail.recipients))
+
+
+def _warn_on_failure(what: str, action: Callable[[], None]) -> None:
+    try:
+        action()
+    except Exception as exc:  # noqa: BLE001 - the run's result is saved; say what is missing
+        log.error("%s:\n%s", what, traceback.format_exc())
+        print(f"tkperf: warning: {what}: {exc}", file=sys.stderr)
+
+
+def _final_report(run: RunResult, outdir: str, formats_text: str) -> List[str]:
     """The report at the end of a run, complete or partial; a failure here is
-    a warning, since the XML (the record) is already saved."""
+    a warning, since the XML (the record) is already saved.  The paths of
+    the report documents written (rst, html, pdf)."""
     try:
         from tkperf.render import report
 
-        common.print_report(report.build_report(run, outdir, options.parse_report_formats(formats_text)))
+        result = report.build_report(run, outdir, options.parse_report_formats(formats_text))
+        common.print_report(result)
+        return [p for p in result.paths if p.endswith((".rst", ".html", ".pdf"))]
     except Exception as exc:  # noqa: BLE001 - never lose the run's exit status to the report
         log.error("report failed:\n%s", traceback.format_exc())
         print(f"tkperf: warning: no report: {exc}", file=sys.stderr)
+        return []
 
 
 def register(sub) -> None:
@@ -219,4 +304,5 @@ def register(sub) -> None:
     res.add_argument("--force", action="store_true", help="as for ssd run")
     res.add_argument("--quiet", "-q", action="store_true")
     common.add_report_options(res)
+    add_unattended_options(res)
     res.set_defaults(func=cmd_resume)

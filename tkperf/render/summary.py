@@ -57,3 +57,27 @@ def as_dict(run: RunResult) -> dict:
             for t in run.tests
         ],
     }
+
+
+#: What ``--json-summary`` writes: its ``schema`` name and ``version``
+#: (tkperf/model/data/summary.schema.json, docs/result-format.rst).
+DOCUMENT_SCHEMA = "tkperf-summary"
+DOCUMENT_VERSION = 1
+
+
+def _figure_dict(f: Figure) -> dict:
+    return {"key": f.key, "label": f.label, "value": f.value, "unit": f.unit, "better": f.better}
+
+
+def as_document(run: RunResult, paths: Dict[str, object], exit_code: int) -> dict:
+    """The ``--json-summary`` document: :func:`as_dict` with a schema name and
+    version, each test's type and figures, the files written and the exit code.
+
+    ``paths`` holds ``result``, ``log`` and ``reports`` (a list)."""
+    doc = {"schema": DOCUMENT_SCHEMA, "version": DOCUMENT_VERSION, **as_dict(run)}
+    for entry, t in zip(doc["tests"], run.tests):
+        entry["type"] = t.type
+        entry["figures"] = [_figure_dict(f) for f in figures(t)]
+    doc["paths"] = {"result": paths["result"], "log": paths["log"], "reports": list(paths["reports"])}
+    doc["exit_code"] = exit_code
+    return doc

@@ -1,0 +1,248 @@
+"""The end of an unattended run, told to the world: the ``--json-summary``
+file and the ``--mail`` message.
+
+Everything is checked before the run starts (:func:`check_summary_path`,
+:func:`mail_settings`); at the end :func:`write_summary` writes the
+document atomically, :func:`build_message` (a pure function) makes the mail
+and :func:`send` sends it.  Standard library only; a password never comes
+from the command line, only from ``TKPERF_SMTP_PASSWORD`` or a file.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import smtplib
+import socket
+import ssl
+import tempfile
+from collections import deque
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+from tkperf.errors import Interrupted, OutputError, UsageError
+from tkperf.model import conformance
+from tkperf.model.files import atomic_write
+from tkperf.model.results import RunResult
+
+#: The JSON Schema of the ``--json-summary`` document.
+SUMMARY_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model", "data",
+                                   "summary.schema.json")
+PASSWORD_ENV = "TKPERF_SMTP_PASSWORD"
+DEFAULT_SMTP_PORT = 25
+LOG_TAIL_LINES = 50
+SMTP_TIMEOUT_S = 30.0
+
+
+# --- the JSON summary ---------------------------------------------------------
+
+def check_summary_path(path: str) -> None:
+    """Raise :class:`OutputError` unless ``path`` can be written: its folder
+    exists and takes a new file, and ``path`` is not a folder."""
+    if os.path.isdir(path):
+        raise OutputError(f"--json-summary {path}: is a directory")
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".tkperf-probe.", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"--json-summary {path}: cannot write there ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise OutputError(f"--json-summary {path}: not writable")
+
+
+def _finite(value: object) -> object:
+    """``value`` with NaN and infinities (not JSON) replaced by ``None``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def write_summary(path: str, document: dict) -> None:
+    """Write the ``--json-summary`` document atomically (OutputError on failure)."""
+    text = json.dumps(_finite(document), indent=2, allow_nan=False) + "\n"
+    atomic_write(path, text.encode("utf-8"))
+
+
+# --- mail settings --------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MailSettings:
+    """Where and how the end-of-run mail goes."""
+
+    recipients: Tuple[str, ...]
+    host: str
+    port: int = DEFAULT_SMTP_PORT
+    starttls: bool = False
+    user: str = ""
+    password: str = field(default="", repr=False)
+    sender: str = ""
+
+
+def parse_smtp(text: str) -> Tuple[str, int]:
+    """``HOST[:PORT]`` (``[v6addr]:PORT`` for IPv6) -> (host, port)."""
+    host, port = text, str(DEFAULT_SMTP_PORT)
+    if text.startswith("["):
+        end = text.find("]")
+        host, rest = text[1:end], text[end + 1:]
+        if end < 0 or (rest and not rest.startswith(":")):
+            raise UsageError(f"--smtp {text!r}: use HOST[:PORT]")
+        port = rest[1:] or port
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--smtp {text!r}: use HOST[:PORT] with a port from 1 to 65535")
+    return host, int(port)
+
+
+def read_password(path: Optional[str], env: Mapping[str, str]) -> str:
+    """The SMTP password: from the file ``path`` (its first line) or else
+    from ``TKPERF_SMTP_PASSWORD``; '' when neither is given."""
+    if path:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                return fh.readline().rstrip("\r\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--smtp-password-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    return env.get(PASSWORD_ENV, "")
+
+
+def mail_settings(recipients: Sequence[str], smtp: Optional[str], starttls: bool, user: Optional[str],
+                  password_file: Optional[str], sender: Optional[str],
+                  env: Mapping[str, str]) -> Optional[MailSettings]:
+    """The checked mail settings, or ``None`` without ``--mail``; every
+    mistake is a :class:`UsageError` before the run starts."""
+    if not recipients:
+        if smtp or starttls or user or password_file or sender:
+            raise UsageError("--smtp, --smtp-starttls, --smtp-user, --smtp-password-file and "
+                             "--mail-from need --mail ADDR")
+        return None
+    if not smtp:
+        raise UsageError("--mail needs --smtp HOST[:PORT]")
+    for addr in recipients:
+        if "@" not in addr or any(c.isspace() for c in addr):
+            raise UsageError(f"--mail {addr!r}: not a mail address")
+    host, port = parse_smtp(smtp)
+    if password_file and not user:
+        raise UsageError("--smtp-password-file needs --smtp-user")
+    password = read_password(password_file, env) if user else ""
+    if user and not password:
+        raise UsageError(f"--smtp-user needs a password: set {PASSWORD_ENV} or use --smtp-password-file")
+    return MailSettings(recipients=tuple(recipients), host=host, port=port, starttls=starttls,
+                        user=user or "", password=password,
+                        sender=sender or f"tkperf@{socket.gethostname()}")
+
+
+# --- the message ------------------------------------------------------------------
+
+def one_line(error: BaseException) -> str:
+    """The error's first line, at most 160 characters (for a subject)."""
+    lines = str(error).strip().splitlines()
+    text = lines[0] if lines else type(error).__name__
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def subject(name: str, host: str, run: Optional[RunResult], error: Optional[BaseException]) -> str:
+    """'tkperf: NAME complete on HOST (conformant)', 'tkperf: NAME interrupted on
+    HOST: why' (a signal) or 'tkperf: NAME FAILED on HOST: why'."""
+    if error is None and run is not None and run.status == "complete":
+        verdict = "conformant" if conformance.of_run(run).conformant else "NOT PTS-conformant"
+        return f"tkperf: {name} complete on {host} ({verdict})"
+    why = one_line(error) if error is not None else f"run {run.status if run else 'not started'}"
+    what = "interrupted" if isinstance(error, (Interrupted, KeyboardInterrupt)) else "FAILED"
+    return f"tkperf: {name} {what} on {host}: {why}"
+
+
+def _paths_lines(paths: Mapping[str, object]) -> List[str]:
+    out = [f"  {key}: {paths[key]}" for key in ("result", "log") if paths.get(key)]
+    out += [f"  report: {p}" for p in paths.get("reports", ())]  # type: ignore[union-attr]
+    return ["", "Files:", *out] if out else []
+
+
+def body(summary_lines: Sequence[str], paths: Mapping[str, object], error: Optional[BaseException],
+         log_tail: Sequence[str], log_path: str = "") -> str:
+    """The mail's text: the summary and the files; on failure the error
+    first and the log's last lines after."""
+    out: List[str] = []
+    if error is not None:
+        stopped = "was interrupted" if isinstance(error, (Interrupted, KeyboardInterrupt)) else "failed"
+        out += [f"The run {stopped}: {error}", ""]
+    out += list(summary_lines)
+    out += _paths_lines(paths)
+    if error is not None:
+        out += ["", f"Last {len(log_tail)} lines of the log" + (f" {log_path}" if log_path else "") + ":", ""]
+        out += [line.rstrip("\n") for line in log_tail] or ["(no log)"]
+    return "\n".join(out) + "\n"
+
+
+def build_message(settings: MailSettings, *, name: str, host: str, run: Optional[RunResult],
+                  summary_lines: Sequence[str], paths: Mapping[str, object],
+                  error: Optional[BaseException] = None, log_tail: Sequence[str] = (),
+                  pdf: Optional[Tuple[str, bytes]] = None) -> EmailMessage:
+    """The end-of-run mail; a pure function of its arguments.  ``pdf`` is
+    (file name, bytes) of the report to attach, ``log_tail`` the log's last
+    lines (shown when the run did not complete)."""
+    msg = EmailMessage()
+    msg["Subject"] = subject(name, host, run, error)
+    msg["From"] = settings.sender
+    msg["To"] = ", ".join(settings.recipients)
+    msg.set_content(body(summary_lines, paths, error, log_tail, str(paths.get("log") or "")))
+    if pdf is not None:
+        msg.add_attachment(pdf[1], maintype="application", subtype="pdf", filename=pdf[0])
+    return msg
+
+
+def tail(path: str, n: int = LOG_TAIL_LINES) -> List[str]:
+    """The last ``n`` lines of a text file; none when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return list(deque(fh, maxlen=n))
+    except OSError:
+        return []
+
+
+def read_pdf(reports: Sequence[str]) -> Optional[Tuple[str, bytes]]:
+    """(name, bytes) of the first PDF among ``reports``, if it can be read."""
+    for path in reports:
+        if path.endswith(".pdf"):
+            try:
+                with open(path, "rb") as fh:
+                    return os.path.basename(path), fh.read()
+            except OSError:
+                return None
+    return None
+
+
+def host_name(run: Optional[RunResult]) -> str:
+    """The tested host's name as the result file records it."""
+    return (run.host.hostname if run is not None and run.host.hostname else "") or socket.gethostname()
+
+
+# --- sending ----------------------------------------------------------------------
+
+def send(msg: EmailMessage, settings: MailSettings, timeout: float = SMTP_TIMEOUT_S) -> None:
+    """Send ``msg``; raises ``OSError`` or ``smtplib.SMTPException`` on failure."""
+    with smtplib.SMTP(settings.host, settings.port, timeout=timeout) as smtp:
+        if settings.starttls:
+            smtp.starttls(context=ssl.create_default_context())
+        if settings.user:
+            smtp.login(settings.user, settings.password)
+        smtp.send_message(msg)
+
+
+def describe_failure(exc: BaseException, settings: MailSettings) -> str:
+    """One line naming a mail failure: 'mail to a@b via host:25 failed: why'."""
+    why = one_line(exc) if str(exc).strip() else type(exc).__name__
+    return (f"mail to {', '.join(settings.recipients)} via {settings.host}:{settings.port} "
+            f"failed: {type(exc).__name__}: {why}")
+
+
+def paths_dict(result: str, log: str, reports: Sequence[str]) -> Dict[str, object]:
+    """The ``paths`` of the summary document and of the mail."""
+    return {"result": result, "log": log, "reports": list(reports)}
