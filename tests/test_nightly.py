@@ -1,0 +1,73 @@
+"""The nightly QA wrapper of examples/nightly, run as cron would run it, on
+a loop device this test makes: the first night sets the baseline, a night
+within tolerance is silent, a regression prints the check and exits 1."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lxml import etree
+
+from conftest import needs_fio
+from tkperf.model import store
+
+pytestmark = needs_fio
+
+SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "nightly" / "tkperf-nightly"
+
+
+def night(tmp_path: Path, loopdev: str, **extra: str) -> subprocess.CompletedProcess:
+    # The script calls `tkperf` by name, as cron finds it on PATH.
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    shim = bindir / "tkperf"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m tkperf "$@"\n')
+    shim.chmod(0o755)
+    env = {"PATH": f"{bindir}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME": str(tmp_path),
+           "TKPERF_DEVICE": loopdev, "TKPERF_BASELINE": str(tmp_path / "baseline.xml"),
+           "TKPERF_OUTDIR": str(tmp_path / "nightly"), "TKPERF_QUICK": "1", "TKPERF_TESTS": "lat", **extra}
+    return subprocess.run(["bash", str(SCRIPT)], env=env, capture_output=True, text=True, timeout=600,
+                          stdin=subprocess.DEVNULL)
+
+
+def better_baseline(path: Path) -> None:
+    """Make the baseline's response times 10x shorter: tonight looks 10x worse."""
+    run = store.load(str(path))
+    for t in run.tests:
+        t.rounds[:] = [dataclasses.replace(r, workloads=tuple(
+            dataclasses.replace(w, read=dataclasses.replace(w.read, lat_mean_us=w.read.lat_mean_us / 10),
+                                write=dataclasses.replace(w.write, lat_mean_us=w.write.lat_mean_us / 10))
+            for w in r.workloads)) for r in t.rounds]
+    store.save(run, str(path))
+
+
+def test_nightly_sets_the_baseline_then_checks_against_it(tmp_path, loopdev):
+    first = night(tmp_path, loopdev)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "no baseline yet" in first.stdout
+    assert store.load(str(tmp_path / "baseline.xml")).status == "complete"
+
+    quiet = night(tmp_path, loopdev, TKPERF_TOLERANCE="1000%")
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    assert quiet.stdout == ""  # cron mails nothing on a good night
+    (night_dir,) = [d for d in (tmp_path / "nightly").iterdir()
+                    if (d / "junit.xml").exists()]
+    junit = etree.parse(str(night_dir / "junit.xml")).getroot()
+    assert int(junit.get("failures", junit[0].get("failures"))) == 0
+    assert (night_dir / "summary.json").exists()
+
+    better_baseline(tmp_path / "baseline.xml")
+    worse = night(tmp_path, loopdev)
+    assert worse.returncode == 1, worse.stdout + worse.stderr
+    assert "check against" in worse.stdout and "REGRESSION" in worse.stdout
+    assert "lat_mean_us" in worse.stdout
+
+
+def test_nightly_without_a_device_says_so(tmp_path):
+    proc = subprocess.run(["bash", str(SCRIPT)], env={"PATH": os.environ["PATH"]}, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode != 0
+    assert "TKPERF_DEVICE" in proc.stderr
