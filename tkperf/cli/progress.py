@@ -21,7 +21,8 @@ import time
 from typing import IO, Optional
 
 from tkperf.engine import progress as engine_progress
-from tkperf.engine.progress import Progress, duration, eta_text, finish_clock
+from tkperf.durations import duration
+from tkperf.engine.progress import Progress, eta_text, finish_clock
 
 
 def stamp() -> str:
@@ -141,7 +142,7 @@ class LiveRenderer(_Renderer):
             if near:
                 verdict = "steady" if getattr(s.steady, "steady", False) else "not steady yet"
                 grid.add_row("steady", Text(f"{near} ({verdict})"))
-        grid.add_row("elapsed", Text(duration(s.elapsed())))
+        grid.add_row("elapsed", Text(duration(s.elapsed(), rough=True)))
         eta = self.eta()
         if eta:
             grid.add_row("ETA", Text(eta[4:]))

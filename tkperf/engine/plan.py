@@ -5,7 +5,7 @@ from typing import List
 
 from tkperf.engine.options import RunOptions
 from tkperf.engine.precondition import WIPC_BS, wipc_job
-from tkperf.engine.shapes import hours
+from tkperf.engine.shapes import duration_rough
 from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.model.results import DeviceInfo
 
@@ -33,7 +33,7 @@ def describe(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[s
         low += est.low_s
         high += est.high_s
         lines.append(job_file(settings, est.jobs))
-    lines.append(f"# estimated duration: {hours(low)} to {hours(high)} of fio workloads, plus the "
+    lines.append(f"# estimated duration: {duration_rough(low)} to {duration_rough(high)} of fio workloads, plus the "
                  f"purges and {wipc_bytes / 1e9:.1f} GB of preconditioning writes "
-                 f"({hours(wipc_bytes / 500e6)} at 500 MB/s)")
+                 f"({duration_rough(wipc_bytes / 500e6)} at 500 MB/s)")
     return lines

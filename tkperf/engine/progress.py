@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
+from tkperf.durations import duration
+
 #: Preconditioning speed assumed before a WIPC has been measured (as the dry run).
 WIPC_RATE = 500e6
 
@@ -260,18 +262,9 @@ class Progress:
                 f"slope {100 * s.slope_excursion / avg:.1f}% of 10%")
 
 
-def duration(seconds: float) -> str:
-    """'45 s', '12 min', '2.3 h'."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 def eta_text(lo: float, hi: float) -> str:
     """'ETA 2.3 h to 11.5 h' (or one figure when both ends agree)."""
-    a, b = duration(lo), duration(hi)
+    a, b = duration(lo, rough=True), duration(hi, rough=True)
     return f"ETA {a}" if a == b else f"ETA {a} to {b}"
 
 

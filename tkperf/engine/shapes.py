@@ -30,6 +30,7 @@ import numpy as np
 
 from tkperf.engine.progress import Progress
 from tkperf.engine.steadystate import SteadyState, evaluate
+from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.intervals import IntervalCutter
 from tkperf.model.results import Round, TestRun, now_iso
@@ -168,7 +169,7 @@ class Rounds(Shape):
         jobs = self.round_jobs(blank_test(), 1)
         per_round = _per_round(jobs)
         first = min(opts.window, opts.max_rounds)
-        return Estimate((f"# each round: {len(jobs)} workloads, about {hours(per_round)}; "
+        return Estimate((f"# each round: {len(jobs)} workloads, about {duration_rough(per_round)}; "
                          f"{first} to {opts.max_rounds} rounds",), jobs,
                         first * per_round, opts.max_rounds * per_round)
 
@@ -228,7 +229,7 @@ class Stream(Shape):
 
     def steady_rule(self, window: int) -> str:
         """The steady-state rule in words: '20/10 on 5 points 30 min apart'."""
-        return f"20/10 on {window} points {hours(self.steady_every * self.interval_s)} apart"
+        return f"20/10 on {window} points {duration_rough(self.steady_every * self.interval_s)} apart"
 
     def verdict(self, values: Sequence[float], window: int) -> SteadyState:
         """The steady-state verdict on the interval figures ``values`` so far."""
@@ -282,7 +283,7 @@ class Stream(Shape):
         test.stop_reason = state["reason"]
 
     def estimate(self, opts, capacity: int) -> Estimate:
-        stops = [hours(self.job.runtime)]
+        stops = [duration_rough(self.job.runtime)]
         if self.stop_bytes:
             stops.append(f"{self.stop_bytes / 1e9:.1f} GB written")
         if self.steady_stop:
@@ -320,7 +321,7 @@ class Sweep(Shape):
 
     def estimate(self, opts, capacity: int) -> Estimate:
         t = _per_round(self.points)
-        return Estimate((f"# one sweep over {len(self.points)} points, about {hours(t)}",),
+        return Estimate((f"# one sweep over {len(self.points)} points, about {duration_rough(t)}",),
                         self.points, t, t)
 
 
@@ -363,15 +364,10 @@ class Phases(Shape):
         jobs = tuple(j for p in self.phases for j in p.jobs)
         busy = sum(_per_round(p.jobs) for p in self.phases)
         idle = sum(p.idle_s for p in self.phases[:-1])
-        return Estimate((f"# {len(self.phases)} phases, {hours(busy)} of I/O and {hours(idle)} idle",),
+        return Estimate((f"# {len(self.phases)} phases, {duration_rough(busy)} of I/O and {duration_rough(idle)} idle",),
                         jobs, busy + idle, busy + idle)
 
 
-def hours(seconds: float) -> str:
-    """A duration for the dry run: '45 s', '12 min', '3.5 h'."""
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
+def duration_rough(seconds: float) -> str:
+    """An estimate's duration: '45 s', '12 min', '3.5 h'."""
+    return duration(seconds, rough=True)

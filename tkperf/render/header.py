@@ -13,7 +13,8 @@ from tkperf.model import conformance, pts
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
 from tkperf.render import steady
-from tkperf.render.words import NA, duration, oio, plural, tracking_label, unit_of, verdict
+from tkperf.durations import duration
+from tkperf.render.words import NA, oio, plural, tracking_label, unit_of, verdict
 
 Pairs = Tuple[Tuple[str, str], ...]
 #: Height of the SNIA header tables on an A4 PDF page, with some margin.

@@ -130,15 +130,6 @@ def fmt(value: Optional[float], unit: str = "") -> str:
     return text
 
 
-def duration(seconds: float) -> str:
-    """A duration as a reader takes it in: '45 s', '12.5 min', '24.0 h'."""
-    if seconds >= 3 * 3600:
-        return f"{seconds / 3600:.1f} h"
-    if seconds >= 180:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
-
-
 def oio(numjobs: str, iodepth: str) -> str:
     """Outstanding I/O as the PTS writes it: 'TC 2 x QD 16 = OIO 32'."""
     try:

@@ -19,7 +19,8 @@ from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, duration, fmt, plural
+from tkperf.durations import duration
+from tkperf.render.words import NA, fmt, plural
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops
 
 #: Tables list every interval up to this many, else this many bins of intervals.
