@@ -57,6 +57,9 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--max-rounds", type=int, help="most rounds per test before giving up on steady state (default 25)")
     p.add_argument("--refill-buffers", "-rfb", action="store_true", default=None,
                    help="new random data for every write (for controllers that compress)")
+    p.add_argument("--latency-histograms", action="store_true", default=None,
+                   help="keep every workload's response-time histogram (fio json+ bins) for every "
+                        "test: histogram, confidence plot and nines table in the report (LAT always keeps them)")
     p.add_argument("--purge", choices=("auto", "ata", "nvme", "scsi", "discard", "none"),
                    help=f"PURGE method before each test (default {'none' if profile == 'hdd' else 'auto'})")
     p.add_argument("--wipc-loops", type=int,
@@ -118,7 +121,7 @@ def _unattended(args: argparse.Namespace) -> Optional[notify.MailSettings]:
 def _overrides(args: argparse.Namespace, profile: str) -> dict:
     o = dict(
         runtime=args.runtime, numjobs=args.numjobs, iodepth=args.iodepth, max_rounds=args.max_rounds,
-        refill_buffers=args.refill_buffers, purge=args.purge, wipc_loops=args.wipc_loops,
+        refill_buffers=args.refill_buffers, latency_histograms=args.latency_histograms, purge=args.purge, wipc_loops=args.wipc_loops,
         active_range=args.active_range, write_cache=args.write_cache,
     )
     if profile == "hdd":

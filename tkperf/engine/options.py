@@ -182,6 +182,8 @@ class RunOptions:
     max_rounds: int = 25
     window: int = WINDOW
     refill_buffers: bool = False
+    #: Keep every workload's response-time histogram (fio json+), for every test.
+    latency_histograms: bool = False
     purge: str = "auto"
     wipc_loops: int = 2
     quick: bool = False

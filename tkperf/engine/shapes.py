@@ -99,10 +99,18 @@ def _scaled(value: float, metric: str) -> float:
     return value / 1e6 if metric.endswith("bw_bytes") else value  # labels say MB/s
 
 
-def record_round(ctx: "Runner", test: TestRun, jobs: Sequence[FioJob], index: int, what: str) -> Round:
-    """Run ``jobs`` as one fio process and append the result as round ``index``."""
+def wants_histograms(ctx: object, plan: "Plan") -> bool:
+    """Whether this plan's workloads keep their response-time histograms: the
+    plan asks (LAT), or the run does (``--latency-histograms``)."""
+    return bool(plan.histograms or getattr(getattr(ctx, "opts", None), "latency_histograms", False))
+
+
+def record_round(ctx: "Runner", test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
+                 histograms: bool = False) -> Round:
+    """Run ``jobs`` as one fio process and append the result as round ``index``
+    (with every workload's response-time histogram when ``histograms``)."""
     started = now_iso()
-    workloads, wall = ctx.fio.run(jobs, what=what)
+    workloads, wall = ctx.fio.run(jobs, what=what, histograms=histograms)
     fio_s = sum(w.runtime_ms for w in workloads) / 1000.0
     rnd = Round(index=index, started=started, wall_s=wall, fio_s=fio_s, workloads=tuple(workloads))
     test.rounds.append(rnd)
@@ -148,7 +156,8 @@ class Rounds(Shape):
             ctx.phase = f"round {index}"
             jobs = self.round_jobs(test, index)
             prog.round_started(index, _per_round(jobs), plan.tracking.label)
-            rnd = record_round(ctx, test, jobs, index, f"{plan.key} round {index}")
+            rnd = record_round(ctx, test, jobs, index, f"{plan.key} round {index}",
+                               wants_histograms(ctx, plan))
             if self.jobs_for is not None:
                 test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
             test.steady = plan.steady_state(test, opts.window)
@@ -312,7 +321,7 @@ class Sweep(Shape):
         ctx.phase = "sweep"
         _progress(ctx).once_started(f"sweep over {len(self.points)} points", _per_round(self.points))
         progress.info("[%s] sweep over %d points", plan.key, len(self.points))
-        record_round(ctx, test, self.points, 1, f"{plan.key} sweep")
+        record_round(ctx, test, self.points, 1, f"{plan.key} sweep", wants_histograms(ctx, plan))
         if plan.tracking is not None:
             test.steady = plan.steady_state(test, ctx.opts.window)
             debug_steady(plan.key, test.steady)
@@ -348,7 +357,8 @@ class Phases(Shape):
         for index, phase in enumerate(self.phases, 1):
             ctx.phase = f"phase {index}"
             prog.once_started(f"phase {index} of {len(self.phases)}", total)
-            record_round(ctx, test, phase.jobs, index, f"{plan.key} phase {index}")
+            record_round(ctx, test, phase.jobs, index, f"{plan.key} phase {index}",
+                         wants_histograms(ctx, plan))
             test.data[f"phase.{index}"] = phase.label or f"phase {index}"
             test.data[f"idle.{index}"] = repr(float(phase.idle_s))
             progress.info("[%s] phase %d of %d%s", plan.key, index, len(self.phases),

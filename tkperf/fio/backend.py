@@ -43,8 +43,10 @@ class FioBackend(abc.ABC):
 
     @abc.abstractmethod
     def run(self, jobs: Sequence[FioJob], what: str,
-            timeout: Optional[float] = None) -> Tuple[List[Workload], float]:
-        """Run ``jobs`` back to back in one fio process; (workloads, wall seconds)."""
+            timeout: Optional[float] = None, histograms: bool = False) -> Tuple[List[Workload], float]:
+        """Run ``jobs`` back to back in one fio process; (workloads, wall seconds).
+        ``histograms``: fio reports json+ and each direction keeps its
+        response-time bins (``IoStats.bins``)."""
 
     @abc.abstractmethod
     def stream(self, job: FioJob, interval_s: int, what: str,
@@ -95,7 +97,8 @@ class LocalFio(FioBackend):
         log.info("fio job file for %s:\n%s", what, job_text)
         path = self._write_job_file(job_text)
         try:
-            proc = programs.start([self.fio, "--output-format=json", *flags, path], **popen)
+            fmt = [] if any(f.startswith("--output-format=") for f in flags) else ["--output-format=json"]
+            proc = programs.start([self.fio, *fmt, *flags, path], **popen)
             try:
                 yield proc
             except BaseException:
@@ -108,13 +111,13 @@ class LocalFio(FioBackend):
             os.unlink(path)
 
     def run(self, jobs: Sequence[FioJob], what: str,
-            timeout: Optional[float] = None) -> Tuple[List[Workload], float]:
+            timeout: Optional[float] = None, histograms: bool = False) -> Tuple[List[Workload], float]:
         """Run ``jobs`` back to back in one fio process; returns workloads and wall seconds."""
         planned = sum(j.planned_seconds for j in jobs)
         if timeout is None and planned:
             timeout = planned * HANG_FACTOR + HANG_MARGIN_S
         t0 = time.monotonic()
-        with self._process(job_file(self.settings, jobs), what, (), stdout=subprocess.PIPE,
+        with self._process(job_file(self.settings, jobs), what, ("--output-format=json+",) if histograms else (), stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True) as proc:
             try:
                 out, err = proc.communicate(timeout=timeout)

@@ -5,6 +5,7 @@ import json
 from typing import Dict, Iterator, List, Tuple
 
 from tkperf.errors import FioError
+from tkperf.model import histogram
 from tkperf.model.results import PERCENTILES, IoStats, Workload
 
 
@@ -106,6 +107,7 @@ def iostats(side: dict) -> IoStats:
         io_bytes=_io_bytes(side),
         ios=ios,
         percentiles=_percentiles(side) if ios else (),
+        bins=histogram.from_fio(_latency(side, "lat").get("bins")) if ios else (),
         **figures,
     )
 
@@ -128,14 +130,16 @@ def _merge_latency(a: IoStats, b: IoStats, kind: str) -> Dict[str, float]:
 
 def _merge(a: IoStats, b: IoStats) -> IoStats:
     """Two fio jobs of one workload reported apart (no group_reporting): sum rates,
-    weight the means by I/O count, take the larger max and percentiles (a bound, not exact)."""
+    weight the means by I/O count, take the larger max and percentiles (a bound,
+    not exact); the histograms add exactly."""
     pa, pb = dict(a.percentiles), dict(b.percentiles)
     pct = tuple((k, max(pa.get(k, 0.0), pb.get(k, 0.0))) for k in PERCENTILES if k in pa or k in pb)
     figures: Dict[str, float] = {}
     for kind in LATENCIES:
         figures.update(_merge_latency(a, b, kind))
     return IoStats(iops=a.iops + b.iops, bw_bytes=a.bw_bytes + b.bw_bytes,
-                   io_bytes=a.io_bytes + b.io_bytes, ios=a.ios + b.ios, percentiles=pct, **figures)
+                   io_bytes=a.io_bytes + b.io_bytes, ios=a.ios + b.ios, percentiles=pct,
+                   bins=histogram.merge(a.bins, b.bins), **figures)
 
 
 def _runtime_ms(job: dict) -> int:

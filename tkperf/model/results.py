@@ -35,7 +35,7 @@ class IoStats:
 
     ``lat_*`` is the response time (fio's total latency ``lat``), which the
     SNIA PTS reports; ``clat_*`` (completion) and ``slat_*`` (submission)
-    are kept beside it.  ``percentiles`` are of the response time.
+    are kept beside it.  ``percentiles`` and ``bins`` are of the response time.
     """
 
     iops: float = 0.0
@@ -55,6 +55,10 @@ class IoStats:
     slat_min_us: float = 0.0
     slat_max_us: float = 0.0
     slat_stddev_us: float = 0.0
+    #: The response-time histogram, ``(ns, count)`` pairs (fio's json+
+    #: ``lat_ns`` bins, :mod:`tkperf.model.histogram`); empty unless the
+    #: test kept histograms (LAT, ``--latency-histograms``).
+    bins: Tuple[Tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("iops", "bw_bytes", "io_bytes", "ios", "lat_mean_us", "lat_max_us",

@@ -10,6 +10,7 @@ from lxml import etree
 
 from tkperf.engine.steadystate import SteadyState
 from tkperf.errors import ResultFileError
+from tkperf.model import histogram
 from tkperf.model.fileformat import FORMAT_VERSION
 from tkperf.model.results import (
     DeviceInfo,
@@ -60,7 +61,18 @@ def _read_iostats(el: etree._Element) -> IoStats:
         clat_max_us=_f(el, "clat-max-us"), clat_stddev_us=_f(el, "clat-stddev-us"),
         slat_mean_us=_f(el, "slat-mean-us"), slat_min_us=_f(el, "slat-min-us"),
         slat_max_us=_f(el, "slat-max-us"), slat_stddev_us=_f(el, "slat-stddev-us"),
+        bins=_bins(el.find("latency-bins")),
     )
+
+
+def _bins(el: Optional[etree._Element]) -> Tuple[Tuple[int, int], ...]:
+    """A <latency-bins> element's histogram; none when absent."""
+    if el is None or not (el.text or "").strip():
+        return ()
+    try:
+        return histogram.from_text(el.text or "")
+    except ValueError as exc:
+        raise ResultFileError(f"bad latency-bins: {exc}") from None
 
 
 def _read_round(r: etree._Element) -> Round:

@@ -11,6 +11,7 @@ from lxml import etree
 from tkperf.errors import OutputError
 from tkperf.model.fileformat import FORMAT_VERSION, safe_parser
 from tkperf.model.files import atomic_write
+from tkperf.model import histogram
 from tkperf.model.results import IoStats, RunResult, TestRun
 from tkperf.model.series import check_id, format_row, format_rows
 
@@ -54,6 +55,8 @@ def _iostats(parent: etree._Element, tag: str, s: IoStats) -> None:
     )
     for p, us in s.percentiles:
         _set(etree.SubElement(el, "percentile"), p=p, us=float(us))
+    if s.bins:
+        etree.SubElement(el, "latency-bins", unit="ns").text = histogram.to_text(s.bins)
 
 
 def _namevalues(parent: etree._Element, tag: str, items: Dict[str, str]) -> None:

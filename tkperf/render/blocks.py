@@ -249,7 +249,59 @@ class CurvesChart:
     thousands: bool = True
 
 
-ChartSpec = Union[ConvergenceChart, WindowChart, LinesChart, HeatmapChart, BarsChart, CurvesChart]
+@dataclass(frozen=True, eq=False)
+class XYChart:
+    """Curves of y over x with markers: a sweep (IOPS vs QD or OIO), a
+    demand-intensity curve (IOPS vs response time), per-interval latency.
+
+    ``xlog``/``ylog``: 0 for a linear axis, else the log base (2 for queue
+    depths, 10 for times); ``xticks``: x positions labelled with their
+    plain values (1, 2, 4 ... 128); ``dots``: markers only, no lines
+    (one dot per second); ``time_axis``: x is seconds, shown in seconds,
+    minutes or hours as the longest curve needs; ``ylim``: (low, high), each
+    None for automatic; ``hlines``: (label, y) lines across the plot.
+    """
+
+    curves: Tuple[Curve, ...]
+    xlabel: str
+    ylabel: str
+    title: str = ""
+    xlog: int = 0
+    ylog: int = 0
+    xticks: Tuple[float, ...] = ()
+    dots: bool = False
+    time_axis: bool = False
+    ylim: Tuple[Optional[float], Optional[float]] = (0.0, None)
+    hlines: Tuple[Tuple[str, float], ...] = ()
+    legend_title: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class HistogramChart:
+    """Response-time histograms: per curve, x the bin's response time (µs)
+    and y its I/O count; drawn as the share of the curve's I/Os per bin
+    over a log time axis."""
+
+    curves: Tuple[Curve, ...]
+    title: str = ""
+    xlabel: str = "Response time (µs)"
+
+
+@dataclass(frozen=True, eq=False)
+class ConfidenceChart:
+    """Confidence ("nines") plot: per curve, x a response time (µs) and y
+    the share of I/Os completed within it (0..1, rising); y is drawn on a
+    nines scale (90%, 99%, 99.9% ... equally spaced) and the ``marks``
+    (percentiles as text: '99.99') as lines across."""
+
+    curves: Tuple[Curve, ...]
+    title: str = ""
+    marks: Tuple[str, ...] = ("99", "99.9", "99.99", "99.999", "99.9999")
+    xlabel: str = "Response time (µs)"
+
+
+ChartSpec = Union[ConvergenceChart, WindowChart, LinesChart, HeatmapChart, BarsChart, CurvesChart,
+                  XYChart, HistogramChart, ConfidenceChart]
 
 
 @dataclass(frozen=True, eq=False)

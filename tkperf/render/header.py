@@ -101,6 +101,8 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
         ("Data pattern", "random, refill_buffers (new data for every write)" if refill
          else "random (fio buffers, not refilled)"),
         ("Active range", f"{o.get('active_range', '100')}% (preconditioning and test)"),
+        ("Latency histograms", "kept for every workload (--latency-histograms)"
+         if o.get("latency_histograms") == "true" else "LAT and tests that ask for them"),
         ("Device class", f"{o.get('device_class', NA)} ({run.profile or 'ssd'} profile)"),
         ("Write cache asked", {"on": "on (WCE) for the run where the drive allows, restored after",
                                "off": "off (WCD) for the run where the drive allows, restored after",

@@ -15,7 +15,7 @@ from typing import Dict, List, Sequence
 from tkperf import testtypes
 from tkperf.engine.options import REPORT_FORMATS, parse_report_formats
 from tkperf.model.results import RunResult, TestRun
-from tkperf.render import generic, page
+from tkperf.render import generic, page, qos
 from tkperf.render.context import ReportContext
 from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.render.page import SUMMARY_LAYOUT
@@ -31,6 +31,9 @@ def test_sections(ctx: ReportContext) -> list:
         tests = ctx.run.tests_of(name)
         if tests:
             out += kind.report_section(ctx, tests)
+            if not kind.shows_histograms:
+                for t in tests:  # --latency-histograms
+                    out += qos.qos_blocks(ctx, t, f"{t.key}, {_where(t)}")
     missing: Dict[str, List[TestRun]] = {}
     for t in ctx.run.tests:
         if testtypes.get(t.type) is None:
@@ -38,6 +41,10 @@ def test_sections(ctx: ReportContext) -> list:
     for name, tests in missing.items():
         out += generic.missing_section(ctx, name, tests)
     return out
+
+
+def _where(test: TestRun) -> str:
+    return "the measurement window" if test.steady is not None and test.steady.rounds else "all rounds"
 
 
 def report_blocks(run: RunResult) -> list:

@@ -150,6 +150,29 @@ def window_blocks(ctx, test: TestRun, level: int) -> list:
                     title=f"Steady-state check of {tracking_label(test)}", widths=[26, 26, 48])]
 
 
+def fob_blocks(test: TestRun, level: int) -> list:
+    """The headline figures fresh out of box (first round or interval after
+    the purge) beside their steady-state values; nothing without a purge."""
+    from tkperf import testtypes
+
+    kind = testtypes.get(test.type)
+    fob = kind.fob(test) if kind is not None else []
+    if not fob:
+        return []
+    steady = {f.key: f for f in kind.headline(test)}
+    rows = []
+    for f in fob:
+        s = steady.get(f.key)
+        change = (f"{(s.value - f.value) / f.value * 100:+.1f}%" if s is not None and f.value else NA)
+        rows.append([f.label, f.shown(), s.shown() if s is not None else NA, change])
+    first = "round 1" if test.rounds else f"the first {kind.unit}"
+    return [b.Heading("Fresh out of box and steady state", level),
+            b.table(["Figure", f"FOB ({first})", f"Steady state ({window_source(test)})", "Change"], rows,
+                    title="The headline figures as first measured after the purge, and over the window",
+                    widths=[26, 24, 34, 16])]
+
+
 def steady_sections(ctx, test: TestRun, conv: Convergence, level: int) -> list:
-    """Convergence, then the measurement window."""
-    return convergence_blocks(ctx, test, conv, level) + window_blocks(ctx, test, level)
+    """FOB beside steady state, convergence, then the measurement window."""
+    return (fob_blocks(test, level) + convergence_blocks(ctx, test, conv, level)
+            + window_blocks(ctx, test, level))

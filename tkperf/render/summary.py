@@ -20,6 +20,12 @@ def figures(t: TestRun) -> List[Figure]:
     return kind.headline(t) if kind is not None else []
 
 
+def fob_figures(t: TestRun) -> List[Figure]:
+    """The headline figures as first measured after the purge (FOB)."""
+    kind = testtypes.get(t.type)
+    return kind.fob(t) if kind is not None else []
+
+
 def headline(t: TestRun) -> Dict[str, float]:
     """The figures a reader looks at first, averaged over the measurement window."""
     return {f.key: f.value for f in figures(t)}
@@ -36,7 +42,16 @@ def lines(run: RunResult) -> List[str]:
     for t in run.tests:
         shown = ", ".join(f"{f.label} {f.shown()}" for f in figures(t))
         out.append(f"  {words.test_title(t):<9} {words.test_verdict(t)}" + (f"; {shown}" if shown else ""))
+        fob = fob_figures(t)
+        if fob:
+            out.append(f"  {'':<9} FOB (first {_first_step(t)} after the purge): "
+                       + ", ".join(f"{f.label} {f.shown()}" for f in fob))
     return out
+
+
+def _first_step(t: TestRun) -> str:
+    kind = testtypes.get(t.type)
+    return kind.unit if kind is not None else "round"
 
 
 def as_dict(run: RunResult) -> dict:
@@ -53,7 +68,8 @@ def as_dict(run: RunResult) -> dict:
             {"key": t.key, "status": t.status, "rounds": t.done, "stop_reason": t.stop_reason,
              "steady": bool(t.steady and t.steady.steady),
              "window": list(t.steady.rounds) if t.steady else [],
-             "headline": headline(t)}
+             "headline": headline(t),
+             "fob": {f.key: f.value for f in fob_figures(t)}}
             for t in run.tests
         ],
     }

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import abc
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
@@ -105,6 +105,9 @@ class Plan:
     (default: the 20/10 check of the one tracking figure,
     ``TestRun.evaluate``); a test type tracking several figures passes its
     own.  ``wipc_bs`` is the WIPC block size in bytes (0: SEQ 128KiB).
+    ``histograms``: fio reports in json+ and every workload keeps its
+    response-time histogram (``IoStats.bins``); ``--latency-histograms``
+    turns it on for every plan.
     """
 
     key: str
@@ -114,6 +117,8 @@ class Plan:
     wipc: bool = True
     judge: Optional[Callable[["TestRun", int], Any]] = None
     wipc_bs: int = 0
+    #: Keep every workload's response-time histogram (fio json+ bins).
+    histograms: bool = False
 
     def steady_state(self, test: "TestRun", window: int) -> Any:
         """The steady-state verdict of ``test`` now."""
@@ -179,6 +184,13 @@ class TestType(abc.ABC):
     #: One of the SNIA PTS tests; a run of any other test type is not a
     #: PTS-conformant measurement (see :meth:`deviations`).
     pts_test: bool = False
+    #: The type's own report section shows its response-time histograms;
+    #: otherwise the report adds tkperf's latency QoS part
+    #: (:mod:`tkperf.render.qos`) to every test of it that kept them.
+    shows_histograms: bool = False
+    #: Round 1 measures what the window measures (a round loop), so the
+    #: headline figures of round 1 alone are the test's FOB figures.
+    fob_from_first_round: bool = False
 
     # --- running -------------------------------------------------------------
     @abc.abstractmethod
@@ -217,6 +229,17 @@ class TestType(abc.ABC):
         """The figures a reader looks at first, over the measurement window."""
         return []
 
+    def fob(self, test: "TestRun") -> List[Figure]:
+        """The headline figures as first measured after the purge (fresh out of
+        box: round 1, or the first interval), shown beside steady state;
+        none for a test that did not start from a purge.  The default
+        computes :meth:`headline` on round 1 alone when
+        ``fob_from_first_round``; a stream overrides it."""
+        if not self.fob_from_first_round or not test.rounds or not started_from_purge(test):
+            return []
+        first = replace(test, rounds=test.rounds[:1], steady=None, series={})
+        return [replace(f, key=f.key, label=f.label) for f in self.headline(first) if f.key != "tracking"]
+
     def summary(self, test: "TestRun") -> Dict[str, SummaryValue]:
         """Lines of the summary page (keys of :data:`tkperf.render.report`'s
         layout) this test measured."""
@@ -241,6 +264,11 @@ class TestType(abc.ABC):
     def compare_section(self, ctx: Any, runs: Sequence["RunResult"], labels: Sequence[str]) -> list:
         """Blocks of this type's section of a comparison of several runs."""
         return self._view().compare_section(ctx, runs, labels)
+
+
+def started_from_purge(test: "TestRun") -> bool:
+    """Whether the test began with a purge (any method but none)."""
+    return test.purge is not None and test.purge.method not in ("", "none")
 
 
 class _Generic:

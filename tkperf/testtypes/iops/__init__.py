@@ -115,6 +115,7 @@ class IopsTest(TestType):
     name = "iops"
     title = "IOPS"
     short = "IOPS"
+    fob_from_first_round = True
     default_run = True
     pts_test = True
     order = 10

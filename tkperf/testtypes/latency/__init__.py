@@ -6,6 +6,7 @@ from typing import Dict, List, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
+from tkperf.model import histogram
 from tkperf.model.results import TestRun, format_bs, mix_label
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import (
@@ -28,10 +29,12 @@ class LatencyTest(TestType):
     name = "lat"
     title = "Latency"
     short = "LAT"
+    fob_from_first_round = True
     default_run = True
     pts_test = True
     order = 30
     view = "tkperf.testtypes.latency.view"
+    shows_histograms = True
     options = (
         Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
@@ -57,6 +60,7 @@ class LatencyTest(TestType):
             tracking=Tracking(workload_name(bs, mix), "write.lat_mean_us" if mix == 0 else "lat_mean_us",
                               f"RND {format_bs(bs)} {mix_label(mix)} mean response time (us)"),
             params=matrix_params(opts.lat_bs, opts.lat_mixes, 1, 1, opts.runtime),
+            histograms=True,
         )]
 
     def largest_block(self, opts) -> int:
@@ -67,10 +71,17 @@ class LatencyTest(TestType):
         v = test.window_average(name, "write.lat_mean_us")
         if v is None:
             return tracking_figure(test)
-        maxes = [w.write.lat_max_us for r in test.window_rounds() for w in r.workloads if w.name == name]
-        return [Figure("rnd_4k_write_lat_mean_us", "4k W lat AVE", v, "us", "lower", "{:,.1f}"),
-                Figure("rnd_4k_write_lat_max_us", "MAX", max(maxes) if maxes else 0.0, "us", "lower",
-                       "{:,.1f}")]
+        ws = [w for r in test.window_rounds() for w in r.workloads if w.name == name]
+        out = [Figure("rnd_4k_write_lat_mean_us", "4k W lat AVE", v, "us", "lower", "{:,.1f}"),
+               Figure("rnd_4k_write_lat_max_us", "MAX", max((w.write.lat_max_us for w in ws), default=0.0),
+                      "us", "lower", "{:,.1f}")]
+        bins = histogram.merge(*(w.write.bins for w in ws))
+        for p in ("99.9", "99.99"):  # from the window's histogram, where the I/O count supports it
+            value = histogram.percentile_us(bins, float(p))
+            if value is not None and histogram.supported(histogram.total(bins), p):
+                out.append(Figure(f"rnd_4k_write_lat_p{p.replace('.', '_')}_us", f"{p}%", value, "us",
+                                  "lower", "{:,.1f}"))
+        return out
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
         return {f.key: SummaryValue(f.value) for f in self.headline(test) if f.key != "tracking"}

@@ -9,6 +9,7 @@ from typing import List, Optional, Sequence, Tuple
 from tkperf.model.results import PERCENTILES, RunResult, TestRun, format_bs, mix_label
 from tkperf.render import blocks as b
 from tkperf.render import header, steady
+from tkperf.render.qos import compare_blocks, qos_blocks
 from tkperf.render.context import CompareContext, ReportContext, grid_table
 from tkperf.render.words import fmt
 from tkperf.testtypes.iops import view as matrix
@@ -80,9 +81,11 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
                                    b.Panel(worst, "MAX response time", "Response time (µs)")), legend_title="R/W"),
                       f"AVE and MAX response time in µs per block size and R/W mix (TC1/QD1), {src}."),
         ]
+        qos = qos_blocks(ctx, test, src)
         rows = [[r.block_size, r.mix, r.direction, fmt(r.mean_us, "µs"), fmt(r.max_us, "µs")]
                 + [fmt(v, "µs") for v in r.percentiles] for r in lat_percentiles(test)]
-        if rows:
+        out += qos
+        if rows and not qos:  # a file from before histograms were kept
             out += [b.Heading("Latency percentiles", 2),
                     b.table(["BS", "R/W", "Dir", "AVE µs", "MAX µs"] + [f"{p}% µs" for p in PERCENTILES],
                             rows, widths=[8, 9, 8, 11, 11, 11, 11, 11, 11],
@@ -113,6 +116,12 @@ def compare_grids(ctx: CompareContext) -> Tuple[b.Grid, b.Grid]:
 
 def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
     ave, worst = compare_grids(ctx)
-    return ctx.paired(LatencyTest.title, "lat.png", "Response time (µs)",
-                      (ave, "AVE response time", "µs"), (worst, "MAX response time", "µs"),
-                      "AVE and MAX response time (TC1/QD1) in µs per block size and R/W mix, one bar per run.")
+    out = ctx.paired(LatencyTest.title, "lat.png", "Response time (µs)",
+                     (ave, "AVE response time", "µs"), (worst, "MAX response time", "µs"),
+                     "AVE and MAX response time (TC1/QD1) in µs per block size and R/W mix, one bar per run.")
+    tests = [matrix.first_test(r, LatencyTest.name) for r in runs]
+    return out + compare_blocks(ctx, tests, QOS_CELLS, "Latency QoS (response-time confidence)", "lat")
+
+
+#: The LAT cells whose response-time distributions a comparison overlays.
+QOS_CELLS = ("RND 4k 100/0 R", "RND 4k 65/35 R", "RND 4k 65/35 W", "RND 4k 0/100 W")

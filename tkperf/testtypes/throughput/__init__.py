@@ -107,6 +107,7 @@ class ThroughputTest(TestType):
     name = "tp"
     title = "Throughput"
     short = "TP"
+    fob_from_first_round = True
     default_run = True
     pts_test = True
     order = 20

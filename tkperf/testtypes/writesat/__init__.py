@@ -17,7 +17,7 @@ from tkperf.engine import options
 from tkperf.engine.shapes import Stream
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, started_from_purge
 
 WORKLOAD = "wsat-rnd-4k-0-100"
 SERIES = "intervals"
@@ -119,6 +119,12 @@ class WriteSaturationTest(TestType):
                 Figure(f"last_{TAIL}_intervals_iops", f"last {TAIL}", float(tail.sum() / tail.size), "IOPS"),
                 Figure("gb_written", "written", float(s.column("io_bytes").sum()) / 1e9, "GB", "",
                        "{:,.2f}")]
+
+    def fob(self, test: TestRun) -> List[Figure]:
+        values = iops(test)
+        if not values.size or not started_from_purge(test):
+            return []
+        return [Figure("first_interval_iops", "RND 4k W", float(values[0]), "IOPS")]
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
         values = iops(test)

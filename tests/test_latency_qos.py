@@ -1,0 +1,106 @@
+"""Latency QoS end to end: LAT keeps every workload's response-time histogram
+(fio json+), the report shows the nines table, histograms and confidence
+plots, a comparison overlays the confidence curves, and
+``--latency-histograms`` does the same for any round-based test.  The real
+fio on a real loop device."""
+import json
+import shutil
+
+import pytest
+
+from conftest import needs_fio
+from tkperf.cli import main
+from tkperf.model import histogram, store
+
+pytestmark = needs_fio
+
+FAST = ["--runtime", "1", "--wipc-loops", "1", "-nj", "1", "-iod", "4", "--yes", "--quiet"]
+
+
+def run(target, outdir, *extra):
+    argv = ["ssd", "run", *target, "--name", "t", "--outdir", str(outdir), *FAST, *extra]
+    assert main(argv) == 0
+    return outdir / "t.xml"
+
+
+@pytest.fixture(scope="module")
+def lat_result(tmp_path_factory):
+    from conftest import try_loop, MiB
+
+    base = tmp_path_factory.mktemp("lat")
+    loop, why = try_loop(256 * MiB, str(base))
+    if loop is None:
+        pytest.skip(why)
+    try:
+        return run([loop.path], base / "out", "--tests", "lat", "--lat-bs", "4k", "--max-rounds", "2")
+    finally:
+        loop.__exit__(None, None, None)
+
+
+def test_every_lat_workload_keeps_its_histogram(lat_result):
+    t = store.load(str(lat_result)).test("lat")
+    assert t.rounds
+    for r in t.rounds:
+        for w in r.workloads:
+            for side in (w.read, w.write):
+                if side.ios:
+                    assert histogram.total(side.bins) == side.ios
+                    # fio's own 99% from the same run agrees with the bins' reading
+                    p99 = side.percentile("99")
+                    assert histogram.percentile_us(side.bins, 99.0) == pytest.approx(p99, rel=1e-6)
+                else:
+                    assert side.bins == ()
+    assert "--output-format=json+" in (lat_result.parent / "t.log").read_text()
+
+
+def test_report_shows_nines_histograms_and_confidence(lat_result, tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["report", str(lat_result), "--outdir", str(out), "--format", "rst"]) == 0
+    rst = (out / "t.rst").read_text()
+    assert "Response-time distribution (latency QoS)" in rst
+    assert "RND 4k 0/100 W" in rst and "RND 4k 100/0 R" in rst and "n/s" in rst
+    for name in ("lat-histogram-4k.png", "lat-confidence-4k.png"):
+        png = out / "t-plots" / name
+        assert png.stat().st_size > 10_000, name
+    capsys.readouterr()
+    assert main(["show", "--json", str(lat_result)]) == 0
+    (t,) = json.loads(capsys.readouterr().out)["tests"]
+    assert {"rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us"} <= set(t["fob"])
+    # the window's 99.9% of 4k writes from the merged histogram (the runs are long enough)
+    assert t["headline"]["rnd_4k_write_lat_p99_9_us"] >= t["headline"]["rnd_4k_write_lat_mean_us"]
+    assert all(v > 0 for v in t["fob"].values())
+    assert "Fresh out of box and steady state" in rst
+
+
+def test_comparison_overlays_confidence_curves(lat_result, tmp_path):
+    other = tmp_path / "other.xml"
+    shutil.copy(lat_result, other)
+    out = tmp_path / "cmp"
+    assert main(["compare", str(lat_result), str(other), "--outdir", str(out), "--format", "rst",
+                 "--quiet"]) == 0
+    (rst,) = out.glob("*.rst")
+    text = rst.read_text()
+    assert "Latency QoS (response-time confidence)" in text
+    assert "RND 4k 0/100 W: response-time percentiles by run" in text
+    charts = list(out.glob("*/lat-confidence-RND-4k-0-100-W.png"))
+    assert charts and charts[0].stat().st_size > 10_000
+
+
+def test_latency_histograms_for_any_round_test(target, tmp_path):
+    argv, _ = target
+    xml = run(argv, tmp_path / "with", "--tests", "tp", "--tp-bs", "1024k", "--max-rounds", "2",
+              "--latency-histograms")
+    t = store.load(str(xml)).test("tp-1024k")
+    assert t.rounds and all(w.write.bins or w.read.bins for r in t.rounds for w in r.workloads)
+    out = tmp_path / "rep"
+    assert main(["report", str(xml), "--outdir", str(out), "--format", "rst"]) == 0
+    rst = (out / "t.rst").read_text()
+    assert "Response-time distribution (latency QoS)" in rst and "SEQ 1024k 0/100 W" in rst
+    assert "Latency histograms | kept for every workload" in rst or "kept for every workload" in rst
+
+
+def test_without_the_option_other_tests_keep_no_histograms(target, tmp_path):
+    argv, _ = target
+    xml = run(argv, tmp_path / "without", "--tests", "tp", "--tp-bs", "1024k", "--max-rounds", "1")
+    t = store.load(str(xml)).test("tp-1024k")
+    assert t.rounds and not any(w.write.bins or w.read.bins for r in t.rounds for w in r.workloads)
