@@ -132,8 +132,10 @@ def _overrides(args: argparse.Namespace, profile: str) -> dict:
     for kind in testtypes.types().values():
         for opt in kind.options:
             value = getattr(args, opt.field, None)
-            if value is None or value == "":
+            if value is None:
                 continue
+            if value == "":
+                raise options.UsageError(f"{opt.flags[0]} needs a value (leave it out for the default)")
             o[opt.field] = value if opt.switch is not None else opt.parse(value, opt.flags[0])
     return o
 

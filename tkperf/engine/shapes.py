@@ -106,11 +106,11 @@ def wants_histograms(ctx: object, plan: "Plan") -> bool:
 
 
 def record_round(ctx: "Runner", test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
-                 histograms: bool = False) -> Round:
+                 histograms: bool = False, timeout: Optional[float] = None) -> Round:
     """Run ``jobs`` as one fio process and append the result as round ``index``
     (with every workload's response-time histogram when ``histograms``)."""
     started = now_iso()
-    workloads, wall = ctx.fio.run(jobs, what=what, histograms=histograms)
+    workloads, wall = ctx.fio.run(jobs, what=what, histograms=histograms, timeout=timeout)
     fio_s = sum(w.runtime_ms for w in workloads) / 1000.0
     rnd = Round(index=index, started=started, wall_s=wall, fio_s=fio_s, workloads=tuple(workloads))
     test.rounds.append(rnd)
@@ -341,6 +341,9 @@ class Phase:
     jobs: Tuple[FioJob, ...]
     idle_s: float = 0.0
     label: str = ""
+    #: Seconds before fio counts as hung (0: from the jobs' planned time);
+    #: a phase that runs until it has written an amount sets it from that.
+    timeout_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -358,7 +361,7 @@ class Phases(Shape):
             ctx.phase = f"phase {index}"
             prog.once_started(f"phase {index} of {len(self.phases)}", total)
             record_round(ctx, test, phase.jobs, index, f"{plan.key} phase {index}",
-                         wants_histograms(ctx, plan))
+                         wants_histograms(ctx, plan), phase.timeout_s or None)
             test.data[f"phase.{index}"] = phase.label or f"phase {index}"
             test.data[f"idle.{index}"] = repr(float(phase.idle_s))
             progress.info("[%s] phase %d of %d%s", plan.key, index, len(self.phases),

@@ -139,7 +139,7 @@ def _measured(run: RunResult) -> List[str]:
     out += _purges(run)
     for t in run.tests:
         if t.status == "complete" and t.tracking_workload and t.rounds and not (t.steady and t.steady.steady):
-            out.append(f"{t.key}: no steady state within {len(t.rounds)} rounds")
+            out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds")
         elif t.status not in ("complete", ""):
             out.append(f"{t.key}: test {t.status}")
     return out

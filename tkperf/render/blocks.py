@@ -259,7 +259,9 @@ class XYChart:
     plain values (1, 2, 4 ... 128); ``dots``: markers only, no lines
     (one dot per second); ``time_axis``: x is seconds, shown in seconds,
     minutes or hours as the longest curve needs; ``ylim``: (low, high), each
-    None for automatic; ``hlines``: (label, y) lines across the plot.
+    None for automatic; ``hlines``: (label, y) lines across the plot;
+    ``vlines``: (label, x) lines from bottom to top (x in the curves' units:
+    seconds on a time axis).
     """
 
     curves: Tuple[Curve, ...]
@@ -274,6 +276,7 @@ class XYChart:
     ylim: Tuple[Optional[float], Optional[float]] = (0.0, None)
     hlines: Tuple[Tuple[str, float], ...] = ()
     legend_title: str = ""
+    vlines: Tuple[Tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -392,11 +392,9 @@ DRAWINGS: Dict[type, Callable[[str, object], str]] = {
 
 def draw(spec: object, path: str) -> str:
     """Draw ``spec`` into the PNG file ``path``; an unknown spec is a TypeError."""
-    drawing = DRAWINGS.get(type(spec))
-    if drawing is None:
-        from tkperf.render import xycharts  # x/y sweeps, histograms, confidence plots
+    from tkperf.render import xycharts  # x/y sweeps, histograms, confidence plots
 
-        drawing = xycharts.DRAWINGS.get(type(spec))
+    drawing = DRAWINGS.get(type(spec)) or xycharts.DRAWINGS.get(type(spec))
     if drawing is None:
         raise TypeError(f"no drawing for a {type(spec).__name__}")
     return drawing(path, spec)

@@ -47,9 +47,13 @@ def test_verdict(t: TestRun) -> str:
     s = t.steady
     if is_stream(t):
         return f"{plural(t.done, unit_of(t))}, stopped by {t.stop_reason or t.status}"
+    if not t.tracking_workload:  # a sweep or phases: no steady state to reach
+        return f"{plural(t.done, unit_of(t))}: {t.stop_reason or t.status}"
     if s is not None and s.steady:
         return f"steady state in rounds {s.first_round}-{s.last_round}"
-    return f"NO steady state in {plural(t.done, 'round')}" + ("" if t.status == "complete" else f" ({t.status})")
+    # rounds that ran the tracked workload (a sweep after them is no such round)
+    return (f"NO steady state in {plural(len(t.tracking_values()) or t.done, 'round')}"
+            + ("" if t.status == "complete" else f" ({t.status})"))
 
 
 # --- steady state ------------------------------------------------------------------
@@ -61,7 +65,7 @@ def verdict(test: TestRun, s: Optional[SteadyState]) -> str:
     span = f"rounds {s.first_round}-{s.last_round}"
     if s.steady:
         return f"steady state reached in {span}"
-    return f"NO steady state in {plural(test.done, 'round')} (window {span})"
+    return f"NO steady state in {plural(len(test.tracking_values()) or test.done, 'round')} (window {span})"
 
 
 def _shares(s: SteadyState) -> tuple:

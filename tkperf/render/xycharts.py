@@ -11,7 +11,7 @@ from typing import Callable, Dict, List
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
 from tkperf.render.blocks import ConfidenceChart, Curve, HistogramChart, XYChart
 from tkperf.render.charts import (
@@ -57,10 +57,16 @@ def xy(path: str, spec: XYChart) -> str:
             else:
                 ax.plot(x, y, linewidth=1.1, marker="o" if y.size <= 200 else None, markersize=3.2,
                         color=f"C{i % 10}", label=c.label, rasterized=dense)
-        for j, (label, value) in enumerate(spec.hlines):
+        box = dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.8)
+        for label, value in spec.hlines:
             ax.axhline(value, color="0.35", linestyle=(0, (4, 3)), linewidth=0.9)
             ax.annotate(label, (1.0, value), xycoords=("axes fraction", "data"), ha="right",
-                        va="bottom", fontsize=7, color="0.25")
+                        va="bottom", fontsize=7, color="0.25", bbox=box)
+        for label, value in spec.vlines:
+            ax.axvline(value / scale, color="tab:red", linestyle=(0, (4, 3)), linewidth=0.9)
+            ax.annotate(label, (value / scale, 1.0), xycoords=("data", "axes fraction"), ha="left",
+                        va="top", fontsize=7, color="tab:red", bbox=box, xytext=(3, -2),
+                        textcoords="offset points")
         if spec.xlog:
             ax.set_xscale("log", base=spec.xlog)
         if spec.ylog:
@@ -77,6 +83,8 @@ def xy(path: str, spec: XYChart) -> str:
                 ax.set_xlim(lo - pad, hi + pad)
         elif spec.time_axis:
             ax.set_xlim(left=0)
+        else:
+            ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
         low, high = spec.ylim
         if spec.ylog:
             low = None if low is not None and low <= 0 else low
@@ -84,7 +92,15 @@ def xy(path: str, spec: XYChart) -> str:
             ax.set_ylim(bottom=low, top=high)
         ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
         if spec.ylog:
-            ax.yaxis.set_minor_formatter(FuncFormatter(_thousands))
+            # labels at 1, 2 and 5 of every decade (a log axis of one label
+            # per decade reads badly over less than three decades); minor
+            # ticks labelled only while the axis spans less than about a decade
+            lo_y, hi_y = ax.get_ylim()
+            decades = np.log(hi_y / lo_y) / np.log(spec.ylog) if lo_y > 0 else 99.0
+            if spec.ylog == 10 and 1.2 <= decades < 3:
+                ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+                ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+            ax.yaxis.set_minor_formatter(FuncFormatter(_thousands) if decades < 1.2 else NullFormatter())
         ax.set_xlabel(f"{spec.xlabel} ({unit})" if unit else spec.xlabel)
         ax.set_ylabel(spec.ylabel)
         ax.set_title(_wrap_title(spec.title))
@@ -113,16 +129,21 @@ def histogram(path: str, spec: HistogramChart) -> str:
             ax.step(x, share, where="mid", linewidth=1.0, color=f"C{i % 10}",
                     label=f"{c.label} ({int(y.sum()):,} I/Os)")
             ax.fill_between(x, share, step="mid", alpha=0.12, color=f"C{i % 10}")
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(_number))
         ax.set_ylim(bottom=0)
-        ax.set_xlabel(spec.xlabel)
-        ax.set_ylabel("Share of I/Os per bin (%)")
-        ax.set_title(_wrap_title(spec.title))
-        _legend_below(fig, [ax])
+        _log_time_axis(fig, ax, spec.xlabel, "Share of I/Os per bin (%)", spec.title)
         return fig
 
     return _draw(path, build)
+
+
+def _log_time_axis(fig: Figure, ax, xlabel: str, ylabel: str, title: str) -> None:
+    """A response-time axis (log, plain numbers), the labels and the legend below."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(_number))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(_wrap_title(title))
+    _legend_below(fig, [ax])
 
 
 def _nines(share: np.ndarray) -> np.ndarray:
@@ -160,12 +181,7 @@ def confidence(path: str, spec: ConfidenceChart) -> str:
             if level <= top:
                 ax.axhline(level, color="0.45", linestyle=":", linewidth=0.9)
         ax.set_ylim(0, top + 0.2)
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(_number))
-        ax.set_xlabel(spec.xlabel)
-        ax.set_ylabel("I/Os completed within")
-        ax.set_title(_wrap_title(spec.title))
-        _legend_below(fig, [ax])
+        _log_time_axis(fig, ax, spec.xlabel, "I/Os completed within", spec.title)
         return fig
 
     return _draw(path, build)

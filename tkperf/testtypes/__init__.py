@@ -28,6 +28,9 @@ BUILTIN: Tuple[Tuple[str, str], ...] = (
     ("tp", "tkperf.testtypes.throughput:ThroughputTest"),
     ("lat", "tkperf.testtypes.latency:LatencyTest"),
     ("wsat", "tkperf.testtypes.writesat:WriteSaturationTest"),
+    ("consistency", "tkperf.testtypes.consistency:ConsistencyTest"),
+    ("qd", "tkperf.testtypes.qd:QueueDepthTest"),
+    ("dirth", "tkperf.testtypes.dirth:DemandIntensityTest"),
 )
 NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 

@@ -1,0 +1,117 @@
+"""Composite loop shapes: a steady state first, then a measurement built on it.
+
+:class:`SteadyThenSweep` drives a drive into steady state with one workload
+and then, without a pause, sweeps over settings: rounds of ``steady`` (the
+PTS round loop of :class:`~tkperf.engine.shapes.Rounds`, 20/10 on the
+plan's tracking figure, up to ``--max-rounds``), then one more round with
+every point of ``sweep`` as a stonewalled job of ONE fio process, so there
+is no idle time between the last steady-state round and the first point, or
+between two points.  The sweep is recorded as the round after the last
+steady-state round; its index is kept in the test's data under
+:data:`SWEEP_ROUND` so that readers tell it from the steady-state rounds.
+
+It knows nothing of the test type using it: the steady job and the sweep
+points are data.  DIRTH (demand intensity) sweeps TC x QD of one access
+pattern from high to low OIO; an enterprise composite workload test can
+sweep its own mix the same way.
+
+Resuming: a test that was interrupted restarts from its PURGE, as every
+interrupted round-based test that is not yet steady does.  A test type
+using this shape sets ``keeps_steady_on_resume = False``: a test
+interrupted after its steady state but before (or during) its sweep has no
+whole sweep, and an interruption is idle time the PTS does not allow
+between the steady state and the sweep.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+
+from tkperf.engine.progress import Progress
+from tkperf.engine.shapes import FIO_GAP_S, Estimate, Rounds, Shape, duration_rough, record_round, wants_histograms
+from tkperf.fio.jobs import FioJob
+from tkperf.model.results import Round, TestRun
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tkperf.engine.runner import Runner
+    from tkperf.testtypes.base import Plan
+
+progress = logging.getLogger("tkperf.progress")
+
+#: The key of ``test.data`` holding the index of the sweep round.
+SWEEP_ROUND = "sweep_round"
+
+
+def _seconds(jobs: Sequence[FioJob]) -> float:
+    """Planned seconds of one fio process running ``jobs`` back to back."""
+    return sum(j.planned_seconds + FIO_GAP_S for j in jobs)
+
+
+def _progress(ctx: object) -> Progress:
+    found = getattr(ctx, "progress", None)
+    return found if isinstance(found, Progress) else Progress()
+
+
+@dataclass(frozen=True)
+class SteadyThenSweep(Shape):
+    """Rounds of ``steady`` until steady state (or ``--max-rounds``), then
+    one round of every ``sweep`` point, in the order given, in one fio
+    process.  The plan's tracking figure must be a workload of ``steady``
+    and no sweep point may share a name with a steady job (the sweep round
+    would otherwise count as a steady-state round)."""
+
+    steady: Tuple[FioJob, ...]
+    sweep: Tuple[FioJob, ...]
+
+    def __post_init__(self) -> None:
+        if not self.steady or not self.sweep:
+            raise ValueError("a steady-then-sweep shape needs steady jobs and sweep points")
+        names = [j.name for j in self.steady + self.sweep]
+        if len(set(names)) != len(names):
+            raise ValueError("steady jobs and sweep points need names of their own")
+
+    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+        if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.steady}:
+            raise ValueError(f"{plan.key}: the tracking figure must be a workload of the steady-state rounds")
+        test.rounds.clear()  # steady state and sweep are one unbroken run
+        test.data.pop(SWEEP_ROUND, None)
+        Rounds(self.steady).run(ctx, plan, test)
+        reached = test.stop_reason
+        index = len(test.rounds) + 1
+        ctx.phase = "sweep"
+        _progress(ctx).once_started(f"sweep over {len(self.sweep)} points", _seconds(self.sweep))
+        progress.info("[%s] sweep over %d points, right after %s", plan.key, len(self.sweep), reached)
+        record_round(ctx, test, self.sweep, index, f"{plan.key} sweep", wants_histograms(ctx, plan))
+        test.data[SWEEP_ROUND] = str(index)
+        test.stop_reason = f"sweep complete after {reached}"
+        ctx.save()
+
+    def estimate(self, opts, capacity: int) -> Estimate:
+        per_round = _seconds(self.steady)
+        sweep = _seconds(self.sweep)
+        first = min(opts.window, opts.max_rounds)
+        jobs = "job" if len(self.steady) == 1 else f"{len(self.steady)} jobs"
+        return Estimate((f"# steady state: rounds of the first {jobs} below, one fio process each, about "
+                         f"{duration_rough(per_round)} a round; {first} to {opts.max_rounds} rounds",
+                         f"# then the other {len(self.sweep)} jobs below as one sweep in one fio process, "
+                         f"about {duration_rough(sweep)}, no idle between them"),
+                        self.steady + self.sweep, first * per_round + sweep, opts.max_rounds * per_round + sweep)
+
+
+def sweep_round(test: TestRun) -> Optional[Round]:
+    """The sweep of a test run by :class:`SteadyThenSweep`; None before it
+    was measured (or when the stored index names no round)."""
+    text = test.data.get(SWEEP_ROUND, "")
+    if not text.isdigit():
+        return None
+    for r in test.rounds:
+        if r.index == int(text):
+            return r
+    return None
+
+
+def steady_rounds(test: TestRun) -> Tuple[Round, ...]:
+    """The steady-state rounds: every round but the sweep."""
+    sweep = sweep_round(test)
+    return tuple(r for r in test.rounds if sweep is None or r.index != sweep.index)

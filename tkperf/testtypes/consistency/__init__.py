@@ -1,0 +1,244 @@
+"""Performance consistency (seeds 002 and 004): how steady a drive's
+per-second performance and response times stay under continuous load.
+
+``--workload rnd4k`` (seed 002): after the purge and the WIPC (SEQ 128KiB,
+2x the capacity, at ``--iodepth``), RND 4KiB 100% W at TC1/QD32
+(``--consistency-tc``, ``--consistency-qd``) for ``--duration`` (2000 s),
+one continuous fio job reported every second.
+
+``--workload jedec`` (seed 004, experiment #1, shortened): after the purge
+(no WIPC), the JEDEC enterprise mix (bssplit of 512 B .. 64 KiB,
+``random_distribution=zoned:50/5:30/15:20/80``, new random data for every
+write) at 100% W for ``--jedec-precondition`` (24 h), then
+``--jedec-cycles`` times ``--jedec-write`` (8 h) at 100% W and
+``--jedec-mixed`` (8 h) at 40/60 R/W; 5 s intervals.
+
+Each interval keeps its IOPS and mean response time (live, from fio's
+status reports) and its maximum response time (from fio's latency log);
+see :mod:`~tkperf.testtypes.consistency.stream` and, for the figures,
+:mod:`~tkperf.testtypes.consistency.figures`.
+"""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from tkperf.engine import options
+from tkperf.errors import UsageError
+from tkperf.fio.jobs import FioJob
+from tkperf.model.results import TestRun
+from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, started_from_purge
+from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
+from tkperf.testtypes.consistency.stream import (
+    COLUMNS,
+    MAX_COLUMNS,
+    MAX_SERIES,
+    SERIES,
+    ConsistencyStream,
+    Phase,
+    log_msec,
+)
+
+WORKLOADS = ("rnd4k", "jedec")
+#: Seed 004's transfer-size mix, as fio's bssplit (size/percent).
+BSSPLIT = "512/4:1k/1:1536/1:2k/1:2560/1:3k/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3"
+#: 50% of the I/O to 5% of the range, 30% to 15%, 20% to 80%.
+ZONED = "zoned:50/5:30/15:20/80"
+JEDEC_LARGEST = 64 * 1024
+#: Intervals a run may be cut into: seed 002's one second, seed 004's five.
+INTERVALS = (1, 5)
+MAX_TIME = 366 * 86400
+RND4K_JOB = "consistency-rnd-4k-0-100"
+
+
+def _in_range(lo: int, hi: int, flag: str):
+    def check(value: int) -> None:
+        if not lo <= value <= hi:
+            raise UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
+    return check
+
+
+def _count(text: str, flag: str) -> int:
+    t = (text or "").strip()
+    if not t.isdigit():
+        raise UsageError(f"{flag} {text!r} is not a whole number")
+    return int(t)
+
+
+def _workload(text: str, flag: str) -> str:
+    t = (text or "").strip().lower()
+    if t not in WORKLOADS:
+        raise UsageError(f"{flag} {text!r}: choose {' or '.join(WORKLOADS)}")
+    return t
+
+
+def _interval(text: str, flag: str) -> int:
+    """'auto' (0: 1 s for rnd4k, 5 s for jedec), '1', '5s' ... -> seconds."""
+    if (text or "").strip().lower() == "auto":
+        return 0
+    return options.parse_duration(text, flag)
+
+
+def _interval_text(value: int) -> str:
+    return "auto" if value == 0 else str(value)
+
+
+def _check_interval(value: int) -> None:
+    if value != 0 and value not in INTERVALS:
+        raise UsageError(f"--consistency-interval {value} s: give 1 or 5 seconds (or auto); "
+                         "the figures per 5 s interval need one of them")
+
+
+def interval_of(opts) -> int:
+    """The interval a run uses: the given one, else 1 s (rnd4k) or 5 s (jedec)."""
+    return opts.consistency_interval or (5 if opts.consistency_workload == "jedec" else 1)
+
+
+def jedec_job(name: str, mix: int, runtime: int, tc: int, qd: int) -> FioJob:
+    """The JEDEC enterprise workload at read share ``mix`` (0 or 40)."""
+    return FioJob(name=name, rw="randrw" if mix else "randwrite", bs=4096, rwmixread=mix, runtime=runtime,
+                  numjobs=tc, iodepth=qd,
+                  extra=(("bssplit", BSSPLIT), ("random_distribution", ZONED), ("refill_buffers", "1")))
+
+
+class ConsistencyTest(TestType):
+    name = "consistency"
+    title = "Performance Consistency"
+    short = "CONS"
+    unit = "interval"
+    order = 50
+    view = "tkperf.testtypes.consistency.view"
+    keeps_steady_on_resume = False
+    options = (
+        Option("consistency_duration", ("--duration", "--consistency-duration"),
+               "consistency: how long the RND 4KiB write runs (default 2000s; 20s with --quick)",
+               parse=options.parse_duration, default=2000, quick=20,
+               check=_in_range(1, MAX_TIME, "--duration"), metavar="DURATION"),
+        Option("consistency_workload", ("--workload", "--consistency-workload"),
+               "consistency workload: rnd4k (seed 002, default) or jedec (seed 004's JEDEC enterprise mix)",
+               parse=_workload, default="rnd4k", metavar="rnd4k|jedec"),
+        Option("consistency_tc", ("--consistency-tc",), "consistency thread count TC, fio numjobs (default 1)",
+               parse=_count, default=1, check=_in_range(1, options.MAX_NUMJOBS, "--consistency-tc"),
+               metavar="TC"),
+        Option("consistency_qd", ("--consistency-qd",), "consistency queue depth QD per thread (default 32)",
+               parse=_count, default=32, check=_in_range(1, options.MAX_IODEPTH, "--consistency-qd"),
+               metavar="QD"),
+        Option("consistency_interval", ("--consistency-interval",),
+               "consistency interval of the IOPS and the latency logs: 1s or 5s "
+               "(default auto: 1s for rnd4k, 5s for jedec)",
+               parse=_interval, format=_interval_text, default=0, check=_check_interval, metavar="1s|5s"),
+        Option("jedec_precondition", ("--jedec-precondition",),
+               "jedec: preconditioning, the JEDEC mix write-only (default 24h; 8s with --quick)",
+               parse=options.parse_duration, default=24 * 3600, quick=8,
+               check=_in_range(1, MAX_TIME, "--jedec-precondition"), metavar="DURATION"),
+        Option("jedec_write", ("--jedec-write",), "jedec: each write-only phase (default 8h; 5s with --quick)",
+               parse=options.parse_duration, default=8 * 3600, quick=5,
+               check=_in_range(1, MAX_TIME, "--jedec-write"), metavar="DURATION"),
+        Option("jedec_mixed", ("--jedec-mixed",), "jedec: each 40/60 R/W phase (default 8h; 5s with --quick)",
+               parse=options.parse_duration, default=8 * 3600, quick=5,
+               check=_in_range(1, MAX_TIME, "--jedec-mixed"), metavar="DURATION"),
+        Option("jedec_cycles", ("--jedec-cycles",), "jedec: how many write + 40/60 pairs (default 1)",
+               parse=_count, default=1, check=_in_range(1, 1000, "--jedec-cycles"), metavar="N"),
+    )
+
+    # --- running ---------------------------------------------------------------
+    def phases(self, opts) -> List[Phase]:
+        tc, qd = opts.consistency_tc, opts.consistency_qd
+        if opts.consistency_workload != "jedec":
+            job = FioJob(name=RND4K_JOB, rw="randwrite", bs=4096, runtime=opts.consistency_duration,
+                         numjobs=tc, iodepth=qd)
+            return [Phase(job, "RND 4KiB 100% W", STIMULUS)]
+        out = [Phase(jedec_job("jedec-precondition", 0, opts.jedec_precondition, tc, qd),
+                     "preconditioning", PRECONDITION)]
+        for k in range(1, opts.jedec_cycles + 1):
+            out += [Phase(jedec_job(f"jedec-write-{k}", 0, opts.jedec_write, tc, qd), f"write {k}", WRITE),
+                    Phase(jedec_job(f"jedec-mixed-{k}", 40, opts.jedec_mixed, tc, qd), f"40/60 {k}", MIXED)]
+        return out
+
+    def plan(self, opts, capacity: int) -> List[Plan]:
+        interval = interval_of(opts)
+        phases = self.phases(opts)
+        jedec = opts.consistency_workload == "jedec"
+        params = {"workload": opts.consistency_workload, "numjobs": str(opts.consistency_tc),
+                  "iodepth": str(opts.consistency_qd), "interval": str(interval),
+                  "access": "random, zoned " + ZONED.split(":", 1)[1] if jedec else "random",
+                  "block_size": "jedec" if jedec else "4k", "mixes": "0/100,40/60" if jedec else "0/100",
+                  "latency_log": f"write_lat_log, log_avg_msec={log_msec(interval)}, log_max_value=1"}
+        if jedec:
+            params.update(bssplit=BSSPLIT, random_distribution=ZONED, data="refill_buffers (new random data "
+                          "for every write, incompressible)", precondition=str(opts.jedec_precondition),
+                          write=str(opts.jedec_write), mixed=str(opts.jedec_mixed), cycles=str(opts.jedec_cycles))
+        else:
+            params["duration"] = str(opts.consistency_duration)
+        return [Plan(key=self.name, shape=ConsistencyStream(tuple(phases), interval),
+                     tracking=Tracking(phases[0].job.name, "iops", f"IOPS per {interval} s interval"),
+                     params=params, wipc=not jedec)]
+
+    def largest_block(self, opts) -> int:
+        return JEDEC_LARGEST if opts.consistency_workload == "jedec" else 4096
+
+    # --- reading results -------------------------------------------------------------
+    def fob(self, test: TestRun) -> List[Figure]:
+        """The first interval after the purge (and, for rnd4k, the WIPC)."""
+        a = analyse(test) if started_from_purge(test) else None
+        if a is None or not a.n:
+            return []
+        return [Figure("first_interval_iops", "first interval", float(a.iops[0]), "IOPS")]
+
+    def headline(self, test: TestRun) -> List[Figure]:
+        a = analyse(test)
+        if a is None:
+            return []
+        out = [Figure("first_interval_iops", "first interval", float(a.iops[0]), "IOPS")]
+        sp = a.spread()
+        if sp is not None:
+            out += [Figure("steady_iops", "steady median", sp.median, "IOPS"),
+                    Figure("iops_spread_pct", "spread p1-p99", sp.pct, "%", "lower", "{:,.1f}")]
+        mean, peak, avg_max = a.lat_mean(a.measured), a.lat_max(a.measured), a.avg_max_5s(a.measured)
+        if mean is not None:
+            out.append(Figure("lat_mean_us", "lat AVE", mean, "us", "lower", "{:,.1f}"))
+        if peak is not None:
+            out.append(Figure("lat_max_us", "lat MAX", peak, "us", "lower", "{:,.1f}"))
+            if mean:
+                out.append(Figure("max_avg_lat_ratio", "max/avg lat", peak / mean, "", "lower", "{:,.1f}"))
+        if avg_max is not None:
+            out.append(Figure("avg_max_lat_5s_us", "AvgMaxRT 5s", avg_max, "us", "lower", "{:,.1f}"))
+        if a.cliff.found:
+            out.append(Figure("write_cliff_s", "write cliff at", a.cliff.time_s, "s", ""))
+        if a.workload == "jedec":
+            w = a.kind_mask(WRITE)
+            ws, wmax = a.spread(w), a.avg_max_5s(w)
+            if ws is not None:
+                out.append(Figure("write_phase_iops", "100% W median", ws.median, "IOPS"))
+            if wmax is not None:
+                out.append(Figure("write_phase_avg_max_lat_5s_us", "100% W AvgMaxRT 5s", wmax, "us", "lower",
+                                  "{:,.1f}"))
+        return out
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        a = analyse(test)
+        if a is None or a.workload != "rnd4k":
+            return {}
+        sp = a.spread()
+        if sp is None:
+            return {}
+        # Not the PTS's 20/10 steady state: a lower rank lets the IOPS test's figure win.
+        source = (f"consistency test: median of {a.steady_label}, TC{test.params.get('numjobs', '?')}/"
+                  f"QD{test.params.get('iodepth', '?')}")
+        return {"rnd_4k_write_iops": SummaryValue(sp.median, source, rank=50)}
+
+    def check_data(self, test: TestRun) -> None:
+        if test.rounds:
+            raise ValueError("a consistency test keeps its intervals as series, not as rounds")
+        s = test.series.get(SERIES)
+        if s is not None and s.columns != COLUMNS:
+            raise ValueError(f"series {SERIES} has columns {' '.join(s.columns)}, not {' '.join(COLUMNS)}")
+        m = test.series.get(MAX_SERIES)
+        if m is not None:
+            if m.columns != MAX_COLUMNS:
+                raise ValueError(f"series {MAX_SERIES} has columns {' '.join(m.columns)}, "
+                                 f"not {' '.join(MAX_COLUMNS)}")
+            if s is None or len(m) > len(s):
+                raise ValueError(f"series {MAX_SERIES} has more rows than series {SERIES}")
+        unknown = set(test.series) - {SERIES, MAX_SERIES}
+        if unknown:
+            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")

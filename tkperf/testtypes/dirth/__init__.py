@@ -1,0 +1,354 @@
+"""Demand intensity / response-time histogram (PTS-E DIRTH).
+
+Per R/W mix (an instance each, key ``dirth-4k-0-100``): purge, WIPC, then
+RND ``--dirth-bs`` at the highest OIO of the sweep (largest TC x largest QD)
+in rounds of ``--runtime`` until its IOPS are steady (20/10), then at once
+one sweep over every TC x QD point (``--dirth-time`` each, from high to low
+OIO, one fio process: no idle between points), every point keeping its
+response-time histogram (fio json+).  The shape is
+:class:`~tkperf.engine.composite.SteadyThenSweep`.
+
+TC (thread count) is fio's ``numjobs`` and QD (queue depth per thread) is
+fio's ``iodepth``: OIO = TC x QD.  (One public implementation swapped
+them.)
+
+Three points of the sweep are shown in detail (:func:`choose_points`): the
+max point, the highest IOPS with a mean response time within
+``--dirth-rt-limit``; the min point, the lowest OIO; the mid point, the
+point under the limit whose IOPS are nearest the middle of the two.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import List, Mapping, Optional, Sequence, Tuple
+
+from tkperf.engine import options
+from tkperf.engine.composite import SWEEP_ROUND, SteadyThenSweep, sweep_round
+from tkperf.errors import UsageError
+from tkperf.fio.jobs import FioJob
+from tkperf.model import histogram
+from tkperf.model.results import TestRun, Workload, format_bs, mix_label
+from tkperf.testtypes.base import Figure, Option, Plan, TestType, Tracking, started_from_purge
+from tkperf.testtypes.iops import mixes_text
+
+DEFAULT_TC: Tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+DEFAULT_QD: Tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+DEFAULT_TIME_S = 60
+#: The mean response time a point may have to be the max or mid point (µs).
+DEFAULT_RT_LIMIT_US = 5000
+#: The percentile quoted at the max point, when the sample supports it.
+TAIL = "99.99"
+
+
+# --- options ----------------------------------------------------------------------------
+
+def _counts(limit: int, what: str):
+    def parse(text: str, flag: str) -> Tuple[int, ...]:
+        out = set()
+        for part in (text or "").split(","):
+            p = part.strip()
+            if not p.isdigit() or not 1 <= int(p) <= limit:
+                raise UsageError(f"{flag} {part.strip()!r} is not a {what} from 1 to {limit}")
+            out.add(int(p))
+        return tuple(sorted(out))
+    return parse
+
+
+parse_tcs = _counts(options.MAX_NUMJOBS, "thread count")
+parse_qds = _counts(options.MAX_IODEPTH, "queue depth")
+
+
+def counts_text(values: Sequence[int]) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def parse_bs(text: str, flag: str) -> int:
+    sizes = options.parse_block_sizes(text, flag)
+    if len(sizes) != 1:
+        raise UsageError(f"{flag} takes one block size, not {text.strip()!r}")
+    return sizes[0]
+
+
+def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:
+    try:
+        return options.parse_mixes(text)
+    except UsageError as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+
+
+_RT_UNITS = {"": 1000.0, "ms": 1000.0, "us": 1.0, "µs": 1.0, "s": 1e6}
+
+
+def parse_rt_limit(text: str, flag: str) -> int:
+    """'5ms', '5' (ms), '500us', '2.5ms', '1s' -> whole microseconds."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|us|µs|s|)\s*", (text or "").lower())
+    if not m:
+        raise UsageError(f"{flag} {text!r} is not a response time like 5ms or 500us")
+    us = round(float(m.group(1)) * _RT_UNITS[m.group(2)])
+    if not 1 <= us <= 60_000_000:
+        raise UsageError(f"{flag} {text!r} is out of range (1us..60s)")
+    return us
+
+
+def rt_text(us: int) -> str:
+    """The stored form of a response-time limit: '5ms', '500us'."""
+    return f"{us // 1000}ms" if us % 1000 == 0 else f"{us}us"
+
+
+def _in_range(lo: int, hi: int, flag: str):
+    def check(value: int) -> None:
+        if not lo <= value <= hi:
+            raise UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
+    return check
+
+
+# --- the plan -----------------------------------------------------------------------------
+
+def stem(bs: int, mix: int) -> str:
+    """``rnd-4k-0-100``: the access pattern of one instance."""
+    return f"rnd-{format_bs(bs)}-{mix}-{100 - mix}"
+
+
+def instance_key(bs: int, mix: int) -> str:
+    """The key of the instance of one mix: ``dirth-4k-0-100``."""
+    return f"dirth-{format_bs(bs)}-{mix}-{100 - mix}"
+
+
+def point_name(bs: int, mix: int, tc: int, qd: int) -> str:
+    """The workload of one sweep point: ``rnd-4k-0-100-tc32-qd1``."""
+    return f"{stem(bs, mix)}-tc{tc}-qd{qd}"
+
+
+def steady_name(bs: int, mix: int, tc: int, qd: int) -> str:
+    """The workload of the steady-state rounds: ``ss-rnd-4k-0-100-tc32-qd32``."""
+    return "ss-" + point_name(bs, mix, tc, qd)
+
+
+def sweep_order(tcs: Sequence[int], qds: Sequence[int]) -> List[Tuple[int, int]]:
+    """Every (TC, QD) from the highest OIO to the lowest; at equal OIO the
+    larger thread count first."""
+    return sorted(((tc, qd) for tc in tcs for qd in qds), key=lambda p: (-p[0] * p[1], -p[0]))
+
+
+def job(bs: int, mix: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
+    """RND ``bs`` at read share ``mix`` with TC threads (fio numjobs) of QD
+    outstanding I/Os each (fio iodepth)."""
+    return FioJob(name=name, rw="randrw", bs=bs, rwmixread=mix, runtime=runtime, numjobs=tc, iodepth=qd)
+
+
+# --- the three points --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Point:
+    """One measured sweep point."""
+
+    tc: int
+    qd: int
+    iops: float
+    lat_mean_us: float
+    workload: Optional[Workload] = None
+
+    @property
+    def oio(self) -> int:
+        return self.tc * self.qd
+
+    @property
+    def label(self) -> str:
+        return f"TC{self.tc}/QD{self.qd}"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The max, mid and min points; ``under_limit`` is False when no point
+    had a mean response time within the limit (max is then the point with
+    the lowest mean response time)."""
+
+    max: Point
+    mid: Point
+    min: Point
+    limit_us: float
+    under_limit: bool
+
+    def named(self) -> Tuple[Tuple[str, Point], ...]:
+        return (("max", self.max), ("mid", self.mid), ("min", self.min))
+
+
+RULE = ("The max point is the point with the highest IOPS among those whose mean response time is "
+        "at most the limit ({limit}); the min point is the one with the lowest OIO (TC1/QD1 when "
+        "measured); the mid point is, among the points within the limit other than the max and min "
+        "points (when there are any), the one whose IOPS are nearest the middle of the min and max "
+        "points' IOPS. Ties go to the lower OIO, then the lower TC. When no point is within the "
+        "limit, the max point is the one with the lowest mean response time and the mid point is "
+        "chosen among all points.")
+
+
+def _low(p: Point) -> Tuple[int, int]:
+    return (p.oio, p.tc)
+
+
+def choose_points(points: Sequence[Point], limit_us: float) -> Choice:
+    """The max, mid and min points of a sweep by the rule :data:`RULE`."""
+    if not points:
+        raise ValueError("no sweep points to choose from")
+    low = min(points, key=_low)
+    eligible = [p for p in points if p.lat_mean_us <= limit_us]
+    if eligible:
+        top = min(eligible, key=lambda p: (-p.iops, _low(p)))
+    else:
+        top = min(points, key=lambda p: (p.lat_mean_us, _low(p)))
+    middle = (low.iops + top.iops) / 2.0
+    pool = [p for p in (eligible or points) if p is not top and p is not low] or (eligible or list(points))
+    mid = min(pool, key=lambda p: (abs(p.iops - middle), _low(p)))
+    return Choice(max=top, mid=mid, min=low, limit_us=float(limit_us), under_limit=bool(eligible))
+
+
+def sweep_points(test: TestRun) -> List[Point]:
+    """The measured points of a test's sweep, in the order they ran."""
+    rnd = sweep_round(test)
+    if rnd is None:
+        return []
+    return [Point(w.numjobs, w.iodepth, w.iops, w.lat_mean_us, w) for w in rnd.workloads]
+
+
+def rt_limit_us(test: TestRun) -> float:
+    text = test.params.get("rt_limit_us", "")
+    return float(text) if text.isdigit() else float(DEFAULT_RT_LIMIT_US)
+
+
+def choice(test: TestRun) -> Optional[Choice]:
+    """The three points of a test; None before its sweep."""
+    points = sweep_points(test)
+    return choose_points(points, rt_limit_us(test)) if points else None
+
+
+def response_bins(w: Workload) -> histogram.Bins:
+    """The response-time histogram of a workload, both directions together."""
+    return histogram.merge(w.read.bins, w.write.bins)
+
+
+def tail_us(w: Workload, p: str = TAIL) -> Optional[float]:
+    """Percentile ``p`` of the response time when the sample supports it:
+    from the histogram, else the larger of the directions' fio percentiles."""
+    bins = response_bins(w)
+    if bins:
+        n = histogram.total(bins)
+        return histogram.percentile_us(bins, float(p)) if histogram.supported(n, p) else None
+    sides = [s for s in (w.read, w.write) if s.ios and histogram.supported(s.ios, p)]
+    values = [v for v in (s.percentile(p) for s in sides) if v is not None]
+    return max(values) if len(values) == len(sides) and values else None
+
+
+# --- the test type ------------------------------------------------------------------------
+
+class DemandIntensityTest(TestType):
+    name = "dirth"
+    title = "Demand Intensity / Response Time Histogram"
+    short = "DIRTH"
+    unit = "round"
+    default_run = False
+    pts_test = True
+    order = 70
+    view = "tkperf.testtypes.dirth.view"
+    keeps_steady_on_resume = False  # steady without its sweep is not a result (see composite)
+    shows_histograms = True  # the three points' histograms are in its own section
+    options = (
+        Option("dirth_tc", ("--dirth-tc",), "DIRTH thread counts TC (fio numjobs), e.g. 1,2,4 "
+               "(default 1,2,4,8,16,32; 1,2 with --quick)", parse=parse_tcs, format=counts_text,
+               default=DEFAULT_TC, quick=(1, 2), metavar="TCS"),
+        Option("dirth_qd", ("--dirth-qd",), "DIRTH queue depths QD per thread (fio iodepth) "
+               "(default 1,2,4,8,16,32; 1,4 with --quick)", parse=parse_qds, format=counts_text,
+               default=DEFAULT_QD, quick=(1, 4), metavar="QDS"),
+        Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
+               format=format_bs, default=4096, metavar="SIZE"),
+        Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
+               "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
+               format=mixes_text, default=(0,), metavar="MIXES"),
+        Option("dirth_time", ("--dirth-time",), "DIRTH seconds per sweep point (default 60s; 1s with --quick)",
+               parse=options.parse_duration, default=DEFAULT_TIME_S, quick=1,
+               check=_in_range(1, options.MAX_RUNTIME, "--dirth-time"), metavar="DURATION"),
+        Option("dirth_rt_limit", ("--dirth-rt-limit",), "DIRTH mean response time limit of the max "
+               "and mid points, e.g. 5ms or 500us (default 5ms)", parse=parse_rt_limit, format=rt_text,
+               default=DEFAULT_RT_LIMIT_US, metavar="TIME"),
+    )
+
+    def plan(self, opts, capacity: int) -> List[Plan]:
+        bs, tcs, qds = opts.dirth_bs, tuple(sorted(set(opts.dirth_tc))), tuple(sorted(set(opts.dirth_qd)))
+        order = sweep_order(tcs, qds)
+        top_tc, top_qd = order[0]
+        plans = []
+        for mix in opts.dirth_mixes:
+            steady = job(bs, mix, top_tc, top_qd, opts.runtime, steady_name(bs, mix, top_tc, top_qd))
+            points = tuple(job(bs, mix, tc, qd, opts.dirth_time, point_name(bs, mix, tc, qd)) for tc, qd in order)
+            plans.append(Plan(
+                key=instance_key(bs, mix),
+                shape=SteadyThenSweep((steady,), points),
+                tracking=Tracking(steady.name, "iops",
+                                  f"RND {format_bs(bs)} {mix_label(mix)} TC{top_tc}/QD{top_qd} IOPS"),
+                params={"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix),
+                        "numjobs": str(top_tc), "iodepth": str(top_qd), "runtime": str(opts.runtime),
+                        "tc": counts_text(tcs), "qd": counts_text(qds), "point_time": str(opts.dirth_time),
+                        "rt_limit_us": str(opts.dirth_rt_limit)},
+                histograms=True,
+            ))
+        return plans
+
+    def largest_block(self, opts) -> int:
+        return opts.dirth_bs
+
+    def instance_title(self, test: TestRun) -> str:
+        p = test.params
+        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()
+
+    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
+        v = self.stored_values(options)
+        out: List[str] = []
+        if revision.id == "pts-c-1.1":
+            out.append("DIRTH is a PTS-E test, not part of PTS-C 1.1")
+        if set(v["dirth_tc"]) != set(DEFAULT_TC) or set(v["dirth_qd"]) != set(DEFAULT_QD):
+            out.append(f"DIRTH sweep narrowed to TC {counts_text(v['dirth_tc'])} x QD "
+                       f"{counts_text(v['dirth_qd'])} (the PTS sweeps TC and QD 1 to 32)")
+        if int(v["dirth_time"]) != DEFAULT_TIME_S:
+            out.append(f"DIRTH sweep points run {int(v['dirth_time'])} s each instead of {DEFAULT_TIME_S} s")
+        return out
+
+    def headline(self, test: TestRun) -> List[Figure]:
+        c = choice(test)
+        if c is None:
+            return []
+        top = c.max
+        out = [Figure("max_iops", f"max IOPS ({top.label})", top.iops, "IOPS"),
+               Figure("max_iops_lat_mean_us", "ART at max", top.lat_mean_us, "us", "lower", "{:,.1f}")]
+        tail = tail_us(top.workload) if top.workload is not None else None
+        if tail is not None:
+            out.append(Figure("max_iops_lat_99_99_us", f"{TAIL}% at max", tail, "us", "lower", "{:,.1f}"))
+        out.append(Figure("min_oio_lat_mean_us", f"ART at {c.min.label}", c.min.lat_mean_us, "us",
+                          "lower", "{:,.1f}"))
+        steady = test.window_average(test.tracking_workload, test.tracking_metric) if test.tracking_workload else None
+        if steady is not None:  # the steady-state rounds at the highest OIO, as FOB is their round 1
+            w = test.rounds[0].workload(test.tracking_workload)
+            out.append(Figure("max_oio_iops", f"IOPS at TC{w.numjobs}/QD{w.iodepth}" if w else "IOPS at max OIO",
+                              steady, "IOPS"))
+        return out
+
+    def fob(self, test: TestRun) -> List[Figure]:
+        """Round 1 of the steady-state loop at the highest OIO, right after the purge."""
+        if not test.rounds or not started_from_purge(test) or not test.tracking_workload:
+            return []
+        w = test.rounds[0].workload(test.tracking_workload)
+        if w is None or (sweep_round(test) is not None and sweep_round(test).index == 1):
+            return []
+        return [Figure("max_oio_iops", f"IOPS at TC{w.numjobs}/QD{w.iodepth}", w.iops, "IOPS")]
+
+    def check_data(self, test: TestRun) -> None:
+        text = test.data.get(SWEEP_ROUND)
+        if text is None:
+            return
+        rnd = sweep_round(test)
+        if rnd is None:
+            raise ValueError(f"the sweep round {text!r} names no round of the test")
+        seen = set()
+        for w in rnd.workloads:
+            if (w.numjobs, w.iodepth) in seen:
+                raise ValueError(f"the sweep measures TC{w.numjobs}/QD{w.iodepth} twice")
+            seen.add((w.numjobs, w.iodepth))

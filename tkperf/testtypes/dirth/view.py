@@ -1,0 +1,339 @@
+"""How DIRTH results are shown: per instance (R/W mix) the SNIA header, the
+max, mid and min points and the rule that chose them, IOPS and mean
+response time by TC and QD (tables), IOPS vs OIO per TC, the demand-intensity
+curve, the response-time histograms and confidence plot of the three
+points with their "nines", every point of the sweep, and the steady state
+that preceded the sweep; in a comparison, the figures of the three points
+per run and the demand-intensity curves and max-point histograms overlaid.
+
+The demand-intensity curve follows the SNIA plots (and Calypso's, the PTS
+authors' reference tool): IOPS on x, mean response time on y, one line per
+TC, so the "hockey stick" -- response time climbing while IOPS no longer
+grow -- reads left to right.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from tkperf.engine.composite import steady_rounds, sweep_round
+from tkperf.model import histogram
+from tkperf.model.results import RunResult, TestRun, mb
+from tkperf.render import blocks as b
+from tkperf.render import header, qos, steady
+from tkperf.render.context import CompareContext, ReportContext, chart_name, grid_table
+from tkperf.render.words import NA, fmt, oio, plural, tracking_label, verdict
+from tkperf.testtypes.dirth import (
+    RULE,
+    TAIL,
+    Choice,
+    DemandIntensityTest,
+    Point,
+    choice,
+    response_bins,
+    rt_limit_us,
+    sweep_points,
+    tail_us,
+)
+
+NINES_SHOWN: Tuple[str, ...] = histogram.NINES
+OIO_LABEL = "OIO (TC x QD)"
+IOPS_LABEL = "IOPS"
+ART_LABEL = "Mean response time (µs)"
+
+
+def limit_text(us: float) -> str:
+    """'5 ms', '500 µs'."""
+    return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} µs"
+
+
+def dirth_header(ctx: ReportContext, test: TestRun) -> b.Header:
+    p = test.params
+    sweep = sweep_round(test)
+    points = len(sweep.workloads) if sweep is not None else 0
+    middle = (
+        ("Runtime", f"{p.get('runtime', NA)} s per steady-state round"),
+        ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
+        ("Tracking", tracking_label(test)),
+        ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
+                         + verdict(test, test.steady)),
+        ("Sweep", f"TC {p.get('tc', NA)} x QD {p.get('qd', NA)} (TC = fio numjobs, QD = fio iodepth): "
+                  + (f"{plural(points, 'point')} of {p.get('point_time', NA)} s in round {sweep.index}"
+                     if sweep is not None else "not run")
+                  + ", from high to low OIO in one fio process, no idle between points"),
+        ("Response-time limit", f"{limit_text(rt_limit_us(test))} mean, for the max and mid points"),
+    )
+    bs, mix = p.get("block_size", NA), p.get("mix", NA)
+    wdpc = (f"WDPC: RND {bs} {mix} at the highest OIO, {oio(p.get('numjobs', ''), p.get('iodepth', ''))}, "
+            "until steady state; the sweep follows without a pause")
+    return header.snia_header(ctx.run, test, f"RND {bs} R/W {mix}: steady state at the highest OIO, then "
+                              "the TC x QD sweep", middle, wdpc=wdpc)
+
+
+# --- data for tables and charts --------------------------------------------------------------
+
+def tc_grid(points: Sequence[Point], value, unit: str) -> b.Grid:
+    """A figure of every point by TC (rows) and QD (columns)."""
+    tcs = sorted({p.tc for p in points})
+    qds = sorted({p.qd for p in points})
+    by = {(p.tc, p.qd): p for p in points}
+    values = tuple(tuple(value(by[(tc, qd)]) if (tc, qd) in by else None for qd in qds) for tc in tcs)
+    return b.Grid(rows=tuple(f"TC {tc}" for tc in tcs), row_keys=tuple(float(tc) for tc in tcs),
+                  cols=tuple(f"QD {qd}" for qd in qds), values=values, unit=unit, row_title="TC",
+                  col_title="QD")
+
+
+def per_tc(points: Sequence[Point], tc: Optional[int] = None) -> Dict[int, List[Point]]:
+    """Points by TC (only ``tc`` when given), each line by rising QD."""
+    out: Dict[int, List[Point]] = {}
+    for p in sorted(points, key=lambda p: (p.tc, p.qd)):
+        if tc is None or p.tc == tc:
+            out.setdefault(p.tc, []).append(p)
+    return out
+
+
+def _ticks(values: Sequence[float]) -> Tuple[float, ...]:
+    """Every OIO as a tick when few, else the powers of two they span."""
+    vals = sorted(set(values))
+    if len(vals) <= 12:
+        return tuple(vals)
+    top = int(np.ceil(np.log2(max(vals))))
+    return tuple(float(2 ** k) for k in range(0, top + 1))
+
+
+def iops_vs_oio(points: Sequence[Point], title: str) -> b.XYChart:
+    curves = tuple(b.Curve(f"TC {tc}", np.array([float(p.oio) for p in ps]), np.array([p.iops for p in ps]))
+                   for tc, ps in per_tc(points).items())
+    return b.XYChart(curves, OIO_LABEL, IOPS_LABEL, title, xlog=2, xticks=_ticks([p.oio for p in points]),
+                     legend_title="Thread count")
+
+
+def _di_limit(limit_us: float, arts: Sequence[float]) -> Tuple[Tuple[str, float], ...]:
+    """The limit as a line when it lies near the measured response times
+    (far above them it would squash the curves flat)."""
+    return ((f"limit {limit_text(limit_us)}", limit_us),) if arts and limit_us <= 2 * max(arts) else ()
+
+
+def di_curve(points: Sequence[Point], title: str, limit_us: float) -> b.XYChart:
+    curves = tuple(b.Curve(f"TC {tc}", np.array([p.iops for p in ps]), np.array([p.lat_mean_us for p in ps]))
+                   for tc, ps in per_tc(points).items())
+    return b.XYChart(curves, IOPS_LABEL, ART_LABEL, title,
+                     hlines=_di_limit(limit_us, [p.lat_mean_us for p in points]),
+                     legend_title="Thread count (each line: QD rising)")
+
+
+def chosen(c: Choice) -> List[Tuple[str, Point]]:
+    """The three points, each once: a point chosen twice is named 'max, mid'."""
+    out: List[Tuple[str, Point]] = []
+    for name, p in c.named():
+        for i, (names, q) in enumerate(out):
+            if q is p:
+                out[i] = (f"{names}, {name}", q)
+                break
+        else:
+            out.append((name, p))
+    return out
+
+
+def histogram_curves(c: Choice) -> List[Tuple[str, Point, histogram.Bins]]:
+    """(name, point, bins) of each chosen point that kept its histogram."""
+    out = []
+    for name, p in chosen(c):
+        bins = response_bins(p.workload) if p.workload is not None else ()
+        if bins:
+            out.append((name, p, bins))
+    return out
+
+
+def tail_cell(p: Point) -> str:
+    """The point's 99.99% in µs; 'n/s' where its I/O count does not support it."""
+    v = tail_us(p.workload) if p.workload is not None else None
+    return fmt(v, "µs") if v is not None else ("n/s" if p.workload is not None else NA)
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+def _point_row(name: str, p: Point) -> List[str]:
+    w = p.workload
+    return [name, p.label, str(p.oio), fmt(p.iops), fmt(p.lat_mean_us, "µs"), tail_cell(p),
+            fmt(w.lat_max_us if w is not None else None, "µs")]
+
+
+def points_blocks(test: TestRun, c: Choice) -> list:
+    limit = limit_text(c.limit_us)
+    out: list = [b.Heading("Max, mid and min points", 3),
+                 b.Paragraph(RULE.format(limit=limit))]
+    if not c.under_limit:
+        out.append(b.Admonition("warning", (f"No point of the sweep had a mean response time within "
+                                            f"{limit}: the max point is the point with the lowest mean "
+                                            "response time.",)))
+    out.append(b.table(["Point", "TC/QD", "OIO", "IOPS", "ART µs", f"{TAIL}% µs", "MAX µs"],
+                       [_point_row(n, p) for n, p in chosen(c)],
+                       title=f"The three points of the sweep (limit {limit}); {TAIL}% n/s where "
+                             "the I/O count does not support it", widths=[12, 14, 10, 16, 16, 16, 16]))
+    return out
+
+
+def sweep_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point], c: Choice) -> list:
+    name = DemandIntensityTest().instance_title(test)
+    iops = tc_grid(points, lambda p: p.iops, "IOPS")
+    art = tc_grid(points, lambda p: p.lat_mean_us, "µs")
+    drawn = _di_limit(c.limit_us, [p.lat_mean_us for p in points])
+    dashed = f"; dashed: the {limit_text(c.limit_us)} limit" if drawn else ""
+    return [b.Heading("IOPS and response time by TC and QD", 3, room_cm=10),
+            grid_table(iops, f"{name}: IOPS by thread count (TC) and queue depth per thread (QD)", "TC \\ QD"),
+            grid_table(art, f"{name}: mean response time (µs) by TC and QD", "TC \\ QD"),
+            ctx.chart(test, "iops-vs-oio", iops_vs_oio(points, f"{name}: IOPS vs OIO per thread count"),
+                      f"{name}: IOPS against the outstanding I/O (OIO = TC x QD), one line per TC."),
+            ctx.chart(test, "demand-intensity", di_curve(points, f"{name}: demand intensity", c.limit_us),
+                      f"{name}: demand-intensity curve, mean response time against IOPS, one line per TC "
+                      f"with QD rising along it{dashed}.")]
+
+
+def histogram_blocks(ctx: ReportContext, test: TestRun, c: Choice) -> list:
+    name = DemandIntensityTest().instance_title(test)
+    found = histogram_curves(c)
+    out: list = [b.Heading("Response-time histograms", 3, room_cm=10)]
+    if not found:
+        return out + [b.Paragraph("The sweep points of this test kept no response-time histograms, so "
+                                  "there is none to show; their fio percentiles are in the table of points.")]
+    labels = [f"{n}: {p.label}" for n, p, _ in found]
+    curves = [(lab, bins) for lab, (_, _, bins) in zip(labels, found)]
+    most = max(histogram.total(bins) for _, bins in curves)
+    out += [ctx.chart(test, "histograms",
+                      b.HistogramChart(tuple(qos.histogram_curve(lab, bins) for lab, bins in curves),
+                                       f"{name}: response-time histograms at the max, mid and min points"),
+                      f"{name}: share of each point's I/Os per response-time bin (fio's log-spaced bins), "
+                      "at the max, mid and min points."),
+            ctx.chart(test, "confidence",
+                      b.ConfidenceChart(tuple(qos.confidence_curve(lab, bins) for lab, bins in curves),
+                                        f"{name}: response-time confidence at the max, mid and min points",
+                                        marks=qos.supported_marks(most)),
+                      f"{name}: share of I/Os completed within each response time, on a nines scale; "
+                      "dotted: the percentiles the largest sample supports.")]
+    rows = []
+    for lab, bins in curves:
+        rows.append([lab, f"{histogram.total(bins):,}"] + [fmt(v, "µs") if ok else "n/s"
+                                                           for _, v, ok in histogram.nines_rows(bins)])
+    out.append(b.table(["Point", "I/Os"] + [f"{p}% µs" for p in NINES_SHOWN], rows,
+                       title="Response-time percentiles from the histograms (n/s: not supported by the "
+                             "I/O count)", widths=[22, 13, 13, 13, 13, 13, 13]))
+    return out
+
+
+def all_points_table(points: Sequence[Point]) -> b.Table:
+    rows = []
+    for i, p in enumerate(points, 1):
+        w = p.workload
+        rows.append([str(i), str(p.tc), str(p.qd), str(p.oio), fmt(p.iops),
+                     fmt(mb(w.bw_bytes) if w is not None else None, "MB/s"), fmt(p.lat_mean_us, "µs"),
+                     fmt(w.lat_max_us if w is not None else None, "µs"), tail_cell(p)])
+    return b.table(["#", "TC", "QD", "OIO", "IOPS", "MB/s", "ART µs", "MAX µs", f"{TAIL}% µs"], rows,
+                   title="Every point of the sweep in the order it ran", widths=[6, 7, 7, 8, 14, 12, 14, 16, 16])
+
+
+def convergence(test: TestRun) -> steady.Convergence:
+    rounds = steady_rounds(test)
+    ys = []
+    for r in rounds:
+        w = r.workload(test.tracking_workload)
+        ys.append(float("nan") if w is None else w.metric(test.tracking_metric))
+    series = (b.Series(tracking_label(test), tuple(float(r.index) for r in rounds), tuple(ys)),)
+    return steady.Convergence(title=f"{DemandIntensityTest().instance_title(test)}: IOPS at the highest OIO "
+                                    "per steady-state round", ylabel="IOPS", series=series,
+                              rounds=tuple(r.index for r in rounds))
+
+
+def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+    out: list = [b.Heading(DemandIntensityTest.title)]
+    for test in tests:
+        title = DemandIntensityTest().instance_title(test)
+        opening, measured = header.open_test(test, title, dirth_header(ctx, test), level=2)
+        out += opening
+        if not measured:
+            continue
+        points = sweep_points(test)
+        c = choice(test)
+        if c is None:
+            out.append(b.Paragraph("The sweep did not run: the test stopped during its steady-state rounds."))
+        else:
+            out += points_blocks(test, c) + sweep_blocks(ctx, test, points, c) + histogram_blocks(ctx, test, c)
+            out += [b.Heading("Every point of the sweep", 3), all_points_table(points)]
+        out += steady.steady_sections(ctx, test, convergence(test), 3)
+    return out
+
+
+# --- the comparison -------------------------------------------------------------------------------
+
+def _instances(ctx: CompareContext) -> List[str]:
+    keys: List[str] = []
+    for run in ctx.runs:
+        keys += [t.key for t in run.tests_of(DemandIntensityTest.name) if t.key not in keys]
+    return keys
+
+
+def _figure_rows(tests: Sequence[Optional[TestRun]]) -> List[List[str]]:
+    choices = [choice(t) if t is not None else None for t in tests]
+
+    def row(title: str, get) -> List[str]:
+        return [title] + [NA if c is None else get(c) for c in choices]
+
+    return [row("Max point", lambda c: c.max.label + ("" if c.under_limit else " (none within the limit)")),
+            row("Max IOPS", lambda c: fmt(c.max.iops)),
+            row("ART at max (µs)", lambda c: fmt(c.max.lat_mean_us, "µs")),
+            row(f"{TAIL}% at max (µs)", lambda c: tail_cell(c.max)),
+            row("Mid point", lambda c: f"{c.mid.label}: {fmt(c.mid.iops)} IOPS"),
+            row("Min point", lambda c: c.min.label),
+            row("ART at min (µs)", lambda c: fmt(c.min.lat_mean_us, "µs")),
+            row("Limit", lambda c: limit_text(c.limit_us)),
+            ["Steady state"] + [NA if t is None else verdict(t, t.steady) for t in tests]]
+
+
+def _curve_rows(tests: Sequence[Optional[TestRun]], labels: Sequence[str]) -> List[List[str]]:
+    """Every point of each run's line at the TC of its max point."""
+    rows = []
+    for label, t in zip(labels, tests):
+        c = choice(t) if t is not None else None
+        if c is None:
+            continue
+        rows += [[label, p.label, fmt(p.iops), fmt(p.lat_mean_us, "µs")]
+                 for p in per_tc(sweep_points(t), c.max.tc)[c.max.tc]]
+    return rows
+
+
+def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    keys = _instances(ctx)
+    if not keys:
+        return []
+    out: list = [b.Heading(DemandIntensityTest.title)]
+    for key in keys:
+        tests = [next((t for t in r.tests_of(DemandIntensityTest.name) if t.key == key), None) for r in ctx.runs]
+        name = DemandIntensityTest().instance_title(next(t for t in tests if t is not None))
+        out += [b.Heading(name, 2, room_cm=10),
+                ctx.runs_table("Figure", _figure_rows(tests), f"{name}: the three points per run")]
+        di, hist = [], []
+        for label, t in zip(ctx.labels, tests):
+            c = choice(t) if t is not None else None
+            if c is None:
+                continue
+            line = per_tc(sweep_points(t), c.max.tc)[c.max.tc]
+            di.append(b.Curve(f"{label} (TC {c.max.tc})", np.array([p.iops for p in line]),
+                              np.array([p.lat_mean_us for p in line])))
+            bins = response_bins(c.max.workload) if c.max.workload is not None else ()
+            if bins:
+                hist.append(qos.histogram_curve(f"{label} ({c.max.label})", bins))
+        if di:
+            out.append(b.table(["Run", "TC/QD", "IOPS", "ART µs"],
+                               _curve_rows(tests, ctx.labels),
+                               title=f"{name}: the points of the curves below", widths=[34, 22, 22, 22]))
+            out.append(b.Chart(chart_name(f"{key}-demand-intensity"),
+                               b.XYChart(tuple(di), IOPS_LABEL, ART_LABEL, f"{name}: demand intensity per run"),
+                               f"{name}: each run's demand-intensity curve at the TC of its max point "
+                               "(mean response time against IOPS, QD rising along the line)."))
+        if hist:
+            out.append(b.Chart(chart_name(f"{key}-max-histograms"),
+                               b.HistogramChart(tuple(hist),
+                                                f"{name}: response-time histograms at each run's max point"),
+                               f"{name}: share of I/Os per response-time bin at each run's max point."))
+    return out
