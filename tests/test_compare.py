@@ -60,7 +60,7 @@ def test_comparison_is_written_in_every_format(compared, names):
         rst = fh.read()
     refs = re.findall(r"^\.\. figure:: (\S+)$", rst, re.M)
     assert [os.path.basename(r) for r in refs] == [
-        "wsat-iops-vs-time.png", "wsat-normalised-vs-time.png", "wsat-iops-vs-tgbw.png",
+        "wsat-iops-vs-time.png", "wsat-normalised-vs-time.png", "wsat-iops-vs-tgbw.png", "wsat-iops-vs-fills.png",
         "iops-corners.png", "tp.png", "lat.png"]
     for ref in refs:
         with open(os.path.join(outdir, ref), "rb") as fh:

@@ -55,6 +55,9 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--numjobs", "-nj", type=int, help="fio numjobs, the thread count TC")
     p.add_argument("--iodepth", "-iod", type=int, help="fio iodepth, the queue depth QD")
     p.add_argument("--max-rounds", type=int, help="most rounds per test before giving up on steady state (default 25)")
+    p.add_argument("--data-pattern", metavar="PATTERN",
+                   help="data written: random (incompressible, the PTS's; default), compressible:PCT "
+                        "(fio buffer_compress_percentage with refill_buffers) or zero (zero_buffers)")
     p.add_argument("--refill-buffers", "-rfb", action="store_true", default=None,
                    help="new random data for every write (for controllers that compress)")
     p.add_argument("--latency-histograms", action="store_true", default=None,
@@ -121,7 +124,9 @@ def _unattended(args: argparse.Namespace) -> Optional[notify.MailSettings]:
 def _overrides(args: argparse.Namespace, profile: str) -> dict:
     o = dict(
         runtime=args.runtime, numjobs=args.numjobs, iodepth=args.iodepth, max_rounds=args.max_rounds,
-        refill_buffers=args.refill_buffers, latency_histograms=args.latency_histograms, purge=args.purge, wipc_loops=args.wipc_loops,
+        refill_buffers=args.refill_buffers,
+        data_pattern=options.parse_data_pattern(args.data_pattern) if args.data_pattern is not None else None,
+        latency_histograms=args.latency_histograms, purge=args.purge, wipc_loops=args.wipc_loops,
         active_range=args.active_range, write_cache=args.write_cache,
     )
     if profile == "hdd":

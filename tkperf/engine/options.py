@@ -81,6 +81,30 @@ def parse_duration(text: str, what: str = "duration") -> int:
     return value
 
 
+#: ``--data-pattern`` words; ``compressible:PCT`` takes a percentage.
+DATA_PATTERNS = ("random", "compressible:PCT", "zero")
+
+
+def parse_data_pattern(text: str) -> str:
+    """``random``, ``zero`` or ``compressible:PCT`` (1..99): the data written."""
+    t = text.strip().lower()
+    if t in ("random", "zero"):
+        return t
+    m = re.fullmatch(r"compressible:(\d{1,2})%?", t)
+    if m and 1 <= int(m.group(1)) <= 99:
+        return f"compressible:{int(m.group(1))}"
+    raise UsageError(f"--data-pattern {text!r}: choose random, zero or compressible:PCT (PCT 1 to 99)")
+
+
+def data_pattern_fio(pattern: str) -> Tuple[Tuple[str, str], ...]:
+    """The fio options of a data pattern (random: fio's own random buffers)."""
+    if pattern == "zero":
+        return (("zero_buffers", "1"),)
+    if pattern.startswith("compressible:"):
+        return (("refill_buffers", "1"), ("buffer_compress_percentage", pattern.split(":", 1)[1]))
+    return ()
+
+
 def parse_tgbw(text: str) -> str:
     """'4x' (drive fills) or a GB figure ('800', '1.5') -> normalised text."""
     t = (text or "").strip().lower()
@@ -184,6 +208,8 @@ class RunOptions:
     refill_buffers: bool = False
     #: Keep every workload's response-time histogram (fio json+), for every test.
     latency_histograms: bool = False
+    #: What is written: random (incompressible), compressible:PCT or zero.
+    data_pattern: str = "random"
     purge: str = "auto"
     wipc_loops: int = 2
     quick: bool = False
@@ -197,6 +223,7 @@ class RunOptions:
         _int_in(self.wipc_loops, 0, 100, "--wipc-loops")
         _int_in(self.window, 2, MAX_ROUNDS, "--window")
         _int_in(self.active_range, 1, 100, "--active-range")
+        parse_data_pattern(self.data_pattern)
         if self.write_cache not in WRITE_CACHE:
             raise UsageError(f"--write-cache {self.write_cache!r}: choose on, off or keep")
         if self.pts not in pts_model.REVISIONS:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional
 
 from tkperf import __version__
-from tkperf.engine import resume
+from tkperf.engine import options, resume
 from tkperf.engine.options import RunOptions
 from tkperf.engine.runner import Runner
 from tkperf.fio.backend import FioBackend, LocalFio
@@ -153,5 +153,7 @@ def fio_settings(dev: DeviceInfo, opts: RunOptions) -> FioSettings:
     """The [global] section of every fio job of a run on ``dev``: the target,
     the data pattern and the active range (as ``size=`` when below 100%)."""
     active = opts.active_bytes(dev.size_bytes)
-    return FioSettings(filename=dev.resolved, refill_buffers=opts.refill_buffers,
-                       size=active if active < dev.size_bytes else 0)
+    pattern = options.data_pattern_fio(opts.data_pattern)
+    refill = opts.refill_buffers and not any(k == "refill_buffers" for k, _ in pattern)
+    return FioSettings(filename=dev.resolved, refill_buffers=refill,
+                       size=active if active < dev.size_bytes else 0, extra=pattern)

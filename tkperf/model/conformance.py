@@ -76,6 +76,10 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
         out.append("no PURGE before the tests (--purge none)")
     elif purge == "discard":
         out.append("PURGE by whole-device discard, which is not a PTS PURGE")
+    pattern = options.get("data_pattern", "random")
+    if pattern != "random":
+        out.append(f"data pattern {pattern} instead of random (incompressible) data: a drive that "
+                   "compresses or deduplicates would look faster than it is")
     ar = _int(options.get("active_range"))
     if ar is not None and ar != rev.active_range:
         out.append(f"active range {ar}% instead of the {rev.active_range}% {rev.title} requires")

@@ -277,6 +277,9 @@ class XYChart:
     hlines: Tuple[Tuple[str, float], ...] = ()
     legend_title: str = ""
     vlines: Tuple[Tuple[str, float], ...] = ()
+    #: A second x scale along the top: (its label, x units per top unit),
+    #: e.g. ("Drive fills", capacity in GB) under a GB axis.
+    top_axis: Tuple[str, float] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,7 +7,7 @@ arguments of :func:`snia_header`.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.model import conformance, pts
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
@@ -87,6 +87,21 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
     return tuple(out)
 
 
+def data_pattern_words(o: Mapping[str, str]) -> str:
+    """The data written, as the header discloses it."""
+    pattern = o.get("data_pattern", "random")
+    if pattern == "zero":
+        return "zeros (fio zero_buffers): compresses and deduplicates completely; NOT the PTS's random data"
+    if pattern.startswith("compressible:"):
+        pct = pattern.split(":", 1)[1]
+        return (f"compressible to about {pct}% (fio buffer_compress_percentage={pct}, refill_buffers); "
+                "NOT the PTS's random data")
+    if o.get("refill_buffers") == "true":
+        return "random, refill_buffers (new incompressible data for every write)"
+    return ("random (fio's random buffers, scrambled on reuse but not refilled: mostly, not wholly "
+            "incompressible; --refill-buffers for fully incompressible data)")
+
+
 def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
                  wdpc: Optional[str] = None) -> Pairs:
     """Data pattern, active range, device class and the pre-conditioning.
@@ -96,10 +111,8 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
     test loop itself at the test's OIO).
     """
     o = run.options
-    refill = o.get("refill_buffers") == "true"
     out = [
-        ("Data pattern", "random, refill_buffers (new data for every write)" if refill
-         else "random (fio buffers, not refilled)"),
+        ("Data pattern", data_pattern_words(o)),
         ("Active range", f"{o.get('active_range', '100')}% (preconditioning and test)"),
         ("Latency histograms", "kept for every workload (--latency-histograms)"
          if o.get("latency_histograms") == "true" else "LAT and tests that ask for them"),

@@ -85,6 +85,8 @@ def xy(path: str, spec: XYChart) -> str:
             ax.set_xlim(left=0)
         else:
             ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
+            if not spec.xlog and all(float(np.nanmin(c.x)) >= 0 for c in shown if np.size(c.x)):
+                ax.set_xlim(left=0)
         low, high = spec.ylim
         if spec.ylog:
             low = None if low is not None and low <= 0 else low
@@ -102,6 +104,11 @@ def xy(path: str, spec: XYChart) -> str:
                 ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
             ax.yaxis.set_minor_formatter(FuncFormatter(_thousands) if decades < 1.2 else NullFormatter())
         ax.set_xlabel(f"{spec.xlabel} ({unit})" if unit else spec.xlabel)
+        if spec.top_axis and spec.top_axis[1] > 0:
+            per = float(spec.top_axis[1]) / scale
+            top = ax.secondary_xaxis("top", functions=(lambda v: v / per, lambda v: v * per))
+            top.set_xlabel(spec.top_axis[0])
+            top.xaxis.set_major_formatter(FuncFormatter(_number))
         ax.set_ylabel(spec.ylabel)
         ax.set_title(_wrap_title(spec.title))
         if len(shown) > 1 or spec.legend_title:

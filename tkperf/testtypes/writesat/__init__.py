@@ -16,10 +16,36 @@ from typing import Dict, List
 from tkperf.engine import options
 from tkperf.engine.shapes import Stream
 from tkperf.fio.jobs import FioJob
-from tkperf.model.results import TestRun
+from tkperf.model.results import TestRun, format_bs
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, started_from_purge
 
 WORKLOAD = "wsat-rnd-4k-0-100"
+ACCESS = ("random", "sequential")
+
+
+def _access(text: str, flag: str) -> str:
+    t = text.strip().lower()
+    if t not in ACCESS:
+        raise options.UsageError(f"{flag} {text!r}: choose random or sequential")
+    return t
+
+
+def _one_size(text: str, flag: str) -> int:
+    sizes = options.parse_block_sizes(text, flag)
+    if len(sizes) != 1:
+        raise options.UsageError(f"{flag} takes one block size, not {text!r}")
+    return sizes[0]
+
+
+def workload_name(access: str, bs: int) -> str:
+    """The stream's job name: ``wsat-rnd-4k-0-100`` (the PTS's), ``wsat-seq-128k-0-100`` ..."""
+    return f"wsat-{'seq' if access == 'sequential' else 'rnd'}-{format_bs(bs)}-0-100"
+
+
+def stimulus(params) -> str:
+    """The stimulus in words from a test's params: 'RND 4k 100% W'."""
+    access = "SEQ" if params.get("access") == "sequential" else "RND"
+    return f"{access} {params.get('block_size', '4k')} 100% W"
 SERIES = "intervals"
 #: Intervals averaged for the "last 5" headline figure.
 TAIL = 5
@@ -64,6 +90,11 @@ class WriteSaturationTest(TestType):
         Option("wsat_interval", ("--wsat-interval",), "WSAT reporting interval (default 60s)",
                parse=options.parse_duration, default=60, quick=1,
                check=_in_range(1, 3600, "--wsat-interval"), metavar="DURATION"),
+        Option("wsat_access", ("--wsat-access",),
+               "WSAT access pattern: random (the PTS's) or sequential, a disclosed variant (seed 000)",
+               parse=_access, default="random", metavar="random|sequential"),
+        Option("wsat_bs", ("--wsat-bs",), "WSAT block size (default 4k, the PTS's; e.g. 128k with "
+               "--wsat-access sequential)", parse=_one_size, format=format_bs, default=4096, metavar="SIZE"),
         Option("wsat_steady", ("--wsat-steady",),
                "also stop WSAT at steady state: 20/10 on 5 points --wsat-steady-spacing apart, "
                "checked only after one drive fill (default: run to the time or TGBW limit)",
@@ -82,24 +113,31 @@ class WriteSaturationTest(TestType):
 
     def deviations(self, options, revision) -> List[str]:
         v = self.stored_values(options)
+        out = []
+        if v["wsat_access"] != "random" or int(v["wsat_bs"]) != 4096:
+            out.append(f"WSAT stimulus {stimulus({'access': v['wsat_access'], 'block_size': format_bs(v['wsat_bs'])})}"
+                       " instead of RND 4k 100% W (a disclosed variant)")
         tgbw = str(v["wsat_tgbw"])
         short_tgbw = tgbw.endswith("x") and float(tgbw[:-1]) < 4
         if int(v["wsat_time"]) < 24 * 3600 and (short_tgbw or not tgbw.endswith("x")):
-            return [f"WSAT stops after {int(v['wsat_time'])} s or {tgbw} written, before 24 h "
-                    "or 4x the capacity (the PTS stop rules)"]
-        return []
+            out.append(f"WSAT stops after {int(v['wsat_time'])} s or {tgbw} written, before 24 h "
+                       "or 4x the capacity (the PTS stop rules)")
+        return out
 
     def plan(self, opts, capacity: int) -> List[Plan]:
-        job = FioJob(name=WORKLOAD, rw="randwrite", bs=4096, runtime=opts.wsat_time,
+        name = workload_name(opts.wsat_access, opts.wsat_bs)
+        job = FioJob(name=name, rw="write" if opts.wsat_access == "sequential" else "randwrite",
+                     bs=opts.wsat_bs, runtime=opts.wsat_time,
                      numjobs=opts.numjobs, iodepth=opts.iodepth)
+        params = {"block_size": format_bs(opts.wsat_bs), "access": opts.wsat_access}
         stream = Stream(job, opts.wsat_interval, stop_bytes=options.tgbw_bytes(opts.wsat_tgbw, capacity),
                         steady_stop=opts.wsat_steady, steady_after_bytes=capacity, series=SERIES,
                         steady_spacing_s=opts.wsat_steady_spacing)
         return [Plan(
             key=self.name, shape=stream,
-            tracking=Tracking(WORKLOAD, "write.iops", "RND 4k 0/100 IOPS per interval"),
+            tracking=Tracking(name, "write.iops", f"{stimulus(params)} IOPS per interval"),
             wipc=False,
-            params={"block_size": "4k", "access": "random", "numjobs": str(opts.numjobs),
+            params={**params, "numjobs": str(opts.numjobs),
                     "iodepth": str(opts.iodepth), "interval": str(opts.wsat_interval),
                     "time_limit": str(opts.wsat_time), "tgbw": opts.wsat_tgbw,
                     "steady_stop": "true" if opts.wsat_steady else "false",
@@ -107,7 +145,7 @@ class WriteSaturationTest(TestType):
         )]
 
     def largest_block(self, opts) -> int:
-        return 4096
+        return int(opts.wsat_bs)
 
     def headline(self, test: TestRun) -> List[Figure]:
         values = iops(test)
@@ -124,11 +162,11 @@ class WriteSaturationTest(TestType):
         values = iops(test)
         if not values.size or not started_from_purge(test):
             return []
-        return [Figure("first_interval_iops", "RND 4k W", float(values[0]), "IOPS")]
+        return [Figure("first_interval_iops", stimulus(test.params).replace(" 100%", ""), float(values[0]), "IOPS")]
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
         values = iops(test)
-        if not values.size:
+        if not values.size or stimulus(test.params) != "RND 4k 100% W":  # the summary's FOB is RND 4K W
             return {}
         return {"fob_iops": SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10)}
 

@@ -21,13 +21,13 @@ from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext
 from tkperf.durations import duration
 from tkperf.render.words import NA, fmt, plural
-from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops
+from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
 
 #: Tables list every interval up to this many, else this many bins of intervals.
 TABLE_ROWS = 24
 TIME_LABEL = "Time"
 GB_LABEL = "Total data written (GB, decimal)"
-IOPS_LABEL = "IOPS (RND 4KiB 100% W)"
+IOPS_LABEL = "IOPS"
 
 
 @dataclass(frozen=True, eq=False)
@@ -173,14 +173,27 @@ def wsat_header(ctx: ReportContext, test: TestRun, d: WsatData) -> b.Header:
                           f"{float(d.written_gb[-1]) if n else 0.0:,.2f} GB written)"),
         ("Steady state", _steady_words(test, ctx.window)),
     )
-    return header.snia_header(ctx.run, test, f"RND {p.get('block_size', '4k')} 100% W, continuous", middle,
+    return header.snia_header(ctx.run, test, f"{stimulus(p)}, continuous", middle,
                               without_wipc="none: WSAT starts fresh after the purge", wdpc="none")
 
 
-def curve_charts(curves: Sequence[b.Curve], by_gb: Sequence[b.Curve]):
-    """(IOPS vs time, IOPS vs GB written) chart specs of one or more runs."""
-    return (b.CurvesChart(tuple(curves), TIME_LABEL, IOPS_LABEL, "WSAT: IOPS vs time", time_axis=True),
-            b.CurvesChart(tuple(by_gb), GB_LABEL, IOPS_LABEL, "WSAT: IOPS vs total GB written"))
+def curve_charts(curves: Sequence[b.Curve], by_gb: Sequence[b.Curve], capacity_gb: float = 0.0):
+    """(IOPS vs time, IOPS vs GB written) chart specs of one or more runs;
+    with ``capacity_gb`` (one run) the GB axis has drive fills along the top."""
+    by_time = b.CurvesChart(tuple(curves), TIME_LABEL, IOPS_LABEL, "WSAT: IOPS vs time", time_axis=True)
+    dense = max((c.y.size for c in by_gb), default=0) > 200
+    written = b.XYChart(tuple(by_gb), GB_LABEL, IOPS_LABEL, "WSAT: IOPS vs total GB written (TGBW)",
+                        dots=dense, top_axis=("Drive fills (data written / capacity)", capacity_gb)
+                        if capacity_gb > 0 else ())
+    return by_time, written
+
+
+def fills_chart(curves: Sequence["WsatCurve"]) -> b.XYChart:
+    """IOPS against drive fills (data written over each run's own capacity),
+    so that drives of different sizes compare."""
+    dense = max((c.iops.size for c in curves), default=0) > 200
+    return b.XYChart(tuple(b.Curve(c.label, c.data.written_gb / c.capacity_gb, c.iops) for c in curves),
+                     "Drive fills (data written / capacity)", IOPS_LABEL, "WSAT: IOPS vs drive fills", dots=dense)
 
 
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
@@ -202,13 +215,15 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
                     ["Lowest interval", fmt(ws.min_iops), "IOPS"],
                     [f"Average of the {ws.tail_label}", fmt(ws.tail_iops), "IOPS"],
                     ["Stopped by", test.stop_reason or NA, ""],
-                ], title="Write saturation, RND 4KiB 100% W", widths=[40, 30, 30])]
+                ], title=f"Write saturation, {stimulus(test.params)}", widths=[40, 30, 30])]
         by_time, by_gb = curve_charts([b.Curve(ctx.run.name, data.seconds, data.iops)],
-                                      [b.Curve(ctx.run.name, data.written_gb, data.iops)])
+                                      [b.Curve(ctx.run.name, data.written_gb, data.iops)],
+                                      ctx.run.device.size_bytes / 1e9)
         out += [ctx.chart(test, "iops-vs-time", by_time,
                           "WSAT: IOPS of each interval against time since the purge."),
                 ctx.chart(test, "iops-vs-tgbw", by_gb,
-                          "WSAT: IOPS of each interval against the total data written (GB, decimal).")]
+                          "WSAT: IOPS of each interval against the total data written (GB, decimal, "
+                          "TGBW), and in drive fills along the top.")]
         bins = wsat_bins(data)
         every = len(bins) == ws.intervals
         rows = [[str(x.first) if x.first == x.last else f"{x.first}-{x.last}", fmt(x.end_s, "s"),
@@ -229,6 +244,7 @@ class WsatCurve:
     label: str
     test: TestRun
     data: WsatData
+    capacity_gb: float = 1.0
 
     @property
     def seconds(self) -> np.ndarray:
@@ -246,7 +262,7 @@ def wsat_curves(ctx: CompareContext) -> List[WsatCurve]:
         for t in run.tests_of(WriteSaturationTest.name):
             d = wsat_data(t)
             if d.iops.size:
-                out.append(WsatCurve(label, t, d))
+                out.append(WsatCurve(label, t, d, run.device.size_bytes / 1e9))
                 break
     return out
 
@@ -272,11 +288,15 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                                   [b.Curve(c.label, c.data.written_gb, c.data.iops) for c in curves])
     return [b.Heading(WriteSaturationTest.title),
             b.table(["Run", "Intervals", "Duration (s)", "Written (GB)", "FOB IOPS", "Max IOPS",
-                     "Last 5 / SS IOPS", "Stopped by"], rows, title="WSAT, RND 4KiB 100% W",
+                     "Last 5 / SS IOPS", "Stopped by"], rows,
+                    title="WSAT, " + ", ".join(sorted({stimulus(c.test.params) for c in curves})),
                     widths=[18, 9, 10, 10, 11, 11, 12, 19]),
             b.Chart("wsat-iops-vs-time.png", by_time, "WSAT IOPS per interval against time, every run overlaid."),
             b.Chart("wsat-normalised-vs-time.png", normalised_chart(curves),
                     "WSAT IOPS divided by each run's own maximum interval (1.0 = the drive's peak), "
                     "so the shapes compare regardless of speed."),
             b.Chart("wsat-iops-vs-tgbw.png", by_gb,
-                    "WSAT IOPS per interval against the total data written (GB, decimal).")]
+                    "WSAT IOPS per interval against the total data written (GB, decimal)."),
+            b.Chart("wsat-iops-vs-fills.png", fills_chart(curves),
+                    "WSAT IOPS per interval against drive fills: data written over each run's own "
+                    "capacity, so drives of different sizes compare.")]

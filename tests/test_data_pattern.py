@@ -1,0 +1,97 @@
+"""--data-pattern: what fio writes, read back from the device afterwards, and
+how the run discloses it (options, header, conformance).  The real fio on a
+real loop device that starts full of 0xFF bytes, so every byte fio wrote
+shows."""
+import zlib
+
+import pytest
+
+from conftest import needs_fio
+from tkperf.cli import main
+from tkperf.engine import options
+from tkperf.errors import UsageError
+from tkperf.model import conformance, store
+
+MiB = 1024 * 1024
+SIZE = 64 * MiB
+
+
+def test_patterns_parse_and_map_to_fio():
+    assert options.parse_data_pattern("random") == "random"
+    assert options.parse_data_pattern("Compressible:50%") == "compressible:50"
+    assert options.data_pattern_fio("compressible:50") == (("refill_buffers", "1"),
+                                                           ("buffer_compress_percentage", "50"))
+    assert options.data_pattern_fio("zero") == (("zero_buffers", "1"),)
+    assert options.data_pattern_fio("random") == ()
+    for bad in ("compressible:0", "compressible:100", "compressible", "ones", ""):
+        with pytest.raises(UsageError):
+            options.parse_data_pattern(bad)
+
+
+def test_a_bad_pattern_is_a_usage_error(tmp_path, capsys):
+    img = tmp_path / "t.img"
+    assert main(["ssd", "run", str(img), "--size", "64m", "--tests", "lat", "--data-pattern", "ones",
+                 "--yes"]) == 2
+    assert "--data-pattern 'ones'" in capsys.readouterr().err
+    assert not img.exists()  # nothing written
+
+
+def fill(path: str, byte: int) -> None:
+    block = bytes([byte]) * MiB
+    with open(path, "r+b") as fh:
+        for _ in range(SIZE // MiB):
+            fh.write(block)
+        fh.flush()
+
+
+def run_on(tmp_path, pattern, *extra):
+    from conftest import try_loop
+
+    loop, why = try_loop(SIZE, str(tmp_path))
+    if loop is None:
+        pytest.skip(why)
+    try:
+        fill(loop.path, 0xFF)
+        out = tmp_path / "out"
+        rc = main(["ssd", "run", loop.path, "--name", "t", "--outdir", str(out), "--tests", "tp",
+                   "--tp-bs", "1024k", "--purge", "none", "--wipc-loops", "1", "--runtime", "1",
+                   "--max-rounds", "1", "-nj", "1", "-iod", "4", "--data-pattern", pattern, "--yes", "--quiet", *extra])
+        assert rc == 0
+        with open(loop.path, "rb") as fh:
+            data = fh.read(16 * MiB)
+        return out / "t.xml", data
+    finally:
+        loop.__exit__(None, None, None)
+
+
+@needs_fio
+def test_zero_writes_zeros(tmp_path):
+    xml, data = run_on(tmp_path, "zero")
+    assert data.count(0) == len(data)  # the WIPC overwrote every 0xFF with zeros
+    run = store.load(str(xml))
+    assert run.options["data_pattern"] == "zero"
+    verdict = conformance.of_run(run)
+    assert any("data pattern zero" in d for d in verdict.deviations)
+    assert "zero_buffers=1" in (xml.parent / "t.log").read_text()
+
+
+@needs_fio
+def test_compressible_compresses_about_as_asked(tmp_path):
+    xml, data = run_on(tmp_path, "compressible:50")
+    assert data.count(0xFF) < len(data) // 100  # overwritten
+    ratio = len(zlib.compress(data, 6)) / len(data)
+    assert 0.35 < ratio < 0.75, ratio
+    log = (xml.parent / "t.log").read_text()
+    assert "buffer_compress_percentage=50" in log and "refill_buffers=1" in log
+
+
+@needs_fio
+def test_random_with_refill_does_not_compress(tmp_path, capsys):
+    # fio's reused (scrambled) buffers compress by a few percent; refilled ones do not
+    xml, data = run_on(tmp_path, "random", "--refill-buffers")
+    assert len(zlib.compress(data, 6)) / len(data) > 0.99
+    run = store.load(str(xml))
+    assert not any("data pattern" in d for d in conformance.of_run(run).deviations)
+    out = tmp_path / "rep"
+    assert main(["report", str(xml), "--outdir", str(out), "--format", "rst", "-q"]) == 0
+    assert "| random, refill\\_buffers (new" in (out / "t.rst").read_text()  # the header's data pattern
