@@ -153,6 +153,9 @@ class PurgeRecord:
     pts_purge: bool
     command: str = ""
     note: str = ""
+    #: The outcome of checking the purge (e.g. a verification read of
+    #: zeros after a discard); empty when nothing was checked.
+    verification: str = ""
 
 
 @dataclass(frozen=True)
@@ -318,6 +321,28 @@ class Event:
     round: int = 0
 
 
+@dataclass(frozen=True)
+class HealthSnapshot:
+    """The drive's health counters at one moment: ``when`` is ``before`` (the
+    run's start), ``after`` (its end) or ``sample`` (during the run, for
+    temperature).  ``values`` use tkperf's names (see
+    :mod:`tkperf.target.health`): ``host_written_bytes``,
+    ``media_written_bytes``, ``media_errors``, ``temperature_c``,
+    ``percentage_used``, ``critical_warning``, ``power_on_hours`` ...;
+    ``source`` names the tool (``nvme smart-log``, ``smartctl``)."""
+
+    time: str
+    when: str
+    source: str
+    values: Tuple[Tuple[str, float], ...] = ()
+
+    def value(self, name: str) -> Optional[float]:
+        for key, v in self.values:
+            if key == name:
+                return v
+        return None
+
+
 @dataclass
 class RunResult:
     name: str
@@ -334,6 +359,14 @@ class RunResult:
     tests: List[TestRun] = field(default_factory=list)
     events: List[Event] = field(default_factory=list)
     tkperf_version: str = ""
+    #: Everything ``tkperf info`` knew of the device when the run started:
+    #: plain JSON values (dicts, lists, strings, numbers) by source
+    #: (``lsblk``, ``sysfs``, ``hdparm``, ``nvme_id_ctrl`` ...).
+    facts: Dict[str, object] = field(default_factory=dict)
+    #: Health snapshots: before, samples during, after.
+    health: List[HealthSnapshot] = field(default_factory=list)
+    #: The feature matrix of ``-fm FILE``: (feature, value) in file order.
+    features: List[Tuple[str, str]] = field(default_factory=list)
 
     def test(self, key: str) -> Optional[TestRun]:
         for t in self.tests:

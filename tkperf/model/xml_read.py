@@ -3,6 +3,7 @@ turns it into the result model, then the series rows after its end tag."""
 from __future__ import annotations
 
 import io
+import json
 import re
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -17,6 +18,7 @@ from tkperf.model.results import (
     Event,
     HostInfo,
     IoStats,
+    HealthSnapshot,
     PurgeRecord,
     Round,
     RunResult,
@@ -106,7 +108,8 @@ def _read_test(el: etree._Element, rounds: List[Round], type_attr: str = "type",
     if p is not None:
         t.purge = PurgeRecord(requested=_s(p, "requested"), method=_s(p, "method"),
                               seconds=_f(p, "seconds"), pts_purge=_b(p, "pts-purge"),
-                              command=_s(p, "command"), note=_s(p, "note"))
+                              command=_s(p, "command"), note=_s(p, "note"),
+                              verification=_s(p, "verification"))
     w = el.find("wipc")
     if w is not None:
         t.wipc = WipcRecord(loops=_i(w, "loops"), bs=_i(w, "bs"), iodepth=_i(w, "iodepth"),
@@ -166,6 +169,22 @@ def _read_run(root: etree._Element, tests: List[TestRun]) -> RunResult:
     for e in root.find("events").iterfind("event"):
         run.events.append(Event(time=_s(e, "time"), kind=_s(e, "kind"), message=e.text or "",
                                 test=_s(e, "test"), round=_i(e, "round")))
+    facts = root.findtext("facts")
+    if facts:
+        try:
+            run.facts = json.loads(facts)
+        except ValueError as exc:
+            raise ResultFileError(f"the device facts are not JSON ({exc})") from None
+        if not isinstance(run.facts, dict):
+            raise ResultFileError("the device facts are not a JSON object")
+    health = root.find("health")
+    for snap in (health.iterfind("snapshot") if health is not None else ()):
+        run.health.append(HealthSnapshot(time=_s(snap, "time"), when=_s(snap, "when"), source=_s(snap, "source"),
+                                         values=tuple((_s(v, "name"), _f(v, "value"))
+                                                      for v in snap.iterfind("value"))))
+    features = root.find("features")
+    if features is not None:
+        run.features = [(_s(f, "name"), _s(f, "value")) for f in features.iterfind("feature")]
     return run
 
 

@@ -2,6 +2,8 @@
 end tag, and :class:`ResultWriter`, which saves whole files and appends rows."""
 from __future__ import annotations
 
+import json
+
 import math
 import os
 from typing import Dict, Optional, Sequence
@@ -90,6 +92,18 @@ def to_element(run: RunResult) -> etree._Element:
         ev = _set(etree.SubElement(events, "event"), time=e.time, kind=e.kind, test=e.test,
                   round=int(e.round))
         ev.text = e.message
+    if run.facts:
+        etree.SubElement(root, "facts").text = json.dumps(run.facts, sort_keys=True, default=str)
+    if run.health:
+        health = etree.SubElement(root, "health")
+        for snap in run.health:
+            el = _set(etree.SubElement(health, "snapshot"), time=snap.time, when=snap.when, source=snap.source)
+            for name, value in snap.values:
+                _set(etree.SubElement(el, "value"), name=name, value=float(value))
+    if run.features:
+        features = etree.SubElement(root, "features")
+        for name, value in run.features:
+            _set(etree.SubElement(features, "feature"), name=name, value=value)
     for t in run.tests:
         _test(root, t)
     return root
@@ -118,8 +132,10 @@ def _test(root: etree._Element, t: TestRun) -> None:
     _namevalues(etree.SubElement(el, "params"), "param", t.params)
     if t.purge is not None:
         p = t.purge
-        _set(etree.SubElement(el, "purge"), requested=p.requested, method=p.method,
-             seconds=float(p.seconds), pts_purge=p.pts_purge, command=p.command, note=p.note)
+        pe = _set(etree.SubElement(el, "purge"), requested=p.requested, method=p.method,
+                  seconds=float(p.seconds), pts_purge=p.pts_purge, command=p.command, note=p.note)
+        if p.verification:
+            pe.set("verification", p.verification)
     if t.wipc is not None:
         w = t.wipc
         _set(etree.SubElement(el, "wipc"), loops=int(w.loops), bs=int(w.bs),
