@@ -62,8 +62,9 @@ def test_readme_install_in_a_fresh_venv_from_the_system_python(tmp_path):
     assert version.stdout.strip() == f"tkperf {__version__}"
     listed = subprocess.run([str(tkperf), "tests"], capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert listed.returncode == 0, listed.stderr
-    assert [ln.split()[0] for ln in listed.stdout.splitlines()] == ["iops", "tp", "lat", "wsat", "consistency",
-                                                                   "qd", "dirth"]
+    assert [ln.split()[0] for ln in listed.stdout.splitlines()] == [
+        "iops", "tp", "lat", "wsat", "consistency", "qd", "dirth", "cbw", "hir", "xsr",
+        "hdd-zones", "hdd-iops", "hdd-lat"]
     # The schema files travel with the package: a result file can be checked.
     show = subprocess.run([str(tkperf), "show", str(REPO / "examples" / "example-ssd.xml")],
                           capture_output=True, text=True, env=env, cwd=str(tmp_path))

@@ -1,26 +1,119 @@
+"""Purge choice by transport, the command lines, ``--purge-cmd``.
+
+:class:`FakeTools` replaces ``programs.run`` at the boundary: it records
+every argument list and answers with recorded output of the real tools on
+real drives (tests/data/purge/README.rst says whose).  Tests that use it
+check tkperf's choice logic and state handling, not a drive: this machine
+has no ATA, NVMe or SCSI drive to erase.  Their "device" path is a sparse
+file of the test's own, so that even a stray read never touches a disk.
+"""
+from __future__ import annotations
+
+import os
 import shutil
+import subprocess
+from typing import Callable, List, Optional, Sequence, Union
 
 import pytest
 
-from tkperf.target import purge
-from tkperf.errors import ToolError, UsageError
+from conftest import data_path
+from tkperf import programs
+from tkperf.cli import main
+from tkperf.errors import EXIT_USAGE, ToolError, UsageError
 from tkperf.model.results import DeviceInfo
+from tkperf.target import purge
+
+Answer = Union[str, int, BaseException, Callable[[List[str]], object]]
 
 
-def dev(transport, path="/dev/sdx", kind="block"):
-    return DeviceInfo(path=path, resolved=path, kind=kind, size_bytes=1 << 30, transport=transport)
+def recorded(name: str) -> str:
+    with open(data_path(os.path.join("purge", name)), encoding="utf-8") as fh:
+        return fh.read()
 
 
-@pytest.mark.parametrize("transport, path, method, pts", [
-    ("nvme", "/dev/nvme1n1", "nvme", True),
-    ("sata", "/dev/sda", "ata", True),
-    ("sas", "/dev/sdb", "scsi", True),
-    ("usb", "/dev/sdc", "discard", False),
-    ("loop", "/dev/loop3", "discard", False),
+class FakeTools:
+    """``programs.run`` as the tools would behave: ``on(words, *answers)``
+    answers calls whose argument list contains all ``words`` (after the
+    program path), one answer per call, the last one repeated.  An answer
+    is stdout (str), an exit code with ``stderr`` (int), an exception to
+    raise, or a function of the argv."""
+
+    def __init__(self) -> None:
+        self.calls: List[List[str]] = []
+        self.rules: List[tuple] = []
+        self.stderr = ""
+
+    def on(self, words: Sequence[str], *answers: Answer, stderr: str = "") -> "FakeTools":
+        self.rules.append((list(words), list(answers), stderr))
+        return self
+
+    def run(self, argv, timeout=None, check=True, what=""):
+        argv = list(argv)
+        self.calls.append(argv)
+        for words, answers, stderr in self.rules:
+            if all(w in argv[1:] or w == os.path.basename(argv[0]) for w in words):
+                answer = answers.pop(0) if len(answers) > 1 else answers[0]
+                break
+        else:
+            raise AssertionError(f"unexpected command: {argv}")
+        if callable(answer) and not isinstance(answer, BaseException):
+            answer = answer(argv)
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, int):
+            if check and answer != 0:
+                raise ToolError(f"{what or os.path.basename(argv[0])} failed: {stderr.strip().splitlines()[-1]}")
+            return subprocess.CompletedProcess(argv, answer, "", stderr)
+        return subprocess.CompletedProcess(argv, 0, answer or "", "")
+
+    def lines(self) -> List[str]:
+        """The calls without program paths, as text, for readable asserts."""
+        return [" ".join([os.path.basename(a[0])] + a[1:]) for a in self.calls]
+
+
+def install_fake(monkeypatch) -> FakeTools:
+    fake = FakeTools()
+    monkeypatch.setattr(programs, "run", fake.run)
+    return fake
+
+
+def disk_maker(tmp_path) -> Callable[..., DeviceInfo]:
+    """Stand-in paths for drives: sparse 64 MiB files of this test's own."""
+    def make(transport: str, vendor: str = "", size: int = 64 << 20) -> DeviceInfo:
+        path = tmp_path / f"fake-{transport}"
+        with open(path, "wb") as fh:
+            fh.truncate(size)
+        return DeviceInfo(path=str(path), resolved=str(path), kind="block", size_bytes=size,
+                          transport=transport, vendor=vendor)
+    return make
+
+
+@pytest.fixture
+def tools(monkeypatch):
+    return install_fake(monkeypatch)
+
+
+@pytest.fixture
+def fake_disk(tmp_path):
+    return disk_maker(tmp_path)
+
+
+def dev(transport, path="/dev/sdx", kind="block", vendor=""):
+    return DeviceInfo(path=path, resolved=path, kind=kind, size_bytes=1 << 30, transport=transport,
+                      vendor=vendor)
+
+
+@pytest.mark.parametrize("transport, path, vendor, family, pts", [
+    ("nvme", "/dev/nvme1n1", "", "nvme", True),
+    ("sata", "/dev/sda", "ATA     ", "ata", True),
+    ("sas", "/dev/sdd", "ATA     ", "ata", True),  # a SATA drive behind a SAS HBA
+    ("sas", "/dev/sdb", "HITACHI ", "scsi", True),
+    ("usb", "/dev/sdc", "", "discard", False),
+    ("loop", "/dev/loop3", "", "discard", False),
 ])
-def test_auto_picks_by_transport(transport, path, method, pts):
-    chosen, note = purge.choose("auto", dev(transport, path))
-    assert chosen == method
+def test_auto_picks_the_family_by_transport(transport, path, vendor, family, pts):
+    chosen, note = purge.choose("auto", dev(transport, path, vendor=vendor))
+    assert chosen == family
     assert (chosen in purge.PTS_METHODS) == pts
     assert bool(note) == (not pts)  # a fallback always says it is not a PTS PURGE
 
@@ -30,8 +123,9 @@ def test_file_target_punches_holes():
     assert purge.choose("auto", d)[0] == "discard"
     (argv,) = purge.commands("discard", d)
     assert argv[1:] == ["--punch-hole", "--offset", "0", "--length", str(1 << 30), "/tmp/x.img"]
-    with pytest.raises(UsageError, match="needs a block device"):
-        purge.choose("nvme", d)
+    for method in ("nvme", "sanitize-block", "ata-enhanced", "scsi"):
+        with pytest.raises(UsageError, match="needs a block device"):
+            purge.choose(method, d)
 
 
 def test_unknown_method():
@@ -43,12 +137,15 @@ def test_command_lines_are_argument_lists():
     # hdparm, nvme-cli and sg3-utils are installed by the README's test command.
     nv = purge.commands("nvme", dev("nvme", "/dev/nvme0n1"))
     assert nv == [[shutil.which("nvme"), "format", "/dev/nvme0n1", "--ses=1", "--force"]]
-    ata = purge.commands("ata", dev("sata", "/dev/sda"))
+    assert purge.commands("sanitize-crypto", dev("nvme", "/dev/nvme0n1")) == [
+        [shutil.which("nvme"), "sanitize", "/dev/nvme0n1", "--sanact=4"]]
     hdparm = shutil.which("hdparm")
-    assert ata == [[hdparm, "--user-master", "u", "--security-set-pass", "tkperf", "/dev/sda"],
-                   [hdparm, "--user-master", "u", "--security-erase", "tkperf", "/dev/sda"]]
+    assert purge.commands("ata-enhanced", dev("sata", "/dev/sda")) == [
+        [hdparm, "--user-master", "u", "--security-set-pass", "tkperf", "/dev/sda"],
+        [hdparm, "--user-master", "u", "--security-erase-enhanced", "tkperf", "/dev/sda"]]
+    assert purge.commands("ata-normal", dev("sata", "/dev/sda"))[1][3] == "--security-erase"
     scsi = purge.commands("scsi", dev("sas", "/dev/sdb"))
-    assert scsi == [[shutil.which("sg_format"), "--format", "--quick", "--wait", "/dev/sdb"]]
+    assert scsi == [[shutil.which("sg_format"), "--format", "--quick", "/dev/sdb"]]
 
 
 @pytest.mark.parametrize("method, tool, package", [
@@ -59,11 +156,98 @@ def test_a_missing_purge_tool_names_its_debian_package(method, tool, package, mo
         purge.commands(method, dev("nvme", "/dev/nvme0n1"))
 
 
-def test_discard_on_loop_device_zeroes_it(loopdev):
-    with open(loopdev, "r+b") as fh:
-        fh.write(b"x" * 4096)
+def test_scsi_format_keeps_the_protection_type(tools, fake_disk):
+    """Recorded sg_readcap of a type-2 protected SAS SSD: sg_format gets
+    --fmtpinfo=3 (its default would format without protection)."""
+    d = fake_disk("sas", "HITACHI")
+    tools.on(["sg_readcap"], recorded("sg_readcap-hitachi-husmh842-type2.txt")).on(["sg_format"], "")
+    rec = purge.purge("auto", d)
+    assert rec.method == "scsi" and rec.pts_purge
+    assert tools.lines()[1] == f"sg_format --format --quick --fmtpinfo=3 {d.resolved}"
+    assert rec.verification.startswith("not checked: scsi does not promise")
+
+
+def test_scsi_format_without_protection(tools, fake_disk):
+    d = fake_disk("sas", "SEAGATE")
+    tools.on(["sg_readcap"], recorded("sg_readcap-no-protection.txt")).on(["sg_format"], "")
+    purge.purge("scsi", d)
+    assert tools.lines()[1] == f"sg_format --format --quick {d.resolved}"
+
+
+@pytest.mark.parametrize("template, argv", [
+    ("vendor-tool erase --drive {device}", ["vendor-tool", "erase", "--drive", "/dev/sdq"]),
+    ("tool --path={device} 'two words' \"x y\"", ["tool", "--path=/dev/sdq", "two words", "x y"]),
+    # no shell: a ; or $() is an ordinary character of an argument
+    ("tool {device}; rm -rf $(pwd)", ["tool", "/dev/sdq;", "rm", "-rf", "$(pwd)"]),
+])
+def test_purge_cmd_is_split_without_a_shell(template, argv):
+    assert purge.cmd_argv(template, "/dev/sdq") == argv
+
+
+@pytest.mark.parametrize("template, message", [
+    ("vendor-tool erase", "needs \\{device\\}"),
+    ("tool 'unbalanced {device}", "cannot split"),
+    ("{device} --erase", "must start with a program name"),
+])
+def test_bad_purge_cmd_is_a_usage_error(template, message):
+    with pytest.raises(UsageError, match=message):
+        purge.choose(purge.CMD_PREFIX + template, dev("sata"))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--purge-cmd", "vendor-tool erase"], "needs {device}"),
+    (["--purge-cmd", "tool {device}", "--purge", "ata"], "not both"),
+])
+def test_bad_purge_cmd_on_the_command_line(args, message, tmp_path, capsys):
+    code = main(["ssd", "run", str(tmp_path / "t.img"), "--size", "64m", "--dry-run", *args])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_purge_cmd_on_the_command_line_is_kept_in_the_options(tmp_path, capsys):
+    code = main(["ssd", "run", str(tmp_path / "t.img"), "--size", "64m", "--dry-run",
+                 "--purge-cmd", "vendor-tool --erase {device}"])
+    assert code == 0
+    assert "cmd:vendor-tool --erase {device}" in capsys.readouterr().out
+
+
+def test_purge_cmd_runs_the_vendor_tool_on_a_loop_device(loopdev):
+    """A real command (blkdiscard standing in for a vendor tool) on a real
+    loop device: recorded as method cmd, never a PTS PURGE."""
     from tkperf.target import device
-    rec = purge.purge("auto", device.resolve(loopdev))
-    assert rec.method == "discard" and not rec.pts_purge and "blkdiscard" in rec.command
-    with open(loopdev, "rb") as fh:
-        assert fh.read(4096) == b"\0" * 4096
+
+    blkdiscard = shutil.which("blkdiscard")
+    rec = purge.purge(purge.CMD_PREFIX + f"{blkdiscard} --force {{device}}", device.resolve(loopdev))
+    assert rec.method == "cmd" and not rec.pts_purge
+    assert rec.command == f"{blkdiscard} --force {loopdev}"
+    assert "cannot tell whether it is a PTS PURGE" in rec.note
+    assert rec.verification.startswith("not checked")
+
+
+def test_none_does_nothing(tools):
+    rec = purge.purge("none", dev("sata"))
+    assert rec.method == "none" and not rec.pts_purge and rec.command == "" and rec.verification == ""
+    assert tools.calls == []
+    assert "no purge" in rec.note
+
+
+def test_file_target_verification(tmp_path):
+    path = tmp_path / "target.img"
+    with open(path, "wb") as fh:
+        fh.write(b"\xab" * (8 << 20))
+    d = DeviceInfo(path=str(path), resolved=str(path), kind="file", size_bytes=8 << 20)
+    rec = purge.purge("auto", d)
+    assert rec.method == "discard" and not rec.pts_purge
+    assert rec.verification == "read 8 MiB at 16 places: all zeros"
+
+
+def fill(path: str, size: Optional[int] = None, byte: bytes = b"\xab") -> None:
+    block = byte * (1 << 20)
+    with open(path, "r+b") as fh:
+        size = size if size is not None else fh.seek(0, os.SEEK_END)
+        fh.seek(0)
+        for _ in range(size // len(block)):
+            fh.write(block)
+        fh.flush()
+        os.fsync(fh.fileno())

@@ -32,15 +32,15 @@ def test_file_target_is_marked_and_sized(tmp_path, capsys):
 
 def test_description_file_and_refill_buffers(loopdev, tmp_path):
     dsc = tmp_path / "drive.dsc"
-    dsc.write_text("Vendor: ACME\nModel Number: Fast 9000\nFirmware: 1.2.3\nfree text line\n")
+    dsc.write_text("Vendor: ACME\nModel Number: Fast 9000\nFirmware: 1.2.3\nNotes: free text line\n")
     out = tmp_path / "o"
     rc = main(["ssd", "run", loopdev, "--name", "d", "--outdir", str(out), "--yes", "-dsc", str(dsc),
                "-rfb", *SMALL])
     assert rc == 0
     run = store.load(str(out / "d.xml"))
     assert run.description_fields["vendor"] == "ACME"
-    assert run.description_fields["model_number"] == "Fast 9000"
-    assert "free text line" in run.description
+    assert run.description_fields["model"] == "Fast 9000"
+    assert run.description_fields["notes"] == "free text line"
     assert run.options["refill_buffers"] == "true"
     assert "refill_buffers=1" in (out / "d.log").read_text()
 

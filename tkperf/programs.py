@@ -36,7 +36,10 @@ PACKAGES = {
     "hdparm": "hdparm",
     "nvme": "nvme-cli",
     "sg_format": "sg3-utils",
+    "sg_inq": "sg3-utils",
+    "sg_readcap": "sg3-utils",
     "smartctl": "smartmontools",
+    "env": "coreutils",
 }
 
 

@@ -1,7 +1,7 @@
 """Command line: the one place that prints errors and picks exit codes.
 
     tkperf ssd run DEVICE [options]     the PTS on an SSD
-    tkperf hdd run DEVICE [options]     the same tests without purge and WIPC
+    tkperf hdd run DEVICE [options]     HDD tests (zones, IOPS, latency) without purge and WIPC
     tkperf demo                         quick run on a throw-away loop device
     tkperf resume RESULT.xml            continue an interrupted run
     tkperf show RESULT.xml [--json]     the summary again, from the file
@@ -9,6 +9,8 @@
     tkperf compare A.xml B.xml ...      several drives side by side
     tkperf tests [--json]               the test types, built in and installed
     tkperf check RESULT.xml --baseline BASE.xml   regression check (exit 1 on a regression)
+    tkperf info DEVICE [--json]         everything known about a device (read-only)
+    tkperf import OLD.xml [-o NEW.xml]  convert a result file of the original TKperf
 
 Each command is one module of this package with ``register(subparsers)``
 and its ``cmd_*`` function; :func:`main` turns every error into one line
@@ -23,12 +25,12 @@ import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import check, common, compare, demo, report, run, show, tests
+from tkperf.cli import check, common, compare, demo, importcmd, info, report, run, show, tests
 from tkperf.errors import EXIT_OK, Interrupted, TkperfError, exit_code_of
 
 log = logging.getLogger("tkperf")
 
-COMMANDS = (run, demo, report, compare, show, check, tests)
+COMMANDS = (run, demo, report, compare, show, check, tests, info, importcmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,5 +1,5 @@
 """What the commands share: the parser class, logging, run names, the
-description file, the terminal prompt and printing of written files."""
+terminal prompt and printing of written files."""
 from __future__ import annotations
 
 import argparse
@@ -47,24 +47,6 @@ def check_name(name: str) -> str:
 
 def prepare_outdir(path: str) -> str:
     return store.ensure_dir(path, "output directory")
-
-
-def read_description(path: Optional[str]) -> tuple:
-    """(text, fields) of a description file; 'Key: value' lines become fields."""
-    if not path:
-        return "", {}
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(1 << 20)
-    except OSError as exc:
-        raise UsageError(f"description file {path}: {exc.strerror}") from None
-    text = "".join(ch for ch in text if ch in "\n\t" or ch.isprintable())
-    fields = {}
-    for line in text.splitlines():
-        m = re.match(r"\s*([A-Za-z][A-Za-z0-9 _/-]{0,40}?)\s*[:=]\s*(\S.*?)\s*$", line)
-        if m:
-            fields.setdefault(m.group(1).strip().lower().replace(" ", "_"), m.group(2))
-    return text, fields
 
 
 def confirm(dev: DeviceInfo, assume_yes: bool) -> None:

@@ -11,6 +11,7 @@ from typing import Callable, List, Optional
 from tkperf import notify, testtypes
 from tkperf.cli import common
 from tkperf.engine import options, plan, resume
+from tkperf.engine.runner import plan_all
 from tkperf.engine.session import Session, fio_settings
 from tkperf.errors import EXIT_OK, ResumeError, UsageError, exit_code_of
 from tkperf.model import conformance
@@ -18,7 +19,7 @@ from tkperf.model import pts as pts_model
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.render import summary
-from tkperf.target import device
+from tkperf.target import description, device, purge
 
 log = logging.getLogger("tkperf")
 
@@ -49,7 +50,7 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                         "off (WCD) or keep (default: what the revision requires, WCD for enterprise, "
                         "WCE for client; keep for hdd run)")
     p.add_argument("--tests", help=f"comma list of {','.join(testtypes.names())} "
-                                   f"(default: {','.join(testtypes.default_names())}; "
+                                   f"(default: {','.join(testtypes.default_names(profile))}; "
                                    "'tkperf tests' lists them)")
     p.add_argument("--runtime", "-rt", type=int, help="seconds per workload (default 60)")
     p.add_argument("--numjobs", "-nj", type=int, help="fio numjobs, the thread count TC")
@@ -63,15 +64,25 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--latency-histograms", action="store_true", default=None,
                    help="keep every workload's response-time histogram (fio json+ bins) for every "
                         "test: histogram, confidence plot and nines table in the report (LAT always keeps them)")
-    p.add_argument("--purge", choices=("auto", "ata", "nvme", "scsi", "discard", "none"),
-                   help=f"PURGE method before each test (default {'none' if profile == 'hdd' else 'auto'})")
+    p.add_argument("--purge", choices=purge.METHODS, metavar="METHOD",
+                   help="PURGE method before each test: " + ", ".join(purge.METHODS)
+                        + f" (default {'none' if profile == 'hdd' else 'auto'}: what the drive supports; "
+                          "docs/purge.rst)")
+    p.add_argument("--purge-cmd", metavar="'CMD {device}'",
+                   help="purge with this command instead (a vendor tool): {device} becomes the device "
+                        "path, split like a shell line but run without a shell; recorded as method cmd, "
+                        "not a PTS PURGE")
     p.add_argument("--wipc-loops", type=int,
                    help=f"WIPC: times the capacity written as SEQ 128KiB (default {0 if profile == 'hdd' else 2})")
     p.add_argument("--quick", action="store_true",
                    help="smoke-test profile: 1 s workloads, narrowed matrices, 5 rounds, short streams; "
                         "NOT a PTS-conformant measurement")
-    p.add_argument("--description", "-dsc", dest="dsc",
-                   help="description file: 'Key: value' lines fill what the device does not report")
+    p.add_argument("--description", "-dsc", dest="dsc", metavar="FILE",
+                   help="description file: 'Key: value' lines (model, NAND type, form factor, interface, "
+                        "test sponsor ...) for what the tools cannot read (docs/description.rst)")
+    p.add_argument("--features", "-fm", dest="features", metavar="FILE",
+                   help="feature matrix: 'Feature: value' lines shown as a table in the report "
+                        "(docs/description.rst)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     p.add_argument("--debug", action="store_true",
                    help="debug detail in the run's log (and on stderr when it shows plain lines): "
@@ -132,6 +143,11 @@ def _overrides(args: argparse.Namespace, profile: str) -> dict:
     if profile == "hdd":
         o["purge"] = args.purge or "none"
         o["wipc_loops"] = 0 if args.wipc_loops is None else args.wipc_loops
+    if args.purge_cmd is not None:
+        if args.purge is not None:
+            raise UsageError("--purge-cmd replaces --purge: give one, not both")
+        purge.cmd_argv(args.purge_cmd, "/dev/DEVICE")  # a bad template is refused before anything runs
+        o["purge"] = purge.CMD_PREFIX + args.purge_cmd
     if args.tests:
         o["tests"] = options.parse_tests(args.tests)
     for kind in testtypes.types().values():
@@ -152,12 +168,13 @@ def _from_args(args: argparse.Namespace, profile: str) -> tuple:
                          pts=args.pts, profile=profile)
     options.parse_report_formats(args.report_format)
     size = options.parse_size(args.size, "--size") if args.size else None
-    if args.dsc and not os.path.isfile(args.dsc):
-        raise UsageError(f"description file {args.dsc}: no such file")
+    desc = description.read_description(args.dsc)
+    features = description.read_features(args.features)
     dev = device.resolve(args.device, size)
-    options.check_fits(opts, dev.size_bytes)
+    options.check_fits(opts, dev.size_bytes, dev.logical_sector)
+    plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
     name = common.check_name(args.name) if args.name else common.default_name(dev)
-    return opts, dev, name, args.outdir or name
+    return opts, dev, name, args.outdir or name, desc, features
 
 
 def _complete(saved: RunResult, path: str) -> int:
@@ -170,7 +187,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     profile = args.command
     if args.action != "run":
         raise UsageError(f"say what to do: tkperf {profile} run DEVICE")
-    opts, dev, name, outdir = _from_args(args, profile)
+    opts, dev, name, outdir, desc, features = _from_args(args, profile)
     mail = _unattended(args)
     if args.dry_run:
         return _dry_run(dev, opts, profile)
@@ -183,10 +200,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume.check(saved, dev, opts)
         if saved.status == "complete":
             return _complete(saved, xml_path)
-    desc_text, desc_fields = common.read_description(args.dsc)
     return _execute(args, Session(profile=profile, opts=opts, device=dev, name=name, outdir=outdir,
-                                  saved=saved, force=args.force, description=desc_text,
-                                  description_fields=desc_fields), mail)
+                                  saved=saved, force=args.force, description=desc.text,
+                                  description_fields=dict(desc.fields), features=features), mail)
 
 
 def cmd_resume(args: argparse.Namespace) -> int:

@@ -13,12 +13,16 @@ def cmd_tests(args: argparse.Namespace) -> int:
     kinds = list(testtypes.types().values())
     if args.json:
         print(json.dumps([{"name": k.name, "title": k.title, "short": k.short, "unit": k.unit,
-                           "default": k.default_run, "module": type(k).__module__,
+                           "default": k.default_run,
+                           "default_profiles": [p for p in ("ssd", "hdd") if k.runs_by_default(p)],
+                           "module": type(k).__module__,
                            "options": [o.flags[0] for o in k.options]} for k in kinds], indent=2))
     else:
         width = max((len(k.name) for k in kinds), default=4)
         for k in kinds:
-            print(f"{k.name:<{width}}  {k.title}" + ("" if k.default_run else "  (not run by default)"))
+            runs = [p for p in ("ssd", "hdd") if k.runs_by_default(p)]
+            print(f"{k.name:<{width}}  {k.title}" + (f"  ({' and '.join(runs)} run default)" if runs != ["ssd"]
+                                                       and runs else "" if runs else "  (not run by default)"))
     for problem in testtypes.problems():
         print(f"tkperf: warning: {problem}", file=sys.stderr)
     return EXIT_OK

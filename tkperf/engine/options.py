@@ -312,10 +312,10 @@ class RunOptions:
 QUICK = dict(runtime=1, max_rounds=5, numjobs=1, iodepth=8, quick=True)
 
 
-def _default_tests() -> Tuple[str, ...]:
+def _default_tests(profile: str = "ssd") -> Tuple[str, ...]:
     from tkperf import testtypes
 
-    return testtypes.default_names()
+    return testtypes.default_names(profile)
 
 
 def build(overrides: Mapping[str, object], quick: bool = False, device_class: Optional[str] = None,
@@ -340,7 +340,7 @@ def build(overrides: Mapping[str, object], quick: bool = False, device_class: Op
         base.update(QUICK)
     shared = {f.name for f in fields(RunOptions)} - {"values"}
     base.update({k: v for k, v in given.items() if k in shared})
-    tests = tuple(base.get("tests") or _default_tests())  # type: ignore[arg-type]
+    tests = tuple(base.get("tests") or _default_tests(profile))  # type: ignore[arg-type]
     base["tests"] = tests
     values = []
     for opt in _test_options(tests):
@@ -365,11 +365,18 @@ def _flag(field_name: str) -> str:
     return "--" + field_name.replace("_", "-")
 
 
-def check_fits(opts: RunOptions, capacity: int) -> None:
-    """The largest I/O the run issues must fit the target many times over."""
+def check_fits(opts: RunOptions, capacity: int, logical_sector: int = 0) -> None:
+    """The largest I/O the run issues must fit the target many times over, and
+    the smallest must be a whole number of its logical sectors (4Kn drives
+    cannot take 512 B transfers)."""
     from tkperf import testtypes
     from tkperf.engine.precondition import WIPC_BS
 
+    for n in opts.tests:
+        small = testtypes.get(n).smallest_block(opts)  # type: ignore[union-attr]
+        if small and logical_sector and small % logical_sector:
+            raise TargetError(f"--tests {n} issues {format_bs(small)} B transfers; the target has "
+                              f"{logical_sector} B logical sectors and cannot run them (leave such block sizes out)")
     largest = max([WIPC_BS] + [testtypes.get(n).largest_block(opts) for n in opts.tests])  # type: ignore[union-attr]
     needed = largest * max(opts.numjobs, 1) * 16
     if capacity < needed:

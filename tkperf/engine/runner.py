@@ -22,7 +22,7 @@ from tkperf.errors import FioError, Interrupted
 from tkperf.fio.backend import FioBackend
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo, Event, RunResult, TestRun, format_bs, now_iso
-from tkperf.target import purge
+from tkperf.target import health, purge
 from tkperf.testtypes.base import Plan
 
 log = logging.getLogger("tkperf")
@@ -43,6 +43,7 @@ class Runner:
     current: Optional[TestRun] = field(default=None, init=False)
     phase: str = field(default="start", init=False)
     progress: Progress = field(default_factory=Progress, init=False)
+    heat: Optional[health.HeatWatch] = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.writer = store.ResultWriter(self.xml_path)
@@ -67,10 +68,15 @@ class Runner:
     def execute(self) -> None:
         """Run every test not yet complete; on any exception, record where and
         why the run stopped, save, and let the exception go on to the CLI."""
-        plans = plan_all(self.opts, self.device.size_bytes)
         self.run.status = "running"
-        self.progress.run_started(self._planned(plans))
         try:
+            plans = plan_all(self.opts, self.device.size_bytes)
+            if not any(s.when == "before" for s in self.run.health):
+                snap = health.snapshot(self.device, "before")
+                if snap is not None:
+                    self.run.health.append(snap)
+            self.heat = health.HeatWatch(self.run.health)
+            self.progress.run_started(self._planned(plans))
             self.save()
             for type_name, plan in plans:
                 self._types[plan.key] = type_name
@@ -81,6 +87,7 @@ class Runner:
                 self.run_test(plan)
             self.phase = "end"
             self.progress.run_finished()
+            self._health_after()
             self.run.status = "complete"
             self.run.finished = now_iso()
             self.save()
@@ -111,11 +118,27 @@ class Runner:
         if isinstance(exc, Interrupted):
             exc.args = (f"{what} during {where}; completed rounds are saved in {self.xml_path}",)
         try:
+            self._health_after()
+        except Exception as health_exc:  # noqa: BLE001 - the first error is the one to report
+            log.error("could not read the drive's health after the run: %s", health_exc)
+        try:
             self.save()
         except BaseException as save_exc:  # noqa: BLE001 - the first error is the one to report
             log.error("could not save the stopped run: %s", save_exc)
         finally:
             self.writer.close()
+
+    def health_check(self) -> None:
+        """Sample the drive's temperature (rate-limited); warn once per finding."""
+        if self.heat is not None:
+            message = self.heat.sample(self.device)
+            if message:
+                self.event("warning", message, self.current.key if self.current else "")
+
+    def _health_after(self) -> None:
+        snap = health.snapshot(self.device, "after")
+        if snap is not None:
+            self.run.health.append(snap)
 
     def run_test(self, plan: Plan) -> TestRun:
         tr = plan.tracking

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from tkperf import __version__
 from tkperf.engine import options, resume
@@ -25,7 +25,7 @@ from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo, RunResult, now_iso
-from tkperf.target import device, guard, hostinfo, writecache
+from tkperf.target import device, facts, guard, hostinfo, writecache
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
@@ -44,6 +44,7 @@ class Session:
     force: bool = False
     description: str = ""
     description_fields: Dict[str, str] = field(default_factory=dict)
+    features: List[Tuple[str, str]] = field(default_factory=list)
     #: The run once it exists (also when execute raised after creating it).
     run: Optional[RunResult] = field(default=None, init=False)
 
@@ -109,10 +110,16 @@ class Session:
             run = RunResult(name=self.name, started=now_iso(), device=dev,
                             host=hostinfo.collect(fio.version), options=self.opts.to_dict(),
                             profile=self.profile, quick=self.opts.quick, description=self.description,
-                            description_fields=dict(self.description_fields),
+                            description_fields=dict(self.description_fields), features=list(self.features),
                             tkperf_version=__version__)
         self.run = run
+        if self.saved is None or not run.facts:
+            run.facts = facts.collect(dev)  # read-only; missing tools are listed, never fatal
         runner = Runner(run=run, opts=self.opts, device=dev, fio=fio, xml_path=self.xml_path)
+        target = run.facts.get("target", {}) if isinstance(run.facts.get("target"), dict) else {}
+        if self.saved is None and dev.kind != "file":  # a file target has its own note below
+            for w in (target.get("target_kind") or {}).get("warnings", []):
+                runner.event("warning", str(w))
         if self.saved is None:
             if self.opts.quick:
                 runner.event("note", "--quick smoke-test profile: not a PTS-conformant measurement")

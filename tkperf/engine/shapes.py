@@ -114,6 +114,7 @@ def record_round(ctx: "Runner", test: TestRun, jobs: Sequence[FioJob], index: in
     fio_s = sum(w.runtime_ms for w in workloads) / 1000.0
     rnd = Round(index=index, started=started, wall_s=wall, fio_s=fio_s, workloads=tuple(workloads))
     test.rounds.append(rnd)
+    getattr(ctx, "health_check", lambda: None)()  # temperature, at most once a minute
     return rnd
 
 
@@ -269,6 +270,7 @@ class Stream(Shape):
             row = (cut.wall_s, cut.fio_s, cut.ios, cut.io_bytes, cut.iops, cut.lat_mean_us)
             series.set_row(cut.index, row)
             ctx.writer.append(series_id, cut.index, series.row(cut.index - 1))
+            getattr(ctx, "health_check", lambda: None)()
             now = time.monotonic()
             if now - state["synced"] >= 60.0:
                 ctx.writer.sync()

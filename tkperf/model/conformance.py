@@ -76,6 +76,8 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
         out.append("no PURGE before the tests (--purge none)")
     elif purge == "discard":
         out.append("PURGE by whole-device discard, which is not a PTS PURGE")
+    elif purge.startswith("cmd:"):
+        out.append("PURGE by a vendor command (--purge-cmd), which tkperf cannot count as a PTS PURGE")
     pattern = options.get("data_pattern", "random")
     if pattern != "random":
         out.append(f"data pattern {pattern} instead of random (incompressible) data: a drive that "
@@ -152,6 +154,13 @@ def _measured(run: RunResult) -> List[str]:
 def of_run(run: RunResult) -> Conformance:
     """The verdict on a run: its settings, then what its results show."""
     rev = pts.of_options(run.options)
+    info = run.facts.get("imported") if isinstance(run.facts, dict) else None
+    if isinstance(info, dict):  # an older tool's file: what it did not record cannot be judged
+        missing = "; ".join(str(x) for x in info.get("not_recorded", [])) or "its settings"
+        return Conformance(f"revision not recorded (imported from {info.get('tool') or 'TKperf'} "
+                           f"{info.get('version') or '1.x'})",
+                           (f"imported from a result file of the original TKperf {info.get('version') or '1.x'}: "
+                            f"cannot be known: {missing}",))
     settings = _settings(run.options, run.device, run.profile or "ssd", before_run=False)
     found = settings + _tests(run.options) + _measured(run)
     return Conformance(rev.title, tuple(dict.fromkeys(found)))  # each said once, in order

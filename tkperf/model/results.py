@@ -153,8 +153,7 @@ class PurgeRecord:
     pts_purge: bool
     command: str = ""
     note: str = ""
-    #: The outcome of checking the purge (e.g. a verification read of
-    #: zeros after a discard); empty when nothing was checked.
+    #: What checking the purge found (a zeros read after a discard); '' if unchecked.
     verification: str = ""
 
 
@@ -323,13 +322,9 @@ class Event:
 
 @dataclass(frozen=True)
 class HealthSnapshot:
-    """The drive's health counters at one moment: ``when`` is ``before`` (the
-    run's start), ``after`` (its end) or ``sample`` (during the run, for
-    temperature).  ``values`` use tkperf's names (see
-    :mod:`tkperf.target.health`): ``host_written_bytes``,
-    ``media_written_bytes``, ``media_errors``, ``temperature_c``,
-    ``percentage_used``, ``critical_warning``, ``power_on_hours`` ...;
-    ``source`` names the tool (``nvme smart-log``, ``smartctl``)."""
+    """The drive's health counters at one moment (``when``: ``before``,
+    ``sample`` or ``after`` the run), by tkperf's names
+    (:mod:`tkperf.target.health`); ``source`` names the tool."""
 
     time: str
     when: str
@@ -359,12 +354,9 @@ class RunResult:
     tests: List[TestRun] = field(default_factory=list)
     events: List[Event] = field(default_factory=list)
     tkperf_version: str = ""
-    #: Everything ``tkperf info`` knew of the device when the run started:
-    #: plain JSON values (dicts, lists, strings, numbers) by source
-    #: (``lsblk``, ``sysfs``, ``hdparm``, ``nvme_id_ctrl`` ...).
+    #: What ``tkperf info`` knew of the device at the start: JSON by source.
     facts: Dict[str, object] = field(default_factory=dict)
-    #: Health snapshots: before, samples during, after.
-    health: List[HealthSnapshot] = field(default_factory=list)
+    health: List[HealthSnapshot] = field(default_factory=list)  #: before, samples, after
     #: The feature matrix of ``-fm FILE``: (feature, value) in file order.
     features: List[Tuple[str, str]] = field(default_factory=list)
 

@@ -7,7 +7,9 @@ current one), written by :mod:`~tkperf.model.xml_write` and read by
 :mod:`~tkperf.model.xml_read`.
 
 Files of a newer version are refused with a clear message; format 1 files
-are upgraded on load (:mod:`tkperf.model.legacy`).  Files are parsed with
+are upgraded on load (:mod:`tkperf.model.legacy`), and result files of the
+original TKperf (2.x, 1.x), told apart by content, are read by
+:mod:`tkperf.model.tkperf2`.  Files are parsed with
 entity expansion, DTD loading and network access off; a DOCTYPE is refused
 outright, since tkperf never writes one.  Reading streams: the XML Schema is
 checked while the document is parsed and every round is turned into objects
@@ -22,6 +24,7 @@ import os
 from typing import Dict, List
 
 from tkperf.errors import ResultFileError
+from tkperf.model import tkperf2
 from tkperf.model.fileformat import FORMAT_VERSION, MAX_FILE_BYTES, SCHEMA_PATH, safe_parser, schema
 from tkperf.model.files import atomic_write, ensure_dir
 from tkperf.model.results import RunResult
@@ -44,6 +47,8 @@ def loads(data: bytes, source: str = "<data>") -> RunResult:
     """Parse, validate and read a result file's bytes (any format this tkperf
     reads; older ones are upgraded); every failure is a ResultFileError
     naming ``source``."""
+    if tkperf2.detect(data):
+        return tkperf2.loads(data, source)
     version = check_head(data, source)
     if version < FORMAT_VERSION:
         from tkperf.model import legacy

@@ -29,30 +29,46 @@ def _desc(run: RunResult, *keys: str) -> str:
     return ""
 
 
+def imported_from(run: RunResult) -> str:
+    """'the original TKperf 2.2' for a run imported from an older tool's file; ''."""
+    info = run.facts.get("imported") if isinstance(run.facts, dict) else None
+    if not isinstance(info, dict):
+        return ""
+    return f"{info.get('tool') or 'the original TKperf'} {info.get('version') or ''}".strip()
+
+
+def _absent(run: RunResult) -> str:
+    """How a value the run does not hold is shown: an imported file did not record it."""
+    return "not recorded" if imported_from(run) else "not reported"
+
+
 def device_or_desc(run: RunResult, device_value: str, *keys: str) -> str:
-    """The device's own value, else the description file's (marked so), else 'not reported'."""
+    """The device's own value, else the description file's (marked so), else
+    'not reported' ('not recorded' for a run imported from an older tool)."""
     if device_value.strip():
         return device_value.strip()
     v = _desc(run, *keys)
     if v:
         return f"{v} (description file)"
-    return "not reported"
+    return _absent(run)
 
 
 def platform_fields(run: RunResult) -> Pairs:
     h = run.host
-    mem = f"{h.memory_bytes / 2 ** 30:.1f} GiB" if h.memory_bytes else "not reported"
+    na = _absent(run)
+    mem = f"{h.memory_bytes / 2 ** 30:.1f} GiB" if h.memory_bytes else na
+    imported = imported_from(run)
     return (
-        ("PTS revision", pts.of_options(run.options).title),
+        ("PTS revision", f"not recorded ({imported})" if imported else pts.of_options(run.options).title),
         ("Test sponsor", _desc(run, "sponsor", "test_sponsor") or "not given"),
-        ("Host", h.hostname or "not reported"),
-        ("CPU", f"{h.cpu or 'not reported'}" + (f", {h.cores} cores" if h.cores else "")),
+        ("Host", h.hostname or na),
+        ("CPU", f"{h.cpu or na}" + (f", {h.cores} cores" if h.cores else "")),
         ("Memory", mem),
-        ("OS", h.os or "not reported"),
-        ("Kernel", h.kernel or "not reported"),
-        ("fio", h.fio_version or "not reported"),
-        ("tkperf", run.tkperf_version or h.tkperf_version or "not reported"),
-        ("Python", h.python or "not reported"),
+        ("OS", h.os or na),
+        ("Kernel", h.kernel or na),
+        ("fio", h.fio_version or na),
+        ("tkperf", run.tkperf_version or h.tkperf_version or na),
+        ("Python", h.python or na),
     )
 
 
@@ -61,6 +77,10 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
     target = d.path if d.path == d.resolved or not d.resolved else f"{d.path} ({d.resolved})"
     if d.kind == "file":
         target += ": a FILE target, not a raw block device"
+    else:
+        kind = (run.facts.get("target") or {}).get("target_kind") if isinstance(run.facts.get("target"), dict) else None
+        if isinstance(kind, dict) and kind.get("detail") and kind.get("kind") not in ("disk", "loop"):
+            target += f": {kind['detail']}"
     out = [
         ("Vendor", device_or_desc(run, d.vendor, "vendor", "manufacturer", "mfgr")),
         ("Model", device_or_desc(run, d.model, "model", "model_no", "product")),
@@ -75,6 +95,10 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
                     + (", rotational" if d.rotational else "")),
         ("Target", target),
     ]
+    for label, keys in (("Form factor", ("form_factor",)), ("NAND type", ("nand_type", "nand"))):
+        value = _desc(run, *keys)
+        if value:  # only a description file tells these
+            out.append((label, value + " (description file)"))
     if test is not None:
         p = test.purge
         if p is None:
@@ -84,6 +108,8 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
             method = p.method + (f" ({p.command})" if p.command else "")
             out.append(("Purge method", f"{method}, requested {p.requested}, {p.seconds:.1f} s"))
             out.append(("PTS PURGE", "yes" if p.pts_purge else f"NO: {p.note or 'not a PTS PURGE'}"))
+            if p.verification:
+                out.append(("Purge check", p.verification))
     return tuple(out)
 
 

@@ -206,10 +206,21 @@ def notes_blocks(run: RunResult) -> list:
     if run.description.strip() or run.description_fields:
         out.append(b.Heading("Description file", 2))
         if run.description_fields:
-            out.append(b.table(["Field", "Value"], sorted(run.description_fields.items()), widths=[30, 70]))
+            out.append(b.table(["Field", "Value"], _described(run.description_fields), widths=[30, 70]))
         else:
             out.append(b.Literal(run.description.strip()))
     out += [b.Heading("Run options", 2),
             b.table(["Option", "Value", "Option", "Value"], two_up(sorted(run.options.items())),
                     widths=[20, 30, 20, 30], title="Every option of the run as stored in the result file")]
     return out
+
+
+def _described(fields: Dict[str, str]) -> List[List[str]]:
+    """The description file's fields in its documented order, with their
+    labels; keys an older tkperf stored come after, as they are."""
+    from tkperf.target import description
+
+    names = description.key_names()
+    known = [k for k in names if k in fields]
+    rest = sorted(k for k in fields if k not in names)
+    return [[description.label(k), fields[k]] for k in known] + [[k, fields[k]] for k in rest]

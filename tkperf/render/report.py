@@ -15,7 +15,8 @@ from typing import Dict, List, Sequence
 from tkperf import testtypes
 from tkperf.engine.options import REPORT_FORMATS, parse_report_formats
 from tkperf.model.results import RunResult, TestRun
-from tkperf.render import generic, page, qos
+from tkperf.render import features, generic, page, qos
+from tkperf.render import health as health_part
 from tkperf.render.context import ReportContext
 from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.render.page import SUMMARY_LAYOUT
@@ -50,7 +51,7 @@ def _where(test: TestRun) -> str:
 def report_blocks(run: RunResult) -> list:
     """The whole report as blocks."""
     return (page.title_blocks(run) + page.summary_blocks(run) + page.notes_blocks(run)
-            + test_sections(ReportContext(run)))
+            + health_part.health_blocks(run) + features.features_blocks(run) + test_sections(ReportContext(run)))
 
 
 def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FORMATS) -> ReportResult:

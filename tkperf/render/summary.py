@@ -33,7 +33,8 @@ def headline(t: TestRun) -> Dict[str, float]:
 
 def lines(run: RunResult) -> List[str]:
     out = [f"{run.name}: {run.device.model or run.device.path} ({gb(run.device.size_bytes):.1f} GB, "
-           f"{run.device.kind}) - run {run.status}" + (", resumed" if run.resumed else "")]
+           f"{run.device.kind}) - run {run.status}" + (", resumed" if run.resumed else "")
+           + (f", imported from {_imported(run)['tool']} {_imported(run)['version']}" if _imported(run) else "")]
     if run.quick:
         out.append("  --quick smoke test: NOT a PTS-conformant measurement")
     verdict = conformance.of_run(run)
@@ -54,7 +55,26 @@ def _first_step(t: TestRun) -> str:
     return kind.unit if kind is not None else "round"
 
 
+def _imported(run: RunResult) -> dict:
+    """What an imported run says of its source: tool, version, source file and
+    the tests whose recorded steady-state verdict tkperf's 20/10 check disputes."""
+    info = run.facts.get("imported") if isinstance(run.facts, dict) else None
+    if not isinstance(info, dict):
+        return {}
+    steady = info.get("steady_state") or {}
+    disputed = sorted(k for k, v in steady.items() if isinstance(v, dict) and v.get("agree") is False)
+    return {"tool": str(info.get("tool") or "TKperf"), "version": str(info.get("version") or ""),
+            "source": str(info.get("source") or ""), "steady_disagreements": disputed}
+
+
 def as_dict(run: RunResult) -> dict:
+    out = _as_dict(run)
+    if _imported(run):
+        out["imported"] = _imported(run)
+    return out
+
+
+def _as_dict(run: RunResult) -> dict:
     return {
         "name": run.name,
         "pts": pts.of_options(run.options).id,

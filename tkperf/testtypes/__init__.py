@@ -31,6 +31,12 @@ BUILTIN: Tuple[Tuple[str, str], ...] = (
     ("consistency", "tkperf.testtypes.consistency:ConsistencyTest"),
     ("qd", "tkperf.testtypes.qd:QueueDepthTest"),
     ("dirth", "tkperf.testtypes.dirth:DemandIntensityTest"),
+    ("cbw", "tkperf.testtypes.cbw:CompositeWorkloadTest"),
+    ("hir", "tkperf.testtypes.hir:HostIdleRecoveryTest"),
+    ("xsr", "tkperf.testtypes.xsr:CrossStimulusRecoveryTest"),
+    ("hdd-zones", "tkperf.testtypes.hdd_zones:HddZonesTest"),
+    ("hdd-iops", "tkperf.testtypes.hdd_iops:HddIopsTest"),
+    ("hdd-lat", "tkperf.testtypes.hdd_lat:HddLatencyTest"),
 )
 NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
@@ -113,9 +119,9 @@ def names() -> Tuple[str, ...]:
     return tuple(types())
 
 
-def default_names() -> Tuple[str, ...]:
-    """The tests ``ssd run`` runs without ``--tests``."""
-    return tuple(n for n, t in types().items() if t.default_run)
+def default_names(profile: str = "ssd") -> Tuple[str, ...]:
+    """The tests ``PROFILE run`` runs without ``--tests``."""
+    return tuple(n for n, t in types().items() if t.runs_by_default(profile))
 
 
 def reset() -> None:

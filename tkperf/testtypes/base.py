@@ -170,6 +170,9 @@ class TestType(abc.ABC):
     unit: str = "round"
     #: Runs with ``ssd run`` when ``--tests`` is not given.
     default_run: bool = False
+    #: The profiles (``ssd``, ``hdd``) whose run without ``--tests`` runs it;
+    #: empty: ``("ssd",)`` when ``default_run``.
+    default_profiles: Tuple[str, ...] = ()
     #: Position in runs, reports and listings (lower first).
     order: int = 100
     options: Tuple[Option, ...] = ()
@@ -192,6 +195,10 @@ class TestType(abc.ABC):
     #: headline figures of round 1 alone are the test's FOB figures.
     fob_from_first_round: bool = False
 
+    def runs_by_default(self, profile: str) -> bool:
+        """Whether ``PROFILE run`` without ``--tests`` runs this type."""
+        return profile in (self.default_profiles or (("ssd",) if self.default_run else ()))
+
     # --- running -------------------------------------------------------------
     @abc.abstractmethod
     def plan(self, opts: "RunOptions", capacity: int) -> List[Plan]:
@@ -199,6 +206,11 @@ class TestType(abc.ABC):
 
     def largest_block(self, opts: "RunOptions") -> int:
         """The largest block size the test issues (the target must fit it)."""
+        return 0
+
+    def smallest_block(self, opts: "RunOptions") -> int:
+        """The smallest transfer the test issues (a multiple of the target's
+        logical sector, or the run is refused); 0: nothing below 4 KiB."""
         return 0
 
     # --- conformance -----------------------------------------------------------

@@ -176,6 +176,9 @@ class ConsistencyTest(TestType):
     def largest_block(self, opts) -> int:
         return JEDEC_LARGEST if opts.consistency_workload == "jedec" else 4096
 
+    def smallest_block(self, opts) -> int:
+        return 512 if opts.consistency_workload == "jedec" else 4096
+
     # --- reading results -------------------------------------------------------------
     def fob(self, test: TestRun) -> List[Figure]:
         """The first interval after the purge (and, for rnd4k, the WIPC)."""

@@ -168,7 +168,7 @@ class ConsistencyStream(Shape):
         try:
             _progress(ctx).stream_started(self.seconds)
             for index, (phase, job) in enumerate(zip(self.phases, self.jobs(logdir)), 1):
-                self._run_phase(ctx, plan, index, phase, job, series)
+                self.run_phase(ctx, plan, index, phase, job, series)
                 if maxima is not None:
                     # None once a phase's log is missing: the rows after it would not line up.
                     maxima = self._add_maxima(ctx, plan, phase, job, series, maxima, logdir)
@@ -179,7 +179,7 @@ class ConsistencyStream(Shape):
             shutil.rmtree(logdir, ignore_errors=True)
         test.stop_reason = "time limit" if len(self.phases) == 1 else "all phases run"
 
-    def _run_phase(self, ctx: "Runner", plan: "Plan", index: int, phase: Phase, job: FioJob,
+    def run_phase(self, ctx: "Runner", plan: "Plan", index: int, phase: Phase, job: FioJob,
                    series: Series) -> None:
         series_id = f"{plan.key}.{SERIES}"
         offset = len(series)
@@ -196,6 +196,7 @@ class ConsistencyStream(Shape):
             series.set_row(n, (cut.wall_s, cut.fio_s, cut.ios, cut.io_bytes, cut.iops, cut.lat_mean_us,
                                reads, index))
             ctx.writer.append(series_id, n, series.row(n - 1))
+            getattr(ctx, "health_check", lambda: None)()  # temperature, at most once a minute
             now = time.monotonic()
             if now - state["synced"] >= SYNC_S:
                 ctx.writer.sync()

@@ -16,12 +16,18 @@ Three points of the sweep are shown in detail (:func:`choose_points`): the
 max point, the highest IOPS with a mean response time within
 ``--dirth-rt-limit``; the min point, the lowest OIO; the mid point, the
 point under the limit whose IOPS are nearest the middle of the two.
+
+The sweep is not DIRTH's alone: :func:`sweep_options`, :func:`sweep_plan`
+and :class:`SweepTest` (headline, FOB, deviations, data check) take the
+workload and the names as arguments; the enterprise composite workload
+test (:mod:`tkperf.testtypes.cbw`) sweeps its JEDEC mix with them.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import List, Mapping, Optional, Sequence, Tuple
+from functools import partial
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.composite import SWEEP_ROUND, SteadyThenSweep, sweep_round
@@ -120,11 +126,6 @@ def point_name(bs: int, mix: int, tc: int, qd: int) -> str:
     return f"{stem(bs, mix)}-tc{tc}-qd{qd}"
 
 
-def steady_name(bs: int, mix: int, tc: int, qd: int) -> str:
-    """The workload of the steady-state rounds: ``ss-rnd-4k-0-100-tc32-qd32``."""
-    return "ss-" + point_name(bs, mix, tc, qd)
-
-
 def sweep_order(tcs: Sequence[int], qds: Sequence[int]) -> List[Tuple[int, int]]:
     """Every (TC, QD) from the highest OIO to the lowest; at equal OIO the
     larger thread count first."""
@@ -135,6 +136,34 @@ def job(bs: int, mix: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
     """RND ``bs`` at read share ``mix`` with TC threads (fio numjobs) of QD
     outstanding I/Os each (fio iodepth)."""
     return FioJob(name=name, rw="randrw", bs=bs, rwmixread=mix, runtime=runtime, numjobs=tc, iodepth=qd)
+
+
+#: ``make(tc, qd, runtime, name) -> FioJob``: the workload of a sweep at one TC x QD.
+MakeJob = Callable[[int, int, int, str], FioJob]
+
+
+def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequence[int], runtime: int,
+               point_time: int, rt_limit: int, label: str, params: Dict[str, str]) -> Plan:
+    """One steady-then-sweep instance: rounds of ``make`` at the highest OIO
+    (``ss-<base>-tcN-qdM``, ``runtime`` s each) until its IOPS are steady, then
+    every TC x QD point (``<base>-tcN-qdM``, ``point_time`` s each) from high to
+    low OIO, every point keeping its response-time histogram.  ``label``
+    names the tracking figure (``RND 4k 0/100``); ``params`` come first in
+    the plan's params, the sweep's settings after them."""
+    tcs, qds = tuple(sorted(set(tcs))), tuple(sorted(set(qds)))
+    order = sweep_order(tcs, qds)
+    top_tc, top_qd = order[0]
+    steady = make(top_tc, top_qd, runtime, f"ss-{base}-tc{top_tc}-qd{top_qd}")
+    points = tuple(make(tc, qd, point_time, f"{base}-tc{tc}-qd{qd}") for tc, qd in order)
+    return Plan(
+        key=key,
+        shape=SteadyThenSweep((steady,), points),
+        tracking=Tracking(steady.name, "iops", f"{label} TC{top_tc}/QD{top_qd} IOPS"),
+        params={**params, "numjobs": str(top_tc), "iodepth": str(top_qd), "runtime": str(runtime),
+                "tc": counts_text(tcs), "qd": counts_text(qds), "point_time": str(point_time),
+                "rt_limit_us": str(rt_limit)},
+        histograms=True,
+    )
 
 
 # --- the three points --------------------------------------------------------------------
@@ -239,77 +268,52 @@ def tail_us(w: Workload, p: str = TAIL) -> Optional[float]:
     return max(values) if len(values) == len(sides) and values else None
 
 
-# --- the test type ------------------------------------------------------------------------
+# --- the test types ------------------------------------------------------------------------
 
-class DemandIntensityTest(TestType):
-    name = "dirth"
-    title = "Demand Intensity / Response Time Histogram"
-    short = "DIRTH"
-    unit = "round"
-    default_run = False
-    pts_test = True
-    order = 70
-    view = "tkperf.testtypes.dirth.view"
-    keeps_steady_on_resume = False  # steady without its sweep is not a result (see composite)
-    shows_histograms = True  # the three points' histograms are in its own section
-    options = (
-        Option("dirth_tc", ("--dirth-tc",), "DIRTH thread counts TC (fio numjobs), e.g. 1,2,4 "
+def sweep_options(prefix: str, what: str) -> Tuple[Option, ...]:
+    """The TC, QD, time-per-point and response-time-limit options of a sweep
+    test: ``--<prefix>-tc``, ``--<prefix>-qd``, ``--<prefix>-time``,
+    ``--<prefix>-rt-limit``, their help starting with ``what`` (DIRTH)."""
+    flag = "--" + prefix.replace("_", "-")
+    return (
+        Option(f"{prefix}_tc", (f"{flag}-tc",), f"{what} thread counts TC (fio numjobs), e.g. 1,2,4 "
                "(default 1,2,4,8,16,32; 1,2 with --quick)", parse=parse_tcs, format=counts_text,
                default=DEFAULT_TC, quick=(1, 2), metavar="TCS"),
-        Option("dirth_qd", ("--dirth-qd",), "DIRTH queue depths QD per thread (fio iodepth) "
+        Option(f"{prefix}_qd", (f"{flag}-qd",), f"{what} queue depths QD per thread (fio iodepth) "
                "(default 1,2,4,8,16,32; 1,4 with --quick)", parse=parse_qds, format=counts_text,
                default=DEFAULT_QD, quick=(1, 4), metavar="QDS"),
-        Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
-               format=format_bs, default=4096, metavar="SIZE"),
-        Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
-               "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
-               format=mixes_text, default=(0,), metavar="MIXES"),
-        Option("dirth_time", ("--dirth-time",), "DIRTH seconds per sweep point (default 60s; 1s with --quick)",
-               parse=options.parse_duration, default=DEFAULT_TIME_S, quick=1,
-               check=_in_range(1, options.MAX_RUNTIME, "--dirth-time"), metavar="DURATION"),
-        Option("dirth_rt_limit", ("--dirth-rt-limit",), "DIRTH mean response time limit of the max "
+        Option(f"{prefix}_time", (f"{flag}-time",), f"{what} seconds per sweep point (default 60s; 1s with "
+               "--quick)", parse=options.parse_duration, default=DEFAULT_TIME_S, quick=1,
+               check=_in_range(1, options.MAX_RUNTIME, f"{flag}-time"), metavar="DURATION"),
+        Option(f"{prefix}_rt_limit", (f"{flag}-rt-limit",), f"{what} mean response time limit of the max "
                "and mid points, e.g. 5ms or 500us (default 5ms)", parse=parse_rt_limit, format=rt_text,
                default=DEFAULT_RT_LIMIT_US, metavar="TIME"),
     )
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
-        bs, tcs, qds = opts.dirth_bs, tuple(sorted(set(opts.dirth_tc))), tuple(sorted(set(opts.dirth_qd)))
-        order = sweep_order(tcs, qds)
-        top_tc, top_qd = order[0]
-        plans = []
-        for mix in opts.dirth_mixes:
-            steady = job(bs, mix, top_tc, top_qd, opts.runtime, steady_name(bs, mix, top_tc, top_qd))
-            points = tuple(job(bs, mix, tc, qd, opts.dirth_time, point_name(bs, mix, tc, qd)) for tc, qd in order)
-            plans.append(Plan(
-                key=instance_key(bs, mix),
-                shape=SteadyThenSweep((steady,), points),
-                tracking=Tracking(steady.name, "iops",
-                                  f"RND {format_bs(bs)} {mix_label(mix)} TC{top_tc}/QD{top_qd} IOPS"),
-                params={"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix),
-                        "numjobs": str(top_tc), "iodepth": str(top_qd), "runtime": str(opts.runtime),
-                        "tc": counts_text(tcs), "qd": counts_text(qds), "point_time": str(opts.dirth_time),
-                        "rt_limit_us": str(opts.dirth_rt_limit)},
-                histograms=True,
-            ))
-        return plans
 
-    def largest_block(self, opts) -> int:
-        return opts.dirth_bs
+class SweepTest(TestType):
+    """A PTS-E test run by :class:`SteadyThenSweep` over TC x QD (DIRTH, CBW):
+    its options are :func:`sweep_options` of ``name``; its headline figures,
+    FOB figures, deviations and data check are the same for any workload."""
 
-    def instance_title(self, test: TestRun) -> str:
-        p = test.params
-        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()
+    unit = "round"
+    default_run = False
+    pts_test = True
+    keeps_steady_on_resume = False  # steady without its sweep is not a result (see composite)
+    shows_histograms = True  # the three points' histograms are in its own section
 
     def deviations(self, options: Mapping[str, str], revision) -> List[str]:
-        v = self.stored_values(options)
+        v, what = self.stored_values(options), self.short
         out: List[str] = []
         if revision.id == "pts-c-1.1":
-            out.append("DIRTH is a PTS-E test, not part of PTS-C 1.1")
-        if set(v["dirth_tc"]) != set(DEFAULT_TC) or set(v["dirth_qd"]) != set(DEFAULT_QD):
-            out.append(f"DIRTH sweep narrowed to TC {counts_text(v['dirth_tc'])} x QD "
-                       f"{counts_text(v['dirth_qd'])} (the PTS sweeps TC and QD 1 to 32)")
-        if int(v["dirth_time"]) != DEFAULT_TIME_S:
-            out.append(f"DIRTH sweep points run {int(v['dirth_time'])} s each instead of {DEFAULT_TIME_S} s")
+            out.append(f"{what} is a PTS-E test, not part of PTS-C 1.1")
+        tcs, qds = v[f"{self.name}_tc"], v[f"{self.name}_qd"]
+        if set(tcs) != set(DEFAULT_TC) or set(qds) != set(DEFAULT_QD):
+            out.append(f"{what} sweep narrowed to TC {counts_text(tcs)} x QD "
+                       f"{counts_text(qds)} (the PTS sweeps TC and QD 1 to 32)")
+        point_s = int(v[f"{self.name}_time"])
+        if point_s != DEFAULT_TIME_S:
+            out.append(f"{what} sweep points run {point_s} s each instead of {DEFAULT_TIME_S} s")
         return out
 
     def headline(self, test: TestRun) -> List[Figure]:
@@ -352,3 +356,37 @@ class DemandIntensityTest(TestType):
             if (w.numjobs, w.iodepth) in seen:
                 raise ValueError(f"the sweep measures TC{w.numjobs}/QD{w.iodepth} twice")
             seen.add((w.numjobs, w.iodepth))
+
+
+_TC, _QD, _TIME, _RT_LIMIT = sweep_options("dirth", "DIRTH")
+
+
+class DemandIntensityTest(SweepTest):
+    name = "dirth"
+    title = "Demand Intensity / Response Time Histogram"
+    short = "DIRTH"
+    order = 70
+    view = "tkperf.testtypes.dirth.view"
+    options = (
+        _TC, _QD,
+        Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
+               format=format_bs, default=4096, metavar="SIZE"),
+        Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
+               "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
+               format=mixes_text, default=(0,), metavar="MIXES"),
+        _TIME, _RT_LIMIT,
+    )
+
+    def plan(self, opts, capacity: int) -> List[Plan]:
+        bs = opts.dirth_bs
+        return [sweep_plan(instance_key(bs, mix), partial(job, bs, mix), stem(bs, mix), opts.dirth_tc, opts.dirth_qd,
+                           opts.runtime, opts.dirth_time, opts.dirth_rt_limit, f"RND {format_bs(bs)} {mix_label(mix)}",
+                           {"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix)})
+                for mix in opts.dirth_mixes]
+
+    def largest_block(self, opts) -> int:
+        return opts.dirth_bs
+
+    def instance_title(self, test: TestRun) -> str:
+        p = test.params
+        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()

@@ -10,10 +10,15 @@ The demand-intensity curve follows the SNIA plots (and Calypso's, the PTS
 authors' reference tool): IOPS on x, mean response time on y, one line per
 TC, so the "hockey stick" -- response time climbing while IOPS no longer
 grow -- reads left to right.
+
+Every part takes the test type and its header as arguments
+(:func:`report_section`, :func:`compare_section`), so the enterprise
+composite workload test (:mod:`tkperf.testtypes.cbw.view`) shows its sweep
+with the same blocks.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -30,6 +35,7 @@ from tkperf.testtypes.dirth import (
     Choice,
     DemandIntensityTest,
     Point,
+    SweepTest,
     choice,
     response_bins,
     rt_limit_us,
@@ -48,7 +54,10 @@ def limit_text(us: float) -> str:
     return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} µs"
 
 
-def dirth_header(ctx: ReportContext, test: TestRun) -> b.Header:
+def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
+                 extra: Sequence[Tuple[str, str]] = ()) -> b.Header:
+    """The SNIA header of a steady-then-sweep test: its steady-state rounds,
+    the sweep and the limit, then ``extra`` test parameters."""
     p = test.params
     sweep = sweep_round(test)
     points = len(sweep.workloads) if sweep is not None else 0
@@ -63,12 +72,17 @@ def dirth_header(ctx: ReportContext, test: TestRun) -> b.Header:
                      if sweep is not None else "not run")
                   + ", from high to low OIO in one fio process, no idle between points"),
         ("Response-time limit", f"{limit_text(rt_limit_us(test))} mean, for the max and mid points"),
-    )
+    ) + tuple(extra)
+    return header.snia_header(ctx.run, test, stimulus, middle, wdpc=wdpc)
+
+
+def dirth_header(ctx: ReportContext, test: TestRun) -> b.Header:
+    p = test.params
     bs, mix = p.get("block_size", NA), p.get("mix", NA)
     wdpc = (f"WDPC: RND {bs} {mix} at the highest OIO, {oio(p.get('numjobs', ''), p.get('iodepth', ''))}, "
             "until steady state; the sweep follows without a pause")
-    return header.snia_header(ctx.run, test, f"RND {bs} R/W {mix}: steady state at the highest OIO, then "
-                              "the TC x QD sweep", middle, wdpc=wdpc)
+    return sweep_header(ctx, test, f"RND {bs} R/W {mix}: steady state at the highest OIO, then the TC x QD "
+                        "sweep", wdpc)
 
 
 # --- data for tables and charts --------------------------------------------------------------
@@ -175,8 +189,7 @@ def points_blocks(test: TestRun, c: Choice) -> list:
     return out
 
 
-def sweep_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point], c: Choice) -> list:
-    name = DemandIntensityTest().instance_title(test)
+def sweep_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point], c: Choice, name: str) -> list:
     iops = tc_grid(points, lambda p: p.iops, "IOPS")
     art = tc_grid(points, lambda p: p.lat_mean_us, "µs")
     drawn = _di_limit(c.limit_us, [p.lat_mean_us for p in points])
@@ -191,8 +204,7 @@ def sweep_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point], c: 
                       f"with QD rising along it{dashed}.")]
 
 
-def histogram_blocks(ctx: ReportContext, test: TestRun, c: Choice) -> list:
-    name = DemandIntensityTest().instance_title(test)
+def histogram_blocks(ctx: ReportContext, test: TestRun, c: Choice, name: str) -> list:
     found = histogram_curves(c)
     out: list = [b.Heading("Response-time histograms", 3, room_cm=10)]
     if not found:
@@ -233,23 +245,32 @@ def all_points_table(points: Sequence[Point]) -> b.Table:
                    title="Every point of the sweep in the order it ran", widths=[6, 7, 7, 8, 14, 12, 14, 16, 16])
 
 
-def convergence(test: TestRun) -> steady.Convergence:
+def convergence(test: TestRun, name: str) -> steady.Convergence:
     rounds = steady_rounds(test)
     ys = []
     for r in rounds:
         w = r.workload(test.tracking_workload)
         ys.append(float("nan") if w is None else w.metric(test.tracking_metric))
     series = (b.Series(tracking_label(test), tuple(float(r.index) for r in rounds), tuple(ys)),)
-    return steady.Convergence(title=f"{DemandIntensityTest().instance_title(test)}: IOPS at the highest OIO "
-                                    "per steady-state round", ylabel="IOPS", series=series,
+    return steady.Convergence(title=f"{name}: IOPS at the highest OIO per steady-state round", ylabel="IOPS",
+                              series=series,
                               rounds=tuple(r.index for r in rounds))
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
-    out: list = [b.Heading(DemandIntensityTest.title)]
+#: ``more(ctx, test, points) -> blocks``: a test type's own blocks after the table of every point.
+More = Callable[[ReportContext, TestRun, Sequence[Point]], list]
+
+
+def report_section(ctx: ReportContext, tests: Sequence[TestRun], kind: Optional[SweepTest] = None,
+                   header_of: Callable[[ReportContext, TestRun], b.Header] = dirth_header,
+                   more: Optional[More] = None) -> list:
+    """The section of ``kind`` (DIRTH unless given) with ``header_of``'s
+    header per instance and ``more``'s blocks after the table of every point."""
+    kind = kind or DemandIntensityTest()
+    out: list = [b.Heading(kind.title)]
     for test in tests:
-        title = DemandIntensityTest().instance_title(test)
-        opening, measured = header.open_test(test, title, dirth_header(ctx, test), level=2)
+        title = kind.instance_title(test)
+        opening, measured = header.open_test(test, title, header_of(ctx, test), level=2)
         out += opening
         if not measured:
             continue
@@ -258,18 +279,20 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         if c is None:
             out.append(b.Paragraph("The sweep did not run: the test stopped during its steady-state rounds."))
         else:
-            out += points_blocks(test, c) + sweep_blocks(ctx, test, points, c) + histogram_blocks(ctx, test, c)
+            out += (points_blocks(test, c) + sweep_blocks(ctx, test, points, c, title)
+                    + histogram_blocks(ctx, test, c, title))
             out += [b.Heading("Every point of the sweep", 3), all_points_table(points)]
-        out += steady.steady_sections(ctx, test, convergence(test), 3)
+            out += more(ctx, test, points) if more is not None else []
+        out += steady.steady_sections(ctx, test, convergence(test, title), 3)
     return out
 
 
 # --- the comparison -------------------------------------------------------------------------------
 
-def _instances(ctx: CompareContext) -> List[str]:
+def _instances(ctx: CompareContext, kind: SweepTest) -> List[str]:
     keys: List[str] = []
     for run in ctx.runs:
-        keys += [t.key for t in run.tests_of(DemandIntensityTest.name) if t.key not in keys]
+        keys += [t.key for t in run.tests_of(kind.name) if t.key not in keys]
     return keys
 
 
@@ -302,14 +325,17 @@ def _curve_rows(tests: Sequence[Optional[TestRun]], labels: Sequence[str]) -> Li
     return rows
 
 
-def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-    keys = _instances(ctx)
+def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str],
+                    kind: Optional[SweepTest] = None) -> list:
+    """The comparison section of ``kind`` (DIRTH unless given)."""
+    kind = kind or DemandIntensityTest()
+    keys = _instances(ctx, kind)
     if not keys:
         return []
-    out: list = [b.Heading(DemandIntensityTest.title)]
+    out: list = [b.Heading(kind.title)]
     for key in keys:
-        tests = [next((t for t in r.tests_of(DemandIntensityTest.name) if t.key == key), None) for r in ctx.runs]
-        name = DemandIntensityTest().instance_title(next(t for t in tests if t is not None))
+        tests = [next((t for t in r.tests_of(kind.name) if t.key == key), None) for r in ctx.runs]
+        name = kind.instance_title(next(t for t in tests if t is not None))
         out += [b.Heading(name, 2, room_cm=10),
                 ctx.runs_table("Figure", _figure_rows(tests), f"{name}: the three points per run")]
         di, hist = [], []

@@ -165,6 +165,9 @@ class IopsTest(TestType):
     def largest_block(self, opts) -> int:
         return max(opts.iops_bs)
 
+    def smallest_block(self, opts) -> int:
+        return min(opts.iops_bs)
+
     def headline(self, test: TestRun) -> List[Figure]:
         out = []
         for mix, key, label in ((0, "write", "RND 4k W"), (65, "mixed", "65:35"), (100, "read", "R")):

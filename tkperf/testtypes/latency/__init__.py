@@ -66,6 +66,9 @@ class LatencyTest(TestType):
     def largest_block(self, opts) -> int:
         return max(opts.lat_bs)
 
+    def smallest_block(self, opts) -> int:
+        return min(opts.lat_bs)
+
     def headline(self, test: TestRun) -> List[Figure]:
         name = workload_name(4096, 0)
         v = test.window_average(name, "write.lat_mean_us")

@@ -1,0 +1,90 @@
+"""Enterprise composite workload (PTS-E CBW / ECW): the JEDEC enterprise mix
+of seed 004 under a demand-intensity sweep.
+
+One instance (key ``cbw``): purge, WIPC, then the JEDEC mix -- fio
+``bssplit`` of 512 B .. 64 KiB (:data:`BSSPLIT`),
+``random_distribution=zoned:50/5:30/15:20/80`` (50% of the I/Os to the
+first 5% of the range, 30% to the next 15%, 20% to the last 80%), R/W
+40/60, incompressible data (fio's random buffers, refilled for every write:
+``refill_buffers=1``) -- at the highest OIO of the sweep (largest TC x
+largest QD, TC32/QD32 by default) in rounds of ``--runtime`` until its IOPS
+are steady (20/10, up to ``--max-rounds``), then at once one sweep over
+every TC x QD point (``--cbw-time`` each, from high to low OIO, one fio
+process: no idle between points), every point keeping its response-time
+histogram.
+
+The job is the consistency test's JEDEC job
+(:func:`tkperf.testtypes.consistency.jedec_job`); the sweep, the max, mid
+and min points, the headline figures and the report and comparison blocks
+are DIRTH's (:mod:`tkperf.testtypes.dirth`), given this workload.
+
+The mix issues 512 B I/Os at 512 B aligned offsets (fio's ``blockalign``
+defaults to the smallest block size), so it needs a target with 512 B
+logical sectors: on a 4Kn drive fio fails with EINVAL.  The plan does not
+see the target's sector size, so this is not refused before the run.
+"""
+from __future__ import annotations
+
+from typing import List, Tuple
+
+from tkperf.fio.jobs import FioJob
+from tkperf.model.results import TestRun, format_bs, mix_label
+from tkperf.testtypes.base import Plan
+from tkperf.testtypes.consistency import BSSPLIT, JEDEC_LARGEST, ZONED, jedec_job
+from tkperf.testtypes.dirth import SweepTest, sweep_options, sweep_plan
+
+#: Read share of the JEDEC enterprise workload (R/W 40/60).
+MIX = 40
+#: Workload names: ``jedec-40-60-tc32-qd32``, ``ss-jedec-40-60-tc32-qd32``.
+STEM = f"jedec-{MIX}-{100 - MIX}"
+KEY = "cbw"
+#: The smallest transfer of the mix: the target's logical sector must divide it.
+SMALLEST = 512
+DATA = "incompressible: fio's random buffers, refilled for every write (refill_buffers=1 in every CBW job)"
+
+
+def bssplit_shares(text: str = BSSPLIT) -> Tuple[Tuple[int, int], ...]:
+    """fio's ``bssplit`` as (bytes, percent) pairs: '512/4:1k/1' -> ((512, 4), (1024, 1))."""
+    out = []
+    for part in text.split(":"):
+        size, _, share = part.partition("/")
+        n = int(size[:-1]) * 1024 if size.endswith("k") else int(size)
+        out.append((n, int(share)))
+    return tuple(out)
+
+
+def mean_transfer(text: str = BSSPLIT) -> float:
+    """The mean transfer size of a ``bssplit`` in bytes (7,818 B for the JEDEC mix)."""
+    pairs = bssplit_shares(text)
+    return sum(n * share for n, share in pairs) / sum(share for _, share in pairs)
+
+
+def cbw_job(tc: int, qd: int, runtime: int, name: str) -> FioJob:
+    """The JEDEC mix at R/W 40/60 with TC threads (fio numjobs) of QD
+    outstanding I/Os each (fio iodepth)."""
+    return jedec_job(name, MIX, runtime, tc, qd)
+
+
+class CompositeWorkloadTest(SweepTest):
+    name = "cbw"
+    title = "Enterprise Composite Workload (CBW)"
+    short = "CBW"
+    order = 75
+    view = "tkperf.testtypes.cbw.view"
+    options = sweep_options("cbw", "CBW")
+
+    def plan(self, opts, capacity: int) -> List[Plan]:
+        params = {"workload": "JEDEC enterprise mix (seed 004)", "access": f"random, {ZONED}",
+                  "mix": mix_label(MIX), "bssplit": BSSPLIT, "random_distribution": ZONED, "data": DATA,
+                  "smallest_block": format_bs(SMALLEST)}
+        return [sweep_plan(KEY, cbw_job, STEM, opts.cbw_tc, opts.cbw_qd, opts.runtime, opts.cbw_time,
+                           opts.cbw_rt_limit, f"JEDEC mix {mix_label(MIX)}", params)]
+
+    def largest_block(self, opts) -> int:
+        return JEDEC_LARGEST
+
+    def smallest_block(self, opts) -> int:
+        return SMALLEST
+
+    def instance_title(self, test: TestRun) -> str:
+        return self.short

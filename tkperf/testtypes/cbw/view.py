@@ -1,0 +1,91 @@
+"""How CBW results are shown: DIRTH's sections (:mod:`tkperf.testtypes.dirth.view`)
+given this test type and its own SNIA header -- the max, mid and min
+points, IOPS and mean response time by TC and QD, IOPS vs OIO, the
+demand-intensity curve, the response-time histograms and confidence plot
+of the three points, every point of the sweep and the steady state before
+it -- plus the JEDEC mix: the transfer sizes asked for, and the mean
+transfer size and read share each point issued.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import List, Sequence
+
+from tkperf.model.results import RunResult, TestRun
+from tkperf.render import blocks as b
+from tkperf.render.context import CompareContext, ReportContext
+from tkperf.render.words import NA, oio
+from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
+from tkperf.testtypes.dirth import Point
+from tkperf.testtypes.dirth import view as dirth_view
+
+
+def _size(n: int) -> str:
+    """512 B, 1.5 KiB, 64 KiB: the seed's sizes."""
+    return f"{n:,} B" if n < 1024 else f"{n / 1024:g} KiB"
+
+
+def zones_text(distribution: str) -> str:
+    """'zoned:50/5:30/15:20/80' -> '50% of the I/Os to the first 5% of the range, 30% to the next 15%, ...'."""
+    parts = [z.split("/") for z in distribution.split(":")[1:]]
+    if not parts or any(len(z) != 2 for z in parts):
+        return distribution or NA
+    words = [f"{io}% of the I/Os to the first {lba}% of the range" if i == 0 else
+             f"{io}% to the {'last' if i == len(parts) - 1 else 'next'} {lba}%" for i, (io, lba) in enumerate(parts)]
+    return ", ".join(words)
+
+
+def cbw_header(ctx: ReportContext, test: TestRun) -> b.Header:
+    p = test.params
+    mix = p.get("mix", NA)
+    extra = (
+        ("Transfer sizes", f"fio bssplit={p.get('bssplit', NA)} (size/percent; mean "
+                           f"{mean_transfer(p['bssplit']) if 'bssplit' in p else 0:,.0f} B)"),
+        ("Access", f"random, random_distribution={p.get('random_distribution', NA)}: "
+                   + zones_text(p.get("random_distribution", ""))),
+        ("Smallest transfer", f"{p.get('smallest_block', NA)} B at 512 B aligned offsets: the target needs "
+                              "512 B logical sectors (a 4Kn drive cannot run this mix)"),
+    )
+    wdpc = (f"WDPC: the JEDEC mix {mix} at the highest OIO, {oio(p.get('numjobs', ''), p.get('iodepth', ''))}, "
+            "until steady state; the sweep follows without a pause")
+    head = dirth_view.sweep_header(ctx, test, f"JEDEC enterprise mix, R/W {mix}, incompressible: steady state at "
+                                   "the highest OIO, then the TC x QD sweep", wdpc, extra)
+    # Every CBW job refills its buffers, whatever the run's --refill-buffers says.
+    setup = tuple(("Data pattern", p.get("data", DATA)) if k == "Data pattern" else (k, v) for k, v in head.setup)
+    return replace(head, setup=setup)
+
+
+def mix_table(test: TestRun) -> b.Table:
+    pairs = bssplit_shares(test.params["bssplit"]) if "bssplit" in test.params else ()
+    rows = [[_size(n), f"{share}%"] for n, share in pairs]
+    return b.table(["Transfer size", "Share of I/Os"], rows, title="The JEDEC transfer-size mix (fio bssplit)",
+                   widths=[30, 30])
+
+
+def issued_table(points: Sequence[Point], expected_bytes: float) -> b.Table:
+    """What every point issued: its read share of the I/Os and its mean transfer size."""
+    rows = []
+    for p in points:
+        w = p.workload
+        ios = (w.read.ios + w.write.ios) if w is not None else 0
+        if not ios:
+            rows.append([p.label, NA, NA, NA])
+            continue
+        rows.append([p.label, f"{ios:,}", f"{100.0 * w.read.ios / ios:.1f}",
+                     f"{(w.read.io_bytes + w.write.io_bytes) / ios:,.0f}"])
+    return b.table(["Point", "I/Os", "Read share %", "Mean transfer B"], rows,
+                   title=f"The mix as issued per point (asked for: {MIX}% reads, a mean transfer of "
+                         f"{expected_bytes:,.0f} B)", widths=[22, 22, 22, 22])
+
+
+def mix_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point]) -> list:
+    expected = mean_transfer(test.params["bssplit"]) if "bssplit" in test.params else 0.0
+    return [b.Heading("The JEDEC mix", 3), mix_table(test), issued_table(points, expected)]
+
+
+def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+    return dirth_view.report_section(ctx, tests, CompositeWorkloadTest(), cbw_header, mix_blocks)
+
+
+def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> List:
+    return dirth_view.compare_section(ctx, runs, labels, CompositeWorkloadTest())

@@ -1,0 +1,205 @@
+"""How HDD random IOPS are shown: IOPS by block size and R/W mix at every
+queue depth (tables and bars), IOPS against queue depth, every cell's
+response times, and the repeatability of the rounds; in a comparison, the
+headline figures and IOPS against queue depth per mix, one curve per run.
+
+The repeatability parts (:func:`repeat_fields`, :func:`repeat_blocks`) are
+shared with ``hdd-lat``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from tkperf.model.results import RunResult, TestRun, format_bs, mb, mix_label
+from tkperf.render import blocks as b
+from tkperf.render import generic, header, steady
+from tkperf.render.context import CompareContext, ReportContext, grid_table
+from tkperf.render.words import NA, fmt, metric_display, test_title, tracking_label
+from tkperf.testtypes.hdd_iops import (REPEATABILITY, HddIopsTest, cell_average, cell_name, repeat_source,
+                                       window_cells)
+
+QD_LABEL = "Queue depth (TC 1, QD = fio iodepth)"
+#: At most this many queue depths get a bar panel each (the lowest and highest always).
+MAX_PANELS = 4
+NO_PREPARATION = "none: an HDD needs no preconditioning (no flash translation layer)"
+
+
+# --- shared with hdd-lat -----------------------------------------------------------------------
+
+def repeat_fields(ctx: ReportContext, test: TestRun, first: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
+    """The middle of the header of a round test on an HDD: ``first``, then the
+    rounds, the tracked figures and the repeatability verdict (not a steady state)."""
+    s = steady.steady_state(test, ctx.window)
+    also = [x.split(":", 1)[0] for x in test.params.get("also_tracking", "").split(",") if ":" in x]
+    if s is None or not s.rounds:
+        verdict = "no rounds measured"
+    elif s.steady:
+        verdict = f"the rounds agree (repeatable) in rounds {s.first_round}-{s.last_round}"
+    else:
+        verdict = f"NOT repeatable within 20/10 in rounds {s.first_round}-{s.last_round}"
+    return list(first) + [
+        ("Rounds run", f"{len(test.rounds)} of at most {ctx.run.options.get('max_rounds', NA)}"),
+        ("Tracking", tracking_label(test) + (f"; also {', '.join(also)}" if also else "")),
+        ("Steady state", "not applicable to an HDD (no write history to settle); the rounds are "
+                         "judged for repeatability"),
+        ("Repeatability", f"20/10 over {s.window if s else ctx.window} rounds: {verdict}"),
+    ]
+
+
+def hdd_header(ctx: ReportContext, test: TestRun, stimulus: str, first: Sequence[Tuple[str, str]]) -> b.Header:
+    return header.snia_header(ctx.run, test, stimulus, repeat_fields(ctx, test, first),
+                              without_wipc=NO_PREPARATION, wdpc="none: the rounds repeat the test loop itself")
+
+
+def repeat_blocks(ctx: ReportContext, test: TestRun, conv: steady.Convergence) -> list:
+    """Repeatability: what the rounds mean on an HDD, every round's figures
+    (the convergence chart and table) and the 20/10 check of the last rounds."""
+    return ([b.Heading("Repeatability of the rounds", 2), b.Paragraph(REPEATABILITY)]
+            + steady.convergence_blocks(ctx, test, conv, 3) + steady.window_blocks(ctx, test, 3))
+
+
+def figures_blocks(kind, test: TestRun) -> list:
+    table = generic.headline_table(kind, test)
+    return [b.Heading("Figures", 2)] + ([table] if table is not None else [])
+
+
+# --- IOPS by block size, mix and queue depth ----------------------------------------------------
+
+def dimensions(test: TestRun) -> Tuple[List[int], List[int], List[int]]:
+    """Block sizes (smallest first), mixes (100/0 first) and queue depths run."""
+    cells = window_cells(test)
+    return (sorted({c[0] for c in cells}), sorted({c[1] for c in cells}, reverse=True),
+            sorted({c[2] for c in cells}))
+
+
+def qd_grid(test: TestRun, qd: int) -> b.Grid:
+    """Window-average IOPS by block size (rows) and mix (columns) at one queue depth."""
+    sizes, mixes, _ = dimensions(test)
+    return b.Grid(rows=tuple(format_bs(x) for x in sizes), row_keys=tuple(float(x) for x in sizes),
+                  cols=tuple(mix_label(m) for m in mixes),
+                  values=tuple(tuple(cell_average(test, bs, m, qd, "iops") for m in mixes) for bs in sizes),
+                  unit="IOPS")
+
+
+def panel_depths(depths: Sequence[int]) -> List[int]:
+    """The queue depths that get a bar panel: all, or the lowest, highest and some between."""
+    if len(depths) <= MAX_PANELS:
+        return list(depths)
+    picks = {round(i * (len(depths) - 1) / (MAX_PANELS - 1)) for i in range(MAX_PANELS)}
+    return [depths[i] for i in sorted(picks)]
+
+
+def _curve(label: str, xs: Sequence[float], ys: Sequence[Optional[float]]) -> b.Curve:
+    return b.Curve(label, np.array([float(x) for x in xs]),
+                   np.array([math.nan if y is None else float(y) for y in ys]))
+
+
+def qd_chart(test: TestRun) -> b.XYChart:
+    """IOPS against queue depth, one curve per block size and mix."""
+    sizes, mixes, depths = dimensions(test)
+    curves = tuple(_curve(f"{format_bs(bs)} {mix_label(m)}", depths,
+                          [cell_average(test, bs, m, qd, "iops") for qd in depths])
+                   for m in mixes for bs in sizes)
+    return b.XYChart(curves, QD_LABEL, "IOPS", f"{test_title(test)}: IOPS vs queue depth",
+                     xlog=2, xticks=tuple(float(d) for d in depths), legend_title="Block size, R/W")
+
+
+def cells_table(test: TestRun, src: str) -> b.Table:
+    """Every cell over the window: IOPS, MB/s, AVE and MAX response time."""
+    sizes, mixes, depths = dimensions(test)
+    cells = window_cells(test)
+    rows = []
+    for m in mixes:
+        for bs in sizes:
+            for qd in depths:
+                ws = cells.get((bs, m, qd), [])
+                worst = max((w.lat_max_us for w in ws), default=None)
+                rows.append([mix_label(m), format_bs(bs), str(qd),
+                             fmt(cell_average(test, bs, m, qd, "iops"), "IOPS"),
+                             fmt(None if not ws else mb(cell_average(test, bs, m, qd, "bw_bytes") or 0.0), "MB/s"),
+                             fmt(cell_average(test, bs, m, qd, "lat_mean_us"), "µs"), fmt(worst, "µs")])
+    return b.table(["R/W", "BS", "QD", "IOPS", "MB/s", "AVE (µs)", "MAX (µs)"], rows,
+                   title=f"Every cell at TC 1: IOPS, MB/s and response time (AVE; MAX of the window), {src}",
+                   widths=[10, 10, 8, 18, 18, 18, 18])
+
+
+def convergence(test: TestRun) -> steady.Convergence:
+    """IOPS per round of every cell at the tracked queue depth."""
+    sizes, mixes, depths = dimensions(test)
+    qd = max(depths) if depths else 0
+    m = metric_display("iops")
+    cells = [(bs, mix) for mix in mixes for bs in sizes]
+    series = tuple(steady.per_round(test, f"{format_bs(bs)} {mix_label(mix)}", cell_name(bs, mix, qd),
+                                    "iops", lambda v: v * m.scale)
+                   for bs, mix in cells)
+    return steady.Convergence(title=f"{test_title(test)}: IOPS of every block size and mix at QD{qd} per round",
+                              ylabel=m.unit, series=series, rounds=tuple(r.index for r in test.rounds),
+                              legend_title="Block size, R/W")
+
+
+def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+    out: list = []
+    for test in tests:
+        p = test.params
+        stimulus = (f"RND, R/W mix {p.get('mixes', NA)} x block size {p.get('block_sizes', NA)} x "
+                    f"queue depth {p.get('depths', NA)}, TC 1")
+        first = [("Time per cell", f"{p.get('runtime', NA)} s, the cells of a round back to back in one "
+                                   "fio process")]
+        opening, done = header.open_test(test, HddIopsTest.title, hdd_header(ctx, test, stimulus, first))
+        out += opening
+        if not done:
+            continue
+        src = repeat_source(test)
+        _, _, depths = dimensions(test)
+        out += figures_blocks(HddIopsTest(), test)
+        out.append(b.Heading("IOPS by block size and R/W mix", 2, room_cm=10))
+        out += [grid_table(qd_grid(test, qd), f"IOPS (read + write) by block size and R/W mix % at QD{qd}, {src}")
+                for qd in depths]
+        shown = panel_depths(depths)
+        out.append(ctx.chart(test, "iops-by-bs-mix", b.BarsChart(
+            tuple(b.Panel(qd_grid(test, qd), f"QD{qd}", "IOPS") for qd in shown), legend_title="R/W"),
+            f"IOPS by block size (groups) and R/W mix (bars) at QD {', '.join(map(str, shown))}, {src}."))
+        out += [b.Heading("IOPS vs queue depth", 2, room_cm=10),
+                ctx.chart(test, "iops-vs-qd", qd_chart(test),
+                          f"IOPS at each queue depth (TC 1, log2 axis), one curve per block size and R/W mix, {src}."),
+                cells_table(test, src)]
+        out += repeat_blocks(ctx, test, convergence(test))
+    return out
+
+
+# --- comparison -------------------------------------------------------------------------------------
+
+def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    kind = HddIopsTest()
+    out = generic.compare_section(kind, ctx, runs, labels)
+    if not out:
+        return []
+    tests = [next(iter(r.tests_of(kind.name)), None) for r in ctx.runs]
+    per_run: List[Dict[Tuple[int, int, int], float]] = []
+    for t in tests:
+        found: Dict[Tuple[int, int, int], float] = {}
+        for c in (window_cells(t) if t is not None else {}):
+            v = cell_average(t, *c, "iops")  # type: ignore[arg-type]
+            if v is not None:
+                found[c] = v
+        per_run.append(found)
+    for bs, mix in sorted({(c[0], c[1]) for f in per_run for c in f}, key=lambda x: (x[0], -x[1])):
+        if bs != 4096 and any((4096, mix) == (c[0], c[1]) for f in per_run for c in f):
+            continue  # the 4KiB curves, where some run has them; else the block sizes there are
+        depths = sorted({c[2] for f in per_run for c in f if c[:2] == (bs, mix)})
+        name = f"RND {format_bs(bs)} {mix_label(mix)}"
+        grid = ctx.by_runs([(str(d), float(d)) for d in depths],
+                           lambda i, j: per_run[j].get((bs, mix, depths[i])), "IOPS", "QD")
+        curves = tuple(_curve(label, [d for d in depths if (bs, mix, d) in f],
+                              [f[(bs, mix, d)] for d in depths if (bs, mix, d) in f])
+                       for label, f in zip(ctx.labels, per_run) if any(c[:2] == (bs, mix) for c in f))
+        out += [b.Heading(f"{name} by queue depth", 2, room_cm=10),
+                ctx.grid_table(grid, f"{name}: IOPS by queue depth (TC 1), window averages"),
+                b.Chart(f"hdd-iops-{format_bs(bs)}-{mix}-{100 - mix}-vs-qd.png",
+                        b.XYChart(curves, QD_LABEL, "IOPS", f"{name}: IOPS vs queue depth", xlog=2,
+                                  xticks=tuple(float(d) for d in depths)),
+                        f"{name}: IOPS at each queue depth, every run overlaid.")]
+    return out

@@ -1,0 +1,135 @@
+"""HDD random-access latency: RND 4KiB 100% R and 100% W at TC 1/QD 1, in
+rounds until the mean response times repeat (the 20/10 rule as a
+repeatability check, as for ``hdd-iops``).
+
+At QD 1 a drive cannot reorder anything: every read waits for a seek and,
+on average, half a revolution, which is what this test measures.  Writes
+may be absorbed by the drive's volatile write cache (the header discloses
+its state).  Every workload keeps its response-time histogram (fio json+),
+so the report shows the average, the 99th percentile and the maximum, and
+tkperf's latency QoS part (nines table, histogram, confidence plot).
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from tkperf.engine import options
+from tkperf.engine.shapes import Rounds
+from tkperf.model import histogram
+from tkperf.model.results import TestRun, Workload, format_bs
+from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType
+from tkperf.testtypes.hdd_iops import (
+    SUMMARY_RANK,
+    between,
+    cell_jobs,
+    check_cells,
+    repeat_plan,
+    repeat_source,
+    side_label,
+    side_word,
+    tracked_cells,
+    window_cells,
+)
+from tkperf.testtypes.iops import nonempty, sizes_text
+
+BLOCK_SIZES: Tuple[int, ...] = (4096,)
+#: Random read and random write: the two directions of random access.
+MIXES: Tuple[int, ...] = (100, 0)
+CELL_S = 60
+#: The percentiles the headline figures quote, where the I/O count supports them.
+HEADLINE_PERCENTILES: Tuple[str, ...] = ("99", "99.9")
+
+
+def direction(mix: int) -> str:
+    return "read" if mix == 100 else "write"
+
+
+def merged_bins(ws: List[Workload], side: str) -> histogram.Bins:
+    """The response-time histogram of one direction over ``ws`` (the window)."""
+    return histogram.merge(*(getattr(w, side).bins for w in ws))
+
+
+def percentile(ws: List[Workload], side: str, p: str) -> Optional[float]:
+    """Percentile ``p`` of one direction over the window, from the merged
+    histograms; None where the I/O count does not support it (or without bins)."""
+    bins = merged_bins(ws, side)
+    if not bins or not histogram.supported(histogram.total(bins), p):
+        return None
+    return histogram.percentile_us(bins, float(p))
+
+
+def response_times(ws: List[Workload], side: str) -> Tuple[float, float, int]:
+    """(mean weighted by I/O count, maximum, I/Os) of one direction over ``ws``."""
+    stats = [getattr(w, side) for w in ws if getattr(w, side).ios]
+    ios = sum(s.ios for s in stats)
+    mean = sum(s.lat_mean_us * s.ios for s in stats) / ios if ios else 0.0
+    return mean, max((s.lat_max_us for s in stats), default=0.0), ios
+
+
+class HddLatencyTest(TestType):
+    name = "hdd-lat"
+    title = "HDD random-access latency"
+    short = "HDD-LAT"
+    order = 82
+    view = "tkperf.testtypes.hdd_lat.view"
+    default_profiles: Tuple[str, ...] = ("hdd",)
+    options = (
+        Option("hdd_lat_bs", ("--hdd-lat-bs",), "HDD-LAT block sizes (default 4k)",
+               parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
+               check=nonempty("--hdd-lat-bs"), metavar="SIZES"),
+        Option("hdd_lat_time", ("--hdd-lat-time",),
+               "HDD-LAT time per workload (random R, random W at QD1): seconds or with s/m/h "
+               "(default 60s, enough I/Os for a 99th percentile per round; --quick 1s)",
+               parse=options.parse_duration, default=CELL_S, quick=1,
+               check=between(1, options.MAX_RUNTIME, "--hdd-lat-time"), metavar="DURATION"),
+    )
+
+    def plan(self, opts, capacity: int) -> List[Plan]:
+        sizes = opts.hdd_lat_bs
+        params = {"block_sizes": sizes_text(sorted(sizes)), "mixes": "100/0,0/100", "access": "random",
+                  "numjobs": "1", "iodepth": "1", "runtime": str(opts.hdd_lat_time)}
+        return [repeat_plan(self.name, Rounds(cell_jobs(sizes, MIXES, (1,), opts.hdd_lat_time)),
+                            tracked_cells(sizes, MIXES, (1,)), "lat_mean_us", "mean response time (us)",
+                            params, histograms=True)]
+
+    def largest_block(self, opts) -> int:
+        return max(opts.hdd_lat_bs)
+
+    def headline(self, test: TestRun) -> List[Figure]:
+        """Per direction at 4KiB (else the smallest block size): AVE, the
+        supported percentiles of :data:`HEADLINE_PERCENTILES` and MAX."""
+        cells = window_cells(test)
+        sizes = {bs for bs, _, _ in cells}
+        if not sizes:
+            return []
+        bs = 4096 if 4096 in sizes else min(sizes)
+        out: List[Figure] = []
+        for mix in MIXES:
+            ws = cells.get((bs, mix, 1), [])
+            mean, worst, ios = response_times(ws, direction(mix))
+            if not ios:
+                continue
+            key = f"rnd_{format_bs(bs)}_{side_word(mix)}_lat"
+            text = f"{format_bs(bs)} {side_label(mix)}"
+            out.append(Figure(f"{key}_mean_us", f"{text} AVE", mean, "us", "lower", "{:,.1f}"))
+            for p in HEADLINE_PERCENTILES:
+                v = percentile(ws, direction(mix), p)
+                if v is not None:
+                    out.append(Figure(f"{key}_p{p.replace('.', '_')}_us", f"{text} {p}%", v, "us",
+                                      "lower", "{:,.1f}"))
+            out.append(Figure(f"{key}_max_us", f"{text} MAX", worst, "us", "lower", "{:,.1f}"))
+        return out
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        """The RND 4KiB W response time lines (AVE and MAX), at QD 1 as the PTS's LAT."""
+        figures = {f.key: f.value for f in self.headline(test)}
+        source = f"{repeat_source(test)}, HDD at TC1/QD1"
+        return {key: SummaryValue(figures[key], source, SUMMARY_RANK)
+                for key in ("rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us") if key in figures}
+
+    def check_data(self, test: TestRun) -> None:
+        check_cells(test, "an HDD-LAT test")
+        for r in test.rounds:
+            for w in r.workloads:
+                if w.iodepth != 1 or w.rwmixread not in MIXES:
+                    raise ValueError(f"round {r.index} has {w.name!r}, not random 100% R or W at QD 1")

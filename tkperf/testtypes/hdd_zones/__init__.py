@@ -1,0 +1,270 @@
+"""HDD sequential throughput by position: SEQ 1024KiB 100% W, then 100% R,
+in zones across the whole disk from the outer tracks (LBA 0 on common
+drives) to the inner ones.
+
+An HDD's outer tracks hold more sectors per revolution than its inner ones,
+so its sequential rate falls from the first LBA to the last, often to about
+half: the zone effect is what this test shows.  The active range (the whole
+disk by default) is cut into ``--zones`` zones; zone i of N starts at
+``i * range / N`` aligned down to 1 MiB and reaches to the next zone's
+start.  In each zone fio writes (reads) sequentially for ``--zone-time``
+seconds at TC 1/QD 4, wrapping inside the zone, never into the next one.
+
+One fio process per direction runs every zone as a stonewalled job, outer
+to inner, without a pause; the write sweep comes first so that the read
+sweep reads back written data.  The loop shape is
+:class:`~tkperf.engine.shapes.Phases` without idle time: a phase per
+direction and pass.  There is no steady state: a drive's sequential rate
+depends on where it reads, not on what it did before, so the sweep is a
+curve over position, not a loop until steady.  ``--zone-passes`` repeats
+the sweep for repeatability; the report then shows each zone's spread.
+
+Each zone's offset and size are kept in the test's data (``zone.K.offset``,
+``zone.K.size``) with the capacity the positions refer to (``zones.capacity``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+
+from tkperf.engine import options
+from tkperf.engine.shapes import Estimate, Phase, Phases
+from tkperf.errors import TargetError
+from tkperf.fio.jobs import FioJob
+from tkperf.model.results import TestRun, format_bs, mb
+from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType
+from tkperf.testtypes.hdd_iops import SUMMARY_RANK, between
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tkperf.engine.runner import Runner
+
+MiB = 1024 * 1024
+ZONES = 100
+MAX_ZONES = 1000
+ZONE_S = 5
+BS = MiB
+QD = 4
+#: The two directions, in the order run: (word in job names, fio rw, label).
+DIRECTIONS: Tuple[Tuple[str, str, str], ...] = (("w", "write", "W"), ("r", "read", "R"))
+
+
+def zone_bounds(span: int, zones: int, align: int = MiB) -> List[Tuple[int, int]]:
+    """(offset, size) of ``zones`` adjoining zones of the first ``span`` bytes:
+    zone i starts at ``i * end / zones`` aligned down to ``align`` (``end``:
+    ``span`` aligned down) and reaches to the next zone's start."""
+    end = span // align * align
+    starts = [i * end // zones // align * align for i in range(zones)] + [end]
+    out = [(a, z - a) for a, z in zip(starts, starts[1:])]
+    if any(size < align for _, size in out):
+        raise TargetError(f"--zones {zones}: the target's {span:,} bytes make zones smaller than "
+                          f"{align // MiB} MiB; use at most --zones {max(1, end // align)}")
+    return out
+
+
+def sizes_text(bounds: Sequence[Tuple[int, int]]) -> str:
+    """The zones' sizes in words: '32 MiB' or '2 to 3 MiB'."""
+    lo, hi = min(s for _, s in bounds) / MiB, max(s for _, s in bounds) / MiB
+    return f"{lo:,.0f} MiB" if lo == hi else f"{lo:,.0f} to {hi:,.0f} MiB"
+
+
+def zone_name(index: int, side: str) -> str:
+    """The workload of zone ``index`` (1 = outermost) in one direction: ``zone-001-w``."""
+    return f"zone-{index:03d}-{side}"
+
+
+def parse_zone_name(name: str) -> Optional[Tuple[int, str]]:
+    """``zone-017-r`` -> (17, 'r'); None for any other name."""
+    parts = name.split("-")
+    if len(parts) == 3 and parts[0] == "zone" and parts[1].isdigit() and parts[2] in ("w", "r"):
+        return int(parts[1]), parts[2]
+    return None
+
+
+def sweep_jobs(bounds: Sequence[Tuple[int, int]], side: str, rw: str, seconds: int) -> Tuple[FioJob, ...]:
+    """Every zone, outer to inner, as a time-based job confined to its zone."""
+    return tuple(FioJob(name=zone_name(i, side), rw=rw, bs=BS, runtime=seconds, numjobs=1, iodepth=QD,
+                        offset=offset, size=size)
+                 for i, (offset, size) in enumerate(bounds, 1))
+
+
+@dataclass(frozen=True)
+class ZoneSweeps(Phases):
+    """:class:`Phases` that keeps the zones' placement in the test's data
+    and names every phase's fio process in the dry run."""
+
+    bounds: Tuple[Tuple[int, int], ...] = ()
+    capacity: int = 0
+
+    def run(self, ctx: "Runner", plan: Plan, test: TestRun) -> None:
+        test.data["zones.capacity"] = str(self.capacity)
+        for i, (offset, size) in enumerate(self.bounds, 1):
+            test.data[f"zone.{i}.offset"] = str(offset)
+            test.data[f"zone.{i}.size"] = str(size)
+        super().run(ctx, plan, test)
+
+    def estimate(self, opts, capacity: int) -> Estimate:
+        est = super().estimate(opts, capacity)
+        lines = list(est.lines) + [f"# {len(self.bounds)} zones of {sizes_text(self.bounds)}, outer "
+                                   f"(offset 0) to inner (offset {self.bounds[-1][0]:,})"]
+        # The job file below lists every phase's jobs; each phase is its own fio process.
+        lines += [f"# phase {i} (one fio process): {p.label}" for i, p in enumerate(self.phases, 1)]
+        return Estimate(tuple(lines), est.jobs, est.low_s, est.high_s)
+
+
+# --- reading results ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Zone:
+    """One zone's placement and its MB/s (decimal) per pass, by direction."""
+
+    index: int
+    offset: int
+    size: int
+    capacity: int
+    write: Tuple[float, ...]
+    read: Tuple[float, ...]
+
+    @property
+    def position_pct(self) -> float:
+        """Where the zone starts, in percent of the capacity (0: outer edge)."""
+        return 100.0 * self.offset / self.capacity if self.capacity else 0.0
+
+    def passes(self, side: str) -> Tuple[float, ...]:
+        return self.write if side == "w" else self.read
+
+    def mb_s(self, side: str) -> Optional[float]:
+        """Mean MB/s over the passes; None where the direction was not measured."""
+        v = self.passes(side)
+        return sum(v) / len(v) if v else None
+
+    def spread_pct(self, side: str) -> Optional[float]:
+        """(max - min) over the passes in percent of their mean; None for one pass."""
+        v = self.passes(side)
+        mean = self.mb_s(side)
+        return 100.0 * (max(v) - min(v)) / mean if len(v) > 1 and mean else None
+
+
+def zones(test: TestRun) -> List[Zone]:
+    """The zones of a test in order, with what was measured in each."""
+    capacity = int(test.data.get("zones.capacity", "0") or 0)
+    found: Dict[int, Dict[str, List[float]]] = {}
+    for r in test.rounds:
+        for w in r.workloads:
+            parsed = parse_zone_name(w.name)
+            if parsed is not None:
+                found.setdefault(parsed[0], {"w": [], "r": []})[parsed[1]].append(mb(w.bw_bytes))
+    indices = sorted(set(found) | {int(k.split(".")[1]) for k in test.data
+                                   if k.startswith("zone.") and k.endswith(".offset")})
+    return [Zone(i, int(test.data.get(f"zone.{i}.offset", "0")), int(test.data.get(f"zone.{i}.size", "0")),
+                 capacity, tuple(found.get(i, {}).get("w", ())), tuple(found.get(i, {}).get("r", ())))
+            for i in indices]
+
+
+def measured(zs: Sequence[Zone], side: str) -> List[Zone]:
+    return [z for z in zs if z.passes(side)]
+
+
+class HddZonesTest(TestType):
+    name = "hdd-zones"
+    title = "HDD throughput by zone"
+    short = "HDD-ZONES"
+    unit = "phase"
+    order = 80
+    view = "tkperf.testtypes.hdd_zones.view"
+    default_profiles: Tuple[str, ...] = ("hdd",)
+    options = (
+        Option("hdd_zones", ("--zones",),
+               f"HDD-ZONES: zones from outer to inner, 2 to {MAX_ZONES} (default {ZONES}; --quick 8)",
+               parse=lambda text, flag: _count(text, "--zones"), default=ZONES, quick=8,
+               check=between(2, MAX_ZONES, "--zones"), metavar="N"),
+        Option("hdd_zone_time", ("--zone-time",),
+               f"HDD-ZONES time per zone and direction: seconds or with s/m/h (default {ZONE_S}s; --quick 1s)",
+               parse=options.parse_duration, default=ZONE_S, quick=1,
+               check=between(1, 3600, "--zone-time"), metavar="DURATION"),
+        Option("hdd_zone_passes", ("--zone-passes",),
+               "HDD-ZONES passes over all zones, for repeatability (default 1)",
+               parse=lambda text, flag: _count(text, "--zone-passes"), default=1,
+               check=between(1, 100, "--zone-passes"), metavar="N"),
+    )
+
+    def plan(self, opts, capacity: int) -> List[Plan]:
+        n, seconds, passes = opts.hdd_zones, opts.hdd_zone_time, opts.hdd_zone_passes
+        bounds = tuple(zone_bounds(opts.active_bytes(capacity), n))
+        phases = []
+        for p in range(1, passes + 1):
+            for side, rw, label in DIRECTIONS:
+                phases.append(Phase(sweep_jobs(bounds, side, rw, seconds),
+                                    label=f"pass {p}: SEQ {format_bs(BS)} 100% {label}, zones 1-{n} outer to inner"))
+        return [Plan(
+            key=self.name,
+            shape=ZoneSweeps(tuple(phases), bounds=bounds, capacity=capacity),
+            params={"access": "sequential", "block_size": format_bs(BS), "numjobs": "1", "iodepth": str(QD),
+                    "zones": str(n), "runtime": str(seconds), "passes": str(passes),
+                    "span_bytes": str(bounds[-1][0] + bounds[-1][1])},
+            wipc=False,
+        )]
+
+    def largest_block(self, opts) -> int:
+        return BS
+
+    def headline(self, test: TestRun) -> List[Figure]:
+        """Per direction: the outermost and innermost zone's MB/s, inner in
+        percent of outer, the mean over the zones and, over several passes,
+        the largest spread of a zone."""
+        zs = zones(test)
+        out: List[Figure] = []
+        for side, rw, label in DIRECTIONS:
+            got = measured(zs, side)
+            if not got:
+                continue
+            outer, inner = got[0].mb_s(side) or 0.0, got[-1].mb_s(side) or 0.0
+            key = f"seq_{rw}"
+            out += [Figure(f"{key}_outer_mb_s", f"{label} outer", outer, "MB/s", "higher", "{:,.1f}"),
+                    Figure(f"{key}_inner_mb_s", f"{label} inner", inner, "MB/s", "higher", "{:,.1f}"),
+                    Figure(f"{key}_inner_outer_pct", f"{label} inner/outer", 100.0 * inner / outer if outer else 0.0,
+                           "%", "", "{:,.0f}"),
+                    Figure(f"{key}_zone_mean_mb_s", f"{label} mean of {len(got)} zones",
+                           sum(z.mb_s(side) or 0.0 for z in got) / len(got), "MB/s", "higher", "{:,.1f}")]
+            spreads = [s for s in (z.spread_pct(side) for z in got) if s is not None]
+            if spreads:
+                out.append(Figure(f"{key}_pass_spread_pct", f"{label} largest spread over passes",
+                                  max(spreads), "%", "lower", "{:,.1f}"))
+        return out
+
+    def instance_title(self, test: TestRun) -> str:
+        bs = test.params.get("block_size", format_bs(BS))
+        return self.short if bs == format_bs(BS) else f"{self.short} {bs}"
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        """The SEQ 1024KiB lines: the mean over the zones (outer to inner)."""
+        if test.params.get("block_size", format_bs(BS)) != format_bs(BS):
+            return {}  # another block size (an imported TKperf file's 4k zones)
+        figures = {f.key: f for f in self.headline(test)}
+        out = {}
+        for rw in ("write", "read"):
+            f = figures.get(f"seq_{rw}_zone_mean_mb_s")
+            if f is not None:
+                out[f"seq_{rw}_mb_s"] = SummaryValue(f.value, "HDD-ZONES: mean of the zones, outer to inner",
+                                                     SUMMARY_RANK)
+        return out
+
+    def check_data(self, test: TestRun) -> None:
+        if test.series:
+            raise ValueError("an HDD-ZONES test keeps its sweeps as rounds, not as a series")
+        for r in test.rounds:
+            for w in r.workloads:
+                parsed = parse_zone_name(w.name)
+                if parsed is None or w.rw != {"w": "write", "r": "read"}[parsed[1]]:
+                    raise ValueError(f"phase {r.index} has a workload {w.name!r} that HDD-ZONES does not run")
+                if f"zone.{parsed[0]}.offset" not in test.data:
+                    raise ValueError(f"zone {parsed[0]} was measured but its offset is not stored")
+        for k, v in test.data.items():
+            if k.startswith("zone") and not v.isdigit():
+                raise ValueError(f"data {k}={v!r} is not a byte count")
+
+
+def _count(text: str, flag: str) -> int:
+    t = (text or "").strip()
+    if not t.isdigit():
+        raise options.UsageError(f"{flag} {text!r} is not a whole number")
+    return int(t)

@@ -1,0 +1,131 @@
+"""How HDD throughput by zone is shown: MB/s of SEQ 1024KiB W and R against
+the position on the disk (0% the outer edge at LBA 0, 100% the inner end),
+as a chart and as a table of every zone; the outer and inner figures and
+their ratio; the phases run.  In a comparison: the headline figures and
+the MB/s-vs-position curves of every run overlaid, per direction.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from tkperf.durations import duration
+from tkperf.model.results import RunResult, TestRun, gb
+from tkperf.render import blocks as b
+from tkperf.render import generic, header
+from tkperf.render.context import CompareContext, ReportContext
+from tkperf.render.words import NA, fmt
+from tkperf.testtypes.hdd_iops.view import NO_PREPARATION, figures_blocks
+from tkperf.testtypes.hdd_zones import DIRECTIONS, HddZonesTest, Zone, measured, sizes_text, zones
+
+POSITION_LABEL = "Position on the disk (% of capacity: 0 = outer edge, LBA 0; 100 = inner end)"
+POSITION_TICKS = (0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0)
+NO_STEADY = ("not applicable: one sweep over positions, not a loop until steady; an HDD's sequential "
+             "rate depends on where it reads, not on its write history")
+ABOUT = ("An HDD's outer tracks hold more sectors per revolution than its inner ones, so its sequential "
+         "rate falls from the first LBA (outer edge on common drives) to the last. Each zone is a "
+         "stretch of the disk starting at the position shown; fio writes (reads) it sequentially for "
+         "the time per zone, wrapping inside the zone, and the zones run back to back from outer to "
+         "inner without a pause, writes first, then reads.")
+
+
+def zones_header(ctx: ReportContext, test: TestRun) -> b.Header:
+    p = test.params
+    zs = zones(test)
+    passes = p.get("passes", "1")
+    middle = [
+        ("Zones", f"{p.get('zones', NA)} from outer to inner over {gb(int(p.get('span_bytes', '0') or 0)):,.1f} GB; "
+                  "zone i of N starts at i/N of the range, aligned to 1 MiB"),
+        ("Zone size", sizes_text([(z.offset, z.size) for z in zs]) if zs else NA),
+        ("Time per zone", f"{duration(float(p.get('runtime', '0') or 0), rough=True)} per direction, "
+                          "time based, wrapping inside the zone"),
+        ("Passes", f"{passes}: each a write sweep, then a read sweep, each one fio process"
+                   + ("; a zone's spread over the passes shows the repeatability" if passes != "1" else "")),
+        ("Phases run", f"{len(test.rounds)} of {2 * int(passes) if passes.isdigit() else NA}"),
+        ("Steady state", NO_STEADY),
+    ]
+    stimulus = (f"SEQ {p.get('block_size', NA)} 100% W, then SEQ {p.get('block_size', NA)} 100% R, "
+                "zone by zone from outer to inner")
+    return header.snia_header(ctx.run, test, stimulus, middle, without_wipc=NO_PREPARATION, wdpc="none")
+
+
+def _curve(label: str, zs: Sequence[Zone], side: str) -> b.Curve:
+    got = measured(zs, side)
+    return b.Curve(label, np.array([z.position_pct for z in got]),
+                   np.array([z.mb_s(side) or math.nan for z in got]))
+
+
+def position_chart(curves: Sequence[b.Curve], title: str) -> b.XYChart:
+    return b.XYChart(tuple(curves), POSITION_LABEL, "MB/s (decimal)", title, xticks=POSITION_TICKS)
+
+
+def zone_table(test: TestRun, zs: Sequence[Zone]) -> b.Table:
+    """Every zone: where it is and its MB/s per direction (and spread over passes)."""
+    passes = max((len(z.passes(s)) for z in zs for s, _, _ in DIRECTIONS), default=0)
+    headers = ["Zone", "Start (GB)", "Position (%)"] + [f"{label} MB/s" for _, _, label in DIRECTIONS]
+    if passes > 1:
+        headers += [f"{label} spread (%)" for _, _, label in DIRECTIONS]
+    rows = []
+    for z in zs:
+        row = [str(z.index), f"{gb(z.offset):,.2f}", f"{z.position_pct:.1f}"]
+        row += [fmt(z.mb_s(side), "MB/s") for side, _, _ in DIRECTIONS]
+        if passes > 1:
+            row += [fmt(z.spread_pct(side)) for side, _, _ in DIRECTIONS]
+        rows.append(row)
+    what = f"mean of {passes} passes, spread = (max - min) / mean" if passes > 1 else "one pass"
+    return b.table(headers, rows, title=f"{test.key}: MB/s of every zone, outer to inner ({what})",
+                   widths=[10, 16, 16] + [16] * (len(headers) - 3))
+
+
+def phases_table(test: TestRun) -> b.Table:
+    rows = []
+    for r in test.rounds:
+        moved = sum(w.read.io_bytes + w.write.io_bytes for w in r.workloads)
+        rows.append([str(r.index), test.data.get(f"phase.{r.index}", f"phase {r.index}"),
+                     str(len(r.workloads)), fmt(r.fio_s, "s"), f"{gb(moved):,.2f}"])
+    return b.table(["Phase", "What", "Zones", "fio time (s)", "GB moved"], rows,
+                   title="Phases in the order run (each one fio process)", widths=[8, 50, 10, 16, 16])
+
+
+def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+    out: list = []
+    for test in tests:
+        opening, done = header.open_test(test, HddZonesTest.title, zones_header(ctx, test))
+        out += opening
+        if not done:
+            continue
+        zs = zones(test)
+        curves = [_curve(label, zs, side) for side, _, label in DIRECTIONS if measured(zs, side)]
+        out += figures_blocks(HddZonesTest(), test)
+        out += [b.Heading("MB/s vs position on the disk", 2, room_cm=10), b.Paragraph(ABOUT),
+                ctx.chart(test, "mbs-vs-position", position_chart(curves, f"{test.key}: MB/s vs position"),
+                          "Sequential MB/s (1 MB = 10^6 bytes) of each zone at its starting position, "
+                          "0% the outer edge (LBA 0), 100% the inner end; W and R."),
+                zone_table(test, zs), phases_table(test)]
+    return out
+
+
+def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    kind = HddZonesTest()
+    out = generic.compare_section(kind, ctx, runs, labels)
+    if not out:
+        return []
+    per_run = [zones(next(iter(r.tests_of(kind.name)))) if r.tests_of(kind.name) else [] for r in ctx.runs]
+    for side, rw, label in DIRECTIONS:
+        by_pos: List[Dict[float, Optional[float]]] = [
+            {round(z.position_pct, 1): z.mb_s(side) for z in measured(zs, side)} for zs in per_run]
+        positions = sorted({p for found in by_pos for p in found})
+        if not positions:
+            continue
+        grid = ctx.by_runs([(f"{p:.1f}", p) for p in positions],
+                           lambda i, j: by_pos[j].get(positions[i]), "MB/s", "Position (%)")
+        curves = [_curve(run_label, zs, side) for run_label, zs in zip(ctx.labels, per_run) if measured(zs, side)]
+        out += [b.Heading(f"SEQ 100% {label}: MB/s vs position", 2, room_cm=10),
+                b.Chart(f"hdd-zones-{rw}-vs-position.png",
+                        position_chart(curves, f"SEQ 100% {label}: MB/s vs position, every run"),
+                        f"SEQ 100% {label} MB/s of each zone at its position (0% outer, 100% inner), every run overlaid."),
+                ctx.grid_table(grid, f"SEQ 100% {label}: MB/s by position (% of capacity), n/a where a run "
+                                     "has no zone there")]
+    return out

@@ -1,0 +1,210 @@
+"""Host idle recovery (PTS-E HIR): how much a drive at steady state gains
+from idle time between writes.
+
+After the purge and the WIPC, RND 4KiB W (one thread, ``--hir-qd``
+outstanding I/Os) in rounds of ``--runtime`` until its IOPS are steady
+(20/10): their window average is the baseline.  Then, per idle time of
+``--hir-idle`` (5, 10, 15, 25, 50 s), ``--hir-cycles`` (360) write periods
+of ``--hir-write`` (5 s), each followed by that idle time, then
+``--hir-return`` (360 x the write period) of continuous writes back to the
+baseline.  Each setting is one fio process; the write periods and idle gaps
+are fio's own (``thinktime``/``thinktime_iotime``) and their IOPS come from
+fio's IOPS log: see :mod:`~tkperf.testtypes.hir.shape` and
+:mod:`~tkperf.testtypes.hir.iopslog`; the figures are defined in
+:mod:`~tkperf.testtypes.hir.analysis`.
+"""
+from __future__ import annotations
+
+from typing import List, Mapping, Tuple
+
+from tkperf.engine import options
+from tkperf.errors import UsageError
+from tkperf.fio.jobs import FioJob
+from tkperf.model.results import TestRun
+from tkperf.testtypes.base import Figure, Option, Plan, TestType, Tracking, started_from_purge
+from tkperf.testtypes.hir.analysis import baseline, settings
+from tkperf.testtypes.hir.shape import (
+    PERIOD_COLUMNS,
+    PERIODS,
+    RETURN,
+    RETURN_COLUMNS,
+    HostIdleShape,
+    Setting,
+    sample_ms,
+    setting_rounds,
+)
+
+#: The PTS's idle times, write period (s) and write periods per idle time.
+PTS_IDLE: Tuple[int, ...] = (5, 10, 15, 25, 50)
+PTS_WRITE_S = 5
+PTS_CYCLES = 360
+#: fio keeps its think time in microseconds in a C int: at most about 35 min.
+MAX_IDLE_S = 1800
+MAX_WRITE_S = 600
+MAX_CYCLES = 100_000
+MAX_RETURN_S = 7 * 86400
+STEADY_JOB = "hir-ss-rnd-4k-w"
+
+
+def _in_range(lo: int, hi: int, flag: str):
+    def check(value: int) -> None:
+        if not lo <= value <= hi:
+            raise UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
+    return check
+
+
+def parse_idles(text: str, flag: str) -> Tuple[int, ...]:
+    """'5,10,15' or '5s,1m' -> idle seconds, in the order given, each once."""
+    out: List[int] = []
+    for part in (text or "").split(","):
+        value = options.parse_duration(part, f"{flag} value")
+        if not 1 <= value <= MAX_IDLE_S:
+            raise UsageError(f"{flag} {part.strip()!r} is out of range (1s..{MAX_IDLE_S}s)")
+        if value in out:
+            raise UsageError(f"{flag} names {value} s twice")
+        out.append(value)
+    return tuple(out)
+
+
+def idles_text(values: Tuple[int, ...]) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def parse_count(text: str, flag: str) -> int:
+    t = (text or "").strip()
+    if not t.isdigit():
+        raise UsageError(f"{flag} {text!r} is not a whole number")
+    return int(t)
+
+
+def parse_return(text: str, flag: str) -> int:
+    """'auto' (0: cycles x the write period) or a duration in seconds."""
+    if (text or "").strip().lower() == "auto":
+        return 0
+    return options.parse_duration(text, flag)
+
+
+def return_text(value: int) -> str:
+    return "auto" if value == 0 else str(value)
+
+
+def _check_return(value: int) -> None:
+    if value and not 1 <= value <= MAX_RETURN_S:
+        raise UsageError(f"--hir-return {value} is out of range (1..{MAX_RETURN_S} s, or auto)")
+
+
+def return_of(opts) -> int:
+    """The return's seconds: as given, else cycles x the write period."""
+    return opts.hir_return or opts.hir_cycles * opts.hir_write
+
+
+def key_of(idle_s: int) -> str:
+    return f"{idle_s}s"
+
+
+class HostIdleRecoveryTest(TestType):
+    name = "hir"
+    title = "Host Idle Recovery"
+    short = "HIR"
+    unit = "round"
+    default_run = False
+    pts_test = True
+    order = 75
+    view = "tkperf.testtypes.hir.view"
+    keeps_steady_on_resume = False  # steady state without its idle settings is no result
+    options = (
+        Option("hir_idle", ("--hir-idle",), "HIR idle times between write periods, each its own setting "
+               "(default 5,10,15,25,50 s; 1,2 with --quick)", parse=parse_idles, format=idles_text,
+               default=PTS_IDLE, quick=(1, 2), metavar="TIMES"),
+        Option("hir_cycles", ("--hir-cycles",), "HIR write periods (each followed by the idle time) per idle "
+               "setting (default 360; 3 with --quick)", parse=parse_count, default=PTS_CYCLES, quick=3,
+               check=_in_range(1, MAX_CYCLES, "--hir-cycles"), metavar="N"),
+        Option("hir_write", ("--hir-write",), "HIR length of a write period (default 5s; 1s with --quick)",
+               parse=options.parse_duration, default=PTS_WRITE_S, quick=1,
+               check=_in_range(1, MAX_WRITE_S, "--hir-write"), metavar="DURATION"),
+        Option("hir_return", ("--hir-return",), "HIR continuous writes back to baseline after each idle "
+               "setting (default auto: cycles x the write period, 1800s; 3s with --quick)",
+               parse=parse_return, format=return_text, default=0, check=_check_return, metavar="DURATION"),
+        Option("hir_qd", ("--hir-qd",), "HIR outstanding writes of its one thread, fio iodepth (default 32)",
+               parse=parse_count, default=32, check=_in_range(1, options.MAX_IODEPTH, "--hir-qd"),
+               metavar="QD"),
+    )
+
+    # --- running ---------------------------------------------------------------
+    def plan(self, opts, capacity: int) -> List[Plan]:
+        qd, write = opts.hir_qd, opts.hir_write
+        back = return_of(opts)
+        steady = FioJob(name=STEADY_JOB, rw="randwrite", bs=4096, runtime=opts.runtime, numjobs=1, iodepth=qd)
+        shape = HostIdleShape(steady, tuple(Setting(i, write, opts.hir_cycles, back) for i in opts.hir_idle))
+        return [Plan(
+            key=self.name, shape=shape,
+            tracking=Tracking(steady.name, "write.iops", f"RND 4KiB W TC1/QD{qd} IOPS"),
+            params={"block_size": "4k", "access": "random", "mix": "0/100", "numjobs": "1", "iodepth": str(qd),
+                    "runtime": str(opts.runtime), "idle": idles_text(opts.hir_idle),
+                    "cycles": str(opts.hir_cycles), "write": str(write), "return": str(back),
+                    "log_avg_msec": str(sample_ms(write))},
+        )]
+
+    def largest_block(self, opts) -> int:
+        return 4096
+
+    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
+        v = self.stored_values(options)
+        out: List[str] = []
+        if revision.id == "pts-c-1.1":
+            out.append("HIR is a PTS-E test, not part of PTS-C 1.1")
+        if tuple(v["hir_idle"]) != PTS_IDLE:
+            out.append(f"HIR idle times {idles_text(v['hir_idle'])} s instead of {idles_text(PTS_IDLE)} s")
+        if int(v["hir_cycles"]) != PTS_CYCLES:
+            out.append(f"HIR runs {v['hir_cycles']} write periods per idle time instead of {PTS_CYCLES}")
+        if int(v["hir_write"]) != PTS_WRITE_S:
+            out.append(f"HIR write periods of {v['hir_write']} s instead of {PTS_WRITE_S} s")
+        back = v["hir_return"] or int(v["hir_cycles"]) * int(v["hir_write"])
+        if back != PTS_CYCLES * PTS_WRITE_S:
+            out.append(f"HIR returns to baseline for {back} s instead of {PTS_CYCLES * PTS_WRITE_S} s")
+        return out
+
+    # --- reading results -------------------------------------------------------------
+    def headline(self, test: TestRun) -> List[Figure]:
+        base = baseline(test)
+        if base is None:
+            return []
+        out = [Figure("baseline_iops", "baseline", base, "IOPS")]
+        for s in settings(test):
+            mean = s.mean_iops
+            if mean is None:
+                continue
+            out.append(Figure(f"idle_{key_of(s.idle_s)}_iops", f"idle {s.idle_s} s", mean, "IOPS"))
+            gain = s.gain_pct(base)
+            if gain is not None:
+                out.append(Figure(f"gain_{key_of(s.idle_s)}_pct", f"gain idle {s.idle_s} s", gain, "%",
+                                  "higher", "{:+,.1f}"))
+        return out
+
+    def fob(self, test: TestRun) -> List[Figure]:
+        """Round 1 of the steady-state loop, right after the purge and WIPC."""
+        if not test.rounds or not started_from_purge(test) or not test.tracking_workload:
+            return []
+        w = test.rounds[0].workload(test.tracking_workload)
+        if w is None:
+            return []
+        return [Figure("baseline_iops", "baseline", w.metric(test.tracking_metric), "IOPS")]
+
+    def check_data(self, test: TestRun) -> None:
+        for name, columns in ((PERIODS, PERIOD_COLUMNS), (RETURN, RETURN_COLUMNS)):
+            s = test.series.get(name)
+            if s is not None and s.columns != columns:
+                raise ValueError(f"series {name} has columns {' '.join(s.columns)}, not {' '.join(columns)}")
+        unknown = set(test.series) - {PERIODS, RETURN}
+        if unknown:
+            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
+        indices = {r.index for r in test.rounds}
+        known = set()
+        for k, idle, index in setting_rounds(test):
+            if index not in indices:
+                raise ValueError(f"idle setting {k} ({idle} s) names round {index}, which the test does not have")
+            known.add(k)
+        for name in (PERIODS, RETURN):
+            s = test.series.get(name)
+            if s is not None and len(s) and not set(int(v) for v in s.column("setting")) <= known:
+                raise ValueError(f"series {name} has rows of an idle setting the test does not name")

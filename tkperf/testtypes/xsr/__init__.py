@@ -1,0 +1,210 @@
+"""Cross-stimulus recovery (PTS-E XSR): how a drive moves from one
+workload to another and back.
+
+After the purge (no WIPC: the first phase preconditions the drive itself),
+three continuous fio jobs run one right after the other, at TC1/QD32
+(``--xsr-tc``, ``--xsr-qd``):
+
+1. SEQ 1024KiB 100% W for ``--xsr-seq1`` (8 h),
+2. RND 8KiB 100% W for ``--xsr-rnd`` (6 h),
+3. SEQ 1024KiB 100% W for ``--xsr-seq2`` (8 h),
+
+each reported every ``--xsr-interval`` (60 s) and cut into intervals as it
+runs (:mod:`~tkperf.testtypes.xsr.stream`).  The figures
+(:mod:`~tkperf.testtypes.xsr.analysis`): each phase's level (the median
+MB/s of its last quarter), the time each phase took to settle within
+±``--xsr-settle-band`` (10%) of its level, above all after the two
+transitions, and the second SEQ level as a share of the first.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Mapping
+
+from tkperf.durations import duration
+from tkperf.engine import options
+from tkperf.errors import UsageError
+from tkperf.fio.jobs import FioJob
+from tkperf.model.results import TestRun
+from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, started_from_purge
+from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
+from tkperf.testtypes.xsr.stream import COLUMNS, SERIES, Phase, XsrStream
+
+SEQ_BS = 1024 * 1024
+RND_BS = 8 * 1024
+#: The PTS's phase lengths (seconds), interval and OIO.
+PTS_SEQ1_S, PTS_RND_S, PTS_SEQ2_S = 8 * 3600, 6 * 3600, 8 * 3600
+PTS_INTERVAL_S = 60
+PTS_TC, PTS_QD = 1, 32
+MAX_TIME = 366 * 86400
+#: The phases' job names, in the order they run.
+JOB_NAMES = {SEQ1: "xsr-seq-1024k-w-1", RND: "xsr-rnd-8k-w", SEQ2: "xsr-seq-1024k-w-2"}
+LABELS = {SEQ1: "SEQ 1024KiB W (1)", RND: "RND 8KiB W", SEQ2: "SEQ 1024KiB W (2)"}
+#: The duration option of each phase.
+FLAGS = {SEQ1: "--xsr-seq1", RND: "--xsr-rnd", SEQ2: "--xsr-seq2"}
+
+
+def _in_range(lo: int, hi: int, flag: str):
+    def check(value: int) -> None:
+        if not lo <= value <= hi:
+            raise UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
+    return check
+
+
+def _count(text: str, flag: str) -> int:
+    t = (text or "").strip()
+    if not t.isdigit():
+        raise UsageError(f"{flag} {text!r} is not a whole number")
+    return int(t)
+
+
+def parse_band(text: str, flag: str) -> float:
+    """'10', '10%', '12.5' -> percent, more than 0 and less than 100."""
+    t = (text or "").strip().rstrip("%").strip()
+    try:
+        value = float(t)
+    except ValueError:
+        raise UsageError(f"{flag} {text!r} is not a percentage like 10 or 12.5%") from None
+    if not 0 < value < 100:
+        raise UsageError(f"{flag} {text!r} is out of range (more than 0, less than 100 percent)")
+    return value
+
+
+def band_text(value: float) -> str:
+    return f"{value:g}"
+
+
+class CrossStimulusRecoveryTest(TestType):
+    name = "xsr"
+    title = "Cross Stimulus Recovery"
+    short = "XSR"
+    unit = "interval"
+    default_run = False
+    pts_test = True
+    order = 75
+    view = "tkperf.testtypes.xsr.view"
+    keeps_steady_on_resume = False
+    options = (
+        Option("xsr_seq1", (FLAGS[SEQ1],), "XSR: the first SEQ 1024KiB W phase (default 8h; 10s with --quick)",
+               parse=options.parse_duration, default=PTS_SEQ1_S, quick=10,
+               check=_in_range(1, MAX_TIME, FLAGS[SEQ1]), metavar="DURATION"),
+        Option("xsr_rnd", (FLAGS[RND],), "XSR: the RND 8KiB W phase (default 6h; 10s with --quick)",
+               parse=options.parse_duration, default=PTS_RND_S, quick=10,
+               check=_in_range(1, MAX_TIME, FLAGS[RND]), metavar="DURATION"),
+        Option("xsr_seq2", (FLAGS[SEQ2],), "XSR: the second SEQ 1024KiB W phase (default 8h; 10s with --quick)",
+               parse=options.parse_duration, default=PTS_SEQ2_S, quick=10,
+               check=_in_range(1, MAX_TIME, FLAGS[SEQ2]), metavar="DURATION"),
+        Option("xsr_interval", ("--xsr-interval",), "XSR reporting interval (default 60s; 1s with --quick)",
+               parse=options.parse_duration, default=PTS_INTERVAL_S, quick=1,
+               check=_in_range(1, 3600, "--xsr-interval"), metavar="DURATION"),
+        Option("xsr_tc", ("--xsr-tc",), "XSR thread count TC, fio numjobs (default 1)", parse=_count,
+               default=PTS_TC, check=_in_range(1, options.MAX_NUMJOBS, "--xsr-tc"), metavar="TC"),
+        Option("xsr_qd", ("--xsr-qd",), "XSR queue depth QD per thread (default 32)", parse=_count,
+               default=PTS_QD, check=_in_range(1, options.MAX_IODEPTH, "--xsr-qd"), metavar="QD"),
+        Option("xsr_settle_band", ("--xsr-settle-band",),
+               "XSR: a phase has settled once every later interval stays within this many percent "
+               "of its level (default 10)", parse=parse_band, format=band_text,
+               default=10.0, metavar="PCT"),
+    )
+
+    # --- running ---------------------------------------------------------------
+    def phases(self, opts) -> List[Phase]:
+        tc, qd = opts.xsr_tc, opts.xsr_qd
+        times = {SEQ1: opts.xsr_seq1, RND: opts.xsr_rnd, SEQ2: opts.xsr_seq2}
+        out = []
+        for kind in (SEQ1, RND, SEQ2):
+            rw, bs = ("randwrite", RND_BS) if kind == RND else ("write", SEQ_BS)
+            job = FioJob(name=JOB_NAMES[kind], rw=rw, bs=bs, runtime=times[kind], numjobs=tc, iodepth=qd)
+            out.append(Phase(job, LABELS[kind], kind))
+        return out
+
+    def plan(self, opts, capacity: int) -> List[Plan]:
+        # A phase shorter than the interval is one short interval (fio's final report).
+        interval = opts.xsr_interval
+        params = {"access": "SEQ 1024KiB W, then RND 8KiB W, then SEQ 1024KiB W",
+                  "block_size": "1024k,8k,1024k", "mixes": "0/100", "numjobs": str(opts.xsr_tc),
+                  "iodepth": str(opts.xsr_qd), "interval": str(interval), "seq1": str(opts.xsr_seq1),
+                  "rnd": str(opts.xsr_rnd), "seq2": str(opts.xsr_seq2),
+                  "settle_band_pct": band_text(opts.xsr_settle_band)}
+        return [Plan(key=self.name, shape=XsrStream(tuple(self.phases(opts)), interval), params=params,
+                     wipc=False)]
+
+    def largest_block(self, opts) -> int:
+        return SEQ_BS
+
+    def smallest_block(self, opts) -> int:
+        return RND_BS
+
+    def deviations(self, options_: Mapping[str, str], revision) -> List[str]:
+        v = self.stored_values(options_)
+        out: List[str] = []
+        if revision.id == "pts-c-1.1":
+            out.append("XSR is a PTS-E test, not part of PTS-C 1.1")
+        times = [int(v[f"xsr_{k}"]) for k in (SEQ1, RND, SEQ2)]
+        if times != [PTS_SEQ1_S, PTS_RND_S, PTS_SEQ2_S]:
+            out.append("XSR phases run " + ", ".join(f"{WORKLOADS[k]} {duration(float(t))}" for k, t in
+                                                     zip((SEQ1, RND, SEQ2), times))
+                       + " instead of 8 h, 6 h and 8 h")
+        if int(v["xsr_interval"]) != PTS_INTERVAL_S:
+            out.append(f"XSR reports every {int(v['xsr_interval'])} s instead of every {PTS_INTERVAL_S} s")
+        if (int(v["xsr_tc"]), int(v["xsr_qd"])) != (PTS_TC, PTS_QD):
+            out.append(f"XSR runs at TC{v['xsr_tc']}/QD{v['xsr_qd']} instead of TC{PTS_TC}/QD{PTS_QD}")
+        return out
+
+    # --- reading results -------------------------------------------------------------
+    def headline(self, test: TestRun) -> List[Figure]:
+        a = analyse(test)
+        if a is None:
+            return []
+        out: List[Figure] = []
+        for kind, key, label in ((SEQ1, "seq1_level_mb_s", "SEQ 1 level"), (RND, "rnd_level_mb_s", "RND 8k level"),
+                                 (SEQ2, "seq2_level_mb_s", "SEQ 2 level")):
+            value = a.level_of(kind)
+            if value is not None:
+                out.append(Figure(key, label, value, "MB/s", "higher", "{:,.1f}"))
+            if kind == RND and a.of(RND) is not None and a.of(RND).level_iops is not None:
+                out.append(Figure("rnd_level_iops", "RND 8k level", a.of(RND).level_iops, "IOPS"))
+        recovery = a.recovery_pct()
+        if recovery is not None:
+            out.append(Figure("seq_recovery_pct", "SEQ 2 / SEQ 1", recovery, "%", "higher", "{:,.1f}"))
+        for kind, key, label in ((RND, "rnd_settle_s", "RND settled after"),
+                                 (SEQ2, "seq2_settle_s", "SEQ 2 settled after")):
+            p = a.of(kind)
+            if p is not None and p.settle.settled:
+                out.append(Figure(key, label, p.settle.time_s, "s", "lower"))
+        return out
+
+    def fob(self, test: TestRun) -> List[Figure]:
+        """The first interval after the purge, beside the first SEQ phase's level."""
+        a = analyse(test) if started_from_purge(test) else None
+        if a is None or not a.phases or a.phases[0].kind != SEQ1:
+            return []
+        return [Figure("seq1_level_mb_s", "SEQ 1024k W", a.phases[0].first_mb_s, "MB/s", "higher", "{:,.1f}")]
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        a = analyse(test)
+        value = a.level_of(SEQ1) if a is not None else None
+        if value is None:
+            return {}
+        # Not TP's steady-state window: a high rank lets the TP test's figure win.
+        source = (f"XSR test: level of the first SEQ 1024KiB W phase (median of its last quarter), "
+                  f"TC{test.params.get('numjobs', '?')}/QD{test.params.get('iodepth', '?')}")
+        return {"seq_write_mb_s": SummaryValue(value, source, rank=60)}
+
+    def check_data(self, test: TestRun) -> None:
+        if test.rounds:
+            raise ValueError("an XSR test keeps its intervals as a series, not as rounds")
+        kinds = [test.data.get(f"phase.{i}.kind") for i in (1, 2, 3)]
+        if any(k is not None for k in kinds) and kinds != [SEQ1, RND, SEQ2]:
+            raise ValueError(f"the phases are {', '.join(str(k) for k in kinds)}, not {SEQ1}, {RND}, {SEQ2}")
+        unknown = set(test.series) - {SERIES}
+        if unknown:
+            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
+        s = test.series.get(SERIES)
+        if s is None:
+            return
+        if s.columns != COLUMNS:
+            raise ValueError(f"series {SERIES} has columns {' '.join(s.columns)}, not {' '.join(COLUMNS)}")
+        phase = s.column("phase")
+        if len(s) and (phase.min() < 1 or phase.max() > 3 or (phase[1:] < phase[:-1]).any()
+                       or (phase != phase.round()).any()):
+            raise ValueError(f"series {SERIES}: the phase column must number the phases 1, 2, 3 in order")
