@@ -391,7 +391,6 @@ def test_huge_old_files_are_refused_before_reading(tmp_path, monkeypatch, capsys
     path = tmp_path / "old.xml"
     path.write_bytes(open(APACER, "rb").read())
     monkeypatch.setattr(store, "MAX_FILE_BYTES", 1000)
-    monkeypatch.setattr(importcmd, "MAX_FILE_BYTES", 1000)
     monkeypatch.setattr(tkperf2, "MAX_FILE_BYTES", 1000)
     for argv in (["show", str(path)], ["import", str(path), "-o", str(tmp_path / "n.xml")]):
         assert main(argv) == EXIT_RESULT_FILE

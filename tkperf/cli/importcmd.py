@@ -16,7 +16,6 @@ from typing import List
 
 from tkperf.errors import EXIT_OK, OutputError, ResultFileError, UsageError
 from tkperf.model import store, tkperf2
-from tkperf.model.fileformat import MAX_FILE_BYTES
 from tkperf.model.results import RunResult
 from tkperf.model.xml_read import check_head
 
@@ -29,26 +28,9 @@ def default_output(old: str) -> str:
     return base + SUFFIX
 
 
-def read_old(path: str) -> bytes:
-    """The old file's bytes, after the checks :func:`tkperf.model.store.load` makes."""
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise ResultFileError(f"{path}: {exc.strerror}") from exc
-    if not os.path.isfile(path):
-        raise ResultFileError(f"{path}: not a regular file")
-    if st.st_size > MAX_FILE_BYTES:
-        raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_FILE_BYTES} byte limit")
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except OSError as exc:
-        raise ResultFileError(f"{path}: {exc.strerror}") from exc
-
-
 def import_run(path: str) -> RunResult:
     """The run an original TKperf file holds; a tkperf file or any other is refused."""
-    data = read_old(path)
+    data = store.read_bytes(path)
     if not tkperf2.detect(data):
         check_head(data, path)  # says what else it is: empty, a DOCTYPE, not XML, another kind
         raise ResultFileError(f"{path}: already a tkperf result file; there is nothing to import")

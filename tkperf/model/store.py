@@ -64,6 +64,12 @@ def loads(data: bytes, source: str = "<data>") -> RunResult:
 
 def load(path: str) -> RunResult:
     """Read a result file; a ResultFileError says plainly what is wrong with it."""
+    return loads(read_bytes(path), path)
+
+
+def read_bytes(path: str) -> bytes:
+    """A result file's bytes: a regular file within the size limit, or a
+    ResultFileError saying why not."""
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -74,10 +80,9 @@ def load(path: str) -> RunResult:
         raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_FILE_BYTES} byte limit")
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            return fh.read()
     except OSError as exc:
         raise ResultFileError(f"{path}: {exc.strerror}") from exc
-    return loads(data, path)
 
 
 def validate(run: RunResult) -> List[str]:

@@ -23,12 +23,16 @@ IN_USE_FSTYPES = {"linux_raid_member", "LVM2_member", "zfs_member", "ceph_bluest
                   "bcache", "isw_raid_member", "ddf_raid_member", "swap"}
 
 
-def _read(path: str) -> str:
+def read_text(path: str) -> str:
+    """A small file's text (sysfs, procfs), stripped; '' when it cannot be read."""
     try:
         with open(path) as fh:
             return fh.read().strip()
     except OSError:
         return ""
+
+
+_read = read_text
 
 
 def _dev_numbers(path: str) -> str:

@@ -69,11 +69,7 @@ class _Failed(Exception):
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path) as fh:
-            return fh.read().strip()
-    except OSError:
-        return ""
+    return device.read_text(path)
 
 
 def _value(text: str) -> object:

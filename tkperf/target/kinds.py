@@ -21,6 +21,7 @@ from typing import List, Optional, Tuple
 
 from tkperf import programs
 from tkperf.errors import TargetError, TkperfError
+from tkperf.target import device
 
 SYS = "/sys"
 #: Every kind :func:`classify` gives, as docs/description.rst lists them.
@@ -76,11 +77,7 @@ class TargetKind:
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path) as fh:
-            return fh.read().strip()
-    except OSError:
-        return ""
+    return device.read_text(path)
 
 
 def _int(path: str) -> Optional[int]:

@@ -88,6 +88,27 @@ class Option:
         return self.parse(text, self.field)  # type: ignore[misc]
 
 
+def in_range(lo: int, hi: int, flag: str, unit: str = "") -> Callable[[Any], None]:
+    """An :class:`Option` check: the value lies in ``lo..hi`` (``unit`` after
+    the numbers in the message, e.g. ' s'), else a one-line UsageError."""
+    def check(value: Any) -> None:
+        if not lo <= value <= hi:
+            from tkperf.errors import UsageError
+
+            raise UsageError(f"{flag} {value}{unit} is out of range ({lo}..{hi}{unit})")
+    return check
+
+
+def parse_count(text: str, flag: str) -> int:
+    """An :class:`Option` parser of a whole number (a count, a thread count)."""
+    t = (text or "").strip()
+    if not t.isdigit():
+        from tkperf.errors import UsageError
+
+        raise UsageError(f"{flag} {text!r} is not a whole number")
+    return int(t)
+
+
 @dataclass(frozen=True)
 class Tracking:
     """The figure whose rounds decide steady state: a workload's metric."""

@@ -26,7 +26,17 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, started_from_purge
+from tkperf.testtypes.base import (
+    Figure,
+    Option,
+    Plan,
+    SummaryValue,
+    TestType,
+    Tracking,
+    started_from_purge,
+    in_range as _in_range,
+    parse_count as _count,
+)
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
 from tkperf.testtypes.consistency.stream import (
     COLUMNS,
@@ -48,20 +58,6 @@ JEDEC_LARGEST = 64 * 1024
 INTERVALS = (1, 5)
 MAX_TIME = 366 * 86400
 RND4K_JOB = "consistency-rnd-4k-0-100"
-
-
-def _in_range(lo: int, hi: int, flag: str):
-    def check(value: int) -> None:
-        if not lo <= value <= hi:
-            raise UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
-    return check
-
-
-def _count(text: str, flag: str) -> int:
-    t = (text or "").strip()
-    if not t.isdigit():
-        raise UsageError(f"{flag} {text!r} is not a whole number")
-    return int(t)
 
 
 def _workload(text: str, flag: str) -> str:

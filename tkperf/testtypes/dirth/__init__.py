@@ -35,7 +35,15 @@ from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
-from tkperf.testtypes.base import Figure, Option, Plan, TestType, Tracking, started_from_purge
+from tkperf.testtypes.base import (
+    Figure,
+    Option,
+    Plan,
+    TestType,
+    Tracking,
+    started_from_purge,
+    in_range as _in_range,
+)
 from tkperf.testtypes.iops import mixes_text
 
 DEFAULT_TC: Tuple[int, ...] = (1, 2, 4, 8, 16, 32)
@@ -100,13 +108,6 @@ def parse_rt_limit(text: str, flag: str) -> int:
 def rt_text(us: int) -> str:
     """The stored form of a response-time limit: '5ms', '500us'."""
     return f"{us // 1000}ms" if us % 1000 == 0 else f"{us}us"
-
-
-def _in_range(lo: int, hi: int, flag: str):
-    def check(value: int) -> None:
-        if not lo <= value <= hi:
-            raise UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
-    return check
 
 
 # --- the plan -----------------------------------------------------------------------------

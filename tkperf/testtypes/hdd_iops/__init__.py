@@ -25,7 +25,7 @@ from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, in_range
 from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text, workload_name
 from tkperf.testtypes.qd import check_depths, depths_text, parse_depths
 
@@ -141,12 +141,7 @@ def repeat_source(test: TestRun) -> str:
                                                                  else "NOT repeatable within 20/10")
 
 
-def between(lo: int, hi: int, flag: str):
-    """A check that an integer option (seconds, a count) lies in ``lo..hi``."""
-    def check(value: int) -> None:
-        if not lo <= value <= hi:
-            raise options.UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
-    return check
+between = in_range  # a check that an integer option (seconds, a count) lies in lo..hi
 
 
 def _depths(text: str, flag: str) -> Tuple[int, ...]:

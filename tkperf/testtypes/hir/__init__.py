@@ -21,7 +21,15 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import Figure, Option, Plan, TestType, Tracking, started_from_purge
+from tkperf.testtypes.base import (
+    Figure,
+    Option,
+    Plan,
+    TestType,
+    Tracking,
+    started_from_purge,
+    in_range as _in_range,
+)
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.hir.shape import (
     PERIOD_COLUMNS,
@@ -44,13 +52,6 @@ MAX_WRITE_S = 600
 MAX_CYCLES = 100_000
 MAX_RETURN_S = 7 * 86400
 STEADY_JOB = "hir-ss-rnd-4k-w"
-
-
-def _in_range(lo: int, hi: int, flag: str):
-    def check(value: int) -> None:
-        if not lo <= value <= hi:
-            raise UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
-    return check
 
 
 def parse_idles(text: str, flag: str) -> Tuple[int, ...]:

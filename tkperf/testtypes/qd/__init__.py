@@ -37,7 +37,7 @@ from tkperf.engine.shapes import Estimate, Phase, Phases, duration_rough
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType
+from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, in_range
 
 DEPTHS: Tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
 QUICK_DEPTHS: Tuple[int, ...] = (1, 4, 32)
@@ -155,10 +155,7 @@ def check_workloads(words: Sequence[str], flag: str = "--qd-workloads") -> None:
 
 
 def _between(lo: int, hi: int, flag: str):
-    def check(value: int) -> None:
-        if not lo <= value <= hi:
-            raise options.UsageError(f"{flag} {value} s is out of range ({lo}..{hi} s)")
-    return check
+    return in_range(lo, hi, flag, " s")
 
 
 # --- the plan ---------------------------------------------------------------------------

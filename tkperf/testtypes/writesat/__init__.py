@@ -17,7 +17,16 @@ from tkperf.engine import options
 from tkperf.engine.shapes import Stream
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun, format_bs
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, started_from_purge
+from tkperf.testtypes.base import (
+    Figure,
+    Option,
+    Plan,
+    SummaryValue,
+    TestType,
+    Tracking,
+    started_from_purge,
+    in_range as _in_range,
+)
 
 WORKLOAD = "wsat-rnd-4k-0-100"
 ACCESS = ("random", "sequential")
@@ -49,13 +58,6 @@ def stimulus(params) -> str:
 SERIES = "intervals"
 #: Intervals averaged for the "last 5" headline figure.
 TAIL = 5
-
-
-def _in_range(lo: int, hi: int, flag: str):
-    def check(value: int) -> None:
-        if not lo <= value <= hi:
-            raise options.UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
-    return check
 
 
 def _tgbw(text: str, flag: str) -> str:

@@ -25,7 +25,16 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, started_from_purge
+from tkperf.testtypes.base import (
+    Figure,
+    Option,
+    Plan,
+    SummaryValue,
+    TestType,
+    started_from_purge,
+    in_range as _in_range,
+    parse_count as _count,
+)
 from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES, Phase, XsrStream
 
@@ -41,20 +50,6 @@ JOB_NAMES = {SEQ1: "xsr-seq-1024k-w-1", RND: "xsr-rnd-8k-w", SEQ2: "xsr-seq-1024
 LABELS = {SEQ1: "SEQ 1024KiB W (1)", RND: "RND 8KiB W", SEQ2: "SEQ 1024KiB W (2)"}
 #: The duration option of each phase.
 FLAGS = {SEQ1: "--xsr-seq1", RND: "--xsr-rnd", SEQ2: "--xsr-seq2"}
-
-
-def _in_range(lo: int, hi: int, flag: str):
-    def check(value: int) -> None:
-        if not lo <= value <= hi:
-            raise UsageError(f"{flag} {value} is out of range ({lo}..{hi})")
-    return check
-
-
-def _count(text: str, flag: str) -> int:
-    t = (text or "").strip()
-    if not t.isdigit():
-        raise UsageError(f"{flag} {text!r} is not a whole number")
-    return int(t)
 
 
 def parse_band(text: str, flag: str) -> float:
