@@ -15,7 +15,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from typing import List, Optional, Sequence, Set
+from typing import Callable, List, Optional, Sequence, Set
 
 from tkperf.errors import TkperfError, ToolError
 
@@ -66,12 +66,37 @@ def _die_with_parent() -> None:
         pass
 
 
+_starting = threading.local()
+
+
+def starting() -> bool:
+    """Whether this thread is inside :func:`start` (forking a child): a signal
+    handler must not raise there -- an exception raised in Python's fork
+    hooks is lost -- but hand its work to :func:`defer`."""
+    return getattr(_starting, "depth", 0) > 0
+
+
+def defer(action: Callable[[], None]) -> None:
+    """Run ``action`` (a signal handler's raise) when :func:`start` is done."""
+    _starting.deferred = action
+
+
 def start(argv: Sequence[str], **kwargs) -> subprocess.Popen:
-    """Start a tracked child in its own session; the command line goes to the log first."""
+    """Start a tracked child in its own session; the command line goes to the log first.
+    A signal that arrives while the child is forked takes effect right after
+    it is tracked (so the clean-up stops it)."""
     log.info("run: %s", command_line(argv))
-    proc = subprocess.Popen(list(argv), start_new_session=True, preexec_fn=_die_with_parent, **kwargs)
-    with _children_lock:
-        _children.add(proc)
+    _starting.depth = getattr(_starting, "depth", 0) + 1
+    try:
+        proc = subprocess.Popen(list(argv), start_new_session=True, preexec_fn=_die_with_parent, **kwargs)
+        with _children_lock:
+            _children.add(proc)
+    finally:
+        _starting.depth -= 1
+        action = getattr(_starting, "deferred", None) if _starting.depth == 0 else None
+        if action is not None:
+            _starting.deferred = None
+            action()  # the handler's raise; an interruption outranks a failed start
     return proc
 
 

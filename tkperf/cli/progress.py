@@ -18,11 +18,11 @@ from __future__ import annotations
 import logging
 import os
 import time
-from typing import IO, Optional
+from typing import IO, Optional, Sequence, Tuple
 
 from tkperf.engine import progress as engine_progress
 from tkperf.durations import duration
-from tkperf.engine.progress import Progress, eta_text, finish_clock
+from tkperf.engine.progress import Progress, RemoteRun, combined_eta, eta_text, finish_clock
 
 
 def stamp() -> str:
@@ -159,3 +159,142 @@ def choose(stream: IO[str], quiet: bool) -> Optional[_Renderer]:
         except ImportError:  # rich missing: plain lines still say everything
             pass
     return PlainRenderer(stream)
+
+
+# --- several runs at once (``tkperf ssd run DEV DEV ...``) ---------------------
+
+def _eta_words(eta: Optional[Tuple[float, float]]) -> str:
+    if eta is None:
+        return "ETA not known yet"
+    lo, hi = eta
+    return f"{eta_text(lo, hi)} ({finish_clock(lo, hi)})"
+
+
+class CombinedPlain:
+    """Several runs as lines: each run's progress line as
+    'YYYY-MM-DD HH:MM:SS tkperf[NAME]: MESSAGE; ETA ...', notes about all of
+    them as 'YYYY-MM-DD HH:MM:SS tkperf: NOTE; all: ETA ...', and what a run
+    prints as '[NAME] LINE' on the stream it printed it on."""
+
+    def __init__(self, err: IO[str], out: IO[str], quiet: bool = False) -> None:
+        self.err, self.out, self.quiet = err, out, quiet
+        self.runs: Sequence[RemoteRun] = ()
+
+    def start(self, runs: Sequence[RemoteRun]) -> None:
+        self.runs = runs
+
+    def _write(self, stream: IO[str], line: str) -> None:
+        try:
+            stream.write(line + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # a closed terminal must not stop the runs
+            pass
+
+    def message(self, run: RemoteRun, text: str) -> None:
+        if not self.quiet:
+            self._write(self.err, f"{stamp()} tkperf[{run.name}]: {text}; {_eta_words(run.eta())}")
+
+    def note(self, text: str) -> None:
+        running = [r for r in self.runs if not r.ended]
+        tail = f"; all: {_eta_words(combined_eta(running))}" if running else ""
+        self._write(self.err, f"{stamp()} tkperf: {text}{tail}")
+
+    def output(self, run: RemoteRun, line: str, stream: str) -> None:
+        self._write(self.out if stream == "out" else self.err, f"[{run.name}] {line}")
+
+    def refresh(self) -> None:
+        """Lines are never redrawn."""
+
+    def stop(self) -> None:
+        """Nothing to take down."""
+
+
+class CombinedLive(CombinedPlain):
+    """A table drawn in place by ``rich``, one row per run (test, phase,
+    last tracking values, elapsed, ETA) and one for all of them; progress
+    lines and what the runs print scroll above it."""
+
+    def __init__(self, err: IO[str], out: IO[str], quiet: bool = False) -> None:
+        super().__init__(err, out, quiet)
+        from rich.console import Console
+        from rich.live import Live
+
+        self.console = Console(file=err, highlight=False, soft_wrap=True)
+        self.live = Live(console=self.console, get_renderable=self.render, refresh_per_second=2,
+                         transient=False, redirect_stdout=False, redirect_stderr=False)
+        self.running = False
+
+    def start(self, runs: Sequence[RemoteRun]) -> None:
+        super().start(runs)
+        self.running = True
+        self.live.start()
+
+    def _print(self, text: str) -> None:
+        try:
+            self.console.print(text, markup=False)
+        except Exception:  # noqa: BLE001 - showing must never stop the runs
+            pass
+
+    def message(self, run: RemoteRun, text: str) -> None:
+        if not self.quiet:
+            self._print(f"{time.strftime('%H:%M:%S')} [{run.name}] {text}")
+
+    def note(self, text: str) -> None:
+        self._print(f"{time.strftime('%H:%M:%S')} {text}")
+
+    def output(self, run: RemoteRun, line: str, stream: str) -> None:
+        if stream == "out" and not self.out.isatty():
+            super().output(run, line, stream)  # stdout goes where the user sent it
+        else:
+            self._print(f"[{run.name}] {line}")
+
+    def refresh(self) -> None:
+        if self.running:
+            self.live.refresh()
+
+    def stop(self) -> None:
+        if self.running:
+            self.running = False
+            self.live.stop()
+
+    def render(self):
+        from rich.table import Table
+
+        table = Table(box=None, padding=(0, 1), show_edge=False)
+        for column in ("target", "device", "test", "phase", "tracking", "elapsed", "ETA"):
+            table.add_column(column, style="bold" if column == "target" else None)
+        for r in self.runs:
+            table.add_row(*combined_row(r))
+        running = [r for r in self.runs if not r.ended]
+        table.add_row("all", "", "", f"{len(running)} of {len(self.runs)} running", "", "",
+                      _eta_words(combined_eta(running))[4:] if running else "done")
+        return table
+
+
+def combined_row(run: RemoteRun) -> Tuple[str, str, str, str, str, str, str]:
+    """The cells of one run's row in the combined view, as plain text."""
+    s = run.state
+    if run.ended:
+        phase = "done" if run.exit_code == 0 else f"stopped (exit {run.exit_code})"
+    else:
+        phase = str(s.get("phase", "")) or "starting"
+    test = f"{s['test']} ({s.get('index', 0)} of {s.get('tests', 0)})" if s.get("test") else "-"
+    values = s.get("values") or []
+    tracking = ", ".join(f"{v:.6g}" for v in values[-3:])
+    if tracking:
+        tracking += " (steady)" if s.get("steady") else ""
+    eta = run.eta()
+    eta_cell = "" if run.ended else (eta_text(*eta)[4:] if eta is not None else "not known yet")
+    return (run.name, run.device, test, phase, tracking, duration(run.elapsed(), rough=True), eta_cell)
+
+
+def choose_combined(err: IO[str], out: IO[str], quiet: bool) -> CombinedPlain:
+    """The combined view for ``err``: a live table on a terminal, lines
+    elsewhere; ``quiet`` leaves out the runs' progress lines (notes and
+    what the runs print still show)."""
+    if wants_live(err) and not quiet:
+        try:
+            return CombinedLive(err, out, quiet)
+        except ImportError:
+            pass
+    return CombinedPlain(err, out, quiet)

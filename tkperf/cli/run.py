@@ -9,7 +9,7 @@ import traceback
 from typing import Callable, List, Optional
 
 from tkperf import notify, testtypes
-from tkperf.cli import common
+from tkperf.cli import common, multirun
 from tkperf.engine import options, plan, resume
 from tkperf.engine.runner import plan_all
 from tkperf.engine.session import Session, fio_settings
@@ -25,8 +25,10 @@ log = logging.getLogger("tkperf")
 
 
 def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
-    p.add_argument("device", help="block device to test (e.g. /dev/nvme1n1, a /dev/disk/by-id link), "
-                                   "or a file with --size")
+    p.add_argument("device", nargs="+",
+                   help="block device to test (e.g. /dev/nvme1n1, a /dev/disk/by-id link), "
+                        "or a file with --size; several: one independent run per device, all at "
+                        "once, and a comparison of them (docs/parallel.rst)")
     p.add_argument("--name", help="run name: names the output directory and files "
                                   "(default: the device's model or name)")
     p.add_argument("--outdir", help="directory for results (default: ./NAME)")
@@ -187,6 +189,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     profile = args.command
     if args.action != "run":
         raise UsageError(f"say what to do: tkperf {profile} run DEVICE")
+    if len(args.device) > 1:
+        return multirun.run_several(args, profile)
+    args.device = args.device[0]
     opts, dev, name, outdir, desc, features = _from_args(args, profile)
     mail = _unattended(args)
     if args.dry_run:
@@ -240,6 +245,7 @@ def _dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str) -> int:
 def _execute(args: argparse.Namespace, session: Session,
              mail: Optional[notify.MailSettings] = None) -> int:
     common.setup_logging(None, args.quiet, getattr(args, "debug", False))
+    hooks = multirun.ChildHooks.from_env(session)  # None unless one of several runs (docs/parallel.rst)
     error: Optional[BaseException] = None
     try:
         session.execute(confirm=lambda dev: common.confirm(dev, args.yes))
@@ -256,6 +262,8 @@ def _execute(args: argparse.Namespace, session: Session,
             print(f"results: {session.xml_path}")
         _run_ended(args, session, mail, reports, error)
         session.close_log()
+        if hooks is not None:
+            hooks.close()
     return EXIT_OK
 
 

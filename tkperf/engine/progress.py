@@ -274,3 +274,65 @@ def finish_clock(lo: float, hi: float, now: Optional[float] = None) -> str:
     a = time.strftime("%H:%M", time.localtime(base + lo))
     b = time.strftime("%H:%M", time.localtime(base + hi))
     return f"done {a}" if a == b else f"done {a} to {b}"
+
+
+# --- several runs at once (``tkperf ssd run DEV DEV ...``) ---------------------
+# Each run is its own process; it sends :func:`snapshot` of its Progress to
+# the parent, which keeps one :class:`RemoteRun` per target and shows them
+# together (tkperf.cli.progress.CombinedPlain / CombinedLive).
+
+def snapshot(prog: Progress) -> dict:
+    """The state of ``prog`` in plain JSON values, for a process that shows several runs."""
+    lo, hi = prog.eta() if prog.started else (0.0, 0.0)
+    return {"test": prog.key, "index": prog.index, "tests": len(prog.tests), "phase": prog.phase,
+            "kind": prog.kind, "round": prog.round, "label": prog.label,
+            "values": [float(v) for v in prog.values[-5:]],
+            "steady": bool(getattr(prog.steady, "steady", False)), "near": prog.closeness(),
+            "elapsed": prog.elapsed(), "eta": [lo, hi], "started": bool(prog.started),
+            "finished": prog.finished}
+
+
+@dataclass
+class RemoteRun:
+    """One of several runs as its last :func:`snapshot` (received at ``at``,
+    on ``clock``) told it; ``exit_code`` is set once its process ended."""
+
+    name: str
+    device: str
+    state: dict = field(default_factory=dict)
+    at: float = 0.0
+    exit_code: Optional[int] = None
+    clock: Callable[[], float] = time.monotonic
+
+    def update(self, state: dict) -> None:
+        self.state = state
+        self.at = self.clock()
+
+    @property
+    def ended(self) -> bool:
+        return self.exit_code is not None
+
+    def eta(self) -> Optional[Tuple[float, float]]:
+        """Seconds (fewest, most) left, counted down since the snapshot;
+        None while the run has not said (it has not planned its tests yet)."""
+        if self.ended or self.state.get("finished"):
+            return 0.0, 0.0
+        if not self.state.get("started"):
+            return None
+        gone = self.clock() - self.at
+        lo, hi = self.state.get("eta", (0.0, 0.0))
+        return max(float(lo) - gone, 0.0), max(float(hi) - gone, 0.0)
+
+    def elapsed(self) -> float:
+        if not self.state.get("started"):
+            return 0.0
+        return float(self.state.get("elapsed", 0.0)) + (0.0 if self.ended else self.clock() - self.at)
+
+
+def combined_eta(runs: Sequence[RemoteRun]) -> Optional[Tuple[float, float]]:
+    """When the last of ``runs`` ends, as a range: the largest of their
+    fewest and of their most seconds left; None while any has not said."""
+    etas = [r.eta() for r in runs]
+    if not etas or any(e is None for e in etas):
+        return None
+    return max(e[0] for e in etas if e is not None), max(e[1] for e in etas if e is not None)

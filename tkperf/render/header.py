@@ -69,7 +69,17 @@ def platform_fields(run: RunResult) -> Pairs:
         ("fio", h.fio_version or na),
         ("tkperf", run.tkperf_version or h.tkperf_version or na),
         ("Python", h.python or na),
-    )
+    ) + _sharing(run)
+
+
+def _sharing(run: RunResult) -> Pairs:
+    """'Runs sharing the host' when the run was one of several at once."""
+    share = run.facts.get("host_sharing") if isinstance(run.facts, dict) else None
+    if not isinstance(share, dict) or not share.get("runs"):
+        return ()
+    names = ", ".join(str(t.get("name", "")) for t in share.get("targets", []) if isinstance(t, dict))
+    cpus = f" on {share['host_cpus']} CPUs" if share.get("host_cpus") else ""
+    return (("Runs sharing the host", f"{share['runs']}{cpus}" + (f" ({names})" if names else "")),)
 
 
 def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:

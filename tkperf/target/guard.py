@@ -19,6 +19,7 @@ import os
 import signal
 from typing import Iterator, Optional
 
+from tkperf import programs
 from tkperf.errors import Interrupted, LockedError, OutputError
 from tkperf.model.results import DeviceInfo
 
@@ -82,6 +83,9 @@ def signals_raise() -> Iterator[None]:
     previous = {s: signal.getsignal(s) for s in SIGNALS}
 
     def handler(signum: int, frame: object) -> None:
+        if programs.starting():  # raised inside fork hooks, it would be lost
+            programs.defer(lambda: handler(signum, frame))
+            return
         for s in SIGNALS:  # the clean-up that follows must not be cut short
             signal.signal(s, signal.SIG_IGN)
         raise Interrupted(signum, SIGNALS.get(signum, str(signum)))

@@ -1,0 +1,394 @@
+"""``tkperf ssd run DEV DEV ...`` (and ``hdd run``): one complete,
+independent run per target, all at the same time (docs/parallel.rst).
+
+Two sides:
+
+* the parent, :func:`run_several`: checks every target and option before
+  anything starts, names the runs, asks once per device (or takes
+  ``--yes``), starts one ``python -m tkperf PROFILE run DEV`` per target
+  through :class:`tkperf.engine.multi.ParallelRuns`, shows them together,
+  then writes the comparison report, the combined ``--json-summary`` and
+  exits with the worst target's code;
+* the child, :class:`ChildHooks`: a run that finds the parent's
+  environment variables sends its progress to the parent and records in
+  its result how many runs shared the host.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import resource
+import shutil
+import signal
+import stat
+import sys
+import tempfile
+import time
+from collections import Counter
+from typing import List, Optional, Sequence, Tuple
+
+from tkperf.cli import common
+from tkperf.cli import progress as shown
+from tkperf.engine import multi
+from tkperf.engine import progress as engine_progress
+from tkperf.errors import EXIT_OK, TkperfError, UsageError
+from tkperf.model.results import DeviceInfo
+
+log = logging.getLogger("tkperf")
+
+#: Options the parent decides for each child instead of passing them on.
+_NOT_PASSED = {"help", "device", "name", "outdir", "yes", "quiet", "size", "json_summary", "dry_run"}
+#: A progress line longer than this is cut, so that each line is one write
+#: of at most PIPE_BUF bytes, never torn by another.
+_MAX_TEXT = 2000
+
+
+# --- the child side ----------------------------------------------------------
+
+class _ChannelHandler(logging.Handler):
+    def __init__(self, hooks: "ChildHooks") -> None:
+        super().__init__()
+        self.hooks = hooks
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.hooks.send({"t": "msg", "text": record.getMessage()[:_MAX_TEXT], "level": record.levelname})
+
+
+class ChildHooks:
+    """A run started by a run of several targets: its progress (snapshots and
+    progress lines) goes to the parent's pipe, and the run records
+    ``facts["host_sharing"]`` from ``TKPERF_HOST_SHARING``."""
+
+    def __init__(self, session, fd: Optional[int], sharing: Optional[dict]) -> None:
+        self.session = session
+        self.fd = fd
+        self.sharing = sharing
+        self.handler = _ChannelHandler(self)
+        engine_progress.add_listener(self._on_progress)
+        common.progress.addHandler(self.handler)
+
+    @classmethod
+    def from_env(cls, session, environ=os.environ) -> Optional["ChildHooks"]:
+        """Hooks for ``session`` if the environment names a channel or the
+        host sharing (both are removed from ``environ``, so that no program
+        the run starts sees them); None otherwise.  A bad value is a UsageError."""
+        fd_text = environ.pop(multi.PROGRESS_FD_ENV, None)
+        sharing_text = environ.pop(multi.HOST_SHARING_ENV, None)
+        if fd_text is None and sharing_text is None:
+            return None
+        sharing = None
+        if sharing_text is not None:
+            try:
+                sharing = multi.parse_sharing(sharing_text)
+            except ValueError as exc:
+                raise UsageError(f"${multi.HOST_SHARING_ENV}: {exc}") from None
+        fd = None
+        if fd_text is not None:
+            try:
+                fd = int(fd_text)
+                if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                    raise ValueError
+            except (ValueError, OSError):
+                raise UsageError(f"${multi.PROGRESS_FD_ENV}={fd_text!r}: not an open pipe") from None
+            os.set_blocking(fd, False)  # a parent that stops reading must never stall the run
+        return cls(session, fd, sharing)
+
+    def send(self, obj: dict) -> None:
+        if self.fd is None:
+            return
+        data = (json.dumps(obj, default=str) + "\n").encode("utf-8")
+        try:
+            os.write(self.fd, data)
+        except BlockingIOError:
+            pass  # the parent is behind: this line is lost, the next state replaces it
+        except OSError:
+            self._close_fd()  # the parent is gone; the run goes on as if alone
+
+    def _on_progress(self, prog: engine_progress.Progress, event: str) -> None:
+        run = self.session.run
+        if event == "run" and self.sharing is not None and run is not None:
+            # Progress says "run" right before the runner's first save.
+            run.facts["host_sharing"] = multi.merge_sharing(run.facts.get("host_sharing"), self.sharing)
+        self.send({"t": "state", "state": engine_progress.snapshot(prog)})
+
+    def _close_fd(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """Stop listening and tell the parent the CPU time this run used."""
+        engine_progress.remove_listener(self._on_progress)
+        common.progress.removeHandler(self.handler)
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.send({"t": "end", "cpu_self_s": me.ru_utime + me.ru_stime,
+                   "cpu_children_s": kids.ru_utime + kids.ru_stime})
+        self._close_fd()
+
+
+# --- the parent side -----------------------------------------------------------
+
+@dataclasses.dataclass
+class _Planned:
+    """A target as the command line gave it (``arg``), checked and named."""
+
+    arg: str
+    dev: DeviceInfo
+    opts: object
+    name: str
+    is_file: bool
+
+
+def _is_block(path: str) -> bool:
+    try:
+        return stat.S_ISBLK(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _identity(dev: DeviceInfo) -> Tuple[str, object]:
+    if dev.kind == "block":
+        return "block", os.stat(dev.resolved).st_rdev
+    return "file", os.path.realpath(dev.resolved)
+
+
+def plan_targets(args: argparse.Namespace, profile: str, from_args) -> List[_Planned]:
+    """Every target checked as a run of it alone would be, and named: the
+    default name of each device, with the device's own name appended where
+    two defaults are the same (two drives of one model: ``MODEL-nvme1n1``)
+    and ``-2``, ``-3`` where they still are (``x.img``, ``x.img-2``);
+    ``--name PREFIX`` goes in front of each (``PREFIX-loop0``)."""
+    prefix = common.check_name(args.name) if args.name else ""
+    planned: List[_Planned] = []
+    seen = {}
+    for arg in args.device:
+        ns = argparse.Namespace(**vars(args))
+        is_file = not _is_block(arg)
+        ns.device, ns.name, ns.outdir = arg, None, None
+        ns.size = args.size if is_file else None  # --size is for the file targets among them
+        opts, dev, name, _, _, _ = from_args(ns, profile)
+        ident = _identity(dev)
+        if ident in seen:
+            raise UsageError(f"{arg} and {seen[ident]} are the same target: give each target once")
+        seen[ident] = arg
+        planned.append(_Planned(arg, dev, opts, name, is_file))
+    counts = Counter(p.name for p in planned)
+    for p in planned:
+        own = common.default_name(dataclasses.replace(p.dev, kind="file"))  # nvme1n1, sdb, x.img
+        if counts[p.name] > 1 and own != p.name:
+            p.name = f"{p.name}-{own}"
+    used: set = set()
+    for p in planned:
+        base = (f"{prefix}-{p.name}" if prefix else p.name)[:120]  # room for "-N" within 128
+        name, n = base, 2
+        while name in used:
+            name, n = f"{base}-{n}", n + 1
+        used.add(name)
+        p.name = common.check_name(name)
+    return planned
+
+
+def passed_options(args: argparse.Namespace, profile: str) -> List[str]:
+    """The options of the command line that every child gets as they were
+    given, rebuilt from the parsed values (all but those in ``_NOT_PASSED``)."""
+    from tkperf.cli import run as run_cmd
+
+    parser = common.Parser(prog="tkperf", allow_abbrev=False)
+    run_cmd.add_run_options(parser, profile)
+    argv: List[str] = []
+    for action in parser._actions:
+        if not action.option_strings or action.dest in _NOT_PASSED:
+            continue
+        value = getattr(args, action.dest, action.default)
+        flag = next((f for f in action.option_strings if f.startswith("--")), action.option_strings[0])
+        kind = type(action).__name__
+        if kind == "_StoreTrueAction":
+            argv += [flag] if value is True else []
+        elif kind == "_StoreFalseAction":
+            argv += [flag] if value is False else []
+        elif kind == "_AppendAction":
+            for v in value or []:
+                argv += [flag, str(v)]
+        elif value is not None and value != action.default:
+            argv += [flag, str(value)]
+    return argv
+
+
+class _Shown(multi.Listener):
+    """Connects the runs to the combined view."""
+
+    def __init__(self, view: shown.CombinedPlain, runs: Sequence[engine_progress.RemoteRun]) -> None:
+        self.view = view
+        self.runs = {r.name: r for r in runs}
+
+    def started(self, o: multi.Outcome) -> None:
+        self.view.note(f"{o.target.name}: started on {o.target.device}")
+
+    def state(self, o: multi.Outcome, state: dict) -> None:
+        self.runs[o.target.name].update(state)
+        self.view.refresh()
+
+    def message(self, o: multi.Outcome, text: str) -> None:
+        self.view.message(self.runs[o.target.name], text)
+
+    def output(self, o: multi.Outcome, line: str, stream: str) -> None:
+        self.view.output(self.runs[o.target.name], line, stream)
+
+    def ended(self, o: multi.Outcome) -> None:
+        self.runs[o.target.name].exit_code = o.exit_code
+        left = sum(1 for r in self.runs.values() if not r.ended)
+        why = f": {o.error}" if o.error else ""
+        self.view.note(f"{o.target.name}: ended, {o.status}, exit code {o.exit_code}{why}; "
+                       f"{left} of {len(self.runs)} still running")
+
+    def signalled(self, signum: int) -> None:
+        self.view.note(f"{signal.Signals(signum).name}: stopping every run; each saves what it has "
+                       "and can be resumed")
+
+    def tick(self) -> None:
+        self.view.refresh()
+
+
+def run_several(args: argparse.Namespace, profile: str) -> int:
+    from tkperf.cli import run as run_cmd
+    from tkperf.target import device
+
+    twice = [d for d, n in Counter(args.device).items() if n > 1]
+    if twice:
+        raise UsageError(f"{twice[0]} is given twice: give each target once")
+    run_cmd._unattended(args)  # --json-summary and the mail settings, checked before anything runs
+    planned = plan_targets(args, profile, run_cmd._from_args)
+    base = args.outdir or ""
+    outdirs = [os.path.join(base, p.name) if base else p.name for p in planned]
+    if args.dry_run:
+        for p, outdir in zip(planned, outdirs):
+            print(f"# ===== {p.arg}: run {p.name} in {outdir}")
+            run_cmd._dry_run(p.dev, p.opts, profile)
+        return EXIT_OK
+    if args.resume:
+        for p, outdir in zip(planned, outdirs):
+            xml = os.path.join(outdir, f"{p.name}.xml")
+            if not os.path.exists(xml):
+                raise UsageError(f"--resume: no saved run {xml} to resume")
+    for p in planned:
+        device.check_safe(p.dev, args.force)  # read-only; the child checks again under its lock
+    for p in planned:
+        common.confirm(p.dev, args.yes)
+    passed = passed_options(args, profile)
+    tmp = tempfile.mkdtemp(prefix="tkperf-multi-")
+    try:
+        targets = []
+        for p, outdir in zip(planned, outdirs):
+            summary = os.path.join(tmp, f"{p.name}.json")
+            argv = [sys.executable, "-m", "tkperf", profile, "run", p.arg, *passed, "--name", p.name,
+                    "--outdir", outdir, "--yes", "--quiet", "--json-summary", summary]
+            if p.is_file and args.size:
+                argv += ["--size", args.size]
+            targets.append(multi.Target(p.name, p.arg, outdir, tuple(argv), summary))
+        return _run(args, profile, targets)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run(args: argparse.Namespace, profile: str, targets: Sequence[multi.Target]) -> int:
+    t0, cpu0 = time.monotonic(), _own_cpu()
+    runs = [engine_progress.RemoteRun(t.name, t.device) for t in targets]
+    view = shown.choose_combined(sys.stderr, sys.stdout, args.quiet)
+    view.start(runs)
+    view.note(f"{len(targets)} runs at once on {os.cpu_count()} CPUs: "
+              + ", ".join(f"{t.name} ({t.device})" for t in targets))
+    parallel = multi.ParallelRuns(targets, _Shown(view, runs))
+    try:
+        outcomes = parallel.run()
+    finally:
+        view.stop()
+    signum = parallel.signum
+    codes = [o.exit_code for o in outcomes if o.exit_code is not None]
+    worst = multi.worst_exit(codes + ([128 + signum] if signum else []))
+    reports, note = _comparison(args, outcomes, signum)
+    _print_outcomes(outcomes, reports, note, worst)
+    if args.json_summary:
+        doc = multi.summary_document(f"{profile} run", outcomes, worst, reports, note, signum,
+                                     time.monotonic() - t0, _own_cpu() - cpu0)
+        _warn_on_failure("no JSON summary", lambda: _write_summary(args.json_summary, doc))
+    return worst
+
+
+def _own_cpu() -> float:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    return me.ru_utime + me.ru_stime
+
+
+def _write_summary(path: str, doc: dict) -> None:
+    from tkperf import notify
+
+    notify.write_summary(path, doc)
+
+
+def _warn_on_failure(what: str, action) -> None:
+    try:
+        action()
+    except Exception as exc:  # noqa: BLE001 - the runs' outcome is what the exit code reports
+        print(f"tkperf: warning: {what}: {exc}", file=sys.stderr)
+
+
+def _comparison(args: argparse.Namespace, outcomes: Sequence[multi.Outcome],
+                signum: Optional[int]) -> Tuple[List[str], str]:
+    """The comparison report of the complete runs: (documents written, a note
+    saying what was left out or why there is none)."""
+    from tkperf.engine import options
+    from tkperf.model import store
+    from tkperf.render import compare
+
+    if signum:
+        return [], "not built: the runs were stopped"
+    if args.no_report:
+        return [], "not built: --no-report"
+    runs, left_out = [], []
+    for o in outcomes:
+        if o.status != "complete":
+            left_out.append(f"{o.target.name} ({o.status})")
+            continue
+        try:
+            runs.append(store.load(o.target.xml_path))
+        except TkperfError as exc:
+            left_out.append(f"{o.target.name} ({exc})")
+    left = f"; left out: {', '.join(left_out)}" if left_out else ""
+    if len(runs) < compare.MIN_RUNS:
+        return [], f"not built: fewer than {compare.MIN_RUNS} complete runs{left}"
+    if len(runs) > compare.MAX_RUNS:
+        return [], (f"not built: {len(runs)} complete runs, a comparison takes at most "
+                    f"{compare.MAX_RUNS} (tkperf compare on a subset){left}")
+    prefix = args.name or ""
+    outdir = os.path.join(args.outdir or ".", f"{prefix}-comparison" if prefix else "comparison")
+    try:
+        result = compare.build_comparison(runs, common.prepare_outdir(outdir),
+                                          options.parse_report_formats(args.report_format))
+    except Exception as exc:  # noqa: BLE001 - never lose the runs' exit status to the comparison
+        log.error("comparison failed: %s", exc)
+        print(f"tkperf: warning: no comparison: {exc}", file=sys.stderr)
+        return [], f"failed: {exc}{left}"
+    common.print_report(result)
+    return [p for p in result.paths if p.endswith((".rst", ".html", ".pdf"))], \
+        f"{len(runs)} complete runs{left}"
+
+
+def _print_outcomes(outcomes: Sequence[multi.Outcome], reports: Sequence[str], note: str,
+                    worst: int) -> None:
+    counts = Counter(o.status for o in outcomes)
+    print(f"{len(outcomes)} targets: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    width = max(len(o.target.name) for o in outcomes)
+    for o in outcomes:
+        code = "-" if o.exit_code is None else str(o.exit_code)
+        why = f"  ({o.error})" if o.error else ""
+        print(f"  {o.target.name:<{width}}  {o.target.device}  {o.status}, exit {code}, "
+              f"{o.wall_s:.0f} s: {o.target.xml_path}{why}")
+    print(f"comparison: {', '.join(reports) if reports else '-'} ({note})")
+    print(f"exit code {worst}" + (" (the worst of the targets')" if worst else ""))
