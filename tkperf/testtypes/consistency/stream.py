@@ -142,16 +142,20 @@ def _progress(ctx: object) -> Progress:
 
 @dataclass(frozen=True)
 class ConsistencyStream(Shape):
-    """Phases of one continuous job each, cut into ``interval_s`` intervals."""
+    """Phases of one continuous job each, cut into ``interval_s`` intervals;
+    with ``latency_log`` each job also writes fio's maximum-latency log."""
 
     phases: Tuple[Phase, ...]
     interval_s: int
+    latency_log: bool = True
 
     @property
     def seconds(self) -> float:
         return float(sum(p.job.runtime for p in self.phases))
 
-    def jobs(self, logdir: str) -> Tuple[FioJob, ...]:
+    def jobs(self, logdir: str = "") -> Tuple[FioJob, ...]:
+        if not self.latency_log:
+            return tuple(p.job for p in self.phases)
         return tuple(with_log(p.job, os.path.join(logdir, p.job.name), self.interval_s) for p in self.phases)
 
     def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
@@ -163,8 +167,8 @@ class ConsistencyStream(Shape):
             test.data[f"phase.{index}"] = phase.label
             test.data[f"phase.{index}.kind"] = phase.kind
         ctx.save()
-        maxima: Optional[Series] = Series(MAX_SERIES, MAX_COLUMNS)
-        logdir = _log_directory(ctx.xml_path)
+        maxima: Optional[Series] = Series(MAX_SERIES, MAX_COLUMNS) if self.latency_log else None
+        logdir = _log_directory(ctx.xml_path) if self.latency_log else ""
         try:
             _progress(ctx).stream_started(self.seconds)
             for index, (phase, job) in enumerate(zip(self.phases, self.jobs(logdir)), 1):
@@ -176,7 +180,8 @@ class ConsistencyStream(Shape):
                         test.series[MAX_SERIES] = maxima
                 ctx.save()
         finally:
-            shutil.rmtree(logdir, ignore_errors=True)
+            if logdir:
+                shutil.rmtree(logdir, ignore_errors=True)
         test.stop_reason = "time limit" if len(self.phases) == 1 else "all phases run"
 
     def run_phase(self, ctx: "Runner", plan: "Plan", index: int, phase: Phase, job: FioJob,
