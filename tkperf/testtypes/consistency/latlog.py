@@ -28,13 +28,12 @@ in it.
 """
 from __future__ import annotations
 
-import glob
-import io
-import os
-import re
 from typing import Iterator, List, Sequence, Tuple
 
 import numpy as np
+
+from tkperf.fio import logs
+from tkperf.fio.logs import parse_log
 
 #: Log windows per interval.
 DIVISIONS = 10
@@ -43,33 +42,8 @@ READ, WRITE = 0, 1
 
 
 def log_files(prefix: str) -> List[str]:
-    """The total-latency logs fio wrote for ``write_lat_log=prefix``: one per
-    job, in job order (``prefix_lat.1.log``, ``prefix_lat.2.log`` ...)."""
-    pattern = re.compile(re.escape(os.path.basename(prefix)) + r"_lat\.(\d+)\.log")
-    found = []
-    for path in glob.glob(glob.escape(prefix) + "_lat.*.log"):
-        m = pattern.fullmatch(os.path.basename(path))
-        if m:
-            found.append((int(m.group(1)), path))
-    return [p for _, p in sorted(found)]
-
-
-def parse_log(text: str, source: str = "<log>") -> np.ndarray:
-    """One fio log as an array of (time ms, value ns, direction) rows.
-
-    A last line without its newline (fio killed while writing) is dropped;
-    a line that does not start with three numbers raises ValueError naming
-    ``source``.
-    """
-    end = text.rfind("\n")
-    body = text[:end + 1]  # a torn last line is dropped
-    if not body.strip():
-        return np.zeros((0, 3))
-    try:
-        rows = np.loadtxt(io.StringIO(body), delimiter=",", usecols=(0, 1, 2), ndmin=2, dtype=np.float64)
-    except ValueError as exc:
-        raise ValueError(f"{source}: not a fio log: {str(exc).splitlines()[0][:120]}") from None
-    return rows
+    """The lat logs fio wrote for ``write_lat_log=prefix``, in job order."""
+    return logs.log_files(prefix, "lat")
 
 
 def interval_maxima(logs: Sequence[np.ndarray], interval_ms: float, count: int) -> Tuple[np.ndarray, np.ndarray]:

@@ -29,14 +29,13 @@ windows grouped by the interval their end falls in (:func:`intervals`).
 """
 from __future__ import annotations
 
-import glob
-import io
-import os
-import re
 from dataclasses import dataclass
 from typing import List, Tuple
 
 import numpy as np
+
+from tkperf.fio import logs
+from tkperf.fio.logs import parse_log
 
 #: fio's direction number of writes in its logs.
 WRITE = 1
@@ -45,27 +44,8 @@ STRETCH = 1.5
 
 
 def log_files(prefix: str) -> List[str]:
-    """The IOPS logs fio wrote for ``write_iops_log=prefix``, in job order."""
-    pattern = re.compile(re.escape(os.path.basename(prefix)) + r"_iops\.(\d+)\.log")
-    found = []
-    for path in glob.glob(glob.escape(prefix) + "_iops.*.log"):
-        m = pattern.fullmatch(os.path.basename(path))
-        if m:
-            found.append((int(m.group(1)), path))
-    return [p for _, p in sorted(found)]
-
-
-def parse_log(text: str, source: str = "<log>") -> np.ndarray:
-    """(time ms, value, direction) rows of one fio log; a torn last line
-    (fio killed while writing) is dropped; anything else that is not three
-    leading numbers raises ValueError naming ``source``."""
-    body = text[:text.rfind("\n") + 1]
-    if not body.strip():
-        return np.zeros((0, 3))
-    try:
-        return np.loadtxt(io.StringIO(body), delimiter=",", usecols=(0, 1, 2), ndmin=2, dtype=np.float64)
-    except ValueError as exc:
-        raise ValueError(f"{source}: not a fio log: {str(exc).splitlines()[0][:120]}") from None
+    """The iops logs fio wrote for ``write_iops_log=prefix``, in job order."""
+    return logs.log_files(prefix, "iops")
 
 
 @dataclass(frozen=True, eq=False)
