@@ -65,3 +65,10 @@ def fio_available() -> bool:
 
 
 needs_fio = pytest.mark.skipif(not fio_available(), reason="fio is not installed")
+
+
+# ---------------------------------------------------------------------------
+# Remote-host lab (issue 13): sshd and fio servers on 127.0.0.2 / 127.0.0.3.
+# Registered here so that every test module shares one session sshd; test
+# modules import only helpers (LAB_HOSTS, refusing_config, ...) from remote_lab.
+from remote_lab import fio_servers, old_fio, ssh_lab, ssh_refusing_config  # noqa: E402,F401

@@ -21,6 +21,7 @@ EXIT_RESUME = 9          # --resume does not match the saved run
 EXIT_LOCKED = 10         # another tkperf run holds the device
 EXIT_NOT_CONFIRMED = 11  # the user declined, or no terminal to ask and no --yes
 EXIT_NOT_COMPARABLE = 12  # tkperf check: result and baseline do not measure the same thing
+EXIT_REMOTE = 13         # a test host: SSH login refused or lost, no fio server, another fio version
 EXIT_INTERNAL = 70       # unexpected error (traceback in the run's log); EX_SOFTWARE of sysexits.h
 EXIT_SIGHUP = 129
 EXIT_SIGINT = 130
@@ -84,6 +85,13 @@ class NotComparableError(TkperfError):
     (other tests, block sizes, device class or capacity); the message says which."""
 
     exit_code = EXIT_NOT_COMPARABLE
+
+
+class RemoteError(TkperfError):
+    """A remote test host cannot be used: SSH cannot log in or the connection
+    dropped, no fio server answers, or its fio is another version."""
+
+    exit_code = EXIT_REMOTE
 
 
 class Interrupted(BaseException):

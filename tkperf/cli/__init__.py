@@ -11,6 +11,7 @@
     tkperf check RESULT.xml --baseline BASE.xml   regression check (exit 1 on a regression)
     tkperf info DEVICE [--json]         everything known about a device (read-only)
     tkperf import OLD.xml [-o NEW.xml]  convert a result file of the original TKperf
+    tkperf server [HOST --start]        the fio server a test host needs (remote targets)
 
 Each command is one module of this package with ``register(subparsers)``
 and its ``cmd_*`` function; :func:`main` turns every error into one line
@@ -25,12 +26,12 @@ import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import check, common, compare, demo, importcmd, info, report, run, show, tests
+from tkperf.cli import check, common, compare, demo, importcmd, info, remote, report, run, show, tests
 from tkperf.errors import EXIT_OK, Interrupted, TkperfError, exit_code_of
 
 log = logging.getLogger("tkperf")
 
-COMMANDS = (run, demo, report, compare, show, check, tests, info, importcmd)
+COMMANDS = (run, demo, report, compare, show, check, tests, info, importcmd, remote)
 
 
 def build_parser() -> argparse.ArgumentParser:

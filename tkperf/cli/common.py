@@ -12,6 +12,7 @@ from typing import Optional
 from tkperf.errors import NotConfirmedError, UsageError
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo
+from tkperf.remote import fio_host, split_target
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
@@ -34,8 +35,12 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
 
 
 def default_name(dev: DeviceInfo) -> str:
+    """The drive's model, else the device's name (``HOST-name`` on a test host)."""
     base = dev.model if dev.kind == "block" and dev.model and not dev.model.startswith("loop") else \
         os.path.basename(dev.resolved)
+    where = split_target(dev.path)
+    if where is not None and base == os.path.basename(dev.resolved):
+        base = f"{fio_host(where[0])}-{base}"
     return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-") or "tkperf-run"
 
 

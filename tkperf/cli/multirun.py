@@ -16,7 +16,6 @@ Two sides:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import os
@@ -30,12 +29,11 @@ import time
 from collections import Counter
 from typing import List, Optional, Sequence, Tuple
 
-from tkperf.cli import common
+from tkperf.cli import common, multiplan
 from tkperf.cli import progress as shown
 from tkperf.engine import multi
 from tkperf.engine import progress as engine_progress
 from tkperf.errors import EXIT_OK, TkperfError, UsageError
-from tkperf.model.results import DeviceInfo
 
 log = logging.getLogger("tkperf")
 
@@ -135,66 +133,6 @@ class ChildHooks:
 
 # --- the parent side -----------------------------------------------------------
 
-@dataclasses.dataclass
-class _Planned:
-    """A target as the command line gave it (``arg``), checked and named."""
-
-    arg: str
-    dev: DeviceInfo
-    opts: object
-    name: str
-    is_file: bool
-
-
-def _is_block(path: str) -> bool:
-    try:
-        return stat.S_ISBLK(os.stat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _identity(dev: DeviceInfo) -> Tuple[str, object]:
-    if dev.kind == "block":
-        return "block", os.stat(dev.resolved).st_rdev
-    return "file", os.path.realpath(dev.resolved)
-
-
-def plan_targets(args: argparse.Namespace, profile: str, from_args) -> List[_Planned]:
-    """Every target checked as a run of it alone would be, and named: the
-    default name of each device, with the device's own name appended where
-    two defaults are the same (two drives of one model: ``MODEL-nvme1n1``)
-    and ``-2``, ``-3`` where they still are (``x.img``, ``x.img-2``);
-    ``--name PREFIX`` goes in front of each (``PREFIX-loop0``)."""
-    prefix = common.check_name(args.name) if args.name else ""
-    planned: List[_Planned] = []
-    seen = {}
-    for arg in args.device:
-        ns = argparse.Namespace(**vars(args))
-        is_file = not _is_block(arg)
-        ns.device, ns.name, ns.outdir = arg, None, None
-        ns.size = args.size if is_file else None  # --size is for the file targets among them
-        opts, dev, name, _, _, _ = from_args(ns, profile)
-        ident = _identity(dev)
-        if ident in seen:
-            raise UsageError(f"{arg} and {seen[ident]} are the same target: give each target once")
-        seen[ident] = arg
-        planned.append(_Planned(arg, dev, opts, name, is_file))
-    counts = Counter(p.name for p in planned)
-    for p in planned:
-        own = common.default_name(dataclasses.replace(p.dev, kind="file"))  # nvme1n1, sdb, x.img
-        if counts[p.name] > 1 and own != p.name:
-            p.name = f"{p.name}-{own}"
-    used: set = set()
-    for p in planned:
-        base = (f"{prefix}-{p.name}" if prefix else p.name)[:120]  # room for "-N" within 128
-        name, n = base, 2
-        while name in used:
-            name, n = f"{base}-{n}", n + 1
-        used.add(name)
-        p.name = common.check_name(name)
-    return planned
-
-
 def passed_options(args: argparse.Namespace, profile: str) -> List[str]:
     """The options of the command line that every child gets as they were
     given, rebuilt from the parsed values (all but those in ``_NOT_PASSED``)."""
@@ -258,19 +196,27 @@ class _Shown(multi.Listener):
 
 def run_several(args: argparse.Namespace, profile: str) -> int:
     from tkperf.cli import run as run_cmd
-    from tkperf.target import device
 
     twice = [d for d, n in Counter(args.device).items() if n > 1]
     if twice:
         raise UsageError(f"{twice[0]} is given twice: give each target once")
     run_cmd._unattended(args)  # --json-summary and the mail settings, checked before anything runs
-    planned = plan_targets(args, profile, run_cmd._from_args)
+    planned = multiplan.plan_targets(args, profile, run_cmd._from_args)
+    try:
+        return _start(args, profile, planned)
+    finally:
+        multiplan.close_sides(planned)  # each child opens its own session to its host
+
+
+def _start(args: argparse.Namespace, profile: str, planned: List[multiplan.Planned]) -> int:
+    from tkperf.cli import run as run_cmd
+
     base = args.outdir or ""
     outdirs = [os.path.join(base, p.name) if base else p.name for p in planned]
     if args.dry_run:
         for p, outdir in zip(planned, outdirs):
             print(f"# ===== {p.arg}: run {p.name} in {outdir}")
-            run_cmd._dry_run(p.dev, p.opts, profile)
+            run_cmd._dry_run(p.dev, p.opts, profile, p.side)
         return EXIT_OK
     if args.resume:
         for p, outdir in zip(planned, outdirs):
@@ -278,9 +224,10 @@ def run_several(args: argparse.Namespace, profile: str) -> int:
             if not os.path.exists(xml):
                 raise UsageError(f"--resume: no saved run {xml} to resume")
     for p in planned:
-        device.check_safe(p.dev, args.force)  # read-only; the child checks again under its lock
+        p.side.check_safe(p.dev, args.force)  # read-only; the child checks again under its lock
     for p in planned:
         common.confirm(p.dev, args.yes)
+    multiplan.close_sides(planned)
     passed = passed_options(args, profile)
     tmp = tempfile.mkdtemp(prefix="tkperf-multi-")
     try:

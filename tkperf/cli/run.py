@@ -10,6 +10,7 @@ from typing import Callable, List, Optional
 
 from tkperf import notify, testtypes
 from tkperf.cli import common, multirun
+from tkperf.cli import remote as remote_cli
 from tkperf.engine import options, plan, resume
 from tkperf.engine.runner import plan_all
 from tkperf.engine.session import Session, fio_settings
@@ -19,7 +20,8 @@ from tkperf.model import pts as pts_model
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.render import summary
-from tkperf.target import description, device, purge
+from tkperf.target import description, purge
+from tkperf.target.side import TargetSide
 
 log = logging.getLogger("tkperf")
 
@@ -27,8 +29,9 @@ log = logging.getLogger("tkperf")
 def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("device", nargs="+",
                    help="block device to test (e.g. /dev/nvme1n1, a /dev/disk/by-id link), "
-                        "or a file with --size; several: one independent run per device, all at "
-                        "once, and a comparison of them (docs/parallel.rst)")
+                        "or a file with --size, or HOST:/dev/... on a test host (fio's client/server "
+                        "mode and SSH, docs/remote.rst); several: one independent run per device, all "
+                        "at once, and a comparison of them (docs/parallel.rst)")
     p.add_argument("--name", help="run name: names the output directory and files "
                                   "(default: the device's model or name)")
     p.add_argument("--outdir", help="directory for results (default: ./NAME)")
@@ -95,6 +98,7 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                    help="print the fio job files and the estimated duration; touch nothing")
     common.add_report_options(p)
     add_unattended_options(p)
+    remote_cli.add_options(p)
     for kind in testtypes.types().values():
         if not kind.options:
             continue
@@ -172,11 +176,15 @@ def _from_args(args: argparse.Namespace, profile: str) -> tuple:
     size = options.parse_size(args.size, "--size") if args.size else None
     desc = description.read_description(args.dsc)
     features = description.read_features(args.features)
-    dev = device.resolve(args.device, size)
-    options.check_fits(opts, dev.size_bytes, dev.logical_sector)
-    plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
-    name = common.check_name(args.name) if args.name else common.default_name(dev)
-    return opts, dev, name, args.outdir or name, desc, features
+    side, dev = remote_cli.open_target(args.device, size, args)
+    try:
+        options.check_fits(opts, dev.size_bytes, dev.logical_sector)
+        plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
+        name = common.check_name(args.name) if args.name else common.default_name(dev)
+    except BaseException:
+        side.close()
+        raise
+    return opts, dev, name, args.outdir or name, desc, features, side
 
 
 def _complete(saved: RunResult, path: str) -> int:
@@ -192,22 +200,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(args.device) > 1:
         return multirun.run_several(args, profile)
     args.device = args.device[0]
-    opts, dev, name, outdir, desc, features = _from_args(args, profile)
-    mail = _unattended(args)
-    if args.dry_run:
-        return _dry_run(dev, opts, profile)
-    saved = None
-    xml_path = os.path.join(outdir, f"{name}.xml")
-    if args.resume:
-        if not os.path.exists(xml_path):
-            raise UsageError(f"--resume: no saved run {xml_path} to resume")
-        saved = store.load(xml_path)
-        resume.check(saved, dev, opts)
-        if saved.status == "complete":
-            return _complete(saved, xml_path)
-    return _execute(args, Session(profile=profile, opts=opts, device=dev, name=name, outdir=outdir,
-                                  saved=saved, force=args.force, description=desc.text,
-                                  description_fields=dict(desc.fields), features=features), mail)
+    opts, dev, name, outdir, desc, features, side = _from_args(args, profile)
+    try:
+        mail = _unattended(args)
+        if args.dry_run:
+            return _dry_run(dev, opts, profile, side)
+        saved = None
+        xml_path = os.path.join(outdir, f"{name}.xml")
+        if args.resume:
+            if not os.path.exists(xml_path):
+                raise UsageError(f"--resume: no saved run {xml_path} to resume")
+            saved = store.load(xml_path)
+            resume.check(saved, dev, opts)
+            if saved.status == "complete":
+                return _complete(saved, xml_path)
+        fio = remote_cli.backend(side, fio_settings(dev, opts), outdir, args)
+        return _execute(args, Session(profile=profile, opts=opts, device=dev, name=name, outdir=outdir,
+                                      saved=saved, force=args.force, description=desc.text,
+                                      description_fields=dict(desc.fields), features=features,
+                                      side=side, fio=fio, remote_facts=remote_cli.facts(side, args)), mail)
+    finally:
+        side.close()
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -223,21 +236,27 @@ def cmd_resume(args: argparse.Namespace) -> int:
     except (UsageError, ValueError, TypeError) as exc:
         raise ResumeError(f"{args.result}: its options cannot be read back ({exc})") from None
     size = saved.device.size_bytes if saved.device.kind == "file" else None
-    dev = device.resolve(saved.device.path, size)
-    resume.check(saved, dev, opts)
-    outdir = os.path.dirname(os.path.abspath(args.result))
-    return _execute(args, Session(profile=saved.profile, opts=opts, device=dev, name=saved.name,
-                                  outdir=outdir, saved=saved, force=args.force), mail)
+    was = remote_cli.saved_remote(saved.facts)
+    side, dev = remote_cli.open_target(saved.device.path, size, args, was)
+    try:
+        resume.check(saved, dev, opts)
+        outdir = os.path.dirname(os.path.abspath(args.result))
+        fio = remote_cli.backend(side, fio_settings(dev, opts), outdir, args, was)
+        return _execute(args, Session(profile=saved.profile, opts=opts, device=dev, name=saved.name,
+                                      outdir=outdir, saved=saved, force=args.force, side=side, fio=fio,
+                                      remote_facts=remote_cli.facts(side, args, was)), mail)
+    finally:
+        side.close()
 
 
-def _dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str) -> int:
+def _dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str, side: TargetSide) -> int:
     print("\n".join(plan.describe(dev, opts, fio_settings(dev, opts))))
     verdict = conformance.of_settings(opts.to_dict(), dev, profile)
     print(f"# {verdict.sentence()}" + ("; the write cache state is read at the start of the run"
                                         if verdict.conformant else ""))
     for d in verdict.deviations:
         print(f"#   - {d}")
-    for p in device.safety_problems(dev):
+    for p in side.safety_problems(dev):
         print(f"# a real run would refuse: {p} (unless --force)")
     return EXIT_OK
 
@@ -339,4 +358,5 @@ def register(sub) -> None:
     res.add_argument("--quiet", "-q", action="store_true")
     common.add_report_options(res)
     add_unattended_options(res)
+    remote_cli.add_options(res)
     res.set_defaults(func=cmd_resume)

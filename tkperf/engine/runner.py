@@ -22,7 +22,8 @@ from tkperf.errors import FioError, Interrupted
 from tkperf.fio.backend import FioBackend
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo, Event, RunResult, TestRun, format_bs, now_iso
-from tkperf.target import health, purge
+from tkperf.target import health
+from tkperf.target.side import LocalSide, TargetSide
 from tkperf.testtypes.base import Plan
 
 log = logging.getLogger("tkperf")
@@ -38,6 +39,8 @@ class Runner:
     device: DeviceInfo
     fio: FioBackend
     xml_path: str
+    #: Where the target is: purge and health go through it.
+    side: TargetSide = field(default_factory=LocalSide)
     writer: store.ResultWriter = field(init=False)
     _types: Dict[str, str] = field(default_factory=dict, init=False)
     current: Optional[TestRun] = field(default=None, init=False)
@@ -72,10 +75,10 @@ class Runner:
         try:
             plans = plan_all(self.opts, self.device.size_bytes)
             if not any(s.when == "before" for s in self.run.health):
-                snap = health.snapshot(self.device, "before")
+                snap = self.side.health(self.device, "before")
                 if snap is not None:
                     self.run.health.append(snap)
-            self.heat = health.HeatWatch(self.run.health)
+            self.heat = health.HeatWatch(self.run.health, read=self.side.heat)
             self.progress.run_started(self._planned(plans))
             self.save()
             for type_name, plan in plans:
@@ -136,7 +139,7 @@ class Runner:
                 self.event("warning", message, self.current.key if self.current else "")
 
     def _health_after(self) -> None:
-        snap = health.snapshot(self.device, "after")
+        snap = self.side.health(self.device, "after")
         if snap is not None:
             self.run.health.append(snap)
 
@@ -156,7 +159,7 @@ class Runner:
         self.progress.test_started(plan.key)
         self.progress.phase_started("purge")
         progress.info("[%s] purge (%s)", plan.key, self.opts.purge)
-        t.purge = purge.purge(self.opts.purge, self.device)
+        t.purge = self.side.purge(self.opts.purge, self.device)
         if t.purge.note:
             self.event("warning", f"purge: {t.purge.note}", plan.key)
         self.save()

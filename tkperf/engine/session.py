@@ -24,8 +24,10 @@ from tkperf.engine.runner import Runner
 from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
 from tkperf.model import store
-from tkperf.model.results import DeviceInfo, RunResult, now_iso
-from tkperf.target import device, facts, guard, hostinfo, writecache
+from tkperf.errors import RemoteError
+from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
+from tkperf.target import guard
+from tkperf.target.side import CacheHandle, LocalSide, TargetSide
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
@@ -45,6 +47,12 @@ class Session:
     description: str = ""
     description_fields: Dict[str, str] = field(default_factory=dict)
     features: List[Tuple[str, str]] = field(default_factory=list)
+    #: Where the target is (this host, or a test host over SSH) and the fio
+    #: that runs the workloads (made from the options when not given).
+    side: TargetSide = field(default_factory=LocalSide)
+    fio: Optional[FioBackend] = None
+    #: Facts of how the run reaches its target, kept as ``facts["remote"]``.
+    remote_facts: Dict[str, object] = field(default_factory=dict)
     #: The run once it exists (also when execute raised after creating it).
     run: Optional[RunResult] = field(default=None, init=False)
 
@@ -57,23 +65,22 @@ class Session:
         return os.path.join(self.outdir, f"{self.name}.log")
 
     def backend(self) -> FioBackend:
-        return LocalFio(fio_settings(self.device, self.opts), self.outdir)
+        if self.fio is None:
+            self.fio = LocalFio(fio_settings(self.device, self.opts), self.outdir)
+        return self.fio
 
     def execute(self, confirm: Callable[[DeviceInfo], None]) -> RunResult:
         """Lock, check, confirm, hold O_EXCL and run; the result file is saved
         whatever happens, and exceptions go on to the caller."""
         store.ensure_dir(self.outdir, "output directory")
         fio = self.backend()
-        with guard.DeviceLock(self.device):
-            problems = device.check_safe(self.device, self.force)
+        side = self.side
+        with side.locked(self.device):
+            problems = side.check_safe(self.device, self.force)
             confirm(self.device)
-            excl = device.open_exclusive(self.device)
-            self._open_log()
-            try:
+            with side.exclusive(self.device):
+                self._open_log()
                 return self._locked(fio, problems)
-            finally:
-                if excl is not None:
-                    os.close(excl)
 
     def _open_log(self) -> None:
         """The run's log file; it stays open after ``execute`` so that what
@@ -97,7 +104,7 @@ class Session:
         for p in problems:
             log.warning("forced past: %s", p)
         if dev.kind == "file":
-            device.prepare_file_target(dev)
+            self.side.prepare_file(dev)
             progress.info("%s is a file target: results describe the filesystem and host, not a drive",
                           dev.path)
         if self.saved is not None:
@@ -108,14 +115,17 @@ class Session:
             run = self.saved
         else:
             run = RunResult(name=self.name, started=now_iso(), device=dev,
-                            host=hostinfo.collect(fio.version), options=self.opts.to_dict(),
+                            host=self.side.host_info(fio.version), options=self.opts.to_dict(),
                             profile=self.profile, quick=self.opts.quick, description=self.description,
                             description_fields=dict(self.description_fields), features=list(self.features),
                             tkperf_version=__version__)
         self.run = run
         if self.saved is None or not run.facts:
-            run.facts = facts.collect(dev)  # read-only; missing tools are listed, never fatal
-        runner = Runner(run=run, opts=self.opts, device=dev, fio=fio, xml_path=self.xml_path)
+            run.facts = self.side.device_facts(dev)  # read-only; missing tools are listed, never fatal
+        if self.remote_facts:
+            run.facts["remote"] = dict(self.remote_facts)
+        runner = Runner(run=run, opts=self.opts, device=dev, fio=fio, xml_path=self.xml_path,
+                        side=self.side)
         target = run.facts.get("target", {}) if isinstance(run.facts.get("target"), dict) else {}
         if self.saved is None and dev.kind != "file":  # a file target has its own note below
             for w in (target.get("target_kind") or {}).get("warnings", []):
@@ -128,26 +138,29 @@ class Session:
         for p in problems:
             runner.event("warning", f"forced past safety check: {p}")
         with guard.signals_raise():
-            cache = writecache.WriteCache(dev, self.opts.write_cache,
+            cache = self.side.write_cache(dev, self.opts.write_cache,
                                           lambda kind, message: self._cache_event(runner, kind, message))
-            with cache:
+            try:
                 run.device = replace(run.device, write_cache=cache.state)
-                try:
-                    runner.execute()
-                finally:
-                    self._restore_cache(cache, run)
+                runner.execute()
+            finally:
+                self._restore_cache(cache, run)
         return run
 
     def _cache_event(self, runner: Runner, kind: str, message: str) -> None:
         runner.event(kind, message)
         progress.info("%s", message)
 
-    def _restore_cache(self, cache: writecache.WriteCache, run: RunResult) -> None:
+    def _restore_cache(self, cache: CacheHandle, run: RunResult) -> None:
         """Put the write cache back and save what that recorded: the runner
         saved its last state before this."""
         before = len(run.events)
         try:
             cache.restore()
+        except RemoteError as exc:  # the agent puts it back itself when its session ends
+            run.events.append(Event(time=now_iso(), kind="warning",
+                                    message=f"write cache not restored from here ({exc}); the test "
+                                            "host's agent restores it when its session ends"))
         finally:
             if len(run.events) > before:
                 try:

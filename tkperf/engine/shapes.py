@@ -32,7 +32,8 @@ from tkperf.engine.progress import Progress
 from tkperf.engine.steadystate import SteadyState, evaluate
 from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
-from tkperf.fio.intervals import IntervalCutter
+from tkperf.fio.intervals import IntervalCutter, report_time
+from tkperf.fio.output import CPU_BOUND_MARK, cpu_bound_warning
 from tkperf.model.results import Round, TestRun, now_iso
 from tkperf.model.series import Series
 
@@ -108,12 +109,18 @@ def wants_histograms(ctx: object, plan: "Plan") -> bool:
 def record_round(ctx: "Runner", test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
                  histograms: bool = False, timeout: Optional[float] = None) -> Round:
     """Run ``jobs`` as one fio process and append the result as round ``index``
-    (with every workload's response-time histogram when ``histograms``)."""
+    (with every workload's response-time histogram when ``histograms``); warns,
+    once per test, when fio looks CPU-bound (:func:`~tkperf.fio.output.cpu_bound_warning`)."""
     started = now_iso()
     workloads, wall = ctx.fio.run(jobs, what=what, histograms=histograms, timeout=timeout)
     fio_s = sum(w.runtime_ms for w in workloads) / 1000.0
     rnd = Round(index=index, started=started, wall_s=wall, fio_s=fio_s, workloads=tuple(workloads))
     test.rounds.append(rnd)
+    run = getattr(ctx, "run", None)  # one CPU warning per test, not per round (nor per resume)
+    if run is not None and not any(e.test == test.key and CPU_BOUND_MARK in e.message for e in run.events):
+        text = cpu_bound_warning(rnd.workloads, run.facts.get("host_sharing") if isinstance(run.facts, dict) else None)
+        if text:
+            ctx.event("warning", text, test.key, index)
     getattr(ctx, "health_check", lambda: None)()  # temperature, at most once a minute
     return rnd
 
@@ -264,7 +271,7 @@ class Stream(Shape):
         prog = _progress(ctx)
 
         def on_report(report: dict) -> bool:
-            cut = cutter.feed(report, time.monotonic())
+            cut = cutter.feed(report, report_time(report))
             if cut is None:
                 return False
             row = (cut.wall_s, cut.fio_s, cut.ios, cut.io_bytes, cut.iops, cut.lat_mean_us)
@@ -288,8 +295,9 @@ class Stream(Shape):
 
         ctx.phase = "interval 1"
         prog.stream_started(self.job.runtime, self.stop_bytes)
-        ctx.fio.stream(self.job, self.interval_s, what=plan.key, on_report=on_report,
-                       timeout=self.job.runtime * 2.0 + 300.0)
+        late = self.stop_bytes and not ctx.fio.live_intervals  # fio must stop itself at the TGBW
+        ctx.fio.stream(self.job.stopping_after(self.stop_bytes) if late else self.job, self.interval_s,
+                       what=plan.key, on_report=on_report, timeout=self.job.runtime * 2.0 + 300.0)
         ctx.writer.sync()
         test.stop_reason = state["reason"]
 

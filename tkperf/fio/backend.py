@@ -40,6 +40,10 @@ class FioBackend(abc.ABC):
     #: fio's ``--version`` output, e.g. ``fio-3.33``.
     version: str = ""
     settings: FioSettings
+    #: Whether :meth:`stream` hands over each interval's report as fio makes
+    #: it.  When False the reports come when the job ends, so a stream that
+    #: stops on what it measures must also bound the job itself.
+    live_intervals: bool = True
 
     @abc.abstractmethod
     def run(self, jobs: Sequence[FioJob], what: str,
@@ -98,7 +102,7 @@ class LocalFio(FioBackend):
         path = self._write_job_file(job_text)
         try:
             fmt = [] if any(f.startswith("--output-format=") for f in flags) else ["--output-format=json"]
-            proc = programs.start([self.fio, *fmt, *flags, path], **popen)
+            proc = programs.start(self.command([*fmt, *flags], path), **popen)
             try:
                 yield proc
             except BaseException:
@@ -109,6 +113,18 @@ class LocalFio(FioBackend):
                 programs.forget(proc)
         finally:
             os.unlink(path)
+
+    def command(self, flags: Sequence[str], job_path: str) -> List[str]:
+        """fio's command line for the job file at ``job_path``."""
+        return [self.fio, *flags, job_path]
+
+    def failure_line(self, err: str, out: str) -> str:
+        """What a failed fio said, in one line."""
+        return _last_line(err or out)
+
+    def jobs_report(self, report: dict) -> dict:
+        """fio's JSON report with the jobs under ``jobs`` (a client's report differs)."""
+        return report
 
     def run(self, jobs: Sequence[FioJob], what: str,
             timeout: Optional[float] = None, histograms: bool = False) -> Tuple[List[Workload], float]:
@@ -128,9 +144,9 @@ class LocalFio(FioBackend):
                                f"(planned {planned:.0f} s); killed it", stderr=err) from None
         wall = time.monotonic() - t0
         if proc.returncode != 0:
-            raise FioError(f"fio failed in {what} (exit {proc.returncode}): {_last_line(err or out)}",
+            raise FioError(f"fio failed in {what} (exit {proc.returncode}): {self.failure_line(err, out)}",
                            stderr=err)
-        report = first_json_object(out)
+        report = self.jobs_report(first_json_object(out))
         workloads = parse_jobs(report, {j.name: j.spec() for j in jobs})
         for w in workloads:
             if w.error:

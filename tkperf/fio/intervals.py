@@ -17,6 +17,17 @@ from typing import Optional
 from tkperf.errors import FioError
 from tkperf.fio.output import cumulative_write
 
+#: Key a back end may add to a report it hands over late (fio's client
+#: prints a stream's reports when the job ends): when fio made it, on
+#: ``time.monotonic``'s clock.
+REPORT_AT = "tkperf_at"
+
+
+def report_time(report: dict) -> float:
+    """When ``report`` was made: now, unless the back end says otherwise."""
+    at = report.get(REPORT_AT)
+    return float(at) if isinstance(at, (int, float)) else time.monotonic()
+
 
 @dataclass(frozen=True)
 class Cut:

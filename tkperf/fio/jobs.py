@@ -6,7 +6,7 @@ A round is one fio process whose job sections are separated by
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import List, Sequence, Tuple
 
 from tkperf.errors import ToolError
@@ -41,6 +41,12 @@ class FioJob:
     @property
     def planned_seconds(self) -> float:
         return float(self.runtime)
+
+    def stopping_after(self, total_bytes: int) -> "FioJob":
+        """This job, ended by fio itself once its threads have moved about
+        ``total_bytes`` (fio's ``number_ios`` counts each thread's I/Os)."""
+        per_thread = -(-total_bytes // (self.bs * self.numjobs))
+        return replace(self, extra=self.extra + (("number_ios", str(max(1, per_thread))),))
 
     def spec(self) -> dict:
         """What the parser needs to label fio's report of this job."""

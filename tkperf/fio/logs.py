@@ -14,10 +14,12 @@ import numpy as np
 def log_files(prefix: str, kind: str) -> List[str]:
     """The ``kind`` logs (``lat``, ``iops``, ``bw`` ...) fio wrote for
     ``write_<kind>_log=prefix``: one per job, in job order
-    (``prefix_<kind>.1.log``, ``prefix_<kind>.2.log`` ... ``.10.log``)."""
-    pattern = re.compile(re.escape(os.path.basename(prefix)) + rf"_{re.escape(kind)}\.(\d+)\.log")
+    (``prefix_<kind>.1.log``, ``prefix_<kind>.2.log`` ... ``.10.log``).
+    fio's client writes the logs its server sent with the host appended
+    (``prefix_<kind>.1.log.HOST``); those are found too."""
+    pattern = re.compile(re.escape(os.path.basename(prefix)) + rf"_{re.escape(kind)}\.(\d+)\.log(\.[^/]+)?")
     found = []
-    for path in glob.glob(glob.escape(prefix) + f"_{kind}.*.log"):
+    for path in glob.glob(glob.escape(prefix) + f"_{kind}.*.log*"):
         m = pattern.fullmatch(os.path.basename(path))
         if m:
             found.append((int(m.group(1)), path))

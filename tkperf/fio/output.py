@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf.errors import FioError
 from tkperf.model import histogram
@@ -18,8 +18,9 @@ def first_json_object(text: str) -> dict:
         obj, _ = json.JSONDecoder().raw_decode(text, start)
     except ValueError as exc:
         raise FioError(f"fio printed invalid JSON ({exc.msg} at char {exc.pos})", stderr=text[-2000:]) from exc
-    if not isinstance(obj, dict) or not isinstance(obj.get("jobs"), list):
-        raise FioError("fio's JSON has no 'jobs' list")
+    if not isinstance(obj, dict) or not (isinstance(obj.get("jobs"), list)
+                                         or isinstance(obj.get("client_stats"), list)):
+        raise FioError("fio's JSON has no 'jobs' list (nor a client's 'client_stats')")
     return obj
 
 
@@ -150,6 +151,43 @@ def _runtime_ms(job: dict) -> int:
     return runtime or int(job.get("job_runtime", 0))
 
 
+def _cpu_pct(job: dict) -> float:
+    """fio's CPU use in one job report: user plus system time, in percent of
+    one CPU over the job's run time.  With ``group_reporting`` (as tkperf runs
+    fio) fio sums both times over the group's jobs, so this is the mean per
+    job of a workload with numjobs > 1: its busiest job may have used more."""
+    return float(job.get("usr_cpu", 0.0) or 0.0) + float(job.get("sys_cpu", 0.0) or 0.0)
+
+
+#: fio's CPU use (usr+sys, percent of one CPU per job) from which a workload
+#: may have been limited by the host.  A fio job is one thread: near 100% of
+#: one CPU it cannot submit or reap I/O any faster, whatever the drive could
+#: do.  90 rather than 100 because the job is not busy while it starts and
+#: stops, which its run time includes, and rusage counts in clock ticks.
+CPU_BOUND_PCT = 90.0
+#: Part of every such warning, so that a test can tell it already has one.
+CPU_BOUND_MARK = "the host CPU, not the drive, may have limited the result"
+
+
+def cpu_bound_warning(workloads: Sequence[Workload], sharing: object = None,
+                      threshold: Optional[float] = None) -> str:
+    """The warning for one round's ``workloads`` when the busiest used
+    ``threshold`` (default :data:`CPU_BOUND_PCT`) percent of one CPU or more;
+    '' otherwise.  ``sharing`` is the run's ``facts["host_sharing"]``: the
+    warning says when other runs shared the host."""
+    limit = CPU_BOUND_PCT if threshold is None else threshold
+    busiest = max(workloads, key=lambda w: w.cpu_pct, default=None)
+    if busiest is None or busiest.cpu_pct < limit:
+        return ""
+    text = (f"fio used {busiest.cpu_pct:.1f}% of one CPU per job (usr+sys) in workload "
+            f"{busiest.name}: {CPU_BOUND_MARK}")
+    share = sharing if isinstance(sharing, dict) else {}
+    runs, cpus = share.get("runs"), share.get("host_cpus")
+    if isinstance(runs, int) and runs > 1:
+        text += f"; {runs} runs shared the host" + (f" and its {cpus} CPUs" if cpus else "")
+    return text
+
+
 def cumulative_write(job: dict) -> Dict[str, float]:
     """The running totals of one job in a ``--status-interval`` report: run
     time (ms), write I/Os, bytes written and the sum of their response times
@@ -177,13 +215,13 @@ def parse_jobs(report: dict, specs: Dict[str, dict]) -> List[Workload]:
             name=name, rw=spec["rw"], bs=spec["bs"], rwmixread=spec["rwmixread"],
             numjobs=spec["numjobs"], iodepth=spec["iodepth"], runtime_ms=_runtime_ms(job),
             read=iostats(job.get("read", {})), write=iostats(job.get("write", {})),
-            error=int(job.get("error", 0)),
+            error=int(job.get("error", 0)), cpu_pct=_cpu_pct(job),
         )
-        if name in merged:
+        if name in merged:  # reported apart: the busiest job's CPU use
             old = merged[name]
             w = Workload(name, w.rw, w.bs, w.rwmixread, w.numjobs, w.iodepth,
                          max(old.runtime_ms, w.runtime_ms), _merge(old.read, w.read),
-                         _merge(old.write, w.write), old.error or w.error)
+                         _merge(old.write, w.write), old.error or w.error, max(old.cpu_pct, w.cpu_pct))
         merged[name] = w
     missing = [n for n in specs if n not in merged]
     if missing:

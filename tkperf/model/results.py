@@ -87,6 +87,7 @@ class Workload:
     read: IoStats = IoStats()
     write: IoStats = IoStats()
     error: int = 0
+    cpu_pct: float = field(default=0.0, compare=False)  # fio's usr+sys % of one CPU per job; not stored
 
     def __post_init__(self) -> None:
         if not 0 <= self.rwmixread <= 100:
@@ -115,9 +116,8 @@ class Workload:
         return max(self.read.lat_max_us, self.write.lat_max_us)
 
     def metric(self, key: str) -> float:
-        """A figure by name: ``write.iops``, ``read.bw_bytes``, ``iops``, ``lat_mean_us``,
-        any field of :class:`IoStats` after ``read.`` or ``write.`` (``write.clat_mean_us``,
-        ``read.slat_max_us`` ...)."""
+        """A figure by name: ``iops``, ``lat_mean_us``, ``cpu_pct`` or any field of :class:`IoStats`
+        after ``read.`` or ``write.`` (``write.iops``, ``read.bw_bytes``, ``write.clat_mean_us`` ...)."""
         if "." in key:
             side, name = key.split(".", 1)
             return float(getattr(self.read if side == "read" else self.write, name))

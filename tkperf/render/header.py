@@ -69,7 +69,17 @@ def platform_fields(run: RunResult) -> Pairs:
         ("fio", h.fio_version or na),
         ("tkperf", run.tkperf_version or h.tkperf_version or na),
         ("Python", h.python or na),
-    ) + _sharing(run)
+    ) + _remote(run) + _sharing(run)
+
+
+def _remote(run: RunResult) -> Pairs:
+    """How a run on a test host reached it (``facts["remote"]``)."""
+    got = run.facts.get("remote") if isinstance(run.facts, dict) else None
+    if not isinstance(got, dict) or not got.get("host"):
+        return ()
+    return (("Remote test host", f"{got['host']}: fio's client on the controlling host, its server on "
+                                 f"{got.get('fio_host', got['host'])} port {got.get('fio_port', '?')}; "
+                                 "everything else by tkperf's agent over SSH"),)
 
 
 def _sharing(run: RunResult) -> Pairs:

@@ -38,7 +38,7 @@ from tkperf.durations import duration
 from tkperf.engine.progress import Progress
 from tkperf.errors import OutputError
 from tkperf.engine.shapes import FIO_GAP_S, Estimate, Shape
-from tkperf.fio.intervals import Cut, IntervalCutter
+from tkperf.fio.intervals import Cut, IntervalCutter, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.output import cumulative_write
 from tkperf.model.results import TestRun
@@ -193,7 +193,7 @@ class ConsistencyStream(Shape):
         state = {"synced": time.monotonic()}
 
         def on_report(report: dict) -> bool:
-            got = cutter.feed(report, time.monotonic())
+            got = cutter.feed(report, report_time(report))
             if got is None:
                 return False
             cut, reads = got

@@ -1,0 +1,282 @@
+"""Remote targets (``HOST:/dev/...``) end to end, on this machine only.
+
+Real parts: an OpenSSH server the tests start on 127.0.0.2 and 127.0.0.3
+with a key they generate (host-key checking on), real ``fio --server``
+processes on those addresses, a real fio 3.25 for the version check, and
+loop devices made here.  tkperf reaches the "test hosts" exactly as it
+would reach a lab's: ``ssh -o BatchMode=yes`` with the client configuration
+the lab wrote, ``tkperf agent`` on the other end, ``fio --client``.
+"""
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import needs_fio
+from remote_lab import LAB_HOSTS, free_port
+from tkperf.cli import main
+from tkperf.errors import EXIT_FIO, EXIT_LOCKED, EXIT_OK, EXIT_REMOTE
+from tkperf.model import store
+from tkperf.target.loopdev import try_loop
+
+pytestmark = needs_fio
+
+MiB = 1024 * 1024
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+AGENT = f"{sys.executable} -m tkperf"
+# One workload of one block size and mix, two rounds, one WIPC pass.
+QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1", "--max-rounds", "2",
+         "-nj", "1", "-iod", "4", "--wipc-loops", "1", "--yes", "--report-format", "rst"]
+
+
+@pytest.fixture
+def loops(tmp_path):
+    """make(n): n fresh 256 MiB loop devices, all detached afterwards."""
+    made = []
+
+    def make(n):
+        for _ in range(n):
+            loop, why = try_loop(256 * MiB, str(tmp_path))
+            if loop is None:
+                pytest.skip(f"needs loop devices: {why}")
+            made.append(loop)
+        return [lp.path for lp in made[-n:]]
+
+    yield make
+    for loop in made:
+        loop.__exit__(None, None, None)
+
+
+@pytest.fixture
+def servers(fio_servers):
+    """fio servers on both lab addresses, on one port (a command has one --fio-port)."""
+    port = free_port()
+    return [fio_servers(addr, port=port) for addr in LAB_HOSTS]
+
+
+def remote_options(lab, port, config=None):
+    return ["--ssh-config", config or str(lab.config), "--remote-tkperf", AGENT, "--fio-port", str(port)]
+
+
+def digest(path, size=4 * MiB):
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read(size)).hexdigest()
+
+
+def test_two_remote_targets_and_one_local_in_one_command(ssh_lab, servers, loops, tmp_path, capsys):
+    a, b, c = loops(3)
+    port = servers[0].port
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", f"127.0.0.2:{a}", f"127.0.0.3:{b}", c, *QUICK, "--outdir", str(out),
+               *remote_options(ssh_lab, port)])
+    captured = capsys.readouterr()
+    assert rc == EXIT_OK, captured.err
+    names = {f"127.0.0.2-{os.path.basename(a)}": "127.0.0.2", f"127.0.0.3-{os.path.basename(b)}": "127.0.0.3",
+             os.path.basename(c): ""}
+    for name, host in names.items():
+        run = store.load(str(out / name / f"{name}.xml"))
+        assert run.status == "complete" and run.tests[0].status == "complete"
+        assert len(run.tests[0].rounds) == 2 and run.tests[0].purge is not None
+        log = (out / name / f"{name}.log").read_text()
+        if host:
+            assert run.device.path.startswith(f"{host}:/dev/loop")
+            assert run.facts["remote"] == {"host": host, "fio_host": host, "fio_port": port,
+                                           "remote_tkperf": AGENT}
+            assert f"--client={host},{port}" in log  # the workloads through fio's client
+            assert f"[{host}] run: " in log and "blkdiscard" in log  # the agent's commands, logged here
+            assert run.facts["target"]["path"] == run.device.resolved  # facts read on the test host
+        else:
+            assert "remote" not in run.facts and "--client=" not in log
+        assert (out / name / f"{name}.rst").exists()
+    comparison = (out / "comparison" / "comparison.rst").read_text()
+    assert all(name in comparison for name in names)
+    report = (out / "127.0.0.2-" f"{os.path.basename(a)}" / f"127.0.0.2-{os.path.basename(a)}.rst").read_text()
+    assert "Remote test host" in report and f"port {port}" in report
+
+
+def test_fio_server_killed_mid_round_fails_that_run_which_then_resumes(ssh_lab, servers, loops, tmp_path,
+                                                                        fio_servers):
+    a, b = loops(2)
+    port = servers[0].port
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{a}", f"127.0.0.3:{b}", *QUICK,
+            "--runtime", "3", "--outdir", str(out), *remote_options(ssh_lab, port)]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim = f"127.0.0.3-{os.path.basename(b)}"
+    log = out / victim / f"{victim}.log"
+    try:
+        deadline = time.monotonic() + 120
+        # the probe, the WIPC, then round 1: kill the server while round 1 runs (3 s of fio)
+        while time.monotonic() < deadline:
+            if log.exists() and log.read_text().count("--client=127.0.0.3") >= 3:
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        else:
+            pytest.fail("the victim's run never reached round 1")
+        time.sleep(0.5)
+        servers[1].kill()
+        stdout, stderr = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == EXIT_FIO, stderr  # the worst of the two
+    other = f"127.0.0.2-{os.path.basename(a)}"
+    assert store.load(str(out / other / f"{other}.xml")).status == "complete"
+    failed = store.load(str(out / victim / f"{victim}.xml"))
+    assert failed.status == "failed" and failed.tests[0].status == "failed"
+    assert "the fio server on 127.0.0.3 port" in failed.events[-1].message
+    assert "went away" in failed.events[-1].message
+    # the server back, the run resumes on the same drive
+    fio_servers("127.0.0.3", port=port)
+    rc = main(["resume", str(out / victim / f"{victim}.xml"), "--yes", "--ssh-config", str(ssh_lab.config),
+               "--remote-tkperf", AGENT, "--report-format", "rst"])
+    assert rc == EXIT_OK
+    done = store.load(str(out / victim / f"{victim}.xml"))
+    assert done.status == "complete" and len(done.tests[0].rounds) == 2
+    assert any(e.kind == "resumed" or "resum" in e.message for e in done.events)
+
+
+def test_another_fio_version_on_the_server_is_refused_and_nothing_written(ssh_lab, fio_servers, old_fio,
+                                                                           loops, tmp_path, capsys):
+    dev, = loops(1)
+    server = fio_servers("127.0.0.3", fio=old_fio)
+    before = digest(dev)
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", f"127.0.0.3:{dev}", *QUICK, "--outdir", str(out),
+               *remote_options(ssh_lab, server.port)])
+    err = capsys.readouterr().err
+    assert rc == EXIT_REMOTE
+    assert f"the fio server on 127.0.0.3 port {server.port}" in err and "same release" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not out.exists() and digest(dev) == before
+
+
+def test_unreachable_host_and_refused_login_and_missing_server(ssh_lab, ssh_refusing_config, servers, loops,
+                                                               tmp_path, capsys):
+    dev, = loops(1)
+    before = digest(dev)
+    out = tmp_path / "out"
+    port = servers[0].port
+    cases = [
+        ("127.0.0.4", remote_options(ssh_lab, port), "cannot reach 127.0.0.4 over SSH"),  # no sshd there
+        ("127.0.0.2", remote_options(ssh_lab, port, ssh_refusing_config), "Permission denied"),
+        ("127.0.0.2", remote_options(ssh_lab, free_port()), "no fio server answers on 127.0.0.2"),
+    ]
+    for host, options, words in cases:
+        rc = main(["ssd", "run", f"{host}:{dev}", *QUICK, "--outdir", str(out), *options])
+        err = capsys.readouterr().err
+        assert rc == EXIT_REMOTE, err
+        assert words in err and len(err.strip().splitlines()) == 1
+        assert not out.exists()
+    assert digest(dev) == before
+
+
+def test_a_second_run_on_the_same_remote_device_is_refused_by_the_lock(ssh_lab, servers, loops, tmp_path):
+    dev, = loops(1)
+    port = servers[0].port
+    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, "--runtime", "3",
+            *remote_options(ssh_lab, port)]
+    first = subprocess.Popen([*argv, "--outdir", str(tmp_path / "first")], cwd=REPO,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        log = tmp_path / "first" / f"127.0.0.2-{os.path.basename(dev)}.log"  # one target: OUTDIR/NAME.log
+        deadline = time.monotonic() + 60
+        while not (log.exists() and "--client=127.0.0.2" in log.read_text()):
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.05)
+        second = subprocess.run([*argv, "--outdir", str(tmp_path / "second")], cwd=REPO,
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        first.wait(timeout=120)
+    assert second.returncode == EXIT_LOCKED, second.stderr
+    assert "on 127.0.0.2: " in second.stderr and "another tkperf run (PID" in second.stderr
+    assert first.returncode == EXIT_OK
+
+
+def test_server_prints_and_starts_the_fio_server(ssh_lab, tmp_path, capsys):
+    assert main(["server"]) == EXIT_OK
+    assert capsys.readouterr().out.strip() == "fio --server=,8765 --daemonize=/run/tkperf-fio-8765.pid"
+    port = free_port()
+    pidfile = f"/run/tkperf-fio-{port}.pid"
+    try:
+        rc = main(["server", "127.0.0.2", "--start", "--bind", "127.0.0.2", "--fio-port", str(port),
+                   "--ssh-config", str(ssh_lab.config)])
+        out = capsys.readouterr().out
+        assert rc == EXIT_OK
+        mine = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+        assert f"fio server {mine} listening on 127.0.0.2 port {port}" in out
+        pid = int(open(pidfile).read().strip())
+        assert "--server=ip:127.0.0.2," in open(f"/proc/{pid}/cmdline").read().replace("\0", " ")
+    finally:
+        if os.path.exists(pidfile):
+            pid = int(open(pidfile).read().strip())
+            subprocess.run(["pkill", "-KILL", "-s", str(os.getsid(pid))], check=False)
+            os.unlink(pidfile)
+
+
+def _agents_of(pid):
+    """PIDs of ``tkperf agent`` processes (the test host's side) still running."""
+    out = subprocess.run(["pgrep", "-f", "-x", f"{sys.executable} -m tkperf agent"], capture_output=True,
+                         text=True).stdout.split()
+    return [int(p) for p in out if int(p) != pid]
+
+
+def test_ctrl_c_on_a_remote_run_saves_and_ends_the_agent_and_the_run_resumes(ssh_lab, servers, loops, tmp_path):
+    dev, = loops(1)
+    port = servers[0].port
+    out = tmp_path / "out"
+    name = f"127.0.0.2-{os.path.basename(dev)}"
+    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, "--runtime", "3",
+            "--outdir", str(out), *remote_options(ssh_lab, port)]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        log = out / f"{name}.log"
+        deadline = time.monotonic() + 60
+        while not (log.exists() and log.read_text().count("--client=127.0.0.2") >= 3):  # in round 1
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        assert _agents_of(proc.pid), "the agent runs during the run"
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's process group
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    run = store.load(str(out / f"{name}.xml"))
+    assert run.status == "interrupted" and run.tests[0].status == "interrupted"
+    deadline = time.monotonic() + 30
+    while _agents_of(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _agents_of(proc.pid), "the agent ends with its SSH session"
+    rc = main(["resume", str(out / f"{name}.xml"), "--yes", "--ssh-config", str(ssh_lab.config),
+               "--remote-tkperf", AGENT, "--report-format", "rst"])
+    assert rc == EXIT_OK and store.load(str(out / f"{name}.xml")).status == "complete"
+
+
+def test_streams_on_a_remote_target_get_their_intervals_and_logs_back(ssh_lab, servers, loops, tmp_path):
+    dev, = loops(1)
+    port = servers[0].port
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", f"127.0.0.2:{dev}", "--tests", "wsat,consistency", "--quick", "--yes",
+               "--outdir", str(out), "--report-format", "rst", *remote_options(ssh_lab, port)])
+    assert rc == EXIT_OK
+    name = f"127.0.0.2-{os.path.basename(dev)}"
+    run = store.load(str(out / f"{name}.xml"))
+    wsat, cons = run.test("wsat"), run.test("consistency")
+    assert wsat.status == "complete" and wsat.stop_reason.startswith("TGBW reached")
+    rows = wsat.series["intervals"]
+    written = sum(rows.column("io_bytes"))
+    tgbw = int(wsat.params["tgbw"].rstrip("x")) * run.device.size_bytes if wsat.params["tgbw"].endswith("x") else 0
+    assert written >= tgbw > 0
+    assert "number_ios=" in (out / f"{name}.log").read_text()  # fio itself stopped at the TGBW
+    assert min(rows.column("wall_s")) > 0.5  # intervals timed by fio's clock, not at hand-over
+    assert cons.status == "complete" and len(cons.series["intervals"]) >= 10
+    assert len(cons.series["lat_max"]) == len(cons.series["intervals"])  # fio's latency log came back
