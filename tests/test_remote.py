@@ -85,13 +85,16 @@ def test_two_remote_targets_and_one_local_in_one_command(ssh_lab, servers, loops
         if host:
             assert run.device.path.startswith(f"{host}:/dev/loop")
             assert run.facts["remote"] == {"host": host, "fio_host": host, "fio_port": port,
-                                           "remote_tkperf": AGENT}
+                                           "remote_tkperf": AGENT, "ssh_config": str(ssh_lab.config)}
             assert f"--client={host},{port}" in log  # the workloads through fio's client
             assert f"[{host}] run: " in log and "blkdiscard" in log  # the agent's commands, logged here
             assert run.facts["target"]["path"] == run.device.resolved  # facts read on the test host
         else:
             assert "remote" not in run.facts and "--client=" not in log
         assert (out / name / f"{name}.rst").exists()
+        sharing = run.facts["host_sharing"]  # each alone where its fio ran
+        assert sharing["runs"] == 1 and sharing.get("host", "") == host
+        assert [t["name"] for t in sharing["targets"]] == [name]
     comparison = (out / "comparison" / "comparison.rst").read_text()
     assert all(name in comparison for name in names)
     report = (out / "127.0.0.2-" f"{os.path.basename(a)}" / f"127.0.0.2-{os.path.basename(a)}.rst").read_text()
@@ -110,9 +113,9 @@ def test_fio_server_killed_mid_round_fails_that_run_which_then_resumes(ssh_lab, 
     log = out / victim / f"{victim}.log"
     try:
         deadline = time.monotonic() + 120
-        # the probe, the WIPC, then round 1: kill the server while round 1 runs (3 s of fio)
+        # the WIPC, then round 1 (the probe comes before the log): kill the server while round 1 runs (3 s of fio)
         while time.monotonic() < deadline:
-            if log.exists() and log.read_text().count("--client=127.0.0.3") >= 3:
+            if log.exists() and log.read_text().count("--client=127.0.0.3") >= 2:
                 break
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.05)
@@ -280,3 +283,40 @@ def test_streams_on_a_remote_target_get_their_intervals_and_logs_back(ssh_lab, s
     assert min(rows.column("wall_s")) > 0.5  # intervals timed by fio's clock, not at hand-over
     assert cons.status == "complete" and len(cons.series["intervals"]) >= 10
     assert len(cons.series["lat_max"]) == len(cons.series["intervals"])  # fio's latency log came back
+
+
+def test_a_lost_ssh_session_stops_fio_and_fails_the_run_cleanly(ssh_lab, servers, loops, tmp_path):
+    dev, = loops(1)
+    port = servers[0].port
+    out = tmp_path / "out"
+    name = f"127.0.0.2-{os.path.basename(dev)}"
+    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, "--runtime", "5",
+            "--outdir", str(out), *remote_options(ssh_lab, port)]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        log = out / f"{name}.log"
+        deadline = time.monotonic() + 60
+        while not (log.exists() and log.read_text().count("--client=127.0.0.2") >= 2):  # WIPC, round 1
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        ssh = subprocess.run(["pgrep", "-P", str(proc.pid), "-x", "ssh"], capture_output=True, text=True)
+        assert ssh.stdout.split(), "the run holds an SSH session"
+        for pid in ssh.stdout.split():
+            os.kill(int(pid), signal.SIGKILL)  # the network goes
+        started = time.monotonic()
+        _, stderr = proc.communicate(timeout=120)
+        took = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == EXIT_REMOTE, stderr
+    assert "the SSH session to 127.0.0.2 ended" in stderr and "fio was stopped" in stderr
+    assert took < 4.5  # fio was stopped, not left to finish its 5 s round
+    run = store.load(str(out / f"{name}.xml"))
+    assert run.status == "failed" and "the SSH session to 127.0.0.2 ended" in run.events[-1].message
+    assert not run.tests[0].rounds  # round 1 was cut short: not kept as a round of zeros
+    deadline = time.monotonic() + 10
+    while subprocess.run(["pgrep", "-P", str(servers[0].proc.pid)], capture_output=True).stdout.strip():
+        assert time.monotonic() < deadline, "the fio server still runs the job"
+        time.sleep(0.1)

@@ -137,3 +137,16 @@ def test_the_agent_on_a_loop_device_locks_and_forwards_its_command_lines(loopdev
     assert replies[5]["ok"]["method"] == "discard" and replies[5]["ok"]["verification"]
     logged = [m["log"][2] for m in out if "log" in m]
     assert any(t.startswith("run: ") and "blkdiscard" in t for t in logged)
+
+
+@pytest.mark.parametrize("host, words", [
+    ("nosuchhost.invalid", "fio cannot find host nosuchhost.invalid"),
+    ("127.0.0.2", "no fio server answers on 127.0.0.2 port 9"),  # the discard port: nothing listens
+])
+def test_the_server_check_says_what_is_wrong_before_anything_runs(tmp_path, host, words):
+    from tkperf.fio.jobs import FioSettings
+    from tkperf.remote.fio import RemoteFio
+
+    with pytest.raises(RemoteError, match=words):
+        RemoteFio(FioSettings(filename="/dev/null"), str(tmp_path / "not-made"), host, 9)
+    assert not (tmp_path / "not-made").exists()

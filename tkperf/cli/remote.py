@@ -3,6 +3,7 @@ and the hidden ``tkperf agent`` (docs/remote.rst)."""
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 from typing import Dict, List, Optional, Tuple
 
@@ -46,6 +47,13 @@ def _remote_tkperf(args: argparse.Namespace, saved: Optional[dict] = None) -> Li
     return words
 
 
+def _ssh_config(args: argparse.Namespace, saved: Optional[dict] = None) -> Optional[str]:
+    given = getattr(args, "ssh_config", None) or (saved or {}).get("ssh_config") or None
+    if given and not os.path.isfile(given):
+        raise UsageError(f"--ssh-config {given}: no such file")
+    return os.path.abspath(given) if given else None
+
+
 def open_target(target: str, size: Optional[int], args: argparse.Namespace,
                 saved: Optional[dict] = None) -> Tuple[TargetSide, DeviceInfo]:
     """The side of ``target`` (this host, or a test host over SSH) and its device.
@@ -58,7 +66,7 @@ def open_target(target: str, size: Optional[int], args: argparse.Namespace,
 
     host, path = where
     _port(args, saved)  # a bad port is refused before any connection
-    side = proxy.connect(host, getattr(args, "ssh_config", None), _remote_tkperf(args, saved))
+    side = proxy.connect(host, _ssh_config(args, saved), _remote_tkperf(args, saved))
     try:
         return side, side.resolve(path, size)
     except BaseException:
@@ -74,15 +82,17 @@ def backend(side: TargetSide, settings, outdir: str, args: argparse.Namespace,
         return None
     from tkperf.remote.fio import RemoteFio
 
-    return RemoteFio(settings, outdir, side.host, _port(args, saved))
+    return RemoteFio(settings, outdir, side.host, _port(args, saved), session=side)
 
 
 def facts(side: TargetSide, args: argparse.Namespace, saved: Optional[dict] = None) -> Dict[str, object]:
     """``facts["remote"]`` of a run: how it reached its target, for the header and a resume."""
     if not side.host:
         return {}
+    config = _ssh_config(args, saved)
     return {"host": side.host, "fio_host": fio_host(side.host), "fio_port": _port(args, saved),
-            "remote_tkperf": " ".join(shlex.quote(w) for w in _remote_tkperf(args, saved))}
+            "remote_tkperf": " ".join(shlex.quote(w) for w in _remote_tkperf(args, saved)),
+            **({"ssh_config": config} if config else {})}
 
 
 def saved_remote(run_facts: dict) -> dict:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import programs
+from tkperf.remote import fio_host, split_target
 
 PROGRESS_FD_ENV = "TKPERF_PROGRESS_FD"
 HOST_SHARING_ENV = "TKPERF_HOST_SHARING"
@@ -135,10 +136,19 @@ def exit_code_of_returncode(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def host_sharing(targets: Sequence[Target]) -> dict:
-    """What every child records in ``facts["host_sharing"]``."""
-    return {"runs": len(targets), "host_cpus": os.cpu_count() or 0,
-            "targets": [{"name": t.name, "device": t.device} for t in targets]}
+def _host_of(target: Target) -> str:
+    where = split_target(target.device)
+    return fio_host(where[0]) if where else ""
+
+
+def host_sharing(targets: Sequence[Target], of: Optional[Target] = None) -> dict:
+    """What a child records in ``facts["host_sharing"]``: the runs whose fio
+    works on the same host as ``of``'s (this one, or the same test host)."""
+    here = "" if of is None else _host_of(of)
+    same = [t for t in targets if of is None or _host_of(t) == here]
+    return {"runs": len(same), "host_cpus": (os.cpu_count() or 0) if not here else 0,
+            **({"host": here} if here else {}),
+            "targets": [{"name": t.name, "device": t.device} for t in same]}
 
 
 def merge_sharing(old: object, new: dict) -> dict:
@@ -150,6 +160,7 @@ def merge_sharing(old: object, new: dict) -> dict:
     names = {t.get("name") for t in seen}
     return {"runs": max(int(old.get("runs", 0) or 0), int(new["runs"])),
             "host_cpus": new.get("host_cpus", old.get("host_cpus", 0)),
+            **({"host": new["host"]} if new.get("host") else {}),
             "targets": seen + [t for t in new["targets"] if t.get("name") not in names]}
 
 
@@ -162,6 +173,7 @@ def parse_sharing(text: str) -> dict:
     if not isinstance(targets, list) or not all(isinstance(t, dict) for t in targets):
         raise ValueError('"targets" must be a list of objects')
     return {"runs": value["runs"], "host_cpus": int(value.get("host_cpus", 0) or 0),
+            **({"host": str(value["host"])} if value.get("host") else {}),
             "targets": [{"name": str(t.get("name", "")), "device": str(t.get("device", ""))}
                         for t in targets]}
 
@@ -237,7 +249,7 @@ class ParallelRuns:
         read_fd, write_fd = os.pipe()
         env = dict(os.environ)
         env[PROGRESS_FD_ENV] = str(write_fd)
-        env[HOST_SHARING_ENV] = json.dumps(host_sharing([x.target for x in self.outcomes]))
+        env[HOST_SHARING_ENV] = json.dumps(host_sharing([x.target for x in self.outcomes], o.target))
         try:
             o.started = time.monotonic()
             o.proc = programs.start(list(o.target.argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

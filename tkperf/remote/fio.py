@@ -18,11 +18,13 @@ stops on what it measures bounds its fio job as well
 """
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
 import subprocess
 import tempfile
 import time
-from typing import Callable, List, Sequence, Tuple
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import programs
 from tkperf.errors import FioError, RemoteError
@@ -30,6 +32,7 @@ from tkperf.fio.backend import LocalFio, _last_line
 from tkperf.fio.intervals import REPORT_AT
 from tkperf.fio.jobs import FioJob, FioSettings, job_file
 from tkperf.fio.output import first_json_object
+from tkperf.model.results import Workload
 from tkperf.remote import FIO_PORT, fio_host
 
 ALL_CLIENTS = "All clients"
@@ -63,8 +66,14 @@ class RemoteFio(LocalFio):
     live_intervals = False
 
     def __init__(self, settings: FioSettings, workdir: str, host: str, port: int = FIO_PORT,
-                 fio: str = "fio") -> None:
+                 fio: str = "fio", session: object = None) -> None:
         self.host, self.port = fio_host(host), int(port)
+        #: The run's SSH session to the host (its ``lost`` says why it ended);
+        #: when it ends under a job, the job is stopped at once.
+        self.session = session
+        self._current: Optional[subprocess.Popen] = None
+        if session is not None and hasattr(session, "on_lost"):
+            session.on_lost.append(self.stop)
         super().__init__(settings, workdir, fio)
         self.server = self.check_server()
 
@@ -78,6 +87,22 @@ class RemoteFio(LocalFio):
     def jobs_report(self, report: dict) -> dict:
         return client_jobs(report, self.host)
 
+    @contextlib.contextmanager
+    def _process(self, job_text: str, what: str, flags: Sequence[str], **popen: object) -> Iterator[subprocess.Popen]:
+        with super()._process(job_text, what, flags, **popen) as proc:
+            self._current = proc
+            try:
+                yield proc
+            finally:
+                self._current = None
+
+    def stop(self) -> None:
+        """Stop the job under way (from another thread): fio's client then ends
+        the job on the server too."""
+        proc = self._current
+        if proc is not None:
+            programs.kill(proc, signal.SIGTERM)
+
     def check_server(self) -> str:
         """The server's version; RemoteError when none answers or it differs."""
         mine = self.version.split()[0] if self.version else ""
@@ -89,6 +114,10 @@ class RemoteFio(LocalFio):
             finally:
                 self.workdir = workdir
         theirs = server_version(out)
+        if "failed to resolve" in err:
+            raise RemoteError(f"fio cannot find host {self.host} ({_last_line(err.split('failed adding')[0])}): "
+                              "fio's client connects to the name itself, so give a name or address "
+                              "the resolver knows, not only ssh's configuration")
         if "connect" in err and not theirs:
             raise RemoteError(f"no fio server answers on {self.where} ({_last_line(err)}); "
                               f"start one there: tkperf server {self.host} --start")
@@ -112,6 +141,21 @@ class RemoteFio(LocalFio):
                 proc.communicate()
                 raise RemoteError(f"the fio server on {self.where} did not answer within "
                                   f"{PROBE_TIMEOUT_S:.0f} s") from None
+
+    def run(self, jobs: Sequence[FioJob], what: str, timeout: Optional[float] = None,
+            histograms: bool = False) -> Tuple[List[Workload], float]:
+        try:
+            got = super().run(jobs, what, timeout, histograms)
+        except FioError:
+            self._check_session(what)
+            raise
+        self._check_session(what)  # a client stopped under it still reports (zeros), with exit 0
+        return got
+
+    def _check_session(self, what: str) -> None:
+        lost = getattr(self.session, "lost", "")
+        if lost:
+            raise RemoteError(f"{lost}; fio was stopped in {what}") from None
 
     def failure_line(self, err: str, out: str) -> str:
         """fio's client says ``client: host=H disconnected`` on stdout when its
@@ -137,8 +181,10 @@ class RemoteFio(LocalFio):
                 raise FioError(f"fio hung in {what}: no end after {timeout:.0f} s; killed it",
                                stderr=err) from None
         if proc.returncode != 0:
+            self._check_session(what)
             raise FioError(f"fio failed in {what} (exit {proc.returncode}): {self.failure_line(err, out)}",
                            stderr=err)
+        self._check_session(what)
         report = client_jobs(first_json_object(out), self.host)
         for entry in report["jobs"]:
             if entry.get("jobname") != job.name:

@@ -18,7 +18,7 @@ import os
 import select
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from tkperf import __version__, programs
 from tkperf.errors import Interrupted, RemoteError, TargetError
@@ -56,8 +56,15 @@ class RemoteSide(TargetSide):
         self._ids = 0
         self._buf = b""
         self._err: List[str] = []
+        #: Why the session ended before :meth:`close`, '' while it lasts.
+        self.lost = ""
+        #: Called (from another thread) when the session ends under the run.
+        self.on_lost: List[Callable[[], None]] = []
+        self._closing = False
+        self._ready = False
         self.proc = ssh.start([*remote_tkperf, "agent"])
         threading.Thread(target=self._drain_stderr, daemon=True).start()
+        threading.Thread(target=self._watch, args=(self.proc,), daemon=True).start()
         try:
             hello = self._message(time.monotonic() + HELLO_TIMEOUT_S, "the agent's greeting").get("hello")
             if not isinstance(hello, dict):
@@ -68,6 +75,7 @@ class RemoteSide(TargetSide):
         except BaseException:
             self.close()
             raise
+        self._ready = True
         log.info("[%s] tkperf agent %s (Python %s, PID %s) on %s", host, hello.get("tkperf"),
                  hello.get("python"), hello.get("pid"), hello.get("host"))
 
@@ -79,7 +87,22 @@ class RemoteSide(TargetSide):
                 self._err = (self._err + [text])[-20:]
                 log.info("[%s] ssh: %s", self.host, text)
 
+    def _watch(self, proc) -> None:
+        """A session that ends under a running run stops the run's fio now: the
+        agent has let go of the device, so nothing may go on writing to it."""
+        code = proc.wait()
+        time.sleep(0.2)  # ssh's last words
+        if self._closing or not self._ready:
+            return
+        tail = f": {self._err[-1]}" if self._err else ""
+        self.lost = f"the SSH session to {self.host} ended (exit {code}){tail}"
+        log.error("[%s] %s; stopping fio", self.host, self.lost)
+        for stop in self.on_lost:
+            stop()
+
     def _gone(self, what: str) -> RemoteError:
+        if self.lost:
+            return RemoteError(self.lost)
         try:
             code = self.proc.wait(timeout=5)
         except Exception:  # noqa: BLE001 - still running: the pipe broke instead
@@ -162,6 +185,7 @@ class RemoteSide(TargetSide):
         proc = getattr(self, "proc", None)
         if proc is None:
             return
+        self._closing = True
         with contextlib.suppress(OSError, ValueError):
             proc.stdin.close()
         try:
