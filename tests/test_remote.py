@@ -8,6 +8,7 @@ would reach a lab's: ``ssh -o BatchMode=yes`` with the client configuration
 the lab wrote, ``tkperf agent`` on the other end, ``fio --client``.
 """
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -88,6 +89,8 @@ def test_two_remote_targets_and_one_local_in_one_command(ssh_lab, servers, loops
                                            "remote_tkperf": AGENT, "ssh_config": str(ssh_lab.config)}
             assert f"--client={host},{port}" in log  # the workloads through fio's client
             assert f"[{host}] run: " in log and "blkdiscard" in log  # the agent's commands, logged here
+            assert f"target on a test host: {host} over SSH: " in log and "BatchMode=yes" in log
+            assert "server fio-" in log
             assert run.facts["target"]["path"] == run.device.resolved  # facts read on the test host
         else:
             assert "remote" not in run.facts and "--client=" not in log
@@ -223,6 +226,23 @@ def test_server_prints_and_starts_the_fio_server(ssh_lab, tmp_path, capsys):
             os.unlink(pidfile)
 
 
+def start_remote_run(lab, port, dev, out, runtime, **popen):
+    """A real ``tkperf ssd run 127.0.0.2:DEV`` in a child, returned once its
+    round 1 runs (its log names the WIPC's and round 1's fio clients); (proc, name)."""
+    name = f"127.0.0.2-{os.path.basename(dev)}"
+    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, "--runtime", str(runtime),
+            "--outdir", str(out), *remote_options(lab, port)]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+    log = out / f"{name}.log"
+    deadline = time.monotonic() + 60
+    while not (log.exists() and log.read_text().count("--client=127.0.0.2") >= 2):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            pytest.fail(f"the run never reached round 1: {proc.communicate()}")
+        time.sleep(0.05)
+    return proc, name
+
+
 def _agents_of(pid):
     """PIDs of ``tkperf agent`` processes (the test host's side) still running."""
     out = subprocess.run(["pgrep", "-f", "-x", f"{sys.executable} -m tkperf agent"], capture_output=True,
@@ -232,19 +252,9 @@ def _agents_of(pid):
 
 def test_ctrl_c_on_a_remote_run_saves_and_ends_the_agent_and_the_run_resumes(ssh_lab, servers, loops, tmp_path):
     dev, = loops(1)
-    port = servers[0].port
     out = tmp_path / "out"
-    name = f"127.0.0.2-{os.path.basename(dev)}"
-    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, "--runtime", "3",
-            "--outdir", str(out), *remote_options(ssh_lab, port)]
-    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc, name = start_remote_run(ssh_lab, servers[0].port, dev, out, 3, start_new_session=True)
     try:
-        log = out / f"{name}.log"
-        deadline = time.monotonic() + 60
-        while not (log.exists() and log.read_text().count("--client=127.0.0.2") >= 3):  # in round 1
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.05)
         assert _agents_of(proc.pid), "the agent runs during the run"
         os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's process group
         _, stderr = proc.communicate(timeout=120)
@@ -287,18 +297,9 @@ def test_streams_on_a_remote_target_get_their_intervals_and_logs_back(ssh_lab, s
 
 def test_a_lost_ssh_session_stops_fio_and_fails_the_run_cleanly(ssh_lab, servers, loops, tmp_path):
     dev, = loops(1)
-    port = servers[0].port
     out = tmp_path / "out"
-    name = f"127.0.0.2-{os.path.basename(dev)}"
-    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, "--runtime", "5",
-            "--outdir", str(out), *remote_options(ssh_lab, port)]
-    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, name = start_remote_run(ssh_lab, servers[0].port, dev, out, 5)
     try:
-        log = out / f"{name}.log"
-        deadline = time.monotonic() + 60
-        while not (log.exists() and log.read_text().count("--client=127.0.0.2") >= 2):  # WIPC, round 1
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.05)
         ssh = subprocess.run(["pgrep", "-P", str(proc.pid), "-x", "ssh"], capture_output=True, text=True)
         assert ssh.stdout.split(), "the run holds an SSH session"
         for pid in ssh.stdout.split():
@@ -320,3 +321,16 @@ def test_a_lost_ssh_session_stops_fio_and_fails_the_run_cleanly(ssh_lab, servers
     while subprocess.run(["pgrep", "-P", str(servers[0].proc.pid)], capture_output=True).stdout.strip():
         assert time.monotonic() < deadline, "the fio server still runs the job"
         time.sleep(0.1)
+
+
+def test_info_reads_a_test_hosts_drive_through_its_agent(ssh_lab, loops, capsys):
+    dev, = loops(1)
+    rc = main(["info", f"127.0.0.2:{dev}", "--json", "--ssh-config", str(ssh_lab.config),
+               "--remote-tkperf", AGENT])
+    captured = capsys.readouterr()
+    assert rc == EXIT_OK, captured.err
+    facts = json.loads(captured.out)
+    assert facts["target"]["resolved"] == dev and facts["target"]["transport"] == "loop"
+    assert facts["lsblk"]["name"] == os.path.basename(dev)
+    rc = main(["info", "127.0.0.2:/etc/hostname", "--ssh-config", str(ssh_lab.config), "--remote-tkperf", AGENT])
+    assert rc == 4 and "not a block device" in capsys.readouterr().err

@@ -1,7 +1,6 @@
 """The parts of remote runs that need no server: fio's client JSON
 (recorded, tests/data/client/README.rst), the probe line, target names,
 the agent's wire format and the agent itself on a pipe."""
-import io
 import json
 import os
 import subprocess
@@ -12,7 +11,7 @@ import pytest
 from conftest import data_path
 from tkperf import __version__
 from tkperf.cli import common
-from tkperf.errors import FioError, LockedError, RemoteError, TargetError
+from tkperf.errors import FioError, LockedError, RemoteError
 from tkperf.fio.intervals import IntervalCutter, REPORT_AT, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.output import first_json_object, parse_jobs

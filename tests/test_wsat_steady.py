@@ -130,6 +130,8 @@ class FakeWriter:
 class FakeFio:
     """Feeds one cumulative status report per made-up interval (1 s of run time each)."""
 
+    live_intervals = True  # as fio on this host: reports as they are made
+
     def __init__(self, iops: Sequence[float]) -> None:
         self.iops = iops
         self.fed = 0

@@ -12,7 +12,9 @@ import argparse
 import json
 from typing import Dict, List, Tuple
 
+from tkperf.cli import remote as remote_cli
 from tkperf.errors import EXIT_OK
+from tkperf.remote import split_target
 from tkperf.target import facts as device_facts
 
 Rows = List[Tuple[str, str]]
@@ -209,7 +211,14 @@ def render(facts: Dict[str, object]) -> List[str]:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    facts = device_facts.collect(args.device)
+    if split_target(args.device) is None:
+        facts = device_facts.collect(args.device)
+    else:  # read on the test host by its tkperf agent (docs/remote.rst)
+        side, dev = remote_cli.open_target(args.device, None, args)
+        try:
+            facts = side.device_facts(dev)
+        finally:
+            side.close()
     if args.json:
         print(json.dumps(facts, indent=2, sort_keys=False))
     else:
@@ -222,6 +231,8 @@ def register(sub) -> None:
                        description="Facts about a block device or file target from lsblk, sysfs and, "
                                    "by transport, hdparm, nvme-cli, sg3-utils and smartctl. Nothing is "
                                    "written to the device.")
-    p.add_argument("device", help="a block device (e.g. /dev/nvme0n1) or a regular file")
+    p.add_argument("device", help="a block device (e.g. /dev/nvme0n1), a regular file, or HOST:/dev/... "
+                                  "on a test host (read there over SSH, docs/remote.rst)")
     p.add_argument("--json", action="store_true", help="the facts as one JSON object")
+    remote_cli.add_options(p, fio=False)
     p.set_defaults(func=cmd_info)

@@ -16,10 +16,11 @@ from tkperf.target.side import LocalSide, TargetSide
 DEFAULT_REMOTE_TKPERF = "tkperf"
 
 
-def add_options(p: argparse.ArgumentParser) -> None:
+def add_options(p: argparse.ArgumentParser, fio: bool = True) -> None:
     g = p.add_argument_group("Remote targets (HOST:/dev/...; docs/remote.rst)")
-    g.add_argument("--fio-port", type=int, metavar="PORT",
-                   help=f"port of the fio server on the test hosts (default {FIO_PORT})")
+    if fio:
+        g.add_argument("--fio-port", type=int, metavar="PORT",
+                       help=f"port of the fio server on the test hosts (default {FIO_PORT})")
     g.add_argument("--ssh-config", metavar="FILE",
                    help="OpenSSH client configuration to use instead of ~/.ssh/config (ssh -F)")
     g.add_argument("--remote-tkperf", metavar="CMD",

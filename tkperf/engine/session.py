@@ -101,6 +101,10 @@ class Session:
         dev = self.device
         log.info("tkperf %s: %s %s of %s as %r", __version__, self.profile,
                  "resumed run" if self.saved else "run", dev.path, self.name)
+        if self.side.describe():
+            log.info("target on a test host: %s", self.side.describe())
+        if getattr(fio, "server", ""):
+            log.info("fio: %s here, server %s on %s", fio.version, fio.server, getattr(fio, "where", "?"))
         for p in problems:
             log.warning("forced past: %s", p)
         if dev.kind == "file":

@@ -76,6 +76,7 @@ class RemoteSide(TargetSide):
             self.close()
             raise
         self._ready = True
+        self.hello = hello
         log.info("[%s] tkperf agent %s (Python %s, PID %s) on %s", host, hello.get("tkperf"),
                  hello.get("python"), hello.get("pid"), hello.get("host"))
 
@@ -195,6 +196,11 @@ class RemoteSide(TargetSide):
             proc.wait()
         programs.forget(proc)
         self.proc = None  # type: ignore[assignment]
+
+    def describe(self) -> str:
+        hello = getattr(self, "hello", {})
+        return (f"{self.host} over SSH: {programs.command_line(self.proc.args) if self.proc else ''}; "
+                f"tkperf agent {hello.get('tkperf')} (PID {hello.get('pid')}) on {hello.get('host')}")
 
     # --- the TargetSide calls ------------------------------------------------
     def resolve(self, path: str, size: Optional[int] = None) -> DeviceInfo:

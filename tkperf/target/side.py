@@ -89,6 +89,10 @@ class TargetSide(abc.ABC):
     def heat(self, dev: DeviceInfo) -> HeatReading:
         """A health reading without thresholds, for temperature sampling."""
 
+    def describe(self) -> str:
+        """How the run reaches the target, for its log ('' on this host)."""
+        return ""
+
     def close(self) -> None:
         """Let go of the host (a remote side ends its SSH session)."""
 
