@@ -59,6 +59,7 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=50)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tkperf-bench-remote-") as tmp:
+        (Path(tmp) / "ssh").mkdir()
         lab = start_ssh_lab(Path(tmp) / "ssh")
         port = free_port()
         server = subprocess.Popen(["fio", f"--server=ip:127.0.0.2,{port}"], start_new_session=True,
