@@ -334,3 +334,17 @@ def test_info_reads_a_test_hosts_drive_through_its_agent(ssh_lab, loops, capsys)
     assert facts["lsblk"]["name"] == os.path.basename(dev)
     rc = main(["info", "127.0.0.2:/etc/hostname", "--ssh-config", str(ssh_lab.config), "--remote-tkperf", AGENT])
     assert rc == 4 and "not a block device" in capsys.readouterr().err
+
+
+def test_several_targets_are_refused_together_when_one_hosts_fio_server_is_missing(ssh_lab, servers, loops,
+                                                                                  tmp_path, capsys):
+    a, b, c = loops(3)
+    before = [digest(d) for d in (a, b, c)]
+    servers[1].kill()  # 127.0.0.3 has no fio server
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", f"127.0.0.2:{a}", f"127.0.0.3:{b}", c, *QUICK, "--outdir", str(out),
+               *remote_options(ssh_lab, servers[0].port)])
+    err = capsys.readouterr().err
+    assert rc == EXIT_REMOTE and f"no fio server answers on 127.0.0.3 port {servers[0].port}" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists() and [digest(d) for d in (a, b, c)] == before

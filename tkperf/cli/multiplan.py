@@ -87,3 +87,16 @@ def plan_targets(args: argparse.Namespace, profile: str, from_args) -> List[Plan
 def close_sides(planned: Sequence[Planned]) -> None:
     for p in planned:
         p.side.close()
+
+
+def check_fio_servers(args: argparse.Namespace, planned: Sequence[Planned]) -> None:
+    """Every test host's fio server answers with this host's fio (RemoteError
+    refuses the whole command); each host once, before any run starts."""
+    from tkperf.cli import remote as remote_cli
+    from tkperf.engine.session import fio_settings
+
+    seen = set()
+    for p in planned:
+        if p.side.host and fio_host(p.side.host) not in seen:
+            seen.add(fio_host(p.side.host))
+            remote_cli.backend(p.side, fio_settings(p.dev, p.opts), ".", args)

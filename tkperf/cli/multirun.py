@@ -225,6 +225,7 @@ def _start(args: argparse.Namespace, profile: str, planned: List[multiplan.Plann
                 raise UsageError(f"--resume: no saved run {xml} to resume")
     for p in planned:
         p.side.check_safe(p.dev, args.force)  # read-only; the child checks again under its lock
+    multiplan.check_fio_servers(args, planned)
     for p in planned:
         common.confirm(p.dev, args.yes)
     multiplan.close_sides(planned)
