@@ -13,6 +13,8 @@ from types import SimpleNamespace
 from typing import List
 
 import pytest
+
+from tkperf.engine import progress as ep
 from lxml import etree
 
 from conftest import data_path, needs_fio
@@ -351,7 +353,19 @@ def check_sweep(t: TestRun, mix: int) -> None:
 @needs_fio
 def test_dirth_end_to_end(loopdev, tmp_path, capsys):
     out = tmp_path / "out"
-    xml = run_dirth(loopdev, out, "a", "--dirth-mixes", "0/100,70/30")
+    seen = []  # (event, after-rounds seconds, ETA low) as the run reports them
+
+    def listen(prog, event):
+        if event == "round" and prog.key == "dirth-4k-0-100":
+            seen.append((prog.after_rounds_s, prog.eta()[0]))
+
+    ep.add_listener(listen)
+    try:
+        xml = run_dirth(loopdev, out, "a", "--dirth-mixes", "0/100,70/30")
+    finally:
+        ep.remove_listener(listen)
+    # while the steady-state rounds run, the ETA counts the sweep that follows (4 points of 1 s)
+    assert seen and all(after >= 4.0 and low >= after for after, low in seen)
     schema = etree.XMLSchema(etree.parse(store.SCHEMA_PATH))
     assert schema.validate(etree.parse(xml)), schema.error_log
     run = store.load(xml)

@@ -108,6 +108,21 @@ def test_eta_from_measured_rounds_plus_later_tests():
     assert prog.eta() == (0.0, 0.0)
 
 
+def test_eta_of_a_round_loop_counts_what_follows_it_until_that_starts():
+    clock = Clock()
+    prog = ep.Progress(window=5, max_rounds=25, clock=clock)
+    prog.run_started([ep.PlannedTest("dirth", 500.0, 2500.0)])
+    prog.test_started("dirth")
+    prog.rounds_then(300.0)  # the sweep after steady state (DIRTH, CBW) or HIR's idle settings
+    prog.round_started(1, per_round_s=10.0)
+    assert prog.eta() == (5 * 10.0 + 300.0, 25 * 10.0 + 300.0)
+    prog.once_started("sweep over 12 points", 300.0)
+    clock.now += 100.0
+    assert prog.eta() == (200.0, 200.0)  # the sweep's own clock now; nothing counted twice
+    prog.test_started("next")
+    assert prog.after_rounds_s == 0.0
+
+
 def test_stream_eta_is_the_time_limit_or_the_bytes_whichever_first():
     assert ep.stream_left(100.0, 3600.0) == 3500.0
     assert ep.stream_left(100.0, 3600.0, written=int(1e9), stop_bytes=int(3e9), rate_bps=1e7) == 200.0

@@ -76,6 +76,7 @@ class SteadyThenSweep(Shape):
             raise ValueError(f"{plan.key}: the tracking figure must be a workload of the steady-state rounds")
         test.rounds.clear()  # steady state and sweep are one unbroken run
         test.data.pop(SWEEP_ROUND, None)
+        _progress(ctx).rounds_then(_seconds(self.sweep))
         Rounds(self.steady).run(ctx, plan, test)
         reached = test.stop_reason
         index = len(test.rounds) + 1

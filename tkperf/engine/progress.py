@@ -114,6 +114,8 @@ class Progress:
     stream_iops: float = 0.0
     once_s: float = 0.0
     once_since: float = 0.0
+    #: Seconds planned after the round loop of the test running (a sweep, idle settings).
+    after_rounds_s: float = 0.0
     wipc_rate: float = WIPC_RATE
     finished: bool = False
 
@@ -130,7 +132,7 @@ class Progress:
     def test_started(self, key: str) -> None:
         self.key = key
         self.index = next((i for i, t in enumerate(self.tests, 1) if t.key == key), 0)
-        self.kind, self.round, self.done = "", 0, 0
+        self.kind, self.round, self.done, self.after_rounds_s = "", 0, 0, 0.0
         self.round_walls, self.values, self.steady, self.label = [], [], None, ""
         self.stream_written, self.stream_rate, self.stream_iops = 0, 0.0, 0.0
         self.set_phase("start")
@@ -184,8 +186,14 @@ class Progress:
         self.round = index
         self._emit("interval")
 
+    def rounds_then(self, seconds: float) -> None:
+        """The test's round loop is followed by ``seconds`` of other work
+        (a sweep, idle settings): counted in the ETA until that starts."""
+        self.after_rounds_s = max(float(seconds), 0.0)
+
     def once_started(self, phase: str, seconds: float) -> None:
         """A sweep or the phases: one pass planned to take ``seconds``."""
+        self.after_rounds_s = 0.0
         if self.kind != "once":
             self.kind = "once"
             self.once_s = seconds
@@ -214,8 +222,9 @@ class Progress:
         now = self.clock()
         if self.kind == "rounds":
             running = now - self.phase_since if self.round else None
-            return round_range(self.done, self.window, self.max_rounds,
-                               bool(getattr(self.steady, "steady", False)), self.per_round_s, running)
+            lo, hi = round_range(self.done, self.window, self.max_rounds,
+                                 bool(getattr(self.steady, "steady", False)), self.per_round_s, running)
+            return lo + self.after_rounds_s, hi + self.after_rounds_s
         if self.kind == "stream":
             left = stream_left(now - self.phase_since, self.stream_limit_s, self.stream_written,
                                self.stream_bytes, self.stream_rate)

@@ -185,6 +185,7 @@ class HostIdleShape(Shape):
             del test.data[key]
         periods, back = Series(PERIODS, PERIOD_COLUMNS), Series(RETURN, RETURN_COLUMNS)
         test.series = {}
+        _progress(ctx).rounds_then(sum(s.seconds for s in self.settings))
         Rounds((self.steady,)).run(ctx, plan, test)
         reached = test.stop_reason
         test.series = {PERIODS: periods, RETURN: back}
