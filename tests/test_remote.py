@@ -348,3 +348,38 @@ def test_several_targets_are_refused_together_when_one_hosts_fio_server_is_missi
     assert rc == EXIT_REMOTE and f"no fio server answers on 127.0.0.3 port {servers[0].port}" in err
     assert len(err.strip().splitlines()) == 1
     assert not out.exists() and [digest(d) for d in (a, b, c)] == before
+
+
+def test_ctrl_c_during_a_purge_on_the_test_host_stops_the_purge_there(ssh_lab, servers, loops, tmp_path):
+    dev, = loops(1)
+    out = tmp_path / "out"
+    name = f"127.0.0.2-{os.path.basename(dev)}"
+    slow = "sh -c 'sleep 60 # tkperf-slow-purge' {device}"  # a vendor tool that takes its time
+    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, "--purge-cmd", slow,
+            "--outdir", str(out), *remote_options(ssh_lab, servers[0].port)]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        log = out / f"{name}.log"
+        deadline = time.monotonic() + 60
+        while not (log.exists() and "tkperf-slow-purge" in log.read_text()):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGINT)
+        started = time.monotonic()
+        _, stderr = proc.communicate(timeout=60)
+        took = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert took < 20  # the agent stopped the tool; nobody waited for its 60 s
+    text = log.read_text()
+    assert "[127.0.0.2] run: sh -c 'sleep 60 # tkperf-slow-purge'" in text  # ran there, logged here
+    assert "interrupting the agent's purge" in text
+    run = store.load(str(out / f"{name}.xml"))
+    assert run.status == "interrupted"
+    left = subprocess.run(["pgrep", "-f", "tkperf-slow-purge"], capture_output=True, text=True).stdout.split()
+    assert not left, "the purge tool was stopped on the test host"
