@@ -73,9 +73,12 @@ def test_two_remote_targets_and_one_local_in_one_command(ssh_lab, servers, loops
     port = servers[0].port
     out = tmp_path / "out"
     rc = main(["ssd", "run", f"127.0.0.2:{a}", f"127.0.0.3:{b}", c, *QUICK, "--outdir", str(out),
-               *remote_options(ssh_lab, port)])
+               "--json-summary", str(tmp_path / "all.json"), *remote_options(ssh_lab, port)])
     captured = capsys.readouterr()
     assert rc == EXIT_OK, captured.err
+    doc = json.loads((tmp_path / "all.json").read_text())
+    assert [(t["host"], t["status"]) for t in doc["targets"]] == [
+        ("127.0.0.2", "complete"), ("127.0.0.3", "complete"), ("", "complete")]
     names = {f"127.0.0.2-{os.path.basename(a)}": "127.0.0.2", f"127.0.0.3-{os.path.basename(b)}": "127.0.0.3",
              os.path.basename(c): ""}
     for name, host in names.items():
