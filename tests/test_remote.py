@@ -189,20 +189,14 @@ def test_unreachable_host_and_refused_login_and_missing_server(ssh_lab, ssh_refu
 def test_a_second_run_on_the_same_remote_device_is_refused_by_the_lock(ssh_lab, servers, loops, tmp_path):
     dev, = loops(1)
     port = servers[0].port
-    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, "--runtime", "3",
-            *remote_options(ssh_lab, port)]
-    first = subprocess.Popen([*argv, "--outdir", str(tmp_path / "first")], cwd=REPO,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first, _ = start_remote_run(ssh_lab, port, dev, tmp_path / "first", "--runtime", "3",
+                                until=("--client=127.0.0.2", 1))
     try:
-        log = tmp_path / "first" / f"127.0.0.2-{os.path.basename(dev)}.log"  # one target: OUTDIR/NAME.log
-        deadline = time.monotonic() + 60
-        while not (log.exists() and "--client=127.0.0.2" in log.read_text()):
-            assert time.monotonic() < deadline and first.poll() is None
-            time.sleep(0.05)
-        second = subprocess.run([*argv, "--outdir", str(tmp_path / "second")], cwd=REPO,
-                                capture_output=True, text=True, timeout=120)
+        second = subprocess.run([sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK,
+                                 "--outdir", str(tmp_path / "second"), *remote_options(ssh_lab, port)],
+                                cwd=REPO, capture_output=True, text=True, timeout=120)
     finally:
-        first.wait(timeout=120)
+        first.communicate(timeout=120)
     assert second.returncode == EXIT_LOCKED, second.stderr
     assert "on 127.0.0.2: " in second.stderr and "another tkperf run (PID" in second.stderr
     assert first.returncode == EXIT_OK
@@ -229,21 +223,35 @@ def test_server_prints_and_starts_the_fio_server(ssh_lab, tmp_path, capsys):
             os.unlink(pidfile)
 
 
-def start_remote_run(lab, port, dev, out, runtime, **popen):
-    """A real ``tkperf ssd run 127.0.0.2:DEV`` in a child, returned once its
-    round 1 runs (its log names the WIPC's and round 1's fio clients); (proc, name)."""
+def start_remote_run(lab, port, dev, out, *extra, until=("--client=127.0.0.2", 2), **popen):
+    """A real ``tkperf ssd run 127.0.0.2:DEV ... EXTRA`` in a child, returned
+    once its log holds ``until`` (text, times): by default round 1 runs (the
+    log names the WIPC's and round 1's fio clients); (proc, name)."""
     name = f"127.0.0.2-{os.path.basename(dev)}"
-    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, "--runtime", str(runtime),
+    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, *extra,
             "--outdir", str(out), *remote_options(lab, port)]
     proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
     log = out / f"{name}.log"
+    text, times = until
     deadline = time.monotonic() + 60
-    while not (log.exists() and log.read_text().count("--client=127.0.0.2") >= 2):
+    while not (log.exists() and log.read_text().count(text) >= times):
         if time.monotonic() > deadline or proc.poll() is not None:
             proc.kill()
-            pytest.fail(f"the run never reached round 1: {proc.communicate()}")
+            pytest.fail(f"the run never logged {text!r} {times} times: {proc.communicate()}")
         time.sleep(0.05)
     return proc, name
+
+
+def ended(proc, timeout=120):
+    """(stderr, seconds) of ``proc`` running on to its end; killed if it does not."""
+    started = time.monotonic()
+    try:
+        _, stderr = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return stderr, time.monotonic() - started
 
 
 def _agents_of(pid):
@@ -256,15 +264,11 @@ def _agents_of(pid):
 def test_ctrl_c_on_a_remote_run_saves_and_ends_the_agent_and_the_run_resumes(ssh_lab, servers, loops, tmp_path):
     dev, = loops(1)
     out = tmp_path / "out"
-    proc, name = start_remote_run(ssh_lab, servers[0].port, dev, out, 3, start_new_session=True)
-    try:
-        assert _agents_of(proc.pid), "the agent runs during the run"
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's process group
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    proc, name = start_remote_run(ssh_lab, servers[0].port, dev, out, "--runtime", "3", start_new_session=True)
+    running = _agents_of(proc.pid)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's process group
+    stderr, _ = ended(proc)
+    assert running, "the agent ran during the run"
     assert proc.returncode == 130, stderr
     run = store.load(str(out / f"{name}.xml"))
     assert run.status == "interrupted" and run.tests[0].status == "interrupted"
@@ -301,19 +305,12 @@ def test_streams_on_a_remote_target_get_their_intervals_and_logs_back(ssh_lab, s
 def test_a_lost_ssh_session_stops_fio_and_fails_the_run_cleanly(ssh_lab, servers, loops, tmp_path):
     dev, = loops(1)
     out = tmp_path / "out"
-    proc, name = start_remote_run(ssh_lab, servers[0].port, dev, out, 5)
-    try:
-        ssh = subprocess.run(["pgrep", "-P", str(proc.pid), "-x", "ssh"], capture_output=True, text=True)
-        assert ssh.stdout.split(), "the run holds an SSH session"
-        for pid in ssh.stdout.split():
-            os.kill(int(pid), signal.SIGKILL)  # the network goes
-        started = time.monotonic()
-        _, stderr = proc.communicate(timeout=120)
-        took = time.monotonic() - started
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    proc, name = start_remote_run(ssh_lab, servers[0].port, dev, out, "--runtime", "5")
+    ssh = subprocess.run(["pgrep", "-P", str(proc.pid), "-x", "ssh"], capture_output=True, text=True).stdout.split()
+    for pid in ssh:
+        os.kill(int(pid), signal.SIGKILL)  # the network goes
+    stderr, took = ended(proc)
+    assert ssh, "the run held an SSH session"
     assert proc.returncode == EXIT_REMOTE, stderr
     assert "the SSH session to 127.0.0.2 ended" in stderr and "fio was stopped" in stderr
     assert took < 4.5  # fio was stopped, not left to finish its 5 s round
@@ -356,27 +353,13 @@ def test_several_targets_are_refused_together_when_one_hosts_fio_server_is_missi
 def test_ctrl_c_during_a_purge_on_the_test_host_stops_the_purge_there(ssh_lab, servers, loops, tmp_path):
     dev, = loops(1)
     out = tmp_path / "out"
-    name = f"127.0.0.2-{os.path.basename(dev)}"
     slow = "sh -c 'sleep 60 # tkperf-slow-purge' {device}"  # a vendor tool that takes its time
-    argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, "--purge-cmd", slow,
-            "--outdir", str(out), *remote_options(ssh_lab, servers[0].port)]
-    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        log = out / f"{name}.log"
-        deadline = time.monotonic() + 60
-        while not (log.exists() and "tkperf-slow-purge" in log.read_text()):
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.05)
-        time.sleep(0.5)
-        os.killpg(proc.pid, signal.SIGINT)
-        started = time.monotonic()
-        _, stderr = proc.communicate(timeout=60)
-        took = time.monotonic() - started
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    proc, name = start_remote_run(ssh_lab, servers[0].port, dev, out, "--purge-cmd", slow,
+                                  until=("tkperf-slow-purge", 1), start_new_session=True)
+    log = out / f"{name}.log"
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)
+    stderr, took = ended(proc, timeout=60)
     assert proc.returncode == 130, stderr
     assert took < 20  # the agent stopped the tool; nobody waited for its 60 s
     text = log.read_text()

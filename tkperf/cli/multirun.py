@@ -34,6 +34,7 @@ from tkperf.cli import progress as shown
 from tkperf.engine import multi
 from tkperf.engine import progress as engine_progress
 from tkperf.errors import EXIT_OK, TkperfError, UsageError
+from tkperf.model import files, store
 
 log = logging.getLogger("tkperf")
 
@@ -114,11 +115,7 @@ class ChildHooks:
 
     def _close_fd(self) -> None:
         fd, self.fd = self.fd, None
-        if fd is not None:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        files.close_quietly(fd)
 
     def close(self) -> None:
         """Stop listening and tell the parent the CPU time this run used."""
@@ -220,7 +217,7 @@ def _start(args: argparse.Namespace, profile: str, planned: List[multiplan.Plann
         return EXIT_OK
     if args.resume:
         for p, outdir in zip(planned, outdirs):
-            xml = os.path.join(outdir, f"{p.name}.xml")
+            xml = store.run_file(outdir, p.name)
             if not os.path.exists(xml):
                 raise UsageError(f"--resume: no saved run {xml} to resume")
     for p in planned:
@@ -292,7 +289,6 @@ def _comparison(args: argparse.Namespace, outcomes: Sequence[multi.Outcome],
     """The comparison report of the complete runs: (documents written, a note
     saying what was left out or why there is none)."""
     from tkperf.engine import options
-    from tkperf.model import store
     from tkperf.render import compare
 
     if signum:

@@ -206,7 +206,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.dry_run:
             return _dry_run(dev, opts, profile, side)
         saved = None
-        xml_path = os.path.join(outdir, f"{name}.xml")
+        xml_path = store.run_file(outdir, name)
         if args.resume:
             if not os.path.exists(xml_path):
                 raise UsageError(f"--resume: no saved run {xml_path} to resume")

@@ -28,7 +28,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
-from tkperf.engine.progress import Progress
+from tkperf.engine.progress import progress_of
 from tkperf.engine.shapes import FIO_GAP_S, Estimate, Rounds, Shape, duration_rough, record_round, wants_histograms
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import Round, TestRun
@@ -47,10 +47,6 @@ def _seconds(jobs: Sequence[FioJob]) -> float:
     """Planned seconds of one fio process running ``jobs`` back to back."""
     return sum(j.planned_seconds + FIO_GAP_S for j in jobs)
 
-
-def _progress(ctx: object) -> Progress:
-    found = getattr(ctx, "progress", None)
-    return found if isinstance(found, Progress) else Progress()
 
 
 @dataclass(frozen=True)
@@ -76,12 +72,12 @@ class SteadyThenSweep(Shape):
             raise ValueError(f"{plan.key}: the tracking figure must be a workload of the steady-state rounds")
         test.rounds.clear()  # steady state and sweep are one unbroken run
         test.data.pop(SWEEP_ROUND, None)
-        _progress(ctx).rounds_then(_seconds(self.sweep))
+        progress_of(ctx).rounds_then(_seconds(self.sweep))
         Rounds(self.steady).run(ctx, plan, test)
         reached = test.stop_reason
         index = len(test.rounds) + 1
         ctx.phase = "sweep"
-        _progress(ctx).once_started(f"sweep over {len(self.sweep)} points", _seconds(self.sweep))
+        progress_of(ctx).once_started(f"sweep over {len(self.sweep)} points", _seconds(self.sweep))
         progress.info("[%s] sweep over %d points, right after %s", plan.key, len(self.sweep), reached)
         record_round(ctx, test, self.sweep, index, f"{plan.key} sweep", wants_histograms(ctx, plan))
         test.data[SWEEP_ROUND] = str(index)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import programs
+from tkperf.model import store
 from tkperf.remote import fio_host, split_target
 
 PROGRESS_FD_ENV = "TKPERF_PROGRESS_FD"
@@ -61,11 +62,11 @@ class Target:
 
     @property
     def xml_path(self) -> str:
-        return os.path.join(self.outdir, f"{self.name}.xml")
+        return store.run_file(self.outdir, self.name)
 
     @property
     def log_path(self) -> str:
-        return os.path.join(self.outdir, f"{self.name}.log")
+        return store.run_file(self.outdir, self.name, ".log")
 
 
 @dataclass

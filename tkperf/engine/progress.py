@@ -271,6 +271,13 @@ class Progress:
                 f"slope {100 * s.slope_excursion / avg:.1f}% of 10%")
 
 
+def progress_of(ctx: object) -> Progress:
+    """The run's structured progress (``ctx.progress``; a detached one for a
+    context without, such as a test's stand-in runner)."""
+    found = getattr(ctx, "progress", None)
+    return found if isinstance(found, Progress) else Progress()
+
+
 def eta_text(lo: float, hi: float) -> str:
     """'ETA 2.3 h to 11.5 h' (or one figure when both ends agree)."""
     a, b = duration(lo, rough=True), duration(hi, rough=True)

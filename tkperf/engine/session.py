@@ -13,7 +13,6 @@ restored however the run ends.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -58,11 +57,11 @@ class Session:
 
     @property
     def xml_path(self) -> str:
-        return os.path.join(self.outdir, f"{self.name}.xml")
+        return store.run_file(self.outdir, self.name)
 
     @property
     def log_path(self) -> str:
-        return os.path.join(self.outdir, f"{self.name}.log")
+        return store.run_file(self.outdir, self.name, ".log")
 
     def backend(self) -> FioBackend:
         if self.fio is None:

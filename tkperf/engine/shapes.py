@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.engine.progress import Progress
+from tkperf.engine.progress import progress_of
 from tkperf.engine.steadystate import SteadyState, evaluate
 from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
@@ -44,11 +44,6 @@ if TYPE_CHECKING:  # pragma: no cover
 progress = logging.getLogger("tkperf.progress")
 debug = logging.getLogger("tkperf.debug")
 
-
-def _progress(ctx: object) -> Progress:
-    """The run's structured progress (a detached one for contexts without)."""
-    found = getattr(ctx, "progress", None)
-    return found if isinstance(found, Progress) else Progress()
 
 
 def debug_steady(key: str, verdict: object) -> None:
@@ -159,7 +154,7 @@ class Rounds(Shape):
         opts = ctx.opts
         if plan.tracking is None:
             raise ValueError(f"{plan.key}: the round loop needs a tracking figure")
-        prog = _progress(ctx)
+        prog = progress_of(ctx)
         for index in range(len(test.rounds) + 1, opts.max_rounds + 1):
             ctx.phase = f"round {index}"
             jobs = self.round_jobs(test, index)
@@ -268,7 +263,7 @@ class Stream(Shape):
         ctx.save()
         cutter = IntervalCutter(self.job.name, self.interval_s)
         state = {"reason": "time limit", "synced": time.monotonic()}
-        prog = _progress(ctx)
+        prog = progress_of(ctx)
 
         def on_report(report: dict) -> bool:
             cut = cutter.feed(report, report_time(report))
@@ -329,7 +324,7 @@ class Sweep(Shape):
     def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
         test.rounds.clear()  # a sweep is one unbroken pass
         ctx.phase = "sweep"
-        _progress(ctx).once_started(f"sweep over {len(self.points)} points", _per_round(self.points))
+        progress_of(ctx).once_started(f"sweep over {len(self.points)} points", _per_round(self.points))
         progress.info("[%s] sweep over %d points", plan.key, len(self.points))
         record_round(ctx, test, self.points, 1, f"{plan.key} sweep", wants_histograms(ctx, plan))
         if plan.tracking is not None:
@@ -365,7 +360,7 @@ class Phases(Shape):
 
     def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
         test.rounds.clear()  # idle time is part of the stimulus: never resumed half-way
-        prog = _progress(ctx)
+        prog = progress_of(ctx)
         total = self.estimate(ctx.opts, 0).high_s
         for index, phase in enumerate(self.phases, 1):
             ctx.phase = f"phase {index}"

@@ -6,9 +6,23 @@ import glob
 import io
 import os
 import re
+import tempfile
 from typing import List
 
 import numpy as np
+
+from tkperf.errors import OutputError
+
+
+def log_directory(xml_path: str, prefix: str, what: str) -> str:
+    """A fresh directory for fio's ``what`` (e.g. "latency logs") beside the
+    result file, named ``prefix...``; OutputError when none can be made."""
+    where = os.path.dirname(os.path.abspath(xml_path))
+    try:
+        return tempfile.mkdtemp(prefix=prefix, dir=where)
+    except OSError as exc:
+        raise OutputError(f"cannot make a directory for fio's {what} in {where}: "
+                          f"{exc.strerror or exc}") from None
 
 
 def log_files(prefix: str, kind: str) -> List[str]:

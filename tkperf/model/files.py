@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import Optional
 
 from tkperf.errors import OutputError
 
@@ -42,6 +43,15 @@ def atomic_write(path: str, data: bytes) -> None:
             os.close(dfd)
     except OSError:
         pass
+
+
+def close_quietly(fd: Optional[int]) -> None:
+    """Close ``fd`` if there is one; a close that fails has nothing left to save."""
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def ensure_dir(path: str, what: str = "output directory") -> str:

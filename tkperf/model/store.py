@@ -37,6 +37,11 @@ __all__ = ["FORMAT_VERSION", "MAX_FILE_BYTES", "SCHEMA_PATH", "ResultWriter", "a
            "schema", "series_id", "validate"]
 
 
+def run_file(outdir: str, name: str, suffix: str = ".xml") -> str:
+    """Where a run named ``name`` keeps its result (``.xml``) or log (``.log``)."""
+    return os.path.join(outdir, f"{name}{suffix}")
+
+
 def save(run: RunResult, path: str) -> None:
     """Write the whole file atomically (a :class:`ResultWriter` appending to
     ``path`` must save through its own :meth:`ResultWriter.save`)."""

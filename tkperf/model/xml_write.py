@@ -12,8 +12,8 @@ from lxml import etree
 
 from tkperf.errors import OutputError
 from tkperf.model.fileformat import FORMAT_VERSION, safe_parser
+from tkperf.model import files, histogram
 from tkperf.model.files import atomic_write
-from tkperf.model import histogram
 from tkperf.model.results import IoStats, RunResult, TestRun
 from tkperf.model.series import check_id, format_row, format_rows
 
@@ -256,11 +256,7 @@ class ResultWriter:
 
     def _close_fd(self) -> None:
         fd, self._fd = self._fd, None
-        if fd is not None:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        files.close_quietly(fd)
 
     def close(self) -> None:
         """Sync what was appended and close; a later :meth:`save` reopens."""

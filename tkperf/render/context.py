@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple, TypeVar
 
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render.steady import run_window
 from tkperf.render.words import fmt
+
+T = TypeVar("T")
 
 # Beyond this many runs, table columns are headed R1, R2 ... and a key names
 # the runs: eight full names in one A4 table would break in mid-word.
@@ -55,6 +57,16 @@ class CompareContext:
 
     runs: Tuple[RunResult, ...]
     labels: Tuple[str, ...]
+
+    def first_of_each(self, type_name: str, read: Callable[[TestRun], Optional[T]]) -> List[Tuple[str, T]]:
+        """(label, what ``read`` makes of it) of each run's first ``type_name``
+        test that ``read`` can make something of; runs without one are left out."""
+        out = []
+        for run, label in zip(self.runs, self.labels):
+            got = next((x for x in map(read, run.tests_of(type_name)) if x is not None), None)
+            if got is not None:
+                out.append((label, got))
+        return out
 
     def column_labels(self) -> List[str]:
         """Table column headings for the runs: their labels, or R1..R8 for many runs."""

@@ -83,7 +83,7 @@ class Drawing:
             order = sorted(range(len(self.jobs)), key=lambda i: -_cost(self.jobs[i][1]))
             futures = {i: self._pool.submit(_draw_one, *self.jobs[i]) for i in order}
             self._futures = [futures[i] for i in range(len(self.jobs))]
-        except (ValueError, OSError, NotImplementedError, ImportError, RuntimeError):
+        except (ValueError, OSError, ImportError, RuntimeError):  # no working semaphores, no fork: draw here
             self.close()
 
     @property

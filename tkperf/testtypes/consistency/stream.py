@@ -27,7 +27,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Optional, Sequence, Tuple
@@ -35,11 +34,11 @@ from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 import numpy as np
 
 from tkperf.durations import duration
-from tkperf.engine.progress import Progress
-from tkperf.errors import OutputError
+from tkperf.engine.progress import progress_of
 from tkperf.engine.shapes import FIO_GAP_S, Estimate, Shape
 from tkperf.fio.intervals import Cut, IntervalCutter, report_time
 from tkperf.fio.jobs import FioJob
+from tkperf.fio.logs import log_directory
 from tkperf.fio.output import cumulative_write
 from tkperf.model.results import TestRun
 from tkperf.model.series import Series
@@ -125,19 +124,6 @@ class PhaseCutter:
         return cut, self._reads[1] - self._reads[0]
 
 
-def _log_directory(xml_path: str) -> str:
-    """A fresh directory for fio's latency logs beside the result file."""
-    where = os.path.dirname(os.path.abspath(xml_path))
-    try:
-        return tempfile.mkdtemp(prefix=".tkperf-latlog-", dir=where)
-    except OSError as exc:
-        raise OutputError(f"cannot make a directory for fio's latency logs in {where}: "
-                          f"{exc.strerror or exc}") from None
-
-
-def _progress(ctx: object) -> Progress:
-    found = getattr(ctx, "progress", None)
-    return found if isinstance(found, Progress) else Progress()
 
 
 @dataclass(frozen=True)
@@ -168,9 +154,9 @@ class ConsistencyStream(Shape):
             test.data[f"phase.{index}.kind"] = phase.kind
         ctx.save()
         maxima: Optional[Series] = Series(MAX_SERIES, MAX_COLUMNS) if self.latency_log else None
-        logdir = _log_directory(ctx.xml_path) if self.latency_log else ""
+        logdir = log_directory(ctx.xml_path, ".tkperf-latlog-", "latency logs") if self.latency_log else ""
         try:
-            _progress(ctx).stream_started(self.seconds)
+            progress_of(ctx).stream_started(self.seconds)
             for index, (phase, job) in enumerate(zip(self.phases, self.jobs(logdir)), 1):
                 self.run_phase(ctx, plan, index, phase, job, series)
                 if maxima is not None:
@@ -189,7 +175,7 @@ class ConsistencyStream(Shape):
         series_id = f"{plan.key}.{SERIES}"
         offset = len(series)
         cutter = PhaseCutter(job.name, self.interval_s)
-        prog = _progress(ctx)
+        prog = progress_of(ctx)
         state = {"synced": time.monotonic()}
 
         def on_report(report: dict) -> bool:

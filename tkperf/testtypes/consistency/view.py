@@ -267,14 +267,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
 
 
 def _runs(ctx: CompareContext) -> List[Tuple[str, Analysis]]:
-    out = []
-    for run, label in zip(ctx.runs, ctx.labels):
-        for t in run.tests_of(cons.ConsistencyTest.name):
-            a = analyse(t)
-            if a is not None:
-                out.append((label, a))
-                break
-    return out
+    return ctx.first_of_each(cons.ConsistencyTest.name, analyse)
 
 
 def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:

@@ -33,17 +33,17 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, List, Sequence, Tuple
 
 import numpy as np
 
 from tkperf.durations import duration
-from tkperf.engine.progress import Progress
+from tkperf.engine.progress import progress_of
 from tkperf.engine.shapes import FIO_GAP_S, Estimate, Rounds, Shape, duration_rough, record_round
 from tkperf.errors import OutputError
 from tkperf.fio.jobs import FioJob
+from tkperf.fio.logs import log_directory
 from tkperf.model.results import Round, TestRun
 from tkperf.model.series import Series
 from tkperf.testtypes.hir import iopslog
@@ -115,18 +115,6 @@ def setting_jobs(base: FioJob, s: Setting, logdir: str) -> Tuple[FioJob, FioJob]
     return idle, back
 
 
-def _progress(ctx: object) -> Progress:
-    found = getattr(ctx, "progress", None)
-    return found if isinstance(found, Progress) else Progress()
-
-
-def _log_directory(xml_path: str) -> str:
-    where = os.path.dirname(os.path.abspath(xml_path))
-    try:
-        return tempfile.mkdtemp(prefix=".tkperf-hir-", dir=where)
-    except OSError as exc:
-        raise OutputError(f"cannot make a directory for fio's IOPS logs in {where}: "
-                          f"{exc.strerror or exc}") from None
 
 
 @dataclass(frozen=True)
@@ -185,11 +173,11 @@ class HostIdleShape(Shape):
             del test.data[key]
         periods, back = Series(PERIODS, PERIOD_COLUMNS), Series(RETURN, RETURN_COLUMNS)
         test.series = {}
-        _progress(ctx).rounds_then(sum(s.seconds for s in self.settings))
+        progress_of(ctx).rounds_then(sum(s.seconds for s in self.settings))
         Rounds((self.steady,)).run(ctx, plan, test)
         reached = test.stop_reason
         test.series = {PERIODS: periods, RETURN: back}
-        logdir = _log_directory(ctx.xml_path)
+        logdir = log_directory(ctx.xml_path, ".tkperf-hir-", "IOPS logs")
         try:
             for k, s in enumerate(self.settings, 1):
                 self._setting(ctx, plan, test, k, s, logdir, periods, back)
@@ -203,7 +191,7 @@ class HostIdleShape(Shape):
         label = f"idle {s.idle_s} s"
         ctx.phase = label
         # the first call starts the clock of all the settings; later ones name the phase
-        _progress(ctx).once_started(f"{label}: {s.cycles} x ({s.write_s} s write + {s.idle_s} s idle), "
+        progress_of(ctx).once_started(f"{label}: {s.cycles} x ({s.write_s} s write + {s.idle_s} s idle), "
                                     f"then {duration(float(s.return_s))} back to baseline",
                                     sum(x.seconds for x in self.settings))
         progress.info("[%s] %s: %d write periods of %d s, then %s of continuous writes", plan.key, label,

@@ -227,14 +227,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
 
 
 def _runs(ctx: CompareContext) -> List[Tuple[str, Analysis]]:
-    out = []
-    for run, label in zip(ctx.runs, ctx.labels):
-        for t in run.tests_of(xsr.CrossStimulusRecoveryTest.name):
-            a = analyse(t)
-            if a is not None:
-                out.append((label, a))
-                break
-    return out
+    return ctx.first_of_each(xsr.CrossStimulusRecoveryTest.name, analyse)
 
 
 def _broken(a: Analysis) -> Tuple[np.ndarray, np.ndarray]:
