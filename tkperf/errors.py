@@ -28,6 +28,30 @@ EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
 
+#: Each exit code with its meaning in a few words: the man page's EXIT STATUS
+#: section and ``tkperf help exit-codes`` (docs/exit-codes.rst has the long form;
+#: a test keeps the two lists the same).
+EXIT_CODES = {
+    EXIT_OK: "done (a test without steady state is still a result: the summary says so)",
+    EXIT_REGRESSION: "tkperf check: a figure got worse than the baseline beyond the tolerance",
+    EXIT_USAGE: "bad option or argument",
+    EXIT_REFUSED: "the target looks in use (mounted, holders, swap, RAID/LVM, holds /); --force overrides",
+    EXIT_TARGET: "the target does not exist, is the wrong kind or too small, or its state forbids the purge",
+    EXIT_TOOL: "a required program is missing or too old, or a program other than fio failed",
+    EXIT_FIO: "fio failed, printed invalid JSON, reported an I/O error or hung",
+    EXIT_RESULT_FILE: "a result file is missing, unreadable, corrupt, foreign or of a newer format",
+    EXIT_OUTPUT: "results or reports cannot be written",
+    EXIT_RESUME: "--resume does not match the saved run",
+    EXIT_LOCKED: "another tkperf run holds the device",
+    EXIT_NOT_CONFIRMED: "not confirmed, or no terminal to ask on and no --yes",
+    EXIT_NOT_COMPARABLE: "tkperf check: the result and the baseline do not measure the same thing",
+    EXIT_REMOTE: "a test host cannot be used (SSH, fio server, versions) or its session ended",
+    EXIT_INTERNAL: "unexpected error; the traceback is in the run's log",
+    EXIT_SIGHUP: "stopped by SIGHUP (terminal or SSH session gone)",
+    EXIT_SIGINT: "stopped by SIGINT (Ctrl-C)",
+    EXIT_SIGTERM: "stopped by SIGTERM",
+}
+
 class TkperfError(Exception):
     """Base class: ``str(err)`` is the one-line message shown to the user."""
 

@@ -1,0 +1,139 @@
+"""Shell completion for bash and zsh, generated from the argument parser.
+
+One bash function, ``_tkperf``, completes subcommands, every option of the
+command typed so far, the choices of an option that has them, comma lists of
+test names (from the registry, plug-ins included), block devices where a
+command takes a device, and file names elsewhere.  zsh runs the same function
+through its ``bashcompinit`` layer, so the two cannot disagree.
+"""
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import Dict, List
+
+from tkperf import __version__, testtypes
+from tkperf.cli import parsertree
+
+SHELLS = ("bash", "zsh")
+
+#: Positional arguments (by their dest) that name a device: completed with
+#: the block devices lsblk lists; every other positional gets file names.
+_DEVICE_DESTS = ("device", "devices", "target", "targets")
+#: Options whose value is a directory.
+_DIR_DESTS = ("outdir", "output_dir", "rwdir")
+
+
+def _words(items: List[str]) -> str:
+    return shlex.quote(" ".join(items))
+
+
+def _value_kind(opt: parsertree.Option) -> str:
+    """How an option's value (or a positional) is completed."""
+    if opt.choices:
+        return "choices"
+    if opt.dest == "tests":
+        return "tests"
+    if opt.dest in _DEVICE_DESTS:
+        return "device"
+    if opt.dest in _DIR_DESTS or opt.metavar == "DIR":
+        return "dir"
+    return "file"
+
+
+def _cases(tree: parsertree.Command) -> Dict[str, List[str]]:
+    """Shell ``case`` arms per lookup table, keyed by the command path."""
+    subs, opts, valued, kinds, choices, positional = [], [], [], [], [], []
+    for cmd in tree.walk():
+        key = shlex.quote(" ".join(cmd.path))
+        if cmd.subcommands:
+            subs.append(f"{key}) echo {_words([s.path[-1] for s in cmd.subcommands])} ;;")
+        flags = [f for o in cmd.options for f in o.flags] + ["--help"]
+        opts.append(f"{key}) echo {_words(flags)} ;;")
+        takes = [f for o in cmd.options if o.takes_value for f in o.flags]
+        if takes:
+            valued.append(f"{key}) echo {_words(takes)} ;;")
+        for o in cmd.options:
+            if not o.takes_value or o.positional:
+                continue
+            for f in o.flags:
+                kinds.append(f"{shlex.quote(' '.join(cmd.path + (f,)))}) echo {_value_kind(o)} ;;")
+                if o.choices:
+                    choices.append(f"{shlex.quote(' '.join(cmd.path + (f,)))}) echo {_words(list(o.choices))} ;;")
+        pos = [o for o in cmd.options if o.positional]
+        if pos and not cmd.subcommands:
+            positional.append(f"{key}) echo {_value_kind(pos[0])} ;;")
+    return {"subs": subs, "opts": opts, "valued": valued, "kinds": kinds,
+            "choices": choices, "positional": positional}
+
+
+def _case_fn(name: str, arms: List[str]) -> str:
+    body = "\n".join("        " + a for a in arms)
+    return f"_tkperf_{name}() {{\n    case \"$1\" in\n{body}\n    esac\n}}\n"
+
+
+_MAIN = r'''
+_tkperf_has() {  # _tkperf_has WORD LIST...: is WORD one of LIST?
+    local w="$1"; shift
+    local x
+    for x in $*; do [ "$x" = "$w" ] && return 0; done
+    return 1
+}
+
+_tkperf() {
+    local cur prev path="" i w skip=0
+    cur="${COMP_WORDS[COMP_CWORD]}"
+    prev="${COMP_WORDS[COMP_CWORD-1]}"
+    if [ "$cur" = "=" ]; then cur=""; prev="${COMP_WORDS[COMP_CWORD-1]}"; fi
+    if [ "$prev" = "=" ] && [ "$COMP_CWORD" -ge 2 ]; then prev="${COMP_WORDS[COMP_CWORD-2]}"; fi
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        w="${COMP_WORDS[i]}"
+        if [ "$skip" = 1 ]; then skip=0; continue; fi
+        if [ "$w" = "=" ]; then skip=1; continue; fi
+        case "$w" in
+            -*) _tkperf_has "$w" "$(_tkperf_valued "$path")" && skip=1; continue ;;
+        esac
+        if _tkperf_has "$w" "$(_tkperf_subs "$path")"; then
+            path="${path:+$path }$w"
+        fi
+    done
+    COMPREPLY=()
+    local kind=""
+    if _tkperf_has "$prev" "$(_tkperf_valued "$path")"; then
+        kind="$(_tkperf_kinds "${path:+$path }$prev")"
+    elif [ "${cur#-}" != "$cur" ]; then
+        COMPREPLY=($(compgen -W "$(_tkperf_opts "$path")" -- "$cur"))
+        return 0
+    elif [ -n "$(_tkperf_subs "$path")" ]; then
+        COMPREPLY=($(compgen -W "$(_tkperf_subs "$path")" -- "$cur"))
+        return 0
+    else
+        kind="$(_tkperf_positional "$path")"
+    fi
+    case "$kind" in
+        choices) COMPREPLY=($(compgen -W "$(_tkperf_choices "${path:+$path }$prev")" -- "$cur")) ;;
+        tests)
+            local done_="" last="$cur"
+            case "$cur" in *,*) done_="${cur%,*},"; last="${cur##*,}" ;; esac
+            COMPREPLY=($(compgen -P "$done_" -W "$_tkperf_test_names" -- "$last"))
+            ;;
+        device) COMPREPLY=($(compgen -W "$(lsblk -lnpo NAME 2>/dev/null)" -- "$cur")) ;;
+        dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
+        file) COMPREPLY=($(compgen -f -- "$cur")) ;;
+    esac
+    return 0
+}
+'''
+
+
+def script(parser: argparse.ArgumentParser, shell: str) -> str:
+    """The completion script for ``shell`` (bash or zsh)."""
+    tree = parsertree.read(parser)
+    cases = _cases(tree)
+    head = (f"# tkperf {__version__} completion for {shell}, generated from its argument parser:\n"
+            f"#   tkperf completion {shell} > FILE, then source FILE (docs: tkperf help completion)\n")
+    if shell == "zsh":
+        head += "autoload -U +X compinit && compinit -u\nautoload -U +X bashcompinit && bashcompinit\n"
+    body = "".join(_case_fn(name, arms) for name, arms in cases.items())
+    names = f"_tkperf_test_names={_words(testtypes.names())}\n"
+    return head + names + body + _MAIN + "complete -o filenames -F _tkperf tkperf\n"

@@ -1,0 +1,146 @@
+"""``tkperf help [TOPIC]``, ``tkperf help --man`` and ``tkperf completion SHELL``.
+
+The documents of ``docs/`` travel inside the installed package (the build
+copies them to ``tkperf/help/``, ``setup.py``), so every pointer in
+``--help`` and in error messages names something an installed tkperf has:
+``tkperf help TOPIC`` or the man page, which is generated from the argument
+parser (:mod:`tkperf.cli.parsertree`) and cannot drift from it.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import re
+from typing import Dict, List
+
+from tkperf import __version__
+from tkperf.cli import completion, parsertree
+from tkperf.errors import EXIT_CODES, EXIT_OK, UsageError
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def docs_dir() -> str:
+    """Where the documents are: in the installed package, else (a source
+    checkout, an editable install) the ``docs/`` beside the package."""
+    for d in (os.path.join(_PACKAGE, "help"), os.path.join(os.path.dirname(_PACKAGE), "docs")):
+        if os.path.isfile(os.path.join(d, "exit-codes.rst")):
+            return d
+    return ""
+
+
+def topics() -> Dict[str, str]:
+    """Topic name -> document path (``exit-codes`` -> .../exit-codes.rst)."""
+    d = docs_dir()
+    if not d:
+        return {}
+    return {name[:-4]: os.path.join(d, name) for name in sorted(os.listdir(d))
+            if name.endswith(".rst") and name != "index.rst"}
+
+
+def _title(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if line and not re.fullmatch(r"[=\-~^*#.:]+", line) and not line.startswith(".."):
+                return line
+    return ""
+
+
+def _roff(text: str) -> str:
+    """Plain text as roff: backslashes and hyphens escaped, no line may
+    start a request."""
+    text = text.replace("\\", "\\e").replace("-", "\\-")
+    return "\n".join(("\\&" + ln) if ln[:1] in (".", "'") else ln for ln in text.splitlines())
+
+
+def man_page(parser: argparse.ArgumentParser) -> str:
+    """tkperf(1) in roff (man(7) macros), every subcommand and option."""
+    tree = parsertree.read(parser)
+    date = datetime.date.today().isoformat()
+    out: List[str] = [
+        f'.TH TKPERF 1 "{date}" "tkperf {__version__}" "User Commands"',
+        ".SH NAME", "tkperf \\- " + _roff(tree.description or "SNIA PTS performance tests"),
+        ".SH SYNOPSIS",
+        ".B tkperf", "[\\fB\\-\\-version\\fR] \\fICOMMAND\\fR [\\fIoptions\\fR]",
+        ".SH DESCRIPTION",
+        _roff("tkperf runs the SNIA Solid State Storage Performance Test Specification (PTS) and "
+              "HDD tests with fio on raw block devices, keeps every result in an XML file and "
+              "writes reports in reST, HTML and PDF. Every test writes over the whole device."),
+        ".PP", _roff("The documents named below are shown by 'tkperf help TOPIC'."),
+        ".SH COMMANDS",
+    ]
+    for cmd in tree.walk():
+        if not cmd.path:
+            continue
+        out += [".SS " + _roff(cmd.name), _roff(cmd.help or cmd.description or "")]
+        if cmd.subcommands and not cmd.options:
+            out += [".PP", _roff("Commands: " + ", ".join(s.name for s in cmd.subcommands) + ".")]
+            continue
+        out += [".PP", "Usage: " + _roff(cmd.usage)]
+        group = None
+        for opt in cmd.options:
+            if opt.group != group and opt.group:
+                out += [".PP", "\\fB" + _roff(opt.group) + "\\fR"]
+            group = opt.group
+            if opt.positional:
+                head = "\\fI" + _roff(opt.metavar or opt.dest.upper()) + "\\fR"
+            else:
+                head = ", ".join("\\fB" + _roff(f) + "\\fR" for f in opt.flags)
+                if opt.takes_value:
+                    head += " \\fI" + _roff(opt.metavar) + "\\fR"
+            out += [".TP", head, _roff(opt.help or "")]
+    out += [".SH EXIT STATUS"]
+    for code, meaning in sorted(EXIT_CODES.items()):
+        out += [".TP", f"\\fB{code}\\fR", _roff(meaning)]
+    out += [".PP", _roff("With several devices the exit code is the highest of the targets' codes. "
+                         "'tkperf help exit-codes' has the long form.")]
+    names = list(topics())
+    if names:
+        out += [".SH TOPICS", _roff("tkperf help TOPIC shows one of: " + ", ".join(names) + ".")]
+    out += [".SH FILES",
+            _roff("NAME.xml (results, rewritten atomically after every round), NAME.log (every "
+                  "command line), NAME.rst/.html/.pdf (the report), in ./NAME or --outdir."),
+            ".SH SEE ALSO", "\\fBfio\\fR(1), \\fBnvme\\fR(1), \\fBhdparm\\fR(8), \\fBsg_format\\fR(8), "
+            "\\fBsdparm\\fR(8), \\fBsmartctl\\fR(8)"]
+    return "\n".join(out) + "\n"
+
+
+def cmd_help(args: argparse.Namespace) -> int:
+    if args.man:
+        print(man_page(args.root_parser), end="")
+        return EXIT_OK
+    known = topics()
+    if not args.topic:
+        width = max((len(n) for n in known), default=0)
+        print("tkperf help TOPIC shows a document; tkperf help --man prints the man page tkperf(1).")
+        print("Topics:")
+        for name, path in known.items():
+            print(f"  {name:<{width}}  {_title(path)}")
+        if not known:
+            print("  (none: this tkperf was installed without its documents)")
+        return EXIT_OK
+    topic = args.topic[:-4] if args.topic.endswith(".rst") else args.topic
+    if topic not in known:
+        raise UsageError(f"no help topic {args.topic!r}; 'tkperf help' lists them: {', '.join(known)}")
+    with open(known[topic], encoding="utf-8") as fh:
+        print(fh.read(), end="")
+    return EXIT_OK
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    print(completion.script(args.root_parser, args.shell), end="")
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    h = sub.add_parser("help", help="show a document (tkperf help TOPIC) or the man page (--man)",
+                       allow_abbrev=False)
+    h.add_argument("topic", nargs="?", metavar="TOPIC", help="a document, e.g. exit-codes, method, remote")
+    h.add_argument("--man", action="store_true", help="print the man page tkperf(1) in roff")
+    h.set_defaults(func=cmd_help)
+    c = sub.add_parser("completion", help="print the shell completion script for bash or zsh",
+                       allow_abbrev=False)
+    c.add_argument("shell", choices=completion.SHELLS, help="the shell")
+    c.set_defaults(func=cmd_completion)
