@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Optional
 
-from tkperf.errors import NotConfirmedError, UsageError
+from tkperf.errors import NotConfirmedError, OutputError, UsageError
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo
 from tkperf.remote import fio_host, split_target
@@ -48,6 +48,17 @@ def check_name(name: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", name):
         raise UsageError(f"--name {name!r}: use letters, digits, '.', '_' and '-' only")
     return name
+
+
+def refuse_replacing(xml_path: str, overwrite: bool) -> None:
+    """A new run never replaces an earlier result (complete or not) unless
+    told to with ``--overwrite``: an OutputError naming ``tkperf resume`` and
+    the option.  Called before anything touches the device."""
+    if overwrite or not os.path.lexists(xml_path):
+        return
+    raise OutputError(f"{xml_path} holds the result of an earlier run: continue it with "
+                      f"'tkperf resume {xml_path}', replace it with --overwrite, or choose "
+                      "another --name or --outdir")
 
 
 def prepare_outdir(path: str) -> str:
