@@ -71,7 +71,11 @@ def confirm(dev: DeviceInfo, assume_yes: bool) -> None:
     if not sys.stdin.isatty():
         raise NotConfirmedError(f"{dev.path}: no terminal to confirm on; pass --yes to write to it")
     what = f"{dev.path} ({dev.model or 'unknown model'}, {dev.size_bytes / 1e9:.1f} GB)"
-    answer = input(f"All data on {what} will be destroyed. Type 'yes' to continue: ")
+    try:
+        answer = input(f"All data on {what} will be destroyed. Type 'yes' to continue: ")
+    except EOFError:  # Ctrl-D, or the terminal went away
+        print(file=sys.stderr)
+        answer = ""
     if answer.strip().lower() != "yes":
         raise NotConfirmedError("not confirmed; nothing was written")
 

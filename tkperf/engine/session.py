@@ -71,12 +71,12 @@ class Session:
     def execute(self, confirm: Callable[[DeviceInfo], None]) -> RunResult:
         """Lock, check, confirm, hold O_EXCL and run; the result file is saved
         whatever happens, and exceptions go on to the caller."""
-        store.ensure_dir(self.outdir, "output directory")
         fio = self.backend()
         side = self.side
         with side.locked(self.device):
             problems = side.check_safe(self.device, self.force)
             confirm(self.device)
+            store.ensure_dir(self.outdir, "output directory")  # after a "no", none is left behind
             with side.exclusive(self.device):
                 self._open_log()
                 return self._locked(fio, problems)
