@@ -13,6 +13,7 @@ restored however the run ends.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -22,7 +23,7 @@ from tkperf.engine.options import RunOptions
 from tkperf.engine.runner import Runner
 from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
-from tkperf.model import store
+from tkperf.model import files, store
 from tkperf.errors import RemoteError
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
 from tkperf.target import guard
@@ -84,7 +85,7 @@ class Session:
     def _open_log(self) -> None:
         """The run's log file; it stays open after ``execute`` so that what
         follows the run (the final report) is logged too: :meth:`close_log`."""
-        self._handler = logging.FileHandler(self.log_path)
+        self._handler = log_file_handler(self.log_path)
         self._handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         log.setLevel(logging.DEBUG)
         log.addHandler(self._handler)
@@ -170,6 +171,29 @@ class Session:
                     store.save(run, self.xml_path)
                 except Exception as exc:  # noqa: BLE001 - the run's own outcome is the one to report
                     log.error("could not save the write cache events: %s", exc)
+
+
+class _LogFile(logging.StreamHandler):
+    """A log handler on a file opened by :func:`log_file_handler`; closing it closes the file."""
+
+    def close(self) -> None:
+        try:
+            self.acquire()
+            try:
+                stream = self.stream
+                if stream is not None and not stream.closed:
+                    stream.close()
+            finally:
+                self.release()
+        finally:
+            super().close()
+
+
+def log_file_handler(path: str) -> logging.Handler:
+    """The run's log file, appended to, opened without following a link
+    planted in the output directory (:func:`tkperf.model.files.open_own`)."""
+    fd = files.open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, "log file")
+    return _LogFile(os.fdopen(fd, "a", encoding="utf-8", errors="replace"))
 
 
 def fio_settings(dev: DeviceInfo, opts: RunOptions) -> FioSettings:

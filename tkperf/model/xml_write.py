@@ -216,7 +216,9 @@ class ResultWriter:
         atomic_write(self.path, dumps(run))
         self._close_fd()
         try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+            # Not following a link someone swapped in since the replace.
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+                               | getattr(os, "O_NOFOLLOW", 0))
         except OSError as exc:
             raise OutputError(f"cannot append to {self.path}: {exc.strerror or exc}") from None
         self._broken = ""

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.errors import OutputError
+from tkperf.model.files import ensure_own_dir
 from tkperf.model.store import atomic_write, ensure_dir
 from tkperf.render import blocks as b
 from tkperf.render import parallel, rst
@@ -243,7 +244,7 @@ def safe_name(name: str) -> str:
 def prepare_outdir(outdir: str, plot_dirname: str) -> str:
     """Create the output and plot directories; an OutputError says why not."""
     ensure_dir(outdir, "report directory")
-    return ensure_dir(os.path.join(outdir, plot_dirname), "report directory")
+    return ensure_own_dir(os.path.join(outdir, plot_dirname), "plot directory")
 
 
 def remove_stale_plots(plot_dir: str, keep: Sequence[str]) -> None:
