@@ -126,3 +126,90 @@ def test_the_tree_check_unlinks_what_escaping_missed():
     from docutils import nodes
     assert [r["refuri"] for r in tree.findall(nodes.reference)] == ["http://ok.example"]
     assert len([w for w in warnings if "made plain text" in w]) == 2
+
+
+# --- terminals -------------------------------------------------------------------
+
+import json  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from tkperf.cli import main  # noqa: E402
+from tkperf.model import store  # noqa: E402
+from tkperf.untrusted import for_terminal  # noqa: E402
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                       "example-ssd.xml")
+#: Anything a terminal acts on instead of showing: C0 but newline and tab,
+#: DEL, C1 (0x9b is an 8-bit CSI), bidirectional overrides and isolates.
+ACTS_ON = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: What a result file can carry in XML 1.0 (ESC and BEL it cannot).
+HOSTILE_MODEL = "EVIL\r\u009b2J\u009d0;retitled\u009c\u202eTXT\u0085\u0090x"
+
+
+def _hostile_result(tmp_path, name="evil", firmware="F1"):
+    run = store.load(EXAMPLE)
+    run.name = name
+    run.device = replace(run.device, model=HOSTILE_MODEL, serial="S\u009b31m\u202e", firmware=firmware)
+    run.events.append(Event("2026-11-22T03:05:00+00:00", "warning", "bad\r\u009bK hidden", "", 0))
+    path = tmp_path / f"{name}.xml"
+    store.save(run, str(path))
+    return path
+
+
+def test_saving_a_string_xml_cannot_hold_replaces_it(tmp_path):
+    # ESC and BEL (from a device's identify data): replaced when saved
+    run = store.load(str(_hostile_result(tmp_path, firmware="\x1b]0;pwned\x07")))
+    assert run.device.firmware == "\ufffd]0;pwned\ufffd"
+    assert run.device.model == HOSTILE_MODEL  # XML holds these; the terminal gets them escaped
+
+
+def test_for_terminal_escapes_everything_a_terminal_acts_on():
+    every = "".join(chr(c) for c in range(0x00, 0xa0)) + "\u061c\u200e\u200f\u202a\u202e\u2066\u2069"
+    shown = for_terminal(every)
+    assert not ACTS_ON.search(shown.replace("\n", "").replace("\t", ""))
+    assert "\n" in shown and "\t" in shown and "\\u001b" in shown and "\\u009b" in shown
+    assert json.loads(json.dumps(["x"]).replace("x", for_terminal("\u009b\u202e"))) == ["\u009b\u202e"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["show", "{evil}"],
+    ["show", "{evil}", "--json"],
+    ["check", "{evil}", "--baseline", EXAMPLE],
+    ["check", "{evil}", "--baseline", EXAMPLE, "--json"],
+    ["compare", "{evil}", EXAMPLE, "--format", "rst", "--outdir", "{tmp}/cmp"],
+    ["show", "{tmp}/no\x1b]0;such\x07\u009b2J.xml"],
+    ["report", "{tmp}/missing\r\x1b[2K.xml"],
+], ids=["show", "show-json", "check", "check-json", "compare", "error-path", "error-report"])
+def test_commands_print_no_control_sequence(argv, tmp_path, capsys):
+    evil = _hostile_result(tmp_path)
+    argv = [a.format(evil=evil, tmp=tmp_path) for a in argv]
+    main(argv)
+    captured = capsys.readouterr()
+    for text in (captured.out, captured.err):
+        assert not ACTS_ON.search(text.replace("\n", "").replace("\t", "")), repr(text)
+    if argv[0] == "show" and "no" not in argv[1]:
+        assert "EVIL\\u000d\\u009b2J" in captured.out
+    if "--json" in argv:
+        json.loads(captured.out)  # still JSON: the escapes are JSON's
+
+
+def test_info_of_a_device_with_a_hostile_name(tmp_path):
+    # A loop device over a file whose name carries an OSC (retitle) sequence and a BEL.
+    backing = tmp_path / "evil\x1b]0;pwned\x07\u009b2J.img"
+    backing.write_bytes(b"")
+    os.truncate(backing, 16 << 20)
+    proc = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True)
+    if proc.returncode:
+        pytest.skip(f"needs a loop device: {proc.stderr.strip()}")
+    dev = proc.stdout.strip()
+    try:
+        for extra in ([], ["--json"]):
+            out = subprocess.run([sys.executable, "-m", "tkperf", "info", dev, *extra], capture_output=True,
+                                 text=True, timeout=120)
+            assert out.returncode == 0, out.stderr
+            assert "pwned" in out.stdout
+            assert not ACTS_ON.search((out.stdout + out.stderr).replace("\n", "").replace("\t", ""))
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)

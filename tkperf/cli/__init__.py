@@ -31,6 +31,7 @@ from typing import Optional, Sequence
 from tkperf import __version__
 from tkperf.cli import check, common, compare, demo, importcmd, info, remote, report, run, show, tests
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
+from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
 
@@ -52,7 +53,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the command of ``argv``; the exit code.  Standard output that goes
     away (a pipe into ``head``) ends the command quietly with 141, as a shell
     reports SIGPIPE; output that cannot be written (a full disk) is one line
-    and exit 8."""
+    and exit 8.  Everything printed passes :class:`~tkperf.untrusted.TerminalStream`:
+    no string from a file or a device reaches the terminal as a control sequence."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
     try:
         code = _command(argv)
         _flush(sys.stdout)
@@ -63,6 +67,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _discard_stdout()
         _say(f"tkperf: error: cannot write to standard output: {exc.strerror or exc}")
         return EXIT_OUTPUT
+    finally:
+        sys.stdout, sys.stderr = saved
     return code
 
 

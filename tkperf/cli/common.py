@@ -13,6 +13,7 @@ from tkperf.errors import NotConfirmedError, OutputError, UsageError
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo
 from tkperf.remote import fio_host, split_target
+from tkperf.untrusted import for_terminal
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
@@ -72,7 +73,8 @@ def confirm(dev: DeviceInfo, assume_yes: bool) -> None:
         raise NotConfirmedError(f"{dev.path}: no terminal to confirm on; pass --yes to write to it")
     what = f"{dev.path} ({dev.model or 'unknown model'}, {dev.size_bytes / 1e9:.1f} GB)"
     try:
-        answer = input(f"All data on {what} will be destroyed. Type 'yes' to continue: ")
+        # input() may write its prompt past sys.stdout, straight to the terminal
+        answer = input(for_terminal(f"All data on {what} will be destroyed. Type 'yes' to continue: "))
     except EOFError:  # Ctrl-D, or the terminal went away
         print(file=sys.stderr)
         answer = ""
