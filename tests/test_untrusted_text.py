@@ -36,6 +36,8 @@ HOSTILE = [
     "..  _t: javascript:alert(6)",
     "__ javascript:alert(7)",
     "ends in a literal block::",
+    '<a href="javascript:alert(9)">reportlab markup</a> <link href="file:///etc/shadow">x</link>',
+    "&lt;a href=&quot;javascript:alert(10)&quot;&gt;entities&lt;/a&gt; <script>alert(11)</script>",
     "http://plain.example/ok",
 ]
 
