@@ -74,4 +74,6 @@ class TerminalStream:
 
 def raw_stream(stream: IO[str]) -> IO[str]:
     """The stream under a :class:`TerminalStream` (for a writer of its own escape sequences)."""
-    return stream.raw if isinstance(stream, TerminalStream) else stream
+    while isinstance(stream, TerminalStream):  # tkperf demo calls main() inside main()
+        stream = stream.raw
+    return stream

@@ -28,6 +28,7 @@ from tkperf.errors import RemoteError
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
 from tkperf.target import guard
 from tkperf.target.side import CacheHandle, LocalSide, TargetSide
+from tkperf.untrusted import for_terminal
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
@@ -86,7 +87,6 @@ class Session:
         """The run's log file; it stays open after ``execute`` so that what
         follows the run (the final report) is logged too: :meth:`close_log`."""
         self._handler = log_file_handler(self.log_path)
-        self._handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         log.setLevel(logging.DEBUG)
         log.addHandler(self._handler)
 
@@ -193,7 +193,17 @@ def log_file_handler(path: str) -> logging.Handler:
     """The run's log file, appended to, opened without following a link
     planted in the output directory (:func:`tkperf.model.files.open_own`)."""
     fd = files.open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, "log file")
-    return _LogFile(os.fdopen(fd, "a", encoding="utf-8", errors="replace"))
+    handler = _LogFile(os.fdopen(fd, "a", encoding="utf-8", errors="replace"))
+    handler.setFormatter(_TerminalSafeFormatter("%(asctime)s %(levelname)s %(message)s"))
+    return handler
+
+
+class _TerminalSafeFormatter(logging.Formatter):
+    """Log lines as a terminal may show them (``tail -f``): what a device or
+    a file said is escaped (:func:`tkperf.untrusted.for_terminal`)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return for_terminal(super().format(record))
 
 
 def fio_settings(dev: DeviceInfo, opts: RunOptions) -> FioSettings:
