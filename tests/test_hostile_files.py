@@ -103,3 +103,28 @@ def test_resume_of_a_complete_run_does_nothing(capsys):
     assert main(["resume", path, "--yes"]) == 0
     assert "already complete, nothing to resume" in capsys.readouterr().out
     assert open(path, "rb").read() == before
+
+
+ARCHIVE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tkperf2", "ssd-2.2-apacer.xml")
+
+
+def test_import_of_an_archive_with_control_characters_replaces_and_notes_them(tmp_path, capsys):
+    # JSON escapes in an original TKperf file carry what XML itself could not:
+    # ESC, BEL, a C1 CSI, a carriage return, a bidi override.
+    data = open(ARCHIVE, "rb").read()
+    data = data.replace(b"Apacer AS340 120GB", b"Apacer\\u001b]0;pwned\\u0007\\u009b2J\\r AS340")
+    data = data.replace(b"NAND: MLC", b"NAND: \\u001b[2JMLC\\u202e")
+    old = tmp_path / "evil.xml"
+    old.write_bytes(data)
+    new = tmp_path / "evil.tkperf.xml"
+    assert main(["import", str(old), "-o", str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "control characters replaced by U+FFFD in <devinfo> (4), <featmatrix> (2)" in out
+    run = store.load(str(new))
+    assert run.device.model.startswith("Apacer\ufffd]0;pwned\ufffd\ufffd2J")
+    assert "\x1b" not in new.read_text(encoding="utf-8")
+    assert any("control characters replaced" in e.message for e in run.events)
+    # The old file read directly (show) is cleaned the same way.
+    assert main(["show", str(old)]) == 0
+    shown = capsys.readouterr().out
+    assert "\x1b" not in shown and "\x07" not in shown and "pwned" in shown

@@ -26,6 +26,7 @@ EXIT_INTERNAL = 70       # unexpected error (traceback in the run's log); EX_SOF
 EXIT_SIGHUP = 129
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
+EXIT_SIGPIPE = 141       # standard output went away (``tkperf show X | head``), as a shell reports SIGPIPE
 
 
 #: Each exit code with its meaning in a few words: the man page's EXIT STATUS

@@ -20,14 +20,18 @@ on stderr and an exit code (docs/exit-codes.rst).
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import os
+import select
 import sys
 import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
 from tkperf.cli import check, common, compare, demo, importcmd, info, remote, report, run, show, tests
-from tkperf.errors import EXIT_OK, Interrupted, TkperfError, exit_code_of
+from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
+from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
 
@@ -46,6 +50,71 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command of ``argv``; the exit code.  Standard output that goes
+    away (a pipe into ``head``) ends the command quietly with 141, as a shell
+    reports SIGPIPE; output that cannot be written (a full disk) is one line
+    and exit 8.  Everything printed passes :class:`~tkperf.untrusted.TerminalStream`:
+    no string from a file or a device reaches the terminal as a control sequence."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
+    try:
+        code = _command(argv)
+        _flush(sys.stdout)
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_SIGPIPE
+    except OSError as exc:  # only standard output's flush gets here
+        _discard_stdout()
+        _say(f"tkperf: error: cannot write to standard output: {exc.strerror or exc}")
+        return EXIT_OUTPUT
+    finally:
+        sys.stdout, sys.stderr = saved
+    return code
+
+
+def _flush(stream: object) -> None:
+    flush = getattr(stream, "flush", None)
+    if flush is not None:
+        flush()
+
+
+def _discard_stdout() -> None:
+    """What is still buffered for standard output goes nowhere, so that
+    Python's own flush at exit cannot fail again with a traceback."""
+    try:
+        fd = sys.stdout.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, fd)
+        finally:
+            os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass  # not a real file (a test's capture): nothing is flushed at exit
+
+
+def _say(line: str) -> None:
+    """One line on stderr; a stderr that is gone or full is not an error of its own."""
+    try:
+        print(line, file=sys.stderr)
+        _flush(sys.stderr)
+    except OSError:
+        pass
+
+
+def _output_gone(exc: BaseException) -> bool:
+    """A broken pipe of standard output (not of a program or a test host)."""
+    if not (isinstance(exc, OSError) and exc.errno == errno.EPIPE):
+        return False
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(ev & select.POLLERR for _, ev in poller.poll(0))
+
+
+def _command(argv: Optional[Sequence[str]]) -> int:
     logging.raiseExceptions = False  # a full disk must not print logging tracebacks
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -61,22 +130,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return func(args)
     except Interrupted as exc:
         log.error("%s", exc)
-        print(f"tkperf: stopped: {exc}", file=sys.stderr)
+        _say(f"tkperf: stopped: {exc}")
         return exit_code_of(exc)
     except TkperfError as exc:
         log.error("%s", exc)
         stderr = getattr(exc, "stderr", "")
         if stderr:
             log.error("stderr of the failed program:\n%s", stderr)
-        print(f"tkperf: error: {exc}", file=sys.stderr)
+        _say(f"tkperf: error: {exc}")
         return exit_code_of(exc)
     except KeyboardInterrupt as exc:
-        print("tkperf: interrupted", file=sys.stderr)
+        _say("tkperf: interrupted")
         return exit_code_of(exc)
+    except OSError as exc:
+        if _output_gone(exc):
+            raise BrokenPipeError(errno.EPIPE, "standard output closed") from None
+        if exc.errno == errno.ENOSPC:  # a full disk is an output failure, wherever it showed
+            log.error("%s", exc)
+            where = exc.filename if exc.filename is not None else "to standard output"
+            _say(f"tkperf: error: cannot write {where}: {exc.strerror}")
+            return EXIT_OUTPUT
+        return _internal(exc)
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a line
-        log.error("unexpected error:\n%s", traceback.format_exc())
-        print(f"tkperf: internal error: {type(exc).__name__}: {exc} (details in the run's log)",
-              file=sys.stderr)
-        return exit_code_of(exc)
+        return _internal(exc)
     finally:
         common.close_logging()
+
+
+def _internal(exc: Exception) -> int:
+    log.error("unexpected error:\n%s", traceback.format_exc())
+    _say(f"tkperf: internal error: {type(exc).__name__}: {exc} (details in the run's log)")
+    return exit_code_of(exc)

@@ -9,10 +9,11 @@ import re
 import sys
 from typing import Optional
 
-from tkperf.errors import NotConfirmedError, UsageError
+from tkperf.errors import NotConfirmedError, OutputError, UsageError
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo
 from tkperf.remote import fio_host, split_target
+from tkperf.untrusted import for_terminal
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
@@ -50,6 +51,17 @@ def check_name(name: str) -> str:
     return name
 
 
+def refuse_replacing(xml_path: str, overwrite: bool) -> None:
+    """A new run never replaces an earlier result (complete or not) unless
+    told to with ``--overwrite``: an OutputError naming ``tkperf resume`` and
+    the option.  Called before anything touches the device."""
+    if overwrite or not os.path.lexists(xml_path):
+        return
+    raise OutputError(f"{xml_path} holds the result of an earlier run: continue it with "
+                      f"'tkperf resume {xml_path}', replace it with --overwrite, or choose "
+                      "another --name or --outdir")
+
+
 def prepare_outdir(path: str) -> str:
     return store.ensure_dir(path, "output directory")
 
@@ -60,7 +72,12 @@ def confirm(dev: DeviceInfo, assume_yes: bool) -> None:
     if not sys.stdin.isatty():
         raise NotConfirmedError(f"{dev.path}: no terminal to confirm on; pass --yes to write to it")
     what = f"{dev.path} ({dev.model or 'unknown model'}, {dev.size_bytes / 1e9:.1f} GB)"
-    answer = input(f"All data on {what} will be destroyed. Type 'yes' to continue: ")
+    try:
+        # input() may write its prompt past sys.stdout, straight to the terminal
+        answer = input(for_terminal(f"All data on {what} will be destroyed. Type 'yes' to continue: "))
+    except EOFError:  # Ctrl-D, or the terminal went away
+        print(file=sys.stderr)
+        answer = ""
     if answer.strip().lower() != "yes":
         raise NotConfirmedError("not confirmed; nothing was written")
 

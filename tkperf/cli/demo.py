@@ -15,7 +15,7 @@ from tkperf.target.loopdev import try_loop
 
 
 def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]], int],
-             debug: bool = False) -> int:
+             debug: bool = False, overwrite: bool = False) -> int:
     workdir = tempfile.mkdtemp(prefix="tkperf-demo-")
     loop, why = try_loop(size, workdir)
     try:
@@ -24,6 +24,8 @@ def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]]
             argv.append("--quiet")
         if debug:
             argv.append("--debug")
+        if overwrite:
+            argv.append("--overwrite")
         if loop is not None:
             print(f"tkperf demo: testing a {size >> 20} MiB loop device {loop.path} "
                   f"over a sparse file", file=sys.stderr)
@@ -47,7 +49,7 @@ def cmd_demo(args) -> int:
     from tkperf.engine import options
 
     return run_demo(args.outdir, options.parse_size(args.size, "--size"), args.quiet, main,
-                    getattr(args, "debug", False))
+                    getattr(args, "debug", False), getattr(args, "overwrite", False))
 
 
 def register(sub) -> None:
@@ -57,4 +59,7 @@ def register(sub) -> None:
     demo.add_argument("--size", default="256m", help="size of the demo target (default 256m)")
     demo.add_argument("--quiet", "-q", action="store_true")
     demo.add_argument("--debug", action="store_true", help="debug detail in the run's log (as for ssd run)")
+    demo.add_argument("--overwrite", action="store_true",
+                      help="replace the result of an earlier demo in OUTDIR (without it, a second demo "
+                           "there is refused)")
     demo.set_defaults(func=cmd_demo)

@@ -55,6 +55,9 @@ def lines(run: RunResult, old: str, new: str) -> List[str]:
             out.append(f"  steady state {key}: TKperf's verdict and tkperf's 20/10 check DISAGREE; "
                        f"tkperf's verdict ({state}) is used (the report's run notes say why)")
     out.append("  not recorded: " + "; ".join(info["not_recorded"]))
+    if info.get("control_characters_replaced"):
+        out.append("  control characters replaced by U+FFFD in "
+                   + ", ".join(info["control_characters_replaced"]))
     return out
 
 

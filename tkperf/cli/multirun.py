@@ -215,11 +215,14 @@ def _start(args: argparse.Namespace, profile: str, planned: List[multiplan.Plann
             print(f"# ===== {p.arg}: run {p.name} in {outdir}")
             run_cmd._dry_run(p.dev, p.opts, profile, p.side)
         return EXIT_OK
-    if args.resume:
-        for p, outdir in zip(planned, outdirs):
-            xml = store.run_file(outdir, p.name)
-            if not os.path.exists(xml):
-                raise UsageError(f"--resume: no saved run {xml} to resume")
+    if args.resume and args.overwrite:
+        raise UsageError("--resume continues the saved runs, --overwrite replaces them: give one")
+    for p, outdir in zip(planned, outdirs):
+        xml = store.run_file(outdir, p.name)
+        if not args.resume:
+            common.refuse_replacing(xml, args.overwrite)  # every target, before any starts
+        elif not os.path.exists(xml):
+            raise UsageError(f"--resume: no saved run {xml} to resume")
     for p in planned:
         p.side.check_safe(p.dev, args.force)  # read-only; the child checks again under its lock
     multiplan.check_fio_servers(args, planned)

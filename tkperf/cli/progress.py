@@ -23,6 +23,7 @@ from typing import IO, Optional, Sequence, Tuple
 from tkperf.engine import progress as engine_progress
 from tkperf.durations import duration
 from tkperf.engine.progress import Progress, RemoteRun, combined_eta, eta_text, finish_clock
+from tkperf.untrusted import for_terminal, raw_stream
 
 
 def stamp() -> str:
@@ -87,7 +88,8 @@ class LiveRenderer(_Renderer):
         from rich.console import Console
         from rich.live import Live
 
-        self.console = Console(file=stream, highlight=False, soft_wrap=True)
+        # rich writes its own escape sequences; the text it shows is escaped here
+        self.console = Console(file=raw_stream(stream), highlight=False, soft_wrap=True)
         self.live = Live(console=self.console, get_renderable=self.render, refresh_per_second=2,
                          transient=False, redirect_stdout=False, redirect_stderr=False)
         self.running = False
@@ -111,42 +113,49 @@ class LiveRenderer(_Renderer):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.console.print(f"{time.strftime('%H:%M:%S')} {record.getMessage()}", markup=False)
+            self.console.print(for_terminal(f"{time.strftime('%H:%M:%S')} {record.getMessage()}"),
+                               markup=False)
         except Exception:  # noqa: BLE001 - logging must never stop a run
             self.handleError(record)
 
     def render(self):
         from rich.table import Table
-        from rich.text import Text
 
         s = self.state
         grid = Table.grid(padding=(0, 1))
         grid.add_column(style="bold")
         grid.add_column()
         if s is None or not s.started:
-            grid.add_row("tkperf", Text("starting"))
+            grid.add_row("tkperf", _text("starting"))
             return grid
         total = len(s.tests)
-        grid.add_row("test", Text(f"{s.key or '-'} ({s.index} of {total})"))
+        grid.add_row("test", _text(f"{s.key or '-'} ({s.index} of {total})"))
         phase = s.phase
         if s.kind == "rounds" and s.round and s.per_round_s > 0:
             part = min((s.clock() - s.phase_since) / s.per_round_s, 1.0)
             phase += f", about {100 * part:.0f}% through (estimated from its time)"
         elif s.kind == "stream" and s.round:
             phase = f"interval {s.round}: {s.stream_iops:.0f} IOPS, {s.stream_written / 1e9:.2f} GB written"
-        grid.add_row("phase", Text(phase))
+        grid.add_row("phase", _text(phase))
         if s.values:
             last = ", ".join(f"{v:.6g}" for v in s.values[-5:])
-            grid.add_row("tracking", Text(f"{s.label}: {last}"))
+            grid.add_row("tracking", _text(f"{s.label}: {last}"))
             near = s.closeness()
             if near:
                 verdict = "steady" if getattr(s.steady, "steady", False) else "not steady yet"
-                grid.add_row("steady", Text(f"{near} ({verdict})"))
-        grid.add_row("elapsed", Text(duration(s.elapsed(), rough=True)))
+                grid.add_row("steady", _text(f"{near} ({verdict})"))
+        grid.add_row("elapsed", _text(duration(s.elapsed(), rough=True)))
         eta = self.eta()
         if eta:
-            grid.add_row("ETA", Text(eta[4:]))
+            grid.add_row("ETA", _text(eta[4:]))
         return grid
+
+
+def _text(text: str):
+    """A cell of the live display: rich's Text, escaped for the terminal."""
+    from rich.text import Text
+
+    return Text(for_terminal(text))
 
 
 def choose(stream: IO[str], quiet: bool) -> Optional[_Renderer]:
@@ -219,7 +228,7 @@ class CombinedLive(CombinedPlain):
         from rich.console import Console
         from rich.live import Live
 
-        self.console = Console(file=err, highlight=False, soft_wrap=True)
+        self.console = Console(file=raw_stream(err), highlight=False, soft_wrap=True)
         self.live = Live(console=self.console, get_renderable=self.render, refresh_per_second=2,
                          transient=False, redirect_stdout=False, redirect_stderr=False)
         self.running = False
@@ -231,7 +240,7 @@ class CombinedLive(CombinedPlain):
 
     def _print(self, text: str) -> None:
         try:
-            self.console.print(text, markup=False)
+            self.console.print(for_terminal(text), markup=False)
         except Exception:  # noqa: BLE001 - showing must never stop the runs
             pass
 
@@ -264,7 +273,7 @@ class CombinedLive(CombinedPlain):
         for column in ("target", "device", "test", "phase", "tracking", "elapsed", "ETA"):
             table.add_column(column, style="bold" if column == "target" else None)
         for r in self.runs:
-            table.add_row(*combined_row(r))
+            table.add_row(*(_text(c) for c in combined_row(r)))  # Text: never rich markup
         running = [r for r in self.runs if not r.ended]
         table.add_row("all", "", "", f"{len(running)} of {len(self.runs)} running", "", "",
                       _eta_words(combined_eta(running))[4:] if running else "done")

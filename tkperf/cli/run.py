@@ -94,6 +94,9 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                         "every steady-state evaluation, fio's full stderr")
     p.add_argument("--resume", action="store_true",
                    help="continue the interrupted run saved as OUTDIR/NAME.xml (same device and options)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the result of an earlier run of the same name in OUTDIR (without it, "
+                        "such a run is refused: tkperf resume continues it)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the fio job files and the estimated duration; touch nothing")
     common.add_report_options(p)
@@ -207,6 +210,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             return _dry_run(dev, opts, profile, side)
         saved = None
         xml_path = store.run_file(outdir, name)
+        if args.resume and args.overwrite:
+            raise UsageError("--resume continues the saved run, --overwrite replaces it: give one")
+        if not args.resume:
+            common.refuse_replacing(xml_path, args.overwrite)
         if args.resume:
             if not os.path.exists(xml_path):
                 raise UsageError(f"--resume: no saved run {xml_path} to resume")

@@ -13,6 +13,7 @@ restored however the run ends.
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field, replace
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -22,11 +23,12 @@ from tkperf.engine.options import RunOptions
 from tkperf.engine.runner import Runner
 from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
-from tkperf.model import store
+from tkperf.model import files, store
 from tkperf.errors import RemoteError
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
 from tkperf.target import guard
 from tkperf.target.side import CacheHandle, LocalSide, TargetSide
+from tkperf.untrusted import for_terminal
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
@@ -71,12 +73,12 @@ class Session:
     def execute(self, confirm: Callable[[DeviceInfo], None]) -> RunResult:
         """Lock, check, confirm, hold O_EXCL and run; the result file is saved
         whatever happens, and exceptions go on to the caller."""
-        store.ensure_dir(self.outdir, "output directory")
         fio = self.backend()
         side = self.side
         with side.locked(self.device):
             problems = side.check_safe(self.device, self.force)
             confirm(self.device)
+            store.ensure_dir(self.outdir, "output directory")  # after a "no", none is left behind
             with side.exclusive(self.device):
                 self._open_log()
                 return self._locked(fio, problems)
@@ -84,8 +86,7 @@ class Session:
     def _open_log(self) -> None:
         """The run's log file; it stays open after ``execute`` so that what
         follows the run (the final report) is logged too: :meth:`close_log`."""
-        self._handler = logging.FileHandler(self.log_path)
-        self._handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        self._handler = log_file_handler(self.log_path)
         log.setLevel(logging.DEBUG)
         log.addHandler(self._handler)
 
@@ -170,6 +171,39 @@ class Session:
                     store.save(run, self.xml_path)
                 except Exception as exc:  # noqa: BLE001 - the run's own outcome is the one to report
                     log.error("could not save the write cache events: %s", exc)
+
+
+class _LogFile(logging.StreamHandler):
+    """A log handler on a file opened by :func:`log_file_handler`; closing it closes the file."""
+
+    def close(self) -> None:
+        try:
+            self.acquire()
+            try:
+                stream = self.stream
+                if stream is not None and not stream.closed:
+                    stream.close()
+            finally:
+                self.release()
+        finally:
+            super().close()
+
+
+def log_file_handler(path: str) -> logging.Handler:
+    """The run's log file, appended to, opened without following a link
+    planted in the output directory (:func:`tkperf.model.files.open_own`)."""
+    fd = files.open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, "log file")
+    handler = _LogFile(os.fdopen(fd, "a", encoding="utf-8", errors="replace"))
+    handler.setFormatter(_TerminalSafeFormatter("%(asctime)s %(levelname)s %(message)s"))
+    return handler
+
+
+class _TerminalSafeFormatter(logging.Formatter):
+    """Log lines as a terminal may show them (``tail -f``): what a device or
+    a file said is escaped (:func:`tkperf.untrusted.for_terminal`)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return for_terminal(super().format(record))
 
 
 def fio_settings(dev: DeviceInfo, opts: RunOptions) -> FioSettings:

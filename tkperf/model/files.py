@@ -1,7 +1,19 @@
-"""Files that never end up half-written: atomic replacement, output directories."""
+"""Files that never end up half-written (atomic replacement), output
+directories, and files opened without following a link someone else
+planted where others may write (``/run/lock``, ``/tmp``, a shared output
+directory): tkperf runs as root, and a link there could point it at any file.
+
+Every file a run or a report creates is either written through
+:func:`atomic_write` (a fresh temporary file, then ``os.replace``, which
+replaces a planted link instead of following it) or opened with
+:func:`open_own` (``O_NOFOLLOW``, and refused unless it is a regular file
+of ours with one link); the directories tkperf names itself (the plots)
+are made with :func:`ensure_own_dir`.
+"""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from typing import Optional
 
@@ -54,8 +66,74 @@ def close_quietly(fd: Optional[int]) -> None:
             pass
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _not_ours(st: os.stat_result) -> bool:
+    return st.st_uid != os.geteuid()
+
+
+def open_own(path: str, flags: int, what: str, mode: int = 0o644) -> int:
+    """``os.open(path, flags | O_NOFOLLOW)``, then refused (OutputError,
+    the descriptor closed) unless it is a regular file owned by this user
+    with no other hard link: a link or a file someone else planted is never
+    written through."""
+    try:
+        fd = os.open(path, flags | _NOFOLLOW, mode)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise OutputError(f"{what} {path} is a symbolic link; tkperf does not follow one "
+                              "there (remove it)") from None
+        raise OutputError(f"cannot open {what} {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        why = ("not a regular file" if not stat.S_ISREG(st.st_mode) else
+               f"owned by another user (uid {st.st_uid})" if _not_ours(st) else
+               f"a file with {st.st_nlink} hard links" if st.st_nlink != 1 else "")
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+    if why:
+        os.close(fd)
+        raise OutputError(f"{what} {path} is {why}; tkperf does not write to it (remove it)")
+    return fd
+
+
+def ensure_own_dir(path: str, what: str) -> str:
+    """A directory tkperf names itself (``NAME-plots``) inside a directory of
+    the user's: made if missing, refused (OutputError) if it is a link or
+    someone else's, so nothing written into it lands elsewhere."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise OutputError(f"cannot create {what} {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.lstat(path)
+    except OSError as exc:
+        raise OutputError(f"cannot use {what} {path}: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise OutputError(f"{what} {path} is a symbolic link; tkperf does not follow one there (remove it)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{what} {path} is not a directory")
+    if _not_ours(st):
+        raise OutputError(f"{what} {path} is owned by another user (uid {st.st_uid}); "
+                          "tkperf does not write into it (remove it)")
+    return path
+
+
 def ensure_dir(path: str, what: str = "output directory") -> str:
-    """Create ``path`` (and parents) if needed; an OutputError says why it cannot be."""
+    """Create ``path`` (and parents) if needed; an OutputError says why it
+    cannot be.  A symbolic link owned by another user (not root) is not
+    followed, as the kernel's ``protected_symlinks`` does in sticky
+    directories."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        st = None
+    if st is not None and stat.S_ISLNK(st.st_mode) and st.st_uid not in (0, os.geteuid()):
+        raise OutputError(f"{what} {path} is a symbolic link of another user (uid {st.st_uid}); "
+                          "tkperf does not follow it")
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:

@@ -42,6 +42,7 @@ from lxml import etree
 from tkperf.errors import ResultFileError
 from tkperf.model.fileformat import MAX_FILE_BYTES
 from tkperf.model.results import RunResult
+from tkperf.untrusted import replace_controls
 
 #: Elements of the root that describe the run (not tests).  ``featmat`` is
 #: accepted as a spelling of ``featmatrix``.
@@ -79,6 +80,8 @@ class OldFile:
     run: Dict[str, object]
     tests: Dict[str, OldTest]
     ignored: List[str]
+    #: Where control characters were replaced by U+FFFD (``<devinfo>`` ...).
+    replaced: List[str] = field(default_factory=list)
 
     @property
     def major(self) -> int:
@@ -212,11 +215,16 @@ def parse(data: bytes, source: str = "<data>") -> OldFile:
         raise ResultFileError(f"{source}: an original TKperf file without any test "
                               f"({', '.join(TEST_ELEMENTS)}) in it")
     version = _version(run.get("ioperfversion"), source)
+    replaced: List[str] = []
     for name in ("testdate", "devinfo", "featmatrix", "kernel", "lsb", "cmdline"):
         if name in run and not isinstance(run[name], str):
             raise ResultFileError(f"{source}: <{name}> is not a JSON string")
+        if name in run:  # JSON's \u001b escapes can carry what XML could not
+            run[name], n = replace_controls(str(run[name]))
+            if n:
+                replaced.append(f"<{name}> ({n})")
     return OldFile(name=root.tag, version=version, mode=_mode(run, tests, source), run=run, tests=tests,
-                   ignored=ignored)
+                   ignored=ignored, replaced=replaced)
 
 
 def loads(data: bytes, source: str = "<data>", imported_at: str = "") -> RunResult:

@@ -238,6 +238,8 @@ def _notes(old: OldFile, imported: List[Imported], used: Dict[str, Settings], si
         out.append("HDD zone positions are TKperf's: the capacity / zones, aligned down to 4 KiB")
     if old.ignored:
         out.append(f"left out: {', '.join(old.ignored)}")
+    if old.replaced:
+        out.append(f"control characters replaced by U+FFFD in {', '.join(old.replaced)}")
     return out
 
 
@@ -295,6 +297,8 @@ def build_run(old: OldFile, source: str, imported_at: str = "") -> RunResult:
                             for i in imported},
         "tkperf_rules": TKPERF_RULES,
     }
+    if old.replaced:
+        run.facts["imported"]["control_characters_replaced"] = list(old.replaced)
     return run
 
 

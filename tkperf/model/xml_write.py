@@ -16,6 +16,7 @@ from tkperf.model import files, histogram
 from tkperf.model.files import atomic_write
 from tkperf.model.results import IoStats, RunResult, TestRun
 from tkperf.model.series import check_id, format_row, format_rows
+from tkperf.untrusted import for_xml
 
 
 def _num(value: float) -> str:
@@ -40,7 +41,7 @@ def _set(el: etree._Element, **attrs: object) -> etree._Element:
         elif isinstance(value, (int, float)):
             el.set(name, _num(value))
         else:
-            el.set(name, "" if value is None else str(value))
+            el.set(name, "" if value is None else for_xml(value))  # a device's string may hold anything
     return el
 
 
@@ -85,13 +86,13 @@ def to_element(run: RunResult) -> etree._Element:
          transport=d.transport, write_cache=d.write_cache)
     _namevalues(etree.SubElement(root, "options"), "option", run.options)
     desc = etree.SubElement(root, "description")
-    etree.SubElement(desc, "text").text = run.description
+    etree.SubElement(desc, "text").text = for_xml(run.description)
     _namevalues(desc, "field", run.description_fields)
     events = etree.SubElement(root, "events")
     for e in run.events:
         ev = _set(etree.SubElement(events, "event"), time=e.time, kind=e.kind, test=e.test,
                   round=int(e.round))
-        ev.text = e.message
+        ev.text = for_xml(e.message)
     if run.facts:
         etree.SubElement(root, "facts").text = json.dumps(run.facts, sort_keys=True, default=str)
     if run.health:
@@ -216,7 +217,9 @@ class ResultWriter:
         atomic_write(self.path, dumps(run))
         self._close_fd()
         try:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+            # Not following a link someone swapped in since the replace.
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+                               | getattr(os, "O_NOFOLLOW", 0))
         except OSError as exc:
             raise OutputError(f"cannot append to {self.path}: {exc.strerror or exc}") from None
         self._broken = ""

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.errors import OutputError
+from tkperf.model.files import ensure_own_dir
 from tkperf.model.store import atomic_write, ensure_dir
 from tkperf.render import blocks as b
 from tkperf.render import parallel, rst
@@ -117,14 +118,43 @@ def _warnings_of(stream: io.StringIO, what: str) -> List[str]:
             or "(ERROR" in line or "(SEVERE" in line]
 
 
+#: The only link targets a report may hold (the HTML ``href``, the PDF ``/URI``).
+_LINK_SCHEMES = ("http", "https")
+
+
 def parse_rst(text: str, source_path: str) -> Tuple[object, List[str]]:
-    """reST -> a docutils doctree (shared by the HTML and PDF writers) and its warnings."""
+    """reST -> a docutils doctree (shared by the HTML and PDF writers) and its
+    warnings; a link to anything but http(s) is made plain text
+    (:func:`unlink`)."""
     from docutils.core import publish_doctree
 
     stream = io.StringIO()
     doctree = publish_doctree(text, source_path=source_path,
                               settings_overrides=_docutils_settings(stream))
-    return doctree, _warnings_of(stream, "reST")
+    unlinked = unlink(doctree)
+    return doctree, _warnings_of(stream, "reST") + [f"reST: link to {u!r} made plain text" for u in unlinked]
+
+
+def unlink(doctree: object) -> List[str]:
+    """The second guard behind :func:`tkperf.render.rst.rst_escape`: every
+    reference in ``doctree`` to a URI whose scheme is not http(s)
+    (``javascript:``, ``data:``, ``file:``, ``mailto:`` ...) becomes its
+    text, and every raw block not for the PDF writer goes; the URIs removed."""
+    from docutils import nodes
+
+    removed: List[str] = []
+    for ref in list(doctree.findall(nodes.reference)):  # type: ignore[attr-defined]
+        uri = ref.get("refuri")
+        if uri is None:
+            continue  # a reference inside the document
+        scheme = uri.split(":", 1)[0].strip().lower() if ":" in uri else ""
+        if scheme not in _LINK_SCHEMES:
+            removed.append(uri)
+            ref.replace_self(nodes.Text(ref.astext()))
+    for raw in list(doctree.findall(nodes.raw)):  # type: ignore[attr-defined]
+        if raw.get("format") != "pdf":
+            raw.parent.remove(raw)
+    return removed
 
 
 def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[bytes, List[str]]:
@@ -214,7 +244,7 @@ def safe_name(name: str) -> str:
 def prepare_outdir(outdir: str, plot_dirname: str) -> str:
     """Create the output and plot directories; an OutputError says why not."""
     ensure_dir(outdir, "report directory")
-    return ensure_dir(os.path.join(outdir, plot_dirname), "report directory")
+    return ensure_own_dir(os.path.join(outdir, plot_dirname), "plot directory")
 
 
 def remove_stale_plots(plot_dir: str, keep: Sequence[str]) -> None:

@@ -1,9 +1,13 @@
 """Blocks -> reStructuredText.
 
 Every text a block carries is plain text, often from a result file (a
-device model, an event's message); :func:`rst_escape` makes it inert, so
-no result file can inject markup.  The only raw markup written is the PDF
-page-break hint before a subsection.
+device model, an event's message, a description or feature file);
+:func:`rst_escape` makes it inert, so no such text can inject markup: no
+directive, role, substitution, footnote or citation reference, target,
+raw block, and no link (docutils' standalone URIs and e-mail addresses
+are broken by an escaped colon or ``@``; :func:`tkperf.render.documents.parse_rst`
+checks the parsed tree once more).  The only raw markup written is the
+PDF page-break hint before a subsection.
 """
 from __future__ import annotations
 
@@ -14,6 +18,12 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from tkperf.render import blocks as b
 
 _INLINE = re.compile(r"([\\`*_|<>\[\]])")
+#: A colon that would end a URI scheme (``javascript:``, ``data:``, ``file:``
+#: ...): a letter-led run of scheme characters not preceded by a letter or
+#: digit, the colon, then something other than a space.  Escaping the colon
+#: stops docutils from reading a standalone URI; ``@`` is escaped for e-mail
+#: addresses (docutils' own rule: an escaped ``@`` is never an address).
+_SCHEME_COLON = re.compile(r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9.+-]*):(?=\S)")
 _BLOCK_START = re.compile(r"^(?:[-+*#:.=~^\"'(|>!@$%&,;?/]|\d+[.)]\s|[A-Za-z][.)]\s|[ivxlcdmIVXLCDM]+[.)]\s)")
 #: Column widths (characters) of the SNIA header's grid tables: label, value, label, value.
 HEADER_WIDTHS = (16, 34, 16, 34)
@@ -26,9 +36,17 @@ def rst_escape(text: object) -> str:
     s = "".join(ch if ch.isprintable() else " " for ch in str(text))
     s = " ".join(s.split())
     s = _INLINE.sub(r"\\\1", s)
+    s = _SCHEME_COLON.sub(r"\1\\:", s).replace("@", "\\@")
+    if s.endswith("::"):  # would announce a literal block
+        s = s[:-1] + "\\:"
     if _BLOCK_START.match(s):
         s = "\\" + s
     return s
+
+
+def literal_line(text: str) -> str:
+    """One line of a literal block: shown as it is, but without control characters."""
+    return "".join(ch if ch.isprintable() or ch == "\t" else "\ufffd" for ch in text)
 
 
 def text_width(s: str) -> int:
@@ -186,7 +204,7 @@ def block_parts(block: object, plot_ref: str = "", failed: Optional[Dict[str, st
         bar = "=" * text_width(t)
         return [f"{bar}\n{t}\n{bar}"]
     if isinstance(block, b.Literal):
-        return ["::\n\n" + "\n".join("   " + line for line in block.text.splitlines())]
+        return ["::\n\n" + "\n".join("   " + literal_line(line) for line in block.text.splitlines())]
     raise TypeError(f"not a report block: {type(block).__name__}")
 
 

@@ -20,7 +20,8 @@ import signal
 from typing import Iterator, Optional
 
 from tkperf import programs
-from tkperf.errors import Interrupted, LockedError, OutputError
+from tkperf.errors import Interrupted, LockedError
+from tkperf.model.files import open_own
 from tkperf.model.results import DeviceInfo
 
 LOCK_DIRS = ("/run/lock", "/var/lock", "/tmp")
@@ -45,10 +46,9 @@ class DeviceLock:
         self.fd: Optional[int] = None
 
     def acquire(self) -> None:
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise OutputError(f"cannot create lock file {self.path}: {exc.strerror}") from None
+        # The lock directory is writable by others: a planted link or file
+        # there must not make root truncate and write whatever it points to.
+        fd = open_own(self.path, os.O_RDWR | os.O_CREAT, "lock file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
