@@ -50,6 +50,7 @@ EXIT_CODES = {
     EXIT_INTERNAL: "unexpected error; the traceback is in the run's log",
     EXIT_SIGHUP: "stopped by SIGHUP (terminal or SSH session gone)",
     EXIT_SIGINT: "stopped by SIGINT (Ctrl-C)",
+    EXIT_SIGPIPE: "standard output went away (tkperf show X | head): ended quietly",
     EXIT_SIGTERM: "stopped by SIGTERM",
 }
 

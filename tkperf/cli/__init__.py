@@ -12,10 +12,12 @@
     tkperf info DEVICE [--json]         everything known about a device (read-only)
     tkperf import OLD.xml [-o NEW.xml]  convert a result file of the original TKperf
     tkperf server [HOST --start]        the fio server a test host needs (remote targets)
+    tkperf help [TOPIC] [--man]         a document, or the man page tkperf(1)
+    tkperf completion bash|zsh          the shell completion script
 
 Each command is one module of this package with ``register(subparsers)``
 and its ``cmd_*`` function; :func:`main` turns every error into one line
-on stderr and an exit code (docs/exit-codes.rst).
+on stderr and an exit code (``tkperf help exit-codes``).
 """
 from __future__ import annotations
 
@@ -29,23 +31,25 @@ import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import check, common, compare, demo, importcmd, info, remote, report, run, show, tests
+from tkperf.cli import check, common, compare, demo, importcmd, info, manual, remote, report, run, show, tests
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
 from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
 
-COMMANDS = (run, demo, report, compare, show, check, tests, info, importcmd, remote)
+COMMANDS = (run, demo, report, compare, show, check, tests, info, importcmd, remote, manual)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = common.Parser(prog="tkperf", allow_abbrev=False,
                            description="SNIA PTS performance tests for SSDs and HDDs, driven by fio.",
-                           epilog="Exit codes are listed in docs/exit-codes.rst.")
+                           epilog="Documents: tkperf help [TOPIC]; the manual: man tkperf (tkperf help --man); "
+                                  "exit codes: tkperf help exit-codes.")
     parser.add_argument("--version", action="version", version=f"tkperf {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=common.Parser)
     for module in COMMANDS:
         module.register(sub)
+    parser.set_defaults(root_parser=parser)  # help --man and completion read the whole tree
     return parser
 
 

@@ -43,7 +43,7 @@ def _value_kind(opt: parsertree.Option) -> str:
 
 def _cases(tree: parsertree.Command) -> Dict[str, List[str]]:
     """Shell ``case`` arms per lookup table, keyed by the command path."""
-    subs, opts, valued, kinds, choices, positional = [], [], [], [], [], []
+    subs, opts, valued, kinds, choices, positional, poschoices = [], [], [], [], [], [], []
     for cmd in tree.walk():
         key = shlex.quote(" ".join(cmd.path))
         if cmd.subcommands:
@@ -62,9 +62,12 @@ def _cases(tree: parsertree.Command) -> Dict[str, List[str]]:
                     choices.append(f"{shlex.quote(' '.join(cmd.path + (f,)))}) echo {_words(list(o.choices))} ;;")
         pos = [o for o in cmd.options if o.positional]
         if pos and not cmd.subcommands:
-            positional.append(f"{key}) echo {_value_kind(pos[0])} ;;")
+            kind = _value_kind(pos[0])
+            positional.append(f"{key}) echo {'words' if kind == 'choices' else kind} ;;")
+            if pos[0].choices:
+                poschoices.append(f"{key}) echo {_words(list(pos[0].choices))} ;;")
     return {"subs": subs, "opts": opts, "valued": valued, "kinds": kinds,
-            "choices": choices, "positional": positional}
+            "choices": choices, "positional": positional, "poschoices": poschoices}
 
 
 def _case_fn(name: str, arms: List[str]) -> str:
@@ -74,6 +77,7 @@ def _case_fn(name: str, arms: List[str]) -> str:
 
 _MAIN = r'''
 _tkperf_has() {  # _tkperf_has WORD LIST...: is WORD one of LIST?
+    [ -n "${ZSH_VERSION-}" ] && emulate -L sh  # bash's word splitting in zsh
     local w="$1"; shift
     local x
     for x in $*; do [ "$x" = "$w" ] && return 0; done
@@ -81,6 +85,7 @@ _tkperf_has() {  # _tkperf_has WORD LIST...: is WORD one of LIST?
 }
 
 _tkperf() {
+    [ -n "${ZSH_VERSION-}" ] && emulate -L sh  # bash's arrays and word splitting in zsh
     local cur prev path="" i w skip=0
     cur="${COMP_WORDS[COMP_CWORD]}"
     prev="${COMP_WORDS[COMP_CWORD-1]}"
@@ -117,6 +122,7 @@ _tkperf() {
             case "$cur" in *,*) done_="${cur%,*},"; last="${cur##*,}" ;; esac
             COMPREPLY=($(compgen -P "$done_" -W "$_tkperf_test_names" -- "$last"))
             ;;
+        words) COMPREPLY=($(compgen -W "$(_tkperf_poschoices "$path")" -- "$cur")) ;;
         device) COMPREPLY=($(compgen -W "$(lsblk -lnpo NAME 2>/dev/null)" -- "$cur")) ;;
         dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
         file) COMPREPLY=($(compgen -f -- "$cur")) ;;
@@ -135,5 +141,8 @@ def script(parser: argparse.ArgumentParser, shell: str) -> str:
     if shell == "zsh":
         head += "autoload -U +X compinit && compinit -u\nautoload -U +X bashcompinit && bashcompinit\n"
     body = "".join(_case_fn(name, arms) for name, arms in cases.items())
-    names = f"_tkperf_test_names={_words(testtypes.names())}\n"
-    return head + names + body + _MAIN + "complete -o filenames -F _tkperf tkperf\n"
+    names = f"_tkperf_test_names={_words(list(testtypes.names()))}\n"
+    # bash: -o filenames for a slash after a directory and quoting; zsh's
+    # bashcompinit would then add no space after an option or a test name.
+    bind = "complete -F _tkperf tkperf\n" if shell == "zsh" else "complete -o filenames -F _tkperf tkperf\n"
+    return head + names + body + _MAIN + bind

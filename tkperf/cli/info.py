@@ -232,7 +232,7 @@ def register(sub) -> None:
                                    "by transport, hdparm, nvme-cli, sg3-utils and smartctl. Nothing is "
                                    "written to the device.")
     p.add_argument("device", help="a block device (e.g. /dev/nvme0n1), a regular file, or HOST:/dev/... "
-                                  "on a test host (read there over SSH, docs/remote.rst)")
+                                  "on a test host (read there over SSH, 'tkperf help remote')")
     p.add_argument("--json", action="store_true", help="the facts as one JSON object")
     remote_cli.add_options(p, fio=False)
     p.set_defaults(func=cmd_info)

@@ -1,5 +1,5 @@
 """Remote targets on the command line: ``HOST:/dev/...``, ``tkperf server``
-and the hidden ``tkperf agent`` (docs/remote.rst)."""
+and the hidden ``tkperf agent`` ('tkperf help remote')."""
 from __future__ import annotations
 
 import argparse
@@ -17,7 +17,7 @@ DEFAULT_REMOTE_TKPERF = "tkperf"
 
 
 def add_options(p: argparse.ArgumentParser, fio: bool = True) -> None:
-    g = p.add_argument_group("Remote targets (HOST:/dev/...; docs/remote.rst)")
+    g = p.add_argument_group("Remote targets (HOST:/dev/...; 'tkperf help remote')")
     if fio:
         g.add_argument("--fio-port", type=int, metavar="PORT",
                        help=f"port of the fio server on the test hosts (default {FIO_PORT})")

@@ -30,8 +30,8 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("device", nargs="+",
                    help="block device to test (e.g. /dev/nvme1n1, a /dev/disk/by-id link), "
                         "or a file with --size, or HOST:/dev/... on a test host (fio's client/server "
-                        "mode and SSH, docs/remote.rst); several: one independent run per device, all "
-                        "at once, and a comparison of them (docs/parallel.rst)")
+                        "mode and SSH, 'tkperf help remote'); several: one independent run per device, all "
+                        "at once, and a comparison of them ('tkperf help parallel')")
     p.add_argument("--name", help="run name: names the output directory and files "
                                   "(default: the device's model or name)")
     p.add_argument("--outdir", help="directory for results (default: ./NAME)")
@@ -72,7 +72,7 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--purge", choices=purge.METHODS, metavar="METHOD",
                    help="PURGE method before each test: " + ", ".join(purge.METHODS)
                         + f" (default {'none' if profile == 'hdd' else 'auto'}: what the drive supports; "
-                          "docs/purge.rst)")
+                          "'tkperf help purge')")
     p.add_argument("--purge-cmd", metavar="'CMD {device}'",
                    help="purge with this command instead (a vendor tool): {device} becomes the device "
                         "path, split like a shell line but run without a shell; recorded as method cmd, "
@@ -84,10 +84,10 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                         "NOT a PTS-conformant measurement")
     p.add_argument("--description", "-dsc", dest="dsc", metavar="FILE",
                    help="description file: 'Key: value' lines (model, NAND type, form factor, interface, "
-                        "test sponsor ...) for what the tools cannot read (docs/description.rst)")
+                        "test sponsor ...) for what the tools cannot read ('tkperf help description')")
     p.add_argument("--features", "-fm", dest="features", metavar="FILE",
                    help="feature matrix: 'Feature: value' lines shown as a table in the report "
-                        "(docs/description.rst)")
+                        "('tkperf help description')")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     p.add_argument("--debug", action="store_true",
                    help="debug detail in the run's log (and on stderr when it shows plain lines): "
@@ -120,7 +120,7 @@ def add_unattended_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("Unattended runs")
     g.add_argument("--json-summary", metavar="FILE",
                    help="at the end of the run (complete, failed or interrupted) write a JSON "
-                        "summary to FILE (docs/result-format.rst)")
+                        "summary to FILE ('tkperf help result-format')")
     g.add_argument("--mail", metavar="ADDR", action="append", default=[],
                    help="mail ADDR when the run ends (repeatable; needs --smtp)")
     g.add_argument("--smtp", metavar="HOST[:PORT]", help="SMTP server for --mail (default port 25)")
