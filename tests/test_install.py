@@ -72,3 +72,21 @@ def test_readme_install_in_a_fresh_venv_from_the_system_python(tmp_path):
                           capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert show.returncode == 0, show.stderr
     assert re.match(r"example-ssd: ", show.stdout)
+    # The documents travel with the package (setup.py's build step): help
+    # works away from the source tree, and so do the man page and completion.
+    helped = subprocess.run([str(tkperf), "help", "exit-codes"], capture_output=True, text=True, env=env,
+                            cwd=str(tmp_path))
+    assert helped.returncode == 0 and helped.stdout.startswith("Exit codes\n"), helped.stderr
+    man1 = tmp_path / "man" / "man1"
+    man1.mkdir(parents=True)
+    page = subprocess.run([str(tkperf), "help", "--man"], capture_output=True, text=True, env=env,
+                          cwd=str(tmp_path))
+    assert page.returncode == 0, page.stderr
+    (man1 / "tkperf.1").write_text(page.stdout)
+    if shutil.which("man"):
+        shown = subprocess.run(["man", "-M", str(tmp_path / "man"), "tkperf"], capture_output=True, text=True,
+                               env=dict(env, MANPAGER="cat", PAGER="cat", MANWIDTH="120"))
+        assert shown.returncode == 0 and "EXIT STATUS" in shown.stdout, shown.stderr
+    completion = subprocess.run([str(tkperf), "completion", "bash"], capture_output=True, text=True, env=env,
+                                cwd=str(tmp_path))
+    assert completion.returncode == 0 and "complete -o filenames -F _tkperf tkperf" in completion.stdout
