@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -77,7 +78,7 @@ def test_no_help_text_points_into_the_source_tree():
 
 def test_every_document_is_a_help_topic(capsys):
     docs = sorted(n[:-4] for n in os.listdir(os.path.join(REPO, "docs")) if n.endswith(".rst")
-                  and n != "index.rst")
+                  and n not in ("index.rst", "getting-started.rst"))
     assert sorted(manual.topics()) == docs
     assert main(["help"]) == 0
     listing = capsys.readouterr().out
@@ -172,3 +173,18 @@ def test_zsh_runs_the_same_completion(words, typed, expected, capsys, tmp_path):
                           env=dict(os.environ, HOME=str(tmp_path)))
     assert done.returncode == 0, done.stderr
     assert [w for w in done.stdout.split() if w.startswith(typed)] == expected
+
+
+# --- the documentation site ----------------------------------------------------
+
+def test_docs_site_builds_with_warnings_as_errors(tmp_path):
+    sphinx = pytest.importorskip("sphinx")
+    out = tmp_path / "html"
+    built = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                            os.path.join(REPO, "docs"), str(out)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-3000:]
+    index = (out / "index.html").read_text(encoding="utf-8")
+    for name in os.listdir(os.path.join(REPO, "docs")):
+        if name.endswith(".rst") and name != "index.rst":
+            assert f'href="{name[:-4]}.html"' in index, name
+    assert sphinx.__version__

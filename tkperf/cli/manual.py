@@ -18,6 +18,8 @@ from tkperf import __version__
 from tkperf.cli import completion, parsertree
 from tkperf.errors import EXIT_CODES, EXIT_OK, UsageError
 
+#: Pages of the documentation site that only arrange or include others.
+_SITE_ONLY = ("index", "getting-started")
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -36,7 +38,7 @@ def topics() -> Dict[str, str]:
     if not d:
         return {}
     return {name[:-4]: os.path.join(d, name) for name in sorted(os.listdir(d))
-            if name.endswith(".rst") and name != "index.rst"}
+            if name.endswith(".rst") and name[:-4] not in _SITE_ONLY}
 
 
 def _title(path: str) -> str:
