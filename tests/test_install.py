@@ -30,7 +30,7 @@ def readme_commands() -> list:
 
 
 def test_ci_runs_the_readme_test_command():
-    install_demo, test_cmd = readme_commands()
+    install_demo, test_cmd, offline = readme_commands()
     assert install_demo.endswith("tkperf demo") and "python3 -m venv" in install_demo
     assert "pytest" in test_cmd
     # the remote-host lab (tests/remote_lab.py) runs a real sshd and ssh client
@@ -90,3 +90,52 @@ def test_readme_install_in_a_fresh_venv_from_the_system_python(tmp_path):
     completion = subprocess.run([str(tkperf), "completion", "bash"], capture_output=True, text=True, env=env,
                                 cwd=str(tmp_path))
     assert completion.returncode == 0 and "complete -o filenames -F _tkperf tkperf" in completion.stdout
+
+
+DEBIAN_PACKAGES = ("python3-numpy", "python3-matplotlib", "python3-lxml", "python3-docutils", "rst2pdf",
+                   "python3-rich", "python3-setuptools")
+
+
+def test_readme_offline_route_from_debian_packages(tmp_path):
+    """The README's second route: Debian's own packages (the dependencies'
+    lower ends), a venv that sees them, and pip with no index.  A report with
+    every plot, in HTML and PDF, must come out of it."""
+    offline = readme_commands()[2]
+    assert set(DEBIAN_PACKAGES) <= set(offline.split())
+    assert "python3 -m venv --system-site-packages --clear /opt/tkperf" in offline
+    assert "/opt/tkperf/bin/pip install --no-deps --no-build-isolation --no-index ." in offline
+    test_cmd = readme_commands()[1]
+    assert set(DEBIAN_PACKAGES) <= set(test_cmd.split()), "the test command must install the offline route"
+    if not os.path.exists(SYSTEM_PYTHON):
+        pytest.skip("no Debian system Python")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    missing = subprocess.run([SYSTEM_PYTHON, "-c", "import numpy, matplotlib, lxml, docutils, rst2pdf, rich, "
+                              "reportlab, setuptools"], capture_output=True, text=True, env=env)
+    assert missing.returncode == 0, f"apt-get install -y {' '.join(DEBIAN_PACKAGES)}: {missing.stderr[-300:]}"
+    venv = tmp_path / "venv"
+    made = subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", "--clear", str(venv)],
+                          capture_output=True, text=True, env=env)
+    assert made.returncode == 0, made.stderr
+    src = tmp_path / "src"
+    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__",
+                                                            ".pytest_cache"))
+    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--no-deps", "--no-build-isolation",
+                          "--no-index", "."], capture_output=True, text=True, env=env, cwd=str(src), timeout=600)
+    assert pip.returncode == 0, pip.stderr[-2000:]
+    tkperf = str(venv / "bin" / "tkperf")
+    versions = subprocess.run([str(venv / "bin" / "python"), "-c",
+                               "import docutils, matplotlib; print(docutils.__version__, matplotlib.__version__)"],
+                              capture_output=True, text=True, env=env)
+    assert versions.returncode == 0, versions.stderr
+    out = tmp_path / "report"
+    report = subprocess.run([tkperf, "report", str(REPO / "examples" / "example-full.xml"), "--format",
+                             "rst,html,pdf", "--outdir", str(out), "-q"], capture_output=True, text=True,
+                            env=env, cwd=str(tmp_path), timeout=600)
+    assert report.returncode == 0, report.stderr
+    assert "could not be drawn" not in report.stderr, (versions.stdout, report.stderr[-1500:])
+    assert (out / "example-full.pdf").stat().st_size > 10000
+    plots = sorted(p.name for p in (out / "example-full-plots").iterdir())
+    assert "iops-convergence.png" in plots and "wsat-iops-vs-time.png" in plots
+    helped = subprocess.run([tkperf, "help", "exit-codes"], capture_output=True, text=True, env=env,
+                            cwd=str(tmp_path))
+    assert helped.returncode == 0 and helped.stdout.startswith("Exit codes\n")

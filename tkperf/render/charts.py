@@ -102,8 +102,13 @@ def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title
     # About 100 characters of 8 pt legend text fit across the figure, and a
     # legend entry's handle and padding take about 6 more.
     fit = max(1, 100 // (max(len(x) for x in labels) + 6))
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), ncol or fit, fit),
-               frameon=False, title=title or None, title_fontsize=8)
+    style = dict(ncol=min(len(labels), ncol or fit, fit), frameon=False, title=title or None, title_fontsize=8)
+    try:
+        fig.legend(handles, labels, loc="outside lower center", **style)
+    except ValueError:  # matplotlib 3.6 (Debian 12) has no "outside" legends: keep room for it by hand
+        legend = fig.legend(handles, labels, loc="lower center", **style)
+        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
+        fig.get_layout_engine().set(rect=(0, height, 1, 1 - height))
 
 
 def _wrap_title(text: str, width: int = 88) -> str:
