@@ -187,4 +187,9 @@ def test_docs_site_builds_with_warnings_as_errors(tmp_path):
     for name in os.listdir(os.path.join(REPO, "docs")):
         if name.endswith(".rst") and name != "index.rst":
             assert f'href="{name[:-4]}.html"' in index, name
+    api = (out / "api.html").read_text(encoding="utf-8")
+    from tkperf import api as public
+    for name in public.__all__:
+        if name[0].isupper() and not name.startswith(("MAX_", "API_")):
+            assert f'id="tkperf.api.{name}"' in api, name
     assert sphinx.__version__

@@ -111,12 +111,48 @@ def test_plugin_uses_nothing_private_of_tkperf():
         elif isinstance(node, ast.Import):
             used += [a.name for a in node.names if a.name.startswith("tkperf")]
     assert used, "the plug-in imports nothing of tkperf?"
+    # only the public API module (issue 25): every import names tkperf.api
+    assert {u for u in used if not u.startswith("tkperf.api")} == {"tkperf"}, used
     private = [u for u in used if any(part.startswith("_") for part in u.split("."))]
     assert private == []
     # and no private attribute of what it imported
     attrs = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr.startswith("_")
              and not n.attr.startswith("__")]
     assert attrs == []
+
+
+def test_api_names_everything_it_lists():
+    from tkperf import api
+    assert api.__all__ and all(hasattr(api, name) for name in api.__all__)
+    assert api.API_VERSION[0] == 1
+
+
+def test_a_type_for_another_api_major_is_refused_in_one_line(monkeypatch, capsys):
+    """A plug-in declaring an API MAJOR this tkperf does not have is left out
+    with one line, the rest of tkperf unharmed."""
+    from tkperf import testtypes
+    from tkperf.cli import main
+    from tkperf.testtypes.iops import IopsTest
+
+    class FromTheFuture(IopsTest):
+        api_version = 2
+        name = "future"
+
+    class EntryPoint:  # what importlib.metadata hands over for an installed plug-in
+        def load(self):
+            return FromTheFuture
+
+    monkeypatch.setattr(testtypes, "_entry_points", lambda: [("future", "mod:FromTheFuture", EntryPoint())])
+    testtypes.reset()
+    try:
+        assert main(["tests"]) == 0
+        out, err = capsys.readouterr()
+        assert "future" not in out.split() and out.split()[0] == "iops"
+        assert err.splitlines() == ["tkperf: warning: test type future (mod:FromTheFuture) could not be loaded: "
+                                    "ValueError: test type future (mod:FromTheFuture) is written for tkperf API "
+                                    "2; this tkperf has API 1.0 (update the plug-in or tkperf)"]
+    finally:
+        testtypes.reset()
 
 
 def test_plugin_declares_its_entry_point():

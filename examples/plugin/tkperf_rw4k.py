@@ -15,20 +15,29 @@ point in pyproject.toml::
 
 and from then on ``--tests rw4k``, ``--rw4k-mix``, ``--rw4k-qd``, ``show``,
 ``report``, ``compare``, ``resume`` and ``--dry-run`` know it.  It uses
-only tkperf's public interface: :mod:`tkperf.testtypes.base`, the
-:class:`~tkperf.engine.shapes.Rounds` loop shape, :class:`~tkperf.fio.jobs.FioJob`
-and a few value parsers of :mod:`tkperf.engine.options`.
+only tkperf's public interface, :mod:`tkperf.api` (API version 1): the
+test-type interface, the ``Rounds`` loop shape, ``FioJob`` and a value
+parser.
 """
 from __future__ import annotations
 
 from typing import Dict, List
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
-from tkperf.errors import UsageError
-from tkperf.fio.jobs import FioJob
-from tkperf.model.results import TestRun, mix_label
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
+from tkperf import api
+from tkperf.api import (
+    MAX_IODEPTH,
+    Figure,
+    FioJob,
+    Option,
+    Plan,
+    Rounds,
+    SummaryValue,
+    TestRun,
+    TestType,
+    Tracking,
+    UsageError,
+    mix_label,
+)
 
 __version__ = "0.1.0"
 
@@ -47,7 +56,7 @@ def workload_name(rwmixread: int) -> str:
 def parse_mix(text: str, flag: str) -> int:
     """'70/30' or '70' (the read share) -> 70; a UsageError names the flag."""
     try:
-        return options.parse_mix(text)
+        return api.parse_mix(text)
     except UsageError as exc:
         raise UsageError(f"{flag}: {exc}") from None
 
@@ -61,13 +70,14 @@ def parse_qd(text: str, flag: str) -> int:
 
 
 def check_qd(value: int) -> None:
-    if not 1 <= value <= options.MAX_IODEPTH:
-        raise UsageError(f"--rw4k-qd {value} is out of range (1..{options.MAX_IODEPTH})")
+    if not 1 <= value <= MAX_IODEPTH:
+        raise UsageError(f"--rw4k-qd {value} is out of range (1..{MAX_IODEPTH})")
 
 
 class RandomRW4kTest(TestType):
     """RND 4KiB R/W mix at a fixed OIO, in rounds until its IOPS are steady."""
 
+    api_version = 1          # the tkperf.api MAJOR version this was written for
     name = "rw4k"
     title = "Random 4KiB R/W mix"
     short = "RW4K"

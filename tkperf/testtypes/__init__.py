@@ -18,7 +18,7 @@ import re
 from importlib import metadata
 from typing import Dict, List, Optional, Tuple
 
-from tkperf.testtypes.base import TestType
+from tkperf.testtypes.base import API_VERSION, TestType
 
 log = logging.getLogger("tkperf")
 
@@ -64,6 +64,10 @@ def _instance(obj: object, where: str) -> TestType:
     inst = obj() if isinstance(obj, type) else obj
     if not isinstance(inst, TestType):
         raise TypeError(f"{where} is not a tkperf TestType")
+    declared = getattr(inst, "api_version", None)
+    if declared != API_VERSION[0]:
+        raise ValueError(f"{where} is written for tkperf API {declared!r}; this tkperf has API "
+                         f"{API_VERSION[0]}.{API_VERSION[1]} (update the plug-in or tkperf)")
     if not NAME_RE.fullmatch(inst.name or ""):
         raise ValueError(f"{where}: test type name {inst.name!r} is not a short lower-case word")
     return inst

@@ -180,10 +180,21 @@ class SummaryValue:
     rank: int = 10
 
 
+#: The version of the plug-in interface, :mod:`tkperf.api` (``MAJOR, MINOR``).
+#: MINOR grows when names or optional members are added; MAJOR when a name
+#: is removed or a member changes meaning, so that a plug-in written for
+#: another MAJOR could misbehave (docs/extending.rst, "API versions").
+API_VERSION: Tuple[int, int] = (1, 0)
+
+
 class TestType(abc.ABC):
     """Base class of every test type; see the module docstring."""
 
     __test__ = False  # not a pytest class, despite the name
+
+    #: The MAJOR version of :mod:`tkperf.api` the type was written for; a
+    #: type declaring a MAJOR this tkperf does not have is refused.
+    api_version: int = API_VERSION[0]
 
     name: str = ""
     title: str = ""
