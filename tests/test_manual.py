@@ -78,7 +78,7 @@ def test_no_help_text_points_into_the_source_tree():
 
 def test_every_document_is_a_help_topic(capsys):
     docs = sorted(n[:-4] for n in os.listdir(os.path.join(REPO, "docs")) if n.endswith(".rst")
-                  and n not in ("index.rst", "getting-started.rst"))
+                  and n not in ("index.rst", "getting-started.rst", "api.rst"))
     assert sorted(manual.topics()) == docs
     assert main(["help"]) == 0
     listing = capsys.readouterr().out

@@ -19,7 +19,7 @@ from tkperf.cli import completion, parsertree
 from tkperf.errors import EXIT_CODES, EXIT_OK, UsageError
 
 #: Pages of the documentation site that only arrange or include others.
-_SITE_ONLY = ("index", "getting-started")
+_SITE_ONLY = ("index", "getting-started", "api")
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
