@@ -59,8 +59,8 @@ def servers(fio_servers):
     return [fio_servers(addr, port=port) for addr in LAB_HOSTS]
 
 
-def remote_options(lab, port, config=None):
-    return ["--ssh-config", config or str(lab.config), "--remote-tkperf", AGENT, "--fio-port", str(port)]
+def remote_options(lab, port, config=None, agent=AGENT):
+    return ["--ssh-config", config or str(lab.config), "--remote-tkperf", agent, "--fio-port", str(port)]
 
 
 def digest(path, size=4 * MiB):
@@ -223,13 +223,13 @@ def test_server_prints_and_starts_the_fio_server(ssh_lab, tmp_path, capsys):
             os.unlink(pidfile)
 
 
-def start_remote_run(lab, port, dev, out, *extra, until=("--client=127.0.0.2", 2), **popen):
+def start_remote_run(lab, port, dev, out, *extra, until=("--client=127.0.0.2", 2), agent=AGENT, **popen):
     """A real ``tkperf ssd run 127.0.0.2:DEV ... EXTRA`` in a child, returned
     once its log holds ``until`` (text, times): by default round 1 runs (the
     log names the WIPC's and round 1's fio clients); (proc, name)."""
     name = f"127.0.0.2-{os.path.basename(dev)}"
     argv = [sys.executable, "-m", "tkperf", "ssd", "run", f"127.0.0.2:{dev}", *QUICK, *extra,
-            "--outdir", str(out), *remote_options(lab, port)]
+            "--outdir", str(out), *remote_options(lab, port, agent=agent)]
     proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
     log = out / f"{name}.log"
     text, times = until
@@ -354,8 +354,16 @@ def test_ctrl_c_during_a_purge_on_the_test_host_stops_the_purge_there(ssh_lab, s
     dev, = loops(1)
     out = tmp_path / "out"
     slow = "sh -c 'sleep 60 # tkperf-slow-purge' {device}"  # a vendor tool that takes its time
+    # The test host's administrator lists the tool in the agent's policy (a
+    # root-owned file); the controlling side only names it.
+    policy = tmp_path / "agent.conf"
+    policy.write_text(f"purge_command = {slow}\n")
+    policy.chmod(0o644)
+    wrapper = tmp_path / "agent-with-policy"
+    wrapper.write_text(f'#!/bin/sh\nexec {AGENT} "$@" --policy {policy}\n')
+    wrapper.chmod(0o755)
     proc, name = start_remote_run(ssh_lab, servers[0].port, dev, out, "--purge-cmd", slow,
-                                  until=("tkperf-slow-purge", 1), start_new_session=True)
+                                  until=("tkperf-slow-purge", 1), start_new_session=True, agent=str(wrapper))
     log = out / f"{name}.log"
     time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGINT)

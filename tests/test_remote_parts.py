@@ -2,6 +2,7 @@
 (recorded, tests/data/client/README.rst), the probe line, target names,
 the agent's wire format and the agent itself on a pipe."""
 import json
+import platform
 import os
 import subprocess
 import sys
@@ -103,12 +104,12 @@ def test_what_crosses_the_wire_comes_back_the_same():
         wire.decode(b"[1, 2]\n")
 
 
-def _agent(requests):
+def _agent(requests, rc=0):
     """Run ``tkperf agent`` as the test host would, on pipes; its output lines."""
     lines = "".join(json.dumps(r) + "\n" for r in requests)
     proc = subprocess.run([sys.executable, "-m", "tkperf", "agent"], input=lines, capture_output=True,
                           text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == rc, proc.stderr
     return [json.loads(ln) for ln in proc.stdout.splitlines()]
 
 
@@ -116,14 +117,19 @@ def test_the_agent_greets_answers_and_refuses_what_is_not_a_block_device(tmp_pat
     f = tmp_path / "plain.img"
     f.write_bytes(b"\0" * 4096)
     out = _agent([{"id": 1, "op": "resolve", "args": {"path": str(f)}},
-                  {"id": 2, "op": "facts"}, {"id": 3, "op": "no-such-op"},
-                  {"id": 4, "op": "host_info", "args": {"fio_version": "fio-3.33"}}])
+                  {"id": 2, "op": "facts"},
+                  {"id": 3, "op": "host_info", "args": {"fio_version": "fio-3.33"}},
+                  {"id": 4, "op": "no-such-op"}], rc=13)
     assert out[0]["hello"]["tkperf"] == __version__
     replies = {m["id"]: m for m in out if "id" in m}
     assert replies[1]["error"]["type"] == "TargetError" and "not a block device" in replies[1]["error"]["message"]
     assert replies[2]["error"]["message"] == "no device resolved yet"
-    assert "unknown request" in replies[3]["error"]["message"]
-    assert replies[4]["ok"]["fio_version"] == "fio-3.33" and replies[4]["ok"]["hostname"]
+    assert replies[3]["ok"]["fio_version"] == "fio-3.33" and replies[3]["ok"]["hostname"]
+    # a request that is not the protocol ends the session (tests/test_agent_boundary.py)
+    assert 4 not in replies
+    assert [m["fatal"] for m in out if "fatal" in m] == [
+        f"tkperf agent on {platform.node()} ended the session: the controlling side sent not a request: "
+        "id 4, op 'no-such-op'"]
 
 
 def test_the_agent_on_a_loop_device_locks_and_forwards_its_command_lines(loopdev):

@@ -135,7 +135,7 @@ def cmd_server(args: argparse.Namespace) -> int:
 def cmd_agent(args: argparse.Namespace) -> int:
     from tkperf.remote import agent
 
-    return agent.main()
+    return agent.main(args.policy)
 
 
 def register(sub) -> None:
@@ -153,4 +153,7 @@ def register(sub) -> None:
     a = sub.add_parser("agent", allow_abbrev=False,
                        description="The test host's half of a remote run, started by tkperf over "
                                    "SSH; it reads requests on stdin. Not for use by hand.")
+    a.add_argument("--policy", metavar="FILE", default="/etc/tkperf/agent.conf",
+                   help="what this test host allows (--force, purge commands); a root-owned file "
+                        "(default /etc/tkperf/agent.conf)")
     a.set_defaults(func=cmd_agent)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import logging.handlers
 import os
 import platform
 import queue
@@ -26,13 +27,39 @@ import threading
 from typing import Any, BinaryIO, Callable, Dict, List, Optional
 
 from tkperf import __version__
-from tkperf.errors import Interrupted, TargetError
+from tkperf.errors import EXIT_REMOTE, Interrupted, RefusedError, TargetError
 from tkperf.model.results import DeviceInfo
+from tkperf.remote import policy as policies
 from tkperf.remote import wire
-from tkperf.target import guard
+from tkperf.target import device as devices
+from tkperf.target import guard, purge
 from tkperf.target.side import CacheHandle, LocalSide
 
 LOGGERS = ("tkperf", "tkperf.progress", "tkperf.debug")
+log = logging.getLogger("tkperf")
+
+#: Every request the agent serves, with the arguments it takes and their
+#: types: anything else is not the protocol and ends the session.
+REQUESTS: Dict[str, Dict[str, type]] = {
+    "resolve": {"path": str}, "safety": {}, "lock": {}, "check_safe": {"force": bool}, "exclusive": {},
+    "host_info": {"fio_version": str}, "facts": {}, "cache_start": {"wanted": str}, "cache_restore": {},
+    "purge": {"method": str}, "health": {"when": str}, "heat": {},
+}
+WRITE_CACHE_SETTINGS = ("on", "off", "keep")
+HEALTH_MOMENTS = ("before", "after")
+
+
+def check_request(msg: Dict[str, Any]) -> Dict[str, Any]:
+    """``msg`` if it is a well-formed request; WireError otherwise."""
+    rid, op, args = msg.get("id"), msg.get("op"), msg.get("args", {})
+    if not isinstance(rid, int) or isinstance(rid, bool) or not isinstance(op, str) or op not in REQUESTS:
+        raise wire.WireError(f"not a request: id {rid!r}, op {str(op)[:40]!r}")
+    if not isinstance(args, dict) or set(args) != set(REQUESTS[op]):
+        raise wire.WireError(f"{op}: the arguments must be {sorted(REQUESTS[op]) or 'none'}")
+    for name, kind in REQUESTS[op].items():
+        if not isinstance(args[name], kind) or (kind is not bool and isinstance(args[name], bool)):
+            raise wire.WireError(f"{op}: {name} must be a {kind.__name__}")
+    return msg
 
 
 class _Channel:
@@ -67,14 +94,26 @@ class _Forward(logging.Handler):
 
 
 class Agent:
-    """The state of one remote run: its device, lock, O_EXCL and write cache."""
+    """The state of one remote run: its device, lock, O_EXCL and write cache.
 
-    def __init__(self, channel: _Channel) -> None:
+    The agent is a privilege boundary (it may run as root for a plain user):
+    it enforces on its own side everything a local run enforces, whatever
+    the requests say.  It acts only on the one block device it resolved in
+    this session; it writes to it (write cache, purge) only while it holds
+    the device's lock and O_EXCL and after its own safety check passed, and
+    checks again right before each write; ``--force`` counts only where the
+    test host's policy allows it, and a purge command comes only from that
+    policy (:mod:`tkperf.remote.policy`)."""
+
+    def __init__(self, channel: _Channel, policy: Optional[policies.Policy] = None) -> None:
         self.channel = channel
         self.side = LocalSide()
+        self.policy = policy or policies.Policy()
         self.dev: Optional[DeviceInfo] = None
         self.holds = contextlib.ExitStack()
         self.cache: Optional[CacheHandle] = None
+        self.held_lock = self.held_exclusive = self.cleared = False
+        self.forced = False
         self.ops: Dict[str, Callable[..., Any]] = {
             "resolve": self.resolve, "safety": self.safety, "lock": self.lock,
             "check_safe": self.check_safe, "exclusive": self.exclusive, "host_info": self.host_info,
@@ -87,7 +126,28 @@ class Agent:
             raise TargetError("no device resolved yet")
         return self.dev
 
+    def _refuse(self, message: str) -> RefusedError:
+        log.warning("agent refused: %s", message)
+        return RefusedError(message)
+
+    def _may_write(self, what: str) -> DeviceInfo:
+        """The device, if this session may write to it now; RefusedError otherwise."""
+        dev = self._device()
+        if not (self.held_lock and self.held_exclusive and self.cleared):
+            raise self._refuse(f"{what} refused: the agent writes to {dev.resolved} only after it locked "
+                               "the device, passed its safety check and holds it open exclusively")
+        if not self.forced:  # the device may have been mounted since the check
+            devices.check_safe(self._fresh(dev), False)
+        return dev
+
+    def _fresh(self, dev: DeviceInfo) -> DeviceInfo:
+        return self.side.resolve(dev.resolved)
+
     def resolve(self, path: str) -> Any:
+        if self.dev is not None:
+            raise self._refuse(f"this session already serves {self.dev.resolved}; one device per session")
+        if not path.startswith("/"):
+            raise self._refuse(f"{path!r} is not an absolute device path")
         try:
             is_block = stat.S_ISBLK(os.stat(path).st_mode)
         except OSError:
@@ -103,13 +163,25 @@ class Agent:
         return self.side.safety_problems(self._device())
 
     def lock(self) -> None:
-        self.holds.enter_context(self.side.locked(self._device()))
+        if not self.held_lock:
+            self.holds.enter_context(self.side.locked(self._device()))
+            self.held_lock = True
 
     def check_safe(self, force: bool) -> List[str]:
-        return self.side.check_safe(self._device(), bool(force))
+        dev = self._fresh(self._device())
+        problems = devices.safety_problems(dev)
+        if problems and force and not self.policy.allow_force:
+            raise self._refuse(f"refusing to write: {problems[0]} (--force is not allowed over SSH by this "
+                               f"test host's policy: allow_force in {self.policy.source or policies.DEFAULT_PATH})")
+        devices.check_safe(dev, force)
+        self.cleared = True
+        self.forced = bool(problems) and force
+        return problems
 
     def exclusive(self) -> None:
-        self.holds.enter_context(self.side.exclusive(self._device()))
+        if not self.held_exclusive:
+            self.holds.enter_context(self.side.exclusive(self._device()))
+            self.held_exclusive = True
 
     def host_info(self, fio_version: str) -> Any:
         return wire.to_dict(self.side.host_info(str(fio_version)))
@@ -118,7 +190,11 @@ class Agent:
         return self.side.device_facts(self._device())
 
     def cache_start(self, wanted: str) -> str:
-        self.cache = self.side.write_cache(self._device(), str(wanted),
+        if wanted not in WRITE_CACHE_SETTINGS:
+            raise self._refuse(f"write cache setting {wanted!r} is not one of {', '.join(WRITE_CACHE_SETTINGS)}")
+        if self.cache is not None:
+            raise self._refuse("the write cache was set already in this session")
+        self.cache = self.side.write_cache(self._may_write("setting the write cache"), wanted,
                                            lambda kind, text: self.channel.send({"event": [kind, text]}))
         return self.cache.state
 
@@ -129,22 +205,30 @@ class Agent:
         return self.cache.state
 
     def purge(self, method: str) -> Any:
-        return wire.to_dict(self.side.purge(str(method), self._device()))
+        if method.startswith(purge.CMD_PREFIX):
+            if method[len(purge.CMD_PREFIX):] not in self.policy.purge_commands:
+                raise self._refuse("a purge command comes from this test host's policy, never from the "
+                                   "controlling side: the --purge-cmd template is not a purge_command in "
+                                   f"{self.policy.source or policies.DEFAULT_PATH}")
+        elif method not in purge.METHODS:
+            raise self._refuse(f"unknown purge method {method!r}")
+        return wire.to_dict(self.side.purge(method, self._may_write("the purge")))
 
     def health(self, when: str) -> Any:
-        return wire.to_dict(self.side.health(self._device(), str(when)))
+        if when not in HEALTH_MOMENTS:
+            raise self._refuse(f"health snapshot {when!r} is not one of {', '.join(HEALTH_MOMENTS)}")
+        return wire.to_dict(self.side.health(self._device(), when))
 
     def heat(self) -> Any:
         got = self.side.heat(self._device())
         return [got[0], [list(v) for v in got[1]]] if got else None
 
     def handle(self, request: Dict[str, Any]) -> Dict[str, Any]:
-        rid = request.get("id")
-        op = self.ops.get(str(request.get("op")))
-        if op is None:
-            return {"id": rid, "error": {"type": "RemoteError", "message": f"unknown request {request.get('op')!r}"}}
+        """Answer one request checked by :func:`check_request`."""
+        rid = request["id"]
+        op = self.ops[request["op"]]
         try:
-            return {"id": rid, "ok": op(**(request.get("args") or {}))}
+            return {"id": rid, "ok": op(**request.get("args", {}))}
         except (Exception, Interrupted, KeyboardInterrupt) as exc:  # noqa: BLE001 - every failure goes back to the run
             if not isinstance(exc, (Interrupted, KeyboardInterrupt)) and not getattr(exc, "exit_code", 0):
                 logging.getLogger("tkperf").exception("agent: %s failed", request.get("op"))
@@ -159,25 +243,34 @@ class Agent:
             self.holds.close()
 
 
-def _reader(inp: BinaryIO, requests: "queue.Queue[Optional[dict]]", busy: threading.Event) -> None:
+def _reader(inp: BinaryIO, requests: "queue.Queue[Optional[dict]]", busy: threading.Event,
+            fatal: List[str]) -> None:
     """stdin to the queue; an ``interrupt`` line or the end of stdin while a
-    request runs interrupts it (SIGINT / SIGTERM to this process)."""
-    for line in iter(inp.readline, b""):
+    request runs interrupts it (SIGINT / SIGTERM to this process).  A line
+    that is not the protocol (over-long, not JSON, too deep, mistyped) ends
+    the session: its reason goes to ``fatal``."""
+    while True:
+        line = inp.readline(wire.MAX_REQUEST + 1)
+        if not line:
+            break
         try:
-            msg = wire.decode(line)
-        except ValueError:
-            continue
-        if msg.get("op") == "interrupt":
-            if busy.is_set():
-                os.kill(os.getpid(), signal.SIGINT)
-            continue
-        requests.put(msg)
+            if len(line) > wire.MAX_REQUEST:
+                raise wire.WireError(f"a request line over {wire.MAX_REQUEST} bytes")
+            msg = wire.decode(line, wire.MAX_REQUEST)
+            if msg.get("op") == "interrupt" and set(msg) == {"op"}:
+                if busy.is_set():
+                    os.kill(os.getpid(), signal.SIGINT)
+                continue
+            requests.put(check_request(msg))
+        except wire.WireError as exc:
+            fatal.append(str(exc))
+            break
     requests.put(None)
     if busy.is_set():
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def serve(inp: BinaryIO, out: BinaryIO) -> int:
+def serve(inp: BinaryIO, out: BinaryIO, policy_path: str = policies.DEFAULT_PATH) -> int:
     channel = _Channel(out)
     handler = _Forward(channel)
     for name in LOGGERS:
@@ -185,10 +278,15 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
         logger.addHandler(handler)
         logger.setLevel(logging.DEBUG)
         logger.propagate = False
-    agent = Agent(channel)
+    _syslog()
+    policy = policies.load(policy_path)
+    if policy.problem:
+        log.warning("agent policy: %s", policy.problem)
+    agent = Agent(channel, policy)
     requests: "queue.Queue[Optional[dict]]" = queue.Queue()
     busy = threading.Event()
-    threading.Thread(target=_reader, args=(inp, requests, busy), daemon=True).start()
+    fatal: List[str] = []
+    threading.Thread(target=_reader, args=(inp, requests, busy, fatal), daemon=True).start()
     channel.send({"hello": {"tkperf": __version__, "python": platform.python_version(),
                             "host": platform.node(), "pid": os.getpid()}})
     try:
@@ -208,8 +306,28 @@ def serve(inp: BinaryIO, out: BinaryIO) -> int:
         pass  # stopped between requests: the session is over either way
     finally:
         agent.close()
+    if fatal:
+        message = f"tkperf agent on {platform.node()} ended the session: the controlling side sent {fatal[0]}"
+        log.error("%s", message)
+        channel.send({"fatal": message})
+        sys.stderr.write(f"tkperf: error: {message}\n")
+        return EXIT_REMOTE
     return 0
 
 
-def main() -> int:
-    return serve(sys.stdin.buffer, sys.stdout.buffer)
+def _syslog() -> None:
+    """Refusals and failures also go to the test host's own log (syslog),
+    where its administrator sees them whatever the controlling side does."""
+    if not os.path.exists("/dev/log"):
+        return
+    try:
+        handler = logging.handlers.SysLogHandler(address="/dev/log")
+    except OSError:
+        return
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("tkperf-agent[%(process)d]: %(message)s"))
+    logging.getLogger("tkperf").addHandler(handler)
+
+
+def main(policy_path: str = policies.DEFAULT_PATH) -> int:
+    return serve(sys.stdin.buffer, sys.stdout.buffer, policy_path)

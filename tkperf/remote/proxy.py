@@ -25,6 +25,7 @@ from tkperf.errors import Interrupted, RemoteError, TargetError
 from tkperf.model.results import DeviceInfo, HealthSnapshot, HostInfo, PurgeRecord
 from tkperf.remote import wire
 from tkperf.remote.ssh import Ssh
+from tkperf.untrusted import for_terminal
 from tkperf.target.side import CacheHandle, HeatReading, Recorder, TargetSide
 
 log = logging.getLogger("tkperf")
@@ -44,7 +45,7 @@ class _Cache(CacheHandle):
         return self._state
 
     def restore(self) -> None:
-        self._state = str(self.side.call("cache_restore", on_event=self.record) or "")
+        self._state = self.side.call("cache_restore", on_event=self.record, parse=wire.text)
 
 
 class RemoteSide(TargetSide):
@@ -128,14 +129,22 @@ class RemoteSide(TargetSide):
             if not chunk:
                 raise self._gone(what)
             self._buf += chunk
-            if len(self._buf) > wire.MAX_LINE:
-                raise RemoteError(f"{self.host}: tkperf agent sent an over-long line")
+            if len(self._buf) > wire.MAX_LINE and b"\n" not in self._buf:
+                raise self._broken(f"a line over {wire.MAX_LINE} bytes")
         line, self._buf = self._buf.split(b"\n", 1)
         try:
             return wire.decode(line)
-        except ValueError:
-            raise RemoteError(f"{self.host}: tkperf agent sent something that is not its protocol: "
-                              f"{line[:80]!r}") from None
+        except wire.WireError as exc:
+            raise self._broken(f"{exc}: {for_terminal(line[:60].decode('utf-8', 'replace'))!r}") from None
+
+    def _broken(self, what: str) -> RemoteError:
+        """The agent broke the protocol: the session ends here (exit 13), so the
+        agent lets go of the device and this run stops its fio."""
+        self.lost = f"tkperf agent on {self.host} broke the protocol ({what}); the session is ended"
+        log.error("[%s] %s", self.host, self.lost)
+        for stop in self.on_lost:
+            stop()
+        return RemoteError(self.lost)
 
     def _send(self, obj: Dict[str, Any]) -> None:
         try:
@@ -148,19 +157,32 @@ class RemoteSide(TargetSide):
                on_event: Optional[Recorder]) -> Dict[str, Any]:
         while True:
             msg = self._message(deadline, op)
-            if "log" in msg:
-                name, level, text = (list(msg["log"]) + ["tkperf", logging.INFO, ""])[:3]
-                logging.getLogger(str(name)).log(int(level), "[%s] %s", self.host, text)
-            elif "event" in msg:
-                kind, text = (list(msg["event"]) + ["note", ""])[:2]
-                if on_event is not None:
-                    on_event(str(kind), str(text))
-            elif msg.get("id") == rid:
-                return msg
+            try:
+                if "log" in msg:
+                    name, level, text = wire.log_line(msg["log"])
+                    logger = name if name in ("tkperf", "tkperf.progress", "tkperf.debug") else "tkperf"
+                    logging.getLogger(logger).log(min(max(level, logging.DEBUG), logging.CRITICAL),
+                                                  "[%s] %s", self.host, text)
+                elif "event" in msg:
+                    kind, text = wire.event_line(msg["event"])
+                    if on_event is not None:
+                        on_event(kind, text)
+                elif "fatal" in msg:
+                    raise RemoteError(f"{self.host}: {wire.text(msg['fatal'])}")
+                elif msg.get("id") == rid:
+                    if "error" not in msg and "ok" not in msg:
+                        raise wire.WireError("a reply with neither ok nor error")
+                    return msg
+                elif not isinstance(msg.get("id"), int):
+                    raise wire.WireError(f"a message of no known kind ({', '.join(sorted(msg))[:60]})")
+            except wire.WireError as exc:
+                raise self._broken(str(exc)) from None
 
     def call(self, op: str, timeout: Optional[float] = REQUEST_TIMEOUT_S,
-             on_event: Optional[Recorder] = None, **args: Any) -> Any:
-        """Ask the agent to do ``op``; its value, or its error raised here."""
+             on_event: Optional[Recorder] = None, parse: Callable[[Any], Any] = lambda v: v,
+             **args: Any) -> Any:
+        """Ask the agent to do ``op``; its value checked by ``parse``, or its
+        error raised here."""
         self._ids += 1
         rid = self._ids
         self._send({"id": rid, "op": op, "args": args})
@@ -174,9 +196,12 @@ class RemoteSide(TargetSide):
                 self._reply(rid, op, time.monotonic() + CLEANUP_TIMEOUT_S, on_event)
             raise
         if "error" not in reply:
-            return reply.get("ok")
+            try:
+                return parse(reply.get("ok"))
+            except (ValueError, TypeError) as exc:  # a WireError, or a dataclass refusing a value
+                raise self._broken(f"its answer to {op}: {exc}") from None
         err = reply["error"] if isinstance(reply["error"], dict) else {}
-        message = str(err.get("message") or "failed")
+        message = for_terminal(str(err.get("message") or "failed"))[:2000]
         if err.get("type") in ("Interrupted", "KeyboardInterrupt"):
             raise RemoteError(f"on {self.host}: tkperf agent's {op} was interrupted ({message})")
         raise wire.error_class(str(err.get("type")))(f"on {self.host}: {message}")
@@ -207,11 +232,11 @@ class RemoteSide(TargetSide):
         if size is not None:
             raise TargetError(f"{self.host}:{path}: --size is for a file on this host; "
                               "a remote target is a block device")
-        dev = wire.device(self.call("resolve", path=path))
+        dev = self.call("resolve", parse=wire.device, path=path)
         return DeviceInfo(**{**wire.to_dict(dev), "path": f"{self.host}:{dev.path}"})
 
     def safety_problems(self, dev: DeviceInfo) -> List[str]:
-        return [str(p) for p in self.call("safety") or []]
+        return self.call("safety", parse=wire.strings)
 
     @contextlib.contextmanager
     def locked(self, dev: DeviceInfo) -> Iterator[None]:
@@ -219,7 +244,7 @@ class RemoteSide(TargetSide):
         yield
 
     def check_safe(self, dev: DeviceInfo, force: bool) -> List[str]:
-        return [str(p) for p in self.call("check_safe", force=force) or []]
+        return self.call("check_safe", parse=wire.strings, force=bool(force))
 
     @contextlib.contextmanager
     def exclusive(self, dev: DeviceInfo) -> Iterator[None]:
@@ -230,24 +255,22 @@ class RemoteSide(TargetSide):
         raise TargetError(f"{dev.path}: a remote target is a block device")
 
     def host_info(self, fio_version: str) -> HostInfo:
-        return wire.host_info(self.call("host_info", fio_version=fio_version))
+        return self.call("host_info", parse=wire.host_info, fio_version=fio_version)
 
     def device_facts(self, dev: DeviceInfo) -> dict:
-        got = self.call("facts")
-        return got if isinstance(got, dict) else {}
+        return self.call("facts", parse=wire.facts)
 
     def write_cache(self, dev: DeviceInfo, wanted: str, record: Recorder) -> CacheHandle:
-        return _Cache(self, str(self.call("cache_start", on_event=record, wanted=wanted) or ""), record)
+        return _Cache(self, self.call("cache_start", on_event=record, parse=wire.text, wanted=wanted), record)
 
     def purge(self, method: str, dev: DeviceInfo) -> PurgeRecord:
-        return wire.purge_record(self.call("purge", timeout=None, method=method))
+        return self.call("purge", timeout=None, parse=wire.purge_record, method=method)
 
     def health(self, dev: DeviceInfo, when: str) -> Optional[HealthSnapshot]:
-        return wire.health(self.call("health", when=when))
+        return self.call("health", parse=wire.health, when=when)
 
     def heat(self, dev: DeviceInfo) -> HeatReading:
-        got = self.call("heat")
-        return (str(got[0]), wire.values(got[1])) if got else None
+        return self.call("heat", parse=wire.heat)
 
 
 def connect(host: str, ssh_config: Optional[str], remote_tkperf: Sequence[str]) -> RemoteSide:
