@@ -44,6 +44,7 @@ def test_full_parameters_are_conformant(rev):
 ALONE = [
     ({"runtime": 30}, "30 s each instead of 60 s"),
     ({"max_rounds": 10}, "at most 10 rounds per test instead of 25"),
+    ({"max_rounds": 60}, "at most 60 rounds per test instead of 25"),
     ({"wipc_loops": 1}, "WIPC writes 1x the active range instead of 2x"),
     ({"purge": "discard"}, "not a PTS PURGE"),
     ({"purge": "none"}, "no PURGE"),
@@ -129,6 +130,31 @@ def test_result_deviations_each_alone():
     unknown.device = DeviceInfo(**{**BLOCK.__dict__, "write_cache": ""})
     assert conformance.of_run(unknown).deviations == (
         "write cache state unknown (SNIA PTS 2.0.2, enterprise requires WCD)",)
+
+
+def test_a_window_after_round_25_is_not_a_pts_steady_state(tmp_path, capsys):
+    from tkperf.model import store
+    from tkperf.render import summary, words
+
+    late = result(max_rounds=60)
+    t = late.tests[0]
+    t.rounds[:] = [Round(index=i, started="", wall_s=60.3, fio_s=60.0,
+                         workloads=(_workload("rnd-4k-0-100", 100.0 if i > 25 else 50.0 * (i % 2 + 1)),))
+                   for i in range(1, 31)]
+    t.steady = t.evaluate()
+    assert t.steady.steady and t.steady.rounds == (26, 27, 28, 29, 30)
+    assert conformance.of_run(late).deviations == (
+        "at most 60 rounds per test instead of 25",
+        "iops: steady state only in rounds 26-30, after round 25: not a PTS steady state")
+    assert "NOT a PTS steady state" in words.test_verdict(t)
+    assert "NOT a PTS steady state" in words.verdict(t, t.steady)
+    path = tmp_path / "late.xml"
+    store.save(late, str(path))
+    assert main(["show", str(path), "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["tests"]
+    assert entry["steady"] is True and entry["pts_steady"] is False
+    ontime = summary.as_dict(result())["tests"][0]
+    assert ontime["pts_steady"] is True
 
 
 def test_a_test_type_that_is_not_pts_is_named():

@@ -87,6 +87,7 @@ def _as_dict(run: RunResult) -> dict:
         "tests": [
             {"key": t.key, "status": t.status, "rounds": t.done, "stop_reason": t.stop_reason,
              "steady": bool(t.steady and t.steady.steady),
+             "pts_steady": bool(t.steady and t.steady.steady and not conformance.late_window(t)),
              "window": list(t.steady.rounds) if t.steady else [],
              "headline": headline(t),
              "fob": {f.key: f.value for f in fob_figures(t)}}
