@@ -52,6 +52,10 @@ ALONE = [
     ({"write_cache": "on"}, "requires WCD"),
     ({"write_cache": "keep"}, "kept as found"),
     ({"iops_bs": (4096, 65536)}, "IOPS matrix narrowed"),
+    ({"wsat_interval": 30}, "WSAT reports every 30 s instead of the PTS's 60 s"),
+    ({"wsat_time": 3600}, "WSAT time limit 60 min is below 24 h: a deviation if it ends the run"),
+    ({"wsat_tgbw": "1x"}, "WSAT TGBW limit 1x may be below 4x the capacity"),
+    ({"wsat_tgbw": "800"}, "WSAT TGBW limit 800 GB may be below 4x the capacity"),
     ({"iops_mixes": (65, 100)}, "the tracking variable becomes RND 4k 65/35"),
 ]
 
@@ -155,6 +159,43 @@ def test_a_window_after_round_25_is_not_a_pts_steady_state(tmp_path, capsys):
     assert entry["steady"] is True and entry["pts_steady"] is False
     ontime = summary.as_dict(result())["tests"][0]
     assert ontime["pts_steady"] is True
+
+
+def _wsat_result(stop_reason: str, status: str = "complete", **option_overrides) -> RunResult:
+    from tkperf.model.series import Series
+    from tkperf.testtypes.writesat import SERIES
+    from tkperf.engine.shapes import STREAM_COLUMNS
+
+    run = result(**option_overrides)
+    run.options["tests"] = "wsat"
+    series = Series(SERIES, STREAM_COLUMNS)
+    for i in range(3):
+        series.set_row(i + 1, (60.0, 60.0, 600000, 600000 * 4096, 10000.0, 100.0))
+    t = TestRun(type="wsat", key="wsat", tracking_workload="wsat-rnd-4k-0-100", tracking_metric="write.iops",
+                tracking_label="RND 4k 100% W IOPS per interval", status=status, stop_reason=stop_reason,
+                purge=PurgeRecord("auto", "ata-secure-erase", 30.0, True, "hdparm ...", ""),
+                series={SERIES: series})
+    run.tests = [t]
+    return run
+
+
+@pytest.mark.parametrize("given,stop,named", [
+    ({}, "time limit", None),                              # 24 h reached
+    ({}, "TGBW reached (1600.00 GB)", None),               # 4x reached
+    ({"wsat_time": 3600}, "TGBW reached (1600.00 GB)", None),  # 4x reached within the shorter time
+    ({"wsat_time": 3600}, "time limit", "wsat: stopped by its time limit of 60 min, before 24 h or 4x"),
+    ({"wsat_tgbw": "1x"}, "TGBW reached (400.00 GB)", "wsat: stopped by its TGBW limit of 1x, before 24 h"),
+    ({"wsat_tgbw": "1x"}, "time limit", None),             # 24 h came first
+    ({"wsat_tgbw": "1600"}, "TGBW reached (1600.00 GB)", None),  # 1600 GB is 4x a 400 GB drive
+    ({"wsat_tgbw": "800"}, "TGBW reached (800.00 GB)", "wsat: stopped by its TGBW limit of 800 GB"),
+    ({"wsat_interval": 30}, "time limit", "WSAT reports every 30 s instead of the PTS's 60 s"),
+])
+def test_wsat_is_judged_by_what_stopped_it(given, stop, named):
+    c = conformance.of_run(_wsat_result(stop, **given))
+    if named is None:
+        assert c.conformant, c.deviations
+    else:
+        assert len(c.deviations) == 1 and named in c.deviations[0], c.deviations
 
 
 def test_a_test_type_that_is_not_pts_is_named():

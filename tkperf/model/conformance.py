@@ -94,7 +94,7 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     return out
 
 
-def _tests(options: Mapping[str, str]) -> List[str]:
+def _tests(options: Mapping[str, str], before_run: bool = False) -> List[str]:
     """What each chosen test type says of its own options."""
     from tkperf import testtypes
 
@@ -107,13 +107,15 @@ def _tests(options: Mapping[str, str]) -> List[str]:
             out.append(f"test type {name!r} is not installed, its settings cannot be checked")
             continue
         out += kind.deviations(options, rev)
+        if before_run:
+            out += kind.planned_deviations(options, rev)
     return out
 
 
 def of_settings(options: Mapping[str, str], device: DeviceInfo, profile: str = "ssd") -> Conformance:
     """The verdict on a run's settings before it runs (the dry run)."""
     rev = pts.of_options(dict(options))
-    return Conformance(rev.title, tuple(_settings(options, device, profile) + _tests(options)))
+    return Conformance(rev.title, tuple(_settings(options, device, profile) + _tests(options, before_run=True)))
 
 
 def _purges(run: RunResult) -> List[str]:
@@ -144,7 +146,12 @@ def _measured(run: RunResult) -> List[str]:
     if run.resumed:
         out.append("the run was interrupted and resumed" + (f" ({', '.join(resumed)})" if resumed else ""))
     out += _purges(run)
+    from tkperf import testtypes
+
     for t in run.tests:
+        kind = testtypes.get(t.type)
+        if kind is not None:
+            out += kind.result_deviations(t, run.options, rev, run.device.size_bytes)
         if t.status == "complete" and t.tracking_workload and t.rounds and not (t.steady and t.steady.steady):
             out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds")
         elif t.status == "complete" and t.tracking_workload and late_window(t):

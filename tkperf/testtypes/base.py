@@ -243,6 +243,17 @@ class TestType(abc.ABC):
             return [f"{self.name} ({self.title}) is not a SNIA PTS test"]
         return []
 
+    def planned_deviations(self, options: Mapping[str, str], revision: "Revision") -> List[str]:
+        """What only the dry run says: settings that make the run a deviation
+        if they take effect (a limit that may end a test early).  After the
+        run :meth:`result_deviations` judges what happened instead."""
+        return []
+
+    def result_deviations(self, test: "TestRun", options: Mapping[str, str], revision: "Revision",
+                          capacity: int) -> List[str]:
+        """Deviations only this test's results show (what ended it, say)."""
+        return []
+
     def stored_values(self, options: Mapping[str, str]) -> Dict[str, Any]:
         """This type's option values as a run stored them (defaults where absent)."""
         device_class = options.get("device_class", "enterprise")
