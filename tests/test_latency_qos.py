@@ -65,11 +65,12 @@ def test_report_shows_nines_histograms_and_confidence(lat_result, tmp_path, caps
     capsys.readouterr()
     assert main(["show", "--json", str(lat_result)]) == 0
     (t,) = json.loads(capsys.readouterr().out)["tests"]
-    assert {"rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us"} <= set(t["fob"])
+    assert t["fob"] == {}  # round 1 follows the WIPC: not FOB (issue 19)
+    assert {"rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us"} <= set(t["round1_after_wipc"])
     # the window's 99.9% of 4k writes from the merged histogram (the runs are long enough)
     assert t["headline"]["rnd_4k_write_lat_p99_9_us"] >= t["headline"]["rnd_4k_write_lat_mean_us"]
-    assert all(v > 0 for v in t["fob"].values())
-    assert "Fresh out of box and steady state" in rst
+    assert all(v > 0 for v in t["round1_after_wipc"].values())
+    assert "Round 1 (after WIPC) and steady state" in rst and "Fresh out of box" not in rst
 
 
 def test_comparison_overlays_confidence_curves(lat_result, tmp_path):

@@ -85,12 +85,12 @@ def test_iops_cells_hold_the_matrix_exactly_and_the_window_averages_are_the_head
     assert h["rnd_4k_read_iops"] == pytest.approx(mean(m[0][6] for m in mats))
 
 
-def test_round_one_is_the_fob(capsys):
-    mats = element(APACER, "iops", "roundmat")
+def test_only_wsat_gives_the_fob(capsys):
+    # TKperf ran a WIPC before the IOPS rounds but its file does not record it:
+    # round 1 is neither FOB nor known to follow a WIPC, so it is left out (issue 19).
     doc = show_json(APACER, capsys)
-    fob = next(t for t in doc["tests"] if t["key"] == "iops")["fob"]
-    assert fob == {"rnd_4k_write_iops": mats[0][6][6], "rnd_4k_mixed_iops": mats[0][2][6],
-                   "rnd_4k_read_iops": mats[0][0][6]}
+    iops = next(t for t in doc["tests"] if t["key"] == "iops")
+    assert iops["fob"] == {} and iops["round1_after_wipc"] == {}
     wsat = next(t for t in doc["tests"] if t["key"] == "wsat")["fob"]
     assert wsat == {"first_interval_iops": element(APACER, "writesat", "roundmat")[0][0]}
 

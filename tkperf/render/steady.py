@@ -151,25 +151,35 @@ def window_blocks(ctx, test: TestRun, level: int) -> list:
 
 
 def fob_blocks(test: TestRun, level: int) -> list:
-    """The headline figures fresh out of box (first round or interval after
-    the purge) beside their steady-state values; nothing without a purge."""
+    """The first figures beside their steady-state values: fresh out of box
+    (after the purge, before any preconditioning) or, for a test that ran a
+    WIPC first, round 1 after the WIPC, named so; nothing without either."""
     from tkperf import testtypes
 
     kind = testtypes.get(test.type)
-    fob = kind.fob(test) if kind is not None else []
-    if not fob:
+    if kind is None:
+        return []
+    fob = kind.fob(test)
+    first = fob or kind.round1_after_wipc(test)
+    if not first:
         return []
     steady = {f.key: f for f in kind.headline(test)}
     rows = []
-    for f in fob:
+    for f in first:
         s = steady.get(f.key)
         change = (f"{(s.value - f.value) / f.value * 100:+.1f}%" if s is not None and f.value else NA)
         rows.append([f.label, f.shown(), s.shown() if s is not None else NA, change])
-    first = "round 1" if test.rounds else f"the first {kind.unit}"
-    return [b.Heading("Fresh out of box and steady state", level),
-            b.table(["Figure", f"FOB ({first})", f"Steady state ({window_source(test)})", "Change"], rows,
-                    title="The headline figures as first measured after the purge, and over the window",
-                    widths=[26, 24, 34, 16])]
+    window = f"Steady state ({window_source(test)})"
+    if fob:
+        step = "round 1" if test.rounds else f"the first {kind.unit}"
+        return [b.Heading("Fresh out of box and steady state", level),
+                b.table(["Figure", f"FOB ({step})", window, "Change"], rows,
+                        title="The headline figures as first measured after the purge, before any "
+                        "preconditioning, and over the window", widths=[26, 24, 34, 16])]
+    return [b.Heading("Round 1 (after WIPC) and steady state", level),
+            b.table(["Figure", "Round 1, after WIPC", window, "Change"], rows,
+                    title="The headline figures of round 1, measured after the WIPC (so not fresh out "
+                    "of box), and over the window", widths=[26, 24, 34, 16])]
 
 
 def steady_sections(ctx, test: TestRun, conv: Convergence, level: int) -> list:

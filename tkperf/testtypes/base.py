@@ -273,16 +273,33 @@ class TestType(abc.ABC):
         """The figures a reader looks at first, over the measurement window."""
         return []
 
-    def fob(self, test: "TestRun") -> List[Figure]:
-        """The headline figures as first measured after the purge (fresh out of
-        box: round 1, or the first interval), shown beside steady state;
-        none for a test that did not start from a purge.  The default
-        computes :meth:`headline` on round 1 alone when
-        ``fob_from_first_round``; a stream overrides it."""
-        if not self.fob_from_first_round or not test.rounds or not started_from_purge(test):
+    def first_figures(self, test: "TestRun") -> List[Figure]:
+        """The headline figures of the first round (or interval) alone,
+        whatever came before it.  The default computes :meth:`headline` on
+        round 1 when ``fob_from_first_round``; a stream overrides it."""
+        if not self.fob_from_first_round or not test.rounds:
             return []
         first = replace(test, rounds=test.rounds[:1], steady=None, series={})
-        return [replace(f, key=f.key, label=f.label) for f in self.headline(first) if f.key != "tracking"]
+        return [f for f in self.headline(first) if f.key != "tracking"]
+
+    def fob(self, test: "TestRun") -> List[Figure]:
+        """Fresh out of box: the first figures measured after the purge and
+        before any preconditioning (WSAT's first interval, XSR's first
+        phase).  A round after the WIPC is not FOB (:meth:`round1_after_wipc`);
+        neither is a test whose record does not say whether a WIPC ran (a
+        round loop imported from the original TKperf, which ran one)."""
+        if not started_from_purge(test) or test.wipc is not None:
+            return []
+        if test.rounds and test.purge is not None and test.purge.method == "not recorded":
+            return []
+        return self.first_figures(test)
+
+    def round1_after_wipc(self, test: "TestRun") -> List[Figure]:
+        """Round 1 of a test that ran a WIPC first: what a reader might take
+        for FOB, shown as 'round 1, after WIPC'."""
+        if test.wipc is None or not test.rounds:
+            return []
+        return self.first_figures(test)
 
     def summary(self, test: "TestRun") -> Dict[str, SummaryValue]:
         """Lines of the summary page (keys of :data:`tkperf.render.report`'s

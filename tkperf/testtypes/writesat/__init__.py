@@ -25,7 +25,6 @@ from tkperf.testtypes.base import (
     SummaryValue,
     TestType,
     Tracking,
-    started_from_purge,
     in_range as _in_range,
 )
 
@@ -206,9 +205,9 @@ class WriteSaturationTest(TestType):
                 Figure("gb_written", "written", float(s.column("io_bytes").sum()) / 1e9, "GB", "",
                        "{:,.2f}")]
 
-    def fob(self, test: TestRun) -> List[Figure]:
+    def first_figures(self, test: TestRun) -> List[Figure]:
         values = iops(test)
-        if not values.size or not started_from_purge(test):
+        if not values.size:
             return []
         return [Figure("first_interval_iops", stimulus(test.params).replace(" 100%", ""), float(values[0]), "IOPS")]
 
