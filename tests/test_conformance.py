@@ -236,6 +236,32 @@ def test_pts_2_0_iops_needs_all_three_figures_steady():
     assert not verdict.steady
     names = [w for w, _, v in iops.variable_verdicts(t, 5) if not v.steady]
     assert names == ["rnd-64k-65-35"]
+    # the verdict, show and the conformance list name the variable that failed (issue 19)
+    from tkperf.render import summary, words
+    from tkperf.render.blocks import Chart, Heading, Table
+    from tkperf.render.context import ReportContext
+    from tkperf.render.steady import window_blocks
+
+    t.steady, t.status = verdict, "complete"
+    assert words.test_verdict(t) == "NO steady state in 5 rounds (not steady: RND 64k 65/35 IOPS)"
+    run = result()
+    run.tests = [t]
+    run.options["tests"] = "iops"
+    assert "iops: no steady state within 5 rounds (not steady: RND 64k 65/35 IOPS)" in \
+        conformance.of_run(run).deviations
+    assert summary.as_dict(run)["tests"][0]["not_steady_variables"] == ["RND 64k 65/35 IOPS"]
+    # one window chart and table per variable, each with its own verdict
+    blocks = window_blocks(ReportContext(run), t, 2)
+    assert [c.filename for c in blocks if isinstance(c, Chart)] == [
+        "iops-window-rnd-4k-0-100.png", "iops-window-rnd-64k-65-35.png", "iops-window-rnd-1024k-100-0.png"]
+    tables = [x for x in blocks if isinstance(x, Table)]
+    assert [x.title for x in tables] == ["Steady-state check of RND 4k 0/100 IOPS",
+                                         "Steady-state check of RND 64k 65/35 IOPS",
+                                         "Steady-state check of RND 1024k 100/0 IOPS"]
+    verdicts = [dict((r[0], r[1]) for r in x.rows)["Verdict"] for x in tables]
+    assert verdicts[0].startswith("steady state reached") and verdicts[2].startswith("steady state reached")
+    assert verdicts[1].startswith("NO steady state")
+    assert any(isinstance(x, Heading) and x.text == "Measurement window: RND 64k 65/35 IOPS" for x in blocks)
     flat = [_matrix_round(i, 30000.0, 5000.0, 900.0) for i in range(1, 6)]
     t2, plan2 = _iops_test(flat)
     assert plan2.steady_state(t2, 5).steady

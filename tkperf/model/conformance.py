@@ -153,7 +153,10 @@ def _measured(run: RunResult) -> List[str]:
         if kind is not None:
             out += kind.result_deviations(t, run.options, rev, run.device.size_bytes)
         if t.status == "complete" and t.tracking_workload and t.rounds and not (t.steady and t.steady.steady):
-            out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds")
+            kind = testtypes.get(t.type)
+            failed = kind.unsteady_variables(t) if kind is not None else []
+            out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"
+                       + (f" (not steady: {', '.join(failed)})" if failed else ""))
         elif t.status == "complete" and t.tracking_workload and late_window(t):
             out.append(f"{t.key}: steady state only in rounds {t.steady.first_round}-{t.steady.last_round}, "
                        f"after round {PTS_MAX_ROUNDS}: not a PTS steady state")

@@ -120,7 +120,30 @@ def window_view(test: TestRun, window: int = WINDOW) -> Optional[b.WindowChart]:
 
 
 def window_blocks(ctx, test: TestRun, level: int) -> list:
-    """The measurement-window section: the chart and the 20/10 checks as a table."""
+    """The measurement-window section: the chart and the 20/10 checks as a
+    table, once per tracking variable when the steady state needs several
+    (PTS 2.0 IOPS: ``iops-window-rnd-4k-0-100.png`` and so on), each with its
+    own verdict, after a line naming the ones that failed."""
+    from tkperf import testtypes
+
+    kind = testtypes.get(test.type)
+    variables = kind.tracking_variables(test) if kind is not None else []
+    if not variables:
+        return _window_blocks(ctx, test, level, "window", "Measurement window")
+    failed = kind.unsteady_variables(test)
+    s = steady_state(test)
+    names = ", ".join(v.tracking_label for v in variables)
+    said = (f"Steady state needs all {len(variables)} tracking variables ({names}) to pass 20/10 "
+            "in the same window. " + (f"Not steady: {', '.join(failed)}." if failed else
+                                      ("All passed." if s is not None and s.steady else "")))
+    out: list = [b.Heading("Measurement window", level, room_cm=10), b.Paragraph(said.strip())]
+    for v in variables:
+        out += _window_blocks(ctx, v, level + 1, f"window-{v.tracking_workload}",
+                              f"Measurement window: {tracking_label(v)}")
+    return out
+
+
+def _window_blocks(ctx, test: TestRun, level: int, what: str, heading: str) -> list:
     view = window_view(test)
     s = steady_state(test)
     if view is None or s is None:
@@ -141,8 +164,8 @@ def window_blocks(ctx, test: TestRun, level: int) -> list:
     ]
     for rnd, val in zip(s.rounds, s.values):
         rows.append([f"Round {rnd}", fmt(val * scale, unit), unit])
-    return [b.Heading("Measurement window", level, room_cm=10),
-            ctx.chart(test, "window", view,
+    return [b.Heading(heading, level, room_cm=10),
+            ctx.chart(test, what, view,
                   f"{view.title}: {verdict(test, s)}; {window_checks(s)}. Dotted: 110% and 90% "
                   "of the window average (a range within 20% of the average lies between them); "
                   "dashed: least-squares line over the window (its excursion must stay within 10%)."),

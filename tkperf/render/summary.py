@@ -100,6 +100,7 @@ def _as_dict(run: RunResult) -> dict:
              "steady": bool(t.steady and t.steady.steady),
              "pts_steady": bool(t.steady and t.steady.steady and not conformance.late_window(t)),
              "window": list(t.steady.rounds) if t.steady else [],
+             "not_steady_variables": words.unsteady_variables(t),
              "headline": headline(t),
              "fob": {f.key: f.value for f in fob_figures(t)},
              "round1_after_wipc": {f.key: f.value for f in round1_figures(t)}}

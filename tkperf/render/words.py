@@ -54,7 +54,18 @@ def test_verdict(t: TestRun) -> str:
         return f"steady state in rounds {s.first_round}-{s.last_round}" + _late(s)
     # rounds that ran the tracked workload (a sweep after them is no such round)
     return (f"NO steady state in {plural(len(t.tracking_values()) or t.done, 'round')}"
-            + ("" if t.status == "complete" else f" ({t.status})"))
+            + _failed(t) + ("" if t.status == "complete" else f" ({t.status})"))
+
+
+def unsteady_variables(t: TestRun) -> list:
+    """The tracking variables that failed, for a test that tracks several."""
+    kind = testtypes.get(t.type)
+    return kind.unsteady_variables(t) if kind is not None else []
+
+
+def _failed(t: TestRun) -> str:
+    failed = unsteady_variables(t)
+    return f" (not steady: {', '.join(failed)})" if failed else ""
 
 
 # --- steady state ------------------------------------------------------------------
@@ -66,7 +77,8 @@ def verdict(test: TestRun, s: Optional[SteadyState]) -> str:
     span = f"rounds {s.first_round}-{s.last_round}"
     if s.steady:
         return f"steady state reached in {span}" + _late(s)
-    return f"NO steady state in {plural(len(test.tracking_values()) or test.done, 'round')} (window {span})"
+    return (f"NO steady state in {plural(len(test.tracking_values()) or test.done, 'round')} (window {span})"
+            + _failed(test))
 
 
 def _late(s: SteadyState) -> str:

@@ -273,6 +273,20 @@ class TestType(abc.ABC):
         """The figures a reader looks at first, over the measurement window."""
         return []
 
+    def tracking_variables(self, test: "TestRun") -> List["TestRun"]:
+        """The test seen once per tracking variable (its ``tracking_*`` set
+        to that variable, no recorded verdict), when the steady state needs
+        more than one (PTS 2.0 IOPS); empty for one variable."""
+        return []
+
+    def unsteady_variables(self, test: "TestRun") -> List[str]:
+        """Labels of the tracking variables that failed 20/10 in the window,
+        when the test tracks more than one and is not steady."""
+        if test.steady is None or test.steady.steady:
+            return []
+        window = test.steady.window or 5
+        return [v.tracking_label for v in self.tracking_variables(test) if not v.evaluate(window).steady]
+
     def first_figures(self, test: "TestRun") -> List[Figure]:
         """The headline figures of the first round (or interval) alone,
         whatever came before it.  The default computes :meth:`headline` on
