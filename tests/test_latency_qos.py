@@ -73,6 +73,20 @@ def test_report_shows_nines_histograms_and_confidence(lat_result, tmp_path, caps
     assert "Round 1 (after WIPC) and steady state" in rst and "Fresh out of box" not in rst
 
 
+def test_qos_ave_agrees_with_the_lat_ave_table(lat_result):
+    # one figure, one definition: the mean of the per-round means (issue 19)
+    from tkperf.render import qos
+    from tkperf.testtypes.latency import view as lat_view
+
+    t = store.load(str(lat_result)).test("lat")
+    ave, _, _ = lat_view.lat_grids(t)
+    dists = {(d.bs, d.rwmixread, d.direction): d for d in qos.distributions(t)}
+    for mix, direction, col in ((0, "write", "0/100"), (100, "read", "100/0")):
+        if col in ave.cols:
+            shown = ave.values[ave.rows.index("4k")][ave.cols.index(col)]
+            assert dists[(4096, mix, direction)].mean_us == pytest.approx(shown, rel=1e-9)
+
+
 def test_comparison_overlays_confidence_curves(lat_result, tmp_path):
     other = tmp_path / "other.xml"
     shutil.copy(lat_result, other)
