@@ -211,8 +211,9 @@ def test_summary_figures_agree_with_the_rounds():
     wsat = run.test("wsat")
     assert figures["fob_iops"].value == writesat.iops(wsat)[0]
     lat = run.test("lat")
-    assert figures["rnd_4k_write_lat_max_us"].value == max(
-        r.workload("rnd-4k-0-100").write.lat_max_us for r in lat.rounds[-5:])
+    # the PTS MAX: the per-round maxima averaged over the window (issue 19)
+    maxima = [r.workload("rnd-4k-0-100").write.lat_max_us for r in lat.rounds[-5:]]
+    assert figures["rnd_4k_write_lat_max_us"].value == pytest.approx(sum(maxima) / len(maxima))
 
 
 def test_unmeasured_figures_say_n_a(built):
