@@ -52,6 +52,7 @@ ALONE = [
     ({"write_cache": "on"}, "requires WCD"),
     ({"write_cache": "keep"}, "kept as found"),
     ({"iops_bs": (4096, 65536)}, "IOPS matrix narrowed"),
+    ({"tp_oio": (1, 128)}, "TP at TC1/QD128 instead of TC1/QD32"),
     ({"wsat_interval": 30}, "WSAT reports every 30 s instead of the PTS's 60 s"),
     ({"wsat_time": 3600}, "WSAT time limit 60 min is below 24 h: a deviation if it ends the run"),
     ({"wsat_tgbw": "1x"}, "WSAT TGBW limit 1x may be below 4x the capacity"),
@@ -265,6 +266,24 @@ def test_pts_2_0_iops_needs_all_three_figures_steady():
     flat = [_matrix_round(i, 30000.0, 5000.0, 900.0) for i in range(1, 6)]
     t2, plan2 = _iops_test(flat)
     assert plan2.steady_state(t2, 5).steady
+
+
+@pytest.mark.parametrize("rev", list(pts.REVISIONS))
+def test_tp_runs_one_job_at_qd32_in_every_revision(rev):
+    from tkperf.testtypes.throughput import ThroughputTest
+
+    opts = options.build({"tests": ("tp",)}, pts=rev)
+    for plan in ThroughputTest().plan(opts, 1 << 40):
+        jobs = (plan.shape.jobs_for.write, plan.shape.jobs_for.read)
+        assert [(j.numjobs, j.iodepth) for j in jobs] == [(1, 32), (1, 32)]
+        assert (plan.params["numjobs"], plan.params["iodepth"]) == ("1", "32")
+
+
+def test_a_file_from_before_tp_oio_is_judged_by_what_tp_ran():
+    old = full()
+    del old["tp_oio"]  # TP then ran one job at QD numjobs x iodepth = 128
+    assert "TP at TC1/QD128 instead of TC1/QD32 (SNIA PTS 2.0.2, enterprise)" in \
+        conformance.of_settings(old, BLOCK).deviations
 
 
 def test_pts_1_1_iops_tracks_one_figure():
