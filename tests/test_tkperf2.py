@@ -106,7 +106,9 @@ def test_lat_min_max_mean_in_microseconds(capsys):
     assert {w.numjobs for r in test.rounds for w in r.workloads} == {1}
     h = headline(show_json(APACER, capsys), "lat")
     assert h["rnd_4k_write_lat_mean_us"] == pytest.approx(mean(m[2][1][2] for m in mats))
-    assert h["rnd_4k_write_lat_max_us"] == max(m[2][1][1] for m in mats)
+    # MAX: the per-round maxima averaged over the window; the slowest I/O is "largest" (issue 19)
+    assert h["rnd_4k_write_lat_max_us"] == pytest.approx(mean(m[2][1][1] for m in mats))
+    assert h["rnd_4k_write_lat_largest_us"] == max(m[2][1][1] for m in mats)
     assert h["rnd_4k_write_lat_mean_us"] == pytest.approx((42.75 + 45.0 + 45.9 + 44.55 + 45.45) / 5)
 
 
