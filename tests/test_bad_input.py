@@ -33,6 +33,8 @@ CASES = [
     ("wsat-time", ["--wsat-time", "1y"], EXIT_USAGE, "is not a duration"),
     ("wsat-tgbw", ["--wsat-tgbw", "x4"], EXIT_USAGE, "is not a GB figure"),
     ("wsat-interval", ["--wsat-interval", "0"], EXIT_USAGE, "longer than 0"),
+    ("tp-oio-tc", ["--tp-oio", "4x32"], EXIT_USAGE, "TP runs one sequential stream, TC must be 1"),
+    ("tp-oio-word", ["--tp-oio", "deep"], EXIT_USAGE, "give TCxQD, e.g. 1x32"),
     ("purge-method", ["--purge", "magic"], EXIT_USAGE, "invalid choice"),
     ("class", ["--class", "server"], EXIT_USAGE, "invalid choice"),
     ("report-format", ["--report-format", "docx"], EXIT_USAGE, "unknown report format"),

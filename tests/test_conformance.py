@@ -44,6 +44,7 @@ def test_full_parameters_are_conformant(rev):
 ALONE = [
     ({"runtime": 30}, "30 s each instead of 60 s"),
     ({"max_rounds": 10}, "at most 10 rounds per test instead of 25"),
+    ({"max_rounds": 60}, "at most 60 rounds per test instead of 25"),
     ({"wipc_loops": 1}, "WIPC writes 1x the active range instead of 2x"),
     ({"purge": "discard"}, "not a PTS PURGE"),
     ({"purge": "none"}, "no PURGE"),
@@ -51,6 +52,11 @@ ALONE = [
     ({"write_cache": "on"}, "requires WCD"),
     ({"write_cache": "keep"}, "kept as found"),
     ({"iops_bs": (4096, 65536)}, "IOPS matrix narrowed"),
+    ({"tp_oio": (1, 128)}, "TP at TC1/QD128 instead of TC1/QD32"),
+    ({"wsat_interval": 30}, "WSAT reports every 30 s instead of the PTS's 60 s"),
+    ({"wsat_time": 3600}, "WSAT time limit 60 min is below 24 h: a deviation if it ends the run"),
+    ({"wsat_tgbw": "1x"}, "WSAT TGBW limit 1x may be below 4x the capacity"),
+    ({"wsat_tgbw": "800"}, "WSAT TGBW limit 800 GB may be below 4x the capacity"),
     ({"iops_mixes": (65, 100)}, "the tracking variable becomes RND 4k 65/35"),
 ]
 
@@ -131,6 +137,68 @@ def test_result_deviations_each_alone():
         "write cache state unknown (SNIA PTS 2.0.2, enterprise requires WCD)",)
 
 
+def test_a_window_after_round_25_is_not_a_pts_steady_state(tmp_path, capsys):
+    from tkperf.model import store
+    from tkperf.render import summary, words
+
+    late = result(max_rounds=60)
+    t = late.tests[0]
+    t.rounds[:] = [Round(index=i, started="", wall_s=60.3, fio_s=60.0,
+                         workloads=(_workload("rnd-4k-0-100", 100.0 if i > 25 else 50.0 * (i % 2 + 1)),))
+                   for i in range(1, 31)]
+    t.steady = t.evaluate()
+    assert t.steady.steady and t.steady.rounds == (26, 27, 28, 29, 30)
+    assert conformance.of_run(late).deviations == (
+        "at most 60 rounds per test instead of 25",
+        "iops: steady state only in rounds 26-30, after round 25: not a PTS steady state")
+    assert "NOT a PTS steady state" in words.test_verdict(t)
+    assert "NOT a PTS steady state" in words.verdict(t, t.steady)
+    path = tmp_path / "late.xml"
+    store.save(late, str(path))
+    assert main(["show", str(path), "--json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["tests"]
+    assert entry["steady"] is True and entry["pts_steady"] is False
+    ontime = summary.as_dict(result())["tests"][0]
+    assert ontime["pts_steady"] is True
+
+
+def _wsat_result(stop_reason: str, status: str = "complete", **option_overrides) -> RunResult:
+    from tkperf.model.series import Series
+    from tkperf.testtypes.writesat import SERIES
+    from tkperf.engine.shapes import STREAM_COLUMNS
+
+    run = result(**option_overrides)
+    run.options["tests"] = "wsat"
+    series = Series(SERIES, STREAM_COLUMNS)
+    for i in range(3):
+        series.set_row(i + 1, (60.0, 60.0, 600000, 600000 * 4096, 10000.0, 100.0))
+    t = TestRun(type="wsat", key="wsat", tracking_workload="wsat-rnd-4k-0-100", tracking_metric="write.iops",
+                tracking_label="RND 4k 100% W IOPS per interval", status=status, stop_reason=stop_reason,
+                purge=PurgeRecord("auto", "ata-secure-erase", 30.0, True, "hdparm ...", ""),
+                series={SERIES: series})
+    run.tests = [t]
+    return run
+
+
+@pytest.mark.parametrize("given,stop,named", [
+    ({}, "time limit", None),                              # 24 h reached
+    ({}, "TGBW reached (1600.00 GB)", None),               # 4x reached
+    ({"wsat_time": 3600}, "TGBW reached (1600.00 GB)", None),  # 4x reached within the shorter time
+    ({"wsat_time": 3600}, "time limit", "wsat: stopped by its time limit of 60 min, before 24 h or 4x"),
+    ({"wsat_tgbw": "1x"}, "TGBW reached (400.00 GB)", "wsat: stopped by its TGBW limit of 1x, before 24 h"),
+    ({"wsat_tgbw": "1x"}, "time limit", None),             # 24 h came first
+    ({"wsat_tgbw": "1600"}, "TGBW reached (1600.00 GB)", None),  # 1600 GB is 4x a 400 GB drive
+    ({"wsat_tgbw": "800"}, "TGBW reached (800.00 GB)", "wsat: stopped by its TGBW limit of 800 GB"),
+    ({"wsat_interval": 30}, "time limit", "WSAT reports every 30 s instead of the PTS's 60 s"),
+])
+def test_wsat_is_judged_by_what_stopped_it(given, stop, named):
+    c = conformance.of_run(_wsat_result(stop, **given))
+    if named is None:
+        assert c.conformant, c.deviations
+    else:
+        assert len(c.deviations) == 1 and named in c.deviations[0], c.deviations
+
+
 def test_a_test_type_that_is_not_pts_is_named():
     run = result()
     run.options["tests"] = "iops,nosuch"
@@ -169,9 +237,53 @@ def test_pts_2_0_iops_needs_all_three_figures_steady():
     assert not verdict.steady
     names = [w for w, _, v in iops.variable_verdicts(t, 5) if not v.steady]
     assert names == ["rnd-64k-65-35"]
+    # the verdict, show and the conformance list name the variable that failed (issue 19)
+    from tkperf.render import summary, words
+    from tkperf.render.blocks import Chart, Heading, Table
+    from tkperf.render.context import ReportContext
+    from tkperf.render.steady import window_blocks
+
+    t.steady, t.status = verdict, "complete"
+    assert words.test_verdict(t) == "NO steady state in 5 rounds (not steady: RND 64k 65/35 IOPS)"
+    run = result()
+    run.tests = [t]
+    run.options["tests"] = "iops"
+    assert "iops: no steady state within 5 rounds (not steady: RND 64k 65/35 IOPS)" in \
+        conformance.of_run(run).deviations
+    assert summary.as_dict(run)["tests"][0]["not_steady_variables"] == ["RND 64k 65/35 IOPS"]
+    # one window chart and table per variable, each with its own verdict
+    blocks = window_blocks(ReportContext(run), t, 2)
+    assert [c.filename for c in blocks if isinstance(c, Chart)] == [
+        "iops-window-rnd-4k-0-100.png", "iops-window-rnd-64k-65-35.png", "iops-window-rnd-1024k-100-0.png"]
+    tables = [x for x in blocks if isinstance(x, Table)]
+    assert [x.title for x in tables] == ["Steady-state check of RND 4k 0/100 IOPS",
+                                         "Steady-state check of RND 64k 65/35 IOPS",
+                                         "Steady-state check of RND 1024k 100/0 IOPS"]
+    verdicts = [dict((r[0], r[1]) for r in x.rows)["Verdict"] for x in tables]
+    assert verdicts[0].startswith("steady state reached") and verdicts[2].startswith("steady state reached")
+    assert verdicts[1].startswith("NO steady state")
+    assert any(isinstance(x, Heading) and x.text == "Measurement window: RND 64k 65/35 IOPS" for x in blocks)
     flat = [_matrix_round(i, 30000.0, 5000.0, 900.0) for i in range(1, 6)]
     t2, plan2 = _iops_test(flat)
     assert plan2.steady_state(t2, 5).steady
+
+
+@pytest.mark.parametrize("rev", list(pts.REVISIONS))
+def test_tp_runs_one_job_at_qd32_in_every_revision(rev):
+    from tkperf.testtypes.throughput import ThroughputTest
+
+    opts = options.build({"tests": ("tp",)}, pts=rev)
+    for plan in ThroughputTest().plan(opts, 1 << 40):
+        jobs = (plan.shape.jobs_for.write, plan.shape.jobs_for.read)
+        assert [(j.numjobs, j.iodepth) for j in jobs] == [(1, 32), (1, 32)]
+        assert (plan.params["numjobs"], plan.params["iodepth"]) == ("1", "32")
+
+
+def test_a_file_from_before_tp_oio_is_judged_by_what_tp_ran():
+    old = full()
+    del old["tp_oio"]  # TP then ran one job at QD numjobs x iodepth = 128
+    assert "TP at TC1/QD128 instead of TC1/QD32 (SNIA PTS 2.0.2, enterprise)" in \
+        conformance.of_settings(old, BLOCK).deviations
 
 
 def test_pts_1_1_iops_tracks_one_figure():

@@ -358,7 +358,9 @@ def test_hir_end_to_end(loopdev, tmp_path, capsys):
     for s in ss:
         assert shown["headline"][f"idle_{s.idle_s}s_iops"] == pytest.approx(s.mean_iops)
         assert shown["headline"][f"gain_{s.idle_s}s_pct"] == pytest.approx((s.mean_iops / base - 1) * 100)
-    assert shown["fob"]["baseline_iops"] == pytest.approx(t.rounds[0].workloads[0].write.iops)
+    # round 1 follows the WIPC: not FOB, and named for what it is (issue 19)
+    assert shown["fob"] == {}
+    assert shown["round1_after_wipc"]["baseline_iops"] == pytest.approx(t.rounds[0].workloads[0].write.iops)
     rep = tmp_path / "rep"
     assert main(["report", xml, "--format", "rst,html", "--outdir", str(rep), "-q"]) == 0
     text = (rep / "a.rst").read_text()

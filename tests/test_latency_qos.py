@@ -65,11 +65,26 @@ def test_report_shows_nines_histograms_and_confidence(lat_result, tmp_path, caps
     capsys.readouterr()
     assert main(["show", "--json", str(lat_result)]) == 0
     (t,) = json.loads(capsys.readouterr().out)["tests"]
-    assert {"rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us"} <= set(t["fob"])
+    assert t["fob"] == {}  # round 1 follows the WIPC: not FOB (issue 19)
+    assert {"rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us"} <= set(t["round1_after_wipc"])
     # the window's 99.9% of 4k writes from the merged histogram (the runs are long enough)
     assert t["headline"]["rnd_4k_write_lat_p99_9_us"] >= t["headline"]["rnd_4k_write_lat_mean_us"]
-    assert all(v > 0 for v in t["fob"].values())
-    assert "Fresh out of box and steady state" in rst
+    assert all(v > 0 for v in t["round1_after_wipc"].values())
+    assert "Round 1 (after WIPC) and steady state" in rst and "Fresh out of box" not in rst
+
+
+def test_qos_ave_agrees_with_the_lat_ave_table(lat_result):
+    # one figure, one definition: the mean of the per-round means (issue 19)
+    from tkperf.render import qos
+    from tkperf.testtypes.latency import view as lat_view
+
+    t = store.load(str(lat_result)).test("lat")
+    ave, _, _ = lat_view.lat_grids(t)
+    dists = {(d.bs, d.rwmixread, d.direction): d for d in qos.distributions(t)}
+    for mix, direction, col in ((0, "write", "0/100"), (100, "read", "100/0")):
+        if col in ave.cols:
+            shown = ave.values[ave.rows.index("4k")][ave.cols.index(col)]
+            assert dists[(4096, mix, direction)].mean_us == pytest.approx(shown, rel=1e-9)
 
 
 def test_comparison_overlays_confidence_curves(lat_result, tmp_path):

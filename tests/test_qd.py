@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import SimpleNamespace
 from typing import List
 
 import pytest
@@ -19,7 +20,7 @@ from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.model import histogram, store
 from tkperf.model.results import IoStats, Round, Workload
 from tkperf.testtypes.qd import (BY_WORD, FILL_JOB, PRECONDITION_JOB, WORKLOADS, Point, QueueDepthTest,
-                                 schedule, slices)
+                                 schedule)
 
 MiB = 1024 * 1024
 QD = QueueDepthTest()
@@ -33,11 +34,21 @@ def plan(capacity: int = 1 << 30, quick: bool = False, **given):
 
 
 def sweeps(p) -> list:
-    return [ph for ph in p.shape.phases if ph.label.startswith("sweep")]
+    """Each sweep with all its points (a SEQ sweep runs a phase per point)."""
+    out: list = []
+    for ph in p.shape.phases:
+        if not ph.label.startswith("sweep"):
+            continue
+        title = ph.label.split(": point ")[0]
+        if out and out[-1].label == title:
+            out[-1].jobs += ph.jobs
+        else:
+            out.append(SimpleNamespace(label=title, jobs=tuple(ph.jobs)))
+    return out
 
 
 def kinds(p) -> List[str]:
-    """Each phase as 'fill', 'pre' or the workload word it sweeps."""
+    """Each step as 'fill', 'pre' or the workload word it sweeps."""
     out = []
     for ph in p.shape.phases:
         names = [j.name for j in ph.jobs]
@@ -47,7 +58,8 @@ def kinds(p) -> List[str]:
             out.append("pre")
         else:
             (w,) = [w for w in WORKLOADS if w.qd_of(names[0]) is not None]
-            out.append(w.word)
+            if not (ph.label.split(": point ")[0] != ph.label and out and out[-1] == w.word):
+                out.append(w.word)
     return out
 
 
@@ -69,7 +81,9 @@ def test_no_idle_every_point_a_stonewalled_job_of_one_fio_process():
     p = plan(qd_depths=(1, 8, 64))
     assert all(ph.idle_s == 0 for ph in p.shape.phases)
     settings = FioSettings(filename="/dev/loopX")
-    for ph in sweeps(p):
+    seq = [ph for ph in p.shape.phases if ph.label.startswith("sweep: SEQ")]
+    assert len(seq) == 6 and all(len(ph.jobs) == 1 and ph.place is not None for ph in seq)
+    for ph in [s for s in sweeps(p) if not s.label.startswith("sweep: SEQ")]:
         text = job_file(settings, ph.jobs)  # one phase, one fio process, one job file
         sections = re.findall(r"^\[([^\]]+)\]\nstonewall$", text, re.M)
         assert len(sections) == 3 and sections == [j.name for j in ph.jobs]
@@ -120,27 +134,39 @@ def test_preconditions_before_write_sweeps_and_reads_right_after(chosen, wipc_lo
     assert [w or {"precondition": "pre"}.get(k, k) for k, w in steps] == expected
 
 
+def _moved(name: str, index: int, moved: int) -> Round:
+    w = Workload(name=name, rw="write", bs=128 * 1024, rwmixread=0, numjobs=1, iodepth=1, runtime_ms=1000,
+                 read=IoStats(), write=IoStats(io_bytes=moved))
+    return Round(index=index, started="", wall_s=1.0, fio_s=1.0, workloads=(w,))
+
+
 @pytest.mark.parametrize("active_range", [100, 50])
-def test_sequential_points_each_keep_to_their_own_slice(active_range):
+def test_sequential_points_continue_where_the_last_stopped(active_range):
+    # issue 19: every SEQ point continues over the whole range, as TP does (seed 001: full LBA range)
     capacity = 1 << 30
-    p = plan(capacity, qd_depths=(1, 2, 4, 8, 16), active_range=active_range)
+    p = plan(capacity, qd_depths=(1, 2, 4), active_range=active_range)
     end = capacity * active_range // 100
     for ph in sweeps(p):
-        jobs = ph.jobs
-        if jobs[0].rw not in ("read", "write"):
-            assert all(j.offset == 0 and j.size == 0 for j in jobs)  # random: the whole range
-            continue
-        assert jobs[0].offset == 0 and jobs[-1].offset + jobs[-1].size == end
-        for a, z in zip(jobs, jobs[1:]):
-            assert a.offset + a.size == z.offset  # adjoining, no overlap
-        assert all(j.offset % (128 * 1024) == 0 and j.size >= 128 * 1024 for j in jobs)
-        assert f"offset={jobs[1].offset}" in jobs[1].section() and f"size={jobs[1].size}" in jobs[1].section()
-
-
-def test_slices_align_down_and_refuse_a_range_too_small():
-    assert slices(10 * MiB + 1000, 3, MiB) == [(0, 3 * MiB), (3 * MiB, 3 * MiB), (6 * MiB, 4 * MiB)]
-    with pytest.raises(options.UsageError, match="too small for 5 sequential points"):
-        slices(4 * MiB, 5, MiB)
+        if ph.jobs[0].rw not in ("read", "write"):
+            assert all(j.offset == 0 and j.size == 0 for j in ph.jobs)  # random: the whole range
+    phases = [ph for ph in p.shape.phases if ph.label.startswith("sweep: SEQ 128KiB 100% W")]
+    assert [ph.label for ph in phases] == [f"sweep: SEQ 128KiB 100% W, QD 1,2,4: point {i} of 3, QD{d}"
+                                           for i, d in ((1, 1), (2, 2), (3, 4))]
+    names = [ph.jobs[0].name for ph in phases]
+    pre = [_moved("rnd-4k-w-qd1", 1, 5 * MiB)]  # other workloads do not move the cursor
+    first = phases[0].placed(pre)[0]
+    assert (first.offset, first.size) == (0, end)  # the whole range, not a slice
+    done = pre + [_moved(names[0], 2, 100 * MiB)]
+    second = phases[1].placed(done)[0]
+    assert (second.offset, second.size) == (100 * MiB, end - 100 * MiB)
+    assert f"offset={100 * MiB}" in second.section() and f"size={end - 100 * MiB}" in second.section()
+    done.append(_moved(names[1], 3, 200 * MiB))
+    third = phases[2].placed(done)[0]
+    assert third.offset == 300 * MiB  # after both earlier points
+    # a point expected (from the last one's bytes) to run past the end starts early enough to
+    # end there (TP's rule): after 100 MiB and end - 150 MiB, the cursor is 50 MiB before the end
+    near = [_moved(names[0], 2, 100 * MiB), _moved(names[1], 3, end - 150 * MiB)]
+    assert phases[2].placed(near)[0].offset == 150 * MiB
 
 
 def test_quick_values_and_histograms_only_for_the_mix():
@@ -165,7 +191,7 @@ def test_dry_run_estimate_names_every_phase_and_counts_the_fills():
     (p,) = QD.plan(opts, 1_000_000_000)
     est = p.shape.estimate(opts, 1_000_000_000)
     phase_lines = [ln for ln in est.lines if ln.startswith("# phase ")]
-    assert len(phase_lines) == len(p.shape.phases) == 5
+    assert len(phase_lines) == len(p.shape.phases) == 6  # a phase per SEQ point
     assert "rnd-4k-w-qd1, rnd-4k-w-qd2" in phase_lines[1]
     busy = 2 * 100 + 4 * 10 + 7 * FIO_GAP_S  # 2 preconditions, 4 points, 7 fio jobs
     fill_s = 1_000_000_000 / 500e6  # one fill (the first precondition's is the WIPC)
@@ -290,13 +316,16 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
     assert (t.type, t.key, t.status, t.stop_reason) == ("qd", "qd", "complete", "all phases run")
     assert t.wipc is not None and t.wipc.bytes_written == 256 * MiB
     labels = [t.data[f"phase.{r.index}"] for r in t.rounds]
-    assert len(labels) == 10 and labels[0].startswith("precondition 1: RND 4KiB W QD32")
-    assert labels[3].startswith("precondition 2: SEQ 128KiB W fill") and labels[9] == "sweep: SEQ 128KiB 100% R, QD 4,1"
-    for r, w in zip([t.rounds[i] for i in (1, 2, 5, 8, 9)], WORKLOADS):
-        assert [x.name for x in r.workloads] == [w.point(4), w.point(1)]  # the order given
-        for x in r.workloads:
+    assert len(labels) == 12 and labels[0].startswith("precondition 1: RND 4KiB W QD32")
+    assert labels[3].startswith("precondition 2: SEQ 128KiB W fill")
+    assert labels[11] == "sweep: SEQ 128KiB 100% R, QD 4,1: point 2 of 2, QD1"
+    # random sweeps: one phase each; SEQ sweeps: a phase per point
+    for rounds, w in zip([(1,), (2,), (5,), (8, 9), (10, 11)], WORKLOADS):
+        got = [x for i in rounds for x in t.rounds[i].workloads]
+        assert [x.name for x in got] == [w.point(4), w.point(1)]  # the order given
+        for x in got:
             assert x.numjobs == 1 and x.rw == w.rw and x.runtime_ms >= 900 and x.iops > 0
-        assert [x.iodepth for x in r.workloads] == [4, 1]
+        assert [x.iodepth for x in got] == [4, 1]
     fill = t.rounds[3].workloads[0]
     assert fill.name == FILL_JOB and fill.write.io_bytes == 256 * MiB
     mix = t.rounds[5].workloads
@@ -304,10 +333,19 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
     assert all(Point(x.iodepth, x).p999_us for x in mix)
     # Every phase is one fio process; a sweep's points are stonewalled jobs of one job file.
     files = job_files((out / "a.log").read_text())
-    assert len(files) == 10
+    assert len(files) == 12
     assert re.findall(r"^\[(\S+)\]\nstonewall$", files[1], re.M) == ["rnd-4k-w-qd4", "rnd-4k-w-qd1"]
-    assert "offset=" not in files[8].split("[seq-128k-w-qd1]")[0]  # slice 1 starts at 0
-    assert f"offset={128 * MiB}\nsize={128 * MiB}" in files[8].split("[seq-128k-w-qd1]")[1]
+    # SEQ: the first point over the whole range, the next where it stopped (issue 19)
+    end = 256 * MiB
+    assert "offset=" not in files[8] and f"size={end}" in files[8]
+    from tkperf.testtypes.throughput import advance, place
+
+    moved, bs = t.rounds[8].workloads[0].write.io_bytes, 128 * 1024
+    start = int(t.data["offset.10.seq-128k-w-qd1"])
+    assert start == place(advance(0, moved, end, bs), moved, end, bs)
+    section = files[9].split("[seq-128k-w-qd1]")[1]
+    assert (f"offset={start}\nsize={end - start}" in section) if start else \
+        ("offset=" not in section and f"size={end}" in section)
 
     capsys.readouterr()  # the run's own summary
     assert main(["show", xml, "--json"]) == 0

@@ -85,12 +85,12 @@ def test_iops_cells_hold_the_matrix_exactly_and_the_window_averages_are_the_head
     assert h["rnd_4k_read_iops"] == pytest.approx(mean(m[0][6] for m in mats))
 
 
-def test_round_one_is_the_fob(capsys):
-    mats = element(APACER, "iops", "roundmat")
+def test_only_wsat_gives_the_fob(capsys):
+    # TKperf ran a WIPC before the IOPS rounds but its file does not record it:
+    # round 1 is neither FOB nor known to follow a WIPC, so it is left out (issue 19).
     doc = show_json(APACER, capsys)
-    fob = next(t for t in doc["tests"] if t["key"] == "iops")["fob"]
-    assert fob == {"rnd_4k_write_iops": mats[0][6][6], "rnd_4k_mixed_iops": mats[0][2][6],
-                   "rnd_4k_read_iops": mats[0][0][6]}
+    iops = next(t for t in doc["tests"] if t["key"] == "iops")
+    assert iops["fob"] == {} and iops["round1_after_wipc"] == {}
     wsat = next(t for t in doc["tests"] if t["key"] == "wsat")["fob"]
     assert wsat == {"first_interval_iops": element(APACER, "writesat", "roundmat")[0][0]}
 
@@ -106,7 +106,9 @@ def test_lat_min_max_mean_in_microseconds(capsys):
     assert {w.numjobs for r in test.rounds for w in r.workloads} == {1}
     h = headline(show_json(APACER, capsys), "lat")
     assert h["rnd_4k_write_lat_mean_us"] == pytest.approx(mean(m[2][1][2] for m in mats))
-    assert h["rnd_4k_write_lat_max_us"] == max(m[2][1][1] for m in mats)
+    # MAX: the per-round maxima averaged over the window; the slowest I/O is "largest" (issue 19)
+    assert h["rnd_4k_write_lat_max_us"] == pytest.approx(mean(m[2][1][1] for m in mats))
+    assert h["rnd_4k_write_lat_largest_us"] == max(m[2][1][1] for m in mats)
     assert h["rnd_4k_write_lat_mean_us"] == pytest.approx((42.75 + 45.0 + 45.9 + 44.55 + 45.45) / 5)
 
 

@@ -349,6 +349,16 @@ class Phase:
     #: Seconds before fio counts as hung (0: from the jobs' planned time);
     #: a phase that runs until it has written an amount sets it from that.
     timeout_s: float = 0.0
+    #: ``place(job, earlier_rounds) -> job``: where a job starts, from what
+    #: the phases before it moved (a SEQ point continuing the last); None:
+    #: the jobs as planned.
+    place: Optional[Callable[[FioJob, Sequence[Round]], FioJob]] = None
+
+    def placed(self, earlier: Sequence[Round]) -> Tuple[FioJob, ...]:
+        """The phase's jobs as they run after the rounds ``earlier``."""
+        if self.place is None:
+            return self.jobs
+        return tuple(self.place(j, earlier) for j in self.jobs)
 
 
 @dataclass(frozen=True)
@@ -365,7 +375,10 @@ class Phases(Shape):
         for index, phase in enumerate(self.phases, 1):
             ctx.phase = f"phase {index}"
             prog.once_started(f"phase {index} of {len(self.phases)}", total)
-            record_round(ctx, test, phase.jobs, index, f"{plan.key} phase {index}",
+            jobs = phase.placed(test.rounds)
+            if phase.place is not None:
+                test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
+            record_round(ctx, test, jobs, index, f"{plan.key} phase {index}",
                          wants_histograms(ctx, plan), phase.timeout_s or None)
             test.data[f"phase.{index}"] = phase.label or f"phase {index}"
             test.data[f"idle.{index}"] = repr(float(phase.idle_s))

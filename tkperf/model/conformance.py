@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from tkperf.model import pts
-from tkperf.model.results import DeviceInfo, RunResult
+from tkperf.model.results import DeviceInfo, RunResult, TestRun
 
 PTS_RUNTIME_S = 60
 PTS_MAX_ROUNDS = 25
@@ -63,7 +63,8 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     if runtime is not None and runtime != PTS_RUNTIME_S:
         out.append(f"workloads run {runtime} s each instead of {PTS_RUNTIME_S} s")
     rounds = _int(options.get("max_rounds"))
-    if rounds is not None and rounds < PTS_MAX_ROUNDS:
+    if rounds is not None and rounds != PTS_MAX_ROUNDS:
+        # more rounds is no kinder: a steady state after round 25 is not the PTS's (pts-notes.md)
         out.append(f"at most {rounds} rounds per test instead of {PTS_MAX_ROUNDS}")
     window = _int(options.get("window"))
     if window is not None and window != PTS_WINDOW:
@@ -93,7 +94,7 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     return out
 
 
-def _tests(options: Mapping[str, str]) -> List[str]:
+def _tests(options: Mapping[str, str], before_run: bool = False) -> List[str]:
     """What each chosen test type says of its own options."""
     from tkperf import testtypes
 
@@ -106,13 +107,15 @@ def _tests(options: Mapping[str, str]) -> List[str]:
             out.append(f"test type {name!r} is not installed, its settings cannot be checked")
             continue
         out += kind.deviations(options, rev)
+        if before_run:
+            out += kind.planned_deviations(options, rev)
     return out
 
 
 def of_settings(options: Mapping[str, str], device: DeviceInfo, profile: str = "ssd") -> Conformance:
     """The verdict on a run's settings before it runs (the dry run)."""
     rev = pts.of_options(dict(options))
-    return Conformance(rev.title, tuple(_settings(options, device, profile) + _tests(options)))
+    return Conformance(rev.title, tuple(_settings(options, device, profile) + _tests(options, before_run=True)))
 
 
 def _purges(run: RunResult) -> List[str]:
@@ -143,12 +146,29 @@ def _measured(run: RunResult) -> List[str]:
     if run.resumed:
         out.append("the run was interrupted and resumed" + (f" ({', '.join(resumed)})" if resumed else ""))
     out += _purges(run)
+    from tkperf import testtypes
+
     for t in run.tests:
+        kind = testtypes.get(t.type)
+        if kind is not None:
+            out += kind.result_deviations(t, run.options, rev, run.device.size_bytes)
         if t.status == "complete" and t.tracking_workload and t.rounds and not (t.steady and t.steady.steady):
-            out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds")
+            kind = testtypes.get(t.type)
+            failed = kind.unsteady_variables(t) if kind is not None else []
+            out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"
+                       + (f" (not steady: {', '.join(failed)})" if failed else ""))
+        elif t.status == "complete" and t.tracking_workload and late_window(t):
+            out.append(f"{t.key}: steady state only in rounds {t.steady.first_round}-{t.steady.last_round}, "
+                       f"after round {PTS_MAX_ROUNDS}: not a PTS steady state")
         elif t.status not in ("complete", ""):
             out.append(f"{t.key}: test {t.status}")
     return out
+
+
+def late_window(t: TestRun) -> bool:
+    """A window that ends after round 25: steady by the 20/10 rule, but not a
+    PTS steady state (the PTS allows at most 25 rounds)."""
+    return bool(t.steady and t.steady.rounds and t.steady.last_round > PTS_MAX_ROUNDS)
 
 
 def of_run(run: RunResult) -> Conformance:

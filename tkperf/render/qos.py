@@ -34,7 +34,9 @@ class Distribution:
     rwmixread: int
     direction: str
     bins: histogram.Bins
+    #: the mean of the per-round means (the PTS tables' AVE)
     mean_us: float
+    #: the slowest single I/O over the rounds (not the PTS MAX)
     max_us: float
 
     @property
@@ -76,13 +78,15 @@ def distributions(test: TestRun) -> List[Distribution]:
                     merged[key] = [w, [], 0.0, 0, 0.0]
                 entry = merged[key]
                 entry[1].append(s.bins)
-                entry[2] += s.lat_mean_us * s.ios
-                entry[3] += s.ios
+                # AVE as the PTS tables have it: the mean of the per-round means, so
+                # this table and the LAT AVE table agree where they show the same cell
+                entry[2] += s.lat_mean_us
+                entry[3] += 1
                 entry[4] = max(entry[4], s.lat_max_us)
     out = []
-    for (_, direction), (w, bins, lat_sum, ios, worst) in merged.items():
+    for (_, direction), (w, bins, lat_sum, rounds, worst) in merged.items():
         out.append(Distribution(_label(w, direction, len(oios) > 1), w.bs, w.rwmixread, direction,
-                                histogram.merge(*bins), lat_sum / ios if ios else 0.0, worst))
+                                histogram.merge(*bins), lat_sum / rounds if rounds else 0.0, worst))
     return out
 
 
@@ -95,8 +99,10 @@ def nines_table(dists: Sequence[Distribution], title: str) -> b.Table:
         best = histogram.most_supported(d.ios)
         rows.append([d.label, f"{d.ios:,}", fmt(d.mean_us, "µs")] + cells
                     + [fmt(d.max_us, "µs"), f"{best}%" if best else "none"])
-    headers = ["Workload", "I/Os", "AVE"] + [f"{p}%" for p in histogram.NINES] + ["MAX", "Supported"]
-    return b.table(headers, rows, title=f"{title} (µs; n/s: not supported by the I/O count)",
+    headers = ["Workload", "I/Os", "AVE"] + [f"{p}%" for p in histogram.NINES] + ["Largest", "Supported"]
+    return b.table(headers, rows, title=f"{title} (µs; AVE: the mean of the per-round means, as the "
+                   "PTS tables; Largest: the slowest single I/O, not the PTS MAX; n/s: not supported by "
+                   "the I/O count)",
                    widths=[20, 10, 8] + [9] * len(histogram.NINES) + [9, 11])
 
 

@@ -120,7 +120,30 @@ def window_view(test: TestRun, window: int = WINDOW) -> Optional[b.WindowChart]:
 
 
 def window_blocks(ctx, test: TestRun, level: int) -> list:
-    """The measurement-window section: the chart and the 20/10 checks as a table."""
+    """The measurement-window section: the chart and the 20/10 checks as a
+    table, once per tracking variable when the steady state needs several
+    (PTS 2.0 IOPS: ``iops-window-rnd-4k-0-100.png`` and so on), each with its
+    own verdict, after a line naming the ones that failed."""
+    from tkperf import testtypes
+
+    kind = testtypes.get(test.type)
+    variables = kind.tracking_variables(test) if kind is not None else []
+    if not variables:
+        return _window_blocks(ctx, test, level, "window", "Measurement window")
+    failed = kind.unsteady_variables(test)
+    s = steady_state(test)
+    names = ", ".join(v.tracking_label for v in variables)
+    said = (f"Steady state needs all {len(variables)} tracking variables ({names}) to pass 20/10 "
+            "in the same window. " + (f"Not steady: {', '.join(failed)}." if failed else
+                                      ("All passed." if s is not None and s.steady else "")))
+    out: list = [b.Heading("Measurement window", level, room_cm=10), b.Paragraph(said.strip())]
+    for v in variables:
+        out += _window_blocks(ctx, v, level + 1, f"window-{v.tracking_workload}",
+                              f"Measurement window: {tracking_label(v)}")
+    return out
+
+
+def _window_blocks(ctx, test: TestRun, level: int, what: str, heading: str) -> list:
     view = window_view(test)
     s = steady_state(test)
     if view is None or s is None:
@@ -141,8 +164,8 @@ def window_blocks(ctx, test: TestRun, level: int) -> list:
     ]
     for rnd, val in zip(s.rounds, s.values):
         rows.append([f"Round {rnd}", fmt(val * scale, unit), unit])
-    return [b.Heading("Measurement window", level, room_cm=10),
-            ctx.chart(test, "window", view,
+    return [b.Heading(heading, level, room_cm=10),
+            ctx.chart(test, what, view,
                   f"{view.title}: {verdict(test, s)}; {window_checks(s)}. Dotted: 110% and 90% "
                   "of the window average (a range within 20% of the average lies between them); "
                   "dashed: least-squares line over the window (its excursion must stay within 10%)."),
@@ -151,25 +174,35 @@ def window_blocks(ctx, test: TestRun, level: int) -> list:
 
 
 def fob_blocks(test: TestRun, level: int) -> list:
-    """The headline figures fresh out of box (first round or interval after
-    the purge) beside their steady-state values; nothing without a purge."""
+    """The first figures beside their steady-state values: fresh out of box
+    (after the purge, before any preconditioning) or, for a test that ran a
+    WIPC first, round 1 after the WIPC, named so; nothing without either."""
     from tkperf import testtypes
 
     kind = testtypes.get(test.type)
-    fob = kind.fob(test) if kind is not None else []
-    if not fob:
+    if kind is None:
+        return []
+    fob = kind.fob(test)
+    first = fob or kind.round1_after_wipc(test)
+    if not first:
         return []
     steady = {f.key: f for f in kind.headline(test)}
     rows = []
-    for f in fob:
+    for f in first:
         s = steady.get(f.key)
         change = (f"{(s.value - f.value) / f.value * 100:+.1f}%" if s is not None and f.value else NA)
         rows.append([f.label, f.shown(), s.shown() if s is not None else NA, change])
-    first = "round 1" if test.rounds else f"the first {kind.unit}"
-    return [b.Heading("Fresh out of box and steady state", level),
-            b.table(["Figure", f"FOB ({first})", f"Steady state ({window_source(test)})", "Change"], rows,
-                    title="The headline figures as first measured after the purge, and over the window",
-                    widths=[26, 24, 34, 16])]
+    window = f"Steady state ({window_source(test)})"
+    if fob:
+        step = "round 1" if test.rounds else f"the first {kind.unit}"
+        return [b.Heading("Fresh out of box and steady state", level),
+                b.table(["Figure", f"FOB ({step})", window, "Change"], rows,
+                        title="The headline figures as first measured after the purge, before any "
+                        "preconditioning, and over the window", widths=[26, 24, 34, 16])]
+    return [b.Heading("Round 1 (after WIPC) and steady state", level),
+            b.table(["Figure", "Round 1, after WIPC", window, "Change"], rows,
+                    title="The headline figures of round 1, measured after the WIPC (so not fresh out "
+                    "of box), and over the window", widths=[26, 24, 34, 16])]
 
 
 def steady_sections(ctx, test: TestRun, conv: Convergence, level: int) -> list:

@@ -21,9 +21,16 @@ def figures(t: TestRun) -> List[Figure]:
 
 
 def fob_figures(t: TestRun) -> List[Figure]:
-    """The headline figures as first measured after the purge (FOB)."""
+    """Fresh out of box: the figures measured after the purge and before any
+    preconditioning (WSAT's first interval, XSR's first phase)."""
     kind = testtypes.get(t.type)
     return kind.fob(t) if kind is not None else []
+
+
+def round1_figures(t: TestRun) -> List[Figure]:
+    """Round 1 of a test that ran a WIPC first: not FOB, and named so."""
+    kind = testtypes.get(t.type)
+    return kind.round1_after_wipc(t) if kind is not None else []
 
 
 def headline(t: TestRun) -> Dict[str, float]:
@@ -45,8 +52,12 @@ def lines(run: RunResult) -> List[str]:
         out.append(f"  {words.test_title(t):<9} {words.test_verdict(t)}" + (f"; {shown}" if shown else ""))
         fob = fob_figures(t)
         if fob:
-            out.append(f"  {'':<9} FOB (first {_first_step(t)} after the purge): "
+            out.append(f"  {'':<9} FOB (first {_first_step(t)} after the purge, before any preconditioning): "
                        + ", ".join(f"{f.label} {f.shown()}" for f in fob))
+        first = round1_figures(t)
+        if first:
+            out.append(f"  {'':<9} round 1, after WIPC (not FOB): "
+                       + ", ".join(f"{f.label} {f.shown()}" for f in first))
     return out
 
 
@@ -87,9 +98,12 @@ def _as_dict(run: RunResult) -> dict:
         "tests": [
             {"key": t.key, "status": t.status, "rounds": t.done, "stop_reason": t.stop_reason,
              "steady": bool(t.steady and t.steady.steady),
+             "pts_steady": bool(t.steady and t.steady.steady and not conformance.late_window(t)),
              "window": list(t.steady.rounds) if t.steady else [],
+             "not_steady_variables": words.unsteady_variables(t),
              "headline": headline(t),
-             "fob": {f.key: f.value for f in fob_figures(t)}}
+             "fob": {f.key: f.value for f in fob_figures(t)},
+             "round1_after_wipc": {f.key: f.value for f in round1_figures(t)}}
             for t in run.tests
         ],
     }

@@ -12,6 +12,7 @@ from typing import Optional
 
 from tkperf import testtypes
 from tkperf.engine.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, SteadyState
+from tkperf.model.conformance import PTS_MAX_ROUNDS
 from tkperf.model.results import TestRun
 
 #: What a table shows for a figure that was not measured.
@@ -50,10 +51,21 @@ def test_verdict(t: TestRun) -> str:
     if not t.tracking_workload:  # a sweep or phases: no steady state to reach
         return f"{plural(t.done, unit_of(t))}: {t.stop_reason or t.status}"
     if s is not None and s.steady:
-        return f"steady state in rounds {s.first_round}-{s.last_round}"
+        return f"steady state in rounds {s.first_round}-{s.last_round}" + _late(s)
     # rounds that ran the tracked workload (a sweep after them is no such round)
     return (f"NO steady state in {plural(len(t.tracking_values()) or t.done, 'round')}"
-            + ("" if t.status == "complete" else f" ({t.status})"))
+            + _failed(t) + ("" if t.status == "complete" else f" ({t.status})"))
+
+
+def unsteady_variables(t: TestRun) -> list:
+    """The tracking variables that failed, for a test that tracks several."""
+    kind = testtypes.get(t.type)
+    return kind.unsteady_variables(t) if kind is not None else []
+
+
+def _failed(t: TestRun) -> str:
+    failed = unsteady_variables(t)
+    return f" (not steady: {', '.join(failed)})" if failed else ""
 
 
 # --- steady state ------------------------------------------------------------------
@@ -64,8 +76,16 @@ def verdict(test: TestRun, s: Optional[SteadyState]) -> str:
         return "no rounds measured"
     span = f"rounds {s.first_round}-{s.last_round}"
     if s.steady:
-        return f"steady state reached in {span}"
-    return f"NO steady state in {plural(len(test.tracking_values()) or test.done, 'round')} (window {span})"
+        return f"steady state reached in {span}" + _late(s)
+    return (f"NO steady state in {plural(len(test.tracking_values()) or test.done, 'round')} (window {span})"
+            + _failed(test))
+
+
+def _late(s: SteadyState) -> str:
+    """What a steady window that ends after the PTS's last round is."""
+    if s.last_round <= PTS_MAX_ROUNDS:
+        return ""
+    return f" (20/10), after round {PTS_MAX_ROUNDS}: NOT a PTS steady state"
 
 
 def _shares(s: SteadyState) -> tuple:
@@ -83,7 +103,7 @@ def window_checks(s: SteadyState) -> str:
 
 def short_verdict(s: SteadyState) -> str:
     """The verdict for a chart title: short enough for one line."""
-    state = "Steady" if s.steady else "NOT steady"
+    state = ("Steady" + (f" (after round {PTS_MAX_ROUNDS}: not PTS)" if s.last_round > PTS_MAX_ROUNDS else "")) if s.steady else "NOT steady"
     span = f"rounds {s.first_round}-{s.last_round}" if s.rounds else "no rounds"
     rng, slope = _shares(s)
     return (f"{state}, {span}: range {rng:.1%} (limit {DATA_EXCURSION:.0%}), "

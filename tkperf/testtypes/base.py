@@ -254,6 +254,17 @@ class TestType(abc.ABC):
             return [f"{self.name} ({self.title}) is not a SNIA PTS test"]
         return []
 
+    def planned_deviations(self, options: Mapping[str, str], revision: "Revision") -> List[str]:
+        """What only the dry run says: settings that make the run a deviation
+        if they take effect (a limit that may end a test early).  After the
+        run :meth:`result_deviations` judges what happened instead."""
+        return []
+
+    def result_deviations(self, test: "TestRun", options: Mapping[str, str], revision: "Revision",
+                          capacity: int) -> List[str]:
+        """Deviations only this test's results show (what ended it, say)."""
+        return []
+
     def stored_values(self, options: Mapping[str, str]) -> Dict[str, Any]:
         """This type's option values as a run stored them (defaults where absent)."""
         device_class = options.get("device_class", "enterprise")
@@ -273,16 +284,47 @@ class TestType(abc.ABC):
         """The figures a reader looks at first, over the measurement window."""
         return []
 
-    def fob(self, test: "TestRun") -> List[Figure]:
-        """The headline figures as first measured after the purge (fresh out of
-        box: round 1, or the first interval), shown beside steady state;
-        none for a test that did not start from a purge.  The default
-        computes :meth:`headline` on round 1 alone when
-        ``fob_from_first_round``; a stream overrides it."""
-        if not self.fob_from_first_round or not test.rounds or not started_from_purge(test):
+    def tracking_variables(self, test: "TestRun") -> List["TestRun"]:
+        """The test seen once per tracking variable (its ``tracking_*`` set
+        to that variable, no recorded verdict), when the steady state needs
+        more than one (PTS 2.0 IOPS); empty for one variable."""
+        return []
+
+    def unsteady_variables(self, test: "TestRun") -> List[str]:
+        """Labels of the tracking variables that failed 20/10 in the window,
+        when the test tracks more than one and is not steady."""
+        if test.steady is None or test.steady.steady:
+            return []
+        window = test.steady.window or 5
+        return [v.tracking_label for v in self.tracking_variables(test) if not v.evaluate(window).steady]
+
+    def first_figures(self, test: "TestRun") -> List[Figure]:
+        """The headline figures of the first round (or interval) alone,
+        whatever came before it.  The default computes :meth:`headline` on
+        round 1 when ``fob_from_first_round``; a stream overrides it."""
+        if not self.fob_from_first_round or not test.rounds:
             return []
         first = replace(test, rounds=test.rounds[:1], steady=None, series={})
-        return [replace(f, key=f.key, label=f.label) for f in self.headline(first) if f.key != "tracking"]
+        return [f for f in self.headline(first) if f.key != "tracking"]
+
+    def fob(self, test: "TestRun") -> List[Figure]:
+        """Fresh out of box: the first figures measured after the purge and
+        before any preconditioning (WSAT's first interval, XSR's first
+        phase).  A round after the WIPC is not FOB (:meth:`round1_after_wipc`);
+        neither is a test whose record does not say whether a WIPC ran (a
+        round loop imported from the original TKperf, which ran one)."""
+        if not started_from_purge(test) or test.wipc is not None:
+            return []
+        if test.rounds and test.purge is not None and test.purge.method == "not recorded":
+            return []
+        return self.first_figures(test)
+
+    def round1_after_wipc(self, test: "TestRun") -> List[Figure]:
+        """Round 1 of a test that ran a WIPC first: what a reader might take
+        for FOB, shown as 'round 1, after WIPC'."""
+        if test.wipc is None or not test.rounds:
+            return []
+        return self.first_figures(test)
 
     def summary(self, test: "TestRun") -> Dict[str, SummaryValue]:
         """Lines of the summary page (keys of :data:`tkperf.render.report`'s

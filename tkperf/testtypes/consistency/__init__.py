@@ -33,7 +33,6 @@ from tkperf.testtypes.base import (
     SummaryValue,
     TestType,
     Tracking,
-    started_from_purge,
     in_range as _in_range,
     parse_count as _count,
 )
@@ -176,9 +175,9 @@ class ConsistencyTest(TestType):
         return 512 if opts.consistency_workload == "jedec" else 4096
 
     # --- reading results -------------------------------------------------------------
-    def fob(self, test: TestRun) -> List[Figure]:
+    def first_figures(self, test: TestRun) -> List[Figure]:
         """The first interval after the purge (and, for rnd4k, the WIPC)."""
-        a = analyse(test) if started_from_purge(test) else None
+        a = analyse(test)
         if a is None or not a.n:
             return []
         return [Figure("first_interval_iops", "first interval", float(a.iops[0]), "IOPS")]

@@ -41,7 +41,6 @@ from tkperf.testtypes.base import (
     Plan,
     TestType,
     Tracking,
-    started_from_purge,
     in_range as _in_range,
 )
 from tkperf.testtypes.iops import mixes_text
@@ -336,9 +335,9 @@ class SweepTest(TestType):
                               steady, "IOPS"))
         return out
 
-    def fob(self, test: TestRun) -> List[Figure]:
+    def first_figures(self, test: TestRun) -> List[Figure]:
         """Round 1 of the steady-state loop at the highest OIO, right after the purge."""
-        if not test.rounds or not started_from_purge(test) or not test.tracking_workload:
+        if not test.rounds or not test.tracking_workload:
             return []
         w = test.rounds[0].workload(test.tracking_workload)
         if w is None or (sweep_round(test) is not None and sweep_round(test).index == 1):

@@ -27,7 +27,6 @@ from tkperf.testtypes.base import (
     Plan,
     TestType,
     Tracking,
-    started_from_purge,
     in_range as _in_range,
 )
 from tkperf.testtypes.hir.analysis import baseline, settings
@@ -182,9 +181,9 @@ class HostIdleRecoveryTest(TestType):
                                   "higher", "{:+,.1f}"))
         return out
 
-    def fob(self, test: TestRun) -> List[Figure]:
+    def first_figures(self, test: TestRun) -> List[Figure]:
         """Round 1 of the steady-state loop, right after the purge and WIPC."""
-        if not test.rounds or not started_from_purge(test) or not test.tracking_workload:
+        if not test.rounds or not test.tracking_workload:
             return []
         w = test.rounds[0].workload(test.tracking_workload)
         if w is None:

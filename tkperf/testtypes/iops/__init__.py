@@ -79,6 +79,12 @@ def also_tracked(revision, block_sizes: Sequence[int], mixes: Sequence[int],
                  if c != primary and c[0] in block_sizes and c[1] in mixes)
 
 
+def cell_of(workload: str) -> Tuple[int, int]:
+    """``rnd-64k-65-35`` -> (65536, 65): the block size and read share of a cell."""
+    _, size, read, _ = workload.split("-")
+    return options.parse_block_sizes(size, "workload")[0], int(read)
+
+
 def parse_also(text: str) -> Tuple[Tuple[str, str], ...]:
     """``rnd-64k-65-35:iops,...`` (the test's ``also_tracking`` param) -> pairs."""
     return tuple(tuple(x.split(":", 1)) for x in text.split(",") if ":" in x)  # type: ignore[misc]
@@ -144,6 +150,18 @@ class IopsTest(TestType):
             params=params,
             judge=judge_all if also else None,
         )]
+
+    def tracking_variables(self, test: TestRun) -> List[TestRun]:
+        also = parse_also(test.params.get("also_tracking", ""))
+        if not also:
+            return []
+        out = [dataclasses.replace(test, steady=None)]
+        for workload, metric in also:
+            bs, mix = cell_of(workload)
+            out.append(dataclasses.replace(test, tracking_workload=workload, tracking_metric=metric,
+                                           tracking_label=f"RND {format_bs(bs)} {mix_label(mix)} IOPS",
+                                           steady=None))
+        return out
 
     def deviations(self, options: Mapping[str, str], revision) -> List[str]:
         v = self.stored_values(options)

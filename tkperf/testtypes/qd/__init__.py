@@ -13,21 +13,22 @@ first precondition adds no fill of its own unless ``--wipc-loops 0``.
 
 Every step is one fio process, recorded as one round (the loop shape is
 :class:`~tkperf.engine.shapes.Phases` without idle time); every point of a
-sweep is a stonewalled job of its sweep's fio process, at TC 1 and QD =
-fio ``iodepth``, ``--qd-time`` long, so the drive never rests between
-points.  A fill has no time limit (it ends with the active range) and so
+random sweep is a stonewalled job of its sweep's fio process, every SEQ
+point a phase of its own right after the last, at TC 1 and QD = fio
+``iodepth``, ``--qd-time`` long, so the drive never rests between points.  A fill has no time limit (it ends with the active range) and so
 no hang timeout.
 
-Sequential points do not start over at LBA 0: point i of n writes (reads)
-only slice i of n of the active range, wrapping inside it, so no point
-rewrites what an earlier point of the same sweep just wrote, and together
-they cover the whole range.  (One fio process cannot know where the last
-point stopped; time-based fio wraps to the job's own ``offset``.)
+Sequential points continue where the last point of their sweep stopped,
+over the whole active range, as TP's workloads do (seed 001 uses the full
+LBA range): every SEQ point is its own fio process, started right after the
+last, placed by :class:`ContinuingSweep` from the bytes the points before it
+moved (one fio process cannot know where its last job stopped).  The
+offsets are kept in the test's data as ``offset.PHASE.POINT``.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.durations import duration
@@ -36,8 +37,9 @@ from tkperf.engine.precondition import SLOWEST_PLAUSIBLE_BPS
 from tkperf.engine.shapes import Estimate, Phase, Phases, duration_rough
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
-from tkperf.model.results import TestRun, Workload
+from tkperf.model.results import Round, TestRun, Workload
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, in_range
+from tkperf.testtypes.throughput import advance, place
 
 DEPTHS: Tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
 QUICK_DEPTHS: Tuple[int, ...] = (1, 4, 32)
@@ -181,28 +183,49 @@ def schedule(chosen: Sequence[str], first_fill: bool) -> List[Tuple[str, str]]:
     return steps
 
 
-def slices(active: int, n: int, bs: int) -> List[Tuple[int, int]]:
-    """(offset, size) of ``n`` adjoining slices of the first ``active`` bytes,
-    aligned to ``bs``, together covering the range (its end aligned down)."""
-    end = active // bs * bs
-    edges = [i * end // n // bs * bs for i in range(n)] + [end]
-    out = [(a, z - a) for a, z in zip(edges[:-1], edges[1:])]
-    if any(size < bs for _, size in out):
-        raise options.UsageError(f"the active range ({active} bytes) is too small for {n} sequential "
-                                 f"points of {bs // 1024}k each")
-    return out
+@dataclass(frozen=True)
+class ContinuingSweep:
+    """``Phase.place`` of a SEQ sweep: a point starts where the points of its
+    sweep before it (``names``) stopped, within the first ``active`` bytes,
+    with ``size`` reaching to the end of that range (TP's rule, see
+    :mod:`tkperf.testtypes.throughput`)."""
+
+    names: Tuple[str, ...]
+    active: int
+
+    def __call__(self, job: FioJob, earlier: Sequence[Round]) -> FioJob:
+        end = self.active // job.bs * job.bs
+        if end <= 0:
+            raise ValueError(f"the active range ({self.active} bytes) is smaller than {job.bs // 1024}k")
+        cursor = expected = 0
+        for r in earlier:
+            for w in r.workloads:
+                if w.name not in self.names or w.name == job.name:
+                    continue
+                offset = place(cursor, expected, end, job.bs)
+                expected = w.read.io_bytes + w.write.io_bytes
+                cursor = advance(offset, expected, end, job.bs)
+        offset = place(cursor, expected, end, job.bs)
+        return replace(job, offset=offset, size=end - offset)
 
 
-def sweep_jobs(w: QdWorkload, depths: Sequence[int], seconds: int, active: int) -> Tuple[FioJob, ...]:
-    """The points of one sweep, in order: TC 1, QD = fio iodepth, time based;
-    a sequential point keeps to its own slice of the active range."""
-    jobs = [FioJob(name=w.point(d), rw=w.rw, bs=w.bs, rwmixread=w.rwmixread, runtime=seconds,
-                   numjobs=1, iodepth=d) for d in depths]
+def sweep_jobs(w: QdWorkload, depths: Sequence[int], seconds: int) -> Tuple[FioJob, ...]:
+    """The points of one sweep, in order: TC 1, QD = fio iodepth, time based."""
+    return tuple(FioJob(name=w.point(d), rw=w.rw, bs=w.bs, rwmixread=w.rwmixread, runtime=seconds,
+                        numjobs=1, iodepth=d) for d in depths)
+
+
+def sweep_phases(w: QdWorkload, depths: Sequence[int], seconds: int, active: int) -> List[Phase]:
+    """A random sweep: one phase, its points back to back in one fio process.
+    A sequential sweep: a phase per point, each continuing where the last
+    stopped (:class:`ContinuingSweep`)."""
+    jobs = sweep_jobs(w, depths, seconds)
+    title = f"sweep: {w.title}, QD {depths_text(depths)}"
     if not w.sequential:
-        return tuple(jobs)
-    return tuple(FioJob(name=j.name, rw=j.rw, bs=j.bs, runtime=j.runtime, numjobs=1, iodepth=j.iodepth,
-                        offset=offset, size=size)
-                 for j, (offset, size) in zip(jobs, slices(active, len(jobs), w.bs)))
+        return [Phase(jobs, label=title)]
+    placer = ContinuingSweep(tuple(j.name for j in jobs), active)
+    return [Phase((j,), label=f"{title}: point {i} of {len(jobs)}, QD{j.iodepth}", place=placer)
+            for i, j in enumerate(jobs, 1)]
 
 
 @dataclass(frozen=True)
@@ -320,9 +343,7 @@ class QueueDepthTest(TestType):
                 phases.append(Phase((pre,), label=f"precondition {n}: RND 4KiB W QD{PRECONDITION_QD}, "
                                                   f"{duration(float(opts.qd_precondition_time), rough=True)}"))
             else:
-                w = BY_WORD[word]
-                phases.append(Phase(sweep_jobs(w, opts.qd_depths, opts.qd_time, active),
-                                    label=f"sweep: {w.title}, QD {depths_text(opts.qd_depths)}"))
+                phases += sweep_phases(BY_WORD[word], opts.qd_depths, opts.qd_time, active)
         fills = sum(1 for kind, _ in steps if kind == "fill")
         kinds = {"sequential" if BY_WORD[w].sequential else "random" for w in opts.qd_workloads}
         access = " and ".join(k for k in ("random", "sequential") if k in kinds)
@@ -335,7 +356,8 @@ class QueueDepthTest(TestType):
                     "numjobs": "1", "iodepth": depths_text(opts.qd_depths),
                     "depths": depths_text(opts.qd_depths), "workloads": ",".join(opts.qd_workloads),
                     "runtime": str(opts.qd_time), "precondition_time": str(opts.qd_precondition_time),
-                    "precondition_qd": str(PRECONDITION_QD), "sequence": sequence},
+                    "precondition_qd": str(PRECONDITION_QD), "sequence": sequence,
+                    "phases": str(len(phases))},
             # The 99.9th percentile of a mix needs both directions' histograms.
             histograms="rnd4k-70/30" in opts.qd_workloads,
         )]

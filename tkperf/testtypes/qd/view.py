@@ -62,13 +62,19 @@ def qd_header(ctx: ReportContext, test: TestRun) -> b.Header:
     middle = [
         ("Queue depths", f"{p.get('depths', NA).replace(',', ', ')} (TC 1, QD = fio iodepth)"),
         ("Time per point", f"{duration(float(p.get('runtime', '0') or 0), rough=True)}, "
-                           "the points of a sweep back to back in one fio process, no idle time"),
+                           "the points of a random sweep back to back in one fio process, each SEQ "
+                           "point its own fio process right after the last; no idle time"),
         ("Sequence", ", ".join(sequence) or NA),
-        ("Phases run", f"{len(test.rounds)} of {len(sequence) or NA}"),
+        ("Phases run", f"{len(test.rounds)} of {p.get('phases') or len(sequence) or NA}"),
     ]
     if any(w.sequential for w in chosen(test)):
-        middle.append(("SEQ placement", "point i of n in slice i of n of the active range, wrapping "
-                                        "inside it: no point rewrites another's LBAs"))
+        slices = any(f"offset.{r.index}.{x.name}" not in test.data for r in test.rounds
+                     for x in r.workloads if x.name.startswith("seq-"))
+        middle.append(("SEQ placement",
+                       "point i of n in slice i of n of the active range (a file from before SEQ points "
+                       "continued)" if slices else
+                       "each point continues where the last point of its sweep stopped, over the whole "
+                       "active range (as TP)"))
     first = "the WIPC is the first one's" if test.wipc is not None else "the first one's too: no WIPC"
     wdpc = (f"before each write sweep (and a read sweep without one), SEQ 128KiB W over the active "
             f"range at QD{PRECONDITION_QD} ({first}), then RND 4KiB W "
@@ -90,7 +96,7 @@ def phases_table(test: TestRun) -> b.Table:
             w = r.workloads[0]
             figure = f"{fmt(mb(w.bw_bytes), 'MB/s')} MB/s" if names == [FILL_JOB] else f"{fmt(w.iops)} IOPS"
         else:
-            figure = f"{len(names)} points"
+            figure = f"{len(names)} point{'s' if len(names) != 1 else ''}"
         rows.append([str(r.index), label, fmt(r.fio_s, "s"), figure])
     return b.table(["Phase", "What", "fio time (s)", "Result"], rows,
                    title="Phases in the order run (each one fio process)", widths=[8, 56, 14, 22])

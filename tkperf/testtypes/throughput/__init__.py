@@ -99,6 +99,30 @@ class SequentialSweep:
         return dataclasses.replace(job, offset=offset, size=end - offset)
 
 
+#: TP's OIO in every revision tkperf knows: one job at QD 32 (seed 000's
+#: PTS-C TP sample header, TC1/QD32; the PTS 2.0 implementation).  Before
+#: ``--tp-oio`` existed TP ran one job at QD numjobs x iodepth.
+TP_OIO: Tuple[int, int] = (1, 32)
+
+
+def parse_oio(text: str, flag: str) -> Tuple[int, int]:
+    """``1x32``, ``1/32`` or ``TC1/QD32`` -> (thread count, queue depth)."""
+    t = (text or "").strip().upper().replace("TC", "").replace("QD", "").replace("/", "X")
+    parts = t.split("X")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise options.UsageError(f"{flag} {text!r}: give TCxQD, e.g. 1x32")
+    tc, qd = (int(p) for p in parts)
+    if tc != 1:  # the sweep follows one stream; several jobs would write the same blocks
+        raise options.UsageError(f"{flag} {text!r}: TP runs one sequential stream, TC must be 1")
+    if not 1 <= qd <= 1024:
+        raise options.UsageError(f"{flag} {text!r}: QD is out of range (1..1024)")
+    return tc, qd
+
+
+def format_oio(value: Tuple[int, int]) -> str:
+    return f"{value[0]}x{value[1]}"
+
+
 def _default_sizes(device_class: str) -> Tuple[int, ...]:
     return BLOCK_SIZES.get(device_class, BLOCK_SIZES["enterprise"])
 
@@ -116,14 +140,25 @@ class ThroughputTest(TestType):
         Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
                parse=options.parse_block_sizes, format=sizes_text, default=_default_sizes,
                quick=(1024 * 1024,), check=nonempty("--tp-bs"), metavar="SIZES"),
+        Option("tp_oio", ("--tp-oio",), "TP thread count x queue depth (default 1x32, TC1/QD32 as the PTS "
+               "runs TP; --numjobs and --iodepth do not apply to TP)", parse=parse_oio, format=format_oio,
+               default=TP_OIO, quick=(1, 8), metavar="TCxQD"),
     )
 
     def deviations(self, options, revision) -> List[str]:
-        sizes = tuple(self.stored_values(options)["tp_bs"])
-        if set(sizes) == set(revision.tp_block_sizes):
-            return []
-        return [f"TP block sizes {sizes_text(sorted(sizes, reverse=True))} instead of "
-                f"{sizes_text(revision.tp_block_sizes)} ({revision.title})"]
+        v = self.stored_values(options)
+        sizes = tuple(v["tp_bs"])
+        out = []
+        if set(sizes) != set(revision.tp_block_sizes):
+            out.append(f"TP block sizes {sizes_text(sorted(sizes, reverse=True))} instead of "
+                       f"{sizes_text(revision.tp_block_sizes)} ({revision.title})")
+        if "tp_oio" in options or options.get("quick") == "true":
+            tc, qd = v["tp_oio"]
+        else:  # a file from before --tp-oio: one job at QD numjobs x iodepth
+            tc, qd = 1, _int(options.get("numjobs"), 1) * _int(options.get("iodepth"), 1)
+        if (tc, qd) != TP_OIO:
+            out.append(f"TP at TC{tc}/QD{qd} instead of TC{TP_OIO[0]}/QD{TP_OIO[1]} ({revision.title})")
+        return out
 
     def plan(self, opts, capacity: int) -> List[Plan]:
         active = opts.active_bytes(capacity)
@@ -132,16 +167,16 @@ class ThroughputTest(TestType):
     def plan_size(self, opts, bs: int, active: int) -> Plan:
         """The test instance of one block size over ``active`` bytes."""
         name = format_bs(bs)
-        oio = opts.iodepth * opts.numjobs
+        tc, qd = opts.tp_oio
         write = FioJob(name=workload_name(bs, "w"), rw="write", bs=bs, runtime=opts.runtime,
-                       numjobs=1, iodepth=oio)
+                       numjobs=tc, iodepth=qd)
         read = FioJob(name=workload_name(bs, "r"), rw="read", bs=bs, runtime=opts.runtime,
-                      numjobs=1, iodepth=oio)
+                      numjobs=tc, iodepth=qd)
         return Plan(
             key=f"{self.name}-{name}", shape=Rounds(jobs_for=SequentialSweep(write, read, active)),
             tracking=Tracking(write.name, "write.bw_bytes", f"SEQ {name} 100% W MB/s"),
-            params={"block_size": name, "access": "sequential", "numjobs": "1",
-                    "iodepth": str(oio), "runtime": str(opts.runtime)},
+            params={"block_size": name, "access": "sequential", "numjobs": str(tc),
+                    "iodepth": str(qd), "runtime": str(opts.runtime)},
             wipc_bs=bs if opts.revision.tp_wipc_with_test_bs else 0,
         )
 
@@ -164,3 +199,10 @@ class ThroughputTest(TestType):
         if block_size(test) != SUMMARY_BS:
             return {}
         return {f.key: SummaryValue(f.value) for f in self.headline(test)}
+
+
+def _int(text, default: int) -> int:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return default

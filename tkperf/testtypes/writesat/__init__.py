@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Dict, List
 
+from tkperf.durations import duration
 from tkperf.engine import options
 from tkperf.engine.shapes import Stream
 from tkperf.fio.jobs import FioJob
@@ -24,7 +25,6 @@ from tkperf.testtypes.base import (
     SummaryValue,
     TestType,
     Tracking,
-    started_from_purge,
     in_range as _in_range,
 )
 
@@ -56,6 +56,24 @@ def stimulus(params) -> str:
     access = "SEQ" if params.get("access") == "sequential" else "RND"
     return f"{access} {params.get('block_size', '4k')} 100% W"
 SERIES = "intervals"
+#: The PTS's WSAT: 1-minute intervals, stopped at 24 h or 4x the capacity written.
+PTS_INTERVAL_S = 60
+PTS_TIME_S = 24 * 3600
+PTS_FILLS = 4
+
+
+def _tgbw_words(tgbw: str) -> str:
+    return tgbw if tgbw.endswith("x") else f"{tgbw} GB"
+
+
+def _tgbw_reaches_pts(tgbw: str, capacity) -> bool:
+    """Whether a TGBW limit is at least 4x the capacity (``capacity`` None:
+    unknown, so only a limit in drive fills can be judged)."""
+    if tgbw.endswith("x"):
+        return float(tgbw[:-1]) >= PTS_FILLS
+    if capacity is None or capacity <= 0:
+        return False
+    return options.tgbw_bytes(tgbw, capacity) >= PTS_FILLS * capacity
 #: Intervals averaged for the "last 5" headline figure.
 TAIL = 5
 
@@ -119,12 +137,39 @@ class WriteSaturationTest(TestType):
         if v["wsat_access"] != "random" or int(v["wsat_bs"]) != 4096:
             out.append(f"WSAT stimulus {stimulus({'access': v['wsat_access'], 'block_size': format_bs(v['wsat_bs'])})}"
                        " instead of RND 4k 100% W (a disclosed variant)")
-        tgbw = str(v["wsat_tgbw"])
-        short_tgbw = tgbw.endswith("x") and float(tgbw[:-1]) < 4
-        if int(v["wsat_time"]) < 24 * 3600 and (short_tgbw or not tgbw.endswith("x")):
-            out.append(f"WSAT stops after {int(v['wsat_time'])} s or {tgbw} written, before 24 h "
-                       "or 4x the capacity (the PTS stop rules)")
+        interval = int(v["wsat_interval"])
+        if interval != PTS_INTERVAL_S:
+            out.append(f"WSAT reports every {interval} s instead of the PTS's {PTS_INTERVAL_S} s")
         return out
+
+    def planned_deviations(self, options, revision) -> List[str]:
+        """Before the run only what may happen can be said: a limit below the
+        PTS's is a deviation if it ends the run (judged afterwards by the
+        recorded stop reason, :meth:`result_deviations`)."""
+        v = self.stored_values(options)
+        out = []
+        if int(v["wsat_time"]) < PTS_TIME_S:
+            out.append(f"WSAT time limit {duration(int(v['wsat_time']), rough=True)} is below 24 h: a deviation "
+                       "if it ends the run before 4x the capacity is written")
+        if not _tgbw_reaches_pts(str(v["wsat_tgbw"]), None):
+            out.append(f"WSAT TGBW limit {_tgbw_words(str(v['wsat_tgbw']))} may be below 4x the capacity: "
+                       "a deviation if it ends the run before 24 h")
+        return out
+
+    def result_deviations(self, test: TestRun, options, revision, capacity: int) -> List[str]:
+        """Judged by what happened: the PTS's WSAT runs 24 h or until 4x the
+        capacity is written; a lower limit that ended the run is a deviation."""
+        if test.status != "complete":
+            return []
+        v = self.stored_values(options)
+        reason = test.stop_reason
+        if reason.startswith("time limit") and int(v["wsat_time"]) < PTS_TIME_S:
+            return [f"{test.key}: stopped by its time limit of {duration(int(v['wsat_time']), rough=True)}, "
+                    "before 24 h or 4x the capacity written (the PTS's WSAT stop)"]
+        if reason.startswith("TGBW") and not _tgbw_reaches_pts(str(v["wsat_tgbw"]), capacity):
+            return [f"{test.key}: stopped by its TGBW limit of {_tgbw_words(str(v['wsat_tgbw']))}, "
+                    "before 24 h or 4x the capacity written (the PTS's WSAT stop)"]
+        return []
 
     def plan(self, opts, capacity: int) -> List[Plan]:
         name = workload_name(opts.wsat_access, opts.wsat_bs)
@@ -160,9 +205,9 @@ class WriteSaturationTest(TestType):
                 Figure("gb_written", "written", float(s.column("io_bytes").sum()) / 1e9, "GB", "",
                        "{:,.2f}")]
 
-    def fob(self, test: TestRun) -> List[Figure]:
+    def first_figures(self, test: TestRun) -> List[Figure]:
         values = iops(test)
-        if not values.size or not started_from_purge(test):
+        if not values.size:
             return []
         return [Figure("first_interval_iops", stimulus(test.params).replace(" 100%", ""), float(values[0]), "IOPS")]
 

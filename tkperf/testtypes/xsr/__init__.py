@@ -31,7 +31,6 @@ from tkperf.testtypes.base import (
     Plan,
     SummaryValue,
     TestType,
-    started_from_purge,
     in_range as _in_range,
     parse_count as _count,
 )
@@ -168,9 +167,9 @@ class CrossStimulusRecoveryTest(TestType):
                 out.append(Figure(key, label, p.settle.time_s, "s", "lower"))
         return out
 
-    def fob(self, test: TestRun) -> List[Figure]:
+    def first_figures(self, test: TestRun) -> List[Figure]:
         """The first interval after the purge, beside the first SEQ phase's level."""
-        a = analyse(test) if started_from_purge(test) else None
+        a = analyse(test)
         if a is None or not a.phases or a.phases[0].kind != SEQ1:
             return []
         return [Figure("seq1_level_mb_s", "SEQ 1024k W", a.phases[0].first_mb_s, "MB/s", "higher", "{:,.1f}")]
