@@ -305,7 +305,7 @@ class QueueDepthTest(TestType):
     )
 
     def plan(self, opts, capacity: int) -> List[Plan]:
-        active = opts.active_bytes(capacity)
+        active = opts.test_bytes(capacity)
         fill = FioJob(name=FILL_JOB, rw="write", bs=FILL_BS, numjobs=1, iodepth=PRECONDITION_QD)
         pre = FioJob(name=PRECONDITION_JOB, rw="randwrite", bs=4096, runtime=opts.qd_precondition_time,
                      numjobs=1, iodepth=PRECONDITION_QD)

@@ -24,9 +24,11 @@ from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import Round, TestRun, format_bs
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, in_range, parse_count
 from tkperf.testtypes.iops import nonempty, sizes_text
 
+#: TP's TC and QD in every revision (:attr:`tkperf.model.pts.Revision.tp_oio`).
+TP_NUMJOBS, TP_IODEPTH = 1, 32
 BLOCK_SIZES = {"enterprise": (1024 * 1024, 128 * 1024), "client": (1024 * 1024,)}
 #: The block size the summary page quotes.
 SUMMARY_BS = 1024 * 1024
@@ -116,32 +118,46 @@ class ThroughputTest(TestType):
         Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
                parse=options.parse_block_sizes, format=sizes_text, default=_default_sizes,
                quick=(1024 * 1024,), check=nonempty("--tp-bs"), metavar="SIZES"),
+        Option("tp_numjobs", ("--tp-numjobs",), f"TP thread count TC, fio numjobs (default {TP_NUMJOBS}, "
+               "the PTS's TC1/QD32)", parse=parse_count, default=TP_NUMJOBS,
+               check=in_range(1, options.MAX_NUMJOBS, "--tp-numjobs"), metavar="TC"),
+        Option("tp_iodepth", ("--tp-iodepth",), f"TP queue depth QD per thread, fio iodepth (default "
+               f"{TP_IODEPTH}; 8 with --quick)", parse=parse_count, default=TP_IODEPTH, quick=8,
+               check=in_range(1, options.MAX_IODEPTH, "--tp-iodepth"), metavar="QD"),
     )
 
     def deviations(self, options, revision) -> List[str]:
-        sizes = tuple(self.stored_values(options)["tp_bs"])
-        if set(sizes) == set(revision.tp_block_sizes):
-            return []
-        return [f"TP block sizes {sizes_text(sorted(sizes, reverse=True))} instead of "
-                f"{sizes_text(revision.tp_block_sizes)} ({revision.title})"]
+        values = self.stored_values(options)
+        sizes = tuple(values["tp_bs"])
+        out: List[str] = []
+        if set(sizes) != set(revision.tp_block_sizes):
+            out.append(f"TP block sizes {sizes_text(sorted(sizes, reverse=True))} instead of "
+                       f"{sizes_text(revision.tp_block_sizes)} ({revision.title})")
+        tc, qd = int(values["tp_numjobs"]), int(values["tp_iodepth"])
+        if (tc, qd) != revision.tp_oio:
+            out.append(f"TP runs at TC{tc}/QD{qd} instead of TC{revision.tp_oio[0]}/QD{revision.tp_oio[1]} "
+                       f"({revision.title})")
+        return out
 
     def plan(self, opts, capacity: int) -> List[Plan]:
-        active = opts.active_bytes(capacity)
+        active = opts.test_bytes(capacity)
         return [self.plan_size(opts, bs, active) for bs in sorted(opts.tp_bs, reverse=True)]
 
     def plan_size(self, opts, bs: int, active: int) -> Plan:
         """The test instance of one block size over ``active`` bytes."""
         name = format_bs(bs)
-        oio = opts.iodepth * opts.numjobs
+        # TC threads of QD each (fio numjobs x iodepth); several sequential
+        # threads each sweep the range from the same offset, as fio runs them.
+        tc, qd = opts.tp_numjobs, opts.tp_iodepth
         write = FioJob(name=workload_name(bs, "w"), rw="write", bs=bs, runtime=opts.runtime,
-                       numjobs=1, iodepth=oio)
+                       numjobs=tc, iodepth=qd)
         read = FioJob(name=workload_name(bs, "r"), rw="read", bs=bs, runtime=opts.runtime,
-                      numjobs=1, iodepth=oio)
+                      numjobs=tc, iodepth=qd)
         return Plan(
             key=f"{self.name}-{name}", shape=Rounds(jobs_for=SequentialSweep(write, read, active)),
             tracking=Tracking(write.name, "write.bw_bytes", f"SEQ {name} 100% W MB/s"),
-            params={"block_size": name, "access": "sequential", "numjobs": "1",
-                    "iodepth": str(oio), "runtime": str(opts.runtime)},
+            params={"block_size": name, "access": "sequential", "numjobs": str(tc),
+                    "iodepth": str(qd), "runtime": str(opts.runtime)},
             wipc_bs=bs if opts.revision.tp_wipc_with_test_bs else 0,
         )
 
