@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import SimpleNamespace
 from typing import List
 
 import pytest
@@ -18,8 +19,9 @@ from tkperf.errors import EXIT_USAGE
 from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.model import histogram, store
 from tkperf.model.results import IoStats, Round, Workload
+from tkperf.testtypes.throughput import advance, place
 from tkperf.testtypes.qd import (BY_WORD, FILL_JOB, PRECONDITION_JOB, WORKLOADS, Point, QueueDepthTest,
-                                 schedule, slices)
+                                 schedule)
 
 MiB = 1024 * 1024
 QD = QueueDepthTest()
@@ -32,12 +34,28 @@ def plan(capacity: int = 1 << 30, quick: bool = False, **given):
     return p
 
 
+def word_of(ph) -> str:
+    (w,) = [w for w in WORKLOADS if w.qd_of(ph.jobs[0].name) is not None]
+    return w.word
+
+
 def sweeps(p) -> list:
-    return [ph for ph in p.shape.phases if ph.label.startswith("sweep")]
+    """Each sweep with its jobs in order and its phases (one for a RND
+    sweep, one per point for a SEQ sweep)."""
+    out: list = []
+    for ph in p.shape.phases:
+        if not ph.label.startswith("sweep"):
+            continue
+        if out and out[-1].word == word_of(ph) and BY_WORD[word_of(ph)].sequential:
+            out[-1].jobs += ph.jobs
+            out[-1].phases.append(ph)
+        else:
+            out.append(SimpleNamespace(word=word_of(ph), jobs=tuple(ph.jobs), phases=[ph]))
+    return out
 
 
 def kinds(p) -> List[str]:
-    """Each phase as 'fill', 'pre' or the workload word it sweeps."""
+    """Each step as 'fill', 'pre' or the workload word it sweeps."""
     out = []
     for ph in p.shape.phases:
         names = [j.name for j in ph.jobs]
@@ -45,9 +63,8 @@ def kinds(p) -> List[str]:
             out.append("fill")
         elif names == [PRECONDITION_JOB]:
             out.append("pre")
-        else:
-            (w,) = [w for w in WORKLOADS if w.qd_of(names[0]) is not None]
-            out.append(w.word)
+        elif not (out and out[-1] == word_of(ph) and BY_WORD[word_of(ph)].sequential):
+            out.append(word_of(ph))
     return out
 
 
@@ -69,7 +86,11 @@ def test_no_idle_every_point_a_stonewalled_job_of_one_fio_process():
     p = plan(qd_depths=(1, 8, 64))
     assert all(ph.idle_s == 0 for ph in p.shape.phases)
     settings = FioSettings(filename="/dev/loopX")
-    for ph in sweeps(p):
+    for sweep in sweeps(p):
+        if BY_WORD[sweep.word].sequential:  # a fio process per point, so each goes on from the last
+            assert [len(ph.jobs) for ph in sweep.phases] == [1, 1, 1]
+            continue
+        (ph,) = sweep.phases
         text = job_file(settings, ph.jobs)  # one phase, one fio process, one job file
         sections = re.findall(r"^\[([^\]]+)\]\nstonewall$", text, re.M)
         assert len(sections) == 3 and sections == [j.name for j in ph.jobs]
@@ -121,26 +142,38 @@ def test_preconditions_before_write_sweeps_and_reads_right_after(chosen, wipc_lo
 
 
 @pytest.mark.parametrize("active_range", [100, 50])
-def test_sequential_points_each_keep_to_their_own_slice(active_range):
+def test_sequential_points_continue_over_the_whole_range(active_range):
+    """Seed 001 sweeps the full LBA range: each SEQ point starts where the last
+    one of its workload stopped (as TP's rounds), not in a 1/n slice."""
     capacity = 1 << 30
     p = plan(capacity, qd_depths=(1, 2, 4, 8, 16), active_range=active_range)
     end = capacity * active_range // 100
-    for ph in sweeps(p):
-        jobs = ph.jobs
-        if jobs[0].rw not in ("read", "write"):
-            assert all(j.offset == 0 and j.size == 0 for j in jobs)  # random: the whole range
+    for sweep in sweeps(p):
+        if not BY_WORD[sweep.word].sequential:
+            assert all(j.offset == 0 and j.size == 0 for j in sweep.jobs)  # random: the whole range
             continue
-        assert jobs[0].offset == 0 and jobs[-1].offset + jobs[-1].size == end
-        for a, z in zip(jobs, jobs[1:]):
-            assert a.offset + a.size == z.offset  # adjoining, no overlap
-        assert all(j.offset % (128 * 1024) == 0 and j.size >= 128 * 1024 for j in jobs)
-        assert f"offset={jobs[1].offset}" in jobs[1].section() and f"size={jobs[1].size}" in jobs[1].section()
+        # As planned (the dry run): every point from 0 over the whole range.
+        assert {(j.offset, j.size) for j in sweep.jobs} == {(0, end)}
+        test = blank_test()
+        moved = [3 * MiB, 5 * MiB, end - 9 * MiB, 4 * MiB, 1 * MiB]  # what each point moves
+        starts = []
+        for i, (ph, n) in enumerate(zip(sweep.phases, moved), 1):
+            (job,) = ph.place(test)
+            starts.append(job.offset)
+            assert job.offset + job.size == end  # fio may run to the end of the range
+            stats = IoStats(io_bytes=n, ios=n // job.bs)
+            test.rounds.append(Round(index=i, started="", wall_s=1.0, fio_s=1.0, workloads=(Workload(
+                name=job.name, rw=job.rw, bs=job.bs, rwmixread=0, numjobs=1, iodepth=job.iodepth,
+                runtime_ms=1000, read=stats if job.rw == "read" else IoStats(),
+                write=stats if job.rw == "write" else IoStats()),)))
+        # 0, then where each stopped; the fourth, predicted (by the third's bytes) to run
+        # past the end, starts that many bytes before it (TP's rule), and the fifth goes on.
+        assert starts == [0, 3 * MiB, 8 * MiB, 9 * MiB, 13 * MiB]
 
 
-def test_slices_align_down_and_refuse_a_range_too_small():
-    assert slices(10 * MiB + 1000, 3, MiB) == [(0, 3 * MiB), (3 * MiB, 3 * MiB), (6 * MiB, 4 * MiB)]
-    with pytest.raises(options.UsageError, match="too small for 5 sequential points"):
-        slices(4 * MiB, 5, MiB)
+def test_a_range_too_small_for_a_sequential_point_is_refused():
+    with pytest.raises(options.UsageError, match="smaller than 128k"):
+        plan(64 * 1024, qd_workloads=("seq128k-w",))
 
 
 def test_quick_values_and_histograms_only_for_the_mix():
@@ -165,7 +198,7 @@ def test_dry_run_estimate_names_every_phase_and_counts_the_fills():
     (p,) = QD.plan(opts, 1_000_000_000)
     est = p.shape.estimate(opts, 1_000_000_000)
     phase_lines = [ln for ln in est.lines if ln.startswith("# phase ")]
-    assert len(phase_lines) == len(p.shape.phases) == 5
+    assert len(phase_lines) == len(p.shape.phases) == 6  # the SEQ points one fio process each
     assert "rnd-4k-w-qd1, rnd-4k-w-qd2" in phase_lines[1]
     busy = 2 * 100 + 4 * 10 + 7 * FIO_GAP_S  # 2 preconditions, 4 points, 7 fio jobs
     fill_s = 1_000_000_000 / 500e6  # one fill (the first precondition's is the WIPC)
@@ -290,13 +323,14 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
     assert (t.type, t.key, t.status, t.stop_reason) == ("qd", "qd", "complete", "all phases run")
     assert t.wipc is not None and t.wipc.bytes_written == 256 * MiB
     labels = [t.data[f"phase.{r.index}"] for r in t.rounds]
-    assert len(labels) == 10 and labels[0].startswith("precondition 1: RND 4KiB W QD32")
-    assert labels[3].startswith("precondition 2: SEQ 128KiB W fill") and labels[9] == "sweep: SEQ 128KiB 100% R, QD 4,1"
-    for r, w in zip([t.rounds[i] for i in (1, 2, 5, 8, 9)], WORKLOADS):
-        assert [x.name for x in r.workloads] == [w.point(4), w.point(1)]  # the order given
-        for x in r.workloads:
+    assert len(labels) == 12 and labels[0].startswith("precondition 1: RND 4KiB W QD32")
+    assert labels[3].startswith("precondition 2: SEQ 128KiB W fill") and labels[11] == "sweep: SEQ 128KiB 100% R, QD 1"
+    for rounds, w in zip([(1,), (2,), (5,), (8, 9), (10, 11)], WORKLOADS):
+        results = [x for i in rounds for x in t.rounds[i].workloads]
+        assert [x.name for x in results] == [w.point(4), w.point(1)]  # the order given
+        for x in results:
             assert x.numjobs == 1 and x.rw == w.rw and x.runtime_ms >= 900 and x.iops > 0
-        assert [x.iodepth for x in r.workloads] == [4, 1]
+        assert [x.iodepth for x in results] == [4, 1]
     fill = t.rounds[3].workloads[0]
     assert fill.name == FILL_JOB and fill.write.io_bytes == 256 * MiB
     mix = t.rounds[5].workloads
@@ -304,10 +338,16 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
     assert all(Point(x.iodepth, x).p999_us for x in mix)
     # Every phase is one fio process; a sweep's points are stonewalled jobs of one job file.
     files = job_files((out / "a.log").read_text())
-    assert len(files) == 10
+    assert len(files) == 12
     assert re.findall(r"^\[(\S+)\]\nstonewall$", files[1], re.M) == ["rnd-4k-w-qd4", "rnd-4k-w-qd1"]
-    assert "offset=" not in files[8].split("[seq-128k-w-qd1]")[0]  # slice 1 starts at 0
-    assert f"offset={128 * MiB}\nsize={128 * MiB}" in files[8].split("[seq-128k-w-qd1]")[1]
+    # SEQ points over the whole range, each going on where the last stopped (not slice i of n)
+    end = 256 * MiB
+    assert "offset=" not in files[8] and f"size={end}" in files[8] and t.data["offset.9.seq-128k-w-qd4"] == "0"
+    moved = t.rounds[8].workloads[0].write.io_bytes
+    start = place(advance(0, moved, end, 128 * 1024), moved, end, 128 * 1024)  # TP's rule (0 when moved > end)
+    assert t.data["offset.10.seq-128k-w-qd1"] == str(start)
+    assert (f"offset={start}\n" if start else "size=") in files[9] and f"size={end - start}" in files[9]
+    assert t.data["offset.11.seq-128k-r-qd4"] == "0"  # the reads start their own sweep at 0
 
     capsys.readouterr()  # the run's own summary
     assert main(["show", xml, "--json"]) == 0

@@ -349,6 +349,11 @@ class Phase:
     #: Seconds before fio counts as hung (0: from the jobs' planned time);
     #: a phase that runs until it has written an amount sets it from that.
     timeout_s: float = 0.0
+    #: ``place(test)``: the jobs as they run after the phases measured so far
+    #: (a sequential workload that goes on where the last one stopped);
+    #: ``jobs`` are then what the dry run shows.  Offsets are kept in the
+    #: test's data as ``offset.N.NAME``.
+    place: Optional[Callable[[TestRun], Sequence[FioJob]]] = None
 
 
 @dataclass(frozen=True)
@@ -365,8 +370,11 @@ class Phases(Shape):
         for index, phase in enumerate(self.phases, 1):
             ctx.phase = f"phase {index}"
             prog.once_started(f"phase {index} of {len(self.phases)}", total)
-            record_round(ctx, test, phase.jobs, index, f"{plan.key} phase {index}",
+            jobs = tuple(phase.place(test)) if phase.place is not None else phase.jobs
+            record_round(ctx, test, jobs, index, f"{plan.key} phase {index}",
                          wants_histograms(ctx, plan), phase.timeout_s or None)
+            if phase.place is not None:
+                test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
             test.data[f"phase.{index}"] = phase.label or f"phase {index}"
             test.data[f"idle.{index}"] = repr(float(phase.idle_s))
             progress.info("[%s] phase %d of %d%s", plan.key, index, len(self.phases),

@@ -13,21 +13,22 @@ first precondition adds no fill of its own unless ``--wipc-loops 0``.
 
 Every step is one fio process, recorded as one round (the loop shape is
 :class:`~tkperf.engine.shapes.Phases` without idle time); every point of a
-sweep is a stonewalled job of its sweep's fio process, at TC 1 and QD =
-fio ``iodepth``, ``--qd-time`` long, so the drive never rests between
+random sweep is a stonewalled job of its sweep's fio process, at TC 1 and
+QD = fio ``iodepth``, ``--qd-time`` long, so the drive never rests between
 points.  A fill has no time limit (it ends with the active range) and so
 no hang timeout.
 
-Sequential points do not start over at LBA 0: point i of n writes (reads)
-only slice i of n of the active range, wrapping inside it, so no point
-rewrites what an earlier point of the same sweep just wrote, and together
-they cover the whole range.  (One fio process cannot know where the last
-point stopped; time-based fio wraps to the job's own ``offset``.)
+Sequential points sweep the whole range, as seed 001 does ("full LBA
+range") and as TP's rounds do: each SEQ point is its own fio process (a
+fraction of a second apart) and starts where the last point of its
+workload stopped (:class:`ContinuedPoint`, the placement of
+:mod:`tkperf.testtypes.throughput`), so no point starts over at LBA 0 and
+none is held to a slice.  The offsets are kept as ``offset.PHASE.JOB``.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.durations import duration
@@ -38,6 +39,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, in_range
+from tkperf.testtypes.throughput import advance, place
 
 DEPTHS: Tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
 QUICK_DEPTHS: Tuple[int, ...] = (1, 4, 32)
@@ -181,28 +183,40 @@ def schedule(chosen: Sequence[str], first_fill: bool) -> List[Tuple[str, str]]:
     return steps
 
 
-def slices(active: int, n: int, bs: int) -> List[Tuple[int, int]]:
-    """(offset, size) of ``n`` adjoining slices of the first ``active`` bytes,
-    aligned to ``bs``, together covering the range (its end aligned down)."""
-    end = active // bs * bs
-    edges = [i * end // n // bs * bs for i in range(n)] + [end]
-    out = [(a, z - a) for a, z in zip(edges[:-1], edges[1:])]
-    if any(size < bs for _, size in out):
-        raise options.UsageError(f"the active range ({active} bytes) is too small for {n} sequential "
-                                 f"points of {bs // 1024}k each")
-    return out
-
-
 def sweep_jobs(w: QdWorkload, depths: Sequence[int], seconds: int, active: int) -> Tuple[FioJob, ...]:
     """The points of one sweep, in order: TC 1, QD = fio iodepth, time based;
-    a sequential point keeps to its own slice of the active range."""
-    jobs = [FioJob(name=w.point(d), rw=w.rw, bs=w.bs, rwmixread=w.rwmixread, runtime=seconds,
-                   numjobs=1, iodepth=d) for d in depths]
-    if not w.sequential:
-        return tuple(jobs)
-    return tuple(FioJob(name=j.name, rw=j.rw, bs=j.bs, runtime=j.runtime, numjobs=1, iodepth=j.iodepth,
-                        offset=offset, size=size)
-                 for j, (offset, size) in zip(jobs, slices(active, len(jobs), w.bs)))
+    a sequential point as the first one runs: from 0 over the whole range
+    (:class:`ContinuedPoint` places the others)."""
+    end = active // w.bs * w.bs
+    if w.sequential and end < w.bs:
+        raise options.UsageError(f"the active range ({active} bytes) is smaller than {w.bs // 1024}k")
+    return tuple(FioJob(name=w.point(d), rw=w.rw, bs=w.bs, rwmixread=w.rwmixread, runtime=seconds,
+                        numjobs=1, iodepth=d, size=end if w.sequential else 0) for d in depths)
+
+
+@dataclass(frozen=True)
+class ContinuedPoint:
+    """``Phase.place`` of one SEQ point: ``job`` placed where the earlier
+    points of ``workload`` in the test stopped, within the first ``active``
+    bytes (start 0; near the end, early enough to reach it; then 0 again)."""
+
+    job: FioJob
+    workload: QdWorkload
+    active: int
+
+    def __call__(self, test: TestRun) -> Tuple[FioJob, ...]:
+        bs = self.job.bs
+        end = self.active // bs * bs
+        cursor = expected = 0
+        for r in test.rounds:
+            for res in r.workloads:
+                if self.workload.qd_of(res.name) is None:
+                    continue
+                offset = place(cursor, expected, end, bs)
+                expected = res.read.io_bytes + res.write.io_bytes
+                cursor = advance(offset, expected, end, bs)
+        offset = place(cursor, expected, end, bs)
+        return (replace(self.job, offset=offset, size=end - offset),)
 
 
 @dataclass(frozen=True)
@@ -319,6 +333,10 @@ class QueueDepthTest(TestType):
                 n += 1
                 phases.append(Phase((pre,), label=f"precondition {n}: RND 4KiB W QD{PRECONDITION_QD}, "
                                                   f"{duration(float(opts.qd_precondition_time), rough=True)}"))
+            elif BY_WORD[word].sequential:  # one fio process per point, each going on from the last
+                w = BY_WORD[word]
+                phases += [Phase((j,), label=f"sweep: {w.title}, QD {j.iodepth}", place=ContinuedPoint(j, w, active))
+                           for j in sweep_jobs(w, opts.qd_depths, opts.qd_time, active)]
             else:
                 w = BY_WORD[word]
                 phases.append(Phase(sweep_jobs(w, opts.qd_depths, opts.qd_time, active),
@@ -335,7 +353,8 @@ class QueueDepthTest(TestType):
                     "numjobs": "1", "iodepth": depths_text(opts.qd_depths),
                     "depths": depths_text(opts.qd_depths), "workloads": ",".join(opts.qd_workloads),
                     "runtime": str(opts.qd_time), "precondition_time": str(opts.qd_precondition_time),
-                    "precondition_qd": str(PRECONDITION_QD), "sequence": sequence},
+                    "precondition_qd": str(PRECONDITION_QD), "sequence": sequence,
+                    "phases": str(len(phases)), "seq_placement": "continued"},
             # The 99.9th percentile of a mix needs both directions' histograms.
             histograms="rnd4k-70/30" in opts.qd_workloads,
         )]

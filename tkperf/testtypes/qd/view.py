@@ -62,13 +62,15 @@ def qd_header(ctx: ReportContext, test: TestRun) -> b.Header:
     middle = [
         ("Queue depths", f"{p.get('depths', NA).replace(',', ', ')} (TC 1, QD = fio iodepth)"),
         ("Time per point", f"{duration(float(p.get('runtime', '0') or 0), rough=True)}, "
-                           "the points of a sweep back to back in one fio process, no idle time"),
+                           "the points of a RND sweep back to back in one fio process, no idle time"),
         ("Sequence", ", ".join(sequence) or NA),
-        ("Phases run", f"{len(test.rounds)} of {len(sequence) or NA}"),
+        ("Phases run", f"{len(test.rounds)} of {p.get('phases') or len(sequence) or NA}"),
     ]
     if any(w.sequential for w in chosen(test)):
-        middle.append(("SEQ placement", "point i of n in slice i of n of the active range, wrapping "
-                                        "inside it: no point rewrites another's LBAs"))
+        middle.append(("SEQ placement", "each point its own fio process over the whole range, starting where "
+                                        "the last point stopped (as TP's rounds)"
+                       if p.get("seq_placement") == "continued" else
+                       "point i of n in slice i of n of the active range, wrapping inside it (older tkperf)"))
     first = "the WIPC is the first one's" if test.wipc is not None else "the first one's too: no WIPC"
     wdpc = (f"before each write sweep (and a read sweep without one), SEQ 128KiB W over the active "
             f"range at QD{PRECONDITION_QD} ({first}), then RND 4KiB W "
