@@ -48,7 +48,7 @@ def tc_qd(job_: FioJob):
 
 # --- the plan, option by option -----------------------------------------------------------
 
-def test_default_plan_precondition_at_tc32_qd32_then_36_points_high_to_low():
+def test_default_plan_precondition_at_tc32_qd32_then_49_points_high_to_low():
     (plan,) = plans()
     assert plan.key == "dirth-4k-0-100" and plan.wipc and plan.histograms
     shape = plan.shape
@@ -56,12 +56,12 @@ def test_default_plan_precondition_at_tc32_qd32_then_36_points_high_to_low():
     (steady,) = shape.steady
     assert (steady.numjobs, steady.iodepth, steady.bs, steady.rw, steady.rwmixread) == (32, 32, 4096, "randrw", 0)
     assert steady.runtime == 60 and plan.tracking.workload == steady.name and plan.tracking.metric == "iops"
-    assert len(shape.sweep) == 36 and all(j.runtime == 60 for j in shape.sweep)
+    assert len(shape.sweep) == 49 and all(j.runtime == 60 for j in shape.sweep)
     oios = [j.numjobs * j.iodepth for j in shape.sweep]
     assert oios == sorted(oios, reverse=True) and oios[0] == 1024 and oios[-1] == 1
-    assert {(j.numjobs, j.iodepth) for j in shape.sweep} == {(t, q) for t in (1, 2, 4, 8, 16, 32)
-                                                            for q in (1, 2, 4, 8, 16, 32)}
-    assert plan.params["tc"] == plan.params["qd"] == "1,2,4,8,16,32"
+    assert {(j.numjobs, j.iodepth) for j in shape.sweep} == {(t, q) for t in (1, 2, 4, 6, 8, 16, 32)
+                                                            for q in (1, 2, 4, 6, 8, 16, 32)}
+    assert plan.params["tc"] == plan.params["qd"] == "1,2,4,6,8,16,32"
     assert (plan.params["numjobs"], plan.params["iodepth"], plan.params["rt_limit_us"]) == ("32", "32", "5000")
 
 

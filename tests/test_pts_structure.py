@@ -84,3 +84,25 @@ def test_two_ranges_reach_fio_wipc_over_80_percent_tests_over_8_gib(tmp_path, ca
 def test_bad_test_range_is_one_line(tmp_path, capsys):
     assert main(["ssd", "run", str(tmp_path / "img"), "--size", "1g", "--dry-run", "--test-range", "lots"]) == 2
     assert "--test-range 'lots' is not a size" in capsys.readouterr().err
+
+
+# --- item 5: the PTS 2.0 DIRTH/CBW grid is TC and QD 32, 16, 8, 6, 4, 2, 1 ----------------------
+
+@pytest.mark.parametrize("test", ["dirth", "cbw"])
+@pytest.mark.parametrize("rev", ["pts-e-2.0", "pts-e-1.1"])
+def test_the_pts_grid_is_no_deviation(test, rev):
+    from tkperf.testtypes import get
+
+    opts = options.build({"tests": (test,)}, pts=rev)
+    (plan, *_) = get(test).plan(opts, 1 << 34)
+    assert len(plan.shape.sweep) == 49 and plan.params["tc"] == plan.params["qd"] == "1,2,4,6,8,16,32"
+    assert conformance.of_settings(stored((test,), rev), BLOCK).conformant
+
+
+@pytest.mark.parametrize("test", ["dirth", "cbw"])
+def test_the_1_1_grid_under_pts_2_0_is_named(test):
+    grid = (1, 2, 4, 8, 16, 32)
+    c = conformance.of_settings(stored((test,), **{f"{test}_tc": grid, f"{test}_qd": grid}), BLOCK)
+    assert len(c.deviations) == 1 and "the PTS 2.0 grid is TC and QD 32, 16, 8, 6, 4, 2, 1" in c.deviations[0]
+    assert conformance.of_settings(stored((test,), "pts-e-1.1", **{f"{test}_tc": grid, f"{test}_qd": grid}),
+                                   BLOCK).conformant

@@ -46,8 +46,12 @@ from tkperf.testtypes.base import (
 )
 from tkperf.testtypes.iops import mixes_text
 
-DEFAULT_TC: Tuple[int, ...] = (1, 2, 4, 8, 16, 32)
-DEFAULT_QD: Tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+#: The TC and QD of the sweep as the PTS 2.0 implementation runs it: 32, 16,
+#: 8, 6, 4, 2, 1 each (49 points); PTS-E 1.1 sweeps 1 to 32 in powers of two
+#: (36 points), all of which the 2.0 grid holds.
+DEFAULT_TC: Tuple[int, ...] = (1, 2, 4, 6, 8, 16, 32)
+DEFAULT_QD: Tuple[int, ...] = (1, 2, 4, 6, 8, 16, 32)
+GRID_1_1: Tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 DEFAULT_TIME_S = 60
 #: The mean response time a point may have to be the max or mid point (µs).
 DEFAULT_RT_LIMIT_US = 5000
@@ -278,10 +282,10 @@ def sweep_options(prefix: str, what: str) -> Tuple[Option, ...]:
     flag = "--" + prefix.replace("_", "-")
     return (
         Option(f"{prefix}_tc", (f"{flag}-tc",), f"{what} thread counts TC (fio numjobs), e.g. 1,2,4 "
-               "(default 1,2,4,8,16,32; 1,2 with --quick)", parse=parse_tcs, format=counts_text,
+               "(default 1,2,4,6,8,16,32, the PTS 2.0 grid; 1,2 with --quick)", parse=parse_tcs, format=counts_text,
                default=DEFAULT_TC, quick=(1, 2), metavar="TCS"),
         Option(f"{prefix}_qd", (f"{flag}-qd",), f"{what} queue depths QD per thread (fio iodepth) "
-               "(default 1,2,4,8,16,32; 1,4 with --quick)", parse=parse_qds, format=counts_text,
+               "(default 1,2,4,6,8,16,32; 1,4 with --quick)", parse=parse_qds, format=counts_text,
                default=DEFAULT_QD, quick=(1, 4), metavar="QDS"),
         Option(f"{prefix}_time", (f"{flag}-time",), f"{what} seconds per sweep point (default 60s; 1s with "
                "--quick)", parse=options.parse_duration, default=DEFAULT_TIME_S, quick=1,
@@ -309,9 +313,15 @@ class SweepTest(TestType):
         if revision.id == "pts-c-1.1":
             out.append(f"{what} is a PTS-E test, not part of PTS-C 1.1")
         tcs, qds = v[f"{self.name}_tc"], v[f"{self.name}_qd"]
-        if set(tcs) != set(DEFAULT_TC) or set(qds) != set(DEFAULT_QD):
+        if revision.id.endswith("-2.0"):
+            pts_grid = set(tcs) == set(DEFAULT_TC) and set(qds) == set(DEFAULT_QD)
+            words = "the PTS 2.0 grid is TC and QD 32, 16, 8, 6, 4, 2, 1"
+        else:  # 1.1's powers of two, or the 2.0 grid, which holds every one of them
+            pts_grid = all(set(x) in (set(GRID_1_1), set(DEFAULT_TC)) for x in (tcs, qds))
+            words = "the PTS sweeps TC and QD 1 to 32 in powers of two"
+        if not pts_grid:
             out.append(f"{what} sweep narrowed to TC {counts_text(tcs)} x QD "
-                       f"{counts_text(qds)} (the PTS sweeps TC and QD 1 to 32)")
+                       f"{counts_text(qds)} ({words})")
         point_s = int(v[f"{self.name}_time"])
         if point_s != DEFAULT_TIME_S:
             out.append(f"{what} sweep points run {point_s} s each instead of {DEFAULT_TIME_S} s")
