@@ -29,6 +29,7 @@ from tkperf.render import blocks as b
 from tkperf.render import header, qos, steady
 from tkperf.render.context import CompareContext, ReportContext, chart_name, grid_table
 from tkperf.render.words import NA, fmt, oio, plural, tracking_label, verdict
+from tkperf.testtypes.longrounds import header_fields
 from tkperf.testtypes.dirth import (
     RULE,
     TAIL,
@@ -63,6 +64,7 @@ def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
     points = len(sweep.workloads) if sweep is not None else 0
     middle = (
         ("Runtime", f"{p.get('runtime', NA)} s per steady-state round"),
+        *header_fields(p, test),
         ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
         ("Tracking", tracking_label(test)),
         ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
