@@ -55,6 +55,12 @@ def limit_text(us: float) -> str:
     return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} µs"
 
 
+#: How tkperf's round structure differs from the PTS 2.0 implementation's (docs/test-dirth.rst).
+STRUCTURE = ("steady state at the highest OIO, then one sweep; the histograms come from the sweep's points. "
+             "The PTS 2.0 implementation instead repeats a TC32/QD32 pre-write and the whole sweep until "
+             "TC32/QD32 is steady, and captures each histogram point after its own pre-write")
+
+
 def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
                  extra: Sequence[Tuple[str, str]] = ()) -> b.Header:
     """The SNIA header of a steady-then-sweep test: its steady-state rounds,
@@ -74,6 +80,7 @@ def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
                      if sweep is not None else "not run")
                   + ", from high to low OIO in one fio process, no idle between points"),
         ("Response-time limit", f"{limit_text(rt_limit_us(test))} mean, for the max and mid points"),
+        ("Structure", STRUCTURE),
     ) + tuple(extra)
     return header.snia_header(ctx.run, test, stimulus, middle, wdpc=wdpc)
 
