@@ -134,6 +134,9 @@ class ThroughputTest(TestType):
             out.append(f"TP block sizes {sizes_text(sorted(sizes, reverse=True))} instead of "
                        f"{sizes_text(revision.tp_block_sizes)} ({revision.title})")
         tc, qd = int(values["tp_numjobs"]), int(values["tp_iodepth"])
+        if "tp_iodepth" not in options and str(options.get("iodepth", "")).isdigit():
+            # a file of tkperf before --tp-iodepth: TP ran one job at QD = numjobs x iodepth
+            tc, qd = 1, int(options.get("numjobs", "1") or 1) * int(options["iodepth"])
         if (tc, qd) != revision.tp_oio:
             out.append(f"TP runs at TC{tc}/QD{qd} instead of TC{revision.tp_oio[0]}/QD{revision.tp_oio[1]} "
                        f"({revision.title})")
