@@ -63,24 +63,24 @@ def section_options(job_: FioJob) -> Dict[str, str]:
 
 # --- the plan, option by option -----------------------------------------------------------
 
-def test_default_plan_steady_at_tc32_qd32_then_36_points_high_to_low():
+def test_default_plan_steady_at_tc32_qd32_then_49_points_high_to_low():
     (plan,) = plans()
     assert plan.key == "cbw" and plan.wipc and plan.histograms
     shape = plan.shape
     assert isinstance(shape, SteadyThenSweep)
     (steady,) = shape.steady
-    assert (steady.numjobs, steady.iodepth, steady.rw, steady.rwmixread, steady.runtime) == (32, 32, "randrw", 40, 60)
+    assert (steady.numjobs, steady.iodepth, steady.rw, steady.rwmixread, steady.runtime) == (32, 32, "randrw", 40, 1800)
     assert plan.tracking.workload == steady.name and plan.tracking.metric == "iops"
     assert plan.tracking.label == "JEDEC mix 40/60 TC32/QD32 IOPS"
-    assert len(shape.sweep) == 36 and all(j.runtime == 60 for j in shape.sweep)
+    assert len(shape.sweep) == 49 and all(j.runtime == 60 for j in shape.sweep)
     oios = [j.numjobs * j.iodepth for j in shape.sweep]
     assert oios == sorted(oios, reverse=True) and oios[0] == 1024 and oios[-1] == 1
-    assert {(j.numjobs, j.iodepth) for j in shape.sweep} == {(t, q) for t in (1, 2, 4, 8, 16, 32)
-                                                            for q in (1, 2, 4, 8, 16, 32)}
+    assert {(j.numjobs, j.iodepth) for j in shape.sweep} == {(t, q) for t in (1, 2, 4, 6, 8, 16, 32)
+                                                            for q in (1, 2, 4, 6, 8, 16, 32)}
     p = plan.params
-    assert (p["tc"], p["qd"], p["numjobs"], p["iodepth"]) == ("1,2,4,8,16,32", "1,2,4,8,16,32", "32", "32")
+    assert (p["tc"], p["qd"], p["numjobs"], p["iodepth"]) == ("1,2,4,6,8,16,32", "1,2,4,6,8,16,32", "32", "32")
     assert (p["mix"], p["bssplit"], p["random_distribution"]) == ("40/60", JEDEC_BSSPLIT, JEDEC_ZONED)
-    assert (p["point_time"], p["rt_limit_us"], p["runtime"]) == ("60", "5000", "60")
+    assert (p["point_time"], p["rt_limit_us"], p["runtime"], p["round_s"]) == ("60", "5000", "1800", "1800")
 
 
 def test_every_job_is_the_jedec_mix_option_by_option():
@@ -123,7 +123,7 @@ def test_oio_order_from_high_to_low_larger_tc_first_at_equal_oio():
 
 
 def test_quick_values_and_runtime_per_steady_round():
-    (plan,) = plans(quick=True, runtime=3)
+    (plan,) = plans(quick=True, cbw_round=3)
     assert [tc_qd(j) for j in plan.shape.sweep] == [(2, 4), (1, 4), (2, 1), (1, 1)]
     assert plan.shape.steady[0].runtime == 3 and all(j.runtime == 1 for j in plan.shape.sweep)
     (plan,) = plans(cbw_time=7, cbw_rt_limit=750)
@@ -180,12 +180,12 @@ def test_dry_run_describes_the_plan(tmp_path, capsys):
     assert main(["ssd", "run", str(img), "--size", "256m", "--tests", "cbw", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert not img.exists() or img.stat().st_size == 0
-    assert "rounds of the first job below" in out and "then the other 36 jobs below as one sweep" in out
+    assert "rounds of the first job below" in out and "then the other 49 jobs below as one sweep" in out
     names = re.findall(r"^\[(.*jedec[^\]]*)\]$", out, re.M)
     assert names[:3] == ["ss-jedec-40-60-tc32-qd32", "jedec-40-60-tc32-qd32", "jedec-40-60-tc32-qd16"]
-    assert names[-1] == "jedec-40-60-tc1-qd1" and len(names) == 37
-    assert out.count(f"bssplit={JEDEC_BSSPLIT}") == 37 and out.count(f"random_distribution={JEDEC_ZONED}") == 37
-    assert re.search(r"estimated duration: 4\d min to 6\d min", out)
+    assert names[-1] == "jedec-40-60-tc1-qd1" and len(names) == 50
+    assert out.count(f"bssplit={JEDEC_BSSPLIT}") == 50 and out.count(f"random_distribution={JEDEC_ZONED}") == 50
+    assert "estimated duration: 3.3 h to 13.3 h" in out  # 5 to 25 rounds of 30 min, then 49 min
 
 
 # --- on recorded fio output -------------------------------------------------------------------

@@ -48,20 +48,20 @@ def tc_qd(job_: FioJob):
 
 # --- the plan, option by option -----------------------------------------------------------
 
-def test_default_plan_precondition_at_tc32_qd32_then_36_points_high_to_low():
+def test_default_plan_precondition_at_tc32_qd32_then_49_points_high_to_low():
     (plan,) = plans()
     assert plan.key == "dirth-4k-0-100" and plan.wipc and plan.histograms
     shape = plan.shape
     assert isinstance(shape, SteadyThenSweep)
     (steady,) = shape.steady
     assert (steady.numjobs, steady.iodepth, steady.bs, steady.rw, steady.rwmixread) == (32, 32, 4096, "randrw", 0)
-    assert steady.runtime == 60 and plan.tracking.workload == steady.name and plan.tracking.metric == "iops"
-    assert len(shape.sweep) == 36 and all(j.runtime == 60 for j in shape.sweep)
+    assert steady.runtime == 1800 and plan.tracking.workload == steady.name and plan.tracking.metric == "iops"
+    assert len(shape.sweep) == 49 and all(j.runtime == 60 for j in shape.sweep)
     oios = [j.numjobs * j.iodepth for j in shape.sweep]
     assert oios == sorted(oios, reverse=True) and oios[0] == 1024 and oios[-1] == 1
-    assert {(j.numjobs, j.iodepth) for j in shape.sweep} == {(t, q) for t in (1, 2, 4, 8, 16, 32)
-                                                            for q in (1, 2, 4, 8, 16, 32)}
-    assert plan.params["tc"] == plan.params["qd"] == "1,2,4,8,16,32"
+    assert {(j.numjobs, j.iodepth) for j in shape.sweep} == {(t, q) for t in (1, 2, 4, 6, 8, 16, 32)
+                                                            for q in (1, 2, 4, 6, 8, 16, 32)}
+    assert plan.params["tc"] == plan.params["qd"] == "1,2,4,6,8,16,32"
     assert (plan.params["numjobs"], plan.params["iodepth"], plan.params["rt_limit_us"]) == ("32", "32", "5000")
 
 
@@ -104,15 +104,16 @@ def test_block_size_mixes_time_and_limit():
     assert [p.key for p in ps] == ["dirth-8k-100-0", "dirth-8k-70-30"]
     for p, mix in zip(ps, (100, 70)):
         assert all(j.bs == 8192 and j.rwmixread == mix and j.runtime == 5 for j in p.shape.sweep)
-        assert p.shape.steady[0].bs == 8192 and p.shape.steady[0].runtime == 60  # --runtime per round
+        assert p.shape.steady[0].bs == 8192 and p.shape.steady[0].runtime == 1800  # --dirth-round, 30 min
         assert p.params["mix"] == f"{mix}/{100 - mix}" and p.params["rt_limit_us"] == "750"
         assert p.params["point_time"] == "5"
 
 
 def test_quick_values_and_runtime_per_steady_round():
-    (plan,) = plans(quick=True, runtime=3)
+    (plan,) = plans(quick=True, dirth_round=3)
     assert [tc_qd(j) for j in plan.shape.sweep] == [(2, 4), (1, 4), (2, 1), (1, 1)]
     assert plan.shape.steady[0].runtime == 3 and all(j.runtime == 1 for j in plan.shape.sweep)
+    assert plans(quick=True)[0].shape.steady[0].runtime == 1  # --quick shortens the 30-minute rounds
 
 
 @pytest.mark.parametrize("flag, text, words", [
@@ -229,7 +230,7 @@ def test_estimate_counts_steady_rounds_and_one_sweep():
     (plan,) = plans(dirth_tc=(1, 2), dirth_qd=(1,), dirth_time=30)
     est = plan.shape.estimate(SimpleNamespace(window=5, max_rounds=25), 256 * MiB)
     assert est.jobs == plan.shape.steady + plan.shape.sweep
-    assert est.low_s == pytest.approx(5 * 60.3 + 2 * 30.3) and est.high_s == pytest.approx(25 * 60.3 + 2 * 30.3)
+    assert est.low_s == pytest.approx(5 * 1800.3 + 2 * 30.3) and est.high_s == pytest.approx(25 * 1800.3 + 2 * 30.3)
 
 
 # --- the three points, on recorded data ------------------------------------------------------

@@ -64,9 +64,10 @@ def recorded_windows(name: str) -> iopslog.Windows:
 def test_default_plan_is_the_pts_schedule():
     (plan,) = plans()
     shape = plan.shape
-    assert isinstance(shape, HostIdleShape) and plan.key == "hir" and plan.wipc and not plan.histograms
+    # no WIPC (both open PTS implementations skip it); 30-minute steady-state rounds
+    assert isinstance(shape, HostIdleShape) and plan.key == "hir" and not plan.wipc and not plan.histograms
     s = shape.steady
-    assert (s.rw, s.bs, s.numjobs, s.iodepth, s.runtime) == ("randwrite", 4096, 1, 32, 60)
+    assert (s.rw, s.bs, s.numjobs, s.iodepth, s.runtime) == ("randwrite", 4096, 1, 32, 1800)
     assert plan.tracking.workload == s.name and plan.tracking.metric == "write.iops"
     assert [x.idle_s for x in shape.settings] == [5, 10, 15, 25, 50]
     for x in shape.settings:
@@ -134,7 +135,7 @@ def test_estimate_counts_steady_rounds_and_every_setting():
     (plan,) = plans(hir_idle=(5, 10), hir_cycles=360, hir_write=5)
     est = plan.shape.estimate(options.build({"tests": ("hir",)}), 256 * MiB)
     settings_s = (3605 + 1800 + 0.6) + (5410 + 1800 + 0.6)
-    assert est.low_s == pytest.approx(5 * 60.3 + settings_s) and est.high_s == pytest.approx(25 * 60.3 + settings_s)
+    assert est.low_s == pytest.approx(5 * 1800.3 + settings_s) and est.high_s == pytest.approx(25 * 1800.3 + settings_s)
     assert [j.name for j in est.jobs] == ["hir-ss-rnd-4k-w", "hir-idle-5s", "hir-return-5s", "hir-idle-10s",
                                           "hir-return-10s"]
 
@@ -225,7 +226,9 @@ class RecordedFio(FioBackend):
         if len(jobs) == 1:
             j = jobs[0]
             v = self.iops.pop(0)
-            return [Workload(j.name, j.rw, j.bs, 0, 1, j.iodepth, 1000, write=IoStats(iops=v, ios=int(v)))], 1.0
+            # 64 MiB a round: a drive fill (256 MiB) written after round 4, before the window of rounds 3-7
+            return [Workload(j.name, j.rw, j.bs, 0, 1, j.iodepth, 1000,
+                             write=IoStats(iops=v, ios=int(v), io_bytes=64 * MiB))], 1.0
         report = first_json_object(open(recorded("fio-3.33-hir-rate.json")).read())
         names = ("hir-idle-2s", "hir-return-2s")
         got = parse_jobs(report, {n: j.spec() for n, j in zip(names, jobs)})
@@ -338,7 +341,8 @@ def test_hir_end_to_end(loopdev, tmp_path, capsys):
     assert schema.validate(etree.parse(xml)), schema.error_log
     run = store.load(xml)
     (t,) = run.tests
-    assert run.status == "complete" and t.purge is not None and t.wipc is not None
+    assert run.status == "complete" and t.purge is not None and t.wipc is None  # HIR skips the WIPC
+    assert t.params["wipc"] == "no" and t.params["round_s"] == "1" and t.params["steady_min_written"] == str(256 * MiB)
     KIND.check_data(t)
     ss = settings(t)
     assert [s.idle_s for s in ss] == [1, 2] and [r.index for r in t.rounds] == [1, 2, 3, 4, 5]
@@ -358,14 +362,16 @@ def test_hir_end_to_end(loopdev, tmp_path, capsys):
     for s in ss:
         assert shown["headline"][f"idle_{s.idle_s}s_iops"] == pytest.approx(s.mean_iops)
         assert shown["headline"][f"gain_{s.idle_s}s_pct"] == pytest.approx((s.mean_iops / base - 1) * 100)
-    # round 1 follows the WIPC: not FOB, and named for what it is (issue 19)
-    assert shown["fob"] == {}
-    assert shown["round1_after_wipc"]["baseline_iops"] == pytest.approx(t.rounds[0].workloads[0].write.iops)
+    # HIR skips the WIPC (as both open implementations run it), so round 1
+    # follows the purge alone: it is FOB, not "round 1, after WIPC" (issue 19)
+    assert shown["fob"]["baseline_iops"] == pytest.approx(t.rounds[0].workloads[0].write.iops)
+    assert not shown["round1_after_wipc"]
     rep = tmp_path / "rep"
     assert main(["report", xml, "--format", "rst,html", "--outdir", str(rep), "-q"]) == 0
     text = (rep / "a.rst").read_text()
     for words in ("Host Idle Recovery", "Recovery per idle setting", "Write-period IOPS per idle setting against",
-                  "IOPS over time", "Idle 2 s", "Write periods and idle gaps", "2 of 2", "Measurement window"):
+                  "IOPS over time", "Idle 2 s", "Write periods and idle gaps", "2 of 2", "Measurement window",
+                  "HIR skips the WIPC", "at least one drive fill (0.3 GB)"):
         assert words in text
     plots = {p.name: p.stat().st_size for p in (rep / "a-plots").iterdir()}
     for what in ("gain", "iops-vs-idle", "timeline", "idle-1s", "idle-2s", "convergence", "window"):

@@ -50,6 +50,10 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--active-range", type=int, metavar="PCT",
                    help="percent of the LBA range preconditioned and tested (default: the "
                         "revision's: 100 for enterprise, 75 for PTS 2.0 client)")
+    p.add_argument("--test-range", metavar="SIZE",
+                   help="bytes at the start of the LBA range the tests use, when narrower than the "
+                        "preconditioned --active-range (PTS-C 1.1: --active-range 80 --test-range 8g); "
+                        "default: the active range")
     p.add_argument("--write-cache", choices=("on", "off", "keep"),
                    help="set the drive's write cache for the run and restore it after: on (WCE), "
                         "off (WCD) or keep (default: what the revision requires, WCD for enterprise, "
@@ -148,6 +152,7 @@ def _overrides(args: argparse.Namespace, profile: str) -> dict:
         data_pattern=options.parse_data_pattern(args.data_pattern) if args.data_pattern is not None else None,
         latency_histograms=args.latency_histograms, purge=args.purge, wipc_loops=args.wipc_loops,
         active_range=args.active_range, write_cache=args.write_cache,
+        test_range=options.parse_size(args.test_range, "--test-range") if args.test_range is not None else None,
     )
     if profile == "hdd":
         o["purge"] = args.purge or "none"

@@ -196,8 +196,11 @@ class RunOptions:
     device_class: str = "enterprise"
     #: The PTS revision the run follows (:mod:`tkperf.model.pts`).
     pts: str = pts_model.DEFAULT
-    #: Percent of the LBA range preconditioned and tested.
+    #: Percent of the LBA range preconditioned (and tested, unless ``test_range``).
     active_range: int = 100
+    #: Bytes at the start of the LBA range the tests use after preconditioning
+    #: over ``active_range`` (PTS-C 1.1: 80% / 8 GiB); 0: the active range.
+    test_range: int = 0
     #: Drive write cache during the run: on (WCE), off (WCD) or keep as found.
     write_cache: str = "keep"
     runtime: int = 60
@@ -223,6 +226,8 @@ class RunOptions:
         _int_in(self.wipc_loops, 0, 100, "--wipc-loops")
         _int_in(self.window, 2, MAX_ROUNDS, "--window")
         _int_in(self.active_range, 1, 100, "--active-range")
+        if self.test_range < 0:
+            raise UsageError(f"--test-range {self.test_range} must not be negative")
         parse_data_pattern(self.data_pattern)
         if self.write_cache not in WRITE_CACHE:
             raise UsageError(f"--write-cache {self.write_cache!r}: choose on, off or keep")
@@ -304,6 +309,18 @@ class RunOptions:
         if self.active_range >= 100:
             return capacity
         return max(align, capacity * self.active_range // 100 // align * align)
+
+    def test_bytes(self, capacity: int) -> int:
+        """The range the tests use: ``--test-range`` when given (never beyond
+        the preconditioned range), else the active range."""
+        active = self.active_bytes(capacity)
+        return min(self.test_range, active) if self.test_range else active
+
+    def wipc_size(self, capacity: int) -> int:
+        """The ``size=`` of the WIPC job: the preconditioning range when the
+        tests use a narrower one (their [global] ``size=``), else 0."""
+        active = self.active_bytes(capacity)
+        return active if self.test_range and self.test_bytes(capacity) < active else 0
 
     def tgbw_bytes(self, capacity: int) -> int:
         return tgbw_bytes(self.wsat_tgbw, capacity)  # type: ignore[attr-defined]

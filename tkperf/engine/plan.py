@@ -17,7 +17,9 @@ def describe(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[s
     lines: List[str] = [f"# dry run: nothing is written to {dev.path} "
                         f"({dev.size_bytes / 1e9:.1f} GB, {dev.kind})",
                         f"# {rev.title}: OIO TC{opts.numjobs}/QD{opts.iodepth}, active range "
-                        f"{opts.active_range}%, write cache {opts.write_cache}", ""]
+                        f"{opts.active_range}%" + (f", test range {opts.test_bytes(dev.size_bytes)} bytes"
+                                                   if opts.test_range else "")
+                        + f", write cache {opts.write_cache}", ""]
     low = high = 0.0
     wipc_bytes = 0
     for _, plan in plan_all(opts, dev.size_bytes):
@@ -26,8 +28,8 @@ def describe(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[s
                      + (f", WIPC {opts.wipc_loops}x the active range" if wipc else ""))
         if wipc:
             wipc_bytes += opts.wipc_loops * opts.active_bytes(dev.size_bytes)
-            lines.append(job_file(settings, [wipc_job(opts.wipc_loops, opts.iodepth,
-                                                      plan.wipc_bs or WIPC_BS)]))
+            lines.append(job_file(settings, [wipc_job(opts.wipc_loops, opts.iodepth, plan.wipc_bs or WIPC_BS,
+                                                      opts.wipc_size(dev.size_bytes))]))
         est = plan.shape.estimate(opts, dev.size_bytes)
         lines.extend(est.lines)
         low += est.low_s

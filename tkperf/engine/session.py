@@ -208,8 +208,9 @@ class _TerminalSafeFormatter(logging.Formatter):
 
 def fio_settings(dev: DeviceInfo, opts: RunOptions) -> FioSettings:
     """The [global] section of every fio job of a run on ``dev``: the target,
-    the data pattern and the active range (as ``size=`` when below 100%)."""
-    active = opts.active_bytes(dev.size_bytes)
+    the data pattern and the range the tests use (as ``size=`` when below 100%;
+the WIPC job carries its own when ``--test-range`` narrows the tests)."""
+    active = opts.test_bytes(dev.size_bytes)
     pattern = options.data_pattern_fio(opts.data_pattern)
     refill = opts.refill_buffers and not any(k == "refill_buffers" for k, _ in pattern)
     return FioSettings(filename=dev.resolved, refill_buffers=refill,

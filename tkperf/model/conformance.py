@@ -83,9 +83,7 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     if pattern != "random":
         out.append(f"data pattern {pattern} instead of random (incompressible) data: a drive that "
                    "compresses or deduplicates would look faster than it is")
-    ar = _int(options.get("active_range"))
-    if ar is not None and ar != rev.active_range:
-        out.append(f"active range {ar}% instead of the {rev.active_range}% {rev.title} requires")
+    out += rev.range_deviations(_int(options.get("active_range")), _int(options.get("test_range")) or 0)
     want = "on" if rev.wce else "off"
     wc = options.get("write_cache", "")
     if before_run and wc and wc != want:

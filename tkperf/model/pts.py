@@ -13,7 +13,7 @@ verdict then lists as a deviation).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from tkperf.errors import UsageError
 
@@ -34,10 +34,30 @@ class Revision:
     tp_wipc_with_test_bs: bool
     #: IOPS steady state: every one of these (block size, read %) must pass 20/10.
     iops_tracking: Tuple[Tuple[int, int], ...]
+    #: PTS-C 1.1 lets the preconditioning range shrink to 80% (to emulate TRIM)
+    #: and the test range to 8 GiB (seed 000, "PC AR=80%/Test AR=8GiB");
+    #: 0 / (): only ``active_range`` for both.
+    min_precondition_range: int = 0
+    test_ranges: Tuple[int, ...] = ()
 
     @property
     def wce(self) -> bool:
         return self.write_cache == "WCE"
+
+    def range_deviations(self, active_range: Optional[int], test_range: int) -> List[str]:
+        """What the preconditioning range (percent) and the test range (bytes,
+        0: the same range) depart from this revision, in words."""
+        out: List[str] = []
+        low = self.min_precondition_range or self.active_range
+        if active_range is not None and not (low <= active_range <= max(low, self.active_range)
+                                             or active_range == self.active_range):
+            allowed = f"{low}% to {self.active_range}%" if low != self.active_range else f"{self.active_range}%"
+            out.append(f"active range {active_range}% instead of the {allowed} {self.title} requires")
+        if test_range and test_range not in self.test_ranges:
+            allowed = " or ".join(f"{r / 2 ** 30:g} GiB" for r in self.test_ranges)
+            out.append(f"tests use the first {test_range / 2 ** 30:g} GiB of the LBA range instead of the whole "
+                       f"preconditioned range{' or ' + allowed if allowed else ''} ({self.title})")
+        return out
 
 
 K = 1024
@@ -49,7 +69,7 @@ REVISIONS: Dict[str, Revision] = {r.id: r for r in (
     Revision("pts-e-1.1", "SNIA PTS-E 1.1", "enterprise", 4, 32, 100, "WCD",
              (1024 * K, 128 * K), False, ((4 * K, 0),)),
     Revision("pts-c-1.1", "SNIA PTS-C 1.1", "client", 2, 16, 100, "WCE",
-             (1024 * K,), False, ((4 * K, 0),)),
+             (1024 * K,), False, ((4 * K, 0),), min_precondition_range=80, test_ranges=(8 * K ** 3,)),
 )}
 DEFAULT = "pts-e-2.0"
 #: ``--class`` is a short form of the current revision of a class.

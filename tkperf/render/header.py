@@ -159,7 +159,11 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
     o = run.options
     out = [
         ("Data pattern", data_pattern_words(o)),
-        ("Active range", f"{o.get('active_range', '100')}% (preconditioning and test)"),
+        ("Active range", f"{o.get('active_range', '100')}% (preconditioning and test)"
+         if o.get("test_range", "0") in ("", "0") else
+         f"{o.get('active_range', '100')}% preconditioning; tests over the first "
+         f"{int(o['test_range']) / 2 ** 30:g} GiB (--test-range)"
+         if o["test_range"].isdigit() else f"{o.get('active_range', '100')}%"),
         ("Latency histograms", "kept for every workload (--latency-histograms)"
          if o.get("latency_histograms") == "true" else "LAT and tests that ask for them"),
         ("Device class", f"{o.get('device_class', NA)} ({run.profile or 'ssd'} profile)"),

@@ -77,8 +77,8 @@ class CompositeWorkloadTest(SweepTest):
         params = {"workload": "JEDEC enterprise mix (seed 004)", "access": f"random, {ZONED}",
                   "mix": mix_label(MIX), "bssplit": BSSPLIT, "random_distribution": ZONED, "data": DATA,
                   "smallest_block": format_bs(SMALLEST)}
-        return [sweep_plan(KEY, cbw_job, STEM, opts.cbw_tc, opts.cbw_qd, opts.runtime, opts.cbw_time,
-                           opts.cbw_rt_limit, f"JEDEC mix {mix_label(MIX)}", params)]
+        return [sweep_plan(KEY, cbw_job, STEM, opts.cbw_tc, opts.cbw_qd, opts.cbw_round, opts.cbw_time,
+                           opts.cbw_rt_limit, f"JEDEC mix {mix_label(MIX)}", params, capacity)]
 
     def largest_block(self, opts) -> int:
         return JEDEC_LARGEST

@@ -44,9 +44,14 @@ from tkperf.testtypes.base import (
     in_range as _in_range,
 )
 from tkperf.testtypes.iops import mixes_text
+from tkperf.testtypes.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
 
-DEFAULT_TC: Tuple[int, ...] = (1, 2, 4, 8, 16, 32)
-DEFAULT_QD: Tuple[int, ...] = (1, 2, 4, 8, 16, 32)
+#: The TC and QD of the sweep as the PTS 2.0 implementation runs it: 32, 16,
+#: 8, 6, 4, 2, 1 each (49 points); PTS-E 1.1 sweeps 1 to 32 in powers of two
+#: (36 points), all of which the 2.0 grid holds.
+DEFAULT_TC: Tuple[int, ...] = (1, 2, 4, 6, 8, 16, 32)
+DEFAULT_QD: Tuple[int, ...] = (1, 2, 4, 6, 8, 16, 32)
+GRID_1_1: Tuple[int, ...] = (1, 2, 4, 8, 16, 32)
 DEFAULT_TIME_S = 60
 #: The mean response time a point may have to be the max or mid point (µs).
 DEFAULT_RT_LIMIT_US = 5000
@@ -143,9 +148,11 @@ MakeJob = Callable[[int, int, int, str], FioJob]
 
 
 def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequence[int], runtime: int,
-               point_time: int, rt_limit: int, label: str, params: Dict[str, str]) -> Plan:
+               point_time: int, rt_limit: int, label: str, params: Dict[str, str], capacity: int = 0) -> Plan:
     """One steady-then-sweep instance: rounds of ``make`` at the highest OIO
-    (``ss-<base>-tcN-qdM``, ``runtime`` s each) until its IOPS are steady, then
+    (``ss-<base>-tcN-qdM``, ``runtime`` s each: the ``--<test>-round``) until
+    its IOPS are steady and, with ``capacity``, at least that many bytes were
+    written since the purge (:class:`~tkperf.testtypes.longrounds.OneFillFirst`), then
     every TC x QD point (``<base>-tcN-qdM``, ``point_time`` s each) from high to
     low OIO, every point keeping its response-time histogram.  ``label``
     names the tracking figure (``RND 4k 0/100``); ``params`` come first in
@@ -161,8 +168,10 @@ def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequ
         tracking=Tracking(steady.name, "iops", f"{label} TC{top_tc}/QD{top_qd} IOPS"),
         params={**params, "numjobs": str(top_tc), "iodepth": str(top_qd), "runtime": str(runtime),
                 "tc": counts_text(tcs), "qd": counts_text(qds), "point_time": str(point_time),
-                "rt_limit_us": str(rt_limit)},
+                "rt_limit_us": str(rt_limit), "round_s": str(runtime),
+                **({MIN_WRITTEN: str(capacity)} if capacity else {})},
         histograms=True,
+        judge=OneFillFirst(capacity) if capacity else None,
     )
 
 
@@ -277,10 +286,10 @@ def sweep_options(prefix: str, what: str) -> Tuple[Option, ...]:
     flag = "--" + prefix.replace("_", "-")
     return (
         Option(f"{prefix}_tc", (f"{flag}-tc",), f"{what} thread counts TC (fio numjobs), e.g. 1,2,4 "
-               "(default 1,2,4,8,16,32; 1,2 with --quick)", parse=parse_tcs, format=counts_text,
+               "(default 1,2,4,6,8,16,32, the PTS 2.0 grid; 1,2 with --quick)", parse=parse_tcs, format=counts_text,
                default=DEFAULT_TC, quick=(1, 2), metavar="TCS"),
         Option(f"{prefix}_qd", (f"{flag}-qd",), f"{what} queue depths QD per thread (fio iodepth) "
-               "(default 1,2,4,8,16,32; 1,4 with --quick)", parse=parse_qds, format=counts_text,
+               "(default 1,2,4,6,8,16,32; 1,4 with --quick)", parse=parse_qds, format=counts_text,
                default=DEFAULT_QD, quick=(1, 4), metavar="QDS"),
         Option(f"{prefix}_time", (f"{flag}-time",), f"{what} seconds per sweep point (default 60s; 1s with "
                "--quick)", parse=options.parse_duration, default=DEFAULT_TIME_S, quick=1,
@@ -288,6 +297,7 @@ def sweep_options(prefix: str, what: str) -> Tuple[Option, ...]:
         Option(f"{prefix}_rt_limit", (f"{flag}-rt-limit",), f"{what} mean response time limit of the max "
                "and mid points, e.g. 5ms or 500us (default 5ms)", parse=parse_rt_limit, format=rt_text,
                default=DEFAULT_RT_LIMIT_US, metavar="TIME"),
+        round_option(prefix, what),
     )
 
 
@@ -308,13 +318,19 @@ class SweepTest(TestType):
         if revision.id == "pts-c-1.1":
             out.append(f"{what} is a PTS-E test, not part of PTS-C 1.1")
         tcs, qds = v[f"{self.name}_tc"], v[f"{self.name}_qd"]
-        if set(tcs) != set(DEFAULT_TC) or set(qds) != set(DEFAULT_QD):
+        if revision.id.endswith("-2.0"):
+            pts_grid = set(tcs) == set(DEFAULT_TC) and set(qds) == set(DEFAULT_QD)
+            words = "the PTS 2.0 grid is TC and QD 32, 16, 8, 6, 4, 2, 1"
+        else:  # 1.1's powers of two, or the 2.0 grid, which holds every one of them
+            pts_grid = all(set(x) in (set(GRID_1_1), set(DEFAULT_TC)) for x in (tcs, qds))
+            words = "the PTS sweeps TC and QD 1 to 32 in powers of two"
+        if not pts_grid:
             out.append(f"{what} sweep narrowed to TC {counts_text(tcs)} x QD "
-                       f"{counts_text(qds)} (the PTS sweeps TC and QD 1 to 32)")
+                       f"{counts_text(qds)} ({words})")
         point_s = int(v[f"{self.name}_time"])
         if point_s != DEFAULT_TIME_S:
             out.append(f"{what} sweep points run {point_s} s each instead of {DEFAULT_TIME_S} s")
-        return out
+        return out + round_deviation(v, self.name, what)
 
     def headline(self, test: TestRun) -> List[Figure]:
         c = choice(test)
@@ -358,7 +374,7 @@ class SweepTest(TestType):
             seen.add((w.numjobs, w.iodepth))
 
 
-_TC, _QD, _TIME, _RT_LIMIT = sweep_options("dirth", "DIRTH")
+_TC, _QD, _TIME, _RT_LIMIT, _ROUND = sweep_options("dirth", "DIRTH")
 
 
 class DemandIntensityTest(SweepTest):
@@ -374,14 +390,14 @@ class DemandIntensityTest(SweepTest):
         Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
                "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
                format=mixes_text, default=(0,), metavar="MIXES"),
-        _TIME, _RT_LIMIT,
+        _TIME, _RT_LIMIT, _ROUND,
     )
 
     def plan(self, opts, capacity: int) -> List[Plan]:
         bs = opts.dirth_bs
         return [sweep_plan(instance_key(bs, mix), partial(job, bs, mix), stem(bs, mix), opts.dirth_tc, opts.dirth_qd,
-                           opts.runtime, opts.dirth_time, opts.dirth_rt_limit, f"RND {format_bs(bs)} {mix_label(mix)}",
-                           {"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix)})
+                           opts.dirth_round, opts.dirth_time, opts.dirth_rt_limit, f"RND {format_bs(bs)} {mix_label(mix)}",
+                           {"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix)}, capacity)
                 for mix in opts.dirth_mixes]
 
     def largest_block(self, opts) -> int:

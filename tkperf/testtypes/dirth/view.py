@@ -29,6 +29,7 @@ from tkperf.render import blocks as b
 from tkperf.render import header, qos, steady
 from tkperf.render.context import CompareContext, ReportContext, chart_name, grid_table
 from tkperf.render.words import NA, fmt, oio, plural, tracking_label, verdict
+from tkperf.testtypes.longrounds import header_fields
 from tkperf.testtypes.dirth import (
     RULE,
     TAIL,
@@ -54,6 +55,12 @@ def limit_text(us: float) -> str:
     return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} µs"
 
 
+#: How tkperf's round structure differs from the PTS 2.0 implementation's (docs/test-dirth.rst).
+STRUCTURE = ("steady state at the highest OIO, then one sweep; the histograms come from the sweep's points. "
+             "The PTS 2.0 implementation instead repeats a TC32/QD32 pre-write and the whole sweep until "
+             "TC32/QD32 is steady, and captures each histogram point after its own pre-write")
+
+
 def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
                  extra: Sequence[Tuple[str, str]] = ()) -> b.Header:
     """The SNIA header of a steady-then-sweep test: its steady-state rounds,
@@ -63,6 +70,7 @@ def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
     points = len(sweep.workloads) if sweep is not None else 0
     middle = (
         ("Runtime", f"{p.get('runtime', NA)} s per steady-state round"),
+        *header_fields(p, test),
         ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
         ("Tracking", tracking_label(test)),
         ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
@@ -72,6 +80,7 @@ def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
                      if sweep is not None else "not run")
                   + ", from high to low OIO in one fio process, no idle between points"),
         ("Response-time limit", f"{limit_text(rt_limit_us(test))} mean, for the max and mid points"),
+        ("Structure", STRUCTURE),
     ) + tuple(extra)
     return header.snia_header(ctx.run, test, stimulus, middle, wdpc=wdpc)
 

@@ -189,7 +189,7 @@ class HddZonesTest(TestType):
 
     def plan(self, opts, capacity: int) -> List[Plan]:
         n, seconds, passes = opts.hdd_zones, opts.hdd_zone_time, opts.hdd_zone_passes
-        bounds = tuple(zone_bounds(opts.active_bytes(capacity), n))
+        bounds = tuple(zone_bounds(opts.test_bytes(capacity), n))
         phases = []
         for p in range(1, passes + 1):
             for side, rw, label in DIRECTIONS:

@@ -17,6 +17,7 @@ from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext, chart_name
 from tkperf.render.words import NA, fmt, oio, plural, tracking_label, verdict
 from tkperf.testtypes.hir import HostIdleRecoveryTest, iopslog
+from tkperf.testtypes.longrounds import header_fields
 from tkperf.testtypes.hir.analysis import SettingResult, baseline, cycles, settings, steady_round_indices, write_s
 
 IOPS_LABEL = "IOPS"
@@ -44,6 +45,7 @@ def hir_header(ctx: ReportContext, test: TestRun) -> b.Header:
     rounds = steady_round_indices(test)
     middle = (
         ("Runtime", f"{p.get('runtime', NA)} s per steady-state round"),
+        *header_fields(p, test),
         ("Steady-state rounds", f"{len(rounds)} of at most {ctx.run.options.get('max_rounds', NA)}"),
         ("Tracking", tracking_label(test)),
         ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
@@ -56,9 +58,12 @@ def hir_header(ctx: ReportContext, test: TestRun) -> b.Header:
     )
     wdpc = (f"WDPC: RND 4KiB W, {oio(p.get('numjobs', ''), p.get('iodepth', ''))}, until steady state; "
             "the idle settings follow without a pause")
+    # Results of tkperf before --hir-wipc always ran the WIPC (and say so by having one).
+    no_wipc = ("none: HIR skips the WIPC, as both open PTS implementations do (--hir-wipc runs it)"
+               if p.get("wipc") == "no" else "")
     return header.snia_header(ctx.run, test, "RND 4KiB 100% W: steady state, then write periods with idle "
                               "gaps per idle time, each setting followed by a return to baseline", middle,
-                              wdpc=wdpc)
+                              without_wipc=no_wipc, wdpc=wdpc)
 
 
 # --- data for the charts ---------------------------------------------------------------------
