@@ -68,6 +68,8 @@ def test_write_cache_is_set_read_back_and_restored(guest, kind):
 
 def test_a_short_lat_run_on_nvme_records_wcd_and_restores_wce(guest):
     from tkperf.model import store
+    from tkperf.render.health import fio_written_bytes
+    from tkperf.target import health
 
     got = vm_lab.step(guest, "run_nvme_lat")
     assert got["run"]["rc"] == 0, got["run"]["err"]
@@ -78,9 +80,16 @@ def test_a_short_lat_run_on_nvme_records_wcd_and_restores_wce(guest):
     test = run.tests[0]
     assert test.purge.method == "nvme-format" and test.purge.pts_purge
     assert "--ses=0" in test.purge.command or "format" in test.purge.command
-    assert run.health and run.health.before and run.health.after
-    names = dict(run.health.before.values)
-    assert "temperature_c" in names or any("temp" in n for n in names)
+    before = [h for h in run.health if h.when == "before"]
+    after = [h for h in run.health if h.when == "after"]
+    assert before and after, [h.when for h in run.health]
+    assert before[0].value("temperature_c") is not None
+    # the host-write check: the controller counted what fio wrote (WIPC and
+    # rounds), to within its 512,000-byte data unit
+    counted = health.deltas(before[0], after[0])["host_written_bytes"]
+    wrote, partial = fio_written_bytes(run)
+    assert not partial and wrote > 100 * 2**20
+    assert abs(counted - wrote) <= 2 * 512000, (counted, wrote)
 
 
 def test_sigterm_restores_the_write_cache(guest):
