@@ -131,7 +131,8 @@ def stop_all(timeout: float = 10.0) -> None:
 def run(argv: Sequence[str], timeout: Optional[float] = None, check: bool = True,
         what: str = "") -> subprocess.CompletedProcess:
     """Run to completion and capture output; a non-zero exit raises a TkperfError with stderr."""
-    proc = start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 errors="replace")  # a tool may print bytes of any encoding (sg_format did)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -266,6 +266,10 @@ def _block_target(path: str, resolved: str) -> DeviceInfo:
             transport = "nvme"
         elif name.startswith("loop"):
             transport = "loop"
+        elif os.path.isdir(os.path.join(devdir, "scsi_disk")):
+            # owned by the SCSI disk driver (virtio-scsi, some HBAs report no
+            # transport): a SCSI disk, which sdparm and sg_format reach
+            transport = "scsi"
     if name.startswith("loop") and not model:
         backing = _read(os.path.join(sysdir, "loop", "backing_file"))
         model = "loop device" + (f" over {backing}" if backing else "")

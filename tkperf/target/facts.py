@@ -37,7 +37,7 @@ from tkperf import programs
 from tkperf.errors import TargetError, TkperfError, ToolError
 from tkperf.model.results import DeviceInfo
 from tkperf.target import device, kinds, parsers
-from tkperf.target.writecache import transport_kind
+from tkperf.target.writecache import WriteCache, transport_kind
 
 SYS_BLOCK = "/sys/class/block"
 TOOL_TIMEOUT_S = 60.0
@@ -251,7 +251,7 @@ def _source(name: str, info: DeviceInfo) -> Dict[str, object]:
     raise ValueError(f"unknown facts source {name!r}")
 
 
-TOOLS = {"hdparm": "hdparm", "nvme_id_ctrl": "nvme", "nvme_id_ns": "nvme", "sg_inq": "sg_inq",
+TOOLS = {"write_cache": "hdparm/nvme/sdparm", "hdparm": "hdparm", "nvme_id_ctrl": "nvme", "nvme_id_ns": "nvme", "sg_inq": "sg_inq",
          "sg_readcap": "sg_readcap", "smartctl": "smartctl", "lsblk": "lsblk"}
 
 
@@ -307,4 +307,16 @@ def collect(dev: Union[DeviceInfo, str]) -> Dict[str, object]:
         c.notes.append(f"{what}: no drive identity tool applies")
     for name in SOURCES_BY_KIND.get(kind, ()):
         c.add(name, lambda name=name: _source(name, info))  # type: ignore[misc]
+    if kind:
+        c.add("write_cache", lambda: write_cache_facts(info))
     return c.result()
+
+
+def write_cache_facts(dev: DeviceInfo) -> Dict[str, object]:
+    """The write cache as the drive reports it now (read only: 'keep'
+    changes nothing): state WCE, WCD or '' (unknown), the command that read
+    it, and what tkperf noted (no volatile write cache, a failed read)."""
+    notes: List[str] = []
+    cache = WriteCache(dev, "keep", lambda kind, text: notes.append(text))
+    cache.start()
+    return {"state": cache.state, "read_by": cache.found.how, "notes": notes}

@@ -111,7 +111,7 @@ def choose(requested: str, dev: DeviceInfo) -> Tuple[str, str]:
         return "nvme", ""
     if tran in ("sata", "ata", "pata") or (dev.vendor.strip() == "ATA" and tran in ("sas", "")):
         return "ata", ""
-    if tran in ("sas", "fc", "iscsi", "spi", "srp"):
+    if tran in ("sas", "scsi", "fc", "iscsi", "spi", "srp"):
         return "scsi", ""
     return "discard", (f"transport '{dev.transport or 'unknown'}' has no PTS PURGE tkperf knows; "
                        "used a whole-device discard, which is not a PTS PURGE")
