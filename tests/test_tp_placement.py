@@ -83,7 +83,7 @@ def test_byte_counts_that_are_not_whole_blocks():
     # round 4's write would pass the end (9 MiB + 10000 + 3 MiB): it starts
     # 3 MiB + 5000 before the end, aligned down
     w, _ = s(t, 4)
-    assert w.offset == (10 * MiB - (3 * MiB + 5000)) // bs * bs == 6 * MiB + 768 * KiB
+    assert w.offset == (10 * MiB - (3 * MiB + 5000)) // bs * bs == 7 * MiB - 128 * KiB
     assert w.size == 10 * MiB - w.offset
 
 
