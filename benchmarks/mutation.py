@@ -67,11 +67,14 @@ TESTS: Tuple[str, ...] = (
     "tests/test_steadystate.py",
     "tests/test_method_limits.py",
     "tests/test_conformance.py",
+    "tests/test_conformance_paths.py",
     "tests/test_check.py",
     "tests/test_histogram.py",
     "tests/test_fio_json.py",
+    "tests/test_fio_output_limits.py",
     "tests/test_response_time.py",
     "tests/test_tp_sweep.py",
+    "tests/test_tp_placement.py",
 )
 #: Tests of those files that need a loop device (and fio), or start a new
 #: Python: they are left out.
@@ -114,7 +117,11 @@ def part_of(module: Module, mutant: str) -> Optional[str]:
 
 
 def prepare(workdir: Path, modules: Sequence[Module]) -> None:
-    """Copy what the tests need into ``workdir`` and write mutmut's settings there."""
+    """Copy what the tests need into ``workdir`` and write mutmut's settings
+    there.  mutmut's earlier mutants are removed: it would keep those of a
+    file older than them, and the copy keeps the files' times."""
+    if (workdir / "mutants").exists():
+        shutil.rmtree(workdir / "mutants")
     for name in COPIED:
         if (workdir / name).exists():
             shutil.rmtree(workdir / name)
