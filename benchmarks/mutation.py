@@ -158,10 +158,16 @@ class Score:
     survivors: List[str]
     equivalent: List[str]
     stale: List[str]
+    not_run: int
 
     @property
     def counted(self) -> int:
-        return self.total - len(self.equivalent)
+        return self.total - self.not_run - len(self.equivalent)
+
+    @property
+    def raw(self) -> float:
+        run = self.total - self.not_run
+        return 100.0 * self.killed / run if run else 100.0
 
     @property
     def pct(self) -> float:
@@ -170,13 +176,16 @@ class Score:
 
 def score(module: Module, codes: Dict[str, Optional[int]], equivalents: Dict[str, str]) -> Score:
     killed = [k for k, v in codes.items() if v in KILLED]
-    alive = sorted((k for k in codes if codes[k] not in KILLED), key=_natural)
+    not_run = [k for k, v in codes.items() if v is None]
+    alive = sorted((k for k in codes if codes[k] not in KILLED and codes[k] is not None), key=_natural)
     mine = [k for k in equivalents if part_of(module, k) is not None
             and (module.parts is None or part_of(module, k) in module.parts)]
     equivalent = [k for k in alive if k in equivalents]
     stale = [k for k in mine if k not in codes or codes[k] in KILLED]
+    if not_run:
+        stale = [k for k in stale if k in codes]  # a partial run cannot tell
     return Score(module, len(codes), len(killed), [k for k in alive if k not in equivalents],
-                 equivalent, stale)
+                 equivalent, stale, len(not_run))
 
 
 def _natural(name: str) -> Tuple[str, int]:
@@ -191,9 +200,12 @@ def show(workdir: Path, mutant: str) -> str:
 
 
 def report(scores: Sequence[Score], workdir: Path, diffs: bool) -> None:
-    print(f"{'module':<14} {'mutants':>7} {'killed':>7} {'equiv.':>6} {'score':>7}")
+    print(f"{'module':<14} {'mutants':>7} {'not run':>7} {'killed':>7} {'equiv.':>6} {'raw':>7} {'score':>7}")
     for s in scores:
-        print(f"{s.module.name:<14} {s.total:>7} {s.killed:>7} {len(s.equivalent):>6} {s.pct:>6.1f}%")
+        print(f"{s.module.name:<14} {s.total:>7} {s.not_run:>7} {s.killed:>7} {len(s.equivalent):>6} "
+              f"{s.raw:>6.1f}% {s.pct:>6.1f}%")
+    print("raw: killed of the mutants run; score: leaving out the equivalent ones listed in "
+          + str(EQUIVALENTS.relative_to(ROOT)))
     verdict = [s for s in scores if s.module.name in VERDICT]
     if len(verdict) > 1:
         killed = sum(s.killed for s in verdict)
