@@ -44,6 +44,7 @@ def offsets(s: SequentialSweep, test: TestRun, index: int) -> Tuple[int, int]:
 
 @pytest.mark.parametrize("cursor, expected, end, bs, at", [
     (40 * MiB, 60 * MiB, 100 * MiB, MiB, 40 * MiB),                 # ends exactly at the end
+    (150, 50, 200, 64, 150),                                       # ... from where it is, aligned or not
     (40 * MiB, 60 * MiB + 1, 100 * MiB, MiB, 39 * MiB),             # one byte too many: back, aligned down
     (90 * MiB, 30 * MiB + 4 * KiB, 100 * MiB, MiB, 69 * MiB),       # 70 MiB - 4 KiB aligns down to 69 MiB
     (90 * MiB, 30 * MiB + 4 * KiB, 100 * MiB, 4 * KiB, 70 * MiB - 4 * KiB),
@@ -103,6 +104,11 @@ def test_a_range_of_exactly_one_block():
     s = sweep(MiB, MiB)
     write, read = s(rounds([(MiB, MiB)], MiB), 2)
     assert (write.offset, write.size, read.offset, read.size) == (0, MiB, 0, MiB)
+
+
+def test_a_range_of_one_byte_at_byte_granularity():
+    write, read = sweep(1, 1)(blank_test(), 1)
+    assert (write.offset, write.size, read.offset, read.size) == (0, 1, 0, 1)
 
 
 def test_a_range_below_one_block_is_refused_in_words():
