@@ -182,8 +182,8 @@ def score(module: Module, codes: Dict[str, Optional[int]], equivalents: Dict[str
             and (module.parts is None or part_of(module, k) in module.parts)]
     equivalent = [k for k in alive if k in equivalents]
     stale = [k for k in mine if k not in codes or codes[k] in KILLED]
-    if not_run:
-        stale = [k for k in stale if k in codes]  # a partial run cannot tell
+    if not_run or not codes:
+        stale = [k for k in stale if k in codes]  # a partial run, or none, cannot tell
     return Score(module, len(codes), len(killed), [k for k in alive if k not in equivalents],
                  equivalent, stale, len(not_run))
 

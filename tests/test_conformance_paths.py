@@ -209,6 +209,25 @@ def test_a_resumed_run_without_test_names():
     assert "the run was interrupted and resumed" in conformance.of_run(run).deviations
 
 
+def test_a_resumed_run_names_its_tests():
+    run = result()
+    run.events += [Event("", "resume", "resumed", "tp-1024k", 3), Event("", "resume", "resumed", "iops", 2),
+                   Event("", "resume", "resumed", "iops", 4)]
+    assert "the run was interrupted and resumed (iops, tp-1024k)" in conformance.of_run(run).deviations
+
+
+def test_no_steady_state_counts_the_rounds_that_measured_the_tracking_workload():
+    run = result()
+    t = run.tests[0]
+    t.steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
+    # a sixth round (interrupted, resumed) without the tracking workload
+    t.rounds.append(Round(index=6, started="", wall_s=1.0, fio_s=1.0, workloads=()))
+    assert "iops: no steady state within 5 rounds" in conformance.of_run(run).deviations
+    # none measured it: the rounds run are counted
+    t.tracking_workload = "rnd-4k-65-35"
+    assert "iops: no steady state within 6 rounds" in conformance.of_run(run).deviations
+
+
 def test_tests_that_did_not_finish_or_reach_steady_state():
     run = result()
     t = run.tests[0]

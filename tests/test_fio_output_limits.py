@@ -93,6 +93,7 @@ def test_a_job_that_fio_ended_with_an_error():
     assert w.error == job["error"] == 22  # EINVAL: 1000-byte direct I/O
     assert job["read"]["runtime"] == 0 and w.runtime_ms == job["job_runtime"]
     assert w.read.ios == job["read"]["total_ios"]
+    assert job["usr_cpu"] == job["sys_cpu"] == 0.0 and w.cpu_pct == 0.0
 
 
 def test_the_error_of_either_job_of_a_workload_is_kept():
@@ -124,10 +125,10 @@ def test_no_json_and_broken_json_in_words():
     with pytest.raises(FioError) as exc:
         first_json_object('x {"jobs": [1,')
     assert str(exc.value) == "fio printed invalid JSON (Expecting value at char 14)"
-    long = "w" * 3000 + "{"
-    with pytest.raises(FioError) as exc:
-        first_json_object(long)
-    assert exc.value.stderr == long[-2000:]
+    for long in ("w" * 3000, "w" * 3000 + "{"):  # fio's last 2000 characters are kept
+        with pytest.raises(FioError) as exc:
+            first_json_object(long)
+        assert exc.value.stderr == long[-2000:]
 
 
 def test_unknown_and_missing_jobs_in_words():
@@ -140,6 +141,18 @@ def test_unknown_and_missing_jobs_in_words():
                             "y": spec("write", 4096)})
     assert str(exc.value) == "fio's report lacks workload x"
     assert parse_jobs({"jobs": []}, {}) == []
+    assert parse_jobs({"client_stats": []}, {}) == []
+    with pytest.raises(FioError) as exc:
+        parse_jobs({"client_stats": []}, {"x": spec("write", 4096)})
+    assert str(exc.value) == "fio's report lacks workload x"
+
+
+def test_a_job_without_cpu_figures_used_none():
+    # hand-written: fio always writes usr_cpu and sys_cpu; a missing or null one counts as 0
+    job = {"jobname": "x", "read": {}, "write": {}}
+    for cpu in ({}, {"usr_cpu": 2.0}, {"sys_cpu": 3.0}, {"usr_cpu": None, "sys_cpu": None}):
+        (w,) = parse_jobs({"jobs": [{**job, **cpu}]}, {"x": spec("write", 4096)})
+        assert w.cpu_pct == float(cpu.get("usr_cpu") or 0.0) + float(cpu.get("sys_cpu") or 0.0)
 
 
 def test_a_job_keeps_what_tkperf_asked_for_and_fios_cpu_use():
