@@ -58,6 +58,7 @@ def test_jobs_reported_apart_merge_every_figure(side):
     assert w.runtime_ms == max(j[side]["runtime"] for j in report["jobs"])
     assert w.cpu_pct == max(j["usr_cpu"] + j["sys_cpu"] for j in report["jobs"])
     assert w.error == 0
+    assert (w.name, w.rw, w.bs, w.rwmixread, w.numjobs, w.iodepth) == ("rw", "randrw", 4096, 70, 2, 4)
 
 
 def test_jobs_reported_apart_without_io_in_a_direction_stay_zero():
@@ -149,10 +150,17 @@ def test_unknown_and_missing_jobs_in_words():
 
 def test_a_job_without_cpu_figures_used_none():
     # hand-written: fio always writes usr_cpu and sys_cpu; a missing or null one counts as 0
-    job = {"jobname": "x", "read": {}, "write": {}}
+    job = {"jobname": "x"}  # nor read, write or error
     for cpu in ({}, {"usr_cpu": 2.0}, {"sys_cpu": 3.0}, {"usr_cpu": None, "sys_cpu": None}):
         (w,) = parse_jobs({"jobs": [{**job, **cpu}]}, {"x": spec("write", 4096)})
         assert w.cpu_pct == float(cpu.get("usr_cpu") or 0.0) + float(cpu.get("sys_cpu") or 0.0)
+        assert w.read == w.write == IoStats() and w.error == 0 and w.runtime_ms == 0
+
+
+def test_a_job_without_a_name_is_not_one_tkperf_started():
+    with pytest.raises(FioError) as exc:
+        parse_jobs({"jobs": [{"read": {}}]}, {"x": spec("write", 4096)})
+    assert str(exc.value) == "fio reported a job tkperf did not start: ''"
 
 
 def test_a_job_keeps_what_tkperf_asked_for_and_fios_cpu_use():
