@@ -181,7 +181,7 @@ def score(module: Module, codes: Dict[str, Optional[int]], equivalents: Dict[str
     mine = [k for k in equivalents if part_of(module, k) is not None
             and (module.parts is None or part_of(module, k) in module.parts)]
     equivalent = [k for k in alive if k in equivalents]
-    stale = [k for k in mine if k not in codes or codes[k] in KILLED]
+    stale = sorted((k for k in mine if k not in codes or codes[k] in KILLED), key=_natural)
     if not_run or not codes:
         stale = [k for k in stale if k in codes]  # a partial run, or none, cannot tell
     return Score(module, len(codes), len(killed), [k for k in alive if k not in equivalents],
