@@ -276,6 +276,8 @@ def test_an_imported_file_that_says_little():
     assert c.deviations == ("imported from a result file of the original TKperf 3.1: cannot be known: a; 2",)
     run.facts = {"imported": "yes"}  # not what an import writes: judged as a run of tkperf
     assert conformance.of_run(run).conformant
+    run.facts = None  # not a dict at all (a hand-made RunResult): no import, judged the same
+    assert conformance.of_run(run).conformant
 
 
 def test_the_sentence_counts_deviations():
