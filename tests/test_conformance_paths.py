@@ -284,3 +284,22 @@ def test_the_sentence_counts_deviations():
     assert conformance.Conformance("R", ("a",)).sentence() == "NOT PTS-conformant (R): 1 deviation"
     assert conformance.Conformance("R", ("a", "b")).sentence() == "NOT PTS-conformant (R): 2 deviations"
     assert conformance.Conformance("R", ()).sentence() == "PTS-conformant (R)"
+
+
+def test_options_an_older_file_did_not_store_are_not_deviations():
+    assert conformance.of_settings({}, BLOCK).deviations == ()
+    assert conformance.of_settings({"runtime": None, "tests": ""}, BLOCK).deviations == ()
+
+
+def test_the_quick_profile_in_words():
+    stored = options.build({"tests": ("iops",)}, quick=True).to_dict()
+    assert "--quick smoke-test profile (1 s workloads, narrowed matrices, few rounds)" in \
+        conformance.of_settings(stored, BLOCK).deviations
+
+
+def test_a_missing_test_type_does_not_hide_the_next_ones():
+    stored = dict(opts(iops_bs=(4096,)), tests="nosuch,iops")
+    found = conformance.of_settings(stored, BLOCK).deviations
+    assert found[0] == "test type 'nosuch' is not installed, its settings cannot be checked"
+    assert len(found) > 1  # the IOPS matrix narrowed, said after it
+    assert found[1:] == conformance.of_settings(opts(iops_bs=(4096,)), BLOCK).deviations

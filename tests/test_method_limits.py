@@ -159,6 +159,15 @@ def test_a_percentile_is_the_first_bin_reaching_it(p, us):
     assert h.percentile_us(bins, p) == us
 
 
+def test_a_percentile_reached_exactly_at_a_bins_end_despite_rounding():
+    # 41000 x 64.4 / 100 is 26404.000000000004 in floating point: the 26,404th
+    # I/O, the last of the first bin, is the 64.4th percentile
+    bins = ((1000, 26404), (2000, 41000 - 26404))
+    assert 41000 * 64.4 / 100.0 > 26404
+    assert h.percentile_us(bins, 64.4) == 1.0
+    assert h.percentile_us(bins, 64.41) == 2.0
+
+
 def test_a_percentile_outside_0_to_100_is_refused_in_words():
     bins = ((1000, 1),)
     for p in (0, -1, 100.0001):
