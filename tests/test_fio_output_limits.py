@@ -184,6 +184,8 @@ def test_fio_2_units():
     assert (s.clat_mean_us, s.clat_min_us, s.clat_max_us) == (1.25, 0.0, 0.0)
     assert (s.slat_mean_us, s.slat_max_us) == (0.0, 0.0)
     assert s.percentiles == (("99", 2.5),)
+    # fio 3 writes both; io_bytes is the exact one
+    assert iostats({"io_bytes": 1000, "io_kbytes": 0}).io_bytes == 1000
 
 
 def test_a_direction_without_io_has_no_figures():
