@@ -18,7 +18,7 @@ score leaves them out.  A listed mutant that is now killed, or no longer
 made, is reported as stale.
 
 The work happens in a copy of the repository (a temporary directory, or
-``--workdir`` to keep mutmut's results between runs), never in the
+``--workdir`` to keep mutmut's results for ``--report-only``), never in the
 checkout.  Not part of the test suite: it takes minutes.  See
 docs/testing.rst.
 """
@@ -227,7 +227,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description="Mutation scores of tkperf's verdict modules (mutmut).")
     ap.add_argument("modules", nargs="*", metavar="MODULE",
                     help="modules to mutate (default: all): " + ", ".join(m.name for m in MODULES))
-    ap.add_argument("--workdir", type=Path, help="keep the copy and mutmut's results here (reused next time)")
+    ap.add_argument("--workdir", type=Path, help="keep the copy and mutmut's results here (for --report-only)")
     ap.add_argument("--max-children", type=int, help="mutants tested at once (mutmut's default: the CPUs)")
     ap.add_argument("--survivors", action="store_true", help="print the diff of each surviving mutant")
     ap.add_argument("--report-only", action="store_true", help="only report the results already in --workdir")
