@@ -78,8 +78,8 @@ def test_identical_files_pass(capsys, pair, ssd):
     assert rc == EXIT_OK, err
     lines = out.splitlines()
     assert lines[0].split() == ["test", "figure", "unit", "baseline", "result", "change", "%", "verdict"]
-    assert len(lines) == 1 + 10 + 1  # header, every headline figure of the four tests, summary
-    assert lines[-1] == "ok: 10 figures within 10% of the baseline"
+    assert len(lines) == 1 + 11 + 1  # header, every headline figure of the four tests, summary
+    assert lines[-1] == "ok: 11 figures within 10% of the baseline"
     assert "REGRESSION" not in out and err == ""
 
 
@@ -89,7 +89,7 @@ def test_an_iops_drop_in_one_cell_is_a_regression(capsys, pair, ssd):
     assert rc == EXIT_REGRESSION
     bad = [line for line in out.splitlines()[1:-1] if "REGRESSION" in line]
     assert len(bad) == 1 and bad[0].split()[:2] == ["iops", "rnd_4k_write_iops"] and "-20.0" in bad[0]
-    assert out.splitlines()[-1] == "REGRESSION: 1 of 10 figures worse than 10%: iops/rnd_4k_write_iops -20.0%"
+    assert out.splitlines()[-1] == "REGRESSION: 1 of 11 figures worse than 10%: iops/rnd_4k_write_iops -20.0%"
 
 
 def test_a_drop_within_tolerance_passes(capsys, pair, ssd):
@@ -226,11 +226,11 @@ def test_junit(capsys, tmp_path, pair, ssd):
     rc, _, _ = check(capsys, result, "--baseline", base, "--junit", str(junit))
     assert rc == EXIT_REGRESSION
     root = lxml.etree.parse(str(junit)).getroot()
-    assert root.tag == "testsuites" and (root.get("tests"), root.get("failures")) == ("10", "2")
+    assert root.tag == "testsuites" and (root.get("tests"), root.get("failures")) == ("11", "2")
     (suite,) = root.findall("testsuite")
-    assert (suite.get("tests"), suite.get("failures")) == ("10", "2")
+    assert (suite.get("tests"), suite.get("failures")) == ("11", "2")
     cases = suite.findall("testcase")
-    assert len(cases) == 10 and all(c.find("system-out") is not None for c in cases)
+    assert len(cases) == 11 and all(c.find("system-out") is not None for c in cases)
     failed = [(c.get("classname"), c.get("name")) for c in cases if c.find("failure") is not None]
     assert failed == [("iops", "rnd_4k_write_iops"), ("lat", "rnd_4k_write_lat_mean_us")]
     message = cases[0].find("failure").get("message")
