@@ -50,7 +50,7 @@ def plans(quick: bool = False, **given) -> List[Plan]:
 
 
 def tc_qd(job_: FioJob):
-    m = re.fullmatch(r"(?:ss-)?jedec-40-60-tc(\d+)-qd(\d+)", job_.name)
+    m = re.fullmatch(r"(?:ss-|pre-)?jedec-40-60-tc(\d+)-qd(\d+)", job_.name)
     return int(m.group(1)), int(m.group(2))
 
 
@@ -64,7 +64,7 @@ def section_options(job_: FioJob) -> Dict[str, str]:
 # --- the plan, option by option -----------------------------------------------------------
 
 def test_default_plan_steady_at_tc32_qd32_then_49_points_high_to_low():
-    (plan,) = plans()
+    (plan,) = plans(cbw_structure="steady-sweep")
     assert plan.key == "cbw" and plan.wipc and plan.histograms
     shape = plan.shape
     assert isinstance(shape, SteadyThenSweep)
@@ -85,8 +85,9 @@ def test_default_plan_steady_at_tc32_qd32_then_49_points_high_to_low():
 
 def test_every_job_is_the_jedec_mix_option_by_option():
     """Steady job and every point: the same JEDEC section but for name, TC, QD and runtime."""
-    (plan,) = plans()
-    for j in plan.shape.steady + plan.shape.sweep:
+    (plan,) = plans(cbw_structure="steady-sweep")
+    (pts20,) = plans()
+    for j in plan.shape.steady + plan.shape.sweep + (pts20.shape.prewrite,):
         tc, qd = tc_qd(j)
         assert section_options(j) == {
             "rw": "randrw", "rwmixread": "40", "bs": "4k",  # bssplit decides the sizes (see the e2e test)
@@ -104,7 +105,7 @@ def test_bssplit_is_the_seed_004_transfer_size_mix():
 
 def test_tc_is_numjobs_and_qd_is_iodepth():
     """TC and QD sets that differ, so that a swap could not go unnoticed."""
-    (plan,) = plans(cbw_tc=(1, 4), cbw_qd=(2, 8, 16))
+    (plan,) = plans(cbw_tc=(1, 4), cbw_qd=(2, 8, 16), cbw_structure="steady-sweep")
     steady = plan.shape.steady[0]
     assert (steady.numjobs, steady.iodepth) == (4, 16)
     for j in plan.shape.sweep:
@@ -123,7 +124,7 @@ def test_oio_order_from_high_to_low_larger_tc_first_at_equal_oio():
 
 
 def test_quick_values_and_runtime_per_steady_round():
-    (plan,) = plans(quick=True, cbw_round=3)
+    (plan,) = plans(quick=True, cbw_round=3, cbw_structure="steady-sweep")
     assert [tc_qd(j) for j in plan.shape.sweep] == [(2, 4), (1, 4), (2, 1), (1, 1)]
     assert plan.shape.steady[0].runtime == 3 and all(j.runtime == 1 for j in plan.shape.sweep)
     (plan,) = plans(cbw_time=7, cbw_rt_limit=750)
@@ -177,7 +178,8 @@ def test_deviations():
 
 def test_dry_run_describes_the_plan(tmp_path, capsys):
     img = tmp_path / "t.img"
-    assert main(["ssd", "run", str(img), "--size", "256m", "--tests", "cbw", "--dry-run"]) == 0
+    assert main(["ssd", "run", str(img), "--size", "256m", "--tests", "cbw", "--dry-run",
+                 "--cbw-structure", "steady-sweep"]) == 0
     out = capsys.readouterr().out
     assert not img.exists() or img.stat().st_size == 0
     assert "rounds of the first job below" in out and "then the other 49 jobs below as one sweep" in out
@@ -267,7 +269,7 @@ def test_mix_table_and_zones_in_words():
 # --- end to end on a loop device -----------------------------------------------------------
 
 # 3 rounds never fill the 5-round window: the sweep follows "max rounds".
-FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet"]
+FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet", "--cbw-structure", "steady-sweep"]
 
 
 def run_cbw(loop: str, out, name: str, *extra: str) -> str:

@@ -20,7 +20,7 @@ from lxml import etree
 from conftest import data_path, needs_fio
 from tkperf.cli import main
 from tkperf.engine import options, resume
-from tkperf.engine.composite import SWEEP_ROUND, SteadyThenSweep, steady_rounds, sweep_round
+from tkperf.engine.composite import SWEEP_ROUND, SteadyThenSweep, SweepRounds, steady_rounds, sweep_round
 from tkperf.errors import EXIT_USAGE
 from tkperf.fio.jobs import FioJob, FioSettings, job_file
 from tkperf.fio.output import first_json_object, parse_jobs
@@ -48,8 +48,28 @@ def tc_qd(job_: FioJob):
 
 # --- the plan, option by option -----------------------------------------------------------
 
-def test_default_plan_precondition_at_tc32_qd32_then_49_points_high_to_low():
+def test_default_plan_is_the_pts_2_0_round_structure():
+    """Every round a 5-minute TC32/QD32 pre-write, then the 49 points high to
+    low; the TC32/QD32 point is tracked; 60-minute pre-writes and 10-minute
+    captures follow (issue 19 item 5)."""
     (plan,) = plans()
+    shape = plan.shape
+    assert isinstance(shape, SweepRounds) and plan.params["structure"] == "pts-2.0"
+    pre = shape.prewrite
+    assert (pre.name, pre.numjobs, pre.iodepth, pre.bs, pre.rwmixread, pre.runtime) == (
+        "pre-rnd-4k-0-100-tc32-qd32", 32, 32, 4096, 0, 300)
+    assert len(shape.sweep) == 49 and all(j.runtime == 60 for j in shape.sweep)
+    assert plan.tracking.workload == shape.sweep[0].name == "rnd-4k-0-100-tc32-qd32"
+    assert shape.capture_seconds == 3 * (3600 + 600)
+    assert (plan.params["prewrite_s"], plan.params["capture_prewrite_s"], plan.params["capture_s"]) == (
+        "300", "3600", "600")
+    assert "round_s" not in plan.params  # --dirth-round belongs to the shorter structure
+    (old,) = plans(pts="pts-e-1.1")
+    assert isinstance(old.shape, SteadyThenSweep) and old.params["structure"] == "steady-sweep"
+
+
+def test_steady_sweep_plan_precondition_at_tc32_qd32_then_49_points_high_to_low():
+    (plan,) = plans(dirth_structure="steady-sweep")
     assert plan.key == "dirth-4k-0-100" and plan.wipc and plan.histograms
     shape = plan.shape
     assert isinstance(shape, SteadyThenSweep)
@@ -67,8 +87,10 @@ def test_default_plan_precondition_at_tc32_qd32_then_49_points_high_to_low():
 
 def test_tc_is_numjobs_and_qd_is_iodepth():
     """TC and QD sets that differ, so that a swap could not go unnoticed."""
-    (plan,) = plans(dirth_tc=(1, 4), dirth_qd=(2, 8, 16))
+    (plan,) = plans(dirth_tc=(1, 4), dirth_qd=(2, 8, 16), dirth_structure="steady-sweep")
     steady = plan.shape.steady[0]
+    pre = plans(dirth_tc=(1, 4), dirth_qd=(2, 8, 16))[0].shape.prewrite
+    assert (pre.numjobs, pre.iodepth) == (4, 16)
     assert (steady.numjobs, steady.iodepth) == (4, 16)
     for j in plan.shape.sweep:
         tc, qd = tc_qd(j)
@@ -100,7 +122,7 @@ def test_no_idle_between_points():
 
 
 def test_block_size_mixes_time_and_limit():
-    ps = plans(dirth_bs=8192, dirth_mixes=(100, 70), dirth_time=5, dirth_rt_limit=750)
+    ps = plans(dirth_bs=8192, dirth_mixes=(100, 70), dirth_time=5, dirth_rt_limit=750, dirth_structure="steady-sweep")
     assert [p.key for p in ps] == ["dirth-8k-100-0", "dirth-8k-70-30"]
     for p, mix in zip(ps, (100, 70)):
         assert all(j.bs == 8192 and j.rwmixread == mix and j.runtime == 5 for j in p.shape.sweep)
@@ -110,10 +132,12 @@ def test_block_size_mixes_time_and_limit():
 
 
 def test_quick_values_and_runtime_per_steady_round():
-    (plan,) = plans(quick=True, dirth_round=3)
+    (plan,) = plans(quick=True, dirth_round=3, dirth_structure="steady-sweep")
     assert [tc_qd(j) for j in plan.shape.sweep] == [(2, 4), (1, 4), (2, 1), (1, 1)]
     assert plan.shape.steady[0].runtime == 3 and all(j.runtime == 1 for j in plan.shape.sweep)
-    assert plans(quick=True)[0].shape.steady[0].runtime == 1  # --quick shortens the 30-minute rounds
+    assert plans(quick=True, dirth_structure="steady-sweep")[0].shape.steady[0].runtime == 1  # 30-minute rounds
+    (plan,) = plans(quick=True)
+    assert (plan.shape.prewrite.runtime, plan.params["capture_prewrite_s"], plan.params["capture_s"]) == (1, "1", "2")
 
 
 @pytest.mark.parametrize("flag, text, words", [
@@ -227,7 +251,7 @@ def test_resume_redoes_a_test_interrupted_after_steady_state():
 
 
 def test_estimate_counts_steady_rounds_and_one_sweep():
-    (plan,) = plans(dirth_tc=(1, 2), dirth_qd=(1,), dirth_time=30)
+    (plan,) = plans(dirth_tc=(1, 2), dirth_qd=(1,), dirth_time=30, dirth_structure="steady-sweep")
     est = plan.shape.estimate(SimpleNamespace(window=5, max_rounds=25), 256 * MiB)
     assert est.jobs == plan.shape.steady + plan.shape.sweep
     assert est.low_s == pytest.approx(5 * 1800.3 + 2 * 30.3) and est.high_s == pytest.approx(25 * 1800.3 + 2 * 30.3)
@@ -325,7 +349,7 @@ def test_check_data_refuses_a_sweep_round_that_is_not_there():
 # --- end to end on a loop device -----------------------------------------------------------
 
 # 3 rounds never fill the 5-round window: the sweep follows "max rounds" (steady: see above).
-FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet"]
+FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet", "--dirth-structure", "steady-sweep"]
 
 
 def run_dirth(loop: str, out, name: str, *extra: str) -> str:

@@ -25,8 +25,8 @@ between the steady state and the sweep.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 
 from tkperf.engine.progress import progress_of
 from tkperf.engine.shapes import FIO_GAP_S, Estimate, Rounds, Shape, duration_rough, record_round, wants_histograms
@@ -41,6 +41,8 @@ progress = logging.getLogger("tkperf.progress")
 
 #: The key of ``test.data`` holding the index of the sweep round.
 SWEEP_ROUND = "sweep_round"
+#: The key of ``test.data`` holding the index of the round of captures (:class:`SweepRounds`).
+CAPTURE_ROUND = "capture_round"
 
 
 def _seconds(jobs: Sequence[FioJob]) -> float:
@@ -96,10 +98,67 @@ class SteadyThenSweep(Shape):
                         self.steady + self.sweep, first * per_round + sweep, opts.max_rounds * per_round + sweep)
 
 
-def sweep_round(test: TestRun) -> Optional[Round]:
-    """The sweep of a test run by :class:`SteadyThenSweep`; None before it
-    was measured (or when the stored index names no round)."""
-    text = test.data.get(SWEEP_ROUND, "")
+#: ``captures(test) -> jobs``: the capture jobs once the rounds are over (:class:`SweepRounds`).
+Captures = Callable[[TestRun], Sequence[FioJob]]
+
+
+@dataclass(frozen=True)
+class SweepRounds(Shape):
+    """The PTS 2.0 implementation's round structure of DIRTH and CBW: every
+    round is ``prewrite`` followed by every ``sweep`` point, in one fio
+    process, repeated until the plan's tracking figure (a sweep point,
+    TC32/QD32 by default) is steady or ``--max-rounds``; then, in one more
+    fio process, the jobs ``captures(test)`` gives from the measured rounds
+    (a pre-write and a capture per chosen point), recorded as the round
+    whose index is kept under :data:`CAPTURE_ROUND`.  Only the captures keep
+    their response-time histograms (the rounds' are not read: the points'
+    figures are window means).  ``capture_seconds`` is what the captures
+    take, for the estimate."""
+
+    prewrite: FioJob
+    sweep: Tuple[FioJob, ...]
+    captures: Captures
+    capture_seconds: float
+
+    def __post_init__(self) -> None:
+        if not self.sweep:
+            raise ValueError("a sweep-rounds shape needs sweep points")
+        names = [j.name for j in (self.prewrite,) + self.sweep]
+        if len(set(names)) != len(names):
+            raise ValueError("the pre-write and the sweep points need names of their own")
+
+    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+        if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.sweep}:
+            raise ValueError(f"{plan.key}: the tracking figure must be a point of the sweep")
+        test.rounds.clear()  # the rounds and the captures are one unbroken run
+        test.data.pop(CAPTURE_ROUND, None)
+        progress_of(ctx).rounds_then(self.capture_seconds)
+        Rounds((self.prewrite,) + self.sweep).run(ctx, replace(plan, histograms=False), test)
+        reached = test.stop_reason
+        jobs = tuple(self.captures(test))
+        index = len(test.rounds) + 1
+        ctx.phase = "captures"
+        progress_of(ctx).once_started(f"{len(jobs)} capture jobs", _seconds(jobs))
+        progress.info("[%s] captures (%d jobs), right after %s", plan.key, len(jobs), reached)
+        record_round(ctx, test, jobs, index, f"{plan.key} captures", True)
+        test.data[CAPTURE_ROUND] = str(index)
+        test.stop_reason = f"captures complete after {reached}"
+        ctx.save()
+
+    def estimate(self, opts, capacity: int) -> Estimate:
+        jobs = (self.prewrite,) + self.sweep
+        per_round = _seconds(jobs)
+        first = min(opts.window, opts.max_rounds)
+        return Estimate((f"# each round: the pre-write, then the {len(self.sweep)} sweep points below, one fio "
+                         f"process, about {duration_rough(per_round)}; {first} to {opts.max_rounds} rounds",
+                         "# then a pre-write and a capture at each of the max, mid and min points, one fio process, "
+                         f"about {duration_rough(self.capture_seconds)}"),
+                        jobs, first * per_round + self.capture_seconds,
+                        opts.max_rounds * per_round + self.capture_seconds)
+
+
+def _indexed_round(test: TestRun, key: str) -> Optional[Round]:
+    text = test.data.get(key, "")
     if not text.isdigit():
         return None
     for r in test.rounds:
@@ -108,7 +167,18 @@ def sweep_round(test: TestRun) -> Optional[Round]:
     return None
 
 
+def sweep_round(test: TestRun) -> Optional[Round]:
+    """The sweep of a test run by :class:`SteadyThenSweep`; None before it
+    was measured (or when the stored index names no round)."""
+    return _indexed_round(test, SWEEP_ROUND)
+
+
+def capture_round(test: TestRun) -> Optional[Round]:
+    """The captures of a test run by :class:`SweepRounds`; None before them."""
+    return _indexed_round(test, CAPTURE_ROUND)
+
+
 def steady_rounds(test: TestRun) -> Tuple[Round, ...]:
-    """The steady-state rounds: every round but the sweep."""
-    sweep = sweep_round(test)
-    return tuple(r for r in test.rounds if sweep is None or r.index != sweep.index)
+    """The steady-state rounds: every round but the sweep or the captures."""
+    after = {r.index for r in (sweep_round(test), capture_round(test)) if r is not None}
+    return tuple(r for r in test.rounds if r.index not in after)

@@ -31,7 +31,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun, format_bs, mix_label
 from tkperf.testtypes.base import Plan
 from tkperf.testtypes.consistency import BSSPLIT, JEDEC_LARGEST, ZONED, jedec_job
-from tkperf.testtypes.dirth import SweepTest, sweep_options, sweep_plan
+from tkperf.testtypes.dirth import SweepTest, captures_of, sweep_options, sweep_plan
 
 #: Read share of the JEDEC enterprise workload (R/W 40/60).
 MIX = 40
@@ -78,7 +78,8 @@ class CompositeWorkloadTest(SweepTest):
                   "mix": mix_label(MIX), "bssplit": BSSPLIT, "random_distribution": ZONED, "data": DATA,
                   "smallest_block": format_bs(SMALLEST)}
         return [sweep_plan(KEY, cbw_job, STEM, opts.cbw_tc, opts.cbw_qd, opts.cbw_round, opts.cbw_time,
-                           opts.cbw_rt_limit, f"JEDEC mix {mix_label(MIX)}", params, capacity)]
+                           opts.cbw_rt_limit, f"JEDEC mix {mix_label(MIX)}", params, capacity,
+                           captures_of(opts, "cbw"))]
 
     def largest_block(self, opts) -> int:
         return JEDEC_LARGEST

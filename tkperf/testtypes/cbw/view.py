@@ -11,12 +11,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import List, Sequence
 
+from tkperf.engine.composite import steady_rounds
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, oio
+from tkperf.render.words import NA
 from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
 from tkperf.testtypes.dirth import Point
+from tkperf.testtypes.dirth import structure as st
+from tkperf.testtypes.dirth.points import PREWRITE
 from tkperf.testtypes.dirth import view as dirth_view
 
 
@@ -47,10 +50,9 @@ def cbw_header(ctx: ReportContext, test: TestRun) -> b.Header:
                               "512 B logical sectors (a 4Kn drive cannot run this mix)"),
         ("Alignment", ALIGNMENT),
     )
-    wdpc = (f"WDPC: the JEDEC mix {mix} at the highest OIO, {oio(p.get('numjobs', ''), p.get('iodepth', ''))}, "
-            "until steady state; the sweep follows without a pause")
-    head = dirth_view.sweep_header(ctx, test, f"JEDEC enterprise mix, R/W {mix}, incompressible: steady state at "
-                                   "the highest OIO, then the TC x QD sweep", wdpc, extra)
+    stimulus, wdpc = dirth_view.stimulus_words(test, f"JEDEC enterprise mix, R/W {mix}, incompressible",
+                                               f"the JEDEC mix {mix}")
+    head = dirth_view.sweep_header(ctx, test, stimulus, wdpc, extra)
     # Every CBW job refills its buffers, whatever the run's --refill-buffers says.
     setup = tuple(("Data pattern", p.get("data", DATA)) if k == "Data pattern" else (k, v) for k, v in head.setup)
     return replace(head, setup=setup)
@@ -85,9 +87,20 @@ def issued_table(points: Sequence[Point], expected_bytes: float) -> b.Table:
                          f"{expected_bytes:,.0f} B)", widths=[22, 22, 22, 22])
 
 
+def last_round_points(test: TestRun) -> List[Point]:
+    """Under the PTS 2.0 structure, the sweep points of the last round as they ran (pre-write left out)."""
+    rounds = steady_rounds(test)
+    return [Point(w.numjobs, w.iodepth, w.iops, w.lat_mean_us, w)
+            for w in (rounds[-1].workloads if rounds else ()) if not w.name.startswith(PREWRITE)]
+
+
 def mix_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point]) -> list:
     expected = mean_transfer(test.params["bssplit"]) if "bssplit" in test.params else 0.0
-    return [b.Heading("The JEDEC mix", 3), mix_table(test), issued_table(points, expected)]
+    pts20 = dirth_view.structure(test) == st.PTS20
+    table = issued_table(last_round_points(test) if pts20 else points, expected)
+    if pts20:
+        table = replace(table, title=table.title + ", in the last steady-state round")
+    return [b.Heading("The JEDEC mix", 3), mix_table(test), table]
 
 
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:

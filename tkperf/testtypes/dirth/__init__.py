@@ -30,7 +30,7 @@ from functools import partial
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.engine import options
-from tkperf.engine.composite import SWEEP_ROUND, SteadyThenSweep, sweep_round
+from tkperf.engine.composite import SWEEP_ROUND, SteadyThenSweep, SweepRounds, capture_round, steady_rounds, sweep_round
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
@@ -43,6 +43,9 @@ from tkperf.testtypes.base import (
     Tracking,
     in_range as _in_range,
 )
+from tkperf.testtypes.dirth import structure as st
+from tkperf.testtypes.dirth.points import RULE, Choice, Point  # noqa: F401 (the sweep's public names)
+from tkperf.testtypes.dirth.points import PREWRITE, capture_name, choose_points, window_points
 from tkperf.testtypes.iops import mixes_text
 from tkperf.testtypes.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
 
@@ -147,102 +150,81 @@ def job(bs: int, mix: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
 MakeJob = Callable[[int, int, int, str], FioJob]
 
 
+@dataclass(frozen=True)
+class Captures:
+    """Under the PTS 2.0 structure: the timing of the captures (seconds)."""
+
+    prewrite_s: int
+    capture_prewrite_s: int
+    capture_s: int
+
+
 def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequence[int], runtime: int,
-               point_time: int, rt_limit: int, label: str, params: Dict[str, str], capacity: int = 0) -> Plan:
-    """One steady-then-sweep instance: rounds of ``make`` at the highest OIO
-    (``ss-<base>-tcN-qdM``, ``runtime`` s each: the ``--<test>-round``) until
-    its IOPS are steady and, with ``capacity``, at least that many bytes were
-    written since the purge (:class:`~tkperf.testtypes.longrounds.OneFillFirst`), then
-    every TC x QD point (``<base>-tcN-qdM``, ``point_time`` s each) from high to
-    low OIO, every point keeping its response-time histogram.  ``label``
-    names the tracking figure (``RND 4k 0/100``); ``params`` come first in
-    the plan's params, the sweep's settings after them."""
+               point_time: int, rt_limit: int, label: str, params: Dict[str, str], capacity: int = 0,
+               captures: Optional[Captures] = None) -> Plan:
+    """One sweep instance, every TC x QD point (``<base>-tcN-qdM``,
+    ``point_time`` s each) from high to low OIO, steady state judged on the
+    IOPS at the highest OIO and, with ``capacity``, never before that many
+    bytes were written since the purge
+    (:class:`~tkperf.testtypes.longrounds.OneFillFirst`).
+
+    Without ``captures``, tkperf's shorter structure: rounds of ``make`` at
+    the highest OIO (``ss-<base>-tcN-qdM``, ``runtime`` s each: the
+    ``--<test>-round``) until steady, then one sweep whose points keep their
+    histograms.  With ``captures``, the PTS 2.0 structure (:mod:`.structure`):
+    rounds of a pre-write (``pre-<base>-tcN-qdM``) and the whole sweep, then
+    the captures.  ``label`` names the tracking figure (``RND 4k 0/100``);
+    ``params`` come first in the plan's params, the sweep's settings after them."""
     tcs, qds = tuple(sorted(set(tcs))), tuple(sorted(set(qds)))
     order = sweep_order(tcs, qds)
     top_tc, top_qd = order[0]
-    steady = make(top_tc, top_qd, runtime, f"ss-{base}-tc{top_tc}-qd{top_qd}")
     points = tuple(make(tc, qd, point_time, f"{base}-tc{tc}-qd{qd}") for tc, qd in order)
-    return Plan(
-        key=key,
-        shape=SteadyThenSweep((steady,), points),
-        tracking=Tracking(steady.name, "iops", f"{label} TC{top_tc}/QD{top_qd} IOPS"),
-        params={**params, "numjobs": str(top_tc), "iodepth": str(top_qd), "runtime": str(runtime),
-                "tc": counts_text(tcs), "qd": counts_text(qds), "point_time": str(point_time),
-                "rt_limit_us": str(rt_limit), "round_s": str(runtime),
-                **({MIN_WRITTEN: str(capacity)} if capacity else {})},
-        histograms=True,
-        judge=OneFillFirst(capacity) if capacity else None,
-    )
+    common = {**params, "numjobs": str(top_tc), "iodepth": str(top_qd), "tc": counts_text(tcs),
+              "qd": counts_text(qds), "point_time": str(point_time), "rt_limit_us": str(rt_limit),
+              **({MIN_WRITTEN: str(capacity)} if capacity else {})}
+    judge = OneFillFirst(capacity) if capacity else None
+    tracking_label = f"{label} TC{top_tc}/QD{top_qd} IOPS"
+    if captures is None:
+        steady = make(top_tc, top_qd, runtime, f"ss-{base}-tc{top_tc}-qd{top_qd}")
+        return Plan(key=key, shape=SteadyThenSweep((steady,), points),
+                    tracking=Tracking(steady.name, "iops", tracking_label),
+                    params={**common, "runtime": str(runtime), "round_s": str(runtime), "structure": st.SHORT},
+                    histograms=True, judge=judge)
+    prewrite = make(top_tc, top_qd, captures.prewrite_s, f"{PREWRITE}{base}-tc{top_tc}-qd{top_qd}")
+    pick = partial(capture_jobs, make, base, (top_tc, top_qd), captures, float(rt_limit))
+    return Plan(key=key,
+                shape=SweepRounds(prewrite, points, pick, 3.0 * (captures.capture_prewrite_s + captures.capture_s)),
+                tracking=Tracking(points[0].name, "iops", tracking_label),
+                params={**common, "structure": st.PTS20, "runtime": str(captures.prewrite_s),
+                        "prewrite_s": str(captures.prewrite_s), "capture_prewrite_s": str(captures.capture_prewrite_s),
+                        "capture_s": str(captures.capture_s)},
+                histograms=True, judge=judge)
 
 
-# --- the three points --------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Point:
-    """One measured sweep point."""
-
-    tc: int
-    qd: int
-    iops: float
-    lat_mean_us: float
-    workload: Optional[Workload] = None
-
-    @property
-    def oio(self) -> int:
-        return self.tc * self.qd
-
-    @property
-    def label(self) -> str:
-        return f"TC{self.tc}/QD{self.qd}"
-
-
-@dataclass(frozen=True)
-class Choice:
-    """The max, mid and min points; ``under_limit`` is False when no point
-    had a mean response time within the limit (max is then the point with
-    the lowest mean response time)."""
-
-    max: Point
-    mid: Point
-    min: Point
-    limit_us: float
-    under_limit: bool
-
-    def named(self) -> Tuple[Tuple[str, Point], ...]:
-        return (("max", self.max), ("mid", self.mid), ("min", self.min))
-
-
-RULE = ("The max point is the point with the highest IOPS among those whose mean response time is "
-        "at most the limit ({limit}); the min point is the one with the lowest OIO (TC1/QD1 when "
-        "measured); the mid point is, among the points within the limit other than the max and min "
-        "points (when there are any), the one whose IOPS are nearest the middle of the min and max "
-        "points' IOPS. Ties go to the lower OIO, then the lower TC. When no point is within the "
-        "limit, the max point is the one with the lowest mean response time and the mid point is "
-        "chosen among all points.")
-
-
-def _low(p: Point) -> Tuple[int, int]:
-    return (p.oio, p.tc)
-
-
-def choose_points(points: Sequence[Point], limit_us: float) -> Choice:
-    """The max, mid and min points of a sweep by the rule :data:`RULE`."""
-    if not points:
-        raise ValueError("no sweep points to choose from")
-    low = min(points, key=_low)
-    eligible = [p for p in points if p.lat_mean_us <= limit_us]
-    if eligible:
-        top = min(eligible, key=lambda p: (-p.iops, _low(p)))
-    else:
-        top = min(points, key=lambda p: (p.lat_mean_us, _low(p)))
-    middle = (low.iops + top.iops) / 2.0
-    pool = [p for p in (eligible or points) if p is not top and p is not low] or (eligible or list(points))
-    mid = min(pool, key=lambda p: (abs(p.iops - middle), _low(p)))
-    return Choice(max=top, mid=mid, min=low, limit_us=float(limit_us), under_limit=bool(eligible))
+def capture_jobs(make: MakeJob, base: str, top: Tuple[int, int], captures: Captures, limit_us: float,
+                 test: TestRun) -> List[FioJob]:
+    """The captures after the rounds of the PTS 2.0 structure: for the max,
+    mid and min points chosen from the window means, a pre-write at the
+    highest OIO, then the point itself (a point chosen twice is captured once)."""
+    rounds = [r for r in test.window_rounds() if r in steady_rounds(test)]
+    c = choose_points(window_points(rounds), limit_us)
+    out: List[FioJob] = []
+    seen = set()
+    for role, p in c.named():
+        if (p.tc, p.qd) in seen:
+            continue
+        seen.add((p.tc, p.qd))
+        out.append(make(top[0], top[1], captures.capture_prewrite_s, f"{PREWRITE}{role}-{base}-tc{top[0]}-qd{top[1]}"))
+        out.append(make(p.tc, p.qd, captures.capture_s, capture_name(role, f"{base}-tc{p.tc}-qd{p.qd}")))
+    return out
 
 
 def sweep_points(test: TestRun) -> List[Point]:
-    """The measured points of a test's sweep, in the order they ran."""
+    """The measured points of a test's sweep, in the order they ran: under
+    the PTS 2.0 structure their means over the window (:mod:`.points`)."""
+    if test.params.get("structure") == st.PTS20:
+        steady = steady_rounds(test)
+        return window_points([r for r in test.window_rounds() if r in steady], capture_round(test))
     rnd = sweep_round(test)
     if rnd is None:
         return []
@@ -298,7 +280,15 @@ def sweep_options(prefix: str, what: str) -> Tuple[Option, ...]:
                "and mid points, e.g. 5ms or 500us (default 5ms)", parse=parse_rt_limit, format=rt_text,
                default=DEFAULT_RT_LIMIT_US, metavar="TIME"),
         round_option(prefix, what),
-    )
+    ) + st.structure_options(prefix, what)
+
+
+def captures_of(opts, prefix: str) -> Optional[Captures]:
+    """The captures of a run's plan: None under the steady-sweep structure."""
+    if st.resolve(getattr(opts, f"{prefix}_structure"), opts.revision.id) != st.PTS20:
+        return None
+    return Captures(getattr(opts, f"{prefix}_prewrite"), getattr(opts, f"{prefix}_capture_prewrite"),
+                    getattr(opts, f"{prefix}_capture"))
 
 
 class SweepTest(TestType):
@@ -330,7 +320,8 @@ class SweepTest(TestType):
         point_s = int(v[f"{self.name}_time"])
         if point_s != DEFAULT_TIME_S:
             out.append(f"{what} sweep points run {point_s} s each instead of {DEFAULT_TIME_S} s")
-        return out + round_deviation(v, self.name, what)
+        used, structure = st.structure_deviations(options, v, self.name, what, revision.id)
+        return out + structure + (round_deviation(v, self.name, what) if used == st.SHORT else [])
 
     def headline(self, test: TestRun) -> List[Figure]:
         c = choice(test)
@@ -374,7 +365,7 @@ class SweepTest(TestType):
             seen.add((w.numjobs, w.iodepth))
 
 
-_TC, _QD, _TIME, _RT_LIMIT, _ROUND = sweep_options("dirth", "DIRTH")
+_TC, _QD, _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE = sweep_options("dirth", "DIRTH")
 
 
 class DemandIntensityTest(SweepTest):
@@ -390,14 +381,15 @@ class DemandIntensityTest(SweepTest):
         Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
                "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
                format=mixes_text, default=(0,), metavar="MIXES"),
-        _TIME, _RT_LIMIT, _ROUND,
+        _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE,
     )
 
     def plan(self, opts, capacity: int) -> List[Plan]:
         bs = opts.dirth_bs
         return [sweep_plan(instance_key(bs, mix), partial(job, bs, mix), stem(bs, mix), opts.dirth_tc, opts.dirth_qd,
                            opts.dirth_round, opts.dirth_time, opts.dirth_rt_limit, f"RND {format_bs(bs)} {mix_label(mix)}",
-                           {"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix)}, capacity)
+                           {"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix)}, capacity,
+                           captures_of(opts, "dirth"))
                 for mix in opts.dirth_mixes]
 
     def largest_block(self, opts) -> int:

@@ -22,14 +22,16 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.engine.composite import steady_rounds, sweep_round
+from tkperf.engine.composite import steady_rounds
 from tkperf.model import histogram
 from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
 from tkperf.render import header, qos, steady
 from tkperf.render.context import CompareContext, ReportContext, chart_name, grid_table
-from tkperf.render.words import NA, fmt, oio, plural, tracking_label, verdict
-from tkperf.testtypes.longrounds import header_fields
+from tkperf.render.words import NA, fmt, tracking_label, verdict
+from tkperf.testtypes.dirth import structure as st
+from tkperf.testtypes.dirth.viewheader import dirth_header, limit_text, structure
+from tkperf.testtypes.dirth.viewheader import stimulus_words, sweep_header  # noqa: F401 (CBW's view uses them from here)
 from tkperf.testtypes.dirth import (
     RULE,
     TAIL,
@@ -39,7 +41,6 @@ from tkperf.testtypes.dirth import (
     SweepTest,
     choice,
     response_bins,
-    rt_limit_us,
     sweep_points,
     tail_us,
 )
@@ -48,50 +49,6 @@ NINES_SHOWN: Tuple[str, ...] = histogram.NINES
 OIO_LABEL = "OIO (TC x QD)"
 IOPS_LABEL = "IOPS"
 ART_LABEL = "Mean response time (µs)"
-
-
-def limit_text(us: float) -> str:
-    """'5 ms', '500 µs'."""
-    return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} µs"
-
-
-#: How tkperf's round structure differs from the PTS 2.0 implementation's (docs/test-dirth.rst).
-STRUCTURE = ("steady state at the highest OIO, then one sweep; the histograms come from the sweep's points. "
-             "The PTS 2.0 implementation instead repeats a TC32/QD32 pre-write and the whole sweep until "
-             "TC32/QD32 is steady, and captures each histogram point after its own pre-write")
-
-
-def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
-                 extra: Sequence[Tuple[str, str]] = ()) -> b.Header:
-    """The SNIA header of a steady-then-sweep test: its steady-state rounds,
-    the sweep and the limit, then ``extra`` test parameters."""
-    p = test.params
-    sweep = sweep_round(test)
-    points = len(sweep.workloads) if sweep is not None else 0
-    middle = (
-        ("Runtime", f"{p.get('runtime', NA)} s per steady-state round"),
-        *header_fields(p, test),
-        ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
-        ("Tracking", tracking_label(test)),
-        ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
-                         + verdict(test, test.steady)),
-        ("Sweep", f"TC {p.get('tc', NA)} x QD {p.get('qd', NA)} (TC = fio numjobs, QD = fio iodepth): "
-                  + (f"{plural(points, 'point')} of {p.get('point_time', NA)} s in round {sweep.index}"
-                     if sweep is not None else "not run")
-                  + ", from high to low OIO in one fio process, no idle between points"),
-        ("Response-time limit", f"{limit_text(rt_limit_us(test))} mean, for the max and mid points"),
-        ("Structure", STRUCTURE),
-    ) + tuple(extra)
-    return header.snia_header(ctx.run, test, stimulus, middle, wdpc=wdpc)
-
-
-def dirth_header(ctx: ReportContext, test: TestRun) -> b.Header:
-    p = test.params
-    bs, mix = p.get("block_size", NA), p.get("mix", NA)
-    wdpc = (f"WDPC: RND {bs} {mix} at the highest OIO, {oio(p.get('numjobs', ''), p.get('iodepth', ''))}, "
-            "until steady state; the sweep follows without a pause")
-    return sweep_header(ctx, test, f"RND {bs} R/W {mix}: steady state at the highest OIO, then the TC x QD "
-                        "sweep", wdpc)
 
 
 # --- data for tables and charts --------------------------------------------------------------
@@ -177,10 +134,13 @@ def tail_cell(p: Point) -> str:
 
 # --- the report ----------------------------------------------------------------------------------
 
+def _max_us(p: Point) -> Optional[float]:
+    """The point's MAX: the window mean of the rounds' maxima, else its workload's."""
+    return p.lat_max_us if p.lat_max_us is not None else (p.workload.lat_max_us if p.workload is not None else None)
+
+
 def _point_row(name: str, p: Point) -> List[str]:
-    w = p.workload
-    return [name, p.label, str(p.oio), fmt(p.iops), fmt(p.lat_mean_us, "µs"), tail_cell(p),
-            fmt(w.lat_max_us if w is not None else None, "µs")]
+    return [name, p.label, str(p.oio), fmt(p.iops), fmt(p.lat_mean_us, "µs"), tail_cell(p), fmt(_max_us(p), "µs")]
 
 
 def points_blocks(test: TestRun, c: Choice) -> list:
@@ -191,10 +151,17 @@ def points_blocks(test: TestRun, c: Choice) -> list:
         out.append(b.Admonition("warning", (f"No point of the sweep had a mean response time within "
                                             f"{limit}: the max point is the point with the lowest mean "
                                             "response time.",)))
-    out.append(b.table(["Point", "TC/QD", "OIO", "IOPS", "ART µs", f"{TAIL}% µs", "MAX µs"],
-                       [_point_row(n, p) for n, p in chosen(c)],
-                       title=f"The three points of the sweep (limit {limit}); {TAIL}% n/s where "
-                             "the I/O count does not support it", widths=[12, 14, 10, 16, 16, 16, 16]))
+    if structure(test) == st.PTS20:  # IOPS and ART: window means; the tail and MAX: the capture's
+        rows = [[n, p.label, str(p.oio), fmt(p.iops), fmt(p.lat_mean_us, "µs"), tail_cell(p),
+                 fmt(p.workload.lat_max_us if p.workload is not None else None, "µs")] for n, p in chosen(c)]
+        title = (f"The three points of the sweep (limit {limit}): IOPS and ART are means over the measurement "
+                 f"window, {TAIL}% and MAX come from each point's capture; n/s where the I/O count does not "
+                 "support it")
+    else:
+        rows = [_point_row(n, p) for n, p in chosen(c)]
+        title = f"The three points of the sweep (limit {limit}); {TAIL}% n/s where the I/O count does not support it"
+    out.append(b.table(["Point", "TC/QD", "OIO", "IOPS", "ART µs", f"{TAIL}% µs", "MAX µs"], rows,
+                       title=title, widths=[12, 14, 10, 16, 16, 16, 16]))
     return out
 
 
@@ -217,7 +184,7 @@ def histogram_blocks(ctx: ReportContext, test: TestRun, c: Choice, name: str) ->
     found = histogram_curves(c)
     out: list = [b.Heading("Response-time histograms", 3, room_cm=10)]
     if not found:
-        return out + [b.Paragraph("The sweep points of this test kept no response-time histograms, so "
+        return out + [b.Paragraph("The points of this test kept no response-time histograms, so "
                                   "there is none to show; their fio percentiles are in the table of points.")]
     labels = [f"{n}: {p.label}" for n, p, _ in found]
     curves = [(lab, bins) for lab, (_, _, bins) in zip(labels, found)]
@@ -243,13 +210,19 @@ def histogram_blocks(ctx: ReportContext, test: TestRun, c: Choice, name: str) ->
     return out
 
 
-def all_points_table(points: Sequence[Point]) -> b.Table:
+def all_points_table(points: Sequence[Point], means: bool = False) -> b.Table:
+    """Every point; with ``means`` (the PTS 2.0 structure) the figures are
+    window means and the percentiles are left to the three points' tables."""
     rows = []
     for i, p in enumerate(points, 1):
         w = p.workload
-        rows.append([str(i), str(p.tc), str(p.qd), str(p.oio), fmt(p.iops),
-                     fmt(mb(w.bw_bytes) if w is not None else None, "MB/s"), fmt(p.lat_mean_us, "µs"),
-                     fmt(w.lat_max_us if w is not None else None, "µs"), tail_cell(p)])
+        rate = p.mb_s if p.mb_s is not None else (mb(w.bw_bytes) if w is not None else None)
+        rows.append([str(i), str(p.tc), str(p.qd), str(p.oio), fmt(p.iops), fmt(rate, "MB/s"),
+                     fmt(p.lat_mean_us, "µs"), fmt(_max_us(p), "µs")] + ([] if means else [tail_cell(p)]))
+    if means:
+        return b.table(["#", "TC", "QD", "OIO", "IOPS", "MB/s", "ART µs", "MAX µs"], rows,
+                       title="Every point of the sweep in the order it ran: means over the measurement window's "
+                             "rounds (MAX: the mean of the rounds' maxima)", widths=[6, 7, 7, 8, 16, 14, 16, 18])
     return b.table(["#", "TC", "QD", "OIO", "IOPS", "MB/s", "ART µs", "MAX µs", f"{TAIL}% µs"], rows,
                    title="Every point of the sweep in the order it ran", widths=[6, 7, 7, 8, 14, 12, 14, 16, 16])
 
@@ -290,7 +263,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun], kind: Optional[
         else:
             out += (points_blocks(test, c) + sweep_blocks(ctx, test, points, c, title)
                     + histogram_blocks(ctx, test, c, title))
-            out += [b.Heading("Every point of the sweep", 3), all_points_table(points)]
+            out += [b.Heading("Every point of the sweep", 3), all_points_table(points, structure(test) == st.PTS20)]
             out += more(ctx, test, points) if more is not None else []
         out += steady.steady_sections(ctx, test, convergence(test, title), 3)
     return out

@@ -1,0 +1,95 @@
+"""The SNIA header of DIRTH and CBW, in the words of the round structure each test ran."""
+from __future__ import annotations
+
+from typing import Sequence, Tuple
+
+from tkperf.durations import duration
+from tkperf.engine.composite import capture_round, steady_rounds, sweep_round
+from tkperf.model.results import TestRun
+from tkperf.render import blocks as b
+from tkperf.render import header
+from tkperf.render.context import ReportContext
+from tkperf.render.words import NA, oio, plural, tracking_label, verdict
+from tkperf.testtypes.dirth import rt_limit_us
+from tkperf.testtypes.dirth import structure as st
+from tkperf.testtypes.longrounds import header_fields
+
+
+def limit_text(us: float) -> str:
+    """'5 ms', '500 µs'."""
+    return f"{us / 1000:g} ms" if us >= 1000 else f"{us:g} µs"
+
+
+def structure(test: TestRun) -> str:
+    """The round structure a test ran (:mod:`tkperf.testtypes.dirth.structure`)."""
+    return st.PTS20 if test.params.get("structure") == st.PTS20 else st.SHORT
+
+
+def _minutes(text: str) -> str:
+    return duration(float(text), rough=True) if text.isdigit() else NA
+
+
+def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
+                 extra: Sequence[Tuple[str, str]] = ()) -> b.Header:
+    """The SNIA header of a steady-then-sweep test: its steady-state rounds,
+    the sweep and the limit, then ``extra`` test parameters."""
+    p = test.params
+    grid = f"TC {p.get('tc', NA)} x QD {p.get('qd', NA)} (TC = fio numjobs, QD = fio iodepth)"
+    top = oio(p.get("numjobs", ""), p.get("iodepth", ""))
+    if structure(test) == st.PTS20:
+        caps = capture_round(test)
+        shape: Tuple[Tuple[str, str], ...] = (
+            ("Rounds", f"each a pre-write at the highest OIO ({top}, {_minutes(p.get('prewrite_s', ''))}), then "
+                       f"the sweep, {grid}: every point {p.get('point_time', NA)} s, from high to low OIO, one fio "
+                       "process, no idle between them"),
+            *header_fields(p, test),
+            ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
+            ("Tracking", tracking_label(test) + ", a point of every round's sweep"),
+            ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
+                             + verdict(test, test.steady)),
+            ("Points", "the mean of each point over the measurement window's rounds (MAX: the mean of the "
+                       "rounds' maxima)"),
+            ("Captures", f"for each of the max, mid and min points a pre-write at the highest OIO "
+                         f"({_minutes(p.get('capture_prewrite_s', ''))}), then "
+                         f"{_minutes(p.get('capture_s', ''))} at the point, one fio process"
+                         + (f" (round {caps.index})" if caps is not None else ": not run")
+                         + "; the histograms and percentiles of the three points come from them"),
+        )
+    else:
+        sweep = sweep_round(test)
+        points = len(sweep.workloads) if sweep is not None else 0
+        shape = (
+            ("Runtime", f"{p.get('runtime', NA)} s per steady-state round"),
+            *header_fields(p, test),
+            ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
+            ("Tracking", tracking_label(test)),
+            ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
+                             + verdict(test, test.steady)),
+            ("Sweep", f"{grid}: "
+                      + (f"{plural(points, 'point')} of {p.get('point_time', NA)} s in round {sweep.index}"
+                         if sweep is not None else "not run")
+                      + ", from high to low OIO in one fio process, no idle between points"),
+        )
+    middle = shape + (
+        ("Response-time limit", f"{limit_text(rt_limit_us(test))} mean, for the max and mid points"),
+        ("Structure", st.WORDS[structure(test)]),
+    ) + tuple(extra)
+    return header.snia_header(ctx.run, test, stimulus, middle, wdpc=wdpc)
+
+
+def dirth_header(ctx: ReportContext, test: TestRun) -> b.Header:
+    p = test.params
+    bs, mix = p.get("block_size", NA), p.get("mix", NA)
+    stimulus, wdpc = stimulus_words(test, f"RND {bs} R/W {mix}", f"RND {bs} {mix}")
+    return sweep_header(ctx, test, stimulus, wdpc)
+
+
+def stimulus_words(test: TestRun, long: str, short: str) -> Tuple[str, str]:
+    """(stimulus, WDPC) of a sweep test's header in the words of its structure."""
+    top = oio(test.params.get("numjobs", ""), test.params.get("iodepth", ""))
+    if structure(test) == st.PTS20:
+        return (f"{long}: rounds of a pre-write and the TC x QD sweep, then captures at three points",
+                f"WDPC: rounds of a pre-write of {short} at the highest OIO, {top}, and the sweep, until the "
+                "highest-OIO point is steady; the captures follow without a pause")
+    return (f"{long}: steady state at the highest OIO, then the TC x QD sweep",
+            f"WDPC: {short} at the highest OIO, {top}, until steady state; the sweep follows without a pause")
