@@ -116,7 +116,7 @@ def _complete_bash(script: str, words: list) -> list:
 @pytest.mark.parametrize("words,expected", [
     (["tkperf", "ss"], ["ssd"]),
     (["tkperf", "ssd", ""], ["run"]),
-    (["tkperf", "ssd", "run", "--tes"], ["--tests"]),
+    (["tkperf", "ssd", "run", "--test"], ["--test-range", "--tests"]),
     (["tkperf", "hdd", "run", "--write-c"], ["--write-cache"]),
     (["tkperf", "ssd", "run", "--write-cache", "o"], ["off", "on"]),
     (["tkperf", "ssd", "run", "--write-cache", "=", "k"], ["keep"]),
@@ -157,7 +157,7 @@ def test_bash_completes_files_for_a_result(capsys, tmp_path):
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 @pytest.mark.parametrize("words,typed,expected", [
-    ("tkperf ssd run --tes", "--tes", ["--tests"]),
+    ("tkperf ssd run --test", "--test", ["--test-range", "--tests"]),
     ("tkperf ssd run --write-cache ''", "", ["on", "off", "keep"]),
     ("tkperf ssd run --tests iops,l", "iops,l", ["iops,lat"]),
 ])

@@ -6,12 +6,11 @@ One instance (key ``cbw``): purge, WIPC, then the JEDEC mix -- fio
 ``random_distribution=zoned:50/5:30/15:20/80`` (50% of the I/Os to the
 first 5% of the range, 30% to the next 15%, 20% to the last 80%), R/W
 40/60, incompressible data (fio's random buffers, refilled for every write:
-``refill_buffers=1``) -- at the highest OIO of the sweep (largest TC x
-largest QD, TC32/QD32 by default) in rounds of ``--runtime`` until its IOPS
-are steady (20/10, up to ``--max-rounds``), then at once one sweep over
-every TC x QD point (``--cbw-time`` each, from high to low OIO, one fio
-process: no idle between points), every point keeping its response-time
-histogram.
+``refill_buffers=1``) -- swept over TC x QD in DIRTH's round structures
+(:mod:`tkperf.testtypes.dirth.structure`): by default under the 2.0
+revisions rounds of a pre-write at the highest OIO and the whole sweep
+until the highest-OIO point is steady, then captures at the max, mid and
+min points; else steady state at the highest OIO, then one sweep.
 
 The job is the consistency test's JEDEC job
 (:func:`tkperf.testtypes.consistency.jedec_job`); the sweep, the max, mid

@@ -1,12 +1,15 @@
 """Demand intensity / response-time histogram (PTS-E DIRTH).
 
 Per R/W mix (an instance each, key ``dirth-4k-0-100``): purge, WIPC, then
-RND ``--dirth-bs`` at the highest OIO of the sweep (largest TC x largest QD)
-in rounds of ``--runtime`` until its IOPS are steady (20/10), then at once
-one sweep over every TC x QD point (``--dirth-time`` each, from high to low
-OIO, one fio process: no idle between points), every point keeping its
-response-time histogram (fio json+).  The shape is
-:class:`~tkperf.engine.composite.SteadyThenSweep`.
+one of two round structures (:mod:`.structure`).  ``pts-2.0`` (the default
+under the 2.0 revisions): rounds of a pre-write at the highest OIO and the
+whole sweep over every TC x QD point (``--dirth-time`` each, from high to
+low OIO, one fio process) until the highest-OIO point is steady, then a
+pre-write and a capture at each of the max, mid and min points
+(:class:`~tkperf.engine.composite.SweepRounds`).  ``steady-sweep``: RND
+``--dirth-bs`` at the highest OIO in rounds of ``--dirth-round`` until its
+IOPS are steady (20/10), then at once one sweep, every point keeping its
+response-time histogram (:class:`~tkperf.engine.composite.SteadyThenSweep`).
 
 TC (thread count) is fio's ``numjobs`` and QD (queue depth per thread) is
 fio's ``iodepth``: OIO = TC x QD.  (One public implementation swapped
