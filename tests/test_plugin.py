@@ -155,6 +155,33 @@ def test_a_type_for_another_api_major_is_refused_in_one_line(monkeypatch, capsys
         testtypes.reset()
 
 
+def test_a_plugin_cannot_take_a_built_in_name(monkeypatch):
+    """The built-ins load first from the one list BUILTIN; a plug-in named
+    like one is left out with a warning, and tkperf registers no entry point
+    of its own (pyproject.toml does not repeat the list)."""
+    from tkperf import testtypes
+    from tkperf.testtypes.iops import IopsTest
+
+    class Impostor(IopsTest):
+        pass
+
+    class EntryPoint:
+        def load(self):
+            return Impostor
+
+    monkeypatch.setattr(testtypes, "_entry_points", lambda: [("iops", "evil:Impostor", EntryPoint())])
+    testtypes.reset()
+    try:
+        assert type(testtypes.get("iops")) is IopsTest
+        assert list(testtypes.types())[:4] == ["iops", "tp", "lat", "wsat"]
+        assert any("evil:Impostor" in p and "the name 'iops' is taken" in p for p in testtypes.problems())
+    finally:
+        testtypes.reset()
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert "tkperf.tests" not in text
+    assert {name for name, _ in testtypes.BUILTIN} == set(testtypes.types())
+
+
 def test_plugin_declares_its_entry_point():
     text = (PLUGIN_SRC / "pyproject.toml").read_text()
     assert 'name = "tkperf-rw4k"' in text

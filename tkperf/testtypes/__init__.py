@@ -1,11 +1,11 @@
 """The registry of test types: the built-in ones and those installed by other packages.
 
-Every test type is found the same way: through the entry-point group
-``tkperf.tests`` (tkperf's own ``setup.py`` registers the four PTS tests
-there, a plug-in package registers its own).  An entry point names a
-:class:`~tkperf.testtypes.base.TestType` subclass (or an instance).  When
-tkperf runs from a source tree that was never installed, its own entry
-points are missing, so the built-in modules are added directly.
+The built-in test types are the one list :data:`BUILTIN`, loaded first,
+whether tkperf is installed or runs from a source tree.  Other packages
+add theirs through the entry-point group ``tkperf.tests`` (tkperf itself
+registers none there); an entry point names a
+:class:`~tkperf.testtypes.base.TestType` subclass (or an instance).  A
+plug-in cannot take a built-in's name.
 
 A plug-in that fails to load, or that reuses a taken name, is left out
 with a warning in the log (and in ``tkperf tests``); it never stops tkperf.
@@ -76,10 +76,10 @@ def _instance(obj: object, where: str) -> TestType:
 def _discover() -> Dict[str, TestType]:
     found: Dict[str, TestType] = {}
     problems: List[str] = []
-    candidates: List[Tuple[str, str, object]] = _entry_points()
-    have = {value for _, value, _ in candidates}
-    # A source tree that was never installed has no entry points of its own.
-    candidates += [(name, spec, None) for name, spec in BUILTIN if spec not in have]
+    builtin = {spec for _, spec in BUILTIN}
+    # the built-ins first, then every plug-in (an older install may still list the built-ins as entry points)
+    candidates: List[Tuple[str, str, object]] = [(name, spec, None) for name, spec in BUILTIN]
+    candidates += [c for c in _entry_points() if c[1] not in builtin]
     for name, value, ep in candidates:
         where = f"test type {name} ({value})"
         try:
