@@ -29,7 +29,7 @@ def lines(devices: Sequence[Device]) -> List[str]:
             last = t.points[-1]
             spread = f" (window {value_text(t, last.lo)}-{value_text(t, last.hi)})" if last.lo is not None else ""
             out.append(f"  {t.test}/{t.figure}: last {value_text(t, last.value)} {t.unit}{spread}, "
-                       f"{len(t.changes)} change points")
+                       f"{len(t.changes)} change point{'' if len(t.changes) == 1 else 's'}")
             for c in t.changes:
                 pct = "n/a" if c.change_pct is None else f"{c.change_pct:+.1f}%"
                 out.append(f"    change at run {c.index + 1} ({c.started}): {value_text(t, c.before)} -> "
