@@ -209,3 +209,54 @@ def test_pages_and_plots(capsys, tmp_path, example):
     device = next(p for p in pages if p != "index.html")
     text = (out_dir / device).read_text()
     assert text.count("<img ") == 2 and "n6.xml" in text and 'class="change"' in text
+
+
+# --- the nightly example -----------------------------------------------------------------------
+
+FAKE_TKPERF = """#!/bin/sh
+# tkperf, but `ssd run` copies $TKPERF_FAKE_RESULT where the run would write its result (no fio)
+if [ "$1" = ssd ] && [ "$2" = run ]; then
+    while [ $# -gt 0 ]; do
+        case "$1" in --outdir) out=$2 ;; --name) name=$2 ;; esac
+        shift
+    done
+    exec cp "$TKPERF_FAKE_RESULT" "$out/$name.xml"
+fi
+exec "{python}" -m tkperf "$@"
+"""
+
+
+def test_the_nightly_example_checks_the_last_nights_and_updates_the_history(tmp_path, example):
+    import subprocess
+    import sys
+    import time
+
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "tkperf").write_text(FAKE_TKPERF.replace("{python}", sys.executable))
+    (bindir / "tkperf").chmod(0o755)
+    good, bad = tmp_path / "good.xml", tmp_path / "bad.xml"
+    store.save(night(example, 0, 1.0), str(good))
+    store.save(night(example, 0, 0.5), str(bad))  # every IOPS and MB/s halved
+    outdir = tmp_path / "nightly"
+    env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path), "TKPERF_DEVICE": "/dev/null",
+           "TKPERF_OUTDIR": str(outdir), "TKPERF_NIGHTS": "2", "PYTHONPATH": ROOT}
+    script = os.path.join(ROOT, "examples", "nightly", "tkperf-nightly")
+
+    def run_night(result) -> subprocess.CompletedProcess:
+        time.sleep(1.05)  # the script names a night by the second it starts
+        return subprocess.run(["bash", script], env=dict(env, TKPERF_FAKE_RESULT=str(result)),
+                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+    for _ in range(2):
+        proc = run_night(good)
+        assert (proc.returncode, proc.stdout) == (0, ""), proc.stdout + proc.stderr
+    proc = run_night(bad)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("tkperf nightly: check against the last 2 nights failed (exit 1)")
+    assert "REGRESSION" in proc.stdout and "tp-1024k/seq_read_mb_s" in proc.stdout
+    nights = (outdir / "good-nights").read_text().splitlines()
+    assert len(nights) == 3 and nights[-1].endswith(".xml") and os.path.isfile(nights[-1])
+    page = (outdir / "history" / "index.html").read_text()
+    assert "EXAMPLE SSD (serial SN-HISTORY)" in page and ">3</td>" in page  # three results
+    assert (outdir / INDEX_NAME).is_file()
