@@ -15,7 +15,7 @@ from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_RESULT_FILE
 from tkperf.history import INDEX_NAME, changepoints, collect
 from tkperf.model import store
-from tkperf.model.results import IoStats, RunResult, Workload
+from tkperf.model.results import IoStats, RunResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "example-ssd.xml")

@@ -15,7 +15,7 @@ one more draw from their distribution (:func:`noise.predict`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 from tkperf import testtypes
 from tkperf.model import caveats, noise
@@ -173,9 +173,8 @@ def _as_list(baselines: Baselines) -> List[RunResult]:
 
 def compare(result: RunResult, baselines: Baselines, tolerance_pct: float,
             metrics: Sequence[str] = (), alpha: float = noise.ALPHA) -> Comparison:
-    """Every headline figure the result and the (first) baseline hold, cell
-    by cell (only ``metrics`` when given); several baselines are one
-    distribution."""
+    """Every headline figure the result and every baseline hold, cell by cell
+    (only ``metrics`` when given); several baselines are one distribution."""
     bases = _as_list(baselines)
     cells: List[Cell] = []
     for test in result.tests:
@@ -200,8 +199,8 @@ def _cell(test: str, fig: Figure, base_values: List[float], mine: List[float],
     base = noise.mean(base_values)
     change = change_pct(base, fig.value)
     better = fig.better or "higher"
-    if len(base_values) > 1:  # the nights' own spread, at least what their windows show
-        floor = noise.mean([noise.variance(v) / len(v) for v in theirs])
+    if len(base_values) > 1:  # the nights' own spread, at least what the windows show
+        floor = noise.mean([noise.variance(v) / len(v) for v in theirs + [mine]])
         tested = noise.predict(fig.value, base_values, better, floor)
         sample = base_values
     else:

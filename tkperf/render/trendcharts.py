@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from tkperf.render.charts import _draw, _figure, _thousands, _wrap_title
-from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 
 @dataclass(frozen=True)
