@@ -125,7 +125,7 @@ def test_text_output_names_the_change(capsys, nightly):
 
 # --- the index ---------------------------------------------------------------------------------
 
-def test_the_index_is_updated_from_the_files(tmp_path, example):
+def test_the_index_is_updated_from_the_files(tmp_path, example, monkeypatch):
     for i in range(3):
         store.save(night(example, i, 1.0), str(tmp_path / f"n{i}.xml"))
     devices, where, stats = collect([str(tmp_path)])
@@ -143,6 +143,12 @@ def test_the_index_is_updated_from_the_files(tmp_path, example):
     assert trend.points[0].value == pytest.approx(0.5 * trend.points[1].value)
     with sqlite3.connect(where) as db:
         assert db.execute("SELECT COUNT(*) FROM files").fetchone() == (3,)
+    # the same directory named another way: the index still holds
+    monkeypatch.chdir(tmp_path.parent)
+    devices, _, stats = collect([tmp_path.name])
+    assert (stats.added, stats.unchanged) == (0, 3)
+    assert trend.points[0].path == str(tmp_path / "n1.xml")
+    assert devices[0].trends[0].points[0].path == os.path.join(tmp_path.name, "n1.xml")
 
 
 def test_a_broken_index_is_rebuilt(tmp_path, example):
@@ -236,8 +242,10 @@ def test_the_nightly_example_checks_the_last_nights_and_updates_the_history(tmp_
     (bindir / "tkperf").write_text(FAKE_TKPERF.replace("{python}", sys.executable))
     (bindir / "tkperf").chmod(0o755)
     good, bad = tmp_path / "good.xml", tmp_path / "bad.xml"
-    store.save(night(example, 0, 1.0), str(good))
-    store.save(night(example, 0, 0.5), str(bad))  # every IOPS and MB/s halved
+    one_test = copy.deepcopy(example)
+    one_test.tests = [t for t in one_test.tests if t.key == "tp-1024k"]  # two figures, two plots: quick
+    store.save(night(one_test, 0, 1.0), str(good))
+    store.save(night(one_test, 0, 0.5), str(bad))  # every MB/s halved
     outdir = tmp_path / "nightly"
     env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path), "TKPERF_DEVICE": "/dev/null",
            "TKPERF_OUTDIR": str(outdir), "TKPERF_NIGHTS": "2", "PYTHONPATH": ROOT}

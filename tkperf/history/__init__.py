@@ -43,7 +43,7 @@ def collect(inputs: Sequence[str]) -> Tuple[List[Device], Optional[str], UpdateS
     and what its update did.  A ResultFileError when there is no result, or
     a named file is not one."""
     paths, where, named = _paths(inputs)
-    index = Index(where)
+    index = Index(where, inputs[0] if where is not None else None)
     try:
         stats = index.update(paths, strict=named)
         results = index.results()

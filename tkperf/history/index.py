@@ -132,11 +132,21 @@ def _open(path: str) -> sqlite3.Connection:
 
 
 class Index:
-    """The index of one set of result files; ``path`` None keeps it in memory."""
+    """The index of one set of result files; ``path`` None keeps it in memory.
+    With ``base`` (the results' directory) files are keyed by their path
+    relative to it, so the same directory named another way (relative,
+    absolute) finds its index valid."""
 
-    def __init__(self, path: Optional[str]) -> None:
+    def __init__(self, path: Optional[str], base: Optional[str] = None) -> None:
         self.path = path
+        self.base = base
         self.db = self._connect(path)
+
+    def _key(self, path: str) -> str:
+        return os.path.relpath(path, self.base) if self.base is not None else path
+
+    def _real(self, key: str) -> str:
+        return os.path.join(self.base, key) if self.base is not None else key
 
     @staticmethod
     def _connect(path: Optional[str]) -> sqlite3.Connection:
@@ -163,14 +173,14 @@ class Index:
         rather than skipped (a directory's)."""
         stats = UpdateStats()
         known = {p: (m, s, e) for p, m, s, e in self.db.execute("SELECT path, mtime_ns, size, error FROM files")}
-        wanted = set(paths)
+        wanted = {self._key(p): p for p in paths}
         with self.db:
-            for gone in sorted(set(known) - wanted):
+            for gone in sorted(set(known) - set(wanted)):
                 self._forget(gone)
                 stats.removed += 1
-            for path in paths:
+            for key, path in wanted.items():
                 st = os.stat(path)
-                old = known.get(path)
+                old = known.get(key)
                 if old is not None and old[:2] == (st.st_mtime_ns, st.st_size):
                     if old[2]:
                         self._skip(old[2], path, strict, stats)
@@ -178,8 +188,8 @@ class Index:
                         stats.unchanged += 1
                     continue
                 if old is not None:
-                    self._forget(path)
-                error = self._read(path, st)
+                    self._forget(key)
+                error = self._read(path, key, st)
                 if error:
                     self._skip(error, path, strict, stats)
                 elif old is None:
@@ -198,20 +208,20 @@ class Index:
         self.db.execute("DELETE FROM figures WHERE path = ?", (path,))
         self.db.execute("DELETE FROM files WHERE path = ?", (path,))
 
-    def _read(self, path: str, st: os.stat_result) -> str:
-        """Index one file; its error line when it is not a readable result."""
+    def _read(self, path: str, key: str, st: os.stat_result) -> str:
+        """Index one file under ``key``; its error line when it is not a readable result."""
         try:
             f = facts(store.load(path), path)
         except TkperfError as exc:
             self.db.execute("INSERT INTO files VALUES (?, ?, ?, ?, '', '', '', '', 0)",
-                            (path, st.st_mtime_ns, st.st_size, str(exc) or "not a tkperf result"))
+                            (key, st.st_mtime_ns, st.st_size, str(exc) or "not a tkperf result"))
             return str(exc) or "not a tkperf result"
         self.db.execute("INSERT INTO files VALUES (?, ?, ?, '', ?, ?, ?, ?, ?)",
-                        (path, st.st_mtime_ns, st.st_size, f.started, f.device, f.label, f.firmware,
+                        (key, st.st_mtime_ns, st.st_size, f.started, f.device, f.label, f.firmware,
                          int(f.quick)))
         self.db.executemany(
             "INSERT INTO figures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(path, i, r.test, r.figure, r.label, r.unit, r.better, r.text, r.value, r.lo, r.hi, r.sd, r.n,
+            [(key, i, r.test, r.figure, r.label, r.unit, r.better, r.text, r.value, r.lo, r.hi, r.sd, r.n,
               None if r.steady is None else int(r.steady)) for i, r in enumerate(f.figures)])
         return ""
 
@@ -221,7 +231,7 @@ class Index:
         for r in self.db.execute("SELECT path, test, figure, label, unit, better, text, value, lo, hi, sd, n, "
                                  "steady FROM figures ORDER BY path, ord"):
             rows.setdefault(r[0], []).append(FigureRow(*r[1:12], None if r[12] is None else bool(r[12])))
-        return [FileFacts(p, started, dev, label, fw, bool(quick), tuple(rows.get(p, ())))
+        return [FileFacts(self._real(p), started, dev, label, fw, bool(quick), tuple(rows.get(p, ())))
                 for p, started, dev, label, fw, quick in self.db.execute(
                     "SELECT path, started, device, label, firmware, quick FROM files WHERE error = ''")]
 
