@@ -416,6 +416,9 @@ def test_json_validates_against_its_schema(capsys, pair, ssd):
     assert cell["change_pct"] == pytest.approx(-20.0)
     assert cell["p_value"] < 0.001 and (cell["n_result"], cell["n_baseline"]) == (5, 5)
     assert {c["verdict"] for c in data["figures"]} == {"regression", "ok", "info"}
+    wsat = {c["figure"]: c for c in data["figures"] if c["test"] == "wsat"}
+    assert (wsat["last_5_intervals_iops"]["n_result"], wsat["first_interval_iops"]["p_value"]) == (5, None)
+    assert wsat["last_5_intervals_iops"]["p_value"] == pytest.approx(0.5)  # the same intervals: t = 0
 
 
 def test_the_schema_refuses_a_wrong_verdict(capsys):

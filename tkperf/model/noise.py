@@ -142,11 +142,28 @@ def _one_round(test: TestRun, r: Round) -> TestRun:
     return dataclasses.replace(test, rounds=[r], steady=None)
 
 
+def _stream_values(test: TestRun, figures: Callable[[TestRun], list]) -> Dict[str, List[float]]:
+    """A stream's window: the tracking figure of each interval of its
+    steady-state window (else its last intervals), for the figures that are
+    their mean (WSAT's last intervals)."""
+    wanted = set(test.steady.rounds) if test.steady is not None and test.steady.rounds else None
+    pairs = test.tracking_values()
+    values = [v for i, v in pairs if i in wanted] if wanted is not None else \
+        [v for _, v in pairs[-(test.steady.window if test.steady is not None else 5):]]
+    if len(values) < 2:
+        return {}
+    m = mean(values)
+    return {f.key: values for f in figures(test) if abs(f.value - m) <= 1e-6 * max(abs(m), 1.0)}
+
+
 def window_values(test: TestRun, figures: Callable[[TestRun], list]) -> Dict[str, List[float]]:
     """Figure key -> the figure of each window round alone, for the figures
     these values describe: those that lie within the values' range (a mean
-    or an extreme of them).  Empty for a stream (no rounds) or a window of
-    fewer than two rounds; ``figures`` is the test type's headline."""
+    or an extreme of them).  A stream's figures that are the mean of its
+    window's intervals get those intervals.  Empty for a window of fewer
+    than two values; ``figures`` is the test type's headline."""
+    if not test.rounds and test.series:
+        return _stream_values(test, figures)
     rounds = test.window_rounds() if test.rounds else []
     if len(rounds) < 2:
         return {}
