@@ -24,7 +24,7 @@ def lines(devices: Sequence[Device]) -> List[str]:
 
     out: List[str] = []
     for d in devices:
-        out.append(f"{d.label}: {d.runs} results ({d.key})")
+        out.append(f"{d.label}: {d.runs} result{'' if d.runs == 1 else 's'} ({d.key})")
         for t in d.trends:
             last = t.points[-1]
             spread = f" (window {value_text(t, last.lo)}-{value_text(t, last.hi)})" if last.lo is not None else ""

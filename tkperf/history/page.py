@@ -38,6 +38,10 @@ def _doc(title: str, body: List[str]) -> bytes:
             + "\n".join(body) + "\n</body></html>\n").encode("utf-8")
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def value_text(trend: Trend, value: float) -> str:
     try:
         return trend.text.format(value)
@@ -77,7 +81,7 @@ def device_page(device: Device, charts: bool) -> bytes:
         steady = "" if tail.steady in (None, True) else " (window not steady)"
         body += [f"<h2>{e(t.test)}: {e(t.label)} <small>({e(t.figure)})</small></h2>",
                  f"<p>Last: {e(value_text(t, tail.value))} {e(t.unit)}{e(quick)}{e(steady)}; "
-                 f"{len(t.points)} runs, {len(t.changes)} change points.</p>"]
+                 f"{len(t.points)} runs, {plural(len(t.changes), 'change point')}.</p>"]
         if charts:
             body.append(f"<img src=\"{chart_name(device, t)}\" alt=\"{e(t.test)} {e(t.figure)} trend\">")
         body += _changes(t)
