@@ -94,6 +94,21 @@ def test_a_planted_step_names_the_right_run_and_no_other(capsys, nightly):
     assert data["changepoints"]["min_segment"] == changepoints.MIN_SEGMENT
 
 
+def test_json_validates_against_its_schema(capsys, nightly):
+    import jsonschema
+
+    rc, out, _ = history(capsys, nightly, "--json")
+    with open(os.path.join(ROOT, "tkperf", "model", "data", "history.schema.json"), encoding="utf-8") as fh:
+        schema = json.load(fh)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    data = json.loads(out)
+    jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
+    assert rc == EXIT_OK and data["index"] == os.path.join(nightly, INDEX_NAME)
+    data["devices"][0]["trends"][0]["changes"][0]["path"] = None
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
+
+
 def test_trend_points_carry_the_window_spread(capsys, nightly):
     rc, out, _ = history(capsys, nightly, "--json")
     trend = next(t for t in json.loads(out)["devices"][0]["trends"] if t["figure"] == "seq_read_mb_s")
