@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tkperf.cli import main
-from tkperf.errors import EXIT_OK, EXIT_RESULT_FILE
+from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_RESULT_FILE
 from tkperf.history import INDEX_NAME, changepoints, collect
 from tkperf.model import store
 from tkperf.model.results import IoStats, RunResult
@@ -199,6 +199,12 @@ def test_a_named_file_that_is_not_a_result(capsys, tmp_path):
 def test_a_missing_path(capsys, tmp_path):
     rc, _, err = history(capsys, str(tmp_path / "nope"))
     assert rc == EXIT_RESULT_FILE and len(err.splitlines()) == 1 and "nope" in err
+
+
+def test_an_outdir_that_cannot_be_made(capsys, tmp_path):
+    (tmp_path / "file").write_text("")
+    rc, _, err = history(capsys, EXAMPLE, "--outdir", str(tmp_path / "file" / "pages"))
+    assert rc == EXIT_OUTPUT and len(err.splitlines()) == 1 and "pages" in err
 
 
 def test_a_directory_of_other_xml_only(capsys, tmp_path):

@@ -14,6 +14,7 @@ import json
 from typing import List, Sequence
 
 from tkperf import history
+from tkperf.cli.common import prepare_outdir
 from tkperf.errors import EXIT_OK
 from tkperf.history.trends import Device, as_dict
 
@@ -43,7 +44,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.outdir:
         from tkperf.history import page
 
-        written = page.write(devices, args.outdir, charts=not args.no_plots)
+        written = page.write(devices, prepare_outdir(args.outdir), charts=not args.no_plots)
     if args.json:
         print(json.dumps(as_dict(devices, index, stats.as_dict()), indent=2))
     else:
