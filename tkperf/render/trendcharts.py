@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from tkperf.render.charts import _draw, _figure, _thousands, _wrap_title
+from tkperf.render.charts import _draw, _figure, _legend_below, _thousands, _wrap_title
 
 
 @dataclass(frozen=True)
@@ -55,11 +55,12 @@ def trend(path: str, spec: TrendChart) -> str:
             ax.annotate(plain(label), (index + 0.5, 1.0), xycoords=("data", "axes fraction"), fontsize=7,
                         color="#cb181d", ha="left", va="top", rotation=90)
         ax.set_title(_wrap_title(plain(spec.title)))
-        ax.set_xlabel("run (in time order)")
+        span = f", {spec.dates[0][:10]} to {spec.dates[-1][:10]}" if spec.dates and spec.dates[0] else ""
+        ax.set_xlabel(plain(f"run (in time order{span})"))
         ax.set_ylabel(plain(spec.unit))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
-        ax.legend(loc="lower left", frameon=False, fontsize=7)
+        _legend_below(fig, [ax])  # never over the data
         return fig
 
     return _draw(path, build)
