@@ -29,8 +29,15 @@ def example(name: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def ssd() -> RunResult:
+def noisy() -> RunResult:
+    """The example as recorded: its IOPS window varies by about 45% (it did not reach steady state)."""
     return store.load(example("example-ssd"))
+
+
+@pytest.fixture(scope="module")
+def ssd(noisy) -> RunResult:
+    """The example with calm windows for the RND 4k W IOPS and latency (the figures the tests move)."""
+    return calmed(calmed(noisy, "iops", WRITE_4K, "iops"), "lat", WRITE_4K, "lat_mean_us")
 
 
 def scaled(run: RunResult, test: str, workload: str, field: str, factor: float) -> RunResult:
@@ -48,6 +55,34 @@ def scaled(run: RunResult, test: str, workload: str, field: str, factor: float) 
     t.rounds = [dataclasses.replace(r, workloads=tuple(scale(w) for w in r.workloads))
                 if r.index in window else r for r in t.rounds]
     return run
+
+
+CALM = (1.0, 1.01, 0.99, 1.005, 0.995)  # a window that varies by +-1%
+
+
+def calmed(run: RunResult, test: str, workload: str, field: str) -> RunResult:
+    """A copy of ``run`` whose window values of ``write.<field>`` of one
+    workload lie within 1% of their mean: a window that shows little noise."""
+    run = copy.deepcopy(run)
+    t = run.test(test)
+    window = [r.index for r in t.window_rounds()]
+    values = [getattr(w.write, field) for r in t.window_rounds() for w in r.workloads if w.name == workload]
+    mean = sum(values) / len(values)
+    factor = {index: CALM[i % len(CALM)] for i, index in enumerate(window)}
+
+    def calm(w: Workload, index: int) -> Workload:
+        if w.name != workload:
+            return w
+        return dataclasses.replace(w, write=dataclasses.replace(w.write, **{field: mean * factor[index]}))
+
+    t.rounds = [dataclasses.replace(r, workloads=tuple(calm(w, r.index) for w in r.workloads))
+                if r.index in factor else r for r in t.rounds]
+    return run
+
+
+def rows(out: str) -> list:
+    """The table's rows: the lines between the header and the warnings or the summary."""
+    return [line for line in out.splitlines()[1:-1] if not line.startswith("warning: ")]
 
 
 def saved(tmp_path, name: str, run: RunResult) -> str:
@@ -77,8 +112,8 @@ def test_identical_files_pass(capsys, pair, ssd):
     rc, out, err = check(capsys, result, "--baseline", base)
     assert rc == EXIT_OK, err
     lines = out.splitlines()
-    assert lines[0].split() == ["test", "figure", "unit", "baseline", "result", "change", "%", "verdict"]
-    assert len(lines) == 1 + 11 + 1  # header, every headline figure of the four tests, summary
+    assert lines[0].split() == ["test", "figure", "unit", "baseline", "result", "change", "%", "p", "verdict"]
+    assert len(rows(out)) == 11  # every headline figure of the four tests
     assert lines[-1] == "ok: 11 figures within 10% of the baseline"
     assert "REGRESSION" not in out and err == ""
 
@@ -87,9 +122,11 @@ def test_an_iops_drop_in_one_cell_is_a_regression(capsys, pair, ssd):
     result, base = pair(scaled(ssd, "iops", WRITE_4K, "iops", 0.8))
     rc, out, _ = check(capsys, result, "--baseline", base)
     assert rc == EXIT_REGRESSION
-    bad = [line for line in out.splitlines()[1:-1] if "REGRESSION" in line]
+    bad = [line for line in rows(out) if "REGRESSION" in line]
     assert len(bad) == 1 and bad[0].split()[:2] == ["iops", "rnd_4k_write_iops"] and "-20.0" in bad[0]
-    assert out.splitlines()[-1] == "REGRESSION: 1 of 11 figures worse than 10%: iops/rnd_4k_write_iops -20.0%"
+    assert bad[0].split()[-2] == "<0.001"  # the p value
+    assert out.splitlines()[-1] == ("REGRESSION: 1 of 11 figures worse than 10% and not noise "
+                                    "(Welch's t-test at 0.05): iops/rnd_4k_write_iops -20.0%")
 
 
 def test_a_drop_within_tolerance_passes(capsys, pair, ssd):
@@ -110,7 +147,7 @@ def test_an_improvement_passes_and_is_shown(capsys, pair, ssd):
     result, base = pair(faster)
     rc, out, _ = check(capsys, result, "--baseline", base)
     assert rc == EXIT_OK
-    improved = [line.split()[1] for line in out.splitlines()[1:-1] if line.endswith("improved")]
+    improved = [line.split()[1] for line in rows(out) if line.endswith("improved")]
     assert improved == ["rnd_4k_write_iops", "rnd_4k_write_lat_mean_us"]
     assert out.splitlines()[-1].endswith(", 2 improved")
 
@@ -126,6 +163,120 @@ def test_judge(better, change, verdict):
 
 def test_change_of_a_zero_baseline():
     assert regression.change_pct(0.0, 0.0) == 0.0 and regression.change_pct(0.0, 5.0) is None
+
+
+# --- noise ------------------------------------------------------------------------------------
+
+def test_a_drop_the_window_shows_as_noise_passes(capsys, pair, noisy):
+    """The example's IOPS window varies by about 45%: a 20% drop of every value is noise."""
+    result, base = pair(scaled(noisy, "iops", WRITE_4K, "iops", 0.8))
+    rc, out, _ = check(capsys, result, "--baseline", base, "--metric", "rnd_4k_write_iops")
+    assert rc == EXIT_OK
+    (line,) = rows(out)
+    assert line.split()[-1] == "noise" and "-20.0" in line and float(line.split()[-2]) >= 0.05
+    assert out.splitlines()[-1] == ("ok: 1 figures within 10% of the baseline, "
+                                    "1 beyond it but noise (Welch's t-test at 0.05)")
+    rc, out, _ = check(capsys, result, "--baseline", base, "--metric", "rnd_4k_write_iops", "--alpha", "1")
+    assert rc == EXIT_REGRESSION  # the tolerance alone would have failed it
+
+
+def test_two_runs_of_one_device_differ_by_noise(capsys):
+    """Two recorded runs on loop devices: RND 4k W IOPS -21%, latency +26%, but their windows overlap."""
+    rc, out, _ = check(capsys, example("example-ssd"), "--baseline", example("example-ssd-2"),
+                       "--metric", "rnd_4k_write_iops", "--metric", "rnd_4k_write_lat_mean_us")
+    assert rc == EXIT_OK
+    assert [(line.split()[1], line.split()[-1]) for line in rows(out)] == [
+        ("rnd_4k_write_iops", "noise"), ("rnd_4k_write_lat_mean_us", "noise")]
+
+
+def test_several_baselines_are_one_distribution(capsys, tmp_path, ssd):
+    nights = [saved(tmp_path, f"night{i}", scaled(ssd, "iops", WRITE_4K, "iops", f))
+              for i, f in enumerate((0.95, 1.0, 1.05))]
+    result = saved(tmp_path, "result", scaled(ssd, "iops", WRITE_4K, "iops", 0.8))
+    rc, out, _ = check(capsys, result, "--baseline", *nights, "--json", "--metric", "rnd_4k_write_iops")
+    data = json.loads(out)
+    (cell,) = data["figures"]
+    assert rc == EXIT_REGRESSION and data["baseline"] == nights
+    assert cell["baseline"] == pytest.approx(ssd.test("iops").window_average(WRITE_4K, "write.iops"))
+    assert (cell["n_baseline"], cell["n_result"], cell["verdict"]) == (3, 5, "regression")
+    assert cell["baseline_sd"] == pytest.approx(0.05 * cell["baseline"])
+    # the same drop against nights that spread widely is noise
+    wide = [saved(tmp_path, f"wide{i}", scaled(ssd, "iops", WRITE_4K, "iops", f))
+            for i, f in enumerate((0.7, 1.0, 1.3))]
+    rc, out, _ = check(capsys, result, "--baseline", *wide, "--json", "--metric", "rnd_4k_write_iops")
+    assert rc == EXIT_OK and json.loads(out)["figures"][0]["verdict"] == "noise"
+
+
+def test_welch_matches_a_published_example():
+    """Welch's t-test, Wikipedia's example 1: t = -2.46, df = 25.0, two-sided p = 0.021."""
+    from tkperf.model import noise
+
+    a = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4]
+    b = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4]
+    w = noise.welch(a, b, "higher")
+    assert (round(w.t, 2), round(w.df, 1), round(2 * w.p_worse, 3)) == (-2.46, 25.0, 0.021)
+    assert w.p_worse + w.p_better == pytest.approx(1.0)
+    assert noise.t_sf(2.0, 10) == pytest.approx(0.0367, abs=1e-4) and noise.welch([1.0], [2.0], "higher") is None
+
+
+@pytest.mark.parametrize("change,shown", [(-10.045, "-10.04"), (-10.0, "-10.0"), (-9.96, "-9.96"),
+                                          (-20.0, "-20.0"), (10.0004, "+10.0004"), (3.14159, "+3.1")])
+def test_a_change_next_to_the_tolerance_reads_as_judged(change, shown):
+    from tkperf.cli.check import change_text
+
+    assert change_text(change, 10.0).startswith(shown)
+
+
+def test_a_change_just_beyond_the_tolerance_is_printed_beyond_it(capsys, pair, ssd):
+    result, base = pair(scaled(ssd, "iops", WRITE_4K, "iops", 1 - 0.10045))
+    rc, out, _ = check(capsys, result, "--baseline", base, "--metric", "rnd_4k_write_iops")
+    (line,) = rows(out)
+    assert rc == EXIT_REGRESSION and ("-10.04" in line or "-10.05" in line)
+    assert "-10.0 " not in line
+
+
+# --- warnings ----------------------------------------------------------------------------------
+
+def test_warnings_in_table_json_and_junit(capsys, tmp_path, ssd):
+    other = copy.deepcopy(ssd)
+    other.options["runtime"] = "10"
+    other.quick = False
+    base = saved(tmp_path, "base", other)
+    result = saved(tmp_path, "result", ssd)
+    junit = tmp_path / "junit.xml"
+    rc, out, _ = check(capsys, result, "--baseline", base, "--junit", str(junit))
+    warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
+    assert rc == EXIT_OK and len(warnings) == 4
+    assert "result did not reach steady state in iops, wsat" in warnings[0]
+    assert "baseline did not reach steady state in iops, wsat" in warnings[1]
+    assert warnings[2].startswith("warning: result was a --quick run") and "verdict says little" in warnings[2]
+    assert "different parameters (runtime 1 vs 10)" in warnings[3]
+    assert "not the drive" in warnings[3]
+    rc, out, _ = check(capsys, result, "--baseline", base, "--json")
+    assert [f"warning: {w}" for w in json.loads(out)["warnings"]] == warnings
+    suite = lxml.etree.parse(str(junit)).getroot().find("testsuite")
+    assert [p.get("value") for p in suite.find("properties") if p.get("name") == "warning"] == \
+        [w[len("warning: "):] for w in warnings]
+    assert suite.find("system-out").text.splitlines() == warnings
+
+
+def test_steady_runs_of_the_same_parameters_warn_of_nothing(capsys, pair, ssd):
+    run = copy.deepcopy(ssd)
+    run.quick = False
+    for t in run.tests:
+        if t.steady is not None:
+            t.steady = dataclasses.replace(t.steady, steady=True)
+    result, base = pair(run)
+    base_run = store.load(base)
+    assert regression.compare(run, base_run, 10.0).warnings != ()  # the baseline is the quick example
+    rc, out, _ = check(capsys, result, "--baseline", result)
+    assert rc == EXIT_OK and "warning" not in out
+
+
+@pytest.mark.parametrize("alpha", ["0", "2", "x"])
+def test_a_bad_alpha_is_a_usage_error(capsys, alpha):
+    rc, _, err = check(capsys, example("example-ssd"), "--baseline", example("example-ssd"), "--alpha", alpha)
+    assert rc == EXIT_USAGE and len(err.splitlines()) == 1 and "--alpha" in err
 
 
 # --- not comparable ----------------------------------------------------------------------------
@@ -207,7 +358,7 @@ def test_metric_limits_the_check(capsys, pair, ssd):
     rc, out, _ = check(capsys, result, "--baseline", base, "--metric", "rnd_4k_read_iops",
                        "--metric", "seq_write_mb_s")
     assert rc == EXIT_OK  # the regressed figure is not among them
-    assert [line.split()[1] for line in out.splitlines()[1:-1]] == ["rnd_4k_read_iops", "seq_write_mb_s"]
+    assert [line.split()[1] for line in rows(out)] == ["rnd_4k_read_iops", "seq_write_mb_s"]
 
 
 def test_an_unknown_metric_names_the_known_ones(capsys):
@@ -235,7 +386,8 @@ def test_junit(capsys, tmp_path, pair, ssd):
     assert failed == [("iops", "rnd_4k_write_iops"), ("lat", "rnd_4k_write_lat_mean_us")]
     message = cases[0].find("failure").get("message")
     assert "-20.0%" in message and "tolerance 10%" in message
-    assert [p.get("name") for p in suite.find("properties")] == ["result", "baseline", "tolerance_pct"]
+    names = [p.get("name") for p in suite.find("properties")]
+    assert names[:4] == ["result", "baseline", "tolerance_pct", "alpha"] and set(names[4:]) == {"warning"}
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
 
 
@@ -256,13 +408,17 @@ def test_json_validates_against_its_schema(capsys, pair, ssd):
         schema = json.load(fh)
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
-    assert (data["version"], data["tolerance_pct"], data["verdict"]) == (1, 5.0, "regression")
-    assert (data["result"], data["baseline"]) == (result, base)
+    assert (data["version"], data["tolerance_pct"], data["alpha"], data["verdict"]) == (2, 5.0, 0.05, "regression")
+    assert (data["result"], data["baseline"]) == (result, [base])
     cell = data["figures"][0]
     assert (cell["test"], cell["figure"], cell["better"], cell["verdict"]) == \
         ("iops", "rnd_4k_write_iops", "higher", "regression")
     assert cell["change_pct"] == pytest.approx(-20.0)
+    assert cell["p_value"] < 0.001 and (cell["n_result"], cell["n_baseline"]) == (5, 5)
     assert {c["verdict"] for c in data["figures"]} == {"regression", "ok", "info"}
+    wsat = {c["figure"]: c for c in data["figures"] if c["test"] == "wsat"}
+    assert (wsat["last_5_intervals_iops"]["n_result"], wsat["first_interval_iops"]["p_value"]) == (5, None)
+    assert wsat["last_5_intervals_iops"]["p_value"] == pytest.approx(0.5)  # the same intervals: t = 0
 
 
 def test_the_schema_refuses_a_wrong_verdict(capsys):

@@ -181,9 +181,12 @@ def test_for_terminal_escapes_everything_a_terminal_acts_on():
     ["check", "{evil}", "--baseline", EXAMPLE],
     ["check", "{evil}", "--baseline", EXAMPLE, "--json"],
     ["compare", "{evil}", EXAMPLE, "--format", "rst", "--outdir", "{tmp}/cmp"],
+    ["history", "{evil}"],
+    ["history", "{evil}", "--json", "--outdir", "{tmp}/history"],
     ["show", "{tmp}/no\x1b]0;such\x07\u009b2J.xml"],
     ["report", "{tmp}/missing\r\x1b[2K.xml"],
-], ids=["show", "show-json", "check", "check-json", "compare", "error-path", "error-report"])
+], ids=["show", "show-json", "check", "check-json", "compare", "history", "history-json", "error-path",
+        "error-report"])
 def test_commands_print_no_control_sequence(argv, tmp_path, capsys):
     evil = _hostile_result(tmp_path)
     argv = [a.format(evil=evil, tmp=tmp_path) for a in argv]
@@ -195,6 +198,10 @@ def test_commands_print_no_control_sequence(argv, tmp_path, capsys):
         assert "EVIL\\u000d\\u009b2J" in captured.out
     if "--json" in argv:
         json.loads(captured.out)  # still JSON: the escapes are JSON's
+    if argv[0] == "history" and "--outdir" in argv:  # the pages: the model as escaped text, no markup
+        for page in (tmp_path / "history").glob("*.html"):
+            text = page.read_text()
+            assert "EVIL" in text and "<script" not in text.lower()
 
 
 def test_info_of_a_device_with_a_hostile_name(tmp_path):

@@ -9,6 +9,7 @@
     tkperf compare A.xml B.xml ...      several drives side by side
     tkperf tests [--json]               the test types, built in and installed
     tkperf check RESULT.xml --baseline BASE.xml   regression check (exit 1 on a regression)
+    tkperf history FILES|DIR [--outdir D]   a device's results over time, with change points
     tkperf info DEVICE [--json]         everything known about a device (read-only)
     tkperf import OLD.xml [-o NEW.xml]  convert a result file of the original TKperf
     tkperf server [HOST --start]        the fio server a test host needs (remote targets)
@@ -31,13 +32,14 @@ import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import check, common, compare, demo, importcmd, info, manual, remote, report, run, show, tests
+from tkperf.cli import (check, common, compare, demo, history, importcmd, info, manual, remote, report, run, show,
+                        tests)
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
 from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
 
-COMMANDS = (run, demo, report, compare, show, check, tests, info, importcmd, remote, manual)
+COMMANDS = (run, demo, report, compare, show, check, history, tests, info, importcmd, remote, manual)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,9 +1,10 @@
-"""``tkperf check RESULT.xml --baseline BASE.xml``: a regression check for nightly QA.
+"""``tkperf check RESULT.xml --baseline BASE.xml [BASE.xml ...]``: a regression check for nightly QA.
 
-Compares the headline figures of every test both files hold (docs/check.rst)
-and exits 0 when every figure is within the tolerance, 1
-(``EXIT_REGRESSION``) when one got worse by more, 12 when the files do not
-measure the same thing.  Reads the files and the test types' headline
+Compares the headline figures of every test the files hold (docs/check.rst)
+and exits 0 when every figure is within the tolerance or its change is
+noise by Welch's t-test over the window values, 1 (``EXIT_REGRESSION``)
+when one got worse by more and the test says it is no noise, 12 when the
+files do not measure the same thing.  Reads the files and the test types' headline
 figures only; never imports matplotlib.
 """
 from __future__ import annotations
@@ -12,20 +13,23 @@ import argparse
 import json
 import math
 import re
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 from lxml import etree
 
 from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, UsageError
-from tkperf.model import regression, store
+from tkperf.model import noise, regression, store
 from tkperf.model.regression import Cell, Comparison
 
 DEFAULT_TOLERANCE = "10%"
 MAX_TOLERANCE_PCT = 1000.0
-JSON_VERSION = 1
+#: 1: one baseline; 2: ``baseline`` is a list, p values, spreads, ``warnings``, verdict ``noise``.
+JSON_VERSION = 2
 SHOWN_VERDICT = {regression.OK: "ok", regression.REGRESSION: "REGRESSION",
-                 regression.IMPROVED: "improved", regression.INFO: "info"}
-HEADER = ("test", "figure", "unit", "baseline", "result", "change %", "verdict")
+                 regression.IMPROVED: "improved", regression.INFO: "info", regression.NOISE: "noise"}
+HEADER = ("test", "figure", "unit", "baseline", "result", "change %", "p", "verdict")
+#: Most decimals a change is shown with (beyond this it is the tolerance itself).
+MAX_DECIMALS = 6
 
 
 def parse_tolerance(text: str) -> float:
@@ -46,77 +50,130 @@ def check_metrics(wanted: Sequence[str], known: Sequence[str]) -> None:
                          f"known: {', '.join(known) or 'none'}")
 
 
+def parse_alpha(text: str) -> float:
+    """The test's level: a number above 0 and at most 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1:
+        raise UsageError(f"--alpha {text!r}: give the noise test's level, a number above 0 and at most 1 "
+                         f"(default {noise.ALPHA:g}; 1 turns the test off)")
+    return value
+
+
 def cmd_check(args: argparse.Namespace) -> int:
-    tolerance = parse_tolerance(args.tolerance)
-    result, baseline = store.load(args.result), store.load(args.baseline)
-    reasons = regression.not_comparable(result, baseline)
-    if reasons:
-        raise NotComparableError(f"{args.result} and {args.baseline} are not comparable: "
-                                 + "; ".join(reasons))
+    tolerance, alpha = parse_tolerance(args.tolerance), parse_alpha(args.alpha)
+    result = store.load(args.result)
+    baselines = [store.load(path) for path in args.baseline]
+    for path, baseline in zip(args.baseline, baselines):
+        reasons = regression.not_comparable(result, baseline)
+        if reasons:
+            raise NotComparableError(f"{args.result} and {path} are not comparable: " + "; ".join(reasons))
     metrics = args.metric or []
-    check_metrics(metrics, regression.figure_keys(result, baseline))
-    comparison = regression.compare(result, baseline, tolerance, metrics)
+    known = [k for k in regression.figure_keys(result, baselines[0])
+             if all(k in regression.figure_keys(result, b) for b in baselines[1:])]
+    check_metrics(metrics, known)
+    comparison = regression.compare(result, baselines, tolerance, metrics, alpha)
     if args.junit:
         store.atomic_write(args.junit, junit_xml(comparison, args.result, args.baseline))
     if args.json:
         print(json.dumps(as_dict(comparison, args.result, args.baseline), indent=2))
     else:
-        print("\n".join(table(comparison) + [summary_line(comparison)]))
+        print("\n".join(table(comparison) + warning_lines(comparison) + [summary_line(comparison)]))
     return EXIT_REGRESSION if comparison.regressions else EXIT_OK
 
 
 # --- text ------------------------------------------------------------------------------------
 
-def _change(cell: Cell) -> str:
-    return "n/a" if cell.change_pct is None else f"{cell.change_pct:+.1f}"
+def change_text(change: Optional[float], tolerance_pct: float) -> str:
+    """The change with as many decimals (one at least) as it takes to read on the
+    side of the tolerance it is judged on: -10.045 at 10% is '-10.04', not '-10.0'."""
+    if change is None:
+        return "n/a"
+    beyond = abs(change) > tolerance_pct
+    for decimals in range(1, MAX_DECIMALS + 1):
+        shown = round(change, decimals)
+        if (abs(shown) > tolerance_pct) == beyond and (abs(shown) != tolerance_pct
+                                                       or abs(change) == tolerance_pct):
+            break
+    return f"{change:+.{decimals}f}"
 
 
-def row(cell: Cell) -> List[str]:
+def _change(cell: Cell, tolerance_pct: float) -> str:
+    return change_text(cell.change_pct, tolerance_pct)
+
+
+def p_text(p: Optional[float]) -> str:
+    """The p value: '-' when no test was made, '<0.001' when tiny."""
+    if p is None:
+        return "-"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def row(cell: Cell, tolerance_pct: float = 10.0) -> List[str]:
     """The cells of one table row."""
     return [cell.test, cell.figure, cell.unit, cell.text.format(cell.baseline),
-            cell.text.format(cell.result), _change(cell), SHOWN_VERDICT[cell.verdict]]
+            cell.text.format(cell.result), _change(cell, tolerance_pct), p_text(cell.p_value),
+            SHOWN_VERDICT[cell.verdict]]
 
 
 def table(comparison: Comparison) -> List[str]:
     """A plain table, one line per compared figure, numbers right-aligned."""
-    rows = [list(HEADER)] + [row(c) for c in comparison.cells]
+    rows = [list(HEADER)] + [row(c, comparison.tolerance_pct) for c in comparison.cells]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    right = (3, 4, 5)
+    right = (3, 4, 5, 6)
     return ["  ".join(v.rjust(w) if i in right else v.ljust(w)
                       for i, (v, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
+
+
+def warning_lines(comparison: Comparison) -> List[str]:
+    """'warning: ...' per caveat of the runs compared."""
+    return [f"warning: {w}" for w in comparison.warnings]
 
 
 def summary_line(comparison: Comparison) -> str:
     """One line: the verdict, counts and the figures that regressed."""
     n, tol = len(comparison.cells), f"{comparison.tolerance_pct:g}%"
     improved = len(comparison.improvements)
+    noisy = sum(1 for c in comparison.cells if c.verdict == regression.NOISE)
+    test = f"Welch's t-test at {comparison.alpha:g}"
     if comparison.regressions:
-        worse = ", ".join(f"{c.test}/{c.figure} {_change(c)}%" for c in comparison.regressions)
-        return f"REGRESSION: {len(comparison.regressions)} of {n} figures worse than {tol}: {worse}"
-    return f"ok: {n} figures within {tol} of the baseline" + (f", {improved} improved" if improved else "")
+        worse = ", ".join(f"{c.test}/{c.figure} {_change(c, comparison.tolerance_pct)}%"
+                          for c in comparison.regressions)
+        return (f"REGRESSION: {len(comparison.regressions)} of {n} figures worse than {tol} "
+                f"and not noise ({test}): {worse}")
+    return (f"ok: {n} figures within {tol} of the baseline" + (f", {improved} improved" if improved else "")
+            + (f", {noisy} beyond it but noise ({test})" if noisy else ""))
 
 
 # --- machine-readable --------------------------------------------------------------------------
 
-def as_dict(comparison: Comparison, result: str, baseline: str) -> dict:
+def as_dict(comparison: Comparison, result: str, baselines: Sequence[str]) -> dict:
     """What ``check --json`` prints (schema: tkperf/model/data/check.schema.json)."""
-    return {"version": JSON_VERSION, "tolerance_pct": comparison.tolerance_pct, "result": result,
-            "baseline": baseline, "verdict": comparison.verdict,
+    return {"version": JSON_VERSION, "tolerance_pct": comparison.tolerance_pct, "alpha": comparison.alpha,
+            "test": "welch-t-one-sided", "result": result, "baseline": list(baselines),
+            "verdict": comparison.verdict, "warnings": list(comparison.warnings),
             "figures": [c.as_dict() for c in comparison.cells]}
 
 
-def junit_xml(comparison: Comparison, result: str, baseline: str) -> bytes:
-    """JUnit XML: a testcase per compared figure, a failure per regression."""
+def junit_xml(comparison: Comparison, result: str, baselines: Sequence[str]) -> bytes:
+    """JUnit XML: a testcase per compared figure, a failure per regression;
+    the warnings as properties and in the suite's system-out."""
     n, failures = str(len(comparison.cells)), str(len(comparison.regressions))
     root = etree.Element("testsuites", name="tkperf check", tests=n, failures=failures, errors="0")
     suite = etree.SubElement(root, "testsuite", name="tkperf check", tests=n, failures=failures,
                              errors="0", skipped="0")
     props = etree.SubElement(suite, "properties")
-    for name, value in (("result", result), ("baseline", baseline),
-                        ("tolerance_pct", f"{comparison.tolerance_pct:g}")):
+    pairs = [("result", result)] + [("baseline", b) for b in baselines] + [
+        ("tolerance_pct", f"{comparison.tolerance_pct:g}"), ("alpha", f"{comparison.alpha:g}")]
+    pairs += [("warning", w) for w in comparison.warnings]
+    for name, value in pairs:
         etree.SubElement(props, "property", name=name, value=value)
     for cell in comparison.cells:
         _testcase(suite, cell, comparison.tolerance_pct)
+    if comparison.warnings:
+        etree.SubElement(suite, "system-out").text = "\n".join(warning_lines(comparison))
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
@@ -125,11 +182,13 @@ def _testcase(suite: etree._Element, cell: Cell, tolerance_pct: float) -> None:
     moved = f"{cell.text.format(cell.baseline)} -> {cell.text.format(cell.result)} {cell.unit}".rstrip()
     if cell.verdict == regression.REGRESSION:
         failure = etree.SubElement(case, "failure", type="regression",
-                                   message=f"{cell.label}: {moved} ({_change(cell)}%, "
-                                           f"{cell.better} is better, tolerance {tolerance_pct:g}%)")
+                                   message=f"{cell.label}: {moved} ({_change(cell, tolerance_pct)}%, "
+                                           f"{cell.better} is better, tolerance {tolerance_pct:g}%, "
+                                           f"p {p_text(cell.p_value)})")
         failure.text = moved
     out = etree.SubElement(case, "system-out")
-    out.text = (f"baseline={cell.baseline!r} result={cell.result!r} change_pct={_change(cell)} "
+    out.text = (f"baseline={cell.baseline!r} result={cell.result!r} "
+                f"change_pct={_change(cell, tolerance_pct)} p={p_text(cell.p_value)} "
                 f"unit={cell.unit} better={cell.better or 'none'} verdict={cell.verdict}")
 
 
@@ -137,9 +196,14 @@ def register(sub) -> None:
     check = sub.add_parser("check", help="check a result against a baseline (exit 1 on a regression)",
                            allow_abbrev=False)
     check.add_argument("result", help="the tkperf result XML file to check")
-    check.add_argument("--baseline", required=True, metavar="BASE.xml", help="the result file to compare with")
+    check.add_argument("--baseline", required=True, nargs="+", action="extend", metavar="BASE.xml",
+                       help="the result file(s) to compare with; several (the last nights) are one "
+                            "baseline: their mean and their pooled window values")
     check.add_argument("--tolerance", default=DEFAULT_TOLERANCE, metavar="PCT",
                        help="how much worse a figure may get, in percent: 10%% or 10 (default 10%%)")
+    check.add_argument("--alpha", default=f"{noise.ALPHA:g}", metavar="LEVEL",
+                       help="a change beyond the tolerance is a regression only when Welch's t-test "
+                            "over the window values gives p below LEVEL (default %(default)s; 1: off)")
     check.add_argument("--metric", action="append", metavar="KEY",
                        help="check only this figure key (repeatable; default all)")
     check.add_argument("--junit", metavar="FILE", help="also write the comparison as JUnit XML")

@@ -5,19 +5,25 @@ and the test types' headline figures; it prints nothing and never imports
 the renderer or matplotlib.  Tests are matched by ``TestRun.key``, figures
 by ``Figure.key``.  A figure *regresses* when it moved in its worse
 direction (``Figure.better``) by more than the tolerance, relative to the
-baseline; a figure without a better direction is only reported.
+baseline, **and** Welch's t-test over the window values of both sides
+(:mod:`tkperf.model.noise`) says the move is unlikely to be noise; a move
+beyond the tolerance that the windows' spread explains is ``noise``.  A
+figure without a better direction is only reported.  Several baselines
+(the last nights) are one baseline: their mean, and the result is tested as
+one more draw from their distribution (:func:`noise.predict`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from tkperf import testtypes
+from tkperf.model import caveats, noise
 from tkperf.model.results import RunResult, TestRun
 from tkperf.testtypes.base import Figure
 
 #: Verdicts of one figure.
-OK, REGRESSION, IMPROVED, INFO = "ok", "regression", "improved", "info"
+OK, REGRESSION, IMPROVED, INFO, NOISE = "ok", "regression", "improved", "info", "noise"
 #: Capacities further apart than this factor are not comparable.
 MAX_CAPACITY_RATIO = 2.0
 #: Parameters of a test that must match (block sizes and R/W mixes).
@@ -38,12 +44,18 @@ class Cell:
     change_pct: Optional[float]  # None when the baseline is 0 and the result is not
     verdict: str
     text: str = "{:,.0f}"  # how the figure's values are shown
+    p_value: Optional[float] = None  # one-sided, in the direction it moved; None: no test made
+    result_sd: Optional[float] = None  # the spread of the values tested (None: none known)
+    baseline_sd: Optional[float] = None
+    n_result: int = 1
+    n_baseline: int = 1
 
     def as_dict(self) -> dict:
         """The cell as ``check --json`` prints it."""
         return {"test": self.test, "figure": self.figure, "unit": self.unit, "better": self.better,
                 "baseline": self.baseline, "result": self.result, "change_pct": self.change_pct,
-                "verdict": self.verdict}
+                "p_value": self.p_value, "baseline_sd": self.baseline_sd, "result_sd": self.result_sd,
+                "n_baseline": self.n_baseline, "n_result": self.n_result, "verdict": self.verdict}
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,8 @@ class Comparison:
 
     tolerance_pct: float
     cells: Tuple[Cell, ...]
+    alpha: float = noise.ALPHA
+    warnings: Tuple[str, ...] = ()
 
     @property
     def regressions(self) -> List[Cell]:
@@ -80,16 +94,19 @@ def change_pct(baseline: float, result: float) -> Optional[float]:
     return (result - baseline) / abs(baseline) * 100.0
 
 
-def judge(better: str, change: Optional[float], tolerance_pct: float) -> str:
-    """The verdict of one figure that moved by ``change`` percent."""
+def judge(better: str, change: Optional[float], tolerance_pct: float,
+          p_value: Optional[float] = None, alpha: float = noise.ALPHA) -> str:
+    """The verdict of one figure that moved by ``change`` percent; ``p_value``
+    (one-sided, in the direction it moved) None when no test could be made:
+    then the tolerance alone decides."""
     if not better or change is None:
         return INFO
     worse = -change if better == "higher" else change
-    if worse > tolerance_pct:
-        return REGRESSION
-    if -worse > tolerance_pct:
-        return IMPROVED
-    return OK
+    if abs(worse) <= tolerance_pct:
+        return OK
+    if p_value is not None and p_value >= alpha:
+        return NOISE
+    return REGRESSION if worse > 0 else IMPROVED
 
 
 def not_comparable(result: RunResult, baseline: RunResult) -> List[str]:
@@ -147,19 +164,53 @@ def _pairs(result: RunResult, baseline: RunResult) -> List[Tuple[TestRun, TestRu
     return [(t, baseline.test(t.key)) for t in result.tests if baseline.test(t.key) is not None]  # type: ignore[misc]
 
 
-def compare(result: RunResult, baseline: RunResult, tolerance_pct: float,
-            metrics: Sequence[str] = ()) -> Comparison:
-    """Every headline figure both runs hold, cell by cell (only ``metrics`` when given)."""
+Baselines = Union[RunResult, Sequence[RunResult]]
+
+
+def _as_list(baselines: Baselines) -> List[RunResult]:
+    return [baselines] if isinstance(baselines, RunResult) else list(baselines)
+
+
+def compare(result: RunResult, baselines: Baselines, tolerance_pct: float,
+            metrics: Sequence[str] = (), alpha: float = noise.ALPHA) -> Comparison:
+    """Every headline figure the result and every baseline hold, cell by cell
+    (only ``metrics`` when given); several baselines are one distribution."""
+    bases = _as_list(baselines)
     cells: List[Cell] = []
-    for test, base in _pairs(result, baseline):
-        base_figs: Dict[str, Figure] = {f.key: f for f in figures(base)}
+    for test in result.tests:
+        others = [b.test(test.key) for b in bases]
+        if any(o is None for o in others):
+            continue
+        base_figs = [{f.key: f for f in figures(o)} for o in others]  # type: ignore[arg-type]
+        mine_values = noise.window_values(test, figures)
+        base_values = [noise.window_values(o, figures) for o in others]  # type: ignore[arg-type]
         for fig in figures(test):
-            if fig.key in base_figs and (not metrics or fig.key in metrics):
-                cells.append(_cell(test.key, fig, base_figs[fig.key], tolerance_pct))
-    return Comparison(tolerance_pct, tuple(cells))
+            if all(fig.key in b for b in base_figs) and (not metrics or fig.key in metrics):
+                theirs = [v.get(fig.key, [b[fig.key].value]) for v, b in zip(base_values, base_figs)]
+                cells.append(_cell(test.key, fig, [b[fig.key].value for b in base_figs],
+                                   mine_values.get(fig.key, [fig.value]), theirs, tolerance_pct, alpha))
+    return Comparison(tolerance_pct, tuple(cells), alpha, tuple(caveats.warnings(result, bases)))
 
 
-def _cell(test: str, fig: Figure, base: Figure, tolerance_pct: float) -> Cell:
-    change = change_pct(base.value, fig.value)
-    return Cell(test, fig.key, fig.label, fig.unit, fig.better, base.value, fig.value, change,
-                judge(fig.better, change, tolerance_pct), fig.text)
+def _cell(test: str, fig: Figure, base_values: List[float], mine: List[float],
+          theirs: List[List[float]], tolerance_pct: float, alpha: float) -> Cell:
+    """``mine``: the result's window values (or its figure alone); ``theirs``:
+    each baseline's window values (or its figure alone)."""
+    base = noise.mean(base_values)
+    change = change_pct(base, fig.value)
+    better = fig.better or "higher"
+    if len(base_values) > 1:  # the nights' own spread, at least what the windows show
+        floor = noise.mean([noise.variance(v) / len(v) for v in theirs + [mine]])
+        tested = noise.predict(fig.value, base_values, better, floor)
+        sample = base_values
+    else:
+        sample = theirs[0]
+        tested = noise.welch(mine, sample, better)
+    p = None
+    if tested is not None and change is not None and fig.better:
+        worse = -change if fig.better == "higher" else change
+        p = tested.p_worse if worse > 0 else tested.p_better
+    return Cell(test, fig.key, fig.label, fig.unit, fig.better, base, fig.value, change,
+                judge(fig.better, change, tolerance_pct, p, alpha), fig.text, p,
+                noise.stdev(mine) if len(mine) > 1 else None,
+                noise.stdev(sample) if len(sample) > 1 else None, len(mine), len(sample))

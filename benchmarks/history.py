@@ -1,0 +1,129 @@
+"""Time ``tkperf history`` over a year of nightly results of one drive.
+
+Builds N results (default 365) of one drive from one real result
+(examples/example-ssd.xml, a recorded run on a loop device): night ``i``
+is the example with every round's IOPS and MB/s scaled by ``1 + 2%
+jitter`` (mean latency by its inverse), a step of -15% from night
+N - 60 on, and its start ``i`` days after the first.  The files are
+written through tkperf's own ``store.save`` (not timed).
+
+Then, each timed in a fresh child process (as a cron job or a user
+would run it, imports included):
+
+1. the first build: ``tkperf history DIR --json`` with no index yet
+   (every file parsed, the SQLite index written, change points found);
+2. an update after one more night: one more file, the same command
+   (the index re-reads that file only);
+3. the same update with ``--outdir``: the HTML page and a PNG per figure.
+
+Aims: first build under 10 s, update under 1 s.  Also checks that the
+planted step is the one change point of the RND 4k W IOPS trend.
+
+    python3 benchmarks/history.py [--nights N] [--out DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+
+from tkperf.model import store  # noqa: E402
+from tkperf.model.results import IoStats, RunResult  # noqa: E402
+
+EXAMPLE = os.path.join(ROOT, "examples", "example-ssd.xml")
+START = datetime(2026, 1, 1, 1, 30, tzinfo=timezone.utc)
+STEP = 0.85
+
+
+def _scale(stats: IoStats, factor: float) -> IoStats:
+    return dataclasses.replace(stats, iops=stats.iops * factor, bw_bytes=stats.bw_bytes * factor,
+                               lat_mean_us=stats.lat_mean_us / factor)
+
+
+def night(run: RunResult, i: int, factor: float) -> RunResult:
+    run = copy.deepcopy(run)
+    run.device = dataclasses.replace(run.device, serial="SN-BENCH-0001", model="EXAMPLE SSD")
+    run.name = f"nightly-{i:03d}"
+    run.started = (START + timedelta(days=i)).isoformat()
+    for t in run.tests:
+        t.rounds = [dataclasses.replace(r, workloads=tuple(
+            dataclasses.replace(w, read=_scale(w.read, factor), write=_scale(w.write, factor))
+            for w in r.workloads)) for r in t.rounds]
+    return run
+
+
+def write_nights(base: RunResult, folder: str, first: int, last: int, step_at: int) -> None:
+    rng = np.random.default_rng(365)
+    jitter = 1.0 + 0.02 * rng.standard_normal(last + 1)
+    for i in range(first, last + 1):
+        factor = float(jitter[i]) * (STEP if i >= step_at else 1.0)
+        day = os.path.join(folder, f"nightly-{i:03d}")
+        os.makedirs(day, exist_ok=True)
+        store.save(night(base, i, factor), os.path.join(day, f"nightly-{i:03d}.xml"))
+
+
+def timed(argv: list) -> tuple:
+    """(seconds, stdout) of ``tkperf ARGV`` in a child process."""
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "tkperf", *argv], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        sys.exit(f"tkperf {' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return seconds, proc.stdout
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nights", type=int, default=365)
+    ap.add_argument("--out", help="keep the results here (default: a temporary directory, removed)")
+    args = ap.parse_args()
+    folder = args.out or tempfile.mkdtemp(prefix="tkperf-history-bench-")
+    os.makedirs(folder, exist_ok=True)
+    base = store.load(EXAMPLE)
+    step_at = args.nights - 60
+    t0 = time.perf_counter()
+    write_nights(base, folder, 0, args.nights - 1, step_at)
+    print(f"wrote {args.nights} results in {time.perf_counter() - t0:.1f} s (not timed below): {folder}")
+    try:
+        first, out = timed(["history", folder, "--json"])
+        data = json.loads(out)
+        write_nights(base, folder, args.nights, args.nights, step_at)
+        update, out2 = timed(["history", folder, "--json"])
+        pages, _ = timed(["history", folder, "--json", "--outdir", os.path.join(folder, "pages")])
+        warm, _ = timed(["history", folder, "--json"])
+    finally:
+        if not args.out:
+            shutil.rmtree(folder, ignore_errors=True)
+    trend = next(t for t in data["devices"][0]["trends"] if t["figure"] == "rnd_4k_write_iops")
+    found = [c["index"] for c in trend["changes"]]
+    stats = json.loads(out2)["update"]
+    print(f"first build ({args.nights} results, no index):   {first:6.2f} s   (aim < 10 s)")
+    print(f"update after one more night:               {update:6.2f} s   (aim < 1 s; "
+          f"added {stats['added']}, unchanged {stats['unchanged']})")
+    print(f"nothing new (index only):                  {warm:6.2f} s")
+    print(f"update with HTML page and PNG plots:       {pages:6.2f} s   "
+          f"({len(data['devices'][0]['trends'])} plots)")
+    print(f"planted step at night {step_at}: change points of RND 4k W IOPS at {found} "
+          f"({'right' if found == [step_at] else 'WRONG'})")
+    every = sorted({c["index"] for t in data["devices"][0]["trends"] for c in t["changes"]})
+    print(f"change points over all {len(data['devices'][0]['trends'])} trends at nights {every}")
+    return 0 if found == [step_at] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""``tkperf history FILES|DIR [--json] [--outdir DIR]``: a device's results over time (docs/history.rst).
+
+Groups results by device (serial, else name) and test, in time order;
+each headline figure is a trend with its window's spread and its change
+points.  Prints a summary, or JSON; ``--outdir`` also writes an HTML page
+per device with a plot per figure.  A directory keeps an SQLite index of
+its results beside them, so a year of nightly results opens in about a
+second.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import List, Sequence
+
+from tkperf import history
+from tkperf.cli.common import prepare_outdir
+from tkperf.errors import EXIT_OK
+from tkperf.history.trends import Device, as_dict
+
+
+def lines(devices: Sequence[Device]) -> List[str]:
+    """The text summary: per device, per figure its last value and its change points."""
+    from tkperf.history.page import value_text
+
+    out: List[str] = []
+    for d in devices:
+        out.append(f"{d.label}: {d.runs} result{'' if d.runs == 1 else 's'} ({d.key})")
+        for t in d.trends:
+            last = t.points[-1]
+            spread = f" (window {value_text(t, last.lo)}-{value_text(t, last.hi)})" if last.lo is not None else ""
+            out.append(f"  {t.test}/{t.figure}: last {value_text(t, last.value)} {t.unit}{spread}, "
+                       f"{len(t.changes)} change point{'' if len(t.changes) == 1 else 's'}")
+            for c in t.changes:
+                pct = "n/a" if c.change_pct is None else f"{c.change_pct:+.1f}%"
+                out.append(f"    change at run {c.index + 1} ({c.started}): {value_text(t, c.before)} -> "
+                           f"{value_text(t, c.after)} {t.unit} ({pct}, p {c.p_value:.3f}) from {c.path}")
+    return out
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    devices, index, stats = history.collect(args.inputs)
+    written: List[str] = []
+    if args.outdir:
+        from tkperf.history import page
+
+        written = page.write(devices, prepare_outdir(args.outdir), charts=not args.no_plots)
+    if args.json:
+        print(json.dumps(as_dict(devices, index, stats.as_dict()), indent=2))
+    else:
+        print("\n".join(lines(devices)))
+        if stats.skipped:
+            print(f"skipped {len(stats.skipped)} XML files that are not tkperf results")
+        if written:
+            print(f"history pages: {written[0]}")
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    p = sub.add_parser("history", help="every result of a device over time: trends and change points",
+                       allow_abbrev=False)
+    p.add_argument("inputs", nargs="+", metavar="FILES|DIR",
+                   help="result files, or a directory searched for them (its index is kept in it)")
+    p.add_argument("--json", action="store_true", help="print the trends and change points as JSON")
+    p.add_argument("--outdir", metavar="DIR", help="write an HTML page per device and a PNG per figure there")
+    p.add_argument("--no-plots", action="store_true", help="with --outdir: the pages without the PNG plots")
+    p.set_defaults(func=cmd_history)

@@ -1,0 +1,55 @@
+"""``tkperf history``: every result of a device in time order, its trends and change points.
+
+    files or a directory -> index (SQLite beside the results, from the XML)
+    -> trends (per device and test, change points) -> text, JSON or HTML pages
+
+:func:`collect` does the first two steps; :mod:`tkperf.history.page`
+writes the pages, :mod:`tkperf.render.trendcharts` the plots.
+"""
+from __future__ import annotations
+
+import os
+from typing import List, Optional, Sequence, Tuple
+
+from tkperf.errors import ResultFileError
+from tkperf.history.index import INDEX_NAME, Index, UpdateStats, scan
+from tkperf.history.trends import Device, build
+
+__all__ = ["collect", "INDEX_NAME"]
+
+
+def _paths(inputs: Sequence[str]) -> Tuple[List[str], Optional[str], bool]:
+    """(result paths, the index's path or None, whether the paths were named one by one)."""
+    if not inputs:
+        raise ResultFileError("history: give result files or a directory of them")
+    paths: List[str] = []
+    named = True
+    for item in inputs:
+        if os.path.isdir(item):
+            found = list(scan(item))
+            named = False
+            paths += found
+        elif os.path.isfile(item):
+            paths.append(item)
+        else:
+            raise ResultFileError(f"{item}: no such file or directory")
+    index = os.path.join(inputs[0], INDEX_NAME) if len(inputs) == 1 and os.path.isdir(inputs[0]) else None
+    return sorted(set(paths), key=paths.index), index, named
+
+
+def collect(inputs: Sequence[str]) -> Tuple[List[Device], Optional[str], UpdateStats]:
+    """The devices and their trends of the results in ``inputs`` (files, or a
+    directory whose index is kept in it); the index's path (None: in memory)
+    and what its update did.  A ResultFileError when there is no result, or
+    a named file is not one."""
+    paths, where, named = _paths(inputs)
+    index = Index(where, inputs[0] if where is not None else None)
+    try:
+        stats = index.update(paths, strict=named)
+        results = index.results()
+    finally:
+        index.close()
+    if not results:
+        raise ResultFileError(f"{', '.join(inputs)}: no tkperf result files"
+                              + (f" ({len(stats.skipped)} other XML files)" if stats.skipped else ""))
+    return build(results), where, stats

@@ -1,0 +1,134 @@
+"""Results grouped into trends: per device and test, each headline figure in time order.
+
+Reads the index's rows (:mod:`tkperf.history.index`) and finds each
+trend's change points (:mod:`tkperf.history.changepoints`); prints and
+draws nothing.  :func:`as_dict` is what ``tkperf history --json`` prints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from tkperf.history import changepoints
+from tkperf.history.index import FileFacts, FigureRow
+
+#: 1: the first layout of ``tkperf history --json``.
+JSON_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's value of a figure, with the spread of its window."""
+
+    path: str
+    started: str
+    value: float
+    lo: Optional[float]
+    hi: Optional[float]
+    sd: Optional[float]
+    n: int
+    steady: Optional[bool]
+    quick: bool
+
+    def as_dict(self) -> dict:
+        return {"path": self.path, "started": self.started, "value": self.value, "lo": self.lo,
+                "hi": self.hi, "sd": self.sd, "n": self.n, "steady": self.steady, "quick": self.quick}
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change point: the level moved at ``points[index]`` (the file ``path``)."""
+
+    index: int
+    path: str
+    started: str
+    before: float
+    after: float
+    change_pct: Optional[float]
+    p_value: float
+
+    def as_dict(self) -> dict:
+        return {"index": self.index, "path": self.path, "started": self.started, "before": self.before,
+                "after": self.after, "change_pct": self.change_pct, "p_value": self.p_value}
+
+
+@dataclass(frozen=True)
+class Trend:
+    """One figure of one test of one device over its runs."""
+
+    test: str
+    figure: str
+    label: str
+    unit: str
+    better: str
+    text: str
+    points: Tuple[Point, ...]
+    changes: Tuple[Change, ...]
+
+    def as_dict(self) -> dict:
+        return {"test": self.test, "figure": self.figure, "label": self.label, "unit": self.unit,
+                "better": self.better, "points": [p.as_dict() for p in self.points],
+                "changes": [c.as_dict() for c in self.changes]}
+
+
+@dataclass(frozen=True)
+class Device:
+    key: str
+    label: str
+    runs: int
+    trends: Tuple[Trend, ...]
+
+    def as_dict(self) -> dict:
+        return {"device": self.key, "label": self.label, "runs": self.runs,
+                "trends": [t.as_dict() for t in self.trends]}
+
+
+def when(f: FileFacts) -> Tuple[float, str]:
+    """The sort key of a result: its start time (files without one first, by path)."""
+    try:
+        stamp = datetime.fromisoformat(f.started)
+        if stamp.tzinfo is None:
+            stamp = stamp.astimezone()
+        return stamp.timestamp(), f.path
+    except ValueError:
+        return float("-inf"), f.path
+
+
+def _trend(test: str, figure: str, rows: List[Tuple[FileFacts, FigureRow]]) -> Trend:
+    points = tuple(Point(f.path, f.started, r.value, r.lo, r.hi, r.sd, r.n, r.steady, f.quick) for f, r in rows)
+    found = changepoints.detect([p.value for p in points])
+    changes = tuple(Change(c.index, points[c.index].path, points[c.index].started, c.before, c.after,
+                           c.change_pct, c.p_value) for c in found)
+    last = rows[-1][1]
+    return Trend(test, figure, last.label, last.unit, last.better, last.text, points, changes)
+
+
+def build(results: Sequence[FileFacts]) -> List[Device]:
+    """Every device (by first appearance in time), its trends in the order the tests report them."""
+    ordered = sorted(results, key=when)
+    devices: Dict[str, List[FileFacts]] = {}
+    for f in ordered:
+        devices.setdefault(f.device, []).append(f)
+    out = []
+    for key, files in devices.items():
+        series: Dict[Tuple[str, str], List[Tuple[FileFacts, FigureRow]]] = {}
+        for f in files:
+            for r in f.figures:
+                series.setdefault((r.test, r.figure), []).append((f, r))
+        trends = tuple(_trend(test, fig, rows) for (test, fig), rows in series.items())
+        out.append(Device(key, files[-1].label, len(files), trends))
+    return out
+
+
+def method() -> dict:
+    """The change-point method and its parameters, as --json states them."""
+    return {"name": "binary segmentation, CUSUM statistic, permutation test",
+            "min_segment": changepoints.MIN_SEGMENT, "alpha": changepoints.ALPHA,
+            "permutations": changepoints.PERMUTATIONS, "seed": changepoints.SEED}
+
+
+def as_dict(devices: Sequence[Device], index: Optional[str], stats: dict) -> dict:
+    """What ``tkperf history --json`` prints."""
+    return {"version": JSON_VERSION, "changepoints": method(), "index": index, "update": stats,
+            "devices": [d.as_dict() for d in devices]}

@@ -1,0 +1,66 @@
+"""What weakens a check's verdict: runs that had not settled, were short, or differ.
+
+``tkperf check`` still judges such runs, by the same rules, and these
+warnings say what the verdict is worth (docs/check.rst, "Warnings").  Each
+warning is one line naming the side (``result`` or ``baseline N``) and
+what it does to the verdict.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Tuple
+
+from tkperf.model.results import RunResult
+
+#: Options that name or place a run rather than shape its measurement.
+IGNORED_OPTIONS = frozenset({"name", "outdir", "description", "mail", "smtp", "json_summary"})
+
+NOT_STEADY = ("did not reach steady state in {tests}: its window values still drift, which widens "
+              "their spread, so the noise test calls fewer changes regressions (a regression found "
+              "still is one; an ok is less sure)")
+QUICK = ("was a --quick run: its rounds are too short to stand for the drive, so any verdict "
+         "says little about it")
+PARAMS = ("ran with different parameters ({diffs}): a change may come from the parameters, "
+          "not the drive (the verdict is kept, but it compares unlike runs)")
+
+
+def _sides(result: RunResult, baselines: Sequence[RunResult]) -> List[Tuple[str, RunResult]]:
+    if len(baselines) == 1:
+        return [("result", result), ("baseline", baselines[0])]
+    return [("result", result)] + [(f"baseline {i}", b) for i, b in enumerate(baselines, 1)]
+
+
+def not_steady(run: RunResult) -> List[str]:
+    """Keys of the tests whose steady-state verdict is 'not steady'."""
+    return [t.key for t in run.tests if t.steady is not None and not t.steady.steady]
+
+
+def _params(run: RunResult) -> Dict[str, str]:
+    out = {k: v for k, v in run.options.items() if k not in IGNORED_OPTIONS}
+    for t in run.tests:
+        out.update({f"{t.key}.{k}": v for k, v in t.params.items()})
+    return out
+
+
+def param_differences(result: RunResult, baseline: RunResult) -> List[str]:
+    """'runtime 1 vs 10' for each option or test parameter that differs."""
+    mine, theirs = _params(result), _params(baseline)
+    return [f"{k} {mine.get(k, '-')} vs {theirs.get(k, '-')}"
+            for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
+
+
+def warnings(result: RunResult, baselines: Sequence[RunResult]) -> List[str]:
+    """Every warning about the runs compared, one line each."""
+    out = []
+    sides = _sides(result, baselines)
+    for side, run in sides:
+        tests = not_steady(run)
+        if tests:
+            out.append(f"{side} " + NOT_STEADY.format(tests=", ".join(tests)))
+    for side, run in sides:
+        if run.quick:
+            out.append(f"{side} " + QUICK)
+    for side, run in sides[1:]:
+        diffs = param_differences(result, run)
+        if diffs:
+            out.append(f"result and {side} " + PARAMS.format(diffs="; ".join(diffs)))
+    return out
