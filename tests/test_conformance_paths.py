@@ -303,3 +303,70 @@ def test_a_missing_test_type_does_not_hide_the_next_ones():
     assert found[0] == "test type 'nosuch' is not installed, its settings cannot be checked"
     assert len(found) > 1  # the IOPS matrix narrowed, said after it
     assert found[1:] == conformance.of_settings(opts(iops_bs=(4096,)), BLOCK).deviations
+
+
+# --- after issue 19: the survivors of a mutation run on conformance ----------------------------
+
+def test_an_unknown_test_type_without_steady_state_is_judged_without_its_variables():
+    run = result()
+    t = run.tests[0]
+    t.type = "nosuch"  # a plug-in no longer installed
+    t.steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
+    assert "iops: no steady state within 5 rounds" in conformance.of_run(run).deviations
+
+
+def test_the_variables_that_failed_are_listed_with_commas():
+    from tkperf.model.results import Workload as W
+
+    run = result(iops_bs=(4096, 65536, 1024 * 1024), iops_mixes=(0, 65, 100))
+    t = run.tests[0]
+    t.params["also_tracking"] = "rnd-64k-65-35:iops,rnd-1024k-100-0:iops"
+    t.rounds.clear()
+    for i in range(1, 6):  # RND 4k 0/100 steady; 64k 65/35 and 1024k 100/0 swing
+        swing = 100.0 if i % 2 else 40.0
+        t.rounds.append(Round(index=i, started="", wall_s=1.0, fio_s=1.0, workloads=(
+            W("rnd-4k-0-100", "randrw", 4096, 0, 4, 32, 60000, write=IoStats(iops=100.0, ios=100)),
+            W("rnd-64k-65-35", "randrw", 65536, 65, 4, 32, 60000, read=IoStats(iops=swing, ios=100),
+              write=IoStats(iops=swing, ios=100)),
+            W("rnd-1024k-100-0", "randrw", 1024 * 1024, 100, 4, 32, 60000, read=IoStats(iops=swing, ios=100)))))
+    t.steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
+    found = [d for d in conformance.of_run(run).deviations if d.startswith("iops: no steady state")]
+    assert found == ["iops: no steady state within 5 rounds (not steady: RND 64k 65/35 IOPS, RND 1024k 100/0 IOPS)"], found
+
+
+@pytest.mark.parametrize("rev, deviates", [("pts-c-1.1", False), ("pts-e-2.0", True)])
+def test_a_test_range_is_judged_by_the_revision(rev, deviates):
+    found = conformance.of_settings(opts(pts=rev, active_range=80 if rev == "pts-c-1.1" else 100,
+                                         test_range=8 * 2 ** 30), BLOCK).deviations
+    text = ("tests use the first 8 GiB of the LBA range instead of the whole preconditioned range "
+            f"({ENTERPRISE})")
+    assert (text in found) == deviates, found
+    assert not any("8 GiB" in d for d in found) or deviates
+
+
+def test_a_window_that_ends_in_round_25_is_a_pts_steady_state():
+    run = result()
+    t = run.tests[0]
+    t.steady = evaluate([21, 22, 23, 24, 25], [100.0, 101.0, 99.0, 100.0, 100.5])
+    assert t.steady.steady and conformance.late_window(t) is False
+    assert not any("after round 25" in d for d in conformance.of_run(run).deviations)
+    t.steady = evaluate([22, 23, 24, 25, 26], [100.0, 101.0, 99.0, 100.0, 100.5])
+    assert conformance.late_window(t) is True
+
+
+def test_planned_and_result_deviations_are_given_the_revision(monkeypatch):
+    """A test type may judge by the revision (the interface passes it): a
+    plug-in whose deviations name the revision shows it before and after."""
+    from tkperf import testtypes
+    from tkperf.testtypes.iops import IopsTest
+
+    class ByRevision(IopsTest):
+        def planned_deviations(self, options, revision):
+            return [f"planned under {revision.title}"]
+
+        def result_deviations(self, test, options, revision, capacity):
+            return [f"measured under {revision.title}"]
+
+    monkeypatch.setattr(testtypes, "get", lambda name: ByRevision() if name == "iops" else None)
+    assert f"planned under {ENTERPRISE}" in conformance.of_settings(opts(), BLOCK).deviations
+    assert f"measured under {ENTERPRISE}" in conformance.of_run(result()).deviations
