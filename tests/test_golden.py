@@ -1,9 +1,11 @@
-"""The output of the committed examples may not drift: ``show``, ``show --json``
-and the report's and the comparison's reST are pinned as golden files.
+"""The output of recorded result files may not drift: ``show``, ``show --json``
+and the report's reST of the four ``examples/`` files and of one short real
+run per other built-in test type (``tests/data/golden/inputs/``), and the
+comparison's reST of the examples, are pinned as golden files.
 
-The golden files were written by tkperf before the code was reshaped into
-test types (format 1); a line that names the result format version is the
-only kind of line allowed to differ.
+``python tests/regenerate_golden.py`` writes them again (README.rst there).
+A line that names the result format version is the only kind of line
+allowed to differ (the first golden files were written at format 1).
 """
 import json
 import os
@@ -11,12 +13,12 @@ import re
 
 import pytest
 
+from regenerate_golden import EXAMPLES, GOLDEN, NAMES, inputs
+from tkperf import testtypes
 from tkperf.cli import main
+from tkperf.model import store
 
-HERE = os.path.dirname(__file__)
-GOLDEN = os.path.join(HERE, "data", "golden")
-EXAMPLES = os.path.join(HERE, "..", "examples")
-NAMES = ["example-ssd", "example-ssd-2", "example-client", "example-full"]
+INPUTS = dict(inputs())
 
 
 def _golden(name: str) -> str:
@@ -28,32 +30,40 @@ def _lines(text: str):
     return [ln for ln in text.splitlines() if not re.search(r"\bformat[ _-]?version\b", ln, re.I)]
 
 
-def _example(name: str) -> str:
-    return os.path.join(EXAMPLES, f"{name}.xml")
+def test_every_built_in_test_type_has_golden_output():
+    builtin = {n for n, t in testtypes.types().items() if type(t).__module__.startswith("tkperf.testtypes.")}
+    assert len(builtin) >= 13, sorted(builtin)
+    covered = {t.type for path in INPUTS.values() for t in store.load(path).tests if t.done}
+    assert builtin <= covered, f"no golden input ran {sorted(builtin - covered)}"
+    # every input has its three golden files, and no golden file is left from an input that is gone
+    want = {f"{n}.{kind}" for n in INPUTS for kind in ("show.json", "show.txt", "report.rst")}
+    have = {f for f in os.listdir(GOLDEN) if os.path.isfile(os.path.join(GOLDEN, f))}
+    assert have == want | {"README.rst", "compare-all.report.rst"}
+    assert all(os.path.getsize(os.path.join(GOLDEN, f)) > 0 for f in want)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", INPUTS)
 def test_show_json_is_unchanged(name, capsys):
-    assert main(["show", _example(name), "--json"]) == 0
+    assert main(["show", INPUTS[name], "--json"]) == 0
     out = capsys.readouterr().out
     assert json.loads(out) == json.loads(_golden(f"{name}.show.json"))
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", INPUTS)
 def test_show_text_is_unchanged(name, capsys):
-    assert main(["show", _example(name)]) == 0
+    assert main(["show", INPUTS[name]]) == 0
     assert _lines(capsys.readouterr().out) == _lines(_golden(f"{name}.show.txt"))
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", INPUTS)
 def test_report_rst_is_unchanged(name, tmp_path):
-    assert main(["report", _example(name), "--format", "rst", "--outdir", str(tmp_path), "-q"]) == 0
+    assert main(["report", INPUTS[name], "--format", "rst", "--outdir", str(tmp_path), "-q"]) == 0
     with open(tmp_path / f"{name}.rst", encoding="utf-8") as fh:
         assert _lines(fh.read()) == _lines(_golden(f"{name}.report.rst"))
 
 
 def test_comparison_rst_is_unchanged(tmp_path):
-    files = [_example(n) for n in NAMES]
+    files = [os.path.join(EXAMPLES, f"{n}.xml") for n in NAMES]
     assert main(["compare", *files, "--format", "rst", "--outdir", str(tmp_path), "-q"]) == 0
     with open(tmp_path / "comparison.rst", encoding="utf-8") as fh:
         assert _lines(fh.read()) == _lines(_golden("compare-all.report.rst"))
