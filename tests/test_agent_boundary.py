@@ -20,7 +20,7 @@ import time
 import pytest
 
 from tkperf.cli import main
-from tkperf.errors import EXIT_REMOTE
+from tkperf.errors import EXIT_REMOTE, LockedError
 from tkperf.model.results import DeviceInfo
 from tkperf.target import guard
 from tkperf.target.loopdev import try_loop
@@ -115,7 +115,7 @@ def lock_is_free(path: str) -> bool:
     try:
         with guard.DeviceLock(dev):
             return True
-    except Exception:  # noqa: BLE001 - held by someone else
+    except LockedError:  # held by someone else; any other error fails the test
         return False
 
 

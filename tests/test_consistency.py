@@ -6,6 +6,7 @@ import glob
 import json
 import math
 import os
+import re
 import shutil
 
 import numpy as np
@@ -312,6 +313,9 @@ def test_shape_appends_intervals_and_keeps_the_maxima_it_could_read(tmp_path):
     runner.writer.close()
     assert [j.name for j in fio.jobs] == ["jedec-precondition", "jedec-write-1", "jedec-mixed-1"]
     assert all(dict(j.extra)["log_avg_msec"] == "100" for j in fio.jobs)
+    # fio's logs went to a folder beside the result file, and that folder is gone
+    assert all(os.path.dirname(dict(j.extra)["write_lat_log"]).startswith(str(tmp_path / ".tkperf-latlog-"))
+               for j in fio.jobs)
     assert not glob.glob(str(tmp_path / ".tkperf-latlog-*"))
     # The file as the stop left it: full saves after each phase, the stopped phase's rows appended.
     saved = store.load(str(tmp_path / "r.xml")).tests[0]
@@ -355,6 +359,7 @@ def test_rnd4k_end_to_end(loopdev, tmp_path, capsys):
     assert np.all(s.column("iops") > 0) and np.all(s.column("read_ios") == 0) and np.all(s.column("phase") == 1)
     assert np.all(m.column("write_lat_max_us") >= s.column("lat_mean_us")) and not m.column("read_lat_max_us").any()
     assert "write_lat_log=" in log and "log_avg_msec=100" in log and "log_max_value=1" in log
+    assert re.search(r"write_lat_log=" + re.escape(str(out)) + r"/\.tkperf-latlog-", log)
     assert not glob.glob(str(out / ".tkperf-latlog-*"))  # fio's logs are removed once read
     headline = show_json(xml, capsys)
     for key in ("first_interval_iops", "steady_iops", "iops_spread_pct", "lat_mean_us", "lat_max_us",

@@ -219,7 +219,7 @@ class RecordedFio(FioBackend):
     leaves the recorded logs where its jobs asked and reports the recorded counts."""
 
     def __init__(self, iops: List[float]) -> None:
-        self.iops, self.calls = list(iops), []
+        self.iops, self.calls, self.log_prefixes = list(iops), [], []
 
     def run(self, jobs, what, timeout=None, histograms=False):
         self.calls.append([j.name for j in jobs])
@@ -233,6 +233,7 @@ class RecordedFio(FioBackend):
         names = ("hir-idle-2s", "hir-return-2s")
         got = parse_jobs(report, {n: j.spec() for n, j in zip(names, jobs)})
         for n, (name, job) in enumerate(zip(names, jobs), 1):
+            self.log_prefixes.append(dict(job.extra)["write_iops_log"])
             shutil.copy(recorded(f"{name}_iops.{n}.log"), dict(job.extra)["write_iops_log"] + f"_iops.{n}.log")
         return [replace(w, name=j.name) for w, j in zip(got, jobs)], 14.0
 
@@ -260,7 +261,10 @@ def test_shape_runs_steady_state_then_one_fio_process_per_setting(tmp_path):
     fio, run, saved = shape_run(tmp_path)
     steady = ["hir-ss-rnd-4k-w"]
     assert fio.calls == [steady] * 7 + [["hir-idle-2s", "hir-return-2s"], ["hir-idle-5s", "hir-return-5s"]]
-    assert not glob.glob(str(tmp_path / ".tkperf-hir-*"))  # the logs are gone
+    # fio's logs went to a folder beside the result file, and that folder is gone
+    assert len(fio.log_prefixes) == 4
+    assert all(os.path.dirname(p).startswith(str(tmp_path / ".tkperf-hir-")) for p in fio.log_prefixes)
+    assert not glob.glob(str(tmp_path / ".tkperf-hir-*"))
     assert saved.stop_reason == "all idle settings run after steady state" and saved.steady.rounds == (3, 4, 5, 6, 7)
     assert {k: v for k, v in saved.data.items() if not k.startswith("hir.logged")} == {
         "hir.setting.1": "2", "hir.round.1": "8", "hir.setting.2": "5", "hir.round.2": "9"}

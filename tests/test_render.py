@@ -329,9 +329,9 @@ def test_generic_compare_section(tmp_path, plain_types):
 
 def test_render_names_no_test_type_and_no_module_is_too_long():
     render = os.path.join(ROOT, "tkperf", "render")
-    for name in sorted(os.listdir(render)):
-        if not name.endswith(".py"):
-            continue
+    modules = [n for n in sorted(os.listdir(render)) if n.endswith(".py")]
+    assert len(modules) >= 5, modules  # the renderer's modules were read, not an empty folder
+    for name in modules:
         with open(os.path.join(render, name), encoding="utf-8") as fh:
             source = fh.read()
         assert len(source.splitlines()) <= 420, name

@@ -199,7 +199,9 @@ def test_commands_print_no_control_sequence(argv, tmp_path, capsys):
     if "--json" in argv:
         json.loads(captured.out)  # still JSON: the escapes are JSON's
     if argv[0] == "history" and "--outdir" in argv:  # the pages: the model as escaped text, no markup
-        for page in (tmp_path / "history").glob("*.html"):
+        pages = sorted((tmp_path / "history").glob("*.html"))
+        assert pages, "history --outdir wrote no page"
+        for page in pages:
             text = page.read_text()
             assert "EVIL" in text and "<script" not in text.lower()
 
