@@ -55,12 +55,14 @@ MODULES: Tuple[Module, ...] = (
     Module("steadystate", "tkperf/engine/steadystate.py"),
     Module("conformance", "tkperf/model/conformance.py"),
     Module("regression", "tkperf/model/regression.py"),
+    Module("noise", "tkperf/model/noise.py"),
+    Module("changepoints", "tkperf/history/changepoints.py"),
     Module("histogram", "tkperf/model/histogram.py"),
     Module("fio-output", "tkperf/fio/output.py"),
     Module("tp-placement", "tkperf/testtypes/throughput/__init__.py", ("place", "advance", "SequentialSweep")),
 )
 #: The verdict modules whose joint score the method's guard is measured by.
-VERDICT = ("steadystate", "conformance", "regression", "histogram")
+VERDICT = ("steadystate", "conformance", "regression", "noise", "histogram")
 
 #: The unit tests run against the mutants: none needs a device or fio.
 TESTS: Tuple[str, ...] = (
@@ -69,6 +71,7 @@ TESTS: Tuple[str, ...] = (
     "tests/test_conformance.py",
     "tests/test_conformance_paths.py",
     "tests/test_check.py",
+    "tests/test_history.py",
     "tests/test_histogram.py",
     "tests/test_fio_json.py",
     "tests/test_fio_output_limits.py",
@@ -81,6 +84,7 @@ TESTS: Tuple[str, ...] = (
 DESELECT: Tuple[str, ...] = (
     "tests/test_conformance.py::test_dry_run_says_conformant_or_lists_deviations",
     "tests/test_check.py::test_check_leaves_matplotlib_out",
+    "tests/test_history.py::test_the_nightly_example_checks_the_last_nights_and_updates_the_history",
 )
 
 #: What the tests read besides the code.

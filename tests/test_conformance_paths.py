@@ -137,6 +137,10 @@ HDD = "hdd run: the SNIA PTS is a solid-state test; this profile skips PURGE and
 
 def test_the_hdd_profile_is_not_the_pts():
     assert HDD in settings(profile="hdd")
+    # what the profile skips is said once, not again as a WIPC of 0x and a missing PURGE
+    hdd = settings(profile="hdd", wipc_loops=0, purge="none")
+    assert not any(d.startswith(("WIPC writes", "no PURGE")) for d in hdd), hdd
+    assert "WIPC writes 1x the active range instead of 2x" in settings(profile="hdd", wipc_loops=1)
     assert HDD not in settings()
     run = result()
     run.profile = "hdd"

@@ -70,10 +70,13 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     if window is not None and window != PTS_WINDOW:
         out.append(f"steady state judged over {window} rounds instead of {PTS_WINDOW}")
     loops = _int(options.get("wipc_loops"))
-    if loops is not None and loops != PTS_WIPC_LOOPS:
+    # the HDD profile's first line already says it skips PURGE and WIPC
+    if loops is not None and loops != PTS_WIPC_LOOPS and not (profile == "hdd" and loops == 0):
         out.append(f"WIPC writes {loops}x the active range instead of {PTS_WIPC_LOOPS}x")
     purge = options.get("purge", "auto")
-    if purge == "none":
+    if purge == "none" and profile == "hdd":
+        pass
+    elif purge == "none":
         out.append("no PURGE before the tests (--purge none)")
     elif purge == "discard":
         out.append("PURGE by whole-device discard, which is not a PTS PURGE")
