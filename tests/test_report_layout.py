@@ -56,3 +56,17 @@ def test_long_words_are_whole_in_the_pdf(long_words):
     joined = out.replace("\n", "")
     for word in (MODEL, SERIAL, BY_ID):
         assert word in joined, word
+
+
+def test_pdf_plots_are_vector_graphics(long_words):
+    """The plots are drawn into the PDF from their SVGs: their text is PDF
+    text, and no plot is a picture (only a heat map's cells are)."""
+    text = subprocess.run(["pdftotext", long_words + ".pdf", "-"], check=True, capture_output=True,
+                          text=True).stdout
+    assert "tracking variable, all rounds" in text  # a legend entry of the measurement-window plots
+    with open(long_words + ".rst", encoding="utf-8") as fh:
+        assert "tracking variable" not in fh.read()  # so it comes from the plots, not the text
+    listing = subprocess.run(["pdfimages", "-list", long_words + ".pdf"], check=True, capture_output=True,
+                             text=True).stdout.splitlines()[2:]
+    widths = [int(line.split()[3]) for line in listing]
+    assert len(widths) <= 2 and all(w < 7 * 120 for w in widths)  # a plot as PNG is 840 px wide
