@@ -70,3 +70,74 @@ def test_pdf_plots_are_vector_graphics(long_words):
                              text=True).stdout.splitlines()[2:]
     widths = [int(line.split()[3]) for line in listing]
     assert len(widths) <= 2 and all(w < 7 * 120 for w in widths)  # a plot as PNG is 840 px wide
+
+
+def test_the_nines_headings_stay_on_one_line_in_the_pdf(tmp_path):
+    from tkperf.render import blocks as b
+    from tkperf.render import documents, qos
+
+    bins = ((50_000, 1_000_000), (90_000, 990), (200_000, 9), (900_000, 1))
+    dist = qos.Distribution("RND 4k 100/0 read", 4096, 100, "read", bins, 60.0, 900.0)
+    table = qos.nines_table([dist, dist], "Response-time percentiles")
+    assert "99.9999%" in table.headers
+    result = documents.publish([b.Title("nines"), table], str(tmp_path), "n", ("pdf",))
+    assert result.warnings == ()
+    words = subprocess.run(["pdftotext", "-bbox", str(tmp_path / "n.pdf"), "-"], check=True,
+                           capture_output=True, text=True).stdout
+    found = re.findall(r">([^<]*)</word>", words)
+    assert found.count("99.9999%") == 3  # the heading and the two rows' Supported cells, each one word
+
+
+def test_html_contents_link_every_test_and_part(long_words):
+    doc = lxml.html.parse(long_words + ".html").getroot()
+    sections = {s.get("id"): s for s in doc.iter("section")}
+    toc = doc.xpath("//nav[contains(@class, 'contents')] | //div[contains(@class, 'contents')]")
+    assert len(toc) == 1
+    links = [a.get("href")[1:] for a in toc[0].xpath(".//a[starts-with(@href, '#')]")
+             if a.get("href") != "#top"]
+    # Every test (h2) and each of its parts (h3) is in the contents, in order, and each link lands.
+    wanted = [s.get("id") for s in doc.iter("section") if s.xpath("./h2 | ./h3")]
+    assert links == wanted and len(links) > 10
+    assert all(link in sections for link in links)
+    # Anchors made from the titles: the same part of a test has the same id in every build.
+    for ident in ("iops", "iops-steady-state-convergence", "iops-measurement-window", "throughput",
+                  "latency", "latency-percentiles", "write-saturation"):
+        assert ident in sections, ident
+    assert sections["iops-steady-state-convergence"].getparent() is sections["iops"]
+
+
+def test_stable_ids_do_not_depend_on_other_sections():
+    from docutils.core import publish_doctree
+
+    from tkperf.render import navigation
+
+    def ids(text: str) -> list:
+        tree = publish_doctree(text, settings_overrides={"report_level": 5})
+        navigation.stable_ids(tree)
+        return [s["ids"][0] for s in tree.findall(lambda n: n.tagname == "section")]
+
+    one = "T\n=\n\nA\n-\n\nParts\n~~~~~\n\nB\n-\n\nParts\n~~~~~\n"
+    two = "T\n=\n\nX\n-\n\nParts\n~~~~~\n\n" + one.split("\n", 3)[3]
+    assert ids(one) == ["a", "a-parts", "b", "b-parts"]
+    assert ids(two)[-4:] == ids(one)  # a test added before: the others keep their anchors
+    assert navigation.slug("RND 4KiB 100% W <script>") == "rnd-4kib-100-w-script"
+
+
+def test_numbers_are_right_aligned_in_html(long_words):
+    doc = lxml.html.parse(long_words + ".html").getroot()
+    summary = doc.xpath("//table[caption[contains(., 'Summary performance data')]]")[0]
+    head = [th.get("class") or "" for th in summary.xpath(".//thead//th")]
+    assert ["num" in c for c in head] == [False, False, True, False, False]  # Figure, pattern, Value, unit, source
+    values = summary.xpath(".//tbody/tr/td[3]")
+    assert values and all("num" in (td.get("class") or "") for td in values)
+    assert not any("num" in (td.get("class") or "") for td in summary.xpath(".//tbody/tr/td[1]"))
+    css = " ".join(s.text or "" for s in doc.iter("style"))
+    assert re.search(r"td\.num[^{]*\{[^}]*text-align: right", css)
+    assert "µs" in doc.text_content() and not re.search(r"\d us\b|\(us\)", doc.text_content())
+
+
+def test_numeric_columns():
+    from tkperf.render.navigation import numeric_columns
+
+    rows = [["4k", "1,234", "n/a", "+5.0%", "12.5 µs", "read"], ["8k", "99", "", "-0.1%", "n/s", "write"]]
+    assert numeric_columns(rows) == [False, True, False, True, True, False]

@@ -23,7 +23,7 @@ from tkperf.errors import OutputError
 from tkperf.model.files import ensure_own_dir
 from tkperf.model.store import atomic_write, ensure_dir
 from tkperf.render import blocks as b
-from tkperf.render import parallel, rst
+from tkperf.render import navigation, parallel, rst
 from tkperf.render.pdf import render_pdf, svg_beside, vector_of
 
 
@@ -42,6 +42,10 @@ table { font-size: 0.9em; border-collapse: collapse; margin: 0.8em 0; }
 table caption { font-weight: bold; text-align: left; padding-bottom: 0.3em; }
 th, td { padding: 0.15em 0.5em; }
 td { text-align: left; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+nav.contents, div.contents { border: 1px solid #ccc; padding: 0.3em 1em; margin: 1em 0; }
+nav.contents ul, div.contents ul { margin: 0.1em 0; padding-left: 1.3em; }
+nav.contents p, div.contents p { margin: 0; }
 figure img, div.figure img { max-width: 100%; height: auto; }
 figcaption, p.caption { font-size: 0.9em; }
 div.warning, aside.admonition.warning { border-left: 4px solid #c33; padding: 0.3em 1em; }
@@ -110,7 +114,9 @@ def unlink(doctree: object) -> List[str]:
 
 def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[bytes, List[str]]:
     """Doctree -> one self-contained HTML file: every image becomes a data URI,
-    a plot's SVG (:func:`~tkperf.render.pdf.vector_of`) where there is one, else its PNG.
+    a plot's SVG (:func:`~tkperf.render.pdf.vector_of`) where there is one, else its PNG;
+    stable anchors, a table of contents and right-aligned numbers
+    (:func:`tkperf.render.navigation.prepare`).
     ``copy=False`` writes from ``doctree`` itself, changing it (its last use)."""
     from docutils import nodes
     from docutils.core import publish_from_doctree
@@ -132,6 +138,7 @@ def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[byte
             continue
         kind = "image/svg+xml" if vector else "image/png"
         image["uri"] = f"data:{kind};base64," + base64.b64encode(data).decode("ascii")
+    navigation.prepare(tree)
     stream = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="tkperf-css-") as tmp:
         css = os.path.join(tmp, "tkperf.css")
