@@ -279,8 +279,8 @@ def chart_outputs(formats: Sequence[str]) -> Tuple[str, ...]:
     if "pdf" in formats:
         try:
             import svglib.svglib  # noqa: F401
-        except ImportError:
-            return out
+        except ImportError:  # the PDF takes the PNGs then
+            return tuple(dict.fromkeys(("png",) + out))
         out += ("pdf-drawing",)
     return out
 
