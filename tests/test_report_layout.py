@@ -141,3 +141,19 @@ def test_numeric_columns():
 
     rows = [["4k", "1,234", "n/a", "+5.0%", "12.5 µs", "read"], ["8k", "99", "", "-0.1%", "n/s", "write"]]
     assert numeric_columns(rows) == [False, True, False, True, True, False]
+
+
+def test_without_svglib_the_pdf_shows_the_pngs(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "svglib.svglib", None)  # import now raises ImportError
+    monkeypatch.setitem(sys.modules, "rst2pdf.svgimage", None)
+    run = store.load(os.path.join(ROOT, "examples", "example-ssd.xml"))
+    result = report.build_report(run, str(tmp_path), ("pdf",))
+    assert result.warnings == ()
+    plots = os.listdir(tmp_path / "example-ssd-plots")
+    pngs = [p for p in plots if p.endswith(".png")]
+    assert pngs and len(pngs) * 2 == len(plots)  # drawn as PNG too, for the PDF
+    listing = subprocess.run(["pdfimages", "-list", str(tmp_path / "example-ssd.pdf")], check=True,
+                             capture_output=True, text=True).stdout.splitlines()[2:]
+    assert len(listing) >= len(pngs)
