@@ -69,7 +69,7 @@ def test_comparison_is_written_in_every_format(compared, names):
     assert len(doc.xpath("//img[starts-with(@src, 'data:image/svg+xml;base64,')]")) == len(refs)
     assert not doc.xpath("//*[contains(@class, 'system-message')]")
     headers = [" ".join(th.text_content().split()) for th in doc.xpath("(//table)[1]/thead//th")]
-    assert headers == ["Figure"] + list(names) + [f"{n} vs {names[0]}" for n in names[1:]]
+    assert headers == ["Figure", names[0]] + [h for n in names[1:] for h in (n, "% vs first")]
 
 
 def test_same_settings_need_no_note(compared):

@@ -23,6 +23,10 @@ T = TypeVar("T")
 FULL_NAME_COLUMNS = 4
 
 
+#: The heading of the column of a run's difference from the first run.
+DIFFERENCE = "% vs first"
+
+
 def difference(value: Optional[float], first: Optional[float]) -> str:
     """``value``'s difference from ``first`` in %, signed; n/a where either
     was not measured or the first is zero."""
@@ -83,30 +87,42 @@ class CompareContext:
             return list(self.labels)
         return [f"R{i + 1}" for i in range(len(self.labels))]
 
-    def runs_table(self, first: str, rows: Sequence[Sequence[str]], title: str,
-                   extra: Sequence[str] = ()) -> b.Table:
-        """A table with one column per run after a first column of row titles
-        (and ``extra`` columns after the runs'); a row that is empty for
-        every run (every run left it out: n/a or blank) is not shown."""
+    def runs_table(self, first: str, rows: Sequence[Sequence[str]], title: str) -> b.Table:
+        """A table with one column per run after a first column of row titles;
+        a row that is empty for every run (n/a or blank: every run left it
+        out) is not shown."""
         n = len(self.labels)
-        shown = [r for r in rows if any(c not in (NA, "") for c in r[1:1 + n])]
-        width = 30 if n + len(extra) <= FULL_NAME_COLUMNS else 18
-        rest = max(8, (100 - width) // max(n + len(extra), 1))
-        return b.table([first] + self.column_labels() + list(extra), shown, title=title,
-                       widths=[width] + [rest] * (n + len(extra)), stub_columns=1)
-
-    def difference_headers(self) -> List[str]:
-        """Headings of the columns of each later run's difference from the first."""
-        cols = self.column_labels()
-        return [f"{c} vs {cols[0]}" for c in cols[1:]]
+        shown = [r for r in rows if any(c not in (NA, "") for c in r[1:])]
+        width = 30 if n <= FULL_NAME_COLUMNS else 18
+        rest = max(8, (100 - width) // max(n, 1))
+        return b.table([first] + self.column_labels(), shown, title=title,
+                       widths=[width] + [rest] * n, stub_columns=1)
 
     def numbers_table(self, first: str, rows: Sequence[Tuple[str, Sequence[Optional[float]], Sequence[str]]],
                       title: str) -> b.Table:
         """A :meth:`runs_table` of figures: each row is (title, the runs'
-        values, their texts); after the runs, a column per later run with its
-        difference from the first run in %."""
-        return self.runs_table(first, [[name] + list(texts) + [difference(v, values[0]) for v in values[1:]]
-                                       for name, values, texts in rows], title, self.difference_headers())
+        values, their texts).  Up to :data:`FULL_NAME_COLUMNS` runs, right
+        after each later run's column a column '% vs first' with its
+        difference from the first run in %; with more runs an A4 page has
+        no room for them (``tkperf compare`` prints them on the terminal)."""
+        n = len(self.labels)
+        if n > FULL_NAME_COLUMNS:
+            return self.runs_table(first, [[name] + list(texts) for name, _, texts in rows], title)
+        cols = self.column_labels()
+        headers = [first, cols[0]]
+        for c in cols[1:]:
+            headers += [c, DIFFERENCE]
+        body = []
+        for name, values, texts in rows:
+            if all(t in (NA, "") for t in texts):
+                continue
+            row = [name, texts[0]]
+            for v, t in zip(values[1:], texts[1:]):
+                row += [t, difference(v, values[0]).rstrip("%")]
+            body.append(row)
+        rest = 100 - 20 - 8 * (n - 1)
+        return b.table(headers, body, title=f"{title} ('{DIFFERENCE}': the difference from {cols[0]})",
+                       widths=[20, rest // n] + [rest // n, 8] * (n - 1), stub_columns=1)
 
     def by_runs(self, rows: Sequence[Tuple[str, float]], value: Callable[[int, int], Optional[float]],
                 unit: str, row_title: str) -> b.Grid:
