@@ -35,6 +35,7 @@ from tkperf.render.blocks import (  # noqa: E402
 )
 from tkperf.render.plotting import (  # noqa: E402
     DENSE_POINTS,
+    MANY_MARKERS,
     _draw,
     _figure,
     _legend_below,
@@ -263,7 +264,7 @@ def curves(path: str, spec: CurvesChart) -> str:
             ax.plot(c.x / scale, ys, linestyle="none" if dense else "-", linewidth=0.8,
                     marker="." if dense or ys.size > 200 else "o",
                     markersize=1.2 if dense else (2.0 if ys.size > 200 else 3.5),
-                    color=f"C{i % 10}", label=c.label, rasterized=dense)
+                    color=f"C{i % 10}", label=c.label, rasterized=ys.size > MANY_MARKERS)
         ax.set_xlabel(f"{spec.xlabel} ({unit})" if unit else spec.xlabel)
         ax.set_xlim(left=0)
         ax.set_ylim(0, (ymax or 1.0) * 1.08)

@@ -31,6 +31,10 @@ DPI = 120
 LOG_RATIO = 30.0
 # Above this many points a curve is drawn as small dots only.
 DENSE_POINTS = 3000
+# Above this many markers a curve is a picture inside the SVG (the axes and
+# text stay vector): every marker is an element of its own in an SVG, slow
+# for the PDF writer to read, and a cloud of dots is no sharper as vectors.
+MANY_MARKERS = 200
 
 _RC = {
     "font.size": 9,
