@@ -3,6 +3,7 @@ graphics (their SVGs, read by svglib) where svglib is there, else their PNGs.
 """
 from __future__ import annotations
 
+import importlib
 import io
 import logging
 import os
@@ -82,7 +83,7 @@ def _vector_images(tree: object, base_dir: str,
     -> drawing) has it read already.  Returns whether any plot is an SVG now,
     and what undoes the second part."""
     try:
-        from rst2pdf import svgimage
+        svgimage = importlib.import_module("rst2pdf.svgimage")  # imports svglib
     except ImportError:  # no svglib: the PNGs
         return False, lambda: None
     from docutils import nodes
