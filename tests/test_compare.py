@@ -66,10 +66,10 @@ def test_comparison_is_written_in_every_format(compared, names):
         with open(os.path.join(outdir, ref), "rb") as fh:
             assert fh.read(8) == PNG
     doc = lxml.html.parse(os.path.join(outdir, "cmp.html")).getroot()
-    assert len(doc.xpath("//img[starts-with(@src, 'data:image/png;base64,')]")) == len(refs)
+    assert len(doc.xpath("//img[starts-with(@src, 'data:image/svg+xml;base64,')]")) == len(refs)
     assert not doc.xpath("//*[contains(@class, 'system-message')]")
     headers = [" ".join(th.text_content().split()) for th in doc.xpath("(//table)[1]/thead//th")]
-    assert headers == ["Figure"] + list(names)
+    assert headers == ["Figure", names[0]] + [h for n in names[1:] for h in (n, "% vs first")]
 
 
 def test_same_settings_need_no_note(compared):

@@ -92,7 +92,7 @@ def test_readme_install_in_a_fresh_venv_from_the_system_python(tmp_path):
     assert completion.returncode == 0 and "complete -o filenames -F _tkperf tkperf" in completion.stdout
 
 
-DEBIAN_PACKAGES = ("python3-numpy", "python3-matplotlib", "python3-lxml", "python3-docutils", "rst2pdf",
+DEBIAN_PACKAGES = ("python3-numpy", "python3-matplotlib", "python3-lxml", "python3-docutils", "rst2pdf", "python3-svglib",
                    "python3-rich", "python3-setuptools")
 
 
@@ -109,7 +109,7 @@ def test_readme_offline_route_from_debian_packages(tmp_path):
     if not os.path.exists(SYSTEM_PYTHON):
         pytest.skip("no Debian system Python")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    missing = subprocess.run([SYSTEM_PYTHON, "-c", "import numpy, matplotlib, lxml, docutils, rst2pdf, rich, "
+    missing = subprocess.run([SYSTEM_PYTHON, "-c", "import numpy, matplotlib, lxml, docutils, rst2pdf, svglib, rich, "
                               "reportlab, setuptools"], capture_output=True, text=True, env=env)
     assert missing.returncode == 0, f"apt-get install -y {' '.join(DEBIAN_PACKAGES)}: {missing.stderr[-300:]}"
     venv = tmp_path / "venv"

@@ -164,9 +164,14 @@ def test_every_referenced_plot_exists_and_is_a_png(built, name):
         assert os.path.getsize(path) > 1000, ref
         with open(path, "rb") as fh:
             assert fh.read(8) == PNG, ref
-    # The plot directory holds exactly the referenced plots.
+        # Beside each PNG (for the reST) its SVG (for the HTML and the PDF).
+        with open(path[:-4] + ".svg", encoding="utf-8") as fh:
+            svg = fh.read()
+        assert "<svg" in svg and "<text" in svg, ref  # vector, text kept as text
+    # The plot directory holds exactly the referenced plots, as PNG and SVG.
     plot_dir = os.path.join(b.outdir, f"{name}-plots")
-    assert sorted(os.listdir(plot_dir)) == sorted(os.path.basename(r) for r in refs)
+    assert sorted(os.listdir(plot_dir)) == sorted(os.path.basename(r)[:-4] + ext for r in refs
+                                                  for ext in (".png", ".svg"))
 
 
 def test_plots_cover_every_test(built):
@@ -185,9 +190,9 @@ def test_html_is_self_contained_and_parses(built, name):
         doc = lxml.html.fromstring(fh.read())
     images = doc.xpath("//img/@src")
     assert len(images) == len(figure_refs(b.read("rst")))
-    for src in images:
-        assert src.startswith("data:image/png;base64,")
-        assert base64.b64decode(src.split(",", 1)[1])[:8] == PNG
+    for src in images:  # the plots' SVGs: vector graphics, sharp when zoomed
+        assert src.startswith("data:image/svg+xml;base64,")
+        assert b"<svg" in base64.b64decode(src.split(",", 1)[1])[:2000]
     # docutils renders markup problems as system messages; there must be none.
     assert not doc.xpath("//*[contains(@class, 'system-message')]")
     assert doc.xpath("//title")[0].text == f"tkperf report: {name}"

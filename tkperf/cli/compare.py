@@ -19,7 +19,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     name = common.check_name(args.name)
     runs = [store.load(path) for path in args.results]
     outdir = common.prepare_outdir(args.outdir)
-    common.print_report(compare.build_comparison(runs, outdir, formats, name=name))
+    result = compare.build_comparison(runs, outdir, formats, name=name)
+    if not args.quiet:
+        print("\n".join(compare.terminal_table(runs)))
+    common.print_report(result)
     return EXIT_OK
 
 

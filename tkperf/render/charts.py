@@ -1,9 +1,11 @@
 """Matplotlib drawings of chart specs (:mod:`tkperf.render.blocks`).
 
-:func:`draw` writes one PNG from one spec; the spec's class says which
+:func:`draw` writes one PNG and/or SVG from one spec; the spec's class says which
 drawing, its fields hold the plain data.  Nothing here reads a result file
-or knows a test type, and only this module imports matplotlib (the report
-draws its charts in worker processes, :mod:`tkperf.render.parallel`).
+or knows a test type; only the drawing modules (this one,
+:mod:`tkperf.render.xycharts` and their plumbing, :mod:`tkperf.render.plotting`)
+import matplotlib (the report draws its charts in worker processes,
+:mod:`tkperf.render.parallel`).
 
 Figures are sized for the width of a PDF page (about 17 cm): 7 x 3.4 inches
 at 120 dpi, 9 pt text.  Legends sit outside the axes so they never cover
@@ -12,22 +14,17 @@ display and no global figure state is kept between reports.
 """
 from __future__ import annotations
 
-import io
-import textwrap
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Sequence, Tuple
 
 import matplotlib
 
 matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
-from PIL import Image  # noqa: E402 - matplotlib's own PNG writer
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
-from tkperf.model.store import atomic_write  # noqa: E402
 from tkperf.render.blocks import (  # noqa: E402
     BarsChart,
     ConvergenceChart,
@@ -36,127 +33,22 @@ from tkperf.render.blocks import (  # noqa: E402
     LinesChart,
     WindowChart,
 )
-
-WIDTH_IN = 7.0
-HEIGHT_IN = 3.4
-DPI = 120
-# A log axis is used when the largest value is this many times the smallest.
-LOG_RATIO = 30.0
-# Above this many points a curve is drawn as small dots only.
-DENSE_POINTS = 3000
-
-_RC = {
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "axes.labelsize": 9,
-    "legend.fontsize": 8,
-    "xtick.labelsize": 8,
-    "ytick.labelsize": 8,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-}
-
-
-# --- figure plumbing ---------------------------------------------------------
-
-def _figure(height: float = HEIGHT_IN, ncols: int = 1) -> Tuple[Figure, list]:
-    """A figure and its axes; called inside :func:`_draw`, under the report's style."""
-    fig = Figure(figsize=(WIDTH_IN, height), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
-    return fig, axes
-
-
-def _draw(path: str, build: Callable[[], Figure]) -> str:
-    """Build a figure under the report's style and write it as an RGB PNG;
-    the style applies to text created inside ``build`` as well, hence one
-    context around both.
-
-    One draw of the canvas lays the figure out and renders it (``savefig``
-    would draw twice); the figure is opaque, so the alpha channel is
-    dropped: the same pixels, a smaller file, less work for the PDF writer.
-    """
-    with matplotlib.rc_context(_RC):
-        fig = build()
-        fig.canvas.draw()
-        rgba = np.asarray(fig.canvas.buffer_rgba())
-    buf = io.BytesIO()
-    Image.fromarray(rgba[..., :3]).save(buf, format="PNG", dpi=(DPI, DPI))
-    atomic_write(path, buf.getvalue())
-    return path
-
-
-def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title: str = "") -> None:
-    """One legend under the axes (never over data), in as many columns as fit
-    the figure's width, more rows otherwise."""
-    handles, labels = [], []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    if not handles:
-        return
-    # About 100 characters of 8 pt legend text fit across the figure, and a
-    # legend entry's handle and padding take about 6 more.
-    fit = max(1, 100 // (max(len(x) for x in labels) + 6))
-    style = dict(ncol=min(len(labels), ncol or fit, fit), frameon=False, title=title or None, title_fontsize=8)
-    try:
-        fig.legend(handles, labels, loc="outside lower center", **style)
-    except ValueError:  # matplotlib 3.6 (Debian 12) has no "outside" legends: keep room for it by hand
-        legend = fig.legend(handles, labels, loc="lower center", **style)
-        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
-        fig.get_layout_engine().set(rect=(0, height, 1, 1 - height))
-
-
-def _wrap_title(text: str, width: int = 88) -> str:
-    """Titles wrap instead of running off the figure."""
-    return "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
-
-
-def _wants_log(values: np.ndarray) -> bool:
-    v = values[np.isfinite(values) & (values > 0)]
-    return v.size > 1 and v.max() / v.min() >= LOG_RATIO
-
-
-def _thousands(value: float, _pos: int = 0) -> str:
-    if value == 0:
-        return "0"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    if abs(value) >= 1:
-        return f"{value:g}"
-    return f"{value:.3g}"
-
-
-def _set_yscale(ax, values: np.ndarray) -> None:
-    if _wants_log(values):
-        ax.set_yscale("log")
-    else:
-        ax.set_ylim(bottom=0)
-    ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
-
-
-def _round_axis(ax, rounds: Sequence[int]) -> None:
-    ax.set_xlabel("Round")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    if rounds:
-        ax.set_xlim(min(rounds) - 0.5, max(rounds) + 0.5)
-
-
-def short_number(value: float) -> str:
-    """Cell text for heat maps: 3 significant figures with k/M suffixes."""
-    a = abs(value)
-    if a >= 1e6:
-        return f"{value / 1e6:.3g}M"
-    if a >= 1e4:
-        return f"{value / 1e3:.3g}k"
-    if a >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
-
+from tkperf.render.plotting import (  # noqa: E402
+    DENSE_POINTS,
+    MANY_MARKERS,
+    _draw,
+    _figure,
+    _legend_below,
+    _LogThousands,
+    _round_axis,
+    _set_yscale,
+    _thousands,
+    _wants_log,
+    _wrap_title,
+    outputs_of,
+    short_number,
+)
+from tkperf.render.plotting import svg_path  # noqa: E402,F401 - part of this module's face
 
 # --- charts --------------------------------------------------------------------
 
@@ -290,6 +182,8 @@ def heatmap(path: str, spec: HeatmapChart) -> str:
         bar = fig.colorbar(image, ax=ax, pad=0.02)
         bar.set_label(spec.colorbar_label)
         bar.ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+        if isinstance(norm, LogNorm):
+            bar.ax.yaxis.set_minor_formatter(_LogThousands(labelOnlyBase=False))
         ax.set_title(_wrap_title(spec.title))
         return fig
 
@@ -370,7 +264,7 @@ def curves(path: str, spec: CurvesChart) -> str:
             ax.plot(c.x / scale, ys, linestyle="none" if dense else "-", linewidth=0.8,
                     marker="." if dense or ys.size > 200 else "o",
                     markersize=1.2 if dense else (2.0 if ys.size > 200 else 3.5),
-                    color=f"C{i % 10}", label=c.label, rasterized=dense)
+                    color=f"C{i % 10}", label=c.label, rasterized=ys.size > MANY_MARKERS)
         ax.set_xlabel(f"{spec.xlabel} ({unit})" if unit else spec.xlabel)
         ax.set_xlim(left=0)
         ax.set_ylim(0, (ymax or 1.0) * 1.08)
@@ -395,11 +289,13 @@ DRAWINGS: Dict[type, Callable[[str, object], str]] = {
 }
 
 
-def draw(spec: object, path: str) -> str:
-    """Draw ``spec`` into the PNG file ``path``; an unknown spec is a TypeError."""
+def draw(spec: object, path: str, outputs: Sequence[str] = ("png",)) -> str:
+    """Draw ``spec`` into the PNG file ``path`` and/or (``outputs`` holds
+    ``"svg"``) the SVG beside it (:func:`svg_path`); an unknown spec is a TypeError."""
     from tkperf.render import xycharts  # x/y sweeps, histograms, confidence plots
 
     drawing = DRAWINGS.get(type(spec)) or xycharts.DRAWINGS.get(type(spec))
     if drawing is None:
         raise TypeError(f"no drawing for a {type(spec).__name__}")
-    return drawing(path, spec)
+    with outputs_of(outputs):
+        return drawing(path, spec)

@@ -25,10 +25,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from tkperf import testtypes
 from tkperf.engine.options import REPORT_FORMATS, parse_report_formats
 from tkperf.errors import UsageError
+from tkperf.untrusted import for_terminal
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render import generic, page
-from tkperf.render.context import FULL_NAME_COLUMNS, CompareContext
+from tkperf.render.context import FULL_NAME_COLUMNS, CompareContext, difference
 from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.render.header import device_fields
 from tkperf.render.steady import steady_state
@@ -141,6 +142,29 @@ def comparison_caveats(runs: Sequence[RunResult], labels: Sequence[str]) -> List
     return out
 
 
+def summary_rows(runs: Sequence[RunResult]) -> List[Tuple[str, List[Optional[float]], List[str]]]:
+    """The summary figures of the runs: (figure, the runs' values, their texts)."""
+    figures = [page.summary_figures(r) for r in runs]
+    return [(f"{f.group}, {f.pattern} ({f.unit})", [fs[i].value for fs in figures],
+             [fmt(fs[i].value, f.unit) for fs in figures]) for i, f in enumerate(figures[0])]
+
+
+def terminal_table(runs: Sequence[RunResult]) -> List[str]:
+    """The summary figures side by side as plain lines for the terminal, as
+    ``tkperf check`` prints its table: numbers right-aligned, each later
+    run's difference from the first in %; figures no run measured left out.
+    Run names come from the result files: control characters are made visible."""
+    labels = [for_terminal(x) for x in run_labels(runs)]
+    header = ["figure"] + labels + [f"{x} %" for x in labels[1:]]
+    rows = [[name] + texts + [difference(v, values[0]) for v in values[1:]]
+            for name, values, texts in summary_rows(runs) if any(v is not None for v in values)]
+    table = [header] + rows
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    return ([f"Summary figures side by side; each '%' column: that run's difference from {labels[0]}."]
+            + ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+               for r in table])
+
+
 def summary_blocks(ctx: CompareContext) -> list:
     runs, labels = ctx.runs, ctx.labels
     out: list = [b.Rubric("Summary")]
@@ -149,10 +173,7 @@ def summary_blocks(ctx: CompareContext) -> list:
                 for key, label, run in zip(ctx.column_labels(), labels, runs)]
         out.append(b.table(["Column", "Run", "Model", "Capacity"], rows, title="The runs compared",
                            widths=[10, 30, 45, 15]))
-    figures = [page.summary_figures(r) for r in runs]
-    rows = [[f"{f.group}, {f.pattern} ({f.unit})"] + [fmt(fs[i].value, f.unit) for fs in figures]
-            for i, f in enumerate(figures[0])]
-    out.append(ctx.runs_table("Figure", rows, "Summary performance data, side by side"))
+    out.append(ctx.numbers_table("Figure", summary_rows(runs), "Summary performance data, side by side"))
     keys: List[str] = []
     for r in runs:
         for t in r.tests:

@@ -6,6 +6,7 @@ and the helpers every section uses to name charts and lay out tables.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence, Tuple, TypeVar
@@ -13,13 +14,25 @@ from typing import Callable, List, Optional, Sequence, Tuple, TypeVar
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render.steady import run_window
-from tkperf.render.words import fmt
+from tkperf.render.words import NA, fmt
 
 T = TypeVar("T")
 
 # Beyond this many runs, table columns are headed R1, R2 ... and a key names
 # the runs: eight full names in one A4 table would break in mid-word.
 FULL_NAME_COLUMNS = 4
+
+
+#: The heading of the column of a run's difference from the first run.
+DIFFERENCE = "% vs first"
+
+
+def difference(value: Optional[float], first: Optional[float]) -> str:
+    """``value``'s difference from ``first`` in %, signed; n/a where either
+    was not measured or the first is zero."""
+    if value is None or first is None or math.isnan(value) or math.isnan(first) or first == 0:
+        return NA
+    return f"{(value - first) / abs(first) * 100:+.1f}%"
 
 
 def chart_name(stem: str) -> str:
@@ -75,12 +88,41 @@ class CompareContext:
         return [f"R{i + 1}" for i in range(len(self.labels))]
 
     def runs_table(self, first: str, rows: Sequence[Sequence[str]], title: str) -> b.Table:
-        """A table with one column per run after a first column of row titles."""
+        """A table with one column per run after a first column of row titles;
+        a row that is empty for every run (n/a or blank: every run left it
+        out) is not shown."""
         n = len(self.labels)
+        shown = [r for r in rows if any(c not in (NA, "") for c in r[1:])]
         width = 30 if n <= FULL_NAME_COLUMNS else 18
         rest = max(8, (100 - width) // max(n, 1))
-        return b.table([first] + self.column_labels(), rows, title=title,
+        return b.table([first] + self.column_labels(), shown, title=title,
                        widths=[width] + [rest] * n, stub_columns=1)
+
+    def numbers_table(self, first: str, rows: Sequence[Tuple[str, Sequence[Optional[float]], Sequence[str]]],
+                      title: str) -> b.Table:
+        """A :meth:`runs_table` of figures: each row is (title, the runs'
+        values, their texts).  Up to :data:`FULL_NAME_COLUMNS` runs, right
+        after each later run's column a column '% vs first' with its
+        difference from the first run in %; with more runs an A4 page has
+        no room for them (``tkperf compare`` prints them on the terminal)."""
+        n = len(self.labels)
+        if n > FULL_NAME_COLUMNS:
+            return self.runs_table(first, [[name] + list(texts) for name, _, texts in rows], title)
+        cols = self.column_labels()
+        headers = [first, cols[0]]
+        for c in cols[1:]:
+            headers += [c, DIFFERENCE]
+        body = []
+        for name, values, texts in rows:
+            if all(t in (NA, "") for t in texts):
+                continue
+            row = [name, texts[0]]
+            for v, t in zip(values[1:], texts[1:]):
+                row += [t, difference(v, values[0]).rstrip("%")]
+            body.append(row)
+        rest = 100 - 20 - 8 * (n - 1)
+        return b.table(headers, body, title=f"{title} ('{DIFFERENCE}': the difference from {cols[0]})",
+                       widths=[20, rest // n] + [rest // n, 8] * (n - 1), stub_columns=1)
 
     def by_runs(self, rows: Sequence[Tuple[str, float]], value: Callable[[int, int], Optional[float]],
                 unit: str, row_title: str) -> b.Grid:
@@ -92,9 +134,10 @@ class CompareContext:
                       col_title="Run")
 
     def grid_table(self, grid: b.Grid, title: str) -> b.Table:
-        """A grid by runs as a table, its unit in the first heading."""
-        rows = [[r] + [fmt(v, grid.unit) for v in vals] for r, vals in zip(grid.rows, grid.values)]
-        return self.runs_table(f"{grid.row_title} ({grid.unit})", rows, title)
+        """A grid by runs as a table, its unit in the first heading, each
+        later run's difference from the first after the runs."""
+        rows = [(r, vals, [fmt(v, grid.unit) for v in vals]) for r, vals in zip(grid.rows, grid.values)]
+        return self.numbers_table(f"{grid.row_title} ({grid.unit})", rows, title)
 
     def paired(self, title: str, filename: str, ylabel: str, first: Tuple[b.Grid, str, str],
                second: Tuple[b.Grid, str, str], caption: str) -> list:

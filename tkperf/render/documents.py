@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import io
-import logging
 import multiprocessing
 import os
 import re
@@ -24,7 +23,8 @@ from tkperf.errors import OutputError
 from tkperf.model.files import ensure_own_dir
 from tkperf.model.store import atomic_write, ensure_dir
 from tkperf.render import blocks as b
-from tkperf.render import parallel, rst
+from tkperf.render import navigation, parallel, rst
+from tkperf.render.pdf import render_pdf, svg_beside, vector_of
 
 
 @dataclass(frozen=True)
@@ -42,59 +42,14 @@ table { font-size: 0.9em; border-collapse: collapse; margin: 0.8em 0; }
 table caption { font-weight: bold; text-align: left; padding-bottom: 0.3em; }
 th, td { padding: 0.15em 0.5em; }
 td { text-align: left; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+nav.contents, div.contents { border: 1px solid #ccc; padding: 0.3em 1em; margin: 1em 0; }
+nav.contents ul, div.contents ul { margin: 0.1em 0; padding-left: 1.3em; }
+nav.contents p, div.contents p { margin: 0; }
 figure img, div.figure img { max-width: 100%; height: auto; }
 figcaption, p.caption { font-size: 0.9em; }
 div.warning, aside.admonition.warning { border-left: 4px solid #c33; padding: 0.3em 1em; }
 """
-
-# rst2pdf stylesheet: A4, small table text so an 8-column matrix fits the page.
-_PDF_STYLE = """
-pageSetup:
-  size: A4
-  margin-top: 1.5cm
-  margin-bottom: 1.5cm
-  margin-left: 1.5cm
-  margin-right: 1.5cm
-styles:
-  base:
-    fontSize: 9
-  table-body:
-    fontSize: 7.5
-    leading: 9
-  table-heading:
-    fontSize: 7.5
-    leading: 9
-  table-title:
-    fontSize: 9
-    spaceBefore: 4
-    keepWithNext: true
-  heading1:
-    fontSize: 150%
-  heading2:
-    fontSize: 125%
-  heading3:
-    fontSize: 110%
-  title:
-    fontSize: 180%
-    spaceAfter: 6
-  figure:
-    spaceBefore: 2
-    spaceAfter: 4
-  figure-caption:
-    fontSize: 8
-  admonition:
-    fontSize: 8.5
-"""
-
-
-class _LogCollector(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.messages: List[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
 
 def _docutils_settings(warnings: io.StringIO) -> Dict[str, object]:
     return {
@@ -158,7 +113,10 @@ def unlink(doctree: object) -> List[str]:
 
 
 def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[bytes, List[str]]:
-    """Doctree -> one self-contained HTML file: every image becomes a data URI.
+    """Doctree -> one self-contained HTML file: every image becomes a data URI,
+    a plot's SVG (:func:`~tkperf.render.pdf.vector_of`) where there is one, else its PNG;
+    stable anchors, a table of contents and right-aligned numbers
+    (:func:`tkperf.render.navigation.prepare`).
     ``copy=False`` writes from ``doctree`` itself, changing it (its last use)."""
     from docutils import nodes
     from docutils.core import publish_from_doctree
@@ -171,13 +129,16 @@ def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[byte
         if uri.startswith("data:"):
             continue
         path = uri if os.path.isabs(uri) else os.path.join(base_dir, uri)
+        vector = vector_of(path)
         try:
-            with open(path, "rb") as fh:
+            with open(vector or path, "rb") as fh:
                 data = fh.read()
         except OSError as exc:
             warnings.append(f"HTML: cannot embed {uri}: {exc.strerror}")
             continue
-        image["uri"] = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+        kind = "image/svg+xml" if vector else "image/png"
+        image["uri"] = f"data:{kind};base64," + base64.b64encode(data).decode("ascii")
+    navigation.prepare(tree)
     stream = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="tkperf-css-") as tmp:
         css = os.path.join(tmp, "tkperf.css")
@@ -187,53 +148,6 @@ def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[byte
                         stylesheet_dirs=list(html5_polyglot.Writer.default_stylesheet_dirs))
         out = publish_from_doctree(tree, writer=html5_polyglot.Writer(), settings_overrides=settings)
     return out, warnings + _warnings_of(stream, "HTML")
-
-
-def render_pdf(doctree: object, base_dir: str, copy: bool = True) -> Tuple[Optional[bytes], List[str]]:
-    """Doctree -> PDF with rst2pdf; (None, [reason]) when rst2pdf is missing or fails.
-    ``copy=False`` writes from ``doctree`` itself (its last use).
-
-    rst2pdf reports problems through its logger (with its own stderr
-    handler); they are collected here and returned as warnings instead.
-    """
-    try:
-        from rst2pdf.createpdf import RstToPdf
-    except ImportError as exc:
-        return None, [f"PDF not written: rst2pdf is not available ({exc}); "
-                      "install it with 'pip install rst2pdf'"]
-    from reportlab import rl_config
-
-    collector = _LogCollector()
-    logger = logging.getLogger("rst2pdf")
-    # Binary image streams: ASCII85 (reportlab's default) makes the PDF a
-    # quarter larger and costs a third of its build time, in pure Python.
-    saved_a85, rl_config.useA85 = rl_config.useA85, 0
-    saved = (list(logger.handlers), logger.propagate)
-    for h in saved[0]:
-        logger.removeHandler(h)
-    logger.addHandler(collector)
-    logger.propagate = False
-    buf = io.BytesIO()
-    try:
-        with tempfile.TemporaryDirectory(prefix="tkperf-pdf-") as tmp:
-            style = os.path.join(tmp, "tkperf.yaml")
-            with open(style, "w", encoding="utf-8") as fh:
-                fh.write(_PDF_STYLE)
-            rc = RstToPdf(stylesheets=[style], basedir=base_dir, breaklevel=1, breakside="any", splittables=True,
-                          repeat_table_rows=True, footer="###Page###").createPdf(
-                doctree=doctree.deepcopy() if copy else doctree, output=buf)  # type: ignore[attr-defined]
-    except Exception as exc:  # noqa: BLE001 - a failing PDF writer must not cost the other formats
-        return None, [f"PDF not written: rst2pdf failed: {type(exc).__name__}: {exc}"]
-    finally:
-        rl_config.useA85 = saved_a85
-        logger.removeHandler(collector)
-        for h in saved[0]:
-            logger.addHandler(h)
-        logger.propagate = saved[1]
-    problems = [f"PDF: {m}" for m in collector.messages]
-    if rc or not buf.getvalue().startswith(b"%PDF"):
-        return None, ["PDF not written: rst2pdf failed"] + problems
-    return buf.getvalue(), problems
 
 
 def safe_name(name: str) -> str:
@@ -254,8 +168,9 @@ def remove_stale_plots(plot_dir: str, keep: Sequence[str]) -> None:
         names = os.listdir(plot_dir)
     except OSError:
         return
+    wanted |= {n[:-4] + ".svg" for n in wanted if n.endswith(".png")}
     for name in names:
-        if name.endswith(".png") and name not in wanted:
+        if name.endswith((".png", ".svg")) and name not in wanted:
             try:
                 os.unlink(os.path.join(plot_dir, name))
             except OSError:
@@ -273,14 +188,16 @@ def _preload(formats: Sequence[str]) -> None:
         pass  # said where the writer is used
 
 
-def _write_pdf(doctree: object, outdir: str, path: str, copy: bool) -> Tuple[bool, List[str]]:
-    pdf, problems = render_pdf(doctree, outdir, copy)
+def _write_pdf(doctree: object, outdir: str, path: str, copy: bool,
+               drawings: Optional[Dict[str, object]] = None) -> Tuple[bool, List[str]]:
+    pdf, problems = render_pdf(doctree, outdir, copy, drawings)
     if pdf is not None:
         atomic_write(path, pdf)
     return pdf is not None, problems
 
 
-def _pdf_in_child(doctree: object, outdir: str, path: str) -> Optional[Callable[[], Optional[tuple]]]:
+def _pdf_in_child(doctree: object, outdir: str, path: str,
+                  drawings: Optional[Dict[str, object]] = None) -> Optional[Callable[[], Optional[tuple]]]:
     """Write the PDF in a forked process (which has the doctree as it is now,
     for free); returns how to wait for its answer, or None when no process
     can be forked.  The answer is None when the process died."""
@@ -292,7 +209,7 @@ def _pdf_in_child(doctree: object, outdir: str, path: str) -> Optional[Callable[
 
     def child() -> None:
         try:
-            send.send(("ok",) + _write_pdf(doctree, outdir, path, copy=False))
+            send.send(("ok",) + _write_pdf(doctree, outdir, path, copy=False, drawings=drawings))
         except OutputError as exc:
             send.send(("output", str(exc), []))
         except BaseException as exc:  # noqa: BLE001 - said by the parent
@@ -320,8 +237,8 @@ def _pdf_in_child(doctree: object, outdir: str, path: str) -> Optional[Callable[
     return wait
 
 
-def write_documents(text: str, doctree: object, outdir: str, name: str,
-                    formats: Sequence[str]) -> Tuple[List[str], List[str]]:
+def write_documents(text: str, doctree: object, outdir: str, name: str, formats: Sequence[str],
+                    drawings: Optional[Dict[str, object]] = None) -> Tuple[List[str], List[str]]:
     """Write ``text`` (and its ``doctree``, used up) as the chosen formats,
     each file atomically: (paths, warnings).  With both HTML and PDF, the
     PDF is written by a forked process while this one writes the HTML."""
@@ -332,7 +249,8 @@ def write_documents(text: str, doctree: object, outdir: str, name: str,
         atomic_write(path, text.encode("utf-8"))
         paths.append(path)
     pdf_path = os.path.join(outdir, f"{name}.pdf")
-    waiting = _pdf_in_child(doctree, outdir, pdf_path) if "html" in formats and "pdf" in formats else None
+    waiting = (_pdf_in_child(doctree, outdir, pdf_path, drawings) if "html" in formats and "pdf" in formats
+               else None)
     if "html" in formats:
         html, problems = render_html(doctree, outdir, copy="pdf" in formats and waiting is None)
         warnings += problems
@@ -344,13 +262,27 @@ def write_documents(text: str, doctree: object, outdir: str, name: str,
         if answer is None:
             if waiting is not None:  # the process died: the doctree here has data URIs now
                 doctree, _ = parse_rst(text, os.path.join(outdir, f"{name}.rst"))
-            answer = ("ok",) + _write_pdf(doctree, outdir, pdf_path, copy=False)
+            answer = ("ok",) + _write_pdf(doctree, outdir, pdf_path, copy=False, drawings=drawings)
         if answer[0] == "output":
             raise OutputError(answer[1])
         warnings += answer[2]
         if answer[1]:
             paths.append(pdf_path)
     return paths, warnings
+
+
+def chart_outputs(formats: Sequence[str]) -> Tuple[str, ...]:
+    """What the charts are drawn as: PNG for the reST (which refers to PNGs),
+    SVG for the HTML and the PDF (vector graphics); for the PDF, each SVG is
+    also read into a reportlab drawing where it is drawn (when svglib is there)."""
+    out = (("png",) if "rst" in formats else ()) + (("svg",) if "html" in formats or "pdf" in formats else ())
+    if "pdf" in formats:
+        try:
+            import svglib.svglib  # noqa: F401
+        except ImportError:  # the PDF takes the PNGs then
+            return tuple(dict.fromkeys(("png",) + out))
+        out += ("pdf-drawing",)
+    return out
 
 
 def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence[str]) -> ReportResult:
@@ -366,7 +298,7 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     source = os.path.join(outdir, f"{name}.rst")
     tree_needed = "html" in formats or "pdf" in formats
     jobs = [(os.path.join(plot_dir, c.filename), c.spec) for c in b.charts(content)]
-    with parallel.Drawing(jobs) as drawing:
+    with parallel.Drawing(jobs, outputs=chart_outputs(formats)) as drawing:
         text = rst.to_rst(content, plot_dirname)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
         _preload(formats)
@@ -375,7 +307,8 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     if failed:
         text = rst.to_rst(content, plot_dirname, failed)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
-    paths, more = write_documents(text, doctree, outdir, name, formats)
+    drawings = {svg_beside(d.path): d.drawing for d in drawn if d.drawing is not None}
+    paths, more = write_documents(text, doctree, outdir, name, formats, drawings)
     remove_stale_plots(plot_dir, [d.path for d in drawn if not d.kind])
     warnings = [d.warning() for d in drawn if d.kind] + problems + more
     return ReportResult(paths=tuple(paths + [plot_dir]), warnings=tuple(warnings))

@@ -19,7 +19,7 @@ from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
 from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt, is_stream, plural, test_title, unit_of
+from tkperf.render.words import NA, fmt, is_stream, plural, shown_unit, test_title, unit_of
 
 
 def _header(ctx: ReportContext, test: TestRun) -> b.Header:
@@ -50,7 +50,7 @@ def headline_table(kind, test: TestRun) -> Optional[b.Table]:
     figures = kind.headline(test)
     if not figures:
         return None
-    rows = [[f.label, f.text.format(f.value), f.unit, f.better or ""] for f in figures]
+    rows = [[f.label, f.text.format(f.value), shown_unit(f.unit), f.better or ""] for f in figures]
     return b.table(["Figure", "Value", "Unit", "Better"], rows, title=f"{test_title(test)}: headline figures",
                    widths=[40, 25, 15, 20])
 
@@ -140,12 +140,13 @@ def compare_section(kind, ctx: CompareContext, runs: Sequence[RunResult], labels
             order += [k for k in fs if k not in order]
         for fkey in order:
             some = next(fs[fkey] for fs in figures if fkey in fs)
-            rows.append([f"{test_title(first)} {some.label} ({some.unit})".replace(" ()", "")]
-                        + [fs[fkey].text.format(fs[fkey].value) if fkey in fs else NA for fs in figures])
+            rows.append((f"{test_title(first)} {some.label} ({shown_unit(some.unit)})".replace(" ()", ""),
+                         [fs[fkey].value if fkey in fs else None for fs in figures],
+                         [fs[fkey].text.format(fs[fkey].value) if fkey in fs else NA for fs in figures]))
     if not rows:
         return []
     return [b.Heading(kind.title or kind.name),
-            ctx.runs_table("Figure", rows, f"{kind.title or kind.name}: headline figures, side by side")]
+            ctx.numbers_table("Figure", rows, f"{kind.title or kind.name}: headline figures, side by side")]
 
 
 def missing_compare(ctx: CompareContext, type_names: Sequence[str]) -> list:

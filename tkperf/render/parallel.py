@@ -32,25 +32,33 @@ class Drawn:
     pid: int
     kind: str = ""
     output_error: bool = False
+    #: The SVG read for the PDF writer (a reportlab drawing), when asked for.
+    drawing: object = None
 
     def warning(self) -> str:
         return f"plot {os.path.basename(self.path)} could not be drawn: {self.kind}: {self.error}"
 
 
-def _draw_one(path: str, spec: object) -> Drawn:
+def _draw_one(path: str, spec: object, outputs: Sequence[str] = ("png",)) -> Drawn:
     try:
         from tkperf.render import charts
 
-        charts.draw(spec, path)
+        charts.draw(spec, path, outputs)
+        drawing = None
+        if "svg" in outputs and "pdf-drawing" in outputs:
+            # Read here, on both cores, not by the PDF writer after all charts.
+            from svglib.svglib import svg2rlg
+
+            drawing = svg2rlg(charts.svg_path(path))
     except OutputError as exc:
         return Drawn(path, str(exc), os.getpid(), type(exc).__name__, output_error=True)
     except Exception as exc:  # noqa: BLE001 - a broken chart must not cost the report
         return Drawn(path, str(exc) or type(exc).__name__, os.getpid(), type(exc).__name__)
-    return Drawn(path, "", os.getpid())
+    return Drawn(path, "", os.getpid(), drawing=drawing)
 
 
-def _serial(jobs: Sequence[Tuple[str, object]]) -> List[Drawn]:
-    return [_draw_one(path, spec) for path, spec in jobs]
+def _serial(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str]) -> List[Drawn]:
+    return [_draw_one(path, spec, outputs) for path, spec in jobs]
 
 
 def _cost(spec: object) -> int:
@@ -66,8 +74,10 @@ class Drawing:
     happens between the two.
     """
 
-    def __init__(self, jobs: Sequence[Tuple[str, object]], workers: int = MAX_WORKERS) -> None:
+    def __init__(self, jobs: Sequence[Tuple[str, object]], workers: int = MAX_WORKERS,
+                 outputs: Sequence[str] = ("png",)) -> None:
         self.jobs = list(jobs)
+        self.outputs = tuple(outputs)
         self._pool = None
         self._futures: Optional[list] = None
         n = min(workers, len(self.jobs), os.cpu_count() or 1)
@@ -81,7 +91,7 @@ class Drawing:
             self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
             # Slowest first, so that the workers finish close together.
             order = sorted(range(len(self.jobs)), key=lambda i: -_cost(self.jobs[i][1]))
-            futures = {i: self._pool.submit(_draw_one, *self.jobs[i]) for i in order}
+            futures = {i: self._pool.submit(_draw_one, *self.jobs[i], self.outputs) for i in order}
             self._futures = [futures[i] for i in range(len(self.jobs))]
         except (ValueError, OSError, ImportError, RuntimeError):  # no working semaphores, no fork: draw here
             self.close()
@@ -105,7 +115,7 @@ class Drawing:
             finally:
                 self.close()
         if done is None:
-            done = _serial(self.jobs)
+            done = _serial(self.jobs, self.outputs)
         for d in done:
             if d.output_error:
                 raise OutputError(d.error)
@@ -124,9 +134,10 @@ class Drawing:
         self.close()
 
 
-def draw_charts(jobs: Sequence[Tuple[str, object]], workers: int = MAX_WORKERS) -> List[Drawn]:
+def draw_charts(jobs: Sequence[Tuple[str, object]], workers: int = MAX_WORKERS,
+                outputs: Sequence[str] = ("png",)) -> List[Drawn]:
     """Draw every (path, spec), in parallel where possible; see :meth:`Drawing.wait`."""
-    with Drawing(jobs, workers) as drawing:
+    with Drawing(jobs, workers, outputs) as drawing:
         return drawing.wait()
 
 

@@ -103,7 +103,8 @@ def nines_table(dists: Sequence[Distribution], title: str) -> b.Table:
     return b.table(headers, rows, title=f"{title} (µs; AVE: the mean of the per-round means, as the "
                    "PTS tables; Largest: the slowest single I/O, not the PTS MAX; n/s: not supported by "
                    "the I/O count)",
-                   widths=[20, 10, 8] + [9] * len(histogram.NINES) + [9, 11])
+                   # the nines' columns wide enough for '99.9999%' on one line in the PDF
+                   widths=[15, 10, 8] + [10] * len(histogram.NINES) + [9, 11])
 
 
 def _groups(dists: Sequence[Distribution]) -> List[Tuple[str, List[Distribution]]]:

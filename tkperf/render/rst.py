@@ -25,7 +25,7 @@ _INLINE = re.compile(r"([\\`*_|<>\[\]])")
 #: addresses (docutils' own rule: an escaped ``@`` is never an address).
 _SCHEME_COLON = re.compile(r"(?<![A-Za-z0-9])([A-Za-z][A-Za-z0-9.+-]*):(?=\S)")
 _BLOCK_START = re.compile(r"^(?:[-+*#:.=~^\"'(|>!@$%&,;?/]|\d+[.)]\s|[A-Za-z][.)]\s|[ivxlcdmIVXLCDM]+[.)]\s)")
-#: Column widths (characters) of the SNIA header's grid tables: label, value, label, value.
+#: Relative column widths of the SNIA header's tables: label, value, label, value.
 HEADER_WIDTHS = (16, 34, 16, 34)
 _UNDERLINE = "=-~^"
 
@@ -74,71 +74,6 @@ def list_table(headers: Sequence[str], rows: Iterable[Sequence[str]], title: str
     return "\n".join(lines) + "\n"
 
 
-def _wrap(text: str, width: int) -> List[str]:
-    """Greedy word wrap by display width; long words are cut."""
-    lines: List[str] = []
-    line = ""
-    for word in text.split():
-        while text_width(word) > width:
-            cut = width
-            while text_width(word[:cut]) > width:
-                cut -= 1
-            if line:
-                lines.append(line)
-                line = ""
-            lines.append(word[:cut])
-            word = word[cut:]
-        if not word:
-            continue
-        if not line:
-            line = word
-        elif text_width(line) + 1 + text_width(word) <= width:
-            line += " " + word
-        else:
-            lines.append(line)
-            line = word
-    if line or not lines:
-        lines.append(line)
-    return lines
-
-
-def grid_table(header: Sequence[Tuple[str, int]], rows: Sequence[Sequence[str]],
-               max_widths: Sequence[int]) -> str:
-    """A reST grid table whose header cells may span columns (``(text, span)``);
-    body cells are plain text, wrapped to ``max_widths``."""
-    ncols = len(max_widths)
-    wrapped = [[[rst_escape(line) for line in _wrap(" ".join(str(c).split()), max_widths[i])]
-                for i, c in enumerate(row)] for row in rows]
-    widths = [max([1] + [text_width(line) for row in wrapped for line in row[i]]) for i in range(ncols)]
-    # A spanning header cell needs room too.
-    col = 0
-    for text, span in header:
-        need = text_width(rst_escape(text))
-        have = sum(widths[col:col + span]) + 3 * (span - 1)
-        if need > have:
-            widths[col + span - 1] += need - have
-        col += span
-
-    def border(char: str) -> str:
-        return "+" + "+".join(char * (w + 2) for w in widths) + "+"
-
-    def line(cells: Sequence[Tuple[str, int]]) -> str:
-        parts, c = [], 0
-        for text, span in cells:
-            w = sum(widths[c:c + span]) + 3 * (span - 1)
-            parts.append(" " + text + " " * (w - text_width(text)) + " ")
-            c += span
-        return "|" + "|".join(parts) + "|"
-
-    out = [border("-"), line([(rst_escape(t), s) for t, s in header]), border("=")]
-    for row in wrapped:
-        height = max(len(c) for c in row)
-        for k in range(height):
-            out.append(line([(c[k] if k < len(c) else "", 1) for c in row]))
-        out.append(border("-"))
-    return "\n".join(out) + "\n"
-
-
 def _side_by_side(left: Sequence[Tuple[str, str]], right: Sequence[Tuple[str, str]]) -> List[List[str]]:
     n = max(len(left), len(right))
     left = list(left) + [("", "")] * (n - len(left))
@@ -147,11 +82,19 @@ def _side_by_side(left: Sequence[Tuple[str, str]], right: Sequence[Tuple[str, st
 
 
 def header_rst(h: b.Header) -> str:
-    """The SNIA header as two grid tables: platform | device, set-up | test."""
-    return (grid_table([("Test platform", 2), ("Device under test", 2)],
-                       _side_by_side(h.platform, h.device), HEADER_WIDTHS) + "\n"
-            + grid_table([("Set-up parameters", 2), ("Test parameters", 2)],
-                         _side_by_side(h.setup, h.test), HEADER_WIDTHS)
+    """The SNIA header as two list tables: platform | device, set-up | test.
+
+    A list table, not a grid table: a grid table's cells are wrapped by hand
+    and a word longer than its column (a model number, a serial, a
+    ``/dev/disk/by-id/...`` path) would be cut, and docutils joins the
+    pieces with a space.  Each group's title spans its label and value
+    columns in spirit; a list table has no spans, so the value column's
+    heading stays empty.
+    """
+    return (list_table(["Test platform", "", "Device under test", ""],
+                       _side_by_side(h.platform, h.device), widths=HEADER_WIDTHS) + "\n"
+            + list_table(["Set-up parameters", "", "Test parameters", ""],
+                         _side_by_side(h.setup, h.test), widths=HEADER_WIDTHS)
             + _notes(h.notes_title, h.notes))
 
 

@@ -18,6 +18,7 @@ from tkperf.render.words import (
     NA,
     fmt,
     metric_display,
+    shown_figure,
     short_verdict,
     test_title,
     tracking_label,
@@ -191,7 +192,7 @@ def fob_blocks(test: TestRun, level: int) -> list:
     for f in first:
         s = steady.get(f.key)
         change = (f"{(s.value - f.value) / f.value * 100:+.1f}%" if s is not None and f.value else NA)
-        rows.append([f.label, f.shown(), s.shown() if s is not None else NA, change])
+        rows.append([f.label, shown_figure(f), shown_figure(s) if s is not None else NA, change])
     window = f"Steady state ({window_source(test)})"
     if fob:
         step = "round 1" if test.rounds else f"the first {kind.unit}"

@@ -136,6 +136,18 @@ def metric_display(key: str) -> Metric:
     return Metric(key, 1.0, "IOPS")
 
 
+def shown_unit(unit: str) -> str:
+    """A unit as the reports write it: microseconds are always 'µs' (test
+    types' figures and fio's fields say 'us')."""
+    return "µs" if unit == "us" else unit
+
+
+def shown_figure(f: object) -> str:
+    """A headline figure's value with its unit as the reports write it: '196.9 µs'."""
+    unit = shown_unit(getattr(f, "unit"))
+    return getattr(f, "text").format(getattr(f, "value")) + (f" {unit}" if unit else "")
+
+
 def fmt(value: Optional[float], unit: str = "") -> str:
     """A figure as text with thousands separators; 'n/a' when not measured."""
     if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -16,6 +16,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullForma
 from tkperf.render.blocks import ConfidenceChart, Curve, HistogramChart, XYChart
 from tkperf.render.charts import (
     DENSE_POINTS,
+    MANY_MARKERS,
     _draw,
     _figure,
     _legend_below,
@@ -53,7 +54,7 @@ def xy(path: str, spec: XYChart) -> str:
             dense = y.size > DENSE_POINTS
             if spec.dots:
                 ax.plot(x, y, linestyle="none", marker=".", markersize=1.2 if dense else 2.5,
-                        color=f"C{i % 10}", label=c.label, rasterized=dense)
+                        color=f"C{i % 10}", label=c.label, rasterized=y.size > MANY_MARKERS)
             else:
                 ax.plot(x, y, linewidth=1.1, marker="o" if y.size <= 200 else None, markersize=3.2,
                         color=f"C{i % 10}", label=c.label, rasterized=dense)

@@ -18,7 +18,7 @@ from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render import generic, header
 from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt
+from tkperf.render.words import NA, fmt, shown_unit
 from tkperf.testtypes import xsr
 from tkperf.testtypes.base import started_from_purge
 from tkperf.testtypes.consistency.view import clock
@@ -73,7 +73,7 @@ def xsr_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> b.He
 
 
 def figures_table(kind: xsr.CrossStimulusRecoveryTest, test: TestRun, a: Analysis) -> b.Table:
-    rows = [[f.label, f.text.format(f.value), f.unit, f.better] for f in kind.headline(test)]
+    rows = [[f.label, f.text.format(f.value), shown_unit(f.unit), f.better] for f in kind.headline(test)]
     for ph in a.phases:
         if ph.complete and not ph.settle.settled and ph.index > 1:
             rows.append([f"{ph.short} settled after", "did not settle", "s", "lower"])

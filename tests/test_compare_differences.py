@@ -1,0 +1,100 @@
+"""``tkperf compare``: each run's difference from the first, rows no run
+measured left out, and the summary printed on the terminal."""
+from __future__ import annotations
+
+import copy
+import os
+
+import pytest
+
+from tkperf.cli import main
+from tkperf.errors import EXIT_OK
+from tkperf.model import store
+from tkperf.render import blocks as b
+from tkperf.render import compare, rst
+from tkperf.render.context import CompareContext, difference
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def example(name: str) -> str:
+    return os.path.join(ROOT, "examples", f"{name}.xml")
+
+
+def context(*names: str) -> CompareContext:
+    runs = [store.load(example(n)) for n in names]
+    return CompareContext(tuple(runs), tuple(compare.run_labels(runs)))
+
+
+def test_difference_in_percent_of_the_first():
+    assert difference(110.0, 100.0) == "+10.0%"
+    assert difference(75.0, 100.0) == "-25.0%"
+    assert difference(100.0, 100.0) == "+0.0%"
+    assert difference(-5.0, -10.0) == "+50.0%"
+    for value, first in ((None, 1.0), (1.0, None), (1.0, 0.0), (float("nan"), 1.0)):
+        assert difference(value, first) == "n/a"
+
+
+def test_numbers_table_has_a_difference_column_per_later_run_and_drops_empty_rows():
+    ctx = context("example-ssd", "example-ssd-2", "example-client")
+    table = ctx.numbers_table("Figure", [("a", [100.0, 150.0, None], ["100", "150", "n/a"]),
+                                         ("nobody", [None, None, None], ["n/a", "n/a", "n/a"]),
+                                         ("b", [None, 2.0, 4.0], ["n/a", "2", "4"])], "T")
+    assert table.headers == ("Figure", "example-ssd", "example-ssd-2", "% vs first", "example-client",
+                             "% vs first")
+    assert table.rows == (("a", "100", "150", "+50.0", "n/a", "n/a"),
+                          ("b", "n/a", "2", "n/a", "4", "n/a"))
+    assert table.title == "T ('% vs first': the difference from example-ssd)"
+    # More runs than fit an A4 page with their differences: values only (the terminal has them).
+    many = context(*["example-ssd"] * 5).numbers_table("F", [("a", [1.0] * 5, ["1"] * 5)], "T")
+    assert many.headers == ("F", "R1", "R2", "R3", "R4", "R5") and many.rows == (("a", "1", "1", "1", "1", "1"),)
+    # Text tables drop a row empty for every run too, but keep one any run filled.
+    plain = ctx.runs_table("Option", [["x", "", "n/a", ""], ["y", "", "", "set"]], "T")
+    assert [r[0] for r in plain.rows] == ["y"]
+
+
+def test_comparison_report_shows_the_differences():
+    ctx = context("example-ssd", "example-ssd-2")
+    text = rst.to_rst(compare.summary_blocks(ctx))
+    # example-ssd: 30,521 IOPS RND 4KiB 100% W; example-ssd-2: 38,691 (+26.8%).
+    assert "   * - Steady-state IOPS, RND 4KiB 100% W (IOPS)\n     - 30,521\n     - 38,691\n     - \\+26.8\n" in text
+    assert "     - example-ssd-2\n     - \\% vs first\n" in text
+    # The LAT section writes microseconds the one way the report does.
+    blocks = compare.comparison_blocks(list(ctx.runs))
+    cells = [c for t in blocks if isinstance(t, b.Table) for r in t.rows + (t.headers,) for c in r]
+    assert any("(µs)" in c for c in cells) and not any("(us)" in c or c.endswith(" us") for c in cells)
+
+
+def test_summary_rows_leave_out_what_no_run_measured():
+    # example-client ran no TP and no LAT: compared with itself, those rows go.
+    ctx = context("example-client", "example-client")
+    figure = next(x for x in compare.summary_blocks(ctx) if isinstance(x, b.Table)
+                  and x.title.startswith("Summary"))
+    names = [r[0] for r in figure.rows]
+    assert names and not any(n.startswith(("Throughput", "Response time")) for n in names)
+    assert all(r[-1] == "+0.0" for r in figure.rows)
+
+
+def test_cli_compare_prints_the_table(tmp_path, capsys):
+    argv = ["compare", example("example-ssd"), example("example-ssd-2"), example("example-client"),
+            "--outdir", str(tmp_path), "--format", "rst"]
+    assert main(argv) == EXIT_OK
+    out = capsys.readouterr().out.splitlines()
+    assert "difference from example-ssd" in out[0]
+    assert out[1].split() == ["figure", "example-ssd", "example-ssd-2", "example-client",
+                              "example-ssd-2", "%", "example-client", "%"]
+    row = next(line for line in out if line.startswith("Steady-state IOPS, RND 4KiB 100% W"))
+    assert row.split()[-5:] == ["30,521", "38,691", "23,732", "+26.8%", "-22.2%"]
+    # Numbers right-aligned: every row ends at the header's last column.
+    table = out[1:out.index(next(x for x in out if x.startswith("report:")))]
+    assert len({len(line) for line in table}) == 1
+    assert main(argv + ["--quiet"]) == EXIT_OK
+    assert [x.split(":")[0] for x in capsys.readouterr().out.splitlines()] == ["report", "report"]
+
+
+def test_terminal_table_makes_control_characters_visible():
+    runs = [store.load(example("example-ssd")), store.load(example("example-ssd-2"))]
+    runs[1] = copy.deepcopy(runs[1])
+    runs[1].name = "evil\x1b[2Jname"
+    lines = compare.terminal_table(runs)
+    assert "\x1b" not in "".join(lines) and "evil" in lines[1]

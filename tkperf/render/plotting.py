@@ -1,0 +1,185 @@
+"""The plumbing every chart shares: figure size and style, writing a figure
+as PNG and/or SVG, legends below the axes, number formats on the axes.
+
+Imported only by the modules that draw (:mod:`tkperf.render.charts`,
+:mod:`tkperf.render.xycharts`), in the processes that draw.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import textwrap
+from typing import Callable, Iterator, Optional, Sequence, Tuple
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogFormatter, MaxNLocator  # noqa: E402
+from PIL import Image  # noqa: E402 - matplotlib's own PNG writer
+
+from tkperf.model.store import atomic_write  # noqa: E402
+from tkperf.render.pdf import svg_beside as svg_path  # noqa: E402 - the one rule for where an SVG goes
+
+WIDTH_IN = 7.0
+HEIGHT_IN = 3.4
+DPI = 120
+# A log axis is used when the largest value is this many times the smallest.
+LOG_RATIO = 30.0
+# Above this many points a curve is drawn as small dots only.
+DENSE_POINTS = 3000
+# Above this many markers a curve is a picture inside the SVG (the axes and
+# text stay vector): every marker is an element of its own in an SVG, slow
+# for the PDF writer to read, and a cloud of dots is no sharper as vectors.
+MANY_MARKERS = 200
+
+_RC = {
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "legend.fontsize": 8,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "svg.fonttype": "none",  # text as <text>, not glyph outlines
+    "svg.hashsalt": "tkperf",  # the same ids in every build of the same chart
+}
+
+
+# --- figure plumbing ---------------------------------------------------------
+
+def _figure(height: float = HEIGHT_IN, ncols: int = 1) -> Tuple[Figure, list]:
+    """A figure and its axes; called inside :func:`_draw`, under the report's style."""
+    fig = Figure(figsize=(WIDTH_IN, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    return fig, axes
+
+
+#: What :func:`draw` writes: a PNG (``path``) and/or an SVG beside it
+#: (``path`` with ``.svg``); set by :func:`draw` for one drawing.
+_OUTPUTS: Tuple[str, ...] = ("png",)
+
+
+@contextlib.contextmanager
+def outputs_of(outputs: Sequence[str]) -> Iterator[None]:
+    """Within: :func:`_draw` writes what ``outputs`` names ('png', 'svg')."""
+    global _OUTPUTS
+    saved, _OUTPUTS = _OUTPUTS, tuple(outputs)
+    try:
+        yield
+    finally:
+        _OUTPUTS = saved
+
+
+def _draw(path: str, build: Callable[[], Figure]) -> str:
+    """Build a figure under the report's style and write it as an RGB PNG
+    and/or an SVG (:data:`_OUTPUTS`); the style applies to text created
+    inside ``build`` as well, hence one context around both.
+
+    One draw of the canvas lays the figure out and renders it (``savefig``
+    would draw twice); the figure is opaque, so the alpha channel is
+    dropped: the same pixels, a smaller file, less work for the PDF writer.
+    The SVG keeps text as text (smaller, selectable, faster to read for the
+    PDF writer) and reuses the layout the first drawing made.
+    """
+    with matplotlib.rc_context(_RC):
+        fig = build()
+        if "png" in _OUTPUTS:
+            fig.canvas.draw()
+            rgba = np.asarray(fig.canvas.buffer_rgba())
+            buf = io.BytesIO()
+            Image.fromarray(rgba[..., :3]).save(buf, format="PNG", dpi=(DPI, DPI), compress_level=3)
+            atomic_write(path, buf.getvalue())
+            fig.set_layout_engine("none")  # laid out once: the SVG keeps that layout
+        if "svg" in _OUTPUTS:
+            buf = io.BytesIO()
+            fig.savefig(buf, format="svg", metadata={"Date": None})
+            atomic_write(svg_path(path), buf.getvalue())
+    return path
+
+
+def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title: str = "") -> None:
+    """One legend under the axes (never over data), in as many columns as fit
+    the figure's width, more rows otherwise."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if not handles:
+        return
+    # About 100 characters of 8 pt legend text fit across the figure, and a
+    # legend entry's handle and padding take about 6 more.
+    fit = max(1, 100 // (max(len(x) for x in labels) + 6))
+    style = dict(ncol=min(len(labels), ncol or fit, fit), frameon=False, title=title or None, title_fontsize=8)
+    try:
+        fig.legend(handles, labels, loc="outside lower center", **style)
+    except ValueError:  # matplotlib 3.6 (Debian 12) has no "outside" legends: keep room for it by hand
+        legend = fig.legend(handles, labels, loc="lower center", **style)
+        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
+        fig.get_layout_engine().set(rect=(0, height, 1, 1 - height))
+
+
+def _wrap_title(text: str, width: int = 88) -> str:
+    """Titles wrap instead of running off the figure."""
+    return "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
+
+
+def _wants_log(values: np.ndarray) -> bool:
+    v = values[np.isfinite(values) & (values > 0)]
+    return v.size > 1 and v.max() / v.min() >= LOG_RATIO
+
+
+def _thousands(value: float, _pos: int = 0) -> str:
+    if value == 0:
+        return "0"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:g}"
+    return f"{value:.3g}"
+
+
+class _LogThousands(LogFormatter):
+    """Log-axis tick labels written as the linear ones are ('3,000', not
+    matplotlib's 3x10^3 in mathtext, which is slow to lay out and reads
+    differently from the major labels); the same choice of labelled ticks."""
+
+    def _num_to_string(self, x: float, vmin: float, vmax: float) -> str:
+        return _thousands(x)
+
+
+def _set_yscale(ax, values: np.ndarray) -> None:
+    if _wants_log(values):
+        ax.set_yscale("log")
+        ax.yaxis.set_minor_formatter(_LogThousands(labelOnlyBase=False))
+    else:
+        ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
+
+
+def _round_axis(ax, rounds: Sequence[int]) -> None:
+    ax.set_xlabel("Round")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if rounds:
+        ax.set_xlim(min(rounds) - 0.5, max(rounds) + 0.5)
+
+
+def short_number(value: float) -> str:
+    """Cell text for heat maps: 3 significant figures with k/M suffixes."""
+    a = abs(value)
+    if a >= 1e6:
+        return f"{value / 1e6:.3g}M"
+    if a >= 1e4:
+        return f"{value / 1e3:.3g}k"
+    if a >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
