@@ -31,7 +31,7 @@ import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import check, common, compare, demo, importcmd, info, manual, remote, report, run, show, tests
+from tkperf.cli import advice, check, common, compare, demo, importcmd, info, manual, remote, report, run, show, tests
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
 from tkperf.untrusted import TerminalStream
 
@@ -122,6 +122,7 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     logging.raiseExceptions = False  # a full disk must not print logging tracebacks
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        advice.habit(argv)
         parser = build_parser()
         try:
             args = parser.parse_args(argv)
@@ -135,6 +136,9 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     except Interrupted as exc:
         log.error("%s", exc)
         _say(f"tkperf: stopped: {exc}")
+        resume = getattr(exc, "resume_command", "")
+        if resume:
+            _say(f"tkperf: continue the run with: {resume}")
         return exit_code_of(exc)
     except TkperfError as exc:
         log.error("%s", exc)

@@ -9,12 +9,12 @@ import traceback
 from typing import Callable, List, Optional
 
 from tkperf import notify, testtypes
-from tkperf.cli import common, multirun
+from tkperf.cli import advice, common, multirun
 from tkperf.cli import remote as remote_cli
 from tkperf.engine import options, plan, resume
 from tkperf.engine.runner import plan_all
 from tkperf.engine.session import Session, fio_settings
-from tkperf.errors import EXIT_OK, ResumeError, UsageError, exit_code_of
+from tkperf.errors import EXIT_OK, Interrupted, ResumeError, UsageError, exit_code_of
 from tkperf.model import conformance
 from tkperf.model import pts as pts_model
 from tkperf.model import store
@@ -186,6 +186,8 @@ def _from_args(args: argparse.Namespace, profile: str) -> tuple:
     features = description.read_features(args.features)
     side, dev = remote_cli.open_target(args.device, size, args)
     try:
+        if not args.dry_run:
+            advice.need_root(dev, [profile, "run", args.device, "..."])
         options.check_fits(opts, dev.size_bytes, dev.logical_sector)
         plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
         name = common.check_name(args.name) if args.name else common.default_name(dev)
@@ -205,6 +207,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     profile = args.command
     if args.action != "run":
         raise UsageError(f"say what to do: tkperf {profile} run DEVICE")
+    for device in args.device:
+        advice.full_path(device, args.size)
     if len(args.device) > 1:
         return multirun.run_several(args, profile)
     args.device = args.device[0]
@@ -251,6 +255,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     was = remote_cli.saved_remote(saved.facts)
     side, dev = remote_cli.open_target(saved.device.path, size, args, was)
     try:
+        advice.need_root(dev, ["resume", args.result, "..."])
         resume.check(saved, dev, opts)
         outdir = os.path.dirname(os.path.abspath(args.result))
         fio = remote_cli.backend(side, fio_settings(dev, opts), outdir, args, was)
@@ -282,6 +287,8 @@ def _execute(args: argparse.Namespace, session: Session,
         session.execute(confirm=lambda dev: common.confirm(dev, args.yes))
     except BaseException as exc:
         error = exc
+        if isinstance(exc, Interrupted) and os.path.exists(session.xml_path):
+            exc.resume_command = advice.resume_command(session.xml_path, args.yes)  # type: ignore[attr-defined]
         raise
     finally:
         common.stop_progress()
