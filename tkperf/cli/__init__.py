@@ -6,6 +6,7 @@
     tkperf resume RESULT.xml            continue an interrupted run
     tkperf show RESULT.xml [--json]     the summary again, from the file
     tkperf report RESULT.xml            HTML/PDF report rebuilt from the file
+    tkperf export RESULT.xml --csv DIR  rounds, workloads and intervals as CSV
     tkperf compare A.xml B.xml ...      several drives side by side
     tkperf tests [--json]               the test types, built in and installed
     tkperf check RESULT.xml --baseline BASE.xml   regression check (exit 1 on a regression)
@@ -31,13 +32,14 @@ import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import advice, check, common, compare, demo, importcmd, info, manual, remote, report, run, show, tests
+from tkperf.cli import (advice, check, common, compare, demo, export, importcmd, info, manual, remote, report, run,
+                        show, tests)
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
 from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
 
-COMMANDS = (run, demo, report, compare, show, check, tests, info, importcmd, remote, manual)
+COMMANDS = (run, demo, report, compare, show, export, check, tests, info, importcmd, remote, manual)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,6 +22,7 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 from tkperf import programs
 from tkperf.errors import FioError, OutputError, ToolError
 from tkperf.fio.jobs import FioJob, FioSettings, job_file, parse_version
+from tkperf.fio.keep import OutputKeeper
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
 from tkperf.model.results import Workload
 
@@ -40,10 +41,19 @@ class FioBackend(abc.ABC):
     #: fio's ``--version`` output, e.g. ``fio-3.33``.
     version: str = ""
     settings: FioSettings
+    #: Where each invocation's output is kept (:mod:`tkperf.fio.keep`); None: nowhere.
+    keeper: Optional[OutputKeeper] = None
     #: Whether :meth:`stream` hands over each interval's report as fio makes
     #: it.  When False the reports come when the job ends, so a stream that
     #: stops on what it measures must also bound the job itself.
     live_intervals: bool = True
+
+    def kept(self, what: str, fmt: str) -> "contextlib.AbstractContextManager[Callable[[str], None]]":
+        """A writer of what fio prints in ``what`` into the kept output (a
+        no-op without a :attr:`keeper`)."""
+        if self.keeper is None:
+            return contextlib.nullcontext(_discard)
+        return self.keeper.writer(what, fmt)
 
     @abc.abstractmethod
     def run(self, jobs: Sequence[FioJob], what: str,
@@ -143,6 +153,8 @@ class LocalFio(FioBackend):
                 raise FioError(f"fio hung in {what}: no result after {timeout:.0f} s "
                                f"(planned {planned:.0f} s); killed it", stderr=err) from None
         wall = time.monotonic() - t0
+        with self.kept(what, "json+" if histograms else "json") as keep:
+            keep(out)
         if proc.returncode != 0:
             raise FioError(f"fio failed in {what} (exit {proc.returncode}): {self.failure_line(err, out)}",
                            stderr=err)
@@ -171,8 +183,9 @@ class LocalFio(FioBackend):
         pos = 0
         stopped = False
         err_chunks: List[bytes] = []
-        with self._process(job_file(self.settings, [job]), what, (f"--status-interval={interval_s}",),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        with self.kept(what, "json-stream") as keep, \
+                self._process(job_file(self.settings, [job]), what, (f"--status-interval={interval_s}",),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
             start = last = time.monotonic()
             streams = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}
             while streams:
@@ -187,7 +200,9 @@ class LocalFio(FioBackend):
                         err_chunks.append(chunk)
                         continue
                     last = now
-                    buf += chunk.decode("utf-8", "replace")
+                    text = chunk.decode("utf-8", "replace")
+                    keep(text)
+                    buf += text
                     for obj, end in json_objects(buf, pos):
                         pos = end
                         if not stopped and isinstance(obj, dict) and on_report(obj):
@@ -203,6 +218,10 @@ class LocalFio(FioBackend):
                            stderr=err)
         if pos == 0 and not stopped:
             first_json_object(buf)  # raises the right error for missing/invalid JSON
+
+
+def _discard(text: str) -> None:
+    """What :meth:`FioBackend.kept` writes to without a keeper."""
 
 
 def _last_line(text: str) -> str:
