@@ -22,7 +22,9 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 from tkperf import programs
 from tkperf.errors import FioError, OutputError, ToolError
 from tkperf.fio.jobs import FioJob, FioSettings, job_file, parse_version
+from tkperf.fio import live
 from tkperf.fio.keep import OutputKeeper
+from tkperf.fio.live import LiveMeter
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
 from tkperf.model.results import Workload
 
@@ -143,15 +145,22 @@ class LocalFio(FioBackend):
         if timeout is None and planned:
             timeout = planned * HANG_FACTOR + HANG_MARGIN_S
         t0 = time.monotonic()
-        with self._process(job_file(self.settings, jobs), what, ("--output-format=json+",) if histograms else (), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True) as proc:
+        flags = ["--output-format=json+"] if histograms else []
+        meter = LiveMeter(what) if live.wanted() and self.live_intervals else None
+        if meter is not None:
+            flags.append(f"--status-interval={live.INTERVAL_S}")
+        with self._process(job_file(self.settings, jobs), what, flags, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=meter is None) as proc:
             try:
-                out, err = proc.communicate(timeout=timeout)
+                if meter is None:
+                    out, err = proc.communicate(timeout=timeout)
+                else:
+                    out, err = _read_live(proc, timeout, meter)
             except subprocess.TimeoutExpired:
                 programs.kill(proc)
                 out, err = proc.communicate()
                 raise FioError(f"fio hung in {what}: no result after {timeout:.0f} s "
-                               f"(planned {planned:.0f} s); killed it", stderr=err) from None
+                               f"(planned {planned:.0f} s); killed it", stderr=_text(err)) from None
         wall = time.monotonic() - t0
         with self.kept(what, "json+" if histograms else "json") as keep:
             keep(out)
@@ -183,6 +192,7 @@ class LocalFio(FioBackend):
         pos = 0
         stopped = False
         err_chunks: List[bytes] = []
+        meter = LiveMeter(what)
         with self.kept(what, "json-stream") as keep, \
                 self._process(job_file(self.settings, [job]), what, (f"--status-interval={interval_s}",),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
@@ -205,6 +215,7 @@ class LocalFio(FioBackend):
                     buf += text
                     for obj, end in json_objects(buf, pos):
                         pos = end
+                        live.publish(meter.feed(obj))
                         if not stopped and isinstance(obj, dict) and on_report(obj):
                             stopped = True
                             programs.kill(proc, signal.SIGTERM)
@@ -218,6 +229,51 @@ class LocalFio(FioBackend):
                            stderr=err)
         if pos == 0 and not stopped:
             first_json_object(buf)  # raises the right error for missing/invalid JSON
+
+
+def _read_live(proc: subprocess.Popen, timeout: Optional[float], meter: LiveMeter) -> Tuple[str, str]:
+    """fio's stdout and stderr, read as they come, each status report handed
+    to ``meter`` and its figures published (:mod:`tkperf.fio.live`).  Only
+    the last report is kept of stdout (the final one, when fio ends well),
+    with whatever fio printed before its first report (warnings): memory
+    stays small however long the round.  Raises TimeoutExpired after ``timeout``."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    head, buf, last, started = "", "", "", False
+    err_chunks: List[bytes] = []
+    streams = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}  # type: ignore[union-attr]
+    while streams:
+        wait = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
+        if wait <= 0:
+            raise subprocess.TimeoutExpired(proc.args, timeout or 0.0)
+        ready, _, _ = select.select(list(streams), [], [], wait)
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                del streams[fd]
+            elif streams[fd] == "err":
+                err_chunks.append(chunk)
+            else:
+                buf += chunk.decode("utf-8", "replace")
+                if not started and "{" in buf:
+                    cut = buf.index("{")
+                    head, buf, started = head + buf[:cut], buf[cut:], True
+                elif not started:
+                    head, buf = head + buf, ""
+                while True:
+                    found = next(json_objects(buf), None)
+                    if found is None:
+                        break  # the rest has not been printed yet
+                    obj, end = found
+                    live.publish(meter.feed(obj))
+                    last, buf = buf[buf.index("{"):end], buf[end:]
+    proc.wait(timeout=None if deadline is None else max(deadline - time.monotonic(), 0.1))
+    err = b"".join(err_chunks).decode("utf-8", "replace")
+    # the last whole report, and anything after it (an unfinished report of a failed fio)
+    return head + (last + buf if last else buf), err
+
+
+def _text(value: object) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
 
 
 def _discard(text: str) -> None:
