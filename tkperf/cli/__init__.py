@@ -35,11 +35,14 @@ from tkperf import __version__
 from tkperf.cli import (advice, check, common, compare, demo, export, importcmd, info, manual, remote, report, run,
                         show, tests)
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
+from tkperf.model import tkperf2_device
 from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
 
 COMMANDS = (run, demo, report, compare, show, export, check, tests, info, importcmd, remote, manual)
+#: The commands that read result files, original TKperf ones too: they take ``--capacity``.
+READERS = ("show", "report", "import", "compare", "check")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=common.Parser)
     for module in COMMANDS:
         module.register(sub)
+    for name in READERS:
+        sub.choices[name].add_argument(
+            "--capacity", metavar="SIZE",
+            help="the device's capacity, for an original TKperf file that does not record it (a "
+                 "description file as devinfo): e.g. 480g or 1.6t, decimal as drives are sold "
+                 "('tkperf help tkperf2')")
     parser.set_defaults(root_parser=parser)  # help --man and completion read the whole tree
     return parser
 
@@ -134,7 +143,9 @@ def _command(argv: Optional[Sequence[str]]) -> int:
         if func is None:
             parser.print_help()
             return EXIT_OK if not argv else 2
-        return func(args)
+        given = getattr(args, "capacity", None)
+        with tkperf2_device.given_capacity(tkperf2_device.parse_capacity(given) if given is not None else None):
+            return func(args)
     except Interrupted as exc:
         log.error("%s", exc)
         _say(f"tkperf: stopped: {exc}")
