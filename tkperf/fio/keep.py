@@ -59,8 +59,8 @@ class OutputKeeper:
     def __init__(self, directory: str, index: Dict[str, object]) -> None:
         self.directory = directory
         self.index = index
-        files = index.setdefault("files", [])
-        self.files: List[dict] = files if isinstance(files, list) else []
+        listed = index.setdefault("files", [])
+        self.files: List[dict] = listed if isinstance(listed, list) else []
         index["files"] = self.files
         self._warned = False
 
