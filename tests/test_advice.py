@@ -51,6 +51,16 @@ def test_not_root_is_told_to_use_sudo(loopdev, tmp_path, monkeypatch, capsys):
     assert not out.exists()
 
 
+def test_not_root_is_told_before_several_runs_start(loopdev, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(advice, "can_write", lambda path: False)
+    out = tmp_path / "out"
+    rc, err = _run(["ssd", "run", loopdev, loopdev, "--quick", "--yes", "--no-report", "--outdir", str(out)],
+                   capsys)
+    assert rc == EXIT_USAGE and len(err.strip().splitlines()) == 1
+    assert f"sudo tkperf ssd run {loopdev} {loopdev} ..." in err
+    assert not out.exists()
+
+
 def test_dry_run_needs_no_root(loopdev, monkeypatch, capsys):
     monkeypatch.setattr(advice, "can_write", lambda path: False)
     rc, _ = _run(["ssd", "run", loopdev, "--quick", "--dry-run"], capsys)

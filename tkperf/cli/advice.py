@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import stat
 from typing import List, Optional, Sequence
 
 from tkperf import programs
@@ -62,6 +63,20 @@ def need_root(dev: DeviceInfo, words: Sequence[str]) -> None:
         return
     raise UsageError(f"{dev.path}: testing a block device needs root: run as root or with sudo "
                      f"(sudo tkperf {_command(words)})")
+
+
+def need_root_for(path: str, words: Sequence[str]) -> None:
+    """:func:`need_root` for a target named on the command line, before it is
+    opened (several targets: before any run starts)."""
+    if split_target(path) is not None or can_write(path):
+        return
+    try:
+        is_block = stat.S_ISBLK(os.stat(path).st_mode)
+    except OSError:
+        return  # not there: the target's own error says so
+    if is_block:
+        raise UsageError(f"{path}: testing a block device needs root: run as root or with sudo "
+                         f"(sudo tkperf {_command(words)})")
 
 
 def filesystems(path: str) -> List[str]:

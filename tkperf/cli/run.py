@@ -248,6 +248,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UsageError(f"say what to do: tkperf {profile} run DEVICE")
     for device in args.device:
         advice.full_path(device, args.size)
+        if not args.dry_run:
+            advice.need_root_for(device, [profile, "run", *args.device, "..."])
     if len(args.device) > 1:
         return multirun.run_several(args, profile)
     args.device = args.device[0]
