@@ -2,6 +2,7 @@
 IOPS, MB/s and mean response time from fio's status reports (issue 22, item 5)."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -117,3 +118,39 @@ def test_terminal_panel_shows_current_throughput(loopdev, tmp_path):
     assert rc == 0, text
     plain = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text))
     assert re.search(r"now rnd-4k-0-100: [\d,]+ IOPS, [\d,.]+ MB/s, mean latency [\d,.]+ us", plain), plain[-3000:]
+
+
+def test_reader_keeps_the_warnings_and_the_last_report_whatever_the_chunks():
+    from tkperf.fio.backend import LiveReader
+
+    reports = [json.dumps({"jobs": [_job("a", 1000 * r, write_ios=100 * r)]}, indent=2) for r in (1, 2, 3)]
+    text = "fio: some warning\n" + "\n".join(reports) + "\n"
+    for size in (1, 7, 64, len(text)):
+        got = []
+        live.set_sink(got.append)
+        try:
+            reader = LiveReader(LiveMeter("r"))
+            for at in range(0, len(text), size):
+                reader.feed(text[at:at + size])
+            reader.finish()
+        finally:
+            live.set_sink(None)
+        assert [f.iops for f in got] == [100.0, 100.0, 100.0], size
+        out = reader.output()
+        assert out.startswith("fio: some warning\n{")
+        assert json.loads(out[out.index("{"):]) == json.loads(reports[-1])
+
+
+def test_reader_leaves_an_unfinished_report_for_the_error():
+    from tkperf.fio.backend import LiveReader
+
+    reader = LiveReader(LiveMeter("r"))
+    reader.feed(json.dumps({"jobs": []}, indent=2) + '\n{\n  "jobs": [\n')
+    reader.finish()
+    assert reader.output().endswith('{\n  "jobs": [\n')
+
+
+@pytest.mark.parametrize("jobs, histograms, seconds", [(1, False, 1), (56, False, 1), (56, True, 2),
+                                                       (9, True, 1), (600, False, 2)])
+def test_status_interval_grows_with_the_round(jobs, histograms, seconds):
+    assert live.interval_for(jobs, histograms) == seconds

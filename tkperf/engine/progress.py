@@ -140,8 +140,9 @@ class Progress:
         self.live = figures
         self._emit("live")
 
-    def live_now(self, max_age_s: float = 3.0 * fio_live.INTERVAL_S + 2.0) -> Optional[LiveFigures]:
-        """The live figures if fio reported them lately (none between workloads' fio runs)."""
+    def live_now(self, max_age_s: float = 20.0) -> Optional[LiveFigures]:
+        """The live figures if fio reported them lately (none once a round's fio
+        has ended; reports come every 1 to 8 s, :func:`tkperf.fio.live.interval_for`)."""
         got = self.live
         return got if got is not None and time.monotonic() - got.at <= max_age_s else None
 

@@ -9,6 +9,7 @@ Output is always ``--output-format=json``.
 from __future__ import annotations
 
 import abc
+import codecs
 import contextlib
 import logging
 import os
@@ -148,7 +149,7 @@ class LocalFio(FioBackend):
         flags = ["--output-format=json+"] if histograms else []
         meter = LiveMeter(what) if live.wanted() and self.live_intervals else None
         if meter is not None:
-            flags.append(f"--status-interval={live.INTERVAL_S}")
+            flags.append(f"--status-interval={live.interval_for(len(jobs), histograms)}")
         with self._process(job_file(self.settings, jobs), what, flags, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=meter is None) as proc:
             try:
@@ -231,14 +232,55 @@ class LocalFio(FioBackend):
             first_json_object(buf)  # raises the right error for missing/invalid JSON
 
 
+class LiveReader:
+    """fio's stdout while it prints status reports: each whole report goes to
+    ``meter`` and its figures are published (:mod:`tkperf.fio.live`); kept
+    are only the last report (the final one, when fio ends well) and what
+    fio printed before its first (warnings), so memory stays small however
+    long the round.  A report is looked for only once a chunk brings a
+    closing brace at the start of a line (fio ends each report so): a report
+    of many json+ jobs comes in many chunks, and none is parsed twice."""
+
+    def __init__(self, meter: LiveMeter) -> None:
+        self.meter = meter
+        self.head, self.buf, self.last, self.started = "", "", "", False
+
+    def feed(self, text: str) -> None:
+        ended = "\n}" in (self.buf[-1:] + text)
+        self.buf += text
+        if not self.started:
+            if "{" not in self.buf:
+                self.head, self.buf = self.head + self.buf, ""
+                return
+            cut = self.buf.index("{")
+            self.head, self.buf, self.started = self.head + self.buf[:cut], self.buf[cut:], True
+        if ended:
+            self.finish()
+
+    def finish(self) -> None:
+        """Take every whole report the buffer holds."""
+        ended = True
+        while ended:
+            found = next(json_objects(self.buf), None)
+            if found is None:
+                return  # the rest has not been printed yet
+            obj, end = found
+            live.publish(self.meter.feed(obj))
+            self.last, self.buf = self.buf[self.buf.index("{"):end], self.buf[end:]
+            ended = "\n}" in self.buf
+
+    def output(self) -> str:
+        """What stands for fio's stdout: the head, the last whole report and
+        anything after it (an unfinished report of a failed fio)."""
+        return self.head + self.last + self.buf
+
+
 def _read_live(proc: subprocess.Popen, timeout: Optional[float], meter: LiveMeter) -> Tuple[str, str]:
-    """fio's stdout and stderr, read as they come, each status report handed
-    to ``meter`` and its figures published (:mod:`tkperf.fio.live`).  Only
-    the last report is kept of stdout (the final one, when fio ends well),
-    with whatever fio printed before its first report (warnings): memory
-    stays small however long the round.  Raises TimeoutExpired after ``timeout``."""
+    """fio's stdout (as :class:`LiveReader` keeps it) and stderr, read as they
+    come.  Raises TimeoutExpired after ``timeout``."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    head, buf, last, started = "", "", "", False
+    reader = LiveReader(meter)
+    decode = codecs.getincrementaldecoder("utf-8")("replace").decode  # a character may span chunks
     err_chunks: List[bytes] = []
     streams = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}  # type: ignore[union-attr]
     while streams:
@@ -253,23 +295,11 @@ def _read_live(proc: subprocess.Popen, timeout: Optional[float], meter: LiveMete
             elif streams[fd] == "err":
                 err_chunks.append(chunk)
             else:
-                buf += chunk.decode("utf-8", "replace")
-                if not started and "{" in buf:
-                    cut = buf.index("{")
-                    head, buf, started = head + buf[:cut], buf[cut:], True
-                elif not started:
-                    head, buf = head + buf, ""
-                while True:
-                    found = next(json_objects(buf), None)
-                    if found is None:
-                        break  # the rest has not been printed yet
-                    obj, end = found
-                    live.publish(meter.feed(obj))
-                    last, buf = buf[buf.index("{"):end], buf[end:]
+                reader.feed(decode(chunk))
     proc.wait(timeout=None if deadline is None else max(deadline - time.monotonic(), 0.1))
-    err = b"".join(err_chunks).decode("utf-8", "replace")
-    # the last whole report, and anything after it (an unfinished report of a failed fio)
-    return head + (last + buf if last else buf), err
+    reader.feed(decode(b"", final=True))
+    reader.finish()  # a last look, whatever the last chunk ended with
+    return reader.output(), b"".join(err_chunks).decode("utf-8", "replace")
 
 
 def _text(value: object) -> str:
