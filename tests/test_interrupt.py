@@ -90,6 +90,7 @@ def test_kill_then_resume(point, bigloop, tmp_path):
         (event,) = [e for e in saved.events if e.kind == "interrupted"]
         assert any(f"during {w}" in event.message for w in where), event.message
         assert "completed rounds are saved" in err
+        assert f"tkperf: continue the run with: tkperf resume {out / 'k.xml'} --yes" in err
     else:
         assert saved.status == "running"  # the last atomic write before the kill
     assert not [n for n in os.listdir(out) if n.endswith(".tmp")] or sig == signal.SIGKILL

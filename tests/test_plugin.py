@@ -196,7 +196,9 @@ def test_plugin_declares_its_entry_point():
 def test_tests_lists_plugin(venv):
     python, base = venv
     proc = ok(tkperf(python, base, "tests", "--json"))
-    kinds = {k["name"]: k for k in json.loads(proc.stdout)}
+    listed = json.loads(proc.stdout)
+    assert (listed["schema"], listed["version"]) == ("tkperf-tests", 1)
+    kinds = {k["name"]: k for k in listed["tests"]}
     assert {"iops", "tp", "lat", "wsat", "rw4k"} <= set(kinds)
     rw4k = kinds["rw4k"]
     assert rw4k["title"] == TITLE and rw4k["module"] == "tkperf_rw4k"

@@ -1,5 +1,8 @@
-"""Durations as text, the one place tkperf words them."""
+"""Durations as text, the one place tkperf words them and reads them
+(:func:`parse`, behind every duration option)."""
 from __future__ import annotations
+
+import re
 
 
 def duration(seconds: float, rough: bool = False) -> str:
@@ -20,3 +23,41 @@ def duration(seconds: float, rough: bool = False) -> str:
     if seconds >= 180:
         return f"{seconds / 60:.1f} min"
     return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+
+
+#: Units a duration option takes, in seconds; a number alone is seconds.
+UNITS = {"": 1, "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+         "m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+         "h": 3600, "hr": 3600, "hour": 3600, "hours": 3600,
+         "d": 86400, "day": 86400, "days": 86400}
+#: How the forms are named in help texts and errors.
+FORMS = "60, 90s, 1m, 1m30s, 1.5h or 2d"
+_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*)\s*")
+
+
+def parse(text: str, what: str = "duration") -> int:
+    """A duration option's value in whole seconds, the one parser of every
+    duration option: '60' (seconds), '90s', '1m', '30min', '1.5h', '2d', and
+    sums of them, largest first ('1h30m', '2m 30s').  Rounded to the second;
+    zero, negative and unknown units are a UsageError."""
+    from tkperf.errors import UsageError
+
+    t = (text or "").strip().lower()
+    total, pos, last_unit = 0.0, 0, None
+    while pos < len(t):
+        m = _PART.match(t, pos)
+        if m is None or m.group(2) not in UNITS:
+            raise UsageError(f"{what} {text!r} is not a duration like {FORMS}")
+        unit = UNITS[m.group(2)]
+        if last_unit is not None and (unit >= last_unit or m.group(2) == ""):
+            raise UsageError(f"{what} {text!r} is not a duration like {FORMS}")
+        total += float(m.group(1)) * unit
+        pos, last_unit = m.end(), unit
+    if last_unit is None:
+        raise UsageError(f"{what} {text!r} is not a duration like {FORMS}")
+    seconds = int(round(total))
+    if total <= 0:
+        raise UsageError(f"{what} {text!r} must be longer than 0")
+    if seconds <= 0:
+        raise UsageError(f"{what} {text!r} must be at least 1 second")
+    return seconds

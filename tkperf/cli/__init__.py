@@ -6,6 +6,7 @@
     tkperf resume RESULT.xml            continue an interrupted run
     tkperf show RESULT.xml [--json]     the summary again, from the file
     tkperf report RESULT.xml            HTML/PDF report rebuilt from the file
+    tkperf export RESULT.xml --csv DIR  rounds, workloads and intervals as CSV
     tkperf compare A.xml B.xml ...      several drives side by side
     tkperf tests [--json]               the test types, built in and installed
     tkperf check RESULT.xml --baseline BASE.xml   regression check (exit 1 on a regression)
@@ -32,14 +33,17 @@ import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import (check, common, compare, demo, history, importcmd, info, manual, remote, report, run, show,
-                        tests)
+from tkperf.cli import (advice, check, common, compare, demo, export, history, importcmd, info, manual, remote,
+                        report, run, show, tests)
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
+from tkperf.model import tkperf2_device
 from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
 
-COMMANDS = (run, demo, report, compare, show, check, history, tests, info, importcmd, remote, manual)
+COMMANDS = (run, demo, report, compare, show, export, check, history, tests, info, importcmd, remote, manual)
+#: The commands that read result files, original TKperf ones too: they take ``--capacity``.
+READERS = ("show", "report", "import", "compare", "check")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=common.Parser)
     for module in COMMANDS:
         module.register(sub)
+    for name in READERS:
+        sub.choices[name].add_argument(
+            "--capacity", metavar="SIZE",
+            help="the device's capacity, for an original TKperf file that does not record it (a "
+                 "description file as devinfo): e.g. 480g or 1.6t, decimal as drives are sold "
+                 "('tkperf help tkperf2')")
     parser.set_defaults(root_parser=parser)  # help --man and completion read the whole tree
     return parser
 
@@ -124,6 +134,7 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     logging.raiseExceptions = False  # a full disk must not print logging tracebacks
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        advice.habit(argv)
         parser = build_parser()
         try:
             args = parser.parse_args(argv)
@@ -133,10 +144,15 @@ def _command(argv: Optional[Sequence[str]]) -> int:
         if func is None:
             parser.print_help()
             return EXIT_OK if not argv else 2
-        return func(args)
+        given = getattr(args, "capacity", None)
+        with tkperf2_device.given_capacity(tkperf2_device.parse_capacity(given) if given is not None else None):
+            return func(args)
     except Interrupted as exc:
         log.error("%s", exc)
         _say(f"tkperf: stopped: {exc}")
+        resume = getattr(exc, "resume_command", "")
+        if resume:
+            _say(f"tkperf: continue the run with: {resume}")
         return exit_code_of(exc)
     except TkperfError as exc:
         log.error("%s", exc)

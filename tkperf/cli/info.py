@@ -19,6 +19,11 @@ from tkperf.target import facts as device_facts
 
 Rows = List[Tuple[str, str]]
 
+#: What ``info --json`` prints: its ``schema`` name and ``version``
+#: (tkperf/model/data/info.schema.json) before the facts.
+JSON_SCHEMA = "tkperf-info"
+JSON_VERSION = 1
+
 
 def _yes(value: object) -> str:
     return "yes" if value else "no"
@@ -220,7 +225,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         finally:
             side.close()
     if args.json:
-        print(json.dumps(facts, indent=2, sort_keys=False))
+        print(json.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, **facts}, indent=2, sort_keys=False))
     else:
         print("\n".join(render(facts)))
     return EXIT_OK

@@ -103,7 +103,8 @@ def man_page(parser: argparse.ArgumentParser) -> str:
         out += [".SH TOPICS", _roff("tkperf help TOPIC shows one of: " + ", ".join(names) + ".")]
     out += [".SH FILES",
             _roff("NAME.xml (results, rewritten atomically after every round), NAME.log (every "
-                  "command line), NAME.rst/.html/.pdf (the report), in ./NAME or --outdir."),
+                  "command line), NAME.fio-json/ (fio's own JSON output of every round, gzip-compressed), "
+                  "NAME.rst/.html/.pdf (the report), in ./NAME or --outdir."),
             ".SH SEE ALSO", "\\fBfio\\fR(1), \\fBnvme\\fR(1), \\fBhdparm\\fR(8), \\fBsg_format\\fR(8), "
             "\\fBsdparm\\fR(8), \\fBsmartctl\\fR(8)"]
     return "\n".join(out) + "\n"

@@ -8,13 +8,13 @@ import sys
 import traceback
 from typing import Callable, List, Optional
 
-from tkperf import notify, testtypes
-from tkperf.cli import common, multirun
+from tkperf import durations, notify, testtypes
+from tkperf.cli import advice, common, multirun
 from tkperf.cli import remote as remote_cli
 from tkperf.engine import options, plan, resume
 from tkperf.engine.runner import plan_all
 from tkperf.engine.session import Session, fio_settings
-from tkperf.errors import EXIT_OK, ResumeError, UsageError, exit_code_of
+from tkperf.errors import EXIT_OK, Interrupted, ResumeError, UsageError, exit_code_of
 from tkperf.model import conformance
 from tkperf.model import pts as pts_model
 from tkperf.model import store
@@ -61,9 +61,14 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--tests", help=f"comma list of {','.join(testtypes.names())} "
                                    f"(default: {','.join(testtypes.default_names(profile))}; "
                                    "'tkperf tests' lists them)")
-    p.add_argument("--runtime", "-rt", type=int, help="seconds per workload (default 60)")
-    p.add_argument("--numjobs", "-nj", type=int, help="fio numjobs, the thread count TC")
-    p.add_argument("--iodepth", "-iod", type=int, help="fio iodepth, the queue depth QD")
+    p.add_argument("--runtime", "-rt", metavar="DURATION",
+                   help=f"time per workload: {durations.FORMS}; a number alone is seconds (default 60)")
+    p.add_argument("--numjobs", "-nj", type=int, metavar="TC",
+                   help="fio numjobs, the thread count TC (default: the revision's, "
+                        + _default_of("numjobs") + ")")
+    p.add_argument("--iodepth", "-iod", type=int, metavar="QD",
+                   help="fio iodepth, the queue depth QD per thread (default: the revision's, "
+                        + _default_of("iodepth") + ")")
     p.add_argument("--max-rounds", type=int, help="most rounds per test before giving up on steady state (default 25)")
     p.add_argument("--data-pattern", metavar="PATTERN",
                    help="data written: random (incompressible, the PTS's; default), compressible:PCT "
@@ -109,14 +114,47 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     for kind in testtypes.types().values():
         if not kind.options:
             continue
-        group = p.add_argument_group(f"{kind.title} test ({kind.name})")
+        # the other profile's tests' options are taken (--tests may name any
+        # test) but shown under that profile's --help only
+        shown = _profile_of(kind) == profile
+        group = p.add_argument_group(f"{kind.title} test ({kind.name})") if shown else p
         for opt in kind.options:
+            text = opt.help if shown else argparse.SUPPRESS
             if opt.switch is not None:
-                group.add_argument(*opt.flags, dest=opt.field, default=None, help=opt.help,
+                group.add_argument(*opt.flags, dest=opt.field, default=None, help=text,
                                    action="store_true" if opt.switch else "store_false")
             else:
-                group.add_argument(*opt.flags, dest=opt.field, help=opt.help,
+                group.add_argument(*opt.flags, dest=opt.field, help=text,
                                    metavar=opt.metavar or opt.field.upper())
+
+
+def _profile_of(kind: testtypes.TestType) -> str:
+    """``hdd`` for the HDD tests (run by ``hdd run`` alone by default), else ``ssd``."""
+    return "hdd" if kind.runs_by_default("hdd") and not kind.runs_by_default("ssd") else "ssd"
+
+
+def _default_of(field: str) -> str:
+    """'4 enterprise, 2 client' for ``numjobs``: the revisions' defaults."""
+    by_class = {cls: getattr(pts_model.REVISIONS[rev], field) for cls, rev in pts_model.BY_CLASS.items()}
+    return ", ".join(f"{value} {cls}" for cls, value in by_class.items())
+
+
+def _epilog(profile: str) -> str:
+    """A few examples, and where the other profile's options are."""
+    other = "hdd" if profile == "ssd" else "ssd"
+    tests = "iops,lat" if profile == "ssd" else "hdd-iops,hdd-lat"
+    examples = [
+        (f"tkperf {profile} run /dev/nvme1n1", "the PTS's default tests, asking before it writes")
+        if profile == "ssd" else (f"tkperf {profile} run /dev/sdb", "zones, IOPS and latency of a hard disk"),
+        (f"tkperf {profile} run /dev/sdb --dry-run", "the fio jobs and the time it would take"),
+        (f"tkperf {profile} run /dev/sdb --quick --yes", "a short smoke test, not a PTS measurement"),
+        (f"tkperf {profile} run /dev/sdb --tests {tests} --runtime 1m", "two tests, 1 minute a workload"),
+        (f"tkperf {profile} run /dev/sdb /dev/sdc", "two drives at once, and a comparison"),
+    ]
+    return "\n".join(["examples:"] + [f"  {cmd}\n      {what}" for cmd, what in examples] + [
+        "",
+        f"Durations take the forms {durations.FORMS} (a number alone is seconds).",
+        f"The {other.upper()} tests' options: 'tkperf {other} run --help' (--tests runs any test)."])
 
 
 def add_unattended_options(p: argparse.ArgumentParser) -> None:
@@ -147,7 +185,8 @@ def _unattended(args: argparse.Namespace) -> Optional[notify.MailSettings]:
 
 def _overrides(args: argparse.Namespace, profile: str) -> dict:
     o = dict(
-        runtime=args.runtime, numjobs=args.numjobs, iodepth=args.iodepth, max_rounds=args.max_rounds,
+        runtime=options.parse_duration(args.runtime, "--runtime") if args.runtime is not None else None,
+        numjobs=args.numjobs, iodepth=args.iodepth, max_rounds=args.max_rounds,
         refill_buffers=args.refill_buffers,
         data_pattern=options.parse_data_pattern(args.data_pattern) if args.data_pattern is not None else None,
         latency_histograms=args.latency_histograms, purge=args.purge, wipc_loops=args.wipc_loops,
@@ -186,6 +225,8 @@ def _from_args(args: argparse.Namespace, profile: str) -> tuple:
     features = description.read_features(args.features)
     side, dev = remote_cli.open_target(args.device, size, args)
     try:
+        if not args.dry_run:
+            advice.need_root(dev, [profile, "run", args.device, "..."])
         options.check_fits(opts, dev.size_bytes, dev.logical_sector)
         plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
         name = common.check_name(args.name) if args.name else common.default_name(dev)
@@ -205,6 +246,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     profile = args.command
     if args.action != "run":
         raise UsageError(f"say what to do: tkperf {profile} run DEVICE")
+    for device in args.device:
+        advice.full_path(device, args.size)
+        if not args.dry_run:
+            advice.need_root_for(device, [profile, "run", *args.device, "..."])
     if len(args.device) > 1:
         return multirun.run_several(args, profile)
     args.device = args.device[0]
@@ -251,6 +296,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     was = remote_cli.saved_remote(saved.facts)
     side, dev = remote_cli.open_target(saved.device.path, size, args, was)
     try:
+        advice.need_root(dev, ["resume", args.result, "..."])
         resume.check(saved, dev, opts)
         outdir = os.path.dirname(os.path.abspath(args.result))
         fio = remote_cli.backend(side, fio_settings(dev, opts), outdir, args, was)
@@ -282,6 +328,8 @@ def _execute(args: argparse.Namespace, session: Session,
         session.execute(confirm=lambda dev: common.confirm(dev, args.yes))
     except BaseException as exc:
         error = exc
+        if isinstance(exc, Interrupted) and os.path.exists(session.xml_path):
+            exc.resume_command = advice.resume_command(session.xml_path, args.yes)  # type: ignore[attr-defined]
         raise
     finally:
         common.stop_progress()
@@ -359,7 +407,8 @@ def register(sub) -> None:
         p = sub.add_parser(profile, help=f"test an {profile.upper()}", allow_abbrev=False)
         psub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=common.Parser)
         run = psub.add_parser("run", help="run the tests and write XML, log and summary",
-                              allow_abbrev=False)
+                              allow_abbrev=False, epilog=_epilog(profile),
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
         add_run_options(run, profile)
         p.set_defaults(func=cmd_run)
     res = sub.add_parser("resume", help="continue an interrupted run from its result file",

@@ -12,11 +12,17 @@ from tkperf.errors import EXIT_OK
 from tkperf.model import store
 from tkperf.render import summary
 
+#: What ``show --json`` prints: its ``schema`` name and ``version``
+#: (tkperf/model/data/show.schema.json).  Version 1: the summary of
+#: ``--json-summary`` without the run's paths and exit code.
+JSON_SCHEMA = "tkperf-show"
+JSON_VERSION = 1
+
 
 def cmd_show(args: argparse.Namespace) -> int:
     run = store.load(args.result)
     if args.json:
-        print(json.dumps(summary.as_dict(run), indent=2))
+        print(json.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, **summary.as_dict(run)}, indent=2))
     else:
         print("\n".join(summary.lines(run)))
     return EXIT_OK

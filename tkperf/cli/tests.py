@@ -8,15 +8,22 @@ import sys
 from tkperf import testtypes
 from tkperf.errors import EXIT_OK
 
+#: What ``tests --json`` prints: its ``schema`` name and ``version``
+#: (tkperf/model/data/tests.schema.json).  Version 1: an object whose
+#: ``tests`` holds one object per test type (before it, a bare list).
+JSON_SCHEMA = "tkperf-tests"
+JSON_VERSION = 1
+
 
 def cmd_tests(args: argparse.Namespace) -> int:
     kinds = list(testtypes.types().values())
     if args.json:
-        print(json.dumps([{"name": k.name, "title": k.title, "short": k.short, "unit": k.unit,
-                           "default": k.default_run,
-                           "default_profiles": [p for p in ("ssd", "hdd") if k.runs_by_default(p)],
-                           "module": type(k).__module__,
-                           "options": [o.flags[0] for o in k.options]} for k in kinds], indent=2))
+        listed = [{"name": k.name, "title": k.title, "short": k.short, "unit": k.unit,
+                   "default": k.default_run,
+                   "default_profiles": [p for p in ("ssd", "hdd") if k.runs_by_default(p)],
+                   "module": type(k).__module__,
+                   "options": [o.flags[0] for o in k.options]} for k in kinds]
+        print(json.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, "tests": listed}, indent=2))
     else:
         width = max((len(k.name) for k in kinds), default=4)
         for k in kinds:

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
+from tkperf import durations
 from tkperf.engine.steadystate import WINDOW
 from tkperf.errors import TargetError, UsageError
 from tkperf.model import pts as pts_model
@@ -71,14 +72,8 @@ def parse_mixes(text: str) -> Tuple[int, ...]:
 
 
 def parse_duration(text: str, what: str = "duration") -> int:
-    """'3600', '90s', '30m', '24h', '2d' -> seconds."""
-    m = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", (text or "").lower())
-    if not m:
-        raise UsageError(f"{what} {text!r} is not a duration like 60, 90s, 30m or 24h")
-    value = int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
-    if value <= 0:
-        raise UsageError(f"{what} {text!r} must be longer than 0")
-    return value
+    """'3600', '90s', '30m', '1h30m', '1.5h', '2d' -> seconds (:func:`tkperf.durations.parse`)."""
+    return durations.parse(text, what)
 
 
 #: ``--data-pattern`` words; ``compressible:PCT`` takes a percentage.

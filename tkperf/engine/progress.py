@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from tkperf.durations import duration
+from tkperf.fio import live as fio_live
+from tkperf.fio.live import LiveFigures
 
 #: Preconditioning speed assumed before a WIPC has been measured (as the dry run).
 WIPC_RATE = 500e6
@@ -118,6 +120,8 @@ class Progress:
     after_rounds_s: float = 0.0
     wipc_rate: float = WIPC_RATE
     finished: bool = False
+    #: The running workload's current figures (fio's status reports), or None.
+    live: Optional[LiveFigures] = None
 
     # --- events ------------------------------------------------------------
     def _emit(self, event: str) -> None:
@@ -127,7 +131,20 @@ class Progress:
     def run_started(self, tests: Sequence[PlannedTest]) -> None:
         self.tests = list(tests)
         self.started = self.clock()
+        # fio reports its status every second only when someone shows it
+        fio_live.set_sink(self.live_figures if _listeners else None)
         self._emit("run")
+
+    def live_figures(self, figures: LiveFigures) -> None:
+        """What fio measures right now (:mod:`tkperf.fio.live`)."""
+        self.live = figures
+        self._emit("live")
+
+    def live_now(self, max_age_s: float = 20.0) -> Optional[LiveFigures]:
+        """The live figures if fio reported them lately (none once a round's fio
+        has ended; reports come every 1 to 8 s, :func:`tkperf.fio.live.interval_for`)."""
+        got = self.live
+        return got if got is not None and time.monotonic() - got.at <= max_age_s else None
 
     def test_started(self, key: str) -> None:
         self.key = key
@@ -135,6 +152,7 @@ class Progress:
         self.kind, self.round, self.done, self.after_rounds_s = "", 0, 0, 0.0
         self.round_walls, self.values, self.steady, self.label = [], [], None, ""
         self.stream_written, self.stream_rate, self.stream_iops = 0, 0.0, 0.0
+        self.live = None
         self.set_phase("start")
         self._emit("test")
 
@@ -205,12 +223,14 @@ class Progress:
         for t in self.tests:
             if t.key == key:
                 t.done = True
-        self.kind, self.round = "", 0
+        self.kind, self.round, self.live = "", 0, None
         self.set_phase(f"finished ({reason})" if reason else "finished")
         self._emit("test done")
 
     def run_finished(self) -> None:
         self.finished = True
+        self.live = None
+        fio_live.set_sink(None)
         self._emit("end")
 
     # --- what it means ------------------------------------------------------
@@ -300,12 +320,13 @@ def finish_clock(lo: float, hi: float, now: Optional[float] = None) -> str:
 def snapshot(prog: Progress) -> dict:
     """The state of ``prog`` in plain JSON values, for a process that shows several runs."""
     lo, hi = prog.eta() if prog.started else (0.0, 0.0)
+    now = prog.live_now()
     return {"test": prog.key, "index": prog.index, "tests": len(prog.tests), "phase": prog.phase,
             "kind": prog.kind, "round": prog.round, "label": prog.label,
             "values": [float(v) for v in prog.values[-5:]],
             "steady": bool(getattr(prog.steady, "steady", False)), "near": prog.closeness(),
             "elapsed": prog.elapsed(), "eta": [lo, hi], "started": bool(prog.started),
-            "finished": prog.finished}
+            "finished": prog.finished, "live": now.as_dict() if now is not None else None}
 
 
 @dataclass

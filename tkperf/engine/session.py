@@ -21,6 +21,7 @@ from tkperf import __version__
 from tkperf.engine import options, resume
 from tkperf.engine.options import RunOptions
 from tkperf.engine.runner import Runner
+from tkperf.fio import keep
 from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
 from tkperf.model import files, store
@@ -128,6 +129,7 @@ class Session:
             run.facts = self.side.device_facts(dev)  # read-only; missing tools are listed, never fatal
         if self.remote_facts:
             run.facts["remote"] = dict(self.remote_facts)
+        keep.attach(fio, run.facts, self.outdir, self.name, fresh=self.saved is None)
         runner = Runner(run=run, opts=self.opts, device=dev, fio=fio, xml_path=self.xml_path,
                         side=self.side)
         target = run.facts.get("target", {}) if isinstance(run.facts.get("target"), dict) else {}

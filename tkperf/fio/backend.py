@@ -9,6 +9,7 @@ Output is always ``--output-format=json``.
 from __future__ import annotations
 
 import abc
+import codecs
 import contextlib
 import logging
 import os
@@ -22,6 +23,9 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 from tkperf import programs
 from tkperf.errors import FioError, OutputError, ToolError
 from tkperf.fio.jobs import FioJob, FioSettings, job_file, parse_version
+from tkperf.fio import live
+from tkperf.fio.keep import OutputKeeper
+from tkperf.fio.live import LiveMeter
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
 from tkperf.model.results import Workload
 
@@ -40,10 +44,19 @@ class FioBackend(abc.ABC):
     #: fio's ``--version`` output, e.g. ``fio-3.33``.
     version: str = ""
     settings: FioSettings
+    #: Where each invocation's output is kept (:mod:`tkperf.fio.keep`); None: nowhere.
+    keeper: Optional[OutputKeeper] = None
     #: Whether :meth:`stream` hands over each interval's report as fio makes
     #: it.  When False the reports come when the job ends, so a stream that
     #: stops on what it measures must also bound the job itself.
     live_intervals: bool = True
+
+    def kept(self, what: str, fmt: str) -> "contextlib.AbstractContextManager[Callable[[str], None]]":
+        """A writer of what fio prints in ``what`` into the kept output (a
+        no-op without a :attr:`keeper`)."""
+        if self.keeper is None:
+            return contextlib.nullcontext(_discard)
+        return self.keeper.writer(what, fmt)
 
     @abc.abstractmethod
     def run(self, jobs: Sequence[FioJob], what: str,
@@ -133,16 +146,25 @@ class LocalFio(FioBackend):
         if timeout is None and planned:
             timeout = planned * HANG_FACTOR + HANG_MARGIN_S
         t0 = time.monotonic()
-        with self._process(job_file(self.settings, jobs), what, ("--output-format=json+",) if histograms else (), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True) as proc:
+        flags = ["--output-format=json+"] if histograms else []
+        meter = LiveMeter(what) if live.wanted() and self.live_intervals else None
+        if meter is not None:
+            flags.append(f"--status-interval={live.interval_for(len(jobs), histograms)}")
+        with self._process(job_file(self.settings, jobs), what, flags, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=meter is None) as proc:
             try:
-                out, err = proc.communicate(timeout=timeout)
+                if meter is None:
+                    out, err = proc.communicate(timeout=timeout)
+                else:
+                    out, err = _read_live(proc, timeout, meter)
             except subprocess.TimeoutExpired:
                 programs.kill(proc)
                 out, err = proc.communicate()
                 raise FioError(f"fio hung in {what}: no result after {timeout:.0f} s "
-                               f"(planned {planned:.0f} s); killed it", stderr=err) from None
+                               f"(planned {planned:.0f} s); killed it", stderr=_text(err)) from None
         wall = time.monotonic() - t0
+        with self.kept(what, "json+" if histograms else "json") as keep:
+            keep(out)
         if proc.returncode != 0:
             raise FioError(f"fio failed in {what} (exit {proc.returncode}): {self.failure_line(err, out)}",
                            stderr=err)
@@ -171,8 +193,10 @@ class LocalFio(FioBackend):
         pos = 0
         stopped = False
         err_chunks: List[bytes] = []
-        with self._process(job_file(self.settings, [job]), what, (f"--status-interval={interval_s}",),
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        meter = LiveMeter(what)
+        with self.kept(what, "json-stream") as keep, \
+                self._process(job_file(self.settings, [job]), what, (f"--status-interval={interval_s}",),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
             start = last = time.monotonic()
             streams = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}
             while streams:
@@ -187,9 +211,12 @@ class LocalFio(FioBackend):
                         err_chunks.append(chunk)
                         continue
                     last = now
-                    buf += chunk.decode("utf-8", "replace")
+                    text = chunk.decode("utf-8", "replace")
+                    keep(text)
+                    buf += text
                     for obj, end in json_objects(buf, pos):
                         pos = end
+                        live.publish(meter.feed(obj))
                         if not stopped and isinstance(obj, dict) and on_report(obj):
                             stopped = True
                             programs.kill(proc, signal.SIGTERM)
@@ -203,6 +230,84 @@ class LocalFio(FioBackend):
                            stderr=err)
         if pos == 0 and not stopped:
             first_json_object(buf)  # raises the right error for missing/invalid JSON
+
+
+class LiveReader:
+    """fio's stdout while it prints status reports: each whole report goes to
+    ``meter`` and its figures are published (:mod:`tkperf.fio.live`); kept
+    are only the last report (the final one, when fio ends well) and what
+    fio printed before its first (warnings), so memory stays small however
+    long the round.  A report is looked for only once a chunk brings a
+    closing brace at the start of a line (fio ends each report so): a report
+    of many json+ jobs comes in many chunks, and none is parsed twice."""
+
+    def __init__(self, meter: LiveMeter) -> None:
+        self.meter = meter
+        self.head, self.buf, self.last, self.started = "", "", "", False
+
+    def feed(self, text: str) -> None:
+        ended = "\n}" in (self.buf[-1:] + text)
+        self.buf += text
+        if not self.started:
+            if "{" not in self.buf:
+                self.head, self.buf = self.head + self.buf, ""
+                return
+            cut = self.buf.index("{")
+            self.head, self.buf, self.started = self.head + self.buf[:cut], self.buf[cut:], True
+        if ended:
+            self.finish()
+
+    def finish(self) -> None:
+        """Take every whole report the buffer holds."""
+        ended = True
+        while ended:
+            found = next(json_objects(self.buf), None)
+            if found is None:
+                return  # the rest has not been printed yet
+            obj, end = found
+            live.publish(self.meter.feed(obj))
+            self.last, self.buf = self.buf[self.buf.index("{"):end], self.buf[end:]
+            ended = "\n}" in self.buf
+
+    def output(self) -> str:
+        """What stands for fio's stdout: the head, the last whole report and
+        anything after it (an unfinished report of a failed fio)."""
+        return self.head + self.last + self.buf
+
+
+def _read_live(proc: subprocess.Popen, timeout: Optional[float], meter: LiveMeter) -> Tuple[str, str]:
+    """fio's stdout (as :class:`LiveReader` keeps it) and stderr, read as they
+    come.  Raises TimeoutExpired after ``timeout``."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    reader = LiveReader(meter)
+    decode = codecs.getincrementaldecoder("utf-8")("replace").decode  # a character may span chunks
+    err_chunks: List[bytes] = []
+    streams = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}  # type: ignore[union-attr]
+    while streams:
+        wait = 1.0 if deadline is None else min(1.0, deadline - time.monotonic())
+        if wait <= 0:
+            raise subprocess.TimeoutExpired(proc.args, timeout or 0.0)
+        ready, _, _ = select.select(list(streams), [], [], wait)
+        for fd in ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                del streams[fd]
+            elif streams[fd] == "err":
+                err_chunks.append(chunk)
+            else:
+                reader.feed(decode(chunk))
+    proc.wait(timeout=None if deadline is None else max(deadline - time.monotonic(), 0.1))
+    reader.feed(decode(b"", final=True))
+    reader.finish()  # a last look, whatever the last chunk ended with
+    return reader.output(), b"".join(err_chunks).decode("utf-8", "replace")
+
+
+def _text(value: object) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
+
+
+def _discard(text: str) -> None:
+    """What :meth:`FioBackend.kept` writes to without a keeper."""
 
 
 def _last_line(text: str) -> str:

@@ -16,6 +16,7 @@ from tkperf.engine.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, l
 from tkperf.errors import ResultFileError
 from tkperf.model.results import DeviceInfo, Event, HostInfo, RunResult, now_iso
 from tkperf.model.tkperf2 import OldFile, cmdline_words
+from tkperf.model.tkperf2_device import _GIVEN, capacity, device_facts, given_capacity  # noqa: F401
 from tkperf.model.tkperf2_hdd import hdd_iops_test, hdd_tp_tests
 from tkperf.model.tkperf2_tests import (
     NOT_RECORDED,
@@ -35,45 +36,6 @@ NEVER_RECORDED = (
     "purge method and outcome", "WIPC amount and duration",
     "I/O counts and bytes per workload, MB/s of random and IOPS of sequential workloads",
     "latency percentiles and histograms", "start and end times of tests and rounds", "physical sector size")
-_FIELDS = (  # (field, pattern) over devinfo lines; the first match of a field wins
-    ("model", r"Model Number:\s*(.*)"), ("serial", r"Serial Number:\s*(.*)"),
-    ("firmware", r"Firmware Revision:\s*(.*)"), ("mb", r"device size with M = 1000\*1000:\s*(\d+)\s*MBytes"),
-    ("cache", r"write-caching\s*=\s*([01])\b"),
-    ("vendor", r"(?:E:\s*)?ID_VENDOR=(.*)"), ("model", r"(?:E:\s*)?ID_MODEL=(.*)"),
-    ("serial", r"(?:E:\s*)?ID_SERIAL_SHORT=(.*)"), ("bytes", r"Device Size \(bytes\):\s*(\d+)"),
-    ("vendor", r"Vendor:\s*(.*)"), ("model", r"Product:\s*(.*)"), ("firmware", r"Revision Level:\s*(.*)"),
-    ("serial", r"Serial Number\s+'?([^']*)'?"), ("cache", r"Write Cache Enabled\s+([01])\b"),
-    ("bytes", r"Device size:\s*(\d+)\s*bytes"),
-    ("model", r"mn\s*:\s*(.*)"), ("serial", r"sn\s*:\s*(.*)"), ("firmware", r"fr\s*:\s*(.*)"),
-    ("bytes", r"tnvmcap\s*:\s*(\d+)\s*$"), ("transport", r"Device Interface:\s*(\S+)"),
-)
-
-
-def device_facts(devinfo: str) -> Dict[str, str]:
-    """Model, serial, firmware, vendor, capacity and write cache from the
-    device text TKperf kept (its filtered hdparm, sginfo/sg_readcap, nvme
-    id-ctrl or udevadm lines; a description file rarely matches)."""
-    out: Dict[str, str] = {}
-    for raw in devinfo.splitlines():
-        line = raw.strip()
-        for name, pattern in _FIELDS:
-            m = re.match(pattern, line)
-            if m and m.group(1).strip() and name not in out:
-                out[name] = m.group(1).strip()
-                break
-    return out
-
-
-def capacity(facts: Dict[str, str], source: str) -> Tuple[int, str]:
-    """(bytes, where the figure came from); a ResultFileError when the file holds none."""
-    if "bytes" in facts and int(facts["bytes"]) > 0:
-        return int(facts["bytes"]), "devinfo, in bytes"
-    if "mb" in facts and int(facts["mb"]) > 0:
-        return int(facts["mb"]) * 1000 * 1000, "devinfo: hdparm's 'device size with M = 1000*1000' (whole MB)"
-    raise ResultFileError(f"{source}: the original TKperf file does not record the device's capacity "
-                          "(no size line in its <devinfo>); tkperf needs one to read it")
-
-
 def command_line(words: List[str]) -> Dict[str, object]:
     """What the recorded command line says: device, TC, QD, runtime, refill_buffers, interface."""
     out: Dict[str, object] = {}
@@ -248,7 +210,7 @@ def build_run(old: OldFile, source: str, imported_at: str = "") -> RunResult:
     when = imported_at or now_iso()
     devinfo = old.run.get("devinfo") or ""
     dev = device_facts(devinfo)
-    size, size_from = capacity(dev, source)
+    size, size_from = capacity(dev, source, _GIVEN.get())
     cmd = command_line(cmdline_words(old.run))
     imported, used = _tests(old, source, cmd, size)
     four_k = _four_k_native(imported)

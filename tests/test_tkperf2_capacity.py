@@ -1,0 +1,83 @@
+"""Original TKperf files whose devinfo is a description text (-dsc): the
+capacity is taken from what the text says where it can be known, or from
+--capacity; without either the file is refused, saying how to go on
+(issue 22, item 10)."""
+import json
+import re
+
+import pytest
+
+from conftest import data_path
+from tkperf.cli import main
+from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE, ResultFileError
+from tkperf.model import store, tkperf2_device
+from tkperf.model.tkperf2_device import given_capacity
+
+APACER = data_path("tkperf2/ssd-2.2-apacer.xml")
+
+
+def _with_devinfo(tmp_path, text, name="dsc.xml"):
+    data = open(APACER, "rb").read()
+    new = b"<devinfo>" + json.dumps(text).encode() + b"</devinfo>"
+    data = re.sub(rb"<devinfo>.*?</devinfo>", lambda m: new, data, count=1, flags=re.S)
+    path = tmp_path / name
+    path.write_bytes(data)
+    return str(path)
+
+
+DESCRIPTION = "Apacer AS340 120GB\nNAND: MLC\nInterface: SATA 6Gb/s\n"
+
+
+@pytest.mark.parametrize("line, size, said", [
+    ("Capacity: 120 GB", 120 * 10 ** 9, "the nominal capacity"),
+    ("Size: 1.6TB", 1600 * 10 ** 9, "the nominal capacity"),
+    ("User Capacity:    120,034,123,776 bytes [120 GB]", 120034123776, "in bytes"),
+    ("LBA48  user addressable sectors:   234441648", 234441648 * 512, "LBA48 sector count x 512"),
+])
+def test_capacity_from_the_description_text(line, size, said, tmp_path):
+    run = store.load(_with_devinfo(tmp_path, DESCRIPTION + line + "\n"))
+    assert run.device.size_bytes == size
+    assert said in run.facts["imported"]["capacity_from"]
+    assert any(e.message.startswith("device capacity from devinfo") for e in run.events)
+
+
+def test_a_description_without_capacity_is_refused_saying_how_to_go_on(tmp_path, capsys):
+    path = _with_devinfo(tmp_path, DESCRIPTION)
+    with pytest.raises(ResultFileError, match="give it with --capacity SIZE"):
+        store.load(path)
+    assert main(["show", path]) == EXIT_RESULT_FILE
+    assert "--capacity" in capsys.readouterr().err
+
+
+def test_capacity_given_on_the_command_line(tmp_path, capsys):
+    path = _with_devinfo(tmp_path, DESCRIPTION)
+    with given_capacity(120 * 10 ** 9):
+        run = store.load(path)
+    assert run.device.size_bytes == 120 * 10 ** 9
+    assert run.facts["imported"]["capacity_from"] == "--capacity (the file does not record it)"
+    assert main(["show", path, "--json", "--capacity", "120g"]) == 0
+    assert json.loads(capsys.readouterr().out)["device"]["size_bytes"] == 120 * 10 ** 9
+    new = tmp_path / "new.xml"
+    assert main(["import", path, "-o", str(new), "--capacity", "120g"]) == 0
+    assert store.load(str(new)).device.size_bytes == 120 * 10 ** 9  # kept: no --capacity needed again
+    for argv in (["check", path, "--baseline", APACER, "--capacity", "120g"],
+                 ["compare", APACER, path, "--outdir", str(tmp_path / "c"), "--capacity", "120g", "--format", "rst"],
+                 ["report", path, "--outdir", str(tmp_path / "r"), "--format", "rst", "--capacity", "120g"]):
+        assert main(argv) in (0, 1), (argv, capsys.readouterr().err)
+
+
+def test_the_files_own_capacity_wins(tmp_path):
+    with given_capacity(10 ** 12):
+        assert store.load(APACER).device.size_bytes == 120034 * 10 ** 6
+
+
+@pytest.mark.parametrize("text, size", [("480g", 480 * 10 ** 9), ("1.6t", 1600 * 10 ** 9), ("447GiB", 447 * 2 ** 30),
+                                        ("960197124096", 960197124096)])
+def test_capacity_forms(text, size):
+    assert tkperf2_device.parse_capacity(text) == size
+
+
+@pytest.mark.parametrize("text", ["big", "0", "12", "-5g", "480x"])
+def test_bad_capacity_is_a_usage_error(text, capsys):
+    assert main(["show", APACER, "--capacity", text]) == EXIT_USAGE
+    assert capsys.readouterr().err.count("\n") == 1

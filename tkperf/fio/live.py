@@ -1,0 +1,135 @@
+"""What fio is doing right now: the running workload's current IOPS, MB/s
+and mean response time, from fio's ``--status-interval`` reports.
+
+A report holds every job's running totals; the difference of two reports
+is the last interval.  The job whose I/Os grew the most in it is the
+one running (a round's workloads run one after another, ``stonewall``).
+The back end (:mod:`tkperf.fio.backend`) feeds a :class:`LiveMeter` with
+each report of a fio invocation and hands what it measures to the one
+sink :func:`set_sink` named (the run's progress); without a sink it asks
+fio for no status reports at all.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, Optional, Tuple
+
+#: Seconds between fio's status reports while a round runs (the least).
+INTERVAL_S = 1
+#: A status report lists every job of the round; reading one costs about
+#: 0.03 ms of CPU per job, seven times that with json+ bins
+#: (benchmarks/live.py).  The interval grows with the round so that this
+#: stays well under 1% of one core: the 56 IOPS workloads report every
+#: second, every 2 s with --latency-histograms.
+JOBS_PER_SECOND = 300
+JSONPLUS_WEIGHT = 7
+
+
+def interval_for(jobs: int, histograms: bool) -> int:
+    """Seconds between status reports of a round of ``jobs`` workloads."""
+    weight = jobs * (JSONPLUS_WEIGHT if histograms else 1)
+    return max(INTERVAL_S, -(-weight // JOBS_PER_SECOND))
+
+
+@dataclass(frozen=True)
+class LiveFigures:
+    """The running workload over fio's last status interval."""
+
+    what: str               #: the fio invocation (``iops round 3``)
+    workload: str           #: the running job's name (``rnd-4k-65-35``)
+    iops: float
+    bw_bytes: float         #: bytes per second, reads and writes
+    lat_mean_us: float      #: mean response time (fio's total latency) of the interval's I/Os
+    at: float               #: when, on ``time.monotonic``'s clock
+
+    def text(self) -> str:
+        """'rnd-4k-65-35: 45,210 IOPS, 185.2 MB/s, mean latency 702.4 us'."""
+        return (f"{self.workload}: {self.iops:,.0f} IOPS, {self.bw_bytes / 1e6:,.1f} MB/s, "
+                f"mean latency {self.lat_mean_us:,.1f} us")
+
+    def as_dict(self) -> dict:
+        return {"what": self.what, "workload": self.workload, "iops": self.iops,
+                "bw_bytes": self.bw_bytes, "lat_mean_us": self.lat_mean_us}
+
+
+Sink = Callable[[LiveFigures], None]
+_sink: Optional[Sink] = None
+
+
+def set_sink(sink: Optional[Sink]) -> None:
+    """Where live figures go (None: nowhere, and fio prints no status reports)."""
+    global _sink
+    _sink = sink
+
+
+def wanted() -> bool:
+    return _sink is not None
+
+
+def publish(figures: Optional[LiveFigures]) -> None:
+    sink = _sink
+    if figures is not None and sink is not None:
+        try:
+            sink(figures)
+        except Exception:  # noqa: BLE001 - showing must never stop a measurement
+            pass
+
+
+_Totals = Tuple[float, float, float, float]  # run time ms, I/Os, bytes, sum of latencies us
+
+
+def _direction(side: object) -> Tuple[float, float, float]:
+    if not isinstance(side, dict):
+        return 0.0, 0.0, 0.0
+    ios = float(side.get("total_ios", 0) or 0)
+    nbytes = float(side["io_bytes"]) if "io_bytes" in side else float(side.get("io_kbytes", 0) or 0) * 1024
+    lat = side.get("lat_ns")
+    mean_us = float(lat.get("mean", 0.0) or 0.0) / 1000.0 if isinstance(lat, dict) else \
+        float((side.get("lat") or {}).get("mean", 0.0) or 0.0)
+    return ios, nbytes, mean_us * ios
+
+
+def _totals(job: dict) -> _Totals:
+    runtime = max(float((job.get(d) or {}).get("runtime", 0) or 0) for d in ("read", "write", "trim"))
+    parts = [_direction(job.get(d)) for d in ("read", "write", "trim")]
+    return (runtime or float(job.get("job_runtime", 0) or 0), sum(p[0] for p in parts),
+            sum(p[1] for p in parts), sum(p[2] for p in parts))
+
+
+class LiveMeter:
+    """Feed it the status reports of one fio invocation, in order."""
+
+    def __init__(self, what: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.what = what
+        self.clock = clock
+        self._last: Dict[str, _Totals] = {}
+
+    def feed(self, report: object) -> Optional[LiveFigures]:
+        """The running workload's figures over the interval ``report`` ends
+        (None: nothing ran in it, or not a report)."""
+        if not isinstance(report, dict) or not isinstance(report.get("jobs"), list):
+            return None
+        now: Dict[str, _Totals] = {}
+        for job in report["jobs"]:
+            if isinstance(job, dict) and isinstance(job.get("jobname"), str):
+                t = _totals(job)
+                was = now.get(job["jobname"])  # clones of a job without group_reporting: summed
+                now[job["jobname"]] = t if was is None else (max(was[0], t[0]), was[1] + t[1],
+                                                             was[2] + t[2], was[3] + t[3])
+        best: Optional[Tuple[float, str]] = None
+        for name, t in now.items():
+            was = self._last.get(name, (0.0, 0.0, 0.0, 0.0))
+            d_ios = t[1] - was[1]  # the job whose I/Os grew is the one running
+            if d_ios > 0 and t[0] > was[0] and (best is None or d_ios > best[0]):
+                best = (d_ios, name)
+        before = self._last
+        self._last = {**before, **now}
+        if best is None:
+            return None
+        d_ios, name = best
+        t, b = now[name], before.get(name, (0.0, 0.0, 0.0, 0.0))
+        d_ms = t[0] - b[0]
+        return LiveFigures(what=self.what, workload=name, iops=d_ios * 1000.0 / d_ms,
+                           bw_bytes=(t[2] - b[2]) * 1000.0 / d_ms,
+                           lat_mean_us=(t[3] - b[3]) / d_ios if d_ios > 0 else 0.0, at=self.clock())
