@@ -365,8 +365,6 @@ BAD = {
     "doctype": (lambda d: b'<!DOCTYPE apacer-as340 [<!ENTITY x SYSTEM "file:///etc/passwd">]>\n' + d,
                 "has a DOCTYPE"),
     "newer-tkperf": (lambda d: d.replace(b'"2.2"', b'"3.0"', 1), "written by TKperf 3.0"),
-    "no-capacity": (lambda d: d.replace(b"\\tdevice size with M = 1000*1000:      120034 MBytes (120 GB)\\n", b""),
-                    "does not record the device's capacity"),
 }
 
 

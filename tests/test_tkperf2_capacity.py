@@ -41,12 +41,36 @@ def test_capacity_from_the_description_text(line, size, said, tmp_path):
     assert any(e.message.startswith("device capacity from devinfo") for e in run.events)
 
 
-def test_a_description_without_capacity_is_refused_saying_how_to_go_on(tmp_path, capsys):
+#: A capacity of 0 shown as a size (not '120.0 GB').
+ZERO_GB = re.compile(r"(?<![\d.,])0\.0 GB")
+
+
+def test_a_description_without_capacity_is_read_with_the_capacity_unknown(tmp_path, capsys):
+    """No size in the file and no --capacity: the file is read, the capacity
+    said to be unknown everywhere, and what needs it (the WSAT drive fills,
+    the capacity check of check) left out rather than the file refused."""
     path = _with_devinfo(tmp_path, DESCRIPTION)
-    with pytest.raises(ResultFileError, match="give it with --capacity SIZE"):
-        store.load(path)
-    assert main(["show", path]) == EXIT_RESULT_FILE
-    assert "--capacity" in capsys.readouterr().err
+    run = store.load(path)
+    assert run.device.size_bytes == 0 and not run.device.capacity_known
+    assert run.facts["imported"]["capacity_from"].startswith("unknown: the original TKperf file does not record it")
+    assert main(["show", path]) == 0
+    out = capsys.readouterr().out
+    assert "unknown (not recorded; --capacity SIZE gives it)" in out and not ZERO_GB.search(out)
+    assert main(["show", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["device"]["size_bytes"] == 0
+    rep = tmp_path / "r"
+    assert main(["report", path, "--outdir", str(rep), "--format", "rst", "-q"]) == 0
+    text = (rep / f"{run.name}.rst").read_text()
+    assert "unknown (not recorded; --capacity SIZE gives it)" in " ".join(text.split()) and not ZERO_GB.search(text)
+    cmp_dir = tmp_path / "c"
+    assert main(["compare", APACER, path, "--outdir", str(cmp_dir), "--format", "rst", "-q"]) == 0
+    assert not ZERO_GB.search((cmp_dir / "comparison.rst").read_text())
+    capsys.readouterr()
+    assert main(["check", path, "--baseline", APACER, "--json"]) in (0, 1)
+    assert not any("capacities" in w for w in json.loads(capsys.readouterr().out).get("differences", []))
+    new = tmp_path / "new.xml"
+    assert main(["import", path, "-o", str(new)]) == 0
+    assert store.load(str(new)).device.size_bytes == 0  # the schema takes an unknown capacity
 
 
 def test_capacity_given_on_the_command_line(tmp_path, capsys):

@@ -145,7 +145,7 @@ def _device_differences(result: RunResult, baseline: RunResult) -> List[str]:
     if cls != base_cls:
         out.append(f"different device class ({cls or '-'} vs baseline {base_cls or '-'})")
     size, base_size = result.device.size_bytes, baseline.device.size_bytes
-    if max(size, base_size) > MAX_CAPACITY_RATIO * min(size, base_size):
+    if min(size, base_size) > 0 and max(size, base_size) > MAX_CAPACITY_RATIO * min(size, base_size):
         out.append(f"capacities more than {MAX_CAPACITY_RATIO:g}x apart "
                    f"({size / 1e9:.1f} GB vs baseline {base_size / 1e9:.1f} GB)")
     return out

@@ -305,8 +305,13 @@ class DeviceInfo:
     def __post_init__(self) -> None:
         if self.kind not in ("block", "file"):
             raise ValueError(f"unknown target kind {self.kind!r}")
-        if self.size_bytes <= 0:
-            raise ValueError("device size must be positive")
+        if self.size_bytes < 0:
+            raise ValueError("device size must not be negative")
+
+    @property
+    def capacity_known(self) -> bool:
+        """False for an original TKperf file that records no capacity (size 0)."""
+        return self.size_bytes > 0
 
 
 @dataclass(frozen=True)

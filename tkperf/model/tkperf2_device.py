@@ -8,7 +8,8 @@ hdparm's whole-MB line or its LBA48 sector count, or the capacity a
 description file states (the nominal one, in the units it gives).  A file
 that holds none takes the capacity the user gives (``--capacity`` of
 ``show``, ``report``, ``import``, ``compare`` and ``check``, set for the
-command by :func:`given_capacity`); without one it is refused, saying so.
+command by :func:`given_capacity`); without one the capacity is unknown
+(size 0): the file is read and every figure that needs the capacity says so.
 """
 from __future__ import annotations
 
@@ -16,8 +17,6 @@ import contextlib
 import re
 from contextvars import ContextVar
 from typing import Dict, Iterator, Optional, Tuple
-
-from tkperf.errors import ResultFileError
 
 #: The smallest capacity a description may state (below it, a 'size' line is something else).
 MIN_NOMINAL = 10 ** 6
@@ -75,9 +74,14 @@ def _nominal(text: str) -> int:
     return int(round(value * _UNITS[m.group(2)])) if MIN_NOMINAL <= value * _UNITS[m.group(2)] < 1e18 else 0
 
 
+#: Where the capacity came from when nothing says it: the figures that need it are unknown.
+UNKNOWN = ("unknown: the original TKperf file does not record it (no size line in its <devinfo>), so the "
+           "figures that need it are shown as unknown; give it with --capacity SIZE (e.g. --capacity 480g)")
+
+
 def capacity(facts: Dict[str, str], source: str, given: Optional[int] = None) -> Tuple[int, str]:
     """(bytes, where the figure came from): what the file holds, else ``given``
-    (``--capacity``); a ResultFileError when neither says."""
+    (``--capacity``); else (0, :data:`UNKNOWN`)."""
     digits = re.sub(r"[,.']", "", facts.get("bytes", ""))
     if digits.isdigit() and int(digits) > 0:
         return int(digits), "devinfo, in bytes"
@@ -91,8 +95,7 @@ def capacity(facts: Dict[str, str], source: str, given: Optional[int] = None) ->
         return nominal, f"devinfo: the description's '{facts['nominal'][:40]}' (the nominal capacity)"
     if given:
         return given, "--capacity (the file does not record it)"
-    raise ResultFileError(f"{source}: the original TKperf file does not record the device's capacity "
-                          "(no size line in its <devinfo>); give it with --capacity SIZE (e.g. --capacity 480g)")
+    return 0, UNKNOWN
 
 
 

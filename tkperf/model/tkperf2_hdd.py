@@ -59,6 +59,8 @@ def hdd_iops_test(chk: Check, s: Settings) -> Imported:
 
 def zone_placement(capacity: int, zones: int) -> List[Tuple[int, int]]:
     """Where TKperf put its HDD zones: the capacity / zones, aligned down to 4 KiB, back to back."""
+    if capacity <= 0:  # an unknown capacity: where the zones were cannot be said
+        return []
     step = capacity // zones
     step -= step % 4096
     return [(i * step, step) for i in range(zones)]

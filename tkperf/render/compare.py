@@ -34,6 +34,7 @@ from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.render.header import device_fields
 from tkperf.render.steady import steady_state
 from tkperf.render.words import NA, fmt, is_stream, plural, test_title, unit_of
+from tkperf.render.words import capacity_text
 
 MIN_RUNS = 2
 MAX_RUNS = 8
@@ -104,7 +105,7 @@ def _describe(run: RunResult) -> List[Tuple[str, str]]:
         ("Vendor", fields["Vendor"]),
         ("Serial", fields["Serial"]),
         ("Firmware", fields["Firmware"]),
-        ("Capacity", f"{d.size_bytes / 1e9:,.1f} GB"),
+        ("Capacity", capacity_text(d.size_bytes)),
         ("Interface", fields["Interface"]),
         ("Write cache", fields["Write cache"]),
         ("Target", d.path + (" (FILE)" if d.kind == "file" else "")),
@@ -169,7 +170,7 @@ def summary_blocks(ctx: CompareContext) -> list:
     runs, labels = ctx.runs, ctx.labels
     out: list = [b.Rubric("Summary")]
     if len(labels) > FULL_NAME_COLUMNS:
-        rows = [[key, label, dict(_describe(run))["Model"], f"{run.device.size_bytes / 1e9:,.1f} GB"]
+        rows = [[key, label, dict(_describe(run))["Model"], capacity_text(run.device.size_bytes)]
                 for key, label, run in zip(ctx.column_labels(), labels, runs)]
         out.append(b.table(["Column", "Run", "Model", "Capacity"], rows, title="The runs compared",
                            widths=[10, 30, 45, 15]))

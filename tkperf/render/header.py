@@ -15,6 +15,7 @@ from tkperf.render import blocks as b
 from tkperf.render import steady
 from tkperf.durations import duration
 from tkperf.render.words import NA, oio, plural, tracking_label, unit_of, verdict
+from tkperf.render.words import capacity_text
 
 Pairs = Tuple[Tuple[str, str], ...]
 #: Height of the SNIA header tables on an A4 PDF page, with some margin.
@@ -106,7 +107,7 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
         ("Model", device_or_desc(run, d.model, "model", "model_no", "product")),
         ("Serial", device_or_desc(run, d.serial, "serial", "serial_number", "s/n")),
         ("Firmware", device_or_desc(run, d.firmware, "firmware", "firmware_ver", "firmware_version")),
-        ("Capacity", f"{gb(d.size_bytes):,.1f} GB ({d.size_bytes:,} bytes)"),
+        ("Capacity", capacity_text(d.size_bytes, exact=True)),
         ("Interface", device_or_desc(run, d.transport, "interface", "transport")),
         ("Write cache", d.write_cache or (_desc(run, "write_cache", "cache") + " (description file)"
                                           if _desc(run, "write_cache", "cache") else

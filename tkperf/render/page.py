@@ -13,11 +13,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import __version__, testtypes
 from tkperf.model import conformance
-from tkperf.model.results import RunResult, gb
+from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
 from tkperf.render.header import device_or_desc
 from tkperf.render.steady import steady_state, window_source
 from tkperf.render.words import NA, fmt, is_stream, plural, test_title, unit_of
+from tkperf.render.words import capacity_text
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ def summary_blocks(run: RunResult) -> list:
     model = device_or_desc(run, d.model, "model")
     out: list = [
         b.Rubric("Summary"),
-        b.Paragraph(f"{model}, {gb(d.size_bytes):,.1f} GB, tested as {d.path} on "
+        b.Paragraph(f"{model}, {capacity_text(d.size_bytes)}, tested as {d.path} on "
                     f"{run.host.hostname or 'an unnamed host'} with {run.host.fio_version or 'fio'}; "
                     f"run {run.status or 'of unknown status'}, started {run.started or NA}"
                     + (f", finished {run.finished}" if run.finished else "") + "."),

@@ -9,9 +9,10 @@ from typing import Dict, List
 
 from tkperf import testtypes
 from tkperf.model import conformance, pts
-from tkperf.model.results import RunResult, TestRun, gb
+from tkperf.model.results import RunResult, TestRun
 from tkperf.render import words
 from tkperf.testtypes.base import Figure
+from tkperf.render.words import capacity_text
 
 
 def figures(t: TestRun) -> List[Figure]:
@@ -39,7 +40,7 @@ def headline(t: TestRun) -> Dict[str, float]:
 
 
 def lines(run: RunResult) -> List[str]:
-    out = [f"{run.name}: {run.device.model or run.device.path} ({gb(run.device.size_bytes):.1f} GB, "
+    out = [f"{run.name}: {run.device.model or run.device.path} ({capacity_text(run.device.size_bytes)}, "
            f"{run.device.kind}) - run {run.status}" + (", resumed" if run.resumed else "")
            + (f", imported from {_imported(run)['tool']} {_imported(run)['version']}" if _imported(run) else "")]
     if run.quick:

@@ -173,3 +173,16 @@ def oio(numjobs: str, iodepth: str) -> str:
     except ValueError:
         return f"TC {numjobs or '?'} x QD {iodepth or '?'}"
     return f"TC {numjobs} x QD {iodepth} = OIO {total}"
+
+
+#: What a report says for a capacity an original TKperf file did not record.
+CAPACITY_UNKNOWN = "unknown (not recorded; --capacity SIZE gives it)"
+
+
+def capacity_text(size_bytes: int, exact: bool = False) -> str:
+    """'480.1 GB' (with ``exact``: '480.1 GB (480,103,981,056 bytes)'), or
+    :data:`CAPACITY_UNKNOWN` for size 0."""
+    if size_bytes <= 0:
+        return CAPACITY_UNKNOWN
+    text = f"{size_bytes / 1e9:,.1f} GB"
+    return f"{text} ({size_bytes:,} bytes)" if exact else text

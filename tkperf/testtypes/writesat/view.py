@@ -192,7 +192,8 @@ def fills_chart(curves: Sequence["WsatCurve"]) -> b.XYChart:
     """IOPS against drive fills (data written over each run's own capacity),
     so that drives of different sizes compare."""
     dense = max((c.iops.size for c in curves), default=0) > 200
-    return b.XYChart(tuple(b.Curve(c.label, c.data.written_gb / c.capacity_gb, c.iops) for c in curves),
+    return b.XYChart(tuple(b.Curve(c.label, c.data.written_gb / c.capacity_gb, c.iops) for c in curves
+                           if c.capacity_gb > 0),  # an unknown capacity (0) has no drive fills
                      "Drive fills (data written / capacity)", IOPS_LABEL, "WSAT: IOPS vs drive fills", dots=dense)
 
 
@@ -297,6 +298,8 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                     "so the shapes compare regardless of speed."),
             b.Chart("wsat-iops-vs-tgbw.png", by_gb,
                     "WSAT IOPS per interval against the total data written (GB, decimal)."),
-            b.Chart("wsat-iops-vs-fills.png", fills_chart(curves),
-                    "WSAT IOPS per interval against drive fills: data written over each run's own "
-                    "capacity, so drives of different sizes compare.")]
+    ] + ([b.Chart("wsat-iops-vs-fills.png", fills_chart(curves),
+                  "WSAT IOPS per interval against drive fills: data written over each run's own "
+                  "capacity, so drives of different sizes compare"
+                  + ("." if all(c.capacity_gb > 0 for c in curves) else " (runs whose capacity is unknown left out)."))]
+         if any(c.capacity_gb > 0 for c in curves) else [])
