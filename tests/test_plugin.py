@@ -286,3 +286,44 @@ def test_plugin_end_to_end(venv, loopdev, tmp_path):
     plain = ok(run([sys.executable, "-m", "tkperf", "show", a, "--json"], tmp_path))
     (st,) = json.loads(plain.stdout)["tests"]
     assert st["key"] == "rw4k" and st["status"] == "complete"
+
+
+def test_a_sweep_without_tracking_reports(tmp_path, capsys):
+    """A plug-in test that tracks no figure (one pass over settings) is
+    reported: its rounds as measured, no steady state claimed or denied
+    (issue 25: the generic view guessed a tracking figure and crashed)."""
+    from tkperf import testtypes
+    from tkperf.cli import main
+    from tkperf.model import store
+    from tkperf.model.results import DeviceInfo, HostInfo, IoStats, Round, RunResult, TestRun, Workload
+    from tkperf.testtypes.base import TestType
+
+    class SweepOnly(TestType):
+        name, title, short, order = "sweeponly", "A queue-depth sweep", "SWEEP", 200
+
+        def plan(self, opts, capacity):
+            return []
+
+    def w(name, iops):
+        return Workload(name, "randread", 4096, 100, 1, 1, 1000, read=IoStats(iops=iops, ios=int(iops)))
+
+    t = TestRun(type="sweeponly", key="sweeponly", tracking_workload="", tracking_metric="", tracking_label="",
+                status="complete", stop_reason="sweep complete")
+    t.rounds.append(Round(1, "", 2.0, 2.0, (w("qd1", 100.0), w("qd2", 180.0))))
+    run = RunResult(name="sw", started="", device=DeviceInfo("/dev/x", "/dev/x", "block", 1 << 30),
+                    host=HostInfo(), options={"tests": "sweeponly"}, status="complete", tests=[t])
+    path = tmp_path / "sw.xml"
+    store.save(run, str(path))
+    testtypes.reset()
+    testtypes.types()["sweeponly"] = SweepOnly()
+    try:
+        assert main(["report", str(path), "--format", "rst", "--outdir", str(tmp_path / "rep"), "-q"]) == 0
+        text = " ".join((tmp_path / "rep" / "sw.rst").read_text().split())
+        assert "SWEEP tracks no figure for a steady state: its rounds are shown as measured." in text
+        assert "not sought: the test tracks no figure (a sweep or a single pass)" in text
+        assert "SWEEP: every round" in text and "not tracked" in text
+        capsys.readouterr()
+        assert main(["show", str(path)]) == 0
+        assert "Traceback" not in capsys.readouterr().err
+    finally:
+        testtypes.reset()

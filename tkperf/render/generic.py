@@ -89,8 +89,11 @@ def report_section(kind, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         if not measured:
             continue
         out += [x for x in (headline_table(kind, test), workload_table(test)) if x is not None]
-        if test.rounds:
+        if test.rounds and test.tracking_workload and test.tracking_metric:
             out += steady.steady_sections(ctx, test, steady.tracking_convergence(test), level + 1)
+        elif test.rounds:  # no tracking figure (a sweep, a single pass): no steady state to show
+            out += [b.Paragraph(f"{test_title(test)} tracks no figure for a steady state: its rounds are shown "
+                                "as measured."), _rounds_table(test)]
         else:
             out += stream_blocks(ctx, test)
     return out

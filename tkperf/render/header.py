@@ -200,9 +200,10 @@ def round_fields(run: RunResult, test: TestRun) -> Pairs:
     return (
         ("Runtime", f"{p.get('runtime', NA)} s per workload"),
         ("Rounds run", f"{len(test.rounds)} of at most {run.options.get('max_rounds', NA)}"),
-        ("Tracking", tracking_label(test)),
+        ("Tracking", tracking_label(test) if test.tracking_workload else "none"),
         ("Steady state", f"20/10 over {s.window if s else run.options.get('window', 5)} rounds: "
-                         + verdict(test, s)),
+                         + verdict(test, s) if test.tracking_workload else
+                         "not sought: the test tracks no figure (a sweep or a single pass)"),
     )
 
 

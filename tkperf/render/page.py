@@ -98,6 +98,8 @@ def steady_rows(run: RunResult) -> List[SteadyRow]:
                 reached = "not a stop rule"
             else:
                 reached = "yes" if s is not None and s.steady else "no"
+        elif not t.tracking_workload:  # a sweep or single pass: no steady state is sought
+            reached, rounds = "not tracked", str(t.done)
         else:
             reached = "yes" if s is not None and s.steady else "NO"
             rounds = str(t.done)
