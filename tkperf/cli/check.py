@@ -19,6 +19,7 @@ from lxml import etree
 
 from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, UsageError
 from tkperf.model import noise, regression, store
+from tkperf.testtypes import checked
 from tkperf.model.regression import Cell, Comparison
 
 DEFAULT_TOLERANCE = "10%"
@@ -64,8 +65,8 @@ def parse_alpha(text: str) -> float:
 
 def cmd_check(args: argparse.Namespace) -> int:
     tolerance, alpha = parse_tolerance(args.tolerance), parse_alpha(args.alpha)
-    result = store.load(args.result)
-    baselines = [store.load(path) for path in args.baseline]
+    result = checked.load(args.result)
+    baselines = [checked.load(path) for path in args.baseline]
     for path, baseline in zip(args.baseline, baselines):
         reasons = regression.not_comparable(result, baseline)
         if reasons:

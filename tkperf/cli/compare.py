@@ -6,7 +6,7 @@ import argparse
 from tkperf.cli import common
 from tkperf.engine import options
 from tkperf.errors import EXIT_OK, UsageError
-from tkperf.model import store
+from tkperf.testtypes import checked
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -17,7 +17,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"compare takes {compare.MIN_RUNS} to {compare.MAX_RUNS} result files, "
                          f"not {len(args.results)}")
     name = common.check_name(args.name)
-    runs = [store.load(path) for path in args.results]
+    runs = [checked.load(path) for path in args.results]
     outdir = common.prepare_outdir(args.outdir)
     result = compare.build_comparison(runs, outdir, formats, name=name)
     if not args.quiet:

@@ -24,6 +24,7 @@ from typing import Dict, Iterable, List, Sequence
 
 from tkperf.errors import EXIT_OK
 from tkperf.model import files, store
+from tkperf.testtypes import checked
 from tkperf.model.results import IoStats, RunResult
 
 ROUND_COLUMNS = ("test", "type", "round", "started", "wall_s", "fio_s", "workloads", "in_steady_window")
@@ -152,7 +153,7 @@ def export_csv(run: RunResult, outdir: str) -> List[str]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    run = store.load(args.result)
+    run = checked.load(args.result)
     outdir = store.ensure_dir(args.csv, "CSV directory")
     for path in export_csv(run, outdir):
         print(f"csv: {path}")

@@ -7,14 +7,14 @@ import os
 from tkperf.cli import common
 from tkperf.engine import options
 from tkperf.errors import EXIT_OK
-from tkperf.model import store
+from tkperf.testtypes import checked
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from tkperf.render import report
 
     formats = options.parse_report_formats(args.format)
-    run = store.load(args.result)
+    run = checked.load(args.result)
     outdir = common.prepare_outdir(args.outdir or os.path.dirname(os.path.abspath(args.result)))
     common.print_report(report.build_report(run, outdir, formats))
     return EXIT_OK

@@ -9,7 +9,7 @@ import argparse
 import json
 
 from tkperf.errors import EXIT_OK
-from tkperf.model import store
+from tkperf.testtypes import checked
 from tkperf.render import summary
 
 #: What ``show --json`` prints: its ``schema`` name and ``version``
@@ -20,7 +20,7 @@ JSON_VERSION = 1
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    run = store.load(args.result)
+    run = checked.load(args.result)
     if args.json:
         print(json.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, **summary.as_dict(run)}, indent=2))
     else:
