@@ -72,6 +72,8 @@ TESTS: Tuple[str, ...] = (
     "tests/test_conformance_paths.py",
     "tests/test_check.py",
     "tests/test_history.py",
+    "tests/test_noise.py",
+    "tests/test_changepoints.py",
     "tests/test_histogram.py",
     "tests/test_fio_json.py",
     "tests/test_fio_output_limits.py",
