@@ -68,13 +68,33 @@ def test_a_step_is_found_where_it_begins():
     assert c.change_pct == pytest.approx((c.after - c.before) / c.before * 100.0)
 
 
+def _levels(*levels: float, runs: int = 10) -> list:
+    """``runs`` runs at each level, alternating level and level + 0.5."""
+    return [v for level in levels for v in [level, level + 0.5] * (runs // 2)]
+
+
 def test_two_steps_are_found_by_binary_segmentation():
-    x = [0.0, 0.5] * 5 + [10.0, 10.5] * 5 + [3.0, 3.5] * 5
+    """The larger step (at 20) splits first; the segment after it is flat,
+    the one before it still holds the step at 10."""
+    x = _levels(0.0, 3.0, 20.0)
     found = cp.detect(x)
     assert [c.index for c in found] == [10, 20]
-    assert [(c.before, c.after) for c in found] == [(0.25, 10.25), (10.25, 3.25)]
+    assert [(c.before, c.after) for c in found] == [(0.25, 3.25), (3.25, 20.25)]
     assert all(c.p_value < cp.ALPHA for c in found)
-    assert cp.levels(len(x), found, x) == [(0, 10, 0.25), (10, 20, 10.25), (20, 30, 3.25)]
+    assert cp.levels(len(x), found, x) == [(0, 10, 0.25), (10, 20, 3.25), (20, 30, 20.25)]
+
+
+def test_every_segment_left_to_search_is_searched():
+    """Four levels: the middle step splits first, then both halves hold one more."""
+    x = _levels(0.0, 10.0, 30.0, 40.0, runs=8)
+    found = cp.detect(x)
+    assert [c.index for c in found] == [8, 16, 24]
+    assert [(c.before, c.after) for c in found] == [(0.25, 10.25), (10.25, 30.25), (30.25, 40.25)]
+
+
+def test_a_step_min_segment_runs_from_the_start_is_found():
+    x = [0.0, 0.5, 0.0, 0.5, 0.0] + [10.0, 10.5] * 7 + [10.0]
+    assert [c.index for c in cp.detect(x)] == [cp.MIN_SEGMENT]
 
 
 def test_a_step_too_near_the_end_is_not_a_change_point():
