@@ -24,11 +24,13 @@ REL = 1e-9
 
 
 def t_sf_closed(t: float, df: int) -> float:
-    """P(T > t) from the textbook closed forms of Student's t (df 1, 2, 3)."""
-    if df == 1:  # Cauchy
-        return 0.5 - math.atan(t) / math.pi
-    if df == 2:
-        return 0.5 - t / (2.0 * math.sqrt(2.0 + t * t))
+    """P(T > t), t > 0, from the textbook closed forms of Student's t (df 1, 2, 3),
+    written without cancellation for df 1 and 2."""
+    if df == 1:  # Cauchy: 1/2 - atan(t)/pi
+        return math.atan(1.0 / t) / math.pi
+    if df == 2:  # 1/2 (1 - t / s), s = sqrt(2 + t^2)
+        s = math.sqrt(2.0 + t * t)
+        return 1.0 / (s * (s + t))
     assert df == 3
     u = t / math.sqrt(3.0)
     return 0.5 - (u / (1.0 + u * u) + math.atan(u)) / math.pi
@@ -77,6 +79,13 @@ def test_t_tail_matches_the_closed_forms(t, df):
 def test_t_tail_matches_the_integrated_density(t, df):
     """Any degrees of freedom, whole or not (Welch's df are not)."""
     assert noise.t_sf(t, df) == pytest.approx(t_sf_simpson(t, df), rel=1e-8)
+
+
+@pytest.mark.parametrize("df", [1, 2])
+@pytest.mark.parametrize("t", [100.0, 1000.0, 1e4])
+def test_t_tail_far_out(t, df):
+    """Far in the tail the direct fraction must be used: 1 - (a number near 1) would lose the tail."""
+    assert noise.t_sf(t, df) == pytest.approx(t_sf_closed(t, df), rel=REL)
 
 
 def test_t_tail_at_zero_and_at_infinity():
@@ -141,6 +150,17 @@ def test_a_side_of_one_value_borrows_the_other_sides_variance():
     assert other.p_worse == pytest.approx(w.p_better, rel=1e-12)
 
 
+def test_welch_of_a_pair_against_one_value_and_more():
+    """[1, 3] (s^2 2) against [5]: the one value borrows s^2 2; se^2 = 1 + 2 = 3,
+    t = -3 / sqrt(3), df = 9 / (1^2 / 1) = 9.  [1, 3] against [1, 2, 3] (s^2 1):
+    its own variance, se^2 = 1 + 1/3, t = 0."""
+    w = noise.welch([1.0, 3.0], [5.0], "higher")
+    assert w.t == pytest.approx(-math.sqrt(3.0), rel=1e-12) and w.df == pytest.approx(9.0, rel=1e-12)
+    v = noise.welch([1.0, 3.0], [0.0, 2.0, 4.0, 6.0], "higher")  # s^2 2 and 20/3: se^2 1 + 5/3
+    assert v.t == pytest.approx(-1.0 / math.sqrt(8.0 / 3.0), rel=1e-12)
+    assert v.df == pytest.approx((8.0 / 3.0) ** 2 / (1.0 + (5.0 / 3.0) ** 2 / 3.0), rel=1e-12)
+
+
 def test_welch_cannot_be_made_without_a_spread():
     assert noise.welch([1.0], [2.0], "higher") is None
     assert noise.welch([], [1.0, 2.0], "higher") is None
@@ -175,6 +195,8 @@ def test_welch_whose_variance_terms_underflow_falls_back_to_the_pooled_df():
     """A spread of 1e-155: s^2 is about 1e-310, and (s^2/n)^2 is 0 in floating point."""
     w = noise.welch([0.0, 1e-155, 2e-155], [0.0, 1e-155, 2e-155, 3e-155], "higher")
     assert w.t < 0 and w.df == 5.0
+    one = noise.welch([0.0], [0.0, 1.5e-155], "higher")  # n1 + n2 - 2 = 1
+    assert one.t < 0 and one.df == 1.0
 
 
 # --- the prediction against several nights ------------------------------------------------------
@@ -315,3 +337,57 @@ def test_a_stream_figure_is_their_mean_within_a_millionth(ssd, values, offset, k
     m = sum(values) / len(values)
     got = noise.window_values(test, lambda t: [SimpleNamespace(key="f", value=m + offset)])
     assert got == ({"f": values} if kept else {})
+
+
+def _by_round(per_round: dict, whole: float, key: str = "f"):
+    """Figures of a round test: ``per_round[index]`` for a one-round window, ``whole`` for the window."""
+    def figures(test):
+        w = test.window_rounds()
+        if len(w) == 1:
+            return [SimpleNamespace(key=key, value=per_round[w[0].index])]
+        return [SimpleNamespace(key=key, value=whole)]
+    return figures
+
+
+def test_window_values_of_a_two_round_window(ssd):
+    test = copy.deepcopy(ssd.test("iops"))
+    test.steady = dataclasses.replace(test.steady, rounds=(2, 3))
+    assert noise.window_values(test, _by_round({2: 10.0, 3: 20.0}, 15.0)) == {"f": [10.0, 20.0]}
+    test.steady = dataclasses.replace(test.steady, rounds=(3,))
+    assert noise.window_values(test, _by_round({3: 20.0}, 20.0)) == {}
+
+
+def test_a_round_test_that_also_keeps_a_series_is_read_by_its_rounds(ssd):
+    test = copy.deepcopy(ssd.test("iops"))
+    test.series = _stream(INTERVALS, None).series
+    per = {r.index: 100.0 + r.index for r in test.rounds}
+    assert noise.window_values(test, _by_round(per, 103.0)) == {"f": [101.0, 102.0, 103.0, 104.0, 105.0]}
+
+
+def test_a_figure_a_single_round_cannot_give_is_left_out(ssd):
+    """'sum' exists only for the whole window; 'f' (after it) still gets its values."""
+    def figures(test):
+        w = test.window_rounds()
+        out = [] if len(w) == 1 else [SimpleNamespace(key="sum", value=float(len(w)))]
+        return out + [SimpleNamespace(key="f", value=float(w[0].index) if len(w) == 1 else 3.0)]
+    assert noise.window_values(ssd.test("iops"), figures) == {"f": [1.0, 2.0, 3.0, 4.0, 5.0]}
+
+
+PER = {1: 1.0, 2: 2.0, 3: 3.0, 4: 4.0, 5: 5.0}
+
+
+@pytest.mark.parametrize("scale,whole,kept", [
+    # the slack is 1e-9 x the largest of |lo|, |hi| and 1
+    (0.125, 0.125 - 1e-9, True),            # at lo - slack exactly (|values| < 1: slack 1e-9)
+    (0.125, 0.625 + 1e-9, True),            # at hi + slack exactly
+    (0.125, 0.625 + 1.5e-9, False),
+    (0.125, 0.625 + 0.8e-9, True),          # beyond 1e-9 x |hi|: the 1 counts
+    (1e6, 5e6 + 4e-3, True),                # |hi| 5e6: slack 5e-3
+    (1e6, 5e6 + 6e-3, False),
+    (-1e6, -1e6 + 4e-3, True),              # |lo| 5e6 sets the slack on the high side too
+    (-1e6, -5e6 - 6e-3, False),
+])
+def test_a_figure_is_described_by_the_values_it_lies_within(ssd, scale, whole, kept):
+    per = {i: v * scale for i, v in PER.items()}
+    got = noise.window_values(ssd.test("iops"), _by_round(per, whole))
+    assert got == ({"f": [per[i] for i in sorted(per)]} if kept else {})
