@@ -2,7 +2,8 @@
 
 Runs mutmut (the ``mutation`` extra: ``pip install -e '.[mutation]'``) over
 the steady-state rule, the conformance verdict, the nightly regression
-check, the latency histograms, fio's JSON output and the TP placement, with
+check with its noise test and change points, the latency histograms, fio's
+JSON output and the TP placement, with
 the unit tests that need no device, and prints the score of each::
 
     python benchmarks/mutation.py                      # every module, minutes
