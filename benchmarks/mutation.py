@@ -2,7 +2,8 @@
 
 Runs mutmut (the ``mutation`` extra: ``pip install -e '.[mutation]'``) over
 the steady-state rule, the conformance verdict, the nightly regression
-check, the latency histograms, fio's JSON output and the TP placement, with
+check with its noise test and change points, the latency histograms, fio's
+JSON output and the TP placement, with
 the unit tests that need no device, and prints the score of each::
 
     python benchmarks/mutation.py                      # every module, minutes
@@ -72,6 +73,8 @@ TESTS: Tuple[str, ...] = (
     "tests/test_conformance_paths.py",
     "tests/test_check.py",
     "tests/test_history.py",
+    "tests/test_noise.py",
+    "tests/test_changepoints.py",
     "tests/test_histogram.py",
     "tests/test_fio_json.py",
     "tests/test_fio_output_limits.py",

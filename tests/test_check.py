@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 from tkperf.cli import main
 from tkperf.errors import (EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_REGRESSION,
                            EXIT_RESULT_FILE, EXIT_USAGE)
-from tkperf.model import regression, store
+from tkperf.model import noise, regression, store
 from tkperf.model.results import RunResult, Workload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -459,3 +460,124 @@ def test_check_leaves_matplotlib_out(extra):
     assert proc.returncode != 99, "check imported matplotlib"
     assert proc.returncode == EXIT_REGRESSION, proc.stderr  # example-ssd-2 is another drive
     assert ('"verdict": "regression"' if extra else "REGRESSION:") in proc.stdout
+
+
+# --- regression.py's parts, one at a time -------------------------------------------------------
+
+def test_not_comparable_names_what_only_one_side_has(ssd):
+    fewer = copy.deepcopy(ssd)
+    fewer.tests = [t for t in fewer.tests if t.key != "wsat"]
+    assert regression.not_comparable(ssd, fewer) == [
+        "different tests (only in result: wsat; only in baseline: none)"]
+    assert regression.not_comparable(fewer, ssd) == [
+        "different tests (only in result: none; only in baseline: wsat)"]
+
+
+def test_a_parameter_missing_on_one_side_reads_as_a_dash(ssd):
+    run = copy.deepcopy(ssd)
+    del run.test("iops").params["block_sizes"]
+    assert regression.not_comparable(run, ssd) == ["iops: different block sizes (- vs baseline 128k,4k)"]
+    assert regression.not_comparable(ssd, run) == ["iops: different block sizes (128k,4k vs baseline -)"]
+
+
+def test_a_device_class_missing_on_one_side_reads_as_a_dash(ssd):
+    bare = copy.deepcopy(ssd)
+    del bare.options["device_class"]
+    assert regression.not_comparable(bare, ssd) == ["different device class (- vs baseline enterprise)"]
+    assert regression.not_comparable(ssd, bare) == ["different device class (enterprise vs baseline -)"]
+    assert regression.not_comparable(bare, copy.deepcopy(bare)) == []  # missing on both: the same
+
+
+def test_capacities_far_apart_are_named_in_gb(ssd):
+    """1.05 GB (a float a hair above 1.05) and 0.45 GB (above 0.45) round up at one decimal."""
+    big, small = copy.deepcopy(ssd), copy.deepcopy(ssd)
+    big.device = dataclasses.replace(big.device, size_bytes=1_050_000_000)
+    small.device = dataclasses.replace(small.device, size_bytes=450_000_000)
+    assert regression.not_comparable(big, small) == [
+        "capacities more than 2x apart (1.1 GB vs baseline 0.5 GB)"]
+
+
+def test_a_test_the_baseline_lacks_is_skipped_and_the_others_compared(ssd):
+    base = copy.deepcopy(ssd)
+    base.tests = [t for t in base.tests if t.key != "iops"]  # the result's first test
+    tests = {c.test for c in regression.compare(ssd, base, 10.0).cells}
+    assert tests == {"tp-1024k", "lat", "wsat"}
+
+
+def test_figure_keys_are_those_of_both_once_each(noisy):
+    full = store.load(example("example-full"))  # two TP tests: the same figure keys twice
+    keys = regression.figure_keys(full, full)
+    assert keys == ["rnd_4k_write_iops", "rnd_4k_mixed_iops", "rnd_4k_read_iops", "seq_write_mb_s",
+                    "seq_read_mb_s", "rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us",
+                    "rnd_4k_write_lat_largest_us", "first_interval_iops", "last_5_intervals_iops",
+                    "gb_written"]
+    only_iops = copy.deepcopy(noisy)
+    only_iops.tests = [t for t in only_iops.tests if t.key == "iops"]
+    assert regression.figure_keys(full, only_iops) == keys[:3]
+
+
+def test_a_test_type_not_installed_has_no_figures(ssd):
+    assert regression.figures(dataclasses.replace(ssd.test("iops"), type="no-such-type")) == []
+
+
+@pytest.mark.parametrize("better,change,tolerance,p,verdict", [
+    ("higher", -12.0, 10.0, 0.05, "noise"),        # p = alpha is noise
+    ("higher", -12.0, 10.0, 0.0499, "regression"),
+    ("higher", 12.0, 10.0, 0.05, "noise"),
+    ("higher", -0.5, 0.0, None, "regression"),     # any move is beyond a tolerance of 0
+    ("higher", 0.5, 0.0, None, "improved"),
+    ("lower", 0.5, 0.0, 0.01, "regression"),
+    ("lower", 0.0, 0.0, 0.01, "ok"),
+])
+def test_judge_at_its_limits(better, change, tolerance, p, verdict):
+    assert regression.judge(better, change, tolerance, p, 0.05) == verdict
+
+
+def _fig(value: float, better: str = "higher"):
+    from tkperf.testtypes.base import Figure
+
+    return Figure("f", "the label", value, "IOPS", better)
+
+
+def test_a_cell_against_several_nights_is_a_prediction_with_the_windows_as_floor():
+    """Two nights at 100 (no spread of their own); every window has s^2/n = 100
+    ([90, 110]: s^2 200, n 2), so the floor is 100: t = -10 / sqrt(100 x 1.5),
+    df 1, p = 1/2 - atan(10 / sqrt(150)) / pi."""
+    cell = regression._cell("iops", _fig(90.0), [100.0, 100.0], [80.0, 100.0],
+                            [[90.0, 110.0], [90.0, 110.0]], 5.0, 0.05)
+    assert cell.change_pct == -10.0 and cell.label == "the label"
+    assert cell.p_value == pytest.approx(0.5 - math.atan(10.0 / math.sqrt(150.0)) / math.pi, rel=1e-9)
+    assert cell.verdict == "noise"
+    assert (cell.n_result, cell.n_baseline, cell.baseline_sd) == (2, 2, 0.0)
+    assert cell.result_sd == pytest.approx(math.sqrt(200.0))
+
+
+def test_a_cell_against_one_baseline_is_welchs_test():
+    mine, theirs = [85.0, 90.0, 95.0], [99.0, 100.0, 101.0]
+    cell = regression._cell("iops", _fig(90.0), [100.0], mine, [theirs], 5.0, 0.05)
+    w = noise.welch(mine, theirs, "higher")
+    assert cell.p_value == w.p_worse and cell.p_value < 0.05 and cell.verdict == "regression"
+    assert (cell.n_result, cell.n_baseline) == (3, 3)
+    assert cell.result_sd == 5.0 and cell.baseline_sd == 1.0
+
+
+def test_a_cells_p_is_in_the_direction_it_moved():
+    mine, theirs = [90.0, 110.0, 130.0], [99.0, 100.0, 101.0]
+    w = noise.welch(mine, theirs, "higher")
+    assert w.p_worse != w.p_better
+    # half a percent worse: the worse tail, however small the move
+    assert regression._cell("t", _fig(99.5), [100.0], mine, [theirs], 0.0, 0.05).p_value == w.p_worse
+    # not moved at all: the better tail
+    assert regression._cell("t", _fig(100.0), [100.0], mine, [theirs], 0.0, 0.05).p_value == w.p_better
+
+
+def test_a_cell_of_single_values_has_no_spread():
+    cell = regression._cell("t", _fig(80.0), [100.0], [80.0], [[100.0]], 10.0, 0.05)
+    assert (cell.p_value, cell.result_sd, cell.baseline_sd, cell.verdict) == (None, None, None, "regression")
+    pair = regression._cell("t", _fig(80.0), [100.0], [80.0, 80.0], [[100.0, 100.0]], 10.0, 0.05)
+    assert (pair.result_sd, pair.baseline_sd, pair.p_value) == (0.0, 0.0, 0.0)
+
+
+def test_a_figure_without_a_better_direction_is_only_reported():
+    cell = regression._cell("t", _fig(50.0, ""), [100.0], [40.0, 60.0], [[99.0, 101.0]], 10.0, 0.05)
+    assert (cell.verdict, cell.p_value, cell.better, cell.change_pct) == ("info", None, "", -50.0)

@@ -1,0 +1,136 @@
+"""tkperf.history.changepoints: the CUSUM statistic, the permutation test,
+binary segmentation, and the segments between change points."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tkperf.history import changepoints as cp
+
+
+def _rng(seed: int = 1) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+def test_the_statistic_worked_by_hand():
+    """x = [1, 2, 3, 10], n 4: k 1: sqrt(3/4) |1 - 5|, k 2: 1 x |1.5 - 6.5|, k 3: sqrt(3/4) |2 - 10|."""
+    x = np.array([1.0, 2.0, 3.0, 10.0])
+    cs = np.cumsum(x)
+    got = cp._statistic(cs, 4, 1, 4)
+    assert got == pytest.approx([math.sqrt(0.75) * 4, 5.0, math.sqrt(0.75) * 8], rel=1e-12)
+    assert cp._statistic(cs, 4, 2, 3) == pytest.approx([5.0], rel=1e-12)
+    # rows are orders: each row gets its own statistic
+    rows = np.cumsum(np.array([[1.0, 2.0, 3.0, 10.0], [10.0, 3.0, 2.0, 1.0]]), axis=1)
+    both = cp._statistic(rows, 4, 1, 4)
+    assert both.shape == (2, 3)
+    assert both[1] == pytest.approx([math.sqrt(0.75) * 8, 5.0, math.sqrt(0.75) * 4], rel=1e-12)
+
+
+def test_best_split_needs_min_segment_runs_each_side_and_a_spread():
+    step = [0.0] * 5 + [1.0] * 5
+    assert cp.best_split(np.array(step[:9]), 5, 19, _rng()) is None  # 9 < 2 x 5
+    assert cp.best_split(np.array(step), 5, 19, _rng())[0] == 5  # 10 = 2 x 5: one split
+    assert cp.best_split(np.array([3.0] * 12), 5, 19, _rng()) is None  # flat
+
+
+@pytest.mark.parametrize("min_segment,split", [(2, 3), (3, 3), (4, 4), (5, 5)])
+def test_a_split_is_never_nearer_an_end_than_min_segment(min_segment, split):
+    x = np.array([0.0] * 3 + [10.0] * 9 + [10.0, 10.5, 9.5])  # the step begins at run 3
+    k, _ = cp.best_split(x, min_segment, 19, _rng())
+    assert k == split
+    x = x[::-1].copy()  # the step 3 runs before the end
+    k, _ = cp.best_split(x, min_segment, 19, _rng())
+    assert k == x.size - split
+
+
+def test_the_p_value_counts_the_orders_that_reach_the_observed_maximum():
+    """A perfect step of 10 runs in 20: no order of the runs scores higher,
+    and only the sorted ones score as high: p = (1 + 0) / (1 + permutations)."""
+    x = np.array([1.0] * 10 + [2.0] * 10)
+    for permutations in (19, 99, 199):
+        assert cp.best_split(x, 5, permutations, _rng()) == (10, 1.0 / (1 + permutations))
+    # 5 and 5 runs: the one split is k = 5; an order ties the observed maximum
+    # exactly when its first five runs are all alike, 2 orders in C(10, 5) = 252:
+    # ties count, so p is about (1 + 2000 x 2/252) / 2001, not 1/2001
+    k, p = cp.best_split(np.array([0.0] * 5 + [1.0] * 5), 5, 2000, _rng())
+    assert k == 5 and 0.004 < p < 0.014
+
+
+def test_a_step_is_found_where_it_begins():
+    x = [100.0 + (1.0 if i % 2 else -1.0) for i in range(30)]
+    x[17:] = [v - 20.0 for v in x[17:]]
+    (c,) = cp.detect(x)
+    assert c.index == 17
+    assert c.before == pytest.approx(np.mean(x[:17])) and c.after == pytest.approx(np.mean(x[17:]))
+    assert c.p_value == 1.0 / (1 + cp.PERMUTATIONS)
+    assert c.change_pct == pytest.approx((c.after - c.before) / c.before * 100.0)
+
+
+def _levels(*levels: float, runs: int = 10) -> list:
+    """``runs`` runs at each level, alternating level and level + 0.5."""
+    return [v for level in levels for v in [level, level + 0.5] * (runs // 2)]
+
+
+def test_two_steps_are_found_by_binary_segmentation():
+    """The larger step (at 20) splits first; the segment after it is flat,
+    the one before it still holds the step at 10."""
+    x = _levels(0.0, 3.0, 20.0)
+    found = cp.detect(x)
+    assert [c.index for c in found] == [10, 20]
+    assert [(c.before, c.after) for c in found] == [(0.25, 3.25), (3.25, 20.25)]
+    assert all(c.p_value < cp.ALPHA for c in found)
+    assert cp.levels(len(x), found, x) == [(0, 10, 0.25), (10, 20, 3.25), (20, 30, 20.25)]
+
+
+def test_every_segment_left_to_search_is_searched():
+    """Four levels: the middle step splits first, then both halves hold one more."""
+    x = _levels(0.0, 10.0, 30.0, 40.0, runs=8)
+    found = cp.detect(x)
+    assert [c.index for c in found] == [8, 16, 24]
+    assert [(c.before, c.after) for c in found] == [(0.25, 10.25), (10.25, 30.25), (30.25, 40.25)]
+
+
+def test_a_step_min_segment_runs_from_the_start_is_found():
+    x = [0.0, 0.5, 0.0, 0.5, 0.0] + [10.0, 10.5] * 7 + [10.0]
+    assert [c.index for c in cp.detect(x)] == [cp.MIN_SEGMENT]
+
+
+def test_a_step_too_near_the_end_is_not_a_change_point():
+    x = [0.0, 0.5] * 10 + [10.0] * 4  # 4 runs at the new level: fewer than MIN_SEGMENT
+    assert all(c.index <= len(x) - cp.MIN_SEGMENT for c in cp.detect(x))
+    assert [c.index for c in cp.detect(x, min_segment=4)] == [20]
+
+
+def test_significance_is_p_below_alpha():
+    """A perfect step's p is 1 / (1 + permutations): 1/100 with 99 orders."""
+    x = [1.0] * 10 + [2.0] * 10
+    assert [c.p_value for c in cp.detect(x, alpha=0.0101, permutations=99)] == [0.01]
+    assert cp.detect(x, alpha=0.01, permutations=99) == []  # p = alpha is not below it
+    assert [c.index for c in cp.detect(x)] == [10]  # the defaults: p 1/200 < 0.01
+
+
+def test_the_same_history_gives_the_same_answer_and_the_seed_decides_it():
+    """A weak step (p well above 1/200): the p value is the permutations' count, which the seed fixes."""
+    gen = np.random.default_rng(7)
+    x = list(gen.normal(0.0, 1.0, 30) + np.r_[np.zeros(15), np.full(15, 0.6)])
+    first = cp.detect(x, alpha=1.0)
+    assert first and first == cp.detect(x, alpha=1.0) == cp.detect(x, alpha=1.0, seed=cp.SEED)
+    p = {s: tuple(c.p_value for c in cp.detect(x, alpha=1.0, seed=s)) for s in (1, 2, 3, 4)}
+    assert len(set(p.values())) > 1
+
+
+def test_change_pct_of_a_change_point():
+    assert cp.ChangePoint(5, 200.0, 150.0, 0.005).change_pct == -25.0
+    assert cp.ChangePoint(5, -200.0, -150.0, 0.005).change_pct == 25.0
+    assert cp.ChangePoint(5, 0.0, 1.0, 0.005).change_pct is None
+
+
+def test_levels_between_change_points():
+    values = [1.0, 3.0, 5.0, 7.0, 9.0, 11.0]
+    assert cp.levels(6, [], values) == [(0, 6, 6.0)]
+    changes = [cp.ChangePoint(2, 2.0, 8.0, 0.005), cp.ChangePoint(4, 6.0, 10.0, 0.005)]
+    assert cp.levels(6, changes, values) == [(0, 2, 2.0), (2, 4, 6.0), (4, 6, 10.0)]
+    # an empty segment (a change at the first run) has no level
+    assert cp.levels(6, [cp.ChangePoint(0, 0.0, 6.0, 0.005)], values) == [(0, 6, 6.0)]
