@@ -52,7 +52,7 @@ class Module:
 
 
 MODULES: Tuple[Module, ...] = (
-    Module("steadystate", "tkperf/engine/steadystate.py"),
+    Module("steadystate", "tkperf/model/steadystate.py"),
     Module("conformance", "tkperf/model/conformance.py"),
     Module("regression", "tkperf/model/regression.py"),
     Module("histogram", "tkperf/model/histogram.py"),

@@ -15,7 +15,7 @@ import pytest
 from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.engine import options
-from tkperf.engine.steadystate import evaluate
+from tkperf.model.steadystate import evaluate
 from tkperf.model import conformance, pts
 from tkperf.model.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,
                                   Workload, IoStats)

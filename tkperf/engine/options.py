@@ -10,10 +10,10 @@ import re
 from dataclasses import dataclass, fields
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
-from tkperf.engine.steadystate import WINDOW
 from tkperf.errors import TargetError, UsageError
 from tkperf.model import pts as pts_model
 from tkperf.model.results import format_bs
+from tkperf.model.steadystate import WINDOW
 
 MAX_NUMJOBS = 256
 MAX_IODEPTH = 4096

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
 import numpy as np
 
 from tkperf.engine.progress import progress_of
-from tkperf.engine.steadystate import SteadyState, evaluate
+from tkperf.model.steadystate import SteadyState, evaluate
 from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.intervals import IntervalCutter, report_time

@@ -33,7 +33,7 @@ from tkperf.model.tkperf2_tests import (
 )
 
 def hdd_iops_test(chk: Check, s: Settings) -> Imported:
-    from tkperf.engine.steadystate import evaluate
+    from tkperf.model.steadystate import evaluate
     from tkperf.testtypes.hdd_iops import cell_name
 
     mats = _matrix(chk, "HDD IOPS", HDD_IOPS_MIXES, HDD_IOPS_BS, 0, HDD_ROUNDS)

@@ -12,7 +12,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from tkperf import __version__
-from tkperf.engine.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, least_squares
+from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, least_squares
 from tkperf.errors import ResultFileError
 from tkperf.model.results import DeviceInfo, Event, HostInfo, RunResult, now_iso
 from tkperf.model.tkperf2 import OldFile, cmdline_words

@@ -9,7 +9,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from lxml import etree
 
-from tkperf.engine.steadystate import SteadyState
+from tkperf.model.steadystate import SteadyState
 from tkperf.errors import ResultFileError
 from tkperf.model import histogram
 from tkperf.model.fileformat import FORMAT_VERSION

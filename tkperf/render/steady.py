@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
-from tkperf.engine.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, SteadyState
+from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, SteadyState
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render.words import (

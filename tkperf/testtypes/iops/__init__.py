@@ -9,7 +9,7 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
-from tkperf.engine.steadystate import SteadyState, evaluate
+from tkperf.model.steadystate import SteadyState, evaluate
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun, format_bs, mix_label
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
