@@ -53,8 +53,8 @@ class Module:
 
 MODULES: Tuple[Module, ...] = (
     Module("steadystate", "tkperf/model/steadystate.py"),
-    Module("conformance", "tkperf/model/conformance.py"),
-    Module("regression", "tkperf/model/regression.py"),
+    Module("conformance", "tkperf/verdict/conformance.py"),
+    Module("regression", "tkperf/verdict/regression.py"),
     Module("histogram", "tkperf/model/histogram.py"),
     Module("fio-output", "tkperf/fio/output.py"),
     Module("tp-placement", "tkperf/testtypes/throughput/__init__.py", ("place", "advance", "SequentialSweep")),

@@ -15,7 +15,7 @@ from tkperf.engine import options, plan, resume
 from tkperf.engine.runner import plan_all
 from tkperf.engine.session import Session, fio_settings
 from tkperf.errors import EXIT_OK, ResumeError, UsageError, exit_code_of
-from tkperf.model import conformance
+from tkperf.verdict import conformance
 from tkperf.model import pts as pts_model
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo, RunResult

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import __version__, testtypes
-from tkperf.model import conformance
+from tkperf.verdict import conformance
 from tkperf.model.results import RunResult, gb
 from tkperf.render import blocks as b
 from tkperf.render.header import device_or_desc

@@ -29,6 +29,8 @@ import importlib
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from tkperf.model.figures import Figure
+
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
     from tkperf.engine.options import RunOptions
     from tkperf.engine.shapes import Shape
@@ -144,26 +146,6 @@ class Plan:
     def steady_state(self, test: "TestRun", window: int) -> Any:
         """The steady-state verdict of ``test`` now."""
         return self.judge(test, window) if self.judge is not None else test.evaluate(window)
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A headline figure: ``better`` is ``higher``, ``lower`` or ``""`` (neither)."""
-
-    key: str
-    label: str
-    value: float
-    unit: str
-    better: str = "higher"
-    text: str = "{:,.0f}"
-
-    def __post_init__(self) -> None:
-        if self.better not in ("higher", "lower", ""):
-            raise ValueError(f"figure {self.key}: better must be higher, lower or empty")
-
-    def shown(self) -> str:
-        """The value as ``show`` prints it, with its unit: '93,332 IOPS'."""
-        return self.text.format(self.value) + (f" {self.unit}" if self.unit else "")
 
 
 @dataclass(frozen=True)
