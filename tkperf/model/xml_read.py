@@ -230,7 +230,7 @@ def parse_document(head: bytes, source: str, sch: etree.XMLSchema, type_attr: st
     """Parse, validate and read the XML document in one streaming pass; every
     failure is a ResultFileError naming ``source``.  Declared series are
     entered in ``declared`` (id -> empty Series).  The hooks let an upgrade
-    of an older format (:mod:`tkperf.model.legacy`) take rounds and finish tests."""
+    of an older format (:mod:`tkperf.legacy.format1`) take rounds and finish tests."""
     tests: List[TestRun] = []
     rounds: List[Round] = []
     root = None

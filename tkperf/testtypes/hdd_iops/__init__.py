@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
+from tkperf.model.names import hdd_cell as cell_name
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, in_range
 from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text, workload_name
@@ -45,11 +46,6 @@ REPEATABILITY = ("An HDD has no write history to settle (no flash translation la
 
 
 # --- cells ------------------------------------------------------------------------------
-
-def cell_name(bs: int, mix: int, qd: int) -> str:
-    """The workload of one cell: ``rnd-4k-70-30-qd16``."""
-    return f"{workload_name(bs, mix)}-qd{qd}"
-
 
 def side_word(mix: int) -> str:
     """A mix in headline keys: read, write or 70_30."""
