@@ -12,23 +12,16 @@ display and no global figure state is kept between reports.
 """
 from __future__ import annotations
 
-import io
-import textwrap
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Sequence
 
 import matplotlib
+import numpy as np
+from matplotlib.colors import LogNorm, Normalize
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-matplotlib.use("Agg")
-
-import numpy as np  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.colors import LogNorm, Normalize  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
-from PIL import Image  # noqa: E402 - matplotlib's own PNG writer
-
-from tkperf.model.store import atomic_write  # noqa: E402
-from tkperf.render.blocks import (  # noqa: E402
+from tkperf.render import xycharts
+from tkperf.render.blocks import (
     BarsChart,
     ConvergenceChart,
     CurvesChart,
@@ -36,99 +29,21 @@ from tkperf.render.blocks import (  # noqa: E402
     LinesChart,
     WindowChart,
 )
+from tkperf.render.canvas import DENSE_POINTS
+from tkperf.render.canvas import draw as _draw
+from tkperf.render.canvas import figure as _figure
+from tkperf.render.canvas import legend_below as _legend_below
+from tkperf.render.canvas import thousands as _thousands
+from tkperf.render.canvas import time_unit as _time_unit
+from tkperf.render.canvas import wrap_title as _wrap_title
 
-WIDTH_IN = 7.0
-HEIGHT_IN = 3.4
-DPI = 120
 # A log axis is used when the largest value is this many times the smallest.
 LOG_RATIO = 30.0
-# Above this many points a curve is drawn as small dots only.
-DENSE_POINTS = 3000
-
-_RC = {
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "axes.labelsize": 9,
-    "legend.fontsize": 8,
-    "xtick.labelsize": 8,
-    "ytick.labelsize": 8,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-}
-
-
-# --- figure plumbing ---------------------------------------------------------
-
-def _figure(height: float = HEIGHT_IN, ncols: int = 1) -> Tuple[Figure, list]:
-    """A figure and its axes; called inside :func:`_draw`, under the report's style."""
-    fig = Figure(figsize=(WIDTH_IN, height), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
-    return fig, axes
-
-
-def _draw(path: str, build: Callable[[], Figure]) -> str:
-    """Build a figure under the report's style and write it as an RGB PNG;
-    the style applies to text created inside ``build`` as well, hence one
-    context around both.
-
-    One draw of the canvas lays the figure out and renders it (``savefig``
-    would draw twice); the figure is opaque, so the alpha channel is
-    dropped: the same pixels, a smaller file, less work for the PDF writer.
-    """
-    with matplotlib.rc_context(_RC):
-        fig = build()
-        fig.canvas.draw()
-        rgba = np.asarray(fig.canvas.buffer_rgba())
-    buf = io.BytesIO()
-    Image.fromarray(rgba[..., :3]).save(buf, format="PNG", dpi=(DPI, DPI))
-    atomic_write(path, buf.getvalue())
-    return path
-
-
-def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title: str = "") -> None:
-    """One legend under the axes (never over data), in as many columns as fit
-    the figure's width, more rows otherwise."""
-    handles, labels = [], []
-    for ax in axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    if not handles:
-        return
-    # About 100 characters of 8 pt legend text fit across the figure, and a
-    # legend entry's handle and padding take about 6 more.
-    fit = max(1, 100 // (max(len(x) for x in labels) + 6))
-    style = dict(ncol=min(len(labels), ncol or fit, fit), frameon=False, title=title or None, title_fontsize=8)
-    try:
-        fig.legend(handles, labels, loc="outside lower center", **style)
-    except ValueError:  # matplotlib 3.6 (Debian 12) has no "outside" legends: keep room for it by hand
-        legend = fig.legend(handles, labels, loc="lower center", **style)
-        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
-        fig.get_layout_engine().set(rect=(0, height, 1, 1 - height))
-
-
-def _wrap_title(text: str, width: int = 88) -> str:
-    """Titles wrap instead of running off the figure."""
-    return "\n".join(textwrap.fill(line, width) for line in text.split("\n"))
 
 
 def _wants_log(values: np.ndarray) -> bool:
     v = values[np.isfinite(values) & (values > 0)]
     return v.size > 1 and v.max() / v.min() >= LOG_RATIO
-
-
-def _thousands(value: float, _pos: int = 0) -> str:
-    if value == 0:
-        return "0"
-    if abs(value) >= 1000:
-        return f"{value:,.0f}"
-    if abs(value) >= 1:
-        return f"{value:g}"
-    return f"{value:.3g}"
 
 
 def _set_yscale(ax, values: np.ndarray) -> None:
@@ -338,14 +253,6 @@ def grouped_bars(path: str, spec: BarsChart) -> str:
     return _draw(path, build)
 
 
-def _time_unit(seconds: float) -> Tuple[float, str]:
-    if seconds >= 3 * 3600:
-        return 3600.0, "hours"
-    if seconds >= 180:
-        return 60.0, "minutes"
-    return 1.0, "seconds"
-
-
 def curves(path: str, spec: CurvesChart) -> str:
     """Curves of many points (a stream's intervals) on one axis from 0.
 
@@ -397,8 +304,6 @@ DRAWINGS: Dict[type, Callable[[str, object], str]] = {
 
 def draw(spec: object, path: str) -> str:
     """Draw ``spec`` into the PNG file ``path``; an unknown spec is a TypeError."""
-    from tkperf.render import xycharts  # x/y sweeps, histograms, confidence plots
-
     drawing = DRAWINGS.get(type(spec)) or xycharts.DRAWINGS.get(type(spec))
     if drawing is None:
         raise TypeError(f"no drawing for a {type(spec).__name__}")

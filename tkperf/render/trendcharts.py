@@ -13,7 +13,11 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from tkperf.render.charts import _draw, _figure, _legend_below, _thousands, _wrap_title
+from tkperf.render.canvas import draw as _draw
+from tkperf.render.canvas import figure as _figure
+from tkperf.render.canvas import legend_below as _legend_below
+from tkperf.render.canvas import thousands as _thousands
+from tkperf.render.canvas import wrap_title as _wrap_title
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 response-time histograms (:class:`HistogramChart`) and confidence ("nines")
 plots (:class:`ConfidenceChart`).
 
-Same plumbing and style as :mod:`tkperf.render.charts` (which dispatches
-here): one PNG per spec, legends below the axes, Agg without pyplot.
+Same plumbing and style (:mod:`tkperf.render.canvas`) as :mod:`tkperf.render.charts`
+(which dispatches here): one PNG per spec, legends below the axes, Agg without pyplot.
 """
 from __future__ import annotations
 
@@ -14,15 +14,13 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
 from tkperf.render.blocks import ConfidenceChart, Curve, HistogramChart, XYChart
-from tkperf.render.charts import (
-    DENSE_POINTS,
-    _draw,
-    _figure,
-    _legend_below,
-    _thousands,
-    _time_unit,
-    _wrap_title,
-)
+from tkperf.render.canvas import DENSE_POINTS
+from tkperf.render.canvas import draw as _draw
+from tkperf.render.canvas import figure as _figure
+from tkperf.render.canvas import legend_below as _legend_below
+from tkperf.render.canvas import thousands as _thousands
+from tkperf.render.canvas import time_unit as _time_unit
+from tkperf.render.canvas import wrap_title as _wrap_title
 
 
 def _check(curves) -> None:

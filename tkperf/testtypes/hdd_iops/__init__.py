@@ -27,7 +27,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import hdd_cell as cell_name
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, in_range
-from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text, workload_name
+from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text
 from tkperf.testtypes.qd import check_depths, depths_text, parse_depths
 
 MIXES: Tuple[int, ...] = (100, 70, 0)
