@@ -24,7 +24,7 @@ import abc
 import logging
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
@@ -36,10 +36,6 @@ from tkperf.fio.intervals import IntervalCutter, report_time
 from tkperf.fio.output import CPU_BOUND_MARK, cpu_bound_warning
 from tkperf.model.results import Round, TestRun, now_iso
 from tkperf.model.series import Series
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.runner import Runner
-    from tkperf.testtypes.base import Plan
 
 progress = logging.getLogger("tkperf.progress")
 debug = logging.getLogger("tkperf.debug")
@@ -75,11 +71,38 @@ class Estimate:
     high_s: float
 
 
+class RunContext(Protocol):
+    """What a loop shape uses of whoever runs it: the engine's
+    :class:`~tkperf.engine.runner.Runner`, which sits above the test types
+    and so is described here rather than imported (``docs/layout.rst``)."""
+
+    phase: str
+    opts: Any
+    fio: Any
+
+    def save(self) -> None: ...
+
+    def event(self, kind: str, message: str, test: str = "", rnd: int = 0) -> None: ...
+
+
+class PlanLike(Protocol):
+    """What a loop shape reads of the test instance it runs
+    (:class:`tkperf.testtypes.base.Plan`, which names its shape)."""
+
+    key: str
+    histograms: bool
+
+    @property
+    def tracking(self) -> Any: ...
+
+    def steady_state(self, test: TestRun, window: int) -> Any: ...
+
+
 class Shape(abc.ABC):
     """A way of running fio for one test instance."""
 
     @abc.abstractmethod
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         """Measure into ``test``, saving as it goes; sets ``test.stop_reason``."""
 
     @abc.abstractmethod
@@ -95,13 +118,13 @@ def _scaled(value: float, metric: str) -> float:
     return value / 1e6 if metric.endswith("bw_bytes") else value  # labels say MB/s
 
 
-def wants_histograms(ctx: object, plan: "Plan") -> bool:
+def wants_histograms(ctx: object, plan: "PlanLike") -> bool:
     """Whether this plan's workloads keep their response-time histograms: the
     plan asks (LAT), or the run does (``--latency-histograms``)."""
     return bool(plan.histograms or getattr(getattr(ctx, "opts", None), "latency_histograms", False))
 
 
-def record_round(ctx: "Runner", test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
+def record_round(ctx: "RunContext", test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
                  histograms: bool = False, timeout: Optional[float] = None) -> Round:
     """Run ``jobs`` as one fio process and append the result as round ``index``
     (with every workload's response-time histogram when ``histograms``); warns,
@@ -150,7 +173,7 @@ class Rounds(Shape):
         """The workloads of round ``index`` of ``test``."""
         return self.jobs if self.jobs_for is None else tuple(self.jobs_for(test, index))
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         opts = ctx.opts
         if plan.tracking is None:
             raise ValueError(f"{plan.key}: the round loop needs a tracking figure")
@@ -255,7 +278,7 @@ class Stream(Shape):
             return f"steady state ({self.steady_rule(window)})"
         return ""
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         series = Series(self.series, STREAM_COLUMNS)
         test.series = {self.series: series}  # a stream starts afresh, never half-way
         series_id = f"{plan.key}.{self.series}"
@@ -307,7 +330,7 @@ class Stream(Shape):
                          + " or ".join(stops),), (self.job,), low, float(self.job.runtime))
 
 
-def _steady_column(plan: "Plan") -> str:
+def _steady_column(plan: "PlanLike") -> str:
     """The stream column holding the tracking figure (``write.iops`` ->
     ``iops``); '' when the plan tracks nothing the stream records."""
     column = plan.tracking.metric.rsplit(".", 1)[-1] if plan.tracking is not None else ""
@@ -321,7 +344,7 @@ class Sweep(Shape):
 
     points: Tuple[FioJob, ...]
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         test.rounds.clear()  # a sweep is one unbroken pass
         ctx.phase = "sweep"
         progress_of(ctx).once_started(f"sweep over {len(self.points)} points", _per_round(self.points))
@@ -368,7 +391,7 @@ class Phases(Shape):
 
     phases: Tuple[Phase, ...]
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         test.rounds.clear()  # idle time is part of the stimulus: never resumed half-way
         prog = progress_of(ctx)
         total = self.estimate(ctx.opts, 0).high_s

@@ -27,15 +27,18 @@ from __future__ import annotations
 import abc
 import importlib
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 from tkperf.model.figures import Figure
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
-    from tkperf.engine.options import RunOptions
     from tkperf.engine.shapes import Shape
     from tkperf.model.pts import Revision
     from tkperf.model.results import RunResult, TestRun
+
+
+#: tkperf's generic report and comparison sections, for a type without a ``view``.
+GENERIC_VIEW = "tkperf.render.generic"
 
 
 class _NotSet:
@@ -44,6 +47,19 @@ class _NotSet:
 
 
 NOT_SET: Any = _NotSet()
+
+
+class RunOptions(Protocol):
+    """What a test type is handed: a run's options
+    (:class:`tkperf.engine.options.RunOptions`, which is built from the
+    registered test types and so sits above this interface; described here,
+    not imported): the shared settings and each chosen type's own options,
+    read as attributes (``opts.runtime``, ``opts.iops_bs``)."""
+
+    tests: Tuple[str, ...]
+    quick: bool
+
+    def __getattr__(self, name: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -321,9 +337,8 @@ class TestType(abc.ABC):
     def _view(self) -> Any:
         if self.view:
             return importlib.import_module(self.view)
-        from tkperf.render import generic
-
-        return _Generic(self, generic)
+        # By name, as every view is: the report's views sit above this interface.
+        return _Generic(self, importlib.import_module(GENERIC_VIEW))
 
     def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
         """Blocks of this type's section of a run report (all its instances)."""
