@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMANDS:
         module.register(sub)
     parser.set_defaults(root_parser=parser)  # help --man and completion read the whole tree
+    parser.set_defaults(main=main)  # demo runs its commands through main, below which it sits
     return parser
 
 
