@@ -18,6 +18,7 @@ from tkperf.render import blocks as b
 from tkperf.render.header import device_or_desc
 from tkperf.render.steady import steady_state, window_source
 from tkperf.render.words import NA, fmt, is_stream, plural, test_title, unit_of
+from tkperf.target import description
 
 
 @dataclass(frozen=True)
@@ -218,8 +219,6 @@ def notes_blocks(run: RunResult) -> list:
 def _described(fields: Dict[str, str]) -> List[List[str]]:
     """The description file's fields in its documented order, with their
     labels; keys an older tkperf stored come after, as they are."""
-    from tkperf.target import description
-
     names = description.key_names()
     known = [k for k in names if k in fields]
     rest = sorted(k for k in fields if k not in names)

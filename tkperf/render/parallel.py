@@ -39,7 +39,7 @@ class Drawn:
 
 def _draw_one(path: str, spec: object) -> Drawn:
     try:
-        from tkperf.render import charts
+        from tkperf.render import charts  # matplotlib loads in the drawing processes only
 
         charts.draw(spec, path)
     except OutputError as exc:

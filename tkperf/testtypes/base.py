@@ -29,6 +29,7 @@ import importlib
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
+from tkperf.errors import UsageError
 from tkperf.model.figures import Figure
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
@@ -111,8 +112,6 @@ def in_range(lo: int, hi: int, flag: str, unit: str = "") -> Callable[[Any], Non
     the numbers in the message, e.g. ' s'), else a one-line UsageError."""
     def check(value: Any) -> None:
         if not lo <= value <= hi:
-            from tkperf.errors import UsageError
-
             raise UsageError(f"{flag} {value}{unit} is out of range ({lo}..{hi}{unit})")
     return check
 
@@ -121,8 +120,6 @@ def parse_count(text: str, flag: str) -> int:
     """An :class:`Option` parser of a whole number (a count, a thread count)."""
     t = (text or "").strip()
     if not t.isdigit():
-        from tkperf.errors import UsageError
-
         raise UsageError(f"{flag} {text!r} is not a whole number")
     return int(t)
 
