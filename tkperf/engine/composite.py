@@ -28,18 +28,9 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Callable, Optional, Sequence, Tuple
 
+from tkperf.engine.context import PlanLike, RunContext
 from tkperf.engine.progress import progress_of
-from tkperf.engine.shapes import (
-    FIO_GAP_S,
-    Estimate,
-    PlanLike,
-    Rounds,
-    RunContext,
-    Shape,
-    duration_rough,
-    record_round,
-    wants_histograms,
-)
+from tkperf.engine.shapes import FIO_GAP_S, Estimate, Rounds, Shape, duration_rough, record_round, wants_histograms
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import Round, TestRun
 

@@ -24,10 +24,11 @@ import abc
 import logging
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional, Protocol, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tkperf.engine.context import PlanLike, RunContext
 from tkperf.engine.progress import progress_of
 from tkperf.model.steadystate import SteadyState, evaluate
 from tkperf.durations import duration
@@ -69,33 +70,6 @@ class Estimate:
     jobs: Tuple[FioJob, ...]
     low_s: float
     high_s: float
-
-
-class RunContext(Protocol):
-    """What a loop shape uses of whoever runs it: the engine's
-    :class:`~tkperf.engine.runner.Runner`, which sits above the test types
-    and so is described here rather than imported (``docs/layout.rst``)."""
-
-    phase: str
-    opts: Any
-    fio: Any
-
-    def save(self) -> None: ...
-
-    def event(self, kind: str, message: str, test: str = "", rnd: int = 0) -> None: ...
-
-
-class PlanLike(Protocol):
-    """What a loop shape reads of the test instance it runs
-    (:class:`tkperf.testtypes.base.Plan`, which names its shape)."""
-
-    key: str
-    histograms: bool
-
-    @property
-    def tracking(self) -> Any: ...
-
-    def steady_state(self, test: TestRun, window: int) -> Any: ...
 
 
 class Shape(abc.ABC):

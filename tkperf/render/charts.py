@@ -2,8 +2,9 @@
 
 :func:`draw` writes one PNG from one spec; the spec's class says which
 drawing, its fields hold the plain data.  Nothing here reads a result file
-or knows a test type, and only this module imports matplotlib (the report
-draws its charts in worker processes, :mod:`tkperf.render.parallel`).
+or knows a test type, and only the chart modules import matplotlib (the report
+draws its charts in worker processes, :mod:`tkperf.render.parallel`); the
+plumbing and style they share is :mod:`tkperf.render.canvas`.
 
 Figures are sized for the width of a PDF page (about 17 cm): 7 x 3.4 inches
 at 120 dpi, 9 pt text.  Legends sit outside the axes so they never cover

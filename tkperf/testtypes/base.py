@@ -50,7 +50,7 @@ class _NotSet:
 NOT_SET: Any = _NotSet()
 
 
-class RunOptions(Protocol):
+class Options(Protocol):
     """What a test type is handed: a run's options
     (:class:`tkperf.engine.options.RunOptions`, which is built from the
     registered test types and so sits above this interface; described here,
@@ -228,14 +228,14 @@ class TestType(abc.ABC):
 
     # --- running -------------------------------------------------------------
     @abc.abstractmethod
-    def plan(self, opts: "RunOptions", capacity: int) -> List[Plan]:
+    def plan(self, opts: "Options", capacity: int) -> List[Plan]:
         """The test instances to run on a target of ``capacity`` bytes."""
 
-    def largest_block(self, opts: "RunOptions") -> int:
+    def largest_block(self, opts: "Options") -> int:
         """The largest block size the test issues (the target must fit it)."""
         return 0
 
-    def smallest_block(self, opts: "RunOptions") -> int:
+    def smallest_block(self, opts: "Options") -> int:
         """The smallest transfer the test issues (a multiple of the target's
         logical sector, or the run is refused); 0: nothing below 4 KiB."""
         return 0
