@@ -53,9 +53,9 @@ class Module:
 
 
 MODULES: Tuple[Module, ...] = (
-    Module("steadystate", "tkperf/engine/steadystate.py"),
-    Module("conformance", "tkperf/model/conformance.py"),
-    Module("regression", "tkperf/model/regression.py"),
+    Module("steadystate", "tkperf/model/steadystate.py"),
+    Module("conformance", "tkperf/verdict/conformance.py"),
+    Module("regression", "tkperf/verdict/regression.py"),
     Module("noise", "tkperf/model/noise.py"),
     Module("changepoints", "tkperf/history/changepoints.py"),
     Module("histogram", "tkperf/model/histogram.py"),

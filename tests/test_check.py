@@ -17,7 +17,8 @@ import pytest
 from tkperf.cli import main
 from tkperf.errors import (EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_REGRESSION,
                            EXIT_RESULT_FILE, EXIT_USAGE)
-from tkperf.model import noise, regression, store
+from tkperf.model import noise, store
+from tkperf.verdict import regression
 from tkperf.model.results import RunResult, Workload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

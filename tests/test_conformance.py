@@ -15,8 +15,9 @@ import pytest
 from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.engine import options
-from tkperf.engine.steadystate import evaluate
-from tkperf.model import conformance, pts
+from tkperf.model.steadystate import evaluate
+from tkperf.model import pts
+from tkperf.verdict import conformance
 from tkperf.model.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,
                                   Workload, IoStats)
 from tkperf.testtypes import iops

@@ -13,8 +13,9 @@ import pytest
 
 from conftest import data_path
 from tkperf.engine import options
-from tkperf.engine.steadystate import evaluate
-from tkperf.model import conformance, store
+from tkperf.model.steadystate import evaluate
+from tkperf.model import store
+from tkperf.verdict import conformance
 from tkperf.model.results import (DeviceInfo, Event, HostInfo, IoStats, PurgeRecord, Round, RunResult,
                                   TestRun, Workload)
 

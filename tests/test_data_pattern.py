@@ -10,7 +10,8 @@ from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.engine import options
 from tkperf.errors import UsageError
-from tkperf.model import conformance, store
+from tkperf.model import store
+from tkperf.verdict import conformance
 
 MiB = 1024 * 1024
 SIZE = 64 * MiB

@@ -16,7 +16,8 @@ from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.engine import options
 from tkperf.engine.composite import CAPTURE_ROUND, SweepRounds, capture_round, steady_rounds
-from tkperf.model import conformance, store
+from tkperf.model import store
+from tkperf.verdict import conformance
 from tkperf.model.pts import REVISIONS
 from tkperf.model.results import DeviceInfo, HostInfo, IoStats, RunResult, TestRun, Workload
 from tkperf.render.context import ReportContext

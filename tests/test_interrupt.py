@@ -149,7 +149,7 @@ def test_resume_keeps_a_test_that_had_reached_steady_state(bigloop, tmp_path):
     run = store.load(str(xml))
     iops = run.tests[0]
     # as if killed after iops reached steady state but before it was marked complete
-    from tkperf.engine.steadystate import SteadyState
+    from tkperf.model.steadystate import SteadyState
     iops.status, run.status = "running", "running"
     iops.steady = SteadyState(True, (1, 2), (1.0, 1.0), 0.0, 1.0, 1.0, 0.0, 0.0, 5)
     rounds_before = list(iops.rounds)

@@ -23,8 +23,8 @@ def test_a_mutant_belongs_to_its_function_or_class():
     assert mutation.part_of(tp, "tkperf.testtypes.throughput.x_place__mutmut_2") == "place"
     assert mutation.part_of(tp, "tkperf.testtypes.throughput.xǁSequentialSweepǁplaced__mutmut_5") == "SequentialSweep"
     assert mutation.part_of(tp, "tkperf.testtypes.throughput.x_block_size__mutmut_1") == "block_size"
-    assert mutation.part_of(tp, "tkperf.engine.steadystate.x_evaluate__mutmut_1") is None
-    assert MODULES["steadystate"].dotted == "tkperf.engine.steadystate"
+    assert mutation.part_of(tp, "tkperf.model.steadystate.x_evaluate__mutmut_1") is None
+    assert MODULES["steadystate"].dotted == "tkperf.model.steadystate"
 
 
 def test_only_the_listed_parts_count(tmp_path):
@@ -39,7 +39,7 @@ def test_only_the_listed_parts_count(tmp_path):
 
 def test_the_score_leaves_out_equivalents_and_not_run_mutants():
     ss = MODULES["steadystate"]
-    name = "tkperf.engine.steadystate.x_evaluate__mutmut_{}".format
+    name = "tkperf.model.steadystate.x_evaluate__mutmut_{}".format
     codes = {name(1): 1, name(2): 0, name(3): 0, name(4): None, name(5): 36, name(6): 33}
     s = mutation.score(ss, codes, {name(2): "why", name(9): "gone"})
     assert (s.total, s.killed, s.not_run) == (6, 2, 1)

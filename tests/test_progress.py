@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from tkperf.engine import progress as ep
-from tkperf.engine.steadystate import evaluate
+from tkperf.model.steadystate import evaluate
 
 from conftest import needs_fio
 

@@ -11,7 +11,8 @@ from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.engine import options
 from tkperf.engine.shapes import blank_test
-from tkperf.model import conformance, pts
+from tkperf.model import pts
+from tkperf.verdict import conformance
 from tkperf.model.results import DeviceInfo
 
 GiB = 1 << 30

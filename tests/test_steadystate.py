@@ -1,6 +1,6 @@
 import pytest
 
-from tkperf.engine.steadystate import evaluate
+from tkperf.model.steadystate import evaluate
 
 
 def test_worked_example_from_tkperf_talk():

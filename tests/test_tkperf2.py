@@ -16,7 +16,8 @@ from lxml import etree
 from conftest import data_path
 from tkperf.cli import importcmd, main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_REGRESSION, EXIT_RESULT_FILE, EXIT_USAGE, ResultFileError
-from tkperf.model import store, tkperf2, tkperf2_run
+from tkperf.model import store
+from tkperf.legacy import tkperf2, tkperf2_run
 from tkperf.render import summary
 
 APACER = data_path("tkperf2/ssd-2.2-apacer.xml")
@@ -396,4 +397,4 @@ def test_huge_old_files_are_refused_before_reading(tmp_path, monkeypatch, capsys
         assert main(argv) == EXIT_RESULT_FILE
         assert "larger than the 1000 byte limit" in capsys.readouterr().err
     with pytest.raises(ResultFileError, match="larger than the 1000 byte limit"):
-        tkperf2.loads(open(APACER, "rb").read(), "old.xml")
+        tkperf2_run.loads(open(APACER, "rb").read(), "old.xml")

@@ -7,7 +7,8 @@ from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.engine import options
 from tkperf.errors import UsageError
-from tkperf.model import conformance, store
+from tkperf.model import store
+from tkperf.verdict import conformance
 from tkperf.render import blocks as b
 from tkperf.testtypes.writesat import WORKLOAD, WriteSaturationTest
 from tkperf.testtypes.writesat import view as wsat_view

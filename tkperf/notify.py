@@ -22,7 +22,7 @@ from email.message import EmailMessage
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.errors import Interrupted, OutputError, UsageError
-from tkperf.model import conformance
+from tkperf.verdict import conformance
 from tkperf.model.files import atomic_write
 from tkperf.model.results import RunResult
 

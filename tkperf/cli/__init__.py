@@ -36,7 +36,7 @@ from tkperf import __version__
 from tkperf.cli import (advice, check, common, compare, demo, export, history, importcmd, info, manual, remote,
                         report, run, show, tests)
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
-from tkperf.model import tkperf2_device
+from tkperf.legacy import tkperf2_device
 from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "description file as devinfo): e.g. 480g or 1.6t, decimal as drives are sold "
                  "('tkperf help tkperf2')")
     parser.set_defaults(root_parser=parser)  # help --man and completion read the whole tree
+    parser.set_defaults(main=main)  # demo runs its commands through main, below which it sits
     return parser
 
 

@@ -18,9 +18,10 @@ from typing import List, Optional, Sequence
 from lxml import etree
 
 from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, UsageError
-from tkperf.model import noise, regression, store
+from tkperf.model import noise, store
 from tkperf.testtypes import checked
-from tkperf.model.regression import Cell, Comparison
+from tkperf.verdict import regression
+from tkperf.verdict.regression import Cell, Comparison
 
 DEFAULT_TOLERANCE = "10%"
 MAX_TOLERANCE_PCT = 1000.0

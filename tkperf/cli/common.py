@@ -9,6 +9,7 @@ import re
 import sys
 from typing import Optional
 
+from tkperf.cli import progress as shown
 from tkperf.errors import NotConfirmedError, OutputError, UsageError
 from tkperf.model import store
 from tkperf.model.results import DeviceInfo
@@ -90,8 +91,6 @@ def setup_logging(log_path: Optional[str], quiet: bool, debug: bool = False) -> 
     with ``quiet``.  ``debug`` keeps the ``tkperf.debug`` detail (the log
     file, and stderr when it shows plain lines)."""
     global _renderer
-    from tkperf.cli import progress as shown
-
     log.setLevel(logging.DEBUG)
     close_logging()
     debug_log.setLevel(logging.DEBUG if debug else logging.INFO)

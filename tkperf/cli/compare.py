@@ -10,7 +10,7 @@ from tkperf.testtypes import checked
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from tkperf.render import compare
+    from tkperf.render import compare  # matplotlib loads only for a command that draws
 
     formats = options.parse_report_formats(args.format)
     if not compare.MIN_RUNS <= len(args.results) <= compare.MAX_RUNS:

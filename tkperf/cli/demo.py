@@ -11,6 +11,7 @@ import sys
 import tempfile
 from typing import Callable, List, Sequence
 
+from tkperf.engine import options
 from tkperf.target.loopdev import try_loop
 
 
@@ -45,10 +46,7 @@ def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]]
 
 
 def cmd_demo(args) -> int:
-    from tkperf.cli import main
-    from tkperf.engine import options
-
-    return run_demo(args.outdir, options.parse_size(args.size, "--size"), args.quiet, main,
+    return run_demo(args.outdir, options.parse_size(args.size, "--size"), args.quiet, args.main,
                     getattr(args, "debug", False), getattr(args, "overwrite", False))
 
 

@@ -16,13 +16,13 @@ from typing import List, Sequence
 from tkperf import history
 from tkperf.cli.common import prepare_outdir
 from tkperf.errors import EXIT_OK
+from tkperf.history import page
+from tkperf.history.page import value_text
 from tkperf.history.trends import Device, as_dict
 
 
 def lines(devices: Sequence[Device]) -> List[str]:
     """The text summary: per device, per figure its last value and its change points."""
-    from tkperf.history.page import value_text
-
     out: List[str] = []
     for d in devices:
         out.append(f"{d.label}: {d.runs} result{'' if d.runs == 1 else 's'} ({d.key})")
@@ -42,8 +42,6 @@ def cmd_history(args: argparse.Namespace) -> int:
     devices, index, stats = history.collect(args.inputs)
     written: List[str] = []
     if args.outdir:
-        from tkperf.history import page
-
         written = page.write(devices, prepare_outdir(args.outdir), charts=not args.no_plots)
     if args.json:
         print(json.dumps(as_dict(devices, index, stats.as_dict()), indent=2))

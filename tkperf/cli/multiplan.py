@@ -10,6 +10,8 @@ from collections import Counter
 from typing import List, Sequence, Tuple
 
 from tkperf.cli import common
+from tkperf.cli import remote as remote_cli
+from tkperf.engine.session import fio_settings
 from tkperf.errors import UsageError
 from tkperf.model.results import DeviceInfo
 from tkperf.remote import fio_host, split_target
@@ -92,9 +94,6 @@ def close_sides(planned: Sequence[Planned]) -> None:
 def check_fio_servers(args: argparse.Namespace, planned: Sequence[Planned]) -> None:
     """Every test host's fio server answers with this host's fio (RemoteError
     refuses the whole command); each host once, before any run starts."""
-    from tkperf.cli import remote as remote_cli
-    from tkperf.engine.session import fio_settings
-
     seen = set()
     for p in planned:
         if p.side.host and fio_host(p.side.host) not in seen:

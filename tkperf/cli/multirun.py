@@ -29,9 +29,10 @@ import time
 from collections import Counter
 from typing import List, Optional, Sequence, Tuple
 
-from tkperf.cli import common, multiplan
+from tkperf import notify
+from tkperf.cli import common, multiplan, runargs
 from tkperf.cli import progress as shown
-from tkperf.engine import multi
+from tkperf.engine import multi, options
 from tkperf.engine import progress as engine_progress
 from tkperf.errors import EXIT_OK, TkperfError, UsageError
 from tkperf.model import files, store
@@ -133,10 +134,8 @@ class ChildHooks:
 def passed_options(args: argparse.Namespace, profile: str) -> List[str]:
     """The options of the command line that every child gets as they were
     given, rebuilt from the parsed values (all but those in ``_NOT_PASSED``)."""
-    from tkperf.cli import run as run_cmd
-
     parser = common.Parser(prog="tkperf", allow_abbrev=False)
-    run_cmd.add_run_options(parser, profile)
+    runargs.add_run_options(parser, profile)
     argv: List[str] = []
     for action in parser._actions:
         if not action.option_strings or action.dest in _NOT_PASSED:
@@ -192,13 +191,11 @@ class _Shown(multi.Listener):
 
 
 def run_several(args: argparse.Namespace, profile: str) -> int:
-    from tkperf.cli import run as run_cmd
-
     twice = [d for d, n in Counter(args.device).items() if n > 1]
     if twice:
         raise UsageError(f"{twice[0]} is given twice: give each target once")
-    run_cmd._unattended(args)  # --json-summary and the mail settings, checked before anything runs
-    planned = multiplan.plan_targets(args, profile, run_cmd._from_args)
+    runargs.unattended(args)  # --json-summary and the mail settings, checked before anything runs
+    planned = multiplan.plan_targets(args, profile, runargs.from_args)
     try:
         return _start(args, profile, planned)
     finally:
@@ -206,14 +203,12 @@ def run_several(args: argparse.Namespace, profile: str) -> int:
 
 
 def _start(args: argparse.Namespace, profile: str, planned: List[multiplan.Planned]) -> int:
-    from tkperf.cli import run as run_cmd
-
     base = args.outdir or ""
     outdirs = [os.path.join(base, p.name) if base else p.name for p in planned]
     if args.dry_run:
         for p, outdir in zip(planned, outdirs):
             print(f"# ===== {p.arg}: run {p.name} in {outdir}")
-            run_cmd._dry_run(p.dev, p.opts, profile, p.side)
+            runargs.dry_run(p.dev, p.opts, profile, p.side)
         return EXIT_OK
     if args.resume and args.overwrite:
         raise UsageError("--resume continues the saved runs, --overwrite replaces them: give one")
@@ -275,8 +270,6 @@ def _own_cpu() -> float:
 
 
 def _write_summary(path: str, doc: dict) -> None:
-    from tkperf import notify
-
     notify.write_summary(path, doc)
 
 
@@ -291,8 +284,7 @@ def _comparison(args: argparse.Namespace, outcomes: Sequence[multi.Outcome],
                 signum: Optional[int]) -> Tuple[List[str], str]:
     """The comparison report of the complete runs: (documents written, a note
     saying what was left out or why there is none)."""
-    from tkperf.engine import options
-    from tkperf.render import compare
+    from tkperf.render import compare  # matplotlib loads only when the runs end
 
     if signum:
         return [], "not built: the runs were stopped"

@@ -7,8 +7,10 @@ import os
 import shlex
 from typing import Dict, List, Optional, Tuple
 
+from tkperf import programs
 from tkperf.errors import EXIT_OK, UsageError
 from tkperf.fio.backend import FioBackend
+from tkperf.fio.jobs import FioSettings
 from tkperf.model.results import DeviceInfo
 from tkperf.remote import FIO_PORT, fio_host, split_target
 from tkperf.target.side import LocalSide, TargetSide
@@ -63,7 +65,7 @@ def open_target(target: str, size: Optional[int], args: argparse.Namespace,
     if where is None:  # the remote options are for the remote targets among several
         side: TargetSide = LocalSide()
         return side, side.resolve(target, size)
-    from tkperf.remote import proxy
+    from tkperf.remote import proxy  # a local run never loads the remote side
 
     host, path = where
     _port(args, saved)  # a bad port is refused before any connection
@@ -81,7 +83,7 @@ def backend(side: TargetSide, settings, outdir: str, args: argparse.Namespace,
     is written); None on this host (the session makes its own)."""
     if not side.host:
         return None
-    from tkperf.remote.fio import RemoteFio
+    from tkperf.remote.fio import RemoteFio  # a local run never loads the remote side
 
     return RemoteFio(settings, outdir, side.host, _port(args, saved), session=side)
 
@@ -113,18 +115,15 @@ def cmd_server(args: argparse.Namespace) -> int:
     pidfile = f"/run/tkperf-fio-{port}.pid"
     argv = server_command(args.bind or "", port, pidfile)
     if not args.start:
-        from tkperf import programs
-
         print(programs.command_line(argv))
         return EXIT_OK
     if not args.host:
         raise UsageError("tkperf server --start needs the test host: tkperf server HOST --start")
-    from tkperf.remote.ssh import Ssh
+    from tkperf.remote.ssh import Ssh  # only tkperf server and remote runs load the remote side
 
     ssh = Ssh(args.host, args.ssh_config)
     ssh.run(argv, what="starting the fio server", timeout=60.0)
-    from tkperf.fio.jobs import FioSettings
-    from tkperf.remote.fio import RemoteFio
+    from tkperf.remote.fio import RemoteFio  # only tkperf server and remote runs load the remote side
 
     version = RemoteFio(FioSettings(filename="/dev/null"), ".", args.host, port).server
     print(f"fio server {version} listening on {fio_host(args.host)} port {port} "
@@ -133,7 +132,7 @@ def cmd_server(args: argparse.Namespace) -> int:
 
 
 def cmd_agent(args: argparse.Namespace) -> int:
-    from tkperf.remote import agent
+    from tkperf.remote import agent  # only tkperf agent loads the remote side
 
     return agent.main(args.policy)
 

@@ -11,7 +11,7 @@ from tkperf.testtypes import checked
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tkperf.render import report
+    from tkperf.render import report  # matplotlib loads only for a command that draws
 
     formats = options.parse_report_formats(args.format)
     run = checked.load(args.result)

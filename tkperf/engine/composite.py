@@ -26,16 +26,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
+from tkperf.engine.context import PlanLike, RunContext
 from tkperf.engine.progress import progress_of
 from tkperf.engine.shapes import FIO_GAP_S, Estimate, Rounds, Shape, duration_rough, record_round, wants_histograms
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import Round, TestRun
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.runner import Runner
-    from tkperf.testtypes.base import Plan
 
 progress = logging.getLogger("tkperf.progress")
 
@@ -69,7 +66,7 @@ class SteadyThenSweep(Shape):
         if len(set(names)) != len(names):
             raise ValueError("steady jobs and sweep points need names of their own")
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.steady}:
             raise ValueError(f"{plan.key}: the tracking figure must be a workload of the steady-state rounds")
         test.rounds.clear()  # steady state and sweep are one unbroken run
@@ -127,7 +124,7 @@ class SweepRounds(Shape):
         if len(set(names)) != len(names):
             raise ValueError("the pre-write and the sweep points need names of their own")
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.sweep}:
             raise ValueError(f"{plan.key}: the tracking figure must be a point of the sweep")
         test.rounds.clear()  # the rounds and the captures are one unbroken run

@@ -10,11 +10,12 @@ import re
 from dataclasses import dataclass, fields
 from typing import Dict, Mapping, Optional, Sequence, Tuple
 
-from tkperf import durations
-from tkperf.engine.steadystate import WINDOW
+from tkperf import durations, testtypes
+from tkperf.engine.precondition import WIPC_BS
 from tkperf.errors import TargetError, UsageError
 from tkperf.model import pts as pts_model
 from tkperf.model.results import format_bs
+from tkperf.model.steadystate import WINDOW
 
 MAX_NUMJOBS = 256
 MAX_IODEPTH = 4096
@@ -136,8 +137,6 @@ def parse_report_formats(formats: "str | Sequence[str]") -> Tuple[str, ...]:
 
 def parse_tests(text: str) -> Tuple[str, ...]:
     """'iops,lat' -> the installed test types named, in run order."""
-    from tkperf import testtypes
-
     known = testtypes.names()
     names = []
     for part in (text or "").split(","):
@@ -162,8 +161,6 @@ WRITE_CACHE = ("on", "off", "keep")
 def _test_options(tests: Sequence[str]) -> list:
     """The options of the test types in ``tests``, in run order, one per
     field (two flags may set one field: ``--wsat-steady``/``--no-wsat-steady``)."""
-    from tkperf import testtypes
-
     out = []
     seen = set()
     for name in tests:
@@ -325,8 +322,6 @@ QUICK = dict(runtime=1, max_rounds=5, numjobs=1, iodepth=8, quick=True)
 
 
 def _default_tests(profile: str = "ssd") -> Tuple[str, ...]:
-    from tkperf import testtypes
-
     return testtypes.default_names(profile)
 
 
@@ -368,8 +363,6 @@ def build(overrides: Mapping[str, object], quick: bool = False, device_class: Op
 
 
 def _flag(field_name: str) -> str:
-    from tkperf import testtypes
-
     for t in testtypes.types().values():
         for opt in t.options:
             if opt.field == field_name:
@@ -381,9 +374,6 @@ def check_fits(opts: RunOptions, capacity: int, logical_sector: int = 0) -> None
     """The largest I/O the run issues must fit the target many times over, and
     the smallest must be a whole number of its logical sectors (4Kn drives
     cannot take 512 B transfers)."""
-    from tkperf import testtypes
-    from tkperf.engine.precondition import WIPC_BS
-
     for n in opts.tests:
         small = testtypes.get(n).smallest_block(opts)  # type: ignore[union-attr]
         if small and logical_sector and small % logical_sector:

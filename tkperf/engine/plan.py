@@ -5,14 +5,13 @@ from typing import List
 
 from tkperf.engine.options import RunOptions
 from tkperf.engine.precondition import WIPC_BS, wipc_job
+from tkperf.engine.runner import plan_all
 from tkperf.engine.shapes import duration_rough
 from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.model.results import DeviceInfo
 
 
 def describe(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[str]:
-    from tkperf.engine.runner import plan_all
-
     rev = opts.revision
     lines: List[str] = [f"# dry run: nothing is written to {dev.path} "
                         f"({dev.size_bytes / 1e9:.1f} GB, {dev.kind})",

@@ -24,22 +24,19 @@ import abc
 import logging
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tkperf.engine.context import PlanLike, RunContext
 from tkperf.engine.progress import progress_of
-from tkperf.engine.steadystate import SteadyState, evaluate
+from tkperf.model.steadystate import SteadyState, evaluate
 from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.intervals import IntervalCutter, report_time
 from tkperf.fio.output import CPU_BOUND_MARK, cpu_bound_warning
 from tkperf.model.results import Round, TestRun, now_iso
 from tkperf.model.series import Series
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.runner import Runner
-    from tkperf.testtypes.base import Plan
 
 progress = logging.getLogger("tkperf.progress")
 debug = logging.getLogger("tkperf.debug")
@@ -79,7 +76,7 @@ class Shape(abc.ABC):
     """A way of running fio for one test instance."""
 
     @abc.abstractmethod
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         """Measure into ``test``, saving as it goes; sets ``test.stop_reason``."""
 
     @abc.abstractmethod
@@ -95,13 +92,13 @@ def _scaled(value: float, metric: str) -> float:
     return value / 1e6 if metric.endswith("bw_bytes") else value  # labels say MB/s
 
 
-def wants_histograms(ctx: object, plan: "Plan") -> bool:
+def wants_histograms(ctx: object, plan: "PlanLike") -> bool:
     """Whether this plan's workloads keep their response-time histograms: the
     plan asks (LAT), or the run does (``--latency-histograms``)."""
     return bool(plan.histograms or getattr(getattr(ctx, "opts", None), "latency_histograms", False))
 
 
-def record_round(ctx: "Runner", test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
+def record_round(ctx: "RunContext", test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
                  histograms: bool = False, timeout: Optional[float] = None) -> Round:
     """Run ``jobs`` as one fio process and append the result as round ``index``
     (with every workload's response-time histogram when ``histograms``); warns,
@@ -150,7 +147,7 @@ class Rounds(Shape):
         """The workloads of round ``index`` of ``test``."""
         return self.jobs if self.jobs_for is None else tuple(self.jobs_for(test, index))
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         opts = ctx.opts
         if plan.tracking is None:
             raise ValueError(f"{plan.key}: the round loop needs a tracking figure")
@@ -255,7 +252,7 @@ class Stream(Shape):
             return f"steady state ({self.steady_rule(window)})"
         return ""
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         series = Series(self.series, STREAM_COLUMNS)
         test.series = {self.series: series}  # a stream starts afresh, never half-way
         series_id = f"{plan.key}.{self.series}"
@@ -307,7 +304,7 @@ class Stream(Shape):
                          + " or ".join(stops),), (self.job,), low, float(self.job.runtime))
 
 
-def _steady_column(plan: "Plan") -> str:
+def _steady_column(plan: "PlanLike") -> str:
     """The stream column holding the tracking figure (``write.iops`` ->
     ``iops``); '' when the plan tracks nothing the stream records."""
     column = plan.tracking.metric.rsplit(".", 1)[-1] if plan.tracking is not None else ""
@@ -321,7 +318,7 @@ class Sweep(Shape):
 
     points: Tuple[FioJob, ...]
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         test.rounds.clear()  # a sweep is one unbroken pass
         ctx.phase = "sweep"
         progress_of(ctx).once_started(f"sweep over {len(self.points)} points", _per_round(self.points))
@@ -368,7 +365,7 @@ class Phases(Shape):
 
     phases: Tuple[Phase, ...]
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         test.rounds.clear()  # idle time is part of the stimulus: never resumed half-way
         prog = progress_of(ctx)
         total = self.estimate(ctx.opts, 0).high_s

@@ -20,7 +20,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import __version__
 from tkperf.errors import ResultFileError, TkperfError
-from tkperf.model import noise, regression, store
+from tkperf.model import noise, store
+from tkperf.verdict import regression
 from tkperf.model.results import RunResult
 
 #: The index's file name, in the results directory.

@@ -109,7 +109,7 @@ def write(devices: Sequence[Device], outdir: str, charts: bool = True) -> List[s
         if charts:
             jobs += [(os.path.join(outdir, chart_name(d, t)), chart_spec(t)) for t in d.trends]
     if jobs:
-        from tkperf.render import trendcharts
+        from tkperf.render import trendcharts  # matplotlib loads only when there is a chart to draw
 
         trendcharts.draw_all(jobs)  # type: ignore[arg-type]
         written += [p for p, _ in jobs]
@@ -119,7 +119,7 @@ def write(devices: Sequence[Device], outdir: str, charts: bool = True) -> List[s
 
 
 def chart_spec(t: Trend):
-    from tkperf.render.trendcharts import TrendChart
+    from tkperf.render.trendcharts import TrendChart  # matplotlib loads only when there is a chart to draw
 
     nan = float("nan")
     values = [p.value for p in t.points]

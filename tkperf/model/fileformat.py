@@ -13,7 +13,7 @@ Format versions (the ``format`` attribute of the root element):
   of ``<item name value/>``.
 
 A change to the file's structure raises FORMAT_VERSION, adds a line here
-and an upgrade step in :mod:`tkperf.model.legacy`.
+and an upgrade step in :mod:`tkperf.legacy.format1`.
 """
 from __future__ import annotations
 

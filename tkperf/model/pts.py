@@ -3,7 +3,7 @@
 A revision is plain data: the engine takes its defaults from it (OIO,
 active range, write cache, TP block sizes and preconditioning, the IOPS
 tracking figures), the report names it in every header, and the
-conformance check (:mod:`tkperf.model.conformance`) holds a run against it.
+conformance check (:mod:`tkperf.verdict.conformance`) holds a run against it.
 
 Where public implementations of a revision disagree, the value here is the
 one ``docs/method.rst`` gives with its source; every value used is printed

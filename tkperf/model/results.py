@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.engine.steadystate import WINDOW, SteadyState, evaluate
+from tkperf.model.steadystate import WINDOW, SteadyState, evaluate
 
 if TYPE_CHECKING:
     from tkperf.model.series import Series

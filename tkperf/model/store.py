@@ -7,9 +7,9 @@ current one), written by :mod:`~tkperf.model.xml_write` and read by
 :mod:`~tkperf.model.xml_read`.
 
 Files of a newer version are refused with a clear message; format 1 files
-are upgraded on load (:mod:`tkperf.model.legacy`), and result files of the
+are upgraded on load (:mod:`tkperf.legacy.format1`), and result files of the
 original TKperf (2.x, 1.x), told apart by content, are read by
-:mod:`tkperf.model.tkperf2`.  Files are parsed with
+:mod:`tkperf.legacy.tkperf2_run`.  Files are parsed with
 entity expansion, DTD loading and network access off; a DOCTYPE is refused
 outright, since tkperf never writes one.  Reading streams: the XML Schema is
 checked while the document is parsed and every round is turned into objects
@@ -24,7 +24,7 @@ import os
 from typing import Dict, List
 
 from tkperf.errors import ResultFileError
-from tkperf.model import tkperf2
+from tkperf.legacy import format1, tkperf2, tkperf2_run
 from tkperf.model.fileformat import FORMAT_VERSION, MAX_FILE_BYTES, SCHEMA_PATH, safe_parser, schema
 from tkperf.model.files import atomic_write, ensure_dir
 from tkperf.model.results import RunResult
@@ -53,12 +53,10 @@ def loads(data: bytes, source: str = "<data>") -> RunResult:
     reads; older ones are upgraded); every failure is a ResultFileError
     naming ``source``."""
     if tkperf2.detect(data):
-        return tkperf2.loads(data, source)
+        return tkperf2_run.loads(data, source)
     version = check_head(data, source)
     if version < FORMAT_VERSION:
-        from tkperf.model import legacy
-
-        return legacy.loads(data, source, version)
+        return format1.loads(data, source, version)
     head, tail, first_line = split_tail(data)
     declared: Dict[str, Series] = {}
     run = parse_document(head, source, schema(), declared=declared)

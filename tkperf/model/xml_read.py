@@ -9,7 +9,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from lxml import etree
 
-from tkperf.engine.steadystate import SteadyState
+from tkperf.model.steadystate import SteadyState
 from tkperf.errors import ResultFileError
 from tkperf.model import histogram
 from tkperf.model.fileformat import FORMAT_VERSION
@@ -230,7 +230,7 @@ def parse_document(head: bytes, source: str, sch: etree.XMLSchema, type_attr: st
     """Parse, validate and read the XML document in one streaming pass; every
     failure is a ResultFileError naming ``source``.  Declared series are
     entered in ``declared`` (id -> empty Series).  The hooks let an upgrade
-    of an older format (:mod:`tkperf.model.legacy`) take rounds and finish tests."""
+    of an older format (:mod:`tkperf.legacy.format1`) take rounds and finish tests."""
     tests: List[TestRun] = []
     rounds: List[Round] = []
     root = None

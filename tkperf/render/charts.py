@@ -14,7 +14,7 @@ display and no global figure state is kept between reports.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Sequence, Tuple
+from typing import Callable, Dict, Sequence
 
 import matplotlib
 
@@ -42,6 +42,7 @@ from tkperf.render.plotting import (  # noqa: E402
     _LogThousands,
     _round_axis,
     _set_yscale,
+    _time_unit,
     _thousands,
     _wants_log,
     _wrap_title,
@@ -49,6 +50,7 @@ from tkperf.render.plotting import (  # noqa: E402
     short_number,
 )
 from tkperf.render.plotting import svg_path  # noqa: E402,F401 - part of this module's face
+from tkperf.render import xycharts  # noqa: E402 - x/y sweeps, histograms, confidence plots
 
 # --- charts --------------------------------------------------------------------
 
@@ -232,14 +234,6 @@ def grouped_bars(path: str, spec: BarsChart) -> str:
     return _draw(path, build)
 
 
-def _time_unit(seconds: float) -> Tuple[float, str]:
-    if seconds >= 3 * 3600:
-        return 3600.0, "hours"
-    if seconds >= 180:
-        return 60.0, "minutes"
-    return 1.0, "seconds"
-
-
 def curves(path: str, spec: CurvesChart) -> str:
     """Curves of many points (a stream's intervals) on one axis from 0.
 
@@ -292,7 +286,6 @@ DRAWINGS: Dict[type, Callable[[str, object], str]] = {
 def draw(spec: object, path: str, outputs: Sequence[str] = ("png",)) -> str:
     """Draw ``spec`` into the PNG file ``path`` and/or (``outputs`` holds
     ``"svg"``) the SVG beside it (:func:`svg_path`); an unknown spec is a TypeError."""
-    from tkperf.render import xycharts  # x/y sweeps, histograms, confidence plots
 
     drawing = DRAWINGS.get(type(spec)) or xycharts.DRAWINGS.get(type(spec))
     if drawing is None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import List, Mapping, Optional, Sequence, Tuple
 
-from tkperf.model import conformance, pts
+from tkperf.model import pts
+from tkperf.verdict import conformance
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
 from tkperf.render import steady

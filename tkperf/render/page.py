@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import __version__, testtypes
-from tkperf.model import conformance
+from tkperf.verdict import conformance
 from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
 from tkperf.render.header import device_or_desc
 from tkperf.render.steady import steady_state, window_source
 from tkperf.render.words import NA, fmt, is_stream, plural, test_title, unit_of
 from tkperf.render.words import capacity_text
+from tkperf.target import description
 
 
 @dataclass(frozen=True)
@@ -221,8 +222,6 @@ def notes_blocks(run: RunResult) -> list:
 def _described(fields: Dict[str, str]) -> List[List[str]]:
     """The description file's fields in its documented order, with their
     labels; keys an older tkperf stored come after, as they are."""
-    from tkperf.target import description
-
     names = description.key_names()
     known = [k for k in names if k in fields]
     rest = sorted(k for k in fields if k not in names)

@@ -41,7 +41,7 @@ class Drawn:
 
 def _draw_one(path: str, spec: object, outputs: Sequence[str] = ("png",)) -> Drawn:
     try:
-        from tkperf.render import charts
+        from tkperf.render import charts  # matplotlib loads in the drawing processes only
 
         charts.draw(spec, path, outputs)
         drawing = None

@@ -173,6 +173,14 @@ def _round_axis(ax, rounds: Sequence[int]) -> None:
         ax.set_xlim(min(rounds) - 0.5, max(rounds) + 0.5)
 
 
+def _time_unit(seconds: float) -> Tuple[float, str]:
+    if seconds >= 3 * 3600:
+        return 3600.0, "hours"
+    if seconds >= 180:
+        return 60.0, "minutes"
+    return 1.0, "seconds"
+
+
 def short_number(value: float) -> str:
     """Cell text for heat maps: 3 significant figures with k/M suffixes."""
     a = abs(value)

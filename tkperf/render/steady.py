@@ -11,7 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
-from tkperf.engine.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, SteadyState
+from tkperf import testtypes
+from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, SteadyState
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render.words import (
@@ -125,8 +126,6 @@ def window_blocks(ctx, test: TestRun, level: int) -> list:
     table, once per tracking variable when the steady state needs several
     (PTS 2.0 IOPS: ``iops-window-rnd-4k-0-100.png`` and so on), each with its
     own verdict, after a line naming the ones that failed."""
-    from tkperf import testtypes
-
     kind = testtypes.get(test.type)
     variables = kind.tracking_variables(test) if kind is not None else []
     if not variables:
@@ -178,8 +177,6 @@ def fob_blocks(test: TestRun, level: int) -> list:
     """The first figures beside their steady-state values: fresh out of box
     (after the purge, before any preconditioning) or, for a test that ran a
     WIPC first, round 1 after the WIPC, named so; nothing without either."""
-    from tkperf import testtypes
-
     kind = testtypes.get(test.type)
     if kind is None:
         return []

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Dict, List
 
 from tkperf import testtypes
-from tkperf.model import conformance, pts
+from tkperf.model import pts
+from tkperf.verdict import conformance
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import words
 from tkperf.testtypes.base import Figure

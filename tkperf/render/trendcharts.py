@@ -13,7 +13,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from tkperf.render.charts import _draw, _figure, _legend_below, _thousands, _wrap_title
+from tkperf.render.plotting import _draw, _figure, _legend_below, _thousands, _wrap_title
 
 
 @dataclass(frozen=True)

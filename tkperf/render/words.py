@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tkperf import testtypes
-from tkperf.engine.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, SteadyState
-from tkperf.model.conformance import PTS_MAX_ROUNDS
+from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, SteadyState
+from tkperf.verdict.conformance import PTS_MAX_ROUNDS
 from tkperf.model.results import TestRun
 
 #: What a table shows for a figure that was not measured.

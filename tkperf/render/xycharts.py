@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
 from tkperf.render.blocks import ConfidenceChart, Curve, HistogramChart, XYChart
-from tkperf.render.charts import (
+from tkperf.render.plotting import (
     DENSE_POINTS,
     MANY_MARKERS,
     _draw,

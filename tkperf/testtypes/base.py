@@ -27,13 +27,19 @@ from __future__ import annotations
 import abc
 import importlib
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+
+from tkperf.errors import UsageError
+from tkperf.model.figures import Figure
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
-    from tkperf.engine.options import RunOptions
     from tkperf.engine.shapes import Shape
     from tkperf.model.pts import Revision
     from tkperf.model.results import RunResult, TestRun
+
+
+#: tkperf's generic report and comparison sections, for a type without a ``view``.
+GENERIC_VIEW = "tkperf.render.generic"
 
 
 class _NotSet:
@@ -42,6 +48,19 @@ class _NotSet:
 
 
 NOT_SET: Any = _NotSet()
+
+
+class Options(Protocol):
+    """What a test type is handed: a run's options
+    (:class:`tkperf.engine.options.RunOptions`, which is built from the
+    registered test types and so sits above this interface; described here,
+    not imported): the shared settings and each chosen type's own options,
+    read as attributes (``opts.runtime``, ``opts.iops_bs``)."""
+
+    tests: Tuple[str, ...]
+    quick: bool
+
+    def __getattr__(self, name: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -93,8 +112,6 @@ def in_range(lo: int, hi: int, flag: str, unit: str = "") -> Callable[[Any], Non
     the numbers in the message, e.g. ' s'), else a one-line UsageError."""
     def check(value: Any) -> None:
         if not lo <= value <= hi:
-            from tkperf.errors import UsageError
-
             raise UsageError(f"{flag} {value}{unit} is out of range ({lo}..{hi}{unit})")
     return check
 
@@ -103,8 +120,6 @@ def parse_count(text: str, flag: str) -> int:
     """An :class:`Option` parser of a whole number (a count, a thread count)."""
     t = (text or "").strip()
     if not t.isdigit():
-        from tkperf.errors import UsageError
-
         raise UsageError(f"{flag} {text!r} is not a whole number")
     return int(t)
 
@@ -144,26 +159,6 @@ class Plan:
     def steady_state(self, test: "TestRun", window: int) -> Any:
         """The steady-state verdict of ``test`` now."""
         return self.judge(test, window) if self.judge is not None else test.evaluate(window)
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A headline figure: ``better`` is ``higher``, ``lower`` or ``""`` (neither)."""
-
-    key: str
-    label: str
-    value: float
-    unit: str
-    better: str = "higher"
-    text: str = "{:,.0f}"
-
-    def __post_init__(self) -> None:
-        if self.better not in ("higher", "lower", ""):
-            raise ValueError(f"figure {self.key}: better must be higher, lower or empty")
-
-    def shown(self) -> str:
-        """The value as ``show`` prints it, with its unit: '93,332 IOPS'."""
-        return self.text.format(self.value) + (f" {self.unit}" if self.unit else "")
 
 
 @dataclass(frozen=True)
@@ -233,14 +228,14 @@ class TestType(abc.ABC):
 
     # --- running -------------------------------------------------------------
     @abc.abstractmethod
-    def plan(self, opts: "RunOptions", capacity: int) -> List[Plan]:
+    def plan(self, opts: "Options", capacity: int) -> List[Plan]:
         """The test instances to run on a target of ``capacity`` bytes."""
 
-    def largest_block(self, opts: "RunOptions") -> int:
+    def largest_block(self, opts: "Options") -> int:
         """The largest block size the test issues (the target must fit it)."""
         return 0
 
-    def smallest_block(self, opts: "RunOptions") -> int:
+    def smallest_block(self, opts: "Options") -> int:
         """The smallest transfer the test issues (a multiple of the target's
         logical sector, or the run is refused); 0: nothing below 4 KiB."""
         return 0
@@ -339,9 +334,8 @@ class TestType(abc.ABC):
     def _view(self) -> Any:
         if self.view:
             return importlib.import_module(self.view)
-        from tkperf.render import generic
-
-        return _Generic(self, generic)
+        # By name, as every view is: the report's views sit above this interface.
+        return _Generic(self, importlib.import_module(GENERIC_VIEW))
 
     def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
         """Blocks of this type's section of a run report (all its instances)."""

@@ -19,7 +19,7 @@ from typing import List, Mapping, Tuple
 
 from tkperf.durations import duration
 from tkperf.engine import options
-from tkperf.engine.steadystate import SteadyState
+from tkperf.model.steadystate import SteadyState
 from tkperf.model.results import TestRun
 from tkperf.testtypes.base import Option, in_range
 

@@ -24,9 +24,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
+from tkperf.model.names import hdd_cell as cell_name
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
+from tkperf.render.words import test_title
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, in_range
-from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text, workload_name
+from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text
 from tkperf.testtypes.qd import check_depths, depths_text, parse_depths
 
 MIXES: Tuple[int, ...] = (100, 70, 0)
@@ -45,11 +47,6 @@ REPEATABILITY = ("An HDD has no write history to settle (no flash translation la
 
 
 # --- cells ------------------------------------------------------------------------------
-
-def cell_name(bs: int, mix: int, qd: int) -> str:
-    """The workload of one cell: ``rnd-4k-70-30-qd16``."""
-    return f"{workload_name(bs, mix)}-qd{qd}"
-
 
 def side_word(mix: int) -> str:
     """A mix in headline keys: read, write or 70_30."""
@@ -131,8 +128,6 @@ def headline_bs(test: TestRun) -> int:
 
 def repeat_source(test: TestRun) -> str:
     """Where a test's figures were measured: 'HDD-IOPS rounds 1-5, repeatable'."""
-    from tkperf.render.words import test_title
-
     s = test.steady if test.steady is not None else (test.evaluate() if test.rounds else None)
     title = test_title(test)
     if s is None or not s.rounds:

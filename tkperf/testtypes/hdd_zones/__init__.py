@@ -31,6 +31,7 @@ from tkperf.engine import options
 from tkperf.engine.shapes import Estimate, Phase, Phases
 from tkperf.errors import TargetError
 from tkperf.fio.jobs import FioJob
+from tkperf.model.names import hdd_zone as zone_name
 from tkperf.model.results import TestRun, format_bs, mb
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType
 from tkperf.testtypes.hdd_iops import SUMMARY_RANK, between
@@ -65,11 +66,6 @@ def sizes_text(bounds: Sequence[Tuple[int, int]]) -> str:
     """The zones' sizes in words: '32 MiB' or '2 to 3 MiB'."""
     lo, hi = min(s for _, s in bounds) / MiB, max(s for _, s in bounds) / MiB
     return f"{lo:,.0f} MiB" if lo == hi else f"{lo:,.0f} to {hi:,.0f} MiB"
-
-
-def zone_name(index: int, side: str) -> str:
-    """The workload of zone ``index`` (1 = outermost) in one direction: ``zone-001-w``."""
-    return f"zone-{index:03d}-{side}"
 
 
 def parse_zone_name(name: str) -> Optional[Tuple[int, str]]:

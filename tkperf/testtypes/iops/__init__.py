@@ -9,18 +9,15 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
-from tkperf.engine.steadystate import SteadyState, evaluate
+from tkperf.model.steadystate import SteadyState, evaluate
 from tkperf.fio.jobs import FioJob
+from tkperf.model.names import iops_matrix_params as matrix_params
+from tkperf.model.names import iops_workload as workload_name
 from tkperf.model.results import TestRun, format_bs, mix_label
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
 
 BLOCK_SIZES: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
 MIXES: Tuple[int, ...] = (100, 95, 65, 50, 35, 5, 0)
-
-
-def workload_name(bs: int, rwmixread: int) -> str:
-    """The workload of one cell of a random-I/O matrix: ``rnd-4k-65-35``."""
-    return f"rnd-{format_bs(bs)}-{rwmixread}-{100 - rwmixread}"
 
 
 def tracking_cell(block_sizes: Sequence[int], mixes: Sequence[int]) -> Tuple[int, int]:
@@ -38,14 +35,6 @@ def matrix_jobs(block_sizes: Sequence[int], mixes: Sequence[int], runtime: int, 
     return tuple(FioJob(name=workload_name(bs, mix), rw="randrw", bs=bs, rwmixread=mix,
                         runtime=runtime, numjobs=numjobs, iodepth=iodepth)
                  for mix in sorted(mixes, reverse=True) for bs in sorted(block_sizes, reverse=True))
-
-
-def matrix_params(block_sizes: Sequence[int], mixes: Sequence[int], numjobs: int, iodepth: int,
-                  runtime: int) -> Dict[str, str]:
-    return {"block_sizes": ",".join(format_bs(b) for b in block_sizes),
-            "mixes": ",".join(mix_label(m) for m in mixes),
-            "access": "random", "numjobs": str(numjobs), "iodepth": str(iodepth),
-            "runtime": str(runtime)}
 
 
 def sizes_text(sizes: Sequence[int]) -> str:

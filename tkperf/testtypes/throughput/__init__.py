@@ -23,6 +23,7 @@ from typing import Dict, List, Sequence, Tuple
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
+from tkperf.model.names import tp_workload as workload_name
 from tkperf.model.results import Round, TestRun, format_bs
 from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import nonempty, sizes_text
@@ -30,13 +31,6 @@ from tkperf.testtypes.iops import nonempty, sizes_text
 BLOCK_SIZES = {"enterprise": (1024 * 1024, 128 * 1024), "client": (1024 * 1024,)}
 #: The block size the summary page quotes.
 SUMMARY_BS = 1024 * 1024
-
-
-def workload_name(bs: int, side: str) -> str:
-    """``seq-1024k-w`` (side ``w``) or ``seq-1024k-r`` (side ``r``)."""
-    if side not in ("w", "r"):
-        raise ValueError(f"side must be w or r, not {side!r}")
-    return f"seq-{format_bs(bs)}-{side}"
 
 
 def block_size(test: TestRun) -> int:

@@ -17,6 +17,8 @@ from tkperf.durations import duration
 from tkperf.engine import options
 from tkperf.engine.shapes import Stream
 from tkperf.fio.jobs import FioJob
+from tkperf.model.names import WSAT_SERIES
+from tkperf.model.names import wsat_workload as workload_name
 from tkperf.model.results import TestRun, format_bs
 from tkperf.testtypes.base import (
     Figure,
@@ -46,16 +48,11 @@ def _one_size(text: str, flag: str) -> int:
     return sizes[0]
 
 
-def workload_name(access: str, bs: int) -> str:
-    """The stream's job name: ``wsat-rnd-4k-0-100`` (the PTS's), ``wsat-seq-128k-0-100`` ..."""
-    return f"wsat-{'seq' if access == 'sequential' else 'rnd'}-{format_bs(bs)}-0-100"
-
-
 def stimulus(params) -> str:
     """The stimulus in words from a test's params: 'RND 4k 100% W'."""
     access = "SEQ" if params.get("access") == "sequential" else "RND"
     return f"{access} {params.get('block_size', '4k')} 100% W"
-SERIES = "intervals"
+SERIES = WSAT_SERIES
 #: The PTS's WSAT: 1-minute intervals, stopped at 24 h or 4x the capacity written.
 PTS_INTERVAL_S = 60
 PTS_TIME_S = 24 * 3600

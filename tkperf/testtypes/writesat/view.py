@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from tkperf.engine.steadystate import SteadyState
+from tkperf.model.steadystate import SteadyState
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render import header, steady

@@ -41,7 +41,6 @@ from lxml import etree
 
 from tkperf.errors import ResultFileError
 from tkperf.model.fileformat import MAX_FILE_BYTES
-from tkperf.model.results import RunResult
 from tkperf.untrusted import replace_controls
 
 #: Elements of the root that describe the run (not tests).  ``featmat`` is
@@ -226,10 +225,3 @@ def parse(data: bytes, source: str = "<data>") -> OldFile:
     return OldFile(name=root.tag, version=version, mode=_mode(run, tests, source), run=run, tests=tests,
                    ignored=ignored, replaced=replaced)
 
-
-def loads(data: bytes, source: str = "<data>", imported_at: str = "") -> RunResult:
-    """An original TKperf file as a tkperf run, marked as imported (at
-    ``imported_at``, default now); every failure is a one-line ResultFileError."""
-    from tkperf.model.tkperf2_run import build_run
-
-    return build_run(parse(data, source), source, imported_at)

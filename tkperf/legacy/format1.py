@@ -28,11 +28,12 @@ from typing import Optional
 from lxml import etree
 
 from tkperf.errors import ResultFileError
-from tkperf.model import store
+from tkperf.model.fileformat import SCHEMA_PATH, schema
 from tkperf.model.results import Event, IoStats, Round, RunResult, TestRun
 from tkperf.model.series import Series
+from tkperf.model.xml_read import parse_document
 
-SCHEMA_1_PATH = os.path.join(os.path.dirname(__file__), "data", "tkperf-result-1.xsd")
+SCHEMA_1_PATH = os.path.join(os.path.dirname(SCHEMA_PATH), "tkperf-result-1.xsd")
 
 #: The series a format-1 WSAT test's rounds become, and its columns.
 WSAT_TYPE = "wsat"
@@ -98,7 +99,7 @@ def loads(data: bytes, source: str = "<data>", version: int = 1) -> RunResult:
     if version != 1:
         raise ResultFileError(f"{source}: unknown format version {version}")
     wsat = _WsatIntervals()
-    run = store.parse_document(data, source, store.schema(SCHEMA_1_PATH), type_attr="name",
+    run = parse_document(data, source, schema(SCHEMA_1_PATH), type_attr="name",
                                take_round=wsat.take_round,
                                finish_test=lambda el, t: _finish_test(wsat, el, t))
     run.events.insert(0, Event(time=run.started, kind="note", message=COMPLETION_LATENCY_NOTE))

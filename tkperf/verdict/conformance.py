@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from tkperf import testtypes
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo, RunResult, TestRun
 
@@ -97,8 +98,6 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
 
 def _tests(options: Mapping[str, str], before_run: bool = False) -> List[str]:
     """What each chosen test type says of its own options."""
-    from tkperf import testtypes
-
     rev = pts.of_options(dict(options))
     out: List[str] = []
     names = [n for n in options.get("tests", "").split(",") if n]
@@ -147,8 +146,6 @@ def _measured(run: RunResult) -> List[str]:
     if run.resumed:
         out.append("the run was interrupted and resumed" + (f" ({', '.join(resumed)})" if resumed else ""))
     out += _purges(run)
-    from tkperf import testtypes
-
     for t in run.tests:
         kind = testtypes.get(t.type)
         if kind is not None:

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.errors import ResultFileError
+from tkperf.model.names import WSAT_SERIES, iops_matrix_params, iops_workload, tp_workload, wsat_workload
 from tkperf.model.results import IoStats, PurgeRecord, Round, TestRun, Workload, format_bs, mix_label
 from tkperf.model.series import Series
-from tkperf.model.tkperf2 import OldTest
+from tkperf.legacy.tkperf2 import OldTest
 
 K = 1024
 IOPS_BS = (1024 * K, 128 * K, 64 * K, 32 * K, 16 * K, 8 * K, 4 * K, 512)
@@ -239,24 +240,22 @@ def _matrix(chk: Check, what: str, mixes: Sequence[int], sizes: Sequence[int], c
 
 
 def iops_test(chk: Check, s: Settings) -> Imported:
-    from tkperf.testtypes.iops import matrix_params, workload_name
-
     mats = _matrix(chk, "IOPS", IOPS_MIXES, IOPS_BS, 0, MAX_ROUNDS)
     sizes = IOPS_BS[:len(mats[0][0])]
     chk.last_round(len(mats), (len(mats) - 1,))
     fs = file_steady(chk, len(mats))
-    test = _test("iops", "iops", (workload_name(4096, 0), "write.iops", "RND 4k 0/100 IOPS"),
-                 {**matrix_params(sizes, IOPS_MIXES, 0, 0, s.runtime), **_oio(s)}, _stop(fs, len(mats)))
+    test = _test("iops", "iops", (iops_workload(4096, 0), "write.iops", "RND 4k 0/100 IOPS"),
+                 {**iops_matrix_params(sizes, IOPS_MIXES, 0, 0, s.runtime), **_oio(s)}, _stop(fs, len(mats)))
     for i, mat in enumerate(mats, 1):
         ws = []
         for mix, row in zip(IOPS_MIXES, mat):
             for bs, total in zip(sizes, row):
                 r, w = split_iops(total, mix)
-                ws.append(_workload(workload_name(bs, mix), "randrw", bs, mix, s, IoStats(iops=r), IoStats(iops=w)))
+                ws.append(_workload(iops_workload(bs, mix), "randrw", bs, mix, s, IoStats(iops=r), IoStats(iops=w)))
         test.rounds.append(Round(i, "", 0.0, 0.0, tuple(ws)))
     test.purge, test.data = PURGE, raw_data(chk.t)
     # TKperf tracked the next-to-last block size at 0/100: 4k, or 8k once 512 was dropped.
-    return Imported(test, fs, workload_name(sizes[-2], 0), "write.iops")
+    return Imported(test, fs, iops_workload(sizes[-2], 0), "write.iops")
 
 
 def _lat_stats(v: Sequence[float], ios: int) -> IoStats:
@@ -264,16 +263,14 @@ def _lat_stats(v: Sequence[float], ios: int) -> IoStats:
 
 
 def lat_test(chk: Check, s: Settings) -> Imported:
-    from tkperf.testtypes.iops import matrix_params, workload_name
-
     mats = _matrix(chk, "LAT", LAT_MIXES, LAT_BS, 3, MAX_ROUNDS)
     sizes = LAT_BS[:len(mats[0][0])]
     chk.last_round(len(mats), (len(mats) - 1,))
     fs = file_steady(chk, len(mats))
     one = Settings(1, 1, s.runtime, s.runtime_recorded)  # TKperf ran LAT at TC1/QD1, whatever it stored
-    test = _test("lat", "lat", (workload_name(4096, 0), "write.lat_mean_us",
+    test = _test("lat", "lat", (iops_workload(4096, 0), "write.lat_mean_us",
                                 "RND 4k 0/100 mean response time (us)"),
-                 matrix_params(sizes, LAT_MIXES, 1, 1, s.runtime), _stop(fs, len(mats)))
+                 iops_matrix_params(sizes, LAT_MIXES, 1, 1, s.runtime), _stop(fs, len(mats)))
     for i, mat in enumerate(mats, 1):
         ws = []
         for mix, row in zip(LAT_MIXES, mat):
@@ -282,10 +279,10 @@ def lat_test(chk: Check, s: Settings) -> Imported:
                 # both directions get that figure, weighted by the nominal shares.
                 read = _lat_stats(v, mix) if mix else IoStats()
                 write = _lat_stats(v, 100 - mix) if mix < 100 else IoStats()
-                ws.append(_workload(workload_name(bs, mix), "randrw", bs, mix, one, read, write))
+                ws.append(_workload(iops_workload(bs, mix), "randrw", bs, mix, one, read, write))
         test.rounds.append(Round(i, "", 0.0, 0.0, tuple(ws)))
     test.purge, test.data = PURGE, raw_data(chk.t)
-    return Imported(test, fs, workload_name(sizes[-2], 0), "write.lat_mean_us")
+    return Imported(test, fs, iops_workload(sizes[-2], 0), "write.lat_mean_us")
 
 
 def _bw(kbs: float) -> IoStats:
@@ -310,15 +307,13 @@ def _tp_lists(chk: Check, sizes: Sequence[int], hi: int, fixed: bool) -> Tuple[L
 
 
 def tp_tests(chk: Check, s: Settings) -> List[Imported]:
-    from tkperf.testtypes.throughput import workload_name
-
     lists, n = _tp_lists(chk, TP_BS, MAX_ROUNDS, False)
     chk.last_round(n, (n - 1,))
     fs = file_steady(chk, n)
     out = []
     for bs, (reads, writes) in zip(TP_BS, lists):
         name = format_bs(bs)
-        w_name, r_name = workload_name(bs, "w"), workload_name(bs, "r")
+        w_name, r_name = tp_workload(bs, "w"), tp_workload(bs, "r")
         test = _test("tp", f"tp-{name}", (w_name, "write.bw_bytes", f"SEQ {name} 100% W MB/s"),
                      {"block_size": name, "access": "sequential", **_oio(s)},
                      _stop(fs, n) if bs == TP_BS[0] else f"{n} rounds, as many as 1024k (TKperf judged 1024k only)")
@@ -335,8 +330,6 @@ def tp_tests(chk: Check, s: Settings) -> List[Imported]:
 
 
 def wsat_test(chk: Check, s: Settings) -> Imported:
-    from tkperf.testtypes.writesat import SERIES, workload_name
-
     pair = chk.seq(chk.need("roundmat"), "roundmat", "[IOPS per round, latencies per round]", counts=(2,),
                    unit="lists")
     iops = chk.numbers(pair[0], "roundmat", "IOPS per round", lo=1, hi=WSAT_MAX)
@@ -345,7 +338,7 @@ def wsat_test(chk: Check, s: Settings) -> Imported:
             for i, v in enumerate(lats, 1)]
     n = len(iops)
     chk.last_round(n, (n - 1, n) if n == WSAT_MAX else (n - 1,))
-    name = workload_name("random", 4096)
+    name = wsat_workload("random", 4096)
     stop = "time limit (24 h of one-minute rounds)" if n >= WSAT_MAX else "TGBW limit (4x the capacity)"
     test = _test("wsat", "wsat", (name, "write.iops", "RND 4k 100% W IOPS per interval"),
                  {"block_size": "4k", "access": "random", "numjobs": str(s.numjobs or ""),
@@ -353,6 +346,6 @@ def wsat_test(chk: Check, s: Settings) -> Imported:
                   "tgbw": "4x", "steady_stop": "false"}, stop)
     # TKperf kept no bytes per round: 4 KiB x IOPS x seconds is what a round wrote.
     rows = [(float(s.runtime), v * s.runtime * 4096, v, lat[0], lat[1], lat[2]) for v, lat in zip(iops, lats)]
-    test.series[SERIES] = Series.from_rows(SERIES, WSAT_COLUMNS, rows, digits=None)
+    test.series[WSAT_SERIES] = Series.from_rows(WSAT_SERIES, WSAT_COLUMNS, rows, digits=None)
     test.purge, test.data = PURGE, raw_data(chk.t)
     return Imported(test)

@@ -1,6 +1,6 @@
 """An original TKperf file as a whole tkperf run: the device from its
 ``devinfo``, the host from ``kernel``/``lsb``/``fioversion``, options only
-as far as the file holds them, the tests (:mod:`tkperf.model.tkperf2_tests`),
+as far as the file holds them, the tests (:mod:`tkperf.legacy.tkperf2_tests`),
 and the record of the import: an ``import`` event, notes on what was
 derived, ``facts["imported"]`` with the source, what was not recorded and
 how TKperf's own steady-state verdicts compare with tkperf's 20/10 check.
@@ -12,13 +12,13 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from tkperf import __version__
-from tkperf.engine.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, least_squares
+from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, least_squares
 from tkperf.errors import ResultFileError
 from tkperf.model.results import DeviceInfo, Event, HostInfo, RunResult, now_iso
-from tkperf.model.tkperf2 import OldFile, cmdline_words
-from tkperf.model.tkperf2_device import _GIVEN, capacity, device_facts, given_capacity  # noqa: F401
-from tkperf.model.tkperf2_hdd import hdd_iops_test, hdd_tp_tests
-from tkperf.model.tkperf2_tests import (
+from tkperf.legacy.tkperf2 import OldFile, cmdline_words, parse
+from tkperf.legacy.tkperf2_device import _GIVEN, capacity, device_facts, given_capacity  # noqa: F401
+from tkperf.legacy.tkperf2_hdd import hdd_iops_test, hdd_tp_tests
+from tkperf.legacy.tkperf2_tests import (
     NOT_RECORDED,
     Check,
     Imported,
@@ -319,3 +319,9 @@ def _missing(old: OldFile, used: Dict[str, Settings], device: DeviceInfo,
     if any(s.numjobs is None or s.iodepth is None for s in used.values()):
         out.append("thread count or queue depth")
     return out
+
+
+def loads(data: bytes, source: str = "<data>", imported_at: str = "") -> RunResult:
+    """An original TKperf file as a tkperf run, marked as imported (at
+    ``imported_at``, default now); every failure is a one-line ResultFileError."""
+    return build_run(parse(data, source), source, imported_at)

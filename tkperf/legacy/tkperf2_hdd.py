@@ -13,8 +13,11 @@ from __future__ import annotations
 import json
 from typing import List, Tuple
 
+from tkperf.model.names import hdd_cell as cell_name
+from tkperf.model.names import hdd_zone as zone_name
 from tkperf.model.results import IoStats, Round, format_bs
-from tkperf.model.tkperf2_tests import (
+from tkperf.model.steadystate import evaluate
+from tkperf.legacy.tkperf2_tests import (
     HDD_IOPS_BS,
     HDD_IOPS_MIXES,
     HDD_ROUNDS,
@@ -33,9 +36,6 @@ from tkperf.model.tkperf2_tests import (
 )
 
 def hdd_iops_test(chk: Check, s: Settings) -> Imported:
-    from tkperf.engine.steadystate import evaluate
-    from tkperf.testtypes.hdd_iops import cell_name
-
     mats = _matrix(chk, "HDD IOPS", HDD_IOPS_MIXES, HDD_IOPS_BS, 0, HDD_ROUNDS)
     chk.last_round(len(mats), (len(mats), len(mats) - 1))
     qd = s.iodepth or 0
@@ -67,8 +67,6 @@ def zone_placement(capacity: int, zones: int) -> List[Tuple[int, int]]:
 
 
 def hdd_tp_tests(chk: Check, s: Settings, capacity: int) -> List[Imported]:
-    from tkperf.testtypes.hdd_zones import zone_name
-
     lists, n = _tp_lists(chk, HDD_TP_BS, HDD_ROUNDS, True)
     placed = zone_placement(capacity, n)
     out = []

@@ -19,8 +19,8 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from tkperf import testtypes
 from tkperf.model import caveats, noise
+from tkperf.model.figures import Figure
 from tkperf.model.results import RunResult, TestRun
-from tkperf.testtypes.base import Figure
 
 #: Verdicts of one figure.
 OK, REGRESSION, IMPROVED, INFO, NOISE = "ok", "regression", "improved", "info", "noise"

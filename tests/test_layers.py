@@ -1,0 +1,169 @@
+"""The import structure of ``tkperf/``: layers without cycles.
+
+The graph is read from the source with :mod:`ast`, so it holds every
+import: at the top of a module, inside a function, under ``TYPE_CHECKING``.
+Two rules: no cycle anywhere, and every import goes to the importing
+module's own layer or a layer below, as the table in ``docs/layout.rst``
+draws them (the table is read from there, so the page stays true).
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from typing import Dict, List, Set, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = os.path.join(ROOT, "tkperf")
+LAYOUT = os.path.join(ROOT, "docs", "layout.rst")
+#: The data model's rule from issue 25: nothing of these above it.
+ABOVE_MODEL = ("tkperf.engine", "tkperf.render", "tkperf.testtypes", "tkperf.cli", "tkperf.remote")
+
+
+def modules(root: str = PACKAGE) -> Dict[str, str]:
+    """Dotted module name -> path, for every .py file under ``root``."""
+    out = {}
+    base = os.path.dirname(root)
+    for folder, _dirs, files in os.walk(root):
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(folder, f)
+                name = os.path.relpath(path, base)[:-3].replace(os.sep, ".")
+                out[name[:-len(".__init__")] if name.endswith(".__init__") else name] = path
+    return out
+
+
+def _known(target: str, mods: Dict[str, str]) -> str:
+    while target and target not in mods:
+        target = target.rpartition(".")[0]
+    return target
+
+
+def imports(mods: Dict[str, str]) -> Dict[str, Set[Tuple[str, int]]]:
+    """Module -> {(module of tkperf it imports, line)}, every import statement
+    wherever it stands; ``from PKG import NAME`` counts NAME when it is a module."""
+    out: Dict[str, Set[Tuple[str, int]]] = {}
+    for name, path in mods.items():
+        package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+        found: Set[Tuple[str, int]] = set()
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), path)
+        for node in ast.walk(tree):
+            targets: List[str] = []
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            for t in targets:
+                t = _known(t, mods)
+                if t and t != name:
+                    found.add((t, node.lineno))
+        out[name] = found
+    return out
+
+
+def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    on: Set[str] = set()
+    out: List[List[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def layers(path: str = LAYOUT) -> List[Tuple[str, List[str]]]:
+    """(layer, patterns) from the table in docs/layout.rst, top layer first:
+    the indented lines after the line that ends 'top to bottom::'."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    m = re.search(r"top to bottom[^\n]*::\n\n((?:    \S[^\n]*\n)+)", text)
+    assert m, "docs/layout.rst has no layer table"
+    out = []
+    for line in m.group(1).splitlines():
+        label, *patterns = re.split(r"\s{2,}", line.strip())
+        out.append((label, patterns))
+    return out
+
+
+def layer_of(module: str, table: List[Tuple[str, List[str]]]) -> int:
+    """The index of ``module``'s layer: a pattern naming it exactly, else the
+    longest ``PACKAGE.*`` containing it or being it (names are relative to ``tkperf``)."""
+    rel = module[len("tkperf."):] if module.startswith("tkperf.") else ""
+    best, depth = -1, -1
+    for i, (_label, patterns) in enumerate(table):
+        for p in patterns:
+            if p == (rel or "tkperf"):
+                return i
+            if p.endswith(".*") and (rel + ".").startswith(p[:-1]) and len(p) > depth:
+                best, depth = i, len(p)
+    return best
+
+
+def test_no_import_cycle() -> None:
+    graph = {m: {t for t, _ in ts} for m, ts in imports(modules()).items()}
+    assert cycles(graph) == []
+
+
+def test_model_imports_nothing_above_it() -> None:
+    wrong = sorted(f"{m} imports {t} (line {line})" for m, ts in imports(modules()).items()
+                   if m.startswith("tkperf.model") for t, line in ts if t.startswith(ABOVE_MODEL))
+    assert wrong == []
+
+
+def test_every_import_goes_down_the_layers_of_docs_layout() -> None:
+    table = layers()
+    mods = modules()
+    unplaced = sorted(m for m in mods if layer_of(m, table) < 0)
+    assert unplaced == [], "modules docs/layout.rst does not place"
+    upward = sorted(f"{m} ({table[layer_of(m, table)][0]}) imports {t} ({table[layer_of(t, table)][0]}), line {line}"
+                    for m, ts in imports(mods).items() for t, line in ts
+                    if layer_of(t, table) < layer_of(m, table))
+    assert upward == []
+
+
+def test_the_checks_see_what_they_should(tmp_path) -> None:
+    """The graph counts imports inside functions and under TYPE_CHECKING,
+    relative ones, and finds a cycle through them; the layer table puts a
+    module in the most specific layer."""
+    pkg = tmp_path / "tkperf"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "a.py").write_text("def f():\n    from tkperf.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import c\n")
+    (pkg / "sub" / "c.py").write_text("from .a import f\n")
+    graph = {m: {t for t, _ in ts} for m, ts in imports(modules(str(pkg))).items()}
+    assert cycles(graph) == [["tkperf.sub.a", "tkperf.sub.b", "tkperf.sub.c"]]
+    table = [("top", ["sub.a"]), ("middle", ["sub.*"]), ("bottom", ["tkperf"])]
+    assert [layer_of(m, table) for m in ("tkperf.sub.a", "tkperf.sub.b", "tkperf")] == [0, 1, 2]
+

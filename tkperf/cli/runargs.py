@@ -1,0 +1,247 @@
+"""A run's command line: the options of ``ssd run`` and ``hdd run`` and what
+they give, checked before anything touches a device: the run's options,
+the target and its side, the names, and the dry run's description.
+
+``tkperf.cli.run`` (one target) and ``tkperf.cli.multirun`` (several at
+once, each a child ``run``) both start here.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Optional
+
+from tkperf import durations, notify, testtypes
+from tkperf.cli import advice, common
+from tkperf.cli import remote as remote_cli
+from tkperf.engine import options, plan
+from tkperf.engine.runner import plan_all
+from tkperf.engine.session import fio_settings
+from tkperf.errors import EXIT_OK, UsageError
+from tkperf.model import pts as pts_model
+from tkperf.model.results import DeviceInfo
+from tkperf.target import description, purge
+from tkperf.target.side import TargetSide
+from tkperf.verdict import conformance
+
+
+def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
+    p.add_argument("device", nargs="+",
+                   help="block device to test (e.g. /dev/nvme1n1, a /dev/disk/by-id link), "
+                        "or a file with --size, or HOST:/dev/... on a test host (fio's client/server "
+                        "mode and SSH, 'tkperf help remote'); several: one independent run per device, all "
+                        "at once, and a comparison of them ('tkperf help parallel')")
+    p.add_argument("--name", help="run name: names the output directory and files "
+                                  "(default: the device's model or name)")
+    p.add_argument("--outdir", help="directory for results (default: ./NAME)")
+    p.add_argument("--yes", "-ft", dest="yes", action="store_true",
+                   help="do not ask for confirmation before writing to the device")
+    p.add_argument("--force", action="store_true",
+                   help="test a device even if it looks in use (mounted, holders, swap, RAID/LVM member, holds /)")
+    p.add_argument("--size", help="size of a file target, e.g. 1g (file targets only)")
+    p.add_argument("--pts", metavar="REVISION",
+                   help="the SNIA PTS revision the run follows: " + ", ".join(pts_model.REVISIONS)
+                        + f" (default {pts_model.DEFAULT}); sets OIO, active range, write cache, "
+                          "TP block sizes and preconditioning, IOPS steady-state tracking")
+    p.add_argument("--class", dest="device_class", default=None, choices=("enterprise", "client"),
+                   help="short form of --pts: the current revision of that class "
+                        f"({pts_model.BY_CLASS['enterprise']} or {pts_model.BY_CLASS['client']})")
+    p.add_argument("--active-range", type=int, metavar="PCT",
+                   help="percent of the LBA range preconditioned and tested (default: the "
+                        "revision's: 100 for enterprise, 75 for PTS 2.0 client)")
+    p.add_argument("--test-range", metavar="SIZE",
+                   help="bytes at the start of the LBA range the tests use, when narrower than the "
+                        "preconditioned --active-range (PTS-C 1.1: --active-range 80 --test-range 8g); "
+                        "default: the active range")
+    p.add_argument("--write-cache", choices=("on", "off", "keep"),
+                   help="set the drive's write cache for the run and restore it after: on (WCE), "
+                        "off (WCD) or keep (default: what the revision requires, WCD for enterprise, "
+                        "WCE for client; keep for hdd run)")
+    p.add_argument("--tests", help=f"comma list of {','.join(testtypes.names())} "
+                                   f"(default: {','.join(testtypes.default_names(profile))}; "
+                                   "'tkperf tests' lists them)")
+    p.add_argument("--runtime", "-rt", metavar="DURATION",
+                   help=f"time per workload: {durations.FORMS}; a number alone is seconds (default 60)")
+    p.add_argument("--numjobs", "-nj", type=int, metavar="TC",
+                   help="fio numjobs, the thread count TC (default: the revision's, "
+                        + _default_of("numjobs") + ")")
+    p.add_argument("--iodepth", "-iod", type=int, metavar="QD",
+                   help="fio iodepth, the queue depth QD per thread (default: the revision's, "
+                        + _default_of("iodepth") + ")")
+    p.add_argument("--max-rounds", type=int, help="most rounds per test before giving up on steady state (default 25)")
+    p.add_argument("--data-pattern", metavar="PATTERN",
+                   help="data written: random (incompressible, the PTS's; default), compressible:PCT "
+                        "(fio buffer_compress_percentage with refill_buffers) or zero (zero_buffers)")
+    p.add_argument("--refill-buffers", "-rfb", action="store_true", default=None,
+                   help="new random data for every write (for controllers that compress)")
+    p.add_argument("--latency-histograms", action="store_true", default=None,
+                   help="keep every workload's response-time histogram (fio json+ bins) for every "
+                        "test: histogram, confidence plot and nines table in the report (LAT always keeps them)")
+    p.add_argument("--purge", choices=purge.METHODS, metavar="METHOD",
+                   help="PURGE method before each test: " + ", ".join(purge.METHODS)
+                        + f" (default {'none' if profile == 'hdd' else 'auto'}: what the drive supports; "
+                          "'tkperf help purge')")
+    p.add_argument("--purge-cmd", metavar="'CMD {device}'",
+                   help="purge with this command instead (a vendor tool): {device} becomes the device "
+                        "path, split like a shell line but run without a shell; recorded as method cmd, "
+                        "not a PTS PURGE")
+    p.add_argument("--wipc-loops", type=int,
+                   help=f"WIPC: times the capacity written as SEQ 128KiB (default {0 if profile == 'hdd' else 2})")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke-test profile: 1 s workloads, narrowed matrices, 5 rounds, short streams; "
+                        "NOT a PTS-conformant measurement")
+    p.add_argument("--description", "-dsc", dest="dsc", metavar="FILE",
+                   help="description file: 'Key: value' lines (model, NAND type, form factor, interface, "
+                        "test sponsor ...) for what the tools cannot read ('tkperf help description')")
+    p.add_argument("--features", "-fm", dest="features", metavar="FILE",
+                   help="feature matrix: 'Feature: value' lines shown as a table in the report "
+                        "('tkperf help description')")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--debug", action="store_true",
+                   help="debug detail in the run's log (and on stderr when it shows plain lines): "
+                        "every steady-state evaluation, fio's full stderr")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the interrupted run saved as OUTDIR/NAME.xml (same device and options)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the result of an earlier run of the same name in OUTDIR (without it, "
+                        "such a run is refused: tkperf resume continues it)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the fio job files and the estimated duration; touch nothing")
+    common.add_report_options(p)
+    add_unattended_options(p)
+    remote_cli.add_options(p)
+    for kind in testtypes.types().values():
+        if not kind.options:
+            continue
+        # the other profile's tests' options are taken (--tests may name any
+        # test) but shown under that profile's --help only
+        shown = _profile_of(kind) == profile
+        group = p.add_argument_group(f"{kind.title} test ({kind.name})") if shown else p
+        for opt in kind.options:
+            text = opt.help if shown else argparse.SUPPRESS
+            if opt.switch is not None:
+                group.add_argument(*opt.flags, dest=opt.field, default=None, help=text,
+                                   action="store_true" if opt.switch else "store_false")
+            else:
+                group.add_argument(*opt.flags, dest=opt.field, help=text,
+                                   metavar=opt.metavar or opt.field.upper())
+
+
+def _profile_of(kind: testtypes.TestType) -> str:
+    """``hdd`` for the HDD tests (run by ``hdd run`` alone by default), else ``ssd``."""
+    return "hdd" if kind.runs_by_default("hdd") and not kind.runs_by_default("ssd") else "ssd"
+
+
+def _default_of(field: str) -> str:
+    """'4 enterprise, 2 client' for ``numjobs``: the revisions' defaults."""
+    by_class = {cls: getattr(pts_model.REVISIONS[rev], field) for cls, rev in pts_model.BY_CLASS.items()}
+    return ", ".join(f"{value} {cls}" for cls, value in by_class.items())
+
+
+def epilog(profile: str) -> str:
+    """A few examples, and where the other profile's options are."""
+    other = "hdd" if profile == "ssd" else "ssd"
+    tests = "iops,lat" if profile == "ssd" else "hdd-iops,hdd-lat"
+    examples = [
+        (f"tkperf {profile} run /dev/nvme1n1", "the PTS's default tests, asking before it writes")
+        if profile == "ssd" else (f"tkperf {profile} run /dev/sdb", "zones, IOPS and latency of a hard disk"),
+        (f"tkperf {profile} run /dev/sdb --dry-run", "the fio jobs and the time it would take"),
+        (f"tkperf {profile} run /dev/sdb --quick --yes", "a short smoke test, not a PTS measurement"),
+        (f"tkperf {profile} run /dev/sdb --tests {tests} --runtime 1m", "two tests, 1 minute a workload"),
+        (f"tkperf {profile} run /dev/sdb /dev/sdc", "two drives at once, and a comparison"),
+    ]
+    return "\n".join(["examples:"] + [f"  {cmd}\n      {what}" for cmd, what in examples] + [
+        "",
+        f"Durations take the forms {durations.FORMS} (a number alone is seconds).",
+        f"The {other.upper()} tests' options: 'tkperf {other} run --help' (--tests runs any test)."])
+
+
+def add_unattended_options(p: argparse.ArgumentParser) -> None:
+    """``--json-summary`` and ``--mail``: what tells a script or a person that a run ended."""
+    g = p.add_argument_group("Unattended runs")
+    g.add_argument("--json-summary", metavar="FILE",
+                   help="at the end of the run (complete, failed or interrupted) write a JSON "
+                        "summary to FILE ('tkperf help result-format')")
+    g.add_argument("--mail", metavar="ADDR", action="append", default=[],
+                   help="mail ADDR when the run ends (repeatable; needs --smtp)")
+    g.add_argument("--smtp", metavar="HOST[:PORT]", help="SMTP server for --mail (default port 25)")
+    g.add_argument("--smtp-starttls", action="store_true", help="use STARTTLS with the SMTP server")
+    g.add_argument("--smtp-user", metavar="USER",
+                   help=f"log in to the SMTP server as USER; the password comes from "
+                        f"${notify.PASSWORD_ENV} or --smtp-password-file")
+    g.add_argument("--smtp-password-file", metavar="FILE", help="file whose first line is the SMTP password")
+    g.add_argument("--mail-from", metavar="ADDR", help="sender of the mail (default tkperf@HOSTNAME)")
+
+
+def unattended(args: argparse.Namespace) -> Optional[notify.MailSettings]:
+    """Check ``--json-summary`` (OutputError) and the mail options
+    (UsageError) before the run starts; the mail settings or None."""
+    if args.json_summary:
+        notify.check_summary_path(args.json_summary)
+    return notify.mail_settings(args.mail, args.smtp, args.smtp_starttls, args.smtp_user,
+                                args.smtp_password_file, args.mail_from, os.environ)
+
+
+def overrides(args: argparse.Namespace, profile: str) -> dict:
+    o = dict(
+        runtime=options.parse_duration(args.runtime, "--runtime") if args.runtime is not None else None,
+        numjobs=args.numjobs, iodepth=args.iodepth, max_rounds=args.max_rounds,
+        refill_buffers=args.refill_buffers,
+        data_pattern=options.parse_data_pattern(args.data_pattern) if args.data_pattern is not None else None,
+        latency_histograms=args.latency_histograms, purge=args.purge, wipc_loops=args.wipc_loops,
+        active_range=args.active_range, write_cache=args.write_cache,
+        test_range=options.parse_size(args.test_range, "--test-range") if args.test_range is not None else None,
+    )
+    if profile == "hdd":
+        o["purge"] = args.purge or "none"
+        o["wipc_loops"] = 0 if args.wipc_loops is None else args.wipc_loops
+    if args.purge_cmd is not None:
+        if args.purge is not None:
+            raise UsageError("--purge-cmd replaces --purge: give one, not both")
+        purge.cmd_argv(args.purge_cmd, "/dev/DEVICE")  # a bad template is refused before anything runs
+        o["purge"] = purge.CMD_PREFIX + args.purge_cmd
+    if args.tests:
+        o["tests"] = options.parse_tests(args.tests)
+    for kind in testtypes.types().values():
+        for opt in kind.options:
+            value = getattr(args, opt.field, None)
+            if value is None:
+                continue
+            if value == "":
+                raise options.UsageError(f"{opt.flags[0]} needs a value (leave it out for the default)")
+            o[opt.field] = value if opt.switch is not None else opt.parse(value, opt.flags[0])
+    return o
+
+
+def from_args(args: argparse.Namespace, profile: str) -> tuple:
+    """Options, target and names from the command line, all validated before
+    anything touches the device."""
+    opts = options.build(overrides(args, profile), quick=args.quick, device_class=args.device_class,
+                         pts=args.pts, profile=profile)
+    options.parse_report_formats(args.report_format)
+    size = options.parse_size(args.size, "--size") if args.size else None
+    desc = description.read_description(args.dsc)
+    features = description.read_features(args.features)
+    side, dev = remote_cli.open_target(args.device, size, args)
+    try:
+        if not args.dry_run:
+            advice.need_root(dev, [profile, "run", args.device, "..."])
+        options.check_fits(opts, dev.size_bytes, dev.logical_sector)
+        plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
+        name = common.check_name(args.name) if args.name else common.default_name(dev)
+    except BaseException:
+        side.close()
+        raise
+    return opts, dev, name, args.outdir or name, desc, features, side
+
+
+def dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str, side: TargetSide) -> int:
+    print("\n".join(plan.describe(dev, opts, fio_settings(dev, opts))))
+    verdict = conformance.of_settings(opts.to_dict(), dev, profile)
+    print(f"# {verdict.sentence()}" + ("; the write cache state is read at the start of the run"
+                                        if verdict.conformant else ""))
+    for d in verdict.deviations:
+        print(f"#   - {d}")
+    for p in side.safety_problems(dev):
+        print(f"# a real run would refuse: {p} (unless --force)")
+    return EXIT_OK

@@ -1,0 +1,40 @@
+"""What a loop shape uses of whoever runs it and of the test instance it runs.
+
+The engine's :class:`~tkperf.engine.runner.Runner` and the test-type
+interface's :class:`~tkperf.testtypes.base.Plan` fit these; shapes
+(:mod:`tkperf.engine.shapes`, ``composite`` and a test type's own) name
+them instead of importing the runner and the interface, which stand above
+the shapes (``docs/layout.rst``).
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from tkperf.model.results import TestRun
+
+
+class RunContext(Protocol):
+    """What a loop shape uses of whoever runs it: the engine's
+    :class:`~tkperf.engine.runner.Runner`, which sits above the test types
+    and so is described here rather than imported (``docs/layout.rst``)."""
+
+    phase: str
+    opts: Any
+    fio: Any
+
+    def save(self) -> None: ...
+
+    def event(self, kind: str, message: str, test: str = "", rnd: int = 0) -> None: ...
+
+
+class PlanLike(Protocol):
+    """What a loop shape reads of the test instance it runs
+    (:class:`tkperf.testtypes.base.Plan`, which names its shape)."""
+
+    key: str
+    histograms: bool
+
+    @property
+    def tracking(self) -> Any: ...
+
+    def steady_state(self, test: TestRun, window: int) -> Any: ...
