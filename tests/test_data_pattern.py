@@ -95,4 +95,4 @@ def test_random_with_refill_does_not_compress(tmp_path, capsys):
     assert not any("data pattern" in d for d in conformance.of_run(run).deviations)
     out = tmp_path / "rep"
     assert main(["report", str(xml), "--outdir", str(out), "--format", "rst", "-q"]) == 0
-    assert "| random, refill\\_buffers (new" in (out / "t.rst").read_text()  # the header's data pattern
+    assert "- random, refill\\_buffers (new" in (out / "t.rst").read_text()  # the header's data pattern
