@@ -129,6 +129,13 @@ def regenerate() -> None:
         _stdout(["compare", *(os.path.join(EXAMPLES, f"{n}.xml") for n in NAMES), "--format", "rst",
                  "--outdir", os.path.join(tmp, "cmp"), "-q"])
         shutil.copyfile(os.path.join(tmp, "cmp", "comparison.rst"), os.path.join(GOLDEN, "compare-all.report.rst"))
+        # the summary page's table of example-ssd (tests/test_report.py)
+        from tkperf.model import store
+        from tkperf.render import page, rst
+
+        figures = page.summary_figures(store.load(os.path.join(EXAMPLES, "example-ssd.xml")))
+        with open(os.path.join(os.path.dirname(GOLDEN), "example-ssd-summary.rst"), "w", encoding="utf-8") as fh:
+            fh.write(rst.to_rst([page.summary_table(figures)]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

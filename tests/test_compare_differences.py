@@ -53,11 +53,26 @@ def test_numbers_table_has_a_difference_column_per_later_run_and_drops_empty_row
     assert [r[0] for r in plain.rows] == ["y"]
 
 
+def rnd_4k_w(name: str) -> float:
+    """The steady-state RND 4KiB 100% W IOPS of an example, as its IOPS (or client WSAT-free) test figures it."""
+    from tkperf.model import store
+    from tkperf.render import summary
+
+    run = store.load(example(name))
+    return summary.headline(run.tests[0])["rnd_4k_write_iops"]
+
+
+def pct(first: float, other: float) -> str:
+    """The difference column's text: '+26.8' (values rounded as shown first)."""
+    return f"{(round(other) / round(first) - 1) * 100:+.1f}"
+
+
 def test_comparison_report_shows_the_differences():
     ctx = context("example-ssd", "example-ssd-2")
     text = rst.to_rst(compare.summary_blocks(ctx))
-    # example-ssd: 30,521 IOPS RND 4KiB 100% W; example-ssd-2: 38,691 (+26.8%).
-    assert "   * - Steady-state IOPS, RND 4KiB 100% W (IOPS)\n     - 30,521\n     - 38,691\n     - \\+26.8\n" in text
+    first, second = (rnd_4k_w(n) for n in ("example-ssd", "example-ssd-2"))
+    assert (f"   * - Steady-state IOPS, RND 4KiB 100% W (IOPS)\n     - {first:,.0f}\n     - {second:,.0f}\n"
+            f"     - \\{pct(first, second)}\n") in text
     assert "     - example-ssd-2\n     - \\% vs first\n" in text
     # The LAT section writes microseconds the one way the report does.
     blocks = compare.comparison_blocks(list(ctx.runs))
@@ -84,7 +99,8 @@ def test_cli_compare_prints_the_table(tmp_path, capsys):
     assert out[1].split() == ["figure", "example-ssd", "example-ssd-2", "example-client",
                               "example-ssd-2", "%", "example-client", "%"]
     row = next(line for line in out if line.startswith("Steady-state IOPS, RND 4KiB 100% W"))
-    assert row.split()[-5:] == ["30,521", "38,691", "23,732", "+26.8%", "-22.2%"]
+    a, b2, c = (rnd_4k_w(n) for n in ("example-ssd", "example-ssd-2", "example-client"))
+    assert row.split()[-5:] == [f"{a:,.0f}", f"{b2:,.0f}", f"{c:,.0f}", f"{pct(a, b2)}%", f"{pct(a, c)}%"]
     # Numbers right-aligned: every row ends at the header's last column.
     table = out[1:out.index(next(x for x in out if x.startswith("report:")))]
     assert len({len(line) for line in table}) == 1

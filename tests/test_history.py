@@ -283,7 +283,7 @@ def test_the_nightly_example_checks_the_last_nights_and_updates_the_history(tmp_
     proc = run_night(bad)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout.startswith("tkperf nightly: check against the last 2 nights failed (exit 1)")
-    assert "REGRESSION" in proc.stdout and "tp-1024k/seq_read_mb_s" in proc.stdout
+    assert "REGRESSION" in proc.stdout and "tp-1024k/seq_" in proc.stdout  # a halved MB/s beyond the noise
     nights = (outdir / "good-nights").read_text().splitlines()
     assert len(nights) == 3 and nights[-1].endswith(".xml") and os.path.isfile(nights[-1])
     page = (outdir / "history" / "index.html").read_text()

@@ -2,6 +2,7 @@
 verification survive the result file, and a file with broken facts is a
 clear error."""
 import dataclasses
+import re
 
 import pytest
 
@@ -33,14 +34,25 @@ def test_round_trip(tmp_path):
     assert again.tests[0].purge.verification == "read 16 regions of 1 MiB: all zeros"
 
 
-def test_a_file_without_them_reads_as_before():
-    run = store.load(EXAMPLE)
+def older(tmp_path) -> str:
+    """example-ssd as a tkperf from before facts, health, features and purge checks wrote it."""
+    text = open(EXAMPLE, encoding="utf-8").read()
+    text = re.sub(r"<facts\b.*?</facts>", "", text, flags=re.S)
+    text = re.sub(r' verification="[^"]*"', "", text)
+    assert "<facts" not in text and "<health" not in text and "<features" not in text
+    path = tmp_path / "older.xml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_a_file_without_them_reads_as_before(tmp_path):
+    run = store.load(older(tmp_path))
     assert run.facts == {} and run.health == [] and run.features == []
     assert run.tests[0].purge.verification == ""
 
 
 def test_broken_facts_are_a_result_file_error(tmp_path):
-    text = open(EXAMPLE, encoding="utf-8").read()
+    text = open(older(tmp_path), encoding="utf-8").read()
     broken = text.replace("</events>", "</events><facts>{not json</facts>", 1)
     path = tmp_path / "b.xml"
     path.write_text(broken, encoding="utf-8")
