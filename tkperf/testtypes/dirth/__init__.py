@@ -209,8 +209,7 @@ def capture_jobs(make: MakeJob, base: str, top: Tuple[int, int], captures: Captu
     """The captures after the rounds of the PTS 2.0 structure: for the max,
     mid and min points chosen from the window means, a pre-write at the
     highest OIO, then the point itself (a point chosen twice is captured once)."""
-    rounds = [r for r in test.window_rounds() if r in steady_rounds(test)]
-    c = choose_points(window_points(rounds), limit_us)
+    c = choose_points(sweep_points(test), limit_us)  # the window means, before any capture
     out: List[FioJob] = []
     seen = set()
     for role, p in c.named():

@@ -29,6 +29,16 @@ def _minutes(text: str) -> str:
     return duration(float(text), rough=True) if text.isdigit() else NA
 
 
+def _steady_fields(ctx: ReportContext, test: TestRun, tracked: str = "") -> Tuple[Tuple[str, str], ...]:
+    """The rule's lines, the rounds run, the tracking figure (``tracked`` after
+    it) and the verdict: the same under either structure."""
+    return (*header_fields(test.params, test),
+            ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
+            ("Tracking", tracking_label(test) + tracked),
+            ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
+                             + verdict(test, test.steady)))
+
+
 def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
                  extra: Sequence[Tuple[str, str]] = ()) -> b.Header:
     """The SNIA header of a steady-then-sweep test: its steady-state rounds,
@@ -42,11 +52,7 @@ def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
             ("Rounds", f"each a pre-write at the highest OIO ({top}, {_minutes(p.get('prewrite_s', ''))}), then "
                        f"the sweep, {grid}: every point {p.get('point_time', NA)} s, from high to low OIO, one fio "
                        "process, no idle between them"),
-            *header_fields(p, test),
-            ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
-            ("Tracking", tracking_label(test) + ", a point of every round's sweep"),
-            ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
-                             + verdict(test, test.steady)),
+            *_steady_fields(ctx, test, ", a point of every round's sweep"),
             ("Points", "the mean of each point over the measurement window's rounds (MAX: the mean of the "
                        "rounds' maxima)"),
             ("Captures", f"for each of the max, mid and min points a pre-write at the highest OIO "
@@ -60,11 +66,7 @@ def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
         points = len(sweep.workloads) if sweep is not None else 0
         shape = (
             ("Runtime", f"{p.get('runtime', NA)} s per steady-state round"),
-            *header_fields(p, test),
-            ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
-            ("Tracking", tracking_label(test)),
-            ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
-                             + verdict(test, test.steady)),
+            *_steady_fields(ctx, test),
             ("Sweep", f"{grid}: "
                       + (f"{plural(points, 'point')} of {p.get('point_time', NA)} s in round {sweep.index}"
                          if sweep is not None else "not run")
