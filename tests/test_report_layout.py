@@ -157,3 +157,19 @@ def test_without_svglib_the_pdf_shows_the_pngs(tmp_path, monkeypatch):
     listing = subprocess.run(["pdfimages", "-list", str(tmp_path / "example-ssd.pdf")], check=True,
                              capture_output=True, text=True).stdout.splitlines()[2:]
     assert len(listing) >= len(pngs)
+
+
+def test_a_relative_outdir_keeps_the_pdf_plots(tmp_path, monkeypatch, capsys):
+    """rst2pdf joins an image path to its base directory: the SVG plots'
+    paths must not carry a relative --outdir twice (the demo's PDF lost
+    every plot that way: 'Missing image file: tkperf-demo/tkperf-demo/...')."""
+    from tkperf.cli import main
+
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "example-ssd.xml")
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", example, "--outdir", "rel", "--format", "html,pdf", "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "Missing image" not in err and "warning" not in err, err
+    text = subprocess.run(["pdftotext", str(tmp_path / "rel" / "example-ssd.pdf"), "-"], check=True,
+                          capture_output=True, text=True).stdout
+    assert "Block size (bytes, fio units: k = KiB)" in text  # an axis label: the plot is in, as vector text

@@ -307,7 +307,7 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     if failed:
         text = rst.to_rst(content, plot_dirname, failed)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
-    drawings = {svg_beside(d.path): d.drawing for d in drawn if d.drawing is not None}
+    drawings = {os.path.abspath(svg_beside(d.path)): d.drawing for d in drawn if d.drawing is not None}
     paths, more = write_documents(text, doctree, outdir, name, formats, drawings)
     remove_stale_plots(plot_dir, [d.path for d in drawn if not d.kind])
     warnings = [d.warning() for d in drawn if d.kind] + problems + more

@@ -91,7 +91,8 @@ def _vector_images(tree: object, base_dir: str,
     found = False
     for image in tree.findall(nodes.image):  # type: ignore[attr-defined]
         uri = image["uri"]
-        vector = vector_of(uri if os.path.isabs(uri) else os.path.join(base_dir, uri))
+        # absolute: rst2pdf joins a relative path to its basedir (a relative --outdir twice)
+        vector = vector_of(os.path.abspath(uri if os.path.isabs(uri) else os.path.join(base_dir, uri)))
         if vector:
             image["uri"] = vector
             found = True
