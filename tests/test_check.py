@@ -592,3 +592,14 @@ def test_a_cell_of_single_values_has_no_spread():
 def test_a_figure_without_a_better_direction_is_only_reported():
     cell = regression._cell("t", _fig(50.0, ""), [100.0], [40.0, 60.0], [[99.0, 101.0]], 10.0, 0.05)
     assert (cell.verdict, cell.p_value, cell.better, cell.change_pct) == ("info", None, "", -50.0)
+
+
+def test_an_unknown_capacity_is_not_a_difference(ssd):
+    """An original TKperf file without a capacity reads as size 0: unknown,
+    so no capacity comparison; any two known sizes, however small, are compared."""
+    unknown, tiny, three = copy.deepcopy(ssd), copy.deepcopy(ssd), copy.deepcopy(ssd)
+    unknown.device = dataclasses.replace(unknown.device, size_bytes=0)
+    tiny.device = dataclasses.replace(tiny.device, size_bytes=1)
+    three.device = dataclasses.replace(three.device, size_bytes=3)
+    assert regression.not_comparable(unknown, ssd) == regression.not_comparable(ssd, unknown) == []
+    assert regression.not_comparable(three, tiny) == ["capacities more than 2x apart (0.0 GB vs baseline 0.0 GB)"]
