@@ -342,7 +342,7 @@ def test_cbw_end_to_end(loopdev, tmp_path, capsys):
     assert params["OIO"] == "TC 2 x QD 4 = OIO 8" and "4 points of 1 s in round 4" in params["Sweep"]
     plots = {p.name for p in (rep / "a-plots").iterdir()}
     for what in ("iops-vs-oio", "demand-intensity", "histograms", "confidence", "convergence", "window"):
-        assert (rep / "a-plots" / f"cbw-{what}.png").stat().st_size > 10000
+        assert (rep / "a-plots" / f"cbw-{what}.svg").stat().st_size > 10000
     assert not any("histogram-" in p for p in plots)  # no second, generic QoS part
     other = run_cbw(loopdev, out, "b")
     cmp_dir = tmp_path / "cmp"
@@ -351,7 +351,7 @@ def test_cbw_end_to_end(loopdev, tmp_path, capsys):
     assert "Enterprise Composite Workload (CBW)" in text and "CBW: the three points per run" in text
     assert "CBW: the points of the curves below" in text
     plots = {p.name for p in (cmp_dir / "comparison-plots").iterdir()}
-    assert {"cbw-demand-intensity.png", "cbw-max-histograms.png"} <= plots
+    assert {"cbw-demand-intensity.svg", "cbw-max-histograms.svg"} <= plots
     capsys.readouterr()
     main(["check", other, "--baseline", xml, "--tolerance", "1000", "--json"])
     checked = {c["figure"] for c in json.loads(capsys.readouterr().out)["figures"] if c["test"] == "cbw"}

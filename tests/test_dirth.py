@@ -425,8 +425,8 @@ def test_dirth_end_to_end(loopdev, tmp_path, capsys):
     plots = {p.name for p in (rep / "a-plots").iterdir()}
     for key in ("dirth-4k-0-100", "dirth-4k-70-30"):
         for what in ("iops-vs-oio", "demand-intensity", "histograms", "confidence", "convergence", "window"):
-            assert f"{key}-{what}.png" in plots
-            assert (rep / "a-plots" / f"{key}-{what}.png").stat().st_size > 10000
+            assert f"{key}-{what}.svg" in plots
+            assert (rep / "a-plots" / f"{key}-{what}.svg").stat().st_size > 10000
     assert not any("histogram-4k" in p for p in plots)  # no second, generic QoS part
     other = run_dirth(loopdev, out, "b")
     cmp_dir = tmp_path / "cmp"
@@ -435,4 +435,4 @@ def test_dirth_end_to_end(loopdev, tmp_path, capsys):
     assert "DIRTH 4k 0/100: the three points per run" in text and "DIRTH 4k 70/30" in text
     assert "the points of the curves below" in text
     plots = {p.name for p in (cmp_dir / "comparison-plots").iterdir()}
-    assert {"dirth-4k-0-100-demand-intensity.png", "dirth-4k-0-100-max-histograms.png"} <= plots
+    assert {"dirth-4k-0-100-demand-intensity.svg", "dirth-4k-0-100-max-histograms.svg"} <= plots

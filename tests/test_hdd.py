@@ -368,7 +368,7 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
 
     rst = (out / "a.rst").read_text()
     zones_page = rst.split("\nHDD throughput by zone\n===")[1].split("\nHDD random IOPS\n===")[0]
-    assert "MB/s vs position on the disk" in zones_page and "a-plots/hdd-zones-mbs-vs-position.png" in zones_page
+    assert "MB/s vs position on the disk" in zones_page and "a-plots/hdd-zones-mbs-vs-position.svg" in zones_page
     table = zones_page.split("MB/s of every zone, outer to inner (one pass)")[1].split("Phases in the order run")[0]
     rows = re.findall(r"\* - (\d)\n\s+- ([\d.]+)\n\s+- ([\d.]+)\n\s+- ([\d,.]+)\n\s+- ([\d,.]+)", table)
     assert [(int(r[0]), float(r[2])) for r in rows] == [(i + 1, round(100.0 * o / capacity, 1))
@@ -386,10 +386,10 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
     assert iops_header["Repeatability"].startswith("20/10 over 5 rounds: NOT repeatable")
     lat_page = rst.split("\nHDD random-access latency\n===")[1]
     assert "Response time at TC 1/QD 1" in lat_page and "Response-time distribution (latency QoS)" in lat_page
-    pngs = sorted(p.name for p in (out / "a-plots").glob("hdd-*.png"))
-    assert {"hdd-zones-mbs-vs-position.png", "hdd-iops-iops-by-bs-mix.png", "hdd-iops-iops-vs-qd.png",
-            "hdd-lat-response-4k.png", "hdd-lat-histogram-4k.png"} <= set(pngs)
-    assert all((out / "a-plots" / n).read_bytes()[:4] == b"\x89PNG" for n in pngs)
+    pngs = sorted(p.name for p in (out / "a-plots").glob("hdd-*.svg"))
+    assert {"hdd-zones-mbs-vs-position.svg", "hdd-iops-iops-by-bs-mix.svg", "hdd-iops-iops-vs-qd.svg",
+            "hdd-lat-response-4k.svg", "hdd-lat-histogram-4k.svg"} <= set(pngs)
+    assert all((out / "a-plots" / n).read_text()[:2000].count("<svg") == 1 for n in pngs)
     assert (out / "a.html").exists()
 
     assert main(["compare", xml, xml, "--format", "rst", "--outdir", str(tmp_path / "cmp")]) == 0

@@ -135,7 +135,7 @@ def test_readme_offline_route_from_debian_packages(tmp_path):
     assert "could not be drawn" not in report.stderr, (versions.stdout, report.stderr[-1500:])
     assert (out / "example-full.pdf").stat().st_size > 10000
     plots = sorted(p.name for p in (out / "example-full-plots").iterdir())
-    assert "iops-convergence.png" in plots and "wsat-iops-vs-time.png" in plots
+    assert "iops-convergence.svg" in plots and "wsat-iops-vs-time.svg" in plots
     helped = subprocess.run([tkperf, "help", "exit-codes"], capture_output=True, text=True, env=env,
                             cwd=str(tmp_path))
     assert helped.returncode == 0 and helped.stdout.startswith("Exit codes\n")

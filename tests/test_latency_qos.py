@@ -59,7 +59,7 @@ def test_report_shows_nines_histograms_and_confidence(lat_result, tmp_path, caps
     rst = (out / "t.rst").read_text()
     assert "Response-time distribution (latency QoS)" in rst
     assert "RND 4k 0/100 W" in rst and "RND 4k 100/0 R" in rst and "n/s" in rst
-    for name in ("lat-histogram-4k.png", "lat-confidence-4k.png"):
+    for name in ("lat-histogram-4k.svg", "lat-confidence-4k.svg"):
         png = out / "t-plots" / name
         assert png.stat().st_size > 10_000, name
     capsys.readouterr()
@@ -97,7 +97,7 @@ def test_comparison_overlays_confidence_curves(lat_result, tmp_path):
     text = rst.read_text()
     assert "Latency QoS (response-time confidence)" in text
     assert "RND 4k 0/100 W: response-time percentiles by run" in text
-    charts = list(out.glob("*/lat-confidence-RND-4k-0-100-W.png"))
+    charts = list(out.glob("*/lat-confidence-RND-4k-0-100-W.svg"))
     assert charts and charts[0].stat().st_size > 10_000
 
 

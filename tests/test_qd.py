@@ -362,9 +362,9 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
     assert "Phases in the order run" in section and "precondition 3: RND 4KiB W QD32, 1 s" in section
     for w in WORKLOADS:
         assert f"{w.title} at TC 1, by queue depth" in section
-    pngs = sorted(p.name for p in (tmp_path / "rep" / "a-plots").glob("qd-*.png"))
+    pngs = sorted(p.name for p in (tmp_path / "rep" / "a-plots").glob("qd-*.svg"))
     assert len(pngs) == 10 and all(f"a-plots/{n}" in section for n in pngs)
-    assert all((tmp_path / "rep" / "a-plots" / n).read_bytes()[:4] == b"\x89PNG" for n in pngs)
+    assert all((tmp_path / "rep" / "a-plots" / n).read_text()[:2000].count("<svg") == 1 for n in pngs)
 
     other = run_qd(loopdev, out, "b", "--qd-depths", "2,4", "--qd-workloads", "rnd4k-r")
     assert len(store.load(other).tests[0].rounds) == 2  # a precondition and the read sweep
@@ -374,4 +374,4 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
     assert "RND 4KiB 100% R: IOPS by queue depth (TC 1)" in cmp and "SEQ 128KiB 100% W: MB/s by queue depth" in cmp
     read_table = cmp.split("RND 4KiB 100% R: IOPS by queue depth")[1].split(".. figure::")[0]
     assert [ln.strip("* -") for ln in read_table.splitlines() if re.match(r"\s+\* - \d+$", ln)] == ["1", "2", "4"]
-    assert len(list((tmp_path / "cmp" / "comparison-plots").glob("qd-*-vs-qd.png"))) == 5
+    assert len(list((tmp_path / "cmp" / "comparison-plots").glob("qd-*-vs-qd.svg"))) == 5

@@ -145,14 +145,29 @@ def test_a_chart_that_fails_is_a_warning_not_a_failed_report(tmp_path):
                b.Chart("bad.png", bad, "Bad."), b.Chart("odd.png", object(), "Odd.")]
     result = documents.publish(content, str(tmp_path), "doc", ("rst", "html"))
     assert len(result.warnings) == 2
-    assert result.warnings[0] == ("plot bad.png could not be drawn: ValueError: curve 'x': 3 x values "
+    assert result.warnings[0] == ("plot bad.svg could not be drawn: ValueError: curve 'x': 3 x values "
                                   "for 4 y values")
-    assert result.warnings[1].startswith("plot odd.png could not be drawn: TypeError: no drawing for")
+    assert result.warnings[1].startswith("plot odd.svg could not be drawn: TypeError: no drawing for")
     text = (tmp_path / "doc.rst").read_text(encoding="utf-8")
-    assert ".. figure:: doc-plots/good.png" in text
-    assert "\\(The plot bad.png could not be drawn: curve 'x': 3 x values for 4 y values.)" in text
-    assert "bad.png" not in os.listdir(tmp_path / "doc-plots")
+    assert ".. figure:: doc-plots/good.svg" in text
+    assert "\\(The plot bad.svg could not be drawn: curve 'x': 3 x values for 4 y values.)" in text
+    assert sorted(os.listdir(tmp_path / "doc-plots")) == ["good.svg"]
     assert (tmp_path / "doc.html").stat().st_size > 0
+
+
+def test_png_plots_on_request_and_the_rst_refers_to_them(tmp_path):
+    """``png``: every plot as a PNG too, the reST refers to the PNGs (the
+    HTML still embeds the SVGs); a later build without it removes the PNGs."""
+    content = [b.Title("T"), b.Chart("good.png", specs(1)[0], "Good.")]
+    result = documents.publish(content, str(tmp_path), "doc", ("rst", "html"), png=True)
+    assert result.warnings == ()
+    assert sorted(os.listdir(tmp_path / "doc-plots")) == ["good.png", "good.svg"]
+    assert (tmp_path / "doc-plots" / "good.png").read_bytes().startswith(b"\x89PNG")
+    assert ".. figure:: doc-plots/good.png" in (tmp_path / "doc.rst").read_text(encoding="utf-8")
+    assert b"data:image/svg+xml;base64," in (tmp_path / "doc.html").read_bytes()
+    documents.publish(content, str(tmp_path), "doc", ("rst", "html"))
+    assert sorted(os.listdir(tmp_path / "doc-plots")) == ["good.svg"]
+    assert ".. figure:: doc-plots/good.svg" in (tmp_path / "doc.rst").read_text(encoding="utf-8")
 
 
 def test_a_broken_drawing_in_a_real_report(tmp_path, monkeypatch):
@@ -165,10 +180,10 @@ def test_a_broken_drawing_in_a_real_report(tmp_path, monkeypatch):
 
     monkeypatch.setitem(charts.DRAWINGS, b.HeatmapChart, boom)
     result = report.build_report(load("example-ssd"), str(tmp_path), ("rst",))
-    assert result.warnings == ("plot iops-iops-matrix.png could not be drawn: RuntimeError: no colours left",)
+    assert result.warnings == ("plot iops-iops-matrix.svg could not be drawn: RuntimeError: no colours left",)
     text = (tmp_path / "example-ssd.rst").read_text(encoding="utf-8")
-    assert "\\(The plot iops-iops-matrix.png could not be drawn: no colours left.)" in text
-    assert ".. figure:: example-ssd-plots/iops-iops-by-bs.png" in text
+    assert "\\(The plot iops-iops-matrix.svg could not be drawn: no colours left.)" in text
+    assert ".. figure:: example-ssd-plots/iops-iops-by-bs.svg" in text
 
 
 # --- show never loads matplotlib -------------------------------------------------------------
@@ -243,7 +258,7 @@ def test_comparison_with_a_test_type_not_installed(tmp_path):
     assert result.warnings == ()
     text = (tmp_path / "cmp.rst").read_text(encoding="utf-8")
     assert NOTE in text
-    assert "wsat-iops-vs-time.png" in text  # example-ssd-2 still has its WSAT
+    assert "wsat-iops-vs-time.svg" in text  # example-ssd-2 still has its WSAT
 
 
 # --- the generic sections of a test type that writes none --------------------------------------
@@ -303,14 +318,14 @@ def test_generic_report_section(tmp_path, plain_types):
     assert "Every workload's averages, PLAINR rounds 1-5, NOT steady" in text
     assert "   * - rnd-4k-65-35\n" in text
     figures = figures_of(text)
-    assert {"iops-convergence.png", "iops-window.png", "wsat-intervals-iops.png"} <= set(figures)
+    assert {"iops-convergence.svg", "iops-window.svg", "wsat-intervals-iops.svg"} <= set(figures)
     assert "IOPS per interval (intervals)" in text
     # The built-in types keep their own sections.
-    assert "Throughput 1024k" in text and "lat-ave-max.png" in figures
+    assert "Throughput 1024k" in text and "lat-ave-max.svg" in figures
     assert text.count("Device under test") == 4
     for name in figures:
         with open(tmp_path / "example-ssd-plots" / name, "rb") as fh:
-            assert fh.read(8) == PNG
+            assert b"<svg" in fh.read(2000)
 
 
 def test_generic_compare_section(tmp_path, plain_types):

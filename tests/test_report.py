@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import shutil
 
 import lxml.html
 import pytest
@@ -155,32 +156,46 @@ def test_pdf_text_stays_inside_the_page(built, name):
 
 
 @pytest.mark.parametrize("name", ["example-ssd", "example-client", "example-full"])
-def test_every_referenced_plot_exists_and_is_a_png(built, name):
+def test_every_referenced_plot_exists_and_is_an_svg(built, name):
     b = built(name)
     refs = figure_refs(b.read("rst"))
     assert len(refs) >= 5
     for ref in refs:
-        path = os.path.join(b.outdir, ref)
-        assert os.path.getsize(path) > 1000, ref
-        with open(path, "rb") as fh:
-            assert fh.read(8) == PNG, ref
-        # Beside each PNG (for the reST) its SVG (for the HTML and the PDF).
-        with open(path[:-4] + ".svg", encoding="utf-8") as fh:
+        assert ref.endswith(".svg"), ref
+        with open(os.path.join(b.outdir, ref), encoding="utf-8") as fh:
             svg = fh.read()
         assert "<svg" in svg and "<text" in svg, ref  # vector, text kept as text
-    # The plot directory holds exactly the referenced plots, as PNG and SVG.
+    # The plot directory holds exactly the referenced plots (no PNGs unless asked for).
     plot_dir = os.path.join(b.outdir, f"{name}-plots")
-    assert sorted(os.listdir(plot_dir)) == sorted(os.path.basename(r)[:-4] + ext for r in refs
-                                                  for ext in (".png", ".svg"))
+    assert sorted(os.listdir(plot_dir)) == sorted(os.path.basename(r) for r in refs)
+
+
+def test_report_png_option_draws_pngs_the_rst_refers_to(tmp_path):
+    """``tkperf report --png``: every plot as a PNG beside its SVG, the reST
+    refers to the PNGs; the HTML embeds the SVGs still."""
+    src = tmp_path / "example-client.xml"
+    shutil.copy(os.path.join(EXAMPLES, "example-client.xml"), src)
+    proc = subprocess.run([sys.executable, "-m", "tkperf", "report", str(src), "--png", "--format", "rst,html"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    refs = figure_refs((tmp_path / "example-client.rst").read_text(encoding="utf-8"))
+    assert refs and all(r.endswith(".png") for r in refs)
+    for ref in refs:
+        with open(tmp_path / ref, "rb") as fh:
+            assert fh.read(8) == PNG, ref
+        assert (tmp_path / (ref[:-4] + ".svg")).is_file(), ref
+    html = (tmp_path / "example-client.html").read_text(encoding="utf-8")
+    assert html.count("data:image/svg+xml;base64,") == len(refs)
+    assert "data:image/png" not in html
 
 
 def test_plots_cover_every_test(built):
     names = {os.path.basename(r) for r in figure_refs(built("example-full").read("rst"))}
-    assert {"iops-convergence.png", "iops-window-rnd-4k-0-100.png", "iops-window-rnd-64k-65-35.png",
-            "iops-window-rnd-1024k-100-0.png", "iops-iops-by-bs.png", "iops-iops-matrix.png",
-            "tp-128k-convergence.png", "tp-1024k-window.png", "tp-by-bs.png",
-            "lat-ave-max.png", "lat-convergence.png", "lat-window.png",
-            "wsat-iops-vs-time.png", "wsat-iops-vs-tgbw.png"} <= names
+    assert {"iops-convergence.svg", "iops-window-rnd-4k-0-100.svg", "iops-window-rnd-64k-65-35.svg",
+            "iops-window-rnd-1024k-100-0.svg", "iops-iops-by-bs.svg", "iops-iops-matrix.svg",
+            "tp-128k-convergence.svg", "tp-1024k-window.svg", "tp-by-bs.svg",
+            "lat-ave-max.svg", "lat-convergence.svg", "lat-window.svg",
+            "wsat-iops-vs-time.svg", "wsat-iops-vs-tgbw.svg"} <= names
 
 
 @pytest.mark.parametrize("name", ["example-ssd", "example-full"])

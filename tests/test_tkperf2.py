@@ -308,7 +308,7 @@ def test_report_from_an_old_file_with_charts(tmp_path):
     rst = (tmp_path / "apacer-as340.rst").read_text()
     assert "imported from ssd-2.2-apacer.xml" in rst and "Apacer AS340 120GB" in rst
     pngs = os.listdir(tmp_path / "apacer-as340-plots")
-    assert {"iops-iops-matrix.png", "lat-convergence.png", "tp-1024k-window.png", "wsat-iops-vs-time.png"} <= set(pngs)
+    assert {"iops-iops-matrix.svg", "lat-convergence.svg", "tp-1024k-window.svg", "wsat-iops-vs-time.svg"} <= set(pngs)
     assert (tmp_path / "apacer-as340.html").stat().st_size > 0
 
 

@@ -339,7 +339,7 @@ def test_options_round_trip_and_stored_data():
 
 # --- end to end on a loop device -------------------------------------------------------------------
 def pngs(directory, name):
-    found = {os.path.basename(p): os.path.getsize(p) for p in glob.glob(str(directory / f"{name}-plots" / "*.png"))}
+    found = {os.path.basename(p): os.path.getsize(p) for p in glob.glob(str(directory / f"{name}-plots" / "*.svg"))}
     assert all(size > 10000 for size in found.values()), found
     return set(found)
 
@@ -382,7 +382,7 @@ def test_xsr_end_to_end(loopdev, tmp_path, capsys):
         got = a.of(kind).settle
         assert shown["headline"].get(f"{kind}_settle_s") == (pytest.approx(got.time_s) if got.settled else None)
     assert shown["fob"] == {"seq1_level_mb_s": pytest.approx(a.phases[0].first_mb_s)}
-    assert pngs(out, "x1") == {"xsr-throughput.png", "xsr-transition-rnd.png", "xsr-transition-seq2.png"}
+    assert pngs(out, "x1") == {"xsr-throughput.svg", "xsr-transition-rnd.svg", "xsr-transition-seq2.svg"}
     rst = (out / "x1.rst").read_text()
     for words in ("Cross Stimulus Recovery", "XSR figures", "Settle time: the time from the start of a phase",
                   "the median of the 5 intervals centred on it", "Throughput across the transitions",
@@ -396,4 +396,4 @@ def test_xsr_end_to_end(loopdev, tmp_path, capsys):
     for words in ("Cross Stimulus Recovery", "headline figures, side by side", "SEQ 2 level", "XSR phases of every run",
                   "the red lines mark the transitions"):
         assert words in cmp, words
-    assert pngs(tmp_path / "cmp", "cmp") >= {"xsr-throughput.png"}
+    assert pngs(tmp_path / "cmp", "cmp") >= {"xsr-throughput.svg"}

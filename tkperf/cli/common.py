@@ -36,6 +36,12 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-report", action="store_true", help="write no report at the end")
 
 
+def add_png_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--png", action="store_true",
+                   help="draw the plots as PNG files too, and have the reST refer to them (for reST "
+                        "viewers that show no SVG); the HTML and PDF keep the vector plots")
+
+
 def default_name(dev: DeviceInfo) -> str:
     """The drive's model, else the device's name (``HOST-name`` on a test host)."""
     base = dev.model if dev.kind == "block" and dev.model and not dev.model.startswith("loop") else \

@@ -19,7 +19,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     name = common.check_name(args.name)
     runs = [checked.load(path) for path in args.results]
     outdir = common.prepare_outdir(args.outdir)
-    result = compare.build_comparison(runs, outdir, formats, name=name)
+    result = compare.build_comparison(runs, outdir, formats, name=name, png=args.png)
     if not args.quiet:
         print("\n".join(compare.terminal_table(runs)))
     common.print_report(result)
@@ -32,5 +32,6 @@ def register(sub) -> None:
     cmp_.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
     cmp_.add_argument("--outdir", default="comparison", help="where the comparison goes (default ./comparison)")
     cmp_.add_argument("--name", default="comparison", help="base name of the comparison files")
+    common.add_png_option(cmp_)
     cmp_.add_argument("--quiet", "-q", action="store_true")
     cmp_.set_defaults(func=cmd_compare)

@@ -16,7 +16,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     formats = options.parse_report_formats(args.format)
     run = checked.load(args.result)
     outdir = common.prepare_outdir(args.outdir or os.path.dirname(os.path.abspath(args.result)))
-    common.print_report(report.build_report(run, outdir, formats))
+    common.print_report(report.build_report(run, outdir, formats, png=args.png))
     return EXIT_OK
 
 
@@ -26,5 +26,6 @@ def register(sub) -> None:
     rep.add_argument("result", help="a tkperf result XML file")
     rep.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
     rep.add_argument("--outdir", help="where the report goes (default: beside the result file)")
+    common.add_png_option(rep)
     rep.add_argument("--quiet", "-q", action="store_true")
     rep.set_defaults(func=cmd_report)

@@ -231,10 +231,10 @@ def comparison_blocks(runs: Sequence[RunResult]) -> list:
 
 def build_comparison(runs: Sequence[RunResult], outdir: str,
                      formats: Sequence[str] = REPORT_FORMATS,
-                     name: str = "comparison") -> ReportResult:
+                     name: str = "comparison", png: bool = False) -> ReportResult:
     """Compare 2 to 8 runs in ``outdir``: ``<name>.rst``, ``.html``, ``.pdf``
-    and ``<name>-plots/``, like a single report."""
+    and ``<name>-plots/``, like a single report (PNG plots too with ``png``)."""
     if not MIN_RUNS <= len(runs) <= MAX_RUNS:
         raise UsageError(f"compare takes {MIN_RUNS} to {MAX_RUNS} result files, not {len(runs)}")
     formats = parse_report_formats(formats)
-    return publish(comparison_blocks(runs), outdir, safe_name(name), formats)
+    return publish(comparison_blocks(runs), outdir, safe_name(name), formats, png)

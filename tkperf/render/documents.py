@@ -129,14 +129,14 @@ def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[byte
         if uri.startswith("data:"):
             continue
         path = uri if os.path.isabs(uri) else os.path.join(base_dir, uri)
-        vector = vector_of(path)
+        path = vector_of(path) or path
         try:
-            with open(vector or path, "rb") as fh:
+            with open(path, "rb") as fh:
                 data = fh.read()
         except OSError as exc:
             warnings.append(f"HTML: cannot embed {uri}: {exc.strerror}")
             continue
-        kind = "image/svg+xml" if vector else "image/png"
+        kind = "image/svg+xml" if path.endswith(".svg") else "image/png"
         image["uri"] = f"data:{kind};base64," + base64.b64encode(data).decode("ascii")
     navigation.prepare(tree)
     stream = io.StringIO()
@@ -161,14 +161,17 @@ def prepare_outdir(outdir: str, plot_dirname: str) -> str:
     return ensure_own_dir(os.path.join(outdir, plot_dirname), "plot directory")
 
 
-def remove_stale_plots(plot_dir: str, keep: Sequence[str]) -> None:
-    """Plots an earlier build wrote that this one did not (a test since removed)."""
-    wanted = {os.path.basename(p) for p in keep}
+def remove_stale_plots(plot_dir: str, keep: Sequence[str], png: bool = True) -> None:
+    """Plots an earlier build wrote that this one did not (a test since
+    removed, or PNGs of an earlier ``--png`` build).  ``keep``: the plots
+    drawn (``x.png``, whose SVG is ``x.svg``); ``png``: whether their PNGs
+    were drawn too."""
+    drawn = {os.path.basename(p) for p in keep}
     try:
         names = os.listdir(plot_dir)
     except OSError:
         return
-    wanted |= {n[:-4] + ".svg" for n in wanted if n.endswith(".png")}
+    wanted = {n[:-4] + ".svg" for n in drawn if n.endswith(".png")} | (drawn if png else set())
     for name in names:
         if name.endswith((".png", ".svg")) and name not in wanted:
             try:
@@ -271,11 +274,13 @@ def write_documents(text: str, doctree: object, outdir: str, name: str, formats:
     return paths, warnings
 
 
-def chart_outputs(formats: Sequence[str]) -> Tuple[str, ...]:
-    """What the charts are drawn as: PNG for the reST (which refers to PNGs),
-    SVG for the HTML and the PDF (vector graphics); for the PDF, each SVG is
-    also read into a reportlab drawing where it is drawn (when svglib is there)."""
-    out = (("png",) if "rst" in formats else ()) + (("svg",) if "html" in formats or "pdf" in formats else ())
+def chart_outputs(formats: Sequence[str], png: bool = False) -> Tuple[str, ...]:
+    """What the charts are drawn as: SVG (vector graphics) for every format,
+    PNG as well when asked for (``png``: the reST then refers to the PNGs,
+    for reST viewers that show no SVG); for the PDF, each SVG is also read
+    into a reportlab drawing where it is drawn (when svglib is there; the
+    PDF takes PNGs without it)."""
+    out: Tuple[str, ...] = ("png", "svg") if png else ("svg",)
     if "pdf" in formats:
         try:
             import svglib.svglib  # noqa: F401
@@ -285,8 +290,11 @@ def chart_outputs(formats: Sequence[str]) -> Tuple[str, ...]:
     return out
 
 
-def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence[str]) -> ReportResult:
-    """Blocks -> ``outdir/<name>.rst|.html|.pdf`` and ``outdir/<name>-plots/``.
+def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence[str],
+            png: bool = False) -> ReportResult:
+    """Blocks -> ``outdir/<name>.rst|.html|.pdf`` and ``outdir/<name>-plots/``,
+    the plots as SVG files, and as PNG files too with ``png`` (which the reST
+    then refers to).
 
     The charts are drawn first, in parallel; meanwhile the reST is made (as
     if every chart will be drawn) and parsed, and the writers are loaded.
@@ -298,17 +306,19 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     source = os.path.join(outdir, f"{name}.rst")
     tree_needed = "html" in formats or "pdf" in formats
     jobs = [(os.path.join(plot_dir, c.filename), c.spec) for c in b.charts(content)]
-    with parallel.Drawing(jobs, outputs=chart_outputs(formats)) as drawing:
-        text = rst.to_rst(content, plot_dirname)
+    outputs = chart_outputs(formats, png)
+    vector = "png" not in outputs  # what the reST refers to
+    with parallel.Drawing(jobs, outputs=outputs) as drawing:
+        text = rst.to_rst(content, plot_dirname, vector=vector)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
         _preload(formats)
         drawn = drawing.wait()
     failed = parallel.failures(drawn)
     if failed:
-        text = rst.to_rst(content, plot_dirname, failed)
+        text = rst.to_rst(content, plot_dirname, failed, vector=vector)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
     drawings = {os.path.abspath(svg_beside(d.path)): d.drawing for d in drawn if d.drawing is not None}
     paths, more = write_documents(text, doctree, outdir, name, formats, drawings)
-    remove_stale_plots(plot_dir, [d.path for d in drawn if not d.kind])
-    warnings = [d.warning() for d in drawn if d.kind] + problems + more
+    remove_stale_plots(plot_dir, [d.path for d in drawn if not d.kind], "png" in outputs)
+    warnings = [d.warning(vector) for d in drawn if d.kind] + problems + more
     return ReportResult(paths=tuple(paths + [plot_dir]), warnings=tuple(warnings))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.errors import OutputError
+from tkperf.render.pdf import svg_beside
 
 MAX_WORKERS = 2
 
@@ -35,8 +36,10 @@ class Drawn:
     #: The SVG read for the PDF writer (a reportlab drawing), when asked for.
     drawing: object = None
 
-    def warning(self) -> str:
-        return f"plot {os.path.basename(self.path)} could not be drawn: {self.kind}: {self.error}"
+    def warning(self, vector: bool = False) -> str:
+        """What went wrong, naming the plot's file (its SVG with ``vector``)."""
+        name = os.path.basename(svg_beside(self.path) if vector else self.path)
+        return f"plot {name} could not be drawn: {self.kind}: {self.error}"
 
 
 def _draw_one(path: str, spec: object, outputs: Sequence[str] = ("png",)) -> Drawn:

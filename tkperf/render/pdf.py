@@ -14,6 +14,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 def svg_beside(path: str) -> str:
     """Where a plot's SVG is drawn: beside its PNG ``path`` (``x.png`` -> ``x.svg``)."""
+    if path.endswith(".svg"):
+        return path
     return (path[:-4] if path.endswith(".png") else path) + ".svg"
 
 
@@ -82,17 +84,21 @@ def _vector_images(tree: object, base_dir: str,
     size it and once to draw it), or not at all where ``drawings`` (SVG path
     -> drawing) has it read already.  Returns whether any plot is an SVG now,
     and what undoes the second part."""
-    try:
-        svgimage = importlib.import_module("rst2pdf.svgimage")  # imports svglib
-    except ImportError:  # no svglib: the PNGs
-        return False, lambda: None
     from docutils import nodes
 
+    try:
+        svgimage = importlib.import_module("rst2pdf.svgimage")  # imports svglib
+    except ImportError:  # no svglib: the PNGs (drawn beside the SVGs then)
+        for image in tree.findall(nodes.image):  # type: ignore[attr-defined]
+            if image["uri"].endswith(".svg"):
+                image["uri"] = image["uri"][:-4] + ".png"
+        return False, lambda: None
     found = False
     for image in tree.findall(nodes.image):  # type: ignore[attr-defined]
         uri = image["uri"]
         # absolute: rst2pdf joins a relative path to its basedir (a relative --outdir twice)
-        vector = vector_of(os.path.abspath(uri if os.path.isabs(uri) else os.path.join(base_dir, uri)))
+        path = os.path.abspath(uri if os.path.isabs(uri) else os.path.join(base_dir, uri))
+        vector = path if path.endswith(".svg") else vector_of(path)
         if vector:
             image["uri"] = vector
             found = True

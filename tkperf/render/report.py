@@ -54,12 +54,14 @@ def report_blocks(run: RunResult) -> list:
             + health_part.health_blocks(run) + features.features_blocks(run) + test_sections(ReportContext(run)))
 
 
-def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FORMATS) -> ReportResult:
+def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FORMATS,
+                 png: bool = False) -> ReportResult:
     """Build the report of ``run`` in ``outdir``: ``<name>.rst``, ``.html``,
-    ``.pdf`` and the plots in ``<name>-plots/``; rebuilding replaces them.
+    ``.pdf`` and the plots in ``<name>-plots/`` (SVG; PNG as well with
+    ``png``, and the reST refers to those); rebuilding replaces them.
 
     A missing PDF toolchain is a warning in the result, not an error; an
     output directory that cannot be written raises :class:`OutputError`.
     """
     formats = parse_report_formats(formats)
-    return publish(report_blocks(run), outdir, safe_name(run.name), formats)
+    return publish(report_blocks(run), outdir, safe_name(run.name), formats, png)

@@ -16,6 +16,7 @@ import unicodedata
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from tkperf.render import blocks as b
+from tkperf.render.pdf import svg_beside
 
 _INLINE = re.compile(r"([\\`*_|<>\[\]])")
 #: A colon that would end a URI scheme (``javascript:``, ``data:``, ``file:``
@@ -120,8 +121,10 @@ def figure(ref: str, caption: str) -> str:
     return f".. figure:: {ref}\n   :width: 100%\n   :alt: {c}\n\n   {c}"
 
 
-def block_parts(block: object, plot_ref: str = "", failed: Optional[Dict[str, str]] = None) -> List[str]:
-    """The reST of one block, as parts separated by blank lines."""
+def block_parts(block: object, plot_ref: str = "", failed: Optional[Dict[str, str]] = None,
+                vector: bool = False) -> List[str]:
+    """The reST of one block, as parts separated by blank lines; a chart
+    refers to its PNG file, or to its SVG with ``vector``."""
     if isinstance(block, b.Paragraph):
         return [rst_escape(block.text)]
     if isinstance(block, b.Table):
@@ -129,9 +132,10 @@ def block_parts(block: object, plot_ref: str = "", failed: Optional[Dict[str, st
     if isinstance(block, b.Heading):
         return heading(block.text, block.level, block.room_cm)
     if isinstance(block, b.Chart):
+        filename = svg_beside(block.filename) if vector else block.filename
         if failed and block.filename in failed:
-            return [rst_escape(f"(The plot {block.filename} could not be drawn: {failed[block.filename]}.)")]
-        return [figure(f"{plot_ref}/{block.filename}" if plot_ref else block.filename, block.caption)]
+            return [rst_escape(f"(The plot {filename} could not be drawn: {failed[block.filename]}.)")]
+        return [figure(f"{plot_ref}/{filename}" if plot_ref else filename, block.caption)]
     if isinstance(block, b.Header):
         return [header_rst(block)]
     if isinstance(block, b.Admonition):
@@ -151,9 +155,10 @@ def block_parts(block: object, plot_ref: str = "", failed: Optional[Dict[str, st
     raise TypeError(f"not a report block: {type(block).__name__}")
 
 
-def to_rst(blocks: Iterable[object], plot_ref: str = "", failed: Optional[Dict[str, str]] = None) -> str:
-    """A document's reST.  Charts refer to ``plot_ref/filename``; a chart named
-    in ``failed`` (filename -> reason) becomes a sentence saying it could not
-    be drawn."""
-    parts = [p.rstrip("\n") + "\n" for block in blocks for p in block_parts(block, plot_ref, failed)]
+def to_rst(blocks: Iterable[object], plot_ref: str = "", failed: Optional[Dict[str, str]] = None,
+           vector: bool = False) -> str:
+    """A document's reST.  Charts refer to ``plot_ref/filename`` (its SVG,
+    ``x.svg`` for ``x.png``, with ``vector``); a chart named in ``failed``
+    (filename -> reason) becomes a sentence saying it could not be drawn."""
+    parts = [p.rstrip("\n") + "\n" for block in blocks for p in block_parts(block, plot_ref, failed, vector)]
     return "\n".join(parts)
