@@ -132,6 +132,30 @@ def test_charts_are_drawn_by_more_than_one_process(tmp_path):
             assert fh.read(8) == PNG
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+def test_charts_of_a_drawing_process_that_died_are_drawn_here(tmp_path, monkeypatch):
+    """A drawing process that dies (killed, out of memory) costs no chart:
+    what it did not send back is drawn by the report's own process."""
+    from tkperf.render import charts
+
+    parent = os.getpid()
+    heatmap = charts.DRAWINGS[b.HeatmapChart]
+
+    def dies_in_a_child(path, spec):
+        if os.getpid() != parent:
+            os._exit(9)
+        return heatmap(path, spec)
+
+    monkeypatch.setitem(charts.DRAWINGS, b.HeatmapChart, dies_in_a_child)
+    jobs = [(str(tmp_path / f"c{i}.png"), s) for i, s in enumerate(specs(6))]
+    done = parallel.draw_charts(jobs, outputs=("svg",))
+    assert [d.path for d in done] == [p for p, _ in jobs]
+    assert all(not d.kind for d in done), [d.warning() for d in done if d.kind]
+    assert done[1].pid == parent  # the heat map, drawn here after its process died
+    for path, _ in jobs:
+        assert "<svg" in (tmp_path / os.path.basename(path)).with_suffix(".svg").read_text()[:2000]
+
+
 def test_one_chart_or_one_cpu_is_drawn_here(tmp_path):
     (done,) = parallel.draw_charts([(str(tmp_path / "one.png"), specs(1)[0])])
     assert done.pid == os.getpid() and not done.kind

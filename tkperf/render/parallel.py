@@ -1,11 +1,12 @@
 """Drawing a report's charts on both cores.
 
 :class:`Drawing` (and :func:`draw_charts`, which waits for it) hands the
-charts of one report to a pool of at most
-:data:`MAX_WORKERS` forked processes (each imports matplotlib itself, so
-the parent never needs to) and waits for all of them; where no pool can be
-started (no fork, no processes allowed, a single chart) it draws them one
-after the other in this process.  A chart that fails is a reason in the
+charts of one report to at most :data:`MAX_WORKERS` forked processes (the
+first imports matplotlib and forks the others, so the import is paid once
+and the parent never needs it) and waits for all of them; where no process
+can be started (no fork, no processes allowed, a single chart) it draws
+them one after the other in this process, as it draws any chart whose
+process died before answering.  A chart that fails is a reason in the
 answer, not an exception: the report says so and goes on.  Only an
 :class:`~tkperf.errors.OutputError` (the plot directory cannot be written)
 stops the build, as it would stop writing the documents.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 from tkperf.errors import OutputError
 from tkperf.render.pdf import svg_beside
@@ -69,66 +70,145 @@ def _cost(spec: object) -> int:
     return {"HeatmapChart": 3, "BarsChart": 2, "CurvesChart": 2}.get(type(spec).__name__, 1)
 
 
+def _preload(outputs: Sequence[str]) -> None:
+    """Import what drawing needs (matplotlib; svglib for PDF drawings), so
+    that processes forked afterwards have it already."""
+    from tkperf.render import charts  # noqa: F401 - matplotlib loads in the drawing processes only
+
+    if "pdf-drawing" in outputs:
+        try:
+            from reportlab import rl_config
+
+            # No type check of every attribute svglib sets on reportlab's
+            # shapes (a third of its time); only in the drawing processes.
+            rl_config.shapeChecking = 0
+            import svglib.svglib  # noqa: F401
+        except ImportError:
+            pass  # said by the chart that needs it
+
+
+def _draw_share(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Sequence[int],
+                taken: Any, answers: Any, lock: Any) -> None:
+    """Draw charts until none is left: take the next index of ``order``
+    (``taken`` counts the ones handed out, shared by the drawing processes),
+    draw it and send (index, :class:`Drawn`) to the parent, one whole message
+    at a time (``lock``)."""
+    while True:
+        with taken.get_lock():
+            k = taken.value
+            taken.value = k + 1
+        if k >= len(order):
+            return
+        i = order[k]
+        done = _draw_one(*jobs[i], outputs)
+        with lock:
+            answers.send((i, done))
+
+
+def _lead(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Sequence[int], taken: Any,
+          answers: Any, lock: Any, followers: int) -> None:
+    """The first drawing process: it imports matplotlib once, then forks the
+    others (which so start with it loaded) and draws beside them."""
+    _preload(outputs)
+    ctx = multiprocessing.get_context("fork")
+    procs = []
+    for _ in range(followers):
+        proc = ctx.Process(target=_draw_share, args=(jobs, outputs, order, taken, answers, lock),
+                           name="tkperf-charts", daemon=True)
+        try:
+            proc.start()
+        except OSError:
+            break  # fewer hands: this process draws the rest
+        procs.append(proc)
+    _draw_share(jobs, outputs, order, taken, answers, lock)
+    for proc in procs:
+        proc.join()
+
+
 class Drawing:
     """Charts being drawn: started when made, so that the caller can go on
     (write the reST, load the document writers) until :meth:`wait`.
 
-    Use it as a context manager, so that the pool is shut down whatever
-    happens between the two.
+    One forked process imports matplotlib and forks the others from
+    itself, so the import is paid once; they take the charts one at a time,
+    slowest first, so that they finish close together.  Use it as a context
+    manager, so that the processes are stopped whatever happens between the
+    two.
     """
 
     def __init__(self, jobs: Sequence[Tuple[str, object]], workers: int = MAX_WORKERS,
                  outputs: Sequence[str] = ("png",)) -> None:
         self.jobs = list(jobs)
         self.outputs = tuple(outputs)
-        self._pool = None
-        self._futures: Optional[list] = None
+        self._leader: Any = None
+        self._answers: Any = None
+        self._complete = False
         n = min(workers, len(self.jobs), os.cpu_count() or 1)
         if n > 1:
             self._start(n)
 
     def _start(self, workers: int) -> None:
-        from concurrent.futures import ProcessPoolExecutor
-
+        order = sorted(range(len(self.jobs)), key=lambda i: -_cost(self.jobs[i][1]))
         try:
-            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
-            # Slowest first, so that the workers finish close together.
-            order = sorted(range(len(self.jobs)), key=lambda i: -_cost(self.jobs[i][1]))
-            futures = {i: self._pool.submit(_draw_one, *self.jobs[i], self.outputs) for i in order}
-            self._futures = [futures[i] for i in range(len(self.jobs))]
-        except (ValueError, OSError, ImportError, RuntimeError):  # no working semaphores, no fork: draw here
-            self.close()
+            ctx = multiprocessing.get_context("fork")
+            receive, send = ctx.Pipe(duplex=False)
+        except (ValueError, OSError):  # no fork, no pipes: draw here
+            return
+        try:
+            taken, lock = ctx.Value("i", 0), ctx.Lock()
+            leader = ctx.Process(target=_lead, args=(self.jobs, self.outputs, order, taken, send, lock,
+                                                     workers - 1), name="tkperf-charts")
+            leader.start()
+        except (ValueError, OSError, ImportError):  # no working semaphores, no processes: draw here
+            receive.close()
+            return
+        finally:
+            send.close()  # the drawing processes hold the only writing ends: EOF when they are gone
+        self._leader, self._answers = leader, receive
 
     @property
     def parallel(self) -> bool:
-        """Whether a pool of processes is drawing."""
-        return self._futures is not None
+        """Whether processes are drawing."""
+        return self._leader is not None
+
+    def _receive(self) -> Dict[int, Drawn]:
+        got: Dict[int, Drawn] = {}
+        try:
+            while len(got) < len(self.jobs):
+                i, done = self._answers.recv()
+                got[i] = done
+        except (EOFError, OSError):
+            pass  # a drawing process died: what it did not send is drawn here
+        self._complete = len(got) == len(self.jobs)
+        return got
 
     def wait(self) -> List[Drawn]:
         """One answer per job, in order; raises :class:`OutputError` when a
         chart could not be written for a reason the documents would meet too."""
-        from concurrent.futures.process import BrokenProcessPool
-
-        done: Optional[List[Drawn]] = None
-        if self._futures is not None:
+        got: Dict[int, Drawn] = {}
+        if self._leader is not None:
             try:
-                done = [f.result() for f in self._futures]
-            except (BrokenProcessPool, OSError):
-                done = None
+                got = self._receive()
             finally:
                 self.close()
-        if done is None:
-            done = _serial(self.jobs, self.outputs)
+        done = [got[i] if i in got else _draw_one(path, spec, self.outputs)
+                for i, (path, spec) in enumerate(self.jobs)]
         for d in done:
             if d.output_error:
                 raise OutputError(d.error)
         return done
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-            self._futures = None
+        """Collect the drawing processes; stop them first when not every
+        chart has come back (an interrupt, an error here).  A follower then
+        stops at its next answer, which finds the pipe closed."""
+        leader, self._leader = self._leader, None
+        if leader is None:
+            return
+        if not self._complete:
+            leader.terminate()
+        leader.join()
+        self._answers.close()
 
     def __enter__(self) -> "Drawing":
         return self
