@@ -13,6 +13,7 @@ stops the build, as it would stop writing the documents.
 """
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 from dataclasses import dataclass
@@ -82,9 +83,24 @@ def _preload(outputs: Sequence[str]) -> None:
             # No type check of every attribute svglib sets on reportlab's
             # shapes (a third of its time); only in the drawing processes.
             rl_config.shapeChecking = 0
-            import svglib.svglib  # noqa: F401
+            import svglib.svglib
         except ImportError:
-            pass  # said by the chart that needs it
+            return  # said by the chart that needs it
+        _remember_font_families(svglib.svglib)
+
+
+def _remember_font_families(svglib_module: Any) -> None:
+    """svglib (2.x) splits every text's font-family list with shlex, the same
+    few lists over and over (a seventh of its time on a report's plots):
+    remember each answer.  Where svglib has no such function (1.x), nothing."""
+    converter = getattr(svglib_module, "Svg2RlgAttributeConverter", None)
+    split = getattr(converter, "split_font_family_list", None)
+    if converter is None or split is None or getattr(split, "cache_info", None) is not None:
+        return
+    cached = functools.lru_cache(maxsize=256)(lambda attr: tuple(split(attr)))
+    remembered = staticmethod(lambda attr: list(cached(attr)))
+    remembered.__func__.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    converter.split_font_family_list = remembered
 
 
 def _draw_share(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Sequence[int],
