@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from tkperf.errors import UsageError
+
 
 def duration(seconds: float, rough: bool = False) -> str:
     """A duration as a reader takes it in.
@@ -40,8 +42,6 @@ def parse(text: str, what: str = "duration") -> int:
     duration option: '60' (seconds), '90s', '1m', '30min', '1.5h', '2d', and
     sums of them, largest first ('1h30m', '2m 30s').  Rounded to the second;
     zero, negative and unknown units are a UsageError."""
-    from tkperf.errors import UsageError
-
     t = (text or "").strip().lower()
     total, pos, last_unit = 0.0, 0, None
     while pos < len(t):

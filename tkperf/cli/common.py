@@ -9,6 +9,7 @@ import re
 import sys
 from typing import Optional
 
+from tkperf.cli import advice
 from tkperf.cli import progress as shown
 from tkperf.errors import NotConfirmedError, OutputError, UsageError
 from tkperf.model import store
@@ -78,8 +79,6 @@ def confirm(dev: DeviceInfo, assume_yes: bool) -> None:
         return
     if not sys.stdin.isatty():
         raise NotConfirmedError(f"{dev.path}: no terminal to confirm on; pass --yes to write to it")
-    from tkperf.cli import advice
-
     what = f"{dev.path} ({dev.model or 'unknown model'}, {dev.size_bytes / 1e9:.1f} GB)"
     try:
         # input() may write its prompt past sys.stdout, straight to the terminal

@@ -87,7 +87,7 @@ class LiveRenderer(_Renderer):
 
     def __init__(self, stream: IO[str]) -> None:
         super().__init__(stream)
-        from rich.console import Console
+        from rich.console import Console  # rich loads only when a live panel is shown
         from rich.live import Live
 
         # rich writes its own escape sequences; the text it shows is escaped here
@@ -121,7 +121,7 @@ class LiveRenderer(_Renderer):
             self.handleError(record)
 
     def render(self):
-        from rich.table import Table
+        from rich.table import Table  # rich loads only when a live panel is shown
 
         s = self.state
         grid = Table.grid(padding=(0, 1))
@@ -158,7 +158,7 @@ class LiveRenderer(_Renderer):
 
 def _text(text: str):
     """A cell of the live display: rich's Text, escaped for the terminal."""
-    from rich.text import Text
+    from rich.text import Text  # rich loads only when a live panel is shown
 
     return Text(for_terminal(text))
 
@@ -230,7 +230,7 @@ class CombinedLive(CombinedPlain):
 
     def __init__(self, err: IO[str], out: IO[str], quiet: bool = False) -> None:
         super().__init__(err, out, quiet)
-        from rich.console import Console
+        from rich.console import Console  # rich loads only when a live panel is shown
         from rich.live import Live
 
         self.console = Console(file=raw_stream(err), highlight=False, soft_wrap=True)
@@ -272,7 +272,7 @@ class CombinedLive(CombinedPlain):
             self.live.stop()
 
     def render(self):
-        from rich.table import Table
+        from rich.table import Table  # rich loads only when a live panel is shown
 
         table = Table(box=None, padding=(0, 1), show_edge=False)
         for column in ("target", "device", "test", "phase", "tracking", "elapsed", "ETA"):

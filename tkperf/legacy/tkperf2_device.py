@@ -18,6 +18,8 @@ import re
 from contextvars import ContextVar
 from typing import Dict, Iterator, Optional, Tuple
 
+from tkperf.errors import UsageError
+
 #: The smallest capacity a description may state (below it, a 'size' line is something else).
 MIN_NOMINAL = 10 ** 6
 
@@ -117,8 +119,6 @@ def given_capacity(size: Optional[int]) -> Iterator[None]:
 def parse_capacity(text: str, what: str = "--capacity") -> int:
     """Bytes of a capacity as a user gives it: '480g', '1.6t', '960197124096';
     k, m, g, t, p are decimal, as drives are sold; kib .. pib binary."""
-    from tkperf.errors import UsageError
-
     size = _nominal(text if re.search(r"[a-zA-Z]", text or "") else f"{text} bytes")
     if size <= 0:
         raise UsageError(f"{what} {text!r} is not a capacity like 480g, 1.6t or 960197124096 "

@@ -81,7 +81,7 @@ def parse_rst(text: str, source_path: str) -> Tuple[object, List[str]]:
     """reST -> a docutils doctree (shared by the HTML and PDF writers) and its
     warnings; a link to anything but http(s) is made plain text
     (:func:`unlink`)."""
-    from docutils.core import publish_doctree
+    from docutils.core import publish_doctree  # docutils loads while the charts are drawn (publish), not at import
 
     stream = io.StringIO()
     doctree = publish_doctree(text, source_path=source_path,
@@ -95,7 +95,7 @@ def unlink(doctree: object) -> List[str]:
     reference in ``doctree`` to a URI whose scheme is not http(s)
     (``javascript:``, ``data:``, ``file:``, ``mailto:`` ...) becomes its
     text, and every raw block not for the PDF writer goes; the URIs removed."""
-    from docutils import nodes
+    from docutils import nodes  # docutils loads while the charts are drawn (publish), not at import
 
     removed: List[str] = []
     for ref in list(doctree.findall(nodes.reference)):  # type: ignore[attr-defined]
@@ -118,9 +118,9 @@ def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[byte
     stable anchors, a table of contents and right-aligned numbers
     (:func:`tkperf.render.navigation.prepare`).
     ``copy=False`` writes from ``doctree`` itself, changing it (its last use)."""
-    from docutils import nodes
+    from docutils import nodes  # docutils loads while the charts are drawn (publish), not at import
     from docutils.core import publish_from_doctree
-    from docutils.writers import html5_polyglot
+    from docutils.writers import html5_polyglot  # docutils loads while the charts are drawn (publish), not at import
 
     tree = doctree.deepcopy() if copy else doctree  # type: ignore[attr-defined]
     warnings: List[str] = []

@@ -35,7 +35,7 @@ def slug(text: str) -> str:
 
 def stable_ids(tree: object) -> None:
     """Give every section an id from its title path (see the module's text)."""
-    from docutils import nodes
+    from docutils import nodes  # docutils loads while the charts are drawn (documents.publish)
 
     used: Set[str] = set()
     for node in tree.findall(nodes.Element):  # type: ignore[attr-defined]
@@ -59,7 +59,7 @@ def stable_ids(tree: object) -> None:
 
 
 def _entries(parent: object, depth: int) -> Optional[object]:
-    from docutils import nodes
+    from docutils import nodes  # docutils loads while the charts are drawn (documents.publish)
 
     sections = [c for c in parent.children if isinstance(c, nodes.section)]  # type: ignore[attr-defined]
     if not sections or depth == 0:
@@ -81,7 +81,7 @@ def _entries(parent: object, depth: int) -> Optional[object]:
 def add_contents(tree: object, depth: int = CONTENTS_DEPTH) -> None:
     """A table of contents right after the document's title: a link to every
     section down to ``depth`` levels (after :func:`stable_ids`)."""
-    from docutils import nodes
+    from docutils import nodes  # docutils loads while the charts are drawn (documents.publish)
 
     items = _entries(tree, depth)
     if items is None:
@@ -106,7 +106,7 @@ def numeric_columns(rows: List[List[str]]) -> List[bool]:
 
 def align_numbers(tree: object) -> None:
     """Mark the cells (and heading) of every all-number column ``num``."""
-    from docutils import nodes
+    from docutils import nodes  # docutils loads while the charts are drawn (documents.publish)
 
     for group in tree.findall(nodes.tgroup):  # type: ignore[attr-defined]
         body = group.next_node(nodes.tbody)

@@ -78,12 +78,12 @@ def _preload(outputs: Sequence[str]) -> None:
 
     if "pdf-drawing" in outputs:
         try:
-            from reportlab import rl_config
+            from reportlab import rl_config  # in the drawing processes only
 
             # No type check of every attribute svglib sets on reportlab's
             # shapes (a third of its time); only in the drawing processes.
             rl_config.shapeChecking = 0
-            import svglib.svglib
+            import svglib.svglib  # in the drawing processes only
         except ImportError:
             return  # said by the chart that needs it
         _remember_font_families(svglib.svglib)

@@ -84,7 +84,7 @@ def _vector_images(tree: object, base_dir: str,
     size it and once to draw it), or not at all where ``drawings`` (SVG path
     -> drawing) has it read already.  Returns whether any plot is an SVG now,
     and what undoes the second part."""
-    from docutils import nodes
+    from docutils import nodes  # loaded only when a PDF is written (in its own process)
 
     try:
         svgimage = importlib.import_module("rst2pdf.svgimage")  # imports svglib
@@ -129,11 +129,11 @@ def render_pdf(doctree: object, base_dir: str, copy: bool = True,
     handler); they are collected here and returned as warnings instead.
     """
     try:
-        from rst2pdf.createpdf import RstToPdf
+        from rst2pdf.createpdf import RstToPdf  # loaded only when a PDF is written (in its own process)
     except ImportError as exc:
         return None, [f"PDF not written: rst2pdf is not available ({exc}); "
                       "install it with 'pip install rst2pdf'"]
-    from reportlab import rl_config
+    from reportlab import rl_config  # loaded only when a PDF is written (in its own process)
 
     tree = doctree.deepcopy() if copy else doctree  # type: ignore[attr-defined]
     vector, restore_svg = _vector_images(tree, base_dir, drawings)
