@@ -25,6 +25,7 @@ from tkperf.cli import main, multirun
 from tkperf.cli import progress as shown
 from tkperf.engine import multi
 from tkperf.engine import progress as ep
+from tkperf.engine import request as request_file
 from tkperf.errors import EXIT_FIO, EXIT_OK, EXIT_OUTPUT, EXIT_SIGINT, EXIT_USAGE
 from tkperf.model import store
 from tkperf.target.loopdev import try_loop
@@ -77,13 +78,28 @@ def _doc(path):
 
 
 @needs_fio
-def test_two_loop_devices_run_at_once_with_comparison_and_summary(loops, tmp_path, capsys):
+def test_two_loop_devices_run_at_once_with_comparison_and_summary(loops, tmp_path, capsys, monkeypatch):
     a, b = loops(2)
     out, summary = tmp_path / "out", tmp_path / "all.json"
+    given = []  # (child's argv, its request) as the parent wrote them
+
+    def target(*a, **kw):
+        t = make_target(*a, **kw)
+        given.append((t.argv, request_file.load(t.argv[-1])))
+        return t
+
+    make_target = multirun._target
+    monkeypatch.setattr(multirun, "_target", target)
     rc = main(["ssd", "run", a, b, *QUICK, "--outdir", str(out), "--json-summary", str(summary)])
     captured = capsys.readouterr()
     assert rc == EXIT_OK, captured.err
     names = [os.path.basename(a), os.path.basename(b)]
+    for (argv, req), dev, name in zip(given, (a, b), names):  # the request, not a rebuilt command line
+        assert argv[1:] == ("-m", "tkperf", "ssd", "run", dev, "--request", argv[-1])
+        assert req.devices == (dev,) and req.name == name and req.outdir == str(out / name)
+        assert req.yes and req.quiet and req.report_formats == ("rst",)
+        assert req.options.tests == ("lat",) and req.options.max_rounds == 2
+        assert not os.path.exists(argv[-1])  # the parent's temporary directory is gone
     for name in names:  # each as if run alone: result, log, report in OUTDIR/NAME
         run = store.load(str(out / name / f"{name}.xml"))
         assert run.status == "complete" and run.tests[0].status == "complete"
@@ -126,7 +142,7 @@ def test_one_target_fails_for_real_while_the_other_completes(loops, small_fs, tm
     assert [(t["name"], t["status"], t["exit_code"]) for t in doc["targets"]] == \
         [(f, "failed", EXIT_FIO), (g, "complete", EXIT_OK)]
     assert doc["exit_code"] == EXIT_FIO
-    assert "No space left on device" in doc["targets"][0]["error"]
+    assert "No space left on device" in doc["targets"][0]["error"]  # from the child's channel
     assert doc["comparison"]["reports"] == []
     assert f"left out: {f} (failed)" in doc["comparison"]["note"]
     assert "exit code 6 (the worst of the targets')" in captured.out
@@ -250,6 +266,40 @@ def test_each_child_gets_the_request_with_its_own_target_names_and_summary(tmp_p
     assert child.options == request.options and child.options.lat_bs == request.options.lat_bs
     assert child.mail.recipients == ("x@example.org", "y@example.org") and child.mail.smtp == "mx"
     assert child.report_formats == ("rst",)
+
+
+_CHILD = """
+import json, os, signal, sys
+how = sys.argv[1]
+fd = int(os.environ["TKPERF_PROGRESS_FD"])
+print("tkperf: error: a line on stderr is output, not the reason", file=sys.stderr)
+if how == "says":
+    os.write(fd, b'{"t": "error", "text": "the device is locked", "exit": 10}\\n{"t": "end"}\\n')
+    sys.exit(10)
+if how == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("how, code, error", [
+    ("says", 10, "the device is locked"),
+    ("quiet", 3, "exited with code 3"),
+    ("kill", 137, "killed by SIGKILL"),
+])
+def test_why_a_child_stopped_comes_from_its_channel(tmp_path, how, code, error):
+    class Seen(multi.Listener):
+        lines = []
+
+        def output(self, o, line, stream):
+            self.lines.append((stream, line))
+
+    target = multi.Target("t", "/dev/t", str(tmp_path), (sys.executable, "-c", _CHILD, how),
+                          str(tmp_path / "none.json"))
+    seen = Seen()
+    o, = multi.ParallelRuns([target], seen).run()
+    assert (o.exit_code, o.error) == (code, error)
+    assert ("err", "tkperf: error: a line on stderr is output, not the reason") in seen.lines
 
 
 def test_worst_exit_is_the_highest_code():

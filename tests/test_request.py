@@ -118,6 +118,11 @@ def test_a_request_for_another_target_is_refused(tmp_path, capsys):
     path = _write(tmp_path, req)
     rc = main(["ssd", "run", str(tmp_path / "b.img"), "--request", path])
     assert rc == EXIT_USAGE and "not for this command line" in capsys.readouterr().err
+    both = (str(tmp_path / "a.img"), str(tmp_path / "b.img"))
+    path = str(tmp_path / "two.json")
+    request_file.write(dataclasses.replace(req, devices=both), path)
+    rc = main(["ssd", "run", *both, "--request", path])  # a child runs one target
+    assert rc == EXIT_USAGE and "not for this command line" in capsys.readouterr().err
 
 
 def test_the_request_option_is_not_in_the_help(capsys):

@@ -39,7 +39,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not args.dry_run:
             advice.need_root_for(device, [profile, "run", *args.device, "..."])
     if args.request is not None:
-        return run(_given_request(args, profile))
+        with multirun.child_hooks() as hooks:  # a bad file, too, is told on the channel
+            return _run_one(_given_request(args, profile), hooks)
     return run(runargs.request_from_args(args, profile))
 
 
@@ -47,7 +48,7 @@ def _given_request(args: argparse.Namespace, profile: str) -> RunRequest:
     """``--request FILE``: a child of a run of several targets (the file
     says everything; the command line names the target for ``ps``)."""
     given = request_file.load(args.request)
-    if given.profile != profile or given.devices != tuple(args.device):
+    if given.profile != profile or given.devices != tuple(args.device) or len(given.devices) != 1:
         raise UsageError(f"--request {args.request} is for tkperf {given.profile} run "
                          f"{' '.join(given.devices)}, not for this command line")
     return given
