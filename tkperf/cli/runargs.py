@@ -1,9 +1,11 @@
-"""A run's command line: the options of ``ssd run`` and ``hdd run`` and what
-they give, checked before anything touches a device: the run's options,
-the target and its side, the names, and the dry run's description.
+"""A run's command line: the options of ``ssd run`` and ``hdd run``, turned
+once into the run's request (:func:`request_from_args`,
+:class:`tkperf.engine.request.RunRequest`), and what opens and checks a
+target of it before anything touches the device (:func:`open_run`), and
+the dry run's description.
 
 ``tkperf.cli.run`` (one target) and ``tkperf.cli.multirun`` (several at
-once, each a child ``run``) both start here.
+once, each a child ``run`` given the request as a file) both start here.
 """
 from __future__ import annotations
 
