@@ -8,6 +8,7 @@ SIGINT to the process group of a real ``python -m tkperf ssd run A B``
 leaving both files resumable.  The rest are the parts: names, options
 passed on, the child's hooks, the combined view, the exit-code order.
 """
+import errno
 import io
 import json
 import logging
@@ -24,6 +25,7 @@ from tkperf.cli import main, multirun
 from tkperf.cli import progress as shown
 from tkperf.engine import multi
 from tkperf.engine import progress as ep
+from tkperf.engine import request as request_file
 from tkperf.errors import EXIT_FIO, EXIT_OK, EXIT_OUTPUT, EXIT_SIGINT, EXIT_USAGE
 from tkperf.model import store
 from tkperf.target.loopdev import try_loop
@@ -76,13 +78,28 @@ def _doc(path):
 
 
 @needs_fio
-def test_two_loop_devices_run_at_once_with_comparison_and_summary(loops, tmp_path, capsys):
+def test_two_loop_devices_run_at_once_with_comparison_and_summary(loops, tmp_path, capsys, monkeypatch):
     a, b = loops(2)
     out, summary = tmp_path / "out", tmp_path / "all.json"
+    given = []  # (child's argv, its request) as the parent wrote them
+
+    def target(*a, **kw):
+        t = make_target(*a, **kw)
+        given.append((t.argv, request_file.load(t.argv[-1])))
+        return t
+
+    make_target = multirun._target
+    monkeypatch.setattr(multirun, "_target", target)
     rc = main(["ssd", "run", a, b, *QUICK, "--outdir", str(out), "--json-summary", str(summary)])
     captured = capsys.readouterr()
     assert rc == EXIT_OK, captured.err
     names = [os.path.basename(a), os.path.basename(b)]
+    for (argv, req), dev, name in zip(given, (a, b), names):  # the request, not a rebuilt command line
+        assert argv[1:] == ("-m", "tkperf", "ssd", "run", dev, "--request", argv[-1])
+        assert req.devices == (dev,) and req.name == name and req.outdir == str(out / name)
+        assert req.yes and req.quiet and req.report_formats == ("rst",)
+        assert req.options.tests == ("lat",) and req.options.max_rounds == 2
+        assert not os.path.exists(argv[-1])  # the parent's temporary directory is gone
     for name in names:  # each as if run alone: result, log, report in OUTDIR/NAME
         run = store.load(str(out / name / f"{name}.xml"))
         assert run.status == "complete" and run.tests[0].status == "complete"
@@ -125,7 +142,7 @@ def test_one_target_fails_for_real_while_the_other_completes(loops, small_fs, tm
     assert [(t["name"], t["status"], t["exit_code"]) for t in doc["targets"]] == \
         [(f, "failed", EXIT_FIO), (g, "complete", EXIT_OK)]
     assert doc["exit_code"] == EXIT_FIO
-    assert "No space left on device" in doc["targets"][0]["error"]
+    assert "No space left on device" in doc["targets"][0]["error"]  # from the child's channel
     assert doc["comparison"]["reports"] == []
     assert f"left out: {f} (failed)" in doc["comparison"]["note"]
     assert "exit code 6 (the worst of the targets')" in captured.out
@@ -229,19 +246,60 @@ def test_bad_host_sharing_environment_is_a_usage_error(tmp_path, capsys, monkeyp
 
 # --- the parts ---------------------------------------------------------------------
 
-def test_passed_options_rebuild_what_was_given():
-    from tkperf.cli import build_parser
+def test_each_child_gets_the_request_with_its_own_target_names_and_summary(tmp_path):
+    from tkperf.cli import build_parser, multiplan, runargs
+    from tkperf.engine import request as request_file
 
     argv = ["ssd", "run", "/dev/a", "/dev/b", "--tests", "lat", "-rt", "3", "--quick", "--refill-buffers",
             "--mail", "x@example.org", "--mail", "y@example.org", "--smtp", "mx", "--name", "p",
-            "--outdir", "o", "--yes", "-q", "--report-format", "rst", "--lat-bs", "4k"]
-    args = build_parser().parse_args(argv)
-    passed = multirun.passed_options(args, "ssd")
-    again = build_parser().parse_args(["ssd", "run", "/dev/a", *passed])
-    for dest in ("tests", "runtime", "quick", "refill_buffers", "mail", "smtp", "report_format", "lat_bs"):
-        assert getattr(again, dest) == getattr(args, dest), dest
-    for own in ("--name", "--outdir", "--yes", "--quiet", "--json-summary", "/dev/b"):
-        assert own not in passed
+            "--outdir", "o", "--yes", "-q", "--report-format", "rst", "--lat-bs", "4k", "--size", "1g"]
+    request = runargs.request_from_args(build_parser().parse_args(argv), "ssd")
+    (tmp_path / "requests").mkdir()
+    planned = multiplan.Planned("/dev/b", None, request.options, "p-b", False, None)
+    target = multirun._target(request, planned, "o/p-b", str(tmp_path))
+    assert target.argv[1:] == ("-m", "tkperf", "ssd", "run", "/dev/b", "--request", target.argv[-1])
+    assert oct(os.stat(target.argv[-1]).st_mode & 0o777) == "0o600"
+    child = request_file.load(target.argv[-1])
+    assert child.devices == ("/dev/b",) and child.name == "p-b" and child.outdir == "o/p-b"
+    assert child.yes and child.quiet and child.json_summary == target.summary_path
+    assert child.size is None  # --size is for file targets alone
+    assert child.options == request.options and child.options.lat_bs == request.options.lat_bs
+    assert child.mail.recipients == ("x@example.org", "y@example.org") and child.mail.smtp == "mx"
+    assert child.report_formats == ("rst",)
+
+
+_CHILD = """
+import json, os, signal, sys
+how = sys.argv[1]
+fd = int(os.environ["TKPERF_PROGRESS_FD"])
+print("tkperf: error: a line on stderr is output, not the reason", file=sys.stderr)
+if how == "says":
+    os.write(fd, b'{"t": "error", "text": "the device is locked", "exit": 10}\\n{"t": "end"}\\n')
+    sys.exit(10)
+if how == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("how, code, error", [
+    ("says", 10, "the device is locked"),
+    ("quiet", 3, "exited with code 3"),
+    ("kill", 137, "killed by SIGKILL"),
+])
+def test_why_a_child_stopped_comes_from_its_channel(tmp_path, how, code, error):
+    class Seen(multi.Listener):
+        lines = []
+
+        def output(self, o, line, stream):
+            self.lines.append((stream, line))
+
+    target = multi.Target("t", "/dev/t", str(tmp_path), (sys.executable, "-c", _CHILD, how),
+                          str(tmp_path / "none.json"))
+    seen = Seen()
+    o, = multi.ParallelRuns([target], seen).run()
+    assert (o.exit_code, o.error) == (code, error)
+    assert ("err", "tkperf: error: a line on stderr is output, not the reason") in seen.lines
 
 
 def test_worst_exit_is_the_highest_code():
@@ -276,22 +334,26 @@ def test_child_hooks_send_progress_and_record_host_sharing(caplog):
     read_fd, write_fd = os.pipe()
     env = {multi.PROGRESS_FD_ENV: str(write_fd), multi.HOST_SHARING_ENV: '{"runs": 2, "targets": []}'}
     session = _Session()
-    hooks = multirun.ChildHooks.from_env(session, env)
-    assert env == {}  # no program the run starts sees them
-    try:
-        prog = ep.Progress(clock=lambda: 100.0)
-        prog.run_started([ep.PlannedTest("lat", 10.0, 50.0)])
-        common.progress.info("[lat] round 1: ok")
-    finally:
-        hooks.close()
+    with pytest.raises(EnvironmentError):
+        with multirun.child_hooks(env) as hooks:
+            assert env == {}  # no program the run starts sees them
+            hooks.attach(session)
+            prog = ep.Progress(clock=lambda: 100.0)
+            prog.run_started([ep.PlannedTest("lat", 10.0, 50.0)])
+            common.progress.info("[lat] round 1: ok")
+            raise OSError(errno.ENOSPC, "No space left on device", "/x/y.xml")
     assert session.run.facts["host_sharing"]["runs"] == 2
     with os.fdopen(read_fd) as fh:
         msgs = [json.loads(line) for line in fh]
-    assert [m["t"] for m in msgs] == ["state", "msg", "end"]
+    assert [m["t"] for m in msgs] == ["state", "msg", "error", "end"]
     assert msgs[0]["state"]["tests"] == 1 and msgs[0]["state"]["eta"] == [10.0, 50.0]
     assert msgs[1]["text"] == "[lat] round 1: ok"
-    assert msgs[2]["cpu_self_s"] > 0
-    assert multirun.ChildHooks.from_env(session, {}) is None
+    assert msgs[2] == {"t": "error", "text": "cannot write /x/y.xml: No space left on device",
+                       "exit": EXIT_OUTPUT}
+    assert msgs[3]["cpu_self_s"] > 0
+    assert multirun.ChildHooks.from_env({}) is None
+    with multirun.child_hooks({}) as alone:
+        assert alone is None
 
 
 def test_combined_view_counts_down_and_waits_for_every_run():

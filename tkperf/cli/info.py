@@ -219,7 +219,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     if split_target(args.device) is None:
         facts = device_facts.collect(args.device)
     else:  # read on the test host by its tkperf agent (docs/remote.rst)
-        side, dev = remote_cli.open_target(args.device, None, args)
+        side, dev = remote_cli.open_target(args.device, None, remote_cli.settings_of(args))
         try:
             facts = side.device_facts(dev)
         finally:

@@ -2,7 +2,6 @@
 (:mod:`tkperf.cli.multirun` runs them)."""
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import os
 import stat
@@ -11,6 +10,8 @@ from typing import List, Sequence, Tuple
 
 from tkperf.cli import common
 from tkperf.cli import remote as remote_cli
+from tkperf.engine.options import RunOptions
+from tkperf.engine.request import RemoteSettings, RunRequest
 from tkperf.engine.session import fio_settings
 from tkperf.errors import UsageError
 from tkperf.model.results import DeviceInfo
@@ -24,7 +25,7 @@ class Planned:
 
     arg: str
     dev: DeviceInfo
-    opts: object
+    opts: RunOptions
     name: str
     is_file: bool
     side: TargetSide
@@ -45,24 +46,25 @@ def _identity(dev: DeviceInfo, side: TargetSide) -> Tuple[str, object]:
     return "file", os.path.realpath(dev.resolved)
 
 
-def plan_targets(args: argparse.Namespace, profile: str, from_args) -> List[Planned]:
+def plan_targets(request: RunRequest, open_run) -> List[Planned]:
     """Every target checked as a run of it alone would be, and named: the
     default name of each device, with the device's own name appended where
     two defaults are the same (two drives of one model: ``MODEL-nvme1n1``)
     and ``-2``, ``-3`` where they still are (``x.img``, ``x.img-2``);
     ``--name PREFIX`` goes in front of each (``PREFIX-loop0``).  The remote
-    ones among them hold an SSH session each: :func:`close_sides`."""
-    prefix = common.check_name(args.name) if args.name else ""
+    ones among them hold an SSH session each: :func:`close_sides`.
+    ``open_run(request, device, size)`` opens one of them
+    (:func:`tkperf.cli.runargs.open_run`)."""
+    prefix = common.check_name(request.name) if request.name else ""
     planned: List[Planned] = []
     seen = {}
     try:
-        for arg in args.device:
-            ns = argparse.Namespace(**vars(args))
+        for arg in request.devices:
             is_file = split_target(arg) is None and not _is_block(arg)
-            ns.device, ns.name, ns.outdir = arg, None, None
-            ns.size = args.size if is_file else None  # --size is for the file targets among them
-            opts, dev, name, _, _, _, side = from_args(ns, profile)
-            planned.append(Planned(arg, dev, opts, name, is_file, side))
+            one = dataclasses.replace(request, devices=(arg,), name=None, outdir=None)
+            # --size is for the file targets among them
+            dev, name, _, _, _, side = open_run(one, arg, request.size if is_file else None)
+            planned.append(Planned(arg, dev, request.options, name, is_file, side))
             ident = _identity(dev, side)
             if ident in seen:
                 raise UsageError(f"{arg} and {seen[ident]} are the same target: give each target once")
@@ -91,11 +93,11 @@ def close_sides(planned: Sequence[Planned]) -> None:
         p.side.close()
 
 
-def check_fio_servers(args: argparse.Namespace, planned: Sequence[Planned]) -> None:
+def check_fio_servers(remote: RemoteSettings, planned: Sequence[Planned]) -> None:
     """Every test host's fio server answers with this host's fio (RemoteError
     refuses the whole command); each host once, before any run starts."""
     seen = set()
     for p in planned:
         if p.side.host and fio_host(p.side.host) not in seen:
             seen.add(fio_host(p.side.host))
-            remote_cli.backend(p.side, fio_settings(p.dev, p.opts), ".", args)
+            remote_cli.backend(p.side, fio_settings(p.dev, p.opts), ".", remote)

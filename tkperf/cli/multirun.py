@@ -5,17 +5,21 @@ Two sides:
 
 * the parent, :func:`run_several`: checks every target and option before
   anything starts, names the runs, asks once per device (or takes
-  ``--yes``), starts one ``python -m tkperf PROFILE run DEV`` per target
-  through :class:`tkperf.engine.multi.ParallelRuns`, shows them together,
+  ``--yes``), starts one ``python -m tkperf PROFILE run DEV --request FILE``
+  per target (FILE: the run's :class:`~tkperf.engine.request.RunRequest`
+  with that target's own name, outdir and summary) through
+  :class:`tkperf.engine.multi.ParallelRuns`, shows them together,
   then writes the comparison report, the combined ``--json-summary`` and
   exits with the worst target's code;
 * the child, :class:`ChildHooks`: a run that finds the parent's
-  environment variables sends its progress to the parent and records in
-  its result how many runs shared the host.
+  environment variables sends its progress, and why it stopped, to the
+  parent and records in its result how many runs shared the host.
 """
 from __future__ import annotations
 
-import argparse
+import contextlib
+import dataclasses
+import errno
 import json
 import logging
 import os
@@ -27,20 +31,20 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from typing import List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import notify
 from tkperf.cli import common, multiplan, runargs
 from tkperf.cli import progress as shown
-from tkperf.engine import multi, options
+from tkperf.engine import multi
 from tkperf.engine import progress as engine_progress
-from tkperf.errors import EXIT_OK, TkperfError, UsageError
+from tkperf.engine import request as request_file
+from tkperf.engine.request import RunRequest
+from tkperf.errors import EXIT_OK, EXIT_OUTPUT, Interrupted, TkperfError, UsageError, exit_code_of
 from tkperf.model import files, store
 
 log = logging.getLogger("tkperf")
 
-#: Options the parent decides for each child instead of passing them on.
-_NOT_PASSED = {"help", "device", "name", "outdir", "yes", "quiet", "size", "json_summary", "dry_run"}
 #: A progress line longer than this is cut, so that each line is one write
 #: of at most PIPE_BUF bytes, never torn by another.
 _MAX_TEXT = 2000
@@ -59,22 +63,20 @@ class _ChannelHandler(logging.Handler):
 
 class ChildHooks:
     """A run started by a run of several targets: its progress (snapshots and
-    progress lines) goes to the parent's pipe, and the run records
-    ``facts["host_sharing"]`` from ``TKPERF_HOST_SHARING``."""
+    progress lines) and why it stopped go to the parent's pipe, and the run
+    records ``facts["host_sharing"]`` from ``TKPERF_HOST_SHARING``."""
 
-    def __init__(self, session, fd: Optional[int], sharing: Optional[dict]) -> None:
-        self.session = session
+    def __init__(self, fd: Optional[int], sharing: Optional[dict]) -> None:
+        self.session = None
         self.fd = fd
         self.sharing = sharing
         self.handler = _ChannelHandler(self)
-        engine_progress.add_listener(self._on_progress)
-        common.progress.addHandler(self.handler)
 
     @classmethod
-    def from_env(cls, session, environ=os.environ) -> Optional["ChildHooks"]:
-        """Hooks for ``session`` if the environment names a channel or the
-        host sharing (both are removed from ``environ``, so that no program
-        the run starts sees them); None otherwise.  A bad value is a UsageError."""
+    def from_env(cls, environ=os.environ) -> Optional["ChildHooks"]:
+        """Hooks if the environment names a channel or the host sharing (both
+        are removed from ``environ``, so that no program the run starts sees
+        them); None otherwise.  A bad value is a UsageError."""
         fd_text = environ.pop(multi.PROGRESS_FD_ENV, None)
         sharing_text = environ.pop(multi.HOST_SHARING_ENV, None)
         if fd_text is None and sharing_text is None:
@@ -94,7 +96,17 @@ class ChildHooks:
             except (ValueError, OSError):
                 raise UsageError(f"${multi.PROGRESS_FD_ENV}={fd_text!r}: not an open pipe") from None
             os.set_blocking(fd, False)  # a parent that stops reading must never stall the run
-        return cls(session, fd, sharing)
+        return cls(fd, sharing)
+
+    def attach(self, session) -> None:
+        """Send ``session``'s progress from now on (after the run's logging is set up)."""
+        self.session = session
+        engine_progress.add_listener(self._on_progress)
+        common.progress.addHandler(self.handler)
+
+    def detach(self) -> None:
+        engine_progress.remove_listener(self._on_progress)
+        common.progress.removeHandler(self.handler)
 
     def send(self, obj: dict) -> None:
         if self.fd is None:
@@ -107,8 +119,13 @@ class ChildHooks:
         except OSError:
             self._close_fd()  # the parent is gone; the run goes on as if alone
 
+    def stopped(self, exc: BaseException) -> None:
+        """Tell the parent why the run stopped (before :meth:`close`)."""
+        text, code = stop_reason(exc)
+        self.send({"t": "error", "text": text[:_MAX_TEXT], "exit": code})
+
     def _on_progress(self, prog: engine_progress.Progress, event: str) -> None:
-        run = self.session.run
+        run = self.session.run if self.session is not None else None
         if event == "run" and self.sharing is not None and run is not None:
             # Progress says "run" right before the runner's first save.
             run.facts["host_sharing"] = multi.merge_sharing(run.facts.get("host_sharing"), self.sharing)
@@ -120,8 +137,7 @@ class ChildHooks:
 
     def close(self) -> None:
         """Stop listening and tell the parent the CPU time this run used."""
-        engine_progress.remove_listener(self._on_progress)
-        common.progress.removeHandler(self.handler)
+        self.detach()
         me = resource.getrusage(resource.RUSAGE_SELF)
         kids = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.send({"t": "end", "cpu_self_s": me.ru_utime + me.ru_stime,
@@ -129,31 +145,40 @@ class ChildHooks:
         self._close_fd()
 
 
+@contextlib.contextmanager
+def child_hooks(environ=os.environ) -> Iterator[Optional[ChildHooks]]:
+    """:meth:`ChildHooks.from_env` around a whole run: an exception out of
+    it is told to the parent, then the end; None when the run is alone."""
+    hooks = ChildHooks.from_env(environ)
+    if hooks is None:
+        yield None
+        return
+    try:
+        yield hooks
+    except BaseException as exc:
+        hooks.stopped(exc)
+        raise
+    finally:
+        hooks.close()
+
+
+def stop_reason(exc: BaseException) -> Tuple[str, int]:
+    """Why a run stopped and its exit code: what :func:`tkperf.cli.main`
+    says of ``exc``, without its ``tkperf: error: `` (``stopped: ...`` and
+    ``internal error: ...`` keep their word)."""
+    if isinstance(exc, Interrupted):
+        return f"stopped: {exc}", exit_code_of(exc)
+    if isinstance(exc, TkperfError):
+        return str(exc), exit_code_of(exc)
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", exit_code_of(exc)
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        where = exc.filename if exc.filename is not None else "to standard output"
+        return f"cannot write {where}: {exc.strerror}", EXIT_OUTPUT
+    return f"internal error: {type(exc).__name__}: {exc} (details in the run's log)", exit_code_of(exc)
+
+
 # --- the parent side -----------------------------------------------------------
-
-def passed_options(args: argparse.Namespace, profile: str) -> List[str]:
-    """The options of the command line that every child gets as they were
-    given, rebuilt from the parsed values (all but those in ``_NOT_PASSED``)."""
-    parser = common.Parser(prog="tkperf", allow_abbrev=False)
-    runargs.add_run_options(parser, profile)
-    argv: List[str] = []
-    for action in parser._actions:
-        if not action.option_strings or action.dest in _NOT_PASSED:
-            continue
-        value = getattr(args, action.dest, action.default)
-        flag = next((f for f in action.option_strings if f.startswith("--")), action.option_strings[0])
-        kind = type(action).__name__
-        if kind == "_StoreTrueAction":
-            argv += [flag] if value is True else []
-        elif kind == "_StoreFalseAction":
-            argv += [flag] if value is False else []
-        elif kind == "_AppendAction":
-            for v in value or []:
-                argv += [flag, str(v)]
-        elif value is not None and value != action.default:
-            argv += [flag, str(value)]
-    return argv
-
 
 class _Shown(multi.Listener):
     """Connects the runs to the combined view."""
@@ -190,60 +215,66 @@ class _Shown(multi.Listener):
         self.view.refresh()
 
 
-def run_several(args: argparse.Namespace, profile: str) -> int:
-    twice = [d for d, n in Counter(args.device).items() if n > 1]
+def run_several(request: RunRequest) -> int:
+    twice = [d for d, n in Counter(request.devices).items() if n > 1]
     if twice:
         raise UsageError(f"{twice[0]} is given twice: give each target once")
-    runargs.unattended(args)  # --json-summary and the mail settings, checked before anything runs
-    planned = multiplan.plan_targets(args, profile, runargs.from_args)
+    runargs.unattended(request.json_summary, request.mail)  # checked before anything runs
+    planned = multiplan.plan_targets(request, runargs.open_run)
     try:
-        return _start(args, profile, planned)
+        return _start(request, planned)
     finally:
         multiplan.close_sides(planned)  # each child opens its own session to its host
 
 
-def _start(args: argparse.Namespace, profile: str, planned: List[multiplan.Planned]) -> int:
-    base = args.outdir or ""
+def _start(request: RunRequest, planned: List[multiplan.Planned]) -> int:
+    base = request.outdir or ""
     outdirs = [os.path.join(base, p.name) if base else p.name for p in planned]
-    if args.dry_run:
+    if request.dry_run:
         for p, outdir in zip(planned, outdirs):
             print(f"# ===== {p.arg}: run {p.name} in {outdir}")
-            runargs.dry_run(p.dev, p.opts, profile, p.side)
+            runargs.dry_run(p.dev, p.opts, request.profile, p.side)
         return EXIT_OK
-    if args.resume and args.overwrite:
+    if request.resume and request.overwrite:
         raise UsageError("--resume continues the saved runs, --overwrite replaces them: give one")
     for p, outdir in zip(planned, outdirs):
         xml = store.run_file(outdir, p.name)
-        if not args.resume:
-            common.refuse_replacing(xml, args.overwrite)  # every target, before any starts
+        if not request.resume:
+            common.refuse_replacing(xml, request.overwrite)  # every target, before any starts
         elif not os.path.exists(xml):
             raise UsageError(f"--resume: no saved run {xml} to resume")
     for p in planned:
-        p.side.check_safe(p.dev, args.force)  # read-only; the child checks again under its lock
-    multiplan.check_fio_servers(args, planned)
+        p.side.check_safe(p.dev, request.force)  # read-only; the child checks again under its lock
+    multiplan.check_fio_servers(request.remote, planned)
     for p in planned:
-        common.confirm(p.dev, args.yes)
+        common.confirm(p.dev, request.yes)
     multiplan.close_sides(planned)
-    passed = passed_options(args, profile)
-    tmp = tempfile.mkdtemp(prefix="tkperf-multi-")
+    tmp = tempfile.mkdtemp(prefix="tkperf-multi-")  # 0700: the requests and summaries are ours
     try:
-        targets = []
-        for p, outdir in zip(planned, outdirs):
-            summary = os.path.join(tmp, f"{p.name}.json")
-            argv = [sys.executable, "-m", "tkperf", profile, "run", p.arg, *passed, "--name", p.name,
-                    "--outdir", outdir, "--yes", "--quiet", "--json-summary", summary]
-            if p.is_file and args.size:
-                argv += ["--size", args.size]
-            targets.append(multi.Target(p.name, p.arg, outdir, tuple(argv), summary))
-        return _run(args, profile, targets)
+        os.mkdir(os.path.join(tmp, "requests"), 0o700)
+        targets = [_target(request, p, outdir, tmp) for p, outdir in zip(planned, outdirs)]
+        return _run(request, targets)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run(args: argparse.Namespace, profile: str, targets: Sequence[multi.Target]) -> int:
+def _target(request: RunRequest, p: multiplan.Planned, outdir: str, tmp: str) -> multi.Target:
+    """One child: its own request (this target, its name, outdir and
+    summary; no questions, no progress lines of its own) in ``tmp``."""
+    summary = os.path.join(tmp, f"{p.name}.json")
+    own = dataclasses.replace(request, devices=(p.arg,), name=p.name, outdir=outdir, yes=True, quiet=True,
+                              json_summary=summary, size=request.size if p.is_file else None)
+    path = os.path.join(tmp, "requests", f"{p.name}.json")
+    request_file.write(own, path)
+    argv = (sys.executable, "-m", "tkperf", request.profile, "run", p.arg, "--request", path)
+    return multi.Target(p.name, p.arg, outdir, argv, summary)
+
+
+def _run(request: RunRequest, targets: Sequence[multi.Target]) -> int:
+    profile = request.profile
     t0, cpu0 = time.monotonic(), _own_cpu()
     runs = [engine_progress.RemoteRun(t.name, t.device) for t in targets]
-    view = shown.choose_combined(sys.stderr, sys.stdout, args.quiet)
+    view = shown.choose_combined(sys.stderr, sys.stdout, request.quiet)
     view.start(runs)
     view.note(f"{len(targets)} runs at once on {os.cpu_count()} CPUs: "
               + ", ".join(f"{t.name} ({t.device})" for t in targets))
@@ -255,12 +286,12 @@ def _run(args: argparse.Namespace, profile: str, targets: Sequence[multi.Target]
     signum = parallel.signum
     codes = [o.exit_code for o in outcomes if o.exit_code is not None]
     worst = multi.worst_exit(codes + ([128 + signum] if signum else []))
-    reports, note = _comparison(args, outcomes, signum)
+    reports, note = _comparison(request, outcomes, signum)
     _print_outcomes(outcomes, reports, note, worst)
-    if args.json_summary:
+    if request.json_summary:
         doc = multi.summary_document(f"{profile} run", outcomes, worst, reports, note, signum,
                                      time.monotonic() - t0, _own_cpu() - cpu0)
-        _warn_on_failure("no JSON summary", lambda: _write_summary(args.json_summary, doc))
+        _warn_on_failure("no JSON summary", lambda: _write_summary(request.json_summary, doc))
     return worst
 
 
@@ -280,7 +311,7 @@ def _warn_on_failure(what: str, action) -> None:
         print(f"tkperf: warning: {what}: {exc}", file=sys.stderr)
 
 
-def _comparison(args: argparse.Namespace, outcomes: Sequence[multi.Outcome],
+def _comparison(request: RunRequest, outcomes: Sequence[multi.Outcome],
                 signum: Optional[int]) -> Tuple[List[str], str]:
     """The comparison report of the complete runs: (documents written, a note
     saying what was left out or why there is none)."""
@@ -288,7 +319,7 @@ def _comparison(args: argparse.Namespace, outcomes: Sequence[multi.Outcome],
 
     if signum:
         return [], "not built: the runs were stopped"
-    if args.no_report:
+    if request.no_report:
         return [], "not built: --no-report"
     runs, left_out = [], []
     for o in outcomes:
@@ -305,11 +336,11 @@ def _comparison(args: argparse.Namespace, outcomes: Sequence[multi.Outcome],
     if len(runs) > compare.MAX_RUNS:
         return [], (f"not built: {len(runs)} complete runs, a comparison takes at most "
                     f"{compare.MAX_RUNS} (tkperf compare on a subset){left}")
-    prefix = args.name or ""
-    outdir = os.path.join(args.outdir or ".", f"{prefix}-comparison" if prefix else "comparison")
+    prefix = request.name or ""
+    outdir = os.path.join(request.outdir or ".", f"{prefix}-comparison" if prefix else "comparison")
     try:
         result = compare.build_comparison(runs, common.prepare_outdir(outdir),
-                                          options.parse_report_formats(args.report_format))
+                                          request.report_formats)
     except Exception as exc:  # noqa: BLE001 - never lose the runs' exit status to the comparison
         log.error("comparison failed: %s", exc)
         print(f"tkperf: warning: no comparison: {exc}", file=sys.stderr)

@@ -8,6 +8,7 @@ import shlex
 from typing import Dict, List, Optional, Tuple
 
 from tkperf import programs
+from tkperf.engine.request import RemoteSettings
 from tkperf.errors import EXIT_OK, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.jobs import FioSettings
@@ -30,8 +31,14 @@ def add_options(p: argparse.ArgumentParser, fio: bool = True) -> None:
                         "e.g. 'sudo -n /opt/tkperf/bin/tkperf' for a login that is not root)")
 
 
-def _port(args: argparse.Namespace, saved: Optional[dict] = None) -> int:
-    port = getattr(args, "fio_port", None)
+def settings_of(args: argparse.Namespace) -> RemoteSettings:
+    """The remote options as given (a command may lack some of them)."""
+    return RemoteSettings(fio_port=getattr(args, "fio_port", None), ssh_config=getattr(args, "ssh_config", None),
+                          remote_tkperf=getattr(args, "remote_tkperf", None))
+
+
+def _port(given: RemoteSettings, saved: Optional[dict] = None) -> int:
+    port = given.fio_port
     if port is None:
         port = int((saved or {}).get("fio_port") or FIO_PORT)
     if not 0 < port < 65536:
@@ -39,8 +46,8 @@ def _port(args: argparse.Namespace, saved: Optional[dict] = None) -> int:
     return port
 
 
-def _remote_tkperf(args: argparse.Namespace, saved: Optional[dict] = None) -> List[str]:
-    text = getattr(args, "remote_tkperf", None) or (saved or {}).get("remote_tkperf") or DEFAULT_REMOTE_TKPERF
+def _remote_tkperf(given: RemoteSettings, saved: Optional[dict] = None) -> List[str]:
+    text = given.remote_tkperf or (saved or {}).get("remote_tkperf") or DEFAULT_REMOTE_TKPERF
     try:
         words = shlex.split(str(text))
     except ValueError as exc:
@@ -50,14 +57,14 @@ def _remote_tkperf(args: argparse.Namespace, saved: Optional[dict] = None) -> Li
     return words
 
 
-def _ssh_config(args: argparse.Namespace, saved: Optional[dict] = None) -> Optional[str]:
-    given = getattr(args, "ssh_config", None) or (saved or {}).get("ssh_config") or None
-    if given and not os.path.isfile(given):
-        raise UsageError(f"--ssh-config {given}: no such file")
-    return os.path.abspath(given) if given else None
+def _ssh_config(given: RemoteSettings, saved: Optional[dict] = None) -> Optional[str]:
+    path = given.ssh_config or (saved or {}).get("ssh_config") or None
+    if path and not os.path.isfile(path):
+        raise UsageError(f"--ssh-config {path}: no such file")
+    return os.path.abspath(path) if path else None
 
 
-def open_target(target: str, size: Optional[int], args: argparse.Namespace,
+def open_target(target: str, size: Optional[int], given: RemoteSettings,
                 saved: Optional[dict] = None) -> Tuple[TargetSide, DeviceInfo]:
     """The side of ``target`` (this host, or a test host over SSH) and its device.
     ``saved``: a resumed run's ``facts["remote"]``, for what the command line leaves out."""
@@ -68,8 +75,8 @@ def open_target(target: str, size: Optional[int], args: argparse.Namespace,
     from tkperf.remote import proxy  # a local run never loads the remote side
 
     host, path = where
-    _port(args, saved)  # a bad port is refused before any connection
-    side = proxy.connect(host, _ssh_config(args, saved), _remote_tkperf(args, saved))
+    _port(given, saved)  # a bad port is refused before any connection
+    side = proxy.connect(host, _ssh_config(given, saved), _remote_tkperf(given, saved))
     try:
         return side, side.resolve(path, size)
     except BaseException:
@@ -77,7 +84,7 @@ def open_target(target: str, size: Optional[int], args: argparse.Namespace,
         raise
 
 
-def backend(side: TargetSide, settings, outdir: str, args: argparse.Namespace,
+def backend(side: TargetSide, settings, outdir: str, given: RemoteSettings,
             saved: Optional[dict] = None) -> Optional[FioBackend]:
     """fio's client for a remote side (its server checked now, before anything
     is written); None on this host (the session makes its own)."""
@@ -85,16 +92,16 @@ def backend(side: TargetSide, settings, outdir: str, args: argparse.Namespace,
         return None
     from tkperf.remote.fio import RemoteFio  # a local run never loads the remote side
 
-    return RemoteFio(settings, outdir, side.host, _port(args, saved), session=side)
+    return RemoteFio(settings, outdir, side.host, _port(given, saved), session=side)
 
 
-def facts(side: TargetSide, args: argparse.Namespace, saved: Optional[dict] = None) -> Dict[str, object]:
+def facts(side: TargetSide, given: RemoteSettings, saved: Optional[dict] = None) -> Dict[str, object]:
     """``facts["remote"]`` of a run: how it reached its target, for the header and a resume."""
     if not side.host:
         return {}
-    config = _ssh_config(args, saved)
-    return {"host": side.host, "fio_host": fio_host(side.host), "fio_port": _port(args, saved),
-            "remote_tkperf": " ".join(shlex.quote(w) for w in _remote_tkperf(args, saved)),
+    config = _ssh_config(given, saved)
+    return {"host": side.host, "fio_host": fio_host(side.host), "fio_port": _port(given, saved),
+            "remote_tkperf": " ".join(shlex.quote(w) for w in _remote_tkperf(given, saved)),
             **({"ssh_config": config} if config else {})}
 
 
@@ -111,7 +118,7 @@ def server_command(bind: str, port: int, pidfile: str) -> List[str]:
 
 
 def cmd_server(args: argparse.Namespace) -> int:
-    port = _port(args)
+    port = _port(settings_of(args))
     pidfile = f"/run/tkperf-fio-{port}.pid"
     argv = server_command(args.bind or "", port, pidfile)
     if not args.start:

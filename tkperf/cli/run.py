@@ -6,16 +6,15 @@ import logging
 import os
 import sys
 import traceback
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Sequence
 
 from tkperf import notify
-from tkperf.cli import advice, common, multirun
+from tkperf.cli import advice, common, multirun, runargs
 from tkperf.cli import remote as remote_cli
 from tkperf.cli.runargs import add_run_options, add_unattended_options, epilog
-from tkperf.cli.runargs import dry_run as _dry_run
-from tkperf.cli.runargs import from_args as _from_args
-from tkperf.cli.runargs import unattended as _unattended
 from tkperf.engine import options, resume
+from tkperf.engine import request as request_file
+from tkperf.engine.request import RunRequest
 from tkperf.engine.session import Session, fio_settings
 from tkperf.errors import EXIT_OK, Interrupted, ResumeError, UsageError, exit_code_of
 from tkperf.model import store
@@ -39,39 +38,64 @@ def cmd_run(args: argparse.Namespace) -> int:
         advice.full_path(device, args.size)
         if not args.dry_run:
             advice.need_root_for(device, [profile, "run", *args.device, "..."])
-    if len(args.device) > 1:
-        return multirun.run_several(args, profile)
-    args.device = args.device[0]
-    opts, dev, name, outdir, desc, features, side = _from_args(args, profile)
+    if args.request is not None:
+        with multirun.child_hooks() as hooks:  # a bad file, too, is told on the channel
+            return _run_one(_given_request(args, profile), hooks)
+    return run(runargs.request_from_args(args, profile))
+
+
+def _given_request(args: argparse.Namespace, profile: str) -> RunRequest:
+    """``--request FILE``: a child of a run of several targets (the file
+    says everything; the command line names the target for ``ps``)."""
+    given = request_file.load(args.request)
+    if given.profile != profile or given.devices != tuple(args.device) or len(given.devices) != 1:
+        raise UsageError(f"--request {args.request} is for tkperf {given.profile} run "
+                         f"{' '.join(given.devices)}, not for this command line")
+    return given
+
+
+def run(request: RunRequest) -> int:
+    """``PROFILE run`` as ``request`` asks: one target, or several at once."""
+    if len(request.devices) > 1:
+        return multirun.run_several(request)
+    with multirun.child_hooks() as hooks:  # None unless one of several runs (docs/parallel.rst)
+        return _run_one(request, hooks)
+
+
+def _run_one(request: RunRequest, hooks: Optional[multirun.ChildHooks]) -> int:
+    profile, opts = request.profile, request.options
+    dev, name, outdir, desc, features, side = runargs.open_run(request, request.device, request.size)
     try:
-        mail = _unattended(args)
-        if args.dry_run:
-            return _dry_run(dev, opts, profile, side)
+        mail = runargs.unattended(request.json_summary, request.mail)
+        if request.dry_run:
+            return runargs.dry_run(dev, opts, profile, side)
         saved = None
         xml_path = store.run_file(outdir, name)
-        if args.resume and args.overwrite:
+        if request.resume and request.overwrite:
             raise UsageError("--resume continues the saved run, --overwrite replaces it: give one")
-        if not args.resume:
-            common.refuse_replacing(xml_path, args.overwrite)
-        if args.resume:
+        if not request.resume:
+            common.refuse_replacing(xml_path, request.overwrite)
+        if request.resume:
             if not os.path.exists(xml_path):
                 raise UsageError(f"--resume: no saved run {xml_path} to resume")
             saved = store.load(xml_path)
             resume.check(saved, dev, opts)
             if saved.status == "complete":
                 return _complete(saved, xml_path)
-        fio = remote_cli.backend(side, fio_settings(dev, opts), outdir, args)
-        return _execute(args, Session(profile=profile, opts=opts, device=dev, name=name, outdir=outdir,
-                                      saved=saved, force=args.force, description=desc.text,
-                                      description_fields=dict(desc.fields), features=features,
-                                      side=side, fio=fio, remote_facts=remote_cli.facts(side, args)), mail)
+        fio = remote_cli.backend(side, fio_settings(dev, opts), outdir, request.remote)
+        return _execute(request, Session(profile=profile, opts=opts, device=dev, name=name, outdir=outdir,
+                                         saved=saved, force=request.force, description=desc.text,
+                                         description_fields=dict(desc.fields), features=features,
+                                         side=side, fio=fio,
+                                         remote_facts=remote_cli.facts(side, request.remote)), mail, hooks)
     finally:
         side.close()
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
-    options.parse_report_formats(args.report_format)
-    mail = _unattended(args)
+    formats = options.parse_report_formats(args.report_format)
+    mail_given = runargs.mail_of(args)
+    mail = runargs.unattended(args.json_summary, mail_given)
     saved = store.load(args.result)
     if saved.status == "complete":
         return _complete(saved, args.result)
@@ -81,56 +105,72 @@ def cmd_resume(args: argparse.Namespace) -> int:
         opts = options.RunOptions.from_dict(saved.options)
     except (UsageError, ValueError, TypeError) as exc:
         raise ResumeError(f"{args.result}: its options cannot be read back ({exc})") from None
-    size = saved.device.size_bytes if saved.device.kind == "file" else None
+    request = RunRequest(
+        profile=saved.profile, devices=(saved.device.path,), options=opts,
+        size=saved.device.size_bytes if saved.device.kind == "file" else None,
+        name=saved.name, outdir=os.path.dirname(os.path.abspath(args.result)),
+        report_formats=formats, no_report=args.no_report, resume=True, force=args.force, yes=args.yes,
+        quiet=args.quiet, json_summary=args.json_summary, mail=mail_given,
+        remote=remote_cli.settings_of(args))
+    with multirun.child_hooks() as hooks:
+        return resume_run(request, saved, args.result, mail, hooks)
+
+
+def resume_run(request: RunRequest, saved: RunResult, path: str, mail: Optional[notify.MailSettings],
+               hooks: Optional[multirun.ChildHooks] = None) -> int:
+    """Continue ``saved`` (read from ``path``) as ``request`` says."""
+    opts = request.options
     was = remote_cli.saved_remote(saved.facts)
-    side, dev = remote_cli.open_target(saved.device.path, size, args, was)
+    side, dev = remote_cli.open_target(request.device, request.size, request.remote, was)
     try:
-        advice.need_root(dev, ["resume", args.result, "..."])
+        advice.need_root(dev, ["resume", path, "..."])
         resume.check(saved, dev, opts)
-        outdir = os.path.dirname(os.path.abspath(args.result))
-        fio = remote_cli.backend(side, fio_settings(dev, opts), outdir, args, was)
-        return _execute(args, Session(profile=saved.profile, opts=opts, device=dev, name=saved.name,
-                                      outdir=outdir, saved=saved, force=args.force, side=side, fio=fio,
-                                      remote_facts=remote_cli.facts(side, args, was)), mail)
+        outdir = request.outdir or os.path.dirname(os.path.abspath(path))
+        fio = remote_cli.backend(side, fio_settings(dev, opts), outdir, request.remote, was)
+        return _execute(request, Session(profile=request.profile, opts=opts, device=dev, name=saved.name,
+                                         outdir=outdir, saved=saved, force=request.force, side=side, fio=fio,
+                                         remote_facts=remote_cli.facts(side, request.remote, was)),
+                        mail, hooks)
     finally:
         side.close()
 
 
-def _execute(args: argparse.Namespace, session: Session,
-             mail: Optional[notify.MailSettings] = None) -> int:
-    common.setup_logging(None, args.quiet, getattr(args, "debug", False))
-    hooks = multirun.ChildHooks.from_env(session)  # None unless one of several runs (docs/parallel.rst)
+def _execute(request: RunRequest, session: Session, mail: Optional[notify.MailSettings] = None,
+             hooks: Optional[multirun.ChildHooks] = None) -> int:
+    common.setup_logging(None, request.quiet, request.debug)
+    if hooks is not None:
+        hooks.attach(session)
     error: Optional[BaseException] = None
     try:
-        session.execute(confirm=lambda dev: common.confirm(dev, args.yes))
+        session.execute(confirm=lambda dev: common.confirm(dev, request.yes))
     except BaseException as exc:
         error = exc
         if isinstance(exc, Interrupted) and os.path.exists(session.xml_path):
-            exc.resume_command = advice.resume_command(session.xml_path, args.yes)  # type: ignore[attr-defined]
+            exc.resume_command = advice.resume_command(session.xml_path, request.yes)  # type: ignore[attr-defined]
         raise
     finally:
         common.stop_progress()
         reports: List[str] = []
         if session.run is not None:
-            if not args.no_report:
-                reports = _final_report(session.run, session.outdir, args.report_format)
+            if not request.no_report:
+                reports = _final_report(session.run, session.outdir, request.report_formats)
             print("\n".join(summary.lines(session.run)))
             print(f"results: {session.xml_path}")
-        _run_ended(args, session, mail, reports, error)
+        _run_ended(request, session, mail, reports, error)
         session.close_log()
         if hooks is not None:
-            hooks.close()
+            hooks.detach()
     return EXIT_OK
 
 
-def _run_ended(args: argparse.Namespace, session: Session, mail: Optional[notify.MailSettings],
+def _run_ended(request: RunRequest, session: Session, mail: Optional[notify.MailSettings],
                reports: List[str], error: Optional[BaseException]) -> None:
     """``--json-summary`` and ``--mail`` at the end of a run; a failure of
     either is a warning and never changes the run's exit code."""
     paths = notify.paths_dict(session.xml_path, session.log_path, reports)
-    if args.json_summary and session.run is not None:
+    if request.json_summary and session.run is not None:
         _warn_on_failure("no JSON summary", lambda: notify.write_summary(
-            args.json_summary, summary.as_document(session.run, paths, exit_code_of(error))))
+            request.json_summary, summary.as_document(session.run, paths, exit_code_of(error))))
     if mail is not None:
         _send_mail(mail, session, paths, error)
 
@@ -163,14 +203,14 @@ def _warn_on_failure(what: str, action: Callable[[], None]) -> None:
         print(f"tkperf: warning: {what}: {exc}", file=sys.stderr)
 
 
-def _final_report(run: RunResult, outdir: str, formats_text: str) -> List[str]:
+def _final_report(run: RunResult, outdir: str, formats: Sequence[str]) -> List[str]:
     """The report at the end of a run, complete or partial; a failure here is
     a warning, since the XML (the record) is already saved.  The paths of
     the report documents written (rst, html, pdf)."""
     try:
         from tkperf.render import report
 
-        result = report.build_report(run, outdir, options.parse_report_formats(formats_text))
+        result = report.build_report(run, outdir, tuple(formats))
         common.print_report(result)
         return [p for p in result.paths if p.endswith((".rst", ".html", ".pdf"))]
     except Exception as exc:  # noqa: BLE001 - never lose the run's exit status to the report

@@ -1,9 +1,11 @@
-"""A run's command line: the options of ``ssd run`` and ``hdd run`` and what
-they give, checked before anything touches a device: the run's options,
-the target and its side, the names, and the dry run's description.
+"""A run's command line: the options of ``ssd run`` and ``hdd run``, turned
+once into the run's request (:func:`request_from_args`,
+:class:`tkperf.engine.request.RunRequest`), and what opens and checks a
+target of it before anything touches the device (:func:`open_run`), and
+the dry run's description.
 
 ``tkperf.cli.run`` (one target) and ``tkperf.cli.multirun`` (several at
-once, each a child ``run``) both start here.
+once, each a child ``run`` given the request as a file) both start here.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from tkperf.cli import advice, common
 from tkperf.cli import remote as remote_cli
 from tkperf.engine import options, plan
 from tkperf.engine.runner import plan_all
+from tkperf.engine.request import MailRequest, RunRequest
 from tkperf.engine.session import fio_settings
 from tkperf.errors import EXIT_OK, UsageError
 from tkperf.model import pts as pts_model
@@ -107,6 +110,9 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                         "such a run is refused: tkperf resume continues it)")
     p.add_argument("--dry-run", action="store_true",
                    help="print the fio job files and the estimated duration; touch nothing")
+    # A child of a run of several targets: the whole request as a JSON file
+    # (tkperf.engine.request; docs/parallel.rst), not for use by hand.
+    p.add_argument("--request", metavar="FILE", help=argparse.SUPPRESS)
     common.add_report_options(p)
     add_unattended_options(p)
     remote_cli.add_options(p)
@@ -173,13 +179,19 @@ def add_unattended_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mail-from", metavar="ADDR", help="sender of the mail (default tkperf@HOSTNAME)")
 
 
-def unattended(args: argparse.Namespace) -> Optional[notify.MailSettings]:
+def unattended(json_summary: Optional[str], m: MailRequest) -> Optional[notify.MailSettings]:
     """Check ``--json-summary`` (OutputError) and the mail options
     (UsageError) before the run starts; the mail settings or None."""
-    if args.json_summary:
-        notify.check_summary_path(args.json_summary)
-    return notify.mail_settings(args.mail, args.smtp, args.smtp_starttls, args.smtp_user,
-                                args.smtp_password_file, args.mail_from, os.environ)
+    if json_summary:
+        notify.check_summary_path(json_summary)
+    return notify.mail_settings(list(m.recipients), m.smtp, m.starttls, m.user, m.password_file,
+                                m.sender, os.environ)
+
+
+def mail_of(args: argparse.Namespace) -> MailRequest:
+    """The mail options as given (``ssd run`` and ``resume``)."""
+    return MailRequest(recipients=tuple(args.mail), smtp=args.smtp, starttls=args.smtp_starttls,
+                       user=args.smtp_user, password_file=args.smtp_password_file, sender=args.mail_from)
 
 
 def overrides(args: argparse.Namespace, profile: str) -> dict:
@@ -213,26 +225,40 @@ def overrides(args: argparse.Namespace, profile: str) -> dict:
     return o
 
 
-def from_args(args: argparse.Namespace, profile: str) -> tuple:
-    """Options, target and names from the command line, all validated before
-    anything touches the device."""
+def request_from_args(args: argparse.Namespace, profile: str) -> RunRequest:
+    """The command line of ``PROFILE run`` as a request, its options and
+    formats checked; the targets are checked when they are opened
+    (:func:`open_run`)."""
     opts = options.build(overrides(args, profile), quick=args.quick, device_class=args.device_class,
                          pts=args.pts, profile=profile)
-    options.parse_report_formats(args.report_format)
-    size = options.parse_size(args.size, "--size") if args.size else None
-    desc = description.read_description(args.dsc)
-    features = description.read_features(args.features)
-    side, dev = remote_cli.open_target(args.device, size, args)
+    return RunRequest(
+        profile=profile, devices=tuple(args.device), options=opts,
+        size=options.parse_size(args.size, "--size") if args.size else None,
+        name=args.name, outdir=args.outdir,
+        report_formats=options.parse_report_formats(args.report_format), no_report=args.no_report,
+        resume=args.resume, overwrite=args.overwrite, force=args.force, yes=args.yes,
+        quiet=args.quiet, debug=args.debug, dry_run=args.dry_run, json_summary=args.json_summary,
+        mail=mail_of(args), description=args.dsc, features=args.features,
+        remote=remote_cli.settings_of(args))
+
+
+def open_run(request: RunRequest, device: str, size: Optional[int]) -> tuple:
+    """``device`` of ``request`` opened and checked, all before anything
+    touches it: (device, name, outdir, description, features, side)."""
+    opts, profile = request.options, request.profile
+    desc = description.read_description(request.description)
+    features = description.read_features(request.features)
+    side, dev = remote_cli.open_target(device, size, request.remote)
     try:
-        if not args.dry_run:
-            advice.need_root(dev, [profile, "run", args.device, "..."])
+        if not request.dry_run:
+            advice.need_root(dev, [profile, "run", device, "..."])
         options.check_fits(opts, dev.size_bytes, dev.logical_sector)
         plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
-        name = common.check_name(args.name) if args.name else common.default_name(dev)
+        name = common.check_name(request.name) if request.name else common.default_name(dev)
     except BaseException:
         side.close()
         raise
-    return opts, dev, name, args.outdir or name, desc, features, side
+    return dev, name, request.outdir or name, desc, features, side
 
 
 def dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str, side: TargetSide) -> int:

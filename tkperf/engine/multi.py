@@ -1,7 +1,8 @@
 """Several independent runs at once: ``tkperf ssd run DEV DEV ...``.
 
-Every target runs as its own process, ``python -m tkperf ssd run DEV --name
-NAME --outdir DIR ...``, so that its fio children, its log, its device lock
+Every target runs as its own process, ``python -m tkperf ssd run DEV
+--request FILE`` (FILE: its :class:`~tkperf.engine.request.RunRequest` as
+JSON), so that its fio children, its log, its device lock
 and its signal handling are its own, exactly as when it runs alone.
 :class:`ParallelRuns` starts them, reads what they print and what they send
 on their progress channel, forwards a stop signal to each of them exactly
@@ -14,8 +15,11 @@ A child learns that it is one of several from two environment variables
 ``TKPERF_PROGRESS_FD``
     a pipe's file descriptor: the child writes one JSON object a line,
     ``{"t": "state", ...}`` (:func:`tkperf.engine.progress.snapshot`),
-    ``{"t": "msg", "text": ...}`` (its progress lines) and at its end
-    ``{"t": "end", "cpu_self_s": ..., "cpu_children_s": ...}``.
+    ``{"t": "msg", "text": ...}`` (its progress lines), when an error
+    stopped it ``{"t": "error", "text": ..., "exit": N}`` (why, as the
+    target's reason), and at its end
+    ``{"t": "end", "cpu_self_s": ..., "cpu_children_s": ...}``.  What it
+    prints is shown as output, never read for meaning.
 ``TKPERF_HOST_SHARING``
     ``{"runs": N, "host_cpus": C, "targets": [{"name", "device"}, ...]}``,
     kept in the result as ``facts["host_sharing"]``.
@@ -44,8 +48,6 @@ SUMMARY_VERSION = 1
 TICK_S = 0.5
 #: The signals a parallel run forwards to its children (once each).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-#: A child's last line on stderr that says why it stopped starts with one of these.
-_ERROR_PREFIXES = ("tkperf: error: ", "tkperf: stopped: ", "tkperf: internal error: ")
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ class Outcome:
     when signal N ended it; None while it runs or if it never started);
     ``cpu_self_s`` is the child's own CPU time (tkperf, not fio),
     ``cpu_children_s`` that of the programs it ran (fio above all); both
-    None when the child could not say.  ``error`` is its last error line,
+    None when the child could not say.  ``error`` is why it stopped, as
+    its channel said (or its exit code or signal when it could not say),
     ``summary`` its ``--json-summary`` document (None if it wrote none)."""
 
     target: Target
@@ -303,14 +306,12 @@ class ParallelRuns:
                 self.listener.state(o, msg["state"])
             elif msg.get("t") == "msg":
                 self.listener.message(o, str(msg.get("text", "")))
+            elif msg.get("t") == "error":
+                o.error = str(msg.get("text", ""))
             elif msg.get("t") == "end":
                 o.cpu_self_s = _number(msg.get("cpu_self_s"))
                 o.cpu_children_s = _number(msg.get("cpu_children_s"))
             return
-        if kind == "err":
-            for prefix in _ERROR_PREFIXES:
-                if line.startswith(prefix):  # "error: " goes, "stopped: " and "internal error: " stay
-                    o.error = line[len("tkperf: error: " if prefix == "tkperf: error: " else "tkperf: "):]
         self.listener.output(o, line, kind)
 
     def _finish(self, o: Outcome) -> None:
@@ -320,7 +321,7 @@ class ParallelRuns:
         o.wall_s = time.monotonic() - o.started
         o.exit_code = exit_code_of_returncode(o.proc.returncode)
         if o.exit_code != 0 and not o.error:
-            o.error = f"exit code {o.exit_code}"
+            o.error = died_reason(o.proc.returncode)
         o.summary = read_summary(o.target.summary_path)
         self.listener.ended(o)
 
@@ -341,6 +342,16 @@ class ParallelRuns:
             if key.data[1] == "chan":
                 os.close(key.fd)
         self._sel.close()
+
+
+def died_reason(returncode: int) -> str:
+    """Why a child stopped that did not say (killed, or died before its channel)."""
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exited with code {returncode}"
 
 
 def _number(value: object) -> Optional[float]:
