@@ -20,7 +20,7 @@ def _full() -> RunRequest:
                          pts=None, profile="ssd")
     return RunRequest(
         profile="hdd", devices=("/dev/a", "host:/dev/b"), options=opts, size=1 << 30, name="n",
-        outdir="o", report_formats=("html", "rst"), no_report=True, resume=True, overwrite=True,
+        outdir="o", report_formats=("html", "rst"), no_report=True, png=True, resume=True, overwrite=True,
         force=True, yes=True, quiet=True, debug=True, dry_run=True, json_summary="s.json",
         mail=MailRequest(recipients=("x@example.org", "y@example.org"), smtp="mx:26", starttls=True,
                          user="u", password_file="pw", sender="t@example.org"),
@@ -65,14 +65,14 @@ def test_a_bad_or_foreign_document_is_one_usage_line(change, words):
 
 def test_the_command_line_becomes_one_request():
     argv = ["hdd", "run", "/dev/a", "/dev/b", "--tests", "hdd-lat", "--runtime", "2m", "--size", "1g",
-            "--name", "n", "--outdir", "o", "--yes", "--quiet", "--report-format", "pdf,rst", "--no-report",
+            "--name", "n", "--outdir", "o", "--yes", "--quiet", "--report-format", "pdf,rst", "--no-report", "--png",
             "--json-summary", "s.json", "--mail", "x@example.org", "--smtp", "mx", "--fio-port", "8766",
             "--force", "--debug"]
     req = runargs.request_from_args(build_parser().parse_args(argv), "hdd")
     assert req.profile == "hdd" and req.devices == ("/dev/a", "/dev/b")
     assert req.options.tests == ("hdd-lat",) and req.options.runtime == 120
     assert req.size == 1 << 30 and (req.name, req.outdir) == ("n", "o")
-    assert req.report_formats == ("pdf", "rst") and req.no_report and req.yes and req.quiet
+    assert req.report_formats == ("pdf", "rst") and req.no_report and req.png and req.yes and req.quiet
     assert req.force and req.debug and not req.resume and not req.dry_run
     assert req.json_summary == "s.json" and req.mail.recipients == ("x@example.org",)
     assert req.remote == RemoteSettings(fio_port=8766)

@@ -35,6 +35,7 @@ def add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report-format", default="rst,html,pdf",
                    help="formats of the report written at the end (default rst,html,pdf)")
     p.add_argument("--no-report", action="store_true", help="write no report at the end")
+    add_png_option(p)
 
 
 def add_png_option(p: argparse.ArgumentParser) -> None:

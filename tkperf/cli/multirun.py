@@ -340,7 +340,7 @@ def _comparison(request: RunRequest, outcomes: Sequence[multi.Outcome],
     outdir = os.path.join(request.outdir or ".", f"{prefix}-comparison" if prefix else "comparison")
     try:
         result = compare.build_comparison(runs, common.prepare_outdir(outdir),
-                                          request.report_formats)
+                                          request.report_formats, png=request.png)
     except Exception as exc:  # noqa: BLE001 - never lose the runs' exit status to the comparison
         log.error("comparison failed: %s", exc)
         print(f"tkperf: warning: no comparison: {exc}", file=sys.stderr)

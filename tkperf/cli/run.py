@@ -109,7 +109,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         profile=saved.profile, devices=(saved.device.path,), options=opts,
         size=saved.device.size_bytes if saved.device.kind == "file" else None,
         name=saved.name, outdir=os.path.dirname(os.path.abspath(args.result)),
-        report_formats=formats, no_report=args.no_report, resume=True, force=args.force, yes=args.yes,
+        report_formats=formats, no_report=args.no_report, png=args.png, resume=True, force=args.force, yes=args.yes,
         quiet=args.quiet, json_summary=args.json_summary, mail=mail_given,
         remote=remote_cli.settings_of(args))
     with multirun.child_hooks() as hooks:
@@ -153,7 +153,7 @@ def _execute(request: RunRequest, session: Session, mail: Optional[notify.MailSe
         reports: List[str] = []
         if session.run is not None:
             if not request.no_report:
-                reports = _final_report(session.run, session.outdir, request.report_formats)
+                reports = _final_report(session.run, session.outdir, request.report_formats, request.png)
             print("\n".join(summary.lines(session.run)))
             print(f"results: {session.xml_path}")
         _run_ended(request, session, mail, reports, error)
@@ -203,14 +203,14 @@ def _warn_on_failure(what: str, action: Callable[[], None]) -> None:
         print(f"tkperf: warning: {what}: {exc}", file=sys.stderr)
 
 
-def _final_report(run: RunResult, outdir: str, formats: Sequence[str]) -> List[str]:
+def _final_report(run: RunResult, outdir: str, formats: Sequence[str], png: bool = False) -> List[str]:
     """The report at the end of a run, complete or partial; a failure here is
     a warning, since the XML (the record) is already saved.  The paths of
     the report documents written (rst, html, pdf)."""
     try:
         from tkperf.render import report
 
-        result = report.build_report(run, outdir, tuple(formats))
+        result = report.build_report(run, outdir, tuple(formats), png=png)
         common.print_report(result)
         return [p for p in result.paths if p.endswith((".rst", ".html", ".pdf"))]
     except Exception as exc:  # noqa: BLE001 - never lose the run's exit status to the report

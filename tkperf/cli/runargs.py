@@ -235,7 +235,7 @@ def request_from_args(args: argparse.Namespace, profile: str) -> RunRequest:
         profile=profile, devices=tuple(args.device), options=opts,
         size=options.parse_size(args.size, "--size") if args.size else None,
         name=args.name, outdir=args.outdir,
-        report_formats=options.parse_report_formats(args.report_format), no_report=args.no_report,
+        report_formats=options.parse_report_formats(args.report_format), no_report=args.no_report, png=args.png,
         resume=args.resume, overwrite=args.overwrite, force=args.force, yes=args.yes,
         quiet=args.quiet, debug=args.debug, dry_run=args.dry_run, json_summary=args.json_summary,
         mail=mail_of(args), description=args.dsc, features=args.features,

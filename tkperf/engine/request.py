@@ -68,6 +68,8 @@ class RunRequest:
     outdir: Optional[str] = None
     report_formats: Tuple[str, ...] = options.REPORT_FORMATS
     no_report: bool = False
+    #: Plots as PNG files too, which the reST then refers to (``--png``).
+    png: bool = False
     resume: bool = False
     overwrite: bool = False
     force: bool = False
