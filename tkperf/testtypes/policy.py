@@ -1,0 +1,26 @@
+"""Steady-state policies: how a plan decides that it has reached steady state.
+
+Each plan states its policy (:attr:`~tkperf.testtypes.base.Plan.steady`),
+so the engine, the generic views and the conformance check read it instead
+of guessing from whether a tracking figure exists.  A stored result does
+not record it: the test type says it for a test it ran
+(:meth:`~tkperf.testtypes.base.TestType.steady_policy`), and for a test of
+a type that is not installed :func:`stored_policy` reads what the file
+holds.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tkperf.model.steadystate import Steady
+
+__all__ = ["Steady", "stored_policy"]
+
+if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
+    from tkperf.model.results import TestRun
+
+
+def stored_policy(test: "TestRun") -> Steady:
+    """The policy a stored test followed, from what its file holds: a
+    tracking figure means the 20/10 rule on it, none means no steady state."""
+    return Steady.ONE if test.tracking_workload else Steady.NONE
