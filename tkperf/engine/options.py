@@ -326,7 +326,7 @@ def build(overrides: Mapping[str, object], quick: bool = False, device_class: Op
         base.update(QUICK)
     shared = {f.name for f in fields(RunOptions)} - {"values"}
     base.update({k: v for k, v in given.items() if k in shared})
-    tests = tuple(base.get("tests") or _default_tests(profile))  # type: ignore[arg-type]
+    tests: Tuple[str, ...] = tuple(base.get("tests") or _default_tests(profile))  # type: ignore[arg-type]
     base["tests"] = tests
     values = []
     for opt in _test_options(tests):

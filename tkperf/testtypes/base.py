@@ -162,11 +162,11 @@ class Plan:
     steady: Optional[Steady] = None
 
     def __post_init__(self) -> None:
-        if self.steady is None:
-            object.__setattr__(self, "steady", Steady.ONE if self.tracking is not None else Steady.NONE)
-        if self.steady is not Steady.NONE and self.tracking is None:
-            raise ValueError(f"plan {self.key}: a steady state ({self.steady.value}) needs a tracking figure")
-        if self.steady is Steady.SEVERAL and self.judge is None:
+        policy = self.steady or (Steady.ONE if self.tracking is not None else Steady.NONE)
+        object.__setattr__(self, "steady", policy)
+        if policy is not Steady.NONE and self.tracking is None:
+            raise ValueError(f"plan {self.key}: a steady state ({policy.value}) needs a tracking figure")
+        if policy is Steady.SEVERAL and self.judge is None:
             raise ValueError(f"plan {self.key}: a steady state on several figures needs a judge")
 
     @property

@@ -43,15 +43,33 @@ class Options(Protocol):
     through :meth:`of`, the chosen type's own options as its typed
     settings (``opts.of(IopsSettings).bs``)."""
 
-    tests: Tuple[str, ...]
-    quick: bool
-    device_class: str
-    runtime: int
-    numjobs: int
-    iodepth: int
-    max_rounds: int
-    window: int
-    wipc_loops: int
+    # Read-only (properties): RunOptions is a frozen dataclass.
+    @property
+    def tests(self) -> Tuple[str, ...]: ...
+
+    @property
+    def quick(self) -> bool: ...
+
+    @property
+    def device_class(self) -> str: ...
+
+    @property
+    def runtime(self) -> int: ...
+
+    @property
+    def numjobs(self) -> int: ...
+
+    @property
+    def iodepth(self) -> int: ...
+
+    @property
+    def max_rounds(self) -> int: ...
+
+    @property
+    def window(self) -> int: ...
+
+    @property
+    def wipc_loops(self) -> int: ...
 
     @property
     def revision(self) -> "Revision": ...

@@ -98,7 +98,7 @@ class ZoneSweeps(Phases):
             test.data[f"zone.{i}.size"] = str(size)
         super().run(ctx, plan, test)
 
-    def estimate(self, opts: Options, capacity: int) -> Estimate:
+    def estimate(self, opts, capacity: int) -> Estimate:
         est = super().estimate(opts, capacity)
         lines = list(est.lines) + [f"# {len(self.bounds)} zones of {sizes_text(self.bounds)}, outer "
                                    f"(offset 0) to inner (offset {self.bounds[-1][0]:,})"]

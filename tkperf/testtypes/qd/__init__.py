@@ -209,7 +209,7 @@ class QdPhases(Phases):
 
     fill_bytes: int = 0
 
-    def estimate(self, opts: Options, capacity: int) -> Estimate:
+    def estimate(self, opts, capacity: int) -> Estimate:
         est = super().estimate(opts, capacity)
         fill_s = self.fill_bytes / FILL_ESTIMATE_BPS
         lines = list(est.lines)
