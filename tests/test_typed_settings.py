@@ -140,3 +140,31 @@ def test_conformance_reads_the_types_policy(monkeypatch):
     assert testtypes.steady_policy(t) is Steady.ONE == stored_policy(t)
     t.tracking_workload = ""
     assert testtypes.steady_policy(t) is Steady.NONE
+
+
+def test_the_example_plugin_reads_its_typed_settings(monkeypatch):
+    """examples/plugin's rw4k loads under this API and plans from its settings."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "plugin" / "tkperf_rw4k.py"
+    spec = importlib.util.spec_from_file_location("tkperf_rw4k", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(__import__("sys").modules, "tkperf_rw4k", module)
+    spec.loader.exec_module(module)
+
+    class EntryPoint:
+        def load(self):
+            return module.RandomRW4kTest
+
+    monkeypatch.setattr(testtypes, "_entry_points", lambda: [("rw4k", "tkperf_rw4k:RandomRW4kTest", EntryPoint())])
+    testtypes.reset()
+    try:
+        assert testtypes.problems() == [] and testtypes.get("rw4k") is not None
+        o = options.build({"tests": ("rw4k",), "rw4k_mix": 65}, quick=True)
+        assert o.of(module.RW4kSettings) == module.RW4kSettings(mix=65, qd=4)
+        (plan,) = testtypes.get("rw4k").plan(o, 10 ** 10)
+        assert plan.policy is Steady.ONE and plan.shape.jobs[0].iodepth == 4
+        assert o.to_dict()["rw4k_mix"] == "65/35"
+    finally:
+        testtypes.reset()
