@@ -305,11 +305,9 @@ class Stream(Shape):
 
 
 def _steady_column(plan: "PlanLike") -> str:
-    """The stream column holding the tracking figure (``write.iops`` ->
-    ``iops``); '' when the plan tracks nothing the stream records."""
-    if plan.policy is Steady.NONE or plan.tracking is None:
-        return ""
-    column = plan.tracking.metric.rsplit(".", 1)[-1]
+    """The stream column of the tracking figure (``write.iops`` -> ``iops``); '' when none is sought."""
+    tracked = plan.tracking if plan.policy is not Steady.NONE else None
+    column = tracked.metric.rsplit(".", 1)[-1] if tracked is not None else ""
     return column if column in STREAM_COLUMNS else ""
 
 

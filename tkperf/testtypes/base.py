@@ -27,17 +27,7 @@ from __future__ import annotations
 import abc
 import importlib
 from dataclasses import dataclass, field, replace
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Callable,
-    Dict,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Tuple,
-)
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.errors import UsageError
 from tkperf.model.figures import Figure

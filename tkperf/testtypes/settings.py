@@ -15,17 +15,7 @@ checker sees every value's type and a misspelt name fails at once.
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Dict,
-    Mapping,
-    Protocol,
-    Tuple,
-    Type,
-    TypeVar,
-    cast,
-)
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Protocol, Tuple, Type, TypeVar, cast
 
 from tkperf.errors import UsageError
 

@@ -25,7 +25,7 @@ Each zone's offset and size are kept in the test's data (``zone.K.offset``,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List, Optional, Sequence, TYPE_CHECKING, Tuple
+from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Estimate, Phase, Phases
