@@ -168,3 +168,11 @@ def test_the_example_plugin_reads_its_typed_settings(monkeypatch):
         assert o.to_dict()["rw4k_mix"] == "65/35"
     finally:
         testtypes.reset()
+
+
+def test_a_stored_test_tracking_several_figures_says_so():
+    run = result()
+    t = run.tests[0]
+    assert stored_policy(t) is Steady.ONE
+    t.params["also_tracking"] = "rnd-4k-100-0:read.iops"
+    assert stored_policy(t) is Steady.SEVERAL and testtypes.steady_policy(t) is Steady.SEVERAL

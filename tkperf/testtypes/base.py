@@ -293,13 +293,10 @@ class TestType(abc.ABC):
 
     def steady_policy(self, test: "TestRun") -> Steady:
         """The steady-state policy the plan of ``test`` stated (the file
-        does not record it).  The default: the 20/10 rule on the tracking
-        figure when the test has one (:func:`~tkperf.testtypes.policy.stored_policy`),
-        on several figures when it has :meth:`tracking_variables`."""
-        policy = stored_policy(test)
-        if policy is Steady.ONE and self.tracking_variables(test):
-            return Steady.SEVERAL
-        return policy
+        does not record it).  The default reads it from what the file holds
+        (:func:`~tkperf.testtypes.policy.stored_policy`); a type whose plans
+        state another policy than their stored tracking shows says so here."""
+        return stored_policy(test)
 
     def tracking_variables(self, test: "TestRun") -> List["TestRun"]:
         """The test seen once per tracking variable (its ``tracking_*`` set

@@ -21,6 +21,10 @@ if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
 
 
 def stored_policy(test: "TestRun") -> Steady:
-    """The policy a stored test followed, from what its file holds: a
-    tracking figure means the 20/10 rule on it, none means no steady state."""
-    return Steady.ONE if test.tracking_workload else Steady.NONE
+    """The policy a stored test followed, from what its file holds: no
+    tracking figure means no steady state; figures tracked besides it
+    (``also_tracking`` in its params, IOPS under PTS 2.0) the 20/10 rule
+    on several; else the 20/10 rule on the one."""
+    if not test.tracking_workload:
+        return Steady.NONE
+    return Steady.SEVERAL if test.params.get("also_tracking") else Steady.ONE
