@@ -64,12 +64,13 @@ from tkperf.testtypes.base import (
     in_range,
     parse_count,
 )
+from tkperf.testtypes.settings import settings_from
 
 __all__ = [
     "API_VERSION",
     # the test-type interface
     "TestType", "Option", "Options", "Plan", "Tracking", "Steady", "Figure", "SummaryValue", "in_range",
-    "parse_count",
+    "parse_count", "settings_from",
     # options every test shares, and value parsers
     "RunOptions", "parse_size", "parse_block_sizes", "parse_mix", "parse_mixes", "parse_duration",
     "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "UsageError",
