@@ -34,6 +34,7 @@ from tkperf.testtypes.base import Plan
 from tkperf.testtypes.cbw import CompositeWorkloadTest, bssplit_shares, mean_transfer
 from tkperf.testtypes.cbw import view
 from tkperf.testtypes.dirth import Point, choose_points, sweep_points
+from tkperf.testtypes.dirth.settings import CbwSettings
 
 RECORDED = data_path("cbw/fio-3.33-cbw-sweep.json")
 MiB = 1024 * 1024
@@ -161,7 +162,8 @@ def test_options_round_trip_and_belong_to_cbw(capsys):
     kind = CompositeWorkloadTest()
     given = {o.field: o.parse(text, o.flags[0]) for o, text in zip(kind.options, ("8,2", "16", "90s", "2.5ms"))}
     opts = options.build({"tests": ("cbw",), **given})
-    assert (opts.cbw_tc, opts.cbw_qd, opts.cbw_time, opts.cbw_rt_limit) == ((2, 8), (16,), 90, 2500)
+    cfg = opts.of(CbwSettings)
+    assert (cfg.tc, cfg.qd, cfg.time, cfg.rt_limit) == ((2, 8), (16,), 90, 2500)
     assert options.RunOptions.from_dict(opts.to_dict()) == opts
     assert (opts.to_dict()["cbw_tc"], opts.to_dict()["cbw_rt_limit"]) == ("2,8", "2500us")
     rc = main(["ssd", "run", "/dev/null", "--tests", "dirth", "--cbw-tc", "1", "--yes"])

@@ -2,6 +2,9 @@ import pytest
 
 from tkperf.engine import options
 from tkperf.errors import TargetError, UsageError
+from tkperf.testtypes.iops import IopsSettings
+from tkperf.testtypes.throughput import ThroughputSettings
+from tkperf.testtypes.writesat import settings as wsat_settings
 
 
 def test_sizes():
@@ -18,16 +21,16 @@ def test_mixes_and_durations():
     assert options.parse_duration("90s") == 90
     assert options.parse_duration("30m") == 1800
     assert options.parse_duration("3600") == 3600
-    assert options.parse_tgbw("4x") == "4x"
-    assert options.tgbw_bytes("4x", 1000) == 4000
-    assert options.tgbw_bytes("800", 1) == 800 * 10 ** 9
+    assert wsat_settings.parse_tgbw("4x") == "4x"
+    assert wsat_settings.tgbw_bytes("4x", 1000) == 4000
+    assert wsat_settings.tgbw_bytes("800", 1) == 800 * 10 ** 9
 
 
 @pytest.mark.parametrize("fn, arg", [
     (options.parse_size, "4q"), (options.parse_size, "0"), (options.parse_size, "-4k"),
     (options.parse_mix, "60/30"), (options.parse_mix, "101"), (options.parse_mix, "a/b"),
     (options.parse_duration, "1y"), (options.parse_duration, "0"),
-    (options.parse_tgbw, "x4"), (options.parse_tests, "iops,foo"),
+    (wsat_settings.parse_tgbw, "x4"), (options.parse_tests, "iops,foo"),
 ])
 def test_bad_values(fn, arg):
     with pytest.raises(UsageError):
@@ -41,12 +44,12 @@ def test_block_size_must_be_sector_multiple():
 
 def test_profiles_and_overrides():
     ent = options.build({})
-    assert (ent.numjobs, ent.iodepth, ent.tp_bs) == (4, 32, (1 << 20, 128 << 10))
+    assert (ent.numjobs, ent.iodepth, ent.of(ThroughputSettings).bs) == (4, 32, (1 << 20, 128 << 10))
     cli = options.build({}, device_class="client")
-    assert (cli.numjobs, cli.iodepth, cli.tp_bs) == (2, 16, (1 << 20,))
+    assert (cli.numjobs, cli.iodepth, cli.of(ThroughputSettings).bs) == (2, 16, (1 << 20,))
     q = options.build({"runtime": 2}, quick=True)
     assert q.quick and q.runtime == 2 and q.max_rounds == 5
-    assert len(ent.iops_bs) * len(ent.iops_mixes) == 56
+    assert len(ent.of(IopsSettings).bs) * len(ent.of(IopsSettings).mixes) == 56
 
 
 def test_dict_round_trip():

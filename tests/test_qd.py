@@ -19,6 +19,7 @@ from tkperf.errors import EXIT_USAGE
 from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.model import histogram, store
 from tkperf.model.results import IoStats, Round, Workload
+from tkperf.testtypes.qd.settings import QdSettings
 from tkperf.testtypes.qd import (BY_WORD, FILL_JOB, PRECONDITION_JOB, WORKLOADS, Point, QueueDepthTest,
                                  schedule)
 
@@ -171,7 +172,8 @@ def test_sequential_points_continue_where_the_last_stopped(active_range):
 
 def test_quick_values_and_histograms_only_for_the_mix():
     opts = options.build({"tests": ("qd",)}, quick=True)
-    assert (opts.qd_depths, opts.qd_time, opts.qd_precondition_time, opts.qd_workloads) == ((1, 4, 32), 2, 3, ALL)
+    cfg = opts.of(QdSettings)
+    assert (cfg.depths, cfg.time, cfg.precondition_time, cfg.workloads) == ((1, 4, 32), 2, 3, ALL)
     assert plan(quick=True).histograms
     assert not plan(qd_workloads=("rnd4k-w", "seq128k-r")).histograms
 

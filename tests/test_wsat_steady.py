@@ -20,6 +20,7 @@ from tkperf.model import store
 from tkperf.model.results import TestRun
 from tkperf.testtypes.writesat import WORKLOAD, WriteSaturationTest
 from tkperf.testtypes.writesat import view as wsat_view
+from tkperf.testtypes.writesat.settings import WsatSettings
 
 MiB = 1024 * 1024
 CAPACITY = 256 * MiB
@@ -204,9 +205,9 @@ def test_stream_with_wsat_steady_goes_on_while_the_points_fall():
 
 def test_defaults_and_quick():
     o = wsat_opts()
-    assert o.wsat_steady is False and o.wsat_steady_spacing == 1800
+    assert o.of(WsatSettings).steady is False and o.of(WsatSettings).steady_spacing == 1800
     q = options.build({"tests": ("wsat",)}, quick=True)
-    assert q.wsat_steady is False and q.wsat_steady_spacing == 1
+    assert q.of(WsatSettings).steady is False and q.of(WsatSettings).steady_spacing == 1
 
 
 def test_plan_discloses_the_rule():
@@ -231,7 +232,7 @@ def test_cli_switches(flags, want):
 
 
 def test_spacing_option_is_checked():
-    assert wsat_opts(wsat_steady_spacing=options.parse_duration("30m")).wsat_steady_spacing == 1800
+    assert wsat_opts(wsat_steady_spacing=options.parse_duration("30m")).of(WsatSettings).steady_spacing == 1800
     with pytest.raises(UsageError, match="out of range"):
         wsat_opts(wsat_steady_spacing=0)
 
@@ -243,14 +244,14 @@ def test_old_result_options_still_load():
     old = {k: v for k, v in new.items() if k != "wsat_steady_spacing"}
     old["wsat_steady"] = "true"
     o = options.RunOptions.from_dict(old)
-    assert o.wsat_steady is True and o.wsat_steady_spacing == 1800
+    assert o.of(WsatSettings).steady is True and o.of(WsatSettings).steady_spacing == 1800
     assert options.RunOptions.from_dict(new) == wsat_opts()
 
 
 def test_example_files_load_and_keep_their_words():
     # An example as tkperf wrote it before the spaced rule (format 1): it stopped at steady state.
     run = store.load("tests/data/format1/example-ssd.xml")
-    assert options.RunOptions.from_dict(run.options).wsat_steady is True
+    assert options.RunOptions.from_dict(run.options).of(WsatSettings).steady is True
     t = run.test("wsat")
     assert "steady_spacing" not in t.params  # from before the spacing
     assert wsat_view.steady_rule(t, 5) == "20/10 over 5 intervals"

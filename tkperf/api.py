@@ -7,7 +7,11 @@ report blocks of its own sections.  Every other module of tkperf is
 internal and may change in any release; the names below change only by the
 rule of :data:`API_VERSION`::
 
-    from tkperf.api import TestType, Option, Plan, Tracking, Figure, Rounds, FioJob
+    from tkperf.api import TestType, Option, Options, Plan, Tracking, Figure, Rounds, FioJob
+
+A type reads its own options through a frozen dataclass of their values
+(its ``settings``): ``opts.of(MySettings).qd``, typed (API 2; API 1 read
+them as untyped attributes, ``opts.my_qd``).
 
 A plug-in says which MAJOR version it was written for with its type's
 ``api_version`` class attribute (the current MAJOR when left out); tkperf
@@ -33,6 +37,7 @@ from tkperf.engine.shapes import Phase, Phases, Rounds, Shape, Stream, Sweep
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import IoStats, Round, RunResult, TestRun, Workload, format_bs, mix_label
+from tkperf.model.steadystate import Steady
 from tkperf.render.blocks import (
     Admonition,
     BarsChart,
@@ -51,6 +56,7 @@ from tkperf.testtypes.base import (
     API_VERSION,
     Figure,
     Option,
+    Options,
     Plan,
     SummaryValue,
     TestType,
@@ -58,11 +64,13 @@ from tkperf.testtypes.base import (
     in_range,
     parse_count,
 )
+from tkperf.testtypes.settings import settings_from
 
 __all__ = [
     "API_VERSION",
     # the test-type interface
-    "TestType", "Option", "Plan", "Tracking", "Figure", "SummaryValue", "in_range", "parse_count",
+    "TestType", "Option", "Options", "Plan", "Tracking", "Steady", "Figure", "SummaryValue", "in_range",
+    "parse_count", "settings_from",
     # options every test shares, and value parsers
     "RunOptions", "parse_size", "parse_block_sizes", "parse_mix", "parse_mixes", "parse_duration",
     "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "UsageError",

@@ -15,13 +15,14 @@ point in pyproject.toml::
 
 and from then on ``--tests rw4k``, ``--rw4k-mix``, ``--rw4k-qd``, ``show``,
 ``report``, ``compare``, ``resume`` and ``--dry-run`` know it.  It uses
-only tkperf's public interface, :mod:`tkperf.api` (API version 1): the
+only tkperf's public interface, :mod:`tkperf.api` (API version 2): the
 test-type interface, the ``Rounds`` loop shape, ``FioJob`` and a value
 parser.
 """
 from __future__ import annotations
 
-from typing import Dict, List
+from dataclasses import dataclass
+from typing import ClassVar, Dict, List
 
 from tkperf import api
 from tkperf.api import (
@@ -29,8 +30,10 @@ from tkperf.api import (
     Figure,
     FioJob,
     Option,
+    Options,
     Plan,
     Rounds,
+    Steady,
     SummaryValue,
     TestRun,
     TestType,
@@ -74,16 +77,27 @@ def check_qd(value: int) -> None:
         raise UsageError(f"--rw4k-qd {value} is out of range (1..{MAX_IODEPTH})")
 
 
+@dataclass(frozen=True)
+class RW4kSettings:
+    """The values of rw4k's options, typed: field ``mix`` holds ``rw4k_mix``."""
+
+    option_prefix: ClassVar[str] = "rw4k_"
+
+    mix: int    # read share in percent
+    qd: int     # queue depth of the one job
+
+
 class RandomRW4kTest(TestType):
     """RND 4KiB R/W mix at a fixed OIO, in rounds until its IOPS are steady."""
 
-    api_version = 1          # the tkperf.api MAJOR version this was written for
+    api_version = 2          # the tkperf.api MAJOR version this was written for
     name = "rw4k"
     title = "Random 4KiB R/W mix"
     short = "RW4K"
     unit = "round"
     default_run = False      # only with --tests rw4k
     order = 60               # after the four PTS tests
+    settings = RW4kSettings  # its options' values, read as opts.of(RW4kSettings)
     options = (
         Option("rw4k_mix", ("--rw4k-mix",), "rw4k R/W mix as read/write (default 70/30)",
                parse=parse_mix, format=mix_label, default=DEFAULT_MIX, metavar="MIX"),
@@ -93,19 +107,21 @@ class RandomRW4kTest(TestType):
     )
 
     # --- running ---------------------------------------------------------------
-    def plan(self, opts, capacity: int) -> List[Plan]:
-        mix, qd = opts.rw4k_mix, opts.rw4k_qd
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(RW4kSettings)
+        mix, qd = cfg.mix, cfg.qd
         job = FioJob(name=workload_name(mix), rw="randrw", bs=BLOCK_SIZE, rwmixread=mix,
                      runtime=opts.runtime, numjobs=NUMJOBS, iodepth=qd)
         return [Plan(
             key=self.name,
             shape=Rounds((job,)),
             tracking=Tracking(job.name, "iops", f"RND 4k {mix_label(mix)} QD{qd} IOPS"),
+            steady=Steady.ONE,   # the 20/10 rule on that one figure
             params={"block_size": "4k", "access": "random", "mix": mix_label(mix),
                     "numjobs": str(NUMJOBS), "iodepth": str(qd), "runtime": str(opts.runtime)},
         )]
 
-    def largest_block(self, opts) -> int:
+    def largest_block(self, opts: Options) -> int:
         return BLOCK_SIZE
 
     # --- reading results -----------------------------------------------------------

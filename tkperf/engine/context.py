@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from tkperf.model.results import TestRun
+from tkperf.model.steadystate import Steady
 
 
 class RunContext(Protocol):
@@ -36,5 +37,8 @@ class PlanLike(Protocol):
 
     @property
     def tracking(self) -> Any: ...
+
+    @property
+    def policy(self) -> Steady: ...
 
     def steady_state(self, test: TestRun, window: int) -> Any: ...

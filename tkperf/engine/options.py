@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
-from typing import Dict, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Mapping, Optional, Sequence, Tuple, Type
 
 from tkperf import durations, testtypes
 from tkperf.engine.precondition import WIPC_BS
@@ -16,6 +16,7 @@ from tkperf.errors import TargetError, UsageError
 from tkperf.model import pts as pts_model
 from tkperf.model.results import format_bs
 from tkperf.model.steadystate import WINDOW
+from tkperf.testtypes.settings import S, settings_from
 
 MAX_NUMJOBS = 256
 MAX_IODEPTH = 4096
@@ -101,22 +102,6 @@ def data_pattern_fio(pattern: str) -> Tuple[Tuple[str, str], ...]:
     return ()
 
 
-def parse_tgbw(text: str) -> str:
-    """'4x' (drive fills) or a GB figure ('800', '1.5') -> normalised text."""
-    t = (text or "").strip().lower()
-    if re.fullmatch(r"\d+(\.\d+)?x", t) and float(t[:-1]) > 0:
-        return t
-    if re.fullmatch(r"\d+(\.\d+)?", t) and float(t) > 0:
-        return t
-    raise UsageError(f"--wsat-tgbw {text!r} is not a GB figure (e.g. 800) or drive fills (e.g. 4x)")
-
-
-def tgbw_bytes(tgbw: str, capacity: int) -> int:
-    if tgbw.endswith("x"):
-        return int(float(tgbw[:-1]) * capacity)
-    return int(float(tgbw) * 1e9)
-
-
 REPORT_FORMATS: Tuple[str, ...] = ("rst", "html", "pdf")
 
 
@@ -180,8 +165,8 @@ class RunOptions:
 
     The fields are the settings every test shares; ``values`` holds the
     options of the chosen test types (declared by each type as
-    :class:`~tkperf.testtypes.base.Option`), read as attributes:
-    ``opts.iops_bs``.
+    :class:`~tkperf.testtypes.base.Option`), read through the type's typed
+    settings: ``opts.of(IopsSettings).bs``.
     """
 
     tests: Tuple[str, ...] = ()
@@ -236,14 +221,11 @@ class RunOptions:
             if opt.check is not None:
                 opt.check(have[opt.field])
 
-    def __getattr__(self, name: str) -> object:
-        # Only called for names that are not fields: a test type's option.
-        if name.startswith("__"):
-            raise AttributeError(name)
-        for key, value in object.__getattribute__(self, "values"):
-            if key == name:
-                return value
-        raise AttributeError(f"no option {name!r} (is its test type among --tests?)")
+    def of(self, kind: Type[S]) -> S:
+        """The values of a chosen test type's options as ``kind``, its
+        frozen settings dataclass: ``opts.of(IopsSettings).bs``
+        (:mod:`tkperf.testtypes.settings`)."""
+        return settings_from(kind, dict(self.values))
 
     def to_dict(self) -> Dict[str, str]:
         out: Dict[str, str] = {}
@@ -314,9 +296,6 @@ class RunOptions:
         active = self.active_bytes(capacity)
         return active if self.test_range and self.test_bytes(capacity) < active else 0
 
-    def tgbw_bytes(self, capacity: int) -> int:
-        return tgbw_bytes(self.wsat_tgbw, capacity)  # type: ignore[attr-defined]
-
 
 QUICK = dict(runtime=1, max_rounds=5, numjobs=1, iodepth=8, quick=True)
 
@@ -347,7 +326,7 @@ def build(overrides: Mapping[str, object], quick: bool = False, device_class: Op
         base.update(QUICK)
     shared = {f.name for f in fields(RunOptions)} - {"values"}
     base.update({k: v for k, v in given.items() if k in shared})
-    tests = tuple(base.get("tests") or _default_tests(profile))  # type: ignore[arg-type]
+    tests: Tuple[str, ...] = tuple(base.get("tests") or _default_tests(profile))  # type: ignore[arg-type]
     base["tests"] = tests
     values = []
     for opt in _test_options(tests):

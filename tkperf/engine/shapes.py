@@ -30,7 +30,7 @@ import numpy as np
 
 from tkperf.engine.context import PlanLike, RunContext
 from tkperf.engine.progress import progress_of
-from tkperf.model.steadystate import SteadyState, evaluate
+from tkperf.model.steadystate import Steady, SteadyState, evaluate
 from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.intervals import IntervalCutter, report_time
@@ -149,8 +149,8 @@ class Rounds(Shape):
 
     def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         opts = ctx.opts
-        if plan.tracking is None:
-            raise ValueError(f"{plan.key}: the round loop needs a tracking figure")
+        if plan.policy is Steady.NONE or plan.tracking is None:
+            raise ValueError(f"{plan.key}: the round loop needs a steady-state policy and a tracking figure")
         prog = progress_of(ctx)
         for index in range(len(test.rounds) + 1, opts.max_rounds + 1):
             ctx.phase = f"round {index}"
@@ -305,9 +305,9 @@ class Stream(Shape):
 
 
 def _steady_column(plan: "PlanLike") -> str:
-    """The stream column holding the tracking figure (``write.iops`` ->
-    ``iops``); '' when the plan tracks nothing the stream records."""
-    column = plan.tracking.metric.rsplit(".", 1)[-1] if plan.tracking is not None else ""
+    """The stream column of the tracking figure (``write.iops`` -> ``iops``); '' when none is sought."""
+    tracked = plan.tracking if plan.policy is not Steady.NONE else None
+    column = tracked.metric.rsplit(".", 1)[-1] if tracked is not None else ""
     return column if column in STREAM_COLUMNS else ""
 
 

@@ -14,6 +14,7 @@ intercept 13904.5, average 14339.2, steady).
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Sequence, Tuple
 
@@ -103,3 +104,14 @@ def evaluate(rounds: Sequence[int], values: Sequence[float], window: int = WINDO
         slope_excursion=slope_exc,
         window=window,
     )
+
+
+class Steady(enum.Enum):
+    """A plan's steady-state policy."""
+
+    #: No steady state is sought (a sweep, phases, a single pass).
+    NONE = "none"
+    #: The PTS 20/10 rule on the one tracking figure.
+    ONE = "one figure"
+    #: The 20/10 rule on each of several figures (the plan's ``judge``).
+    SEVERAL = "several figures"

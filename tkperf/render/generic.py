@@ -19,7 +19,7 @@ from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
 from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt, is_stream, plural, shown_unit, test_title, unit_of
+from tkperf.render.words import NA, fmt, is_stream, plural, seeks_steady_state, shown_unit, test_title, unit_of
 
 
 def _header(ctx: ReportContext, test: TestRun) -> b.Header:
@@ -89,7 +89,7 @@ def report_section(kind, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         if not measured:
             continue
         out += [x for x in (headline_table(kind, test), workload_table(test)) if x is not None]
-        if test.rounds and test.tracking_workload and test.tracking_metric:
+        if test.rounds and seeks_steady_state(test) and test.tracking_metric:
             out += steady.steady_sections(ctx, test, steady.tracking_convergence(test), level + 1)
         elif test.rounds:  # no tracking figure (a sweep, a single pass): no steady state to show
             out += [b.Paragraph(f"{test_title(test)} tracks no figure for a steady state: its rounds are shown "

@@ -15,7 +15,7 @@ from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
 from tkperf.render import steady
 from tkperf.durations import duration
-from tkperf.render.words import NA, oio, plural, tracking_label, unit_of, verdict
+from tkperf.render.words import NA, oio, plural, seeks_steady_state, tracking_label, unit_of, verdict
 from tkperf.render.words import capacity_text
 
 Pairs = Tuple[Tuple[str, str], ...]
@@ -203,7 +203,7 @@ def round_fields(run: RunResult, test: TestRun) -> Pairs:
         ("Rounds run", f"{len(test.rounds)} of at most {run.options.get('max_rounds', NA)}"),
         ("Tracking", tracking_label(test) if test.tracking_workload else "none"),
         ("Steady state", f"20/10 over {s.window if s else run.options.get('window', 5)} rounds: "
-                         + verdict(test, s) if test.tracking_workload else
+                         + verdict(test, s) if seeks_steady_state(test) else
                          "not sought: the test tracks no figure (a sweep or a single pass)"),
     )
 

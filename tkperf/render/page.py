@@ -17,7 +17,7 @@ from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
 from tkperf.render.header import device_or_desc
 from tkperf.render.steady import steady_state, window_source
-from tkperf.render.words import NA, fmt, is_stream, plural, test_title, unit_of
+from tkperf.render.words import NA, fmt, is_stream, plural, seeks_steady_state, test_title, unit_of
 from tkperf.render.words import capacity_text
 from tkperf.target import description
 
@@ -99,7 +99,7 @@ def steady_rows(run: RunResult) -> List[SteadyRow]:
                 reached = "not a stop rule"
             else:
                 reached = "yes" if s is not None and s.steady else "no"
-        elif not t.tracking_workload:  # a sweep or single pass: no steady state is sought
+        elif not seeks_steady_state(t):  # a sweep or single pass: no steady state is sought
             reached, rounds = "not tracked", str(t.done)
         else:
             reached = "yes" if s is not None and s.steady else "NO"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tkperf import testtypes
-from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, SteadyState
+from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, Steady, SteadyState
 from tkperf.verdict.conformance import PTS_MAX_ROUNDS
 from tkperf.model.results import TestRun
 
@@ -41,6 +41,12 @@ def is_stream(t: TestRun) -> bool:
     return not t.rounds and bool(t.series)
 
 
+def seeks_steady_state(t: TestRun) -> bool:
+    """Whether the test's plan sought a steady state (its type's policy,
+    :func:`tkperf.testtypes.steady_policy`; a sweep or phases seek none)."""
+    return testtypes.steady_policy(t) is not Steady.NONE
+
+
 def test_verdict(t: TestRun) -> str:
     """One test's state for ``show``: steady state reached, or why not."""
     if t.status != "complete" and not t.done:
@@ -48,7 +54,7 @@ def test_verdict(t: TestRun) -> str:
     s = t.steady
     if is_stream(t):
         return f"{plural(t.done, unit_of(t))}, stopped by {t.stop_reason or t.status}"
-    if not t.tracking_workload:  # a sweep or phases: no steady state to reach
+    if not seeks_steady_state(t):  # a sweep or phases: no steady state to reach
         return f"{plural(t.done, unit_of(t))}: {t.stop_reason or t.status}"
     if s is not None and s.steady:
         return f"steady state in rounds {s.first_round}-{s.last_round}" + _late(s)

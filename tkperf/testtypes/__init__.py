@@ -16,9 +16,14 @@ import importlib
 import logging
 import re
 from importlib import metadata
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from tkperf.testtypes.base import API_VERSION, TestType
+from tkperf.testtypes.policy import Steady, stored_policy
+from tkperf.testtypes.settings import settings_fields
+
+if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
+    from tkperf.model.results import TestRun
 
 log = logging.getLogger("tkperf")
 
@@ -70,6 +75,12 @@ def _instance(obj: object, where: str) -> TestType:
                          f"{API_VERSION[0]}.{API_VERSION[1]} (update the plug-in or tkperf)")
     if not NAME_RE.fullmatch(inst.name or ""):
         raise ValueError(f"{where}: test type name {inst.name!r} is not a short lower-case word")
+    if inst.settings is not None:
+        own = {opt.field for opt in inst.options}
+        stray = [f for f in settings_fields(inst.settings) if f not in own]
+        if stray:
+            raise ValueError(f"{where}: its settings {inst.settings.__name__} hold options it does not declare "
+                             f"({', '.join(stray)})")
     return inst
 
 
@@ -132,3 +143,10 @@ def reset() -> None:
     """Forget what was found (tests install plug-ins and look again)."""
     global _types
     _types = None
+
+
+def steady_policy(test: "TestRun") -> Steady:
+    """The steady-state policy of a stored test (the file does not record
+    it): its type's when the type is installed, else what the file holds."""
+    kind = get(test.type)
+    return kind.steady_policy(test) if kind is not None else stored_policy(test)

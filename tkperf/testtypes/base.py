@@ -27,10 +27,12 @@ from __future__ import annotations
 import abc
 import importlib
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.errors import UsageError
 from tkperf.model.figures import Figure
+from tkperf.testtypes.policy import Steady, stored_policy
+from tkperf.testtypes.settings import Options
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
     from tkperf.engine.shapes import Shape
@@ -50,25 +52,13 @@ class _NotSet:
 NOT_SET: Any = _NotSet()
 
 
-class Options(Protocol):
-    """What a test type is handed: a run's options
-    (:class:`tkperf.engine.options.RunOptions`, which is built from the
-    registered test types and so sits above this interface; described here,
-    not imported): the shared settings and each chosen type's own options,
-    read as attributes (``opts.runtime``, ``opts.iops_bs``)."""
-
-    tests: Tuple[str, ...]
-    quick: bool
-
-    def __getattr__(self, name: str) -> Any: ...
-
-
 @dataclass(frozen=True)
 class Option:
     """One option a test type adds to ``ssd run`` / ``hdd run``.
 
     ``field`` names the value in :class:`~tkperf.engine.options.RunOptions`
-    (``opts.iops_bs``) and in the result file's ``<options>``.  A value
+    (read through the type's settings, ``opts.of(IopsSettings).bs``) and
+    in the result file's ``<options>``.  A value
     option has ``parse(text, flag) -> value`` (raising ``UsageError``) and
     ``format(value) -> text``; a switch (``--wsat-steady``) has
     ``switch``, the value the flag sets.  ``default`` is a value or a
@@ -137,6 +127,8 @@ class Tracking:
 class Plan:
     """One test instance to run (TP runs one per block size).
 
+    ``steady`` states the plan's steady-state policy: none, the 20/10
+    rule on the one tracking figure, or on several figures.
     ``judge(test, window)`` gives the steady-state verdict after a round
     (default: the 20/10 check of the one tracking figure,
     ``TestRun.evaluate``); a test type tracking several figures passes its
@@ -155,6 +147,22 @@ class Plan:
     wipc_bs: int = 0
     #: Keep every workload's response-time histogram (fio json+ bins).
     histograms: bool = False
+    #: The steady-state policy; left out: the 20/10 rule on ``tracking``
+    #: when there is one, else none (:class:`~tkperf.testtypes.policy.Steady`).
+    steady: Optional[Steady] = None
+
+    def __post_init__(self) -> None:
+        policy = self.steady or (Steady.ONE if self.tracking is not None else Steady.NONE)
+        object.__setattr__(self, "steady", policy)
+        if policy is not Steady.NONE and self.tracking is None:
+            raise ValueError(f"plan {self.key}: a steady state ({policy.value}) needs a tracking figure")
+        if policy is Steady.SEVERAL and self.judge is None:
+            raise ValueError(f"plan {self.key}: a steady state on several figures needs a judge")
+
+    @property
+    def policy(self) -> Steady:
+        """The plan's steady-state policy (never None after construction)."""
+        return self.steady or Steady.NONE
 
     def steady_state(self, test: "TestRun", window: int) -> Any:
         """The steady-state verdict of ``test`` now."""
@@ -179,7 +187,7 @@ class SummaryValue:
 #: MINOR grows when names or optional members are added; MAJOR when a name
 #: is removed or a member changes meaning, so that a plug-in written for
 #: another MAJOR could misbehave (docs/extending.rst, "API versions").
-API_VERSION: Tuple[int, int] = (1, 0)
+API_VERSION: Tuple[int, int] = (2, 0)
 
 
 class TestType(abc.ABC):
@@ -203,6 +211,10 @@ class TestType(abc.ABC):
     #: Position in runs, reports and listings (lower first).
     order: int = 100
     options: Tuple[Option, ...] = ()
+    #: The frozen dataclass of this type's option values, typed
+    #: (``opts.of(kind.settings)``; see :mod:`tkperf.testtypes.settings`); every field
+    #: is one of ``options``.  None: the type reads no option of its own.
+    settings: Optional[type] = None
     #: A test interrupted after reaching steady state is kept on resume
     #: (round-based tests); a stream's steady state is only a stop rule.
     keeps_steady_on_resume: bool = True
@@ -278,6 +290,13 @@ class TestType(abc.ABC):
     def headline(self, test: "TestRun") -> List[Figure]:
         """The figures a reader looks at first, over the measurement window."""
         return []
+
+    def steady_policy(self, test: "TestRun") -> Steady:
+        """The steady-state policy the plan of ``test`` stated (the file
+        does not record it).  The default reads it from what the file holds
+        (:func:`~tkperf.testtypes.policy.stored_policy`); a type whose plans
+        state another policy than their stored tracking shows says so here."""
+        return stored_policy(test)
 
     def tracking_variables(self, test: "TestRun") -> List["TestRun"]:
         """The test seen once per tracking variable (its ``tracking_*`` set

@@ -18,6 +18,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 from tkperf import testtypes
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo, RunResult, TestRun
+from tkperf.model.steadystate import Steady
 
 PTS_RUNTIME_S = 60
 PTS_MAX_ROUNDS = 25
@@ -150,12 +151,12 @@ def _measured(run: RunResult) -> List[str]:
         kind = testtypes.get(t.type)
         if kind is not None:
             out += kind.result_deviations(t, run.options, rev, run.device.size_bytes)
-        if t.status == "complete" and t.tracking_workload and t.rounds and not (t.steady and t.steady.steady):
-            kind = testtypes.get(t.type)
+        sought = testtypes.steady_policy(t) is not Steady.NONE
+        if t.status == "complete" and sought and t.rounds and not (t.steady and t.steady.steady):
             failed = kind.unsteady_variables(t) if kind is not None else []
             out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"
                        + (f" (not steady: {', '.join(failed)})" if failed else ""))
-        elif t.status == "complete" and t.tracking_workload and late_window(t):
+        elif t.status == "complete" and sought and late_window(t):
             out.append(f"{t.key}: steady state only in rounds {t.steady.first_round}-{t.steady.last_round}, "
                        f"after round {PTS_MAX_ROUNDS}: not a PTS steady state")
         elif t.status not in ("complete", ""):

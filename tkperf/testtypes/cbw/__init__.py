@@ -28,9 +28,10 @@ from typing import List, Tuple
 
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import Plan
+from tkperf.testtypes.base import Options, Plan
 from tkperf.testtypes.consistency import BSSPLIT, JEDEC_LARGEST, ZONED, jedec_job
 from tkperf.testtypes.dirth import SweepTest, captures_of, sweep_options, sweep_plan
+from tkperf.testtypes.dirth.settings import CbwSettings
 
 #: Read share of the JEDEC enterprise workload (R/W 40/60).
 MIX = 40
@@ -71,19 +72,21 @@ class CompositeWorkloadTest(SweepTest):
     order = 75
     view = "tkperf.testtypes.cbw.view"
     options = sweep_options("cbw", "CBW")
+    settings = CbwSettings
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
         params = {"workload": "JEDEC enterprise mix (seed 004)", "access": f"random, {ZONED}",
                   "mix": mix_label(MIX), "bssplit": BSSPLIT, "random_distribution": ZONED, "data": DATA,
                   "smallest_block": format_bs(SMALLEST)}
-        return [sweep_plan(KEY, cbw_job, STEM, opts.cbw_tc, opts.cbw_qd, opts.cbw_round, opts.cbw_time,
-                           opts.cbw_rt_limit, f"JEDEC mix {mix_label(MIX)}", params, capacity,
-                           captures_of(opts, "cbw"))]
+        cfg = opts.of(CbwSettings)
+        return [sweep_plan(KEY, cbw_job, STEM, cfg.tc, cfg.qd, cfg.round, cfg.time,
+                           cfg.rt_limit, f"JEDEC mix {mix_label(MIX)}", params, capacity,
+                           captures_of(cfg, opts.revision.id))]
 
-    def largest_block(self, opts) -> int:
+    def largest_block(self, opts: Options) -> int:
         return JEDEC_LARGEST
 
-    def smallest_block(self, opts) -> int:
+    def smallest_block(self, opts: Options) -> int:
         return SMALLEST
 
     def instance_title(self, test: TestRun) -> str:

@@ -20,7 +20,8 @@ see :mod:`~tkperf.testtypes.consistency.stream` and, for the figures,
 """
 from __future__ import annotations
 
-from typing import Dict, List
+from dataclasses import dataclass
+from typing import ClassVar, Dict, List
 
 from tkperf.engine import options
 from tkperf.errors import UsageError
@@ -29,6 +30,7 @@ from tkperf.model.results import TestRun
 from tkperf.testtypes.base import (
     Figure,
     Option,
+    Options,
     Plan,
     SummaryValue,
     TestType,
@@ -83,9 +85,10 @@ def _check_interval(value: int) -> None:
                          "the figures per 5 s interval need one of them")
 
 
-def interval_of(opts) -> int:
+def interval_of(opts: Options) -> int:
     """The interval a run uses: the given one, else 1 s (rnd4k) or 5 s (jedec)."""
-    return opts.consistency_interval or (5 if opts.consistency_workload == "jedec" else 1)
+    cfg = opts.of(ConsistencySettings)
+    return cfg.consistency_interval or (5 if cfg.consistency_workload == "jedec" else 1)
 
 
 def jedec_job(name: str, mix: int, runtime: int, tc: int, qd: int) -> FioJob:
@@ -93,6 +96,28 @@ def jedec_job(name: str, mix: int, runtime: int, tc: int, qd: int) -> FioJob:
     return FioJob(name=name, rw="randrw" if mix else "randwrite", bs=4096, rwmixread=mix, runtime=runtime,
                   numjobs=tc, iodepth=qd,
                   extra=(("bssplit", BSSPLIT), ("random_distribution", ZONED), ("refill_buffers", "1")))
+
+
+@dataclass(frozen=True)
+class ConsistencySettings:
+    """The values of consistency's options (typed; ``opts.of(ConsistencySettings)``)."""
+
+    option_prefix: ClassVar[str] = ""
+
+    #: Seconds.
+    consistency_duration: int
+    consistency_workload: str
+    consistency_tc: int
+    consistency_qd: int
+    #: Seconds; 0: the PTS's.
+    consistency_interval: int
+    #: Seconds.
+    jedec_precondition: int
+    #: Seconds.
+    jedec_write: int
+    #: Seconds.
+    jedec_mixed: int
+    jedec_cycles: int
 
 
 class ConsistencyTest(TestType):
@@ -103,6 +128,7 @@ class ConsistencyTest(TestType):
     order = 50
     view = "tkperf.testtypes.consistency.view"
     keeps_steady_on_resume = False
+    settings = ConsistencySettings
     options = (
         Option("consistency_duration", ("--duration", "--consistency-duration"),
                "consistency: how long the RND 4KiB write runs (default 2000s; 20s with --quick)",
@@ -136,43 +162,45 @@ class ConsistencyTest(TestType):
     )
 
     # --- running ---------------------------------------------------------------
-    def phases(self, opts) -> List[Phase]:
-        tc, qd = opts.consistency_tc, opts.consistency_qd
-        if opts.consistency_workload != "jedec":
-            job = FioJob(name=RND4K_JOB, rw="randwrite", bs=4096, runtime=opts.consistency_duration,
+    def phases(self, opts: Options) -> List[Phase]:
+        cfg = opts.of(ConsistencySettings)
+        tc, qd = cfg.consistency_tc, cfg.consistency_qd
+        if cfg.consistency_workload != "jedec":
+            job = FioJob(name=RND4K_JOB, rw="randwrite", bs=4096, runtime=cfg.consistency_duration,
                          numjobs=tc, iodepth=qd)
             return [Phase(job, "RND 4KiB 100% W", STIMULUS)]
-        out = [Phase(jedec_job("jedec-precondition", 0, opts.jedec_precondition, tc, qd),
+        out = [Phase(jedec_job("jedec-precondition", 0, cfg.jedec_precondition, tc, qd),
                      "preconditioning", PRECONDITION)]
-        for k in range(1, opts.jedec_cycles + 1):
-            out += [Phase(jedec_job(f"jedec-write-{k}", 0, opts.jedec_write, tc, qd), f"write {k}", WRITE),
-                    Phase(jedec_job(f"jedec-mixed-{k}", 40, opts.jedec_mixed, tc, qd), f"40/60 {k}", MIXED)]
+        for k in range(1, cfg.jedec_cycles + 1):
+            out += [Phase(jedec_job(f"jedec-write-{k}", 0, cfg.jedec_write, tc, qd), f"write {k}", WRITE),
+                    Phase(jedec_job(f"jedec-mixed-{k}", 40, cfg.jedec_mixed, tc, qd), f"40/60 {k}", MIXED)]
         return out
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(ConsistencySettings)
         interval = interval_of(opts)
         phases = self.phases(opts)
-        jedec = opts.consistency_workload == "jedec"
-        params = {"workload": opts.consistency_workload, "numjobs": str(opts.consistency_tc),
-                  "iodepth": str(opts.consistency_qd), "interval": str(interval),
+        jedec = cfg.consistency_workload == "jedec"
+        params = {"workload": cfg.consistency_workload, "numjobs": str(cfg.consistency_tc),
+                  "iodepth": str(cfg.consistency_qd), "interval": str(interval),
                   "access": "random, zoned " + ZONED.split(":", 1)[1] if jedec else "random",
                   "block_size": "jedec" if jedec else "4k", "mixes": "0/100,40/60" if jedec else "0/100",
                   "latency_log": f"write_lat_log, log_avg_msec={log_msec(interval)}, log_max_value=1"}
         if jedec:
             params.update(bssplit=BSSPLIT, random_distribution=ZONED, data="refill_buffers (new random data "
-                          "for every write, incompressible)", precondition=str(opts.jedec_precondition),
-                          write=str(opts.jedec_write), mixed=str(opts.jedec_mixed), cycles=str(opts.jedec_cycles))
+                          "for every write, incompressible)", precondition=str(cfg.jedec_precondition),
+                          write=str(cfg.jedec_write), mixed=str(cfg.jedec_mixed), cycles=str(cfg.jedec_cycles))
         else:
-            params["duration"] = str(opts.consistency_duration)
+            params["duration"] = str(cfg.consistency_duration)
         return [Plan(key=self.name, shape=ConsistencyStream(tuple(phases), interval),
                      tracking=Tracking(phases[0].job.name, "iops", f"IOPS per {interval} s interval"),
                      params=params, wipc=not jedec)]
 
-    def largest_block(self, opts) -> int:
-        return JEDEC_LARGEST if opts.consistency_workload == "jedec" else 4096
+    def largest_block(self, opts: Options) -> int:
+        return JEDEC_LARGEST if opts.of(ConsistencySettings).consistency_workload == "jedec" else 4096
 
-    def smallest_block(self, opts) -> int:
-        return 512 if opts.consistency_workload == "jedec" else 4096
+    def smallest_block(self, opts: Options) -> int:
+        return 512 if opts.of(ConsistencySettings).consistency_workload == "jedec" else 4096
 
     # --- reading results -------------------------------------------------------------
     def first_figures(self, test: TestRun) -> List[Figure]:

@@ -28,7 +28,6 @@ test (:mod:`tkperf.testtypes.cbw`) sweeps its JEDEC mix with them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -41,6 +40,7 @@ from tkperf.model.results import TestRun, Workload, format_bs, mix_label
 from tkperf.testtypes.base import (
     Figure,
     Option,
+    Options,
     Plan,
     TestType,
     Tracking,
@@ -49,6 +49,7 @@ from tkperf.testtypes.base import (
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.points import RULE, Choice, Point  # noqa: F401 (the sweep's public names)
 from tkperf.testtypes.dirth.points import PREWRITE, capture_name, choose_points, window_points
+from tkperf.testtypes.dirth.settings import Captures, DirthSettings, captures_of
 from tkperf.testtypes.iops import mixes_text
 from tkperf.testtypes.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
 
@@ -151,15 +152,6 @@ def job(bs: int, mix: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
 
 #: ``make(tc, qd, runtime, name) -> FioJob``: the workload of a sweep at one TC x QD.
 MakeJob = Callable[[int, int, int, str], FioJob]
-
-
-@dataclass(frozen=True)
-class Captures:
-    """Under the PTS 2.0 structure: the timing of the captures (seconds)."""
-
-    prewrite_s: int
-    capture_prewrite_s: int
-    capture_s: int
 
 
 def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequence[int], runtime: int,
@@ -285,14 +277,6 @@ def sweep_options(prefix: str, what: str) -> Tuple[Option, ...]:
     ) + st.structure_options(prefix, what)
 
 
-def captures_of(opts, prefix: str) -> Optional[Captures]:
-    """The captures of a run's plan: None under the steady-sweep structure."""
-    if st.resolve(getattr(opts, f"{prefix}_structure"), opts.revision.id) != st.PTS20:
-        return None
-    return Captures(getattr(opts, f"{prefix}_prewrite"), getattr(opts, f"{prefix}_capture_prewrite"),
-                    getattr(opts, f"{prefix}_capture"))
-
-
 class SweepTest(TestType):
     """A PTS-E test run by :class:`SteadyThenSweep` over TC x QD (DIRTH, CBW):
     its options are :func:`sweep_options` of ``name``; its headline figures,
@@ -376,6 +360,7 @@ class DemandIntensityTest(SweepTest):
     short = "DIRTH"
     order = 70
     view = "tkperf.testtypes.dirth.view"
+    settings = DirthSettings
     options = (
         _TC, _QD,
         Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
@@ -386,16 +371,17 @@ class DemandIntensityTest(SweepTest):
         _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE,
     )
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
-        bs = opts.dirth_bs
-        return [sweep_plan(instance_key(bs, mix), partial(job, bs, mix), stem(bs, mix), opts.dirth_tc, opts.dirth_qd,
-                           opts.dirth_round, opts.dirth_time, opts.dirth_rt_limit, f"RND {format_bs(bs)} {mix_label(mix)}",
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(DirthSettings)
+        bs = cfg.bs
+        return [sweep_plan(instance_key(bs, mix), partial(job, bs, mix), stem(bs, mix), cfg.tc, cfg.qd,
+                           cfg.round, cfg.time, cfg.rt_limit, f"RND {format_bs(bs)} {mix_label(mix)}",
                            {"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix)}, capacity,
-                           captures_of(opts, "dirth"))
-                for mix in opts.dirth_mixes]
+                           captures_of(cfg, opts.revision.id))
+                for mix in cfg.mixes]
 
-    def largest_block(self, opts) -> int:
-        return opts.dirth_bs
+    def largest_block(self, opts: Options) -> int:
+        return opts.of(DirthSettings).bs
 
     def instance_title(self, test: TestRun) -> str:
         p = test.params

@@ -19,7 +19,8 @@ reuses the cells and the repeatability wording; ``hdd-zones`` the wording).
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
@@ -27,8 +28,9 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import hdd_cell as cell_name
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
 from tkperf.render.words import test_title
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking, in_range
+from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking, in_range
 from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text
+from tkperf.testtypes.policy import Steady
 from tkperf.testtypes.qd import check_depths, depths_text, parse_depths
 
 MIXES: Tuple[int, ...] = (100, 70, 0)
@@ -99,7 +101,8 @@ def repeat_plan(key: str, shape: Rounds, cells: Sequence[Tuple[int, int, int]], 
     return Plan(key=key, shape=shape,
                 tracking=Tracking(cell_name(bs, mix, qd), direction_metric(mix, figure),
                                   f"RND {format_bs(bs)} {mix_label(mix)} QD{qd} {label}"),
-                params=params, wipc=False, judge=judge_all if rest else None, histograms=histograms)
+                params=params, wipc=False, judge=judge_all if rest else None, histograms=histograms,
+                steady=Steady.SEVERAL if rest else Steady.ONE)
 
 
 def window_cells(test: TestRun) -> Dict[Tuple[int, int, int], List[Workload]]:
@@ -143,6 +146,22 @@ def _depths(text: str, flag: str) -> Tuple[int, ...]:
     return parse_depths(text, "--hdd-iops-qd")
 
 
+@dataclass(frozen=True)
+class HddIopsSettings:
+    """The values of hdd-iops's options (typed; ``opts.of(HddIopsSettings)``)."""
+
+    option_prefix: ClassVar[str] = "hdd_iops_"
+
+    #: Block sizes in bytes.
+    bs: Tuple[int, ...]
+    #: Read shares in percent.
+    mixes: Tuple[int, ...]
+    #: Queue depths.
+    qd: Tuple[int, ...]
+    #: Seconds.
+    time: int
+
+
 class HddIopsTest(TestType):
     name = "hdd-iops"
     title = "HDD random IOPS"
@@ -151,6 +170,7 @@ class HddIopsTest(TestType):
     view = "tkperf.testtypes.hdd_iops.view"
     #: The profiles whose run without ``--tests`` runs it: ``hdd run``, not ``ssd run``.
     default_profiles: Tuple[str, ...] = ("hdd",)
+    settings = HddIopsSettings
     options = (
         Option("hdd_iops_bs", ("--hdd-iops-bs",), "HDD-IOPS block sizes (default 4k,64k,1024k; --quick 4k)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
@@ -169,16 +189,17 @@ class HddIopsTest(TestType):
                check=between(1, options.MAX_RUNTIME, "--hdd-iops-time"), metavar="DURATION"),
     )
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
-        sizes, mixes, depths = opts.hdd_iops_bs, opts.hdd_iops_mixes, opts.hdd_iops_qd
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(HddIopsSettings)
+        sizes, mixes, depths = cfg.bs, cfg.mixes, cfg.qd
         params = {"block_sizes": sizes_text(sorted(sizes)), "mixes": mixes_text(sorted(mixes, reverse=True)),
                   "depths": depths_text(sorted(depths)), "access": "random", "numjobs": "1",
-                  "iodepth": depths_text(sorted(depths)), "runtime": str(opts.hdd_iops_time)}
-        return [repeat_plan(self.name, Rounds(cell_jobs(sizes, mixes, depths, opts.hdd_iops_time)),
+                  "iodepth": depths_text(sorted(depths)), "runtime": str(cfg.time)}
+        return [repeat_plan(self.name, Rounds(cell_jobs(sizes, mixes, depths, cfg.time)),
                             tracked_cells(sizes, mixes, depths), "iops", "IOPS", params)]
 
-    def largest_block(self, opts) -> int:
-        return max(opts.hdd_iops_bs)
+    def largest_block(self, opts: Options) -> int:
+        return max(opts.of(HddIopsSettings).bs)
 
     def headline(self, test: TestRun) -> List[Figure]:
         """Per mix at 4KiB: IOPS at QD1 (seek and rotation alone) and the

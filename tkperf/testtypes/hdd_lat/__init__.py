@@ -11,13 +11,14 @@ tkperf's latency QoS part (nines table, histogram, confidence plot).
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import ClassVar, Dict, List, Optional, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType
+from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType
 from tkperf.testtypes.hdd_iops import (
     SUMMARY_RANK,
     between,
@@ -66,6 +67,18 @@ def response_times(ws: List[Workload], side: str) -> Tuple[float, float, int]:
     return mean, max((s.lat_max_us for s in stats), default=0.0), ios
 
 
+@dataclass(frozen=True)
+class HddLatencySettings:
+    """The values of hdd-lat's options (typed; ``opts.of(HddLatencySettings)``)."""
+
+    option_prefix: ClassVar[str] = "hdd_lat_"
+
+    #: Block sizes in bytes.
+    bs: Tuple[int, ...]
+    #: Seconds.
+    time: int
+
+
 class HddLatencyTest(TestType):
     name = "hdd-lat"
     title = "HDD random-access latency"
@@ -73,6 +86,7 @@ class HddLatencyTest(TestType):
     order = 82
     view = "tkperf.testtypes.hdd_lat.view"
     default_profiles: Tuple[str, ...] = ("hdd",)
+    settings = HddLatencySettings
     options = (
         Option("hdd_lat_bs", ("--hdd-lat-bs",), "HDD-LAT block sizes (default 4k)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
@@ -84,16 +98,17 @@ class HddLatencyTest(TestType):
                check=between(1, options.MAX_RUNTIME, "--hdd-lat-time"), metavar="DURATION"),
     )
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
-        sizes = opts.hdd_lat_bs
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(HddLatencySettings)
+        sizes = cfg.bs
         params = {"block_sizes": sizes_text(sorted(sizes)), "mixes": "100/0,0/100", "access": "random",
-                  "numjobs": "1", "iodepth": "1", "runtime": str(opts.hdd_lat_time)}
-        return [repeat_plan(self.name, Rounds(cell_jobs(sizes, MIXES, (1,), opts.hdd_lat_time)),
+                  "numjobs": "1", "iodepth": "1", "runtime": str(cfg.time)}
+        return [repeat_plan(self.name, Rounds(cell_jobs(sizes, MIXES, (1,), cfg.time)),
                             tracked_cells(sizes, MIXES, (1,)), "lat_mean_us", "mean response time (us)",
                             params, histograms=True)]
 
-    def largest_block(self, opts) -> int:
-        return max(opts.hdd_lat_bs)
+    def largest_block(self, opts: Options) -> int:
+        return max(opts.of(HddLatencySettings).bs)
 
     def headline(self, test: TestRun) -> List[Figure]:
         """Per direction at 4KiB (else the smallest block size): AVE, the

@@ -25,7 +25,7 @@ Each zone's offset and size are kept in the test's data (``zone.K.offset``,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Estimate, Phase, Phases
@@ -33,7 +33,7 @@ from tkperf.errors import TargetError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import hdd_zone as zone_name
 from tkperf.model.results import TestRun, format_bs, mb
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType
+from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType
 from tkperf.testtypes.hdd_iops import SUMMARY_RANK, between
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -160,6 +160,18 @@ def measured(zs: Sequence[Zone], side: str) -> List[Zone]:
     return [z for z in zs if z.passes(side)]
 
 
+@dataclass(frozen=True)
+class ZoneSettings:
+    """The values of hdd-zones's options (typed; ``opts.of(ZoneSettings)``)."""
+
+    option_prefix: ClassVar[str] = "hdd_"
+
+    zones: int
+    #: Seconds.
+    zone_time: int
+    zone_passes: int
+
+
 class HddZonesTest(TestType):
     name = "hdd-zones"
     title = "HDD throughput by zone"
@@ -168,6 +180,7 @@ class HddZonesTest(TestType):
     order = 80
     view = "tkperf.testtypes.hdd_zones.view"
     default_profiles: Tuple[str, ...] = ("hdd",)
+    settings = ZoneSettings
     options = (
         Option("hdd_zones", ("--zones",),
                f"HDD-ZONES: zones from outer to inner, 2 to {MAX_ZONES} (default {ZONES}; --quick 8)",
@@ -183,8 +196,9 @@ class HddZonesTest(TestType):
                check=between(1, 100, "--zone-passes"), metavar="N"),
     )
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
-        n, seconds, passes = opts.hdd_zones, opts.hdd_zone_time, opts.hdd_zone_passes
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(ZoneSettings)
+        n, seconds, passes = cfg.zones, cfg.zone_time, cfg.zone_passes
         bounds = tuple(zone_bounds(opts.test_bytes(capacity), n))
         phases = []
         for p in range(1, passes + 1):
@@ -200,7 +214,7 @@ class HddZonesTest(TestType):
             wipc=False,
         )]
 
-    def largest_block(self, opts) -> int:
+    def largest_block(self, opts: Options) -> int:
         return BS
 
     def headline(self, test: TestRun) -> List[Figure]:

@@ -18,7 +18,8 @@ fio's IOPS log: see :mod:`~tkperf.testtypes.hir.shape` and
 """
 from __future__ import annotations
 
-from typing import List, Mapping, Tuple
+from dataclasses import dataclass
+from typing import ClassVar, List, Mapping, Tuple
 
 from tkperf.engine import options
 from tkperf.errors import UsageError
@@ -27,6 +28,7 @@ from tkperf.model.results import TestRun
 from tkperf.testtypes.base import (
     Figure,
     Option,
+    Options,
     Plan,
     TestType,
     Tracking,
@@ -97,13 +99,33 @@ def _check_return(value: int) -> None:
         raise UsageError(f"--hir-return {value} is out of range (1..{MAX_RETURN_S} s, or auto)")
 
 
-def return_of(opts) -> int:
+def return_of(opts: Options) -> int:
     """The return's seconds: as given, else cycles x the write period."""
-    return opts.hir_return or opts.hir_cycles * opts.hir_write
+    cfg = opts.of(HirSettings)
+    return cfg.return_ or cfg.cycles * cfg.write
 
 
 def key_of(idle_s: int) -> str:
     return f"{idle_s}s"
+
+
+@dataclass(frozen=True)
+class HirSettings:
+    """The values of HIR's options (typed; ``opts.of(HirSettings)``)."""
+
+    option_prefix: ClassVar[str] = "hir_"
+
+    #: Idle times in seconds.
+    idle: Tuple[int, ...]
+    cycles: int
+    #: Seconds.
+    write: int
+    #: Option hir_return.
+    return_: int
+    qd: int
+    #: Seconds.
+    round: int
+    wipc: bool
 
 
 class HostIdleRecoveryTest(TestType):
@@ -116,6 +138,7 @@ class HostIdleRecoveryTest(TestType):
     order = 75
     view = "tkperf.testtypes.hir.view"
     keeps_steady_on_resume = False  # steady state without its idle settings is no result
+    settings = HirSettings
     options = (
         Option("hir_idle", ("--hir-idle",), "HIR idle times between write periods, each its own setting "
                "(default 5,10,15,25,50 s; 1,2 with --quick)", parse=parse_idles, format=idles_text,
@@ -139,23 +162,24 @@ class HostIdleRecoveryTest(TestType):
     )
 
     # --- running ---------------------------------------------------------------
-    def plan(self, opts, capacity: int) -> List[Plan]:
-        qd, write = opts.hir_qd, opts.hir_write
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(HirSettings)
+        qd, write = cfg.qd, cfg.write
         back = return_of(opts)
-        steady = FioJob(name=STEADY_JOB, rw="randwrite", bs=4096, runtime=opts.hir_round, numjobs=1, iodepth=qd)
-        shape = HostIdleShape(steady, tuple(Setting(i, write, opts.hir_cycles, back) for i in opts.hir_idle))
+        steady = FioJob(name=STEADY_JOB, rw="randwrite", bs=4096, runtime=cfg.round, numjobs=1, iodepth=qd)
+        shape = HostIdleShape(steady, tuple(Setting(i, write, cfg.cycles, back) for i in cfg.idle))
         return [Plan(
-            key=self.name, shape=shape, wipc=opts.hir_wipc,
+            key=self.name, shape=shape, wipc=cfg.wipc,
             tracking=Tracking(steady.name, "write.iops", f"RND 4KiB W TC1/QD{qd} IOPS"),
             params={"block_size": "4k", "access": "random", "mix": "0/100", "numjobs": "1", "iodepth": str(qd),
-                    "runtime": str(opts.hir_round), "idle": idles_text(opts.hir_idle),
-                    "cycles": str(opts.hir_cycles), "write": str(write), "return": str(back),
-                    "log_avg_msec": str(sample_ms(write)), "round_s": str(opts.hir_round),
-                    MIN_WRITTEN: str(capacity), "wipc": "yes" if opts.hir_wipc else "no"},
+                    "runtime": str(cfg.round), "idle": idles_text(cfg.idle),
+                    "cycles": str(cfg.cycles), "write": str(write), "return": str(back),
+                    "log_avg_msec": str(sample_ms(write)), "round_s": str(cfg.round),
+                    MIN_WRITTEN: str(capacity), "wipc": "yes" if cfg.wipc else "no"},
             judge=OneFillFirst(capacity),
         )]
 
-    def largest_block(self, opts) -> int:
+    def largest_block(self, opts: Options) -> int:
         return 4096
 
     def deviations(self, options: Mapping[str, str], revision) -> List[str]:

@@ -5,7 +5,8 @@ of them must pass 20/10 in the same window of rounds."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Mapping, Sequence, Tuple
+from dataclasses import dataclass
+from typing import ClassVar, Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
@@ -14,7 +15,8 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import iops_matrix_params as matrix_params
 from tkperf.model.names import iops_workload as workload_name
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.policy import Steady
 
 BLOCK_SIZES: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
 MIXES: Tuple[int, ...] = (100, 95, 65, 50, 35, 5, 0)
@@ -106,6 +108,18 @@ def tracking_figure(test: TestRun) -> List[Figure]:
                    "", "", "{:,.6g}")]
 
 
+@dataclass(frozen=True)
+class IopsSettings:
+    """The values of IOPS's options (typed; ``opts.of(IopsSettings)``)."""
+
+    option_prefix: ClassVar[str] = "iops_"
+
+    #: Block sizes in bytes.
+    bs: Tuple[int, ...]
+    #: Read shares in percent.
+    mixes: Tuple[int, ...]
+
+
 class IopsTest(TestType):
     name = "iops"
     title = "IOPS"
@@ -115,6 +129,7 @@ class IopsTest(TestType):
     pts_test = True
     order = 10
     view = "tkperf.testtypes.iops.view"
+    settings = IopsSettings
     options = (
         Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
@@ -124,20 +139,21 @@ class IopsTest(TestType):
                check=nonempty("--iops-mixes"), metavar="MIXES"),
     )
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
-        bs, mix = tracking_cell(opts.iops_bs, opts.iops_mixes)
-        params = matrix_params(opts.iops_bs, opts.iops_mixes, opts.numjobs, opts.iodepth, opts.runtime)
-        also = also_tracked(opts.revision, opts.iops_bs, opts.iops_mixes, (bs, mix))
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(IopsSettings)
+        bs, mix = tracking_cell(cfg.bs, cfg.mixes)
+        params = matrix_params(cfg.bs, cfg.mixes, opts.numjobs, opts.iodepth, opts.runtime)
+        also = also_tracked(opts.revision, cfg.bs, cfg.mixes, (bs, mix))
         if also:
             params["also_tracking"] = ",".join(f"{workload_name(b, m)}:{metric_of(m)}" for b, m in also)
         return [Plan(
             key=self.name,
-            shape=Rounds(matrix_jobs(opts.iops_bs, opts.iops_mixes, opts.runtime, opts.numjobs,
+            shape=Rounds(matrix_jobs(cfg.bs, cfg.mixes, opts.runtime, opts.numjobs,
                                      opts.iodepth)),
             tracking=Tracking(workload_name(bs, mix), metric_of(mix),
                               f"RND {format_bs(bs)} {mix_label(mix)} IOPS"),
             params=params,
-            judge=judge_all if also else None,
+            judge=judge_all if also else None, steady=Steady.SEVERAL if also else Steady.ONE,
         )]
 
     def tracking_variables(self, test: TestRun) -> List[TestRun]:
@@ -169,11 +185,11 @@ class IopsTest(TestType):
                            f"figures {revision.title} requires")
         return out
 
-    def largest_block(self, opts) -> int:
-        return max(opts.iops_bs)
+    def largest_block(self, opts: Options) -> int:
+        return max(opts.of(IopsSettings).bs)
 
-    def smallest_block(self, opts) -> int:
-        return min(opts.iops_bs)
+    def smallest_block(self, opts: Options) -> int:
+        return min(opts.of(IopsSettings).bs)
 
     def headline(self, test: TestRun) -> List[Figure]:
         out = []

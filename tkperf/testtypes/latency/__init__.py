@@ -2,13 +2,14 @@
 until the RND 4KiB 0/100 mean response time is steady (PTS test 3)."""
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import ClassVar, Dict, Iterable, List, Optional, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import (
     matrix_jobs,
     matrix_params,
@@ -47,6 +48,18 @@ BLOCK_SIZES: Tuple[int, ...] = (8192, 4096, 512)
 MIXES: Tuple[int, ...] = (100, 65, 0)
 
 
+@dataclass(frozen=True)
+class LatencySettings:
+    """The values of latency's options (typed; ``opts.of(LatencySettings)``)."""
+
+    option_prefix: ClassVar[str] = "lat_"
+
+    #: Block sizes in bytes.
+    bs: Tuple[int, ...]
+    #: Read shares in percent.
+    mixes: Tuple[int, ...]
+
+
 class LatencyTest(TestType):
     name = "lat"
     title = "Latency"
@@ -57,6 +70,7 @@ class LatencyTest(TestType):
     order = 30
     view = "tkperf.testtypes.latency.view"
     shows_histograms = True
+    settings = LatencySettings
     options = (
         Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
@@ -74,22 +88,23 @@ class LatencyTest(TestType):
         return [f"LAT matrix narrowed to {sizes_text(sorted(sizes, reverse=True))} x "
                 f"{mixes_text(sorted(mixes, reverse=True))} (the PTS runs 8k,4k,512 x 100/0,65/35,0/100)"]
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
-        bs, mix = tracking_cell(opts.lat_bs, opts.lat_mixes)
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(LatencySettings)
+        bs, mix = tracking_cell(cfg.bs, cfg.mixes)
         return [Plan(
             key=self.name,
-            shape=Rounds(matrix_jobs(opts.lat_bs, opts.lat_mixes, opts.runtime, 1, 1)),
+            shape=Rounds(matrix_jobs(cfg.bs, cfg.mixes, opts.runtime, 1, 1)),
             tracking=Tracking(workload_name(bs, mix), "write.lat_mean_us" if mix == 0 else "lat_mean_us",
                               f"RND {format_bs(bs)} {mix_label(mix)} mean response time (us)"),
-            params=matrix_params(opts.lat_bs, opts.lat_mixes, 1, 1, opts.runtime),
+            params=matrix_params(cfg.bs, cfg.mixes, 1, 1, opts.runtime),
             histograms=True,
         )]
 
-    def largest_block(self, opts) -> int:
-        return max(opts.lat_bs)
+    def largest_block(self, opts: Options) -> int:
+        return max(opts.of(LatencySettings).bs)
 
-    def smallest_block(self, opts) -> int:
-        return min(opts.lat_bs)
+    def smallest_block(self, opts: Options) -> int:
+        return min(opts.of(LatencySettings).bs)
 
     def headline(self, test: TestRun) -> List[Figure]:
         name = workload_name(4096, 0)

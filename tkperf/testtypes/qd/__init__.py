@@ -38,7 +38,8 @@ from tkperf.engine.shapes import Estimate, Phase, Phases, duration_rough
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import Round, TestRun, Workload
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, in_range
+from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, in_range
+from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths
 from tkperf.testtypes.throughput import advance, place
 
 DEPTHS: Tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
@@ -108,33 +109,6 @@ GROUPS: Tuple[Tuple[str, ...], ...] = (("rnd4k-w", "rnd4k-r"), ("rnd4k-70/30",),
 
 
 # --- options ---------------------------------------------------------------------------
-
-def parse_depths(text: str, flag: str = "--qd-depths") -> Tuple[int, ...]:
-    """'1,2,4,32' -> (1, 2, 4, 32): the points in the order given, each once."""
-    out: List[int] = []
-    for part in (text or "").split(","):
-        p = part.strip()
-        if not p:
-            continue
-        if not p.isdigit() or not 1 <= int(p) <= options.MAX_IODEPTH:
-            raise options.UsageError(f"{flag} {p!r} is not a queue depth from 1 to {options.MAX_IODEPTH}")
-        if int(p) not in out:
-            out.append(int(p))
-    check_depths(tuple(out), flag)
-    return tuple(out)
-
-
-def check_depths(depths: Sequence[int], flag: str = "--qd-depths") -> None:
-    if not depths:
-        raise options.UsageError(f"{flag} names no queue depth (give e.g. 1,2,4,8)")
-    for d in depths:
-        if not 1 <= d <= options.MAX_IODEPTH:
-            raise options.UsageError(f"{flag} {d} is not a queue depth from 1 to {options.MAX_IODEPTH}")
-
-
-def depths_text(depths: Sequence[int]) -> str:
-    return ",".join(str(d) for d in depths)
-
 
 def parse_workloads(text: str, flag: str = "--qd-workloads") -> Tuple[str, ...]:
     """'seq128k-r,rnd4k-w' -> the workloads named, in the seed's order, each once."""
@@ -307,6 +281,7 @@ class QueueDepthTest(TestType):
     # Its section shows the 99.9th percentiles it reads from the histograms;
     # tkperf's QoS part is added there only with --latency-histograms.
     shows_histograms = True
+    settings = QdSettings
     options = (
         Option("qd_depths", ("--qd-depths",),
                "queue depths swept, in order, each at TC 1 (default 1,2,4,8,16,32,64,128; --quick 1,4,32)",
@@ -327,12 +302,13 @@ class QueueDepthTest(TestType):
                check=_between(1, 366 * 86400, "--qd-precondition-time"), metavar="DURATION"),
     )
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(QdSettings)
         active = opts.active_bytes(capacity)
         fill = FioJob(name=FILL_JOB, rw="write", bs=FILL_BS, numjobs=1, iodepth=PRECONDITION_QD)
-        pre = FioJob(name=PRECONDITION_JOB, rw="randwrite", bs=4096, runtime=opts.qd_precondition_time,
+        pre = FioJob(name=PRECONDITION_JOB, rw="randwrite", bs=4096, runtime=cfg.precondition_time,
                      numjobs=1, iodepth=PRECONDITION_QD)
-        steps = schedule(opts.qd_workloads, first_fill=opts.wipc_loops == 0)
+        steps = schedule(cfg.workloads, first_fill=opts.wipc_loops == 0)
         phases, n = [], 0
         for kind, word in steps:
             if kind == "fill":
@@ -341,11 +317,11 @@ class QueueDepthTest(TestType):
             elif kind == "precondition":
                 n += 1
                 phases.append(Phase((pre,), label=f"precondition {n}: RND 4KiB W QD{PRECONDITION_QD}, "
-                                                  f"{duration(float(opts.qd_precondition_time), rough=True)}"))
+                                                  f"{duration(float(cfg.precondition_time), rough=True)}"))
             else:
-                phases += sweep_phases(BY_WORD[word], opts.qd_depths, opts.qd_time, active)
+                phases += sweep_phases(BY_WORD[word], cfg.depths, cfg.time, active)
         fills = sum(1 for kind, _ in steps if kind == "fill")
-        kinds = {"sequential" if BY_WORD[w].sequential else "random" for w in opts.qd_workloads}
+        kinds = {"sequential" if BY_WORD[w].sequential else "random" for w in cfg.workloads}
         access = " and ".join(k for k in ("random", "sequential") if k in kinds)
         sequence = ", ".join("fill" if k == "fill" else "precondition" if k == "precondition"
                              else w for k, w in steps)
@@ -353,16 +329,16 @@ class QueueDepthTest(TestType):
             key=self.name,
             shape=QdPhases(tuple(phases), fill_bytes=fills * active),
             params={"access": access,
-                    "numjobs": "1", "iodepth": depths_text(opts.qd_depths),
-                    "depths": depths_text(opts.qd_depths), "workloads": ",".join(opts.qd_workloads),
-                    "runtime": str(opts.qd_time), "precondition_time": str(opts.qd_precondition_time),
+                    "numjobs": "1", "iodepth": depths_text(cfg.depths),
+                    "depths": depths_text(cfg.depths), "workloads": ",".join(cfg.workloads),
+                    "runtime": str(cfg.time), "precondition_time": str(cfg.precondition_time),
                     "precondition_qd": str(PRECONDITION_QD), "sequence": sequence,
                     "phases": str(len(phases))},
             # The 99.9th percentile of a mix needs both directions' histograms.
-            histograms="rnd4k-70/30" in opts.qd_workloads,
+            histograms="rnd4k-70/30" in cfg.workloads,
         )]
 
-    def largest_block(self, opts) -> int:
+    def largest_block(self, opts: Options) -> int:
         return FILL_BS
 
     def headline(self, test: TestRun) -> List[Figure]:

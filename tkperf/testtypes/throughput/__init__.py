@@ -17,15 +17,16 @@ The offsets are kept in the test's data as ``offset.ROUND.WORKLOAD``.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import re
-from typing import Dict, List, Sequence, Tuple
+from typing import ClassVar, Dict, List, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import tp_workload as workload_name
 from tkperf.model.results import Round, TestRun, format_bs
-from tkperf.testtypes.base import Figure, Option, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import nonempty, sizes_text
 
 BLOCK_SIZES = {"enterprise": (1024 * 1024, 128 * 1024), "client": (1024 * 1024,)}
@@ -121,6 +122,18 @@ def _default_sizes(device_class: str) -> Tuple[int, ...]:
     return BLOCK_SIZES.get(device_class, BLOCK_SIZES["enterprise"])
 
 
+@dataclass(frozen=True)
+class ThroughputSettings:
+    """The values of throughput's options (typed; ``opts.of(ThroughputSettings)``)."""
+
+    option_prefix: ClassVar[str] = "tp_"
+
+    #: Block sizes in bytes.
+    bs: Tuple[int, ...]
+    #: (numjobs, iodepth).
+    oio: Tuple[int, int]
+
+
 class ThroughputTest(TestType):
     name = "tp"
     title = "Throughput"
@@ -130,6 +143,7 @@ class ThroughputTest(TestType):
     pts_test = True
     order = 20
     view = "tkperf.testtypes.throughput.view"
+    settings = ThroughputSettings
     options = (
         Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
                parse=options.parse_block_sizes, format=sizes_text, default=_default_sizes,
@@ -154,14 +168,14 @@ class ThroughputTest(TestType):
             out.append(f"TP at TC{tc}/QD{qd} instead of TC{TP_OIO[0]}/QD{TP_OIO[1]} ({revision.title})")
         return out
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
         active = opts.active_bytes(capacity)
-        return [self.plan_size(opts, bs, active) for bs in sorted(opts.tp_bs, reverse=True)]
+        return [self.plan_size(opts, bs, active) for bs in sorted(opts.of(ThroughputSettings).bs, reverse=True)]
 
-    def plan_size(self, opts, bs: int, active: int) -> Plan:
+    def plan_size(self, opts: Options, bs: int, active: int) -> Plan:
         """The test instance of one block size over ``active`` bytes."""
         name = format_bs(bs)
-        tc, qd = opts.tp_oio
+        tc, qd = opts.of(ThroughputSettings).oio
         write = FioJob(name=workload_name(bs, "w"), rw="write", bs=bs, runtime=opts.runtime,
                        numjobs=tc, iodepth=qd)
         read = FioJob(name=workload_name(bs, "r"), rw="read", bs=bs, runtime=opts.runtime,
@@ -174,8 +188,8 @@ class ThroughputTest(TestType):
             wipc_bs=bs if opts.revision.tp_wipc_with_test_bs else 0,
         )
 
-    def largest_block(self, opts) -> int:
-        return max(opts.tp_bs)
+    def largest_block(self, opts: Options) -> int:
+        return max(opts.of(ThroughputSettings).bs)
 
     def instance_title(self, test: TestRun) -> str:
         return f"TP {test.params.get('block_size', '')}".strip()

@@ -23,12 +23,15 @@ from tkperf.model.results import TestRun, format_bs
 from tkperf.testtypes.base import (
     Figure,
     Option,
+    Options,
     Plan,
     SummaryValue,
     TestType,
     Tracking,
     in_range as _in_range,
 )
+from tkperf.testtypes.settings import settings_from
+from tkperf.testtypes.writesat.settings import WsatSettings, parse_tgbw, tgbw_bytes
 
 WORKLOAD = "wsat-rnd-4k-0-100"
 ACCESS = ("random", "sequential")
@@ -70,13 +73,9 @@ def _tgbw_reaches_pts(tgbw: str, capacity) -> bool:
         return float(tgbw[:-1]) >= PTS_FILLS
     if capacity is None or capacity <= 0:
         return False
-    return options.tgbw_bytes(tgbw, capacity) >= PTS_FILLS * capacity
+    return tgbw_bytes(tgbw, capacity) >= PTS_FILLS * capacity
 #: Intervals averaged for the "last 5" headline figure.
 TAIL = 5
-
-
-def _tgbw(text: str, flag: str) -> str:
-    return options.parse_tgbw(text)
 
 
 def iops(test: TestRun):
@@ -97,13 +96,14 @@ class WriteSaturationTest(TestType):
     order = 40
     view = "tkperf.testtypes.writesat.view"
     keeps_steady_on_resume = False
+    settings = WsatSettings
     options = (
         Option("wsat_time", ("--wsat-time",), "WSAT time limit: seconds or with s/m/h/d (default 24h)",
                parse=options.parse_duration, default=24 * 3600, quick=8,
                check=_in_range(1, 366 * 86400, "--wsat-time"), metavar="DURATION"),
         Option("wsat_tgbw", ("--wsat-tgbw",),
                "WSAT total GB written limit, or drive fills like 4x (default 4x)",
-               parse=_tgbw, default="4x", metavar="GB|Nx"),
+               parse=parse_tgbw, default="4x", metavar="GB|Nx"),
         Option("wsat_interval", ("--wsat-interval",), "WSAT reporting interval (default 60s)",
                parse=options.parse_duration, default=60, quick=1,
                check=_in_range(1, 3600, "--wsat-interval"), metavar="DURATION"),
@@ -129,12 +129,12 @@ class WriteSaturationTest(TestType):
     )
 
     def deviations(self, options, revision) -> List[str]:
-        v = self.stored_values(options)
+        v = settings_from(WsatSettings, self.stored_values(options))
         out = []
-        if v["wsat_access"] != "random" or int(v["wsat_bs"]) != 4096:
-            out.append(f"WSAT stimulus {stimulus({'access': v['wsat_access'], 'block_size': format_bs(v['wsat_bs'])})}"
+        if v.access != "random" or v.bs != 4096:
+            out.append(f"WSAT stimulus {stimulus({'access': v.access, 'block_size': format_bs(v.bs)})}"
                        " instead of RND 4k 100% W (a disclosed variant)")
-        interval = int(v["wsat_interval"])
+        interval = v.interval
         if interval != PTS_INTERVAL_S:
             out.append(f"WSAT reports every {interval} s instead of the PTS's {PTS_INTERVAL_S} s")
         return out
@@ -143,13 +143,13 @@ class WriteSaturationTest(TestType):
         """Before the run only what may happen can be said: a limit below the
         PTS's is a deviation if it ends the run (judged afterwards by the
         recorded stop reason, :meth:`result_deviations`)."""
-        v = self.stored_values(options)
+        v = settings_from(WsatSettings, self.stored_values(options))
         out = []
-        if int(v["wsat_time"]) < PTS_TIME_S:
-            out.append(f"WSAT time limit {duration(int(v['wsat_time']), rough=True)} is below 24 h: a deviation "
+        if v.time < PTS_TIME_S:
+            out.append(f"WSAT time limit {duration(v.time, rough=True)} is below 24 h: a deviation "
                        "if it ends the run before 4x the capacity is written")
-        if not _tgbw_reaches_pts(str(v["wsat_tgbw"]), None):
-            out.append(f"WSAT TGBW limit {_tgbw_words(str(v['wsat_tgbw']))} may be below 4x the capacity: "
+        if not _tgbw_reaches_pts(v.tgbw, None):
+            out.append(f"WSAT TGBW limit {_tgbw_words(v.tgbw)} may be below 4x the capacity: "
                        "a deviation if it ends the run before 24 h")
         return out
 
@@ -158,38 +158,39 @@ class WriteSaturationTest(TestType):
         capacity is written; a lower limit that ended the run is a deviation."""
         if test.status != "complete":
             return []
-        v = self.stored_values(options)
+        v = settings_from(WsatSettings, self.stored_values(options))
         reason = test.stop_reason
-        if reason.startswith("time limit") and int(v["wsat_time"]) < PTS_TIME_S:
-            return [f"{test.key}: stopped by its time limit of {duration(int(v['wsat_time']), rough=True)}, "
+        if reason.startswith("time limit") and v.time < PTS_TIME_S:
+            return [f"{test.key}: stopped by its time limit of {duration(v.time, rough=True)}, "
                     "before 24 h or 4x the capacity written (the PTS's WSAT stop)"]
-        if reason.startswith("TGBW") and not _tgbw_reaches_pts(str(v["wsat_tgbw"]), capacity):
-            return [f"{test.key}: stopped by its TGBW limit of {_tgbw_words(str(v['wsat_tgbw']))}, "
+        if reason.startswith("TGBW") and not _tgbw_reaches_pts(v.tgbw, capacity):
+            return [f"{test.key}: stopped by its TGBW limit of {_tgbw_words(v.tgbw)}, "
                     "before 24 h or 4x the capacity written (the PTS's WSAT stop)"]
         return []
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
-        name = workload_name(opts.wsat_access, opts.wsat_bs)
-        job = FioJob(name=name, rw="write" if opts.wsat_access == "sequential" else "randwrite",
-                     bs=opts.wsat_bs, runtime=opts.wsat_time,
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        w = opts.of(WsatSettings)
+        name = workload_name(w.access, w.bs)
+        job = FioJob(name=name, rw="write" if w.access == "sequential" else "randwrite",
+                     bs=w.bs, runtime=w.time,
                      numjobs=opts.numjobs, iodepth=opts.iodepth)
-        params = {"block_size": format_bs(opts.wsat_bs), "access": opts.wsat_access}
-        stream = Stream(job, opts.wsat_interval, stop_bytes=options.tgbw_bytes(opts.wsat_tgbw, capacity),
-                        steady_stop=opts.wsat_steady, steady_after_bytes=capacity, series=SERIES,
-                        steady_spacing_s=opts.wsat_steady_spacing)
+        params = {"block_size": format_bs(w.bs), "access": w.access}
+        stream = Stream(job, w.interval, stop_bytes=w.tgbw_bytes(capacity),
+                        steady_stop=w.steady, steady_after_bytes=capacity, series=SERIES,
+                        steady_spacing_s=w.steady_spacing)
         return [Plan(
             key=self.name, shape=stream,
             tracking=Tracking(name, "write.iops", f"{stimulus(params)} IOPS per interval"),
             wipc=False,
             params={**params, "numjobs": str(opts.numjobs),
-                    "iodepth": str(opts.iodepth), "interval": str(opts.wsat_interval),
-                    "time_limit": str(opts.wsat_time), "tgbw": opts.wsat_tgbw,
-                    "steady_stop": "true" if opts.wsat_steady else "false",
-                    "steady_spacing": str(stream.steady_every * opts.wsat_interval)},
+                    "iodepth": str(opts.iodepth), "interval": str(w.interval),
+                    "time_limit": str(w.time), "tgbw": w.tgbw,
+                    "steady_stop": "true" if w.steady else "false",
+                    "steady_spacing": str(stream.steady_every * w.interval)},
         )]
 
-    def largest_block(self, opts) -> int:
-        return int(opts.wsat_bs)
+    def largest_block(self, opts: Options) -> int:
+        return opts.of(WsatSettings).bs
 
     def headline(self, test: TestRun) -> List[Figure]:
         values = iops(test)

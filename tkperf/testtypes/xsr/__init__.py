@@ -18,7 +18,8 @@ transitions, and the second SEQ level as a share of the first.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Dict, List, Mapping
 
 from tkperf.durations import duration
 from tkperf.engine import options
@@ -28,6 +29,7 @@ from tkperf.model.results import TestRun
 from tkperf.testtypes.base import (
     Figure,
     Option,
+    Options,
     Plan,
     SummaryValue,
     TestType,
@@ -67,6 +69,26 @@ def band_text(value: float) -> str:
     return f"{value:g}"
 
 
+@dataclass(frozen=True)
+class XsrSettings:
+    """The values of XSR's options (typed; ``opts.of(XsrSettings)``)."""
+
+    option_prefix: ClassVar[str] = "xsr_"
+
+    #: Seconds.
+    seq1: int
+    #: Seconds.
+    rnd: int
+    #: Seconds.
+    seq2: int
+    #: Seconds.
+    interval: int
+    tc: int
+    qd: int
+    #: Percent.
+    settle_band: float
+
+
 class CrossStimulusRecoveryTest(TestType):
     name = "xsr"
     title = "Cross Stimulus Recovery"
@@ -77,6 +99,7 @@ class CrossStimulusRecoveryTest(TestType):
     order = 75
     view = "tkperf.testtypes.xsr.view"
     keeps_steady_on_resume = False
+    settings = XsrSettings
     options = (
         Option("xsr_seq1", (FLAGS[SEQ1],), "XSR: the first SEQ 1024KiB W phase (default 8h; 10s with --quick)",
                parse=options.parse_duration, default=PTS_SEQ1_S, quick=10,
@@ -101,9 +124,10 @@ class CrossStimulusRecoveryTest(TestType):
     )
 
     # --- running ---------------------------------------------------------------
-    def phases(self, opts) -> List[Phase]:
-        tc, qd = opts.xsr_tc, opts.xsr_qd
-        times = {SEQ1: opts.xsr_seq1, RND: opts.xsr_rnd, SEQ2: opts.xsr_seq2}
+    def phases(self, opts: Options) -> List[Phase]:
+        cfg = opts.of(XsrSettings)
+        tc, qd = cfg.tc, cfg.qd
+        times = {SEQ1: cfg.seq1, RND: cfg.rnd, SEQ2: cfg.seq2}
         out = []
         for kind in (SEQ1, RND, SEQ2):
             rw, bs = ("randwrite", RND_BS) if kind == RND else ("write", SEQ_BS)
@@ -111,21 +135,22 @@ class CrossStimulusRecoveryTest(TestType):
             out.append(Phase(job, LABELS[kind], kind))
         return out
 
-    def plan(self, opts, capacity: int) -> List[Plan]:
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
         # A phase shorter than the interval is one short interval (fio's final report).
-        interval = opts.xsr_interval
+        cfg = opts.of(XsrSettings)
+        interval = cfg.interval
         params = {"access": "SEQ 1024KiB W, then RND 8KiB W, then SEQ 1024KiB W",
-                  "block_size": "1024k,8k,1024k", "mixes": "0/100", "numjobs": str(opts.xsr_tc),
-                  "iodepth": str(opts.xsr_qd), "interval": str(interval), "seq1": str(opts.xsr_seq1),
-                  "rnd": str(opts.xsr_rnd), "seq2": str(opts.xsr_seq2),
-                  "settle_band_pct": band_text(opts.xsr_settle_band)}
+                  "block_size": "1024k,8k,1024k", "mixes": "0/100", "numjobs": str(cfg.tc),
+                  "iodepth": str(cfg.qd), "interval": str(interval), "seq1": str(cfg.seq1),
+                  "rnd": str(cfg.rnd), "seq2": str(cfg.seq2),
+                  "settle_band_pct": band_text(cfg.settle_band)}
         return [Plan(key=self.name, shape=XsrStream(tuple(self.phases(opts)), interval), params=params,
                      wipc=False)]
 
-    def largest_block(self, opts) -> int:
+    def largest_block(self, opts: Options) -> int:
         return SEQ_BS
 
-    def smallest_block(self, opts) -> int:
+    def smallest_block(self, opts: Options) -> int:
         return RND_BS
 
     def deviations(self, options_: Mapping[str, str], revision) -> List[str]:

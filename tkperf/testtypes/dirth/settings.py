@@ -1,0 +1,70 @@
+"""The options of DIRTH and CBW as typed values (``opts.of(DirthSettings)``).
+
+Both tests sweep thread counts and queue depths after a steady state and
+share these options under their own prefix (``--dirth-tc``, ``--cbw-tc``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Optional, Tuple
+
+from tkperf.testtypes.dirth import structure as st
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """The options a sweep test (DIRTH, CBW) shares; the subclass names the prefix."""
+
+    option_prefix: ClassVar[str] = ""
+
+    #: Thread counts (fio numjobs).
+    tc: Tuple[int, ...]
+    #: Queue depths per thread (fio iodepth).
+    qd: Tuple[int, ...]
+    #: Seconds per sweep point.
+    time: int
+    #: Mean response time limit of the max IOPS point, in microseconds.
+    rt_limit: int
+    #: Seconds per steady-state round.
+    round: int
+    #: Round structure: auto, pts-2.0 or steady-sweep.
+    structure: str
+    #: Seconds of the pts-2.0 structure's pre-write, capture pre-write and capture.
+    prewrite: int
+    capture_prewrite: int
+    capture: int
+
+
+@dataclass(frozen=True)
+class DirthSettings(SweepSettings):
+    """DIRTH's options (``--dirth-*``)."""
+
+    option_prefix: ClassVar[str] = "dirth_"
+
+    #: The block size in bytes.
+    bs: int
+    #: Read shares in percent, each its own test.
+    mixes: Tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CbwSettings(SweepSettings):
+    """CBW's options (``--cbw-*``)."""
+
+    option_prefix: ClassVar[str] = "cbw_"
+
+
+@dataclass(frozen=True)
+class Captures:
+    """Under the PTS 2.0 structure: the timing of the captures (seconds)."""
+
+    prewrite_s: int
+    capture_prewrite_s: int
+    capture_s: int
+
+
+def captures_of(cfg: SweepSettings, revision_id: str) -> Optional[Captures]:
+    """The captures of a run's plan: None under the steady-sweep structure."""
+    if st.resolve(cfg.structure, revision_id) != st.PTS20:
+        return None
+    return Captures(cfg.prewrite, cfg.capture_prewrite, cfg.capture)
