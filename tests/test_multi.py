@@ -29,6 +29,7 @@ from tkperf.engine import request as request_file
 from tkperf.errors import EXIT_FIO, EXIT_OK, EXIT_OUTPUT, EXIT_SIGINT, EXIT_USAGE
 from tkperf.model import store
 from tkperf.target.loopdev import try_loop
+from tkperf.testtypes.latency import LatencySettings
 
 MiB = 1024 * 1024
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -263,7 +264,8 @@ def test_each_child_gets_the_request_with_its_own_target_names_and_summary(tmp_p
     assert child.devices == ("/dev/b",) and child.name == "p-b" and child.outdir == "o/p-b"
     assert child.yes and child.quiet and child.json_summary == target.summary_path
     assert child.size is None  # --size is for file targets alone
-    assert child.options == request.options and child.options.lat_bs == request.options.lat_bs
+    assert child.options == request.options
+    assert child.options.of(LatencySettings).bs == request.options.of(LatencySettings).bs == (4096,)
     assert child.mail.recipients == ("x@example.org", "y@example.org") and child.mail.smtp == "mx"
     assert child.report_formats == ("rst",)
 
