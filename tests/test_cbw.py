@@ -344,7 +344,7 @@ def test_cbw_end_to_end(loopdev, tmp_path, capsys):
     assert params["OIO"] == "TC 2 x QD 4 = OIO 8" and "4 points of 1 s in round 4" in params["Sweep"]
     plots = {p.name for p in (rep / "a-plots").iterdir()}
     for what in ("iops-vs-oio", "demand-intensity", "histograms", "confidence", "convergence", "window"):
-        assert (rep / "a-plots" / f"cbw-{what}.svg").stat().st_size > 10000
+        assert (rep / "a-plots" / f"cbw-{what}.svg").stat().st_size > 5000  # an SVG: text and paths, smaller than its PNG was
     assert not any("histogram-" in p for p in plots)  # no second, generic QoS part
     other = run_cbw(loopdev, out, "b")
     cmp_dir = tmp_path / "cmp"

@@ -379,11 +379,11 @@ def test_hir_end_to_end(loopdev, tmp_path, capsys):
         assert words in text
     plots = {p.name: p.stat().st_size for p in (rep / "a-plots").iterdir()}
     for what in ("gain", "iops-vs-idle", "timeline", "idle-1s", "idle-2s", "convergence", "window"):
-        assert plots[f"hir-{what}.svg"] > 10000
+        assert plots[f"hir-{what}.svg"] > 5000
     other = run_hir(loopdev, out, "b", "--max-rounds", "2", "--hir-idle", "1", "--hir-cycles", "1",
                     "--hir-return", "1")
     cmp_dir = tmp_path / "cmp"
     assert main(["compare", xml, other, "--format", "rst", "--outdir", str(cmp_dir), "-q"]) == 0
     text = (cmp_dir / "comparison.rst").read_text()
     assert "HIR: baseline and recovery per idle setting, per run" in text and "Idle 2 s: gain" in text
-    assert (cmp_dir / "comparison-plots" / "hir-gain.svg").stat().st_size > 10000
+    assert (cmp_dir / "comparison-plots" / "hir-gain.svg").stat().st_size > 5000

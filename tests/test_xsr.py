@@ -340,7 +340,7 @@ def test_options_round_trip_and_stored_data():
 # --- end to end on a loop device -------------------------------------------------------------------
 def pngs(directory, name):
     found = {os.path.basename(p): os.path.getsize(p) for p in glob.glob(str(directory / f"{name}-plots" / "*.svg"))}
-    assert all(size > 10000 for size in found.values()), found
+    assert all(size > 5000 for size in found.values()), found
     return set(found)
 
 
