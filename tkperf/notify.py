@@ -161,7 +161,7 @@ def subject(name: str, host: str, run: Optional[RunResult], error: Optional[Base
 
 def _paths_lines(paths: Mapping[str, object]) -> List[str]:
     out = [f"  {key}: {paths[key]}" for key in ("result", "log") if paths.get(key)]
-    out += [f"  report: {p}" for p in paths.get("reports", ())]  # type: ignore[union-attr]
+    out += [f"  report: {p}" for p in paths.get("reports", ())]
     return ["", "Files:", *out] if out else []
 
 

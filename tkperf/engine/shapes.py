@@ -392,7 +392,8 @@ class Phases(Shape):
         jobs = tuple(j for p in self.phases for j in p.jobs)
         busy = sum(_per_round(p.jobs) for p in self.phases)
         idle = sum(p.idle_s for p in self.phases[:-1])
-        return Estimate((f"# {len(self.phases)} phases, {duration_rough(busy)} of I/O and {duration_rough(idle)} idle",),
+        return Estimate((f"# {len(self.phases)} phases, {duration_rough(busy)} of I/O and "
+                         f"{duration_rough(idle)} idle",),
                         jobs, busy + idle, busy + idle)
 
 

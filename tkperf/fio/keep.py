@@ -161,7 +161,7 @@ def attach(fio: object, facts: Dict[str, object], outdir: str, run_name: str, fr
         saved = {}
     saved["dir"] = directory_name(run_name)
     facts[FACT] = saved
-    fio.keeper = OutputKeeper(directory, saved)  # type: ignore[attr-defined]
+    fio.keeper = OutputKeeper(directory, saved)
 
 
 def kept_path(result_path: str, facts: Dict[str, object], entry: Dict[str, object]) -> str:
@@ -169,7 +169,7 @@ def kept_path(result_path: str, facts: Dict[str, object], entry: Dict[str, objec
     for the result file at ``result_path`` (names from the file are taken as
     names only, never as paths out of its folder)."""
     index = facts.get(FACT) if isinstance(facts.get(FACT), dict) else {}
-    folder = os.path.basename(str(index.get("dir", "")))  # type: ignore[union-attr]
+    folder = os.path.basename(str(index.get("dir", "")))
     name = os.path.basename(str(entry.get("file", "")))
     return os.path.join(os.path.dirname(os.path.abspath(result_path)), folder, name)
 

@@ -189,8 +189,11 @@ def split_iops(total: float, mix: int) -> Tuple[float, float]:
     return total - write, write
 
 
-def _workload(name: str, rw: str, bs: int, mix: int, s: Settings, read: IoStats = IoStats(),
-              write: IoStats = IoStats()) -> Workload:
+_NO_IO = IoStats()
+
+
+def _workload(name: str, rw: str, bs: int, mix: int, s: Settings, read: IoStats = _NO_IO,
+              write: IoStats = _NO_IO) -> Workload:
     """A workload at the test's TC/QD (0 where not recorded) and seconds."""
     return Workload(name=name, rw=rw, bs=bs, rwmixread=mix, numjobs=s.numjobs or 0, iodepth=s.iodepth or 0,
                     runtime_ms=s.runtime * 1000, read=read, write=write)

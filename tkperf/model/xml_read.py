@@ -239,7 +239,7 @@ def parse_document(head: bytes, source: str, sch: etree.XMLSchema, type_attr: st
     # schema's more precise message wins.
     bad_value: Optional[Exception] = None
     try:
-        for event, el in etree.iterparse(io.BytesIO(head), events=("end",), schema=sch,
+        for _event, el in etree.iterparse(io.BytesIO(head), events=("end",), schema=sch,
                                          resolve_entities=False, no_network=True, load_dtd=False,
                                          huge_tree=True, remove_blank_text=True):
             try:

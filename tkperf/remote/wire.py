@@ -105,7 +105,7 @@ def _typed(cls: Type[T], data: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         if f.name not in data:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise WireError(f"{cls.__name__} without {f.name}")
             continue
         value, want = data[f.name], hints.get(f.name)

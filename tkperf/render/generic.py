@@ -83,7 +83,7 @@ def report_section(kind, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     (under its own heading when there are several) its header and figures."""
     out: list = [b.Heading(kind.title or kind.name)]
     level = 2 if len(tests) > 1 else 1
-    for i, test in enumerate(tests):
+    for test in tests:
         opening, measured = header.open_test(test, test_title(test), _header(ctx, test), level)
         out += opening[1:] if level == 1 else opening
         if not measured:

@@ -174,7 +174,7 @@ def _int(data: Dict[str, object], key: str) -> int:
     value = data.get(key, 0)
     if isinstance(value, str):  # some nvme-cli versions print hex strings
         return int(value, 0) if value.strip() else 0
-    return int(value)  # type: ignore[arg-type]
+    return int(value)
 
 
 def _bits(value: int, names: Dict[int, str]) -> Dict[str, bool]:
@@ -219,7 +219,7 @@ def nvme_id_ns(text: str) -> Dict[str, object]:
         raise ValueError("nvme id-ns: no namespace size (nsze)")
     in_use = _int(data, "flbas") & 0xF
     formats = []
-    for i, f in enumerate(data.get("lbafs") or []):  # type: ignore[union-attr]
+    for i, f in enumerate(data.get("lbafs") or []):
         formats.append({"index": i, "lba_bytes": 1 << int(f.get("ds", 0)), "metadata_bytes": int(f.get("ms", 0)),
                         "relative_performance": int(f.get("rp", 0)), "in_use": i == in_use})
     lba = next((f["lba_bytes"] for f in formats if f["in_use"]), None)
