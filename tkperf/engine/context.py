@@ -22,8 +22,13 @@ class RunContext(Protocol):
     phase: str
     opts: Any
     fio: Any
+    #: The result file's writer (:class:`tkperf.model.store.ResultWriter`).
+    writer: Any
 
     def save(self) -> None: ...
+
+    def health_check(self) -> None:
+        """Read the drive's temperature, at most once a minute."""
 
     def event(self, kind: str, message: str, test: str = "", rnd: int = 0) -> None: ...
 
