@@ -20,7 +20,7 @@ from tkperf.untrusted import for_terminal
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
 debug_log = logging.getLogger("tkperf.debug")
-_renderer: Optional[logging.Handler] = None
+_renderer: Optional[shown._Renderer] = None
 
 
 class Parser(argparse.ArgumentParser):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 from tkperf.cli import remote as remote_cli
 from tkperf.errors import EXIT_OK
@@ -41,7 +41,7 @@ def _ident(model: object, serial: object, firmware: object) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def _get(facts: Dict[str, object], source: str) -> Dict[str, object]:
+def _get(facts: Dict[str, Any], source: str) -> Dict[str, Any]:
     value = facts.get(source)
     return value if isinstance(value, dict) else {}
 
@@ -196,7 +196,7 @@ def _smart(facts: Dict[str, object]) -> Rows:
     return rows
 
 
-def render(facts: Dict[str, object]) -> List[str]:
+def render(facts: Dict[str, Any]) -> List[str]:
     """The readable view of :func:`tkperf.target.facts.collect`'s dictionary."""
     groups = [("Device", _device(facts)), ("Queue", _queue(facts)), ("Identity", _identity(facts)),
               ("Security", _security(facts)), ("SMART", _smart(facts))]

@@ -225,7 +225,7 @@ def _matrix(chk: Check, what: str, mixes: Sequence[int], sizes: Sequence[int], c
     out = []
     for r, rnd in enumerate(rounds, 1):
         rows = chk.seq(rnd, "roundmat", f"round {r}", counts=(len(mixes),), unit=f"R/W mixes ({what})")
-        mat = []
+        mat: list = []  # per R/W mix: a figure per block size, or a list of them (several counts)
         for mix, row in zip(mixes, rows):
             here = f"round {r}, R/W {mix_label(mix)}"
             allowed = (len(sizes), len(sizes) - 1) if sizes[-1] == 512 else (len(sizes),)

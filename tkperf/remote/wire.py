@@ -90,7 +90,9 @@ def decode(line: bytes, limit: int = MAX_LINE) -> Dict[str, Any]:
 
 def to_dict(value: Any) -> Any:
     """A dataclass (or None) as a JSON-able dict."""
-    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
 
 
 _SIMPLE = {str: (str,), int: (int,), float: (int, float), bool: (bool,)}
@@ -112,7 +114,8 @@ def _typed(cls: Type[T], data: Any) -> Dict[str, Any]:
         allowed = _SIMPLE.get(want) if isinstance(want, type) else None
         if allowed is not None and (not isinstance(value, allowed)
                                     or (want is not bool and isinstance(value, bool))):
-            raise WireError(f"{cls.__name__}.{f.name} is a {type(value).__name__}, not a {want.__name__}")
+            raise WireError(f"{cls.__name__}.{f.name} is a {type(value).__name__}, not a "
+                            f"{getattr(want, '__name__', want)}")
         out[f.name] = value
     return out
 

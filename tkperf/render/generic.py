@@ -138,6 +138,8 @@ def compare_section(kind, ctx: CompareContext, runs: Sequence[RunResult], labels
         found = [run.test(key) for run in runs]
         figures = [{f.key: f for f in kind.headline(t)} if t is not None else {} for t in found]
         first = next((t for t in found if t is not None), None)
+        if first is None:
+            continue  # (never: the key came from one of the runs)
         order: List[str] = []
         for fs in figures:
             order += [k for k in fs if k not in order]

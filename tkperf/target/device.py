@@ -111,7 +111,7 @@ def root_disks() -> Set[str]:
 
 
 def _mounted_devnums() -> Dict[str, str]:
-    out = {}
+    out: Dict[str, str] = {}
     for line in _read("/proc/self/mountinfo").splitlines():
         parts = line.split()
         if len(parts) > 4:

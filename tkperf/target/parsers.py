@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 # --- hdparm -I -----------------------------------------------------------------
 
@@ -160,7 +160,7 @@ def hdparm_identify(text: str) -> Dict[str, object]:
 # --- nvme-cli JSON -----------------------------------------------------------------
 
 
-def _json_object(text: str, what: str) -> Dict[str, object]:
+def _json_object(text: str, what: str) -> Dict[str, Any]:
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -170,7 +170,7 @@ def _json_object(text: str, what: str) -> Dict[str, object]:
     return data
 
 
-def _int(data: Dict[str, object], key: str) -> int:
+def _int(data: Dict[str, Any], key: str) -> int:
     value = data.get(key, 0)
     if isinstance(value, str):  # some nvme-cli versions print hex strings
         return int(value, 0) if value.strip() else 0
