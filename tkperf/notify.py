@@ -161,7 +161,8 @@ def subject(name: str, host: str, run: Optional[RunResult], error: Optional[Base
 
 def _paths_lines(paths: Mapping[str, object]) -> List[str]:
     out = [f"  {key}: {paths[key]}" for key in ("result", "log") if paths.get(key)]
-    out += [f"  report: {p}" for p in paths.get("reports", ())]  # type: ignore[union-attr]
+    reports = paths.get("reports", ())
+    out += [f"  report: {p}" for p in (reports if isinstance(reports, (list, tuple)) else ())]
     return ["", "Files:", *out] if out else []
 
 

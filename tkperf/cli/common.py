@@ -20,7 +20,7 @@ from tkperf.untrusted import for_terminal
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
 debug_log = logging.getLogger("tkperf.debug")
-_renderer: Optional[logging.Handler] = None
+_renderer: Optional[shown._Renderer] = None
 
 
 class Parser(argparse.ArgumentParser):
@@ -83,7 +83,8 @@ def confirm(dev: DeviceInfo, assume_yes: bool) -> None:
     what = f"{dev.path} ({dev.model or 'unknown model'}, {dev.size_bytes / 1e9:.1f} GB)"
     try:
         # input() may write its prompt past sys.stdout, straight to the terminal
-        answer = input(for_terminal(f"All data on {what} will be destroyed.{advice.on_device(dev)} Type 'yes' to continue: "))
+        answer = input(for_terminal(f"All data on {what} will be destroyed.{advice.on_device(dev)} "
+                                    "Type 'yes' to continue: "))
     except EOFError:  # Ctrl-D, or the terminal went away
         print(file=sys.stderr)
         answer = ""

@@ -71,8 +71,8 @@ def _percentiles(run: RunResult) -> List[str]:
     for t in run.tests:
         for r in t.rounds:
             for w in r.workloads:
-                for io in (w.read, w.write):
-                    for label, _ in io.percentiles:
+                for side in (w.read, w.write):
+                    for label, _ in side.percentiles:
                         seen.setdefault(label, None)
     return sorted(seen, key=lambda p: float(p) if _is_number(p) else math.inf)
 

@@ -28,7 +28,8 @@ def lines(devices: Sequence[Device]) -> List[str]:
         out.append(f"{d.label}: {d.runs} result{'' if d.runs == 1 else 's'} ({d.key})")
         for t in d.trends:
             last = t.points[-1]
-            spread = f" (window {value_text(t, last.lo)}-{value_text(t, last.hi)})" if last.lo is not None else ""
+            spread = (f" (window {value_text(t, last.lo)}-{value_text(t, last.hi)})"
+                      if last.lo is not None and last.hi is not None else "")
             out.append(f"  {t.test}/{t.figure}: last {value_text(t, last.value)} {t.unit}{spread}, "
                        f"{len(t.changes)} change point{'' if len(t.changes) == 1 else 's'}")
             for c in t.changes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import List
+from typing import Any, List
 
 from tkperf.errors import EXIT_OK, OutputError, ResultFileError, UsageError
 from tkperf.model import store
@@ -40,7 +40,7 @@ def import_run(path: str) -> RunResult:
 
 def lines(run: RunResult, old: str, new: str) -> List[str]:
     """What the import did, in words: the tests, the steady-state comparison, what is not recorded."""
-    info = run.facts["imported"]
+    info: Any = run.facts["imported"]  # tkperf2_run.build_run's record (JSON-like)
     out = [f"imported {old} (original TKperf {info['version'] or '1.x'}, {info['mode']} mode) -> {new}"]
     for t in run.tests:
         out.append(f"  {t.key}: {t.done} {'interval' if t.series and not t.rounds else 'round'}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 from tkperf.cli import remote as remote_cli
 from tkperf.errors import EXIT_OK
@@ -41,7 +41,7 @@ def _ident(model: object, serial: object, firmware: object) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def _get(facts: Dict[str, object], source: str) -> Dict[str, object]:
+def _get(facts: Dict[str, Any], source: str) -> Dict[str, Any]:
     value = facts.get(source)
     return value if isinstance(value, dict) else {}
 
@@ -75,7 +75,7 @@ def _queue(facts: Dict[str, object]) -> Rows:
     q = _get(sysfs, "queue")
     if not q:
         return []
-    others = [s for s in q.get("schedulers", []) if s != q.get("scheduler")]  # type: ignore[union-attr]
+    others = [s for s in q.get("schedulers", []) if s != q.get("scheduler")]
     also = f" (also: {' '.join(others)})" if others else ""
     rows: Rows = [("scheduler", f"{q.get('scheduler', '')}{also}"),
                   ("rotational", _yes(q.get("rotational"))),
@@ -196,15 +196,15 @@ def _smart(facts: Dict[str, object]) -> Rows:
     return rows
 
 
-def render(facts: Dict[str, object]) -> List[str]:
+def render(facts: Dict[str, Any]) -> List[str]:
     """The readable view of :func:`tkperf.target.facts.collect`'s dictionary."""
     groups = [("Device", _device(facts)), ("Queue", _queue(facts)), ("Identity", _identity(facts)),
               ("Security", _security(facts)), ("SMART", _smart(facts))]
-    missing = [m for m in facts.get("missing", []) if isinstance(m, dict)]  # type: ignore[union-attr]
-    errors = [e for e in facts.get("errors", []) if isinstance(e, dict)]  # type: ignore[union-attr]
+    missing = [m for m in facts.get("missing", []) if isinstance(m, dict)]
+    errors = [e for e in facts.get("errors", []) if isinstance(e, dict)]
     groups.append(("Not installed", [(m["tool"], f"Debian package {m['package']}") for m in missing]))
     groups.append(("Failed here", [(e["source"], f"{e['message']} ({e['command']})") for e in errors]))
-    groups.append(("Notes", [("", str(n)) for n in facts.get("notes", [])]))  # type: ignore[union-attr]
+    groups.append(("Notes", [("", str(n)) for n in facts.get("notes", [])]))
     lines: List[str] = []
     for title, rows in groups:
         if not rows:

@@ -6,7 +6,7 @@ import dataclasses
 import os
 import stat
 from collections import Counter
-from typing import List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from tkperf.cli import common
 from tkperf.cli import remote as remote_cli
@@ -57,7 +57,7 @@ def plan_targets(request: RunRequest, open_run) -> List[Planned]:
     (:func:`tkperf.cli.runargs.open_run`)."""
     prefix = common.check_name(request.name) if request.name else ""
     planned: List[Planned] = []
-    seen = {}
+    seen: Dict[object, str] = {}
     try:
         for arg in request.devices:
             is_file = split_target(arg) is None and not _is_block(arg)

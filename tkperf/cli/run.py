@@ -168,9 +168,10 @@ def _run_ended(request: RunRequest, session: Session, mail: Optional[notify.Mail
     """``--json-summary`` and ``--mail`` at the end of a run; a failure of
     either is a warning and never changes the run's exit code."""
     paths = notify.paths_dict(session.xml_path, session.log_path, reports)
-    if request.json_summary and session.run is not None:
+    path, run = request.json_summary, session.run
+    if path and run is not None:
         _warn_on_failure("no JSON summary", lambda: notify.write_summary(
-            request.json_summary, summary.as_document(session.run, paths, exit_code_of(error))))
+            path, summary.as_document(run, paths, exit_code_of(error))))
     if mail is not None:
         _send_mail(mail, session, paths, error)
 

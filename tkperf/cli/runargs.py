@@ -221,7 +221,8 @@ def overrides(args: argparse.Namespace, profile: str) -> dict:
                 continue
             if value == "":
                 raise options.UsageError(f"{opt.flags[0]} needs a value (leave it out for the default)")
-            o[opt.field] = value if opt.switch is not None else opt.parse(value, opt.flags[0])
+            parse = opt.parse  # None for a switch
+            o[opt.field] = value if parse is None else parse(value, opt.flags[0])
     return o
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from tkperf.engine.context import PlanLike, RunContext
 from tkperf.engine.progress import progress_of
@@ -130,7 +130,8 @@ class SweepRounds(Shape):
         test.rounds.clear()  # the rounds and the captures are one unbroken run
         test.data.pop(CAPTURE_ROUND, None)
         progress_of(ctx).rounds_then(self.capture_seconds)
-        Rounds((self.prewrite,) + self.sweep).run(ctx, replace(plan, histograms=False), test)
+        plain: Any = plan  # a Plan, a dataclass
+        Rounds((self.prewrite,) + self.sweep).run(ctx, replace(plain, histograms=False), test)
         reached = test.stop_reason
         jobs = tuple(self.captures(test))
         index = len(test.rounds) + 1

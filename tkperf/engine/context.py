@@ -22,8 +22,14 @@ class RunContext(Protocol):
     phase: str
     opts: Any
     fio: Any
+    #: The result file's writer (:class:`tkperf.model.store.ResultWriter`) and path.
+    writer: Any
+    xml_path: str
 
     def save(self) -> None: ...
+
+    def health_check(self) -> None:
+        """Read the drive's temperature, at most once a minute."""
 
     def event(self, kind: str, message: str, test: str = "", rnd: int = 0) -> None: ...
 
@@ -32,8 +38,12 @@ class PlanLike(Protocol):
     """What a loop shape reads of the test instance it runs
     (:class:`tkperf.testtypes.base.Plan`, which names its shape)."""
 
-    key: str
-    histograms: bool
+    # Read-only (properties): a Plan is a frozen dataclass.
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def histograms(self) -> bool: ...
 
     @property
     def tracking(self) -> Any: ...

@@ -266,6 +266,8 @@ class ParallelRuns:
         finally:
             os.close(write_fd)  # the child holds it now: EOF when the child ends
         for fileobj, kind in ((o.proc.stdout, "out"), (o.proc.stderr, "err"), (read_fd, "chan")):
+            if fileobj is None:
+                continue  # not a pipe (never: both are PIPE)
             fd = fileobj if isinstance(fileobj, int) else fileobj.fileno()
             self._sel.register(fd, selectors.EVENT_READ, (i, kind))
         self._open[i] = 3

@@ -19,10 +19,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field, fields, replace
-from typing import Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from tkperf.engine import options
-from tkperf.engine.options import RunOptions
+from tkperf.engine.options import REPORT_FORMATS, RunOptions
 from tkperf.errors import UsageError
 
 SCHEMA = "tkperf-run-request"
@@ -66,7 +66,7 @@ class RunRequest:
     size: Optional[int] = None
     name: Optional[str] = None
     outdir: Optional[str] = None
-    report_formats: Tuple[str, ...] = options.REPORT_FORMATS
+    report_formats: Tuple[str, ...] = REPORT_FORMATS
     no_report: bool = False
     #: Plots as PNG files too, which the reST then refers to (``--png``).
     png: bool = False
@@ -173,7 +173,7 @@ _TYPES = {"str": (str,), "int": (int,), "bool": (bool,)}
 def _typed(cls, data: dict):
     """``cls(**data)`` after checking each value against its field's declared
     type; tuples arrive as JSON lists."""
-    kwargs = {}
+    kwargs: Dict[str, Any] = {}
     for f in fields(cls):
         if f.name not in data:
             continue

@@ -40,9 +40,9 @@ def check(saved: RunResult, dev: DeviceInfo, opts: options.RunOptions) -> None:
     now = opts.to_dict()
     diffs = options.differences({k: v for k, v in saved.options.items() if k in now}, now)
     if diffs:
-        key, (was, now) = next(iter(diffs.items()))
+        key, (was, is_now) = next(iter(diffs.items()))
         more = f" (and {len(diffs) - 1} more)" if len(diffs) > 1 else ""
-        raise ResumeError(f"option {key} was {was!r} in the saved run, now {now!r}{more}; "
+        raise ResumeError(f"option {key} was {was!r} in the saved run, now {is_now!r}{more}; "
                           "resume with the same options")
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tkperf import __version__
 from tkperf.engine import options, resume
@@ -87,7 +87,7 @@ class Session:
     def _open_log(self) -> None:
         """The run's log file; it stays open after ``execute`` so that what
         follows the run (the final report) is logged too: :meth:`close_log`."""
-        self._handler = log_file_handler(self.log_path)
+        self._handler: Optional[logging.Handler] = log_file_handler(self.log_path)
         log.setLevel(logging.DEBUG)
         log.addHandler(self._handler)
 
@@ -104,8 +104,9 @@ class Session:
                  "resumed run" if self.saved else "run", dev.path, self.name)
         if self.side.describe():
             log.info("target on a test host: %s", self.side.describe())
-        if getattr(fio, "server", ""):
-            log.info("fio: %s here, server %s on %s", fio.version, fio.server, getattr(fio, "where", "?"))
+        server = getattr(fio, "server", "")  # a back end that drives an fio server
+        if server:
+            log.info("fio: %s here, server %s on %s", fio.version, server, getattr(fio, "where", "?"))
         for p in problems:
             log.warning("forced past: %s", p)
         if dev.kind == "file":
@@ -132,7 +133,8 @@ class Session:
         keep.attach(fio, run.facts, self.outdir, self.name, fresh=self.saved is None)
         runner = Runner(run=run, opts=self.opts, device=dev, fio=fio, xml_path=self.xml_path,
                         side=self.side)
-        target = run.facts.get("target", {}) if isinstance(run.facts.get("target"), dict) else {}
+        found = run.facts.get("target")
+        target: Dict[str, Any] = found if isinstance(found, dict) else {}
         if self.saved is None and dev.kind != "file":  # a file target has its own note below
             for w in (target.get("target_kind") or {}).get("warnings", []):
                 runner.event("warning", str(w))

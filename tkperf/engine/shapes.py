@@ -24,7 +24,7 @@ import abc
 import logging
 import time
 from dataclasses import dataclass, replace
-from typing import Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -43,7 +43,7 @@ debug = logging.getLogger("tkperf.debug")
 
 
 
-def debug_steady(key: str, verdict: object) -> None:
+def debug_steady(key: str, verdict: Any) -> None:
     """Every figure of a steady-state evaluation, for ``--debug``."""
     if not debug.isEnabledFor(logging.DEBUG) or verdict is None:
         return
@@ -113,7 +113,7 @@ def record_round(ctx: "RunContext", test: TestRun, jobs: Sequence[FioJob], index
         text = cpu_bound_warning(rnd.workloads, run.facts.get("host_sharing") if isinstance(run.facts, dict) else None)
         if text:
             ctx.event("warning", text, test.key, index)
-    getattr(ctx, "health_check", lambda: None)()  # temperature, at most once a minute
+    ctx.health_check()  # temperature, at most once a minute
     return rnd
 
 
@@ -186,7 +186,7 @@ class Rounds(Shape):
 STREAM_COLUMNS: Tuple[str, ...] = ("wall_s", "fio_s", "ios", "io_bytes", "iops", "lat_mean_us")
 
 
-def spaced_steady(values: Sequence[float], every: int, window: int) -> SteadyState:
+def spaced_steady(values: "Sequence[float] | np.ndarray", every: int, window: int) -> SteadyState:
     """The 20/10 verdict on points ``every`` intervals apart.
 
     Point k is the mean of intervals ``(k-1)*every+1 .. k*every`` (whole
@@ -240,7 +240,7 @@ class Stream(Shape):
         """The steady-state rule in words: '20/10 on 5 points 30 min apart'."""
         return f"20/10 on {window} points {duration_rough(self.steady_every * self.interval_s)} apart"
 
-    def verdict(self, values: Sequence[float], window: int) -> SteadyState:
+    def verdict(self, values: "Sequence[float] | np.ndarray", window: int) -> SteadyState:
         """The steady-state verdict on the interval figures ``values`` so far."""
         return spaced_steady(values, self.steady_every, window)
 
@@ -259,7 +259,8 @@ class Stream(Shape):
         column = _steady_column(plan)
         ctx.save()
         cutter = IntervalCutter(self.job.name, self.interval_s)
-        state = {"reason": "time limit", "synced": time.monotonic()}
+        reason_of_stop = ["time limit"]
+        synced = [time.monotonic()]
         prog = progress_of(ctx)
 
         def on_report(report: dict) -> bool:
@@ -269,11 +270,11 @@ class Stream(Shape):
             row = (cut.wall_s, cut.fio_s, cut.ios, cut.io_bytes, cut.iops, cut.lat_mean_us)
             series.set_row(cut.index, row)
             ctx.writer.append(series_id, cut.index, series.row(cut.index - 1))
-            getattr(ctx, "health_check", lambda: None)()
+            ctx.health_check()
             now = time.monotonic()
-            if now - state["synced"] >= 60.0:
+            if now - synced[0] >= 60.0:
                 ctx.writer.sync()
-                state["synced"] = now
+                synced[0] = now
             ctx.phase = f"interval {cut.index + 1}"
             test.steady = self.verdict(series.column(column) if column else (), ctx.opts.window)
             prog.interval(cut.index, cut.iops, cut.written_total)
@@ -282,7 +283,7 @@ class Stream(Shape):
                           cut.iops, cut.written_total / 1e9)
             reason = self.stop_reason(test.steady, cut.written_total, ctx.opts.window)
             if reason:
-                state["reason"] = reason
+                reason_of_stop[0] = reason
             return bool(reason)
 
         ctx.phase = "interval 1"
@@ -291,7 +292,7 @@ class Stream(Shape):
         ctx.fio.stream(self.job.stopping_after(self.stop_bytes) if late else self.job, self.interval_s,
                        what=plan.key, on_report=on_report, timeout=self.job.runtime * 2.0 + 300.0)
         ctx.writer.sync()
-        test.stop_reason = state["reason"]
+        test.stop_reason = reason_of_stop[0]
 
     def estimate(self, opts, capacity: int) -> Estimate:
         stops = [duration_rough(self.job.runtime)]
@@ -392,7 +393,8 @@ class Phases(Shape):
         jobs = tuple(j for p in self.phases for j in p.jobs)
         busy = sum(_per_round(p.jobs) for p in self.phases)
         idle = sum(p.idle_s for p in self.phases[:-1])
-        return Estimate((f"# {len(self.phases)} phases, {duration_rough(busy)} of I/O and {duration_rough(idle)} idle",),
+        return Estimate((f"# {len(self.phases)} phases, {duration_rough(busy)} of I/O and "
+                         f"{duration_rough(idle)} idle",),
                         jobs, busy + idle, busy + idle)
 
 

@@ -198,6 +198,7 @@ class LocalFio(FioBackend):
                 self._process(job_file(self.settings, [job]), what, (f"--status-interval={interval_s}",),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
             start = last = time.monotonic()
+            assert proc.stdout is not None and proc.stderr is not None  # both PIPE
             streams = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}
             while streams:
                 ready, _, _ = select.select(list(streams), [], [], 1.0)

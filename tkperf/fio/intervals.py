@@ -100,10 +100,10 @@ class IntervalCutter:
         last = self._last
         if mark.runtime_ms <= last.runtime_ms:
             return None  # no new run time: nothing to measure
-        replaces = (self._before is not None
-                    and mark.runtime_ms - last.runtime_ms < self.interval_s * 500.0)
-        if replaces:
-            base = self._before
+        before = self._before
+        replaces = before is not None and mark.runtime_ms - last.runtime_ms < self.interval_s * 500.0
+        if replaces and before is not None:
+            base = before
         else:
             base = last
             self._before = last

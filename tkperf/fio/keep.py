@@ -151,8 +151,9 @@ def attach(fio: object, facts: Dict[str, object], outdir: str, run_name: str, fr
     if not hasattr(fio, "keeper"):
         return
     directory = os.path.join(outdir, directory_name(run_name))
-    saved = facts.get(FACT)
-    fresh = fresh or not isinstance(saved, dict)
+    found = facts.get(FACT)
+    saved: Dict[str, object] = found if isinstance(found, dict) else {}
+    fresh = fresh or not isinstance(found, dict)
     # an earlier run's files (--overwrite), or what a killed run left half-written
     for old in glob.glob(os.path.join(glob.escape(directory), "[0-9]*.json.gz" + ("*" if fresh else ".*.tmp"))):
         with contextlib.suppress(OSError):
@@ -161,15 +162,16 @@ def attach(fio: object, facts: Dict[str, object], outdir: str, run_name: str, fr
         saved = {}
     saved["dir"] = directory_name(run_name)
     facts[FACT] = saved
-    fio.keeper = OutputKeeper(directory, saved)  # type: ignore[attr-defined]
+    fio.keeper = OutputKeeper(directory, saved)
 
 
 def kept_path(result_path: str, facts: Dict[str, object], entry: Dict[str, object]) -> str:
     """Where the file of one entry of ``facts["fio_output"]["files"]`` is,
     for the result file at ``result_path`` (names from the file are taken as
     names only, never as paths out of its folder)."""
-    index = facts.get(FACT) if isinstance(facts.get(FACT), dict) else {}
-    folder = os.path.basename(str(index.get("dir", "")))  # type: ignore[union-attr]
+    found = facts.get(FACT)
+    index: Dict[str, object] = found if isinstance(found, dict) else {}
+    folder = os.path.basename(str(index.get("dir", "")))
     name = os.path.basename(str(entry.get("file", "")))
     return os.path.join(os.path.dirname(os.path.abspath(result_path)), folder, name)
 

@@ -16,8 +16,10 @@ def first_json_object(text: str) -> dict:
         raise FioError("fio printed no JSON", stderr=text[-2000:])
     try:
         obj, _ = json.JSONDecoder().raw_decode(text, start)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise FioError(f"fio printed invalid JSON ({exc.msg} at char {exc.pos})", stderr=text[-2000:]) from exc
+    except ValueError as exc:
+        raise FioError(f"fio printed invalid JSON ({exc})", stderr=text[-2000:]) from exc
     if not isinstance(obj, dict) or not (isinstance(obj.get("jobs"), list)
                                          or isinstance(obj.get("client_stats"), list)):
         raise FioError("fio's JSON has no 'jobs' list (nor a client's 'client_stats')")

@@ -231,7 +231,8 @@ class Index:
         rows: Dict[str, List[FigureRow]] = {}
         for r in self.db.execute("SELECT path, test, figure, label, unit, better, text, value, lo, hi, sd, n, "
                                  "steady FROM figures ORDER BY path, ord"):
-            rows.setdefault(r[0], []).append(FigureRow(*r[1:12], None if r[12] is None else bool(r[12])))
+            fields_ = tuple(r[1:12]) + (None if r[12] is None else bool(r[12]),)
+            rows.setdefault(r[0], []).append(FigureRow(*fields_))
         return [FileFacts(self._real(p), started, dev, label, fw, bool(quick), tuple(rows.get(p, ())))
                 for p, started, dev, label, fw, quick in self.db.execute(
                     "SELECT path, started, device, label, firmware, quick FROM files WHERE error = ''")]

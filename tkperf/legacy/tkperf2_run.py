@@ -81,13 +81,16 @@ def _close(a: float, b: float, scale: float) -> bool:
 def steady_record(imp: Imported) -> Tuple[Dict[str, object], List[str]]:
     """tkperf's verdict beside the file's own, and the differences in words."""
     t, s, fs = imp.test, imp.test.steady, imp.steady
+    if s is None:
+        raise ValueError(f"{t.key}: imported without tkperf's steady-state check")
     mine = {"steady": s.steady, "rounds": list(s.rounds), "values": list(s.values), "average": s.average,
             "slope": s.slope, "intercept": s.intercept}
     if fs is None:
         return {"tkperf": mine, "file": None, "agree": None}, []
     k = imp.scale
-    theirs: Dict[str, object] = {"steady": fs.reached, "rounds": [r + 1 for r in fs.rounds],
-                                 "values": [v * k for v in fs.values],
+    their_rounds = [r + 1 for r in fs.rounds]
+    their_values = [v * k for v in fs.values]
+    theirs: Dict[str, object] = {"steady": fs.reached, "rounds": their_rounds, "values": their_values,
                                  "average": None if fs.average is None else fs.average * k}
     if fs.slope is not None:  # TKperf counted rounds from 0: the intercept moves by one slope
         theirs.update(slope=fs.slope[0] * k, intercept=(fs.slope[1] - fs.slope[0]) * k)
@@ -97,13 +100,13 @@ def steady_record(imp: Imported) -> Tuple[Dict[str, object], List[str]]:
                      f"tkperf's 20/10 check says {'reached' if s.steady else 'NOT reached'} (range "
                      f"{_share(s.range, s.average)} of the average, limit {DATA_EXCURSION:.0%}; slope excursion "
                      f"{_share(s.slope_excursion, s.average)}, limit {SLOPE_EXCURSION:.0%})")
-    if theirs["rounds"] and theirs["rounds"] != mine["rounds"]:
-        diffs.append(f"the file's window is rounds {_span(theirs['rounds'])}, tkperf judged rounds {_span(s.rounds)}")
+    if their_rounds and their_rounds != mine["rounds"]:
+        diffs.append(f"the file's window is rounds {_span(their_rounds)}, tkperf judged rounds {_span(s.rounds)}")
     if imp.tracked != t.tracking_workload:
         diffs.append(f"TKperf tracked {imp.tracked} (the next-to-last block size at 0/100: 8k once it had "
                      f"dropped 512 for a 4K-native drive), tkperf tracks {t.tracking_workload}")
     matrix = {r.index: w.metric(imp.metric) for r in t.rounds for w in r.workloads if w.name == imp.tracked}
-    for r, v in zip(theirs["rounds"], theirs["values"]):
+    for r, v in zip(their_rounds, their_values):
         if r in matrix and not _close(v, matrix[r], s.average):
             diffs.append(f"the file's steady-state value of round {r} ({v / k:,.6g}) is not what its own "
                          f"matrix holds for {imp.tracked} ({matrix[r] / k:,.6g})")
@@ -165,7 +168,7 @@ def _options(imported: List[Imported], used: Dict[str, Settings], old: OldFile, 
                 opts[name] = str(getattr(main, name))
         if main.runtime_recorded or "runtime" in cmd:
             opts["runtime"] = str(main.runtime)
-    xargs = [t.values["xargs"] for t in old.tests.values() if isinstance(t.values.get("xargs"), list)]
+    xargs = [x for x in (t.values.get("xargs") for t in old.tests.values()) if isinstance(x, list)]
     if cmd.get("refill_buffers") or any("refill_buffers" in x for x in xargs):
         opts["refill_buffers"] = "true"
     elif xargs or "cmdline" in old.run:
@@ -208,7 +211,7 @@ def _notes(old: OldFile, imported: List[Imported], used: Dict[str, Settings], si
 def build_run(old: OldFile, source: str, imported_at: str = "") -> RunResult:
     """The tkperf run an original TKperf file holds (see the module's docstring)."""
     when = imported_at or now_iso()
-    devinfo = old.run.get("devinfo") or ""
+    devinfo = str(old.run.get("devinfo") or "")
     dev = device_facts(devinfo)
     size, size_from = capacity(dev, source, _GIVEN.get())
     cmd = command_line(cmdline_words(old.run))
@@ -245,11 +248,11 @@ def build_run(old: OldFile, source: str, imported_at: str = "") -> RunResult:
         if diffs:
             run.events.append(Event(when, "warning", "steady state: TKperf's record and tkperf's 20/10 check "
                                     "disagree: " + "; ".join(diffs) + "; tkperf's verdict is used", test=i.test.key))
-        elif record["file"] is not None:
+        elif isinstance(record["file"], dict):
             run.events.append(Event(when, "note", f"steady state: TKperf's own verdict (rounds "
                                     f"{_span(record['file']['rounds'])}) agrees with tkperf's 20/10 check",
                                     test=i.test.key))
-    run.facts["imported"] = {
+    imported_facts: Dict[str, object] = {
         "source": base, "tool": "TKperf", "version": old.version, "mode": old.mode, "testname": old.name,
         "testdate": old.run.get("testdate", ""), "cmdline": old.run.get("cmdline", ""),
         "kernel": old.run.get("kernel", ""), "lsb": old.run.get("lsb", ""), "featmatrix": old.run.get("featmatrix", ""),
@@ -260,7 +263,8 @@ def build_run(old: OldFile, source: str, imported_at: str = "") -> RunResult:
         "tkperf_rules": TKPERF_RULES,
     }
     if old.replaced:
-        run.facts["imported"]["control_characters_replaced"] = list(old.replaced)
+        imported_facts["control_characters_replaced"] = list(old.replaced)
+    run.facts["imported"] = imported_facts
     return run
 
 

@@ -189,8 +189,11 @@ def split_iops(total: float, mix: int) -> Tuple[float, float]:
     return total - write, write
 
 
-def _workload(name: str, rw: str, bs: int, mix: int, s: Settings, read: IoStats = IoStats(),
-              write: IoStats = IoStats()) -> Workload:
+_NO_IO = IoStats()
+
+
+def _workload(name: str, rw: str, bs: int, mix: int, s: Settings, read: IoStats = _NO_IO,
+              write: IoStats = _NO_IO) -> Workload:
     """A workload at the test's TC/QD (0 where not recorded) and seconds."""
     return Workload(name=name, rw=rw, bs=bs, rwmixread=mix, numjobs=s.numjobs or 0, iodepth=s.iodepth or 0,
                     runtime_ms=s.runtime * 1000, read=read, write=write)
@@ -222,7 +225,7 @@ def _matrix(chk: Check, what: str, mixes: Sequence[int], sizes: Sequence[int], c
     out = []
     for r, rnd in enumerate(rounds, 1):
         rows = chk.seq(rnd, "roundmat", f"round {r}", counts=(len(mixes),), unit=f"R/W mixes ({what})")
-        mat = []
+        mat: list = []  # per R/W mix: a figure per block size, or a list of them (several counts)
         for mix, row in zip(mixes, rows):
             here = f"round {r}, R/W {mix_label(mix)}"
             allowed = (len(sizes), len(sizes) - 1) if sizes[-1] == 512 else (len(sizes),)

@@ -21,7 +21,7 @@ is dropped.
 from __future__ import annotations
 
 import os
-from typing import Dict, List
+from typing import Any, Dict, List
 
 from tkperf.errors import ResultFileError
 from tkperf.legacy import format1, tkperf2, tkperf2_run
@@ -94,4 +94,5 @@ def validate(run: RunResult) -> List[str]:
     sch = schema()
     if sch.validate(root):
         return []
-    return [f"line {e.line}: {e.message}" for e in sch.error_log]
+    errors: Any = sch.error_log  # iterable, though lxml-stubs do not say so
+    return [f"line {e.line}: {e.message}" for e in errors]

@@ -45,6 +45,14 @@ def _s(el: etree._Element, name: str) -> str:
     return el.get(name, "")
 
 
+def _child(el: etree._Element, tag: str) -> etree._Element:
+    """A child the schema requires (a ValueError if it is missing after all)."""
+    found = el.find(tag)
+    if found is None:
+        raise ValueError(f"<{el.tag}> has no <{tag}>")
+    return found
+
+
 def _nv(el: Optional[etree._Element], tag: str) -> Dict[str, str]:
     if el is None:
         return {}
@@ -82,7 +90,7 @@ def _read_round(r: etree._Element) -> Round:
         Workload(name=_s(x, "name"), rw=_s(x, "rw"), bs=_i(x, "bs"),
                  rwmixread=_i(x, "rwmixread"), numjobs=_i(x, "numjobs"),
                  iodepth=_i(x, "iodepth"), runtime_ms=_i(x, "runtime-ms"),
-                 read=_read_iostats(x.find("read")), write=_read_iostats(x.find("write")),
+                 read=_read_iostats(_child(x, "read")), write=_read_iostats(_child(x, "write")),
                  error=_i(x, "error"))
         for x in r.iterfind("workload")
     )
@@ -96,7 +104,7 @@ def _read_test(el: etree._Element, rounds: List[Round], type_attr: str = "type",
     ``rounds``; its <series> come back empty (their rows follow the root) and
     are entered in ``declared`` under their ids.  ``type_attr`` names the
     attribute holding the test type (format 1: ``name``)."""
-    tr = el.find("tracking")
+    tr = _child(el, "tracking")
     t = TestRun(
         type=_s(el, type_attr), key=_s(el, "key"),
         tracking_workload=_s(tr, "workload"), tracking_metric=_s(tr, "metric"),
@@ -144,8 +152,8 @@ def _read_test(el: etree._Element, rounds: List[Round], type_attr: str = "type",
 
 
 def _read_run(root: etree._Element, tests: List[TestRun]) -> RunResult:
-    h = root.find("host")
-    d = root.find("device")
+    h = _child(root, "host")
+    d = _child(root, "device")
     desc = root.find("description")
     run = RunResult(
         name=_s(root, "name"), started=_s(root, "started"), finished=_s(root, "finished"),
@@ -166,7 +174,7 @@ def _read_run(root: etree._Element, tests: List[TestRun]) -> RunResult:
         description_fields=_nv(desc, "field"),
         tests=tests,
     )
-    for e in root.find("events").iterfind("event"):
+    for e in _child(root, "events").iterfind("event"):
         run.events.append(Event(time=_s(e, "time"), kind=_s(e, "kind"), message=e.text or "",
                                 test=_s(e, "test"), round=_i(e, "round")))
     facts = root.findtext("facts")
@@ -239,7 +247,7 @@ def parse_document(head: bytes, source: str, sch: etree.XMLSchema, type_attr: st
     # schema's more precise message wins.
     bad_value: Optional[Exception] = None
     try:
-        for event, el in etree.iterparse(io.BytesIO(head), events=("end",), schema=sch,
+        for _event, el in etree.iterparse(io.BytesIO(head), events=("end",), schema=sch,
                                          resolve_entities=False, no_network=True, load_dtd=False,
                                          huge_tree=True, remove_blank_text=True):
             try:

@@ -103,8 +103,8 @@ def to_element(run: RunResult) -> etree._Element:
                 _set(etree.SubElement(el, "value"), name=name, value=float(value))
     if run.features:
         features = etree.SubElement(root, "features")
-        for name, value in run.features:
-            _set(etree.SubElement(features, "feature"), name=name, value=value)
+        for name, text in run.features:
+            _set(etree.SubElement(features, "feature"), name=name, value=text)
     for t in run.tests:
         _test(root, t)
     return root
@@ -138,11 +138,11 @@ def _test(root: etree._Element, t: TestRun) -> None:
         if p.verification:
             pe.set("verification", p.verification)
     if t.wipc is not None:
-        w = t.wipc
-        _set(etree.SubElement(el, "wipc"), loops=int(w.loops), bs=int(w.bs),
-             iodepth=int(w.iodepth), numjobs=int(w.numjobs),
-             bytes_written=int(w.bytes_written), seconds=float(w.seconds),
-             bw_bytes=float(w.bw_bytes))
+        wipc = t.wipc
+        _set(etree.SubElement(el, "wipc"), loops=int(wipc.loops), bs=int(wipc.bs),
+             iodepth=int(wipc.iodepth), numjobs=int(wipc.numjobs),
+             bytes_written=int(wipc.bytes_written), seconds=float(wipc.seconds),
+             bw_bytes=float(wipc.bw_bytes))
     for r in t.rounds:
         rel = _set(etree.SubElement(el, "round"), index=int(r.index), started=r.started,
                    wall_s=float(r.wall_s), fio_s=float(r.fio_s))

@@ -83,7 +83,9 @@ class RemoteSide(TargetSide):
 
     # --- the session -------------------------------------------------------
     def _drain_stderr(self) -> None:
-        for line in iter(self.proc.stderr.readline, b""):
+        stderr = self.proc.stderr
+        assert stderr is not None  # started with stderr=PIPE
+        for line in iter(stderr.readline, b""):
             text = line.decode("utf-8", "replace").rstrip()
             if text:
                 self._err = (self._err + [text])[-20:]
@@ -117,7 +119,9 @@ class RemoteSide(TargetSide):
 
     def _message(self, deadline: Optional[float], what: str) -> Dict[str, Any]:
         """The agent's next line as a dict (log lines are logged here and skipped by the caller)."""
-        fd = self.proc.stdout.fileno()
+        stdout = self.proc.stdout
+        assert stdout is not None  # started with stdout=PIPE
+        fd = stdout.fileno()
         while b"\n" not in self._buf:
             wait = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
             ready, _, _ = select.select([fd], [], [], wait)
@@ -148,8 +152,10 @@ class RemoteSide(TargetSide):
 
     def _send(self, obj: Dict[str, Any]) -> None:
         try:
-            self.proc.stdin.write(wire.encode(obj))
-            self.proc.stdin.flush()
+            stdin = self.proc.stdin
+            assert stdin is not None  # started with stdin=PIPE
+            stdin.write(wire.encode(obj))
+            stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
             raise self._gone(str(obj.get("op"))) from None
 
@@ -222,9 +228,14 @@ class RemoteSide(TargetSide):
         programs.forget(proc)
         self.proc = None  # type: ignore[assignment]
 
+    def _argv(self) -> List[str]:
+        """The SSH command line the agent runs under."""
+        args: Any = self.proc.args  # the list it was started with
+        return [str(a) for a in args]
+
     def describe(self) -> str:
         hello = getattr(self, "hello", {})
-        return (f"{self.host} over SSH: {programs.command_line(self.proc.args) if self.proc else ''}; "
+        return (f"{self.host} over SSH: {programs.command_line(self._argv()) if self.proc else ''}; "
                 f"tkperf agent {hello.get('tkperf')} (PID {hello.get('pid')}) on {hello.get('host')}")
 
     # --- the TargetSide calls ------------------------------------------------

@@ -90,7 +90,9 @@ def decode(line: bytes, limit: int = MAX_LINE) -> Dict[str, Any]:
 
 def to_dict(value: Any) -> Any:
     """A dataclass (or None) as a JSON-able dict."""
-    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return value
 
 
 _SIMPLE = {str: (str,), int: (int,), float: (int, float), bool: (bool,)}
@@ -105,14 +107,15 @@ def _typed(cls: Type[T], data: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         if f.name not in data:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise WireError(f"{cls.__name__} without {f.name}")
             continue
         value, want = data[f.name], hints.get(f.name)
         allowed = _SIMPLE.get(want) if isinstance(want, type) else None
         if allowed is not None and (not isinstance(value, allowed)
                                     or (want is not bool and isinstance(value, bool))):
-            raise WireError(f"{cls.__name__}.{f.name} is a {type(value).__name__}, not a {want.__name__}")
+            raise WireError(f"{cls.__name__}.{f.name} is a {type(value).__name__}, not a "
+                            f"{getattr(want, '__name__', want)}")
         out[f.name] = value
     return out
 

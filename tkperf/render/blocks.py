@@ -279,7 +279,7 @@ class XYChart:
     vlines: Tuple[Tuple[str, float], ...] = ()
     #: A second x scale along the top: (its label, x units per top unit),
     #: e.g. ("Drive fills", capacity in GB) under a GB axis.
-    top_axis: Tuple[str, float] = ()
+    top_axis: Optional[Tuple[str, float]] = None
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,7 +14,7 @@ display and no global figure state is kept between reports.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, Sequence
+from typing import Any, Callable, Dict, Sequence
 
 import matplotlib
 
@@ -273,7 +273,8 @@ def curves(path: str, spec: CurvesChart) -> str:
     return _draw(path, build)
 
 
-DRAWINGS: Dict[type, Callable[[str, object], str]] = {
+#: Chart spec class -> its drawing (path, that spec) -> path.
+DRAWINGS: Dict[type, Callable[[str, Any], str]] = {
     ConvergenceChart: convergence,
     WindowChart: measurement_window,
     LinesChart: lines_by_block_size,

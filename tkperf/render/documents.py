@@ -17,7 +17,7 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.errors import OutputError
 from tkperf.model.files import ensure_own_dir
@@ -122,7 +122,7 @@ def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[byte
     from docutils.core import publish_from_doctree
     from docutils.writers import html5_polyglot  # docutils loads while the charts are drawn (publish), not at import
 
-    tree = doctree.deepcopy() if copy else doctree  # type: ignore[attr-defined]
+    tree: Any = doctree.deepcopy() if copy else doctree  # type: ignore[attr-defined]
     warnings: List[str] = []
     for image in tree.findall(nodes.image):
         uri = image["uri"]

@@ -83,7 +83,7 @@ def report_section(kind, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     (under its own heading when there are several) its header and figures."""
     out: list = [b.Heading(kind.title or kind.name)]
     level = 2 if len(tests) > 1 else 1
-    for i, test in enumerate(tests):
+    for test in tests:
         opening, measured = header.open_test(test, test_title(test), _header(ctx, test), level)
         out += opening[1:] if level == 1 else opening
         if not measured:
@@ -138,6 +138,8 @@ def compare_section(kind, ctx: CompareContext, runs: Sequence[RunResult], labels
         found = [run.test(key) for run in runs]
         figures = [{f.key: f for f in kind.headline(t)} if t is not None else {} for t in found]
         first = next((t for t in found if t is not None), None)
+        if first is None:
+            continue  # (never: the key came from one of the runs)
         order: List[str] = []
         for fs in figures:
             order += [k for k in fs if k not in order]

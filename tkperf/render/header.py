@@ -100,7 +100,8 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
     if d.kind == "file":
         target += ": a FILE target, not a raw block device"
     else:
-        kind = (run.facts.get("target") or {}).get("target_kind") if isinstance(run.facts.get("target"), dict) else None
+        target_facts = run.facts.get("target")
+        kind = target_facts.get("target_kind") if isinstance(target_facts, dict) else None
         if isinstance(kind, dict) and kind.get("detail") and kind.get("kind") not in ("disk", "loop"):
             target += f": {kind['detail']}"
     out = [

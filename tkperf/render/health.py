@@ -164,9 +164,10 @@ def _amplification(run: RunResult, d: Dict[str, float], warnings: List[str]) -> 
 def _warnings(before: Optional[HealthSnapshot], after: Optional[HealthSnapshot],
               samples: Sequence[HealthSnapshot], d: Dict[str, float]) -> List[str]:
     out = []
-    if after is not None and after.value("critical_warning"):
+    warning_after = after.value("critical_warning") if after is not None else None
+    if warning_after:
         was = before.value("critical_warning") if before is not None else None
-        out.append(f"critical warning after the run: {critical_warning_text(after.value('critical_warning'))}"
+        out.append(f"critical warning after the run: {critical_warning_text(warning_after)}"
                    + (" (already set before it)" if was else ""))
     if after is not None and after.value("smart_failed"):
         out.append("SMART overall health after the run: FAILED")

@@ -19,7 +19,7 @@ lower-case letters, digits and hyphens only.
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Set
+from typing import Any, List, Set
 
 #: How deep the table of contents goes: the tests and their parts.
 CONTENTS_DEPTH = 2
@@ -58,10 +58,10 @@ def stable_ids(tree: object) -> None:
     walk(tree, "", "")
 
 
-def _entries(parent: object, depth: int) -> Optional[object]:
+def _entries(parent: Any, depth: int) -> Any:
     from docutils import nodes  # docutils loads while the charts are drawn (documents.publish)
 
-    sections = [c for c in parent.children if isinstance(c, nodes.section)]  # type: ignore[attr-defined]
+    sections = [c for c in parent.children if isinstance(c, nodes.section)]
     if not sections or depth == 0:
         return None
     items = nodes.bullet_list()

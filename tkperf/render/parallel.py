@@ -116,7 +116,8 @@ def _draw_share(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], orde
         if k >= len(order):
             return
         i = order[k]
-        done = _draw_one(*jobs[i], outputs)
+        path, spec = jobs[i]
+        done = _draw_one(path, spec, outputs)
         with lock:
             answers.send((i, done))
 

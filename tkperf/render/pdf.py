@@ -8,7 +8,7 @@ import io
 import logging
 import os
 import tempfile
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 
 
@@ -87,7 +87,7 @@ def _vector_images(tree: object, base_dir: str,
     from docutils import nodes  # loaded only when a PDF is written (in its own process)
 
     try:
-        svgimage = importlib.import_module("rst2pdf.svgimage")  # imports svglib
+        svgimage: Any = importlib.import_module("rst2pdf.svgimage")  # imports svglib
     except ImportError:  # no svglib: the PNGs (drawn beside the SVGs then)
         for image in tree.findall(nodes.image):  # type: ignore[attr-defined]
             if image["uri"].endswith(".svg"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import textwrap
-from typing import Callable, Iterator, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, cast
 
 import matplotlib
 
@@ -36,7 +36,7 @@ DENSE_POINTS = 3000
 # for the PDF writer to read, and a cloud of dots is no sharper as vectors.
 MANY_MARKERS = 200
 
-_RC = {
+_RC: Dict[Any, Any] = {  # matplotlib types the keys as literals
     "font.size": 9,
     "axes.titlesize": 10,
     "axes.labelsize": 9,
@@ -92,8 +92,9 @@ def _draw(path: str, build: Callable[[], Figure]) -> str:
     with matplotlib.rc_context(_RC):
         fig = build()
         if "png" in _OUTPUTS:
-            fig.canvas.draw()
-            rgba = np.asarray(fig.canvas.buffer_rgba())
+            canvas = cast(FigureCanvasAgg, fig.canvas)  # set by _figure
+            canvas.draw()
+            rgba = np.asarray(canvas.buffer_rgba())
             buf = io.BytesIO()
             Image.fromarray(rgba[..., :3]).save(buf, format="PNG", dpi=(DPI, DPI), compress_level=3)
             atomic_write(path, buf.getvalue())
@@ -124,8 +125,9 @@ def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title
         fig.legend(handles, labels, loc="outside lower center", **style)
     except ValueError:  # matplotlib 3.6 (Debian 12) has no "outside" legends: keep room for it by hand
         legend = fig.legend(handles, labels, loc="lower center", **style)
-        height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
-        fig.get_layout_engine().set(rect=(0, height, 1, 1 - height))
+        height = legend.get_window_extent(cast(FigureCanvasAgg, fig.canvas).get_renderer()).height / fig.bbox.height
+        engine: Any = fig.get_layout_engine()  # the figure's constrained layout (_figure)
+        engine.set(rect=(0, height, 1, 1 - height))
 
 
 def _wrap_title(text: str, width: int = 88) -> str:

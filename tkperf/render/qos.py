@@ -183,8 +183,8 @@ def compare_blocks(ctx: CompareContext, tests: Sequence[Optional[TestRun]], labe
     per run, for each of ``labels`` some run measured; a nines table by run."""
     out: list = []
     for label in labels:
-        found = [(run_label, _find(t, label)) for run_label, t in zip(ctx.labels, tests)]
-        found = [(r, d) for r, d in found if d is not None]
+        pairs = [(run_label, _find(t, label)) for run_label, t in zip(ctx.labels, tests)]
+        found = [(r, d) for r, d in pairs if d is not None]
         if not found:
             continue
         if not out:

@@ -128,7 +128,7 @@ def window_blocks(ctx, test: TestRun, level: int) -> list:
     own verdict, after a line naming the ones that failed."""
     kind = testtypes.get(test.type)
     variables = kind.tracking_variables(test) if kind is not None else []
-    if not variables:
+    if kind is None or not variables:
         return _window_blocks(ctx, test, level, "window", "Measurement window")
     failed = kind.unsteady_variables(test)
     s = steady_state(test)

@@ -130,6 +130,8 @@ def as_document(run: RunResult, paths: Dict[str, object], exit_code: int) -> dic
     for entry, t in zip(doc["tests"], run.tests):
         entry["type"] = t.type
         entry["figures"] = [_figure_dict(f) for f in figures(t)]
-    doc["paths"] = {"result": paths["result"], "log": paths["log"], "reports": list(paths["reports"])}
+    reports = paths["reports"]
+    doc["paths"] = {"result": paths["result"], "log": paths["log"],
+                    "reports": list(reports) if isinstance(reports, (list, tuple)) else []}
     doc["exit_code"] = exit_code
     return doc

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from tkperf import testtypes
 from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, Steady, SteadyState
@@ -109,7 +109,8 @@ def window_checks(s: SteadyState) -> str:
 
 def short_verdict(s: SteadyState) -> str:
     """The verdict for a chart title: short enough for one line."""
-    state = ("Steady" + (f" (after round {PTS_MAX_ROUNDS}: not PTS)" if s.last_round > PTS_MAX_ROUNDS else "")) if s.steady else "NOT steady"
+    late = f" (after round {PTS_MAX_ROUNDS}: not PTS)" if s.last_round > PTS_MAX_ROUNDS else ""
+    state = f"Steady{late}" if s.steady else "NOT steady"
     span = f"rounds {s.first_round}-{s.last_round}" if s.rounds else "no rounds"
     rng, slope = _shares(s)
     return (f"{state}, {span}: range {rng:.1%} (limit {DATA_EXCURSION:.0%}), "
@@ -148,10 +149,11 @@ def shown_unit(unit: str) -> str:
     return "µs" if unit == "us" else unit
 
 
-def shown_figure(f: object) -> str:
-    """A headline figure's value with its unit as the reports write it: '196.9 µs'."""
-    unit = shown_unit(getattr(f, "unit"))
-    return getattr(f, "text").format(getattr(f, "value")) + (f" {unit}" if unit else "")
+def shown_figure(f: Any) -> str:
+    """A headline figure's value with its unit as the reports write it: '196.9 µs'
+    (``f``: a :class:`~tkperf.model.figures.Figure` or alike)."""
+    unit = shown_unit(f.unit)
+    return f.text.format(f.value) + (f" {unit}" if unit else "")
 
 
 def fmt(value: Optional[float], unit: str = "") -> str:

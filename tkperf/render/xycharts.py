@@ -7,7 +7,7 @@ here): one PNG per spec, legends below the axes, Agg without pyplot.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List
+from typing import Any, Callable, Dict, List
 
 import numpy as np
 from matplotlib.figure import Figure
@@ -203,7 +203,7 @@ def _share_label(level: float, _pos: int = 0) -> str:
     return "90%" if k == 1 else "99." + "9" * (k - 2) + "%" if k > 2 else "99%"
 
 
-DRAWINGS: Dict[type, Callable[[str, object], str]] = {
+DRAWINGS: Dict[type, Callable[[str, Any], str]] = {
     XYChart: xy,
     HistogramChart: histogram,
     ConfidenceChart: confidence,

@@ -136,8 +136,8 @@ def _read_text(path: str, what: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise UsageError(f"{what} {path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); "
+        line_no = data[:exc.start].count(b"\n") + 1
+        raise UsageError(f"{what} {path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line_no}); "
                          "save it as UTF-8") from None
     text = text[1:] if text.startswith("\ufeff") else text
     text = text.replace("\r\n", "\n").replace("\r", "\n")

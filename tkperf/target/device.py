@@ -111,7 +111,7 @@ def root_disks() -> Set[str]:
 
 
 def _mounted_devnums() -> Dict[str, str]:
-    out = {}
+    out: Dict[str, str] = {}
     for line in _read("/proc/self/mountinfo").splitlines():
         parts = line.split()
         if len(parts) > 4:
@@ -258,7 +258,8 @@ def _block_target(path: str, resolved: str) -> DeviceInfo:
     devdir = os.path.join(sysdir, "device")
     model = _str(facts.get("model")) or _read(os.path.join(devdir, "model"))
     serial = _str(facts.get("serial")) or _read(os.path.join(devdir, "serial"))
-    firmware = _str(facts.get("rev")) or _read(os.path.join(devdir, "firmware_rev")) or _read(os.path.join(devdir, "rev"))
+    firmware = (_str(facts.get("rev")) or _read(os.path.join(devdir, "firmware_rev"))
+                or _read(os.path.join(devdir, "rev")))
     vendor = _str(facts.get("vendor")) or _read(os.path.join(devdir, "vendor"))
     transport = _str(facts.get("tran"))
     if not transport:

@@ -251,8 +251,8 @@ def _source(name: str, info: DeviceInfo) -> Dict[str, object]:
     raise ValueError(f"unknown facts source {name!r}")
 
 
-TOOLS = {"write_cache": "hdparm/nvme/sdparm", "hdparm": "hdparm", "nvme_id_ctrl": "nvme", "nvme_id_ns": "nvme", "sg_inq": "sg_inq",
-         "sg_readcap": "sg_readcap", "smartctl": "smartctl", "lsblk": "lsblk"}
+TOOLS = {"write_cache": "hdparm/nvme/sdparm", "hdparm": "hdparm", "nvme_id_ctrl": "nvme", "nvme_id_ns": "nvme",
+         "sg_inq": "sg_inq", "sg_readcap": "sg_readcap", "smartctl": "smartctl", "lsblk": "lsblk"}
 
 
 class _Collector:

@@ -17,7 +17,7 @@ import fcntl
 import hashlib
 import os
 import signal
-from typing import Iterator, Optional
+from typing import Dict, Iterator, Optional
 
 from tkperf import programs
 from tkperf.errors import Interrupted, LockedError
@@ -25,7 +25,7 @@ from tkperf.model.files import open_own
 from tkperf.model.results import DeviceInfo
 
 LOCK_DIRS = ("/run/lock", "/var/lock", "/tmp")
-SIGNALS = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
+SIGNALS: Dict[int, str] = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGHUP: "SIGHUP"}
 
 
 def _lock_name(dev: DeviceInfo) -> str:

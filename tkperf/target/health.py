@@ -185,8 +185,8 @@ def _ata(table: Sequence[Mapping[str, object]], block: float) -> Dict[str, float
     media = [(u, c) for n, a in by_name.items() if _MEDIA.search(n) and "writ" in n.lower()
              for u, c in [(attribute_unit(n, block), raw(a))] if u is not None and c is not None]
     if media:  # e.g. TLC and SLC writes reported apart: the media wrote both
-        out["media_written_bytes"] = sum(u * c for u, c in media)  # type: ignore[operator]
-        out["media_written_unit_bytes"] = max(u for u, _ in media)  # type: ignore[type-var]
+        out["media_written_bytes"] = sum(u * c for u, c in media)
+        out["media_written_unit_bytes"] = max(u for u, _ in media)
     for name, attrs in (("host_program_pages", ("Host_Program_Page_Count",)), ("media_errors", _ERRORS),
                         ("ftl_program_pages", ("FTL_Program_Page_Count",)), ("unsafe_shutdowns", _UNSAFE)):
         for attr in attrs:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 # --- hdparm -I -----------------------------------------------------------------
 
@@ -160,7 +160,7 @@ def hdparm_identify(text: str) -> Dict[str, object]:
 # --- nvme-cli JSON -----------------------------------------------------------------
 
 
-def _json_object(text: str, what: str) -> Dict[str, object]:
+def _json_object(text: str, what: str) -> Dict[str, Any]:
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -170,11 +170,11 @@ def _json_object(text: str, what: str) -> Dict[str, object]:
     return data
 
 
-def _int(data: Dict[str, object], key: str) -> int:
+def _int(data: Dict[str, Any], key: str) -> int:
     value = data.get(key, 0)
     if isinstance(value, str):  # some nvme-cli versions print hex strings
         return int(value, 0) if value.strip() else 0
-    return int(value)  # type: ignore[arg-type]
+    return int(value)
 
 
 def _bits(value: int, names: Dict[int, str]) -> Dict[str, bool]:
@@ -219,7 +219,7 @@ def nvme_id_ns(text: str) -> Dict[str, object]:
         raise ValueError("nvme id-ns: no namespace size (nsze)")
     in_use = _int(data, "flbas") & 0xF
     formats = []
-    for i, f in enumerate(data.get("lbafs") or []):  # type: ignore[union-attr]
+    for i, f in enumerate(data.get("lbafs") or []):
         formats.append({"index": i, "lba_bytes": 1 << int(f.get("ds", 0)), "metadata_bytes": int(f.get("ms", 0)),
                         "relative_performance": int(f.get("rp", 0)), "in_use": i == in_use})
     lba = next((f["lba_bytes"] for f in formats if f["in_use"]), None)

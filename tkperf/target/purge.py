@@ -273,7 +273,8 @@ def purge(requested: str, dev: DeviceInfo) -> PurgeRecord:
     elif method.startswith("sanitize-"):
         argvs, status = purge_nvme.sanitize(method, dev.resolved, PURGE_TIMEOUT_S)
     elif family == "nvme":
-        argvs = purge_nvme.commands(method, dev.resolved, facts)
+        argvs = purge_nvme.commands(method, dev.resolved,
+                                    facts if isinstance(facts, purge_nvme.NvmeFacts) else None)
         _run_all(argvs, f"purge ({method})")
     elif method == "scsi":
         facts = _scsi_protection(dev.resolved)

@@ -93,7 +93,7 @@ class TargetSide(abc.ABC):
         """How the run reaches the target, for its log ('' on this host)."""
         return ""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: a local side holds nothing
         """Let go of the host (a remote side ends its SSH session)."""
 
 

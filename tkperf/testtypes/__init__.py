@@ -16,7 +16,7 @@ import importlib
 import logging
 import re
 from importlib import metadata
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tkperf.testtypes.base import API_VERSION, TestType
 from tkperf.testtypes.policy import Steady, stored_policy
@@ -59,7 +59,7 @@ def _load(spec: str) -> object:
 
 def _entry_points() -> List[Tuple[str, str, object]]:
     """(name, value, entry point) of every installed ``tkperf.tests`` entry point."""
-    eps = metadata.entry_points()
+    eps: Any = metadata.entry_points()  # a dict of groups on Python 3.9, EntryPoints later
     group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") else \
         eps.get(ENTRY_POINT_GROUP, [])  # Python 3.9
     return [(ep.name, ep.value, ep) for ep in group]

@@ -345,7 +345,7 @@ class TestType(abc.ABC):
         layout) this test measured."""
         return {}
 
-    def check_data(self, test: "TestRun") -> None:
+    def check_data(self, test: "TestRun") -> None:  # noqa: B027 - optional: a type without checks accepts all
         """Raise ValueError when the test's stored data (``test.data``,
         ``test.series``) is not what this test type writes."""
 

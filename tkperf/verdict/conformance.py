@@ -157,7 +157,7 @@ def _measured(run: RunResult) -> List[str]:
             out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"
                        + (f" (not steady: {', '.join(failed)})" if failed else ""))
         elif t.status == "complete" and sought and late_window(t):
-            out.append(f"{t.key}: steady state only in rounds {t.steady.first_round}-{t.steady.last_round}, "
+            out.append(f"{t.key}: steady state only in rounds {t.steady.first_round}-{t.steady.last_round}, "  # type: ignore[union-attr]  # late_window: steady is set
                        f"after round {PTS_MAX_ROUNDS}: not a PTS steady state")
         elif t.status not in ("complete", ""):
             out.append(f"{t.key}: test {t.status}")

@@ -77,7 +77,7 @@ def issued_table(points: Sequence[Point], expected_bytes: float) -> b.Table:
     for p in points:
         w = p.workload
         ios = (w.read.ios + w.write.ios) if w is not None else 0
-        if not ios:
+        if w is None or not ios:
             rows.append([p.label, NA, NA, NA])
             continue
         rows.append([p.label, f"{ios:,}", f"{100.0 * w.read.ios / ios:.1f}",

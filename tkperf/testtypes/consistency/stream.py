@@ -45,8 +45,7 @@ from tkperf.model.series import Series
 from tkperf.testtypes.consistency import latlog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.runner import Runner
-    from tkperf.testtypes.base import Plan
+    from tkperf.engine.context import PlanLike, RunContext
 
 progress = logging.getLogger("tkperf.progress")
 
@@ -144,7 +143,7 @@ class ConsistencyStream(Shape):
             return tuple(p.job for p in self.phases)
         return tuple(with_log(p.job, os.path.join(logdir, p.job.name), self.interval_s) for p in self.phases)
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         series = Series(SERIES, COLUMNS)
         test.series = {SERIES: series}  # a stream starts afresh, never half-way
         for key in [k for k in test.data if k.startswith("phase.")]:
@@ -170,7 +169,7 @@ class ConsistencyStream(Shape):
                 shutil.rmtree(logdir, ignore_errors=True)
         test.stop_reason = "time limit" if len(self.phases) == 1 else "all phases run"
 
-    def run_phase(self, ctx: "Runner", plan: "Plan", index: int, phase: Phase, job: FioJob,
+    def run_phase(self, ctx: "RunContext", plan: "PlanLike", index: int, phase: Phase, job: FioJob,
                    series: Series) -> None:
         series_id = f"{plan.key}.{SERIES}"
         offset = len(series)
@@ -187,7 +186,7 @@ class ConsistencyStream(Shape):
             series.set_row(n, (cut.wall_s, cut.fio_s, cut.ios, cut.io_bytes, cut.iops, cut.lat_mean_us,
                                reads, index))
             ctx.writer.append(series_id, n, series.row(n - 1))
-            getattr(ctx, "health_check", lambda: None)()  # temperature, at most once a minute
+            ctx.health_check()  # temperature, at most once a minute
             now = time.monotonic()
             if now - state["synced"] >= SYNC_S:
                 ctx.writer.sync()
@@ -204,7 +203,7 @@ class ConsistencyStream(Shape):
                        timeout=job.runtime * 2.0 + 300.0)
         ctx.writer.sync()
 
-    def _add_maxima(self, ctx: "Runner", plan: "Plan", phase: Phase, job: FioJob, series: Series,
+    def _add_maxima(self, ctx: "RunContext", plan: "PlanLike", phase: Phase, job: FioJob, series: Series,
                     maxima: Series, logdir: str) -> Optional[Series]:
         """``maxima`` with this phase's rows from fio's log, or None (with a
         warning) when it cannot be read: the intervals from this phase on

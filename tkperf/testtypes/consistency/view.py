@@ -279,9 +279,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                      "Consistency: IOPS per interval, every run (log scale)", ylog=10, dots=True, time_axis=True)
     out.append(b.Chart("consistency-iops.png", iops, "IOPS of every interval of every run, on a log axis; "
                        "jedec runs include their preconditioning."))
-    maxima = [(label, a) for label, a in found if a.blocks.lat_max_us is not None and len(a.blocks)]
+    maxima = [(label, a.blocks.end_s, worst) for label, a in found
+              if (worst := a.blocks.lat_max_us) is not None and len(a.blocks)]
     if maxima:
-        lat = b.XYChart(tuple(b.Curve(label, a.blocks.end_s, a.blocks.lat_max_us) for label, a in maxima),
+        lat = b.XYChart(tuple(b.Curve(label, end_s, worst) for label, end_s, worst in maxima),
                         TIME_LABEL, LAT_LABEL, f"Consistency: maximum response time per {fg.BLOCK_S} s, every run",
                         ylog=10, time_axis=True)
         out.append(b.Chart("consistency-latency-max-5s.png", lat,

@@ -333,7 +333,8 @@ class SweepTest(TestType):
         if not test.rounds or not test.tracking_workload:
             return []
         w = test.rounds[0].workload(test.tracking_workload)
-        if w is None or (sweep_round(test) is not None and sweep_round(test).index == 1):
+        swept = sweep_round(test)
+        if w is None or (swept is not None and swept.index == 1):
             return []
         return [Figure("max_oio_iops", f"IOPS at TC{w.numjobs}/QD{w.iodepth}", w.iops, "IOPS")]
 

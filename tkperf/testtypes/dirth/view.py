@@ -300,7 +300,7 @@ def _curve_rows(tests: Sequence[Optional[TestRun]], labels: Sequence[str]) -> Li
     rows = []
     for label, t in zip(labels, tests):
         c = choice(t) if t is not None else None
-        if c is None:
+        if t is None or c is None:
             continue
         rows += [[label, p.label, fmt(p.iops), fmt(p.lat_mean_us, "µs")]
                  for p in per_tc(sweep_points(t), c.max.tc)[c.max.tc]]
@@ -323,7 +323,7 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
         di, hist = [], []
         for label, t in zip(ctx.labels, tests):
             c = choice(t) if t is not None else None
-            if c is None:
+            if t is None or c is None:
                 continue
             line = per_tc(sweep_points(t), c.max.tc)[c.max.tc]
             di.append(b.Curve(f"{label} (TC {c.max.tc})", np.array([p.iops for p in line]),

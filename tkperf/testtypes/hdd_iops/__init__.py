@@ -208,8 +208,8 @@ class HddIopsTest(TestType):
         cells = window_cells(test)
         out: List[Figure] = []
         for mix in sorted({m for b, m, _ in cells if b == bs}, reverse=True):
-            found = {qd: cell_average(test, bs, mix, qd, "iops") for b, m, qd in cells if (b, m) == (bs, mix)}
-            found = {qd: v for qd, v in found.items() if v is not None}
+            averages = {qd: cell_average(test, bs, mix, qd, "iops") for b, m, qd in cells if (b, m) == (bs, mix)}
+            found = {qd: v for qd, v in averages.items() if v is not None}
             if not found:
                 continue
             name = f"rnd_{format_bs(bs)}_{side_word(mix)}"

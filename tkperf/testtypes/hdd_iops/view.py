@@ -192,7 +192,8 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
         depths = sorted({c[2] for f in per_run for c in f if c[:2] == (bs, mix)})
         name = f"RND {format_bs(bs)} {mix_label(mix)}"
         grid = ctx.by_runs([(str(d), float(d)) for d in depths],
-                           lambda i, j: per_run[j].get((bs, mix, depths[i])), "IOPS", "QD")
+                           lambda i, j: per_run[j].get((bs, mix, depths[i])),  # noqa: B023 - called here, at once
+                           "IOPS", "QD")
         curves = tuple(_curve(label, [d for d in depths if (bs, mix, d) in f],
                               [f[(bs, mix, d)] for d in depths if (bs, mix, d) in f])
                        for label, f in zip(ctx.labels, per_run) if any(c[:2] == (bs, mix) for c in f))

@@ -7,7 +7,7 @@ figures and the confidence curves of random R and W, one curve per run.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import Any, List, Sequence
 
 from tkperf.model.results import RunResult, TestRun, format_bs
 from tkperf.render import blocks as b
@@ -27,9 +27,10 @@ def _sizes(test: TestRun) -> List[int]:
     return sorted({c[0] for c in window_cells(test)})
 
 
-def latency_rows(test: TestRun) -> List[List[Optional[float]]]:
+def latency_rows(test: TestRun) -> List[List[Any]]:
     """Per block size and direction (R first): I/Os, AVE, the percentiles of
-    :data:`TABLE_PERCENTILES` (None where not supported) and MAX, over the window."""
+    :data:`TABLE_PERCENTILES` (None where not supported) and MAX, over the
+    window: floats, and None where a figure is not supported."""
     cells = window_cells(test)
     out = []
     for bs in _sizes(test):

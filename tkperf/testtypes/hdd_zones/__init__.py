@@ -37,7 +37,7 @@ from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, T
 from tkperf.testtypes.hdd_iops import SUMMARY_RANK, between
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.runner import Runner
+    from tkperf.engine.context import PlanLike, RunContext
 
 MiB = 1024 * 1024
 ZONES = 100
@@ -91,7 +91,7 @@ class ZoneSweeps(Phases):
     bounds: Tuple[Tuple[int, int], ...] = ()
     capacity: int = 0
 
-    def run(self, ctx: "Runner", plan: Plan, test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         test.data["zones.capacity"] = str(self.capacity)
         for i, (offset, size) in enumerate(self.bounds, 1):
             test.data[f"zone.{i}.offset"] = str(offset)

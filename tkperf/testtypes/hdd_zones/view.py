@@ -120,12 +120,14 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
         if not positions:
             continue
         grid = ctx.by_runs([(f"{p:.1f}", p) for p in positions],
-                           lambda i, j: by_pos[j].get(positions[i]), "MB/s", "Position (%)")
+                           lambda i, j: by_pos[j].get(positions[i]),  # noqa: B023 - called here, at once
+                           "MB/s", "Position (%)")
         curves = [_curve(run_label, zs, side) for run_label, zs in zip(ctx.labels, per_run) if measured(zs, side)]
         out += [b.Heading(f"SEQ 100% {label}: MB/s vs position", 2, room_cm=10),
                 b.Chart(f"hdd-zones-{rw}-vs-position.png",
                         position_chart(curves, f"SEQ 100% {label}: MB/s vs position, every run"),
-                        f"SEQ 100% {label} MB/s of each zone at its position (0% outer, 100% inner), every run overlaid."),
+                        f"SEQ 100% {label} MB/s of each zone at its position (0% outer, 100% inner), "
+                        "every run overlaid."),
                 ctx.grid_table(grid, f"SEQ 100% {label}: MB/s by position (% of capacity), n/a where a run "
                                      "has no zone there")]
     return out

@@ -49,8 +49,7 @@ from tkperf.model.series import Series
 from tkperf.testtypes.hir import iopslog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.runner import Runner
-    from tkperf.testtypes.base import Plan
+    from tkperf.engine.context import PlanLike, RunContext
 
 progress = logging.getLogger("tkperf.progress")
 
@@ -165,7 +164,7 @@ class HostIdleShape(Shape):
     def jobs(self, logdir: str) -> Tuple[FioJob, ...]:
         return tuple(j for s in self.settings for j in setting_jobs(self.steady, s, logdir))
 
-    def run(self, ctx: "Runner", plan: "Plan", test: TestRun) -> None:
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         if plan.tracking is None or plan.tracking.workload != self.steady.name:
             raise ValueError(f"{plan.key}: the tracking figure must be the steady-state job's")
         test.rounds.clear()  # steady state and idle settings are one unbroken run
@@ -186,7 +185,7 @@ class HostIdleShape(Shape):
         test.stop_reason = f"all idle settings run after {reached}"
         ctx.save()
 
-    def _setting(self, ctx: "Runner", plan: "Plan", test: TestRun, k: int, s: Setting, logdir: str,
+    def _setting(self, ctx: "RunContext", plan: "PlanLike", test: TestRun, k: int, s: Setting, logdir: str,
                  periods: Series, back: Series) -> None:
         label = f"idle {s.idle_s} s"
         ctx.phase = label
@@ -206,7 +205,8 @@ class HostIdleShape(Shape):
         for n, p in enumerate(got.periods, 1):
             periods.append((k, s.idle_s, n, p.start_ms / 1000.0, p.length_ms / 1000.0, p.gap_ms / 1000.0,
                             round(p.ios, 1), p.iops, p.kind))
-        start = rnd.workload(jobs[0].name).runtime_ms / 1000.0 if rnd.workload(jobs[0].name) else 0.0
+        first = rnd.workload(jobs[0].name)
+        start = first.runtime_ms / 1000.0 if first else 0.0
         ios, lengths = got.returned
         ends = start + np.cumsum(lengths) / 1000.0
         for n, (count, end, ms) in enumerate(zip(ios, ends, lengths), 1):
@@ -222,7 +222,7 @@ class HostIdleShape(Shape):
             raise OutputError(f"fio wrote no IOPS log for {job.name} ({prefix}_iops.*.log)")
         return windows, float(w.write.ios), float(w.runtime_ms)
 
-    def _warn(self, ctx: "Runner", plan: "Plan", s: Setting, got: Measured) -> None:
+    def _warn(self, ctx: "RunContext", plan: "PlanLike", s: Setting, got: Measured) -> None:
         whole = sum(1 for p in got.periods if p.kind != iopslog.PART)
         if whole != s.cycles:
             ctx.event("warning", f"idle {s.idle_s} s: fio's log shows {whole} write periods, not "

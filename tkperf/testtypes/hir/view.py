@@ -7,7 +7,7 @@ runs side by side and their gains overlaid.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Set
 
 import numpy as np
 
@@ -109,9 +109,11 @@ def setting_chart(s: SettingResult, write: float, base: Optional[float], title: 
 
 def gain_chart(labels: Sequence[str], runs: Sequence[Sequence[SettingResult]], bases: Sequence[Optional[float]],
                title: str) -> b.XYChart:
-    curves, idles, values = [], set(), []
+    curves: List[b.Curve] = []
+    idles: Set[float] = set()
+    values: List[float] = []
     for label, ss, base in zip(labels, runs, bases):
-        pairs = [(s.idle_s, s.gain_pct(base)) for s in ss if s.gain_pct(base) is not None]
+        pairs = [(s.idle_s, gain) for s in ss if (gain := s.gain_pct(base)) is not None]
         if not pairs:
             continue
         curves.append(b.Curve(label, np.array([float(i) for i, _ in pairs]), np.array([g for _, g in pairs])))
@@ -189,7 +191,8 @@ def setting_table(s: SettingResult, write: float) -> b.Table:
 def convergence(test: TestRun) -> steady.Convergence:
     wanted = set(steady_round_indices(test))
     rounds = [r for r in test.rounds if r.index in wanted]
-    ys = tuple(r.workload(test.tracking_workload).metric(test.tracking_metric) for r in rounds)
+    ys = tuple(w.metric(test.tracking_metric) if (w := r.workload(test.tracking_workload)) is not None
+               else float("nan") for r in rounds)
     series = (b.Series(tracking_label(test), tuple(float(r.index) for r in rounds), ys),)
     return steady.Convergence(title="HIR: RND 4KiB W IOPS per steady-state round", ylabel="IOPS", series=series,
                               rounds=tuple(r.index for r in rounds))

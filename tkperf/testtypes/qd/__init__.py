@@ -15,8 +15,9 @@ Every step is one fio process, recorded as one round (the loop shape is
 :class:`~tkperf.engine.shapes.Phases` without idle time); every point of a
 random sweep is a stonewalled job of its sweep's fio process, every SEQ
 point a phase of its own right after the last, at TC 1 and QD = fio
-``iodepth``, ``--qd-time`` long, so the drive never rests between points.  A fill has no time limit (it ends with the active range) and so
-no hang timeout.
+``iodepth``, ``--qd-time`` long, so the drive never rests between points.
+A fill has no time limit (it ends with the active range) and so no hang
+timeout.
 
 Sequential points continue where the last point of their sweep stopped,
 over the whole active range, as TP's workloads do (seed 001 uses the full

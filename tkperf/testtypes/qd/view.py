@@ -198,12 +198,12 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
             continue
         unit = "MB/s" if w.sequential else "IOPS"
 
-        def value(i: int, j: int) -> Optional[float]:
+        def value(i: int, j: int, per_run=per_run, depths=depths, w=w) -> Optional[float]:
             p = per_run[j].get(depths[i])
             return None if p is None else w.performance(p.result)
 
         grid = ctx.by_runs([(str(d), float(d)) for d in depths], value, unit, "QD")
-        curves = [_curve(label, [found[d] for d in sorted(found)], lambda p: w.performance(p.result))
+        curves = [_curve(label, [found[d] for d in sorted(found)], lambda p, w=w: w.performance(p.result))
                   for label, found in zip(ctx.labels, per_run) if found]
         out += [b.Heading(w.title, 2, room_cm=10),
                 ctx.grid_table(grid, f"{w.title}: {unit} by queue depth (TC 1)"),

@@ -61,9 +61,9 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         out.append(grid_table(tp_grid([t]), f"SEQ {t.params.get('block_size', '')} MB/s, "
                                             f"{steady.window_source(t)}", corner="Block size"))
         out += steady.steady_sections(ctx, t, convergence(t), 3)
-    measured = [t for t in tests if t.rounds]
-    if measured:
-        g = tp_grid(measured)
+    with_rounds = [t for t in tests if t.rounds]
+    if with_rounds:
+        g = tp_grid(with_rounds)
         out += [b.Heading("Throughput by block size", 2, room_cm=10),
                 grid_table(g, "Average MB/s over each block size's measurement window", corner="Block size"),
                 b.Chart("tp-by-bs.png",

@@ -184,7 +184,7 @@ def curve_charts(curves: Sequence[b.Curve], by_gb: Sequence[b.Curve], capacity_g
     dense = max((c.y.size for c in by_gb), default=0) > 200
     written = b.XYChart(tuple(by_gb), GB_LABEL, IOPS_LABEL, "WSAT: IOPS vs total GB written (TGBW)",
                         dots=dense, top_axis=("Drive fills (data written / capacity)", capacity_gb)
-                        if capacity_gb > 0 else ())
+                        if capacity_gb > 0 else None)
     return by_time, written
 
 

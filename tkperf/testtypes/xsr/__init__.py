@@ -180,15 +180,16 @@ class CrossStimulusRecoveryTest(TestType):
             value = a.level_of(kind)
             if value is not None:
                 out.append(Figure(key, label, value, "MB/s", "higher", "{:,.1f}"))
-            if kind == RND and a.of(RND) is not None and a.of(RND).level_iops is not None:
-                out.append(Figure("rnd_level_iops", "RND 8k level", a.of(RND).level_iops, "IOPS"))
+            rnd = a.of(RND) if kind == RND else None
+            if rnd is not None and rnd.level_iops is not None:
+                out.append(Figure("rnd_level_iops", "RND 8k level", rnd.level_iops, "IOPS"))
         recovery = a.recovery_pct()
         if recovery is not None:
             out.append(Figure("seq_recovery_pct", "SEQ 2 / SEQ 1", recovery, "%", "higher", "{:,.1f}"))
         for kind, key, label in ((RND, "rnd_settle_s", "RND settled after"),
                                  (SEQ2, "seq2_settle_s", "SEQ 2 settled after")):
             p = a.of(kind)
-            if p is not None and p.settle.settled:
+            if p is not None and p.settle.settled and p.settle.time_s is not None:
                 out.append(Figure(key, label, p.settle.time_s, "s", "lower"))
         return out
 

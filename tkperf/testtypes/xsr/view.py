@@ -49,7 +49,7 @@ def _settle_text(p: PhaseFigures) -> str:
     s = p.settle
     if not s.settled:
         return "did not settle"
-    return f"{duration(s.time_s)} (interval {s.row + 1})" if s.row else "0 s (from its first interval)"
+    return f"{duration(s.time_s or 0.0)} (interval {s.row + 1})" if s.row else "0 s (from its first interval)"
 
 
 def xsr_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> b.Header:
@@ -160,8 +160,9 @@ def transition_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
             # The label above the band: the data it ends in stay clear of it.
             lines = ((f"{after.short} level {after.level_mb_s:,.0f} ±{band:g}%", after.level_mb_s * (1 + band / 100)),
                      ("", after.level_mb_s), ("", after.level_mb_s * (1 - band / 100)))
-        if after.settle.settled and after.settle.row:
-            marks.append((f"settled after {duration(after.settle.time_s)}", after.settle.time_s / scale))
+        settled_s = after.settle.time_s
+        if after.settle.settled and after.settle.row and settled_s is not None:
+            marks.append((f"settled after {duration(settled_s)}", settled_s / scale))
         spec = b.XYChart((b.Curve(after.label, x / scale, a.mb_s[after.start:after.stop]),),
                          f"{TIME_LABEL} since the transition ({unit})", MB_LABEL,
                          f"XSR: {before.short} -> {after.short}, "
@@ -183,7 +184,7 @@ def _settle_sentence(p: PhaseFigures) -> str:
         return "It did not settle: its smoothed throughput leaves the band within its last quarter."
     if not p.settle.row:
         return "It was within the band from its first interval (settle time 0 s)."
-    return (f"It settled after {duration(p.settle.time_s)}, at the start of interval {p.settle.row + 1}, "
+    return (f"It settled after {duration(p.settle.time_s or 0.0)}, at the start of interval {p.settle.row + 1}, "
             "and stayed within the band.")
 
 
