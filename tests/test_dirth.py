@@ -203,7 +203,7 @@ def run_shape(iops: List[float], max_rounds: int):
     plan = Plan(key="d", shape=shape, tracking=Tracking(steady.name, "iops", "IOPS"), histograms=True)
     events = []
     ctx = SimpleNamespace(fio=RecordingFio(iops), opts=SimpleNamespace(max_rounds=max_rounds, window=5),
-                          phase="", save=lambda: None, event=lambda *a: events.append(a))
+                          phase="", save=lambda: None, event=lambda *a: events.append(a), health_check=lambda: None)
     test = TestRun(type="dirth", key="d", tracking_workload=steady.name, tracking_metric="iops",
                    tracking_label="IOPS")
     shape.run(ctx, plan, test)

@@ -60,7 +60,7 @@ def run_rounds(factors: List[float], max_rounds: int = 25, test_type: str = "dir
     fio = RoundFio(factors)
     events: list = []
     ctx = SimpleNamespace(fio=fio, opts=SimpleNamespace(max_rounds=max_rounds, window=5), phase="",
-                          save=lambda: None, event=lambda *a: events.append(a))
+                          save=lambda: None, event=lambda *a: events.append(a), health_check=lambda: None)
     test = TestRun(type=test_type, key=plan.key, tracking_workload=plan.tracking.workload, tracking_metric="iops",
                    tracking_label=plan.tracking.label, params=dict(plan.params))
     plan.shape.run(ctx, plan, test)

@@ -156,9 +156,13 @@ class FakeRunner:
         self.writer = FakeWriter()
         self.phase = ""
         self.saves = 0
+        self.health_checks = 0
 
     def save(self) -> None:
         self.saves += 1
+
+    def health_check(self) -> None:
+        self.health_checks += 1
 
 
 def run_stream(iops: Sequence[float], **given) -> TestRun:
