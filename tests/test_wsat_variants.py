@@ -55,7 +55,7 @@ def test_tgbw_chart_has_drive_fills_along_the_top():
     _, written = wsat_view.curve_charts([c], [c], capacity_gb=0.25)
     assert written.top_axis == ("Drive fills (data written / capacity)", 0.25)
     _, plain = wsat_view.curve_charts([c], [c])
-    assert plain.top_axis == ()
+    assert plain.top_axis is None
 
 
 @needs_fio
