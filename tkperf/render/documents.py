@@ -171,7 +171,7 @@ def remove_stale_plots(plot_dir: str, keep: Sequence[str], png: bool = True) -> 
         names = os.listdir(plot_dir)
     except OSError:
         return
-    wanted = {n[:-4] + ".svg" for n in drawn if n.endswith(".png")} | (drawn if png else set())
+    wanted = {svg_beside(n) for n in drawn} | (drawn if png else set())
     for name in names:
         if name.endswith((".png", ".svg")) and name not in wanted:
             try:
