@@ -18,8 +18,6 @@ def first_json_object(text: str) -> dict:
         obj, _ = json.JSONDecoder().raw_decode(text, start)
     except json.JSONDecodeError as exc:
         raise FioError(f"fio printed invalid JSON ({exc.msg} at char {exc.pos})", stderr=text[-2000:]) from exc
-    except ValueError as exc:
-        raise FioError(f"fio printed invalid JSON ({exc})", stderr=text[-2000:]) from exc
     if not isinstance(obj, dict) or not (isinstance(obj.get("jobs"), list)
                                          or isinstance(obj.get("client_stats"), list)):
         raise FioError("fio's JSON has no 'jobs' list (nor a client's 'client_stats')")
