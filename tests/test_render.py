@@ -377,21 +377,3 @@ def test_render_names_no_test_type_and_no_module_is_too_long():
         for word in ('"tp"', '"lat"', '"wsat"', "'wsat'", 'test("iops")', 'tests_of("', '.name == "',
                      '.type == "', '"rnd-', '"seq-', 'f"rnd-', 'f"seq-', 'f"tp-'):
             assert word not in source, f"{name} names a test type or builds a workload name: {word}"
-
-
-def test_remembered_font_family_lists_are_svglibs_own(monkeypatch):
-    """The drawing processes remember svglib's font-family splits; the
-    answers are svglib's own, each a list of its own."""
-    svglib = pytest.importorskip("svglib.svglib")
-    converter = svglib.Svg2RlgAttributeConverter
-    if not hasattr(converter, "split_font_family_list"):
-        pytest.skip("this svglib has no split_font_family_list (1.x)")
-    original = converter.split_font_family_list
-    monkeypatch.setattr(converter, "split_font_family_list", staticmethod(original))
-    parallel._remember_font_families(svglib)
-    for attr in ("'DejaVu Sans', sans-serif", "DejaVu Sans", "\"Cascadia Code\", monospace"):
-        first = converter.split_font_family_list(attr)
-        assert first == original(attr)
-        first.append("changed")
-        assert converter.split_font_family_list(attr) == original(attr)
-    assert converter.split_font_family_list.cache_info().hits == 3

@@ -323,6 +323,20 @@ class Chart:
 Block = Union[Title, Heading, Rubric, Paragraph, Admonition, Table, Header, Literal, Chart]
 
 
+#: A chart's width and usual height, inches: the width of an A4 page's text.
+CHART_WIDTH_IN = 7.0
+CHART_HEIGHT_IN = 3.4
+
+
+def chart_inches(spec: object) -> Tuple[float, float]:
+    """The size ``spec`` is drawn at (width, height in inches), known before
+    it is drawn: a heat map grows with its rows, every other chart is the
+    usual size."""
+    if isinstance(spec, HeatmapChart):
+        return CHART_WIDTH_IN, max(2.4, 0.9 + 0.36 * len(spec.grid.rows))
+    return CHART_WIDTH_IN, CHART_HEIGHT_IN
+
+
 def charts(blocks: Sequence[object]) -> Tuple[Chart, ...]:
     """The charts among ``blocks``, in order."""
     return tuple(b for b in blocks if isinstance(b, Chart))

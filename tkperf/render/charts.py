@@ -32,6 +32,7 @@ from tkperf.render.blocks import (  # noqa: E402
     HeatmapChart,
     LinesChart,
     WindowChart,
+    chart_inches,
 )
 from tkperf.render.plotting import (  # noqa: E402
     DENSE_POINTS,
@@ -148,8 +149,7 @@ def heatmap(path: str, spec: HeatmapChart) -> str:
     grid = spec.grid
 
     def build() -> Figure:
-        height = max(2.4, 0.9 + 0.36 * len(grid.rows))
-        fig, (ax,) = _figure(height=height)
+        fig, (ax,) = _figure(height=chart_inches(spec)[1])
         data = grid.array()
         finite = data[np.isfinite(data) & (data > 0)]
         norm: Normalize

@@ -17,14 +17,14 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.errors import OutputError
 from tkperf.model.files import ensure_own_dir
 from tkperf.model.store import atomic_write, ensure_dir
 from tkperf.render import blocks as b
 from tkperf.render import navigation, parallel, rst
-from tkperf.render.pdf import render_pdf, svg_beside, vector_of
+from tkperf.render.pdf import PdfGraphic, render_pdf, svg_beside, vector_of
 
 
 @dataclass(frozen=True)
@@ -192,59 +192,134 @@ def _preload(formats: Sequence[str]) -> None:
 
 
 def _write_pdf(doctree: object, outdir: str, path: str, copy: bool,
-               drawings: Optional[Dict[str, object]] = None) -> Tuple[bool, List[str]]:
-    pdf, problems = render_pdf(doctree, outdir, copy, drawings)
+               graphics: Optional[Mapping[str, PdfGraphic]] = None,
+               sizes: Optional[Mapping[str, Tuple[float, float]]] = None) -> Tuple[bool, List[str]]:
+    pdf, problems = render_pdf(doctree, outdir, copy, graphics, sizes)
     if pdf is not None:
         atomic_write(path, pdf)
     return pdf is not None, problems
 
 
-def _pdf_in_child(doctree: object, outdir: str, path: str,
-                  drawings: Optional[Dict[str, object]] = None) -> Optional[Callable[[], Optional[tuple]]]:
-    """Write the PDF in a forked process (which has the doctree as it is now,
-    for free); returns how to wait for its answer, or None when no process
-    can be forked.  The answer is None when the process died."""
-    try:
-        ctx = multiprocessing.get_context("fork")
-        receive, send = ctx.Pipe(duplex=False)
-    except (ValueError, OSError):
-        return None
+class _Arriving(dict):
+    """SVG path -> :class:`PdfGraphic`, read from ``feed`` (the pairs the
+    parent sends as the charts are drawn) when one not here yet is asked for."""
 
-    def child() -> None:
+    def __init__(self, feed: Any) -> None:
+        super().__init__()
+        self._feed = feed
+
+    def __missing__(self, key: str) -> PdfGraphic:
+        while True:
+            try:
+                path, graphic = self._feed.recv()
+            except (EOFError, OSError) as exc:
+                raise RuntimeError(f"the chart {os.path.basename(key)} never came") from exc
+            self[path] = graphic
+            if path == key:
+                return graphic
+
+
+class PdfChild:
+    """The PDF being written by a forked process (which has the doctree as
+    it was then, for free).  Started with the charts' sizes only, it is
+    sent each chart's graphic as it is drawn (:meth:`send`) and draws the
+    pages meanwhile, waiting where a chart has not come yet."""
+
+    def __init__(self, proc: Any, answers: Any, feed: Any) -> None:
+        self._proc = proc
+        self._answers = answers
+        self._feed = feed
+        self.aborted = False
+
+    @classmethod
+    def start(cls, doctree: object, outdir: str, path: str,
+              graphics: Optional[Mapping[str, PdfGraphic]] = None,
+              sizes: Optional[Mapping[str, Tuple[float, float]]] = None) -> Optional["PdfChild"]:
+        """Fork the writer: with ``sizes``, the graphics come by :meth:`send`;
+        None when no process can be forked."""
         try:
-            send.send(("ok",) + _write_pdf(doctree, outdir, path, copy=False, drawings=drawings))
-        except OutputError as exc:
-            send.send(("output", str(exc), []))
-        except BaseException as exc:  # noqa: BLE001 - said by the parent
-            send.send(("ok", False, [f"PDF not written: {type(exc).__name__}: {exc}"]))
+            ctx = multiprocessing.get_context("fork")
+            receive, send = ctx.Pipe(duplex=False)
+            feed_out, feed_in = ctx.Pipe(duplex=False) if sizes is not None else (None, None)
+        except (ValueError, OSError):
+            return None
 
-    proc = ctx.Process(target=child, name="tkperf-pdf", daemon=True)
-    try:
-        proc.start()
-    except OSError:
-        receive.close()
+        def child() -> None:
+            arriving = graphics
+            if feed_in is not None:
+                feed_in.close()  # the parent's end: EOF when the parent has sent all or is gone
+                arriving = _Arriving(feed_out)
+            try:
+                send.send(("ok",) + _write_pdf(doctree, outdir, path, False, arriving, sizes))
+            except OutputError as exc:
+                send.send(("output", str(exc), []))
+            except BaseException as exc:  # noqa: BLE001 - said by the parent
+                send.send(("ok", False, [f"PDF not written: {type(exc).__name__}: {exc}"]))
+
+        proc = ctx.Process(target=child, name="tkperf-pdf", daemon=True)
+        try:
+            proc.start()
+        except OSError:
+            for conn in (receive, send, feed_out, feed_in):
+                if conn is not None:
+                    conn.close()
+            return None
         send.close()
-        return None
-    send.close()
+        if feed_out is not None:
+            feed_out.close()
+        return cls(proc, receive, feed_in)
 
-    def wait() -> Optional[tuple]:
+    def send(self, drawn: parallel.Drawn) -> None:
+        """Pass on a chart's graphic; a chart that failed (the document
+        changes: see :func:`publish`) or a writer that is gone ends this one."""
+        if self.aborted or self._feed is None:
+            return
+        if drawn.kind or drawn.graphic is None:
+            self.abort()
+            return
         try:
-            answer = receive.recv()
+            self._feed.send((os.path.abspath(svg_beside(drawn.path)), drawn.graphic))
+        except OSError:
+            self.abort()
+
+    def abort(self) -> None:
+        """Stop the writer; its file is never written (it needs every chart first)."""
+        if not self.aborted:
+            self.aborted = True
+            self._proc.terminate()
+            self._close()
+
+    def _close(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
+        self._answers.close()
+        self._proc.join()
+
+    def wait(self) -> Optional[tuple]:
+        """The writer's answer: ("ok", written, warnings) or ("output",
+        reason, []); None when it died or was stopped."""
+        if self.aborted:
+            return None
+        if self._feed is not None:
+            self._feed.close()  # all sent
+            self._feed = None
+        try:
+            answer = self._answers.recv()
         except (EOFError, OSError):
             answer = None
         finally:
-            receive.close()
-            proc.join()
+            self._close()
         return answer
-
-    return wait
 
 
 def write_documents(text: str, doctree: object, outdir: str, name: str, formats: Sequence[str],
-                    drawings: Optional[Dict[str, object]] = None) -> Tuple[List[str], List[str]]:
+                    graphics: Optional[Mapping[str, PdfGraphic]] = None,
+                    pdf_child: Optional[PdfChild] = None) -> Tuple[List[str], List[str]]:
     """Write ``text`` (and its ``doctree``, used up) as the chosen formats,
-    each file atomically: (paths, warnings).  With both HTML and PDF, the
-    PDF is written by a forked process while this one writes the HTML."""
+    each file atomically: (paths, warnings).  The PDF is written by
+    ``pdf_child`` when one is writing it already, else, with the HTML too, by
+    a forked process while this one writes the HTML."""
     paths: List[str] = []
     warnings: List[str] = []
     if "rst" in formats:
@@ -252,20 +327,20 @@ def write_documents(text: str, doctree: object, outdir: str, name: str, formats:
         atomic_write(path, text.encode("utf-8"))
         paths.append(path)
     pdf_path = os.path.join(outdir, f"{name}.pdf")
-    waiting = (_pdf_in_child(doctree, outdir, pdf_path, drawings) if "html" in formats and "pdf" in formats
-               else None)
+    if pdf_child is None and "html" in formats and "pdf" in formats:
+        pdf_child = PdfChild.start(doctree, outdir, pdf_path, graphics)
     if "html" in formats:
-        html, problems = render_html(doctree, outdir, copy="pdf" in formats and waiting is None)
+        html, problems = render_html(doctree, outdir, copy="pdf" in formats and pdf_child is None)
         warnings += problems
         path = os.path.join(outdir, f"{name}.html")
         atomic_write(path, html)
         paths.append(path)
     if "pdf" in formats:
-        answer = waiting() if waiting is not None else None
+        answer = pdf_child.wait() if pdf_child is not None else None
         if answer is None:
-            if waiting is not None:  # the process died: the doctree here has data URIs now
+            if pdf_child is not None:  # the process died: the doctree here may have data URIs now
                 doctree, _ = parse_rst(text, os.path.join(outdir, f"{name}.rst"))
-            answer = ("ok",) + _write_pdf(doctree, outdir, pdf_path, copy=False, drawings=drawings)
+            answer = ("ok",) + _write_pdf(doctree, outdir, pdf_path, False, graphics)
         if answer[0] == "output":
             raise OutputError(answer[1])
         warnings += answer[2]
@@ -277,16 +352,11 @@ def write_documents(text: str, doctree: object, outdir: str, name: str, formats:
 def chart_outputs(formats: Sequence[str], png: bool = False) -> Tuple[str, ...]:
     """What the charts are drawn as: SVG (vector graphics) for every format,
     PNG as well when asked for (``png``: the reST then refers to the PNGs,
-    for reST viewers that show no SVG); for the PDF, each SVG is also read
-    into a reportlab drawing where it is drawn (when svglib is there; the
-    PDF takes PNGs without it)."""
+    for reST viewers that show no SVG); for the PDF, each chart's PDF
+    graphic too, recorded in the same drawing as its SVG."""
     out: Tuple[str, ...] = ("png", "svg") if png else ("svg",)
     if "pdf" in formats:
-        try:
-            import svglib.svglib  # noqa: F401
-        except ImportError:  # the PDF takes the PNGs then
-            return tuple(dict.fromkeys(("png",) + out))
-        out += ("pdf-drawing",)
+        out += ("pdf-graphic",)
     return out
 
 
@@ -296,29 +366,48 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     the plots as SVG files, and as PNG files too with ``png`` (which the reST
     then refers to).
 
-    The charts are drawn first, in parallel; meanwhile the reST is made (as
-    if every chart will be drawn) and parsed, and the writers are loaded.
-    A chart that failed becomes a sentence instead of a figure (and a
-    warning), and the reST is made again; then the files are written.
+    The charts are drawn first, in parallel and in document order;
+    meanwhile the reST is made (as if every chart will be drawn) and
+    parsed, the writers are loaded, and a forked process starts the PDF,
+    taking each chart's graphic as it comes (:class:`PdfChild`).  A chart
+    that failed becomes a sentence instead of a figure (and a warning): the
+    reST is made again and the PDF started anew.  Then the files are written.
     """
     plot_dirname = f"{name}-plots"
     plot_dir = prepare_outdir(outdir, plot_dirname)
     source = os.path.join(outdir, f"{name}.rst")
     tree_needed = "html" in formats or "pdf" in formats
-    jobs = [(os.path.join(plot_dir, c.filename), c.spec) for c in b.charts(content)]
+    charts = b.charts(content)
+    jobs = [(os.path.join(plot_dir, c.filename), c.spec) for c in charts]
     outputs = chart_outputs(formats, png)
     vector = "png" not in outputs  # what the reST refers to
-    with parallel.Drawing(jobs, outputs=outputs) as drawing:
+    pdf_child: Optional[PdfChild] = None
+    with parallel.Drawing(jobs, outputs=outputs, in_order="pdf" in formats) as drawing:
         text = rst.to_rst(content, plot_dirname, vector=vector)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
         _preload(formats)
-        drawn = drawing.wait()
+        if "pdf" in formats and drawing.parallel:
+            sizes = {os.path.abspath(svg_beside(path)): _points(b.chart_inches(spec)) for path, spec in jobs}
+            pdf_child = PdfChild.start(doctree, outdir, os.path.join(outdir, f"{name}.pdf"), sizes=sizes)
+        try:
+            drawn = drawing.wait(pdf_child.send if pdf_child is not None else None)
+        except BaseException:
+            if pdf_child is not None:
+                pdf_child.abort()
+            raise
     failed = parallel.failures(drawn)
     if failed:
+        if pdf_child is not None:
+            pdf_child.abort()
+            pdf_child = None
         text = rst.to_rst(content, plot_dirname, failed, vector=vector)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
-    drawings = {os.path.abspath(svg_beside(d.path)): d.drawing for d in drawn if d.drawing is not None}
-    paths, more = write_documents(text, doctree, outdir, name, formats, drawings)
+    graphics = {os.path.abspath(svg_beside(d.path)): d.graphic for d in drawn if d.graphic is not None}
+    paths, more = write_documents(text, doctree, outdir, name, formats, graphics, pdf_child)
     remove_stale_plots(plot_dir, [d.path for d in drawn if not d.kind], "png" in outputs)
     warnings = [d.warning(vector) for d in drawn if d.kind] + problems + more
     return ReportResult(paths=tuple(paths + [plot_dir]), warnings=tuple(warnings))
+
+
+def _points(inches: Tuple[float, float]) -> Tuple[float, float]:
+    return inches[0] * 72.0, inches[1] * 72.0

@@ -13,14 +13,13 @@ stops the build, as it would stop writing the documents.
 """
 from __future__ import annotations
 
-import functools
 import multiprocessing
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.errors import OutputError
-from tkperf.render.pdf import svg_beside
+from tkperf.render.pdf import PdfGraphic, svg_beside
 
 MAX_WORKERS = 2
 
@@ -35,8 +34,8 @@ class Drawn:
     pid: int
     kind: str = ""
     output_error: bool = False
-    #: The SVG read for the PDF writer (a reportlab drawing), when asked for.
-    drawing: object = None
+    #: The chart for the PDF writer (a :class:`~tkperf.render.pdf.PdfGraphic`), when asked for.
+    graphic: Optional[PdfGraphic] = None
 
     def warning(self, vector: bool = False) -> str:
         """What went wrong, naming the plot's file (its SVG with ``vector``)."""
@@ -46,20 +45,16 @@ class Drawn:
 
 def _draw_one(path: str, spec: object, outputs: Sequence[str] = ("png",)) -> Drawn:
     try:
-        from tkperf.render import charts  # matplotlib loads in the drawing processes only
+        from tkperf.render import charts, plotting  # matplotlib loads in the drawing processes only
 
+        plotting.take_graphic(path)  # none left from an earlier drawing of this chart
         charts.draw(spec, path, outputs)
-        drawing = None
-        if "svg" in outputs and "pdf-drawing" in outputs:
-            # Read here, on both cores, not by the PDF writer after all charts.
-            from svglib.svglib import svg2rlg
-
-            drawing = svg2rlg(charts.svg_path(path))
+        graphic = plotting.take_graphic(path)
     except OutputError as exc:
         return Drawn(path, str(exc), os.getpid(), type(exc).__name__, output_error=True)
     except Exception as exc:  # noqa: BLE001 - a broken chart must not cost the report
         return Drawn(path, str(exc) or type(exc).__name__, os.getpid(), type(exc).__name__)
-    return Drawn(path, "", os.getpid(), drawing=drawing)
+    return Drawn(path, "", os.getpid(), graphic=graphic)
 
 
 def _serial(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str]) -> List[Drawn]:
@@ -72,35 +67,12 @@ def _cost(spec: object) -> int:
 
 
 def _preload(outputs: Sequence[str]) -> None:
-    """Import what drawing needs (matplotlib; svglib for PDF drawings), so
-    that processes forked afterwards have it already."""
+    """Import what drawing needs (matplotlib, and the recorder of PDF
+    graphics when asked for), so that processes forked afterwards have it already."""
     from tkperf.render import charts  # noqa: F401 - matplotlib loads in the drawing processes only
 
-    if "pdf-drawing" in outputs:
-        try:
-            from reportlab import rl_config  # in the drawing processes only
-
-            # No type check of every attribute svglib sets on reportlab's
-            # shapes (a third of its time); only in the drawing processes.
-            rl_config.shapeChecking = 0
-            import svglib.svglib  # in the drawing processes only
-        except ImportError:
-            return  # said by the chart that needs it
-        _remember_font_families(svglib.svglib)
-
-
-def _remember_font_families(svglib_module: Any) -> None:
-    """svglib (2.x) splits every text's font-family list with shlex, the same
-    few lists over and over (a seventh of its time on a report's plots):
-    remember each answer.  Where svglib has no such function (1.x), nothing."""
-    converter = getattr(svglib_module, "Svg2RlgAttributeConverter", None)
-    split = getattr(converter, "split_font_family_list", None)
-    if converter is None or split is None or getattr(split, "cache_info", None) is not None:
-        return
-    cached = functools.lru_cache(maxsize=256)(lambda attr: tuple(split(attr)))
-    remembered = staticmethod(lambda attr: list(cached(attr)))
-    remembered.__func__.cache_info = cached.cache_info  # type: ignore[attr-defined]
-    converter.split_font_family_list = remembered
+    if "pdf-graphic" in outputs:
+        from tkperf.render import recorder  # noqa: F401 - in the drawing processes only
 
 
 def _draw_share(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Sequence[int],
@@ -148,15 +120,17 @@ class Drawing:
 
     One forked process imports matplotlib and forks the others from
     itself, so the import is paid once; they take the charts one at a time,
-    slowest first, so that they finish close together.  Use it as a context
+    slowest first, so that they finish close together, or (``in_order``)
+    in the order given, for a reader that takes them as they come.  Use it as a context
     manager, so that the processes are stopped whatever happens between the
     two.
     """
 
     def __init__(self, jobs: Sequence[Tuple[str, object]], workers: int = MAX_WORKERS,
-                 outputs: Sequence[str] = ("png",)) -> None:
+                 outputs: Sequence[str] = ("png",), in_order: bool = False) -> None:
         self.jobs = list(jobs)
         self.outputs = tuple(outputs)
+        self.in_order = in_order
         self._leader: Any = None
         self._answers: Any = None
         self._complete = False
@@ -165,7 +139,8 @@ class Drawing:
             self._start(n)
 
     def _start(self, workers: int) -> None:
-        order = sorted(range(len(self.jobs)), key=lambda i: -_cost(self.jobs[i][1]))
+        order = (list(range(len(self.jobs))) if self.in_order
+                 else sorted(range(len(self.jobs)), key=lambda i: -_cost(self.jobs[i][1])))
         try:
             ctx = multiprocessing.get_context("fork")
             receive, send = ctx.Pipe(duplex=False)
@@ -188,28 +163,36 @@ class Drawing:
         """Whether processes are drawing."""
         return self._leader is not None
 
-    def _receive(self) -> Dict[int, Drawn]:
+    def _receive(self, arrived: Optional[Callable[[Drawn], None]]) -> Dict[int, Drawn]:
         got: Dict[int, Drawn] = {}
         try:
             while len(got) < len(self.jobs):
                 i, done = self._answers.recv()
                 got[i] = done
+                if arrived is not None:
+                    arrived(done)
         except (EOFError, OSError):
             pass  # a drawing process died: what it did not send is drawn here
         self._complete = len(got) == len(self.jobs)
         return got
 
-    def wait(self) -> List[Drawn]:
+    def wait(self, arrived: Optional[Callable[[Drawn], None]] = None) -> List[Drawn]:
         """One answer per job, in order; raises :class:`OutputError` when a
-        chart could not be written for a reason the documents would meet too."""
+        chart could not be written for a reason the documents would meet too.
+        ``arrived`` is told of each answer as it comes."""
         got: Dict[int, Drawn] = {}
         if self._leader is not None:
             try:
-                got = self._receive()
+                got = self._receive(arrived)
             finally:
                 self.close()
-        done = [got[i] if i in got else _draw_one(path, spec, self.outputs)
-                for i, (path, spec) in enumerate(self.jobs)]
+        done = []
+        for i, (path, spec) in enumerate(self.jobs):
+            if i not in got:
+                got[i] = _draw_one(path, spec, self.outputs)
+                if arrived is not None:
+                    arrived(got[i])
+            done.append(got[i])
         for d in done:
             if d.output_error:
                 raise OutputError(d.error)

@@ -1,5 +1,6 @@
 """Doctree -> PDF, with rst2pdf: A4, small table text, the plots as vector
-graphics (their SVGs, read by svglib) where svglib is there, else their PNGs.
+graphics: each drawn from the PDF graphic recorded while its SVG was drawn
+(:class:`PdfGraphic`), else from its SVG read by svglib, else its PNG.
 """
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import io
 import logging
 import os
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 
 
@@ -25,6 +26,117 @@ def vector_of(path: str) -> str:
         return ""
     svg = svg_beside(path)
     return svg if os.path.isfile(svg) else ""
+
+
+class PdfGraphic:
+    """A chart as PDF drawing operations (recorded by
+    :mod:`tkperf.render.recorder` while its SVG was drawn), drawn in the
+    chart's place in the PDF: ``width`` x ``height`` points, origin at the
+    bottom left.  Plain data, so that it travels between processes."""
+
+    def __init__(self, width: float, height: float, ops: Tuple[tuple, ...]) -> None:
+        self.width = width
+        self.height = height
+        self.ops = ops
+
+    def getBounds(self) -> Tuple[float, float, float, float]:
+        return (0.0, 0.0, self.width, self.height)
+
+    def drawOn(self, canv: Any) -> None:
+        """Draw on a reportlab canvas, in its current coordinates."""
+        for op in self.ops:
+            kind = op[0]
+            if kind == "lit":
+                canv.addLiteral(op[1])
+            elif kind == "q":
+                canv.saveState()
+            elif kind == "Q":
+                canv.restoreState()
+            elif kind == "alpha":
+                canv.setStrokeAlpha(op[1])
+                canv.setFillAlpha(op[2])
+            elif kind == "text":
+                _text(canv, *op[1:])
+            elif kind == "image":
+                _image(canv, *op[1:])
+
+
+def _text(canv: Any, font: str, size: float, rgb: Tuple[float, float, float], alpha: float, x: float, y: float,
+          angle: float, anchor: str, s: str) -> None:
+    canv.saveState()
+    if alpha < 1:
+        canv.setFillAlpha(alpha)
+    canv.setFillColorRGB(*rgb)
+    canv.setFont(font, size)
+    canv.translate(x, y)
+    if angle:
+        canv.rotate(angle)
+    draw = {"middle": canv.drawCentredString, "end": canv.drawRightString}.get(anchor, canv.drawString)
+    draw(0, 0, s)
+    canv.restoreState()
+
+
+def _image(canv: Any, clip: str, place: Tuple[float, ...], matrix: Optional[Tuple[float, ...]],
+           size: Tuple[float, float], pixels: Tuple[int, int], mode: str, data: bytes) -> None:
+    from PIL import Image  # loaded only when a PDF is written (in its own process)
+    from reportlab.lib.utils import ImageReader
+
+    canv.saveState()
+    if clip:
+        canv.addLiteral(clip)
+    canv.transform(*place)
+    if matrix is not None:
+        canv.transform(*matrix)
+    canv.drawImage(ImageReader(Image.frombytes(mode, pixels, data)), 0, 0, size[0], size[1],
+                   mask="auto" if mode == "RGBA" else None)
+    canv.restoreState()
+
+
+def _graphic_backend(graphics: Mapping[str, PdfGraphic], sizes: Mapping[str, Tuple[float, float]],
+                     charts: Mapping[str, str], fallback: Any) -> Callable[..., Any]:
+    """What rst2pdf makes the flowable of an SVG image with: for a chart's
+    stand-in (``charts``: stand-in -> SVG path), a flowable of its size
+    (``sizes``: SVG path -> width and height in points, known before it is
+    drawn) that draws its graphic (``graphics``: SVG path -> graphic, looked
+    up when the page is drawn: it may still be arriving); else ``fallback``
+    (rst2pdf's own, through svglib; None without svglib)."""
+    from reportlab.platypus import Flowable  # loaded only when a PDF is written (in its own process)
+
+    class GraphicImage(Flowable):
+        def __init__(self, path: str, size: Tuple[float, float], width: Optional[float],
+                     height: Optional[float], kind: str) -> None:
+            super().__init__()
+            self.path = path
+            w, h = size
+            # as rst2pdf's SVG images: its image flowable reads and sets these
+            self.imageWidth, self.imageHeight = width or w, height or h
+            if kind in ("bound", "proportional") and width and height:
+                factor = min(width / w, height / h)
+                self.drawWidth, self.drawHeight = w * factor, h * factor
+            else:
+                self.drawWidth, self.drawHeight = self.imageWidth, self.imageHeight
+
+        def wrap(self, aW: float, aH: float) -> Tuple[float, float]:
+            return self.drawWidth, self.drawHeight
+
+        def draw(self) -> None:
+            graphic = graphics[self.path]
+            canv = self.canv
+            canv.saveState()
+            canv.scale(self.drawWidth / graphic.width, self.drawHeight / graphic.height)
+            graphic.drawOn(canv)
+            canv.restoreState()
+
+    def backend(filename: str, width: Optional[float] = None, height: Optional[float] = None,
+                kind: str = "direct", mask: object = None, lazy: object = True, srcinfo: object = None) -> Any:
+        path = charts.get(os.path.abspath(filename))
+        if path is not None:
+            return GraphicImage(path, sizes[path], width, height, kind)
+        if fallback is None:
+            raise ValueError(f"no drawing of {os.path.basename(filename)} (svglib is not installed)")
+        return fallback(filename, width, height, kind, mask, lazy, srcinfo)
+
+    return backend
 
 
 # rst2pdf stylesheet: A4, small table text so an 8-column matrix fits the page.
@@ -76,54 +188,59 @@ class _LogCollector(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def _vector_images(tree: object, base_dir: str,
-                   drawings: Optional[Dict[str, object]] = None) -> Tuple[bool, Callable[[], None]]:
-    """Point every plot of ``tree`` at its SVG (:func:`vector_of`), for vector
-    graphics in the PDF, when svglib (rst2pdf's SVG reader) is there; and
-    have rst2pdf read each SVG once, not twice (it reads an image once to
-    size it and once to draw it), or not at all where ``drawings`` (SVG path
-    -> drawing) has it read already.  Returns whether any plot is an SVG now,
-    and what undoes the second part."""
+def _vector_images(tree: object, base_dir: str, graphics: Mapping[str, PdfGraphic],
+                   sizes: Mapping[str, Tuple[float, float]], stand_ins: str) -> Tuple[bool, Callable[[], None]]:
+    """Have rst2pdf draw every chart of ``tree`` from its recorded graphic
+    (``graphics`` and ``sizes``: see :func:`render_pdf`), for vector
+    graphics in the PDF; the image's path becomes an empty stand-in file in
+    the private directory ``stand_ins`` (rst2pdf wants an image file that
+    exists; the chart's SVG may still be being drawn).  Any other plot is
+    pointed at its SVG, read by svglib (rst2pdf's SVG reader), and where
+    svglib is not there, at its PNG when there is one.  Returns whether
+    svglib reads any, and what undoes the change to rst2pdf."""
     from docutils import nodes  # loaded only when a PDF is written (in its own process)
 
-    try:
-        svgimage: Any = importlib.import_module("rst2pdf.svgimage")  # imports svglib
-    except ImportError:  # no svglib: the PNGs (drawn beside the SVGs then)
-        for image in tree.findall(nodes.image):  # type: ignore[attr-defined]
-            if image["uri"].endswith(".svg"):
-                image["uri"] = image["uri"][:-4] + ".png"
-        return False, lambda: None
-    found = False
+    image_module: Any = importlib.import_module("rst2pdf.image")
+    fallback = image_module.SVGImage  # None without svglib
+    svglib_reads = False
+    charts: Dict[str, str] = {}  # stand-in -> the chart's SVG path
     for image in tree.findall(nodes.image):  # type: ignore[attr-defined]
         uri = image["uri"]
         # absolute: rst2pdf joins a relative path to its basedir (a relative --outdir twice)
         path = os.path.abspath(uri if os.path.isabs(uri) else os.path.join(base_dir, uri))
-        vector = path if path.endswith(".svg") else vector_of(path)
-        if vector:
+        if svg_beside(path) in sizes:
+            stand_in = os.path.join(stand_ins, f"chart-{len(charts)}.svg")
+            with open(stand_in, "wb"):
+                pass
+            charts[stand_in] = svg_beside(path)
+            image["uri"] = stand_in
+            continue
+        vector = vector_of(path) or (path if path.endswith(".svg") else "")
+        if vector and fallback is not None:
             image["uri"] = vector
-            found = True
-    read = svgimage.svg2rlg
-    cache: Dict[str, object] = dict(drawings or {})
-
-    def read_once(path: str, *args: object, **kwargs: object) -> object:
-        if args or kwargs:
-            return read(path, *args, **kwargs)
-        if path not in cache:
-            cache[path] = read(path)
-        return cache[path]
-
-    svgimage.svg2rlg = read_once
+            svglib_reads = True
+        elif path.endswith(".svg") and os.path.isfile(path[:-4] + ".png"):
+            image["uri"] = path[:-4] + ".png"
+    image_module.SVGImage = _graphic_backend(graphics, sizes, charts, fallback)
 
     def restore() -> None:
-        svgimage.svg2rlg = read
+        image_module.SVGImage = fallback
 
-    return found, restore
+    return svglib_reads, restore
 
 
 def render_pdf(doctree: object, base_dir: str, copy: bool = True,
-               drawings: Optional[Dict[str, object]] = None) -> Tuple[Optional[bytes], List[str]]:
+               graphics: Optional[Mapping[str, PdfGraphic]] = None,
+               sizes: Optional[Mapping[str, Tuple[float, float]]] = None) -> Tuple[Optional[bytes], List[str]]:
     """Doctree -> PDF with rst2pdf; (None, [reason]) when rst2pdf is missing or fails.
     ``copy=False`` writes from ``doctree`` itself (its last use).
+
+    The charts are drawn from their PDF graphics: ``graphics`` maps a
+    chart's SVG path to its :class:`PdfGraphic`; ``sizes`` (the same paths
+    -> width and height in points) says which charts have one and how large
+    it is, so that ``graphics`` may be a mapping that waits for a graphic
+    still being drawn when its page is drawn; without ``sizes``, the
+    graphics' own.
 
     rst2pdf reports problems through its logger (with its own stderr
     handler); they are collected here and returned as warnings instead.
@@ -136,23 +253,27 @@ def render_pdf(doctree: object, base_dir: str, copy: bool = True,
     from reportlab import rl_config  # loaded only when a PDF is written (in its own process)
 
     tree = doctree.deepcopy() if copy else doctree  # type: ignore[attr-defined]
-    vector, restore_svg = _vector_images(tree, base_dir, drawings)
+    graphics = graphics if graphics is not None else {}
+    if sizes is None:
+        sizes = {path: (g.width, g.height) for path, g in graphics.items()}
     collector = _LogCollector()
     logger = logging.getLogger("rst2pdf")
-    # Binary image streams for PNG plots: ASCII85 (reportlab's default) makes
-    # the PDF a quarter larger and costs a third of its build time, in pure
-    # Python.  Not with SVG plots: reportlab writes the few images inside a
-    # drawing (a heat map's cells) inline, and inline images must be ASCII85.
+    # Binary image streams: ASCII85 (reportlab's default) makes the PDF a
+    # quarter larger and costs a third of its build time, in pure Python.
+    # Not where svglib reads an SVG: reportlab writes the few images inside
+    # its drawing (a heat map's cells) inline, and inline images must be ASCII85.
     saved_a85 = rl_config.useA85
-    rl_config.useA85 = 1 if vector else 0
     saved = (list(logger.handlers), logger.propagate)
     for h in saved[0]:
         logger.removeHandler(h)
     logger.addHandler(collector)
     logger.propagate = False
     buf = io.BytesIO()
+    restore_svg: Callable[[], None] = lambda: None  # noqa: E731
     try:
         with tempfile.TemporaryDirectory(prefix="tkperf-pdf-") as tmp:
+            svglib_reads, restore_svg = _vector_images(tree, base_dir, graphics, sizes, tmp)
+            rl_config.useA85 = 1 if svglib_reads else 0
             style = os.path.join(tmp, "tkperf.yaml")
             with open(style, "w", encoding="utf-8") as fh:
                 fh.write(_PDF_STYLE)

@@ -22,10 +22,11 @@ from matplotlib.ticker import FuncFormatter, LogFormatter, MaxNLocator  # noqa: 
 from PIL import Image  # noqa: E402 - matplotlib's own PNG writer
 
 from tkperf.model.store import atomic_write  # noqa: E402
+from tkperf.render.blocks import CHART_HEIGHT_IN, CHART_WIDTH_IN  # noqa: E402
 from tkperf.render.pdf import svg_beside as svg_path  # noqa: E402 - the one rule for where an SVG goes
 
-WIDTH_IN = 7.0
-HEIGHT_IN = 3.4
+WIDTH_IN = CHART_WIDTH_IN
+HEIGHT_IN = CHART_HEIGHT_IN
 DPI = 120
 # A log axis is used when the largest value is this many times the smallest.
 LOG_RATIO = 30.0
@@ -63,7 +64,8 @@ def _figure(height: float = HEIGHT_IN, ncols: int = 1) -> Tuple[Figure, list]:
 
 
 #: What :func:`draw` writes: a PNG (``path``) and/or an SVG beside it
-#: (``path`` with ``.svg``); set by :func:`draw` for one drawing.
+#: (``path`` with ``.svg``), and with "pdf-graphic" the PDF graphic drawn
+#: with the SVG (:func:`take_graphic`); set by :func:`draw` for one drawing.
 _OUTPUTS: Tuple[str, ...] = ("png",)
 
 
@@ -100,10 +102,39 @@ def _draw(path: str, build: Callable[[], Figure]) -> str:
             atomic_write(path, buf.getvalue())
             fig.set_layout_engine("none")  # laid out once: the SVG keeps that layout
         if "svg" in _OUTPUTS:
-            buf = io.BytesIO()
-            fig.savefig(buf, format="svg", metadata={"Date": None})
-            atomic_write(svg_path(path), buf.getvalue())
+            if fig.get_layout_engine() is not None:
+                _lay_out(fig)
+            if "pdf-graphic" in _OUTPUTS:
+                from tkperf.render.recorder import svg_and_graphic  # with the SVG, the chart for the PDF
+
+                svg, graphic = svg_and_graphic(fig, DPI)
+                _GRAPHICS[path] = graphic
+            else:
+                buf = io.BytesIO()
+                fig.savefig(buf, format="svg", metadata={"Date": None})
+                svg = buf.getvalue()
+            atomic_write(svg_path(path), svg)
     return path
+
+
+#: The PDF graphics of the charts drawn (with "pdf-graphic" in the outputs):
+#: chart path -> :class:`~tkperf.render.pdf.PdfGraphic`; taken by :func:`take_graphic`.
+_GRAPHICS: Dict[str, Any] = {}
+
+
+def take_graphic(path: str) -> Any:
+    """The PDF graphic recorded while the chart ``path`` was drawn (None
+    when none was), forgotten here."""
+    return _GRAPHICS.pop(path, None)
+
+
+def _lay_out(fig: Figure) -> None:
+    """Run the figure's layout once, with the Agg renderer's text metrics,
+    and keep it: ``savefig`` would otherwise draw the whole figure without
+    output first only to run the layout, then draw it again."""
+    engine: Any = fig.get_layout_engine()
+    engine.execute(fig)
+    fig.set_layout_engine("none")
 
 
 def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title: str = "") -> None:

@@ -1,0 +1,170 @@
+"""The PDF's charts: drawn from the graphic recorded while each chart's SVG
+was drawn (tkperf.render.recorder), at the size known before drawing, by a
+PDF writer that starts before the charts are done."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tkperf.model import store
+from tkperf.render import blocks as b
+from tkperf.render import documents, parallel, report
+from tkperf.render.pdf import PdfGraphic
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def example_charts(name: str = "example-full"):
+    run = store.load(os.path.join(ROOT, "examples", f"{name}.xml"))
+    return b.charts(report.report_blocks(run))
+
+
+def pdftotext(path, *args) -> str:
+    return subprocess.run(["pdftotext", *args, str(path), "-"], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def test_every_chart_is_drawn_at_the_size_known_before_it_is_drawn(tmp_path):
+    """The PDF writer lays the pages out before the charts come: each
+    chart's graphic (and its SVG) has the size ``chart_inches`` predicts."""
+    charts = example_charts()
+    kinds = {type(c.spec).__name__ for c in charts}
+    assert {"HeatmapChart", "WindowChart", "HistogramChart", "ConfidenceChart", "BarsChart"} <= kinds
+    for chart in charts:
+        done = parallel._draw_one(str(tmp_path / chart.filename), chart.spec, ("svg", "pdf-graphic"))
+        assert not done.kind, done.warning()
+        assert isinstance(done.graphic, PdfGraphic)
+        width, height = (72 * v for v in b.chart_inches(chart.spec))
+        assert (done.graphic.width, done.graphic.height) == pytest.approx((width, height)), chart.filename
+        svg = (tmp_path / chart.filename).with_suffix(".svg").read_text()
+        assert f'width="{width:g}pt" height="{height:g}pt"' in svg, chart.filename
+
+
+def _page_of(graphic: PdfGraphic, path) -> None:
+    from reportlab.pdfgen import canvas
+
+    canv = canvas.Canvas(str(path), pagesize=(graphic.width, graphic.height))
+    graphic.drawOn(canv)
+    canv.showPage()
+    canv.save()
+
+
+def test_text_sits_where_the_svg_puts_it(tmp_path):
+    """Text is set in Helvetica but anchored as the SVG anchors it: the
+    centred title's middle and the right-aligned tick labels' right ends
+    are where the SVG puts them, and every word of the SVG is in the PDF."""
+    spec = b.ConvergenceChart(
+        series=(b.Series("RND 4k W", (1.0, 2.0, 3.0, 4.0, 5.0), (1000.0, 2000.0, 1500.0, 1800.0, 1700.0)),),
+        window=(3, 4, 5), ylabel="IOPS", title="A centred title of some length", legend_title="Workload")
+    done = parallel._draw_one(str(tmp_path / "c.png"), spec, ("svg", "pdf-graphic"))
+    assert not done.kind, done.warning()
+    _page_of(done.graphic, tmp_path / "c.pdf")
+    svg = (tmp_path / "c.svg").read_text()
+    title = re.search(r'<text [^>]*x="([\d.]+)" y="([\d.]+)"[^>]*text-anchor: middle[^>]*>A centred title', svg)
+    if title is None:  # attribute order differs between matplotlib versions
+        title = re.search(r'<text [^>]*style="[^"]*text-anchor: middle[^"]*"[^>]*x="([\d.]+)" y="([\d.]+)"'
+                          r'[^>]*>A centred title', svg)
+    assert title, svg[:3000]
+    words = re.findall(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">([^<]*)</word>',
+                       pdftotext(tmp_path / "c.pdf", "-bbox"))
+    line = [w for w in words if w[4] in ("A", "centred", "title", "of", "some", "length")]
+    assert len(line) == 6
+    middle = (float(line[0][0]) + float(line[-1][2])) / 2
+    assert middle == pytest.approx(float(title.group(1)), abs=1.5)
+    assert float(line[0][1]) < float(title.group(2)) <= float(line[0][3]) + 1  # the baseline inside the box
+    top_label = [w for w in words if w[4] == "2,000"]
+    assert top_label, [w[4] for w in words]
+    svg_words = set(re.findall(r">([^<>\s]+)</text>", svg))
+    pdf_words = {w[4] for w in words}
+    assert svg_words <= pdf_words | {"–"}, svg_words - pdf_words
+
+
+def test_transparency_dashes_and_images_reach_the_pdf(tmp_path):
+    """The grid is translucent (an ExtGState in the PDF) and a cloud of
+    dots a picture: the PDF graphic keeps what the SVG has."""
+    rng = np.random.default_rng(1)
+    dense = b.CurvesChart((b.Curve("dots", np.arange(5000.0), 1000 + rng.standard_normal(5000)),),
+                          "Time", "IOPS", title="Many dots")
+    done = parallel._draw_one(str(tmp_path / "d.png"), dense, ("svg", "pdf-graphic"))
+    assert not done.kind, done.warning()
+    kinds = [op[0] for op in done.graphic.ops]
+    assert "image" in kinds and "alpha" in kinds
+    _page_of(done.graphic, tmp_path / "d.pdf")
+    listing = subprocess.run(["pdfimages", "-list", str(tmp_path / "d.pdf")], check=True, capture_output=True,
+                             text=True).stdout.splitlines()[2:]
+    assert len(listing) >= 1
+    raw = (tmp_path / "d.pdf").read_bytes()
+    assert re.search(rb"/CA \.3\b|/CA 0\.3\b", raw), raw[:1500]  # the grid's stroke transparency
+
+
+def test_without_svglib_the_pdf_still_has_vector_plots(tmp_path, monkeypatch):
+    """svglib is not needed for the report's own charts: each is drawn from
+    its recorded graphic, as vector graphics with text (no PNGs drawn)."""
+    import rst2pdf.image
+
+    monkeypatch.setitem(sys.modules, "svglib.svglib", None)  # import now raises ImportError
+    monkeypatch.setattr(rst2pdf.image, "SVGImage", None)
+    run = store.load(os.path.join(ROOT, "examples", "example-ssd.xml"))
+    result = report.build_report(run, str(tmp_path), ("pdf",))
+    assert result.warnings == ()
+    plots = os.listdir(tmp_path / "example-ssd-plots")
+    assert plots and all(p.endswith(".svg") for p in plots)
+    text = pdftotext(tmp_path / "example-ssd.pdf")
+    assert "Block size (bytes, fio units: k = KiB)" in text  # an axis label: vector text
+    assert rst2pdf.image.SVGImage is None  # rst2pdf as it was
+
+
+def test_a_chart_that_fails_starts_the_pdf_anew_without_it(tmp_path):
+    """The PDF writer starts while the charts are drawn, as if all will be;
+    when one fails, it is stopped and the PDF written from the reST that says
+    so: the PDF holds the sentence and every other chart."""
+    bad = b.CurvesChart((b.Curve("x", np.arange(3.0), np.arange(4.0)),), "Time", "IOPS")
+    good = b.ConvergenceChart(series=(b.Series("w", (1.0, 2.0), (5.0, 6.0)),), ylabel="Good axis",
+                              title="The good chart")
+    content = [b.Title("T"), b.Chart("good.png", good, "Good."), b.Chart("bad.png", bad, "Bad."),
+               b.Chart("good2.png", good, "Good again.")]
+    result = documents.publish(content, str(tmp_path), "doc", ("html", "pdf"))
+    assert len(result.warnings) == 1 and "bad.svg could not be drawn" in result.warnings[0]
+    text = pdftotext(tmp_path / "doc.pdf")
+    assert "could not be drawn" in text
+    assert text.count("Good axis") == 2
+    assert sorted(os.listdir(tmp_path / "doc-plots")) == ["good.svg", "good2.svg"]
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".") or n.endswith(".tmp")]
+
+
+def test_the_pdf_writer_waits_for_charts_still_being_drawn(tmp_path, monkeypatch):
+    """The PDF writer draws its pages while the charts come: a chart that
+    comes late is waited for, and the PDF has every chart."""
+    import time
+
+    from tkperf.render import charts
+
+    slow = charts.DRAWINGS[b.ConvergenceChart]
+
+    def late(path, spec):
+        time.sleep(0.5)
+        return slow(path, spec)
+
+    monkeypatch.setitem(charts.DRAWINGS, b.ConvergenceChart, late)
+    starts = []
+    real_start = documents.PdfChild.start
+
+    def start(*args, **kwargs):
+        starts.append(os.listdir(tmp_path / "doc-plots"))
+        return real_start(*args, **kwargs)
+
+    monkeypatch.setattr(documents.PdfChild, "start", start)
+    series = (b.Series("w", (1.0, 2.0), (5.0, 6.0)),)
+    content = [b.Title("T")] + [b.Chart(f"c{i}.png", b.ConvergenceChart(series, f"Axis {i}", f"Chart {i}"),
+                                        f"Caption {i}.") for i in range(3)]
+    result = documents.publish(content, str(tmp_path), "doc", ("pdf",))
+    assert result.warnings == ()
+    assert starts and len([n for n in starts[0] if n.endswith(".svg")]) < 3  # started before the charts were done
+    text = pdftotext(tmp_path / "doc.pdf")
+    for i in range(3):
+        assert f"Axis {i}" in text and f"Chart {i}" in text
