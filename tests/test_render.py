@@ -156,6 +156,69 @@ def test_charts_of_a_drawing_process_that_died_are_drawn_here(tmp_path, monkeypa
         assert "<svg" in (tmp_path / os.path.basename(path)).with_suffix(".svg").read_text()[:2000]
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+def test_drawers_made_ready_before_draw_the_charts_they_are_given(tmp_path):
+    """Drawers started before the charts are known (matplotlib loads while
+    the result file does) draw them when a Drawing hands them over."""
+    with parallel.Drawers(("svg",)) as drawers:
+        leader = drawers._ready[0]
+        jobs = [(str(tmp_path / f"r{i}.png"), s) for i, s in enumerate(specs(4))]
+        with parallel.Drawing(jobs, outputs=("svg",), drawers=drawers) as drawing:
+            assert drawing.parallel
+            done = drawing.wait()
+        assert drawers.take() is None  # handed over once
+    assert all(not d.kind for d in done), [d.warning() for d in done if d.kind]
+    assert leader.pid in {d.pid for d in done} and os.getpid() not in {d.pid for d in done}
+    assert leader.exitcode == 0
+    for path, _ in jobs:
+        assert "<svg" in (tmp_path / os.path.basename(path)).with_suffix(".svg").read_text()[:2000]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+def test_drawers_not_used_are_stopped(tmp_path):
+    """A report that fails before its charts (a bad result file) leaves no
+    drawing process behind."""
+    with pytest.raises(RuntimeError):
+        with parallel.Drawers(("svg",)) as drawers:
+            leader = drawers._ready[0]
+            raise RuntimeError("the result file was bad")
+    assert leader.exitcode is not None and not leader.is_alive()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+def test_charts_that_cannot_travel_to_ready_drawers_are_drawn_as_without_them(tmp_path):
+    """Charts go to ready drawers through a pipe; one that cannot (a spec
+    holding a function) is drawn by processes forked as usual, which have
+    it already."""
+    class Odd:
+        shape = staticmethod(lambda: None)
+
+    with parallel.Drawers(("svg",)) as drawers:
+        leader = drawers._ready[0]
+        jobs = [(str(tmp_path / "a.png"), specs(1)[0]), (str(tmp_path / "odd.png"), Odd())]
+        done = parallel.Drawing(jobs, outputs=("svg",), drawers=drawers).wait()
+    assert not done[0].kind
+    assert done[1].kind == "TypeError" and "no drawing for a Odd" in done[1].error
+    assert leader.pid not in {d.pid for d in done} and not leader.is_alive()
+
+
+def test_a_report_through_the_command_line_uses_ready_drawers(tmp_path, monkeypatch):
+    """``tkperf report`` makes its drawers ready before it loads the file."""
+    from tkperf.cli import main
+
+    made = []
+    real = parallel.Drawers.__init__
+
+    def init(self, *args, **kwargs):
+        made.append(args)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(parallel.Drawers, "__init__", init)
+    assert main(["report", example("example-ssd"), "--outdir", str(tmp_path), "--format", "rst,pdf", "-q"]) == 0
+    assert made == [(("svg", "pdf-graphic"),)]
+    assert (tmp_path / "example-ssd.pdf").stat().st_size > 10000
+
+
 def test_one_chart_or_one_cpu_is_drawn_here(tmp_path):
     (done,) = parallel.draw_charts([(str(tmp_path / "one.png"), specs(1)[0])])
     assert done.pid == os.getpid() and not done.kind

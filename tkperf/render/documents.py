@@ -361,7 +361,7 @@ def chart_outputs(formats: Sequence[str], png: bool = False) -> Tuple[str, ...]:
 
 
 def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence[str],
-            png: bool = False) -> ReportResult:
+            png: bool = False, drawers: Optional[parallel.Drawers] = None) -> ReportResult:
     """Blocks -> ``outdir/<name>.rst|.html|.pdf`` and ``outdir/<name>-plots/``,
     the plots as SVG files, and as PNG files too with ``png`` (which the reST
     then refers to).
@@ -372,6 +372,8 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     taking each chart's graphic as it comes (:class:`PdfChild`).  A chart
     that failed becomes a sentence instead of a figure (and a warning): the
     reST is made again and the PDF started anew.  Then the files are written.
+    ``drawers``: drawing processes made ready before (for ``outputs``
+    :func:`chart_outputs` of the same formats), to draw the charts.
     """
     plot_dirname = f"{name}-plots"
     plot_dir = prepare_outdir(outdir, plot_dirname)
@@ -382,7 +384,7 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     outputs = chart_outputs(formats, png)
     vector = "png" not in outputs  # what the reST refers to
     pdf_child: Optional[PdfChild] = None
-    with parallel.Drawing(jobs, outputs=outputs, in_order="pdf" in formats) as drawing:
+    with parallel.Drawing(jobs, outputs=outputs, in_order="pdf" in formats, drawers=drawers) as drawing:
         text = rst.to_rst(content, plot_dirname, vector=vector)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
         _preload(formats)

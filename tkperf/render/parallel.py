@@ -114,6 +114,79 @@ def _lead(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Seq
         proc.join()
 
 
+def _lead_when_told(jobs_in: Any, outputs: Sequence[str], taken: Any, answers: Any, lock: Any,
+                    followers: int) -> None:
+    """A first drawing process started before its charts are known
+    (:class:`Drawers`): it imports what drawing needs now, then waits for
+    (jobs, outputs, order); a closed pipe (nothing to draw) ends it."""
+    _preload(outputs)
+    try:
+        jobs, outputs, order = jobs_in.recv()
+    except (EOFError, OSError):
+        return
+    finally:
+        jobs_in.close()
+    _lead(jobs, outputs, order, taken, answers, lock, min(followers, len(order) - 1))
+
+
+class Drawers:
+    """Drawing processes made ready before their charts are known: the
+    first imports matplotlib at once, on the other core, while the caller
+    loads the result file and assembles the report; the :class:`Drawing`
+    given them (once) hands its charts over.  ``outputs``: what the charts
+    will be drawn as (:func:`tkperf.render.documents.chart_outputs`).  Use it
+    as a context manager: drawers not used are stopped at its end."""
+
+    def __init__(self, outputs: Sequence[str], workers: int = MAX_WORKERS) -> None:
+        self.outputs = tuple(outputs)
+        self.workers = min(workers, os.cpu_count() or 1)
+        self._ready: Optional[Tuple[Any, Any, Any]] = None
+        if self.workers > 1:
+            self._start()
+
+    def _start(self) -> None:
+        try:
+            ctx = multiprocessing.get_context("fork")
+            receive, send = ctx.Pipe(duplex=False)
+            jobs_out, jobs_in = ctx.Pipe(duplex=False)
+        except (ValueError, OSError):  # no fork, no pipes: the charts are drawn as Drawing can
+            return
+        try:
+            taken, lock = ctx.Value("i", 0), ctx.Lock()
+            leader = ctx.Process(target=_lead_when_told, args=(jobs_out, self.outputs, taken, send, lock,
+                                                               self.workers - 1), name="tkperf-charts")
+            leader.start()
+        except (ValueError, OSError, ImportError):
+            receive.close()
+            jobs_in.close()
+            return
+        finally:
+            send.close()  # the drawing processes hold the only writing ends: EOF when they are gone
+            jobs_out.close()
+        self._ready = (leader, receive, jobs_in)
+
+    def take(self) -> Optional[Tuple[Any, Any, Any]]:
+        """(leader, answers, jobs pipe), once; None when none is ready."""
+        ready, self._ready = self._ready, None
+        return ready
+
+    def close(self) -> None:
+        """Stop drawers that were not used (they were only importing)."""
+        ready, self._ready = self._ready, None
+        if ready is not None:
+            leader, answers, jobs_in = ready
+            jobs_in.close()
+            leader.terminate()
+            leader.join()
+            answers.close()
+
+    def __enter__(self) -> "Drawers":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class Drawing:
     """Charts being drawn: started when made, so that the caller can go on
     (write the reST, load the document writers) until :meth:`wait`.
@@ -127,7 +200,8 @@ class Drawing:
     """
 
     def __init__(self, jobs: Sequence[Tuple[str, object]], workers: int = MAX_WORKERS,
-                 outputs: Sequence[str] = ("png",), in_order: bool = False) -> None:
+                 outputs: Sequence[str] = ("png",), in_order: bool = False,
+                 drawers: Optional[Drawers] = None) -> None:
         self.jobs = list(jobs)
         self.outputs = tuple(outputs)
         self.in_order = in_order
@@ -135,12 +209,33 @@ class Drawing:
         self._answers: Any = None
         self._complete = False
         n = min(workers, len(self.jobs), os.cpu_count() or 1)
-        if n > 1:
+        ready = drawers.take() if drawers is not None and n > 1 else None
+        if ready is not None:
+            self._hand(ready)
+        if n > 1 and self._leader is None:
             self._start(n)
 
+    def _order(self) -> List[int]:
+        if self.in_order:
+            return list(range(len(self.jobs)))
+        return sorted(range(len(self.jobs)), key=lambda i: -_cost(self.jobs[i][1]))
+
+    def _hand(self, ready: Tuple[Any, Any, Any]) -> None:
+        """Give the charts to drawers made ready before (:class:`Drawers`)."""
+        leader, answers, jobs_in = ready
+        try:
+            jobs_in.send((self.jobs, self.outputs, self._order()))
+        except Exception:  # noqa: BLE001 - a drawer gone, a chart that cannot travel: drawn as without them
+            leader.terminate()
+            leader.join()
+            answers.close()
+            return
+        finally:
+            jobs_in.close()
+        self._leader, self._answers = leader, answers
+
     def _start(self, workers: int) -> None:
-        order = (list(range(len(self.jobs))) if self.in_order
-                 else sorted(range(len(self.jobs)), key=lambda i: -_cost(self.jobs[i][1])))
+        order = self._order()
         try:
             ctx = multiprocessing.get_context("fork")
             receive, send = ctx.Pipe(duplex=False)

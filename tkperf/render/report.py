@@ -10,18 +10,18 @@ files.  Nothing here names a test type.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from tkperf import testtypes
 from tkperf.engine.options import REPORT_FORMATS, parse_report_formats
 from tkperf.model.results import RunResult, TestRun
-from tkperf.render import features, generic, page, qos
+from tkperf.render import features, generic, page, parallel, qos
 from tkperf.render import health as health_part
 from tkperf.render.context import ReportContext
-from tkperf.render.documents import ReportResult, publish, safe_name
+from tkperf.render.documents import ReportResult, chart_outputs, publish, safe_name
 from tkperf.render.page import SUMMARY_LAYOUT
 
-__all__ = ["ReportResult", "SUMMARY_LAYOUT", "build_report", "report_blocks"]
+__all__ = ["ReportResult", "SUMMARY_LAYOUT", "build_report", "ready_drawers", "report_blocks"]
 
 
 def test_sections(ctx: ReportContext) -> list:
@@ -55,13 +55,22 @@ def report_blocks(run: RunResult) -> list:
 
 
 def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FORMATS,
-                 png: bool = False) -> ReportResult:
+                 png: bool = False, drawers: Optional[parallel.Drawers] = None) -> ReportResult:
     """Build the report of ``run`` in ``outdir``: ``<name>.rst``, ``.html``,
     ``.pdf`` and the plots in ``<name>-plots/`` (SVG; PNG as well with
     ``png``, and the reST refers to those); rebuilding replaces them.
 
     A missing PDF toolchain is a warning in the result, not an error; an
     output directory that cannot be written raises :class:`OutputError`.
+    ``drawers``: drawing processes made ready while ``run`` was loaded
+    (:func:`ready_drawers`).
     """
     formats = parse_report_formats(formats)
-    return publish(report_blocks(run), outdir, safe_name(run.name), formats, png)
+    return publish(report_blocks(run), outdir, safe_name(run.name), formats, png, drawers)
+
+
+def ready_drawers(formats: Sequence[str] = REPORT_FORMATS, png: bool = False) -> parallel.Drawers:
+    """Drawing processes for a report in ``formats`` made ready now (the
+    first imports matplotlib meanwhile), for :func:`build_report`; a context
+    manager that stops them if they are not used."""
+    return parallel.Drawers(chart_outputs(parse_report_formats(formats), png))
