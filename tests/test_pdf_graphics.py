@@ -168,3 +168,20 @@ def test_the_pdf_writer_waits_for_charts_still_being_drawn(tmp_path, monkeypatch
     text = pdftotext(tmp_path / "doc.pdf")
     for i in range(3):
         assert f"Axis {i}" in text and f"Chart {i}" in text
+
+
+def test_text_outside_the_pdf_fonts_does_not_break_a_chart(tmp_path):
+    """Labels come from result files: characters Helvetica lacks (CJK, a
+    control character) still give a chart and a PDF page, with the rest
+    of the text as it is."""
+    import warnings
+
+    spec = b.ConvergenceChart((b.Series("drive \u65e5\u672c \x1b[31m", (1.0, 2.0), (3.0, 4.0)),), "\u00b5s \u2265",
+                              "Title \u2265 \u00fcn\u00efcode")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # matplotlib's own: no such glyph in DejaVu Sans
+        done = parallel._draw_one(str(tmp_path / "u.png"), spec, ("svg", "pdf-graphic"))
+    assert not done.kind, done.warning()
+    _page_of(done.graphic, tmp_path / "u.pdf")
+    text = pdftotext(tmp_path / "u.pdf")
+    assert "Title \u2265" in text and "\u00fcn\u00efcode" in text and "\u00b5s" in text

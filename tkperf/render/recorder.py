@@ -117,9 +117,10 @@ class PdfRecorder(RendererBase):
             parts.append(_path_ops(clip_path, affine) + " W n")
         return " ".join(parts)
 
-    def _begin(self, gc: GraphicsContextBase, fill: Optional[tuple]) -> Tuple[str, str]:
+    def _begin(self, gc: GraphicsContextBase, fill: Optional[tuple]) -> Tuple[str, str, bool]:
         """Open a saved state with ``gc``'s clip, colours, transparency and
-        line style; (operators, the painting operator) - '' to paint nothing."""
+        line style: (operators, the painting operator - '' to paint nothing,
+        whether the state is the PDF writer's own: see :meth:`_end`)."""
         rgb = gc.get_rgb()
         stroke = gc.get_linewidth() > 0 and rgb is not None and (len(rgb) < 4 or rgb[3] != 0.0)
         filled = fill is not None and (len(fill) < 4 or fill[3] != 0.0)
@@ -131,7 +132,7 @@ class PdfRecorder(RendererBase):
         stroke = stroke and stroke_alpha > 0
         paint = "B" if filled and stroke else "f" if filled else "S" if stroke else ""
         if not paint:
-            return "", ""
+            return "", "", False
         parts = [self._clip(gc)]
         if filled:
             assert fill is not None
@@ -147,11 +148,13 @@ class PdfRecorder(RendererBase):
         if stroke_alpha < 1 or fill_alpha < 1:
             self._op(("q",))
             self._op(("alpha", float(stroke_alpha), float(fill_alpha)))
-            return " ".join(p for p in parts if p), paint
-        return "q " + " ".join(p for p in parts if p), paint
+            return " ".join(p for p in parts if p), paint, True
+        return "q " + " ".join(p for p in parts if p), paint, False
 
-    def _end(self, alpha_state: bool) -> None:
-        if alpha_state:
+    def _end(self, writers_state: bool) -> None:
+        """Close what :meth:`_begin` opened: transparency needs the PDF
+        writer's own saved state (it names a graphics state resource)."""
+        if writers_state:
             self._op(("Q",))
         else:
             self._literal("Q")
@@ -159,21 +162,19 @@ class PdfRecorder(RendererBase):
     # --- drawing calls ---------------------------------------------------------------
 
     def draw_path(self, gc: GraphicsContextBase, path: Path, transform: Any, rgbFace: Any = None) -> None:
-        state, paint = self._begin(gc, rgbFace)
+        state, paint, writers_state = self._begin(gc, rgbFace)
         if not paint:
             return
-        alpha_state = not state.startswith("q")
         clip = (0.0, 0.0, self.width, self.height) if rgbFace is None else None
         simplify = path.should_simplify and rgbFace is None
         self._literal(f"{state} {_path_ops(path, transform, clip, simplify)} {paint}")
-        self._end(alpha_state)
+        self._end(writers_state)
 
     def draw_markers(self, gc: GraphicsContextBase, marker_path: Path, marker_trans: Any, path: Path,
                      trans: Any, rgbFace: Any = None) -> None:
-        state, paint = self._begin(gc, rgbFace)
+        state, paint, writers_state = self._begin(gc, rgbFace)
         if not paint:
             return
-        alpha_state = not state.startswith("q")
         marker = _path_ops(marker_path, marker_trans)
         pieces = [state]
         segments: Any = path.iter_segments(trans, simplify=False)
@@ -183,7 +184,7 @@ class PdfRecorder(RendererBase):
                 if -50 <= x <= self.width + 50 and -50 <= y <= self.height + 50:
                     pieces.append(f"q 1 0 0 1 {_num(x)} {_num(y)} cm {marker} {paint} Q")
         self._literal(" ".join(pieces))
-        self._end(alpha_state)
+        self._end(writers_state)
 
     def draw_image(self, gc: GraphicsContextBase, x: float, y: float, im: Any, transform: Any = None) -> None:
         h, w = im.shape[:2]
