@@ -11,6 +11,7 @@ becomes a sentence in the reST instead of a figure.
 from __future__ import annotations
 
 import base64
+import gc
 import io
 import multiprocessing
 import os
@@ -245,6 +246,7 @@ class PdfChild:
             return None
 
         def child() -> None:
+            gc.freeze()  # the parent's objects (the doctree) live as long as this process
             arriving = graphics
             if feed_in is not None:
                 feed_in.close()  # the parent's end: EOF when the parent has sent all or is gone
