@@ -185,3 +185,17 @@ def test_text_outside_the_pdf_fonts_does_not_break_a_chart(tmp_path):
     _page_of(done.graphic, tmp_path / "u.pdf")
     text = pdftotext(tmp_path / "u.pdf")
     assert "Title \u2265" in text and "\u00fcn\u00efcode" in text and "\u00b5s" in text
+
+
+def test_the_svg_drawn_with_the_pdf_graphic_is_the_one_savefig_writes(tmp_path):
+    """Drawing the PDF graphic in the same pass changes nothing in the SVG
+    (the HTML's plots): byte for byte what matplotlib's savefig writes."""
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "both").mkdir()
+    charts = example_charts("example-ssd")
+    for chart in charts:
+        parallel._draw_one(str(tmp_path / "alone" / chart.filename), chart.spec, ("svg",))
+        parallel._draw_one(str(tmp_path / "both" / chart.filename), chart.spec, ("svg", "pdf-graphic"))
+        name = os.path.splitext(chart.filename)[0] + ".svg"
+        assert (tmp_path / "alone" / name).read_bytes() == (tmp_path / "both" / name).read_bytes(), name
+    assert len(charts) >= 5
