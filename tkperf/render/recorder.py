@@ -258,36 +258,25 @@ class _Both:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._svg, name)
 
-    def draw_path(self, *args: Any, **kwargs: Any) -> None:
-        self._svg.draw_path(*args, **kwargs)
-        self._pdf.draw_path(*args, **kwargs)
-
-    def draw_markers(self, *args: Any, **kwargs: Any) -> None:
-        self._svg.draw_markers(*args, **kwargs)
-        self._pdf.draw_markers(*args, **kwargs)
-
-    def draw_path_collection(self, *args: Any, **kwargs: Any) -> None:
-        self._svg.draw_path_collection(*args, **kwargs)
-        self._pdf.draw_path_collection(*args, **kwargs)
-
-    def draw_quad_mesh(self, *args: Any, **kwargs: Any) -> None:
-        self._svg.draw_quad_mesh(*args, **kwargs)
-        self._pdf.draw_quad_mesh(*args, **kwargs)
-
     def draw_gouraud_triangles(self, *args: Any, **kwargs: Any) -> None:
         self._svg.draw_gouraud_triangles(*args, **kwargs)  # a PDF graphic has no shading: left out there
-
-    def draw_image(self, *args: Any, **kwargs: Any) -> None:
-        self._svg.draw_image(*args, **kwargs)
-        self._pdf.draw_image(*args, **kwargs)
-
-    def draw_text(self, *args: Any, **kwargs: Any) -> None:
-        self._svg.draw_text(*args, **kwargs)
-        self._pdf.draw_text(*args, **kwargs)
 
     def draw_tex(self, gc: Any, x: float, y: float, s: str, prop: Any, angle: float, *, mtext: Any = None) -> None:
         self._svg.draw_tex(gc, x, y, s, prop, angle, mtext=mtext)
         self._pdf.draw_text(gc, x, y, s, prop, angle, mtext=mtext)
+
+
+def _to_both(name: str) -> Any:
+    def call(self: _Both, *args: Any, **kwargs: Any) -> None:
+        getattr(self._svg, name)(*args, **kwargs)
+        getattr(self._pdf, name)(*args, **kwargs)
+
+    call.__name__ = name
+    return call
+
+
+for _name in ("draw_path", "draw_markers", "draw_path_collection", "draw_quad_mesh", "draw_image", "draw_text"):
+    setattr(_Both, _name, _to_both(_name))
 
 
 def svg_and_graphic(fig: Figure, image_dpi: float) -> Tuple[bytes, PdfGraphic]:
