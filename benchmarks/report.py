@@ -159,7 +159,7 @@ def main_bench() -> None:
     try:
         print(f"tkperf {__version__}, python {sys.version.split()[0]}, {os.cpu_count()} CPUs; "
               f"median of {args.repeat} child processes, each doing what tkperf report --format rst,html,pdf does")
-        print(f"this machine's pace: 10,000,000 additions in a Python loop take {python_pace():.2f} s "
+        print(f"pace of this Python here: 10,000,000 additions in a loop take {python_pace():.2f} s "
               "(a figure to tell machines apart: the report's work is mostly Python)")
         for name in EXAMPLES:
             report_case(f"examples/{name}.xml (real quick run)", os.path.join(ROOT, "examples", f"{name}.xml"),
