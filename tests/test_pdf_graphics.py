@@ -199,3 +199,19 @@ def test_the_svg_drawn_with_the_pdf_graphic_is_the_one_savefig_writes(tmp_path):
         name = os.path.splitext(chart.filename)[0] + ".svg"
         assert (tmp_path / "alone" / name).read_bytes() == (tmp_path / "both" / name).read_bytes(), name
     assert len(charts) >= 5
+
+
+def test_an_infinite_coordinate_is_a_number_the_pdf_can_hold():
+    """A value at a log axis's zero is -inf on the page: a path breaks
+    there, and any other coordinate is a far-away number; never 'inf' or
+    'nan' in the operators (either would break the page)."""
+    from matplotlib.path import Path
+    from matplotlib.transforms import IdentityTransform
+
+    from tkperf.render.recorder import _num, _path_ops
+
+    ops = _path_ops(Path([(0.0, 0.0), (10.0, float("-inf")), (20.0, 5.25), (30.0, float("nan"))]),
+                    IdentityTransform())
+    assert ops == "0 0 m 20 5.25 m"
+    assert [_num(v) for v in (float("inf"), float("-inf"), float("nan"), 1e12, -0.001)] == [
+        "100000", "-100000", "-100000", "100000", "0"]

@@ -36,8 +36,15 @@ _ANCHORS = {"left": "start", "center": "middle", "right": "end"}
 _BOLD = {"semibold", "demibold", "demi", "bold", "heavy", "extra bold", "black"}
 
 
+#: Where an infinite coordinate (a log axis's zero, a filled area's far
+#: edge) is drawn: far off the page, but a number a PDF can hold.
+_FAR = 100000.0
+
+
 def _num(v: float) -> str:
     """A coordinate as PDF text: two decimals, no trailing zeros."""
+    if not -_FAR < v < _FAR:
+        v = _FAR if v > 0 else -_FAR  # also NaN: iter_segments removes those, this is the last guard
     s = f"{v:.2f}".rstrip("0").rstrip(".")
     return "0" if s in ("-0", "") else s
 
