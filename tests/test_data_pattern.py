@@ -2,6 +2,7 @@
 how the run discloses it (options, header, conformance).  The real fio on a
 real loop device that starts full of 0xFF bytes, so every byte fio wrote
 shows."""
+import os
 import zlib
 
 import pytest
@@ -43,6 +44,10 @@ def fill(path: str, byte: int) -> None:
         for _ in range(SIZE // MiB):
             fh.write(block)
         fh.flush()
+        # On the device before fio writes: a write-back later than fio's
+        # direct writes would put 0xFF back over them (a machine under load
+        # saw 1.3% of the device so).
+        os.fsync(fh.fileno())
 
 
 def run_on(tmp_path, pattern, *extra):
