@@ -6,7 +6,9 @@ not make removed.
 :func:`publish` is the whole of it; the report and the comparison hand it
 their blocks.  The charts are drawn first, in parallel
 (:mod:`tkperf.render.parallel`), because a chart that could not be drawn
-becomes a sentence in the reST instead of a figure.
+becomes a sentence in the reST instead of a figure; the PDF is begun
+meanwhile (:class:`PdfChild`), each chart drawn from the graphic recorded
+with its SVG (:mod:`tkperf.render.recorder`).
 """
 from __future__ import annotations
 

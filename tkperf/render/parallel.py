@@ -10,6 +10,10 @@ process died before answering.  A chart that fails is a reason in the
 answer, not an exception: the report says so and goes on.  Only an
 :class:`~tkperf.errors.OutputError` (the plot directory cannot be written)
 stops the build, as it would stop writing the documents.
+
+:class:`Drawers` starts the first process before the charts are known
+(``tkperf report`` does, before it loads the result file), so that
+matplotlib is imported while the parent does other work.
 """
 from __future__ import annotations
 
