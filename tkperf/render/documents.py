@@ -383,8 +383,7 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     plot_dir = prepare_outdir(outdir, plot_dirname)
     source = os.path.join(outdir, f"{name}.rst")
     tree_needed = "html" in formats or "pdf" in formats
-    charts = b.charts(content)
-    jobs = [(os.path.join(plot_dir, c.filename), c.spec) for c in charts]
+    jobs = [(os.path.join(plot_dir, c.filename), c.spec) for c in b.charts(content)]
     outputs = chart_outputs(formats, png)
     vector = "png" not in outputs  # what the reST refers to
     pdf_child: Optional[PdfChild] = None

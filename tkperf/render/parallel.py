@@ -123,6 +123,36 @@ def _lead(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Seq
         proc.join()
 
 
+def _fork_leader(target: Callable[..., None], head: tuple, followers: int) -> Optional[Tuple[Any, Any]]:
+    """Start ``target(*head, taken, answers, lock, followers)`` in a forked
+    process, with a new hand-out counter, answer pipe and lock: (process,
+    the answers' reading end), or None where no process can be started
+    (no fork, no working semaphores, no processes allowed)."""
+    try:
+        ctx = multiprocessing.get_context("fork")
+        receive, send = ctx.Pipe(duplex=False)
+    except (ValueError, OSError):
+        return None
+    try:
+        taken, lock = ctx.Value("i", 0), ctx.Lock()
+        leader = ctx.Process(target=target, args=head + (taken, send, lock, followers), name="tkperf-charts")
+        leader.start()
+    except (ValueError, OSError, ImportError):
+        receive.close()
+        return None
+    finally:
+        send.close()  # the drawing processes hold the only writing ends: EOF when they are gone
+    return leader, receive
+
+
+def _stop(leader: Any, answers: Any, terminate: bool = True) -> None:
+    """Collect a first drawing process (stopped first with ``terminate``)."""
+    if terminate:
+        leader.terminate()
+    leader.join()
+    answers.close()
+
+
 def _lead_when_told(jobs_in: Any, outputs: Sequence[str], taken: Any, answers: Any, lock: Any,
                     followers: int) -> None:
     """A first drawing process started before its charts are known
@@ -155,24 +185,15 @@ class Drawers:
 
     def _start(self) -> None:
         try:
-            ctx = multiprocessing.get_context("fork")
-            receive, send = ctx.Pipe(duplex=False)
-            jobs_out, jobs_in = ctx.Pipe(duplex=False)
+            jobs_out, jobs_in = multiprocessing.get_context("fork").Pipe(duplex=False)
         except (ValueError, OSError):  # no fork, no pipes: the charts are drawn as Drawing can
             return
-        try:
-            taken, lock = ctx.Value("i", 0), ctx.Lock()
-            leader = ctx.Process(target=_lead_when_told, args=(jobs_out, self.outputs, taken, send, lock,
-                                                               self.workers - 1), name="tkperf-charts")
-            leader.start()
-        except (ValueError, OSError, ImportError):
-            receive.close()
+        started = _fork_leader(_lead_when_told, (jobs_out, self.outputs), self.workers - 1)
+        jobs_out.close()  # the leader's end
+        if started is None:
             jobs_in.close()
             return
-        finally:
-            send.close()  # the drawing processes hold the only writing ends: EOF when they are gone
-            jobs_out.close()
-        self._ready = (leader, receive, jobs_in)
+        self._ready = started + (jobs_in,)
 
     def take(self) -> Optional[Tuple[Any, Any, Any]]:
         """(leader, answers, jobs pipe), once; None when none is ready."""
@@ -185,9 +206,7 @@ class Drawers:
         if ready is not None:
             leader, answers, jobs_in = ready
             jobs_in.close()
-            leader.terminate()
-            leader.join()
-            answers.close()
+            _stop(leader, answers)
 
     def __enter__(self) -> "Drawers":
         return self
@@ -235,32 +254,16 @@ class Drawing:
         try:
             jobs_in.send((self.jobs, self.outputs, self._order()))
         except Exception:  # noqa: BLE001 - a drawer gone, a chart that cannot travel: drawn as without them
-            leader.terminate()
-            leader.join()
-            answers.close()
+            _stop(leader, answers)
             return
         finally:
             jobs_in.close()
         self._leader, self._answers = leader, answers
 
     def _start(self, workers: int) -> None:
-        order = self._order()
-        try:
-            ctx = multiprocessing.get_context("fork")
-            receive, send = ctx.Pipe(duplex=False)
-        except (ValueError, OSError):  # no fork, no pipes: draw here
-            return
-        try:
-            taken, lock = ctx.Value("i", 0), ctx.Lock()
-            leader = ctx.Process(target=_lead, args=(self.jobs, self.outputs, order, taken, send, lock,
-                                                     workers - 1), name="tkperf-charts")
-            leader.start()
-        except (ValueError, OSError, ImportError):  # no working semaphores, no processes: draw here
-            receive.close()
-            return
-        finally:
-            send.close()  # the drawing processes hold the only writing ends: EOF when they are gone
-        self._leader, self._answers = leader, receive
+        started = _fork_leader(_lead, (self.jobs, self.outputs, self._order()), workers - 1)
+        if started is not None:  # else: drawn here
+            self._leader, self._answers = started
 
     @property
     def parallel(self) -> bool:
@@ -307,12 +310,8 @@ class Drawing:
         chart has come back (an interrupt, an error here).  A follower then
         stops at its next answer, which finds the pipe closed."""
         leader, self._leader = self._leader, None
-        if leader is None:
-            return
-        if not self._complete:
-            leader.terminate()
-        leader.join()
-        self._answers.close()
+        if leader is not None:
+            _stop(leader, self._answers, terminate=not self._complete)
 
     def __enter__(self) -> "Drawing":
         return self

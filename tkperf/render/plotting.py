@@ -85,14 +85,14 @@ def _draw(path: str, build: Callable[[], Figure]) -> str:
     and/or an SVG (:data:`_OUTPUTS`); the style applies to text created
     inside ``build`` as well, hence one context around both.
 
-    One draw of the canvas lays the figure out and renders it (``savefig``
-    would draw twice); the figure is opaque, so the alpha channel is
-    dropped: the same pixels, a smaller file, less work for the PDF writer.
-    The SVG keeps text as text (smaller, selectable, faster to read for the
-    PDF writer) and reuses the layout the first drawing made.
+    The figure is laid out once (:func:`_lay_out`) for every output; the
+    PNG is one draw of the canvas, opaque, so the alpha channel is dropped:
+    the same pixels, a smaller file.  The SVG keeps text as text (smaller,
+    selectable).
     """
     with matplotlib.rc_context(_RC):
         fig = build()
+        _lay_out(fig)
         if "png" in _OUTPUTS:
             canvas = cast(FigureCanvasAgg, fig.canvas)  # set by _figure
             canvas.draw()
@@ -100,10 +100,7 @@ def _draw(path: str, build: Callable[[], Figure]) -> str:
             buf = io.BytesIO()
             Image.fromarray(rgba[..., :3]).save(buf, format="PNG", dpi=(DPI, DPI), compress_level=3)
             atomic_write(path, buf.getvalue())
-            fig.set_layout_engine("none")  # laid out once: the SVG keeps that layout
         if "svg" in _OUTPUTS:
-            if fig.get_layout_engine() is not None:
-                _lay_out(fig)
             if "pdf-graphic" in _OUTPUTS:
                 from tkperf.render.recorder import svg_and_graphic  # with the SVG, the chart for the PDF
 
@@ -130,11 +127,12 @@ def take_graphic(path: str) -> Any:
 
 def _lay_out(fig: Figure) -> None:
     """Run the figure's layout once, with the Agg renderer's text metrics,
-    and keep it: ``savefig`` would otherwise draw the whole figure without
-    output first only to run the layout, then draw it again."""
+    and keep it for every drawing that follows (``savefig`` would otherwise
+    draw the whole figure without output first, only to lay it out again)."""
     engine: Any = fig.get_layout_engine()
-    engine.execute(fig)
-    fig.set_layout_engine("none")
+    if engine is not None:
+        engine.execute(fig)
+        fig.set_layout_engine("none")
 
 
 def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title: str = "") -> None:

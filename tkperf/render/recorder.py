@@ -245,9 +245,6 @@ class PdfRecorder(RendererBase):
     def get_canvas_width_height(self) -> Tuple[float, float]:
         return self.width, self.height
 
-    def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> Tuple[float, float, float]:
-        raise NotImplementedError("text is measured by the SVG renderer")  # never asked: see _Both
-
 
 def _num3(v: float) -> str:
     return f"{v:.3f}".rstrip("0").rstrip(".") or "0"
