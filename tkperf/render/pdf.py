@@ -39,9 +39,6 @@ class PdfGraphic:
         self.height = height
         self.ops = ops
 
-    def getBounds(self) -> Tuple[float, float, float, float]:
-        return (0.0, 0.0, self.width, self.height)
-
     def drawOn(self, canv: Any) -> None:
         """Draw on a reportlab canvas, in its current coordinates."""
         for op in self.ops:
@@ -76,7 +73,7 @@ def _text(canv: Any, font: str, size: float, rgb: Tuple[float, float, float], al
     canv.restoreState()
 
 
-def _image(canv: Any, clip: str, place: Tuple[float, ...], matrix: Optional[Tuple[float, ...]],
+def _image(canv: Any, clip: str, origin: Tuple[float, float], matrix: Optional[Tuple[float, ...]],
            size: Tuple[float, float], pixels: Tuple[int, int], mode: str, data: bytes) -> None:
     from PIL import Image  # loaded only when a PDF is written (in its own process)
     from reportlab.lib.utils import ImageReader
@@ -84,7 +81,7 @@ def _image(canv: Any, clip: str, place: Tuple[float, ...], matrix: Optional[Tupl
     canv.saveState()
     if clip:
         canv.addLiteral(clip)
-    canv.transform(*place)
+    canv.translate(*origin)
     if matrix is not None:
         canv.transform(*matrix)
     canv.drawImage(ImageReader(Image.frombytes(mode, pixels, data)), 0, 0, size[0], size[1],

@@ -100,16 +100,19 @@ class PdfRecorder(RendererBase):
     def _literal(self, text: str) -> None:
         self._text.append(text)
 
-    def _op(self, op: tuple) -> None:
+    def _flush(self) -> None:
         if self._text:
             self._ops.append(("lit", "\n".join(self._text)))
             self._text = []
+
+    def _op(self, op: tuple) -> None:
+        self._flush()
         self._ops.append(op)
 
     def graphic(self) -> PdfGraphic:
         """What was drawn, as a graphic of the figure's size."""
-        self._op(("end",))
-        return PdfGraphic(self.width, self.height, tuple(self._ops[:-1]))
+        self._flush()
+        return PdfGraphic(self.width, self.height, tuple(self._ops))
 
     # --- graphics state -------------------------------------------------------------
 
@@ -201,16 +204,11 @@ class PdfRecorder(RendererBase):
         opaque = pixels.shape[2] == 3 or bool(np.all(pixels[..., 3] == 255))
         mode = "RGB" if opaque else "RGBA"  # no soft mask where nothing shows through
         data = np.ascontiguousarray(pixels[..., :3] if opaque else pixels).tobytes()
-        if transform is None:
-            place = (1.0, 0.0, 0.0, 1.0, float(x), float(y))
-            size = (72.0 * w / self.image_dpi, 72.0 * h / self.image_dpi)
-            matrix = None
-        else:
-            place = (1.0, 0.0, 0.0, 1.0, float(x), float(y))
-            size = (1.0, 1.0)
-            matrix = tuple(float(v) for v in transform.frozen().to_values())
-        clip = self._clip(gc)
-        self._op(("image", clip, place, matrix, size, (w, h), mode, data))
+        # At (x, y): drawn at its resolution, or into the unit square that
+        # ``transform`` (image -> page, when given) maps onto the page.
+        matrix = None if transform is None else tuple(float(v) for v in transform.frozen().to_values())
+        size = (72.0 * w / self.image_dpi, 72.0 * h / self.image_dpi) if matrix is None else (1.0, 1.0)
+        self._op(("image", self._clip(gc), (float(x), float(y)), matrix, size, (w, h), mode, data))
 
     def draw_text(self, gc: GraphicsContextBase, x: float, y: float, s: str, prop: Any, angle: float,
                   ismath: Any = False, mtext: Any = None) -> None:
