@@ -8,7 +8,9 @@ import importlib
 import io
 import logging
 import os
+import sys
 import tempfile
+import zlib
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 
@@ -32,7 +34,8 @@ class PdfGraphic:
     """A chart as PDF drawing operations (recorded by
     :mod:`tkperf.render.recorder` while its SVG was drawn), drawn in the
     chart's place in the PDF: ``width`` x ``height`` points, origin at the
-    bottom left.  Plain data, so that it travels between processes."""
+    bottom left.  Plain data, so that it travels between processes (an
+    image's pixels zlib-compressed)."""
 
     def __init__(self, width: float, height: float, ops: Tuple[tuple, ...]) -> None:
         self.width = width
@@ -84,7 +87,7 @@ def _image(canv: Any, clip: str, origin: Tuple[float, float], matrix: Optional[T
     canv.translate(*origin)
     if matrix is not None:
         canv.transform(*matrix)
-    canv.drawImage(ImageReader(Image.frombytes(mode, pixels, data)), 0, 0, size[0], size[1],
+    canv.drawImage(ImageReader(Image.frombytes(mode, pixels, zlib.decompress(data))), 0, 0, size[0], size[1],
                    mask="auto" if mode == "RGBA" else None)
     canv.restoreState()
 
@@ -226,6 +229,24 @@ def _vector_images(tree: object, base_dir: str, graphics: Mapping[str, PdfGraphi
     return svglib_reads, restore
 
 
+def load_rst2pdf() -> Any:
+    """rst2pdf's writer class (ImportError when it is not installed).
+
+    rst2pdf imports matplotlib for its math directive, which a report
+    never holds; where matplotlib is not loaded yet it is kept out (a
+    sixth of a second, in the process that parses the report), and rst2pdf
+    then goes without math, as it does where matplotlib is missing."""
+    kept_out = "matplotlib" not in sys.modules
+    if kept_out:
+        sys.modules["matplotlib"] = None  # type: ignore[assignment]  # an import of it raises ImportError
+    try:
+        from rst2pdf.createpdf import RstToPdf
+    finally:
+        if kept_out and sys.modules.get("matplotlib", True) is None:
+            del sys.modules["matplotlib"]
+    return RstToPdf
+
+
 def render_pdf(doctree: object, base_dir: str, copy: bool = True,
                graphics: Optional[Mapping[str, PdfGraphic]] = None,
                sizes: Optional[Mapping[str, Tuple[float, float]]] = None) -> Tuple[Optional[bytes], List[str]]:
@@ -243,7 +264,7 @@ def render_pdf(doctree: object, base_dir: str, copy: bool = True,
     handler); they are collected here and returned as warnings instead.
     """
     try:
-        from rst2pdf.createpdf import RstToPdf  # loaded only when a PDF is written (in its own process)
+        RstToPdf = load_rst2pdf()  # loaded only when a PDF is written (in its own process)
     except ImportError as exc:
         return None, [f"PDF not written: rst2pdf is not available ({exc}); "
                       "install it with 'pip install rst2pdf'"]

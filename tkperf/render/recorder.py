@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import math
+import zlib
 from typing import Any, Dict, List, Optional, Tuple, cast
 
 import numpy as np
@@ -203,7 +204,9 @@ class PdfRecorder(RendererBase):
         pixels = np.asarray(im, dtype=np.uint8)[::-1]  # rows from the top, as PDF images run
         opaque = pixels.shape[2] == 3 or bool(np.all(pixels[..., 3] == 255))
         mode = "RGB" if opaque else "RGBA"  # no soft mask where nothing shows through
-        data = np.ascontiguousarray(pixels[..., :3] if opaque else pixels).tobytes()
+        # Compressed: a dense cloud's picture is mostly transparent, and it
+        # travels to the PDF writer through a pipe.
+        data = zlib.compress(np.ascontiguousarray(pixels[..., :3] if opaque else pixels).tobytes(), 1)
         # At (x, y): drawn at its resolution, or into the unit square that
         # ``transform`` (image -> page, when given) maps onto the page.
         matrix = None if transform is None else tuple(float(v) for v in transform.frozen().to_values())
