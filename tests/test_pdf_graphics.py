@@ -215,3 +215,21 @@ def test_an_infinite_coordinate_is_a_number_the_pdf_can_hold():
     assert ops == "0 0 m 20 5.25 m"
     assert [_num(v) for v in (float("inf"), float("-inf"), float("nan"), 1e12, -0.001)] == [
         "100000", "-100000", "-100000", "100000", "0"]
+
+
+def test_rst2pdf_is_loaded_without_matplotlib_and_leaves_it_loadable():
+    """The process that parses the report loads rst2pdf without the
+    matplotlib it wants only for math; matplotlib still loads afterwards,
+    and where it was loaded first rst2pdf has its math as usual."""
+    code = ("import sys\n"
+            "from tkperf.render import pdf\n"
+            "pdf.load_rst2pdf()\n"
+            "import rst2pdf.math_flowable as m\n"
+            "print('matplotlib' in sys.modules, m.HAS_MATPLOTLIB)\n"
+            "import matplotlib.pyplot\n"
+            "print('loadable')\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False", "loadable"]
+    first = "import matplotlib\n" + code.replace("import matplotlib.pyplot\n", "")
+    out = subprocess.run([sys.executable, "-c", first], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True", "loadable"]
