@@ -6,9 +6,11 @@ from __future__ import annotations
 import copy
 import json
 import os
+import pickle
 import re
 import subprocess
 import sys
+import time
 from typing import List
 
 import numpy as np
@@ -117,6 +119,27 @@ def specs(n: int) -> list:
     return [kinds[i % len(kinds)] for i in range(n)]
 
 
+def test_heatmap_cells_are_vector_rectangles_in_the_svg_and_the_pdf(tmp_path):
+    import matplotlib
+    from matplotlib.colors import Normalize, to_hex
+
+    path = str(tmp_path / "heat.png")
+    done = parallel._draw_one(path, b.HeatmapChart(grid(), "heat", "IOPS"), ("svg", "pdf-graphic"))
+    assert done.error == ""
+    svg = (tmp_path / "heat.svg").read_text()
+    ops = done.graphic.ops
+    # One raster image in each (the colour bar's gradient), none for the cells.
+    assert svg.count("<image") == 1 and [op[0] for op in ops].count("image") == 1
+    norm = Normalize(vmin=0.0, vmax=1000.0)  # values within a factor of 30: a linear scale from 0
+    for value in (1000.0, 900.0, 300.0):
+        rgb = matplotlib.colormaps["viridis"](norm(value))[:3]
+        assert f"fill: {to_hex(rgb)}" in svg, value
+        assert " ".join(f"{c:.3f}".rstrip("0").rstrip(".") for c in rgb) + " rg" in "".join(
+            op[1] for op in ops if op[0] == "lit"), value
+    # The cell without a value is grey, as the background of the axes.
+    assert svg.count("fill: #ebebeb") >= 1
+
+
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
 def test_charts_are_drawn_by_more_than_one_process(tmp_path):
     jobs = [(str(tmp_path / f"c{i}.png"), s) for i, s in enumerate(specs(12))]
@@ -172,6 +195,84 @@ def test_drawers_made_ready_before_draw_the_charts_they_are_given(tmp_path):
     assert leader.exitcode == 0
     for path, _ in jobs:
         assert "<svg" in (tmp_path / os.path.basename(path)).with_suffix(".svg").read_text()[:2000]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pipe sizes are Linux's")
+def test_drawing_processes_finish_while_the_parent_is_busy(tmp_path):
+    """The charts' answers, PDF graphics of over a pipe's usual 64 KiB, wait
+    in the pipe for the parent (busy parsing the reST meanwhile) instead of
+    holding the drawing processes up."""
+    curves = b.CurvesChart(tuple(b.Curve(f"run {k}", np.arange(1.0, 200.0), np.linspace(10 + k, 1, 199))
+                                 for k in range(2)), "Time", "IOPS", time_axis=True)  # 2 x 199 markers each
+    jobs = [(str(tmp_path / f"big{i}.png"), curves) for i in range(4)]
+    with parallel.Drawing(jobs, outputs=("svg", "pdf-graphic")) as drawing:
+        leader = drawing._leader
+        leader.join(timeout=120)  # nothing read yet: it ends only if every answer fit in the pipe
+        assert leader.exitcode == 0
+        done = drawing.wait()
+    assert all(not d.kind for d in done)
+    assert sum(len(pickle.dumps(d)) for d in done) > 4 * 65536
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"),
+                    reason="needs /proc/PID/task/TID/children")
+def test_drawing_processes_end_with_a_stopped_first_process(tmp_path):
+    """Stopping the first drawing process (an interrupt, a killed report)
+    ends the others it forked, even one waiting for a lock it held."""
+    jobs = [(str(tmp_path / f"c{i}.png"), s) for i, s in enumerate(specs(40))]
+    with parallel.Drawing(jobs, outputs=("svg",)) as drawing:
+        leader = drawing._leader
+        followers = _children_of(leader.pid)
+        leader.terminate()
+        leader.join()
+        for pid in followers:
+            assert _ends(pid), f"drawing process {pid} outlived its first process"
+    # They ended at once, not after drawing what was left.
+    assert len(list(tmp_path.glob("*.svg"))) < len(jobs) / 2
+
+
+def _children_of(pid: int) -> List[int]:
+    """The processes ``pid`` forked, once it has (60 s at most)."""
+    for _ in range(600):
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+            found = [int(p) for p in fh.read().split()]
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"process {pid} forked no drawing process")
+
+
+def _ends(pid: int) -> bool:
+    """Whether ``pid`` ends (or is a zombie) within 60 s."""
+    for _ in range(600):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_roomy_pipes_hold_a_megabyte():
+    import fcntl
+    import multiprocessing
+
+    receive, send = multiprocessing.Pipe(duplex=False)
+    try:
+        parallel.roomy(receive)
+        assert fcntl.fcntl(send.fileno(), 1032) >= min(parallel.PIPE_ROOM, _pipe_max())  # F_GETPIPE_SZ
+    finally:
+        receive.close()
+        send.close()
+
+
+def _pipe_max() -> int:
+    with open("/proc/sys/fs/pipe-max-size", encoding="ascii") as fh:
+        return int(fh.read())
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import signal
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -27,6 +28,14 @@ from tkperf.errors import OutputError
 from tkperf.render.pdf import PdfGraphic, svg_beside
 
 MAX_WORKERS = 2
+#: fcntl's F_SETPIPE_SZ (Linux; named in the fcntl module from Python 3.10).
+_SETPIPE_SZ = 1031
+#: prctl's PR_SET_PDEATHSIG (Linux).
+_PR_SET_PDEATHSIG = 1
+#: The room asked for in a pipe that carries charts (Linux's default
+#: ceiling for a user, /proc/sys/fs/pipe-max-size): the drawn charts of a
+#: whole report fit, so a drawing process does not wait for its reader.
+PIPE_ROOM = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,28 @@ def _preload(outputs: Sequence[str]) -> None:
     gc.set_threshold(10000, 20, 20)
 
 
+def _end_with(parent: int) -> None:
+    """Have this process ended (SIGTERM) when ``parent``, which forked it,
+    ends first (Linux's PR_SET_PDEATHSIG): a drawing process never outlives
+    a report that was stopped or killed, nor waits for ever on a lock that
+    its stopped first process held.  Elsewhere, nothing."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (ImportError, OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it ended before the request was made
+        os._exit(0)
+
+
+def _started(parent: int, target: Callable[..., None], *args: Any) -> None:
+    """``target(*args)`` in a process forked by ``parent``, ended with it."""
+    _end_with(parent)
+    target(*args)
+
+
 def _draw_share(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Sequence[int],
                 taken: Any, answers: Any, lock: Any) -> None:
     """Draw charts until none is left: take the next index of ``order``
@@ -111,8 +142,8 @@ def _lead(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Seq
     ctx = multiprocessing.get_context("fork")
     procs = []
     for _ in range(followers):
-        proc = ctx.Process(target=_draw_share, args=(jobs, outputs, order, taken, answers, lock),
-                           name="tkperf-charts", daemon=True)
+        proc = ctx.Process(target=_started, args=(os.getpid(), _draw_share, jobs, outputs, order, taken, answers,
+                                                  lock), name="tkperf-charts", daemon=True)
         try:
             proc.start()
         except OSError:
@@ -121,6 +152,18 @@ def _lead(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Seq
     _draw_share(jobs, outputs, order, taken, answers, lock)
     for proc in procs:
         proc.join()
+
+
+def roomy(conn: Any) -> None:
+    """Give the pipe of ``conn`` (a multiprocessing connection) room for
+    :data:`PIPE_ROOM` bytes where the system allows it; else it stays as it
+    is (a writer then waits for its reader sooner, nothing worse)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", _SETPIPE_SZ), PIPE_ROOM)
+    except (ImportError, OSError, ValueError):
+        pass
 
 
 def _fork_leader(target: Callable[..., None], head: tuple, followers: int) -> Optional[Tuple[Any, Any]]:
@@ -133,9 +176,11 @@ def _fork_leader(target: Callable[..., None], head: tuple, followers: int) -> Op
         receive, send = ctx.Pipe(duplex=False)
     except (ValueError, OSError):
         return None
+    roomy(receive)  # the charts come back while the parent is busy (parsing the reST)
     try:
         taken, lock = ctx.Value("i", 0), ctx.Lock()
-        leader = ctx.Process(target=target, args=head + (taken, send, lock, followers), name="tkperf-charts")
+        leader = ctx.Process(target=_started, args=(os.getpid(), target) + head + (taken, send, lock, followers),
+                             name="tkperf-charts")
         leader.start()
     except (ValueError, OSError, ImportError):
         receive.close()
