@@ -61,7 +61,8 @@ class ListTable(tables.ListTable):
             table_data = [[self._cell(i) for i in row] for row in rows]
             # Where docutils' reading of the list ends: past its last line,
             # at no source line (the table takes that as its own source).
-            self.state.document.note_source(None, None)
+            document: Any = self.state.document  # typed as taking a str and an int only
+            document.note_source(None, None)
             col_widths = self.get_column_widths(len(rows[0]))
             header_rows = self.options.get("header-rows", 0)
             stub_columns = self.options.get("stub-columns", 0)

@@ -233,6 +233,7 @@ class Drawers:
             jobs_out, jobs_in = multiprocessing.get_context("fork").Pipe(duplex=False)
         except (ValueError, OSError):  # no fork, no pipes: the charts are drawn as Drawing can
             return
+        roomy(jobs_in)  # the charts are handed over while the drawer still imports: no waiting for it
         started = _fork_leader(_lead_when_told, (jobs_out, self.outputs), self.workers - 1)
         jobs_out.close()  # the leader's end
         if started is None:
