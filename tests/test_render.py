@@ -4,6 +4,7 @@ on the generic sections."""
 from __future__ import annotations
 
 import copy
+import io
 import json
 import os
 import pickle
@@ -117,6 +118,47 @@ def specs(n: int) -> list:
                       time_axis=True),
     ]
     return [kinds[i % len(kinds)] for i in range(n)]
+
+
+def test_the_layout_measures_texts_as_the_svg_is_drawn_and_makes_no_raster(tmp_path, monkeypatch):
+    """A chart drawn as SVG (and PDF graphic) is laid out with the texts
+    measured as the SVG renderer measures them, each once per process, and
+    without an Agg renderer (whose measures differ and cost as much again)."""
+    import matplotlib.backends.backend_agg as agg
+    from matplotlib.backends.backend_svg import RendererSVG
+    from matplotlib.font_manager import FontProperties
+
+    from tkperf.render import plotting
+
+    made = []  # the canvas's Agg renderers (rasterized parts have their own, made by the SVG's renderer)
+    real_renderer = agg.FigureCanvasAgg.get_renderer
+    monkeypatch.setattr(agg.FigureCanvasAgg, "get_renderer",
+                        lambda self, *a, **k: made.append(self.figure.dpi) or real_renderer(self, *a, **k))
+    monkeypatch.setattr(plotting, "_MEASURED", {})
+    measured = []
+    real_measure = plotting._TEXT_TO_PATH.get_text_width_height_descent
+    monkeypatch.setattr(plotting._TEXT_TO_PATH, "get_text_width_height_descent",
+                        lambda s, prop, ismath: measured.append((s, prop.copy())) or real_measure(s, prop, ismath))
+    for i, spec in enumerate(specs(6)):
+        done = parallel._draw_one(str(tmp_path / f"c{i}.png"), spec, ("svg", "pdf-graphic"))
+        assert done.error == ""
+    assert made == []
+    assert "heat" in [m[0] for m in measured] and len(measured) == len(set(measured))  # each once, layout and drawing
+    svg = RendererSVG(100, 100, io.StringIO())
+    with matplotlib_style():
+        prop = FontProperties(size=10)
+        assert plotting.measured_text("heat", prop, False) == svg.get_text_width_height_descent("heat", prop, False)
+    # With a PNG, the PNG is drawn by Agg, at the same layout.
+    parallel._draw_one(str(tmp_path / "p.png"), specs(1)[0], ("png", "svg"))
+    assert made and set(made) == {plotting.DPI}
+
+
+def matplotlib_style():
+    import matplotlib
+
+    from tkperf.render import plotting
+
+    return matplotlib.rc_context(plotting._RC)
 
 
 def test_heatmap_cells_are_vector_rectangles_in_the_svg_and_the_pdf(tmp_path):

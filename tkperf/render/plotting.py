@@ -16,8 +16,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
+from matplotlib.backend_bases import RendererBase  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.textpath import TextToPath  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, MaxNLocator  # noqa: E402
 from PIL import Image  # noqa: E402 - matplotlib's own PNG writer
 
@@ -55,10 +57,55 @@ _RC: Dict[Any, Any] = {  # matplotlib types the keys as literals
 
 # --- figure plumbing ---------------------------------------------------------
 
+#: Texts measured (at 72 dpi, as the SVG renderer measures them):
+#: (text, font, math) -> (width, height, descent) in points.
+_MEASURED: Dict[tuple, Tuple[float, float, float]] = {}
+_TEXT_TO_PATH = TextToPath()
+
+
+def measured_text(s: str, prop: Any, ismath: Any) -> Tuple[float, float, float]:
+    """Width, height and descent of a text in points, as an SVG renderer
+    measures it, remembered for the process: a chart's layout, its
+    drawing and the next charts ask for the same tick labels and titles."""
+    key = (s, prop.copy(), ismath)  # as matplotlib keys its own text cache
+    size = _MEASURED.get(key)
+    if size is None:
+        size = _MEASURED[key] = _TEXT_TO_PATH.get_text_width_height_descent(s, prop, ismath)
+    return size
+
+
+class _Measuring(RendererBase):
+    """What a layout asks of a renderer, at 72 dpi: sizes, and texts
+    measured by :func:`measured_text`.  It draws nothing."""
+
+    def __init__(self, width: float, height: float) -> None:
+        super().__init__()
+        self.width = width
+        self.height = height
+
+    def get_canvas_width_height(self) -> Tuple[float, float]:
+        return self.width, self.height
+
+    def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> Tuple[float, float, float]:
+        return measured_text(s, prop, ismath)
+
+
+class _Canvas(FigureCanvasAgg):
+    """The Agg canvas (for the PNG), which hands out a :class:`_Measuring`
+    renderer while the figure is laid out (:func:`_lay_out`)."""
+
+    measuring: Optional[_Measuring] = None
+
+    def get_renderer(self, *args: Any, **kwargs: Any) -> Any:
+        if self.measuring is not None:
+            return self.measuring
+        return super().get_renderer(*args, **kwargs)
+
+
 def _figure(height: float = HEIGHT_IN, ncols: int = 1) -> Tuple[Figure, list]:
     """A figure and its axes; called inside :func:`_draw`, under the report's style."""
     fig = Figure(figsize=(WIDTH_IN, height), dpi=DPI, layout="constrained")
-    FigureCanvasAgg(fig)
+    _Canvas(fig)
     axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
     return fig, axes
 
@@ -126,13 +173,24 @@ def take_graphic(path: str) -> Any:
 
 
 def _lay_out(fig: Figure) -> None:
-    """Run the figure's layout once, with the Agg renderer's text metrics,
-    and keep it for every drawing that follows (``savefig`` would otherwise
-    draw the whole figure without output first, only to lay it out again)."""
+    """Run the figure's layout once, at 72 dpi with the texts measured as
+    the SVG is drawn (:func:`measured_text`), and keep it for every drawing
+    that follows (``savefig`` would otherwise draw the whole figure without
+    output first, only to lay it out again).  The layout is in fractions
+    of the figure, the same at every resolution."""
     engine: Any = fig.get_layout_engine()
-    if engine is not None:
+    if engine is None:
+        return
+    canvas = cast(_Canvas, fig.canvas)  # set by _figure
+    dpi = fig.dpi
+    fig.dpi = 72
+    canvas.measuring = _Measuring(*fig.bbox.size)
+    try:
         engine.execute(fig)
-        fig.set_layout_engine("none")
+    finally:
+        canvas.measuring = None
+        fig.dpi = dpi
+    fig.set_layout_engine("none")
 
 
 def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title: str = "") -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import math
 import zlib
-from typing import Any, Dict, List, Optional, Tuple, cast
+from typing import Any, List, Optional, Tuple, cast
 
 import numpy as np
 from matplotlib.backend_bases import GraphicsContextBase, RendererBase
@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 from matplotlib.path import Path
 
 from tkperf.render.pdf import PdfGraphic
+from tkperf.render.plotting import measured_text
 
 _CAPS = {"butt": 0, "round": 1, "projecting": 2}
 _JOINS = {"miter": 0, "round": 1, "bevel": 2}
@@ -251,10 +252,6 @@ def _num3(v: float) -> str:
     return f"{v:.3f}".rstrip("0").rstrip(".") or "0"
 
 
-#: Texts measured by an SVG renderer (always at 72 dpi): (text, font, math) -> size.
-_MEASURED: Dict[tuple, Tuple[float, float, float]] = {}
-
-
 class _Both:
     """The renderer matplotlib draws through: every question (text sizes,
     options, groups) goes to the SVG renderer, every drawing call to the
@@ -268,13 +265,9 @@ class _Both:
         return getattr(self._svg, name)
 
     def get_text_width_height_descent(self, s: str, prop: Any, ismath: Any) -> Tuple[float, float, float]:
-        """The SVG renderer's measure of a text, remembered for the next
-        charts of this process (the same tick labels and titles again)."""
-        key = (s, prop.copy(), ismath)  # as matplotlib keys its own text cache
-        size = _MEASURED.get(key)
-        if size is None:
-            size = _MEASURED[key] = self._svg.get_text_width_height_descent(s, prop, ismath)
-        return size
+        """The SVG renderer's measure of a text, as the layout had it
+        (remembered for the process: the same tick labels and titles again)."""
+        return measured_text(s, prop, ismath)
 
     def draw_gouraud_triangles(self, *args: Any, **kwargs: Any) -> None:
         self._svg.draw_gouraud_triangles(*args, **kwargs)  # a PDF graphic has no shading: left out there
