@@ -385,6 +385,45 @@ def test_a_chart_that_fails_is_a_warning_not_a_failed_report(tmp_path):
     assert (tmp_path / "doc.html").stat().st_size > 0
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+@pytest.mark.parametrize("formats", [("rst", "html", "pdf"), ("rst", "html")])
+def test_the_html_made_while_the_charts_are_drawn_is_the_html_made_after(tmp_path, monkeypatch, formats):
+    """The HTML is rendered while the charts are still being drawn, with a
+    placeholder for each, filled in when they are: the same bytes as
+    rendering it afterwards, with every chart in its own place."""
+    made_early = []
+    real = documents.render_html
+    monkeypatch.setattr(documents, "render_html",
+                        lambda *a, **k: made_early.append(k.get("later") is not None) or real(*a, **k))
+    report.build_report(load("example-full"), str(tmp_path), formats)
+    assert made_early == [True]
+    html = (tmp_path / "example-full.html").read_bytes()
+    assert b"tkperf-chart-" not in html
+    doctree, _ = documents.parse_rst((tmp_path / "example-full.rst").read_text(encoding="utf-8"),
+                                     str(tmp_path / "example-full.rst"))
+    after, warnings = real(doctree, str(tmp_path), copy=False)
+    assert warnings == [] and html == after
+
+
+def test_a_chart_placeholder_is_filled_only_where_it_was_put(tmp_path):
+    """A text that looks like a placeholder stays as it is (placeholders
+    are random); a chart whose SVG cannot be read keeps its link and is a
+    warning."""
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "a.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    text = ("Text data:image/svg+xml;base64,tkperf-chart-0000000000000000-0- here.\n\n"
+            ".. figure:: p/a.svg\n\n   A.\n\n.. figure:: p/b.svg\n\n   B.\n")
+    doctree, _ = documents.parse_rst(text, str(tmp_path / "doc.rst"))
+    later = {str(tmp_path / "p" / "a.svg"): None, str(tmp_path / "p" / "b.svg"): None}
+    html, _ = documents.render_html(doctree, str(tmp_path), later=later)
+    assert all(later.values()) and later[str(tmp_path / "p" / "a.svg")][0] != later[str(tmp_path / "p" / "b.svg")][0]
+    filled, warnings = documents.fill_html(html, later)
+    assert b"data:image/svg+xml;base64,tkperf-chart-0000000000000000-0- here" in filled
+    assert b'src="data:image/svg+xml;base64,PHN2ZyB4bWxucz0naHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmcnLz4="' in filled
+    assert b'src="p/b.svg"' in filled and filled.count(b"tkperf-chart-") == 1
+    assert warnings == ["HTML: cannot embed p/b.svg: No such file or directory"]
+
+
 def test_png_plots_on_request_and_the_rst_refers_to_them(tmp_path):
     """``png``: every plot as a PNG too, the reST refers to the PNGs (the
     HTML still embeds the SVGs); a later build without it removes the PNGs."""

@@ -16,8 +16,10 @@ import base64
 import io
 import os
 import re
+import secrets
 import tempfile
 from dataclasses import dataclass
+from html import escape as html_escape
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.errors import OutputError
@@ -117,23 +119,41 @@ def unlink(doctree: object) -> List[str]:
     return removed
 
 
-def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[bytes, List[str]]:
+_SVG_DATA = "data:image/svg+xml;base64,"
+
+
+def render_html(doctree: object, base_dir: str, copy: bool = True,
+                later: Optional[Dict[str, Optional[Tuple[str, str]]]] = None) -> Tuple[bytes, List[str]]:
     """Doctree -> one self-contained HTML file: every image becomes a data URI,
     a plot's SVG (:func:`~tkperf.render.pdf.vector_of`) where there is one, else its PNG;
     stable anchors, a table of contents and right-aligned numbers
     (:func:`tkperf.render.navigation.prepare`).
-    ``copy=False`` writes from ``doctree`` itself, changing it (its last use)."""
+    ``copy=False`` writes from ``doctree`` itself, changing it (its last use).
+
+    ``later``: the SVG paths of charts still being drawn (-> None); each
+    such image gets a placeholder instead (a random one: no text of a
+    result file can hold it), noted in ``later`` (SVG path -> the
+    placeholder and the image's own URI) for :func:`fill_html`."""
     from docutils import nodes  # docutils loads while the charts are drawn (publish), not at import
     from docutils.core import publish_from_doctree
     from docutils.writers import html5_polyglot  # docutils loads while the charts are drawn (publish), not at import
 
     tree: Any = doctree.deepcopy() if copy else doctree  # type: ignore[attr-defined]
     warnings: List[str] = []
+    nonce, holes = secrets.token_hex(8), 0
     for image in tree.findall(nodes.image):
         uri = image["uri"]
         if uri.startswith("data:"):
             continue
         path = uri if os.path.isabs(uri) else os.path.join(base_dir, uri)
+        svg = os.path.abspath(svg_beside(path))
+        if later is not None and svg in later:
+            hole = later[svg]
+            if hole is None:
+                hole = later[svg] = (f"tkperf-chart-{nonce}-{holes}-", uri)  # no token begins another
+                holes += 1
+            image["uri"] = _SVG_DATA + hole[0]
+            continue
         path = vector_of(path) or path
         try:
             with open(path, "rb") as fh:
@@ -153,6 +173,25 @@ def render_html(doctree: object, base_dir: str, copy: bool = True) -> Tuple[byte
                         stylesheet_dirs=list(html5_polyglot.Writer.default_stylesheet_dirs))
         out = publish_from_doctree(tree, writer=html5_polyglot.Writer(), settings_overrides=settings)
     return out, warnings + _warnings_of(stream, "HTML")
+
+
+def fill_html(html: bytes, later: Mapping[str, Optional[Tuple[str, str]]]) -> Tuple[bytes, List[str]]:
+    """Put each chart drawn since :func:`render_html` left its placeholder
+    into ``html``: its SVG as a data URI (a chart whose SVG cannot be read
+    keeps its URI, and a warning says so)."""
+    warnings: List[str] = []
+    for svg, hole in later.items():
+        if not hole:
+            continue  # no image of this chart in the document
+        token, uri = hole
+        try:
+            with open(svg, "rb") as fh:
+                filled = _SVG_DATA + base64.b64encode(fh.read()).decode("ascii")
+        except OSError as exc:
+            warnings.append(f"HTML: cannot embed {uri}: {exc.strerror}")
+            filled = uri
+        html = html.replace(f"{_SVG_DATA}{token}".encode("ascii"), html_escape(filled).encode("utf-8"))
+    return html, warnings
 
 
 def safe_name(name: str) -> str:
@@ -198,11 +237,13 @@ def _preload(formats: Sequence[str]) -> None:
 
 def write_documents(text: str, doctree: object, outdir: str, name: str, formats: Sequence[str],
                     graphics: Optional[Mapping[str, PdfGraphic]] = None,
-                    pdf_child: Optional[PdfChild] = None) -> Tuple[List[str], List[str]]:
+                    pdf_child: Optional[PdfChild] = None,
+                    html_made: Optional[Tuple[bytes, List[str]]] = None) -> Tuple[List[str], List[str]]:
     """Write ``text`` (and its ``doctree``, used up) as the chosen formats,
     each file atomically: (paths, warnings).  The PDF is written by
     ``pdf_child`` when one is writing it already, else, with the HTML too, by
-    a forked process while this one writes the HTML."""
+    a forked process while this one writes the HTML.  ``html_made``: the
+    HTML (and its warnings) when it was rendered already."""
     paths: List[str] = []
     warnings: List[str] = []
     if "rst" in formats:
@@ -213,7 +254,7 @@ def write_documents(text: str, doctree: object, outdir: str, name: str, formats:
     if pdf_child is None and "html" in formats and "pdf" in formats:
         pdf_child = PdfChild.start(doctree, outdir, pdf_path, graphics)
     if "html" in formats:
-        html, problems = render_html(doctree, outdir, copy="pdf" in formats and pdf_child is None)
+        html, problems = html_made or render_html(doctree, outdir, copy="pdf" in formats and pdf_child is None)
         warnings += problems
         path = os.path.join(outdir, f"{name}.html")
         atomic_write(path, html)
@@ -273,6 +314,12 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
         if "pdf" in formats and drawing.parallel:
             sizes = {os.path.abspath(svg_beside(path)): _points(b.chart_inches(spec)) for path, spec in jobs}
             pdf_child = PdfChild.start(doctree, outdir, os.path.join(outdir, f"{name}.pdf"), sizes=sizes)
+        html_made: Optional[Tuple[bytes, List[str]]] = None
+        later: Dict[str, Optional[Tuple[str, str]]] = {os.path.abspath(svg_beside(p)): None for p, _ in jobs}
+        if "html" in formats and drawing.parallel and (pdf_child is not None or "pdf" not in formats):
+            # Meanwhile the HTML, with a placeholder for each chart (the doctree is
+            # the PDF writer's no longer: it has its own copy, from the fork).
+            html_made = render_html(doctree, outdir, copy=False, later=later)
         try:
             drawn = drawing.wait(pdf_child.send if pdf_child is not None else None)
         except BaseException:
@@ -281,13 +328,17 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
             raise
     failed = parallel.failures(drawn)
     if failed:
+        html_made = None  # made again, from the reST that says what failed
         if pdf_child is not None:
             pdf_child.abort()
             pdf_child = None
         text = rst.to_rst(content, plot_dirname, failed, vector=vector)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
+    if html_made is not None:
+        filled, lost = fill_html(html_made[0], later)
+        html_made = (filled, html_made[1] + lost)
     graphics = {os.path.abspath(svg_beside(d.path)): d.graphic for d in drawn if d.graphic is not None}
-    paths, more = write_documents(text, doctree, outdir, name, formats, graphics, pdf_child)
+    paths, more = write_documents(text, doctree, outdir, name, formats, graphics, pdf_child, html_made)
     remove_stale_plots(plot_dir, [d.path for d in drawn if not d.kind], "png" in outputs)
     warnings = [d.warning(vector) for d in drawn if d.kind] + problems + more
     return ReportResult(paths=tuple(paths + [plot_dir]), warnings=tuple(warnings))
