@@ -225,11 +225,32 @@ def test_rst2pdf_is_loaded_without_matplotlib_and_leaves_it_loadable():
             "from tkperf.render import pdf\n"
             "pdf.load_rst2pdf()\n"
             "import rst2pdf.math_flowable as m\n"
-            "print('matplotlib' in sys.modules, m.HAS_MATPLOTLIB)\n"
+            "print('matplotlib' in sys.modules, m.HAS_MATPLOTLIB, 'svglib' in sys.modules)\n"
             "import matplotlib.pyplot\n"
             "print('loadable')\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["False", "False", "loadable"]
+    assert out.split() == ["False", "False", "False", "loadable"]
     first = "import matplotlib\n" + code.replace("import matplotlib.pyplot\n", "")
     out = subprocess.run([sys.executable, "-c", first], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["True", "True", "loadable"]
+    assert out.split() == ["True", "True", "False", "loadable"]
+
+
+def test_an_svg_that_is_no_chart_is_still_read_by_svglib(tmp_path):
+    """svglib, kept out while rst2pdf loads, is loaded when an SVG image
+    that is not a chart is met, and draws it as vector graphics."""
+    (tmp_path / "drawing.svg").write_text(
+        "<svg xmlns='http://www.w3.org/2000/svg' width='200' height='50'>"
+        "<text x='10' y='30' font-size='14'>Hello from an SVG</text></svg>")
+    code = ("import sys\n"
+            "from tkperf.render import documents, pdf\n"
+            "pdf.load_rst2pdf()\n"
+            "assert 'svglib' not in sys.modules\n"
+            f"doctree, _ = documents.parse_rst('.. image:: drawing.svg\\n', {str(tmp_path / 'd.rst')!r})\n"
+            f"data, problems = pdf.render_pdf(doctree, {str(tmp_path)!r}, False, {{}})\n"
+            "assert problems == [], problems\n"
+            f"open({str(tmp_path / 'd.pdf')!r}, 'wb').write(data)\n"
+            "print('svglib' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True"]
+    assert "Hello from an SVG" in pdftotext(tmp_path / "d.pdf")

@@ -201,7 +201,8 @@ def _vector_images(tree: object, base_dir: str, graphics: Mapping[str, PdfGraphi
     from docutils import nodes  # loaded only when a PDF is written (in its own process)
 
     image_module: Any = importlib.import_module("rst2pdf.image")
-    fallback = image_module.SVGImage  # None without svglib
+    own = image_module.SVGImage  # None without svglib, or as loaded by load_rst2pdf
+    fallback = own
     svglib_reads = False
     charts: Dict[str, str] = {}  # stand-in -> the chart's SVG path
     for image in tree.findall(nodes.image):  # type: ignore[attr-defined]
@@ -216,6 +217,8 @@ def _vector_images(tree: object, base_dir: str, graphics: Mapping[str, PdfGraphi
             image["uri"] = stand_in
             continue
         vector = vector_of(path) or (path if path.endswith(".svg") else "")
+        if vector and fallback is None:
+            fallback = _svglib_image()
         if vector and fallback is not None:
             image["uri"] = vector
             svglib_reads = True
@@ -224,26 +227,39 @@ def _vector_images(tree: object, base_dir: str, graphics: Mapping[str, PdfGraphi
     image_module.SVGImage = _graphic_backend(graphics, sizes, charts, fallback)
 
     def restore() -> None:
-        image_module.SVGImage = fallback
+        image_module.SVGImage = own
 
     return svglib_reads, restore
+
+
+def _svglib_image() -> Any:
+    """rst2pdf's image flowable of an SVG read by svglib, loaded now (an
+    image that is not a chart); None without svglib."""
+    try:
+        return importlib.import_module("rst2pdf.svgimage").SVGImage
+    except ImportError:
+        return None
 
 
 def load_rst2pdf() -> Any:
     """rst2pdf's writer class (ImportError when it is not installed).
 
     rst2pdf imports matplotlib for its math directive, which a report
-    never holds; where matplotlib is not loaded yet it is kept out (a
-    sixth of a second, in the process that parses the report), and rst2pdf
-    then goes without math, as it does where matplotlib is missing."""
-    kept_out = "matplotlib" not in sys.modules
-    if kept_out:
-        sys.modules["matplotlib"] = None  # type: ignore[assignment]  # an import of it raises ImportError
+    never holds, and svglib for SVG images, which a report's charts do not
+    need (:class:`PdfGraphic`); where they are not loaded yet they are kept
+    out (a fifth of a second, in the process that parses the report):
+    rst2pdf then goes without math, as it does where matplotlib is
+    missing, and svglib is loaded when an SVG that is not a chart is met
+    (:func:`_vector_images`)."""
+    kept_out = [name for name in ("matplotlib", "svglib") if name not in sys.modules]
+    for name in kept_out:
+        sys.modules[name] = None  # type: ignore[assignment]  # an import of it raises ImportError
     try:
         from rst2pdf.createpdf import RstToPdf
     finally:
-        if kept_out and sys.modules.get("matplotlib", True) is None:
-            del sys.modules["matplotlib"]
+        for name in kept_out:
+            if sys.modules.get(name, True) is None:
+                del sys.modules[name]
     return RstToPdf
 
 
