@@ -91,7 +91,7 @@ def child(source: str, outdir: str) -> None:
     t0 = time.monotonic()
     from tkperf.render import report  # noqa: F401 - import time belongs to the build
     t1 = time.monotonic()
-    with report.ready_drawers(("rst", "html", "pdf")) as drawers:  # as tkperf report does
+    with report.ready_drawers() as drawers:  # as tkperf report does
         if source.startswith("synthetic:"):
             _, intervals, interval_s = source.split(":")
             run = synthetic_wsat(int(intervals), int(interval_s))

@@ -14,7 +14,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from tkperf.render import report  # matplotlib loads only for a command that draws
 
     formats = options.parse_report_formats(args.format)
-    with report.ready_drawers(formats, args.png) as drawers:  # matplotlib loads while the file does
+    with report.ready_drawers() as drawers:  # matplotlib loads while the file does
         run = checked.load(args.result)
         outdir = common.prepare_outdir(args.outdir or os.path.dirname(os.path.abspath(args.result)))
         common.print_report(report.build_report(run, outdir, formats, png=args.png, drawers=drawers))

@@ -296,8 +296,7 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     taking each chart's graphic as it comes (:class:`PdfChild`).  A chart
     that failed becomes a sentence instead of a figure (and a warning): the
     reST is made again and the PDF started anew.  Then the files are written.
-    ``drawers``: drawing processes made ready before (for ``outputs``
-    :func:`chart_outputs` of the same formats), to draw the charts.
+    ``drawers``: drawing processes made ready before, to draw the charts.
     """
     plot_dirname = f"{name}-plots"
     plot_dir = prepare_outdir(outdir, plot_dirname)

@@ -80,13 +80,11 @@ def _cost(spec: object) -> int:
     return {"HeatmapChart": 3, "BarsChart": 2, "CurvesChart": 2}.get(type(spec).__name__, 1)
 
 
-def _preload(outputs: Sequence[str]) -> None:
-    """Import what drawing needs (matplotlib, and the recorder of PDF
-    graphics when asked for), so that processes forked afterwards have it already."""
+def _preload() -> None:
+    """Import what drawing needs (matplotlib, the charts, the recorder of
+    PDF graphics), so that processes forked afterwards have it already."""
     from tkperf.render import charts  # noqa: F401 - matplotlib loads in the drawing processes only
 
-    if "pdf-graphic" in outputs:
-        from tkperf.render import recorder  # noqa: F401 - in the drawing processes only
     # What is loaded now lives as long as the process: the collector need not
     # go through it again after every chart (a tenth of the drawing time).
     gc.freeze()
@@ -138,7 +136,7 @@ def _lead(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Seq
           answers: Any, lock: Any, followers: int) -> None:
     """The first drawing process: it imports matplotlib once, then forks the
     others (which so start with it loaded) and draws beside them."""
-    _preload(outputs)
+    _preload()
     ctx = multiprocessing.get_context("fork")
     procs = []
     for _ in range(followers):
@@ -198,12 +196,11 @@ def _stop(leader: Any, answers: Any, terminate: bool = True) -> None:
     answers.close()
 
 
-def _lead_when_told(jobs_in: Any, outputs: Sequence[str], taken: Any, answers: Any, lock: Any,
-                    followers: int) -> None:
+def _lead_when_told(jobs_in: Any, taken: Any, answers: Any, lock: Any, followers: int) -> None:
     """A first drawing process started before its charts are known
     (:class:`Drawers`): it imports what drawing needs now, then waits for
     (jobs, outputs, order); a closed pipe (nothing to draw) ends it."""
-    _preload(outputs)
+    _preload()
     try:
         jobs, outputs, order = jobs_in.recv()
     except (EOFError, OSError):
@@ -217,12 +214,10 @@ class Drawers:
     """Drawing processes made ready before their charts are known: the
     first imports matplotlib at once, on the other core, while the caller
     loads the result file and assembles the report; the :class:`Drawing`
-    given them (once) hands its charts over.  ``outputs``: what the charts
-    will be drawn as (:func:`tkperf.render.documents.chart_outputs`).  Use it
-    as a context manager: drawers not used are stopped at its end."""
+    given them (once) hands its charts over, and what to draw them as.  Use
+    it as a context manager: drawers not used are stopped at its end."""
 
-    def __init__(self, outputs: Sequence[str], workers: int = MAX_WORKERS) -> None:
-        self.outputs = tuple(outputs)
+    def __init__(self, workers: int = MAX_WORKERS) -> None:
         self.workers = min(workers, os.cpu_count() or 1)
         self._ready: Optional[Tuple[Any, Any, Any]] = None
         if self.workers > 1:
@@ -234,7 +229,7 @@ class Drawers:
         except (ValueError, OSError):  # no fork, no pipes: the charts are drawn as Drawing can
             return
         roomy(jobs_in)  # the charts are handed over while the drawer still imports: no waiting for it
-        started = _fork_leader(_lead_when_told, (jobs_out, self.outputs), self.workers - 1)
+        started = _fork_leader(_lead_when_told, (jobs_out,), self.workers - 1)
         jobs_out.close()  # the leader's end
         if started is None:
             jobs_in.close()

@@ -19,13 +19,13 @@ import numpy as np  # noqa: E402
 from matplotlib.backend_bases import RendererBase  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-from matplotlib.textpath import TextToPath  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, MaxNLocator  # noqa: E402
 from PIL import Image  # noqa: E402 - matplotlib's own PNG writer
 
 from tkperf.model.store import atomic_write  # noqa: E402
 from tkperf.render.blocks import CHART_HEIGHT_IN, CHART_WIDTH_IN  # noqa: E402
 from tkperf.render.pdf import svg_beside as svg_path  # noqa: E402 - the one rule for where an SVG goes
+from tkperf.render.recorder import measured_text, svg_and_graphic  # noqa: E402
 
 WIDTH_IN = CHART_WIDTH_IN
 HEIGHT_IN = CHART_HEIGHT_IN
@@ -56,23 +56,6 @@ _RC: Dict[Any, Any] = {  # matplotlib types the keys as literals
 
 
 # --- figure plumbing ---------------------------------------------------------
-
-#: Texts measured (at 72 dpi, as the SVG renderer measures them):
-#: (text, font, math) -> (width, height, descent) in points.
-_MEASURED: Dict[tuple, Tuple[float, float, float]] = {}
-_TEXT_TO_PATH = TextToPath()
-
-
-def measured_text(s: str, prop: Any, ismath: Any) -> Tuple[float, float, float]:
-    """Width, height and descent of a text in points, as an SVG renderer
-    measures it, remembered for the process: a chart's layout, its
-    drawing and the next charts ask for the same tick labels and titles."""
-    key = (s, prop.copy(), ismath)  # as matplotlib keys its own text cache
-    size = _MEASURED.get(key)
-    if size is None:
-        size = _MEASURED[key] = _TEXT_TO_PATH.get_text_width_height_descent(s, prop, ismath)
-    return size
-
 
 class _Measuring(RendererBase):
     """What a layout asks of a renderer, at 72 dpi: sizes, and texts
@@ -149,8 +132,6 @@ def _draw(path: str, build: Callable[[], Figure]) -> str:
             atomic_write(path, buf.getvalue())
         if "svg" in _OUTPUTS:
             if "pdf-graphic" in _OUTPUTS:
-                from tkperf.render.recorder import svg_and_graphic  # with the SVG, the chart for the PDF
-
                 svg, graphic = svg_and_graphic(fig, DPI)
                 _GRAPHICS[path] = graphic
             else:

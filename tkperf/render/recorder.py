@@ -20,7 +20,7 @@ from __future__ import annotations
 import io
 import math
 import zlib
-from typing import Any, List, Optional, Tuple, cast
+from typing import Any, Dict, List, Optional, Tuple, cast
 
 import numpy as np
 from matplotlib.backend_bases import GraphicsContextBase, RendererBase
@@ -28,9 +28,9 @@ from matplotlib.backends.backend_mixed import MixedModeRenderer
 from matplotlib.backends.backend_svg import RendererSVG
 from matplotlib.figure import Figure
 from matplotlib.path import Path
+from matplotlib.textpath import TextToPath
 
 from tkperf.render.pdf import PdfGraphic
-from tkperf.render.plotting import measured_text
 
 _CAPS = {"butt": 0, "round": 1, "projecting": 2}
 _JOINS = {"miter": 0, "round": 1, "bevel": 2}
@@ -250,6 +250,23 @@ class PdfRecorder(RendererBase):
 
 def _num3(v: float) -> str:
     return f"{v:.3f}".rstrip("0").rstrip(".") or "0"
+
+
+#: Texts measured (at 72 dpi, as the SVG renderer measures them):
+#: (text, font, math) -> (width, height, descent) in points.
+_MEASURED: Dict[tuple, Tuple[float, float, float]] = {}
+_TEXT_TO_PATH = TextToPath()
+
+
+def measured_text(s: str, prop: Any, ismath: Any) -> Tuple[float, float, float]:
+    """Width, height and descent of a text in points, as an SVG renderer
+    measures it, remembered for the process: a chart's layout, its
+    drawing and the next charts ask for the same tick labels and titles."""
+    key = (s, prop.copy(), ismath)  # as matplotlib keys its own text cache
+    size = _MEASURED.get(key)
+    if size is None:
+        size = _MEASURED[key] = _TEXT_TO_PATH.get_text_width_height_descent(s, prop, ismath)
+    return size
 
 
 class _Both:

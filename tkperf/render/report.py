@@ -18,7 +18,7 @@ from tkperf.model.results import RunResult, TestRun
 from tkperf.render import features, generic, page, parallel, qos
 from tkperf.render import health as health_part
 from tkperf.render.context import ReportContext
-from tkperf.render.documents import ReportResult, chart_outputs, publish, safe_name
+from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.render.page import SUMMARY_LAYOUT
 
 __all__ = ["ReportResult", "SUMMARY_LAYOUT", "build_report", "ready_drawers", "report_blocks"]
@@ -69,8 +69,8 @@ def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FO
     return publish(report_blocks(run), outdir, safe_name(run.name), formats, png, drawers)
 
 
-def ready_drawers(formats: Sequence[str] = REPORT_FORMATS, png: bool = False) -> parallel.Drawers:
-    """Drawing processes for a report in ``formats`` made ready now (the
-    first imports matplotlib meanwhile), for :func:`build_report`; a context
-    manager that stops them if they are not used."""
-    return parallel.Drawers(chart_outputs(parse_report_formats(formats), png))
+def ready_drawers() -> parallel.Drawers:
+    """Drawing processes for a report made ready now (the first imports
+    matplotlib meanwhile), for :func:`build_report`; a context manager that
+    stops them if they are not used."""
+    return parallel.Drawers()
