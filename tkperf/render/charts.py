@@ -166,11 +166,12 @@ def heatmap(path: str, spec: HeatmapChart) -> str:
         cmap = matplotlib.colormaps["viridis"].with_extremes(bad=_NO_VALUE)
         # One vector rectangle per cell (sharp at any zoom, a few bytes in
         # the SVG and the PDF), row 0 at the top as in the tables; a cell
-        # without a value shows the background, grey.
+        # without a value shows the background, grey.  Each cell is outlined in
+        # its own colour: no hairline seams where a viewer smooths the edges.
         rows, cols = data.shape
         ax.set_facecolor(_NO_VALUE)
         image = ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, masked,
-                              cmap=cmap, norm=norm, edgecolors="face", linewidth=0.0)
+                              cmap=cmap, norm=norm, edgecolors="face", linewidth=0.4)
         ax.set_xlim(-0.5, cols - 0.5)
         ax.set_ylim(rows - 0.5, -0.5)
         ax.grid(False)
