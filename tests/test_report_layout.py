@@ -58,6 +58,18 @@ def test_long_words_are_whole_in_the_pdf(long_words):
         assert word in joined, word
 
 
+def test_the_events_time_stamps_and_headings_are_whole_words_in_the_pdf(long_words):
+    """A time stamp of the events table fits its column: one word, not
+    broken at the column's edge; so does each heading."""
+    words = subprocess.run(["pdftotext", "-bbox", long_words + ".pdf", "-"], check=True,
+                           capture_output=True, text=True).stdout
+    found = re.findall(r">([^<]*)</word>", words)
+    stamps = [w for w in found if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", w)]
+    assert len(stamps) >= 3
+    assert not [w for w in found if re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:+]*", w) and w not in stamps]
+    assert {"Time", "Kind", "Test", "Round", "Message"} <= set(found)
+
+
 def test_pdf_plots_are_vector_graphics(long_words):
     """The plots are drawn into the PDF as vector graphics (recorded while
     their SVGs were drawn): their text is PDF text, and no plot is a picture

@@ -204,7 +204,7 @@ def notes_blocks(run: RunResult) -> list:
                 for e in run.events]
         out.append(b.table(["Time", "Kind", "Test", "Round", "Message"], rows,
                            title="Events of the run (warnings, notes, interruptions, resumes)",
-                           widths=[21, 9, 10, 8, 52]))
+                           widths=[23, 9, 10, 8, 50]))  # a time stamp on one line in the PDF
     else:
         out.append(b.Paragraph("The run recorded no events."))
     if run.description.strip() or run.description_fields:
