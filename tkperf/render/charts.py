@@ -170,7 +170,7 @@ def heatmap(path: str, spec: HeatmapChart) -> str:
         # its own colour: no hairline seams where a viewer smooths the edges.
         rows, cols = data.shape
         ax.set_facecolor(_NO_VALUE)
-        image = ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, masked,
+        cells = ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, masked,
                               cmap=cmap, norm=norm, edgecolors="face", linewidth=0.4)
         ax.set_xlim(-0.5, cols - 0.5)
         ax.set_ylim(rows - 0.5, -0.5)
@@ -193,7 +193,7 @@ def heatmap(path: str, spec: HeatmapChart) -> str:
                 shade = norm(v) if v > 0 or not isinstance(norm, LogNorm) else 0.0
                 ax.text(j, i, short_number(v), ha="center", va="center", fontsize=8,
                         color="black" if shade > 0.55 else "white")
-        bar = fig.colorbar(image, ax=ax, pad=0.02)
+        bar = fig.colorbar(cells, ax=ax, pad=0.02)
         bar.set_label(spec.colorbar_label)
         bar.ax.yaxis.set_major_formatter(FuncFormatter(_thousands))
         if isinstance(norm, LogNorm):

@@ -292,10 +292,12 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
 
     The charts are drawn first, in parallel and in document order;
     meanwhile the reST is made (as if every chart will be drawn) and
-    parsed, the writers are loaded, and a forked process starts the PDF,
-    taking each chart's graphic as it comes (:class:`PdfChild`).  A chart
-    that failed becomes a sentence instead of a figure (and a warning): the
-    reST is made again and the PDF started anew.  Then the files are written.
+    parsed, the writers are loaded, a forked process starts the PDF,
+    taking each chart's graphic as it comes (:class:`PdfChild`), and the
+    HTML is rendered with a placeholder for each chart, filled in when all
+    are drawn (:func:`fill_html`).  A chart that failed becomes a sentence
+    instead of a figure (and a warning): the reST and the HTML are made
+    again and the PDF started anew.  Then the files are written.
     ``drawers``: drawing processes made ready before, to draw the charts.
     """
     plot_dirname = f"{name}-plots"
@@ -303,6 +305,7 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     source = os.path.join(outdir, f"{name}.rst")
     tree_needed = "html" in formats or "pdf" in formats
     jobs = [(os.path.join(plot_dir, c.filename), c.spec) for c in b.charts(content)]
+    svgs = [os.path.abspath(svg_beside(path)) for path, _ in jobs]  # how the PDF and the HTML know each chart
     outputs = chart_outputs(formats, png)
     vector = "png" not in outputs  # what the reST refers to
     pdf_child: Optional[PdfChild] = None
@@ -311,10 +314,10 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
         _preload(formats)
         if "pdf" in formats and drawing.parallel:
-            sizes = {os.path.abspath(svg_beside(path)): _points(b.chart_inches(spec)) for path, spec in jobs}
+            sizes = {svg: _points(b.chart_inches(spec)) for svg, (_, spec) in zip(svgs, jobs)}
             pdf_child = PdfChild.start(doctree, outdir, os.path.join(outdir, f"{name}.pdf"), sizes=sizes)
         html_made: Optional[Tuple[bytes, List[str]]] = None
-        later: Dict[str, Optional[Tuple[str, str]]] = {os.path.abspath(svg_beside(p)): None for p, _ in jobs}
+        later: Dict[str, Optional[Tuple[str, str]]] = dict.fromkeys(svgs)
         if "html" in formats and drawing.parallel and (pdf_child is not None or "pdf" not in formats):
             # Meanwhile the HTML, with a placeholder for each chart (the doctree is
             # the PDF writer's no longer: it has its own copy, from the fork).

@@ -35,7 +35,8 @@ _CELL = re.compile(r"(\* |  )-(?: (\S(?:.*\S)?))?")
 
 def _rows(content: StringList) -> Optional[List[List[Optional[int]]]]:
     """Per row, per cell, the index of its content line, or None where the
-    cell is empty; None when the content is not wholly in the plain shape."""
+    cell is empty; None when the content is not wholly in the plain shape
+    (or its rows are not all as long)."""
     rows: List[List[Optional[int]]] = []
     for i, line in enumerate(content):
         m = _CELL.fullmatch(line)
@@ -46,7 +47,7 @@ def _rows(content: StringList) -> Optional[List[List[Optional[int]]]]:
         elif not rows:
             return None
         rows[-1].append(i if m.group(2) is not None else None)
-    return rows or None
+    return rows if rows and all(len(r) == len(rows[0]) for r in rows) else None
 
 
 class ListTable(tables.ListTable):
@@ -54,7 +55,7 @@ class ListTable(tables.ListTable):
 
     def run(self) -> List[Any]:
         rows = _rows(self.content)
-        if rows is None or any(len(r) != len(rows[0]) for r in rows):
+        if rows is None:
             return list(super().run())  # docutils reads it, and says what is wrong with it
         title, messages = self.make_title()
         try:

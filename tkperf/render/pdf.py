@@ -202,7 +202,7 @@ def _vector_images(tree: object, base_dir: str, graphics: Mapping[str, PdfGraphi
 
     image_module: Any = importlib.import_module("rst2pdf.image")
     own = image_module.SVGImage  # None without svglib, or as loaded by load_rst2pdf
-    fallback = own
+    fallback, looked_for_svglib = own, own is not None
     svglib_reads = False
     charts: Dict[str, str] = {}  # stand-in -> the chart's SVG path
     for image in tree.findall(nodes.image):  # type: ignore[attr-defined]
@@ -217,8 +217,8 @@ def _vector_images(tree: object, base_dir: str, graphics: Mapping[str, PdfGraphi
             image["uri"] = stand_in
             continue
         vector = vector_of(path) or (path if path.endswith(".svg") else "")
-        if vector and fallback is None:
-            fallback = _svglib_image()
+        if vector and not looked_for_svglib:
+            fallback, looked_for_svglib = _svglib_image(), True
         if vector and fallback is not None:
             image["uri"] = vector
             svglib_reads = True
