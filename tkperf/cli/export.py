@@ -10,8 +10,13 @@ One file per kind of record, columns documented in docs/export.rst:
 
 Numbers are written as the file holds them (no rounding); a figure the
 file does not hold is an empty cell.  Text from the file (test keys,
-workload names) is written as text only: a cell that a spreadsheet would
-take for a formula gets a leading apostrophe.
+workload names, series and column names) is written as text only: a cell
+that a spreadsheet would take for a formula -- ``= + - @`` first, also
+behind leading blanks or control characters, or a leading TAB or CR --
+gets a leading apostrophe (OWASP's CSV injection rules); every cell holding
+a CR, LF, quote or comma is quoted.  Numbers tkperf formats itself
+(:func:`_number`: digits, sign, point, exponent) stay numbers, negative
+ones too.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import csv
 import io
 import math
 import os
+import unicodedata
 from typing import Dict, Iterable, List, Sequence
 
 from tkperf.errors import EXIT_OK
@@ -39,9 +45,26 @@ INTERVAL_COLUMNS = ("test", "type", "series", "row")
 KINDS = ("rounds", "workloads", "intervals")
 
 
+#: What starts a formula in a spreadsheet (OWASP, CSV injection).
+FORMULA_START = ("=", "+", "-", "@")
+
+
+def _blank(ch: str) -> bool:
+    """A character a spreadsheet may skip before a formula: white space, a
+    separator, a control, format or other non-printing character."""
+    return ch.isspace() or unicodedata.category(ch)[0] in ("C", "Z")
+
+
 def _text(value: str) -> str:
-    """Text from the file, never a spreadsheet formula."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+    """Text from the file, never a spreadsheet formula: an apostrophe goes
+    before one that starts with a formula character, also behind leading
+    blanks or control characters, and before one that starts with TAB or CR."""
+    i = 0
+    while i < len(value) and _blank(value[i]):
+        i += 1
+    if value[i:i + 1] in FORMULA_START or value[:1] in ("\t", "\r"):
+        return "'" + value
+    return value
 
 
 def _number(value: object) -> str:
@@ -92,7 +115,7 @@ def _io(io: IoStats, percentiles: Sequence[str]) -> List[str]:
 
 def workload_header(percentiles: Sequence[str]) -> List[str]:
     per_dir = list(IO_COLUMNS) + [f"p{p}_us" for p in percentiles]
-    return list(WORKLOAD_COLUMNS) + [f"{d}_{c}" for d in ("read", "write") for c in per_dir]
+    return list(WORKLOAD_COLUMNS) + [_text(f"{d}_{c}") for d in ("read", "write") for c in per_dir]
 
 
 def workloads(run: RunResult, percentiles: Sequence[str]) -> List[List[str]]:
@@ -127,10 +150,20 @@ def intervals(run: RunResult, columns: Sequence[str]) -> List[List[str]]:
 
 
 def _csv(header: Iterable[str], rows: Iterable[List[str]]) -> bytes:
+    """The table, one line per row ending in LF, every cell holding a CR, LF,
+    quote or comma quoted.  The csv module's QUOTE_MINIMAL quotes a cell only
+    for the characters of its own line terminator: with "\\n" alone a cell
+    holding a CR went out bare, and a reader started a new row there.  So
+    each row is written with the RFC 4180 terminator CRLF (which quotes
+    both) and ends in LF."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(list(header))
-    writer.writerows(rows)
+    row_buf = io.StringIO()
+    writer = csv.writer(row_buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
+    for cells in [list(header)] + list(rows):
+        row_buf.seek(0)
+        row_buf.truncate()
+        writer.writerow(cells)
+        buf.write(row_buf.getvalue()[:-2] + "\n")
     return buf.getvalue().encode("utf-8")
 
 
@@ -142,7 +175,7 @@ def export_csv(run: RunResult, outdir: str) -> List[str]:
     tables = {
         "rounds": _csv(ROUND_COLUMNS, rounds(run)),
         "workloads": _csv(workload_header(percentiles), workloads(run, percentiles)),
-        "intervals": _csv(list(INTERVAL_COLUMNS) + columns, intervals(run, columns)),
+        "intervals": _csv(list(INTERVAL_COLUMNS) + [_text(c) for c in columns], intervals(run, columns)),
     }
     paths = []
     for kind in KINDS:
