@@ -40,12 +40,14 @@ EXIT_CODES = {
     EXIT_TARGET: "the target does not exist, is the wrong kind or too small, or its state forbids the purge",
     EXIT_TOOL: "a required program is missing or too old, or a program other than fio failed",
     EXIT_FIO: "fio failed, printed invalid JSON, reported an I/O error or hung",
-    EXIT_RESULT_FILE: "a result file is missing, unreadable, corrupt, foreign or of a newer format",
+    EXIT_RESULT_FILE: ("a result file is missing, unreadable, corrupt, foreign or of a newer format, "
+                       "or holds a figure that is not a finite number in its range"),
     EXIT_OUTPUT: "results or reports cannot be written",
     EXIT_RESUME: "--resume does not match the saved run",
     EXIT_LOCKED: "another tkperf run holds the device",
     EXIT_NOT_CONFIRMED: "not confirmed, or no terminal to ask on and no --yes",
-    EXIT_NOT_COMPARABLE: "tkperf check: the result and the baseline do not measure the same thing",
+    EXIT_NOT_COMPARABLE: ("tkperf check: the result and the baseline do not measure the same thing, "
+                          "or a figure is not a number and cannot be judged"),
     EXIT_REMOTE: "a test host cannot be used (SSH, fio server, versions) or its session ended",
     EXIT_INTERNAL: "unexpected error; the traceback is in the run's log",
     EXIT_SIGHUP: "stopped by SIGHUP (terminal or SSH session gone)",

@@ -9,8 +9,6 @@ from the command line, only from ``TKPERF_SMTP_PASSWORD`` or a file.
 """
 from __future__ import annotations
 
-import json
-import math
 import os
 import smtplib
 import socket
@@ -21,6 +19,7 @@ from dataclasses import dataclass, field
 from email.message import EmailMessage
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+from tkperf import strictjson
 from tkperf.errors import Interrupted, OutputError, UsageError
 from tkperf.verdict import conformance
 from tkperf.model.files import atomic_write
@@ -53,20 +52,9 @@ def check_summary_path(path: str) -> None:
         raise OutputError(f"--json-summary {path}: not writable")
 
 
-def _finite(value: object) -> object:
-    """``value`` with NaN and infinities (not JSON) replaced by ``None``."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
 def write_summary(path: str, document: dict) -> None:
     """Write the ``--json-summary`` document atomically (OutputError on failure)."""
-    text = json.dumps(_finite(document), indent=2, allow_nan=False) + "\n"
+    text = strictjson.dumps(document, indent=2) + "\n"
     atomic_write(path, text.encode("utf-8"))
 
 

@@ -10,13 +10,13 @@ figures only; never imports matplotlib.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 from typing import List, Optional, Sequence
 
 from lxml import etree
 
+from tkperf import strictjson
 from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, UsageError
 from tkperf.model import noise, store
 from tkperf.testtypes import checked
@@ -77,10 +77,15 @@ def cmd_check(args: argparse.Namespace) -> int:
              if all(k in regression.figure_keys(result, b) for b in baselines[1:])]
     check_metrics(metrics, known)
     comparison = regression.compare(result, baselines, tolerance, metrics, alpha)
+    unjudged = regression.unjudged(comparison)
+    if unjudged:
+        raise NotComparableError(
+            f"{args.result}: cannot judge " + ", ".join(f"{c.test}/{c.figure}" for c in unjudged)
+            + ": not a finite number in the result or the baseline; no verdict rests on it")
     if args.junit:
         store.atomic_write(args.junit, junit_xml(comparison, args.result, args.baseline))
     if args.json:
-        print(json.dumps(as_dict(comparison, args.result, args.baseline), indent=2))
+        print(strictjson.dumps(as_dict(comparison, args.result, args.baseline), indent=2))
     else:
         print("\n".join(table(comparison) + warning_lines(comparison) + [summary_line(comparison)]))
     return EXIT_REGRESSION if comparison.regressions else EXIT_OK

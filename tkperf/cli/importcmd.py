@@ -15,7 +15,7 @@ import os
 from typing import Any, List
 
 from tkperf.errors import EXIT_OK, OutputError, ResultFileError, UsageError
-from tkperf.model import store
+from tkperf.model import ranges, store
 from tkperf.legacy import tkperf2, tkperf2_run
 from tkperf.model.results import RunResult
 from tkperf.model.xml_read import check_head
@@ -35,7 +35,7 @@ def import_run(path: str) -> RunResult:
     if not tkperf2.detect(data):
         check_head(data, path)  # says what else it is: empty, a DOCTYPE, not XML, another kind
         raise ResultFileError(f"{path}: already a tkperf result file; there is nothing to import")
-    return tkperf2_run.loads(data, path)
+    return ranges.check_run(tkperf2_run.loads(data, path), path)
 
 
 def lines(run: RunResult, old: str, new: str) -> List[str]:

@@ -9,9 +9,9 @@ Debian package and never make the command fail.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, Dict, List, Tuple
 
+from tkperf import strictjson
 from tkperf.cli import remote as remote_cli
 from tkperf.errors import EXIT_OK
 from tkperf.remote import split_target
@@ -225,7 +225,7 @@ def cmd_info(args: argparse.Namespace) -> int:
         finally:
             side.close()
     if args.json:
-        print(json.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, **facts}, indent=2, sort_keys=False))
+        print(strictjson.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, **facts}, indent=2, sort_keys=False))
     else:
         print("\n".join(render(facts)))
     return EXIT_OK

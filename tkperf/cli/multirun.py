@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
-import json
 import logging
 import os
 import resource
@@ -33,6 +32,7 @@ import time
 from collections import Counter
 from typing import Iterator, List, Optional, Sequence, Tuple
 
+from tkperf import strictjson
 from tkperf import notify
 from tkperf.cli import common, multiplan, runargs
 from tkperf.cli import progress as shown
@@ -111,7 +111,7 @@ class ChildHooks:
     def send(self, obj: dict) -> None:
         if self.fd is None:
             return
-        data = (json.dumps(obj, default=str) + "\n").encode("utf-8")
+        data = (strictjson.dumps(obj, default=str) + "\n").encode("utf-8")
         try:
             os.write(self.fd, data)
         except BlockingIOError:

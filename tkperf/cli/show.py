@@ -6,8 +6,8 @@ matplotlib, so it is quick enough for a cron job's every run.
 from __future__ import annotations
 
 import argparse
-import json
 
+from tkperf import strictjson
 from tkperf.errors import EXIT_OK
 from tkperf.testtypes import checked
 from tkperf.render import summary
@@ -22,7 +22,7 @@ JSON_VERSION = 1
 def cmd_show(args: argparse.Namespace) -> int:
     run = checked.load(args.result)
     if args.json:
-        print(json.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, **summary.as_dict(run)}, indent=2))
+        print(strictjson.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, **summary.as_dict(run)}, indent=2))
     else:
         print("\n".join(summary.lines(run)))
     return EXIT_OK

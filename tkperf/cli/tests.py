@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
+from tkperf import strictjson
 from tkperf import testtypes
 from tkperf.errors import EXIT_OK
 
@@ -23,7 +23,7 @@ def cmd_tests(args: argparse.Namespace) -> int:
                    "default_profiles": [p for p in ("ssd", "hdd") if k.runs_by_default(p)],
                    "module": type(k).__module__,
                    "options": [o.flags[0] for o in k.options]} for k in kinds]
-        print(json.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, "tests": listed}, indent=2))
+        print(strictjson.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, "tests": listed}, indent=2))
     else:
         width = max((len(k.name) for k in kinds), default=4)
         for k in kinds:

@@ -25,6 +25,7 @@ from typing import Any, Dict, List
 
 from tkperf.errors import ResultFileError
 from tkperf.legacy import format1, tkperf2, tkperf2_run
+from tkperf.model import ranges
 from tkperf.model.fileformat import FORMAT_VERSION, MAX_FILE_BYTES, SCHEMA_PATH, safe_parser, schema
 from tkperf.model.files import atomic_write, ensure_dir
 from tkperf.model.results import RunResult
@@ -51,18 +52,19 @@ def save(run: RunResult, path: str) -> None:
 def loads(data: bytes, source: str = "<data>") -> RunResult:
     """Parse, validate and read a result file's bytes (any format this tkperf
     reads; older ones are upgraded); every failure is a ResultFileError
-    naming ``source``."""
+    naming ``source``, a figure that is not a finite number in its range
+    too (:func:`tkperf.model.ranges.check_run`)."""
     if tkperf2.detect(data):
-        return tkperf2_run.loads(data, source)
+        return ranges.check_run(tkperf2_run.loads(data, source), source)
     version = check_head(data, source)
     if version < FORMAT_VERSION:
-        return format1.loads(data, source, version)
+        return ranges.check_run(format1.loads(data, source, version), source)
     head, tail, first_line = split_tail(data)
     declared: Dict[str, Series] = {}
     run = parse_document(head, source, schema(), declared=declared)
     if tail:
         parse_rows(tail, declared, source, first_line)
-    return run
+    return ranges.check_run(run, source)
 
 
 def load(path: str) -> RunResult:

@@ -25,6 +25,7 @@ import json
 import typing
 from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
 
+from tkperf import strictjson
 from tkperf import errors
 from tkperf.model.results import DeviceInfo, HealthSnapshot, HostInfo, PurgeRecord
 
@@ -43,7 +44,7 @@ class WireError(ValueError):
 
 
 def encode(obj: Dict[str, Any]) -> bytes:
-    return (json.dumps(obj, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+    return (strictjson.dumps(obj, separators=(",", ":"), default=str) + "\n").encode("utf-8")
 
 
 def _depth(text: str) -> int:

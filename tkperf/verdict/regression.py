@@ -14,6 +14,7 @@ one more draw from their distribution (:func:`noise.predict`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple, Union
 
@@ -214,3 +215,14 @@ def _cell(test: str, fig: Figure, base_values: List[float], mine: List[float],
                 judge(fig.better, change, tolerance_pct, p, alpha), fig.text, p,
                 noise.stdev(mine) if len(mine) > 1 else None,
                 noise.stdev(sample) if len(sample) > 1 else None, len(mine), len(sample))
+
+
+def unjudged(comparison: Comparison) -> List[Cell]:
+    """The cells no verdict can rest on: the result's or a baseline's figure,
+    or their change, is not a finite number (a figure a test type computed
+    as NaN, say a spread over a median of 0).  Apart from the statistics
+    above on purpose: whatever they say of such a cell, ``tkperf check``
+    does not exit 0 on it (exit 12, docs/check.rst)."""
+    return [c for c in comparison.cells
+            if not (math.isfinite(c.baseline) and math.isfinite(c.result))
+            or (c.change_pct is not None and not math.isfinite(c.change_pct))]
