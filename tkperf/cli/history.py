@@ -10,9 +10,10 @@ second.
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from typing import List, Sequence
 
+from tkperf import strictjson
 from tkperf import history
 from tkperf.cli.common import prepare_outdir
 from tkperf.errors import EXIT_OK
@@ -41,15 +42,20 @@ def lines(devices: Sequence[Device]) -> List[str]:
 
 def cmd_history(args: argparse.Namespace) -> int:
     devices, index, stats = history.collect(args.inputs)
+    for note in stats.notes:  # the index was not trusted, was rebuilt or not updated
+        print(f"tkperf: warning: {note}", file=sys.stderr)
     written: List[str] = []
     if args.outdir:
         written = page.write(devices, prepare_outdir(args.outdir), charts=not args.no_plots)
     if args.json:
-        print(json.dumps(as_dict(devices, index, stats.as_dict()), indent=2))
+        print(strictjson.dumps(as_dict(devices, index, stats.as_dict()), indent=2))
     else:
         print("\n".join(lines(devices)))
         if stats.skipped:
             print(f"skipped {len(stats.skipped)} XML files that are not tkperf results")
+        if stats.links:
+            print(f"left out {stats.links} links (dangling, looping or not) and other entries that are "
+                  f"not regular files")
         if written:
             print(f"history pages: {written[0]}")
     return EXIT_OK

@@ -18,15 +18,16 @@ from tkperf.history.trends import Device, build
 __all__ = ["collect", "INDEX_NAME"]
 
 
-def _paths(inputs: Sequence[str]) -> Tuple[List[str], Optional[str], bool]:
-    """(result paths, the index's path or None, whether the paths were named one by one)."""
+def _paths(inputs: Sequence[str], links: List[str]) -> Tuple[List[str], Optional[str], bool]:
+    """(result paths, the index's path or None, whether the paths were named
+    one by one); the links a directory's scan left out go into ``links``."""
     if not inputs:
         raise ResultFileError("history: give result files or a directory of them")
     paths: List[str] = []
     named = True
     for item in inputs:
         if os.path.isdir(item):
-            found = list(scan(item))
+            found = list(scan(item, links))
             named = False
             paths += found
         elif os.path.isfile(item):
@@ -39,17 +40,22 @@ def _paths(inputs: Sequence[str]) -> Tuple[List[str], Optional[str], bool]:
 
 def collect(inputs: Sequence[str]) -> Tuple[List[Device], Optional[str], UpdateStats]:
     """The devices and their trends of the results in ``inputs`` (files, or a
-    directory whose index is kept in it); the index's path (None: in memory)
-    and what its update did.  A ResultFileError when there is no result, or
-    a named file is not one."""
-    paths, where, named = _paths(inputs)
+    directory whose index is kept in it); the index's path (None: in memory,
+    for files named one by one or an index not trusted or not written) and
+    what its update did, with the lines to show about the index.  A
+    ResultFileError when there is no result, or a named file is not one."""
+    links: List[str] = []
+    paths, where, named = _paths(inputs, links)
     index = Index(where, inputs[0] if where is not None else None)
     try:
         stats = index.update(paths, strict=named)
         results = index.results()
     finally:
         index.close()
+    stats.links = len(links)
+    stats.notes = list(index.notes)
     if not results:
         raise ResultFileError(f"{', '.join(inputs)}: no tkperf result files"
-                              + (f" ({len(stats.skipped)} other XML files)" if stats.skipped else ""))
-    return build(results), where, stats
+                              + (f" ({len(stats.skipped)} other XML files)" if stats.skipped else "")
+                              + (f" ({len(links)} links left out)" if links else ""))
+    return build(results), (where if index.kept else None), stats

@@ -1,38 +1,51 @@
 """An SQLite index of result files' headline figures, kept beside the results.
 
-The XML files stay the truth: the index holds, per file, its size and
-modification time and what :func:`facts` read from it (the device, when
-it started, every headline figure with its window's spread).  Each
-:meth:`Index.update` stats every file and reads only the new and changed
-ones; a file gone from the directory leaves the index.  A file that is
-not a tkperf result is remembered as such, so it is not parsed again
-until it changes.  The index is rebuilt from scratch when its layout or
-tkperf's version changed, or when it cannot be read.
+The XML files stay the truth and the index is a cache: it holds, per
+file, its size, modification time and SHA-256, and what :func:`facts`
+read from it (the device, when it started, every headline figure with its
+window's spread).  Each :meth:`Index.update` reads and hashes every file;
+a row is used only when size, time and hash all match, and a new or
+changed file is parsed from the very bytes that were hashed; a file gone
+from the directory leaves the index.  A file that is not a tkperf result
+is remembered as such, so it is not parsed again until it changes.  The
+index is rebuilt from scratch when its layout or tkperf's version changed,
+or when it cannot be read (a damaged page, tables of another layout, not
+a database at all).
+
+The file itself is untrusted (it may sit in a directory others write):
+:mod:`tkperf.history.indexfile` opens it without following links, trusts
+only the caller's own file, waits for a writer's lock, lets SQLite work on
+a private copy and puts the result back with an atomic rename.
 """
 from __future__ import annotations
 
-import contextlib
+import hashlib
 import math
 import os
+import shutil
 import sqlite3
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import __version__
 from tkperf.errors import ResultFileError, TkperfError
+from tkperf.history import indexfile
 from tkperf.model import noise, store
-from tkperf.verdict import regression
+from tkperf.model.fileformat import MAX_FILE_BYTES
 from tkperf.model.results import RunResult
+from tkperf.verdict import regression
 
 #: The index's file name, in the results directory.
 INDEX_NAME = ".tkperf-history.sqlite"
 #: The layout of the tables; a change rebuilds the index.
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files(
-    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,
+    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, sha256 TEXT NOT NULL,
     error TEXT NOT NULL, started TEXT NOT NULL, device TEXT NOT NULL, label TEXT NOT NULL,
     firmware TEXT NOT NULL, quick INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS figures(
@@ -41,6 +54,7 @@ CREATE TABLE IF NOT EXISTS figures(
     value REAL NOT NULL, lo REAL, hi REAL, sd REAL, n INTEGER NOT NULL, steady INTEGER);
 CREATE INDEX IF NOT EXISTS figures_by_path ON figures(path);
 """
+WORK_NAME = "index.sqlite"
 
 
 @dataclass(frozen=True)
@@ -77,17 +91,20 @@ class FileFacts:
 
 @dataclass
 class UpdateStats:
-    """What one :meth:`Index.update` did."""
+    """What one :meth:`Index.update` did, and what the directory's scan and
+    the index file had to say."""
 
     added: int = 0
     changed: int = 0
     removed: int = 0
     unchanged: int = 0
     skipped: List[str] = field(default_factory=list)  # files that are not tkperf results
+    links: int = 0  # links (dangling, looping or not) and other non-regular entries left out of a directory
+    notes: List[str] = field(default_factory=list)  # one line each about the index file
 
     def as_dict(self) -> dict:
         return {"added": self.added, "changed": self.changed, "removed": self.removed,
-                "unchanged": self.unchanged, "skipped": list(self.skipped)}
+                "unchanged": self.unchanged, "skipped": list(self.skipped), "links": self.links}
 
 
 def device_key(run: RunResult) -> Tuple[str, str]:
@@ -103,14 +120,18 @@ def _finite(x: float) -> Optional[float]:
 
 
 def facts(run: RunResult, path: str) -> FileFacts:
-    """The device, start and headline figures (with their window spread) of a run."""
+    """The device, start and headline figures (with their window spread) of
+    a run.  A figure a test type computed as no finite number is left out
+    (no trend or change point rests on it), and so are such window values."""
     key, label = device_key(run)
     rows: List[FigureRow] = []
     for test in run.tests:
         spread = noise.window_values(test, regression.figures)
         steady = None if test.steady is None else bool(test.steady.steady)
         for fig in regression.figures(test):
-            vals = spread.get(fig.key)
+            if not math.isfinite(fig.value):
+                continue
+            vals = [v for v in spread.get(fig.key, []) if math.isfinite(v)]
             rows.append(FigureRow(test.key, fig.key, fig.label, fig.unit, fig.better, fig.text, fig.value,
                                   min(vals) if vals else None, max(vals) if vals else None,
                                   _finite(noise.stdev(vals)) if vals else None, len(vals) if vals else 1,
@@ -118,8 +139,31 @@ def facts(run: RunResult, path: str) -> FileFacts:
     return FileFacts(path, run.started, key, label, run.device.firmware, run.quick, tuple(rows))
 
 
-def _open(path: str) -> sqlite3.Connection:
+def _fresh(path: str) -> sqlite3.Connection:
     db = sqlite3.connect(path)
+    db.executescript(SCHEMA)
+    return db
+
+
+#: What a sound index's tables look like (``sqlite_master``).
+_LAYOUT = sorted(_fresh(":memory:").execute("SELECT type, name, sql FROM sqlite_master").fetchall())
+
+
+def _unsound(db: sqlite3.Connection) -> str:
+    """Why the database is not an index ("" when it is one)."""
+    try:
+        check = db.execute("PRAGMA quick_check").fetchall()
+        if check != [("ok",)]:
+            return "damaged: " + (str(check[0][0])[:80] if check else "no answer")
+        if sorted(db.execute("SELECT type, name, sql FROM sqlite_master").fetchall()) != _LAYOUT:
+            return "tables of another layout"
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return ""
+
+
+def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
+    """The index's tables, emptied when written by another layout or tkperf."""
     db.executescript(SCHEMA)
     meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     wanted = {"index_version": INDEX_VERSION, "tkperf_version": __version__}
@@ -132,16 +176,45 @@ def _open(path: str) -> sqlite3.Connection:
     return db
 
 
+def read_result(path: str, follow: bool) -> Tuple[bytes, os.stat_result]:
+    """A result file's bytes and status from one descriptor (the bytes hashed
+    are the bytes parsed); ``follow`` False: a link is not opened."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise ResultFileError(f"{path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ResultFileError(f"{path}: not a regular file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_FILE_BYTES} byte limit")
+        return indexfile.read_all(fd), st
+    except OSError as exc:
+        raise ResultFileError(f"{path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
 class Index:
     """The index of one set of result files; ``path`` None keeps it in memory.
     With ``base`` (the results' directory) files are keyed by their path
     relative to it, so the same directory named another way (relative,
-    absolute) finds its index valid."""
+    absolute) finds its index valid.  :attr:`notes`: lines about the index
+    file (not trusted, rebuilt, not updated); :attr:`kept`: the file is in
+    use.  :meth:`close` puts a changed index back."""
 
-    def __init__(self, path: Optional[str], base: Optional[str] = None) -> None:
+    def __init__(self, path: Optional[str], base: Optional[str] = None,
+                 wait_s: Optional[float] = None) -> None:
         self.path = path
         self.base = base
-        self.db = self._connect(path)
+        self.notes: List[str] = []
+        self.kept = False
+        self._dir_fd: Optional[int] = None
+        self._private: Optional[str] = None
+        self._loaded = b""
+        self.db = self._connect(path, wait_s)
 
     def _key(self, path: str) -> str:
         return os.path.relpath(path, self.base) if self.base is not None else path
@@ -149,48 +222,107 @@ class Index:
     def _real(self, key: str) -> str:
         return os.path.join(self.base, key) if self.base is not None else key
 
-    @staticmethod
-    def _connect(path: Optional[str]) -> sqlite3.Connection:
+    def _memory(self) -> sqlite3.Connection:
+        self.kept = False
+        return _prepare(_fresh(":memory:"))
+
+    def _connect(self, path: Optional[str], wait_s: Optional[float]) -> sqlite3.Connection:
         if path is None:
-            return _open(":memory:")
+            return self._memory()
+        directory, name = os.path.split(path)
         try:
-            return _open(path)
-        except sqlite3.DatabaseError:  # not an index (or a broken one): start afresh
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            try:
-                return _open(path)
-            except sqlite3.Error:
-                return _open(":memory:")
-        except sqlite3.Error:  # e.g. a read-only directory: index in memory only
-            return _open(":memory:")
+            self._dir_fd = os.open(directory or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return self._memory()
+        loaded = indexfile.read_index(self._dir_fd, name, path, wait_s)
+        if loaded.note:
+            self.notes.append(loaded.note)
+        if not loaded.writable:
+            return self._memory()
+        try:  # SQLite works on a private copy: no link, journal or lock beside the results
+            self._private = tempfile.mkdtemp(prefix="tkperf-history-")
+            work = os.path.join(self._private, WORK_NAME)
+            with open(work, "xb") as fh:
+                fh.write(loaded.data or b"")
+        except OSError as exc:
+            self.notes.append(f"{path}: no room for a working copy ({exc.strerror}); "
+                              f"the history is built from the result files in memory")
+            return self._memory()
+        self._loaded = loaded.data or b""
+        try:
+            db = sqlite3.connect(work)
+            why = _unsound(db) if loaded.data else ""
+            if why:
+                db.close()
+                os.unlink(work)
+                self.notes.append(f"{path}: not a readable index ({why}); rebuilt from the result files")
+                db = sqlite3.connect(work)
+            db.execute("PRAGMA journal_mode=DELETE")
+            self.kept = True
+            return _prepare(db)
+        except (sqlite3.Error, OSError) as exc:
+            self.notes.append(f"{path}: {exc}; the history is built from the result files in memory")
+            return self._memory()
 
     def close(self) -> None:
-        self.db.close()
+        """Close the database; put a changed index back in place (atomically)."""
+        try:
+            if self.kept and self._private is not None and self._dir_fd is not None and self.path:
+                self.db.commit()
+                self.db.close()
+                with open(os.path.join(self._private, WORK_NAME), "rb") as fh:
+                    data = fh.read()
+                if data != self._loaded:
+                    note = indexfile.write_index(self._dir_fd, os.path.basename(self.path), self.path, data)
+                    if note:
+                        self.notes.append(note)
+                        self.kept = False
+            else:
+                self.db.close()
+        except (OSError, sqlite3.Error) as exc:  # e.g. a full temporary directory
+            self.kept = False
+            self.notes.append(f"{self.path}: not updated ({getattr(exc, 'strerror', None) or exc}); "
+                              f"the history is shown from memory")
+        finally:
+            if self._private is not None:
+                shutil.rmtree(self._private, ignore_errors=True)
+            if self._dir_fd is not None:
+                os.close(self._dir_fd)
+                self._dir_fd = None
 
     def update(self, paths: Sequence[str], strict: bool = False) -> UpdateStats:
-        """Bring the index to ``paths``: read new and changed files, drop gone
-        ones.  ``strict``: a file that is not a result is an error (named files)
-        rather than skipped (a directory's)."""
+        """Bring the index to ``paths``: read and hash every file, parse the
+        new and changed ones, drop gone ones.  ``strict``: the paths were
+        named one by one (a link is followed, a file that is not a result is
+        an error) rather than found in a directory (a link is not opened,
+        such a file is skipped)."""
         stats = UpdateStats()
-        known = {p: (m, s, e) for p, m, s, e in self.db.execute("SELECT path, mtime_ns, size, error FROM files")}
+        known = {p: (m, s, h, e) for p, m, s, h, e in
+                 self.db.execute("SELECT path, mtime_ns, size, sha256, error FROM files")}
         wanted = {self._key(p): p for p in paths}
         with self.db:
             for gone in sorted(set(known) - set(wanted)):
                 self._forget(gone)
                 stats.removed += 1
             for key, path in wanted.items():
-                st = os.stat(path)
                 old = known.get(key)
-                if old is not None and old[:2] == (st.st_mtime_ns, st.st_size):
-                    if old[2]:
-                        self._skip(old[2], path, strict, stats)
+                try:
+                    data, st = read_result(path, follow=strict)
+                except ResultFileError as exc:  # gone or swapped for a link since the scan
+                    if old is not None:
+                        self._forget(key)
+                    self._skip(str(exc), path, strict, stats)
+                    continue
+                digest = hashlib.sha256(data).hexdigest()
+                if old is not None and old[:3] == (st.st_mtime_ns, st.st_size, digest):
+                    if old[3]:
+                        self._skip(old[3], path, strict, stats)
                     else:
                         stats.unchanged += 1
                     continue
                 if old is not None:
                     self._forget(key)
-                error = self._read(path, key, st)
+                error = self._read(path, key, st, data, digest)
                 if error:
                     self._skip(error, path, strict, stats)
                 elif old is None:
@@ -209,16 +341,17 @@ class Index:
         self.db.execute("DELETE FROM figures WHERE path = ?", (path,))
         self.db.execute("DELETE FROM files WHERE path = ?", (path,))
 
-    def _read(self, path: str, key: str, st: os.stat_result) -> str:
+    def _read(self, path: str, key: str, st: os.stat_result, data: bytes, digest: str) -> str:
         """Index one file under ``key``; its error line when it is not a readable result."""
         try:
-            f = facts(store.load(path), path)
+            f = facts(store.loads(data, path), path)
         except TkperfError as exc:
-            self.db.execute("INSERT INTO files VALUES (?, ?, ?, ?, '', '', '', '', 0)",
-                            (key, st.st_mtime_ns, st.st_size, str(exc) or "not a tkperf result"))
-            return str(exc) or "not a tkperf result"
-        self.db.execute("INSERT INTO files VALUES (?, ?, ?, '', ?, ?, ?, ?, ?)",
-                        (key, st.st_mtime_ns, st.st_size, f.started, f.device, f.label, f.firmware,
+            error = str(exc) or "not a tkperf result"
+            self.db.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, '', '', '', '', 0)",
+                            (key, st.st_mtime_ns, st.st_size, digest, error))
+            return error
+        self.db.execute("INSERT INTO files VALUES (?, ?, ?, ?, '', ?, ?, ?, ?, ?)",
+                        (key, st.st_mtime_ns, st.st_size, digest, f.started, f.device, f.label, f.firmware,
                          int(f.quick)))
         self.db.executemany(
             "INSERT INTO figures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -238,10 +371,31 @@ class Index:
                     "SELECT path, started, device, label, firmware, quick FROM files WHERE error = ''")]
 
 
-def scan(directory: str) -> Iterator[str]:
-    """Every ``*.xml`` file under ``directory``, sorted; hidden folders left out."""
+def scan(directory: str, links: Optional[List[str]] = None) -> Iterator[str]:
+    """Every ``*.xml`` regular file under ``directory``, sorted; hidden folders
+    left out.  A link (to a file or a folder; dangling, looping or not) and
+    anything else that is not a regular file or folder is neither followed
+    nor opened: its path goes into ``links``."""
     for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        kept = []
+        for d in sorted(dirs):
+            if d.startswith("."):
+                continue
+            if os.path.islink(os.path.join(root, d)):
+                if links is not None:
+                    links.append(os.path.join(root, d))
+            else:
+                kept.append(d)
+        dirs[:] = kept
         for name in sorted(files):
-            if name.lower().endswith(".xml"):
-                yield os.path.join(root, name)
+            if not name.lower().endswith(".xml"):
+                continue
+            path = os.path.join(root, name)
+            try:
+                regular = stat.S_ISREG(os.lstat(path).st_mode)
+            except OSError:
+                regular = False
+            if regular:
+                yield path
+            elif links is not None:
+                links.append(path)
