@@ -154,11 +154,11 @@ def _unsound(db: sqlite3.Connection) -> str:
     try:
         check = db.execute("PRAGMA quick_check").fetchall()
         if check != [("ok",)]:
-            return "damaged: " + (str(check[0][0])[:80] if check else "no answer")
+            return "damaged: " + (" ".join(str(check[0][0]).split())[:120] if check else "no answer")
         if sorted(db.execute("SELECT type, name, sql FROM sqlite_master").fetchall()) != _LAYOUT:
             return "tables of another layout"
     except sqlite3.DatabaseError as exc:
-        return str(exc)
+        return " ".join(str(exc).split())[:120]
     return ""
 
 

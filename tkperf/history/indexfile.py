@@ -35,7 +35,7 @@ import secrets
 import stat
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import List, Optional
 
 #: How long a writer's lock on the index is waited for.
 LOCK_WAIT_S = 5.0
@@ -94,7 +94,7 @@ def _writer_holds(fd: int) -> bool:
 
 def read_all(fd: int) -> bytes:
     """Everything left to read from ``fd``."""
-    chunks = []
+    chunks: List[bytes] = []
     while True:
         chunk = os.read(fd, 1 << 20)
         if not chunk:
