@@ -102,6 +102,42 @@ def test_a_planted_link_to_another_database_writes_nothing_into_it(results, tmp_
     assert _last(doc) == _truth(results)
 
 
+@pytest.mark.parametrize("suffix", ["-journal", "-wal", "-shm"])
+def test_links_planted_as_the_journal_or_wal_are_never_touched(results, tmp_path, capsys, suffix):
+    """SQLite names its journal and WAL after the database; it never sees
+    the index's path, so links planted there lead nowhere."""
+    target = tmp_path / "victim"
+    target.write_bytes(b"precious")
+    os.symlink(target, results / (INDEX_NAME + suffix))
+    for i in range(2):  # a new index, then an update of it
+        store.save(store.load(str(results / "n0.xml")), str(results / f"x{i}.xml"))
+        doc, err = _history(capsys, results)
+        assert err == [] and doc["index"] == str(results / INDEX_NAME)
+    assert target.read_bytes() == b"precious" and os.path.islink(results / (INDEX_NAME + suffix))
+
+
+def test_a_directory_that_cannot_be_written_keeps_the_index_in_memory(results, capsys):
+    _history(capsys, results)
+    before = (results / INDEX_NAME).read_bytes()
+    store.save(store.load(str(results / "n0.xml")), str(results / "n3.xml"))
+    os.chmod(results, 0o555)
+    try:
+        if os.access(results, os.W_OK) and os.geteuid() == 0:
+            ro = subprocess.run(["mount", "--bind", "-o", "ro", str(results), str(results)],
+                                capture_output=True)
+            if ro.returncode != 0:
+                pytest.skip("root writes any directory and a read-only bind mount is not possible here")
+        try:
+            doc, err = _history(capsys, results)
+            assert err == [] and doc["index"] is None and doc["update"]["added"] == 1
+            assert (results / INDEX_NAME).read_bytes() == before
+        finally:
+            if os.geteuid() == 0:
+                subprocess.run(["umount", str(results)], capture_output=True)
+    finally:
+        os.chmod(results, 0o755)
+
+
 def _forged_index(results, capsys, factor=1000.0):
     """An index built for ``results`` whose stored figures are then forged."""
     _history(capsys, results)

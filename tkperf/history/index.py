@@ -273,10 +273,11 @@ class Index:
                 with open(os.path.join(self._private, WORK_NAME), "rb") as fh:
                     data = fh.read()
                 if data != self._loaded:
-                    note = indexfile.write_index(self._dir_fd, os.path.basename(self.path), self.path, data)
+                    done, note = indexfile.write_index(self._dir_fd, os.path.basename(self.path),
+                                                       self.path, data)
+                    self.kept = done
                     if note:
                         self.notes.append(note)
-                        self.kept = False
             else:
                 self.db.close()
         except (OSError, sqlite3.Error) as exc:  # e.g. a full temporary directory

@@ -35,7 +35,7 @@ import secrets
 import stat
 import time
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 #: How long a writer's lock on the index is waited for.
 LOCK_WAIT_S = 5.0
@@ -132,16 +132,16 @@ def read_index(dir_fd: int, name: str, shown: str, wait_s: Optional[float] = Non
         os.close(fd)
 
 
-def write_index(dir_fd: int, name: str, shown: str, data: bytes) -> str:
-    """Replace the index ``name`` by ``data`` atomically; "" when done or when
-    the directory cannot be written (the index stays in memory, as
-    documented), else the line saying why not (a full disk)."""
+def write_index(dir_fd: int, name: str, shown: str, data: bytes) -> Tuple[bool, str]:
+    """Replace the index ``name`` by ``data`` atomically: (done, a line for
+    the user).  A directory the caller cannot write is no news (the index
+    lives in memory for the run, as documented); a full disk is."""
     tmp = f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                      dir_fd=dir_fd)
     except OSError as exc:
-        return _write_failed(shown, exc)
+        return False, _write_failed(shown, exc)
     try:
         try:
             view = memoryview(data)
@@ -154,8 +154,8 @@ def write_index(dir_fd: int, name: str, shown: str, data: bytes) -> str:
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
-        return _write_failed(shown, exc)
-    return ""
+        return False, _write_failed(shown, exc)
+    return True, ""
 
 
 def _write_failed(shown: str, exc: OSError) -> str:
