@@ -229,6 +229,19 @@ def test_not_an_index_is_rebuilt(results, capsys, content):
         assert db.execute("SELECT COUNT(*) FROM files").fetchone() == (3,)
 
 
+def test_an_older_tkperfs_index_is_rebuilt_without_a_word(results, capsys):
+    with sqlite3.connect(results / INDEX_NAME) as db:  # layout version 1: no hash of the file
+        db.executescript("""
+            CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE files(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,
+                               error TEXT NOT NULL);
+            INSERT INTO meta VALUES ('index_version', '1'), ('tkperf_version', '0.1');
+            INSERT INTO files VALUES ('n0.xml', 1, 2, '');""")
+    os.chmod(results / INDEX_NAME, 0o600)
+    doc, err = _history(capsys, results)
+    assert err == [] and doc["update"]["added"] == 3 and doc["index"] == str(results / INDEX_NAME)
+
+
 LOCKER = textwrap.dedent("""
     import sqlite3, sys
     db = sqlite3.connect(sys.argv[1], isolation_level=None)

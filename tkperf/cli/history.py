@@ -13,8 +13,7 @@ import argparse
 import sys
 from typing import List, Sequence
 
-from tkperf import strictjson
-from tkperf import history
+from tkperf import history, strictjson
 from tkperf.cli.common import prepare_outdir
 from tkperf.errors import EXIT_OK
 from tkperf.history import page

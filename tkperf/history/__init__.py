@@ -12,7 +12,8 @@ import os
 from typing import List, Optional, Sequence, Tuple
 
 from tkperf.errors import ResultFileError
-from tkperf.history.index import INDEX_NAME, Index, UpdateStats, scan
+from tkperf.history.folder import scan
+from tkperf.history.index import INDEX_NAME, Index, UpdateStats
 from tkperf.history.trends import Device, build
 
 __all__ = ["collect", "INDEX_NAME"]

@@ -24,16 +24,14 @@ import math
 import os
 import shutil
 import sqlite3
-import stat
 import tempfile
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import __version__
 from tkperf.errors import ResultFileError, TkperfError
-from tkperf.history import indexfile
+from tkperf.history import folder, indexfile
 from tkperf.model import noise, store
-from tkperf.model.fileformat import MAX_FILE_BYTES
 from tkperf.model.results import RunResult
 from tkperf.verdict import regression
 
@@ -162,6 +160,15 @@ def _unsound(db: sqlite3.Connection) -> str:
     return ""
 
 
+def _older(db: sqlite3.Connection) -> bool:
+    """Whether the database is an index of another layout version (an older tkperf's)."""
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
+    except sqlite3.Error:
+        return False
+    return row is not None and row[0] != INDEX_VERSION
+
+
 def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
     """The index's tables, emptied when written by another layout or tkperf."""
     db.executescript(SCHEMA)
@@ -174,27 +181,6 @@ def _prepare(db: sqlite3.Connection) -> sqlite3.Connection:
             db.execute("DELETE FROM meta")
             db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(wanted.items()))
     return db
-
-
-def read_result(path: str, follow: bool) -> Tuple[bytes, os.stat_result]:
-    """A result file's bytes and status from one descriptor (the bytes hashed
-    are the bytes parsed); ``follow`` False: a link is not opened."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise ResultFileError(f"{path}: {exc.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ResultFileError(f"{path}: not a regular file")
-        if st.st_size > MAX_FILE_BYTES:
-            raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_FILE_BYTES} byte limit")
-        return indexfile.read_all(fd), st
-    except OSError as exc:
-        raise ResultFileError(f"{path}: {exc.strerror}") from None
-    finally:
-        os.close(fd)
 
 
 class Index:
@@ -253,9 +239,10 @@ class Index:
             db = sqlite3.connect(work)
             why = _unsound(db) if loaded.data else ""
             if why:
+                if not _older(db):  # an older tkperf's index is rebuilt without a word
+                    self.notes.append(f"{path}: not a readable index ({why}); rebuilt from the result files")
                 db.close()
                 os.unlink(work)
-                self.notes.append(f"{path}: not a readable index ({why}); rebuilt from the result files")
                 db = sqlite3.connect(work)
             db.execute("PRAGMA journal_mode=DELETE")
             self.kept = True
@@ -308,7 +295,7 @@ class Index:
             for key, path in wanted.items():
                 old = known.get(key)
                 try:
-                    data, st = read_result(path, follow=strict)
+                    data, st = folder.read_result(path, follow=strict)
                 except ResultFileError as exc:  # gone or swapped for a link since the scan
                     if old is not None:
                         self._forget(key)
@@ -370,33 +357,3 @@ class Index:
         return [FileFacts(self._real(p), started, dev, label, fw, bool(quick), tuple(rows.get(p, ())))
                 for p, started, dev, label, fw, quick in self.db.execute(
                     "SELECT path, started, device, label, firmware, quick FROM files WHERE error = ''")]
-
-
-def scan(directory: str, links: Optional[List[str]] = None) -> Iterator[str]:
-    """Every ``*.xml`` regular file under ``directory``, sorted; hidden folders
-    left out.  A link (to a file or a folder; dangling, looping or not) and
-    anything else that is not a regular file or folder is neither followed
-    nor opened: its path goes into ``links``."""
-    for root, dirs, files in os.walk(directory):
-        kept = []
-        for d in sorted(dirs):
-            if d.startswith("."):
-                continue
-            if os.path.islink(os.path.join(root, d)):
-                if links is not None:
-                    links.append(os.path.join(root, d))
-            else:
-                kept.append(d)
-        dirs[:] = kept
-        for name in sorted(files):
-            if not name.lower().endswith(".xml"):
-                continue
-            path = os.path.join(root, name)
-            try:
-                regular = stat.S_ISREG(os.lstat(path).st_mode)
-            except OSError:
-                regular = False
-            if regular:
-                yield path
-            elif links is not None:
-                links.append(path)
