@@ -337,3 +337,16 @@ def test_a_full_disk_gives_the_history_from_memory(tmp_path, example, capsys):
         assert sorted(os.listdir(small)) == ["filler", "n0.xml", "n1.xml", "n2.xml"]  # nothing half-written
     finally:
         subprocess.run(["umount", str(small)], check=True)
+
+
+def test_a_link_swapped_in_after_the_scan_is_not_opened(results, tmp_path):
+    from tkperf.errors import ResultFileError
+    from tkperf.history import folder
+    secret = tmp_path / "secret.xml"
+    secret.write_bytes((results / "n0.xml").read_bytes())
+    os.unlink(results / "n1.xml")
+    os.symlink(secret, results / "n1.xml")
+    with pytest.raises(ResultFileError, match="a symbolic link, not opened"):
+        folder.read_result(str(results / "n1.xml"), follow=False)
+    data, st = folder.read_result(str(results / "n1.xml"), follow=True)  # named by the user: followed
+    assert data == secret.read_bytes() and st.st_ino == os.stat(secret).st_ino
