@@ -91,6 +91,8 @@ def test_export_of_a_hostile_file_written_to_disk(tmp_path, capsys):
             s = t.series.pop(name)
             s.name = "@SUM"
             t.series["@SUM"] = s
+    run.description = "=cmd|' /C calc'!A0\r\n@SUM(1)"
+    run.device = replace(run.device, model="\t=1+1", serial=" @SUM(1)\r", vendor="\r=2")
     path = tmp_path / "hostile.xml"
     store.save(run, str(path))
     assert store.load(str(path)).tests[0].key == "a\rb"  # the file keeps the CR
