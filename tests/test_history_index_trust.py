@@ -17,7 +17,7 @@ import pytest
 
 from test_history import night
 from tkperf.cli import main
-from tkperf.errors import EXIT_OK
+from tkperf.errors import EXIT_OK, EXIT_OUTPUT
 from tkperf.history import INDEX_NAME, collect, indexfile
 from tkperf.model import store
 
@@ -335,6 +335,11 @@ def test_a_full_disk_gives_the_history_from_memory(tmp_path, example, capsys):
         assert len(err) == 1 and "no space left" in err[0] and "from memory" in err[0]
         assert doc["index"] is None and doc["devices"][0]["runs"] == 3
         assert sorted(os.listdir(small)) == ["filler", "n0.xml", "n1.xml", "n2.xml"]  # nothing half-written
+        rc = main(["history", str(small), "--outdir", str(small / "pages"), "--no-plots"])
+        out, err = capsys.readouterr()
+        assert rc == EXIT_OUTPUT and out == ""
+        lines = err.strip().splitlines()
+        assert lines[-1].startswith("tkperf: error:") and all(x.startswith("tkperf: warning:") for x in lines[:-1])
     finally:
         subprocess.run(["umount", str(small)], check=True)
 

@@ -87,6 +87,8 @@ def _writer_holds(fd: int) -> bool:
     except OSError as exc:
         if exc.errno in (errno.EAGAIN, errno.EACCES):
             return True
+        if exc.errno == errno.ENOLCK:  # a file system without locks (NFS without lockd): none to wait for
+            return False
         raise
     fcntl.lockf(fd, fcntl.LOCK_UN, _LOCK_SPAN, _PENDING_BYTE, os.SEEK_SET)
     return False
