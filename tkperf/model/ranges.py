@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
-from typing import Iterable, Optional, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 import numpy as np
 
@@ -38,11 +38,7 @@ from tkperf.model.results import IoStats, RunResult, TestRun
 #: IoStats fields that are not a single number.
 _NOT_FIGURES = ("percentiles", "bins")
 _IO_FIELDS = tuple(f.name for f in fields(IoStats) if f.name not in _NOT_FIGURES)
-
-
-def _attr(name: str) -> str:
-    """The XML attribute a model field is written as."""
-    return name.replace("_", "-")
+_IO_ATTRS = tuple(name.replace("_", "-") for name in _IO_FIELDS)
 
 
 def _bad(value: float, low: Optional[float], high: Optional[float]) -> str:
@@ -60,18 +56,37 @@ def _bad(value: float, low: Optional[float], high: Optional[float]) -> str:
     return ""
 
 
+def _fine(values: List[float], low: Optional[float] = 0.0, high: Optional[float] = None) -> bool:
+    """The usual case at a glance: all finite (a NaN or an infinity makes the
+    sum no finite number; an overflowing sum only sends them the long way)
+    and within [low, high]."""
+    try:
+        return (not values or (math.isfinite(sum(values)) and (low is None or min(values) >= low)
+                               and (high is None or max(values) <= high)))
+    except TypeError:
+        return False
+
+
 def _check(where: str, items: Iterable[Tuple[str, float]], low: Optional[float] = 0.0,
            high: Optional[float] = None) -> None:
-    for name, value in items:
+    pairs = list(items)
+    if _fine([v for _, v in pairs], low, high):
+        return
+    for name, value in pairs:
         why = _bad(value, low, high)
         if why:
             raise ResultFileError(f"{where} attribute {name} {why}")
 
 
 def _io(where: str, io: IoStats) -> None:
-    _check(where, ((_attr(n), getattr(io, n)) for n in _IO_FIELDS))
-    _check(f"{where} <percentile>", (("us", us) for _p, us in io.percentiles))
-    _check(f"{where} <latency-bins>", (("ns/count", x) for pair in io.bins for x in pair))
+    values = [getattr(io, n) for n in _IO_FIELDS]
+    if not _fine(values):
+        _check(where, zip(_IO_ATTRS, values))
+    percentiles = [us for _p, us in io.percentiles]
+    if not _fine(percentiles):
+        _check(f"{where} <percentile>", (("us", us) for us in percentiles))
+    if io.bins and int(np.min(np.asarray(io.bins, dtype=np.int64))) < 0:
+        _check(f"{where} <latency-bins>", (("ns/count", x) for pair in io.bins for x in pair))
 
 
 def _test(where: str, t: TestRun) -> None:
