@@ -355,3 +355,17 @@ def test_a_link_swapped_in_after_the_scan_is_not_opened(results, tmp_path):
         folder.read_result(str(results / "n1.xml"), follow=False)
     data, st = folder.read_result(str(results / "n1.xml"), follow=True)  # named by the user: followed
     assert data == secret.read_bytes() and st.st_ino == os.stat(secret).st_ino
+
+
+def test_two_history_runs_at_once_both_finish_and_leave_a_sound_index(results):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    runs = [subprocess.Popen([sys.executable, "-m", "tkperf", "history", str(results), "--json"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for proc in runs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == EXIT_OK and err == ""
+        assert _strict(out)["devices"][0]["runs"] == 3
+    with sqlite3.connect(results / INDEX_NAME) as db:
+        assert db.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+        assert db.execute("SELECT COUNT(*) FROM files").fetchone() == (3,)
+    assert sorted(os.listdir(results)) == [INDEX_NAME, "n0.xml", "n1.xml", "n2.xml"]
