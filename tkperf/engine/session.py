@@ -111,6 +111,8 @@ class Session:
             log.warning("forced past: %s", p)
         if dev.kind == "file":
             self.side.prepare_file(dev)
+            if not dev.inode:  # created just now: what identifies it exists from here on
+                dev = self.device = replace(dev, inode=self.side.resolve(dev.resolved, dev.size_bytes).inode)
             progress.info("%s is a file target: results describe the filesystem and host, not a drive",
                           dev.path)
         if self.saved is not None:
