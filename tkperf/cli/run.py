@@ -239,7 +239,9 @@ def register(sub) -> None:
                          allow_abbrev=False)
     res.add_argument("result", help="the interrupted run's NAME.xml")
     res.add_argument("--yes", "-ft", dest="yes", action="store_true", help="do not ask for confirmation")
-    res.add_argument("--force", action="store_true", help="as for ssd run")
+    res.add_argument("--force", action="store_true",
+                     help="as for ssd run; also resume on a device that cannot be matched to the saved "
+                          "run's (serial, WWN, backing file), saying so in one line")
     res.add_argument("--quiet", "-q", action="store_true")
     common.add_report_options(res)
     add_unattended_options(res)
