@@ -19,6 +19,7 @@ import sys
 import pytest
 
 from conftest import needs_fio
+from remote_lab import LAB_HOSTS, free_port
 from tkperf.cli import main
 from tkperf.engine import resume
 from tkperf.errors import EXIT_OUTPUT, EXIT_RESUME, ResumeError
@@ -215,6 +216,51 @@ def test_a_file_target_replaced_by_another_file_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert rc == EXIT_RESUME and "not the same device" in err, err
     assert digest(str(target)) == before
+
+
+def test_a_remote_re_attach_to_another_device_is_refused(ssh_lab, fio_servers, tmp_path, attached, capsys):
+    """The same over SSH: the agent on the test host reads the device's
+    identity there, and the resume of a remote run is refused on the
+    controlling side before anything is written."""
+    port = free_port()
+    fio_servers(LAB_HOSTS[0], port=port)
+    remote = ["--ssh-config", str(ssh_lab.config), "--remote-tkperf",
+              f"env PYTHONPATH={REPO} {sys.executable} -m tkperf", "--fio-port", str(port)]
+    first = sparse(tmp_path / "first.img")
+    dev = attach(first)
+    attached.append(dev)
+    out = tmp_path / "out"
+    name = f"{LAB_HOSTS[0]}-{os.path.basename(dev)}"
+    proc = subprocess.Popen([sys.executable, "-m", "tkperf", "ssd", "run", f"{LAB_HOSTS[0]}:{dev}", "--tests", "lat",
+                             "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1", "--max-rounds", "2", "-nj", "1",
+                             "-iod", "4", "--wipc-loops", "1", "--yes", "--no-report", "--outdir", str(out), *remote],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=REPO))
+    for line in proc.stderr:
+        if "[lat] round 1:" in line:
+            proc.send_signal(signal.SIGINT)
+            break
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 130, err
+    xml = str(out / f"{name}.xml")
+    assert store.load(xml).device.inode
+    detach(dev)
+    attached.remove(dev)
+    new = attach(sparse(tmp_path / "other.img", fill=True), want=dev)
+    attached.append(new)
+    before = digest(new)
+    capsys.readouterr()
+    if new == dev:
+        argv = ["resume", xml, "--yes", "--no-report", "-q", *remote]
+    else:
+        argv = ["ssd", "run", f"{LAB_HOSTS[0]}:{new}", "--resume", "--name", name, "--outdir", str(out), "--tests",
+                "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1", "--max-rounds", "2", "-nj", "1",
+                "-iod", "4", "--wipc-loops", "1", "--yes", "--no-report", "-q", *remote]
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == EXIT_RESUME, err
+    assert "backing file" in err and "not the same device" in err
+    assert digest(new) == before
 
 
 def test_identity_rules():
