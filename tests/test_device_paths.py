@@ -181,3 +181,28 @@ def test_what_is_opened_for_io_must_be_the_node_resolved(two_loops, tmp_path):
     fd = device.open_exclusive(replace(dev, devnum=device.resolve(str(node)).devnum))
     assert fd is not None
     os.close(fd)
+
+
+def test_a_file_target_swapped_for_a_link_is_not_written_through(tmp_path):
+    """Between two fio runs the file target's path is replaced by a link to
+    another file: the next fio never starts, the other file keeps its bytes."""
+    from tkperf.engine import options
+    from tkperf.engine.session import Session
+    from tkperf.fio.jobs import FioJob
+
+    target = str(tmp_path / "target.img")
+    dev = device.resolve(target, SIZE)
+    device.prepare_file_target(dev)
+    dev = replace(dev, inode=device.resolve(target, SIZE).inode)
+    session = Session(profile="ssd", opts=options.build({"tests": ("iops",)}), device=dev, name="t",
+                      outdir=str(tmp_path))
+    fio = session.backend()
+    job = FioJob(name="w", rw="randwrite", bs=4096, runtime=1, size=MiB)
+    fio.run([job], "a first workload")  # the file as resolved: fio runs
+    victim = tmp_path / "victim"
+    victim.write_bytes(PATTERN)
+    os.unlink(target)
+    os.symlink(victim, target)
+    with pytest.raises(TargetError, match="no longer the file"):
+        fio.run([job], "a second workload")
+    assert victim.read_bytes() == PATTERN

@@ -27,7 +27,7 @@ from tkperf.fio.jobs import FioSettings
 from tkperf.model import files, store
 from tkperf.errors import RemoteError
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
-from tkperf.target import guard
+from tkperf.target import device, guard
 from tkperf.target.side import CacheHandle, LocalSide, TargetSide
 from tkperf.untrusted import for_terminal
 
@@ -68,7 +68,9 @@ class Session:
 
     def backend(self) -> FioBackend:
         if self.fio is None:
-            self.fio = LocalFio(fio_settings(self.device, self.opts), self.outdir)
+            local = LocalFio(fio_settings(self.device, self.opts), self.outdir)
+            local.target_check = lambda: device.check_still(self.device)
+            self.fio = local
         return self.fio
 
     def execute(self, confirm: Callable[[DeviceInfo], None]) -> RunResult:

@@ -288,6 +288,21 @@ def _block_target(path: str, resolved: str, devnum: str) -> DeviceInfo:
     )
 
 
+def check_still(info: DeviceInfo) -> None:
+    """TargetError unless ``info.resolved`` still names the device node (or the
+    file) that was resolved: checked before fio or a purge opens it by path."""
+    if info.kind == "block" and info.devnum:
+        now = devpath.resolve(info.resolved).devnum
+        if now != info.devnum:
+            raise TargetError(f"{info.path}: {info.resolved} is now device {now or '(none)'}, not the "
+                              f"{info.devnum} the run resolved; stopped before writing to it")
+    elif info.kind == "file" and info.inode:
+        st = devpath.resolve(info.resolved).st
+        if st is None or identity.inode_of(st) != info.inode:
+            raise TargetError(f"{info.path}: {info.resolved} is no longer the file the run made or "
+                              "resolved (replaced or linked elsewhere); stopped before writing to it")
+
+
 def open_exclusive(info: DeviceInfo) -> Optional[int]:
     """Hold the block device open with O_EXCL for the run (the kernel then refuses
     mounts and other exclusive openers); None for file targets."""
