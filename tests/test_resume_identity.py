@@ -214,7 +214,7 @@ def test_a_file_target_replaced_by_another_file_is_refused(tmp_path, capsys):
     capsys.readouterr()
     rc = main(["resume", xml, "--yes", "--no-report", "-q"])
     err = capsys.readouterr().err
-    assert rc == EXIT_RESUME and "not the same device" in err, err
+    assert rc == EXIT_RESUME and "has file (device:inode)" in err and "not the same device" in err, err
     assert digest(str(target)) == before
 
 

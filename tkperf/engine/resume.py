@@ -39,6 +39,8 @@ def identity_problem(old: DeviceInfo, dev: DeviceInfo) -> str:
     it is): a recorded identifier that differs, or none recorded beyond the size."""
     for name, label in IDENTIFYING + ALSO_COMPARED:
         was, now = getattr(old, name), getattr(dev, name)
+        if name == "inode" and old.kind == "file":
+            label = "file (device:inode)"
         if (was or (name == "serial" and now)) and was != now:
             return (f"{dev.path} has {label} {now or 'none'}, the saved run's device had "
                     f"{was or 'none'}: not the same device")
