@@ -5,14 +5,16 @@
 * a device named without ``/dev/`` (``nvme0n1``) is told its full path;
 * a run on a block device by a user who is not root is told to use sudo;
 * the confirmation prompt names the file systems found on the device;
-* an interrupted run is told the exact ``tkperf resume`` command.
+* an interrupted run is told the exact ``tkperf resume`` command (but for
+  a throw-away target, ``tkperf demo``'s: the demo is run again).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import stat
-from typing import List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence
 
 from tkperf import programs
 from tkperf.errors import UsageError
@@ -106,6 +108,27 @@ def on_device(dev: DeviceInfo) -> str:
     return f" It holds: {', '.join(names)}." if names else ""
 
 
+_THROWAWAY: List[str] = []
+
+
+@contextlib.contextmanager
+def throwaway_target() -> Iterator[None]:
+    """Within the block, runs test a throw-away target (``tkperf demo``): it is
+    gone when the run ends, so an interrupted run is never told to resume."""
+    _THROWAWAY.append("demo")
+    try:
+        yield
+    finally:
+        _THROWAWAY.pop()
+
+
+def throwaway() -> bool:
+    return bool(_THROWAWAY)
+
+
 def resume_command(xml_path: str, assume_yes: bool) -> str:
-    """The command that continues the interrupted run saved as ``xml_path``."""
+    """The command that continues the interrupted run saved as ``xml_path``
+    ('' for a throw-away target, which is gone by then)."""
+    if _THROWAWAY:
+        return ""
     return "tkperf " + _command(["resume", xml_path] + (["--yes"] if assume_yes else []))

@@ -66,6 +66,9 @@ def refuse_replacing(xml_path: str, overwrite: bool) -> None:
     the option.  Called before anything touches the device."""
     if overwrite or not os.path.lexists(xml_path):
         return
+    if advice.throwaway():  # tkperf demo: its target is gone, the result cannot be continued
+        raise OutputError(f"{xml_path} holds the result of an earlier demo: replace it with "
+                          "--overwrite, or choose another --outdir")
     raise OutputError(f"{xml_path} holds the result of an earlier run: continue it with "
                       f"'tkperf resume {xml_path}', replace it with --overwrite, or choose "
                       "another --name or --outdir")

@@ -2,16 +2,21 @@
 
 Makes a loop device over a sparse file (or, where that cannot be made, a
 plain file target, and says so), runs ``tkperf ssd run --quick`` on it,
-and removes the target again whatever happens.
+and removes the target again whatever happens.  An interrupted demo is
+never told to resume (its device is gone, and a loop device of the same
+number may be another one by then): it says to run the demo again.
 """
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import tempfile
 from typing import Callable, List, Sequence
 
+from tkperf.cli import advice
 from tkperf.engine import options
+from tkperf.errors import EXIT_SIGHUP, EXIT_SIGINT, EXIT_SIGTERM
 from tkperf.target.loopdev import try_loop
 
 
@@ -36,7 +41,13 @@ def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]]
             print(f"tkperf demo: {why}; testing a {size >> 20} MiB file target {target} instead",
                   file=sys.stderr)
             argv += [target, "--size", str(size)]
-        return main(argv)
+        with advice.throwaway_target():  # never told to resume: the target goes below
+            code = main(argv)
+        if code in (EXIT_SIGHUP, EXIT_SIGINT, EXIT_SIGTERM):
+            again = "tkperf demo --overwrite" + (f" --outdir {shlex.quote(outdir)}" if outdir != "tkperf-demo" else "")
+            print("tkperf demo: interrupted; its throw-away target is removed now, so this run cannot be "
+                  f"resumed: run the demo again ({again})", file=sys.stderr)
+        return code
     finally:
         if loop is not None:
             loop.__exit__(None, None, None)

@@ -79,7 +79,7 @@ def _run_one(request: RunRequest, hooks: Optional[multirun.ChildHooks]) -> int:
             if not os.path.exists(xml_path):
                 raise UsageError(f"--resume: no saved run {xml_path} to resume")
             saved = store.load(xml_path)
-            resume.check(saved, dev, opts)
+            _say_forced(resume.check(saved, dev, opts, request.force))
             if saved.status == "complete":
                 return _complete(saved, xml_path)
         fio = remote_cli.backend(side, fio_settings(dev, opts), outdir, request.remote)
@@ -124,7 +124,7 @@ def resume_run(request: RunRequest, saved: RunResult, path: str, mail: Optional[
     side, dev = remote_cli.open_target(request.device, request.size, request.remote, was)
     try:
         advice.need_root(dev, ["resume", path, "..."])
-        resume.check(saved, dev, opts)
+        _say_forced(resume.check(saved, dev, opts, request.force))
         outdir = request.outdir or os.path.dirname(os.path.abspath(path))
         fio = remote_cli.backend(side, fio_settings(dev, opts), outdir, request.remote, was)
         return _execute(request, Session(profile=request.profile, opts=opts, device=dev, name=saved.name,
@@ -133,6 +133,12 @@ def resume_run(request: RunRequest, saved: RunResult, path: str, mail: Optional[
                         mail, hooks)
     finally:
         side.close()
+
+
+def _say_forced(line: str) -> None:
+    """The one line of a resume that ``--force`` let past an identity it could not match."""
+    if line:  # the run's events keep it too
+        print(f"tkperf: warning: {line}", file=sys.stderr)
 
 
 def _execute(request: RunRequest, session: Session, mail: Optional[notify.MailSettings] = None,
@@ -233,7 +239,9 @@ def register(sub) -> None:
                          allow_abbrev=False)
     res.add_argument("result", help="the interrupted run's NAME.xml")
     res.add_argument("--yes", "-ft", dest="yes", action="store_true", help="do not ask for confirmation")
-    res.add_argument("--force", action="store_true", help="as for ssd run")
+    res.add_argument("--force", action="store_true",
+                     help="as for ssd run; also resume on a device that cannot be matched to the saved "
+                          "run's (serial, WWN, backing file), saying so in one line")
     res.add_argument("--quiet", "-q", action="store_true")
     common.add_report_options(res)
     add_unattended_options(res)

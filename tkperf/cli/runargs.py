@@ -40,7 +40,8 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--yes", "-ft", dest="yes", action="store_true",
                    help="do not ask for confirmation before writing to the device")
     p.add_argument("--force", action="store_true",
-                   help="test a device even if it looks in use (mounted, holders, swap, RAID/LVM member, holds /)")
+                   help="test a device even if it looks in use (mounted, holders, swap, RAID/LVM member, holds /); "
+                        "with --resume, also one that cannot be matched to the saved run's device")
     p.add_argument("--size", help="size of a file target, e.g. 1g (file targets only)")
     p.add_argument("--pts", metavar="REVISION",
                    help="the SNIA PTS revision the run follows: " + ", ".join(pts_model.REVISIONS)

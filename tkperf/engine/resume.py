@@ -1,7 +1,9 @@
 """Continuing an interrupted run from its result file.
 
 A resumed run must measure the same device with the same settings, so
-:func:`check` compares the device (serial, size, kind) and every option.
+:func:`check` compares the device (kind, size, and what identifies it: its
+serial number, world-wide names, a loop device's backing file, a file
+target's inode; a path names whatever has that name now) and every option.
 :func:`prepare` then decides, test by test, where to pick up:
 
 * a complete test is kept and skipped;
@@ -24,17 +26,42 @@ from tkperf.errors import ResumeError
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
 
 
-def check(saved: RunResult, dev: DeviceInfo, opts: options.RunOptions) -> None:
-    """ResumeError unless ``dev`` and ``opts`` are what the saved run used."""
+#: What identifies a target beyond its size, as the result file names them;
+#: the first group alone makes it identifiable (a model or an NSID is shared
+#: by many drives).
+IDENTIFYING = (("serial", "serial number"), ("wwn", "WWN"), ("eui64", "EUI-64"), ("nguid", "NGUID"),
+               ("inode", "backing file (device:inode)"))
+ALSO_COMPARED = (("nsid", "namespace ID"), ("model", "model"), ("firmware", "firmware"))
+
+
+def identity_problem(old: DeviceInfo, dev: DeviceInfo) -> str:
+    """Why ``dev`` cannot be told to be the saved run's device ``old`` ('' when
+    it is): a recorded identifier that differs, or none recorded beyond the size."""
+    for name, label in IDENTIFYING + ALSO_COMPARED:
+        was, now = getattr(old, name), getattr(dev, name)
+        if name == "inode" and old.kind == "file":
+            label = "file (device:inode)"
+        if (was or (name == "serial" and now)) and was != now:
+            return (f"{dev.path} has {label} {now or 'none'}, the saved run's device had "
+                    f"{was or 'none'}: not the same device")
+    if not any(getattr(old, name) for name, _ in IDENTIFYING):
+        return (f"the saved run records nothing that identifies its device beyond its size "
+                f"(no {', '.join(label for _, label in IDENTIFYING[:-1])} or backing file), so "
+                f"{dev.path} cannot be matched to it")
+    return ""
+
+
+def check(saved: RunResult, dev: DeviceInfo, opts: options.RunOptions, force: bool = False) -> str:
+    """ResumeError unless ``dev`` and ``opts`` are what the saved run used.
+    The device must be the same one, not one of the same path and size
+    (:func:`identity_problem`); with ``force`` an identity that cannot be
+    matched is returned as the one line to say instead of refused."""
     old = saved.device
     if old.kind != dev.kind:
         raise ResumeError(f"the saved run tested a {old.kind} target, {dev.path} is a {dev.kind}")
     if old.size_bytes != dev.size_bytes:
         raise ResumeError(f"{dev.path} has {dev.size_bytes} bytes, the saved run's device had "
                           f"{old.size_bytes}: not the same device")
-    if (old.serial or dev.serial) and old.serial != dev.serial:
-        raise ResumeError(f"{dev.path} has serial {dev.serial or 'none'}, the saved run's device "
-                          f"{old.serial or 'none'}: not the same device")
     # Only the options this run uses: a format-1 file also lists the options
     # of tests it did not run.
     now = opts.to_dict()
@@ -44,6 +71,13 @@ def check(saved: RunResult, dev: DeviceInfo, opts: options.RunOptions) -> None:
         more = f" (and {len(diffs) - 1} more)" if len(diffs) > 1 else ""
         raise ResumeError(f"option {key} was {was!r} in the saved run, now {is_now!r}{more}; "
                           "resume with the same options")
+    problem = identity_problem(old, dev)
+    if problem and not force:
+        raise ResumeError(f"{problem}; refusing to resume (--force resumes on it all the same)")
+    if problem:
+        problem = f"resuming by --force although {problem}"
+        saved.events.append(Event(time=now_iso(), kind="warning", message=problem))
+    return problem
 
 
 def prepare(saved: RunResult) -> List[str]:

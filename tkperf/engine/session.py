@@ -27,7 +27,7 @@ from tkperf.fio.jobs import FioSettings
 from tkperf.model import files, store
 from tkperf.errors import RemoteError
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
-from tkperf.target import guard
+from tkperf.target import device, guard
 from tkperf.target.side import CacheHandle, LocalSide, TargetSide
 from tkperf.untrusted import for_terminal
 
@@ -68,7 +68,9 @@ class Session:
 
     def backend(self) -> FioBackend:
         if self.fio is None:
-            self.fio = LocalFio(fio_settings(self.device, self.opts), self.outdir)
+            local = LocalFio(fio_settings(self.device, self.opts), self.outdir)
+            local.target_check = lambda: device.check_still(self.device)
+            self.fio = local
         return self.fio
 
     def execute(self, confirm: Callable[[DeviceInfo], None]) -> RunResult:
@@ -111,6 +113,8 @@ class Session:
             log.warning("forced past: %s", p)
         if dev.kind == "file":
             self.side.prepare_file(dev)
+            if not dev.inode:  # created just now: what identifies it exists from here on
+                dev = self.device = replace(dev, inode=self.side.resolve(dev.resolved, dev.size_bytes).inode)
             progress.info("%s is a file target: results describe the filesystem and host, not a drive",
                           dev.path)
         if self.saved is not None:

@@ -80,6 +80,9 @@ class LocalFio(FioBackend):
         self.workdir = workdir
         self.fio = programs.require(fio)
         self.version = self.check_version()
+        #: Called before each fio starts: raises if the target's path no
+        #: longer names the device (or file) the run resolved.
+        self.target_check: Optional[Callable[[], None]] = None
 
     def check_version(self) -> str:
         try:
@@ -111,6 +114,8 @@ class LocalFio(FioBackend):
     def _process(self, job_text: str, what: str, flags: Sequence[str], **popen: object) -> Iterator[subprocess.Popen]:
         """fio on a job file of ``text``: logged, tracked, killed with its threads
         if anything goes wrong, job file removed afterwards."""
+        if self.target_check is not None:
+            self.target_check()
         log.info("fio job file for %s:\n%s", what, job_text)
         path = self._write_job_file(job_text)
         try:

@@ -301,6 +301,17 @@ class DeviceInfo:
     rotational: bool = False
     transport: str = ""
     write_cache: str = ""
+    #: What identifies the target beyond path and size (tkperf.target.identity):
+    #: world-wide names, and 'MAJ:MIN:INODE' of a loop device's backing file
+    #: or of a file target; '' when the target has none (or an older file).
+    wwn: str = ""
+    eui64: str = ""
+    nguid: str = ""
+    nsid: str = ""
+    inode: str = ""
+    #: 'MAJ:MIN' of the device node resolved on the target's host, to check
+    #: that what is opened later is that node; not kept in the result file.
+    devnum: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in ("block", "file"):

@@ -83,7 +83,10 @@ def to_element(run: RunResult) -> etree._Element:
          size_bytes=int(d.size_bytes), logical_sector=int(d.logical_sector),
          physical_sector=int(d.physical_sector), vendor=d.vendor, model=d.model,
          serial=d.serial, firmware=d.firmware, rotational=d.rotational,
-         transport=d.transport, write_cache=d.write_cache)
+         transport=d.transport, write_cache=d.write_cache,
+         # what identifies the target beyond path and size: only those it has
+         **{k: v for k, v in (("wwn", d.wwn), ("eui64", d.eui64), ("nguid", d.nguid),
+                              ("nsid", d.nsid), ("inode", d.inode)) if v})
     _namevalues(etree.SubElement(root, "options"), "option", run.options)
     desc = etree.SubElement(root, "description")
     etree.SubElement(desc, "text").text = for_xml(run.description)

@@ -32,7 +32,7 @@ from tkperf.model.results import DeviceInfo
 from tkperf.remote import policy as policies
 from tkperf.remote import wire
 from tkperf.target import device as devices
-from tkperf.target import guard, purge
+from tkperf.target import devpath, guard, purge
 from tkperf.target.side import CacheHandle, LocalSide
 
 LOGGERS = ("tkperf", "tkperf.progress", "tkperf.debug")
@@ -141,21 +141,30 @@ class Agent:
         return dev
 
     def _fresh(self, dev: DeviceInfo) -> DeviceInfo:
-        return self.side.resolve(dev.resolved)
+        now = self.side.resolve(dev.resolved)
+        if now.devnum != dev.devnum:
+            raise self._refuse(f"{dev.resolved} is now device {now.devnum or '?'}, not the {dev.devnum} this "
+                               "session resolved; nothing was written")
+        return now
 
     def resolve(self, path: str) -> Any:
         if self.dev is not None:
             raise self._refuse(f"this session already serves {self.dev.resolved}; one device per session")
         if not path.startswith("/"):
             raise self._refuse(f"{path!r} is not an absolute device path")
+        # The agent resolves the path itself, as the kernel does (a path
+        # through a non-directory is refused), whatever the run did with it.
         try:
-            is_block = stat.S_ISBLK(os.stat(path).st_mode)
-        except OSError:
-            is_block = True  # resolve says what is wrong with it
-        dev = self.side.resolve(path) if is_block else None
-        if dev is None or dev.kind != "block":
+            where = devpath.resolve(path)
+        except TargetError as exc:
+            log.warning("agent refused: %s", exc)  # to the test host's syslog, too
+            raise
+        if where.st is None or not stat.S_ISBLK(where.st.st_mode):
             raise TargetError(f"{path} on {platform.node()} is not a block device; "
                               "a remote target must be one")
+        dev = self.side.resolve(path)
+        if dev.kind != "block" or dev.devnum != where.devnum:
+            raise self._refuse(f"{path} changed while the agent resolved it")
         self.dev = dev
         return wire.to_dict(dev)
 

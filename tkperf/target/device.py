@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Set
 from tkperf import programs
 from tkperf.errors import RefusedError, TargetError
 from tkperf.model.results import DeviceInfo
+from tkperf.target import devpath, identity
 
 SYS_BLOCK = "/sys/class/block"
 MIN_SIZE = 16 * 1024 * 1024
@@ -133,7 +134,7 @@ def _swaps() -> Set[str]:
 
 def lsblk(path: str) -> dict:
     """``lsblk -J`` facts of one device and its partitions (empty dict if lsblk fails)."""
-    cols = "NAME,PATH,SIZE,TYPE,FSTYPE,MOUNTPOINT,MODEL,SERIAL,REV,VENDOR,ROTA,TRAN,LOG-SEC,PHY-SEC"
+    cols = "NAME,PATH,SIZE,TYPE,FSTYPE,MOUNTPOINT,MODEL,SERIAL,REV,VENDOR,ROTA,TRAN,LOG-SEC,PHY-SEC,WWN"
     text = programs.output([programs.require("lsblk"), "-J", "-b", "-o", cols, path])
     try:
         devs = json.loads(text).get("blockdevices", []) if text else []
@@ -201,18 +202,14 @@ def check_safe(info: DeviceInfo, force: bool) -> List[str]:
 
 
 def resolve(path: str, size: Optional[int] = None) -> DeviceInfo:
-    """Facts of the target at ``path`` (a block device, or a regular file with ``size``)."""
+    """Facts of the target at ``path`` (a block device, or a regular file with
+    ``size``), the path resolved by the kernel (:mod:`tkperf.target.devpath`)."""
     if not path:
         raise TargetError("no target device given")
-    resolved = os.path.realpath(path)
-    try:
-        st = os.stat(resolved)
-    except FileNotFoundError:
-        if size is not None and os.path.isdir(os.path.dirname(resolved) or "."):
-            return _file_target(path, resolved, size)
-        raise TargetError(f"{path}: no such device or file") from None
-    except OSError as exc:
-        raise TargetError(f"{path}: {exc.strerror}") from None
+    where = devpath.resolve(path, may_create=size is not None)
+    st = where.st
+    if st is None:  # a file target still to be created
+        return _file_target(path, where.real, size or 0, None)
     if stat.S_ISDIR(st.st_mode):
         raise TargetError(f"{path}: is a directory, not a block device")
     if stat.S_ISCHR(st.st_mode):
@@ -221,20 +218,20 @@ def resolve(path: str, size: Optional[int] = None) -> DeviceInfo:
     if stat.S_ISREG(st.st_mode):
         if size is None:
             raise TargetError(f"{path}: is a regular file; give --size to test a file target")
-        return _file_target(path, resolved, size)
+        return _file_target(path, where.real, size, st)
     if not stat.S_ISBLK(st.st_mode):
         raise TargetError(f"{path}: not a block device")
     if size is not None:
         raise TargetError("--size is only for file targets; a block device is tested whole")
-    return _block_target(path, resolved)
+    return _block_target(path, where.real, where.devnum)
 
 
-def _file_target(path: str, resolved: str, size: int) -> DeviceInfo:
+def _file_target(path: str, resolved: str, size: int, st: Optional[os.stat_result]) -> DeviceInfo:
     if size < MIN_SIZE:
         raise TargetError(f"{path}: --size {size} is below the {MIN_SIZE // 2**20} MiB minimum")
     return DeviceInfo(path=path, resolved=resolved, kind="file", size_bytes=size,
                       logical_sector=512, physical_sector=512, model="file target",
-                      transport="file")
+                      transport="file", inode=identity.inode_of(st) if st is not None else "")
 
 
 def prepare_file_target(info: DeviceInfo) -> None:
@@ -247,8 +244,10 @@ def prepare_file_target(info: DeviceInfo) -> None:
         raise TargetError(f"{info.path}: cannot create the file target: {exc.strerror}") from None
 
 
-def _block_target(path: str, resolved: str) -> DeviceInfo:
-    name = _sys_name(_dev_numbers(resolved))
+def _block_target(path: str, resolved: str, devnum: str) -> DeviceInfo:
+    name = _sys_name(devnum)
+    if not name:
+        raise TargetError(f"{path}: block device {devnum} is not in /sys/dev/block")
     sysdir = os.path.join(SYS_BLOCK, name)
     sectors = _read(os.path.join(sysdir, "size"))
     size = int(sectors) * 512 if sectors.isdigit() else 0
@@ -275,6 +274,7 @@ def _block_target(path: str, resolved: str) -> DeviceInfo:
         backing = _read(os.path.join(sysdir, "loop", "backing_file"))
         model = "loop device" + (f" over {backing}" if backing else "")
     rota = _read(os.path.join(sysdir, "queue", "rotational"))
+    ids = identity.block_ids(name, sysdir, resolved, _str(facts.get("wwn")))
     return DeviceInfo(
         path=path, resolved=resolved, kind="block", size_bytes=size,
         logical_sector=int(_read(os.path.join(sysdir, "queue", "logical_block_size")) or 512),
@@ -284,8 +284,23 @@ def _block_target(path: str, resolved: str) -> DeviceInfo:
         # sysfs queue/write_cache only says whether a volatile cache exists
         # (for NVMe), not whether it is on: the session reads the drive
         # itself (tkperf.target.writecache) and fills this in.
-        write_cache="",
+        write_cache="", devnum=devnum, **ids._asdict(),
     )
+
+
+def check_still(info: DeviceInfo) -> None:
+    """TargetError unless ``info.resolved`` still names the device node (or the
+    file) that was resolved: checked before fio or a purge opens it by path."""
+    if info.kind == "block" and info.devnum:
+        now = devpath.resolve(info.resolved).devnum
+        if now != info.devnum:
+            raise TargetError(f"{info.path}: {info.resolved} is now device {now or '(none)'}, not the "
+                              f"{info.devnum} the run resolved; stopped before writing to it")
+    elif info.kind == "file" and info.inode:
+        st = devpath.resolve(info.resolved).st
+        if st is None or identity.inode_of(st) != info.inode:
+            raise TargetError(f"{info.path}: {info.resolved} is no longer the file the run made or "
+                              "resolved (replaced or linked elsewhere); stopped before writing to it")
 
 
 def open_exclusive(info: DeviceInfo) -> Optional[int]:
@@ -294,7 +309,12 @@ def open_exclusive(info: DeviceInfo) -> Optional[int]:
     if info.kind != "block":
         return None
     try:
-        return os.open(info.resolved, os.O_RDONLY | os.O_EXCL)
+        fd = os.open(info.resolved, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
     except OSError as exc:
         raise RefusedError(f"{info.path}: cannot open exclusively ({exc.strerror}); "
                            "something else is using it") from None
+    if info.devnum and not devpath.same_node(fd, info.devnum):
+        os.close(fd)
+        raise TargetError(f"{info.path}: {info.resolved} is no longer the device {info.devnum} "
+                          "that was resolved; nothing was written")
+    return fd

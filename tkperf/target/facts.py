@@ -36,7 +36,7 @@ from typing import Callable, Dict, List, Tuple, Union
 from tkperf import programs
 from tkperf.errors import TargetError, TkperfError, ToolError
 from tkperf.model.results import DeviceInfo
-from tkperf.target import device, kinds, parsers
+from tkperf.target import device, devpath, identity, kinds, parsers
 from tkperf.target.writecache import WriteCache, transport_kind
 
 SYS_BLOCK = "/sys/class/block"
@@ -91,13 +91,10 @@ def _files(directory: str, names: Tuple[str, ...]) -> Dict[str, object]:
 def _describe(path: str) -> Union[DeviceInfo, str]:
     """A block device's DeviceInfo, or the resolved path of a regular file;
     anything else is a TargetError (exit 4)."""
-    resolved = os.path.realpath(path)
-    try:
-        st = os.stat(resolved)
-    except FileNotFoundError:
-        raise TargetError(f"{path}: no such device or file") from None
-    except OSError as exc:
-        raise TargetError(f"{path}: {exc.strerror}") from None
+    where = devpath.resolve(path)  # the kernel's walk, not the text's
+    resolved, st = where.real, where.st
+    if st is None:  # not reached: without may_create a missing path is a TargetError
+        raise TargetError(f"{path}: no such device or file")
     if stat.S_ISBLK(st.st_mode):
         try:
             return device.resolve(path)
@@ -116,7 +113,8 @@ def _sysfs_device(path: str, resolved: str, st: os.stat_result) -> DeviceInfo:
         raise TargetError(f"{path}: has size 0 (no medium, or a loop device with no file?)")
     transport = "nvme" if name.startswith("nvme") else "loop" if name.startswith("loop") else ""
     return DeviceInfo(path=path, resolved=resolved, kind="block", size_bytes=int(sectors) * 512,
-                      transport=transport)
+                      transport=transport, devnum=f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}",
+                      **identity.block_ids(name, sysdir, resolved)._asdict())
 
 
 def _target(info: DeviceInfo) -> Dict[str, object]:

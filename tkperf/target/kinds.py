@@ -21,7 +21,7 @@ from typing import List, Optional, Tuple
 
 from tkperf import programs
 from tkperf.errors import TargetError, TkperfError
-from tkperf.target import device
+from tkperf.target import device, devpath
 
 SYS = "/sys"
 #: Every kind :func:`classify` gives, as docs/description.rst lists them.
@@ -101,17 +101,10 @@ def classify(path: str) -> TargetKind:
     file target still to be created (as :func:`tkperf.target.device.resolve`
     takes it); a directory, a character device or a missing directory is a
     :class:`~tkperf.errors.TargetError`."""
-    if not path:
-        raise TargetError("no target given")
-    resolved = os.path.realpath(path)
-    try:
-        st = os.stat(resolved)
-    except FileNotFoundError:
-        if not os.path.isdir(os.path.dirname(resolved) or "."):
-            raise TargetError(f"{path}: no such device or file") from None
+    where = devpath.resolve(path, may_create=True)  # the kernel's walk, not the text's
+    resolved, st = where.real, where.st
+    if st is None:
         return _given_as(_file(resolved, None), path, resolved)
-    except OSError as exc:
-        raise TargetError(f"{path}: {exc.strerror}") from None
     if stat.S_ISREG(st.st_mode):
         return _given_as(_file(resolved, st), path, resolved)
     if stat.S_ISDIR(st.st_mode):
@@ -135,7 +128,7 @@ def _given_as(kind: TargetKind, path: str, resolved: str) -> TargetKind:
     """Record how the user named the target: a /dev/disk/by-id link (or any
     other symlink) is kept next to the node it leads to."""
     detail = kind.detail
-    if os.path.abspath(path) != resolved:
+    if resolved not in (path, os.path.join(os.getcwd(), path)):
         detail += f"; given as {path} -> {resolved}"
     return replace(kind, path=path, resolved=resolved, detail=detail)
 

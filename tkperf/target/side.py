@@ -148,6 +148,7 @@ class LocalSide(TargetSide):
         return _LocalCache(cache)
 
     def purge(self, method: str, dev: DeviceInfo) -> PurgeRecord:
+        device.check_still(dev)  # the path still names the node resolved
         return purge.purge(method, dev)
 
     def health(self, dev: DeviceInfo, when: str) -> Optional[HealthSnapshot]:
