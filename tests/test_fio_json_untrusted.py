@@ -117,6 +117,59 @@ def test_a_hostile_fio_report_is_a_fio_failure_and_the_run_resumes(mode, words, 
                             for r in t.rounds for w in r.workloads)
 
 
+#: A fio that passes a ``--status-interval`` stream through as it comes,
+#: each report whole, with the write latency of the third and later ones
+#: made negative (the earlier ones are cut into intervals as usual).
+STREAMER = r'''#!/usr/bin/env python3
+import json, os, subprocess, sys
+REAL = {real!r}
+args = sys.argv[1:]
+if not any(a.startswith("--status-interval") for a in args):
+    os.execv(REAL, [REAL] + args)
+proc = subprocess.Popen([REAL] + args, stdout=subprocess.PIPE, text=True)
+buf, n = "", 0
+for line in proc.stdout:
+    buf += line
+    if line.rstrip("\n") != "}}":
+        continue
+    start = buf.find("{{")
+    report = json.loads(buf[start:])
+    n += 1
+    if n >= 3:
+        for job in report["jobs"]:
+            job["write"]["lat_ns"]["mean"] = -1.5
+    sys.stdout.write(buf[:start] + json.dumps(report, indent=1) + "\n")
+    sys.stdout.flush()
+    buf = ""
+sys.stdout.write(buf)
+sys.exit(proc.wait())
+'''
+
+
+@needs_fio
+def test_a_hostile_status_report_stops_a_stream(loopdev, tmp_path, monkeypatch, capsys):
+    bindir = tmp_path / "streambin"
+    bindir.mkdir()
+    (bindir / "fio").write_text(STREAMER.format(real=REAL_FIO))
+    (bindir / "fio").chmod(0o755)
+    path = os.environ["PATH"]
+    monkeypatch.setenv("PATH", str(bindir) + os.pathsep + path)
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", loopdev, "--tests", "wsat", "--quick", "--yes", "-q", "--no-report",
+               "--outdir", str(out), "--name", "s"])
+    err = capsys.readouterr().err
+    assert rc == EXIT_FIO, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("tkperf: error")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "fio's JSON is inconsistent in workload " in lines[0]
+    assert "write.lat_ns.mean is negative (-1.5)" in lines[0]
+    saved = store.load(str(out / "s.xml"))
+    assert saved.status == "failed"
+    monkeypatch.setenv("PATH", path)
+    assert main(["resume", str(out / "s.xml"), "--yes", "--no-report", "-q"]) == 0
+    assert store.load(str(out / "s.xml")).status == "complete"
+
+
 # --- unit tests on recorded reports -----------------------------------------
 
 def recorded(name):
