@@ -25,6 +25,7 @@ from tkperf.fio.intervals import IntervalCutter
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
 from tkperf.model import store
 from tkperf.remote.fio import client_jobs
+from test_remote import QUICK as REMOTE_QUICK, loops, remote_options, servers  # noqa: F401 - fixtures
 
 REAL_FIO = shutil.which("fio")
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
@@ -43,7 +44,10 @@ proc = subprocess.run([REAL] + args, stdout=subprocess.PIPE, text=True)
 out = proc.stdout
 start = out.find("{{")
 report, end = json.JSONDecoder().raw_decode(out, start)
-jobs = report["jobs"]
+if "jobs" in report:
+    jobs = report["jobs"]
+else:  # fio --client: the entries of client_stats, less the sum of all clients
+    jobs = [e for e in report["client_stats"] if e.get("jobname") != "All clients"]
 w = jobs[0]["write"]
 if MODE == "nan":
     w["iops"] = "@NAN@"
@@ -168,6 +172,30 @@ def test_a_hostile_status_report_stops_a_stream(loopdev, tmp_path, monkeypatch, 
     monkeypatch.setenv("PATH", path)
     assert main(["resume", str(out / "s.xml"), "--yes", "--no-report", "-q"]) == 0
     assert store.load(str(out / "s.xml")).status == "complete"
+
+
+@needs_fio
+def test_a_hostile_fio_client_report_fails_a_remote_run(ssh_lab, servers, loops, tmp_path, monkeypatch,  # noqa: F811
+                                                        capsys):
+    """A remote target: the fio client (here, on PATH) prints a NaN in its
+    client_stats; the run on the test host fails the same way, and resumes."""
+    (dev,) = loops(1)
+    port = servers[0].port
+    path = os.environ["PATH"]
+    monkeypatch.setenv("PATH", corrupting_fio(tmp_path, "nan") + os.pathsep + path)
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", f"127.0.0.2:{dev}", *REMOTE_QUICK, "--max-rounds", "1", "--no-report", "-q",
+               "--name", "r", "--outdir", str(out), *remote_options(ssh_lab, port)])
+    err = capsys.readouterr().err
+    assert rc == EXIT_FIO, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("tkperf: error")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert f"workload {JOB} of lat round 1: write.iops is not a finite number (NaN)" in lines[0]
+    assert store.load(str(out / "r.xml")).tests[0].rounds == []
+    monkeypatch.setenv("PATH", path)
+    assert main(["resume", str(out / "r.xml"), "--yes", "--no-report", "-q",
+                 *remote_options(ssh_lab, port)[:4]]) == 0
+    assert store.load(str(out / "r.xml")).status == "complete"
 
 
 # --- unit tests on recorded reports -----------------------------------------
