@@ -124,8 +124,8 @@ def test_quick_run_records_the_warning_as_parsed(loopdev, tmp_path, monkeypatch,
     must still hold one warning (and says the host was shared, as told)."""
     parsed = []
 
-    def spy(report, specs):
-        found = parse_jobs(report, specs)
+    def spy(report, specs, *what):
+        found = parse_jobs(report, specs, *what)
         parsed.append(found)
         return found
 

@@ -149,12 +149,14 @@ def test_unknown_and_missing_jobs_in_words():
 
 
 def test_a_job_without_cpu_figures_used_none():
-    # hand-written: fio always writes usr_cpu and sys_cpu; a missing or null one counts as 0
-    job = {"jobname": "x"}  # nor read, write or error
+    # the recording less its CPU figures: fio always writes usr_cpu and sys_cpu;
+    # a missing or null one counts as 0
+    job = json.loads(text("fio-3.33-write.json"))["jobs"][0]
+    del job["usr_cpu"], job["sys_cpu"]
     for cpu in ({}, {"usr_cpu": 2.0}, {"sys_cpu": 3.0}, {"usr_cpu": None, "sys_cpu": None}):
-        (w,) = parse_jobs({"jobs": [{**job, **cpu}]}, {"x": spec("write", 4096)})
+        (w,) = parse_jobs({"jobs": [{**job, **cpu}]}, {"seqwrite-128k": spec("write", 131072)})
         assert w.cpu_pct == float(cpu.get("usr_cpu") or 0.0) + float(cpu.get("sys_cpu") or 0.0)
-        assert w.read == w.write == IoStats() and w.error == 0 and w.runtime_ms == 0
+        assert w.read == IoStats() and w.write.ios == job["write"]["total_ios"] and w.error == 0
 
 
 def test_a_job_without_a_name_is_not_one_tkperf_started():

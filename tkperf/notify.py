@@ -6,10 +6,20 @@ Everything is checked before the run starts (:func:`check_summary_path`,
 document atomically, :func:`build_message` (a pure function) makes the mail
 and :func:`send` sends it.  Standard library only; a password never comes
 from the command line, only from ``TKPERF_SMTP_PASSWORD`` or a file.
+
+Header values never carry a control character: the options that become
+headers (``--mail``, ``--mail-from``) or SMTP commands (``--smtp``,
+``--smtp-user``) are refused with one if they hold one (exit 2, before the
+run); the subject's untrusted parts (the tested host's name as a result
+file records it, an error's text) have theirs replaced by U+FFFD
+(:func:`header_text`); and the message is built with the email package's
+SMTP policy, which itself refuses a line break in a header value.
 """
 from __future__ import annotations
 
+import email.policy
 import os
+import re
 import smtplib
 import socket
 import ssl
@@ -73,6 +83,30 @@ class MailSettings:
     sender: str = ""
 
 
+#: What no header value (nor a name that becomes a path) may hold: C0 and C1
+#: controls, DEL, and the line and paragraph separators that Python's
+#: ``str.splitlines`` (and so the email package) breaks lines at.
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: The email package's SMTP policy (CRLF line ends; a line break in a header
+#: value is a ValueError), and a defect in what it parses an error.
+POLICY = email.policy.SMTP.clone(raise_on_defect=True)
+
+
+def check_header_option(option: str, value: str) -> str:
+    """``value`` of ``option``, or a UsageError when it holds a control character."""
+    m = CONTROL.search(value)
+    if m:
+        raise UsageError(f"{option} {value!r}: holds a control character (U+{ord(m.group()):04X}); "
+                         "a mail header cannot")
+    return value
+
+
+def header_text(text: str) -> str:
+    """Untrusted ``text`` fit for a header value: each control character
+    (:data:`CONTROL`) replaced by U+FFFD."""
+    return CONTROL.sub("\ufffd", text)
+
+
 def parse_smtp(text: str) -> Tuple[str, int]:
     """``HOST[:PORT]`` (``[v6addr]:PORT`` for IPv6) -> (host, port)."""
     host, port = text, str(DEFAULT_SMTP_PORT)
@@ -114,8 +148,11 @@ def mail_settings(recipients: Sequence[str], smtp: Optional[str], starttls: bool
     if not smtp:
         raise UsageError("--mail needs --smtp HOST[:PORT]")
     for addr in recipients:
+        check_header_option("--mail", addr)
         if "@" not in addr or any(c.isspace() for c in addr):
             raise UsageError(f"--mail {addr!r}: not a mail address")
+    for option, value in (("--mail-from", sender), ("--smtp", smtp), ("--smtp-user", user)):
+        check_header_option(option, value or "")
     host, port = parse_smtp(smtp)
     if password_file and not user:
         raise UsageError("--smtp-password-file needs --smtp-user")
@@ -177,10 +214,10 @@ def build_message(settings: MailSettings, *, name: str, host: str, run: Optional
     """The end-of-run mail; a pure function of its arguments.  ``pdf`` is
     (file name, bytes) of the report to attach, ``log_tail`` the log's last
     lines (shown when the run did not complete)."""
-    msg = EmailMessage()
-    msg["Subject"] = subject(name, host, run, error)
-    msg["From"] = settings.sender
-    msg["To"] = ", ".join(settings.recipients)
+    msg = EmailMessage(policy=POLICY)
+    msg["Subject"] = header_text(subject(name, host, run, error))
+    msg["From"] = check_header_option("--mail-from", settings.sender)
+    msg["To"] = check_header_option("--mail", ", ".join(settings.recipients))
     msg.set_content(body(summary_lines, paths, error, log_tail, str(paths.get("log") or "")))
     if pdf is not None:
         msg.add_attachment(pdf[1], maintype="application", subtype="pdf", filename=pdf[0])

@@ -99,6 +99,12 @@ def cmd_resume(args: argparse.Namespace) -> int:
     saved = store.load(args.result)
     if saved.status == "complete":
         return _complete(saved, args.result)
+    bad = notify.CONTROL.search(saved.name)
+    if bad or not saved.name:  # it names the files and folders the resumed run writes
+        shown = repr(args.result) if notify.CONTROL.search(args.result) else args.result  # one line
+        raise ResumeError(f"{shown}: its run name {saved.name!r} holds a control character "
+                          f"(U+{ord(bad.group()):04X}); tkperf never names a file so" if bad else
+                          f"{shown}: the run has no name; tkperf cannot resume it")
     if os.path.basename(args.result) != f"{saved.name}.xml":
         raise ResumeError(f"{args.result}: resume needs the file under its run name {saved.name}.xml")
     try:
@@ -187,12 +193,12 @@ def _send_mail(mail: notify.MailSettings, session: Session, paths: dict,
     run = session.run
     if run is None:  # stopped before the run began: no result, and the log may be an older run's
         paths = notify.paths_dict("", "", [])
-    msg = notify.build_message(
-        mail, name=session.name, host=notify.host_name(run), run=run,
-        summary_lines=summary.lines(run) if run is not None else [], paths=paths, error=error,
-        log_tail=notify.tail(session.log_path) if error is not None and run is not None else [],
-        pdf=notify.read_pdf(paths["reports"]) if error is None else None)
-    try:
+    try:  # building the message too: nothing about the mail changes the run's exit code
+        msg = notify.build_message(
+            mail, name=session.name, host=notify.host_name(run), run=run,
+            summary_lines=summary.lines(run) if run is not None else [], paths=paths, error=error,
+            log_tail=notify.tail(session.log_path) if error is not None and run is not None else [],
+            pdf=notify.read_pdf(paths["reports"]) if error is None else None)
         notify.send(msg, mail)
     except Exception as exc:  # noqa: BLE001 - a mail failure never changes the run's outcome
         line = notify.describe_failure(exc, mail)

@@ -26,6 +26,7 @@ from tkperf.fio.jobs import FioJob, FioSettings, job_file, parse_version
 from tkperf.fio import live
 from tkperf.fio.keep import OutputKeeper
 from tkperf.fio.live import LiveMeter
+from tkperf.fio.checks import check_stream_report
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
 from tkperf.model.results import Workload
 
@@ -174,7 +175,7 @@ class LocalFio(FioBackend):
             raise FioError(f"fio failed in {what} (exit {proc.returncode}): {self.failure_line(err, out)}",
                            stderr=err)
         report = self.jobs_report(first_json_object(out))
-        workloads = parse_jobs(report, {j.name: j.spec() for j in jobs})
+        workloads = parse_jobs(report, {j.name: j.spec() for j in jobs}, what)
         for w in workloads:
             if w.error:
                 raise FioError(f"fio reported I/O error {w.error} ({os.strerror(w.error)}) in "
@@ -223,7 +224,7 @@ class LocalFio(FioBackend):
                     for obj, end in json_objects(buf, pos):
                         pos = end
                         live.publish(meter.feed(obj))
-                        if not stopped and isinstance(obj, dict) and on_report(obj):
+                        if not stopped and isinstance(obj, dict) and on_report(check_stream_report(obj, what)):
                             stopped = True
                             programs.kill(proc, signal.SIGTERM)
                 if not stopped and (now - last > silent_limit or now - start > timeout):

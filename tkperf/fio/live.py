@@ -11,6 +11,7 @@ fio for no status reports at all.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Tuple
@@ -113,7 +114,12 @@ class LiveMeter:
         now: Dict[str, _Totals] = {}
         for job in report["jobs"]:
             if isinstance(job, dict) and isinstance(job.get("jobname"), str):
-                t = _totals(job)
+                try:  # untrusted: what does not read as figures is not shown (the round's checks refuse it)
+                    t = _totals(job)
+                except (TypeError, ValueError, AttributeError):
+                    continue
+                if not all(math.isfinite(x) for x in t):
+                    continue
                 was = now.get(job["jobname"])  # clones of a job without group_reporting: summed
                 now[job["jobname"]] = t if was is None else (max(was[0], t[0]), was[1] + t[1],
                                                              was[2] + t[2], was[3] + t[3])

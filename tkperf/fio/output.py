@@ -5,6 +5,7 @@ import json
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf.errors import FioError
+from tkperf.fio.checks import check_report, decoder
 from tkperf.model import histogram
 from tkperf.model.results import PERCENTILES, IoStats, Workload
 
@@ -15,7 +16,7 @@ def first_json_object(text: str) -> dict:
     if start < 0:
         raise FioError("fio printed no JSON", stderr=text[-2000:])
     try:
-        obj, _ = json.JSONDecoder().raw_decode(text, start)
+        obj, _ = decoder().raw_decode(text, start)
     except json.JSONDecodeError as exc:
         raise FioError(f"fio printed invalid JSON ({exc.msg} at char {exc.pos})", stderr=text[-2000:]) from exc
     if not isinstance(obj, dict) or not (isinstance(obj.get("jobs"), list)
@@ -26,7 +27,7 @@ def first_json_object(text: str) -> dict:
 
 def json_objects(text: str, pos: int = 0) -> Iterator[Tuple[dict, int]]:
     """Consecutive JSON reports (``--status-interval``) from ``text``; yields (obj, end)."""
-    dec = json.JSONDecoder()
+    dec = decoder()
     while True:
         start = text.find("{", pos)
         if start < 0:
@@ -198,19 +199,35 @@ def cumulative_write(job: dict) -> Dict[str, float]:
                 lat_sum=float(_latency(wr, "lat").get("mean", 0.0)) * ios / 1000.0)
 
 
-def parse_jobs(report: dict, specs: Dict[str, dict]) -> List[Workload]:
+def _errored(job: dict) -> dict:
+    """A job fio ended with an error, its figures as fio printed them if
+    they read as figures, else none (the error is what counts)."""
+    try:
+        for d in ("read", "write"):
+            iostats(job.get(d, {}))
+        _runtime_ms(job), _cpu_pct(job)
+    except (TypeError, ValueError, AttributeError, OverflowError):
+        return {"jobname": job["jobname"], "error": job["error"]}
+    return job
+
+
+def parse_jobs(report: dict, specs: Dict[str, dict], what: str = "") -> List[Workload]:
     """Workloads from one fio report, in job-file order.
 
     ``specs`` maps job name -> dict(rw, bs, rwmixread, numjobs, iodepth) as
-    tkperf asked for them; a job fio reports but tkperf did not ask for is an
-    error, and so is one it asked for that is missing.
+    tkperf asked for them.  The report is checked first
+    (:func:`tkperf.fio.checks.check_report`): a job fio reports but tkperf
+    did not ask for is an error, and so is one it asked for that is missing,
+    or any figure that is not finite, negative or at odds with the others
+    (``what`` names the round in the message).
     """
+    check_report(report, specs, what)
     merged: Dict[str, Workload] = {}
     for job in report.get("jobs", []):
-        name = job.get("jobname", "")
-        if name not in specs:
-            raise FioError(f"fio reported a job tkperf did not start: {name!r}")
+        name = job["jobname"]
         spec = specs[name]
+        if job.get("error"):  # fio ended it with an error (the caller says which): its
+            job = _errored(job)  # figures were not checked, and are kept only if they read
         w = Workload(
             name=name, rw=spec["rw"], bs=spec["bs"], rwmixread=spec["rwmixread"],
             numjobs=spec["numjobs"], iodepth=spec["iodepth"], runtime_ms=_runtime_ms(job),
@@ -223,7 +240,4 @@ def parse_jobs(report: dict, specs: Dict[str, dict]) -> List[Workload]:
                          max(old.runtime_ms, w.runtime_ms), _merge(old.read, w.read),
                          _merge(old.write, w.write), old.error or w.error, max(old.cpu_pct, w.cpu_pct))
         merged[name] = w
-    missing = [n for n in specs if n not in merged]
-    if missing:
-        raise FioError(f"fio's report lacks workload {missing[0]}")
     return [merged[n] for n in specs]

@@ -25,8 +25,8 @@ and ``iodepth`` holding the user's values though fio ran it at 1/1, and a
 other major versions are refused.
 
 Parsing is as careful as for tkperf's own files: a DOCTYPE is refused
-(by :func:`tkperf.model.xml_read.check_head`, before this module sees the
-file), entities are never expanded, nothing is fetched; JSON that does
+wherever it stands and in any encoding (the parser reports it:
+:func:`tkperf.model.fileformat.refuse_doctype`), entities are never expanded, nothing is fetched; JSON that does
 not parse, nests absurdly, holds NaN or Infinity, or has the wrong shape
 is refused with one line naming the element.
 """
@@ -40,7 +40,7 @@ from typing import Dict, List, Optional
 from lxml import etree
 
 from tkperf.errors import ResultFileError
-from tkperf.model.fileformat import MAX_FILE_BYTES
+from tkperf.model.fileformat import MAX_FILE_BYTES, refuse_doctype, refuse_doctype_tree, safe_parser
 from tkperf.untrusted import replace_controls
 
 #: Elements of the root that describe the run (not tests).  ``featmat`` is
@@ -97,11 +97,6 @@ def detect(data: bytes) -> bool:
     if m.group(1) == b"tkperf" and re.match(rb"<tkperf[^>]*\sformat\s*=", data[m.start():m.start() + 4096]):
         return False  # tkperf's own (a TKperf run named "tkperf" has no format attribute)
     return any(marker in data for marker in MARKERS)
-
-
-def _safe_parser() -> etree.XMLParser:
-    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, dtd_validation=False,
-                           huge_tree=True, remove_comments=True, remove_pis=True)
 
 
 def _no_constant(name: str) -> None:
@@ -189,13 +184,12 @@ def parse(data: bytes, source: str = "<data>") -> OldFile:
     """Parse an original TKperf file: XML, every element's JSON, version and mode."""
     if len(data) > MAX_FILE_BYTES:
         raise ResultFileError(f"{source}: {len(data)} bytes, larger than the {MAX_FILE_BYTES} byte limit")
-    m = _ROOT_RE.search(data)
-    if m is not None and b"<!DOCTYPE" in data[: m.start()]:
-        raise ResultFileError(f"{source}: has a DOCTYPE; tkperf result files never do, refusing it")
+    refuse_doctype(data, source)
     try:
-        root = etree.fromstring(data, _safe_parser())
+        root = etree.fromstring(data, safe_parser(remove_blank_text=False, remove_comments=True, remove_pis=True))
     except etree.XMLSyntaxError as exc:
         raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?): {exc.msg or exc}") from None
+    refuse_doctype_tree(root, source)
     if root.tag == "tkperf" and root.get("format") is not None:
         raise ResultFileError(f"{source}: a tkperf result file, not one of the original TKperf")
     run: Dict[str, object] = {}

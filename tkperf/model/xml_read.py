@@ -2,7 +2,6 @@
 turns it into the result model, then the series rows after its end tag."""
 from __future__ import annotations
 
-import io
 import json
 import re
 from typing import Callable, Dict, List, Optional, Tuple
@@ -12,7 +11,7 @@ from lxml import etree
 from tkperf.model.steadystate import SteadyState
 from tkperf.errors import ResultFileError
 from tkperf.model import histogram
-from tkperf.model.fileformat import FORMAT_VERSION
+from tkperf.model.fileformat import FORMAT_VERSION, refuse_doctype, refuse_doctype_tree, safe_iterparse
 from tkperf.model.results import (
     DeviceInfo,
     Event,
@@ -203,15 +202,13 @@ def check_head(data: bytes, source: str) -> int:
     DOCTYPE, another kind of XML, a format version this tkperf cannot read."""
     if not data.strip():
         raise ResultFileError(f"{source}: empty file, not a tkperf result")
-    root_start = re.search(rb"<[A-Za-z_]", data)
-    if b"<!DOCTYPE" in data[: root_start.start() if root_start else len(data)]:
-        raise ResultFileError(f"{source}: has a DOCTYPE; tkperf result files never do, refusing it")
+    refuse_doctype(data, source)  # wherever it stands, in any encoding
     try:
-        _, root = next(etree.iterparse(io.BytesIO(data), events=("start",), resolve_entities=False,
-                                       no_network=True, load_dtd=False, huge_tree=True))
+        _, root = next(safe_iterparse(data, ("start",), huge_tree=False))
     except (etree.XMLSyntaxError, StopIteration) as exc:
         msg = getattr(exc, "msg", "") or "no element"
         raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?): {msg}") from None
+    refuse_doctype_tree(root, source)
     if root.tag != "tkperf":
         raise ResultFileError(f"{source}: XML of another kind (root <{root.tag}>), not a tkperf result")
     try:
@@ -248,10 +245,12 @@ def parse_document(head: bytes, source: str, sch: etree.XMLSchema, type_attr: st
     # events; a value that does not convert is kept until then, so the
     # schema's more precise message wins.
     bad_value: Optional[Exception] = None
+    checked = False
     try:
-        for _event, el in etree.iterparse(io.BytesIO(head), events=("end",), schema=sch,
-                                         resolve_entities=False, no_network=True, load_dtd=False,
-                                         huge_tree=True, remove_blank_text=True):
+        for _event, el in safe_iterparse(head, ("end",), schema=sch, remove_blank_text=True):
+            if not checked:  # the first element's end: the prologue has been read
+                refuse_doctype_tree(el, source)
+                checked = True
             try:
                 if el.tag == "round":
                     if bad_value is None:

@@ -31,6 +31,7 @@ from tkperf.errors import FioError, RemoteError
 from tkperf.fio.backend import LocalFio, _last_line
 from tkperf.fio.intervals import REPORT_AT
 from tkperf.fio.jobs import FioJob, FioSettings, job_file
+from tkperf.fio.checks import check_job
 from tkperf.fio.output import first_json_object
 from tkperf.model.results import Workload
 from tkperf.remote import FIO_PORT, fio_host
@@ -189,6 +190,7 @@ class RemoteFio(LocalFio):
         for entry in report["jobs"]:
             if entry.get("jobname") != job.name:
                 continue
+            check_job(entry, what)  # the same checks as the local fio's reports
             ms = float(entry.get("job_runtime") or 0.0)
             if on_report({"jobs": [entry], REPORT_AT: t0 + ms / 1000.0}):
                 break
