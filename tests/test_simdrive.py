@@ -243,3 +243,23 @@ def test_data_comes_back_and_trim_zero_free_pages(simdrive):
     subprocess.run(["blkdiscard", drive.path], check=True)
     s = drive.stats()
     assert s["fresh"] is True and s["purges"] == 1 and s["free_blocks"] == s["physical_blocks"]
+
+
+# -- tkperf sees it as what it is ---------------------------------------------------
+def test_info_shows_an_emulated_ssd_with_its_model(simdrive):
+    drive = simdrive(capacity="32M", name="t-info")
+    out = tkperf("info", drive.path, "--json")
+    assert out.returncode == 0, out.stderr
+    import json
+    facts = json.loads(out.stdout)
+    assert facts["target"]["transport"] == "emulated SSD"
+    assert facts["target"]["target_kind"]["detail"].startswith("emulated SSD t-info")
+    assert facts["simdrive"]["params"]["units"]["value"] == PARAMS["units"][0]
+    assert facts["simdrive"]["fresh"] is True
+    text = tkperf("info", drive.path).stdout
+    assert "block (emulated SSD)" in text and "page-mapped FTL" in text
+
+
+def test_a_plain_loop_device_is_not_an_emulated_ssd(loopdev):
+    from tkperf.target import device
+    assert device.resolve(loopdev).transport == "loop"

@@ -37,6 +37,7 @@ from tkperf.simdrive.model import Drive
 
 LATE_S = 0.001   #: a reply later than this is counted in ``late_replies``
 EARLY_S = 20e-6  #: a reply this close to its due time goes out with the others
+RT_PRIORITY = 10  #: SCHED_FIFO priority of the server (the kernel's RT throttling still applies)
 DRAIN = 64       #: requests read in one go before replies are looked at again
 
 
@@ -241,6 +242,10 @@ class Server:
 def main(argv: List[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # replies on time on a busy host: the server sleeps in select() most of the time
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
+    except (OSError, AttributeError):
+        pass  # not permitted here: replies may come late under load (late_replies counts them)
     server = Server(argv[0])
     server.run()
     return 0
