@@ -1,7 +1,7 @@
 """Bring an emulated SSD up, ask it for its counters, take it down.
 
 Each drive has a root-only runtime directory ``/run/tkperf-simdrive/NAME``
-holding ``params.json``, ``pid``, ``device``, ``server.log``, the data file,
+holding ``params.json``, ``pid``, ``device``, ``server.log``,
 the control socket and the FUSE mount point ``mnt``.  Nothing there is
 followed as a link: the base directory must be a real directory owned by
 root and closed to others, files are opened with ``O_NOFOLLOW``.
@@ -222,7 +222,7 @@ def down(rundir: str) -> None:
                 break
     mnt = os.path.join(rundir, "mnt")
     fuse_proto.unmount(mnt)
-    for name in ("data", "params.json", "pid", "device", "server.log", "control"):
+    for name in ("params.json", "pid", "device", "server.log", "control"):
         try:
             os.unlink(os.path.join(rundir, name))
         except FileNotFoundError:

@@ -136,6 +136,9 @@ class Drive:
         and the background GC that fits into it; the clock's time."""
         if t < self.now:
             t = self.now
+        elif t < self._next_sample and t <= self.busy_until:  # the common case: busy, same second
+            self.now = t
+            return t
         c = self.c
         while self._next_sample <= t:
             self.history.append((self._next_sample, c["host_write_bytes"], c["host_write_ios"]))
