@@ -346,3 +346,13 @@ def test_longer_idle_recovers_more_and_the_duty_cycle_slows_it():
             recovered[duty, idle] = len(d.free) - before
     assert recovered[20, 0.2] < recovered[20, 0.6] < recovered[20, 1.2]
     assert recovered[20, 0.6] < recovered[100, 0.6]
+
+
+@pytest.mark.parametrize("sub", ["up", "down", "stats", "list"])
+def test_help_of_every_subcommand(sub, capsys):
+    from tkperf.cli import main
+    assert main(["simdrive", sub, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: tkperf simdrive {sub}")
+    if sub == "up":
+        assert "--bg-duty-pct" in out and "(default 100 %)" in out

@@ -85,7 +85,8 @@ def register(sub) -> None:
         if name == "op_pct":
             continue
         up.add_argument(_param_option(name), dest=name, type=int if name in INT_PARAMS else float,
-                        metavar=unit.upper() if unit.isalpha() else "N", help=f"{what} (default {default:g} {unit})")
+                        metavar=unit.upper() if unit.isalpha() else "N",
+                        help=f"{what} (default {default:g} {unit})".replace("%", "%%"))  # argparse formats help
     up.set_defaults(func=cmd_up)
     down = cmds.add_parser("down", help="remove one: loop device, mount and server", allow_abbrev=False)
     down.add_argument("device", help="its block device (or its name)")
