@@ -206,6 +206,8 @@ def test_down_after_the_server_was_killed(simdrive):
     (["up", "--capacity", "64m", "--op", "0.5"], 2, "spare blocks"),
     (["up", "--capacity", "64m", "--units", "0"], 2, "units must be positive"),
     (["up", "--capacity", "64m", "--name", "../x"], 2, "--name"),
+    (["up", "--capacity", "64m", "--bg-duty-pct", "150"], 2, "bg_duty_pct must be at most 100"),
+    (["up", "--capacity", "64m", "--program-us", "inf"], 2, "must be a finite number"),
     (["down", "/dev/null"], 4, "is not an emulated SSD"),
     (["stats", "nosuchdrive", "--json"], 4, "is not an emulated SSD"),
 ])

@@ -30,6 +30,7 @@ curves):
 from __future__ import annotations
 
 import heapq
+import math
 from array import array
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -62,6 +63,8 @@ def check_params(capacity: int, params: Dict[str, float]) -> Dict[str, Any]:
             if value != int(value):
                 raise ValueError(f"{name} must be a whole number, not {value}")
             value = int(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, not {value}")
         if not value >= 0 or (value == 0 and name not in ("cmd_us", "bg_delay_ms", "read_us",
                                                           "program_us", "copy_us", "erase_us", "op_pct")):
             raise ValueError(f"{name} must be {'positive' if value == 0 else 'at least 0'}, not {value}")
@@ -71,6 +74,8 @@ def check_params(capacity: int, params: Dict[str, float]) -> Dict[str, Any]:
         raise ValueError(f"unknown model parameter {sorted(unknown)[0]}")
     if out["op_pct"] > 400:
         raise ValueError(f"op_pct must be at most 400, not {out['op_pct']}")
+    if out["bg_duty_pct"] > 100:
+        raise ValueError(f"bg_duty_pct must be at most 100, not {out['bg_duty_pct']}")
     page = out["page_kib"] * 1024
     if page & (page - 1) or page < 4096 or page > 65536:
         raise ValueError(f"page_kib must be a power of two from 4 to 64, not {out['page_kib']}")
