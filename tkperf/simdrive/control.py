@@ -78,8 +78,12 @@ def drives() -> List[str]:
     base = _base(create=False)
     if not os.path.isdir(base):
         return []
+    try:
+        names = sorted(os.listdir(base))
+    except PermissionError:
+        raise ToolError(f"{base} is root's: emulated SSDs need root") from None
     out = []
-    for name in sorted(os.listdir(base)):
+    for name in names:
         path = os.path.join(base, name)
         if NAME.match(name) and stat.S_ISDIR(os.lstat(path).st_mode):
             out.append(path)
