@@ -14,9 +14,10 @@ it completes, mapped back.  Replies wait in a heap, so the drive's parallel
 units overlap as the model says.  Work-conserving: when the server itself
 sends replies late (other load on the machine), the host answers them
 late too; so a request that arrives while the server runs late is dated
-back by the lateness of the last reply sent.  The server's delay is then
-neither idle time nor work for the drive, and the wall clock catches up
-with the model's as soon as the server does.
+back by the lateness of the last reply sent (one arriving more than
+``LAG_WINDOW_S`` after that reply is not: the host was idle).  The
+server's delay is then neither idle time nor work for the drive, and the
+wall clock catches up with the model's as soon as the server does.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from tkperf.simdrive import fuse_proto as fp
 from tkperf.simdrive.model import Drive
 
 LATE_S = 0.001   #: a reply later than this is counted in ``late_replies``
+LAG_WINDOW_S = 0.01  #: a request this soon after a late reply answers it: dated back (later: host idle)
 EARLY_S = 20e-6  #: a reply this close to its due time goes out with the others
 RT_PRIORITY = 10  #: SCHED_FIFO priority of the server (the kernel's RT throttling still applies)
 DRAIN = 64       #: requests read in one go before replies are looked at again
@@ -59,6 +61,7 @@ class Server:
         self.pending: List[Tuple[float, int, bytes, Any]] = []  # (model end, seq, header, body)
         self.seq = 0
         self.lag = 0.0  #: how late the last reply went out (s): arrivals are dated back by it
+        self.replied = 0.0  #: when the last reply went out (wall)
         self.late_replies = 0
         self.max_late = 0.0
         self.pending_max = 0  #: the most replies owed at once (the queue depth the drive saw)
@@ -113,6 +116,7 @@ class Server:
             end, _, head, body = heapq.heappop(pending)
             late = now - (end + self.offset)
             self.lag = late if late > 0 else 0.0
+            self.replied = now
             if late > LATE_S:
                 self.late_replies += 1
                 if late > self.max_late:
@@ -138,6 +142,7 @@ class Server:
         late = time.monotonic() - (end + self.offset)
         if late >= -EARLY_S and not self.pending:
             self.lag = late if late > 0 else 0.0
+            self.replied = time.monotonic()
             self._write(head, body)
             return
         self.seq += 1
@@ -148,7 +153,7 @@ class Server:
     # -- requests --------------------------------------------------------------
     def _request(self, req: memoryview, wall: float) -> None:
         op, unique, node = fp.HEAD.unpack_from(req)
-        t = wall - self.offset - self.lag
+        t = wall - self.offset - (self.lag if wall - self.replied < LAG_WINDOW_S else 0.0)
         drive = self.drive
         if op == fp.WRITE:  # the hot path first
             _fh, off, size, _flags = fp.RW_IN.unpack_from(req, fp.IN_HEADER.size)
