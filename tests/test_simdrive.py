@@ -229,7 +229,8 @@ def simdrive_missing_reason() -> str:
 def test_data_comes_back_and_trim_zero_free_pages(simdrive):
     drive = simdrive(capacity="32M")
     fio = ["fio", "--name=v", f"--filename={drive.path}", "--direct=1", "--bs=4k", "--size=8m",
-           "--ioengine=libaio", "--iodepth=8", "--verify=crc32c", "--verify_fatal=1", "--randrepeat=0"]
+           "--ioengine=libaio", "--iodepth=8", "--verify=crc32c", "--verify_fatal=1", "--randrepeat=0",
+           "--verify_state_save=0"]
     out = subprocess.run(fio + ["--rw=randwrite", "--do_verify=1"], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     s = drive.stats()
