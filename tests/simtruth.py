@@ -13,6 +13,8 @@ did in exactly that stretch.
 """
 from __future__ import annotations
 
+import itertools
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -25,6 +27,13 @@ from tkperf.simdrive import control
 from tkperf.target import purge as purge_mod
 
 Stats = Dict[str, Any]
+_made = itertools.count(1)
+
+
+def unique_name() -> str:
+    """A drive name of this test process alone: ``tkperf simdrive up`` numbers
+    drives simdrive0, 1 ... and other test sessions on the machine use those."""
+    return f"simtruth-{os.getpid()}-{next(_made)}"
 
 
 class Counters:
@@ -90,10 +99,20 @@ class Slice:
     idle_s: float
     gc_copies: float
     bg_gc_copies: float
+    erases: float
 
     @property
     def busy_s(self) -> float:
         return self.model_s - self.idle_s
+
+    def unit_s_per_page(self, c: "Counters") -> float:
+        """Unit time the drive spent per host page written: the pages it
+        programmed (host writes and GC copies) and the blocks it erased; its
+        pace with every unit busy is ``units`` over this."""
+        pages = self.host_bytes / (c.param("page_kib") * 1024)
+        work = (pages * c.param("program_us") + (self.gc_copies + self.bg_gc_copies) * c.param("copy_us")
+                + self.erases * c.param("erase_us"))
+        return work / 1e6 / pages
 
     @property
     def rate(self) -> float:
@@ -126,9 +145,10 @@ def slices(mark: Mark, job: str, interval_s: float = 1.0) -> List[Slice]:
     out = []
     for (ios0, ms0, a), (ios1, ms1, z) in zip(cuts, cuts[1:]):
         d = {k: float(z[k]) - float(a[k]) for k in ("host_write_ios", "host_write_bytes", "nand_write_bytes",
-                                                     "model_time_s", "idle_time_s", "gc_copies", "bg_gc_copies")}
+                                                     "model_time_s", "idle_time_s", "gc_copies", "bg_gc_copies",
+                                                     "erases")}
         out.append(Slice(ios1 - ios0, ms1 - ms0, d["host_write_ios"], d["host_write_bytes"], d["nand_write_bytes"],
-                         d["model_time_s"], d["idle_time_s"], d["gc_copies"], d["bg_gc_copies"]))
+                         d["model_time_s"], d["idle_time_s"], d["gc_copies"], d["bg_gc_copies"], d["erases"]))
     return out
 
 

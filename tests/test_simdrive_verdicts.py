@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import needs_fio
-from simtruth import Counters, Watch, note, rel, run_tkperf, slices, window_rate
+from simtruth import Counters, Watch, note, rel, run_tkperf, slices, unique_name, window_rate
+
 from tkperf.model.steadystate import evaluate
 from tkperf.testtypes.dirth import choice, sweep_points
 
@@ -59,7 +59,7 @@ def fresh_iops(c: Counters, oio: int, pages: int = 1) -> float:
 # --- WSAT: FOB, the cliff and the bytes written ---------------------------------------------
 
 def test_wsat_fob_cliff_and_bytes_are_the_models(simdrive, tmp_path, monkeypatch):
-    drive = simdrive(capacity="64M", op=7, program_us=1000)
+    drive = simdrive(name=unique_name(), capacity="64M", op=7, program_us=1000)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "wsat", "--tests", "wsat", "--purge", "discard", "-nj", "1", "-iod", "32",
@@ -117,7 +117,7 @@ def test_wsat_fob_cliff_and_bytes_are_the_models(simdrive, tmp_path, monkeypatch
 # --- IOPS: steady state after PURGE + WIPC ---------------------------------------------------
 
 def test_iops_steady_state_is_the_models_rate(simdrive, tmp_path, monkeypatch):
-    drive = simdrive(capacity="64M", op=7)
+    drive = simdrive(name=unique_name(), capacity="64M", op=7)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "iops", "--tests", "iops", "--bs", "4k", "--mix", "0/100", "--runtime", "2",
@@ -158,7 +158,7 @@ def _unit_cost(marks, c: Counters) -> float:
 
 
 def test_tp_sequential_write_beats_random_128k_as_the_waf_says(simdrive, tmp_path, monkeypatch):
-    drive = simdrive(capacity="64M", op=7)
+    drive = simdrive(name=unique_name(), capacity="64M", op=7)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "tp", "--tests", "iops,tp", "--bs", "128k", "--mix", "0/100", "--tp-bs", "128k",
@@ -191,7 +191,7 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     # Reads: their pace is the units alone (no GC), so the curve is known
     # exactly.  No purge: the drive is new, and the purge's verification would
     # read all of it at 5 ms a page.
-    drive = simdrive(capacity="64M", op=7, read_us=5000)
+    drive = simdrive(name=unique_name(), capacity="64M", op=7, read_us=5000)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "dirth", "--tests", "dirth", "--dirth-structure", "steady-sweep",
