@@ -112,7 +112,7 @@ def test_idle_time_gives_background_gc_and_a_faster_start():
     t = closed_loop(d, 32, n, rnd(d, 2), start=end)
     steady = n / (t - end)
     before, idle = d.c["bg_gc_copies"], d.idle_time
-    d.advance(t + 0.002)  # shorter than bg_delay_ms: nothing collected
+    d.advance(t + 0.09)  # shorter than bg_delay_ms: nothing collected
     assert d.c["bg_gc_copies"] == before
     d.advance(t + 5.0)
     assert d.c["bg_gc_copies"] > before and len(d.free) >= d.params["bg_free_blocks"]
@@ -243,3 +243,78 @@ def test_data_comes_back_and_trim_zero_free_pages(simdrive):
     subprocess.run(["blkdiscard", drive.path], check=True)
     s = drive.stats()
     assert s["fresh"] is True and s["purges"] == 1 and s["free_blocks"] == s["physical_blocks"]
+
+
+# -- tkperf sees it as what it is ---------------------------------------------------
+def test_info_shows_an_emulated_ssd_with_its_model(simdrive):
+    drive = simdrive(capacity="32M", name="t-info")
+    out = tkperf("info", drive.path, "--json")
+    assert out.returncode == 0, out.stderr
+    import json
+    facts = json.loads(out.stdout)
+    assert facts["target"]["transport"] == "emulated SSD"
+    assert facts["target"]["target_kind"]["detail"].startswith("emulated SSD t-info")
+    assert facts["simdrive"]["params"]["units"]["value"] == PARAMS["units"][0]
+    assert facts["simdrive"]["fresh"] is True
+    text = tkperf("info", drive.path).stdout
+    assert "block (emulated SSD)" in text and "page-mapped FTL" in text
+
+
+def test_a_plain_loop_device_is_not_an_emulated_ssd(loopdev):
+    from tkperf.target import device
+    assert device.resolve(loopdev).transport == "loop"
+
+
+# -- the demo picks it ------------------------------------------------------------
+def _demo_target(tmp_path, capsys, plain_loop: bool):
+    """What ``tkperf demo`` would test (its run is recorded, not run) and what it said."""
+    from tkperf.cli.demo import run_demo
+    seen = {}
+
+    def record(argv):
+        seen["argv"] = list(argv)
+        seen["state"] = subprocess.run(["losetup", "--list", "--noheadings", "-O", "NAME,BACK-FILE"],
+                                       capture_output=True, text=True).stdout
+        return 0
+
+    assert run_demo(str(tmp_path / "demo"), 0, True, record, plain_loop=plain_loop) == 0
+    return seen, capsys.readouterr().err
+
+
+def test_demo_runs_on_the_emulated_ssd_and_takes_it_down(tmp_path, capsys):
+    if control.available():
+        pytest.skip(control.available())
+    seen, said = _demo_target(tmp_path, capsys, plain_loop=False)
+    device = seen["argv"][-1]
+    assert "emulated SSD " + device in said and len(said.strip().splitlines()) == 1
+    assert any(line.split()[0] == device and "/run/tkperf-simdrive/" in line for line in seen["state"].splitlines())
+    assert "--wsat-tgbw" in seen["argv"]
+    assert control.drives() == [d for d in control.drives() if control.device_of(d) != device]
+    assert device not in subprocess.run(["losetup", "--list", "--noheadings", "-O", "NAME"],
+                                        capture_output=True, text=True).stdout.split()
+
+
+def test_demo_loop_option_keeps_the_plain_loop_device(tmp_path, capsys):
+    if os.geteuid() != 0:
+        pytest.skip("loop devices need root")
+    seen, said = _demo_target(tmp_path, capsys, plain_loop=True)
+    device = seen["argv"][-1]
+    assert "loop device " + device + " over a sparse file" in said and "emulated" not in said
+    assert any(line.split()[0] == device and "tkperf-demo-" in line for line in seen["state"].splitlines())
+
+
+def test_purge_is_a_discard_the_model_performs_and_the_record_says_so(simdrive):
+    from tkperf.target import device, purge
+    drive = simdrive(capacity="32M")
+    with open(drive.path, "r+b", buffering=0) as fh:
+        fh.write(os.urandom(4 * MiB))
+        os.fsync(fh.fileno())
+    assert drive.stats()["mapped_bytes"] >= 4 * MiB
+    dev = device.resolve(drive.path)
+    assert dev.transport == "emulated SSD"
+    record = purge.purge("auto", dev)
+    assert record.method == "discard" and not record.pts_purge and "emulated SSD" in record.note
+    assert "emulated SSD's model is fresh (0 bytes mapped" in record.verification
+    assert "all zeros" in record.verification
+    s = drive.stats()
+    assert s["fresh"] is True and s["purges"] == 1

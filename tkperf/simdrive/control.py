@@ -1,7 +1,7 @@
 """Bring an emulated SSD up, ask it for its counters, take it down.
 
 Each drive has a root-only runtime directory ``/run/tkperf-simdrive/NAME``
-holding ``params.json``, ``pid``, ``device``, ``server.log``, the data file,
+holding ``params.json``, ``pid``, ``device``, ``server.log``,
 the control socket and the FUSE mount point ``mnt``.  Nothing there is
 followed as a link: the base directory must be a real directory owned by
 root and closed to others, files are opened with ``O_NOFOLLOW``.
@@ -126,13 +126,17 @@ def up(capacity: int, params: Dict[str, float], name: str = "") -> str:
     if name and not NAME.match(name):
         raise UsageError(f"--name {name!r}: use 1-32 of a-z, 0-9, '_' and '-', starting with a letter or digit")
     base = _base(create=True)
-    taken = {os.path.basename(d) for d in drives()}
-    name = name or next(f"simdrive{i}" for i in range(len(taken) + 1) if f"simdrive{i}" not in taken)
-    rundir = os.path.join(base, name)
-    try:
-        os.mkdir(rundir, 0o700)
-    except FileExistsError:
-        raise RefusedError(f"an emulated SSD named {name} is already up (tkperf simdrive down {name})") from None
+    rundir = ""
+    for candidate in [name] if name else [f"simdrive{i}" for i in range(1000)]:
+        try:
+            os.mkdir(os.path.join(base, candidate), 0o700)
+        except FileExistsError:
+            continue  # another up took it meanwhile: the next name
+        name, rundir = candidate, os.path.join(base, candidate)
+        break
+    if not rundir:
+        raise RefusedError(f"an emulated SSD named {name or 'simdrive0..999'} is already up "
+                           f"(tkperf simdrive list; tkperf simdrive down NAME)")
     try:
         _write(rundir, "params.json", json.dumps({"capacity": capacity, "params": full}))
         os.mkdir(os.path.join(rundir, "mnt"), 0o700)
@@ -222,7 +226,7 @@ def down(rundir: str) -> None:
                 break
     mnt = os.path.join(rundir, "mnt")
     fuse_proto.unmount(mnt)
-    for name in ("data", "params.json", "pid", "device", "server.log", "control"):
+    for name in ("params.json", "pid", "device", "server.log", "control", "data"):  # data: of older versions
         try:
             os.unlink(os.path.join(rundir, name))
         except FileNotFoundError:
@@ -232,6 +236,9 @@ def down(rundir: str) -> None:
             os.rmdir(d)
         except FileNotFoundError:
             pass
+        except OSError as exc:
+            raise RefusedError(f"{d} could not be removed ({exc.strerror}): is an up of this drive still "
+                               f"under way? Try tkperf simdrive down {os.path.basename(rundir)} again") from None
 
 
 def _gone(pid: int) -> bool:

@@ -37,7 +37,9 @@ FALLOC_FL_PUNCH_HOLE = 0x02
 FALLOC_FL_ZERO_RANGE = 0x10
 
 IN_HEADER = struct.Struct("<IIQQIIIHH")      # len opcode unique nodeid uid gid pid extlen pad
+HEAD = struct.Struct("<4xIQQ")               # opcode unique nodeid: what the server dispatches on
 OUT_HEADER = struct.Struct("<IiQ")           # len error unique
+WRITE_REPLY = struct.Struct("<IiQII")        # a WRITE's whole reply: header and fuse_write_out
 INIT_IN = struct.Struct("<IIII")             # major minor max_readahead flags (flags2 after)
 INIT_OUT = struct.Struct("<IIIIHHIIHHI28x")  # ... max_background congestion max_write time_gran max_pages
 ATTR = struct.Struct("<QQQQQQIIIIIIIIII")    # fuse_attr
@@ -46,7 +48,6 @@ ATTR_OUT = struct.Struct("<QII")             # attr_valid nsec dummy (+ attr)
 OPEN_OUT = struct.Struct("<QII")             # fh open_flags padding
 RW_IN = struct.Struct("<QQII")               # fh offset size flags (read_in / write_in head)
 WRITE_IN_SIZE = 40
-WRITE_OUT = struct.Struct("<II")
 FALLOCATE_IN = struct.Struct("<QQQI")        # fh offset length mode
 STATFS_OUT = struct.Struct("<QQQQQIII28x")   # fuse_kstatfs
 DIRENT = struct.Struct("<QQII")              # ino off namelen type

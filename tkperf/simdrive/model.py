@@ -45,7 +45,7 @@ PARAMS: Dict[str, Tuple[float, str, str]] = {
     "cmd_us": (20.0, "us", "fixed overhead added to every command's response time"),
     "gc_low_blocks": (2, "blocks", "foreground GC runs while fewer blocks than this are free"),
     "bg_free_blocks": (8, "blocks", "background GC collects in idle time until this many are free"),
-    "bg_delay_ms": (5.0, "ms", "idle time before background GC starts"),
+    "bg_delay_ms": (100.0, "ms", "idle time before background GC starts"),
 }
 INT_PARAMS = ("page_kib", "block_pages", "units", "gc_low_blocks", "bg_free_blocks")
 HISTORY_MAX = 86400  #: model seconds of history kept (a day)
@@ -136,6 +136,9 @@ class Drive:
         and the background GC that fits into it; the clock's time."""
         if t < self.now:
             t = self.now
+        elif t < self._next_sample and t <= self.busy_until:  # the common case: busy, same second
+            self.now = t
+            return t
         c = self.c
         while self._next_sample <= t:
             self.history.append((self._next_sample, c["host_write_bytes"], c["host_write_ios"]))

@@ -2,7 +2,7 @@
 
 ``python -m tkperf.simdrive.server RUNDIR`` mounts a FUSE file system at
 ``RUNDIR/mnt`` whose one file, ``drive``, is the emulated SSD; the data
-lives in ``RUNDIR/data`` (a sparse file, mapped into memory), the model's
+lives in memory (a sparse memfd, mapped: pages never written take none), the model's
 parameters come from ``RUNDIR/params.json``.  ``RUNDIR/control`` is a Unix
 socket that answers ``stats`` and ``stats history`` with the model's
 counters as JSON.  The process prints ``ready`` on standard output once the
@@ -37,6 +37,7 @@ from tkperf.simdrive.model import Drive
 
 LATE_S = 0.001   #: a reply later than this is counted in ``late_replies``
 EARLY_S = 20e-6  #: a reply this close to its due time goes out with the others
+RT_PRIORITY = 10  #: SCHED_FIFO priority of the server (the kernel's RT throttling still applies)
 DRAIN = 64       #: requests read in one go before replies are looked at again
 
 
@@ -47,7 +48,7 @@ class Server:
         self.rundir = rundir
         self.size = int(spec["capacity"])
         self.drive = Drive(self.size, spec["params"])
-        self.datafd = os.open(os.path.join(rundir, "data"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        self.datafd = os.memfd_create("tkperf-simdrive-data")  # memory: no write-back to any disk
         os.ftruncate(self.datafd, self.size)
         self.data = mmap.mmap(self.datafd, self.size)
         self.fd = os.open("/dev/fuse", os.O_RDWR | os.O_CLOEXEC)
@@ -127,9 +128,10 @@ class Server:
     def _reply(self, unique: int, error: int = 0, body: bytes = b"") -> None:
         self._write(fp.out(unique, error, body), None)
 
-    def _later(self, end: float, unique: int, body: Any = None, length: int = 0) -> None:
-        """Answer when the model's clock reaches ``end``."""
-        head = fp.OUT_HEADER.pack(fp.OUT_HEADER.size + length, 0, unique)
+    def _later(self, end: float, unique: int, body: Any = None, length: int = 0, head: bytes = b"") -> None:
+        """Answer when the model's clock reaches ``end`` (``head``: the whole reply, when it is ready made)."""
+        if not head:
+            head = fp.OUT_HEADER.pack(fp.OUT_HEADER.size + length, 0, unique)
         late = time.monotonic() - (end + self.offset)
         if late >= -EARLY_S and not self.pending:
             self.lag = late if late > 0 else 0.0
@@ -142,16 +144,17 @@ class Server:
 
     # -- requests --------------------------------------------------------------
     def _request(self, req: memoryview, wall: float) -> None:
-        _len, op, unique, node, _uid, _gid, _pid, _ext, _pad = fp.IN_HEADER.unpack_from(req)
-        body = req[fp.IN_HEADER.size:]
+        op, unique, node = fp.HEAD.unpack_from(req)
         t = wall - self.offset - self.lag
         drive = self.drive
-        if op == fp.WRITE:
-            _fh, off, size, _flags = fp.RW_IN.unpack_from(body)
+        if op == fp.WRITE:  # the hot path first
+            _fh, off, size, _flags = fp.RW_IN.unpack_from(req, fp.IN_HEADER.size)
             if off + size > self.size:
                 return self._reply(unique, errno.ENOSPC)
-            self.data[off:off + size] = body[fp.WRITE_IN_SIZE:fp.WRITE_IN_SIZE + size]
-            return self._later(drive.write(t, off, size), unique, fp.WRITE_OUT.pack(size, 0), 8)
+            start = fp.IN_HEADER.size + fp.WRITE_IN_SIZE
+            self.data[off:off + size] = req[start:start + size]
+            return self._later(drive.write(t, off, size), unique, head=fp.WRITE_REPLY.pack(24, 0, unique, size, 0))
+        body = req[fp.IN_HEADER.size:]
         if op == fp.READ:
             _fh, off, size, _flags = fp.RW_IN.unpack_from(body)
             size = max(0, min(size, self.size - off))
@@ -241,6 +244,10 @@ class Server:
 def main(argv: List[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:  # replies on time on a busy host: the server sleeps in select() most of the time
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
+    except (OSError, AttributeError):
+        pass  # not permitted here: replies may come late under load (late_replies counts them)
     server = Server(argv[0])
     server.run()
     return 0
