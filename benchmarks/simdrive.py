@@ -46,7 +46,8 @@ def load() -> str:
 
 def fio(device: str, *args: str) -> Dict:
     argv = ["fio", "--output-format=json", "--name=b", f"--filename={device}", "--direct=1",
-            "--ioengine=libaio", "--bs=4k", "--rw=randwrite", "--randrepeat=0", "--group_reporting", *args]
+            "--ioengine=libaio", "--bs=4k", "--rw=randwrite", "--randrepeat=0", "--norandommap=1",
+            "--group_reporting", *args]  # norandommap: uniform random, as tkperf's jobs
     out = subprocess.run(argv, capture_output=True, text=True, check=True)
     return json.loads(out.stdout[out.stdout.index("{"):])["jobs"][0]["write"]
 

@@ -318,3 +318,31 @@ def test_purge_is_a_discard_the_model_performs_and_the_record_says_so(simdrive):
     assert "all zeros" in record.verification
     s = drive.stats()
     assert s["fresh"] is True and s["purges"] == 1
+
+
+def _steady_drive(**params) -> Drive:
+    d = Drive(16 * MiB, params)
+    closed_loop(d, 32, 4 * d.logical_pages, rnd(d))
+    return d
+
+
+def test_background_gc_is_the_same_whether_or_not_the_clock_is_read_meanwhile():
+    a, b = _steady_drive(bg_free_blocks=40), _steady_drive(bg_free_blocks=40)
+    t = max(a.busy_until, b.busy_until)
+    for step in range(1, 40):  # b's clock is read every 37 ms of the idle time (a stats call)
+        b.advance(t + step * 0.037)
+    a.advance(t + 1.5)
+    b.advance(t + 1.5)
+    assert a.stats() == b.stats() and a.c["bg_gc_copies"] > 0
+
+
+def test_longer_idle_recovers_more_and_the_duty_cycle_slows_it():
+    recovered = {}
+    for duty in (100, 20):
+        for idle in (0.2, 0.6, 1.2):
+            d = _steady_drive(bg_free_blocks=40, bg_duty_pct=duty)
+            before = len(d.free)
+            d.advance(d.busy_until + idle)
+            recovered[duty, idle] = len(d.free) - before
+    assert recovered[20, 0.2] < recovered[20, 0.6] < recovered[20, 1.2]
+    assert recovered[20, 0.6] < recovered[100, 0.6]

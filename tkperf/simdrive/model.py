@@ -19,8 +19,9 @@ curves):
   first copies the valid pages of the closed block with the fewest of them
   (greedy) and erases it;
 * background GC: after ``bg_delay_ms`` without a command outstanding the
-  drive collects blocks the same way until ``bg_free_blocks`` are free;
-  a step under way when a command arrives delays it;
+  drive collects blocks the same way until ``bg_free_blocks`` are free,
+  working ``bg_duty_pct`` per cent of the time; a step under way when a
+  command arrives delays it;
 * ``units`` parallel units (dies): every page operation (read, program, a
   GC copy = read + program, an erase) occupies the unit free first, so
   IOPS grow with outstanding I/O up to ``units`` and response time grows
@@ -46,6 +47,7 @@ PARAMS: Dict[str, Tuple[float, str, str]] = {
     "gc_low_blocks": (2, "blocks", "foreground GC runs while fewer blocks than this are free"),
     "bg_free_blocks": (8, "blocks", "background GC collects in idle time until this many are free"),
     "bg_delay_ms": (100.0, "ms", "idle time before background GC starts"),
+    "bg_duty_pct": (100.0, "%", "share of idle time background GC works (it rests the rest)"),
 }
 INT_PARAMS = ("page_kib", "block_pages", "units", "gc_low_blocks", "bg_free_blocks")
 HISTORY_MAX = 86400  #: model seconds of history kept (a day)
@@ -114,6 +116,7 @@ class Drive:
         self.unit_free = [0.0] * p["units"]
         self.now = 0.0
         self.busy_until = 0.0  # the last completion owed (commands and GC work)
+        self.cmd_until = 0.0  # the last command's completion
         self.c = dict(host_write_bytes=0, host_read_bytes=0, host_trim_bytes=0, host_write_ios=0,
                       host_read_ios=0, host_trim_ios=0, nand_write_pages=0, erases=0, gc_copies=0,
                       bg_gc_copies=0, purges=0)
@@ -122,6 +125,7 @@ class Drive:
         self.mapped = 0
         self.history: List[Tuple[int, int, int]] = []
         self._next_sample = 0
+        self._bg_next: Optional[float] = None  #: when background GC may take its next step
 
     # -- the clock ---------------------------------------------------------
     def _unit(self, ready: float, cost: float) -> float:
@@ -136,7 +140,7 @@ class Drive:
         and the background GC that fits into it; the clock's time."""
         if t < self.now:
             t = self.now
-        elif t < self._next_sample and t <= self.busy_until:  # the common case: busy, same second
+        elif t < self._next_sample and t <= self.cmd_until:  # the common case: commands owed, same second
             self.now = t
             return t
         c = self.c
@@ -145,16 +149,20 @@ class Drive:
             self._next_sample += 1
         if len(self.history) > HISTORY_MAX:
             del self.history[:len(self.history) - HISTORY_MAX]
+        if t > self.cmd_until:  # no command outstanding: idle time, whatever GC does in it
+            self.idle_time += t - max(self.cmd_until, self.now)
         if t > self.busy_until:
-            idle_from = max(self.busy_until, self.now)
-            self.idle_time += t - idle_from
-            start = max(self.busy_until + self.params["bg_delay_ms"] / 1e3, self.now)
+            start = self._bg_next
+            if start is None:
+                start = self.busy_until + self.params["bg_delay_ms"] / 1e3
+            rest = 100.0 / self.params["bg_duty_pct"] - 1.0
             while start < t and len(self.free) < self.params["bg_free_blocks"]:
                 end = self._gc_step(start, background=True)
                 if end is None:
                     break
-                start = end
                 self.busy_until = max(self.busy_until, end)
+                start = end + (end - start) * rest
+            self._bg_next = start  # where it goes on: the same whether or not the clock stopped at t
         self.now = t
         return t
 
@@ -293,6 +301,9 @@ class Drive:
         return self._done(t + self.t_cmd)
 
     def _done(self, end: float) -> float:
+        self._bg_next = None  # a command: background GC waits for bg_delay_ms of idle again
+        if end > self.cmd_until:
+            self.cmd_until = end
         if end > self.busy_until:
             self.busy_until = end
         return end

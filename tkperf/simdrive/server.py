@@ -102,7 +102,10 @@ class Server:
                         if exc.errno == errno.ENOENT:  # the request was interrupted meanwhile
                             continue
                         raise
-                    self._request(mv[:n], time.monotonic())
+                    now = time.monotonic()
+                    self._request(mv[:n], now)
+                    if pending and pending[0][0] + self.offset <= now:  # due while draining
+                        self._send_due(now)
 
     def _send_due(self, now: float) -> None:
         pending = self.pending
