@@ -108,7 +108,7 @@ def plot_model(model: dict, path: str) -> None:
     if cliff:
         ax.axvline(cliff / cap, color="#b03030", linestyle="--", linewidth=1,
                    label=f"first foreground GC ({cliff / cap:.2f} capacities)")
-    ax.set_xlabel("host bytes written, in capacities (all tests of the run)")
+    ax.set_xlabel("host bytes written, in capacities")
     ax.set_ylabel("IOPS (model)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
