@@ -260,6 +260,7 @@ class Stream(Shape):
         ctx.save()
         cutter = IntervalCutter(self.job.name, self.interval_s)
         reason_of_stop = ["time limit"]
+        stopping = [False]  # a stop was asked for: later reports only complete the last interval
         synced = [time.monotonic()]
         prog = progress_of(ctx)
 
@@ -281,9 +282,12 @@ class Stream(Shape):
             debug_steady(plan.key, test.steady)
             progress.info("[%s] interval %d: %.0f IOPS, %.2f GB written", plan.key, cut.index,
                           cut.iops, cut.written_total / 1e9)
+            if stopping[0]:  # fio's report as it stops: the writes since, in the last interval
+                return True
             reason = self.stop_reason(test.steady, cut.written_total, ctx.opts.window)
             if reason:
                 reason_of_stop[0] = reason
+                stopping[0] = True
             return bool(reason)
 
         ctx.phase = "interval 1"

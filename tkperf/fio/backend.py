@@ -193,6 +193,9 @@ class LocalFio(FioBackend):
         ``on_report`` gets each report and returns True to stop the job early.
         fio is stopped (SIGTERM) when asked to, and killed when silent for
         ``HANG_FACTOR`` intervals plus the margin or when ``timeout`` passes.
+        The report fio prints as it stops still goes to ``on_report`` (its
+        answer no longer matters): the writes between the report that asked
+        for the stop and the stop itself were made, and are counted.
         """
         silent_limit = interval_s * HANG_FACTOR + HANG_MARGIN_S
         buf = ""
@@ -224,7 +227,7 @@ class LocalFio(FioBackend):
                     for obj, end in json_objects(buf, pos):
                         pos = end
                         live.publish(meter.feed(obj))
-                        if not stopped and isinstance(obj, dict) and on_report(check_stream_report(obj, what)):
+                        if isinstance(obj, dict) and on_report(check_stream_report(obj, what)) and not stopped:
                             stopped = True
                             programs.kill(proc, signal.SIGTERM)
                 if not stopped and (now - last > silent_limit or now - start > timeout):
