@@ -233,7 +233,7 @@ def _file_target(path: str, resolved: str, size: int, st: Optional[os.stat_resul
         raise TargetError(f"{path}: --size {size} is below the {MIN_SIZE // 2**20} MiB minimum")
     return DeviceInfo(path=path, resolved=resolved, kind="file", size_bytes=size,
                       logical_sector=512, physical_sector=512, model="file target",
-                      transport="file", inode=identity.inode_of(st) if st is not None else "")
+                      transport="file", inode=identity.inode_of(st, resolved) if st is not None else "")
 
 
 def prepare_file_target(info: DeviceInfo) -> None:
@@ -304,7 +304,7 @@ def check_still(info: DeviceInfo) -> None:
                               f"{info.devnum} the run resolved; stopped before writing to it")
     elif info.kind == "file" and info.inode:
         st = devpath.resolve(info.resolved).st
-        if st is None or identity.inode_of(st) != info.inode:
+        if st is None or identity.inode_of(st, info.resolved) != info.inode:
             raise TargetError(f"{info.path}: {info.resolved} is no longer the file the run made or "
                               "resolved (replaced or linked elsewhere); stopped before writing to it")
 

@@ -14,17 +14,23 @@ keeps what identifies it (``docs/resilience.rst``):
 * for a loop device, its backing file: the ``st_dev`` and ``st_ino`` the
   kernel holds for it (``LOOP_GET_STATUS64``: ``lo_device``, ``lo_inode``,
   and the offset into it), or sysfs ``loop/backing_file`` and ``stat``;
-* for a file target, the file's own ``st_dev`` and ``st_ino``.
+* for a file target, the file's own ``st_dev`` and ``st_ino``;
+* with each of those files, its birth time where the file system keeps one
+  (``statx`` ``STATX_BTIME``): a file deleted and made again often gets
+  the same inode number at once, never the same birth time.
 
 The inode numbers are written ``MAJ:MIN:INODE`` (``@OFFSET`` added for a
-loop device that starts past the file's beginning).
+loop device that starts past the file's beginning, ``~NANOSECONDS`` for
+the birth time).
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import fcntl
 import os
 import struct
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 #: ``LOOP_GET_STATUS64`` (linux/loop.h) and the head of ``struct loop_info64``:
 #: lo_device, lo_inode, lo_rdevice, lo_offset, lo_sizelimit (five __u64).
@@ -52,9 +58,47 @@ def _real(value: str) -> str:
     return text
 
 
-def inode_of(st: os.stat_result) -> str:
-    """'MAJ:MIN:INODE' of a file's ``stat``."""
-    return f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}:{st.st_ino}"
+#: statx(2): AT_FDCWD, STATX_BTIME, and where stx_ino, stx_dev and stx_btime
+#: stand in ``struct statx`` (linux/stat.h; 256 bytes).
+_AT_FDCWD = -100
+_STATX_BTIME = 0x800
+_STATX = struct.Struct("=I28xQ40xqI")  # stx_mask at 0, stx_ino at 32, stx_btime at 80
+_statx_fn: Optional[object] = None
+
+
+def _statx():
+    global _statx_fn
+    if _statx_fn is None:
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            fn = libc.statx
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_uint, ctypes.c_char_p]
+            _statx_fn = fn
+        except (OSError, AttributeError):  # a C library without statx (glibc < 2.28)
+            _statx_fn = False
+    return _statx_fn
+
+
+def birth_ns(path: str, st: os.stat_result) -> Optional[int]:
+    """The birth time of the file at ``path`` in nanoseconds, None where the
+    file system keeps none or ``path`` is no longer the file ``st`` describes."""
+    fn = _statx()
+    if not fn:
+        return None
+    buf = ctypes.create_string_buffer(256)
+    if fn(_AT_FDCWD, os.fsencode(path), 0, _STATX_BTIME, buf) != 0:
+        return None
+    mask, ino, sec, nsec = _STATX.unpack_from(buf.raw)
+    if not mask & _STATX_BTIME or ino != st.st_ino:
+        return None
+    return sec * 1_000_000_000 + nsec
+
+
+def inode_of(st: os.stat_result, path: str = "") -> str:
+    """'MAJ:MIN:INODE' of a file's ``stat``, with '~BIRTH' (ns) when ``path``
+    is given and its file system keeps a birth time."""
+    born = birth_ns(path, st) if path else None
+    return f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}:{st.st_ino}" + (f"~{born}" if born is not None else "")
 
 
 def loop_backing(devnode: str, sysdir: str) -> str:
@@ -68,7 +112,7 @@ def loop_backing(devnode: str, sysdir: str) -> str:
         try:
             buf = fcntl.ioctl(fd, LOOP_GET_STATUS64, bytes(LOOP_INFO64_SIZE))
             device, inode, _rdevice, offset, _limit = _HEAD.unpack_from(buf)
-            where = f"{os.major(device)}:{os.minor(device)}:{inode}"
+            where = f"{os.major(device)}:{os.minor(device)}:{inode}" + _backing_birth(sysdir, device, inode)
             return where + (f"@{offset}" if offset else "")
         except OSError:
             pass  # not bound to a file (ENXIO), or no such ioctl: sysfs below
@@ -82,7 +126,23 @@ def loop_backing(devnode: str, sysdir: str) -> str:
     except OSError:
         return ""
     offset = read_text(os.path.join(sysdir, "loop", "offset"))
-    return inode_of(st) + (f"@{offset}" if offset.isdigit() and int(offset) else "")
+    return inode_of(st, backing) + (f"@{offset}" if offset.isdigit() and int(offset) else "")
+
+
+def _backing_birth(sysdir: str, device: int, inode: int) -> str:
+    """'~BIRTH' of the loop device's backing file when its path in sysfs still
+    names the file the kernel holds (``device``, ``inode``), else ''."""
+    backing = read_text(os.path.join(sysdir, "loop", "backing_file"))
+    if not backing.startswith("/") or backing.endswith("(deleted)"):
+        return ""
+    try:
+        st = os.stat(backing)
+    except OSError:
+        return ""
+    if st.st_dev != device or st.st_ino != inode:
+        return ""
+    born = birth_ns(backing, st)
+    return f"~{born}" if born is not None else ""
 
 
 class BlockIds(NamedTuple):
