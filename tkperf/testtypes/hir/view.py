@@ -40,6 +40,12 @@ def _pct(value: Optional[float]) -> str:
     return NA if value is None or np.isnan(value) else f"{value:+,.1f}%"
 
 
+#: What HIR's round 1 is, and why it is not shown as FOB (docs/test-hir.rst, "FOB").
+ROUND1_WORDS = ("the mean of a whole steady-state round after the purge, not FOB: a 30-minute round of RND "
+                "4KiB W blends the fresh-out-of-box level, the write cliff and the transition (the FOB figure "
+                "is WSAT's first 1-minute interval)")
+
+
 def hir_header(ctx: ReportContext, test: TestRun) -> b.Header:
     p = test.params
     rounds = steady_round_indices(test)
@@ -48,6 +54,7 @@ def hir_header(ctx: ReportContext, test: TestRun) -> b.Header:
         *header_fields(p, test),
         ("Steady-state rounds", f"{len(rounds)} of at most {ctx.run.options.get('max_rounds', NA)}"),
         ("Tracking", tracking_label(test)),
+        ("Round 1", ROUND1_WORDS),
         ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
                          + verdict(test, test.steady)),
         ("Idle times", f"{p.get('idle', NA).replace(',', ', ')} s, one setting each, in this order"),
