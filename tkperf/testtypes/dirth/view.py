@@ -18,11 +18,12 @@ with the same blocks.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.engine.composite import steady_rounds
+from tkperf.engine.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
 from tkperf.model import histogram
 from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
@@ -265,8 +266,45 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun], kind: Optional[
                     + histogram_blocks(ctx, test, c, title))
             out += [b.Heading("Every point of the sweep", 3), all_points_table(points, structure(test) == st.PTS20)]
             out += more(ctx, test, points) if more is not None else []
+        out += wdpc_blocks(ctx, test, 3)
         out += steady.steady_sections(ctx, test, convergence(test, title), 3)
     return out
+
+
+def wdpc_test(test: TestRun, window: int = 5) -> Optional[TestRun]:
+    """The workload-dependent preconditioning of a PTS 2.0 DIRTH/CBW as a
+    test of its own (its rounds a series, its verdict its steady state), to
+    draw with the steady-state blocks; None without that phase."""
+    s = test.series.get(WDPC_SERIES)
+    if s is None or not len(s):
+        return None
+    p = test.params
+    label = (f"preconditioning {p.get('prewrite_mix', '0/100')} TC{p.get('numjobs', '')}/QD{p.get('iodepth', '')} "
+             f"IOPS (first {p.get('wdpc_tracked_s', '60')} s of each round)")
+    phase = replace(test, rounds=[], series={WDPC_SERIES: s}, tracking_workload=WDPC_SERIES, tracking_metric="iops",
+                    tracking_label=label, steady=None)
+    return replace(phase, steady=wdpc_verdict(phase, window))
+
+
+def wdpc_blocks(ctx: ReportContext, test: TestRun, level: int) -> list:
+    """The preconditioning's rounds, window chart and verdict, before the sweep rounds' own."""
+    phase = wdpc_test(test, ctx.window)
+    if phase is None:
+        return []
+    rows = [[str(int(r)), fmt(float(v), "IOPS"), f"{float(w) / 1e9:,.2f}"]
+            for r, v, w in zip(phase.series[WDPC_SERIES].column("round"), phase.series[WDPC_SERIES].column("iops"),
+                                phase.series[WDPC_SERIES].column("io_bytes"))]
+    stop = test.data.get(WDPC_STOP, "")
+    said = (f"Workload dependent preconditioning before the sweep rounds: {len(rows)} rounds, "
+            + ("steady (20/10)" if stop == "steady state" else "no steady state within the rounds allowed"
+               if stop == "max rounds" else "not finished") + ". Each round is one fio process of 100% writes at "
+            "the highest OIO; the tracked figure is the IOPS of its first minute (as the PTS 2.0 implementation "
+            "tracks it); the sweep rounds follow without a pause.")
+    return ([b.Heading("Workload dependent preconditioning", level, room_cm=10), b.Paragraph(said),
+             b.table(["Round", "IOPS (tracked)", "GB written"], rows,
+                     title="Workload dependent preconditioning rounds", widths=[20, 30, 30])]
+            + steady.named_window_blocks(ctx, phase, level + 1, "wdpc-window",
+                                         "Workload dependent preconditioning: measurement window"))
 
 
 # --- the comparison -------------------------------------------------------------------------------
