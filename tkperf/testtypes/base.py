@@ -175,19 +175,23 @@ class SummaryValue:
 
     ``source`` says where the value was measured; empty means the test's
     own measurement window (the renderer words it).  When two tests offer
-    the same line, the lower ``rank`` wins.
+    the same line, the lower ``rank`` wins.  ``definition`` names what the
+    figure is, the same in every run that measures it so (empty: the test's
+    steady-state window average): a comparison sets side by side only
+    figures of one definition.
     """
 
     value: float
     source: str = ""
     rank: int = 10
+    definition: str = ""
 
 
 #: The version of the plug-in interface, :mod:`tkperf.api` (``MAJOR, MINOR``).
 #: MINOR grows when names or optional members are added; MAJOR when a name
 #: is removed or a member changes meaning, so that a plug-in written for
 #: another MAJOR could misbehave (docs/extending.rst, "API versions").
-API_VERSION: Tuple[int, int] = (2, 0)
+API_VERSION: Tuple[int, int] = (2, 1)
 
 
 class TestType(abc.ABC):

@@ -322,7 +322,12 @@ def _figure_rows(tests: Sequence[Optional[TestRun]]) -> List[List[str]]:
     def row(title: str, get) -> List[str]:
         return [title] + [NA if c is None else get(c) for c in choices]
 
-    return [row("Max point", lambda c: c.max.label + ("" if c.under_limit else " (none within the limit)")),
+    # What the figures are differs by structure: a reader sees it before the numbers (issue 34).
+    source = ["Figures are"] + [NA if t is None else
+                                ("means over the window's rounds, histograms from captures (pts-2.0)"
+                                 if structure(t) == st.PTS20 else "one sweep after steady state (steady-sweep)")
+                                for t in tests]
+    return [source, row("Max point", lambda c: c.max.label + ("" if c.under_limit else " (none within the limit)")),
             row("Max IOPS", lambda c: fmt(c.max.iops)),
             row("ART at max (µs)", lambda c: fmt(c.max.lat_mean_us, "µs")),
             row(f"{TAIL}% at max (µs)", lambda c: tail_cell(c.max)),

@@ -230,7 +230,8 @@ class WriteSaturationTest(TestType):
         values = iops(test)
         if not values.size or stimulus(test.params) != "RND 4k 100% W":  # the summary's FOB is RND 4K W
             return {}
-        return {"fob_iops": SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10)}
+        return {"fob_iops": SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10,
+                                              definition="WSAT: first interval after the purge (FOB)")}
 
     def check_data(self, test: TestRun) -> None:
         if test.rounds:

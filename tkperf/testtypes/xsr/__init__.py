@@ -208,7 +208,8 @@ class CrossStimulusRecoveryTest(TestType):
         # Not TP's steady-state window: a high rank lets the TP test's figure win.
         source = (f"XSR test: level of the first SEQ 1024KiB W phase (median of its last quarter), "
                   f"TC{test.params.get('numjobs', '?')}/QD{test.params.get('iodepth', '?')}")
-        return {"seq_write_mb_s": SummaryValue(value, source, rank=60)}
+        return {"seq_write_mb_s": SummaryValue(value, source, rank=60, definition=(
+            "XSR: level of the first SEQ 1024KiB W phase after a purge, no WIPC (not a steady-state window)"))}
 
     def check_data(self, test: TestRun) -> None:
         if test.rounds:
