@@ -37,6 +37,7 @@ from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
+from tkperf.testtypes.base import OIO_SWEEP
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -315,6 +316,7 @@ class SweepTest(TestType):
     unit = "round"
     default_run = False
     pts_test = True
+    oio = OIO_SWEEP
     keeps_steady_on_resume = False  # steady without its sweep is not a result (see composite)
     shows_histograms = True  # the three points' histograms are in its own section
 

@@ -48,17 +48,21 @@ def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
     top = oio(p.get("numjobs", ""), p.get("iodepth", ""))
     if structure(test) == st.PTS20:
         caps = capture_round(test)
+        # results of tkperf before issue 34 pre-wrote the sweep's mix, captures at the highest OIO
+        new = st.WDPC_ROUND_PARAM in p
+        writes = " of 100% writes" if new else " of the sweep's workload"
         shape: Tuple[Tuple[str, str], ...] = (
             *_wdpc_fields(ctx, test, top),
-            ("Rounds", f"each a pre-write of 100% writes at the highest OIO ({top}, "
+            ("Rounds", f"each a pre-write{writes} at the highest OIO ({top}, "
                        f"{_minutes(p.get('prewrite_s', ''))}), then "
                        f"the sweep, {grid}: every point {p.get('point_time', NA)} s, from high to low OIO, one fio "
                        "process, no idle between them"),
             *_steady_fields(ctx, test, ", a point of every round's sweep"),
             ("Points", "the mean of each point over the measurement window's rounds (MAX: the mean of the "
                        "rounds' maxima)"),
-            ("Captures", f"for each of the max, mid and min points a pre-write of 100% writes at the point's "
-                         f"own TC and QD ({_minutes(p.get('capture_prewrite_s', ''))}), then "
+            ("Captures", f"for each of the max, mid and min points a pre-write{writes} at "
+                         + ("the point's own TC and QD" if new else "the highest OIO")
+                         + f" ({_minutes(p.get('capture_prewrite_s', ''))}), then "
                          f"{_minutes(p.get('capture_s', ''))} at the point, one fio process"
                          + (f" (round {caps.index})" if caps is not None else ": not run")
                          + "; the histograms and percentiles of the three points come from them"),
@@ -111,7 +115,8 @@ def stimulus_words(test: TestRun, long: str, short: str) -> Tuple[str, str]:
         first = ("the workload dependent preconditioning (100% writes at the highest OIO until steady), then "
                  if st.WDPC_ROUND_PARAM in test.params else "")
         return (f"{long}: {first}rounds of a pre-write and the TC x QD sweep, then captures at three points",
-                f"WDPC: {first}rounds of a pre-write (100% writes) at the highest OIO, {top}, and the sweep of "
+                f"WDPC: {first}rounds of a pre-write{' (100% writes)' if first else ''} at the highest OIO, {top}, "
+                "and the sweep of "
                 f"{short}, until the highest-OIO point is steady; the captures follow without a pause")
     return (f"{long}: steady state at the highest OIO, then the TC x QD sweep",
             f"WDPC: {short} at the highest OIO, {top}, until steady state; the sweep follows without a pause")

@@ -25,6 +25,7 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
+from tkperf.testtypes.base import OIO_OPERATOR
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -135,6 +136,7 @@ class HostIdleRecoveryTest(TestType):
     unit = "round"
     default_run = False
     pts_test = True
+    oio = OIO_OPERATOR
     order = 75
     view = "tkperf.testtypes.hir.view"
     keeps_steady_on_resume = False  # steady state without its idle settings is no result

@@ -20,6 +20,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import WSAT_SERIES
 from tkperf.model.names import wsat_workload as workload_name
 from tkperf.model.results import TestRun, format_bs
+from tkperf.testtypes.base import OIO_OPERATOR
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -100,6 +101,7 @@ class WriteSaturationTest(TestType):
     unit = "interval"
     default_run = True
     pts_test = True
+    oio = OIO_OPERATOR
     order = 40
     view = "tkperf.testtypes.writesat.view"
     keeps_steady_on_resume = False

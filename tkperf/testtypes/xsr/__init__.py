@@ -26,6 +26,7 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
+from tkperf.testtypes.base import OIO_FIXED
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -96,6 +97,7 @@ class CrossStimulusRecoveryTest(TestType):
     unit = "interval"
     default_run = False
     pts_test = True
+    oio = OIO_FIXED
     order = 75
     view = "tkperf.testtypes.xsr.view"
     keeps_steady_on_resume = False
