@@ -328,7 +328,7 @@ def test_cbw_end_to_end(loopdev, tmp_path, capsys):
     log = (out / "a.log").read_text()
     sweep_file = log.split("fio job file for cbw sweep:\n", 1)[1].split("\n\n\n", 1)[0]
     assert re.findall(r"\[(jedec-[^\]]+)\]", sweep_file) == [
-        "jedec-40-60-tc2-qd4", "jedec-40-60-tc1-qd4", "jedec-40-60-tc2-qd1", "jedec-40-60-tc1-qd1"]
+        "jedec-40-60-tc2-qd4", "jedec-40-60-tc2-qd1", "jedec-40-60-tc1-qd4", "jedec-40-60-tc1-qd1"]
     assert sweep_file.count(f"bssplit={JEDEC_BSSPLIT}\nrandom_distribution={JEDEC_ZONED}\nrefill_buffers=1") == 4
     assert "--output-format=json+" in log
     capsys.readouterr()

@@ -400,7 +400,7 @@ def test_dirth_end_to_end(loopdev, tmp_path, capsys):
     log = (out / "a.log").read_text()
     sweep_file = log.split("fio job file for dirth-4k-0-100 sweep:\n", 1)[1].split("\n\n\n", 1)[0]
     assert re.findall(r"\[(rnd-[^\]]+)\]", sweep_file)[:4] == [
-        "rnd-4k-0-100-tc2-qd4", "rnd-4k-0-100-tc1-qd4", "rnd-4k-0-100-tc2-qd1", "rnd-4k-0-100-tc1-qd1"]
+        "rnd-4k-0-100-tc2-qd4", "rnd-4k-0-100-tc2-qd1", "rnd-4k-0-100-tc1-qd4", "rnd-4k-0-100-tc1-qd1"]
     assert "--output-format=json+" in log
     capsys.readouterr()
     assert main(["show", xml, "--json"]) == 0
