@@ -72,7 +72,7 @@ def test_comparison_report_shows_the_differences():
     text = rst.to_rst(compare.summary_blocks(ctx))
     first, second = (rnd_4k_w(n) for n in ("example-ssd", "example-ssd-2"))
     # every compared figure carries its definition (issue 34 item 8)
-    assert (f"   * - Steady-state IOPS, RND 4KiB 100% W (IOPS) [IOPS: steady-state window average]\n"
+    assert (f"   * - Steady-state IOPS, RND 4KiB 100% W (IOPS) \\[IOPS: steady-state window average\\]\n"
             f"     - {first:,.0f}\n     - {second:,.0f}\n"
             f"     - \\{pct(first, second)}\n") in text
     assert "     - example-ssd-2\n     - \\% vs first\n" in text

@@ -23,6 +23,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tkperf.durations import duration
 from tkperf.engine.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
 from tkperf.model import histogram
 from tkperf.model.results import RunResult, TestRun, mb
@@ -286,6 +287,10 @@ def wdpc_test(test: TestRun, window: int = 5) -> Optional[TestRun]:
     return replace(phase, steady=wdpc_verdict(phase, window))
 
 
+def _seconds(text: str) -> str:
+    return duration(float(text), rough=True) if text.isdigit() else NA
+
+
 def wdpc_blocks(ctx: ReportContext, test: TestRun, level: int) -> list:
     """The preconditioning's rounds, window chart and verdict, before the sweep rounds' own."""
     phase = wdpc_test(test, ctx.window)
@@ -295,11 +300,13 @@ def wdpc_blocks(ctx: ReportContext, test: TestRun, level: int) -> list:
             for r, v, w in zip(phase.series[WDPC_SERIES].column("round"), phase.series[WDPC_SERIES].column("iops"),
                                 phase.series[WDPC_SERIES].column("io_bytes"))]
     stop = test.data.get(WDPC_STOP, "")
+    tracked = _seconds(test.params.get("wdpc_tracked_s", ""))
     said = (f"Workload dependent preconditioning before the sweep rounds: {len(rows)} rounds, "
             + ("steady (20/10)" if stop == "steady state" else "no steady state within the rounds allowed"
                if stop == "max rounds" else "not finished") + ". Each round is one fio process of 100% writes at "
-            "the highest OIO; the tracked figure is the IOPS of its first minute (as the PTS 2.0 implementation "
-            "tracks it); the sweep rounds follow without a pause.")
+            f"the highest OIO; the tracked figure is the IOPS of its first {tracked} "
+            "(the PTS 2.0 implementation tracks the first minute of each 30-minute round); the sweep rounds follow "
+            "without a pause.")
     return ([b.Heading("Workload dependent preconditioning", level, room_cm=10), b.Paragraph(said),
              b.table(["Round", "IOPS (tracked)", "GB written"], rows,
                      title="Workload dependent preconditioning rounds", widths=[20, 30, 30])]
