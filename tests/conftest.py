@@ -6,6 +6,7 @@ report, as the project's standards ask.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -58,6 +59,67 @@ def _no_fio_left():
         out = subprocess.run(["pgrep", "-P", str(os.getpid()), "-x", "fio"],
                              capture_output=True, text=True).stdout.split()
         assert not out, f"fio processes left running: {out}"
+
+
+class SimDrive:
+    """An emulated SSD made by ``tkperf simdrive up`` (a real server process,
+    FUSE mount and loop device); ``stats()`` is ``tkperf simdrive stats --json``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def stats(self, history: bool = False) -> dict:
+        argv = ["simdrive", "stats", self.path, "--json"] + (["--history"] if history else [])
+        out = subprocess.run([sys.executable, "-m", "tkperf"] + argv, capture_output=True, text=True,
+                             timeout=60, env=_tkperf_env())
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+
+def _tkperf_env() -> dict:
+    return dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def simdrive_missing() -> str:
+    """'' where emulated SSDs can be made, else why not."""
+    from tkperf.simdrive.control import available
+    return available()
+
+
+@pytest.fixture
+def simdrive():
+    """Factory: ``simdrive(capacity="64M", op=7, units=4, ...)`` brings an
+    emulated SSD up (model parameters by their names in ``tkperf simdrive
+    up --help``, with ``_`` for ``-``) and returns a :class:`SimDrive`; every
+    drive made is taken down at teardown.  Skips where /dev/fuse, root or
+    loop direct I/O over FUSE is missing."""
+    why = simdrive_missing()
+    if why:
+        pytest.skip(why)
+    made = []
+
+    def make(capacity: str = "64M", op: float = None, name: str = None, **params) -> SimDrive:
+        argv = [sys.executable, "-m", "tkperf", "simdrive", "up", "--capacity", str(capacity)]
+        if op is not None:
+            argv += ["--op", str(op)]
+        if name is not None:
+            argv += ["--name", name]
+        for key, value in params.items():
+            argv += ["--" + key.replace("_", "-"), str(value)]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=_tkperf_env())
+        if out.returncode != 0 and "direct I/O" in out.stderr:
+            pytest.skip(out.stderr.strip())
+        assert out.returncode == 0, out.stderr
+        drive = SimDrive(out.stdout.strip())
+        made.append(drive)
+        return drive
+
+    try:
+        yield make
+    finally:
+        for drive in made:
+            subprocess.run([sys.executable, "-m", "tkperf", "simdrive", "down", drive.path],
+                           capture_output=True, timeout=120, env=_tkperf_env())
 
 
 def fio_available() -> bool:

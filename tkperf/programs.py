@@ -100,6 +100,13 @@ def start(argv: Sequence[str], **kwargs) -> subprocess.Popen:
     return proc
 
 
+def daemon(argv: Sequence[str], **kwargs) -> subprocess.Popen:
+    """Start a child meant to outlive tkperf (the emulated SSD's server):
+    logged, in its own session, neither tracked nor killed when tkperf dies."""
+    log.info("run (stays running): %s", command_line(argv))
+    return subprocess.Popen(list(argv), start_new_session=True, **kwargs)
+
+
 def forget(proc: subprocess.Popen) -> None:
     with _children_lock:
         _children.discard(proc)

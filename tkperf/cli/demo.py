@@ -1,8 +1,11 @@
 """``tkperf demo``: the quick profile of the default tests on a throw-away target.
 
-Makes a loop device over a sparse file (or, where that cannot be made, a
-plain file target, and says so), runs ``tkperf ssd run --quick`` on it,
-and removes the target again whatever happens.
+Makes an emulated SSD (``tkperf simdrive``: an FTL model with a burst, a
+write cliff and a steady state, so WSAT shows what it is for), or with
+``--loop`` or where that cannot be made a loop device over a sparse file
+(or, where that cannot be made either, a plain file target), says which,
+runs ``tkperf ssd run --quick`` on it, and removes the target again
+whatever happens.
 """
 from __future__ import annotations
 
@@ -12,28 +15,56 @@ import tempfile
 from typing import Callable, List, Sequence
 
 from tkperf.engine import options
+from tkperf.errors import TkperfError
+from tkperf.simdrive import control as simdrive
 from tkperf.target.loopdev import try_loop
+
+LOOP_SIZE = 256 << 20
+EMULATED_SIZE = 32 << 20
+#: WSAT on the emulated SSD: on to 6x its capacity, where its model is steady
+#: (the PTS stops at 4x; the transition of a 7% over-provisioned drive takes
+#: about 5 fills), at most this long.
+EMULATED_WSAT = ["--wsat-tgbw", "6x", "--wsat-time", "90s"]
+
+
+def _emulated(size: int):
+    """(its runtime directory and loop device, or None; why not)."""
+    why = simdrive.available()
+    if why:
+        return None, why
+    try:
+        device = simdrive.up(size, {}, "")
+    except TkperfError as exc:
+        return None, f"no emulated SSD ({exc})"
+    return (simdrive.find(device), device), ""
 
 
 def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]], int],
-             debug: bool = False, overwrite: bool = False) -> int:
+             debug: bool = False, overwrite: bool = False, plain_loop: bool = False) -> int:
+    """``size`` 0 is the target's default: 32 MiB emulated, 256 MiB otherwise."""
+    emulated, why_not = (None, "") if plain_loop else _emulated(size or EMULATED_SIZE)
+    if emulated is not None:
+        try:
+            print(f"tkperf demo: testing a {(size or EMULATED_SIZE) >> 20} MiB emulated SSD {emulated[1]} "
+                  "(tkperf simdrive: an FTL model with a burst, a write cliff and a steady state; "
+                  "--loop for a plain loop device)", file=sys.stderr)
+            return main(_argv(outdir, quiet, debug, overwrite) + EMULATED_WSAT + [emulated[1]])
+        finally:
+            simdrive.down(emulated[0])
+    size = size or LOOP_SIZE
     workdir = tempfile.mkdtemp(prefix="tkperf-demo-")
     loop, why = try_loop(size, workdir)
     try:
-        argv: List[str] = ["ssd", "run", "--quick", "--yes", "--name", "demo", "--outdir", outdir]
-        if quiet:
-            argv.append("--quiet")
-        if debug:
-            argv.append("--debug")
-        if overwrite:
-            argv.append("--overwrite")
+        argv = _argv(outdir, quiet, debug, overwrite)
         if loop is not None:
-            print(f"tkperf demo: testing a {size >> 20} MiB loop device {loop.path} "
-                  f"over a sparse file", file=sys.stderr)
+            instead = f"{why_not}; " if why_not else ""
+            print(f"tkperf demo: {instead}testing a {size >> 20} MiB loop device {loop.path} "
+                  f"over a sparse file" + (" instead" if why_not else ""), file=sys.stderr)
             argv.append(loop.path)
         else:
             target = os.path.join(workdir, "demo-target.img")
-            print(f"tkperf demo: {why}; testing a {size >> 20} MiB file target {target} instead",
+            print(f"tkperf demo: {why_not + '; ' if why_not else ''}{why}; testing a {size >> 20} MiB file "
+                  f"target {target} instead",
                   file=sys.stderr)
             argv += [target, "--size", str(size)]
         return main(argv)
@@ -45,16 +76,31 @@ def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]]
         os.rmdir(workdir)
 
 
+def _argv(outdir: str, quiet: bool, debug: bool, overwrite: bool) -> List[str]:
+    argv: List[str] = ["ssd", "run", "--quick", "--yes", "--name", "demo", "--outdir", outdir]
+    if quiet:
+        argv.append("--quiet")
+    if debug:
+        argv.append("--debug")
+    if overwrite:
+        argv.append("--overwrite")
+    return argv
+
+
 def cmd_demo(args) -> int:
-    return run_demo(args.outdir, options.parse_size(args.size, "--size"), args.quiet, args.main,
-                    getattr(args, "debug", False), getattr(args, "overwrite", False))
+    size = options.parse_size(args.size, "--size") if args.size else 0
+    return run_demo(args.outdir, size, args.quiet, args.main, getattr(args, "debug", False),
+                    getattr(args, "overwrite", False), getattr(args, "loop", False))
 
 
 def register(sub) -> None:
-    demo = sub.add_parser("demo", help="quick run of the default tests on a throw-away loop device",
+    demo = sub.add_parser("demo", help="quick run of the default tests on a throw-away emulated SSD",
                           allow_abbrev=False)
     demo.add_argument("--outdir", default="tkperf-demo", help="where results go (default ./tkperf-demo)")
-    demo.add_argument("--size", default="256m", help="size of the demo target (default 256m)")
+    demo.add_argument("--size", help="size of the demo target (default 32m emulated, 256m with --loop)")
+    demo.add_argument("--loop", action="store_true",
+                      help="a plain loop device over a sparse file instead of the emulated SSD (which has a "
+                           "burst, a write cliff and a steady state: tkperf help simdrive)")
     demo.add_argument("--quiet", "-q", action="store_true")
     demo.add_argument("--debug", action="store_true", help="debug detail in the run's log (as for ssd run)")
     demo.add_argument("--overwrite", action="store_true",

@@ -67,6 +67,18 @@ def _device(facts: Dict[str, object]) -> Rows:
     loop = _get(_get(facts, "sysfs"), "loop")
     if loop.get("backing_file"):
         rows.append(("backing file", f"{loop['backing_file']} (direct I/O {_yes(loop.get('dio'))})"))
+    sim = _get(facts, "simdrive")
+    if sim:
+        params = _get(sim, "params")
+        rows.append(("emulated SSD", f"{sim.get('name', '')}: page-mapped FTL, {sim.get('physical_blocks')} blocks; "
+                                     + ", ".join(f"{k} {_get(params, k).get('value')} {_get(params, k).get('unit')}"
+                                                 for k in params)))
+        waf = sim.get("waf")
+        rows.append(("model state", f"{'fresh' if sim.get('fresh') else 'not fresh'}, "
+                                    f"{sim.get('mapped_bytes', 0):,} bytes mapped, {sim.get('free_blocks')} blocks "
+                                    f"free, WAF {waf:.2f}" if isinstance(waf, float) else
+                     f"{'fresh' if sim.get('fresh') else 'not fresh'}, {sim.get('mapped_bytes', 0):,} bytes "
+                     f"mapped, {sim.get('free_blocks')} blocks free, nothing written yet"))
     return rows
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.model import pts
+from tkperf.simdrive import TRANSPORT as EMULATED
 from tkperf.verdict import conformance
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
@@ -102,7 +103,8 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
     else:
         target_facts = run.facts.get("target")
         kind = target_facts.get("target_kind") if isinstance(target_facts, dict) else None
-        if isinstance(kind, dict) and kind.get("detail") and kind.get("kind") not in ("disk", "loop"):
+        if isinstance(kind, dict) and kind.get("detail") and (kind.get("kind") not in ("disk", "loop")
+                                                              or d.transport == EMULATED):
             target += f": {kind['detail']}"
     out = [
         ("Vendor", device_or_desc(run, d.vendor, "vendor", "manufacturer", "mfgr")),
@@ -118,6 +120,9 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
                     + (", rotational" if d.rotational else "")),
         ("Target", target),
     ]
+    model = emulated_model(run)
+    if model:
+        out.append(("Emulated SSD model", model))
     for label, keys in (("Form factor", ("form_factor",)), ("NAND type", ("nand_type", "nand"))):
         value = _desc(run, *keys)
         if value:  # only a description file tells these
@@ -134,6 +139,18 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
             if p.verification:
                 out.append(("Purge check", p.verification))
     return tuple(out)
+
+
+def emulated_model(run: RunResult) -> str:
+    """An emulated SSD's model parameters as the run recorded them (facts
+    ``simdrive``); '' for any other target."""
+    got = run.facts.get("simdrive") if isinstance(run.facts, dict) else None
+    params = got.get("params") if isinstance(got, dict) else None
+    if not isinstance(params, dict):
+        return ""
+    parts = [f"{k} {v.get('value')} {v.get('unit', '')}".strip() for k, v in params.items() if isinstance(v, dict)]
+    blocks = got.get("physical_blocks") if isinstance(got, dict) else None
+    return "page-mapped FTL (tkperf simdrive)" + (f", {blocks} blocks" if blocks else "") + ": " + ", ".join(parts)
 
 
 def data_pattern_words(o: Mapping[str, str]) -> str:

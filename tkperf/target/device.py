@@ -16,6 +16,8 @@ from typing import Dict, List, Optional, Set
 from tkperf import programs
 from tkperf.errors import RefusedError, TargetError
 from tkperf.model.results import DeviceInfo
+from tkperf.simdrive import TRANSPORT as EMULATED
+from tkperf.simdrive import control as simdrive
 
 SYS_BLOCK = "/sys/class/block"
 MIN_SIZE = 16 * 1024 * 1024
@@ -274,6 +276,10 @@ def _block_target(path: str, resolved: str) -> DeviceInfo:
     if name.startswith("loop") and not model:
         backing = _read(os.path.join(sysdir, "loop", "backing_file"))
         model = "loop device" + (f" over {backing}" if backing else "")
+        rundir = simdrive.backing_rundir(backing) if backing else None
+        if rundir:  # tkperf simdrive's emulated SSD: what it is, not the loop device
+            transport, vendor, model = EMULATED, "tkperf", "emulated SSD (tkperf simdrive)"
+            serial = os.path.basename(rundir)
     rota = _read(os.path.join(sysdir, "queue", "rotational"))
     return DeviceInfo(
         path=path, resolved=resolved, kind="block", size_bytes=size,

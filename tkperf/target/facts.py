@@ -36,6 +36,8 @@ from typing import Callable, Dict, List, Tuple, Union
 from tkperf import programs
 from tkperf.errors import TargetError, TkperfError, ToolError
 from tkperf.model.results import DeviceInfo
+from tkperf.simdrive import TRANSPORT as EMULATED
+from tkperf.simdrive import control as simdrive
 from tkperf.target import device, kinds, parsers
 from tkperf.target.writecache import WriteCache, transport_kind
 
@@ -115,6 +117,8 @@ def _sysfs_device(path: str, resolved: str, st: os.stat_result) -> DeviceInfo:
     if not sectors.isdigit() or int(sectors) == 0:
         raise TargetError(f"{path}: has size 0 (no medium, or a loop device with no file?)")
     transport = "nvme" if name.startswith("nvme") else "loop" if name.startswith("loop") else ""
+    if transport == "loop" and simdrive.backing_rundir(_read(os.path.join(sysdir, "loop", "backing_file"))):
+        transport = EMULATED
     return DeviceInfo(path=path, resolved=resolved, kind="block", size_bytes=int(sectors) * 512,
                       transport=transport)
 
@@ -302,14 +306,31 @@ def collect(dev: Union[DeviceInfo, str]) -> Dict[str, object]:
     c.add("lsblk", lambda: lsblk_facts(info))
     c.add("sysfs", lambda: sysfs_facts(info))
     kind = transport_kind(info)
+    if info.transport == EMULATED:
+        c.add("simdrive", lambda: simdrive_facts(info))
     if not kind:
-        what = "a loop device" if info.transport == "loop" else f"transport '{info.transport or 'unknown'}'"
+        what = ("a loop device" if info.transport == "loop" else "an emulated SSD" if info.transport == EMULATED
+                else f"transport '{info.transport or 'unknown'}'")
         c.notes.append(f"{what}: no drive identity tool applies")
     for name in SOURCES_BY_KIND.get(kind, ()):
         c.add(name, lambda name=name: _source(name, info))  # type: ignore[misc]
     if kind:
         c.add("write_cache", lambda: write_cache_facts(info))
     return c.result()
+
+
+def simdrive_facts(info: DeviceInfo) -> Dict[str, object]:
+    """An emulated SSD's model: its parameters and counters now (``tkperf
+    simdrive stats``), so a run records what it was measured on."""
+    name = os.path.basename(os.path.realpath(info.resolved))
+    rundir = simdrive.backing_rundir(_read(f"/sys/block/{name}/loop/backing_file"))
+    if not rundir:
+        raise _Failed("tkperf simdrive stats", f"{info.path}: its emulated SSD is gone")
+    try:
+        doc = simdrive.stats(rundir)
+    except TkperfError as exc:
+        raise _Failed("tkperf simdrive stats", str(exc)) from None
+    return {k: v for k, v in doc.items() if k not in ("pid", "pending_replies")}
 
 
 def write_cache_facts(dev: DeviceInfo) -> Dict[str, object]:

@@ -21,6 +21,7 @@ from typing import List, Optional, Tuple
 
 from tkperf import programs
 from tkperf.errors import TargetError, TkperfError
+from tkperf.simdrive import control as simdrive
 from tkperf.target import device
 
 SYS = "/sys"
@@ -180,6 +181,14 @@ def classify_block(name: str, sys_root: str = SYS) -> TargetKind:
         return _md(name, block)
     if name.startswith("loop") or os.path.isdir(os.path.join(block, "loop")):
         backing = _read(os.path.join(block, "loop", "backing_file"))
+        rundir = simdrive.backing_rundir(backing) if backing and sys_root == SYS else None
+        if rundir:
+            return TargetKind(
+                kind="loop", name=name,
+                detail=f"emulated SSD {os.path.basename(rundir)} (tkperf simdrive): loop device {dev} with "
+                       "direct I/O over the file of an FTL model",
+                warnings=(f"{dev} is an emulated SSD: results describe tkperf's FTL model (its parameters "
+                          "are in the run's facts under simdrive), not a drive",))
         return TargetKind(
             kind="loop", name=name,
             detail=f"loop device {dev}" + (f" over the file {backing}" if backing else " (no file attached)"),

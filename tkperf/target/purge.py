@@ -31,7 +31,10 @@ from typing import List, Optional, Tuple
 from tkperf import programs
 from tkperf.errors import TkperfError, UsageError
 from tkperf.model.results import DeviceInfo, PurgeRecord
+from tkperf.simdrive import TRANSPORT as EMULATED
+from tkperf.simdrive import control as simdrive
 from tkperf.target import kinds, parsers, purge_ata, purge_nvme
+from tkperf.target.device import read_text as device_read
 
 log = logging.getLogger("tkperf")
 
@@ -50,6 +53,8 @@ ALIGN = 4096
 NOT_PROMISED = ("not checked: the device does not promise zeros after discard "
                 "(queue/discard_zeroes_data / DRAT/RZAT, NVMe DLFEAT, SCSI LBPRZ)")
 CMD_NOTE = "vendor command (--purge-cmd): tkperf cannot tell whether it is a PTS PURGE"
+EMULATED_NOTE = ("emulated SSD: a whole-device discard, which its model carries out (nothing mapped, "
+                 "every block erased: fresh); not a PTS PURGE")
 
 
 def cmd_argv(template: str, target: str) -> List[str]:
@@ -105,6 +110,8 @@ def choose(requested: str, dev: DeviceInfo) -> Tuple[str, str]:
             return "none", "no purge: results do not start from FOB"
         return requested, "" if requested in PTS_METHODS else "discard is not a PTS PURGE"
     tran = dev.transport.lower()
+    if dev.transport == EMULATED:
+        return "discard", EMULATED_NOTE
     if dev.kind == "file":
         return "discard", "file target: holes punched in the file; not a PTS PURGE"
     if tran == "nvme" or dev.resolved.startswith("/dev/nvme"):
@@ -241,6 +248,25 @@ def _verification(dev: DeviceInfo, method: str, status: str, facts: object) -> s
     return f"{status}; {text}" if status else text
 
 
+def _model_fresh(dev: DeviceInfo) -> str:
+    """What an emulated SSD's model says after the purge: fresh or not, from its counters."""
+    name = os.path.basename(os.path.realpath(dev.resolved))
+    rundir = simdrive.backing_rundir(device_read(f"/sys/block/{name}/loop/backing_file"))
+    try:
+        if not rundir:
+            raise TkperfError("its runtime directory is gone")
+        s = simdrive.stats(rundir)
+    except TkperfError as exc:
+        log.warning("purge: cannot ask the emulated SSD %s for its state: %s", dev.path, exc)
+        return f"emulated SSD's state NOT checked ({exc})"
+    counts = (f"{s['mapped_bytes']} bytes mapped, {s['free_blocks']} of {s['physical_blocks']} blocks erased, "
+              f"purges {s['purges']}")
+    if s.get("fresh") is True:
+        return f"emulated SSD's model is fresh ({counts})"
+    log.warning("purge: the emulated SSD %s is NOT fresh after the purge (%s)", dev.path, counts)
+    return f"emulated SSD's model is NOT fresh ({counts})"
+
+
 def _run_all(argvs: List[List[str]], what: str) -> None:
     for argv in argvs:
         programs.run(argv, timeout=PURGE_TIMEOUT_S, what=what)
@@ -287,10 +313,14 @@ def purge(requested: str, dev: DeviceInfo) -> PurgeRecord:
         argvs = commands(method, dev)
         _run_all(argvs, f"purge ({method})")
     seconds = time.monotonic() - t0
+    if method != "none" and dev.transport == EMULATED:
+        status = "; ".join(x for x in (status, _model_fresh(dev)) if x)
     verification = "" if method == "none" else _verification(dev, method, status, facts)
     log.info("purge %s done in %.1f s; %s", method, seconds, verification or "not checked")
     if "NOT all zeros" in verification:
         note = "; ".join(x for x in (note, "the verification read found data after the purge") if x)
+    if "model is NOT fresh" in verification:
+        note = "; ".join(x for x in (note, "the emulated SSD's model was not fresh after the purge") if x)
     return PurgeRecord(
         requested=requested, method=method, seconds=seconds, pts_purge=method in PTS_METHODS,
         command=" ; ".join(programs.command_line(a) for a in argvs), note=note, verification=verification,

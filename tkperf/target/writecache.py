@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
 from tkperf import programs
+from tkperf.simdrive import TRANSPORT as EMULATED
 from tkperf.errors import Interrupted, TkperfError, ToolError
 from tkperf.model.results import DeviceInfo
 
@@ -116,6 +117,8 @@ def unreachable(dev: DeviceInfo) -> str:
         return "a file target"
     if dev.transport.lower() == "loop":
         return "a loop device"
+    if dev.transport == EMULATED:
+        return "an emulated SSD (tkperf simdrive; it has no write cache)"
     if dev.transport:
         return f"a device on transport '{dev.transport}'"
     return "a device of unknown transport"

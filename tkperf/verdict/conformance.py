@@ -19,6 +19,7 @@ from tkperf import testtypes
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo, RunResult, TestRun
 from tkperf.model.steadystate import Steady
+from tkperf.simdrive import TRANSPORT as EMULATED
 
 PTS_RUNTIME_S = 60
 PTS_MAX_ROUNDS = 25
@@ -61,6 +62,8 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
         out.append("--quick smoke-test profile (1 s workloads, narrowed matrices, few rounds)")
     if device.kind == "file":
         out.append("the target is a file, not a raw block device")
+    if device.transport == EMULATED:
+        out.append("emulated SSD: the target is tkperf's FTL model (tkperf simdrive), not a drive")
     runtime = _int(options.get("runtime"))
     if runtime is not None and runtime != PTS_RUNTIME_S:
         out.append(f"workloads run {runtime} s each instead of {PTS_RUNTIME_S} s")

@@ -1,0 +1,320 @@
+"""The emulated SSD (issue 33): its model on its own clock, and ``tkperf
+simdrive`` bringing a real one up (server process, FUSE mount, loop device
+with direct I/O) and down again, whatever state it is in.
+
+The dynamic verdicts of the PTS tested against this drive's truth live in
+their own files; here is the drive itself."""
+from __future__ import annotations
+
+import heapq
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import _tkperf_env, needs_fio
+from tkperf.simdrive import control
+from tkperf.simdrive.model import PARAMS, Drive
+
+MiB = 1024 * 1024
+PAGE = 4096
+
+
+def closed_loop(drive: Drive, qd: int, count: int, offsets, size: int = PAGE, start: float = 0.0) -> float:
+    """``count`` writes at queue depth ``qd``, each sent when one completes
+    (an ideal host); the model time the last one completes."""
+    pending = [start] * qd
+    end = start
+    for i in range(count):
+        t = heapq.heappop(pending)
+        end = drive.write(t, offsets(i), size)
+        heapq.heappush(pending, end)
+    return max(pending + [end])
+
+
+def rnd(drive: Drive, seed: int = 1):
+    rng = random.Random(seed)
+    return lambda i: rng.randrange(drive.logical_pages) * PAGE
+
+
+# -- the model, on its own clock ---------------------------------------------------
+def test_model_is_deterministic_for_a_request_sequence():
+    a, b = Drive(16 * MiB), Drive(16 * MiB)
+    for d in (a, b):
+        closed_loop(d, 8, 3 * d.logical_pages, rnd(d, seed=7))
+    assert a.stats() == b.stats()
+    assert a.stats()["gc_copies"] > 0
+
+
+def test_fresh_burst_then_cliff_then_waf_above_one():
+    d = Drive(16 * MiB)
+    pages = d.logical_pages
+    t_burst = closed_loop(d, 32, pages // 2, rnd(d))
+    burst = (pages // 2) / t_burst
+    units, prog = d.params["units"], d.params["program_us"] / 1e6
+    assert burst == pytest.approx(units / prog, rel=0.02)  # every unit programs, nothing else
+    assert d.c["gc_copies"] == 0 and d.first_fg_gc is None
+    t0 = d.now
+    closed_loop(d, 32, 3 * pages, rnd(d, 2), start=t_burst)
+    cliff = d.first_fg_gc / d.capacity
+    assert 1.0 < cliff < 1.0 + d.params["op_pct"] / 100 + 0.03  # after a capacity plus the spare blocks
+    s = d.stats()
+    assert s["waf"] > 1.5 and s["gc_copies"] > 0
+    n = pages // 2
+    t1 = d.now
+    t_end = closed_loop(d, 32, n, rnd(d, 3), start=t1)
+    steady = n / (t_end - t1)
+    assert steady < burst / 2, (burst, steady, t0)
+
+
+def test_greedy_gc_takes_the_block_with_fewest_valid_pages():
+    d = Drive(4 * MiB, {"op_pct": 25})
+    closed_loop(d, 1, d.logical_pages, lambda i: i * PAGE)  # fill in order: blocks full of valid pages
+    for lpn in range(64, 64 + 40):  # block 1 loses 40 of its pages, block 2 ten
+        d.write(d.now, lpn * PAGE, PAGE)
+    for lpn in range(128, 138):
+        d.write(d.now, lpn * PAGE, PAGE)
+    assert d.valid[1] == 24 and d.valid[2] == 54
+    d._gc_step(d.now, background=False)
+    assert d.valid[1] == 0 and d.is_free[1] and d.valid[2] == 54
+    assert d.c["gc_copies"] == 24
+
+
+def test_sequential_overwrite_invalidates_whole_blocks():
+    d = Drive(16 * MiB)
+    for _ in range(4):
+        closed_loop(d, 4, d.logical_pages // 32, lambda i: i * 32 * PAGE, size=32 * PAGE, start=d.now)
+    s = d.stats()
+    assert s["gc_copies"] == 0 and s["waf"] == pytest.approx(1.0, abs=0.01)
+    assert s["erases"] >= 3 * d.logical_pages // d.ppb
+
+
+def test_parallel_units_iops_grow_with_queue_depth_then_flatten():
+    rates = {}
+    for qd in (1, 2, 4, 8, 16):
+        d = Drive(16 * MiB)
+        n = 2000
+        rates[qd] = n / closed_loop(d, qd, n, rnd(d))
+    units = PARAMS["units"][0]
+    assert rates[2] == pytest.approx(2 * rates[1], rel=0.05)
+    assert rates[units] == pytest.approx(units * rates[1], rel=0.05)
+    assert rates[16] == pytest.approx(rates[units], rel=0.05)  # flat beyond the units: only latency grows
+
+
+def test_idle_time_gives_background_gc_and_a_faster_start():
+    d = Drive(16 * MiB)
+    end = closed_loop(d, 32, 3 * d.logical_pages, rnd(d))
+    n = 200
+    t = closed_loop(d, 32, n, rnd(d, 2), start=end)
+    steady = n / (t - end)
+    before, idle = d.c["bg_gc_copies"], d.idle_time
+    d.advance(t + 0.002)  # shorter than bg_delay_ms: nothing collected
+    assert d.c["bg_gc_copies"] == before
+    d.advance(t + 5.0)
+    assert d.c["bg_gc_copies"] > before and len(d.free) >= d.params["bg_free_blocks"]
+    assert d.idle_time - idle == pytest.approx(5.0, abs=0.01)
+    after = n / (closed_loop(d, 32, n, rnd(d, 3), start=t + 5.0) - t - 5.0)
+    assert after > 2 * steady
+
+
+def test_trim_and_zero_return_pages_and_a_full_trim_is_a_purge():
+    d = Drive(16 * MiB)
+    closed_loop(d, 8, 2 * d.logical_pages, rnd(d))
+    d.trim(d.now, 0, 8 * MiB)
+    assert d.mapped * PAGE <= 8 * MiB and not d.fresh
+    d.trim(d.now, 8 * MiB + 100, 8 * MiB - 100)  # a partial first page stays mapped
+    assert d.mapped == 1 and d.c["purges"] == 0
+    d.trim(d.now, 8 * MiB, PAGE)
+    assert d.fresh and d.c["purges"] == 1 and len(d.free) == d.blocks
+    assert d.stats()["fresh"] is True
+
+
+def test_history_has_a_sample_per_model_second():
+    d = Drive(16 * MiB)
+    closed_loop(d, 4, 20000, rnd(d))
+    hist = d.stats(history=True)["history"]
+    assert [h[0] for h in hist] == list(range(len(hist))) and len(hist) >= 2
+    assert all(b[1] >= a[1] and b[2] >= a[2] for a, b in zip(hist, hist[1:]))
+
+
+# -- tkperf simdrive ----------------------------------------------------------------
+def tkperf(*argv: str, timeout: float = 120):
+    return subprocess.run([sys.executable, "-m", "tkperf", *argv], capture_output=True, text=True,
+                          timeout=timeout, env=_tkperf_env())
+
+
+def _left_behind(path: str, rundir: str, pid: int) -> list:
+    out = []
+    if rundir in subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout:
+        out.append("loop device")
+    with open("/proc/mounts") as fh:
+        if rundir in fh.read():
+            out.append("mount")
+    if os.path.exists(f"/proc/{pid}"):
+        out.append("server process")
+    if os.path.exists(rundir):
+        out.append("runtime directory")
+    return out
+
+
+def _rundir_pid(path: str):
+    rundir = control.find(path)
+    with open(os.path.join(rundir, "pid")) as fh:
+        return rundir, int(fh.read())
+
+
+def test_up_stats_down_leaves_nothing(simdrive):
+    drive = simdrive(capacity="64M", name="t-lifecycle")
+    assert drive.path.startswith("/dev/loop")
+    with open(f"/sys/block/{os.path.basename(drive.path)}/loop/dio") as fh:
+        assert fh.read().strip() == "1"
+    s = drive.stats()
+    for key in ("host_write_bytes", "host_read_bytes", "host_trim_bytes", "nand_write_bytes", "mapped_bytes",
+                "free_blocks", "erases", "gc_copies", "bg_gc_copies", "first_fg_gc_host_write_bytes",
+                "model_time_s", "idle_time_s", "purges", "fresh", "waf", "params"):
+        assert key in s
+    assert s["fresh"] is True and s["mapped_bytes"] == 0 and s["capacity_bytes"] == 64 * MiB
+    assert set(s["params"]) == set(PARAMS) and s["params"]["op_pct"] == {"value": 7.0, "unit": "%",
+                                                                            "what": PARAMS["op_pct"][2]}
+    rundir, pid = _rundir_pid(drive.path)
+    out = tkperf("simdrive", "down", drive.path)
+    assert out.returncode == 0, out.stderr
+    assert _left_behind(drive.path, rundir, pid) == []
+
+
+def test_down_after_the_server_was_killed(simdrive):
+    drive = simdrive(capacity="32M")
+    rundir, pid = _rundir_pid(drive.path)
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    out = tkperf("simdrive", "stats", drive.path, "--json")
+    assert out.returncode == 4 and len(out.stderr.strip().splitlines()) == 1
+    assert "does not answer" in out.stderr
+    out = tkperf("simdrive", "down", drive.path)
+    assert out.returncode == 0, out.stderr
+    assert _left_behind(drive.path, rundir, pid) == []
+
+
+@pytest.mark.parametrize("argv, code, words", [
+    (["up", "--capacity", "lots"], 2, "is not a size"),
+    (["up", "--capacity", "64m", "--op", "0.5"], 2, "spare blocks"),
+    (["up", "--capacity", "64m", "--units", "0"], 2, "units must be positive"),
+    (["up", "--capacity", "64m", "--name", "../x"], 2, "--name"),
+    (["down", "/dev/null"], 4, "is not an emulated SSD"),
+    (["stats", "nosuchdrive", "--json"], 4, "is not an emulated SSD"),
+])
+def test_bad_input_is_one_line_and_an_exit_code(argv, code, words):
+    if simdrive_missing_reason():
+        pytest.skip(simdrive_missing_reason())
+    out = tkperf("simdrive", *argv)
+    assert out.returncode == code, out.stderr
+    assert words in out.stderr and len(out.stderr.strip().splitlines()) == 1 and not out.stdout
+
+
+def simdrive_missing_reason() -> str:
+    return control.available()
+
+
+@needs_fio
+def test_data_comes_back_and_trim_zero_free_pages(simdrive):
+    drive = simdrive(capacity="32M")
+    fio = ["fio", "--name=v", f"--filename={drive.path}", "--direct=1", "--bs=4k", "--size=8m",
+           "--ioengine=libaio", "--iodepth=8", "--verify=crc32c", "--verify_fatal=1", "--randrepeat=0"]
+    out = subprocess.run(fio + ["--rw=randwrite", "--do_verify=1"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    s = drive.stats()
+    assert s["mapped_bytes"] == 8 * MiB and s["host_write_bytes"] >= 8 * MiB and s["host_read_bytes"] >= 8 * MiB
+    subprocess.run(["blkdiscard", "--offset", "0", "--length", str(4 * MiB), drive.path], check=True)
+    subprocess.run(["blkdiscard", "-z", "--offset", str(4 * MiB), "--length", str(2 * MiB), drive.path],
+                   check=True)
+    s = drive.stats()
+    assert s["mapped_bytes"] == 2 * MiB and s["host_trim_bytes"] >= 6 * MiB and not s["fresh"]
+    with open(drive.path, "rb", buffering=0) as fh:
+        os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        head = fh.read(6 * MiB)
+        assert head == bytes(6 * MiB)
+        assert fh.read(2 * MiB) != bytes(2 * MiB)
+    subprocess.run(["blkdiscard", drive.path], check=True)
+    s = drive.stats()
+    assert s["fresh"] is True and s["purges"] == 1 and s["free_blocks"] == s["physical_blocks"]
+
+
+# -- tkperf sees it as what it is ---------------------------------------------------
+def test_info_shows_an_emulated_ssd_with_its_model(simdrive):
+    drive = simdrive(capacity="32M", name="t-info")
+    out = tkperf("info", drive.path, "--json")
+    assert out.returncode == 0, out.stderr
+    import json
+    facts = json.loads(out.stdout)
+    assert facts["target"]["transport"] == "emulated SSD"
+    assert facts["target"]["target_kind"]["detail"].startswith("emulated SSD t-info")
+    assert facts["simdrive"]["params"]["units"]["value"] == PARAMS["units"][0]
+    assert facts["simdrive"]["fresh"] is True
+    text = tkperf("info", drive.path).stdout
+    assert "block (emulated SSD)" in text and "page-mapped FTL" in text
+
+
+def test_a_plain_loop_device_is_not_an_emulated_ssd(loopdev):
+    from tkperf.target import device
+    assert device.resolve(loopdev).transport == "loop"
+
+
+# -- the demo picks it ------------------------------------------------------------
+def _demo_target(tmp_path, capsys, plain_loop: bool):
+    """What ``tkperf demo`` would test (its run is recorded, not run) and what it said."""
+    from tkperf.cli.demo import run_demo
+    seen = {}
+
+    def record(argv):
+        seen["argv"] = list(argv)
+        seen["state"] = subprocess.run(["losetup", "--list", "--noheadings", "-O", "NAME,BACK-FILE"],
+                                       capture_output=True, text=True).stdout
+        return 0
+
+    assert run_demo(str(tmp_path / "demo"), 0, True, record, plain_loop=plain_loop) == 0
+    return seen, capsys.readouterr().err
+
+
+def test_demo_runs_on_the_emulated_ssd_and_takes_it_down(tmp_path, capsys):
+    if control.available():
+        pytest.skip(control.available())
+    seen, said = _demo_target(tmp_path, capsys, plain_loop=False)
+    device = seen["argv"][-1]
+    assert "emulated SSD " + device in said and len(said.strip().splitlines()) == 1
+    assert any(line.split()[0] == device and "/run/tkperf-simdrive/" in line for line in seen["state"].splitlines())
+    assert "--wsat-tgbw" in seen["argv"]
+    assert control.drives() == [d for d in control.drives() if control.device_of(d) != device]
+    assert device not in subprocess.run(["losetup", "--list", "--noheadings", "-O", "NAME"],
+                                        capture_output=True, text=True).stdout.split()
+
+
+def test_demo_loop_option_keeps_the_plain_loop_device(tmp_path, capsys):
+    if os.geteuid() != 0:
+        pytest.skip("loop devices need root")
+    seen, said = _demo_target(tmp_path, capsys, plain_loop=True)
+    device = seen["argv"][-1]
+    assert "loop device " + device + " over a sparse file" in said and "emulated" not in said
+    assert any(line.split()[0] == device and "tkperf-demo-" in line for line in seen["state"].splitlines())
+
+
+def test_purge_is_a_discard_the_model_performs_and_the_record_says_so(simdrive):
+    from tkperf.target import device, purge
+    drive = simdrive(capacity="32M")
+    with open(drive.path, "r+b", buffering=0) as fh:
+        fh.write(os.urandom(4 * MiB))
+        os.fsync(fh.fileno())
+    assert drive.stats()["mapped_bytes"] >= 4 * MiB
+    dev = device.resolve(drive.path)
+    assert dev.transport == "emulated SSD"
+    record = purge.purge("auto", dev)
+    assert record.method == "discard" and not record.pts_purge and "emulated SSD" in record.note
+    assert "emulated SSD's model is fresh (0 bytes mapped" in record.verification
+    assert "all zeros" in record.verification
+    s = drive.stats()
+    assert s["fresh"] is True and s["purges"] == 1

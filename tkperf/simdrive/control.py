@@ -1,0 +1,272 @@
+"""Bring an emulated SSD up, ask it for its counters, take it down.
+
+Each drive has a root-only runtime directory ``/run/tkperf-simdrive/NAME``
+holding ``params.json``, ``pid``, ``device``, ``server.log``, the data file,
+the control socket and the FUSE mount point ``mnt``.  Nothing there is
+followed as a link: the base directory must be a real directory owned by
+root and closed to others, files are opened with ``O_NOFOLLOW``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List, Optional
+
+from tkperf import programs
+from tkperf.errors import RefusedError, TargetError, ToolError, UsageError
+from tkperf.simdrive import fuse_proto
+from tkperf.simdrive.model import check_params
+
+BASE = "/run/tkperf-simdrive"
+NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+READY_TIMEOUT = 15.0
+
+
+def available() -> str:
+    """'' where an emulated SSD can be made here, else why not (one line)."""
+    if os.geteuid() != 0:
+        return "an emulated SSD needs root (mount and losetup)"
+    if not os.path.exists("/dev/fuse"):
+        return "an emulated SSD needs /dev/fuse (the fuse kernel module)"
+    if shutil.which("losetup") is None:
+        return "an emulated SSD needs losetup (Debian package util-linux)"
+    return ""
+
+
+def _base(create: bool) -> str:
+    """The base directory, checked: a real directory of root's, closed to others."""
+    if create:
+        try:
+            os.mkdir(BASE, 0o700)
+        except FileExistsError:
+            pass
+    try:
+        st = os.lstat(BASE)
+    except FileNotFoundError:
+        return BASE
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+        raise RefusedError(f"{BASE} is not a directory of root's closed to others; not using it")
+    return BASE
+
+
+def _read(rundir: str, name: str) -> str:
+    try:
+        fd = os.open(os.path.join(rundir, name), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return ""
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
+        return fh.read(4096).strip()
+
+
+def _write(rundir: str, name: str, text: str) -> None:
+    fd = os.open(os.path.join(rundir, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def drives() -> List[str]:
+    """The runtime directories of the drives that are (or were) up."""
+    base = _base(create=False)
+    if not os.path.isdir(base):
+        return []
+    out = []
+    for name in sorted(os.listdir(base)):
+        path = os.path.join(base, name)
+        if NAME.match(name) and stat.S_ISDIR(os.lstat(path).st_mode):
+            out.append(path)
+    return out
+
+
+def device_of(rundir: str) -> str:
+    return _read(rundir, "device")
+
+
+def find(device: str) -> str:
+    """The runtime directory of the drive ``device`` (its loop device or its name)."""
+    real = os.path.realpath(device) if device.startswith("/") else ""
+    for rundir in drives():
+        if os.path.basename(rundir) == device or (real and _read(rundir, "device") == real):
+            return rundir
+    raise TargetError(f"{device} is not an emulated SSD of tkperf simdrive (see tkperf simdrive list)")
+
+
+def backing_rundir(backing_file: str) -> Optional[str]:
+    """The runtime directory whose drive file is ``backing_file`` (a loop
+    device's backing file), or None."""
+    head, tail = os.path.split(backing_file.strip())
+    if tail != fuse_proto.FILE_NAME.decode() or os.path.basename(head) != "mnt":
+        return None
+    rundir = os.path.dirname(head)
+    if os.path.dirname(rundir) != BASE or not NAME.match(os.path.basename(rundir)):
+        return None
+    try:
+        return rundir if _base(create=False) and os.path.isdir(rundir) else None
+    except RefusedError:
+        return None
+
+
+def up(capacity: int, params: Dict[str, float], name: str = "") -> str:
+    """Make the drive; its loop device once it is ready."""
+    why = available()
+    if why:
+        raise ToolError(why)
+    try:
+        full = check_params(capacity, params)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if name and not NAME.match(name):
+        raise UsageError(f"--name {name!r}: use 1-32 of a-z, 0-9, '_' and '-', starting with a letter or digit")
+    base = _base(create=True)
+    taken = {os.path.basename(d) for d in drives()}
+    name = name or next(f"simdrive{i}" for i in range(len(taken) + 1) if f"simdrive{i}" not in taken)
+    rundir = os.path.join(base, name)
+    try:
+        os.mkdir(rundir, 0o700)
+    except FileExistsError:
+        raise RefusedError(f"an emulated SSD named {name} is already up (tkperf simdrive down {name})") from None
+    try:
+        _write(rundir, "params.json", json.dumps({"capacity": capacity, "params": full}))
+        os.mkdir(os.path.join(rundir, "mnt"), 0o700)
+        _start_server(rundir)
+        device = _attach(rundir)
+    except BaseException:
+        down(rundir)
+        raise
+    return device
+
+
+def _start_server(rundir: str) -> None:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root)
+    logfd = os.open(os.path.join(rundir, "server.log"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        proc = programs.daemon([sys.executable, "-m", "tkperf.simdrive.server", rundir], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=logfd, env=env, close_fds=True)
+    finally:
+        os.close(logfd)
+    _write(rundir, "pid", str(proc.pid))
+    assert proc.stdout is not None
+    deadline = time.monotonic() + READY_TIMEOUT
+    line = b""
+    while time.monotonic() < deadline and proc.poll() is None:
+        if select.select([proc.stdout], [], [], 0.05)[0]:
+            line = proc.stdout.readline()
+            break
+    proc.stdout.close()
+    if line.strip() != b"ready":
+        tail = _read(rundir, "server.log").splitlines()
+        why = tail[-1] if tail else ("it did not answer" if proc.poll() is None else f"exit code {proc.returncode}")
+        raise ToolError(f"the emulated SSD's server did not start: {why}")
+
+
+def _attach(rundir: str) -> str:
+    out = programs.run([programs.require("losetup"), "--find", "--show", "--direct-io=on",
+                        os.path.join(rundir, "mnt", fuse_proto.FILE_NAME.decode())], timeout=30, what="losetup")
+    device = out.stdout.strip()
+    _write(rundir, "device", device)
+    dio = _sysfs(device, "loop/dio")
+    if dio != "1":
+        raise ToolError(f"loop direct I/O did not get enabled over FUSE here ({device}: dio={dio or '?'})")
+    return device
+
+
+def _sysfs(device: str, name: str) -> str:
+    try:
+        with open(f"/sys/block/{os.path.basename(device)}/{name}", encoding="ascii") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
+
+
+def _server_pid(rundir: str) -> Optional[int]:
+    """The server's pid when that process is still this drive's server."""
+    text = _read(rundir, "pid")
+    if not text.isdigit():
+        return None
+    pid = int(text)
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except OSError:
+        return None
+    return pid if b"tkperf.simdrive.server" in argv and os.fsencode(rundir) in argv else None
+
+
+def down(rundir: str) -> None:
+    """Detach the loop device, stop the server, unmount, remove the runtime directory.
+    Works whatever state the drive is in (server crashed, half made)."""
+    device = _read(rundir, "device")
+    if device and _sysfs(device, "loop/backing_file").startswith(os.path.join(rundir, "mnt") + "/"):
+        programs.run([programs.require("losetup"), "--detach", device], timeout=30, check=False,
+                     what="losetup --detach")
+    pid = _server_pid(rundir)
+    if pid is not None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + 3.0
+            while time.monotonic() < deadline and not _gone(pid):
+                time.sleep(0.02)
+            if _gone(pid):
+                break
+    mnt = os.path.join(rundir, "mnt")
+    fuse_proto.unmount(mnt)
+    for name in ("data", "params.json", "pid", "device", "server.log", "control"):
+        try:
+            os.unlink(os.path.join(rundir, name))
+        except FileNotFoundError:
+            pass
+    for d in (mnt, rundir):
+        try:
+            os.rmdir(d)
+        except FileNotFoundError:
+            pass
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` has ended and been reaped (here, when it is our child)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    except ChildProcessError:
+        pass
+    return not os.path.exists(f"/proc/{pid}")
+
+
+def stats(rundir: str, history: bool = False) -> Dict[str, Any]:
+    """The model's counters, asked of its server."""
+    name = os.path.basename(rundir)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(10.0)
+    try:
+        sock.connect(os.path.join(rundir, "control"))
+        sock.sendall(b"stats history\n" if history else b"stats\n")
+        chunks = []
+        while True:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError as exc:
+        raise TargetError(f"the server of emulated SSD {name} does not answer ({exc.strerror or exc}); "
+                          f"tkperf simdrive down {name} removes what is left") from None
+    finally:
+        sock.close()
+    try:
+        doc = json.loads(b"".join(chunks))
+    except ValueError:
+        raise TargetError(f"the server of emulated SSD {name} gave no valid answer") from None
+    doc["name"] = name
+    doc["device"] = _read(rundir, "device")
+    return doc
