@@ -193,7 +193,10 @@ def test_cbw_report_says_what_the_pts_2_0_structure_did():
     _, _, test = run_rounds([1.0] * 5, test_type="cbw")
     ctx = ReportContext(_run(test))
     params = dict(cbw_view.cbw_header(ctx, test).test)
-    assert params["Stimulus"].startswith("JEDEC enterprise mix, R/W 40/60, incompressible: rounds of a pre-write")
+    assert params["Stimulus"].startswith("JEDEC enterprise mix, R/W 40/60, incompressible: the workload dependent "
+                                         "preconditioning (100% writes at the highest OIO until steady), then rounds "
+                                         "of a pre-write")
+    assert params["Preconditioning"].endswith("until 20/10 holds: 5 rounds, steady (rounds 1-5)")
     assert "then the sweep, TC 1,2 x QD 1,4" in params["Rounds"] and "1 s" in params["Rounds"]
     assert "(round 6)" in params["Captures"] and "2 s at the point" in params["Captures"]
     assert params["Structure"].startswith("the PTS 2.0 implementation's")

@@ -160,23 +160,6 @@ def write_job(bs: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
 
 #: ``make(tc, qd, runtime, name) -> FioJob``: the workload of a sweep at one TC x QD.
 MakeJob = Callable[[int, int, int, str], FioJob]
-#: The workload-dependent preconditioning's tracked first part of each round (s): the
-#: PTS 2.0 implementation tracks the first minute of every 30-minute round.
-WDPC_TRACKED_S = 60
-
-
-def wdpc_jobs(write: MakeJob, wbase: str, top: Tuple[int, int], round_s: int) -> Tuple[FioJob, ...]:
-    """One round of the workload-dependent preconditioning: ``write`` at
-    the highest OIO for ``round_s``, its first minute (or the whole round
-    when shorter) its own job, whose IOPS are the tracked figure."""
-    tracked = min(WDPC_TRACKED_S, round_s)
-    name = f"{wbase}-tc{top[0]}-qd{top[1]}"
-    first = write(top[0], top[1], tracked, f"{st.WDPC}{name}")
-    if round_s <= tracked:
-        return (first,)
-    return (first, write(top[0], top[1], round_s - tracked, f"{st.WDPC}rest-{name}"))
-
-
 def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequence[int], runtime: int,
                point_time: int, rt_limit: int, label: str, params: Dict[str, str], capacity: int = 0,
                captures: Optional[Captures] = None, write: Optional[MakeJob] = None, wbase: str = "") -> Plan:
@@ -214,7 +197,7 @@ def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequ
     writer, wname = write or make, wbase or base
     prewrite = writer(top_tc, top_qd, captures.prewrite_s, f"{PREWRITE}{wname}-tc{top_tc}-qd{top_qd}")
     pick = partial(capture_jobs, make, base, captures, float(rt_limit), writer, wname)
-    wdpc = wdpc_jobs(writer, wname, (top_tc, top_qd), captures.wdpc_round_s)
+    wdpc = st.wdpc_jobs(writer, wname, (top_tc, top_qd), captures.wdpc_round_s)
     return Plan(key=key,
                 shape=SweepRounds(prewrite, points, pick, 3.0 * (captures.capture_prewrite_s + captures.capture_s),
                                   wdpc),

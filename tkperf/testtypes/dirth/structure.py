@@ -30,11 +30,12 @@ test ran ``steady-sweep``.
 """
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Tuple
+from typing import Callable, List, Mapping, Optional, Tuple
 
 from tkperf.durations import duration
 from tkperf.engine import options
 from tkperf.errors import UsageError
+from tkperf.fio.jobs import FioJob
 from tkperf.testtypes.base import Option, in_range
 
 PTS20 = "pts-2.0"
@@ -127,3 +128,22 @@ def structure_deviations(stored: Mapping[str, str], values: Mapping[str, object]
             out.append(f"{what} {words} of {duration(float(got), rough=True)} instead of "
                        f"{duration(float(pts_s), rough=True)} (the PTS 2.0 implementation)")
     return used, out
+
+
+#: The workload-dependent preconditioning's tracked first part of each round (s): the
+#: PTS 2.0 implementation tracks the first minute of every 30-minute round.
+WDPC_TRACKED_S = 60
+
+
+def wdpc_jobs(write: Callable[[int, int, int, str], FioJob], wbase: str, top: Tuple[int, int],
+              round_s: int) -> Tuple[FioJob, ...]:
+    """One round of the workload-dependent preconditioning: ``write(tc, qd,
+    runtime, name)`` at the highest OIO ``top`` for ``round_s``, its first
+    minute (or the whole round when shorter) its own job, whose IOPS are the
+    tracked figure."""
+    tracked = min(WDPC_TRACKED_S, round_s)
+    name = f"{wbase}-tc{top[0]}-qd{top[1]}"
+    first = write(top[0], top[1], tracked, f"{WDPC}{name}")
+    if round_s <= tracked:
+        return (first,)
+    return (first, write(top[0], top[1], round_s - tracked, f"{WDPC}rest-{name}"))
