@@ -221,6 +221,8 @@ def test_dirth_pts_2_0_end_to_end(loopdev, tmp_path, capsys):
     assert pre.column("round").tolist() == [1, 2] and all(pre.column("iops") > 0) and all(pre.column("io_bytes") > 0)
     assert t.data[WDPC_STOP] == "max rounds"
     assert any("workload dependent preconditioning: no steady state" in e.message for e in run.events)
+    assert "dirth-4k-0-100: workload dependent preconditioning not steady within 2 rounds" in (
+        conformance.of_run(run).deviations)
     for r in steady_rounds(t):
         assert [w.name for w in r.workloads] == ["pre-rnd-4k-0-100-tc2-qd4"] + [
             f"rnd-4k-0-100-tc{tc}-qd{qd}" for tc, qd in GRID]
@@ -261,6 +263,7 @@ def test_preconditioning_runs_before_the_sweep_rounds_until_its_own_steady_state
     assert series.column("round").tolist() == [1, 2, 3, 4, 5, 6, 7]
     v = wdpc_verdict(test, 5)
     assert v.steady and v.rounds == (3, 4, 5, 6, 7) and test.data[WDPC_STOP] == "steady state"
+    assert get("dirth").result_deviations(test, {}, REVISIONS["pts-e-2.0"], 0) == []
     # the sweep rounds come after it and are numbered from 1
     assert [r.index for r in steady_rounds(test)] == [1, 2, 3, 4, 5] and calls[0][0][0] == "pre-rnd-4k-0-100-tc2-qd4"
     job = plan.shape.precondition[0]
@@ -272,6 +275,8 @@ def test_preconditioning_without_steady_state_is_said_and_the_rounds_follow():
     _, calls, test = run_rounds([1.0] * 5, max_rounds=6, wdpc=[1.0, 2.0, 1.0, 2.0, 1.0, 2.0], events=events)
     assert len(test.pre_calls) == 6 and test.data[WDPC_STOP] == "max rounds"
     assert not wdpc_verdict(test, 5).steady
+    assert get("dirth").result_deviations(test, {}, REVISIONS["pts-e-2.0"], 0) == [
+        "dirth-4k-0-100: workload dependent preconditioning not steady within 6 rounds"]
     assert any("workload dependent preconditioning: no steady state within 6 rounds" in e[1] for e in events)
     assert len(calls) == 6  # 5 sweep rounds (steady), then the captures
 

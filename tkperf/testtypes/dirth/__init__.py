@@ -32,7 +32,8 @@ from functools import partial
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.engine import options
-from tkperf.engine.composite import SWEEP_ROUND, SteadyThenSweep, SweepRounds, capture_round, steady_rounds, sweep_round
+from tkperf.engine.composite import (SWEEP_ROUND, WDPC_SERIES, WDPC_STOP, SteadyThenSweep, SweepRounds, capture_round,
+                                     steady_rounds, sweep_round)
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
@@ -327,6 +328,15 @@ class SweepTest(TestType):
                        f"{rt_text(DEFAULT_RT_LIMIT_US)} (the PTS 2.0 implementation's limit)")
         used, structure = st.structure_deviations(options, v, self.name, what, revision.id)
         return out + structure + (round_deviation(v, self.name, what) if used == st.SHORT else [])
+
+    def result_deviations(self, test: TestRun, options, revision, capacity: int) -> List[str]:
+        """A PTS 2.0 structure whose workload dependent preconditioning did
+        not reach steady state: the sweep rounds then start from a drive
+        never brought to a random-write steady state."""
+        if test.data.get(WDPC_STOP) != "max rounds":
+            return []
+        rounds = len(test.series[WDPC_SERIES]) if WDPC_SERIES in test.series else 0
+        return [f"{test.key}: workload dependent preconditioning not steady within {rounds} rounds"]
 
     def headline(self, test: TestRun) -> List[Figure]:
         c = choice(test)
