@@ -100,8 +100,9 @@ def structure_options(prefix: str, what: str) -> Tuple[Option, ...]:
                "pre-write and the whole sweep, then captures at the max, mid and min points), steady-sweep "
                "(steady state at the highest OIO, then one sweep) or auto (default: pts-2.0 under a 2.0 "
                "revision, steady-sweep under pts-e-1.1)", parse=parse_structure, default=AUTO, metavar="STRUCTURE"),
-        seconds("prewrite", PREWRITE_S, 1, "pre-write at the highest OIO before each round's sweep"),
-        seconds("capture_prewrite", CAPTURE_PREWRITE_S, 1, "pre-write at the highest OIO before each capture"),
+        seconds("prewrite", PREWRITE_S, 1, "pre-write (100% writes) at the highest OIO before each round's sweep"),
+        seconds("capture_prewrite", CAPTURE_PREWRITE_S, 1, "pre-write (100% writes) at the captured point's own TC "
+                "and QD before each capture"),
         seconds("capture", CAPTURE_S, 2, "capture at each of the max, mid and min points"),
         seconds("wdpc_round", WDPC_ROUND_S, 1, "round of the workload dependent preconditioning before the sweep "
                 "rounds (the IOPS of its first minute are tracked)"),
