@@ -8,7 +8,8 @@ first 5% of the range, 30% to the next 15%, 20% to the last 80%), R/W
 40/60, incompressible data (fio's random buffers, refilled for every write:
 ``refill_buffers=1``) -- swept over TC x QD in DIRTH's round structures
 (:mod:`tkperf.testtypes.dirth.structure`): by default under the 2.0
-revisions rounds of a pre-write at the highest OIO and the whole sweep
+revisions the workload dependent preconditioning and rounds of a
+pre-write (the mix's split and zones, writes only) at the highest OIO and the whole sweep
 until the highest-OIO point is steady, then captures at the max, mid and
 min points; else steady state at the highest OIO, then one sweep.
 

@@ -2,10 +2,12 @@
 
 Per R/W mix (an instance each, key ``dirth-4k-0-100``): purge, WIPC, then
 one of two round structures (:mod:`.structure`).  ``pts-2.0`` (the default
-under the 2.0 revisions): rounds of a pre-write at the highest OIO and the
-whole sweep over every TC x QD point (``--dirth-time`` each, from high to
-low OIO, one fio process) until the highest-OIO point is steady, then a
-pre-write and a capture at each of the max, mid and min points
+under the 2.0 revisions): the workload dependent preconditioning (100%
+writes at the highest OIO until steady), then rounds of a pre-write (100%
+writes) at the highest OIO and the whole sweep over every TC x QD point
+(``--dirth-time`` each, TC outer and QD inner, both high to low, one fio
+process) until the highest-OIO point is steady, then a pre-write at the
+point's own TC and QD and a capture at each of the max, mid and min points
 (:class:`~tkperf.engine.composite.SweepRounds`).  ``steady-sweep``: RND
 ``--dirth-bs`` at the highest OIO in rounds of ``--dirth-round`` until its
 IOPS are steady (20/10), then at once one sweep, every point keeping its
