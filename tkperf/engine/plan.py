@@ -8,6 +8,7 @@ from tkperf.engine.precondition import WIPC_BS, wipc_job
 from tkperf.engine.runner import plan_all
 from tkperf.engine.shapes import duration_rough
 from tkperf.fio.jobs import FioSettings, job_file
+from tkperf.model import pts
 from tkperf.model.results import DeviceInfo
 
 
@@ -16,7 +17,7 @@ def describe(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[s
     lines: List[str] = [f"# dry run: nothing is written to {dev.path} "
                         f"({dev.size_bytes / 1e9:.1f} GB, {dev.kind})",
                         f"# {rev.title}: OIO TC{opts.numjobs}/QD{opts.iodepth}, active range "
-                        f"{opts.active_range}%" + (f", test range {opts.test_bytes(dev.size_bytes)} bytes"
+                        f"{opts.active_range}%" + (f", test range {pts.range_text(opts.test_bytes(dev.size_bytes))}"
                                                    if opts.test_range else "")
                         + f", write cache {opts.write_cache}", ""]
     low = high = 0.0

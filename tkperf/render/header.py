@@ -16,7 +16,7 @@ from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
 from tkperf.render import steady
 from tkperf.durations import duration
-from tkperf.render.words import NA, oio, plural, seeks_steady_state, tracking_label, unit_of, verdict
+from tkperf.render.words import NA, oio, plural, seeks_steady_state, tracking_labels, unit_of, verdict
 from tkperf.render.words import capacity_text
 
 Pairs = Tuple[Tuple[str, str], ...]
@@ -182,7 +182,9 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
         ("Active range", f"{o.get('active_range', '100')}% (preconditioning and test)"
          if o.get("test_range", "0") in ("", "0") else
          f"{o.get('active_range', '100')}% preconditioning; tests over the first "
-         f"{int(o['test_range']) / 2 ** 30:g} GiB (--test-range)"
+         f"{pts.range_text(_tested(run))} (--test-range"
+         + (f" {pts.range_text(int(o['test_range']))}, more than the active range holds)"
+            if _tested(run) < int(o['test_range']) else ")")
          if o["test_range"].isdigit() else f"{o.get('active_range', '100')}%"),
         ("Latency histograms", "kept for every workload (--latency-histograms)"
          if o.get("latency_histograms") == "true" else "LAT and tests that ask for them"),
@@ -211,6 +213,16 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
     return tuple(out)
 
 
+def _tested(run: RunResult) -> int:
+    """The bytes the tests used of a run with ``--test-range`` (its device's size known), else the range asked."""
+    o = run.options
+    asked = int(o.get("test_range", "0") or 0)
+    if not run.device.size_bytes:
+        return asked
+    pct = o.get("active_range", "100")
+    return pts.tested_bytes(run.device.size_bytes, int(pct) if pct.isdigit() else 100, asked)
+
+
 def round_fields(run: RunResult, test: TestRun) -> Pairs:
     """The middle of the test parameters of a round-based test: runtime,
     rounds run, the tracking figure and the steady-state verdict."""
@@ -219,7 +231,7 @@ def round_fields(run: RunResult, test: TestRun) -> Pairs:
     return (
         ("Runtime", f"{p.get('runtime', NA)} s per workload"),
         ("Rounds run", f"{len(test.rounds)} of at most {run.options.get('max_rounds', NA)}"),
-        ("Tracking", tracking_label(test) if test.tracking_workload else "none"),
+        ("Tracking", tracking_labels(test) if test.tracking_workload else "none"),
         ("Steady state", f"20/10 over {s.window if s else run.options.get('window', 5)} rounds: "
                          + verdict(test, s) if seeks_steady_state(test) else
                          "not sought: the test tracks no figure (a sweep or a single pass)"),

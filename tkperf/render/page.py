@@ -32,6 +32,9 @@ class SummaryFigure:
     unit: str
     value: Optional[float]
     source: str
+    #: What the figure is, the same in every run measuring it so ('TP: steady-state window average');
+    #: '' when not measured.  A comparison sets only figures of one definition side by side.
+    definition: str = ""
 
 
 #: The summary page's lines: (key, figure, access pattern, unit).
@@ -53,18 +56,19 @@ def summary_figures(run: RunResult) -> List[SummaryFigure]:
     A test's empty source means its own measurement window, worded with the
     window's rounds and whether they were steady.
     """
-    found: Dict[str, Tuple[int, float, str]] = {}
+    found: Dict[str, Tuple[int, float, str, str]] = {}
     for t in run.tests:
         kind = testtypes.get(t.type)
         if kind is None:
             continue
         for key, sv in kind.summary(t).items():
             if key not in found or sv.rank < found[key][0]:
-                found[key] = (sv.rank, sv.value, sv.source or window_source(t))
+                found[key] = (sv.rank, sv.value, sv.source or window_source(t),
+                              sv.definition or f"{kind.short}: steady-state window average")
     out = []
     for key, group, pattern, unit in SUMMARY_LAYOUT:
-        _, value, source = found.get(key, (0, None, "not measured"))
-        out.append(SummaryFigure(key, group, pattern, unit, value, source))
+        _, value, source, definition = found.get(key, (0, None, "not measured", ""))
+        out.append(SummaryFigure(key, group, pattern, unit, value, source, definition))
     return out
 
 

@@ -91,7 +91,8 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     if pattern != "random":
         out.append(f"data pattern {pattern} instead of random (incompressible) data: a drive that "
                    "compresses or deduplicates would look faster than it is")
-    out += rev.range_deviations(_int(options.get("active_range")), _int(options.get("test_range")) or 0)
+    out += rev.range_deviations(_int(options.get("active_range")), _int(options.get("test_range")) or 0,
+                                device.size_bytes or 0)
     want = "on" if rev.wce else "off"
     wc = options.get("write_cache", "")
     if before_run and wc and wc != want:

@@ -250,7 +250,8 @@ class ConsistencyTest(TestType):
         # Not the PTS's 20/10 steady state: a lower rank lets the IOPS test's figure win.
         source = (f"consistency test: median of {a.steady_label}, TC{test.params.get('numjobs', '?')}/"
                   f"QD{test.params.get('iodepth', '?')}")
-        return {"rnd_4k_write_iops": SummaryValue(sp.median, source, rank=50)}
+        return {"rnd_4k_write_iops": SummaryValue(sp.median, source, rank=50, definition=(
+            "consistency test: median IOPS of its steady part (not the PTS 20/10 window)"))}
 
     def check_data(self, test: TestRun) -> None:
         if test.rounds:

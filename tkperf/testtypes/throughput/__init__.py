@@ -26,6 +26,7 @@ from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import tp_workload as workload_name
 from tkperf.model.results import Round, TestRun, format_bs
+from tkperf.testtypes.base import OIO_FIXED
 from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import nonempty, sizes_text
 
@@ -141,6 +142,7 @@ class ThroughputTest(TestType):
     fob_from_first_round = True
     default_run = True
     pts_test = True
+    oio = OIO_FIXED
     order = 20
     view = "tkperf.testtypes.throughput.view"
     settings = ThroughputSettings
