@@ -68,7 +68,7 @@ def _run_one(request: RunRequest, hooks: Optional[multirun.ChildHooks]) -> int:
     try:
         mail = runargs.unattended(request.json_summary, request.mail)
         if request.dry_run:
-            return runargs.dry_run(dev, opts, profile, side)
+            return runargs.dry_run(dev, opts, profile, side, request.jobs)
         saved = None
         xml_path = store.run_file(outdir, name)
         if request.resume and request.overwrite:
