@@ -55,7 +55,7 @@ def register(sub) -> None:
                           allow_abbrev=False)
     demo.add_argument("--outdir", default="tkperf-demo", help="where results go (default ./tkperf-demo)")
     demo.add_argument("--size", default="256m", help="size of the demo target (default 256m)")
-    demo.add_argument("--quiet", "-q", action="store_true")
+    demo.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     demo.add_argument("--debug", action="store_true", help="debug detail in the run's log (as for ssd run)")
     demo.add_argument("--overwrite", action="store_true",
                       help="replace the result of an earlier demo in OUTDIR (without it, a second demo "

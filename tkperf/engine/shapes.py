@@ -64,6 +64,9 @@ FIO_GAP_S = 0.3
 #: Write rate the estimates assume where a test stops at an amount written
 #: (WSAT's TGBW, the purges' and WIPC's fills); the dry run states it.
 ESTIMATE_WRITE_RATE = 500e6
+#: Said of an interval printed again because fio's last report, too short
+#: for an interval of its own, was merged into it (its figures change).
+REVISED = " (revised: fio's final report merged into it)"
 
 
 @dataclass(frozen=True)
@@ -295,8 +298,8 @@ class Stream(Shape):
             test.steady = self.verdict(series.column(column) if column else (), ctx.opts.window)
             prog.interval(cut.index, cut.iops, cut.written_total)
             debug_steady(plan.key, test.steady)
-            progress.info("[%s] interval %d: %.0f IOPS, %.2f GB written", plan.key, cut.index,
-                          cut.iops, cut.written_total / 1e9)
+            progress.info("[%s] interval %d%s: %.0f IOPS, %.2f GB written", plan.key, cut.index,
+                          REVISED if cut.replaces else "", cut.iops, cut.written_total / 1e9)
             reason = self.stop_reason(test.steady, cut.written_total, ctx.opts.window)
             if reason:
                 reason_of_stop[0] = reason
