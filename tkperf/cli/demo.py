@@ -12,7 +12,22 @@ import tempfile
 from typing import Callable, List, Sequence
 
 from tkperf.engine import options
+from tkperf.model import store
 from tkperf.target.loopdev import try_loop
+
+
+def demo_name(outdir: str, overwrite: bool) -> str:
+    """'demo', or with an earlier demo's result in ``outdir`` (the README's
+    line run again, after an upgrade) the first free 'demo-N': the earlier
+    result is kept and the new demo runs; ``--overwrite`` replaces it."""
+    if overwrite or not os.path.lexists(store.run_file(outdir, "demo")):
+        return "demo"
+    n = 2
+    while os.path.lexists(store.run_file(outdir, f"demo-{n}")):
+        n += 1
+    print(f"tkperf demo: {store.run_file(outdir, 'demo')} holds an earlier demo, kept; this one is "
+          f"demo-{n} (--overwrite replaces the earlier one)", file=sys.stderr)
+    return f"demo-{n}"
 
 
 def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]], int],
@@ -20,7 +35,8 @@ def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]]
     workdir = tempfile.mkdtemp(prefix="tkperf-demo-")
     loop, why = try_loop(size, workdir)
     try:
-        argv: List[str] = ["ssd", "run", "--quick", "--yes", "--name", "demo", "--outdir", outdir]
+        argv: List[str] = ["ssd", "run", "--quick", "--yes", "--name", demo_name(outdir, overwrite),
+                           "--outdir", outdir]
         if quiet:
             argv.append("--quiet")
         if debug:
@@ -59,5 +75,5 @@ def register(sub) -> None:
     demo.add_argument("--debug", action="store_true", help="debug detail in the run's log (as for ssd run)")
     demo.add_argument("--overwrite", action="store_true",
                       help="replace the result of an earlier demo in OUTDIR (without it, a second demo "
-                           "there is refused)")
+                           "there is kept and the new one is named demo-2, demo-3 ...)")
     demo.set_defaults(func=cmd_demo)
