@@ -56,9 +56,11 @@ class Rubric:
 
 @dataclass(frozen=True)
 class Paragraph:
-    """One paragraph of plain text."""
+    """One paragraph of plain text; ``anchor``: a name other blocks link to
+    (a :class:`Header`'s ``link``)."""
 
     text: str
+    anchor: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,10 +105,14 @@ class Header:
     device: Pairs
     setup: Pairs
     test: Pairs
-    #: Lines listed right below the tables (the conformance deviations):
-    #: a long list in a table cell would split the table across pages.
+    #: Lines listed right below the tables: a long list in a table cell
+    #: would split the table across pages.
     notes: Tuple[str, ...] = ()
     notes_title: str = ""
+    #: A link below the tables to the paragraph of that ``anchor`` (the
+    #: conformance deviations, listed once on the first page), and its words.
+    link: str = ""
+    link_text: str = ""
 
 
 @dataclass(frozen=True)
