@@ -21,6 +21,7 @@ def test_micro_sign_only_where_the_output_can_show_it():
     assert micro_unit(io.TextIOWrapper(io.BytesIO(), encoding="utf-8")) == "µs"
     assert micro_unit(io.TextIOWrapper(io.BytesIO(), encoding="ascii")) == "us"
     assert micro_unit(io.TextIOWrapper(io.BytesIO(), encoding="latin-1")) == "µs"  # µ is in Latin-1
+    assert micro_unit(io.StringIO()) == "µs"  # no encoding: any character
 
 
 def test_summary_explains_max_and_the_last_intervals():

@@ -13,7 +13,9 @@ def micro_unit(stream: Optional[IO[str]] = None) -> str:
     """'µs' where ``stream`` (stderr by default) can show it, else 'us': a
     terminal or log in ASCII (LANG=C) gets letters it can print."""
     stream = sys.stderr if stream is None else stream
-    encoding = getattr(stream, "encoding", None) or "ascii"
+    encoding = getattr(stream, "encoding", None)
+    if encoding is None:  # a text buffer (io.StringIO) holds any character
+        return "µs"
     try:
         "µ".encode(encoding)
     except (UnicodeEncodeError, LookupError):

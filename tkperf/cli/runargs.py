@@ -154,7 +154,8 @@ def epilog(profile: str) -> str:
     examples = [
         (f"tkperf {profile} run /dev/nvme1n1", "the PTS's default tests, asking before it writes")
         if profile == "ssd" else (f"tkperf {profile} run /dev/sdb", "zones, IOPS and latency of a hard disk"),
-        (f"tkperf {profile} run /dev/sdb --dry-run", "the fio jobs and the time it would take"),
+        (f"tkperf {profile} run /dev/sdb --dry-run", "the time each test would take and the verdict; "
+                                                  "--jobs adds the fio job files"),
         (f"tkperf {profile} run /dev/sdb --quick --yes", "a short smoke test, not a PTS measurement"),
         (f"tkperf {profile} run /dev/sdb --tests {tests} --runtime 1m", "two tests, 1 minute a workload"),
         (f"tkperf {profile} run /dev/sdb /dev/sdc", "two drives at once, and a comparison"),
