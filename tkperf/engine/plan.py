@@ -16,7 +16,7 @@ from typing import List, Tuple
 from tkperf.engine.options import RunOptions
 from tkperf.engine.precondition import WIPC_BS, wipc_job
 from tkperf.engine.runner import plan_all
-from tkperf.engine.shapes import ESTIMATE_WRITE_RATE, duration_rough
+from tkperf.engine.shapes import ESTIMATE_WRITE_RATE, Estimate, duration_rough
 from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.model.results import DeviceInfo
 from tkperf.target import purge as purge_mod
@@ -60,6 +60,13 @@ def purge_method(opts: RunOptions, dev: DeviceInfo) -> str:
         return opts.purge
 
 
+def measurement(est: Estimate) -> str:
+    """A shape's estimate in a few words: rounds x round time, or its first line."""
+    if est.rounds[1]:
+        return f"{est.rounds[0]} to {est.rounds[1]} rounds x {est.round_s / 60:.1f} min ({len(est.jobs)} workloads)"
+    return est.lines[0].lstrip("# ") if est.lines else ""
+
+
 def times(dev: DeviceInfo, opts: RunOptions) -> List[TestTime]:
     """Every test's row of the summary, in run order."""
     method = purge_method(opts, dev)
@@ -69,7 +76,7 @@ def times(dev: DeviceInfo, opts: RunOptions) -> List[TestTime]:
     for _, plan in plan_all(opts, dev.size_bytes):
         est = plan.shape.estimate(opts, dev.size_bytes)
         wipc = opts.wipc_loops * opts.active_bytes(dev.size_bytes) if plan.wipc and opts.wipc_loops > 0 else 0
-        out.append(TestTime(plan.key, method, purge_high, wipc, est.summary, est.low_s, est.high_s))
+        out.append(TestTime(plan.key, method, purge_high, wipc, measurement(est), est.low_s, est.high_s))
     return out
 
 

@@ -64,8 +64,7 @@ FIO_GAP_S = 0.3
 #: Write rate the estimates assume where a test stops at an amount written
 #: (WSAT's TGBW, the purges' and WIPC's fills); the dry run states it.
 ESTIMATE_WRITE_RATE = 500e6
-#: Said of an interval printed again because fio's last report, too short
-#: for an interval of its own, was merged into it (its figures change).
+#: Said of an interval printed again with fio's last, short report merged in.
 REVISED = " (revised: fio's final report merged into it)"
 
 
@@ -77,18 +76,10 @@ class Estimate:
     jobs: Tuple[FioJob, ...]
     low_s: float
     high_s: float
-    #: Rounds of a round loop (fewest, most) and one round's seconds, so the
-    #: dry run can show ``low_s`` as rounds x round time; (0, 0) otherwise.
+    #: A round loop's (fewest, most) rounds and one round's seconds, so the dry
+    #: run shows ``low_s`` as rounds x round time; (0, 0) for other shapes.
     rounds: Tuple[int, int] = (0, 0)
     round_s: float = 0.0
-
-    @property
-    def summary(self) -> str:
-        """The shape in a few words for the dry run's summary table."""
-        if self.rounds[1]:
-            return (f"{self.rounds[0]} to {self.rounds[1]} rounds x {self.round_s / 60:.1f} min "
-                    f"({len(self.jobs)} workloads)")
-        return self.lines[0].lstrip("# ") if self.lines else ""
 
 
 class Shape(abc.ABC):
@@ -314,10 +305,8 @@ class Stream(Shape):
         test.stop_reason = reason_of_stop[0]
 
     def estimate(self, opts, capacity: int) -> Estimate:
-        """The time limit, or the byte limit at :data:`ESTIMATE_WRITE_RATE`
-        when that comes first (4x a small device's capacity is written in
-        seconds); steady state can stop it once ``steady_after_bytes`` are
-        written and a window of points is measured."""
+        """The time limit, or the byte limit at :data:`ESTIMATE_WRITE_RATE` when
+        that comes first; steady state after ``steady_after_bytes`` and a window."""
         runtime = float(self.job.runtime)
         stops = [duration_rough(runtime)]
         high = runtime
