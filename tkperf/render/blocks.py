@@ -109,8 +109,9 @@ class Header:
     #: would split the table across pages.
     notes: Tuple[str, ...] = ()
     notes_title: str = ""
-    #: A link below the tables to the paragraph of that ``anchor`` (the
-    #: conformance deviations, listed once on the first page), and its words.
+    #: Below the tables: ``notes_title``, the word ``link`` linked to the
+    #: paragraph of that ``anchor`` (the deviations, listed once on the first
+    #: page), then ``link_text``.
     link: str = ""
     link_text: str = ""
 

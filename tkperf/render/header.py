@@ -283,9 +283,9 @@ def snia_header(run: RunResult, test: TestRun, stimulus: str, middle: Sequence[T
     return b.Header(platform=platform_fields(run), device=device_fields(run, test),
                     setup=setup_fields(run, test, without_wipc, wdpc),
                     test=test_fields(test, stimulus, middle, c, run),
-                    notes_title="See" if c.deviations else "", link=DEVIATIONS_ANCHOR if c.deviations else "",
-                    link_text=f"the run's {plural(len(c.deviations), 'deviation')} from {c.revision}, "
-                              "listed once on the first page")
+                    notes_title=f"See the run's {len(c.deviations)}" if c.deviations else "",
+                    link=DEVIATIONS_ANCHOR if c.deviations else "",
+                    link_text=f"from {c.revision}, listed once on the first page")
 
 
 def open_test(test: TestRun, title: str, header: b.Header, level: int = 1) -> Tuple[list, bool]:

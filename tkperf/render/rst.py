@@ -101,11 +101,10 @@ def header_rst(h: b.Header) -> str:
 
 def _notes(title: str, notes: Sequence[str], link: str = "", link_text: str = "") -> str:
     """The lines below a header's tables: ``title``, then ``notes`` as a
-    list, or a link to the paragraph anchored ``link`` (our own names only:
-    letters, digits and '-')."""
-    if link and re.fullmatch(r"[a-z][a-z0-9-]*", link):
-        words = rst_escape(link_text).replace("`", "").replace("<", "").replace(">", "")
-        return "\n" + rst_escape(title) + (" " if title else "") + f"`{words} <{link}_>`_.\n"
+    list, or ``title``, the word ``link`` as a link to the paragraph of that
+    anchor (our own names only: one lower-case word), then ``link_text``."""
+    if link and re.fullmatch(r"[a-z]+", link):
+        return "\n" + " ".join(p for p in (rst_escape(title), f"`{link}`_", rst_escape(link_text)) if p) + ".\n"
     if not notes:
         return ""
     return "\n" + rst_escape(title) + "\n\n" + "\n".join(f"* {rst_escape(n)}" for n in notes) + "\n"
