@@ -109,9 +109,12 @@ def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime
                  f"(lower bound: each test's fewest rounds and its WIPC; upper bound: the most rounds"
                  + (f", the purges' overwrites ({duration_rough(purge_total)})" if purge_total else "")
                  + " and the WIPC)")
-    lines.append(f"# writes of a set amount (WIPC {wipc_total / 1e9:.1f} GB in all, WSAT's TGBW"
-                 + (", the purges" if purge_total else "")
-                 + f") are timed at {ESTIMATE_WRITE_RATE / 1e6:.0f} MB/s; a slower drive takes longer")
+    amounts = ([f"WIPC {wipc_total / 1e9:.1f} GB in all"] if wipc_total else []) \
+        + [f"{r.key}'s byte limit" for r in rows if "GB written" in r.measure] \
+        + (["the purges' overwrites"] if purge_total else [])
+    if amounts:
+        lines.append(f"# writes of a set amount ({', '.join(amounts)}) are timed at "
+                     f"{ESTIMATE_WRITE_RATE / 1e6:.0f} MB/s; a slower drive takes longer")
     return lines, rows
 
 
