@@ -193,7 +193,7 @@ def test_deviations():
 def test_dry_run_describes_the_plan(tmp_path, capsys):
     img = tmp_path / "t.img"
     assert main(["ssd", "run", str(img), "--size", "256m", "--tests", "cbw", "--dry-run",
-                 "--cbw-structure", "steady-sweep"]) == 0
+                 "--cbw-structure", "steady-sweep", "--jobs"]) == 0
     out = capsys.readouterr().out
     assert not img.exists() or img.stat().st_size == 0
     assert "rounds of the first job below" in out and "then the other 49 jobs below as one sweep" in out
@@ -201,7 +201,7 @@ def test_dry_run_describes_the_plan(tmp_path, capsys):
     assert names[:3] == ["ss-jedec-40-60-tc32-qd32", "jedec-40-60-tc32-qd32", "jedec-40-60-tc32-qd16"]
     assert names[-1] == "jedec-40-60-tc1-qd1" and len(names) == 50
     assert out.count(f"bssplit={JEDEC_BSSPLIT}") == 50 and out.count(f"random_distribution={JEDEC_ZONED}") == 50
-    assert "estimated duration: 3.3 h to 13.3 h" in out  # 5 to 25 rounds of 30 min, then 49 min
+    assert "# total: 3.3 h to 13.3 h" in out  # 5 to 25 rounds of 30 min, then 49 min
 
 
 # --- on recorded fio output -------------------------------------------------------------------

@@ -240,7 +240,7 @@ def test_plugin_end_to_end(venv, loopdev, tmp_path):
 
     # dry run: the plug-in's job as fio will get it
     dry = ok(tkperf(python, tmp_path, "ssd", "run", loop, "--tests", "rw4k", "--quick",
-                    "--rw4k-mix", "65/35", "--dry-run")).stdout
+                    "--rw4k-mix", "65/35", "--dry-run", "--jobs")).stdout
     assert "[rw4k-65-35]" in dry and "rwmixread=65" in dry and "iodepth=4" in dry
 
     a = run_named("a", "--report-format", "rst")

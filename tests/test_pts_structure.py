@@ -27,7 +27,7 @@ def stored(tests, pts_id=None, quick=False, **given) -> dict:
 
 def dry_run(tmp_path, capsys, *argv) -> str:
     """The dry run's output on a 20 GB file target (sparse; nothing is written)."""
-    assert main(["ssd", "run", str(tmp_path / "img"), "--size", "20g", "--dry-run", *argv]) == 0
+    assert main(["ssd", "run", str(tmp_path / "img"), "--size", "20g", "--dry-run", "--jobs", *argv]) == 0
     return capsys.readouterr().out
 
 

@@ -35,7 +35,8 @@ class Revision:
     #: IOPS steady state: every one of these (block size, read %) must pass 20/10.
     iops_tracking: Tuple[Tuple[int, int], ...]
     #: PTS-C 1.1 lets the preconditioning range shrink to 80% (to emulate TRIM)
-    #: and the test range to 8 GiB (seed 000, "PC AR=80%/Test AR=8GiB");
+    #: and the test range to 8 GiB (SNIA SSSI, "SSD Performance - A Primer",
+    #: 2013, "Required PTS test parameters": "PC AR=80%/Test AR=8GiB");
     #: 0 / (): only ``active_range`` for both.
     min_precondition_range: int = 0
     test_ranges: Tuple[int, ...] = ()

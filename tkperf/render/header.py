@@ -7,7 +7,8 @@ arguments of :func:`snia_header`.
 """
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Sequence, Tuple
+import re
+from typing import List, Mapping, Optional, Sequence, Set, Tuple
 
 from tkperf.model import pts
 from tkperf.simdrive import TRANSPORT as EMULATED
@@ -16,7 +17,8 @@ from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
 from tkperf.render import steady
 from tkperf.durations import duration
-from tkperf.render.words import NA, oio, plural, seeks_steady_state, tracking_labels, unit_of, verdict
+from tkperf.render.words import (NA, oio, plural, seeks_steady_state, test_title, tracking_labels,
+                                 unit_of, verdict)
 from tkperf.render.words import capacity_text
 
 Pairs = Tuple[Tuple[str, str], ...]
@@ -251,8 +253,42 @@ def stream_fields(test: TestRun) -> Pairs:
     )
 
 
+#: The anchor of the deviation list on the first page, which every test header links to.
+DEVIATIONS_ANCHOR = "deviations"
+
+
+def _names(t: TestRun) -> Set[str]:
+    """The words a deviation names a test by: its key (``tp-1024k``) and its
+    title's first word (``TP``, ``IOPS``)."""
+    title = test_title(t).split()
+    return {t.key} | ({title[0]} if title else set())
+
+
+def applies_to(deviation: str, test: TestRun, run: RunResult) -> bool:
+    """Whether ``deviation`` concerns ``test``: it names the test, or it names
+    no test of the run (a setting of the whole run, the target, the cache)."""
+    words = set(re.findall(r"[\w-]+", deviation))
+    mine = _names(test)
+    others = set().union(*(_names(t) for t in run.tests if t is not test)) - mine
+    return bool(words & mine) or not words & others
+
+
+def conformance_of_test(judged: conformance.Conformance, test: TestRun, run: RunResult) -> str:
+    """'NOT PTS-conformant (SNIA PTS 2.0.2, enterprise): 9 of the run's 14
+    deviations apply to this test' (or the plain verdict when it is conformant)."""
+    if judged.conformant:
+        return judged.sentence()
+    n = sum(1 for d in judged.deviations if applies_to(d, test, run))
+    total = len(judged.deviations)
+    if n == total:
+        return f"NOT PTS-conformant ({judged.revision}): every one of the run's {plural(total, 'deviation')} " \
+               "applies to this test"
+    return (f"NOT PTS-conformant ({judged.revision}): {n} of the run's {total} "
+            f"deviation{'s' if total != 1 else ''} apply to this test")
+
+
 def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]],
-                judged: Optional[conformance.Conformance] = None) -> Pairs:
+                judged: Optional[conformance.Conformance] = None, run: Optional[RunResult] = None) -> Pairs:
     """Stimulus and OIO, the test type's own ``middle``, then stop reason,
     status and times."""
     p = test.params
@@ -266,7 +302,8 @@ def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]],
         ("Finished", test.finished or NA),
     ]
     if judged is not None:
-        out.append(("Conformance", judged.sentence() + (", listed below" if judged.deviations else "")))
+        out.append(("Conformance", (conformance_of_test(judged, test, run) if run is not None else judged.sentence())
+                    + ("; listed on the first page" if judged.deviations else "")))
     return tuple(out)
 
 
@@ -275,8 +312,10 @@ def snia_header(run: RunResult, test: TestRun, stimulus: str, middle: Sequence[T
     c = conformance.of_run(run)
     return b.Header(platform=platform_fields(run), device=device_fields(run, test),
                     setup=setup_fields(run, test, without_wipc, wdpc),
-                    test=test_fields(test, stimulus, middle, c),
-                    notes=c.deviations, notes_title=f"Deviations from {c.revision}:" if c.deviations else "")
+                    test=test_fields(test, stimulus, middle, c, run),
+                    notes_title=f"See the run's {len(c.deviations)}" if c.deviations else "",
+                    link=DEVIATIONS_ANCHOR if c.deviations else "",
+                    link_text=f"from {c.revision}, listed once on the first page")
 
 
 def open_test(test: TestRun, title: str, header: b.Header, level: int = 1) -> Tuple[list, bool]:

@@ -5,7 +5,7 @@ Both open PTS implementations judge these tests' steady state on rounds of
 about 30 minutes (CloudHarmony's HIR; the PTS 2.0 implementation's HIR,
 DIRTH and CBW), and the PTS's optional WSAT rule uses points 30 minutes
 apart: back-to-back 1-minute rounds pass 20/10 while a drive is still in
-the fast burst that follows a sequential fill (seed 002 shows 80-260 s of
+the fast burst that follows a sequential fill (SanDisk's "Performance Consistency" shows 80-260 s of
 it on small drives).  So each round of these tests is ``--<test>-round``
 long (default 30 min; ``--quick`` 1 s), and :class:`OneFillFirst` holds
 the verdict at "not steady" until the writes since the purge (WIPC and

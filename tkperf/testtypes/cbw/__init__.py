@@ -1,5 +1,5 @@
 """Enterprise composite workload (PTS-E CBW / ECW): the JEDEC enterprise mix
-of seed 004 under a demand-intensity sweep.
+(JEDEC JESD219, as IBM's 2012 consistency paper runs it) under a demand-intensity sweep.
 
 One instance (key ``cbw``): purge, WIPC, then the JEDEC mix -- fio
 ``bssplit`` of 512 B .. 64 KiB (:data:`BSSPLIT`),
@@ -89,7 +89,7 @@ class CompositeWorkloadTest(SweepTest):
     settings = CbwSettings
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
-        params = {"workload": "JEDEC enterprise mix (seed 004)", "access": f"random, {ZONED}",
+        params = {"workload": "JEDEC enterprise mix (JESD219)", "access": f"random, {ZONED}",
                   "mix": mix_label(MIX), "bssplit": BSSPLIT, "random_distribution": ZONED, "data": DATA,
                   "smallest_block": format_bs(SMALLEST), "prewrite_mix": mix_label(0)}
         cfg = opts.of(CbwSettings)

@@ -24,7 +24,7 @@ from tkperf.testtypes.dirth import view as dirth_view
 
 
 def _size(n: int) -> str:
-    """512 B, 1.5 KiB, 64 KiB: the seed's sizes."""
+    """512 B, 1.5 KiB, 64 KiB: JESD219's sizes."""
     return f"{n:,} B" if n < 1024 else f"{n / 1024:g} KiB"
 
 

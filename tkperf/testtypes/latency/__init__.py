@@ -23,8 +23,8 @@ from tkperf.testtypes.iops import (
     workload_name,
 )
 
-#: What the PTS tables' MAX is (pts-notes.md, "LAT MAX"; both open PTS
-#: implementations): the per-round maximum response times averaged over the
+#: What the PTS tables' MAX is (both open PTS implementations,
+#: docs/method.rst "LAT AVE and MAX"): the per-round maximum response times averaged over the
 #: measurement window.  The slowest single I/O of the window is the other
 #: figure, shown as "largest" (:func:`largest_us`).
 MAX_RULE = "mean of the per-round maxima over the window"

@@ -95,8 +95,8 @@ class SequentialSweep:
         return dataclasses.replace(job, offset=offset, size=end - offset)
 
 
-#: TP's OIO in every revision tkperf knows: one job at QD 32 (seed 000's
-#: PTS-C TP sample header, TC1/QD32; the PTS 2.0 implementation).  Before
+#: TP's OIO in every revision tkperf knows: one job at QD 32 (the PTS-C
+#: TP sample header in SNIA SSSI's "SSD Performance - A Primer", 2013, TC1/QD32; the PTS 2.0 implementation).  Before
 #: ``--tp-oio`` existed TP ran one job at QD numjobs x iodepth.
 TP_OIO: Tuple[int, int] = (1, 32)
 

@@ -117,7 +117,8 @@ class WriteSaturationTest(TestType):
                parse=options.parse_duration, default=60, quick=1,
                check=_in_range(1, 3600, "--wsat-interval"), metavar="DURATION"),
         Option("wsat_access", ("--wsat-access",),
-               "WSAT access pattern: random (the PTS's) or sequential, a disclosed variant (seed 000)",
+               "WSAT access pattern: random (the PTS's) or sequential, a disclosed variant (SNIA SSSI, "
+               "'SSD Performance - A Primer', 2013, section 'WSAT')",
                parse=_access, default="random", metavar="random|sequential"),
         Option("wsat_bs", ("--wsat-bs",), "WSAT block size (default 4k, the PTS's; e.g. 128k with "
                "--wsat-access sequential)", parse=_one_size, format=format_bs, default=4096, metavar="SIZE"),
