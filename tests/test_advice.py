@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from tkperf.cli import advice, common, main
-from tkperf.errors import EXIT_NOT_CONFIRMED, EXIT_USAGE, NotConfirmedError
+from tkperf.errors import EXIT_NOT_CONFIRMED, EXIT_TARGET, EXIT_USAGE, NotConfirmedError
 from tkperf.model.results import DeviceInfo
 
 
@@ -30,9 +30,17 @@ def test_tkperf2_test_name_becomes_name(capsys):
 def test_device_without_dev_suggests_full_path(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # no file 'null' here
     rc, err = _run(["ssd", "run", "null", "--yes", "--no-report"], capsys)
-    assert rc == EXIT_USAGE
+    assert rc == EXIT_TARGET  # as for a device that does not exist at all: one exit code
     assert "null: no such file here; the device is /dev/null (give the full path)" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_missing_device_has_one_exit_code_however_written(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    short, _ = _run(["ssd", "run", "null", "--dry-run"], capsys)  # /dev/null exists: named without /dev/
+    missing, _ = _run(["ssd", "run", "nvme-not-here0n1", "--dry-run"], capsys)
+    full, _ = _run(["ssd", "run", "/dev/nvme-not-here0n1", "--dry-run"], capsys)
+    assert short == missing == full == EXIT_TARGET
 
 
 def test_a_file_of_that_name_is_a_file_target_still(tmp_path, monkeypatch):

@@ -33,6 +33,7 @@ from tkperf.testtypes import get
 from tkperf.testtypes.base import Plan
 from tkperf.testtypes.cbw import CompositeWorkloadTest, bssplit_shares, mean_transfer
 from tkperf.testtypes.cbw import view
+from tkperf.testtypes.cbw import ALIGNMENT_DEVIATION
 from tkperf.testtypes.dirth import Point, choose_points, sweep_points
 from tkperf.testtypes.dirth.settings import CbwSettings
 
@@ -74,8 +75,9 @@ def test_default_plan_steady_at_tc32_qd32_then_49_points_high_to_low():
     assert plan.tracking.workload == steady.name and plan.tracking.metric == "iops"
     assert plan.tracking.label == "JEDEC mix 40/60 TC32/QD32 IOPS"
     assert len(shape.sweep) == 49 and all(j.runtime == 60 for j in shape.sweep)
-    oios = [j.numjobs * j.iodepth for j in shape.sweep]
-    assert oios == sorted(oios, reverse=True) and oios[0] == 1024 and oios[-1] == 1
+    # TC outer, QD inner, both high to low, as the PTS 2.0 implementation nests its loops (issue 34)
+    order = [(j.numjobs, j.iodepth) for j in shape.sweep]
+    assert order == [(t, q) for t in (32, 16, 8, 6, 4, 2, 1) for q in (32, 16, 8, 6, 4, 2, 1)]
     assert {(j.numjobs, j.iodepth) for j in shape.sweep} == {(t, q) for t in (1, 2, 4, 6, 8, 16, 32)
                                                             for q in (1, 2, 4, 6, 8, 16, 32)}
     p = plan.params
@@ -88,12 +90,17 @@ def test_every_job_is_the_jedec_mix_option_by_option():
     """Steady job and every point: the same JEDEC section but for name, TC, QD and runtime."""
     (plan,) = plans(cbw_structure="steady-sweep")
     (pts20,) = plans()
-    for j in plan.shape.steady + plan.shape.sweep + (pts20.shape.prewrite,):
+    for j in plan.shape.steady + plan.shape.sweep:
         tc, qd = tc_qd(j)
         assert section_options(j) == {
             "rw": "randrw", "rwmixread": "40", "bs": "4k",  # bssplit decides the sizes (see the e2e test)
             "bssplit": JEDEC_BSSPLIT, "random_distribution": JEDEC_ZONED, "refill_buffers": "1",
             "numjobs": str(tc), "iodepth": str(qd), "runtime": str(j.runtime), "time_based": "1"}
+    # the PTS 2.0 pre-write and preconditioning: the same split and zones, writes only (issue 34)
+    for j in (pts20.shape.prewrite,) + pts20.shape.precondition:
+        assert section_options(j) == {
+            "rw": "randwrite", "bs": "4k", "bssplit": JEDEC_BSSPLIT, "random_distribution": JEDEC_ZONED,
+            "refill_buffers": "1", "numjobs": "32", "iodepth": "32", "runtime": str(j.runtime), "time_based": "1"}
 
 
 def test_bssplit_is_the_seed_004_transfer_size_mix():
@@ -117,16 +124,16 @@ def test_tc_is_numjobs_and_qd_is_iodepth():
     assert {j.iodepth for j in plan.shape.sweep} == {2, 8, 16}
 
 
-def test_oio_order_from_high_to_low_larger_tc_first_at_equal_oio():
+def test_order_tc_outer_qd_inner_both_high_to_low():
     (plan,) = plans(cbw_tc=(4, 1, 2), cbw_qd=(2, 1, 4))
     assert [tc_qd(j) for j in plan.shape.sweep] == [
-        (4, 4), (4, 2), (2, 4), (4, 1), (2, 2), (1, 4), (2, 1), (1, 2), (1, 1)]
+        (4, 4), (4, 2), (4, 1), (2, 4), (2, 2), (2, 1), (1, 4), (1, 2), (1, 1)]
     assert plan.params["tc"] == "1,2,4"  # stored sorted, whatever order was given
 
 
 def test_quick_values_and_runtime_per_steady_round():
     (plan,) = plans(quick=True, cbw_round=3, cbw_structure="steady-sweep")
-    assert [tc_qd(j) for j in plan.shape.sweep] == [(2, 4), (1, 4), (2, 1), (1, 1)]
+    assert [tc_qd(j) for j in plan.shape.sweep] == [(2, 4), (2, 1), (1, 4), (1, 1)]
     assert plan.shape.steady[0].runtime == 3 and all(j.runtime == 1 for j in plan.shape.sweep)
     (plan,) = plans(cbw_time=7, cbw_rt_limit=750)
     assert all(j.runtime == 7 for j in plan.shape.sweep) and plan.params["rt_limit_us"] == "750"
@@ -172,16 +179,21 @@ def test_options_round_trip_and_belong_to_cbw(capsys):
 
 def test_deviations():
     kind, full = CompositeWorkloadTest(), options.build({"tests": ("cbw",)})
-    assert kind.deviations(full.to_dict(), full.revision) == []
+    # the header's departure is the verdict's deviation (issue 34 item 7), alone with the defaults
+    assert kind.deviations(full.to_dict(), full.revision) == [ALIGNMENT_DEVIATION]
     said = " | ".join(kind.deviations(options.build({"tests": ("cbw",)}, quick=True).to_dict(), full.revision))
     assert "CBW sweep narrowed to TC 1,2 x QD 1,4" in said and "CBW sweep points run 1 s each instead of 60 s" in said
-    assert kind.deviations(full.to_dict(), REVISIONS["pts-c-1.1"]) == ["CBW is a PTS-E test, not part of PTS-C 1.1"]
+    assert kind.deviations(full.to_dict(), REVISIONS["pts-c-1.1"]) == ["CBW is a PTS-E test, not part of PTS-C 1.1",
+                                                                       ALIGNMENT_DEVIATION]
+    limit = kind.deviations(options.build({"tests": ("cbw",), "cbw_rt_limit": 50000}).to_dict(), full.revision)
+    assert limit == ["CBW max and mid points chosen under a mean response time of 50ms instead of 5ms "
+                     "(the PTS 2.0 implementation's limit)", ALIGNMENT_DEVIATION]
 
 
 def test_dry_run_describes_the_plan(tmp_path, capsys):
     img = tmp_path / "t.img"
     assert main(["ssd", "run", str(img), "--size", "256m", "--tests", "cbw", "--dry-run",
-                 "--cbw-structure", "steady-sweep"]) == 0
+                 "--cbw-structure", "steady-sweep", "--jobs"]) == 0
     out = capsys.readouterr().out
     assert not img.exists() or img.stat().st_size == 0
     assert "rounds of the first job below" in out and "then the other 49 jobs below as one sweep" in out
@@ -189,7 +201,7 @@ def test_dry_run_describes_the_plan(tmp_path, capsys):
     assert names[:3] == ["ss-jedec-40-60-tc32-qd32", "jedec-40-60-tc32-qd32", "jedec-40-60-tc32-qd16"]
     assert names[-1] == "jedec-40-60-tc1-qd1" and len(names) == 50
     assert out.count(f"bssplit={JEDEC_BSSPLIT}") == 50 and out.count(f"random_distribution={JEDEC_ZONED}") == 50
-    assert "estimated duration: 3.3 h to 13.3 h" in out  # 5 to 25 rounds of 30 min, then 49 min
+    assert "# total: 3.3 h to 13.3 h" in out  # 5 to 25 rounds of 30 min, then 49 min
 
 
 # --- on recorded fio output -------------------------------------------------------------------
@@ -216,9 +228,12 @@ def recorded_test(limit_us: int = 5000) -> TestRun:
 def test_recorded_file_is_what_tkperf_plans():
     """fio's own echo of every job's options is the planned section, option by option."""
     report, plan = recorded()
-    assert [j["jobname"] for j in report["jobs"]] == [j.name for j in plan.shape.sweep]
-    for echoed, planned in zip(report["jobs"], plan.shape.sweep):
-        assert echoed["job options"] == section_options(planned) and echoed["error"] == 0
+    # recorded when the sweep ran by OIO (TC2/QD4, TC1/QD4, TC2/QD1, TC1/QD1); tkperf now nests TC outer
+    # and QD inner (issue 34), so the jobs are matched by name: each one's options are still the plan's
+    planned = {j.name: j for j in plan.shape.sweep}
+    assert sorted(j["jobname"] for j in report["jobs"]) == sorted(planned)
+    for echoed in report["jobs"]:
+        assert echoed["job options"] == section_options(planned[echoed["jobname"]]) and echoed["error"] == 0
     assert report["global options"]["direct"] == "1" and report["global options"]["ioengine"] == "libaio"
 
 
@@ -227,7 +242,7 @@ def test_fio_issued_the_jedec_mix():
     table = view.issued_table([Point(w.numjobs, w.iodepth, w.iops, w.lat_mean_us, w) for w in recorded_workloads()],
                               mean_transfer())
     assert "40% reads, a mean transfer of 7,818 B" in table.title
-    assert [row[0] for row in table.rows] == ["TC2/QD4", "TC1/QD4", "TC2/QD1", "TC1/QD1"]
+    assert [row[0] for row in table.rows] == ["TC2/QD4", "TC2/QD1", "TC1/QD4", "TC1/QD1"]  # the plan's order
     for row in table.rows:
         assert abs(float(row[2]) - 40.0) < 2.0  # read share of the I/Os
         assert abs(float(row[3].replace(",", "")) - JEDEC_MEAN_BYTES) < 0.05 * JEDEC_MEAN_BYTES  # not 4096
@@ -288,7 +303,7 @@ def check_result(t: TestRun) -> None:
         assert (w.name, w.numjobs, w.iodepth, w.rwmixread) == ("ss-jedec-40-60-tc2-qd4", 2, 4, 40)
     sweep = sweep_round(t)
     assert sweep is t.rounds[-1] and t.data[SWEEP_ROUND] == "4"
-    assert [(w.numjobs, w.iodepth) for w in sweep.workloads] == [(2, 4), (1, 4), (2, 1), (1, 1)]
+    assert [(w.numjobs, w.iodepth) for w in sweep.workloads] == [(2, 4), (2, 1), (1, 4), (1, 1)]
     for w in t.rounds:
         for x in w.workloads:
             ios = x.read.ios + x.write.ios
@@ -313,7 +328,7 @@ def test_cbw_end_to_end(loopdev, tmp_path, capsys):
     log = (out / "a.log").read_text()
     sweep_file = log.split("fio job file for cbw sweep:\n", 1)[1].split("\n\n\n", 1)[0]
     assert re.findall(r"\[(jedec-[^\]]+)\]", sweep_file) == [
-        "jedec-40-60-tc2-qd4", "jedec-40-60-tc1-qd4", "jedec-40-60-tc2-qd1", "jedec-40-60-tc1-qd1"]
+        "jedec-40-60-tc2-qd4", "jedec-40-60-tc2-qd1", "jedec-40-60-tc1-qd4", "jedec-40-60-tc1-qd1"]
     assert sweep_file.count(f"bssplit={JEDEC_BSSPLIT}\nrandom_distribution={JEDEC_ZONED}\nrefill_buffers=1") == 4
     assert "--output-format=json+" in log
     capsys.readouterr()

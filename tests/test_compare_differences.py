@@ -71,7 +71,9 @@ def test_comparison_report_shows_the_differences():
     ctx = context("example-ssd", "example-ssd-2")
     text = rst.to_rst(compare.summary_blocks(ctx))
     first, second = (rnd_4k_w(n) for n in ("example-ssd", "example-ssd-2"))
-    assert (f"   * - Steady-state IOPS, RND 4KiB 100% W (IOPS)\n     - {first:,.0f}\n     - {second:,.0f}\n"
+    # every compared figure carries its definition (issue 34 item 8)
+    assert (f"   * - Steady-state IOPS, RND 4KiB 100% W (IOPS) \\[IOPS: steady-state window average\\]\n"
+            f"     - {first:,.0f}\n     - {second:,.0f}\n"
             f"     - \\{pct(first, second)}\n") in text
     assert "     - example-ssd-2\n     - \\% vs first\n" in text
     # The LAT section writes microseconds the one way the report does.

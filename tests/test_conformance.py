@@ -297,12 +297,14 @@ def test_pts_1_1_iops_tracks_one_figure():
 
 @needs_fio
 def test_dry_run_says_conformant_or_lists_deviations(loopdev, capsys):
+    # a loop device: the discard purge and the unreachable write cache are known before the run
     assert main(["ssd", "run", loopdev, "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "# PTS-conformant (SNIA PTS 2.0.2, enterprise)" in out
+    assert "# verdict on this target: NOT PTS-conformant (SNIA PTS 2.0.2, enterprise): 2 deviations" in out
+    assert "#   - write cache state unknown (SNIA PTS 2.0.2, enterprise requires WCD)" in out
     assert main(["ssd", "run", loopdev, "--dry-run", "--pts", "PTS-C-1.1", "--runtime", "20"]) == 0
     out = capsys.readouterr().out
-    assert "# NOT PTS-conformant (SNIA PTS-C 1.1): 1 deviation" in out
+    assert "# verdict on this target: NOT PTS-conformant (SNIA PTS-C 1.1): 3 deviations" in out
     assert "#   - workloads run 20 s each instead of 60 s" in out
 
 

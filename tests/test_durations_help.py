@@ -25,7 +25,7 @@ def test_bad_forms(text, said):
 
 
 def _dry(tmp_path, capsys, *extra):
-    rc = main(["ssd", "run", str(tmp_path / "t.img"), "--size", "256m", "--dry-run", *extra])
+    rc = main(["ssd", "run", str(tmp_path / "t.img"), "--size", "256m", "--dry-run", "--jobs", *extra])
     out = capsys.readouterr()
     return rc, out.out, out.err
 

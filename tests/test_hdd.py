@@ -310,7 +310,7 @@ def job_files(log_text: str, key: str) -> List[str]:
 def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
     out = tmp_path / "out"
     capacity = 256 * MiB
-    dry = main(["hdd", "run", loopdev, "--tests", HDD_TESTS, *FAST, "--dry-run"])
+    dry = main(["hdd", "run", loopdev, "--tests", HDD_TESTS, *FAST, "--dry-run", "--jobs"])
     planned = capsys.readouterr().out
     assert dry == 0 and "# 5 zones of 51 to 52 MiB, outer (offset 0) to inner (offset 213,909,504)" in planned
     offsets = [i * capacity // 5 // MiB * MiB for i in range(5)]

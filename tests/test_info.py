@@ -378,3 +378,19 @@ def test_render_groups_recorded_facts():
     assert "health" in lines and "PASSED" in lines and "27 C" in lines
     assert "Debian package smartmontools" in lines
     assert "Queue:" not in lines   # no sysfs in these facts: the group is left out
+
+
+def test_info_says_the_write_cache_once_as_the_run_records_it(loopdev, capsys):
+    # a loop device: no tool reads a drive setting, so 'unknown', as the run's verdict says
+    assert main(["info", loopdev]) == EXIT_OK
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if "write cach" in ln.lower()]
+    assert len(rows) == 1, rows
+    assert rows[0].split()[:3] == ["write", "cache", "unknown,"], rows
+    assert "only that a volatile cache exists" in rows[0]
+
+
+def test_info_names_the_tool_that_read_the_write_cache():
+    shown = render({"target": {"path": "/dev/sda"}, "sysfs": {"queue": {"write_cache": "write back", "fua": 1}},
+                    "write_cache": {"state": "WCD", "read_by": "hdparm -W /dev/sda", "notes": []}})
+    rows = [ln for ln in shown if "write cache" in ln]
+    assert rows == ["  write cache  off (WCD, read by hdparm -W /dev/sda), FUA"], shown

@@ -139,3 +139,43 @@ def test_readme_offline_route_from_debian_packages(tmp_path):
     helped = subprocess.run([tkperf, "help", "exit-codes"], capture_output=True, text=True, env=env,
                             cwd=str(tmp_path))
     assert helped.returncode == 0 and helped.stdout.startswith("Exit codes\n")
+
+
+def _link_step() -> str:
+    """The README install line's step that links the command into /usr/local/bin."""
+    install_demo = readme_commands()[0]
+    step = re.search(r"(\{ if .*?; fi; \})", install_demo)
+    assert step is not None, install_demo
+    return step.group(1)
+
+
+def test_readme_install_never_replaces_another_installs_command(tmp_path):
+    """The step links /usr/local/bin/tkperf to /opt/tkperf's command when there
+    is none or it is already that; another install's command is left and said."""
+    ours, bindir = tmp_path / "opt" / "bin" / "tkperf", tmp_path / "bin"
+    ours.parent.mkdir(parents=True)
+    bindir.mkdir()
+    ours.write_text("#!/bin/sh\n")
+    step = _link_step().replace("/opt/tkperf/bin/tkperf", str(ours)).replace("/usr/local/bin/tkperf",
+                                                                            str(bindir / "tkperf"))
+    assert "/usr/local" not in step and "/opt/tkperf" not in step
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run(["sh", "-c", step + " && echo next"], capture_output=True, text=True)
+
+    done = run()  # nothing there: linked, and the line goes on
+    assert done.returncode == 0 and done.stdout.strip() == "next"
+    assert os.readlink(bindir / "tkperf") == str(ours)
+    done = run()  # ours already: kept as it is, quietly
+    assert done.stdout.strip() == "next" and os.readlink(bindir / "tkperf") == str(ours)
+    (bindir / "tkperf").unlink()
+    other = tmp_path / "other-tkperf"
+    other.write_text("#!/bin/sh\n")
+    os.symlink(other, bindir / "tkperf")
+    done = run()  # another install's: left, said, and the line goes on (to the demo)
+    assert done.returncode == 0 and os.readlink(bindir / "tkperf") == str(other)
+    assert "is another install's: left as it is" in done.stdout and done.stdout.strip().endswith("next")
+    (bindir / "tkperf").unlink()
+    (bindir / "tkperf").write_text("a file of its own\n")
+    run()  # a plain file (a pip install --user's script ...): left too
+    assert (bindir / "tkperf").read_text() == "a file of its own\n"

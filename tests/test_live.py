@@ -10,6 +10,7 @@ import pytest
 from conftest import needs_fio
 from test_progress import argv, on_pty
 from tkperf.cli import progress as shown
+from tkperf.durations import micro_unit
 from tkperf.engine import progress as ep
 from tkperf.fio import live
 from tkperf.fio.backend import LocalFio
@@ -44,7 +45,7 @@ def test_meter_measures_the_running_workload_over_the_last_interval():
 
 def test_figures_in_words():
     f = LiveFigures("x", "rnd-4k-65-35", 45210.4, 185.2e6, 702.44, 0.0)
-    assert f.text() == "rnd-4k-65-35: 45,210 IOPS, 185.2 MB/s, mean latency 702.4 us"
+    assert f.text() == f"rnd-4k-65-35: 45,210 IOPS, 185.2 MB/s, mean latency 702.4 {micro_unit()}"
 
 
 def test_progress_keeps_fresh_figures_only_and_the_panel_shows_them(monkeypatch):
@@ -60,7 +61,7 @@ def test_progress_keeps_fresh_figures_only_and_the_panel_shows_them(monkeypatch)
         renderer = shown.LiveRenderer.__new__(shown.LiveRenderer)
         renderer.state = prog
         text = _rendered(renderer.render())
-        assert "now" in text and "rnd-4k-100-0: 1,000 IOPS, 4.1 MB/s, mean latency 98.5 us" in text
+        assert "now" in text and f"rnd-4k-100-0: 1,000 IOPS, 4.1 MB/s, mean latency 98.5 {micro_unit()}" in text
         prog.live = LiveFigures("iops round 1", "old", 1.0, 1.0, 1.0, live_clock() - 60)
         assert prog.live_now() is None and "old" not in _rendered(renderer.render())
         prog.run_finished()
@@ -74,7 +75,7 @@ def test_combined_view_row_shows_a_runs_live_figures():
     run = ep.RemoteRun("a", "/dev/x", state={"test": "iops", "index": 1, "tests": 1, "phase": "round 2 of 25",
                                              "live": {"iops": 1234.0, "bw_bytes": 5e6, "lat_mean_us": 80.0},
                                              "started": True, "eta": [1, 2]})
-    assert shown.combined_row(run)[3] == "round 2 of 25, now 1,234 IOPS, 5.0 MB/s, 80.0 us"
+    assert shown.combined_row(run)[3] == f"round 2 of 25, now 1,234 IOPS, 5.0 MB/s, 80.0 {micro_unit()}"
 
 
 def live_clock():
@@ -117,7 +118,7 @@ def test_terminal_panel_shows_current_throughput(loopdev, tmp_path):
     rc, text = on_pty(cmd, "xterm-256color")
     assert rc == 0, text
     plain = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text))
-    assert re.search(r"now rnd-4k-0-100: [\d,]+ IOPS, [\d,.]+ MB/s, mean latency [\d,.]+ us", plain), plain[-3000:]
+    assert re.search(r"now rnd-4k-0-100: [\d,]+ IOPS, [\d,.]+ MB/s, mean latency [\d,.]+ (?:µs|us)", plain), plain[-3000:]
 
 
 def test_reader_keeps_the_warnings_and_the_last_report_whatever_the_chunks():

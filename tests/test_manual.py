@@ -155,6 +155,30 @@ def test_bash_completes_files_for_a_result(capsys, tmp_path):
     assert _complete_bash(script, ["tkperf", "show", str(tmp_path / "night-")]) == [str(tmp_path / "night-1.xml")]
 
 
+def test_bash_completes_only_xml_files_and_directories_for_a_result(capsys, tmp_path):
+    script = _script(capsys, "bash", tmp_path)
+    run = tmp_path / "loop1"
+    run.mkdir()
+    for name in ("loop1.xml", "loop1.log", "loop1.html", "loop1.pdf"):
+        (run / name).write_text("x")
+    (run / "plots").mkdir()
+    got = sorted(_complete_bash(script, ["tkperf", "show", str(run) + "/"]))
+    assert got == [str(run / "loop1.xml"), str(run / "plots")]
+    got = sorted(_complete_bash(script, ["tkperf", "check", str(run / "loop1.xml"), "--baseline", str(run) + "/l"]))
+    assert got == [str(run / "loop1.xml")]
+
+
+def test_bash_completes_pts_revisions_and_help_topics(capsys, tmp_path):
+    from tkperf.cli.manual import topics
+    from tkperf.model import pts
+    script = _script(capsys, "bash", tmp_path)
+    assert _complete_bash(script, ["tkperf", "ssd", "run", "--pts", ""]) == list(pts.REVISIONS)
+    assert _complete_bash(script, ["tkperf", "ssd", "run", "--pts", "pts-c"]) == \
+        [r for r in pts.REVISIONS if r.startswith("pts-c")]
+    assert _complete_bash(script, ["tkperf", "help", "exit"]) == ["exit-codes"]
+    assert sorted(_complete_bash(script, ["tkperf", "help", ""])) == sorted(topics())
+
+
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 @pytest.mark.parametrize("words,typed,expected", [
     ("tkperf ssd run --test", "--test", ["--test-range", "--tests"]),

@@ -151,7 +151,7 @@ def test_a_type_for_another_api_major_is_refused_in_one_line(monkeypatch, capsys
         assert "future" not in out.split() and out.split()[0] == "iops"
         assert err.splitlines() == ["tkperf: warning: test type future (mod:FromTheFuture) could not be loaded: "
                                     "ValueError: test type future (mod:FromTheFuture) is written for tkperf API "
-                                    "3; this tkperf has API 2.0 (update the plug-in or tkperf)"]
+                                    "3; this tkperf has API 2.1 (update the plug-in or tkperf)"]
     finally:
         testtypes.reset()
 
@@ -240,7 +240,7 @@ def test_plugin_end_to_end(venv, loopdev, tmp_path):
 
     # dry run: the plug-in's job as fio will get it
     dry = ok(tkperf(python, tmp_path, "ssd", "run", loop, "--tests", "rw4k", "--quick",
-                    "--rw4k-mix", "65/35", "--dry-run")).stdout
+                    "--rw4k-mix", "65/35", "--dry-run", "--jobs")).stdout
     assert "[rw4k-65-35]" in dry and "rwmixread=65" in dry and "iodepth=4" in dry
 
     a = run_named("a", "--report-format", "rst")

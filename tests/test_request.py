@@ -21,7 +21,7 @@ def _full() -> RunRequest:
     return RunRequest(
         profile="hdd", devices=("/dev/a", "host:/dev/b"), options=opts, size=1 << 30, name="n",
         outdir="o", report_formats=("html", "rst"), no_report=True, png=True, resume=True, overwrite=True,
-        force=True, yes=True, quiet=True, debug=True, dry_run=True, json_summary="s.json",
+        force=True, yes=True, quiet=True, debug=True, dry_run=True, jobs=True, json_summary="s.json",
         mail=MailRequest(recipients=("x@example.org", "y@example.org"), smtp="mx:26", starttls=True,
                          user="u", password_file="pw", sender="t@example.org"),
         description="d.txt", features="f.txt",

@@ -179,7 +179,7 @@ def test_dry_run_of_sweep_and_phases(loopdev, registered):
     opts = options.build({"tests": ("qdsweep", "idlegap"), "runtime": 1, "purge": "none",
                           "wipc_loops": 0})
     dev = device.resolve(loopdev)
-    text = "\n".join(plan.describe(dev, opts, FioSettings(filename=dev.resolved)))
+    text = "\n".join(plan.job_files(dev, opts, FioSettings(filename=dev.resolved)))
     assert "# one sweep over 3 points" in text
     assert "# 2 phases, " in text and "1 s idle" in text
     for d in DEPTHS:
@@ -215,7 +215,10 @@ def test_stream_estimate():
     est = Stream(job, 60, stop_bytes=int(100e9), steady_stop=True).estimate(estimate_opts(window=5),
                                                                             256 * MiB)
     assert est.jobs == (job,)
-    assert est.low_s == 5 * 60 and est.high_s == 3600
+    # 100 GB at the stated 500 MB/s: 200 s, so the interval that ends at 240 s stops it
+    assert est.low_s == est.high_s == 240
+    far = Stream(job, 60, stop_bytes=int(10e12), steady_stop=True).estimate(estimate_opts(window=5), 256 * MiB)
+    assert far.low_s == 5 * 60 and far.high_s == 3600  # steady after 5 points at the earliest, else the time limit
     (line,) = est.lines
     assert "reported every 60 s" in line and "60 min" in line
     assert "100.0 GB written" in line and "steady state" in line

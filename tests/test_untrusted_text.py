@@ -90,7 +90,10 @@ def test_no_link_but_http_from_untrusted_text_in_any_format(tmp_path):
                                                      "file_insertion_enabled": False})
     refs = [r.get("refuri") for r in tree.findall(nodes.reference)]
     assert all(u is None or u.startswith(("http://", "https://")) for u in refs), refs
-    for kind in (nodes.target, nodes.substitution_reference, nodes.footnote_reference,
+    # the one target is the report's own: the deviation list the test headers link to
+    assert [t.get("refid") for t in tree.findall(nodes.target)] == ["deviations"]
+    assert {r.get("refid") for r in tree.findall(nodes.reference) if r.get("refid")} <= {"deviations"}
+    for kind in (nodes.substitution_reference, nodes.footnote_reference,
                  nodes.citation_reference, nodes.problematic):
         assert not list(tree.findall(kind)), kind
     assert {r.get("format") for r in tree.findall(nodes.raw)} <= {"pdf"}

@@ -3,8 +3,24 @@
 from __future__ import annotations
 
 import re
+import sys
+from typing import IO, Optional
 
 from tkperf.errors import UsageError
+
+
+def micro_unit(stream: Optional[IO[str]] = None) -> str:
+    """'µs' where ``stream`` (stderr by default) can show it, else 'us': a
+    terminal or log in ASCII (LANG=C) gets letters it can print."""
+    stream = sys.stderr if stream is None else stream
+    encoding = getattr(stream, "encoding", None)
+    if encoding is None:  # a text buffer (io.StringIO) holds any character
+        return "µs"
+    try:
+        "µ".encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return "us"
+    return "µs"
 
 
 def duration(seconds: float, rough: bool = False) -> str:

@@ -17,7 +17,7 @@ import stat
 from typing import Iterator, List, Optional, Sequence
 
 from tkperf import programs
-from tkperf.errors import UsageError
+from tkperf.errors import TargetError, UsageError
 from tkperf.model.results import DeviceInfo
 from tkperf.remote import split_target
 
@@ -43,13 +43,14 @@ def habit(argv: Sequence[str]) -> None:
 
 
 def full_path(path: str, size: Optional[int]) -> None:
-    """A UsageError for a device named without ``/dev/`` (``nvme0n1``), when
-    no such file is here to be a file target and ``/dev/NAME`` exists."""
+    """A TargetError (the exit code of any missing target) for a device named
+    without ``/dev/`` (``nvme0n1``), when no such file is here to be a file
+    target and ``/dev/NAME`` exists."""
     if size is not None or "/" in path or split_target(path) is not None or os.path.lexists(path):
         return
     dev = os.path.join("/dev", path)
     if os.path.exists(dev):
-        raise UsageError(f"{path}: no such file here; the device is {dev} (give the full path)")
+        raise TargetError(f"{path}: no such file here; the device is {dev} (give the full path)")
 
 
 def can_write(path: str) -> bool:

@@ -7,9 +7,9 @@ import logging
 import os
 import re
 import sys
-from typing import Optional
+from typing import Optional, Sequence
 
-from tkperf.cli import advice
+from tkperf.cli import advice, typos
 from tkperf.cli import progress as shown
 from tkperf.errors import NotConfirmedError, OutputError, UsageError
 from tkperf.model import store
@@ -25,10 +25,18 @@ _renderer: Optional[shown._Renderer] = None
 
 class Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing usage and exiting, so every
-    bad option gets the same one-line error and exit code."""
+    bad option gets the same one-line error and exit code; a typo gets the
+    nearest option or choice of the command it was given to
+    (:mod:`tkperf.cli.typos`), and hidden commands are not offered."""
+
+    _argv: Sequence[str] = ()
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = tuple(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(message)
+        raise UsageError(typos.explain(self, message, self._argv))
 
 
 def add_report_options(p: argparse.ArgumentParser) -> None:

@@ -33,5 +33,5 @@ def register(sub) -> None:
     cmp_.add_argument("--outdir", default="comparison", help="where the comparison goes (default ./comparison)")
     cmp_.add_argument("--name", default="comparison", help="base name of the comparison files")
     common.add_png_option(cmp_)
-    cmp_.add_argument("--quiet", "-q", action="store_true")
+    cmp_.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     cmp_.set_defaults(func=cmd_compare)

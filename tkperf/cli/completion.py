@@ -3,17 +3,20 @@
 One bash function, ``_tkperf``, completes subcommands, every option of the
 command typed so far, the choices of an option that has them, comma lists of
 test names (from the registry, plug-ins included), block devices where a
-command takes a device, and file names elsewhere.  zsh runs the same function
+command takes a device, the values of an option or argument that names one
+of a known list (``--pts`` revisions, ``help`` topics), directories and
+``.xml`` files where a result file is expected, and file names elsewhere.  zsh runs the same function
 through its ``bashcompinit`` layer, so the two cannot disagree.
 """
 from __future__ import annotations
 
 import argparse
 import shlex
-from typing import Dict, List
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from tkperf import __version__, testtypes
 from tkperf.cli import parsertree
+from tkperf.model import pts
 
 SHELLS = ("bash", "zsh")
 
@@ -22,6 +25,8 @@ SHELLS = ("bash", "zsh")
 _DEVICE_DESTS = ("device", "devices", "target", "targets")
 #: Options whose value is a directory.
 _DIR_DESTS = ("outdir", "output_dir", "rwdir")
+#: Arguments that take a result file: directories (a run's own) and .xml files.
+_XML_DESTS = ("result", "results", "baseline", "old", "inputs")
 
 
 def _words(items: List[str]) -> str:
@@ -32,6 +37,8 @@ def _value_kind(opt: parsertree.Option) -> str:
     """How an option's value (or a positional) is completed."""
     if opt.choices:
         return "choices"
+    if opt.dest in _XML_DESTS:
+        return "xml"
     if opt.dest == "tests":
         return "tests"
     if opt.dest in _DEVICE_DESTS:
@@ -39,6 +46,15 @@ def _value_kind(opt: parsertree.Option) -> str:
     if opt.dest in _DIR_DESTS or opt.metavar == "DIR":
         return "dir"
     return "file"
+
+
+def _with_values(tree: parsertree.Command, values: Mapping[str, Sequence[str]]) -> None:
+    """Give the options and arguments whose dest names a list in ``values``
+    those words as choices, for completion only (the parser checks them)."""
+    for cmd in tree.walk():
+        cmd.options[:] = [o if o.choices or o.dest not in values else
+                          parsertree.Option(o.flags, o.dest, o.metavar, o.help, tuple(values[o.dest]), o.group)
+                          for o in cmd.options]
 
 
 def _cases(tree: parsertree.Command) -> Dict[str, List[str]]:
@@ -125,6 +141,7 @@ _tkperf() {
         words) COMPREPLY=($(compgen -W "$(_tkperf_poschoices "$path")" -- "$cur")) ;;
         device) COMPREPLY=($(compgen -W "$(lsblk -lnpo NAME 2>/dev/null)" -- "$cur")) ;;
         dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
+        xml) COMPREPLY=($(compgen -d -- "$cur") $(compgen -f -X '!*.xml' -- "$cur")) ;;
         file) COMPREPLY=($(compgen -f -- "$cur")) ;;
     esac
     return 0
@@ -132,9 +149,11 @@ _tkperf() {
 '''
 
 
-def script(parser: argparse.ArgumentParser, shell: str) -> str:
-    """The completion script for ``shell`` (bash or zsh)."""
+def script(parser: argparse.ArgumentParser, shell: str, values: Optional[Mapping[str, Sequence[str]]] = None) -> str:
+    """The completion script for ``shell`` (bash or zsh); ``values``: the words
+    of arguments checked after parsing (dest -> words; ``--pts`` is known here)."""
     tree = parsertree.read(parser)
+    _with_values(tree, {"pts": list(pts.REVISIONS), **(values or {})})
     cases = _cases(tree)
     head = (f"# tkperf {__version__} completion for {shell}, generated from its argument parser:\n"
             f"#   tkperf completion {shell} > FILE, then source FILE (docs: tkperf help completion)\n")

@@ -20,6 +20,7 @@ from typing import Callable, List, Sequence
 from tkperf.cli import advice
 from tkperf.engine import options
 from tkperf.errors import EXIT_SIGHUP, EXIT_SIGINT, EXIT_SIGTERM, TkperfError
+from tkperf.model import store
 from tkperf.simdrive import control as simdrive
 from tkperf.target.loopdev import try_loop
 
@@ -41,6 +42,20 @@ def _emulated(size: int):
     except TkperfError as exc:
         return None, f"no emulated SSD ({exc})"
     return (simdrive.find(device), device), ""
+
+
+def demo_name(outdir: str, overwrite: bool) -> str:
+    """'demo', or with an earlier demo's result in ``outdir`` (the README's
+    line run again, after an upgrade) the first free 'demo-N': the earlier
+    result is kept and the new demo runs; ``--overwrite`` replaces it."""
+    if overwrite or not os.path.lexists(store.run_file(outdir, "demo")):
+        return "demo"
+    n = 2
+    while os.path.lexists(store.run_file(outdir, f"demo-{n}")):
+        n += 1
+    print(f"tkperf demo: {store.run_file(outdir, 'demo')} holds an earlier demo, kept; this one is "
+          f"demo-{n} (--overwrite replaces the earlier one)", file=sys.stderr)
+    return f"demo-{n}"
 
 
 def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]], int],
@@ -92,7 +107,7 @@ def _throwaway(main: Callable[[Sequence[str]], int], argv: List[str], outdir: st
 
 
 def _argv(outdir: str, quiet: bool, debug: bool, overwrite: bool) -> List[str]:
-    argv: List[str] = ["ssd", "run", "--quick", "--yes", "--name", "demo", "--outdir", outdir]
+    argv: List[str] = ["ssd", "run", "--quick", "--yes", "--name", demo_name(outdir, overwrite), "--outdir", outdir]
     if quiet:
         argv.append("--quiet")
     if debug:
@@ -116,9 +131,9 @@ def register(sub) -> None:
     demo.add_argument("--loop", action="store_true",
                       help="a plain loop device over a sparse file instead of the emulated SSD (which has a "
                            "burst, a write cliff and a steady state: tkperf help simdrive)")
-    demo.add_argument("--quiet", "-q", action="store_true")
+    demo.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     demo.add_argument("--debug", action="store_true", help="debug detail in the run's log (as for ssd run)")
     demo.add_argument("--overwrite", action="store_true",
                       help="replace the result of an earlier demo in OUTDIR (without it, a second demo "
-                           "there is refused)")
+                           "there is kept and the new one is named demo-2, demo-3 ...)")
     demo.set_defaults(func=cmd_demo)

@@ -93,7 +93,7 @@ def _queue(facts: Dict[str, object]) -> Rows:
                   ("rotational", _yes(q.get("rotational"))),
                   ("max sectors", f"{q.get('max_sectors_kb', '?')} KiB "
                                   f"(hardware {q.get('max_hw_sectors_kb', '?')} KiB)"),
-                  ("write cache", str(q.get("write_cache", "")) + (" (FUA)" if q.get("fua") == 1 else "")),
+                  ("write cache", write_cache_words(facts)),
                   ("block size", f"{q.get('logical_block_size', '?')} B logical, "
                                  f"{q.get('physical_block_size', '?')} B physical"),
                   ("io sizes", f"minimum {q.get('minimum_io_size', '?')} B, optimal {q.get('optimal_io_size', '?')} B"),
@@ -108,6 +108,25 @@ def _queue(facts: Dict[str, object]) -> Rows:
     return rows
 
 
+def write_cache_words(facts: Dict[str, object]) -> str:
+    """The write cache, said once with its source, as a run records it: the
+    drive's own setting where a tool reads it (hdparm -W, nvme get-feature,
+    sdparm), else unknown; the kernel's ``queue/write_cache`` ('write back')
+    only says that a volatile cache exists, so it is named as such."""
+    wc = _get(facts, "write_cache")
+    q = _get(_get(facts, "sysfs"), "queue")
+    kernel = str(q.get("write_cache", "") or "")
+    fua = ", FUA" if q.get("fua") == 1 else ""
+    state = str(wc.get("state", "") or "")
+    if state in ("WCE", "WCD"):
+        return f"{'on' if state == 'WCE' else 'off'} ({state}, read by {wc.get('read_by') or 'the drive tool'}){fua}"
+    notes = [str(n) for n in wc.get("notes", []) if n] if isinstance(wc.get("notes"), list) else []
+    why = "; ".join(notes) if notes else "no tool reaches the drive's setting on this target"
+    kernel_words = f"; the kernel's queue/write_cache '{kernel}' says only that a volatile cache exists" \
+        if kernel else ""
+    return f"unknown, as a run records it ({why}){kernel_words}{fua}"
+
+
 def _identity(facts: Dict[str, object]) -> Rows:
     rows: Rows = []
     h = _get(facts, "hdparm")
@@ -115,8 +134,7 @@ def _identity(facts: Dict[str, object]) -> Rows:
         rows.append(("hdparm -I", _ident(h.get("model"), h.get("serial"), h.get("firmware"))))
         rows.append(("", f"{_bytes(h.get('size_bytes', '?'))}, sectors {h.get('logical_sector', '?')}/"
                          f"{h.get('physical_sector', '?')} B, rotation {h.get('rotation', '?')}"))
-        wc = _get(h, "write_cache")
-        rows.append(("", f"write cache {'on' if wc.get('enabled') else 'off'}, TRIM {_yes(h.get('trim'))}, "
+        rows.append(("", f"TRIM {_yes(h.get('trim'))}, "
                          f"SANITIZE feature set {_yes(h.get('sanitize'))}"))
     n = _get(facts, "nvme_id_ctrl")
     if n:

@@ -133,7 +133,7 @@ def cmd_help(args: argparse.Namespace) -> int:
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    print(completion.script(args.root_parser, args.shell), end="")
+    print(completion.script(args.root_parser, args.shell, {"topic": list(topics())}), end="")
     return EXIT_OK
 
 

@@ -233,7 +233,7 @@ def _start(request: RunRequest, planned: List[multiplan.Planned]) -> int:
     if request.dry_run:
         for p, outdir in zip(planned, outdirs):
             print(f"# ===== {p.arg}: run {p.name} in {outdir}")
-            runargs.dry_run(p.dev, p.opts, request.profile, p.side)
+            runargs.dry_run(p.dev, p.opts, request.profile, p.side, request.jobs)
         return EXIT_OK
     if request.resume and request.overwrite:
         raise UsageError("--resume continues the saved runs, --overwrite replaces them: give one")

@@ -23,7 +23,7 @@ import time
 from typing import IO, Optional, Sequence, Tuple
 
 from tkperf.engine import progress as engine_progress
-from tkperf.durations import duration
+from tkperf.durations import duration, micro_unit
 from tkperf.engine.progress import Progress, RemoteRun, combined_eta, eta_text, finish_clock
 from tkperf.untrusted import for_terminal, raw_stream
 
@@ -306,10 +306,10 @@ def combined_row(run: RemoteRun) -> Tuple[str, str, str, str, str, str, str]:
 
 
 def _live_words(now: dict) -> str:
-    """', now 45,210 IOPS, 185.2 MB/s, 702.4 us' of a run's snapshot."""
+    """', now 45,210 IOPS, 185.2 MB/s, 702.4 µs' of a run's snapshot."""
     try:
         return (f", now {float(now['iops']):,.0f} IOPS, {float(now['bw_bytes']) / 1e6:,.1f} MB/s, "
-                f"{float(now['lat_mean_us']):,.1f} us")
+                f"{float(now['lat_mean_us']):,.1f} {micro_unit()}")
     except (KeyError, TypeError, ValueError):
         return ""
 

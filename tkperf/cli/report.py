@@ -28,5 +28,5 @@ def register(sub) -> None:
     rep.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
     rep.add_argument("--outdir", help="where the report goes (default: beside the result file)")
     common.add_png_option(rep)
-    rep.add_argument("--quiet", "-q", action="store_true")
+    rep.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     rep.set_defaults(func=cmd_report)

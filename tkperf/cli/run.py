@@ -15,6 +15,7 @@ from tkperf.cli.runargs import add_run_options, add_unattended_options, epilog
 from tkperf.engine import options, resume
 from tkperf.engine import request as request_file
 from tkperf.engine.request import RunRequest
+from tkperf.durations import micro_unit
 from tkperf.engine.session import Session, fio_settings
 from tkperf.errors import EXIT_OK, Interrupted, ResumeError, UsageError, exit_code_of
 from tkperf.model import store
@@ -25,7 +26,7 @@ log = logging.getLogger("tkperf")
 
 
 def _complete(saved: RunResult, path: str) -> int:
-    print("\n".join(summary.lines(saved)))
+    print("\n".join(summary.lines(saved, micro_unit(sys.stdout))))
     print(f"results: {path} (already complete, nothing to resume)")
     return EXIT_OK
 
@@ -68,7 +69,7 @@ def _run_one(request: RunRequest, hooks: Optional[multirun.ChildHooks]) -> int:
     try:
         mail = runargs.unattended(request.json_summary, request.mail)
         if request.dry_run:
-            return runargs.dry_run(dev, opts, profile, side)
+            return runargs.dry_run(dev, opts, profile, side, request.jobs)
         saved = None
         xml_path = store.run_file(outdir, name)
         if request.resume and request.overwrite:
@@ -166,7 +167,7 @@ def _execute(request: RunRequest, session: Session, mail: Optional[notify.MailSe
         if session.run is not None:
             if not request.no_report:
                 reports = _final_report(session.run, session.outdir, request.report_formats, request.png)
-            print("\n".join(summary.lines(session.run)))
+            print("\n".join(summary.lines(session.run, micro_unit(sys.stdout))))
             print(f"results: {session.xml_path}")
         _run_ended(request, session, mail, reports, error)
         session.close_log()
@@ -248,7 +249,7 @@ def register(sub) -> None:
     res.add_argument("--force", action="store_true",
                      help="as for ssd run; also resume on a device that cannot be matched to the saved "
                           "run's (serial, WWN, backing file), saying so in one line")
-    res.add_argument("--quiet", "-q", action="store_true")
+    res.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     common.add_report_options(res)
     add_unattended_options(res)
     remote_cli.add_options(res)

@@ -110,7 +110,10 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                    help="replace the result of an earlier run of the same name in OUTDIR (without it, "
                         "such a run is refused: tkperf resume continues it)")
     p.add_argument("--dry-run", action="store_true",
-                   help="print the fio job files and the estimated duration; touch nothing")
+                   help="print how long each test would take and the conformance verdict this target "
+                        "would get; touch nothing")
+    p.add_argument("--jobs", action="store_true",
+                   help="with --dry-run: print the fio job files after the summary")
     # A child of a run of several targets: the whole request as a JSON file
     # (tkperf.engine.request; docs/parallel.rst), not for use by hand.
     p.add_argument("--request", metavar="FILE", help=argparse.SUPPRESS)
@@ -152,7 +155,8 @@ def epilog(profile: str) -> str:
     examples = [
         (f"tkperf {profile} run /dev/nvme1n1", "the PTS's default tests, asking before it writes")
         if profile == "ssd" else (f"tkperf {profile} run /dev/sdb", "zones, IOPS and latency of a hard disk"),
-        (f"tkperf {profile} run /dev/sdb --dry-run", "the fio jobs and the time it would take"),
+        (f"tkperf {profile} run /dev/sdb --dry-run", "the time each test would take and the verdict; "
+                                                  "--jobs adds the fio job files"),
         (f"tkperf {profile} run /dev/sdb --quick --yes", "a short smoke test, not a PTS measurement"),
         (f"tkperf {profile} run /dev/sdb --tests {tests} --runtime 1m", "two tests, 1 minute a workload"),
         (f"tkperf {profile} run /dev/sdb /dev/sdc", "two drives at once, and a comparison"),
@@ -239,7 +243,7 @@ def request_from_args(args: argparse.Namespace, profile: str) -> RunRequest:
         name=args.name, outdir=args.outdir,
         report_formats=options.parse_report_formats(args.report_format), no_report=args.no_report, png=args.png,
         resume=args.resume, overwrite=args.overwrite, force=args.force, yes=args.yes,
-        quiet=args.quiet, debug=args.debug, dry_run=args.dry_run, json_summary=args.json_summary,
+        quiet=args.quiet, debug=args.debug, dry_run=args.dry_run, jobs=args.jobs, json_summary=args.json_summary,
         mail=mail_of(args), description=args.dsc, features=args.features,
         remote=remote_cli.settings_of(args))
 
@@ -263,13 +267,22 @@ def open_run(request: RunRequest, device: str, size: Optional[int]) -> tuple:
     return dev, name, request.outdir or name, desc, features, side
 
 
-def dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str, side: TargetSide) -> int:
-    print("\n".join(plan.describe(dev, opts, fio_settings(dev, opts))))
-    verdict = conformance.of_settings(opts.to_dict(), dev, profile)
-    print(f"# {verdict.sentence()}" + ("; the write cache state is read at the start of the run"
-                                        if verdict.conformant else ""))
+def dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str, side: TargetSide,
+            jobs: bool = False) -> int:
+    """The summary (time per test, total, the verdict this target would get,
+    what only the run can tell), then the job files with ``jobs``."""
+    lines, rows = plan.summary(dev, opts)
+    print("\n".join(lines))
+    verdict, unknown = conformance.of_target(opts.to_dict(), dev, profile,
+                                             [r.key for r in rows if r.purge != "none"])
+    print(f"# verdict on this target: {verdict.sentence()}")
     for d in verdict.deviations:
         print(f"#   - {d}")
+    print("# known only after the run: " + "; ".join(unknown))
     for p in side.safety_problems(dev):
         print(f"# a real run would refuse: {p} (unless --force)")
+    if jobs:
+        print("\n".join(["#", "# fio job files"] + plan.job_files(dev, opts, fio_settings(dev, opts))))
+    else:
+        print("# the fio job files: add --jobs")
     return EXIT_OK

@@ -6,8 +6,10 @@ matplotlib, so it is quick enough for a cron job's every run.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from tkperf import strictjson
+from tkperf.durations import micro_unit
 from tkperf.errors import EXIT_OK
 from tkperf.testtypes import checked
 from tkperf.render import summary
@@ -24,12 +26,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.json:
         print(strictjson.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, **summary.as_dict(run)}, indent=2))
     else:
-        print("\n".join(summary.lines(run)))
+        print("\n".join(summary.lines(run, micro_unit(sys.stdout))))
     return EXIT_OK
 
 
 def register(sub) -> None:
     show = sub.add_parser("show", help="print the summary of a result file", allow_abbrev=False)
-    show.add_argument("result")
+    show.add_argument("result", help="a result file (RUN/RUN.xml)")
     show.add_argument("--json", action="store_true", help="machine-readable summary")
     show.set_defaults(func=cmd_show)

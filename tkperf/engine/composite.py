@@ -33,6 +33,8 @@ from tkperf.engine.progress import progress_of
 from tkperf.engine.shapes import FIO_GAP_S, Estimate, Rounds, Shape, duration_rough, record_round, wants_histograms
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import Round, TestRun
+from tkperf.model.series import Series
+from tkperf.model.steadystate import SteadyState, evaluate
 
 progress = logging.getLogger("tkperf.progress")
 
@@ -95,6 +97,57 @@ class SteadyThenSweep(Shape):
                         self.steady + self.sweep, first * per_round + sweep, opts.max_rounds * per_round + sweep)
 
 
+#: The series of the workload-dependent preconditioning rounds before the
+#: sweep rounds (:class:`SweepRounds`), one row a round: the round, the IOPS
+#: and mean response time of its first (tracked) workload, the bytes the
+#: whole round wrote and its wall seconds.
+WDPC_SERIES = "wdpc"
+WDPC_COLUMNS: Tuple[str, ...] = ("round", "iops", "lat_mean_us", "io_bytes", "wall_s")
+#: The key of ``test.data`` holding why the preconditioning ended ("steady state" or "max rounds").
+WDPC_STOP = "wdpc_stop"
+
+
+def wdpc_verdict(test: TestRun, window: int) -> Optional[SteadyState]:
+    """The 20/10 verdict on the preconditioning rounds' tracked IOPS (the
+    last ``window`` rounds); None for a test without that phase."""
+    s = test.series.get(WDPC_SERIES)
+    if s is None:
+        return None
+    return evaluate([int(v) for v in s.column("round")], [float(v) for v in s.column("iops")], window)
+
+
+def wdpc_written(test: TestRun) -> int:
+    """Bytes the preconditioning rounds wrote (0 without them)."""
+    s = test.series.get(WDPC_SERIES)
+    return int(s.column("io_bytes").sum()) if s is not None else 0
+
+
+def _precondition(ctx: "RunContext", plan: "PlanLike", test: TestRun, jobs: Tuple[FioJob, ...]) -> None:
+    """Rounds of ``jobs`` (one fio process each) until the IOPS of the first
+    job hold 20/10 over the last window, at most ``--max-rounds``; every
+    round a row of the test's :data:`WDPC_SERIES`."""
+    series = Series(WDPC_SERIES, WDPC_COLUMNS)
+    test.series[WDPC_SERIES] = series
+    test.data.pop(WDPC_STOP, None)
+    opts = ctx.opts
+    for index in range(1, opts.max_rounds + 1):
+        ctx.phase = f"preconditioning round {index}"
+        progress_of(ctx).phase_started(f"workload dependent preconditioning round {index}")
+        workloads, wall = ctx.fio.run(jobs, what=f"{plan.key} preconditioning round {index}")
+        first = workloads[0]
+        series.append((index, first.iops, first.lat_mean_us, sum(w.write.io_bytes for w in workloads), wall))
+        verdict = wdpc_verdict(test, opts.window)
+        progress.info("[%s] preconditioning round %d: %.6g IOPS (%s)", plan.key, index, first.iops,
+                      "steady" if verdict is not None and verdict.steady else "not steady yet")
+        ctx.save()
+        if verdict is not None and verdict.steady:
+            test.data[WDPC_STOP] = "steady state"
+            return
+    test.data[WDPC_STOP] = "max rounds"
+    ctx.event("warning", f"workload dependent preconditioning: no steady state within {opts.max_rounds} "
+                         "rounds; the sweep rounds follow", plan.key)
+
+
 #: ``captures(test) -> jobs``: the capture jobs once the rounds are over (:class:`SweepRounds`).
 Captures = Callable[[TestRun], Sequence[FioJob]]
 
@@ -116,19 +169,28 @@ class SweepRounds(Shape):
     sweep: Tuple[FioJob, ...]
     captures: Captures
     capture_seconds: float
+    #: The workload-dependent preconditioning before the sweep rounds: rounds
+    #: of these jobs, one fio process a round, until the IOPS of the first one
+    #: hold 20/10 (at most ``--max-rounds``), kept as the test's
+    #: :data:`WDPC_SERIES` with its stop reason under :data:`WDPC_STOP`; the
+    #: sweep rounds are numbered from 1 after it.  Empty: none.
+    precondition: Tuple[FioJob, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.sweep:
             raise ValueError("a sweep-rounds shape needs sweep points")
-        names = [j.name for j in (self.prewrite,) + self.sweep]
+        names = [j.name for j in (self.prewrite,) + self.sweep + self.precondition]
         if len(set(names)) != len(names):
-            raise ValueError("the pre-write and the sweep points need names of their own")
+            raise ValueError("the pre-write, the preconditioning and the sweep points need names of their own")
 
     def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.sweep}:
             raise ValueError(f"{plan.key}: the tracking figure must be a point of the sweep")
         test.rounds.clear()  # the rounds and the captures are one unbroken run
         test.data.pop(CAPTURE_ROUND, None)
+        test.series.pop(WDPC_SERIES, None)
+        if self.precondition:
+            _precondition(ctx, plan, test, self.precondition)
         progress_of(ctx).rounds_then(self.capture_seconds)
         plain: Any = plan  # a Plan, a dataclass
         Rounds((self.prewrite,) + self.sweep).run(ctx, replace(plain, histograms=False), test)
@@ -147,12 +209,19 @@ class SweepRounds(Shape):
         jobs = (self.prewrite,) + self.sweep
         per_round = _seconds(jobs)
         first = min(opts.window, opts.max_rounds)
-        return Estimate((f"# each round: the pre-write, then the {len(self.sweep)} sweep points below, one fio "
-                         f"process, about {duration_rough(per_round)}; {first} to {opts.max_rounds} rounds",
-                         "# then a pre-write and a capture at each of the max, mid and min points, one fio process, "
-                         f"about {duration_rough(self.capture_seconds)}"),
-                        jobs, first * per_round + self.capture_seconds,
-                        opts.max_rounds * per_round + self.capture_seconds)
+        pre = _seconds(self.precondition)
+        lines: Tuple[str, ...] = ()
+        if self.precondition:
+            lines = (f"# workload dependent preconditioning: rounds of the first {len(self.precondition)} job(s) "
+                     f"below, one fio process each, about {duration_rough(pre)} a round, until the IOPS of the "
+                     f"first hold 20/10; {first} to {opts.max_rounds} rounds",)
+        return Estimate(lines + (
+                        f"# then each round: the pre-write, then the {len(self.sweep)} sweep points below, one fio "
+                        f"process, about {duration_rough(per_round)}; {first} to {opts.max_rounds} rounds",
+                        "# then a pre-write and a capture at each of the max, mid and min points, one fio process, "
+                        f"about {duration_rough(self.capture_seconds)}"),
+                        self.precondition + jobs, first * (per_round + pre) + self.capture_seconds,
+                        opts.max_rounds * (per_round + pre) + self.capture_seconds)
 
 
 def _indexed_round(test: TestRun, key: str) -> Optional[Round]:

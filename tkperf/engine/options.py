@@ -280,15 +280,12 @@ class RunOptions:
     def active_bytes(self, capacity: int, align: int = 1024 * 1024) -> int:
         """The active range in bytes: ``active_range`` percent of ``capacity``,
         rounded down to ``align`` (the whole capacity at 100%)."""
-        if self.active_range >= 100:
-            return capacity
-        return max(align, capacity * self.active_range // 100 // align * align)
+        return pts_model.active_bytes(capacity, self.active_range, align)
 
     def test_bytes(self, capacity: int) -> int:
         """The range the tests use: ``--test-range`` when given (never beyond
         the preconditioned range), else the active range."""
-        active = self.active_bytes(capacity)
-        return min(self.test_range, active) if self.test_range else active
+        return pts_model.tested_bytes(capacity, self.active_range, self.test_range)
 
     def wipc_size(self, capacity: int) -> int:
         """The ``size=`` of the WIPC job: the preconditioning range when the

@@ -1,40 +1,135 @@
-"""``--dry-run``: the fio job files and the estimated duration, touching nothing."""
+"""``--dry-run``: how long the run takes and the verdict it would reach,
+then (with ``--jobs``) the fio job files, touching nothing.
+
+The summary comes first: one row per test with its purge, its WIPC, its
+measurement as rounds x round time (or a stream's limits) and its time as a
+range; then the total, whose lower bound is the sum of the rows' lower
+bounds.  Writes whose length depends on an amount (WIPC, WSAT's TGBW, a
+purge that overwrites) are timed at a stated write rate,
+:data:`~tkperf.engine.shapes.ESTIMATE_WRITE_RATE`.
+"""
 from __future__ import annotations
 
-from typing import List
+from dataclasses import dataclass
+from typing import List, Tuple
 
 from tkperf.engine.options import RunOptions
 from tkperf.engine.precondition import WIPC_BS, wipc_job
 from tkperf.engine.runner import plan_all
-from tkperf.engine.shapes import duration_rough
+from tkperf.engine.shapes import ESTIMATE_WRITE_RATE, Estimate, duration_rough
 from tkperf.fio.jobs import FioSettings, job_file
+from tkperf.model import pts
 from tkperf.model.results import DeviceInfo
+from tkperf.target import purge as purge_mod
+
+#: Purge methods that write the whole device (their time is its size at the stated rate).
+OVERWRITING = ("ata", "ata-normal", "sanitize-overwrite", "scsi")
 
 
-def describe(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[str]:
+@dataclass(frozen=True)
+class TestTime:
+    """One row of the summary: a test's purge, WIPC and measurement, in seconds."""
+
+    key: str
+    purge: str
+    purge_high_s: float
+    wipc_bytes: int
+    measure: str
+    low_s: float
+    high_s: float
+
+    @property
+    def wipc_s(self) -> float:
+        return self.wipc_bytes / ESTIMATE_WRITE_RATE
+
+    @property
+    def total_low_s(self) -> float:
+        return self.wipc_s + self.low_s
+
+    @property
+    def total_high_s(self) -> float:
+        return self.purge_high_s + self.wipc_s + self.high_s
+
+
+def purge_method(opts: RunOptions, dev: DeviceInfo) -> str:
+    """The purge a test of this run starts with, as ``--purge auto`` picks it here."""
+    if opts.purge.startswith(purge_mod.CMD_PREFIX):
+        return "vendor cmd"
+    try:
+        return purge_mod.choose(opts.purge, dev)[0]
+    except Exception:  # a refusal is said by the run's own checks
+        return opts.purge
+
+
+def measurement(est: Estimate) -> str:
+    """A shape's estimate in a few words: rounds x round time, or its first line."""
+    if est.rounds[1]:
+        return f"{est.rounds[0]} to {est.rounds[1]} rounds x {est.round_s / 60:.1f} min ({len(est.jobs)} workloads)"
+    return est.lines[0].lstrip("# ") if est.lines else ""
+
+
+def times(dev: DeviceInfo, opts: RunOptions) -> List[TestTime]:
+    """Every test's row of the summary, in run order."""
+    method = purge_method(opts, dev)
+    # a discard or a crypto erase takes seconds; an overwrite, the device at the stated rate
+    purge_high = dev.size_bytes / ESTIMATE_WRITE_RATE if method in OVERWRITING else 0.0
+    out = []
+    for _, plan in plan_all(opts, dev.size_bytes):
+        est = plan.shape.estimate(opts, dev.size_bytes)
+        wipc = opts.wipc_loops * opts.active_bytes(dev.size_bytes) if plan.wipc and opts.wipc_loops > 0 else 0
+        out.append(TestTime(plan.key, method, purge_high, wipc, measurement(est), est.low_s, est.high_s))
+    return out
+
+
+def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime]]:
+    """The summary lines (without the verdict) and the rows they show."""
     rev = opts.revision
+    rows = times(dev, opts)
+    transport = f", {dev.transport}" if dev.transport not in ("", dev.kind) else ""
     lines: List[str] = [f"# dry run: nothing is written to {dev.path} "
-                        f"({dev.size_bytes / 1e9:.1f} GB, {dev.kind})",
+                        f"({dev.size_bytes / 1e9:.1f} GB, {dev.kind}{transport})",
                         f"# {rev.title}: OIO TC{opts.numjobs}/QD{opts.iodepth}, active range "
-                        f"{opts.active_range}%" + (f", test range {opts.test_bytes(dev.size_bytes)} bytes"
+                        f"{opts.active_range}%" + (f", test range {pts.range_text(opts.test_bytes(dev.size_bytes))}"
                                                    if opts.test_range else "")
-                        + f", write cache {opts.write_cache}", ""]
-    low = high = 0.0
-    wipc_bytes = 0
+                        + f", write cache {opts.write_cache}"]
+    if opts.purge.startswith(purge_mod.CMD_PREFIX):
+        lines.append(f"# each test's purge runs the vendor command {opts.purge}")
+    lines.append("#")
+    width = max([len(r.key) for r in rows] + [4])
+    lines.append(f"# {'test':<{width}}  {'purge':<14} {'WIPC':<18} {'time':<17} measurement")
+    for r in rows:
+        wipc = f"{r.wipc_bytes / 1e9:.1f} GB, {duration_rough(r.wipc_s)}" if r.wipc_bytes else "-"
+        span = duration_rough(r.low_s) if r.low_s == r.high_s else \
+            f"{duration_rough(r.low_s)} to {duration_rough(r.high_s)}"
+        lines.append(f"# {r.key:<{width}}  {r.purge:<14} {wipc:<18} {span:<17} {r.measure}")
+    low = sum(r.total_low_s for r in rows)
+    high = sum(r.total_high_s for r in rows)
+    wipc_total = sum(r.wipc_bytes for r in rows)
+    purge_total = sum(r.purge_high_s for r in rows)
+    lines.append(f"# total: {duration_rough(low)} to {duration_rough(high)} "
+                 f"(lower bound: each test's fewest rounds and its WIPC; upper bound: the most rounds"
+                 + (f", the purges' overwrites ({duration_rough(purge_total)})" if purge_total else "")
+                 + " and the WIPC)")
+    amounts = ([f"WIPC {wipc_total / 1e9:.1f} GB in all"] if wipc_total else []) \
+        + [f"{r.key}'s byte limit" for r in rows if "GB written" in r.measure] \
+        + (["the purges' overwrites"] if purge_total else [])
+    if amounts:
+        lines.append(f"# writes of a set amount ({', '.join(amounts)}) are timed at "
+                     f"{ESTIMATE_WRITE_RATE / 1e6:.0f} MB/s; a slower drive takes longer")
+    return lines, rows
+
+
+def job_files(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[str]:
+    """Every test's fio job files (``--jobs``): the WIPC, then the measurement."""
+    lines: List[str] = []
     for _, plan in plan_all(opts, dev.size_bytes):
         wipc = plan.wipc and opts.wipc_loops > 0
         lines.append(f"# --- {plan.key}: purge ({opts.purge})"
                      + (f", WIPC {opts.wipc_loops}x the active range" if wipc else ""))
         if wipc:
-            wipc_bytes += opts.wipc_loops * opts.active_bytes(dev.size_bytes)
             lines.append(job_file(settings, [wipc_job(opts.wipc_loops, opts.iodepth, plan.wipc_bs or WIPC_BS,
                                                       opts.wipc_size(dev.size_bytes))]))
         est = plan.shape.estimate(opts, dev.size_bytes)
         lines.extend(est.lines)
-        low += est.low_s
-        high += est.high_s
         lines.append(job_file(settings, est.jobs))
-    lines.append(f"# estimated duration: {duration_rough(low)} to {duration_rough(high)} of fio workloads, plus the "
-                 f"purges and {wipc_bytes / 1e9:.1f} GB of preconditioning writes "
-                 f"({duration_rough(wipc_bytes / 500e6)} at 500 MB/s)")
     return lines

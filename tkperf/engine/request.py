@@ -77,6 +77,8 @@ class RunRequest:
     quiet: bool = False
     debug: bool = False
     dry_run: bool = False
+    #: The dry run prints the fio job files after its summary (``--jobs``).
+    jobs: bool = False
     json_summary: Optional[str] = None
     mail: MailRequest = field(default_factory=MailRequest)
     description: Optional[str] = None

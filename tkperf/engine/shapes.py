@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import abc
 import logging
+import math
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional, Sequence, Tuple
@@ -60,6 +61,11 @@ def debug_steady(key: str, verdict: Any) -> None:
 # fio leaves about this much between stonewalled workloads (its scheduler
 # polls every 100 ms), measured with fio 3.33; used only for estimates.
 FIO_GAP_S = 0.3
+#: Write rate the estimates assume where a test stops at an amount written
+#: (WSAT's TGBW, the purges' and WIPC's fills); the dry run states it.
+ESTIMATE_WRITE_RATE = 500e6
+#: Said of an interval printed again with fio's last, short report merged in.
+REVISED = " (revised: fio's final report merged into it)"
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,10 @@ class Estimate:
     jobs: Tuple[FioJob, ...]
     low_s: float
     high_s: float
+    #: A round loop's (fewest, most) rounds and one round's seconds, so the dry
+    #: run shows ``low_s`` as rounds x round time; (0, 0) for other shapes.
+    rounds: Tuple[int, int] = (0, 0)
+    round_s: float = 0.0
 
 
 class Shape(abc.ABC):
@@ -180,7 +190,7 @@ class Rounds(Shape):
         first = min(opts.window, opts.max_rounds)
         return Estimate((f"# each round: {len(jobs)} workloads, about {duration_rough(per_round)}; "
                          f"{first} to {opts.max_rounds} rounds",), jobs,
-                        first * per_round, opts.max_rounds * per_round)
+                        first * per_round, opts.max_rounds * per_round, (first, opts.max_rounds), per_round)
 
 
 STREAM_COLUMNS: Tuple[str, ...] = ("wall_s", "fio_s", "ios", "io_bytes", "iops", "lat_mean_us")
@@ -280,8 +290,8 @@ class Stream(Shape):
             test.steady = self.verdict(series.column(column) if column else (), ctx.opts.window)
             prog.interval(cut.index, cut.iops, cut.written_total)
             debug_steady(plan.key, test.steady)
-            progress.info("[%s] interval %d: %.0f IOPS, %.2f GB written", plan.key, cut.index,
-                          cut.iops, cut.written_total / 1e9)
+            progress.info("[%s] interval %d%s: %.0f IOPS, %.2f GB written", plan.key, cut.index,
+                          REVISED if cut.replaces else "", cut.iops, cut.written_total / 1e9)
             if stopping[0]:  # fio's report as it stops: the writes since, in the last interval
                 return True
             reason = self.stop_reason(test.steady, cut.written_total, ctx.opts.window)
@@ -299,14 +309,23 @@ class Stream(Shape):
         test.stop_reason = reason_of_stop[0]
 
     def estimate(self, opts, capacity: int) -> Estimate:
-        stops = [duration_rough(self.job.runtime)]
-        if self.stop_bytes:
-            stops.append(f"{self.stop_bytes / 1e9:.1f} GB written")
+        """The time limit, or the byte limit at :data:`ESTIMATE_WRITE_RATE` when
+        that comes first; steady state after ``steady_after_bytes`` and a window."""
+        runtime = float(self.job.runtime)
+        stops = [duration_rough(runtime)]
+        high = runtime
+        if self.stop_bytes:  # the stream stops at the end of the interval that reaches the amount
+            at_rate = math.ceil(self.stop_bytes / ESTIMATE_WRITE_RATE / self.interval_s) * self.interval_s
+            stops.append(f"{self.stop_bytes / 1e9:.1f} GB written ({duration_rough(at_rate)} at "
+                         f"{ESTIMATE_WRITE_RATE / 1e6:.0f} MB/s)")
+            high = min(high, at_rate)
+        low = high
         if self.steady_stop:
             stops.append(f"steady state ({self.steady_rule(opts.window)})")
-        low = min(float(self.job.runtime), opts.window * self.steady_every * self.interval_s)
+            low = min(high, max(self.steady_after_bytes / ESTIMATE_WRITE_RATE,
+                                opts.window * self.steady_every * self.interval_s))
         return Estimate((f"# one continuous job, reported every {self.interval_s} s, stopping at "
-                         + " or ".join(stops),), (self.job,), low, float(self.job.runtime))
+                         + " or ".join(stops),), (self.job,), low, high)
 
 
 def _steady_column(plan: "PlanLike") -> str:

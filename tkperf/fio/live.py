@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Tuple
 
+from tkperf.durations import micro_unit
+
 #: Seconds between fio's status reports while a round runs (the least).
 INTERVAL_S = 1
 #: A status report lists every job of the round; reading one costs about
@@ -45,9 +47,10 @@ class LiveFigures:
     at: float               #: when, on ``time.monotonic``'s clock
 
     def text(self) -> str:
-        """'rnd-4k-65-35: 45,210 IOPS, 185.2 MB/s, mean latency 702.4 us'."""
+        """'rnd-4k-65-35: 45,210 IOPS, 185.2 MB/s, mean latency 702.4 µs' ('us'
+        where stderr cannot show 'µ')."""
         return (f"{self.workload}: {self.iops:,.0f} IOPS, {self.bw_bytes / 1e6:,.1f} MB/s, "
-                f"mean latency {self.lat_mean_us:,.1f} us")
+                f"mean latency {self.lat_mean_us:,.1f} {micro_unit()}")
 
     def as_dict(self) -> dict:
         return {"what": self.what, "workload": self.workload, "iops": self.iops,

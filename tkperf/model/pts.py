@@ -35,7 +35,8 @@ class Revision:
     #: IOPS steady state: every one of these (block size, read %) must pass 20/10.
     iops_tracking: Tuple[Tuple[int, int], ...]
     #: PTS-C 1.1 lets the preconditioning range shrink to 80% (to emulate TRIM)
-    #: and the test range to 8 GiB (seed 000, "PC AR=80%/Test AR=8GiB");
+    #: and the test range to 8 GiB (SNIA SSSI, "SSD Performance - A Primer",
+    #: 2013, "Required PTS test parameters": "PC AR=80%/Test AR=8GiB");
     #: 0 / (): only ``active_range`` for both.
     min_precondition_range: int = 0
     test_ranges: Tuple[int, ...] = ()
@@ -44,20 +45,53 @@ class Revision:
     def wce(self) -> bool:
         return self.write_cache == "WCE"
 
-    def range_deviations(self, active_range: Optional[int], test_range: int) -> List[str]:
+    def range_deviations(self, active_range: Optional[int], test_range: int, capacity: int = 0) -> List[str]:
         """What the preconditioning range (percent) and the test range (bytes,
-        0: the same range) depart from this revision, in words."""
+        0: the same range) depart from this revision, in words.  With the
+        ``capacity`` known, a test range larger than the active range is
+        named at the size the tests use (:func:`tested_bytes`), never shrunk
+        silently."""
+        out: List[str] = []
+        used = tested_bytes(capacity, active_range or self.active_range, test_range) if capacity else test_range
+        if test_range and used < test_range:
+            out.append(f"test range {range_text(test_range)} asked, but the device's active range holds only "
+                       f"{range_text(used)}: the tests use {range_text(used)}"
+                       + (f" instead of the {self.title} test range" if test_range in self.test_ranges else ""))
+            return out + self._range_percent(active_range)
+        if test_range and test_range not in self.test_ranges:
+            allowed = " or ".join(range_text(r) for r in self.test_ranges)
+            out.append(f"tests use the first {range_text(test_range)} of the LBA range instead of the whole "
+                       f"preconditioned range{' or ' + allowed if allowed else ''} ({self.title})")
+        return self._range_percent(active_range) + out
+
+    def _range_percent(self, active_range: Optional[int]) -> List[str]:
         out: List[str] = []
         low = self.min_precondition_range or self.active_range
         if active_range is not None and not (low <= active_range <= max(low, self.active_range)
                                              or active_range == self.active_range):
             allowed = f"{low}% to {self.active_range}%" if low != self.active_range else f"{self.active_range}%"
             out.append(f"active range {active_range}% instead of the {allowed} {self.title} requires")
-        if test_range and test_range not in self.test_ranges:
-            allowed = " or ".join(f"{r / 2 ** 30:g} GiB" for r in self.test_ranges)
-            out.append(f"tests use the first {test_range / 2 ** 30:g} GiB of the LBA range instead of the whole "
-                       f"preconditioned range{' or ' + allowed if allowed else ''} ({self.title})")
         return out
+
+
+def active_bytes(capacity: int, active_range: int, align: int = 1024 * 1024) -> int:
+    """The active range in bytes: ``active_range`` percent of ``capacity``,
+    rounded down to ``align`` (the whole capacity at 100%)."""
+    if active_range >= 100:
+        return capacity
+    return max(align, capacity * active_range // 100 // align * align)
+
+
+def tested_bytes(capacity: int, active_range: int, test_range: int) -> int:
+    """The range the tests use: ``test_range`` when given, never beyond the
+    preconditioned (active) range, else the active range."""
+    active = active_bytes(capacity, active_range)
+    return min(test_range, active) if test_range else active
+
+
+def range_text(n: int) -> str:
+    """A range as the header, the dry run and the verdict all write it: '8 GiB', '402,653,184 bytes'."""
+    return f"{n / 2 ** 30:g} GiB" if n and n % 2 ** 30 == 0 else f"{n:,} bytes"
 
 
 K = 1024

@@ -72,6 +72,24 @@ def load(path: str) -> RunResult:
     return loads(read_bytes(path), path)
 
 
+def _inside(path: str) -> str:
+    """'; did you mean DIR/NAME.xml?' for a run's directory given where its
+    result file is expected: the file a run writes there (``NAME/NAME.xml``),
+    else the directory's only .xml file; '' when there is no such one."""
+    if not os.path.isdir(path):
+        return ""
+    own = os.path.join(path, os.path.basename(os.path.normpath(path)) + ".xml")
+    try:
+        found = sorted(f for f in os.listdir(path) if f.endswith(".xml"))
+    except OSError:
+        return ""
+    if os.path.isfile(own):
+        return f"; did you mean {own}?"
+    if len(found) == 1 and os.path.isfile(os.path.join(path, found[0])):
+        return f"; did you mean {os.path.join(path, found[0])}?"
+    return f"; it is a directory of {len(found)} .xml files" if found else "; it is a directory"
+
+
 def read_bytes(path: str) -> bytes:
     """A result file's bytes: a regular file within the size limit, or a
     ResultFileError saying why not."""
@@ -80,7 +98,7 @@ def read_bytes(path: str) -> bytes:
     except OSError as exc:
         raise ResultFileError(f"{path}: {exc.strerror}") from exc
     if not os.path.isfile(path):
-        raise ResultFileError(f"{path}: not a regular file")
+        raise ResultFileError(f"{path}: not a regular file" + _inside(path))
     if st.st_size > MAX_FILE_BYTES:
         raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_FILE_BYTES} byte limit")
     try:

@@ -56,9 +56,11 @@ class Rubric:
 
 @dataclass(frozen=True)
 class Paragraph:
-    """One paragraph of plain text."""
+    """One paragraph of plain text; ``anchor``: a name other blocks link to
+    (a :class:`Header`'s ``link``)."""
 
     text: str
+    anchor: str = ""
 
 
 @dataclass(frozen=True)
@@ -103,10 +105,15 @@ class Header:
     device: Pairs
     setup: Pairs
     test: Pairs
-    #: Lines listed right below the tables (the conformance deviations):
-    #: a long list in a table cell would split the table across pages.
+    #: Lines listed right below the tables: a long list in a table cell
+    #: would split the table across pages.
     notes: Tuple[str, ...] = ()
     notes_title: str = ""
+    #: Below the tables: ``notes_title``, the word ``link`` linked to the
+    #: paragraph of that ``anchor`` (the deviations, listed once on the first
+    #: page), then ``link_text``.
+    link: str = ""
+    link_text: str = ""
 
 
 @dataclass(frozen=True)

@@ -144,10 +144,20 @@ def comparison_caveats(runs: Sequence[RunResult], labels: Sequence[str]) -> List
 
 
 def summary_rows(runs: Sequence[RunResult]) -> List[Tuple[str, List[Optional[float]], List[str]]]:
-    """The summary figures of the runs: (figure, the runs' values, their texts)."""
+    """The summary figures of the runs: (figure and its definition, the
+    runs' values, their texts).  Like is set beside like: a figure the runs
+    measured under different definitions (an XSR phase level and a TP
+    steady-state window) is one row per definition, each run's value only
+    in the row of its own, so no difference is ever taken between them."""
     figures = [page.summary_figures(r) for r in runs]
-    return [(f"{f.group}, {f.pattern} ({f.unit})", [fs[i].value for fs in figures],
-             [fmt(fs[i].value, f.unit) for fs in figures]) for i, f in enumerate(figures[0])]
+    out: List[Tuple[str, List[Optional[float]], List[str]]] = []
+    for i, f in enumerate(figures[0]):
+        definitions = list(dict.fromkeys(fs[i].definition for fs in figures if fs[i].value is not None))
+        for d in definitions or [""]:
+            mine = [fs[i].value if fs[i].definition == d else None for fs in figures]
+            out.append((f"{f.group}, {f.pattern} ({f.unit})" + (f" [{d}]" if d else ""), mine,
+                        [fmt(v, f.unit) for v in mine]))
+    return out
 
 
 def terminal_table(runs: Sequence[RunResult]) -> List[str]:

@@ -7,7 +7,8 @@ arguments of :func:`snia_header`.
 """
 from __future__ import annotations
 
-from typing import List, Mapping, Optional, Sequence, Tuple
+import re
+from typing import List, Mapping, Optional, Sequence, Set, Tuple
 
 from tkperf.model import pts
 from tkperf.simdrive import TRANSPORT as EMULATED
@@ -16,7 +17,8 @@ from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
 from tkperf.render import steady
 from tkperf.durations import duration
-from tkperf.render.words import NA, oio, plural, seeks_steady_state, tracking_label, unit_of, verdict
+from tkperf.render.words import (NA, oio, plural, seeks_steady_state, test_title, tracking_labels,
+                                 unit_of, verdict)
 from tkperf.render.words import capacity_text
 
 Pairs = Tuple[Tuple[str, str], ...]
@@ -182,7 +184,9 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
         ("Active range", f"{o.get('active_range', '100')}% (preconditioning and test)"
          if o.get("test_range", "0") in ("", "0") else
          f"{o.get('active_range', '100')}% preconditioning; tests over the first "
-         f"{int(o['test_range']) / 2 ** 30:g} GiB (--test-range)"
+         f"{pts.range_text(_tested(run))} (--test-range"
+         + (f" {pts.range_text(int(o['test_range']))}, more than the active range holds)"
+            if _tested(run) < int(o['test_range']) else ")")
          if o["test_range"].isdigit() else f"{o.get('active_range', '100')}%"),
         ("Latency histograms", "kept for every workload (--latency-histograms)"
          if o.get("latency_histograms") == "true" else "LAT and tests that ask for them"),
@@ -211,6 +215,16 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
     return tuple(out)
 
 
+def _tested(run: RunResult) -> int:
+    """The bytes the tests used of a run with ``--test-range`` (its device's size known), else the range asked."""
+    o = run.options
+    asked = int(o.get("test_range", "0") or 0)
+    if not run.device.size_bytes:
+        return asked
+    pct = o.get("active_range", "100")
+    return pts.tested_bytes(run.device.size_bytes, int(pct) if pct.isdigit() else 100, asked)
+
+
 def round_fields(run: RunResult, test: TestRun) -> Pairs:
     """The middle of the test parameters of a round-based test: runtime,
     rounds run, the tracking figure and the steady-state verdict."""
@@ -219,7 +233,7 @@ def round_fields(run: RunResult, test: TestRun) -> Pairs:
     return (
         ("Runtime", f"{p.get('runtime', NA)} s per workload"),
         ("Rounds run", f"{len(test.rounds)} of at most {run.options.get('max_rounds', NA)}"),
-        ("Tracking", tracking_label(test) if test.tracking_workload else "none"),
+        ("Tracking", tracking_labels(test) if test.tracking_workload else "none"),
         ("Steady state", f"20/10 over {s.window if s else run.options.get('window', 5)} rounds: "
                          + verdict(test, s) if seeks_steady_state(test) else
                          "not sought: the test tracks no figure (a sweep or a single pass)"),
@@ -239,8 +253,42 @@ def stream_fields(test: TestRun) -> Pairs:
     )
 
 
+#: The anchor of the deviation list on the first page, which every test header links to.
+DEVIATIONS_ANCHOR = "deviations"
+
+
+def _names(t: TestRun) -> Set[str]:
+    """The words a deviation names a test by: its key (``tp-1024k``) and its
+    title's first word (``TP``, ``IOPS``)."""
+    title = test_title(t).split()
+    return {t.key} | ({title[0]} if title else set())
+
+
+def applies_to(deviation: str, test: TestRun, run: RunResult) -> bool:
+    """Whether ``deviation`` concerns ``test``: it names the test, or it names
+    no test of the run (a setting of the whole run, the target, the cache)."""
+    words = set(re.findall(r"[\w-]+", deviation))
+    mine = _names(test)
+    others = set().union(*(_names(t) for t in run.tests if t is not test)) - mine
+    return bool(words & mine) or not words & others
+
+
+def conformance_of_test(judged: conformance.Conformance, test: TestRun, run: RunResult) -> str:
+    """'NOT PTS-conformant (SNIA PTS 2.0.2, enterprise): 9 of the run's 14
+    deviations apply to this test' (or the plain verdict when it is conformant)."""
+    if judged.conformant:
+        return judged.sentence()
+    n = sum(1 for d in judged.deviations if applies_to(d, test, run))
+    total = len(judged.deviations)
+    if n == total:
+        return f"NOT PTS-conformant ({judged.revision}): every one of the run's {plural(total, 'deviation')} " \
+               "applies to this test"
+    return (f"NOT PTS-conformant ({judged.revision}): {n} of the run's {total} "
+            f"deviation{'s' if total != 1 else ''} apply to this test")
+
+
 def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]],
-                judged: Optional[conformance.Conformance] = None) -> Pairs:
+                judged: Optional[conformance.Conformance] = None, run: Optional[RunResult] = None) -> Pairs:
     """Stimulus and OIO, the test type's own ``middle``, then stop reason,
     status and times."""
     p = test.params
@@ -254,7 +302,8 @@ def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]],
         ("Finished", test.finished or NA),
     ]
     if judged is not None:
-        out.append(("Conformance", judged.sentence() + (", listed below" if judged.deviations else "")))
+        out.append(("Conformance", (conformance_of_test(judged, test, run) if run is not None else judged.sentence())
+                    + ("; listed on the first page" if judged.deviations else "")))
     return tuple(out)
 
 
@@ -263,8 +312,10 @@ def snia_header(run: RunResult, test: TestRun, stimulus: str, middle: Sequence[T
     c = conformance.of_run(run)
     return b.Header(platform=platform_fields(run), device=device_fields(run, test),
                     setup=setup_fields(run, test, without_wipc, wdpc),
-                    test=test_fields(test, stimulus, middle, c),
-                    notes=c.deviations, notes_title=f"Deviations from {c.revision}:" if c.deviations else "")
+                    test=test_fields(test, stimulus, middle, c, run),
+                    notes_title=f"See the run's {len(c.deviations)}" if c.deviations else "",
+                    link=DEVIATIONS_ANCHOR if c.deviations else "",
+                    link_text=f"from {c.revision}, listed once on the first page")
 
 
 def open_test(test: TestRun, title: str, header: b.Header, level: int = 1) -> Tuple[list, bool]:

@@ -15,7 +15,7 @@ from tkperf import __version__, testtypes
 from tkperf.verdict import conformance
 from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
-from tkperf.render.header import device_or_desc
+from tkperf.render.header import DEVIATIONS_ANCHOR, device_or_desc
 from tkperf.render.steady import steady_state, window_source
 from tkperf.render.words import NA, fmt, is_stream, plural, seeks_steady_state, test_title, unit_of
 from tkperf.render.words import capacity_text
@@ -32,6 +32,9 @@ class SummaryFigure:
     unit: str
     value: Optional[float]
     source: str
+    #: What the figure is, the same in every run measuring it so ('TP: steady-state window average');
+    #: '' when not measured.  A comparison sets only figures of one definition side by side.
+    definition: str = ""
 
 
 #: The summary page's lines: (key, figure, access pattern, unit).
@@ -53,18 +56,19 @@ def summary_figures(run: RunResult) -> List[SummaryFigure]:
     A test's empty source means its own measurement window, worded with the
     window's rounds and whether they were steady.
     """
-    found: Dict[str, Tuple[int, float, str]] = {}
+    found: Dict[str, Tuple[int, float, str, str]] = {}
     for t in run.tests:
         kind = testtypes.get(t.type)
         if kind is None:
             continue
         for key, sv in kind.summary(t).items():
             if key not in found or sv.rank < found[key][0]:
-                found[key] = (sv.rank, sv.value, sv.source or window_source(t))
+                found[key] = (sv.rank, sv.value, sv.source or window_source(t),
+                              sv.definition or f"{kind.short}: steady-state window average")
     out = []
     for key, group, pattern, unit in SUMMARY_LAYOUT:
-        _, value, source = found.get(key, (0, None, "not measured"))
-        out.append(SummaryFigure(key, group, pattern, unit, value, source))
+        _, value, source, definition = found.get(key, (0, None, "not measured", ""))
+        out.append(SummaryFigure(key, group, pattern, unit, value, source, definition))
     return out
 
 
@@ -139,8 +143,6 @@ def run_caveats(run: RunResult) -> List[str]:
         out.append(f"Test type{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
                    f"{'are' if len(missing) > 1 else 'is'} not installed: only the common parts "
                    "of those tests are shown.")
-    if any(t.purge is not None and not t.purge.pts_purge for t in run.tests):
-        out.append("At least one test did not start from a PTS PURGE (see each test's header).")
     return out
 
 
@@ -179,7 +181,15 @@ def conformance_blocks(run: RunResult) -> list:
     c = conformance.of_run(run)
     if c.conformant:
         return [b.Paragraph(f"Conformance: {c.sentence()}: every parameter matches the revision.")]
-    return [b.Paragraph(f"Conformance: {c.sentence()}:"), b.Admonition("note", c.deviations)]
+    # a table of two columns, not a list: half the rows of a list's items,
+    # so the summary stays on the first page (tested per page with pdftotext)
+    items = [(str(i), d) for i, d in enumerate(c.deviations, 1)]
+    half = (len(items) + 1) // 2
+    left, right = items[:half], items[half:] + [("", "")] * (2 * half - len(items))
+    return [b.Paragraph(f"Conformance: {c.sentence()}, each listed here once (every test's header "
+                        "links here):", anchor=DEVIATIONS_ANCHOR),
+            b.table(["#", "Deviation", "#", "Deviation"], [[n, d, m, e] for (n, d), (m, e) in zip(left, right)],
+                    widths=[5, 45, 5, 45])]
 
 
 def two_up(pairs: Sequence[Tuple[str, str]]) -> List[List[str]]:
@@ -196,13 +206,11 @@ def notes_blocks(run: RunResult) -> list:
         b.Heading("Run notes"),
         b.Paragraph(f"Run status: {run.status or 'unknown'}"
                     + ("; resumed (see the resume records below)" if run.resumed else "")
-                    + ("; INTERRUPTED" if run.status == "interrupted" else "") + "."),
-        b.Admonition("warning", tuple(run_caveats(run))),
+                    + ("; INTERRUPTED" if run.status == "interrupted" else "")
+                    + ("; the caveats are in the summary's warning" if run_caveats(run) else "") + "."),
     ]
     if run.events:
-        rows = [[e.time, e.kind, e.test or "run", str(e.round) if e.round else "", e.message]
-                for e in run.events]
-        out.append(b.table(["Time", "Kind", "Test", "Round", "Message"], rows,
+        out.append(b.table(["Time", "Kind", "Test", "Round", "Message"], event_rows(run),
                            title="Events of the run (warnings, notes, interruptions, resumes)",
                            widths=[23, 9, 10, 8, 50]))  # a time stamp on one line in the PDF
     else:
@@ -217,6 +225,23 @@ def notes_blocks(run: RunResult) -> list:
             b.table(["Option", "Value", "Option", "Value"], two_up(sorted(run.options.items())),
                     widths=[20, 30, 20, 30], title="Every option of the run as stored in the result file")]
     return out
+
+
+def event_rows(run: RunResult) -> List[List[str]]:
+    """The events table's rows, each message once: events of one kind and
+    message (the same purge warning for every test) fold into the first's
+    row, with the tests and rounds of all of them and their count."""
+    groups: Dict[Tuple[str, str], list] = {}
+    for e in run.events:
+        groups.setdefault((e.kind, e.message), []).append(e)
+    rows = []
+    for (kind, message), events in groups.items():
+        first = events[0]
+        tests = ", ".join(dict.fromkeys(e.test or "run" for e in events))
+        rounds = ", ".join(dict.fromkeys(str(e.round) for e in events if e.round))
+        rows.append([first.time, kind, tests, rounds,
+                     message + (f" ({len(events)} times)" if len(events) > 1 else "")])
+    return rows
 
 
 def _described(fields: Dict[str, str]) -> List[List[str]]:

@@ -96,10 +96,15 @@ def header_rst(h: b.Header) -> str:
                        _side_by_side(h.platform, h.device), widths=HEADER_WIDTHS) + "\n"
             + list_table(["Set-up parameters", "", "Test parameters", ""],
                          _side_by_side(h.setup, h.test), widths=HEADER_WIDTHS)
-            + _notes(h.notes_title, h.notes))
+            + _notes(h.notes_title, h.notes, h.link, h.link_text))
 
 
-def _notes(title: str, notes: Sequence[str]) -> str:
+def _notes(title: str, notes: Sequence[str], link: str = "", link_text: str = "") -> str:
+    """The lines below a header's tables: ``title``, then ``notes`` as a
+    list, or ``title``, the word ``link`` as a link to the paragraph of that
+    anchor (our own names only: one lower-case word), then ``link_text``."""
+    if link and re.fullmatch(r"[a-z]+", link):
+        return "\n" + " ".join(p for p in (rst_escape(title), f"`{link}`_", rst_escape(link_text)) if p) + ".\n"
     if not notes:
         return ""
     return "\n" + rst_escape(title) + "\n\n" + "\n".join(f"* {rst_escape(n)}" for n in notes) + "\n"
@@ -126,7 +131,7 @@ def block_parts(block: object, plot_ref: str = "", failed: Optional[Dict[str, st
     """The reST of one block, as parts separated by blank lines; a chart
     refers to its PNG file, or to its SVG with ``vector``."""
     if isinstance(block, b.Paragraph):
-        return [rst_escape(block.text)]
+        return ([f".. _{block.anchor}:"] if block.anchor else []) + [rst_escape(block.text)]
     if isinstance(block, b.Table):
         return [list_table(block.headers, block.rows, block.title, block.widths, block.stub_columns)]
     if isinstance(block, b.Heading):

@@ -143,6 +143,12 @@ def window_blocks(ctx, test: TestRun, level: int) -> list:
     return out
 
 
+def named_window_blocks(ctx, test: TestRun, level: int, what: str, heading: str) -> list:
+    """The measurement-window chart (``what`` names its file) and 20/10 table of ``test``'s tracking
+    figure under ``heading``: for a phase a test type keeps apart (DIRTH/CBW's preconditioning)."""
+    return _window_blocks(ctx, test, level, what, heading)
+
+
 def _window_blocks(ctx, test: TestRun, level: int, what: str, heading: str) -> list:
     view = window_view(test)
     s = steady_state(test)

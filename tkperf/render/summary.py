@@ -40,26 +40,43 @@ def headline(t: TestRun) -> Dict[str, float]:
     return {f.key: f.value for f in figures(t)}
 
 
-def lines(run: RunResult) -> List[str]:
+#: Figures whose short label a report explains beside it; the terminal has
+#: no such text, so it says what they are.
+TERMINAL_LABELS = {
+    "rnd_4k_write_lat_max_us": "MAX (mean of round maxima)",
+    "rnd_4k_write_lat_largest_us": "largest single I/O",
+    "last_5_intervals_iops": "mean of the last 5 intervals",
+}
+
+
+def _shown(f: Figure, micro: str, window: bool = False) -> str:
+    """'MAX (mean of round maxima) 12,218.2 µs': the terminal's words for a
+    figure (a ``window`` figure's label explained, as a report does beside it)."""
+    unit = micro if f.unit == "us" else f.unit
+    label = TERMINAL_LABELS.get(f.key, f.label) if window else f.label
+    return f"{label} {f.text.format(f.value)}" + (f" {unit}" if unit else "")
+
+
+def lines(run: RunResult, micro: str = "µs") -> List[str]:
+    """The summary ``run`` and ``show`` print; ``micro`` is the unit written for
+    microseconds ('us' where the output cannot show 'µ')."""
     out = [f"{run.name}: {run.device.model or run.device.path} ({capacity_text(run.device.size_bytes)}, "
            f"{run.device.kind}) - run {run.status}" + (", resumed" if run.resumed else "")
            + (f", imported from {_imported(run)['tool']} {_imported(run)['version']}" if _imported(run) else "")]
-    if run.quick:
-        out.append("  --quick smoke test: NOT a PTS-conformant measurement")
-    verdict = conformance.of_run(run)
+    verdict = conformance.of_run(run)  # a --quick run's first deviation says so: not said twice
     out.append(f"  {verdict.sentence()}")
     out += [f"    - {d}" for d in verdict.deviations]
     for t in run.tests:
-        shown = ", ".join(f"{f.label} {f.shown()}" for f in figures(t))
+        shown = ", ".join(_shown(f, micro, window=True) for f in figures(t))
         out.append(f"  {words.test_title(t):<9} {words.test_verdict(t)}" + (f"; {shown}" if shown else ""))
         fob = fob_figures(t)
         if fob:
             out.append(f"  {'':<9} FOB (first {_first_step(t)} after the purge, before any preconditioning): "
-                       + ", ".join(f"{f.label} {f.shown()}" for f in fob))
+                       + ", ".join(_shown(f, micro) for f in fob))
         first = round1_figures(t)
         if first:
             out.append(f"  {'':<9} round 1, after WIPC (not FOB): "
-                       + ", ".join(f"{f.label} {f.shown()}" for f in first))
+                       + ", ".join(_shown(f, micro) for f in first))
     return out
 
 

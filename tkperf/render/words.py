@@ -122,6 +122,15 @@ def tracking_label(test: TestRun) -> str:
     return test.tracking_label.replace("(us)", "(µs)")
 
 
+def tracking_labels(test: TestRun) -> str:
+    """Every tracking variable of a test, joined (PTS 2.0 IOPS tracks three); else its one label."""
+    kind = testtypes.get(test.type)
+    variables = kind.tracking_variables(test) if kind is not None else []
+    if not variables:
+        return tracking_label(test)
+    return ", ".join(tracking_label(v) for v in variables) + " (each must hold 20/10)"
+
+
 # --- numbers, units, durations -------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -175,19 +175,27 @@ class SummaryValue:
 
     ``source`` says where the value was measured; empty means the test's
     own measurement window (the renderer words it).  When two tests offer
-    the same line, the lower ``rank`` wins.
+    the same line, the lower ``rank`` wins.  ``definition`` names what the
+    figure is, the same in every run that measures it so (empty: the test's
+    steady-state window average): a comparison sets side by side only
+    figures of one definition.
     """
 
     value: float
     source: str = ""
     rank: int = 10
+    definition: str = ""
+
+
+#: The values of :attr:`TestType.oio`.
+OIO_FIXED, OIO_OPERATOR, OIO_SWEEP = "fixed", "operator", "sweep"
 
 
 #: The version of the plug-in interface, :mod:`tkperf.api` (``MAJOR, MINOR``).
 #: MINOR grows when names or optional members are added; MAJOR when a name
 #: is removed or a member changes meaning, so that a plug-in written for
 #: another MAJOR could misbehave (docs/extending.rst, "API versions").
-API_VERSION: Tuple[int, int] = (2, 0)
+API_VERSION: Tuple[int, int] = (2, 1)
 
 
 class TestType(abc.ABC):
@@ -226,6 +234,13 @@ class TestType(abc.ABC):
     #: One of the SNIA PTS tests; a run of any other test type is not a
     #: PTS-conformant measurement (see :meth:`deviations`).
     pts_test: bool = False
+    #: How the PTS sets this test's OIO (TC x QD), by one rule for every PTS
+    #: test (docs/method.rst, "One rule for the OIO"): :data:`OIO_FIXED`, the
+    #: test's definition names it and any other is a deviation (LAT, TP,
+    #: XSR); :data:`OIO_OPERATOR`, the test operator's choice, disclosed in
+    #: the header and never a deviation (IOPS, WSAT, HIR); :data:`OIO_SWEEP`,
+    #: the test sweeps it over its grid (DIRTH, CBW).  '' for a test outside the PTS.
+    oio: str = ""
     #: The type's own report section shows its response-time histograms;
     #: otherwise the report adds tkperf's latency QoS part
     #: (:mod:`tkperf.render.qos`) to every test of it that kept them.

@@ -13,13 +13,14 @@ deviations of its own options (a narrowed matrix, a shorter WSAT) through
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf import testtypes
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo, RunResult, TestRun
 from tkperf.model.steadystate import Steady
 from tkperf.simdrive import TRANSPORT as EMULATED
+from tkperf.target import purge, writecache
 
 PTS_RUNTIME_S = 60
 PTS_MAX_ROUNDS = 25
@@ -69,7 +70,7 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
         out.append(f"workloads run {runtime} s each instead of {PTS_RUNTIME_S} s")
     rounds = _int(options.get("max_rounds"))
     if rounds is not None and rounds != PTS_MAX_ROUNDS:
-        # more rounds is no kinder: a steady state after round 25 is not the PTS's (pts-notes.md)
+        # more rounds is no kinder: a steady state after round 25 is not the PTS's (docs/method.rst)
         out.append(f"at most {rounds} rounds per test instead of {PTS_MAX_ROUNDS}")
     window = _int(options.get("window"))
     if window is not None and window != PTS_WINDOW:
@@ -91,7 +92,8 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     if pattern != "random":
         out.append(f"data pattern {pattern} instead of random (incompressible) data: a drive that "
                    "compresses or deduplicates would look faster than it is")
-    out += rev.range_deviations(_int(options.get("active_range")), _int(options.get("test_range")) or 0)
+    out += rev.range_deviations(_int(options.get("active_range")), _int(options.get("test_range")) or 0,
+                                device.size_bytes or 0)
     want = "on" if rev.wce else "off"
     wc = options.get("write_cache", "")
     if before_run and wc and wc != want:
@@ -120,6 +122,37 @@ def of_settings(options: Mapping[str, str], device: DeviceInfo, profile: str = "
     """The verdict on a run's settings before it runs (the dry run)."""
     rev = pts.of_options(dict(options))
     return Conformance(rev.title, tuple(_settings(options, device, profile) + _tests(options, before_run=True)))
+
+
+def of_target(options: Mapping[str, str], device: DeviceInfo, profile: str,
+              purged: Sequence[str]) -> Tuple[Conformance, Tuple[str, ...]]:
+    """The verdict the real run on ``device`` would reach, as far as the
+    target shows it before anything runs, and what only the run can tell.
+
+    Beyond :func:`of_settings`: the PURGE ``--purge auto`` picks for this
+    transport (a loop device's discard is not a PTS PURGE) for the tests
+    ``purged``, and a write cache that no tool can reach on this target
+    (unknown, as the run will record it), each worded as the result's own
+    verdict words it (:func:`_purges`, :func:`_measured`).
+    """
+    rev = pts.of_options(dict(options))
+    found = _settings(options, device, profile) + _tests(options, before_run=True)
+    unknown = []
+    requested = options.get("purge", "auto")
+    if requested == "auto" and purged and profile != "hdd":
+        method, _note = purge.choose(requested, device)
+        if method not in purge.PTS_METHODS and method != "none":
+            found.append(f"purged by {method}, which is not a PTS PURGE ({', '.join(purged)})")
+        else:
+            unknown.append(f"whether the drive supports a {method.upper()} PURGE (read at the start of each test)")
+    if profile != "hdd":
+        if not writecache.transport_kind(device):
+            found.append(f"write cache state unknown ({rev.title} requires {rev.write_cache})")
+        else:
+            unknown.append(f"the write cache state ({rev.title} requires {rev.write_cache}; "
+                           "read and set at the start of the run)")
+    unknown.append("whether each test reaches steady state within its rounds")
+    return Conformance(rev.title, tuple(dict.fromkeys(found))), tuple(unknown)
 
 
 def _purges(run: RunResult) -> List[str]:

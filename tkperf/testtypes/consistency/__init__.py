@@ -1,12 +1,13 @@
-"""Performance consistency (seeds 002 and 004): how steady a drive's
+"""Performance consistency (SanDisk's and IBM's papers, below): how steady a drive's
 per-second performance and response times stay under continuous load.
 
-``--workload rnd4k`` (seed 002): after the purge and the WIPC (SEQ 128KiB,
+``--workload rnd4k`` (SanDisk white paper "Performance Consistency"): after the purge and the WIPC (SEQ 128KiB,
 2x the capacity, at ``--iodepth``), RND 4KiB 100% W at TC1/QD32
 (``--consistency-tc``, ``--consistency-qd``) for ``--duration`` (2000 s),
 one continuous fio job reported every second.
 
-``--workload jedec`` (seed 004, experiment #1, shortened): after the purge
+``--workload jedec`` (IBM, "SSD Architecture for Consistent Enterprise
+Performance", 2012, experiment #1, shortened): after the purge
 (no WIPC), the JEDEC enterprise mix (bssplit of 512 B .. 64 KiB,
 ``random_distribution=zoned:50/5:30/15:20/80``, new random data for every
 write) at 100% W for ``--jedec-precondition`` (24 h), then
@@ -50,12 +51,12 @@ from tkperf.testtypes.consistency.stream import (
 )
 
 WORKLOADS = ("rnd4k", "jedec")
-#: Seed 004's transfer-size mix, as fio's bssplit (size/percent).
+#: The JEDEC enterprise workload's transfer-size mix (JESD219), as fio's bssplit (size/percent).
 BSSPLIT = "512/4:1k/1:1536/1:2k/1:2560/1:3k/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3"
 #: 50% of the I/O to 5% of the range, 30% to 15%, 20% to 80%.
 ZONED = "zoned:50/5:30/15:20/80"
 JEDEC_LARGEST = 64 * 1024
-#: Intervals a run may be cut into: seed 002's one second, seed 004's five.
+#: Intervals a run may be cut into: SanDisk's one second, IBM's five.
 INTERVALS = (1, 5)
 MAX_TIME = 366 * 86400
 RND4K_JOB = "consistency-rnd-4k-0-100"
@@ -135,7 +136,8 @@ class ConsistencyTest(TestType):
                parse=options.parse_duration, default=2000, quick=20,
                check=_in_range(1, MAX_TIME, "--duration"), metavar="DURATION"),
         Option("consistency_workload", ("--workload", "--consistency-workload"),
-               "consistency workload: rnd4k (seed 002, default) or jedec (seed 004's JEDEC enterprise mix)",
+               "consistency workload: rnd4k (SanDisk's \"Performance Consistency\" test, default) or jedec "
+               "(the JEDEC JESD219 enterprise mix, as IBM's 2012 consistency paper runs it)",
                parse=_workload, default="rnd4k", metavar="rnd4k|jedec"),
         Option("consistency_tc", ("--consistency-tc",), "consistency thread count TC, fio numjobs (default 1)",
                parse=_count, default=1, check=_in_range(1, options.MAX_NUMJOBS, "--consistency-tc"),
@@ -250,7 +252,8 @@ class ConsistencyTest(TestType):
         # Not the PTS's 20/10 steady state: a lower rank lets the IOPS test's figure win.
         source = (f"consistency test: median of {a.steady_label}, TC{test.params.get('numjobs', '?')}/"
                   f"QD{test.params.get('iodepth', '?')}")
-        return {"rnd_4k_write_iops": SummaryValue(sp.median, source, rank=50)}
+        return {"rnd_4k_write_iops": SummaryValue(sp.median, source, rank=50, definition=(
+            "consistency test: median IOPS of its steady part (not the PTS 20/10 window)"))}
 
     def check_data(self, test: TestRun) -> None:
         if test.rounds:

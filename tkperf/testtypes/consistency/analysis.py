@@ -3,11 +3,11 @@
 What counts where (docs/test-consistency.rst):
 
 * ``rnd4k``: the write cliff and the steady part are found in the one
-  stream; the response-time figures cover the whole stream (the seed's
+  stream; the response-time figures cover the whole stream (SanDisk's
   2000 s are the measurement, a cliff's stalls included).
 * ``jedec``: the write cliff is looked for in the preconditioning (it
   starts from the purge); the steady part and the response-time figures are
-  the 40/60 phases (the JEDEC enterprise workload proper, seed 004's plots),
+  the 40/60 phases (the JEDEC enterprise workload proper, IBM's 2012 paper's plots),
   and the 100% write phases get figures of their own.
 
 Nothing here imports matplotlib: ``show`` and ``check`` read the figures.

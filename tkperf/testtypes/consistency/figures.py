@@ -19,9 +19,9 @@ Definitions (also in docs/test-consistency.rst and the report's text):
   1 s, or each 5 s interval), never across a phase boundary; a phase's
   trailing part-block is dropped when the phase has a whole block.  Their
   average response time is weighted by I/O count, their maximum is the
-  largest interval maximum.  **AvgMaxRT_5sInt** (seed 004) is the plain
+  largest interval maximum.  **AvgMaxRT_5sInt** (IBM 2012) is the plain
   mean of the blocks' maxima.
-* **Max/avg latency ratio** (seed 002): the largest response time of the
+* **Max/avg latency ratio** (SanDisk): the largest response time of the
   measurement over its mean response time (weighted by I/O count).
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 CLIFF_DROP = 0.25
 #: Rolling-median window in intervals: about 2% of the run, odd, within these bounds.
 MIN_WINDOW, MAX_WINDOW = 5, 61
-#: Seconds per block of the per-interval latency figures (seed 004).
+#: Seconds per block of the per-interval latency figures (IBM 2012).
 BLOCK_S = 5
 #: Percentiles of the IOPS spread.
 LOW_PCT, HIGH_PCT = 1.0, 99.0

@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.durations import duration
+from tkperf.durations import duration, micro_unit
 from tkperf.engine.progress import progress_of
-from tkperf.engine.shapes import FIO_GAP_S, Estimate, Shape
+from tkperf.engine.shapes import FIO_GAP_S, REVISED, Estimate, Shape
 from tkperf.fio.intervals import Cut, IntervalCutter, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.logs import log_directory
@@ -193,8 +193,9 @@ class ConsistencyStream(Shape):
                 state["synced"] = now
             ctx.phase = f"{phase.label}, interval {n + 1}"
             prog.interval(n, cut.iops, cut.written_total)
-            progress.info("[%s] %s, interval %d: %.0f IOPS, mean response time %.1f us", plan.key,
-                          phase.label, n, cut.iops, cut.lat_mean_us)
+            progress.info("[%s] %s, interval %d%s: %.0f IOPS, mean response time %.1f %s", plan.key,
+                          phase.label, n, REVISED if cut.replaces else "", cut.iops, cut.lat_mean_us,
+                          micro_unit())
             return False
 
         ctx.phase = f"{phase.label}, interval {offset + 1}"

@@ -1,8 +1,8 @@
 """How performance consistency results are shown: the SNIA header, the
 consistency figures and how they were found, the per-second IOPS scatter
-(seed 002: an overall view on a log axis, a linear zoom on the steady part),
+(SanDisk's paper: an overall view on a log axis, a linear zoom on the steady part),
 the average and maximum response time per 5 s block with AvgMaxRT_5sInt
-(seed 004), and a table per phase; in a comparison, every run's IOPS and
+(IBM 2012), and a table per phase; in a comparison, every run's IOPS and
 5 s maxima overlaid and the figures side by side.
 
 Everything is read as numpy columns (:mod:`.analysis`): a day of 1-second
@@ -81,7 +81,7 @@ def consistency_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis])
     p = test.params
     jedec = p.get("workload") == "jedec"
     middle: List[Tuple[str, str]] = [
-        ("Workload", "jedec (seed 004, experiment #1, shortened)" if jedec else "rnd4k (seed 002)"),
+        ("Workload", "jedec (IBM 2012, experiment #1, shortened)" if jedec else "rnd4k (SanDisk)"),
         ("Interval", f"{p.get('interval', NA)} s; maximum response time from fio's latency log "
                      f"({p.get('latency_log', NA)})"),
     ]

@@ -2,10 +2,12 @@
 
 Per R/W mix (an instance each, key ``dirth-4k-0-100``): purge, WIPC, then
 one of two round structures (:mod:`.structure`).  ``pts-2.0`` (the default
-under the 2.0 revisions): rounds of a pre-write at the highest OIO and the
-whole sweep over every TC x QD point (``--dirth-time`` each, from high to
-low OIO, one fio process) until the highest-OIO point is steady, then a
-pre-write and a capture at each of the max, mid and min points
+under the 2.0 revisions): the workload dependent preconditioning (100%
+writes at the highest OIO until steady), then rounds of a pre-write (100%
+writes) at the highest OIO and the whole sweep over every TC x QD point
+(``--dirth-time`` each, TC outer and QD inner, both high to low, one fio
+process) until the highest-OIO point is steady, then a pre-write at the
+point's own TC and QD and a capture at each of the max, mid and min points
 (:class:`~tkperf.engine.composite.SweepRounds`).  ``steady-sweep``: RND
 ``--dirth-bs`` at the highest OIO in rounds of ``--dirth-round`` until its
 IOPS are steady (20/10), then at once one sweep, every point keeping its
@@ -32,11 +34,13 @@ from functools import partial
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.engine import options
-from tkperf.engine.composite import SWEEP_ROUND, SteadyThenSweep, SweepRounds, capture_round, steady_rounds, sweep_round
+from tkperf.engine.composite import (SWEEP_ROUND, WDPC_SERIES, WDPC_STOP, SteadyThenSweep, SweepRounds, capture_round,
+                                     steady_rounds, sweep_round)
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
+from tkperf.testtypes.base import OIO_SWEEP
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -139,9 +143,10 @@ def point_name(bs: int, mix: int, tc: int, qd: int) -> str:
 
 
 def sweep_order(tcs: Sequence[int], qds: Sequence[int]) -> List[Tuple[int, int]]:
-    """Every (TC, QD) from the highest OIO to the lowest; at equal OIO the
-    larger thread count first."""
-    return sorted(((tc, qd) for tc in tcs for qd in qds), key=lambda p: (-p[0] * p[1], -p[0]))
+    """Every (TC, QD) as the PTS 2.0 implementation nests its loops: TC the
+    outer loop and QD the inner one, both from high to low (TC32/QD32,
+    TC32/QD16 ... TC32/QD1, TC16/QD32 ... TC1/QD1)."""
+    return [(tc, qd) for tc in sorted(set(tcs), reverse=True) for qd in sorted(set(qds), reverse=True)]
 
 
 def job(bs: int, mix: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
@@ -150,25 +155,32 @@ def job(bs: int, mix: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
     return FioJob(name=name, rw="randrw", bs=bs, rwmixread=mix, runtime=runtime, numjobs=tc, iodepth=qd)
 
 
+def write_job(bs: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
+    """RND ``bs`` 100% writes with TC threads of QD outstanding I/Os each:
+    DIRTH's pre-writes and preconditioning, whatever the sweep's mix."""
+    return FioJob(name=name, rw="randwrite", bs=bs, runtime=runtime, numjobs=tc, iodepth=qd)
+
+
 #: ``make(tc, qd, runtime, name) -> FioJob``: the workload of a sweep at one TC x QD.
 MakeJob = Callable[[int, int, int, str], FioJob]
-
-
 def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequence[int], runtime: int,
                point_time: int, rt_limit: int, label: str, params: Dict[str, str], capacity: int = 0,
-               captures: Optional[Captures] = None) -> Plan:
+               captures: Optional[Captures] = None, write: Optional[MakeJob] = None, wbase: str = "") -> Plan:
     """One sweep instance, every TC x QD point (``<base>-tcN-qdM``,
     ``point_time`` s each) from high to low OIO, steady state judged on the
     IOPS at the highest OIO and, with ``capacity``, never before that many
-    bytes were written since the purge
+    bytes of the test's own random writes followed the WIPC
     (:class:`~tkperf.testtypes.longrounds.OneFillFirst`).
 
     Without ``captures``, tkperf's shorter structure: rounds of ``make`` at
     the highest OIO (``ss-<base>-tcN-qdM``, ``runtime`` s each: the
     ``--<test>-round``) until steady, then one sweep whose points keep their
     histograms.  With ``captures``, the PTS 2.0 structure (:mod:`.structure`):
-    rounds of a pre-write (``pre-<base>-tcN-qdM``) and the whole sweep, then
-    the captures.  ``label`` names the tracking figure (``RND 4k 0/100``);
+    the workload-dependent preconditioning (``wdpc-<wbase>-tcN-qdM``), then
+    rounds of a pre-write (``pre-<wbase>-tcN-qdM``) and the whole sweep, then
+    the captures; ``write`` makes the preconditioning and the pre-writes
+    (100% writes; ``make`` when not given) and ``wbase`` names them.
+    ``label`` names the tracking figure (``RND 4k 0/100``);
     ``params`` come first in the plan's params, the sweep's settings after them."""
     tcs, qds = tuple(sorted(set(tcs))), tuple(sorted(set(qds)))
     order = sweep_order(tcs, qds)
@@ -185,22 +197,27 @@ def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequ
                     tracking=Tracking(steady.name, "iops", tracking_label),
                     params={**common, "runtime": str(runtime), "round_s": str(runtime), "structure": st.SHORT},
                     histograms=True, judge=judge)
-    prewrite = make(top_tc, top_qd, captures.prewrite_s, f"{PREWRITE}{base}-tc{top_tc}-qd{top_qd}")
-    pick = partial(capture_jobs, make, base, (top_tc, top_qd), captures, float(rt_limit))
+    writer, wname = write or make, wbase or base
+    prewrite = writer(top_tc, top_qd, captures.prewrite_s, f"{PREWRITE}{wname}-tc{top_tc}-qd{top_qd}")
+    pick = partial(capture_jobs, make, base, captures, float(rt_limit), writer, wname)
+    wdpc = st.wdpc_jobs(writer, wname, (top_tc, top_qd), captures.wdpc_round_s)
     return Plan(key=key,
-                shape=SweepRounds(prewrite, points, pick, 3.0 * (captures.capture_prewrite_s + captures.capture_s)),
+                shape=SweepRounds(prewrite, points, pick, 3.0 * (captures.capture_prewrite_s + captures.capture_s),
+                                  wdpc),
                 tracking=Tracking(points[0].name, "iops", tracking_label),
                 params={**common, "structure": st.PTS20, "runtime": str(captures.prewrite_s),
                         "prewrite_s": str(captures.prewrite_s), "capture_prewrite_s": str(captures.capture_prewrite_s),
-                        "capture_s": str(captures.capture_s)},
+                        "capture_s": str(captures.capture_s), st.WDPC_ROUND_PARAM: str(captures.wdpc_round_s),
+                        "wdpc_tracked_s": str(wdpc[0].runtime)},
                 histograms=True, judge=judge)
 
 
-def capture_jobs(make: MakeJob, base: str, top: Tuple[int, int], captures: Captures, limit_us: float,
+def capture_jobs(make: MakeJob, base: str, captures: Captures, limit_us: float, write: MakeJob, wbase: str,
                  test: TestRun) -> List[FioJob]:
     """The captures after the rounds of the PTS 2.0 structure: for the max,
-    mid and min points chosen from the window means, a pre-write at the
-    highest OIO, then the point itself (a point chosen twice is captured once)."""
+    mid and min points chosen from the window means, a pre-write of 100%
+    writes at the point's own TC and QD (as the PTS 2.0 implementation runs
+    it), then the point itself (a point chosen twice is captured once)."""
     c = choose_points(sweep_points(test), limit_us)  # the window means, before any capture
     out: List[FioJob] = []
     seen = set()
@@ -208,7 +225,7 @@ def capture_jobs(make: MakeJob, base: str, top: Tuple[int, int], captures: Captu
         if (p.tc, p.qd) in seen:
             continue
         seen.add((p.tc, p.qd))
-        out.append(make(top[0], top[1], captures.capture_prewrite_s, f"{PREWRITE}{role}-{base}-tc{top[0]}-qd{top[1]}"))
+        out.append(write(p.tc, p.qd, captures.capture_prewrite_s, f"{PREWRITE}{role}-{wbase}-tc{p.tc}-qd{p.qd}"))
         out.append(make(p.tc, p.qd, captures.capture_s, capture_name(role, f"{base}-tc{p.tc}-qd{p.qd}")))
     return out
 
@@ -285,6 +302,7 @@ class SweepTest(TestType):
     unit = "round"
     default_run = False
     pts_test = True
+    oio = OIO_SWEEP
     keeps_steady_on_resume = False  # steady without its sweep is not a result (see composite)
     shows_histograms = True  # the three points' histograms are in its own section
 
@@ -306,8 +324,21 @@ class SweepTest(TestType):
         point_s = int(v[f"{self.name}_time"])
         if point_s != DEFAULT_TIME_S:
             out.append(f"{what} sweep points run {point_s} s each instead of {DEFAULT_TIME_S} s")
+        limit = int(v[f"{self.name}_rt_limit"])
+        if limit != DEFAULT_RT_LIMIT_US:
+            out.append(f"{what} max and mid points chosen under a mean response time of {rt_text(limit)} instead of "
+                       f"{rt_text(DEFAULT_RT_LIMIT_US)} (the PTS 2.0 implementation's limit)")
         used, structure = st.structure_deviations(options, v, self.name, what, revision.id)
         return out + structure + (round_deviation(v, self.name, what) if used == st.SHORT else [])
+
+    def result_deviations(self, test: TestRun, options, revision, capacity: int) -> List[str]:
+        """A PTS 2.0 structure whose workload dependent preconditioning did
+        not reach steady state: the sweep rounds then start from a drive
+        never brought to a random-write steady state."""
+        if test.data.get(WDPC_STOP) != "max rounds":
+            return []
+        rounds = len(test.series[WDPC_SERIES]) if WDPC_SERIES in test.series else 0
+        return [f"{test.key}: workload dependent preconditioning not steady within {rounds} rounds"]
 
     def headline(self, test: TestRun) -> List[Figure]:
         c = choice(test)
@@ -377,8 +408,9 @@ class DemandIntensityTest(SweepTest):
         bs = cfg.bs
         return [sweep_plan(instance_key(bs, mix), partial(job, bs, mix), stem(bs, mix), cfg.tc, cfg.qd,
                            cfg.round, cfg.time, cfg.rt_limit, f"RND {format_bs(bs)} {mix_label(mix)}",
-                           {"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix)}, capacity,
-                           captures_of(cfg, opts.revision.id))
+                           {"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix),
+                            "prewrite_mix": mix_label(0)}, capacity,
+                           captures_of(cfg, opts.revision.id), partial(write_job, bs), stem(bs, 0))
                 for mix in cfg.mixes]
 
     def largest_block(self, opts: Options) -> int:

@@ -33,6 +33,8 @@ class SweepSettings:
     prewrite: int
     capture_prewrite: int
     capture: int
+    #: Seconds of each round of the pts-2.0 structure's workload-dependent preconditioning.
+    wdpc_round: int
 
 
 @dataclass(frozen=True)
@@ -61,10 +63,12 @@ class Captures:
     prewrite_s: int
     capture_prewrite_s: int
     capture_s: int
+    #: The workload-dependent preconditioning's round.
+    wdpc_round_s: int = st.WDPC_ROUND_S
 
 
 def captures_of(cfg: SweepSettings, revision_id: str) -> Optional[Captures]:
     """The captures of a run's plan: None under the steady-sweep structure."""
     if st.resolve(cfg.structure, revision_id) != st.PTS20:
         return None
-    return Captures(cfg.prewrite, cfg.capture_prewrite, cfg.capture)
+    return Captures(cfg.prewrite, cfg.capture_prewrite, cfg.capture, cfg.wdpc_round)

@@ -18,11 +18,13 @@ with the same blocks.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.engine.composite import steady_rounds
+from tkperf.durations import duration
+from tkperf.engine.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
 from tkperf.model import histogram
 from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
@@ -265,8 +267,51 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun], kind: Optional[
                     + histogram_blocks(ctx, test, c, title))
             out += [b.Heading("Every point of the sweep", 3), all_points_table(points, structure(test) == st.PTS20)]
             out += more(ctx, test, points) if more is not None else []
+        out += wdpc_blocks(ctx, test, 3)
         out += steady.steady_sections(ctx, test, convergence(test, title), 3)
     return out
+
+
+def wdpc_test(test: TestRun, window: int = 5) -> Optional[TestRun]:
+    """The workload-dependent preconditioning of a PTS 2.0 DIRTH/CBW as a
+    test of its own (its rounds a series, its verdict its steady state), to
+    draw with the steady-state blocks; None without that phase."""
+    s = test.series.get(WDPC_SERIES)
+    if s is None or not len(s):
+        return None
+    p = test.params
+    label = (f"preconditioning {p.get('prewrite_mix', '0/100')} TC{p.get('numjobs', '')}/QD{p.get('iodepth', '')} "
+             f"IOPS (first {p.get('wdpc_tracked_s', '60')} s of each round)")
+    phase = replace(test, rounds=[], series={WDPC_SERIES: s}, tracking_workload=WDPC_SERIES, tracking_metric="iops",
+                    tracking_label=label, steady=None)
+    return replace(phase, steady=wdpc_verdict(phase, window))
+
+
+def _seconds(text: str) -> str:
+    return duration(float(text), rough=True) if text.isdigit() else NA
+
+
+def wdpc_blocks(ctx: ReportContext, test: TestRun, level: int) -> list:
+    """The preconditioning's rounds, window chart and verdict, before the sweep rounds' own."""
+    phase = wdpc_test(test, ctx.window)
+    if phase is None:
+        return []
+    rows = [[str(int(r)), fmt(float(v), "IOPS"), f"{float(w) / 1e9:,.2f}"]
+            for r, v, w in zip(phase.series[WDPC_SERIES].column("round"), phase.series[WDPC_SERIES].column("iops"),
+                                phase.series[WDPC_SERIES].column("io_bytes"))]
+    stop = test.data.get(WDPC_STOP, "")
+    tracked = _seconds(test.params.get("wdpc_tracked_s", ""))
+    said = (f"Workload dependent preconditioning before the sweep rounds: {len(rows)} rounds, "
+            + ("steady (20/10)" if stop == "steady state" else "no steady state within the rounds allowed"
+               if stop == "max rounds" else "not finished") + ". Each round is one fio process of 100% writes at "
+            f"the highest OIO; the tracked figure is the IOPS of its first {tracked} "
+            "(the PTS 2.0 implementation tracks the first minute of each 30-minute round); the sweep rounds follow "
+            "without a pause.")
+    return ([b.Heading("Workload dependent preconditioning", level, room_cm=10), b.Paragraph(said),
+             b.table(["Round", "IOPS (tracked)", "GB written"], rows,
+                     title="Workload dependent preconditioning rounds", widths=[20, 30, 30])]
+            + steady.named_window_blocks(ctx, phase, level + 1, "wdpc-window",
+                                         "Workload dependent preconditioning: measurement window"))
 
 
 # --- the comparison -------------------------------------------------------------------------------
@@ -284,7 +329,12 @@ def _figure_rows(tests: Sequence[Optional[TestRun]]) -> List[List[str]]:
     def row(title: str, get) -> List[str]:
         return [title] + [NA if c is None else get(c) for c in choices]
 
-    return [row("Max point", lambda c: c.max.label + ("" if c.under_limit else " (none within the limit)")),
+    # What the figures are differs by structure: a reader sees it before the numbers (issue 34).
+    source = ["Figures are"] + [NA if t is None else
+                                ("means over the window's rounds, histograms from captures (pts-2.0)"
+                                 if structure(t) == st.PTS20 else "one sweep after steady state (steady-sweep)")
+                                for t in tests]
+    return [source, row("Max point", lambda c: c.max.label + ("" if c.under_limit else " (none within the limit)")),
             row("Max IOPS", lambda c: fmt(c.max.iops)),
             row("ART at max (µs)", lambda c: fmt(c.max.lat_mean_us, "µs")),
             row(f"{TAIL}% at max (µs)", lambda c: tail_cell(c.max)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence, Tuple
 
 from tkperf.durations import duration
-from tkperf.engine.composite import capture_round, steady_rounds, sweep_round
+from tkperf.engine.composite import WDPC_SERIES, capture_round, steady_rounds, sweep_round, wdpc_verdict
 from tkperf.model.results import TestRun
 from tkperf.render import blocks as b
 from tkperf.render import header
@@ -48,15 +48,21 @@ def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
     top = oio(p.get("numjobs", ""), p.get("iodepth", ""))
     if structure(test) == st.PTS20:
         caps = capture_round(test)
+        # results of tkperf before issue 34 pre-wrote the sweep's mix, captures at the highest OIO
+        new = st.WDPC_ROUND_PARAM in p
+        writes = " of 100% writes" if new else " of the sweep's workload"
         shape: Tuple[Tuple[str, str], ...] = (
-            ("Rounds", f"each a pre-write at the highest OIO ({top}, {_minutes(p.get('prewrite_s', ''))}), then "
+            *_wdpc_fields(ctx, test, top),
+            ("Rounds", f"each a pre-write{writes} at the highest OIO ({top}, "
+                       f"{_minutes(p.get('prewrite_s', ''))}), then "
                        f"the sweep, {grid}: every point {p.get('point_time', NA)} s, from high to low OIO, one fio "
                        "process, no idle between them"),
             *_steady_fields(ctx, test, ", a point of every round's sweep"),
             ("Points", "the mean of each point over the measurement window's rounds (MAX: the mean of the "
                        "rounds' maxima)"),
-            ("Captures", f"for each of the max, mid and min points a pre-write at the highest OIO "
-                         f"({_minutes(p.get('capture_prewrite_s', ''))}), then "
+            ("Captures", f"for each of the max, mid and min points a pre-write{writes} at "
+                         + ("the point's own TC and QD" if new else "the highest OIO")
+                         + f" ({_minutes(p.get('capture_prewrite_s', ''))}), then "
                          f"{_minutes(p.get('capture_s', ''))} at the point, one fio process"
                          + (f" (round {caps.index})" if caps is not None else ": not run")
                          + "; the histograms and percentiles of the three points come from them"),
@@ -79,6 +85,22 @@ def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
     return header.snia_header(ctx.run, test, stimulus, middle, wdpc=wdpc)
 
 
+def _wdpc_fields(ctx: ReportContext, test: TestRun, top: str) -> Tuple[Tuple[str, str], ...]:
+    """The header's line on the workload-dependent preconditioning (PTS 2.0 structure; none in older files)."""
+    p = test.params
+    if st.WDPC_ROUND_PARAM not in p:
+        return ()
+    v = wdpc_verdict(test, ctx.window)
+    s = test.series.get(WDPC_SERIES)
+    done = (f"{plural(len(s), 'round')}, " + ("steady" if v is not None and v.steady else "NOT steady")
+            + (f" (rounds {v.first_round}-{v.last_round})" if v is not None and v.rounds else "")
+            if s is not None and len(s) else "not run")
+    return (("Preconditioning", f"workload dependent, before the rounds: RND {p.get('prewrite_mix', '0/100')} at "
+                                f"the highest OIO ({top}) in rounds of {_minutes(p.get(st.WDPC_ROUND_PARAM, ''))}, "
+                                f"the IOPS of each round's first {p.get('wdpc_tracked_s', NA)} s tracked, until "
+                                f"20/10 holds: {done}"),)
+
+
 def dirth_header(ctx: ReportContext, test: TestRun) -> b.Header:
     p = test.params
     bs, mix = p.get("block_size", NA), p.get("mix", NA)
@@ -90,8 +112,11 @@ def stimulus_words(test: TestRun, long: str, short: str) -> Tuple[str, str]:
     """(stimulus, WDPC) of a sweep test's header in the words of its structure."""
     top = oio(test.params.get("numjobs", ""), test.params.get("iodepth", ""))
     if structure(test) == st.PTS20:
-        return (f"{long}: rounds of a pre-write and the TC x QD sweep, then captures at three points",
-                f"WDPC: rounds of a pre-write of {short} at the highest OIO, {top}, and the sweep, until the "
-                "highest-OIO point is steady; the captures follow without a pause")
+        first = ("the workload dependent preconditioning (100% writes at the highest OIO until steady), then "
+                 if st.WDPC_ROUND_PARAM in test.params else "")
+        return (f"{long}: {first}rounds of a pre-write and the TC x QD sweep, then captures at three points",
+                f"WDPC: {first}rounds of a pre-write{' (100% writes)' if first else ''} at the highest OIO, {top}, "
+                "and the sweep of "
+                f"{short}, until the highest-OIO point is steady; the captures follow without a pause")
     return (f"{long}: steady state at the highest OIO, then the TC x QD sweep",
             f"WDPC: {short} at the highest OIO, {top}, until steady state; the sweep follows without a pause")

@@ -11,6 +11,7 @@ from typing import List, Optional, Sequence, Set
 
 import numpy as np
 
+from tkperf.durations import duration
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render import header, steady
@@ -40,6 +41,15 @@ def _pct(value: Optional[float]) -> str:
     return NA if value is None or np.isnan(value) else f"{value:+,.1f}%"
 
 
+def round1_words(test: TestRun) -> str:
+    """What HIR's round 1 is, and why it is not shown as FOB (docs/method.rst, "HIR's round 1 is not FOB")."""
+    rnd = test.params.get("round_s", test.params.get("runtime", ""))
+    length = f" ({duration(float(rnd), rough=True)} here)" if rnd.isdigit() else ""
+    return (f"the mean of a whole steady-state round{length}, not FOB: a round of RND 4KiB W (30 min by default) "
+            "blends the fresh-out-of-box level, the write cliff and the transition (the FOB figure is WSAT's first "
+            "1-minute interval)")
+
+
 def hir_header(ctx: ReportContext, test: TestRun) -> b.Header:
     p = test.params
     rounds = steady_round_indices(test)
@@ -48,6 +58,7 @@ def hir_header(ctx: ReportContext, test: TestRun) -> b.Header:
         *header_fields(p, test),
         ("Steady-state rounds", f"{len(rounds)} of at most {ctx.run.options.get('max_rounds', NA)}"),
         ("Tracking", tracking_label(test)),
+        ("Round 1", round1_words(test)),
         ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
                          + verdict(test, test.steady)),
         ("Idle times", f"{p.get('idle', NA).replace(',', ', ')} s, one setting each, in this order"),

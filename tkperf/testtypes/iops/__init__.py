@@ -15,6 +15,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import iops_matrix_params as matrix_params
 from tkperf.model.names import iops_workload as workload_name
 from tkperf.model.results import TestRun, format_bs, mix_label
+from tkperf.testtypes.base import OIO_OPERATOR
 from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.policy import Steady
 
@@ -127,6 +128,7 @@ class IopsTest(TestType):
     fob_from_first_round = True
     default_run = True
     pts_test = True
+    oio = OIO_OPERATOR
     order = 10
     view = "tkperf.testtypes.iops.view"
     settings = IopsSettings

@@ -9,6 +9,7 @@ from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, format_bs, mix_label
+from tkperf.testtypes.base import OIO_FIXED
 from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import (
     matrix_jobs,
@@ -22,8 +23,8 @@ from tkperf.testtypes.iops import (
     workload_name,
 )
 
-#: What the PTS tables' MAX is (pts-notes.md, "LAT MAX"; both open PTS
-#: implementations): the per-round maximum response times averaged over the
+#: What the PTS tables' MAX is (both open PTS implementations,
+#: docs/method.rst "LAT AVE and MAX"): the per-round maximum response times averaged over the
 #: measurement window.  The slowest single I/O of the window is the other
 #: figure, shown as "largest" (:func:`largest_us`).
 MAX_RULE = "mean of the per-round maxima over the window"
@@ -67,6 +68,7 @@ class LatencyTest(TestType):
     fob_from_first_round = True
     default_run = True
     pts_test = True
+    oio = OIO_FIXED
     order = 30
     view = "tkperf.testtypes.latency.view"
     shows_histograms = True

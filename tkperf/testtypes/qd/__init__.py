@@ -1,8 +1,9 @@
-"""Queue-depth scaling (seed 001): IOPS, MB/s and response times of RND 4KiB
+"""Queue-depth scaling (an enterprise SSD review's "Random & Sequential
+Performance" method, 2014): IOPS, MB/s and response times of RND 4KiB
 W, R, 70/30 and SEQ 128KiB W, R over queue depths 1 to 128, each sweep on a
 drive preconditioned into a random-write steady state.
 
-The sequence (:func:`schedule`) follows the seed: a *precondition* (a SEQ
+The sequence (:func:`schedule`) follows that method: a *precondition* (a SEQ
 128KiB fill of the active range at QD32, then RND 4KiB W at QD32 for
 ``--qd-precondition-time``) before every sweep that writes, and each read
 sweep right after its write sweep.  A read sweep chosen without its write
@@ -20,7 +21,7 @@ A fill has no time limit (it ends with the active range) and so no hang
 timeout.
 
 Sequential points continue where the last point of their sweep stopped,
-over the whole active range, as TP's workloads do (seed 001 uses the full
+over the whole active range, as TP's workloads do (the review uses the full
 LBA range): every SEQ point is its own fio process, started right after the
 last, placed by :class:`ContinuingSweep` from the bytes the points before it
 moved (one fio process cannot know where its last job stopped).  The
@@ -105,14 +106,14 @@ WORKLOADS: Tuple[QdWorkload, ...] = (
     QdWorkload("seq128k-r", "seq128k_r", "seq-128k-r", "SEQ 128KiB 100% R", "SEQ 128k R", "read", KiB128, 100),
 )
 BY_WORD: Dict[str, QdWorkload] = {w.word: w for w in WORKLOADS}
-#: Sweeps that share a precondition, the write sweep first (the seed's order).
+#: Sweeps that share a precondition, the write sweep first (the review's order).
 GROUPS: Tuple[Tuple[str, ...], ...] = (("rnd4k-w", "rnd4k-r"), ("rnd4k-70/30",), ("seq128k-w", "seq128k-r"))
 
 
 # --- options ---------------------------------------------------------------------------
 
 def parse_workloads(text: str, flag: str = "--qd-workloads") -> Tuple[str, ...]:
-    """'seq128k-r,rnd4k-w' -> the workloads named, in the seed's order, each once."""
+    """'seq128k-r,rnd4k-w' -> the workloads named, in the review's order, each once."""
     given = []
     for part in (text or "").split(","):
         word = part.strip().lower()

@@ -26,6 +26,7 @@ from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import tp_workload as workload_name
 from tkperf.model.results import Round, TestRun, format_bs
+from tkperf.testtypes.base import OIO_FIXED
 from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import nonempty, sizes_text
 
@@ -94,8 +95,8 @@ class SequentialSweep:
         return dataclasses.replace(job, offset=offset, size=end - offset)
 
 
-#: TP's OIO in every revision tkperf knows: one job at QD 32 (seed 000's
-#: PTS-C TP sample header, TC1/QD32; the PTS 2.0 implementation).  Before
+#: TP's OIO in every revision tkperf knows: one job at QD 32 (the PTS-C
+#: TP sample header in SNIA SSSI's "SSD Performance - A Primer", 2013, TC1/QD32; the PTS 2.0 implementation).  Before
 #: ``--tp-oio`` existed TP ran one job at QD numjobs x iodepth.
 TP_OIO: Tuple[int, int] = (1, 32)
 
@@ -141,6 +142,7 @@ class ThroughputTest(TestType):
     fob_from_first_round = True
     default_run = True
     pts_test = True
+    oio = OIO_FIXED
     order = 20
     view = "tkperf.testtypes.throughput.view"
     settings = ThroughputSettings

@@ -20,6 +20,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import WSAT_SERIES
 from tkperf.model.names import wsat_workload as workload_name
 from tkperf.model.results import TestRun, format_bs
+from tkperf.testtypes.base import OIO_OPERATOR
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -60,6 +61,13 @@ SERIES = WSAT_SERIES
 PTS_INTERVAL_S = 60
 PTS_TIME_S = 24 * 3600
 PTS_FILLS = 4
+#: The PTS's optional WSAT steady state: 5 points 30 minutes apart.
+PTS_STEADY_SPACING_S = 30 * 60
+
+
+def effective_spacing(spacing_s: int, interval_s: int) -> int:
+    """The spacing a run judges on: whole intervals, at least one (as :class:`Stream` rounds it)."""
+    return max(1, round(spacing_s / interval_s)) * interval_s
 
 
 def _tgbw_words(tgbw: str) -> str:
@@ -93,6 +101,7 @@ class WriteSaturationTest(TestType):
     unit = "interval"
     default_run = True
     pts_test = True
+    oio = OIO_OPERATOR
     order = 40
     view = "tkperf.testtypes.writesat.view"
     keeps_steady_on_resume = False
@@ -108,7 +117,8 @@ class WriteSaturationTest(TestType):
                parse=options.parse_duration, default=60, quick=1,
                check=_in_range(1, 3600, "--wsat-interval"), metavar="DURATION"),
         Option("wsat_access", ("--wsat-access",),
-               "WSAT access pattern: random (the PTS's) or sequential, a disclosed variant (seed 000)",
+               "WSAT access pattern: random (the PTS's) or sequential, a disclosed variant (SNIA SSSI, "
+               "'SSD Performance - A Primer', 2013, section 'WSAT')",
                parse=_access, default="random", metavar="random|sequential"),
         Option("wsat_bs", ("--wsat-bs",), "WSAT block size (default 4k, the PTS's; e.g. 128k with "
                "--wsat-access sequential)", parse=_one_size, format=format_bs, default=4096, metavar="SIZE"),
@@ -151,11 +161,16 @@ class WriteSaturationTest(TestType):
         if not _tgbw_reaches_pts(v.tgbw, None):
             out.append(f"WSAT TGBW limit {_tgbw_words(v.tgbw)} may be below 4x the capacity: "
                        "a deviation if it ends the run before 24 h")
+        spacing = effective_spacing(v.steady_spacing, v.interval)
+        if v.steady and spacing != PTS_STEADY_SPACING_S:
+            out.append(f"WSAT steady-state stop on points {duration(spacing, rough=True)} apart instead of the "
+                       "PTS's 30 min: a deviation if it ends the run")
         return out
 
     def result_deviations(self, test: TestRun, options, revision, capacity: int) -> List[str]:
         """Judged by what happened: the PTS's WSAT runs 24 h or until 4x the
-        capacity is written; a lower limit that ended the run is a deviation."""
+        capacity is written; a lower limit that ended the run is a deviation,
+        and so is a steady-state stop judged on points other than 30 min apart."""
         if test.status != "complete":
             return []
         v = settings_from(WsatSettings, self.stored_values(options))
@@ -166,6 +181,11 @@ class WriteSaturationTest(TestType):
         if reason.startswith("TGBW") and not _tgbw_reaches_pts(v.tgbw, capacity):
             return [f"{test.key}: stopped by its TGBW limit of {_tgbw_words(v.tgbw)}, "
                     "before 24 h or 4x the capacity written (the PTS's WSAT stop)"]
+        spacing_text = test.params.get("steady_spacing", "")
+        spacing = int(spacing_text) if spacing_text.isdigit() else effective_spacing(v.steady_spacing, v.interval)
+        if reason.startswith("steady state") and spacing != PTS_STEADY_SPACING_S:
+            return [f"{test.key}: stopped at steady state judged on points {duration(spacing, rough=True)} apart, "
+                    "not the PTS's 5 points 30 min apart (an early stop can hide a later write cliff)"]
         return []
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
@@ -213,7 +233,8 @@ class WriteSaturationTest(TestType):
         values = iops(test)
         if not values.size or stimulus(test.params) != "RND 4k 100% W":  # the summary's FOB is RND 4K W
             return {}
-        return {"fob_iops": SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10)}
+        return {"fob_iops": SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10,
+                                              definition="WSAT: first interval after the purge (FOB)")}
 
     def check_data(self, test: TestRun) -> None:
         if test.rounds:

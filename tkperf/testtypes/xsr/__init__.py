@@ -26,6 +26,7 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
+from tkperf.testtypes.base import OIO_FIXED
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -96,6 +97,7 @@ class CrossStimulusRecoveryTest(TestType):
     unit = "interval"
     default_run = False
     pts_test = True
+    oio = OIO_FIXED
     order = 75
     view = "tkperf.testtypes.xsr.view"
     keeps_steady_on_resume = False
@@ -208,7 +210,8 @@ class CrossStimulusRecoveryTest(TestType):
         # Not TP's steady-state window: a high rank lets the TP test's figure win.
         source = (f"XSR test: level of the first SEQ 1024KiB W phase (median of its last quarter), "
                   f"TC{test.params.get('numjobs', '?')}/QD{test.params.get('iodepth', '?')}")
-        return {"seq_write_mb_s": SummaryValue(value, source, rank=60)}
+        return {"seq_write_mb_s": SummaryValue(value, source, rank=60, definition=(
+            "XSR: level of the first SEQ 1024KiB W phase after a purge, no WIPC (not a steady-state window)"))}
 
     def check_data(self, test: TestRun) -> None:
         if test.rounds:

@@ -1,0 +1,75 @@
+"""The command line helps: a typo gets the nearest option or command of what
+was typed, hidden commands are never offered, every option has help text,
+and a run's directory given for its result file names the file inside."""
+from __future__ import annotations
+
+import pytest
+
+from tkperf.cli import build_parser, main, parsertree, typos
+from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE
+
+
+def _err(argv, capsys) -> tuple:
+    rc = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    return rc, err
+
+
+@pytest.mark.parametrize("argv,said", [
+    (["ssd", "run", "/dev/null", "--quik"], "unrecognized arguments: --quik: did you mean --quick?"),
+    (["ssd", "run", "/dev/null", "--test", "iops"], "unrecognized arguments: --test iops: did you mean --tests?"),
+    (["hdd", "run", "/dev/null", "--qiuet"], "did you mean --quiet?"),
+    (["show", "x.xml", "--jsno"], "did you mean --json?"),
+    (["report", "x.xml", "--formt", "pdf"], "did you mean --format?"),
+])
+def test_an_option_typo_gets_the_nearest_option_of_that_command(argv, said, capsys):
+    rc, err = _err(argv, capsys)
+    assert rc == EXIT_USAGE and said in err
+
+
+def test_an_unknown_word_without_a_near_option_points_to_the_help(capsys):
+    rc, err = _err(["ssd", "run", "/dev/null", "--zzzzzz"], capsys)
+    assert rc == EXIT_USAGE and "'tkperf ssd run --help' lists the options" in err
+
+
+def test_a_command_typo_gets_the_command_and_never_the_hidden_agent(capsys):
+    rc, err = _err(["sdd"], capsys)
+    assert rc == EXIT_USAGE and "did you mean ssd?" in err
+    assert "agent" not in err and "completion" in err  # the listed choices are those of --help
+    rc, err = _err(["agnet"], capsys)
+    assert "agent" not in err.split("(choose from")[1]
+
+
+def test_the_hidden_agent_is_hidden_from_the_choices_read_off_the_parser():
+    root = build_parser()
+    sub = typos._subparsers(root)
+    assert sub is not None and "agent" in sub.choices  # it exists ...
+    assert "agent" not in typos.visible_choices(sub)  # ... and is not offered
+
+
+def test_every_command_and_option_has_help_text():
+    tree = parsertree.read(build_parser())
+    missing = [f"{c.name} (command)" for c in tree.walk() if c.path and not c.help.strip()]
+    missing += [f"{c.name} {' '.join(o.flags) or o.dest}" for c in tree.walk() for o in c.options
+                if not o.help.strip()]
+    assert not missing, missing
+    quiet = [c.name for c in tree.walk() for o in c.options if "--quiet" in o.flags]
+    assert {"tkperf report", "tkperf compare", "tkperf demo", "tkperf resume"} <= set(quiet)
+
+
+def test_a_run_directory_for_a_result_names_the_file_inside(tmp_path, capsys):
+    run = tmp_path / "loop1"
+    run.mkdir()
+    (run / "loop1.xml").write_text("<x/>")
+    (run / "other.xml").write_text("<x/>")
+    for argv in (["report", str(run)], ["show", str(run)], ["resume", str(run)]):
+        rc, err = _err(argv, capsys)
+        assert rc == EXIT_RESULT_FILE and f"did you mean {run / 'loop1.xml'}?" in err, err
+    lone = tmp_path / "renamed"
+    lone.mkdir()
+    (lone / "night-3.xml").write_text("<x/>")
+    rc, err = _err(["show", str(lone)], capsys)
+    assert f"did you mean {lone / 'night-3.xml'}?" in err
+    rc, err = _err(["show", str(tmp_path)], capsys)  # two directories, no .xml: nothing to suggest
+    assert "did you mean" not in err and "not a regular file" in err
