@@ -354,7 +354,7 @@ def test_sweep_order_tc_outer_qd_inner_both_high_to_low():
 
 @pytest.mark.parametrize("test", ["dirth", "cbw"])
 def test_dry_run_names_the_workload_dependent_preconditioning(test, tmp_path, capsys):
-    assert main(["ssd", "run", str(tmp_path / "img"), "--size", "20g", "--dry-run", "--tests", test]) == 0
+    assert main(["ssd", "run", str(tmp_path / "img"), "--size", "20g", "--dry-run", "--jobs", "--tests", test]) == 0
     out = capsys.readouterr().out
     assert "# workload dependent preconditioning: rounds of the first 2 job(s) below" in out
     assert f"[wdpc-{'rnd-4k' if test == 'dirth' else 'jedec'}-0-100-tc32-qd32]" in out
