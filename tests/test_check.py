@@ -114,10 +114,12 @@ def test_identical_files_pass(capsys, pair, ssd):
     rc, out, err = check(capsys, result, "--baseline", base)
     assert rc == EXIT_OK, err
     lines = out.splitlines()
-    assert lines[0].split() == ["test", "figure", "unit", "baseline", "result", "change", "%", "p", "verdict"]
-    n = len(regression.compare(ssd, ssd, 10.0).cells)  # every headline figure of the four tests
+    assert lines[0].split() == ["test", "figure", "unit", "baseline", "result", "change", "%", "p", "p", "adj",
+                                "verdict"]
+    cells = regression.compare(ssd, ssd, 10.0).cells  # every headline figure of the four tests
+    n, info = len(cells), sum(1 for c in cells if c.verdict == "info")
     assert n >= 11 and len(rows(out)) == n
-    assert lines[-1] == f"ok: {n} figures within 10% of the baseline"
+    assert lines[-1].startswith(f"ok: {n} figures: {n - info} within 10%, {info} info (Welch's t-test")
     assert "REGRESSION" not in out and err == ""
 
 
@@ -127,10 +129,13 @@ def test_an_iops_drop_in_one_cell_is_a_regression(capsys, pair, ssd):
     assert rc == EXIT_REGRESSION
     bad = [line for line in rows(out) if "REGRESSION" in line]
     assert len(bad) == 1 and bad[0].split()[:2] == ["iops", "rnd_4k_write_iops"] and "-20.0" in bad[0]
-    assert bad[0].split()[-2] == "<0.001"  # the p value
-    n = len(regression.compare(ssd, ssd, 10.0).cells)
-    assert out.splitlines()[-1] == (f"REGRESSION: 1 of {n} figures worse than 10% and not noise "
-                                    "(Welch's t-test at 0.05): iops/rnd_4k_write_iops -20.0%")
+    assert bad[0].split()[-3:-1] == ["<0.001", "<0.001"]  # the p value, and after Holm's correction
+    cells = regression.compare(ssd, ssd, 10.0).cells
+    n, info = len(cells), sum(1 for c in cells if c.verdict == "info")
+    tested = sum(1 for c in cells if c.p_value is not None)
+    assert out.splitlines()[-1] == (f"REGRESSION: {n} figures: {n - info - 1} within 10%, 1 regressed, "
+                                    f"{info} info (Welch's t-test of the window values, Holm's correction "
+                                    f"over {tested} figures, at 0.05): iops/rnd_4k_write_iops -20.0%")
 
 
 def test_a_drop_within_tolerance_passes(capsys, pair, ssd):
@@ -153,16 +158,19 @@ def test_an_improvement_passes_and_is_shown(capsys, pair, ssd):
     assert rc == EXIT_OK
     improved = [line.split()[1] for line in rows(out) if line.endswith("improved")]
     assert improved == ["rnd_4k_write_iops", "rnd_4k_write_lat_mean_us"]
-    assert out.splitlines()[-1].endswith(", 2 improved")
+    assert ", 2 improved, " in out.splitlines()[-1]
 
 
 @pytest.mark.parametrize("better,change,verdict", [
-    ("higher", -10.0, "ok"), ("higher", -10.01, "regression"), ("higher", 12.0, "improved"),
-    ("lower", 10.5, "regression"), ("lower", -11.0, "improved"), ("", -90.0, "info"),
+    ("higher", -10.0, "ok"), ("higher", -10.01, "warn"), ("higher", 12.0, "improved"),
+    ("lower", 10.5, "warn"), ("lower", -11.0, "improved"), ("", -90.0, "info"),
     ("higher", None, "info"),
 ])
 def test_judge(better, change, verdict):
+    """Without a p value (no noise estimate) a figure worse beyond the tolerance only warns."""
     assert regression.judge(better, change, 10.0) == verdict
+    tolerance_alone = regression.judge(better, change, 10.0, None, 1.0)  # --alpha 1: the test is off
+    assert tolerance_alone == ("regression" if verdict == "warn" else verdict)
 
 
 def test_change_of_a_zero_baseline():
@@ -178,8 +186,8 @@ def test_a_drop_the_window_shows_as_noise_passes(capsys, pair, noisy):
     assert rc == EXIT_OK
     (line,) = rows(out)
     assert line.split()[-1] == "noise" and "-20.0" in line and float(line.split()[-2]) >= 0.05
-    assert out.splitlines()[-1] == ("ok: 1 figures within 10% of the baseline, "
-                                    "1 beyond it but noise (Welch's t-test at 0.05)")
+    assert out.splitlines()[-1] == ("ok: 1 figure: 1 noise (Welch's t-test of the window values, "
+                                    "Holm's correction over 1 figure, at 0.05)")
     rc, out, _ = check(capsys, result, "--baseline", base, "--metric", "rnd_4k_write_iops", "--alpha", "1")
     assert rc == EXIT_REGRESSION  # the tolerance alone would have failed it
 
@@ -255,14 +263,13 @@ def test_warnings_in_table_json_and_junit(capsys, tmp_path, ssd):
     junit = tmp_path / "junit.xml"
     rc, out, _ = check(capsys, result, "--baseline", base, "--junit", str(junit))
     warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
-    assert rc == EXIT_OK and len(warnings) == 4
+    assert rc == EXIT_OK and len(warnings) == 3  # the same caveat of both sides is one line
     unsteady = ", ".join(t.key for t in ssd.tests if t.key in ("iops", "lat", "wsat") and not (
         t.steady and t.steady.steady))
-    assert f"result did not reach steady state in {unsteady}" in warnings[0], warnings
-    assert f"baseline did not reach steady state in {unsteady}" in warnings[1]
-    assert warnings[2].startswith("warning: result was a --quick run") and "verdict says little" in warnings[2]
-    assert "different parameters (runtime 1 vs 10)" in warnings[3]
-    assert "not the drive" in warnings[3]
+    assert f"result and baseline did not reach steady state in {unsteady}: their window" in warnings[0]
+    assert warnings[1].startswith("warning: result was a --quick run") and "verdict says little" in warnings[1]
+    assert "different parameters (runtime 1 vs 10)" in warnings[2]
+    assert "not the drive" in warnings[2]
     rc, out, _ = check(capsys, result, "--baseline", base, "--json")
     assert [f"warning: {w}" for w in json.loads(out)["warnings"]] == warnings
     suite = lxml.etree.parse(str(junit)).getroot().find("testsuite")
@@ -399,7 +406,8 @@ def test_junit(capsys, tmp_path, pair, ssd):
     message = cases[0].find("failure").get("message")
     assert "-20.0%" in message and "tolerance 10%" in message
     names = [p.get("name") for p in suite.find("properties")]
-    assert names[:4] == ["result", "baseline", "tolerance_pct", "alpha"] and set(names[4:]) == {"warning"}
+    assert names[:6] == ["result", "baseline", "tolerance_pct", "alpha", "test", "correction"]
+    assert set(names[6:]) == {"warning"}
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
 
 
@@ -420,7 +428,8 @@ def test_json_validates_against_its_schema(capsys, pair, ssd):
         schema = json.load(fh)
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
-    assert (data["version"], data["tolerance_pct"], data["alpha"], data["verdict"]) == (2, 5.0, 0.05, "regression")
+    assert (data["version"], data["tolerance_pct"], data["alpha"], data["verdict"]) == (3, 5.0, 0.05, "regression")
+    assert (data["test"], data["correction"], data["night"]) == ("welch-t-one-sided", "holm", None)
     assert (data["result"], data["baseline"]) == (result, [base])
     cell = data["figures"][0]
     assert (cell["test"], cell["figure"], cell["better"], cell["verdict"]) == \
@@ -461,7 +470,7 @@ def test_an_internal_error_is_70_not_a_regression(capsys, monkeypatch):
 
 @pytest.mark.parametrize("extra", [[], ["--json"]], ids=["text", "json"])
 def test_check_leaves_matplotlib_out(extra):
-    argv = ["check", example("example-ssd"), "--baseline", example("example-ssd-2")] + extra
+    argv = ["check", example("example-ssd"), "--baseline", example("example-ssd-2"), "--correction", "none"] + extra
     code = ("import sys\n"
             "from tkperf.cli import main\n"
             f"rc = main({argv!r})\n"
@@ -535,7 +544,7 @@ def test_a_test_type_not_installed_has_no_figures(ssd):
     ("higher", -12.0, 10.0, 0.05, "noise"),        # p = alpha is noise
     ("higher", -12.0, 10.0, 0.0499, "regression"),
     ("higher", 12.0, 10.0, 0.05, "noise"),
-    ("higher", -0.5, 0.0, None, "regression"),     # any move is beyond a tolerance of 0
+    ("higher", -0.5, 0.0, None, "warn"),     # any move is beyond a tolerance of 0
     ("higher", 0.5, 0.0, None, "improved"),
     ("lower", 0.5, 0.0, 0.01, "regression"),
     ("lower", 0.0, 0.0, 0.01, "ok"),
@@ -550,11 +559,20 @@ def _fig(value: float, better: str = "higher"):
     return Figure("f", "the label", value, "IOPS", better)
 
 
+def _cell(test, fig, base_values, mine, theirs, tolerance, alpha):
+    """One figure judged alone (a family of one: Holm's correction changes nothing)."""
+    from tkperf.model import family
+
+    data = family.Figure(fig.better, tuple(base_values), fig.value, tuple(tuple(t) for t in theirs), tuple(mine))
+    (cell,) = regression.assess([regression.Input(test, fig, data)], tolerance, alpha).cells
+    return cell
+
+
 def test_a_cell_against_several_nights_is_a_prediction_with_the_windows_as_floor():
     """Two nights at 100 (no spread of their own); every window has s^2/n = 100
     ([90, 110]: s^2 200, n 2), so the floor is 100: t = -10 / sqrt(100 x 1.5),
     df 1, p = 1/2 - atan(10 / sqrt(150)) / pi."""
-    cell = regression._cell("iops", _fig(90.0), [100.0, 100.0], [80.0, 100.0],
+    cell = _cell("iops", _fig(90.0), [100.0, 100.0], [80.0, 100.0],
                             [[90.0, 110.0], [90.0, 110.0]], 5.0, 0.05)
     assert cell.change_pct == -10.0 and cell.label == "the label"
     assert cell.p_value == pytest.approx(0.5 - math.atan(10.0 / math.sqrt(150.0)) / math.pi, rel=1e-9)
@@ -565,7 +583,7 @@ def test_a_cell_against_several_nights_is_a_prediction_with_the_windows_as_floor
 
 def test_a_cell_against_one_baseline_is_welchs_test():
     mine, theirs = [85.0, 90.0, 95.0], [99.0, 100.0, 101.0]
-    cell = regression._cell("iops", _fig(90.0), [100.0], mine, [theirs], 5.0, 0.05)
+    cell = _cell("iops", _fig(90.0), [100.0], mine, [theirs], 5.0, 0.05)
     w = noise.welch(mine, theirs, "higher")
     assert cell.p_value == w.p_worse and cell.p_value < 0.05 and cell.verdict == "regression"
     assert (cell.n_result, cell.n_baseline) == (3, 3)
@@ -577,20 +595,20 @@ def test_a_cells_p_is_in_the_direction_it_moved():
     w = noise.welch(mine, theirs, "higher")
     assert w.p_worse != w.p_better
     # half a percent worse: the worse tail, however small the move
-    assert regression._cell("t", _fig(99.5), [100.0], mine, [theirs], 0.0, 0.05).p_value == w.p_worse
+    assert _cell("t", _fig(99.5), [100.0], mine, [theirs], 0.0, 0.05).p_value == w.p_worse
     # not moved at all: the better tail
-    assert regression._cell("t", _fig(100.0), [100.0], mine, [theirs], 0.0, 0.05).p_value == w.p_better
+    assert _cell("t", _fig(100.0), [100.0], mine, [theirs], 0.0, 0.05).p_value == w.p_better
 
 
 def test_a_cell_of_single_values_has_no_spread():
-    cell = regression._cell("t", _fig(80.0), [100.0], [80.0], [[100.0]], 10.0, 0.05)
-    assert (cell.p_value, cell.result_sd, cell.baseline_sd, cell.verdict) == (None, None, None, "regression")
-    pair = regression._cell("t", _fig(80.0), [100.0], [80.0, 80.0], [[100.0, 100.0]], 10.0, 0.05)
+    cell = _cell("t", _fig(80.0), [100.0], [80.0], [[100.0]], 10.0, 0.05)
+    assert (cell.p_value, cell.result_sd, cell.baseline_sd, cell.verdict) == (None, None, None, "warn")
+    pair = _cell("t", _fig(80.0), [100.0], [80.0, 80.0], [[100.0, 100.0]], 10.0, 0.05)
     assert (pair.result_sd, pair.baseline_sd, pair.p_value) == (0.0, 0.0, 0.0)
 
 
 def test_a_figure_without_a_better_direction_is_only_reported():
-    cell = regression._cell("t", _fig(50.0, ""), [100.0], [40.0, 60.0], [[99.0, 101.0]], 10.0, 0.05)
+    cell = _cell("t", _fig(50.0, ""), [100.0], [40.0, 60.0], [[99.0, 101.0]], 10.0, 0.05)
     assert (cell.verdict, cell.p_value, cell.better, cell.change_pct) == ("info", None, "", -50.0)
 
 
