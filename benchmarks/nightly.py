@@ -39,7 +39,6 @@ simulated.  ``--tiny`` runs a few trials of each (the test suite does).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import subprocess
 import sys

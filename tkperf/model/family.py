@@ -118,7 +118,7 @@ def night_adjusted(figs: Sequence[Figure]) -> Optional[Tuple[List[Welch], Night]
     windowed = [v for v, w in zip(own_var, window_var) if w > 0]
     pooled = mean(windowed) if windowed else 0.0
     tests = []
-    for i, f in enumerate(figs):
+    for i in range(len(figs)):
         if window_var[i] > 0:  # its window shows its own noise: shrink towards its kind's
             var, df = max(window_var[i], (own_var[i] + pooled) / 2.0), 2.0 * (n - 1)
         else:  # one value a night (WSAT's first interval): its noise is its own, not its neighbours'
