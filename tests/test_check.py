@@ -621,3 +621,145 @@ def test_an_unknown_capacity_is_not_a_difference(ssd):
     three.device = dataclasses.replace(three.device, size_bytes=3)
     assert regression.not_comparable(unknown, ssd) == regression.not_comparable(ssd, unknown) == []
     assert regression.not_comparable(three, tiny) == ["capacities more than 2x apart (0.0 GB vs baseline 0.0 GB)"]
+
+
+# --- a night's figures as one family (issue 35, items 1, 2, 7 and 8) -------------------------------
+
+def _night(rng, levels, night_sd=0.06, round_sd=0.08, factors=None):
+    """One simulated night: per figure (value, window values), every figure
+    sharing the night's factor; latencies (better lower) divided by it."""
+    from tkperf.model import family
+
+    night = 1 + night_sd * rng.standard_normal()
+    out = []
+    for k, (better, level) in enumerate(levels):
+        rounds = night * (1 + round_sd * rng.standard_normal(5)) * (factors[k] if factors else 1.0)
+        values = level / rounds if better == "lower" else level * rounds
+        out.append((float(values.mean()), tuple(float(v) for v in values)))
+    return out, family
+
+
+def _items(levels, nights_, result):
+    from tkperf.model import family
+    from tkperf.model.figures import Figure
+
+    items = []
+    for k, (better, _level) in enumerate(levels):
+        value, mine = result[k]
+        data = family.Figure(better, tuple(n[k][0] for n in nights_), value, tuple(n[k][1] for n in nights_), mine)
+        items.append(regression.Input("t", Figure(f"f{k}", f"f{k}", value, "IOPS", better), data))
+    return items
+
+
+LEVELS = [("higher", 40_000.0)] * 5 + [("lower", 80.0)] * 4 + [("higher", 3_000.0)] * 4
+
+
+def test_identical_nights_go_red_at_most_alpha_of_the_time():
+    """Holm's correction over the night's 13 figures: of 300 simulated identical
+    nights against 5 baselines at most about 5% are red; uncorrected, far more."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    red = plain = 0
+    for _ in range(300):
+        sims = [_night(rng, LEVELS)[0] for _ in range(6)]
+        items = _items(LEVELS, sims[:5], sims[5])
+        red += regression.assess(items, 10.0).verdict == regression.REGRESSION
+        plain += regression.assess(items, 10.0, correction="none").verdict == regression.REGRESSION
+    assert red <= 24 and plain > red  # 8% at most: the bound is 5%, plus sampling error
+
+
+def test_one_figure_thirty_percent_worse_is_red_on_its_first_night():
+    """Its own move against the night's shared shift: a 30% drop of one of 13 figures is caught."""
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    caught = 0
+    for trial in range(40):
+        k = trial % len(LEVELS)
+        factors = [1.0] * len(LEVELS)
+        factors[k] = 0.7
+        sims = [_night(rng, LEVELS)[0] for _ in range(5)] + [_night(rng, LEVELS, factors=factors)[0]]
+        comparison = regression.assess(_items(LEVELS, sims[:5], sims[5]), 10.0)
+        assert comparison.method == regression.NIGHT_ADJUSTED and comparison.night is not None
+        caught += [c.figure for c in comparison.regressions] == [f"f{k}"]
+    assert caught >= 34
+
+
+def test_a_slow_night_of_every_figure_is_the_nights_shift():
+    """Every figure 40% worse on one night: the shift is tested apart, and it fails the night."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    sims = [_night(rng, LEVELS, 0.02, 0.02)[0] for _ in range(5)]
+    sims.append(_night(rng, LEVELS, 0.0, 0.02, factors=[0.6] * len(LEVELS))[0])
+    comparison = regression.assess(_items(LEVELS, sims[:5], sims[5]), 10.0)
+    assert comparison.night.shift_pct == pytest.approx(-40, abs=3)
+    assert comparison.night.adjusted_worse < 0.05 and len(comparison.regressions) == len(LEVELS)
+
+
+def test_the_method_is_named_by_what_was_run(capsys, tmp_path, ssd):
+    """Welch with one baseline, the night-adjusted prediction interval with
+    several (and enough figures), the plain prediction interval with fewer."""
+    nights = [saved(tmp_path, f"night{i}", scaled(ssd, "iops", WRITE_4K, "iops", f))
+              for i, f in enumerate((0.95, 1.0, 1.05))]
+    result = saved(tmp_path, "result", ssd)
+    for base, metrics, method, words in (
+            (nights[:1], [], "welch-t-one-sided", "Welch's t-test of the window values"),
+            (nights, [], "night-adjusted-prediction-t-one-sided", "the night's shared shift tested apart"),
+            (nights, ["--metric", "rnd_4k_write_iops"], "prediction-interval-t-one-sided",
+             "prediction-interval t-test against the baseline nights, Holm")):
+        rc, out, _ = check(capsys, result, "--baseline", *base, *metrics, "--json")
+        data = json.loads(out)
+        assert data["test"] == method and data["correction"] == "holm"
+        with open(SCHEMA, encoding="utf-8") as fh:
+            jsonschema.validate(data, json.load(fh), cls=jsonschema.Draft202012Validator)
+        rc, out, _ = check(capsys, result, "--baseline", *base, *metrics)
+        assert words in out.splitlines()[-1], out.splitlines()[-1]
+
+
+def test_per_figure_p_values_stay_and_the_adjusted_ones_decide(capsys, tmp_path, ssd):
+    nights = [saved(tmp_path, f"night{i}", scaled(ssd, "iops", WRITE_4K, "iops", f))
+              for i, f in enumerate((0.95, 1.0, 1.05))]
+    result = saved(tmp_path, "result", ssd)
+    rc, out, _ = check(capsys, result, "--baseline", *nights, "--json")
+    figures = [f for f in json.loads(out)["figures"] if f["p_value"] is not None]
+    assert figures and all(f["p_adjusted"] >= f["p_value"] for f in figures)
+    assert json.loads(out)["night"]["shift_pct"] == pytest.approx(0.0, abs=1e-9)
+    rc, out, _ = check(capsys, result, "--baseline", *nights, "--json", "--correction", "none")
+    plain = json.loads(out)
+    assert plain["correction"] == "none"
+    assert all(f["p_adjusted"] <= f["p_value"] for f in plain["figures"] if f["p_value"] is not None)
+
+
+def test_a_figure_without_a_noise_estimate_only_warns(capsys):
+    """WSAT's first interval is one value on each side: 33.5% worse (another
+    recorded run), it warns and the check passes; with --alpha 1 the
+    tolerance alone fails it."""
+    argv = (example("example-ssd"), "--baseline", example("example-ssd-2"), "--metric", "first_interval_iops")
+    rc, out, _ = check(capsys, *argv)
+    (line,) = rows(out)
+    assert rc == EXIT_OK and line.split()[-1] == "warn" and line.split()[-3:-1] == ["-", "-"]
+    assert "warning: wsat/first_interval_iops got worse beyond the tolerance, but without a noise estimate" in out
+    assert out.splitlines()[-1].startswith("ok: 1 figure: 1 warn (")
+    rc, _, _ = check(capsys, *argv, "--alpha", "1")
+    assert rc == EXIT_REGRESSION
+
+
+def test_the_summary_counts_each_figure_once(capsys, pair, noisy):
+    result, base = pair(scaled(noisy, "iops", WRITE_4K, "iops", 0.8))
+    rc, out, _ = check(capsys, result, "--baseline", base)
+    counts = out.splitlines()[-1].split(" (")[0].split(": ", 1)[1]
+    n = int(counts.split()[0])
+    parts = counts.split(": ", 1)[1].split(", ")
+    assert sum(int(p.split()[0]) for p in parts) == n  # "13 figures: 9 within 10%, 1 noise, ..."
+    verdicts = [line.split()[-1] for line in rows(out)]
+    assert f"{verdicts.count('ok')} within 10%" in parts
+
+
+def test_one_warning_per_caveat_whatever_the_number_of_baselines(capsys, tmp_path, ssd):
+    nights = [saved(tmp_path, f"night{i}", ssd) for i in range(3)]
+    rc, out, _ = check(capsys, saved(tmp_path, "result", ssd), "--baseline", *nights)
+    quick = [line for line in out.splitlines() if "--quick" in line]
+    assert quick == ["warning: result and baselines 1, 2 and 3 were --quick runs: their rounds are too "
+                     "short to stand for the drive, so any verdict says little about it"]

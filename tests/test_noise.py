@@ -391,3 +391,56 @@ def test_a_figure_is_described_by_the_values_it_lies_within(ssd, scale, whole, k
     per = {i: v * scale for i, v in PER.items()}
     got = noise.window_values(ssd.test("iops"), _by_round(per, whole))
     assert got == ({"f": [per[i] for i in sorted(per)]} if kept else {})
+
+
+# --- the night's family (issue 35, item 1) -------------------------------------------------------
+
+def test_holm_adjusts_by_rank_and_keeps_the_order():
+    from tkperf.model import family
+
+    # sorted 0.01, 0.02, 0.04 of m = 3 (None: no test): x3, x2, x1, never decreasing
+    assert family.holm([0.04, None, 0.01, 0.02]) == pytest.approx([0.04, None, 0.03, 0.04])
+    assert family.holm([0.5, 0.6]) == [1.0, 1.0]
+    assert family.holm([]) == [] and family.holm([None]) == [None]
+    assert family.holm([0.001]) == [0.001]  # one figure: no correction
+
+
+def test_the_night_needs_three_figures_and_two_baselines():
+    from tkperf.model import family
+
+    fig = family.Figure("higher", (100.0, 110.0), 90.0)
+    assert family.night_adjusted([fig, fig]) is None
+    one = family.Figure("higher", (100.0,), 90.0)
+    assert family.night_adjusted([one, one, one]) is None
+    assert not family.Figure("higher", (100.0, 0.0), 90.0).usable
+    assert not family.Figure("", (100.0, 110.0), 90.0).usable
+
+
+def test_a_shared_shift_is_the_nights_and_a_lone_drop_the_figures():
+    """Three figures with identical relative histories: a night 20% down in
+    all is the night's shift (the figures' own moves are 0); one figure
+    down alone is its own move, the night's shift 0."""
+    from tkperf.model import family
+
+    history = (100.0, 104.0, 97.0, 101.0)
+    figs = [family.Figure("higher", tuple(h * s for h in history), 80.0 * s) for s in (1.0, 2.0, 30.0)]
+    tests, night = family.night_adjusted(figs)
+    assert night.shift_pct == pytest.approx((80.0 / math.prod(history) ** 0.25 - 1) * 100)  # in logs
+    assert night.test.p_worse < 0.05 and all(t.t == pytest.approx(0.0, abs=1e-9) for t in tests)
+    lat = family.Figure("lower", tuple(1 / h for h in history), 1 / 100.5)  # lower is better
+    figs = [family.Figure("higher", history, 100.5), family.Figure("higher", history, 70.0), lat]
+    tests, night = family.night_adjusted(figs)
+    assert night.shift_pct == pytest.approx(0.0, abs=1e-9)
+    assert tests[1].t < 0 and tests[1].p_worse < tests[0].p_worse
+
+
+def test_a_figure_without_window_values_keeps_its_own_spread():
+    """Window values pool with their kind (2 (N - 1) degrees of freedom);
+    one value a night is judged by its own spread alone (N - 1)."""
+    from tkperf.model import family
+
+    wins = ((99.0, 101.0),) * 4
+    windowed = family.Figure("higher", (100.0, 102.0, 98.0, 100.0), 95.0, wins, (94.0, 96.0))
+    single = family.Figure("higher", (100.0, 110.0, 90.0, 100.0), 95.0)
+    tests, _ = family.night_adjusted([windowed, windowed, single])
+    assert (tests[0].df, tests[2].df) == (6.0, 3.0)
