@@ -94,7 +94,7 @@ def _test(t: float, df: float) -> Welch:
 
 def _t(diff: float, var: float, n: int) -> float:
     se = math.sqrt(var * (1.0 + 1.0 / n))
-    if se == 0:  # no spread at all: only a move beyond rounding is one
+    if se < 1e-12:  # no spread beyond rounding (logs): only a move beyond rounding is one
         return 0.0 if abs(diff) < 1e-12 else math.copysign(math.inf, diff)
     return diff / se
 
