@@ -427,8 +427,9 @@ def test_a_shared_shift_is_the_nights_and_a_lone_drop_the_figures():
     tests, night = family.night_adjusted(figs)
     assert night.shift_pct == pytest.approx((80.0 / math.prod(history) ** 0.25 - 1) * 100)  # in logs
     assert night.test.p_worse < 0.05 and all(t.t == pytest.approx(0.0, abs=1e-9) for t in tests)
-    lat = family.Figure("lower", tuple(1 / h for h in history), 1 / 100.5)  # lower is better
-    figs = [family.Figure("higher", history, 100.5), family.Figure("higher", history, 70.0), lat]
+    g = math.prod(history) ** 0.25  # the geometric mean: a move of 0 in logs
+    lat = family.Figure("lower", tuple(1 / h for h in history), 1 / g)  # lower is better
+    figs = [family.Figure("higher", history, g), family.Figure("higher", history, 70.0), lat]
     tests, night = family.night_adjusted(figs)
     assert night.shift_pct == pytest.approx(0.0, abs=1e-9)
     assert tests[1].t < 0 and tests[1].p_worse < tests[0].p_worse
