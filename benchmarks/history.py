@@ -14,7 +14,7 @@ would run it, imports included):
    (every file parsed, the SQLite index written, change points found);
 2. an update after one more night: one more file, the same command
    (the index re-reads that file only);
-3. the same update with ``--outdir``: the HTML page and a PNG per figure.
+3. the same update with ``--outdir``: the HTML page and an SVG plot per figure.
 
 Aims: first build under 10 s, update under 1 s.  Also checks that the
 planted step is the one change point of the RND 4k W IOPS trend.
@@ -116,7 +116,7 @@ def main() -> int:
     print(f"update after one more night:               {update:6.2f} s   (aim < 1 s; "
           f"added {stats['added']}, unchanged {stats['unchanged']})")
     print(f"nothing new (index only):                  {warm:6.2f} s")
-    print(f"update with HTML page and PNG plots:       {pages:6.2f} s   "
+    print(f"update with HTML page and SVG plots:       {pages:6.2f} s   "
           f"({len(data['devices'][0]['trends'])} plots)")
     print(f"planted step at night {step_at}: change points of RND 4k W IOPS at {found} "
           f"({'right' if found == [step_at] else 'WRONG'})")

@@ -104,19 +104,23 @@ def nights(levels: Sequence[Level], rng: np.random.Generator, n: int, night_sd: 
     return out
 
 
-def red(levels: Sequence[Level], sim) -> bool:
-    """Whether ``tkperf check``'s statistics call the last night a regression against the others."""
+def red(levels: Sequence[Level], sim, old: bool = False) -> bool:
+    """Whether ``tkperf check``'s statistics call the last night a regression
+    against the others; ``old``: tkperf 0.1's (each figure alone, no correction)."""
     items = []
     for k, (test, fig, _w) in enumerate(levels):
         base = [night[k] for night in sim[:-1]]
         value, mine = sim[-1][k]
         data = family.Figure(fig.better, tuple(v for v, _ in base), value, tuple(w for _, w in base), mine)
         items.append(regression.Input(test, Figure(fig.key, fig.label, value, fig.unit, fig.better), data))
+    if old:
+        return any(regression.assess([i], TOLERANCE, correction=regression.NO_CORRECTION).regressions
+                   for i in items)
     return regression.assess(items, TOLERANCE).verdict == regression.REGRESSION
 
 
-def false_red(levels, rng, trials, night_sd, round_sd) -> float:
-    return sum(red(levels, nights(levels, rng, BASELINES + 1, night_sd, round_sd))
+def false_red(levels, rng, trials, night_sd, round_sd, old: bool = False) -> float:
+    return sum(red(levels, nights(levels, rng, BASELINES + 1, night_sd, round_sd), old)
                for _ in range(trials)) / trials
 
 
@@ -197,6 +201,9 @@ def main() -> int:
         rates.append(rate <= 0.05)
         print(line(f"identical nights red, {name} ({len(levels)} figures)", rate, "<= 5%", rate <= 0.05,
                    f"  ({args.nights} nights)"))
+    before = false_red(quick, rng, args.trials, args.night, args.round, old=True)
+    print(line("  the same, tkperf 0.1's test (each figure alone, no correction)", before, "(info)", True,
+               f"  ({args.trials} nights)"))
     hit = caught(quick, rng, args.trials, args.night, args.round)
     print(line("one figure 30% worse: red on its first night (quick)", hit, ">= 90%", hit >= 0.9,
                f"  ({args.trials} trials)"))

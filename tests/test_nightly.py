@@ -98,3 +98,16 @@ def test_nightly_waits_for_three_good_nights_before_it_judges(tmp_path, loopdev)
     fourth = night(tmp_path, loopdev, TKPERF_BASELINE="")
     assert fourth.returncode == 7, fourth.stdout + fourth.stderr  # judged: check met the missing files
     assert "check against the last 3 nights failed (exit 7)" in fourth.stdout
+
+
+def test_the_nightly_benchmark_runs_on_a_tiny_setting():
+    """benchmarks/nightly.py (docs/check.rst, "Measured rates") prints its
+    figures next to their targets; here only that it runs, a few trials each."""
+    bench = Path(__file__).resolve().parent.parent / "benchmarks" / "nightly.py"
+    proc = subprocess.run([sys.executable, str(bench), "--tiny"], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(bench.parent.parent)))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert sum("target" in line for line in lines) == 9
+    assert any(line.startswith("identical nights red, quick example (13 figures)") for line in lines)
+    assert any(line.startswith("history, 15% step: named at the right night") for line in lines)
