@@ -1,16 +1,19 @@
 """A result against a baseline, figure by figure: what ``tkperf check`` computes.
 
-Pure computation over two :class:`~tkperf.model.results.RunResult` objects
-and the test types' headline figures; it prints nothing and never imports
-the renderer or matplotlib.  Tests are matched by ``TestRun.key``, figures
-by ``Figure.key``.  A figure *regresses* when it moved in its worse
-direction (``Figure.better``) by more than the tolerance, relative to the
-baseline, **and** Welch's t-test over the window values of both sides
-(:mod:`tkperf.model.noise`) says the move is unlikely to be noise; a move
-beyond the tolerance that the windows' spread explains is ``noise``.  A
-figure without a better direction is only reported.  Several baselines
-(the last nights) are one baseline: their mean, and the result is tested as
-one more draw from their distribution (:func:`noise.predict`).
+Pure computation over :class:`~tkperf.model.results.RunResult` objects and
+the test types' headline figures; it prints nothing and never imports the
+renderer or matplotlib.  Tests are matched by ``TestRun.key``, figures by
+``Figure.key``.  A figure *regresses* when it moved in its worse direction
+(``Figure.better``) by more than the tolerance, relative to the baseline,
+**and** the noise test says the move is unlikely to be noise after Holm's
+correction over the night's figures (:func:`assess`): Welch's t-test over
+the window values with one baseline (:mod:`tkperf.model.noise`); with
+several (the last nights), a prediction interval, on each figure's own
+move once the night's shared shift is taken out when the night has enough
+figures (:mod:`tkperf.model.family`).  A move beyond the tolerance that
+the noise explains is ``noise``; one with no noise estimate at all only
+warns; a figure without a better direction is only reported
+(docs/check.rst).
 """
 from __future__ import annotations
 
