@@ -435,13 +435,17 @@ def test_a_shared_shift_is_the_nights_and_a_lone_drop_the_figures():
     assert tests[1].t < 0 and tests[1].p_worse < tests[0].p_worse
 
 
-def test_a_figure_without_window_values_keeps_its_own_spread():
+def test_a_figure_without_window_values_is_one_rounds_spread():
     """Window values pool with their kind (2 (N - 1) degrees of freedom);
-    one value a night is judged by its own spread alone (N - 1)."""
+    one value a night is one round: its spread is at least its own, and
+    at least half its own and half one round's of the windowed figures
+    (their window values' variance, not divided by the window length)."""
     from tkperf.model import family
 
     wins = ((99.0, 101.0),) * 4
     windowed = family.Figure("higher", (100.0, 102.0, 98.0, 100.0), 95.0, wins, (94.0, 96.0))
     single = family.Figure("higher", (100.0, 110.0, 90.0, 100.0), 95.0)
     tests, _ = family.night_adjusted([windowed, windowed, single])
-    assert (tests[0].df, tests[2].df) == (6.0, 3.0)
+    assert (tests[0].df, tests[2].df) == (6.0, 6.0)
+    alone, _ = family.night_adjusted([single, single, single])  # no window values at all: its own, N - 1
+    assert alone[0].df == 3.0

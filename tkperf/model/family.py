@@ -19,9 +19,12 @@ every figure oriented so that up is better):
   degrees of freedom are too few), with 2 (N - 1) degrees of freedom, and
   never less than its window values show (the round-to-round noise of a
   figure averaged over its window).  A figure without window values (one
-  value a night, as WSAT's first interval) is noisier than the window
-  means it would be pooled with: its own spread alone decides, with
-  N - 1 degrees of freedom.  A figure that alone fell by 30 % on
+  value a night, as WSAT's first interval) is one round's measurement,
+  noisier than the window means: its spread is half its own and half one
+  round's spread of the windowed figures (their window values' variance,
+  not divided by the window's length), and never less than its own; with
+  no windowed figure in the night, its own alone (N - 1 degrees of
+  freedom).  A figure that alone fell by 30 % on
   an ordinary night stands out against a spread of a few percent.
 
 :func:`holm` then adjusts each family's p values (Holm 1979), so that the
@@ -71,13 +74,14 @@ def _oriented(fig: Figure, v: float) -> float:
     return math.log(v) if fig.better == "higher" else -math.log(v)
 
 
-def _window_variance(fig: Figure) -> float:
-    """The variance of the figure's (log) window mean: its window values' spread / their number."""
+def _window_variance(fig: Figure, per_round: bool = False) -> float:
+    """The variance of the figure's (log) window mean: its window values'
+    spread / their number (``per_round``: the spread of one round alone)."""
     found = []
     for w in fig.windows + (fig.mine,):
         logs = [math.log(v) for v in w if v > 0 and math.isfinite(v)]
         if len(logs) > 1:
-            found.append(variance(logs) / len(logs))
+            found.append(variance(logs) / (1 if per_round else len(logs)))
     return mean(found) if found else 0.0
 
 
@@ -115,13 +119,16 @@ def night_adjusted(figs: Sequence[Figure]) -> Optional[Tuple[List[Welch], Night]
     shift = _median(now)
     own_var = [sum((past[j][i] - shifts[j]) ** 2 for j in range(n)) / (n - 1) for i in range(len(figs))]
     window_var = [_window_variance(f) for f in figs]
-    windowed = [v for v, w in zip(own_var, window_var) if w > 0]
-    pooled = mean(windowed) if windowed else 0.0
+    windowed = [i for i, w in enumerate(window_var) if w > 0]
+    pooled = mean([own_var[i] for i in windowed]) if windowed else 0.0
+    one_round = mean([_window_variance(figs[i], per_round=True) for i in windowed]) if windowed else 0.0
     tests = []
     for i in range(len(figs)):
         if window_var[i] > 0:  # its window shows its own noise: shrink towards its kind's
             var, df = max(window_var[i], (own_var[i] + pooled) / 2.0), 2.0 * (n - 1)
-        else:  # one value a night (WSAT's first interval): its noise is its own, not its neighbours'
+        elif one_round > 0:  # one value a night (WSAT's first interval): one round's spread is its kind's
+            var, df = max(own_var[i], (own_var[i] + one_round) / 2.0), 2.0 * (n - 1)
+        else:
             var, df = own_var[i], float(n - 1)
         tests.append(_test(_t(now[i] - shift, var, n), df))
     night = _test(_t(shift - mean(shifts), variance(shifts), n), float(n - 1))
