@@ -449,3 +449,17 @@ def test_a_figure_without_window_values_is_one_rounds_spread():
     assert (tests[0].df, tests[2].df) == (6.0, 6.0)
     alone, _ = family.night_adjusted([single, single, single])  # no window values at all: its own, N - 1
     assert alone[0].df == 3.0
+
+
+def test_the_nights_median_and_a_windows_variance():
+    from tkperf.model import family
+
+    assert family._median([3.0, 1.0, 2.0]) == 2.0
+    assert family._median([4.0, 1.0, 3.0, 2.0]) == 2.5  # an even count: the mean of the middle two
+    assert family._median([5.0]) == 5.0 and family._median([2.0, 1.0]) == 1.5
+    e2 = math.e ** 2
+    fig = family.Figure("higher", (1.0, 1.0), 1.0, ((1.0, e2), (1.0, e2, 0.0, -1.0, math.inf), (7.0,)), ())
+    # logs [0, 2] twice (a zero, a negative and an infinite value left out; one value: no spread): variance 2
+    assert family._window_variance(fig, per_round=True) == pytest.approx(2.0)
+    assert family._window_variance(fig) == pytest.approx(1.0)  # / 2 values
+    assert family._window_variance(family.Figure("higher", (1.0,), 1.0, ((5.0,),), (6.0,))) == 0.0
