@@ -463,3 +463,57 @@ def test_the_nights_median_and_a_windows_variance():
     assert family._window_variance(fig, per_round=True) == pytest.approx(2.0)
     assert family._window_variance(fig) == pytest.approx(1.0)  # / 2 values
     assert family._window_variance(family.Figure("higher", (1.0,), 1.0, ((5.0,),), (6.0,))) == 0.0
+
+
+def _reference(figs):
+    """The night-adjusted tests recomputed from docs/check.rst's words, with numpy."""
+    import numpy as np
+
+    n = len(figs[0].nights)
+    sign = [1.0 if f.better == "higher" else -1.0 for f in figs]
+    logs = np.array([[s * math.log(v) for v in f.nights] for f, s in zip(figs, sign)])  # figures x nights
+    centre = logs.mean(axis=1)
+    past = logs - centre[:, None]
+    shifts = np.median(past, axis=0)
+    now = np.array([s * math.log(f.value) for f, s in zip(figs, sign)]) - centre
+    shift = float(np.median(now))
+    own = ((past - shifts[None, :]) ** 2).sum(axis=1) / (n - 1)
+
+    def spread(f, per_round):
+        found = [np.var(np.log(w), ddof=1) / (1 if per_round else len(w)) for w in f.windows + (f.mine,) if len(w) > 1]
+        return float(np.mean(found)) if found else 0.0
+
+    windowed = [i for i, f in enumerate(figs) if spread(f, False) > 0]
+    pooled = float(np.mean(own[windowed]))
+    one_round = float(np.mean([spread(figs[i], True) for i in windowed]))
+    out = []
+    for i, f in enumerate(figs):
+        if i in windowed:
+            var = max(spread(f, False), (own[i] + pooled) / 2)
+        else:
+            var = max(own[i], (own[i] + one_round) / 2)
+        out.append(((now[i] - shift) / math.sqrt(var * (1 + 1 / n)), 2.0 * (n - 1)))
+    night_t = (shift - shifts.mean()) / math.sqrt(np.var(shifts, ddof=1) * (1 + 1 / n))
+    return out, (night_t, float(n - 1)), (math.exp(shift) - 1) * 100
+
+
+def test_the_night_adjusted_tests_match_their_definition():
+    """Four figures, three nights: three with window values (one a latency),
+    one without; every t, degrees of freedom and the night's shift as documented."""
+    from tkperf.model import family
+
+    figs = [family.Figure("higher", (100.0, 90.0, 104.0), 70.0, ((98.0, 101.0, 99.0),) * 3, (69.0, 71.0, 72.0)),
+            family.Figure("higher", (50.0, 47.0, 55.0), 45.0, ((49.0, 52.0),) * 3, (44.0, 47.0)),
+            family.Figure("lower", (10.0, 11.5, 9.0), 12.0, ((9.0, 11.0, 10.5),) * 3, (12.5, 11.0)),
+            family.Figure("higher", (7.0, 6.0, 9.0), 6.5)]
+    tests, night = family.night_adjusted(figs)
+    expected, (night_t, night_df), shift_pct = _reference(figs)
+    for got, (t, df) in zip(tests, expected):
+        assert (got.t, got.df) == (pytest.approx(t, rel=1e-9), df)
+        assert got.p_worse == pytest.approx(noise.t_sf(-t, df), rel=1e-9)
+    assert (night.test.t, night.test.df) == (pytest.approx(night_t, rel=1e-9), night_df)
+    assert night.shift_pct == pytest.approx(shift_pct, rel=1e-9)
+    # two nights are enough; an unusable figure, or none at all, leaves the night untold
+    assert family.night_adjusted([family.Figure(f.better, f.nights[:2], f.value) for f in figs]) is not None
+    assert family.night_adjusted(figs[:3] + [family.Figure("higher", (1.0, 2.0, 0.0), 1.0)]) is None
+    assert family.night_adjusted([]) is None
