@@ -763,3 +763,29 @@ def test_one_warning_per_caveat_whatever_the_number_of_baselines(capsys, tmp_pat
     quick = [line for line in out.splitlines() if "--quick" in line]
     assert quick == ["warning: result and baselines 1, 2 and 3 were --quick runs: their rounds are too "
                      "short to stand for the drive, so any verdict says little about it"]
+
+
+def test_holm_adjusts_improvements_apart_and_three_figures_are_a_night():
+    """One baseline: three figures tested by Welch, all better; each
+    adjusted p is Holm's over the three improvements (worse p's apart)."""
+    from tkperf.model import family
+    from tkperf.model.figures import Figure
+
+    def item(k, mine, theirs, nights=None):
+        data = family.Figure("higher", tuple(nights or [sum(theirs) / len(theirs)]), sum(mine) / len(mine),
+                             (tuple(theirs),) if nights is None else tuple((tuple(theirs),) * len(nights)),
+                             tuple(mine))
+        return regression.Input("t", Figure(f"f{k}", f"f{k}", data.value, "IOPS", "higher"), data)
+
+    items = [item(0, [130.0, 131.0, 129.0], [100.0, 101.0, 99.0]),
+             item(1, [120.0, 125.0, 115.0], [100.0, 102.0, 98.0]),
+             item(2, [112.0, 118.0, 106.0], [100.0, 104.0, 96.0])]
+    cells = regression.assess(items, 5.0).cells
+    raw = sorted(c.p_value for c in cells)
+    expected = family.holm([c.p_value for c in cells])
+    assert [c.p_adjusted for c in cells] == expected and raw[0] * 3 == pytest.approx(min(expected))
+    assert [c.p_adjusted for c in regression.assess(items, 5.0, correction="none").cells] == \
+        [c.p_value for c in cells]
+    nights = [item(k, [100.0 + k, 101.0 + k], [99.0, 101.0], nights=[100.0, 104.0, 97.0]) for k in range(3)]
+    assert regression.method_of(nights) == regression.NIGHT_ADJUSTED
+    assert regression.method_of(nights[:2]) == regression.PREDICTION
