@@ -789,3 +789,14 @@ def test_holm_adjusts_improvements_apart_and_three_figures_are_a_night():
     nights = [item(k, [100.0 + k, 101.0 + k], [99.0, 101.0], nights=[100.0, 104.0, 97.0]) for k in range(3)]
     assert regression.method_of(nights) == regression.NIGHT_ADJUSTED
     assert regression.method_of(nights[:2]) == regression.PREDICTION
+
+
+def test_a_latency_alone_against_nights_is_tested_in_its_own_direction():
+    from tkperf.model import family
+    from tkperf.model.figures import Figure
+
+    data = family.Figure("lower", (100.0, 104.0, 96.0), 130.0, ((99.0, 101.0),) * 3, (129.0, 131.0))
+    (cell,) = regression.assess([regression.Input("lat", Figure("l", "l", 130.0, "us", "lower"), data)], 10.0).cells
+    floor = noise.mean([noise.variance(w) / 2 for w in [[99.0, 101.0]] * 3 + [[129.0, 131.0]]])
+    assert cell.p_value == noise.predict(130.0, [100.0, 104.0, 96.0], "lower", floor).p_worse < 0.05
+    assert cell.verdict == "regression"
