@@ -57,6 +57,7 @@ MODULES: Tuple[Module, ...] = (
     Module("conformance", "tkperf/verdict/conformance.py"),
     Module("regression", "tkperf/verdict/regression.py"),
     Module("noise", "tkperf/model/noise.py"),
+    Module("family", "tkperf/model/family.py"),
     Module("changepoints", "tkperf/history/changepoints.py"),
     Module("histogram", "tkperf/model/histogram.py"),
     Module("fio-output", "tkperf/fio/output.py"),

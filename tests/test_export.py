@@ -152,3 +152,24 @@ def test_a_stream_keeps_its_status_reports(loopdev, tmp_path):
         obj, pos = decoder.raw_decode(text, pos)
         kept.append(obj)
     assert len(kept) == len(seen) >= 2
+
+
+@needs_fio
+def test_a_kept_file_says_when_its_fio_run_started(loopdev, tmp_path):
+    """``started`` is taken before fio starts (docs/export.rst), not when it
+    returned (which is the next round's start)."""
+    from datetime import datetime, timezone
+
+    from tkperf.fio.backend import LocalFio
+    from tkperf.fio.jobs import FioJob, FioSettings
+
+    fio = LocalFio(FioSettings(filename=loopdev), str(tmp_path))
+    facts = {}
+    keep.attach(fio, facts, str(tmp_path), "s", fresh=True)
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    fio.run([FioJob(name="r", rw="randread", bs=4096, runtime=3, iodepth=4)], "s round 1")
+    after = datetime.now(timezone.utc)
+    (entry,) = facts["fio_output"]["files"]
+    started = datetime.fromisoformat(entry["started"])
+    assert before <= started <= before.replace(second=before.second) + (after - before) / 3
+    assert (after - started).total_seconds() >= 2.5  # fio ran 3 s after it

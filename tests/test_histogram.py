@@ -38,8 +38,9 @@ def test_two_jobs_merge_exactly():
     report = recorded()
     spec = {"x": dict(rw="randrw", bs=4096, rwmixread=100, numjobs=2, iodepth=1)}
     (w,) = parse_jobs(report, spec)
-    jobs = [h.from_fio(j["read"]["lat_ns"]["bins"]) for j in report["jobs"]]
-    assert w.read.bins == h.merge(*jobs)
+    jobs = [h.clamp(h.from_fio(j["read"]["lat_ns"]["bins"]), j["read"]["lat_ns"]["max"] / 1000.0)
+            for j in report["jobs"]]
+    assert w.read.bins == h.merge(*jobs)  # each job's top bin labelled with no more than its maximum
     assert h.total(w.read.bins) == w.read.ios == sum(j["read"]["total_ios"] for j in report["jobs"])
     assert w.write.bins == ()
     # the merged median lies between the two jobs' medians
@@ -100,3 +101,50 @@ def test_bins_survive_the_result_file(tmp_path):
     again = store.load(str(path))
     assert again.test("lat").rounds[0].workloads[0].write.bins == bins
     assert "<latency-bins unit=\"ns\">3696:1 3888:2 12255232:7</latency-bins>" in path.read_text()
+
+
+# --- one percentile definition, never above the largest I/O (issue 35, items 3 and 4) -------------
+
+def test_a_tie_on_a_bin_boundary_is_that_bin():
+    """46,000 I/Os: 99.9% of them is exactly 45,954, reached at the 3,686.4 µs
+    bin.  fio's float comparison (99.9 / 100 x 46000 = 45954.00000000001)
+    names the bin above; tkperf's one definition names this one."""
+    bins = ((1000, 45_900), (3_686_400, 54), (3_817_472, 46))
+    assert 99.9 / 100 * 46_000 > 45_954  # what fio's arithmetic sees
+    assert h.percentile_us(bins, 99.9) == 3686.4
+    assert h.percentile_us(bins, 99.91) == 3817.472
+    assert h.percentile_us(bins, 100) == 3817.472 and h.percentile_us(bins, 99.7) == 1.0
+
+
+def test_no_percentile_above_the_largest_io():
+    """fio labels the top bin 36,438 µs; the slowest I/O took 36,293.9 µs."""
+    bins = ((100_000, 9_990), (36_438_000, 10))
+    clamped = h.clamp(bins, 36_293.9)
+    assert clamped == ((100_000, 9_990), (36_293_900, 10))
+    assert h.percentile_us(clamped, 99.99) == 36_293.9
+    assert all(v <= 36_293.9 for _, v, _ in h.nines_rows(bins, 36_293.9))
+    assert h.clamp(bins, 0.0) == bins and h.clamp(bins, 40_000.0) == bins  # no maximum known; below it
+
+
+def test_stored_percentiles_are_the_bins_own():
+    """XML, CSV and report read one value: a direction's percentiles are
+    computed from its (clamped) bins; without bins fio's, capped at the maximum."""
+    bins = ((1000, 45_900), (3_686_400, 54), (3_900_000, 46))
+    fio_list = (("99", 1.0), ("99.9", 3817.472), ("99.99", 3900.0))
+    got_bins, pct = h.normalized(bins, fio_list, 3850.0)
+    assert got_bins[-1] == (3_850_000, 46)
+    assert pct == (("99", 1.0), ("99.9", 3686.4), ("99.99", 3850.0))
+    assert h.normalized((), fio_list, 3850.0) == ((), (("99", 1.0), ("99.9", 3817.472), ("99.99", 3850.0)))
+
+
+def test_a_recorded_run_has_no_percentile_above_its_maximum():
+    """The recorded json+ output (two jobs): fio's top bin lies above the job's maximum."""
+    report = recorded()
+    assert any(max(int(k) for k in j["read"]["lat_ns"]["bins"]) > j["read"]["lat_ns"]["max"]
+               for j in report["jobs"])
+    spec = {"x": dict(rw="randrw", bs=4096, rwmixread=100, numjobs=2, iodepth=1)}
+    (w,) = parse_jobs(report, spec)
+    assert w.read.bins[-1][0] / 1000.0 <= w.read.lat_max_us
+    assert all(v <= w.read.lat_max_us for _, v in w.read.percentiles)
+    assert [v for _, v in w.read.percentiles] == [h.percentile_us(w.read.bins, float(p))
+                                                  for p, _ in w.read.percentiles]

@@ -8,6 +8,7 @@ import os
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
+import lxml.etree
 import numpy as np
 import pytest
 
@@ -225,10 +226,13 @@ def test_pages_and_plots(capsys, tmp_path, example):
     rc, out, _ = history(capsys, str(tmp_path), "--outdir", str(out_dir))
     assert rc == EXIT_OK and f"history pages: {out_dir / 'index.html'}" in out
     pages = sorted(p for p in os.listdir(out_dir) if p.endswith(".html"))
-    pngs = sorted(p for p in os.listdir(out_dir) if p.endswith(".png"))
-    assert len(pages) == 2 and len(pngs) == 2  # index + one device; seq W and R
-    for name in pngs:
-        assert (out_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    svgs = sorted(p for p in os.listdir(out_dir) if p.endswith(".svg"))
+    assert len(pages) == 2 and len(svgs) == 2  # index + one device; seq W and R
+    for name in svgs:
+        plot = (out_dir / name).read_text()
+        assert plot.startswith("<svg ") and plot.rstrip().endswith("</svg>")
+        lxml.etree.fromstring(plot.encode())  # well-formed
+        assert "2026-" in plot  # the x axis: the runs by date (by name when few)
     for name in pages:
         text = (out_dir / name).read_text()
         assert "<script>" not in text and "evil.example/\">" not in text
@@ -236,6 +240,10 @@ def test_pages_and_plots(capsys, tmp_path, example):
     device = next(p for p in pages if p != "index.html")
     text = (out_dir / device).read_text()
     assert text.count("<img ") == 2 and "n6.xml" in text and 'class="change"' in text
+    # the runs table: each run's name, start and firmware, in time order
+    runs = text[text.index("<h2>Runs</h2>"):]
+    assert runs.count("<tr>") == 13 and runs.index("<code>n0</code>") < runs.index("<code>n11</code>")
+    assert "No change point" not in text and "too short" not in text
 
 
 # --- the nightly example -----------------------------------------------------------------------
@@ -269,7 +277,7 @@ def test_the_nightly_example_checks_the_last_nights_and_updates_the_history(tmp_
     store.save(night(one_test, 0, 0.5), str(bad))  # every MB/s halved
     outdir = tmp_path / "nightly"
     env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path), "TKPERF_DEVICE": "/dev/null",
-           "TKPERF_OUTDIR": str(outdir), "TKPERF_NIGHTS": "2", "PYTHONPATH": ROOT}
+           "TKPERF_OUTDIR": str(outdir), "TKPERF_NIGHTS": "3", "PYTHONPATH": ROOT}
     script = os.path.join(ROOT, "examples", "nightly", "tkperf-nightly")
 
     def run_night(result) -> subprocess.CompletedProcess:
@@ -277,15 +285,37 @@ def test_the_nightly_example_checks_the_last_nights_and_updates_the_history(tmp_
         return subprocess.run(["bash", script], env=dict(env, TKPERF_FAKE_RESULT=str(result)),
                               capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
-    for _ in range(2):
+    for _ in range(3):  # no night is judged before 3 good ones are in
         proc = run_night(good)
         assert (proc.returncode, proc.stdout) == (0, ""), proc.stdout + proc.stderr
     proc = run_night(bad)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("tkperf nightly: check against the last 2 nights failed (exit 1)")
+    assert proc.stdout.startswith("tkperf nightly: check against the last 3 nights failed (exit 1)")
     assert "REGRESSION" in proc.stdout and "tp-1024k/seq_" in proc.stdout  # a halved MB/s beyond the noise
     nights = (outdir / "good-nights").read_text().splitlines()
-    assert len(nights) == 3 and nights[-1].endswith(".xml") and os.path.isfile(nights[-1])
+    assert len(nights) == 4 and nights[-1].endswith(".xml") and os.path.isfile(nights[-1])
     page = (outdir / "history" / "index.html").read_text()
-    assert "EXAMPLE SSD (serial SN-HISTORY)" in page and ">3</td>" in page  # three results
+    assert "EXAMPLE SSD (serial SN-HISTORY)" in page and ">4</td>" in page  # four results
     assert (outdir / INDEX_NAME).is_file()
+
+
+def test_a_short_series_says_so_and_skipped_files_are_named(capsys, tmp_path, example):
+    """Four runs: too few for any change point (3 a level), which the text,
+    the page and the plot say instead of 'no change point'; a file that is
+    not a result is named on the index page; a run's report is linked."""
+    run = copy.deepcopy(example)
+    run.tests = [t for t in run.tests if t.key == "tp-1024k"]
+    for i in range(4):
+        store.save(night(run, i, 1.0), str(tmp_path / f"n{i}.xml"))
+    (tmp_path / "n2.html").write_text("<html>the report of n2</html>")
+    (tmp_path / "junit.xml").write_text("<testsuites/>")
+    out_dir = tmp_path / "pages"
+    rc, out, _ = history(capsys, str(tmp_path), "--outdir", str(out_dir))
+    assert rc == EXIT_OK and "series too short for a change point" in out
+    assert f"skipped 1 XML files that are not tkperf results: {tmp_path / 'junit.xml'}" in out
+    index = (out_dir / "index.html").read_text()
+    assert "Skipped: 1 XML file" in index and "junit.xml" in index
+    device = next(p for p in os.listdir(out_dir) if p.endswith(".html") and p != "index.html")
+    text = (out_dir / device).read_text()
+    assert "Series too short for a change point: 4 runs" in text and "No change point" not in text
+    assert '<a href="../n2.html">report</a>' in text and text.count(">report</a>") == 1

@@ -82,3 +82,32 @@ def test_nightly_without_a_device_says_so(tmp_path):
                           text=True, timeout=60)
     assert proc.returncode != 0
     assert "TKPERF_DEVICE" in proc.stderr
+
+
+def test_nightly_waits_for_three_good_nights_before_it_judges(tmp_path, loopdev):
+    """Against the last nights: with fewer than 3 good nights listed no check
+    is made (the two listed here do not even exist, which check would refuse
+    with exit 7); from the third on, it is."""
+    out = tmp_path / "nightly"
+    out.mkdir()
+    good = out / "good-nights"
+    good.write_text(f"{tmp_path / 'gone-1.xml'}\n{tmp_path / 'gone-2.xml'}\n")
+    third = night(tmp_path, loopdev, TKPERF_BASELINE="")
+    assert third.returncode == 0 and third.stdout == "", third.stdout + third.stderr
+    assert len(good.read_text().splitlines()) == 3
+    fourth = night(tmp_path, loopdev, TKPERF_BASELINE="")
+    assert fourth.returncode == 7, fourth.stdout + fourth.stderr  # judged: check met the missing files
+    assert "check against the last 3 nights failed (exit 7)" in fourth.stdout
+
+
+def test_the_nightly_benchmark_runs_on_a_tiny_setting():
+    """benchmarks/nightly.py (docs/check.rst, "Measured rates") prints its
+    figures next to their targets; here only that it runs, a few trials each."""
+    bench = Path(__file__).resolve().parent.parent / "benchmarks" / "nightly.py"
+    proc = subprocess.run([sys.executable, str(bench), "--tiny"], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, PYTHONPATH=str(bench.parent.parent)))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert sum("target" in line for line in lines) == 9
+    assert any(line.startswith("identical nights red, quick example (13 figures)") for line in lines)
+    assert any(line.startswith("history, 15% step: named at the right night") for line in lines)

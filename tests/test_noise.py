@@ -391,3 +391,129 @@ def test_a_figure_is_described_by_the_values_it_lies_within(ssd, scale, whole, k
     per = {i: v * scale for i, v in PER.items()}
     got = noise.window_values(ssd.test("iops"), _by_round(per, whole))
     assert got == ({"f": [per[i] for i in sorted(per)]} if kept else {})
+
+
+# --- the night's family (issue 35, item 1) -------------------------------------------------------
+
+def test_holm_adjusts_by_rank_and_keeps_the_order():
+    from tkperf.model import family
+
+    # sorted 0.01, 0.02, 0.04 of m = 3 (None: no test): x3, x2, x1, never decreasing
+    assert family.holm([0.04, None, 0.01, 0.02]) == pytest.approx([0.04, None, 0.03, 0.04])
+    assert family.holm([0.5, 0.6]) == [1.0, 1.0]
+    assert family.holm([]) == [] and family.holm([None]) == [None]
+    assert family.holm([0.001]) == [0.001]  # one figure: no correction
+
+
+def test_the_night_needs_three_figures_and_two_baselines():
+    from tkperf.model import family
+
+    fig = family.Figure("higher", (100.0, 110.0), 90.0)
+    assert family.night_adjusted([fig, fig]) is None
+    one = family.Figure("higher", (100.0,), 90.0)
+    assert family.night_adjusted([one, one, one]) is None
+    assert not family.Figure("higher", (100.0, 0.0), 90.0).usable
+    assert not family.Figure("", (100.0, 110.0), 90.0).usable
+
+
+def test_a_shared_shift_is_the_nights_and_a_lone_drop_the_figures():
+    """Three figures with identical relative histories: a night 20% down in
+    all is the night's shift (the figures' own moves are 0); one figure
+    down alone is its own move, the night's shift 0."""
+    from tkperf.model import family
+
+    history = (100.0, 104.0, 97.0, 101.0)
+    figs = [family.Figure("higher", tuple(h * s for h in history), 80.0 * s) for s in (1.0, 2.0, 30.0)]
+    tests, night = family.night_adjusted(figs)
+    assert night.shift_pct == pytest.approx((80.0 / math.prod(history) ** 0.25 - 1) * 100)  # in logs
+    assert night.test.p_worse < 0.05 and all(t.t == pytest.approx(0.0, abs=1e-9) for t in tests)
+    g = math.prod(history) ** 0.25  # the geometric mean: a move of 0 in logs
+    lat = family.Figure("lower", tuple(1 / h for h in history), 1 / g)  # lower is better
+    figs = [family.Figure("higher", history, g), family.Figure("higher", history, 70.0), lat]
+    tests, night = family.night_adjusted(figs)
+    assert night.shift_pct == pytest.approx(0.0, abs=1e-9)
+    assert tests[1].t < 0 and tests[1].p_worse < tests[0].p_worse
+
+
+def test_a_figure_without_window_values_is_one_rounds_spread():
+    """Window values pool with their kind (2 (N - 1) degrees of freedom);
+    one value a night is one round: its spread is at least its own, and
+    at least half its own and half one round's of the windowed figures
+    (their window values' variance, not divided by the window length)."""
+    from tkperf.model import family
+
+    wins = ((99.0, 101.0),) * 4
+    windowed = family.Figure("higher", (100.0, 102.0, 98.0, 100.0), 95.0, wins, (94.0, 96.0))
+    single = family.Figure("higher", (100.0, 110.0, 90.0, 100.0), 95.0)
+    tests, _ = family.night_adjusted([windowed, windowed, single])
+    assert (tests[0].df, tests[2].df) == (6.0, 6.0)
+    alone, _ = family.night_adjusted([single, single, single])  # no window values at all: its own, N - 1
+    assert alone[0].df == 3.0
+
+
+def test_the_nights_median_and_a_windows_variance():
+    from tkperf.model import family
+
+    assert family._median([3.0, 1.0, 2.0]) == 2.0
+    assert family._median([4.0, 1.0, 3.0, 2.0]) == 2.5  # an even count: the mean of the middle two
+    assert family._median([5.0]) == 5.0 and family._median([2.0, 1.0]) == 1.5
+    e2 = math.e ** 2
+    fig = family.Figure("higher", (1.0, 1.0), 1.0, ((1.0, e2), (1.0, e2, 0.0, -1.0, math.inf), (7.0,)), ())
+    # logs [0, 2] twice (a zero, a negative and an infinite value left out; one value: no spread): variance 2
+    assert family._window_variance(fig, per_round=True) == pytest.approx(2.0)
+    assert family._window_variance(fig) == pytest.approx(1.0)  # / 2 values
+    assert family._window_variance(family.Figure("higher", (1.0,), 1.0, ((5.0,),), (6.0,))) == 0.0
+
+
+def _reference(figs):
+    """The night-adjusted tests recomputed from docs/check.rst's words, with numpy."""
+    import numpy as np
+
+    n = len(figs[0].nights)
+    sign = [1.0 if f.better == "higher" else -1.0 for f in figs]
+    logs = np.array([[s * math.log(v) for v in f.nights] for f, s in zip(figs, sign)])  # figures x nights
+    centre = logs.mean(axis=1)
+    past = logs - centre[:, None]
+    shifts = np.median(past, axis=0)
+    now = np.array([s * math.log(f.value) for f, s in zip(figs, sign)]) - centre
+    shift = float(np.median(now))
+    own = ((past - shifts[None, :]) ** 2).sum(axis=1) / (n - 1)
+
+    def spread(f, per_round):
+        found = [np.var(np.log(w), ddof=1) / (1 if per_round else len(w)) for w in f.windows + (f.mine,) if len(w) > 1]
+        return float(np.mean(found)) if found else 0.0
+
+    windowed = [i for i, f in enumerate(figs) if spread(f, False) > 0]
+    pooled = float(np.mean(own[windowed]))
+    one_round = float(np.mean([spread(figs[i], True) for i in windowed]))
+    out = []
+    for i, f in enumerate(figs):
+        if i in windowed:
+            var = max(spread(f, False), (own[i] + pooled) / 2)
+        else:
+            var = max(own[i], (own[i] + one_round) / 2)
+        out.append(((now[i] - shift) / math.sqrt(var * (1 + 1 / n)), 2.0 * (n - 1)))
+    night_t = (shift - shifts.mean()) / math.sqrt(np.var(shifts, ddof=1) * (1 + 1 / n))
+    return out, (night_t, float(n - 1)), (math.exp(shift) - 1) * 100
+
+
+def test_the_night_adjusted_tests_match_their_definition():
+    """Four figures, three nights: three with window values (one a latency),
+    one without; every t, degrees of freedom and the night's shift as documented."""
+    from tkperf.model import family
+
+    figs = [family.Figure("higher", (100.0, 90.0, 104.0), 70.0, ((98.0, 101.0, 99.0),) * 3, (69.0, 71.0, 72.0)),
+            family.Figure("higher", (50.0, 47.0, 55.0), 45.0, ((49.0, 52.0),) * 3, (44.0, 47.0)),
+            family.Figure("lower", (10.0, 11.5, 9.0), 12.0, ((9.0, 11.0, 10.5),) * 3, (12.5, 11.0)),
+            family.Figure("higher", (7.0, 6.0, 9.0), 6.5)]
+    tests, night = family.night_adjusted(figs)
+    expected, (night_t, night_df), shift_pct = _reference(figs)
+    for got, (t, df) in zip(tests, expected):
+        assert (got.t, got.df) == (pytest.approx(t, rel=1e-9), df)
+        assert got.p_worse == pytest.approx(noise.t_sf(-t, df), rel=1e-9)
+    assert (night.test.t, night.test.df) == (pytest.approx(night_t, rel=1e-9), night_df)
+    assert night.shift_pct == pytest.approx(shift_pct, rel=1e-9)
+    # two nights are enough; an unusable figure, or none at all, leaves the night untold
+    assert family.night_adjusted([family.Figure(f.better, f.nights[:2], f.value) for f in figs]) is not None
+    assert family.night_adjusted(figs[:3] + [family.Figure("higher", (1.0, 2.0, 0.0), 1.0)]) is None
+    assert family.night_adjusted([]) is None

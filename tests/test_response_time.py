@@ -54,7 +54,8 @@ def test_percentiles_are_of_total_latency(direction):
     s = getattr(parse(recorded()), direction)
     assert [p for p, _ in s.percentiles] == list(PERCENTILES)
     for p, key in zip(PERCENTILES, ("99.000000", "99.900000", "99.990000", "99.999000")):
-        assert s.percentile(p) == pytest.approx(raw["lat_ns"]["percentile"][key] / 1000)
+        # fio's value, but never above the slowest I/O (fio's is its bin's label)
+        assert s.percentile(p) == pytest.approx(min(raw["lat_ns"]["percentile"][key], raw["lat_ns"]["max"]) / 1000)
     # the recording tells them apart: not the completion latency's percentiles
     assert [raw["lat_ns"]["percentile"][k] for k in raw["lat_ns"]["percentile"]] != \
         [raw["clat_ns"]["percentile"][k] for k in raw["lat_ns"]["percentile"]]

@@ -2,8 +2,10 @@
 
 Compares the headline figures of every test the files hold (docs/check.rst)
 and exits 0 when every figure is within the tolerance or its change is
-noise by Welch's t-test over the window values, 1 (``EXIT_REGRESSION``)
-when one got worse by more and the test says it is no noise, 12 when the
+noise (Welch's t-test over the window values with one baseline, a
+prediction interval with several; Holm's correction over the night's
+figures), 1 (``EXIT_REGRESSION``) when one got worse by more and the test
+says it is no noise, 12 when the
 files do not measure the same thing.  Reads the files and the test types' headline
 figures only; never imports matplotlib.
 """
@@ -25,11 +27,18 @@ from tkperf.verdict.regression import Cell, Comparison
 
 DEFAULT_TOLERANCE = "10%"
 MAX_TOLERANCE_PCT = 1000.0
-#: 1: one baseline; 2: ``baseline`` is a list, p values, spreads, ``warnings``, verdict ``noise``.
-JSON_VERSION = 2
+#: 1: one baseline; 2: ``baseline`` is a list, p values, spreads, ``warnings``, verdict ``noise``;
+#: 3: the test run named, ``correction``, ``night``, ``p_adjusted``, verdict ``warn``.
+JSON_VERSION = 3
 SHOWN_VERDICT = {regression.OK: "ok", regression.REGRESSION: "REGRESSION",
-                 regression.IMPROVED: "improved", regression.INFO: "info", regression.NOISE: "noise"}
-HEADER = ("test", "figure", "unit", "baseline", "result", "change %", "p", "verdict")
+                 regression.IMPROVED: "improved", regression.INFO: "info", regression.NOISE: "noise",
+                 regression.WARN: "warn"}
+#: The tests as the summary line names them.
+METHOD_TEXT = {regression.WELCH: "Welch's t-test of the window values",
+               regression.PREDICTION: "prediction-interval t-test against the baseline nights",
+               regression.NIGHT_ADJUSTED: "prediction-interval t-test against the baseline nights, "
+                                          "the night's shared shift tested apart"}
+HEADER = ("test", "figure", "unit", "baseline", "result", "change %", "p", "p adj", "verdict")
 #: Most decimals a change is shown with (beyond this it is the tolerance itself).
 MAX_DECIMALS = 6
 
@@ -76,7 +85,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     known = [k for k in regression.figure_keys(result, baselines[0])
              if all(k in regression.figure_keys(result, b) for b in baselines[1:])]
     check_metrics(metrics, known)
-    comparison = regression.compare(result, baselines, tolerance, metrics, alpha)
+    comparison = regression.compare(result, baselines, tolerance, metrics, alpha, args.correction)
     unjudged = regression.unjudged(comparison)
     if unjudged:
         raise NotComparableError(
@@ -122,36 +131,59 @@ def row(cell: Cell, tolerance_pct: float = 10.0) -> List[str]:
     """The cells of one table row."""
     return [cell.test, cell.figure, cell.unit, cell.text.format(cell.baseline),
             cell.text.format(cell.result), _change(cell, tolerance_pct), p_text(cell.p_value),
-            SHOWN_VERDICT[cell.verdict]]
+            p_text(cell.p_adjusted), SHOWN_VERDICT[cell.verdict]]
 
 
 def table(comparison: Comparison) -> List[str]:
     """A plain table, one line per compared figure, numbers right-aligned."""
     rows = [list(HEADER)] + [row(c, comparison.tolerance_pct) for c in comparison.cells]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-    right = (3, 4, 5, 6)
+    right = (3, 4, 5, 6, 7)
     return ["  ".join(v.rjust(w) if i in right else v.ljust(w)
                       for i, (v, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
 
 
 def warning_lines(comparison: Comparison) -> List[str]:
-    """'warning: ...' per caveat of the runs compared."""
-    return [f"warning: {w}" for w in comparison.warnings]
+    """'warning: ...' per caveat of the runs compared, and one for the figures
+    worse beyond the tolerance that had no noise estimate to judge them by."""
+    unjudged = [f"{c.test}/{c.figure}" for c in comparison.cells if c.verdict == regression.WARN]
+    lines = [f"warning: {w}" for w in comparison.warnings]
+    if unjudged:
+        lines.append(f"warning: {', '.join(unjudged)} got worse beyond the tolerance, but without a noise "
+                     "estimate (no window values on either side, p -); such a figure cannot fail the "
+                     "check on its own (--alpha 1: the tolerance alone decides)")
+    return lines
+
+
+def test_text(comparison: Comparison) -> str:
+    """The test and its error control, as the summary line names them."""
+    n = sum(1 for c in comparison.cells if c.p_value is not None)
+    control = (f"Holm's correction over {n} figure{'' if n == 1 else 's'}"
+               + (" and the night's shift" if comparison.night is not None else "")
+               if comparison.correction == regression.HOLM else "no correction")
+    return f"{METHOD_TEXT[comparison.method]}, {control}, at {comparison.alpha:g}"
+
+
+def counts(comparison: Comparison) -> str:
+    """'13 figures: 1 within 10%, 11 noise, 1 info': each figure counted once."""
+    tol = f"{comparison.tolerance_pct:g}%"
+    names = ((regression.OK, f"within {tol}"), (regression.REGRESSION, "regressed"),
+             (regression.NOISE, "noise"), (regression.WARN, "warn"),
+             (regression.IMPROVED, "improved"), (regression.INFO, "info"))
+    n = len(comparison.cells)
+    parts = [f"{k} {name}" for verdict, name in names
+             for k in [sum(1 for c in comparison.cells if c.verdict == verdict)] if k]
+    return f"{n} figure{'' if n == 1 else 's'}: " + ", ".join(parts)
 
 
 def summary_line(comparison: Comparison) -> str:
-    """One line: the verdict, counts and the figures that regressed."""
-    n, tol = len(comparison.cells), f"{comparison.tolerance_pct:g}%"
-    improved = len(comparison.improvements)
-    noisy = sum(1 for c in comparison.cells if c.verdict == regression.NOISE)
-    test = f"Welch's t-test at {comparison.alpha:g}"
+    """One line: the verdict, each figure counted once, the test, and the figures that regressed."""
+    head = f"{counts(comparison)} ({test_text(comparison)})"
     if comparison.regressions:
         worse = ", ".join(f"{c.test}/{c.figure} {_change(c, comparison.tolerance_pct)}%"
                           for c in comparison.regressions)
-        return (f"REGRESSION: {len(comparison.regressions)} of {n} figures worse than {tol} "
-                f"and not noise ({test}): {worse}")
-    return (f"ok: {n} figures within {tol} of the baseline" + (f", {improved} improved" if improved else "")
-            + (f", {noisy} beyond it but noise ({test})" if noisy else ""))
+        return f"REGRESSION: {head}: {worse}"
+    return f"ok: {head}"
 
 
 # --- machine-readable --------------------------------------------------------------------------
@@ -159,8 +191,9 @@ def summary_line(comparison: Comparison) -> str:
 def as_dict(comparison: Comparison, result: str, baselines: Sequence[str]) -> dict:
     """What ``check --json`` prints (schema: tkperf/model/data/check.schema.json)."""
     return {"version": JSON_VERSION, "tolerance_pct": comparison.tolerance_pct, "alpha": comparison.alpha,
-            "test": "welch-t-one-sided", "result": result, "baseline": list(baselines),
-            "verdict": comparison.verdict, "warnings": list(comparison.warnings),
+            "test": comparison.method, "correction": comparison.correction, "result": result,
+            "baseline": list(baselines), "verdict": comparison.verdict, "warnings": list(comparison.warnings),
+            "night": comparison.night.as_dict() if comparison.night is not None else None,
             "figures": [c.as_dict() for c in comparison.cells]}
 
 
@@ -173,7 +206,8 @@ def junit_xml(comparison: Comparison, result: str, baselines: Sequence[str]) -> 
                              errors="0", skipped="0")
     props = etree.SubElement(suite, "properties")
     pairs = [("result", result)] + [("baseline", b) for b in baselines] + [
-        ("tolerance_pct", f"{comparison.tolerance_pct:g}"), ("alpha", f"{comparison.alpha:g}")]
+        ("tolerance_pct", f"{comparison.tolerance_pct:g}"), ("alpha", f"{comparison.alpha:g}"),
+        ("test", comparison.method), ("correction", comparison.correction)]
     pairs += [("warning", w) for w in comparison.warnings]
     for name, value in pairs:
         etree.SubElement(props, "property", name=name, value=value)
@@ -191,11 +225,12 @@ def _testcase(suite: etree._Element, cell: Cell, tolerance_pct: float) -> None:
         failure = etree.SubElement(case, "failure", type="regression",
                                    message=f"{cell.label}: {moved} ({_change(cell, tolerance_pct)}%, "
                                            f"{cell.better} is better, tolerance {tolerance_pct:g}%, "
-                                           f"p {p_text(cell.p_value)})")
+                                           f"p {p_text(cell.p_value)}, adjusted {p_text(cell.p_adjusted)})")
         failure.text = moved
     out = etree.SubElement(case, "system-out")
     out.text = (f"baseline={cell.baseline!r} result={cell.result!r} "
                 f"change_pct={_change(cell, tolerance_pct)} p={p_text(cell.p_value)} "
+                f"p_adjusted={p_text(cell.p_adjusted)} "
                 f"unit={cell.unit} better={cell.better or 'none'} verdict={cell.verdict}")
 
 
@@ -209,8 +244,12 @@ def register(sub) -> None:
     check.add_argument("--tolerance", default=DEFAULT_TOLERANCE, metavar="PCT",
                        help="how much worse a figure may get, in percent: 10%% or 10 (default 10%%)")
     check.add_argument("--alpha", default=f"{noise.ALPHA:g}", metavar="LEVEL",
-                       help="a change beyond the tolerance is a regression only when Welch's t-test "
-                            "over the window values gives p below LEVEL (default %(default)s; 1: off)")
+                       help="a change beyond the tolerance is a regression only when the noise test "
+                            "(Welch's t with one baseline, a prediction interval with several) gives an "
+                            "adjusted p below LEVEL (default %(default)s; 1: off)")
+    check.add_argument("--correction", choices=regression.CORRECTIONS, default=regression.HOLM,
+                       help="for the many figures of a night: holm (default; at most LEVEL of the "
+                            "nights with no change go red) or none (each figure at LEVEL)")
     check.add_argument("--metric", action="append", metavar="KEY",
                        help="check only this figure key (repeatable; default all)")
     check.add_argument("--junit", metavar="FILE", help="also write the comparison as JUnit XML")

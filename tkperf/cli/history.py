@@ -30,8 +30,9 @@ def lines(devices: Sequence[Device]) -> List[str]:
             last = t.points[-1]
             spread = (f" (window {value_text(t, last.lo)}-{value_text(t, last.hi)})"
                       if last.lo is not None and last.hi is not None else "")
-            out.append(f"  {t.test}/{t.figure}: last {value_text(t, last.value)} {t.unit}{spread}, "
-                       f"{len(t.changes)} change point{'' if len(t.changes) == 1 else 's'}")
+            found = ("series too short for a change point" if not t.changes and page.too_short(t) else
+                     f"{len(t.changes)} change point{'' if len(t.changes) == 1 else 's'}")
+            out.append(f"  {t.test}/{t.figure}: last {value_text(t, last.value)} {t.unit}{spread}, {found}")
             for c in t.changes:
                 pct = "n/a" if c.change_pct is None else f"{c.change_pct:+.1f}%"
                 out.append(f"    change at run {c.index + 1} ({c.started}): {value_text(t, c.before)} -> "
@@ -45,13 +46,15 @@ def cmd_history(args: argparse.Namespace) -> int:
         print(f"tkperf: warning: {note}", file=sys.stderr)
     written: List[str] = []
     if args.outdir:
-        written = page.write(devices, prepare_outdir(args.outdir), charts=not args.no_plots)
+        written = page.write(devices, prepare_outdir(args.outdir), charts=not args.no_plots,
+                             skipped=stats.skipped)
     if args.json:
         print(strictjson.dumps(as_dict(devices, index, stats.as_dict()), indent=2))
     else:
         print("\n".join(lines(devices)))
         if stats.skipped:
-            print(f"skipped {len(stats.skipped)} XML files that are not tkperf results")
+            print(f"skipped {len(stats.skipped)} XML files that are not tkperf results: "
+                  + ", ".join(stats.skipped[:5]) + (" ..." if len(stats.skipped) > 5 else ""))
         if stats.links:
             print(f"left out {stats.links} links (dangling, looping or not) and other entries that are "
                   f"not regular files")
@@ -66,6 +69,6 @@ def register(sub) -> None:
     p.add_argument("inputs", nargs="+", metavar="FILES|DIR",
                    help="result files, or a directory searched for them (its index is kept in it)")
     p.add_argument("--json", action="store_true", help="print the trends and change points as JSON")
-    p.add_argument("--outdir", metavar="DIR", help="write an HTML page per device and a PNG per figure there")
+    p.add_argument("--outdir", metavar="DIR", help="write an HTML page per device and an SVG plot per figure there")
     p.add_argument("--no-plots", action="store_true", help="with --outdir: the pages without the PNG plots")
     p.set_defaults(func=cmd_history)

@@ -24,7 +24,7 @@ from tkperf import programs
 from tkperf.errors import FioError, OutputError, ToolError
 from tkperf.fio.jobs import FioJob, FioSettings, job_file, parse_version
 from tkperf.fio import live
-from tkperf.fio.keep import OutputKeeper
+from tkperf.fio.keep import OutputKeeper, now_utc
 from tkperf.fio.live import LiveMeter
 from tkperf.fio.checks import check_stream_report
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
@@ -52,12 +52,13 @@ class FioBackend(abc.ABC):
     #: stops on what it measures must also bound the job itself.
     live_intervals: bool = True
 
-    def kept(self, what: str, fmt: str) -> "contextlib.AbstractContextManager[Callable[[str], None]]":
+    def kept(self, what: str, fmt: str,
+             started: Optional[str] = None) -> "contextlib.AbstractContextManager[Callable[[str], None]]":
         """A writer of what fio prints in ``what`` into the kept output (a
-        no-op without a :attr:`keeper`)."""
+        no-op without a :attr:`keeper`); ``started``: when fio started (default now)."""
         if self.keeper is None:
             return contextlib.nullcontext(_discard)
-        return self.keeper.writer(what, fmt)
+        return self.keeper.writer(what, fmt, started)
 
     @abc.abstractmethod
     def run(self, jobs: Sequence[FioJob], what: str,
@@ -152,6 +153,7 @@ class LocalFio(FioBackend):
         if timeout is None and planned:
             timeout = planned * HANG_FACTOR + HANG_MARGIN_S
         t0 = time.monotonic()
+        started = now_utc()  # the kept file's start: taken before fio starts, not when it returns
         flags = ["--output-format=json+"] if histograms else []
         meter = LiveMeter(what) if live.wanted() and self.live_intervals else None
         if meter is not None:
@@ -169,7 +171,7 @@ class LocalFio(FioBackend):
                 raise FioError(f"fio hung in {what}: no result after {timeout:.0f} s "
                                f"(planned {planned:.0f} s); killed it", stderr=_text(err)) from None
         wall = time.monotonic() - t0
-        with self.kept(what, "json+" if histograms else "json") as keep:
+        with self.kept(what, "json+" if histograms else "json", started) as keep:
             keep(out)
         if proc.returncode != 0:
             raise FioError(f"fio failed in {what} (exit {proc.returncode}): {self.failure_line(err, out)}",

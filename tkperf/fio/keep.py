@@ -70,11 +70,13 @@ class OutputKeeper:
         return f"{max(taken, default=0) + 1:04d}-{_slug(what)}.json.gz"
 
     @contextlib.contextmanager
-    def writer(self, what: str, fmt: str) -> Iterator[_write]:
+    def writer(self, what: str, fmt: str, started: Optional[str] = None) -> Iterator[_write]:
         """A function that appends fio's text to a new kept file; the file is
-        listed when the ``with`` block ends, whatever ended it."""
+        listed when the ``with`` block ends, whatever ended it.  ``started``:
+        when that fio run started (ISO 8601, UTC), for output kept after fio
+        returned; default now (a stream opens its writer before fio starts)."""
         name = self._next_name(what)
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        started = started or now_utc()
         out: Optional[_Gzip] = None
         try:
             out = _Gzip(self.directory, name)
@@ -111,6 +113,11 @@ class OutputKeeper:
         if not self._warned:  # once per run: a full disk would say it for every round
             log.warning("%s (later failures are not logged)", message)
             self._warned = True
+
+
+def now_utc() -> str:
+    """The time now as a kept file's ``started`` stamp (ISO 8601, UTC, seconds)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 class _Gzip:

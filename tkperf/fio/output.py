@@ -103,13 +103,15 @@ def iostats(side: dict) -> IoStats:
     figures: Dict[str, float] = {}
     for kind in LATENCIES:
         figures.update(_latency_figures(side, kind, ios))
+    bins, pct = histogram.normalized(histogram.from_fio(_latency(side, "lat").get("bins")) if ios else (),
+                                     _percentiles(side) if ios else (), figures.get("lat_max_us", 0.0))
     return IoStats(
         iops=float(side.get("iops", 0.0)),
         bw_bytes=_bw_bytes(side),
         io_bytes=_io_bytes(side),
         ios=ios,
-        percentiles=_percentiles(side) if ios else (),
-        bins=histogram.from_fio(_latency(side, "lat").get("bins")) if ios else (),
+        percentiles=pct,
+        bins=bins,
         **figures,
     )
 
@@ -139,9 +141,12 @@ def _merge(a: IoStats, b: IoStats) -> IoStats:
     figures: Dict[str, float] = {}
     for kind in LATENCIES:
         figures.update(_merge_latency(a, b, kind))
+    both = histogram.merge(a.bins, b.bins) if a.bins and b.bins else ()
+    if both:  # the histograms add exactly: the percentiles come from them
+        both, pct = histogram.normalized(both, pct, figures["lat_max_us"])
     return IoStats(iops=a.iops + b.iops, bw_bytes=a.bw_bytes + b.bw_bytes,
                    io_bytes=a.io_bytes + b.io_bytes, ios=a.ios + b.ios, percentiles=pct,
-                   bins=histogram.merge(a.bins, b.bins), **figures)
+                   bins=both or histogram.merge(a.bins, b.bins), **figures)
 
 
 def _runtime_ms(job: dict) -> int:

@@ -27,10 +27,13 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-#: Fewest runs on each side of a change point.
-MIN_SEGMENT = 5
+#: Fewest runs on each side of a change point: a new level is named on its
+#: third night (``tkperf check`` flags a large drop on the first).
+MIN_SEGMENT = 3
 #: The permutation test's level: a split is a change point when p < ALPHA.
-ALPHA = 0.01
+#: On noise alone at most this share of series get a change point (the
+#: first split is tested at ALPHA, and only a series split once is tested again).
+ALPHA = 0.02
 #: Random orders per test (p can go down to 1/200).
 PERMUTATIONS = 199
 #: The seed of the permutations: the same history gives the same change points.

@@ -1,9 +1,11 @@
-"""The history's HTML pages: an index of devices and a page per device with its trends' plots.
+"""The history's HTML pages: an index of devices and a page per device with its runs and trends' plots.
 
-Every string from a result file (device names, test and figure keys,
-paths) is escaped with :func:`html.escape` and appears as text only: the
-only links and images are the pages' own files, whose names
-:func:`slug` builds from safe characters and a hash.
+Every string from a result file (device names, firmware, test and figure
+keys, paths) is escaped with :func:`html.escape` and appears as text
+only: the only links and images are the pages' own files, whose names
+:func:`slug` builds from safe characters and a hash, and each run's own
+HTML report when one lies beside its result file (a relative link to a
+file found on disk, percent-quoted; nothing from inside a file).
 """
 from __future__ import annotations
 
@@ -11,9 +13,11 @@ import hashlib
 import html
 import os
 import re
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
+from urllib.parse import quote
 
 from tkperf.history import changepoints
+from tkperf.history.index import FileFacts
 from tkperf.history.trends import Device, Trend
 from tkperf.model.store import atomic_write
 
@@ -49,7 +53,15 @@ def value_text(trend: Trend, value: float) -> str:
         return f"{value:g}"
 
 
+def too_short(trend: Trend) -> bool:
+    """Whether the series is too short for any change point to be found."""
+    return len(trend.points) < 2 * changepoints.MIN_SEGMENT
+
+
 def _changes(trend: Trend) -> List[str]:
+    if not trend.changes and too_short(trend):
+        return [f"<p>Series too short for a change point: {plural(len(trend.points), 'run')}, and a change "
+                f"point needs at least {changepoints.MIN_SEGMENT} at each level.</p>"]
     if not trend.changes:
         return ["<p>No change point.</p>"]
     rows = ["<table><tr><th>run</th><th>started</th><th>before</th><th>after</th><th>change</th>"
@@ -64,10 +76,37 @@ def _changes(trend: Trend) -> List[str]:
 
 
 def chart_name(device: Device, trend: Trend) -> str:
-    return f"{slug(device.key)}-{slug(trend.test + '.' + trend.figure)}.png"
+    return f"{slug(device.key)}-{slug(trend.test + '.' + trend.figure)}.svg"
 
 
-def device_page(device: Device, charts: bool) -> bytes:
+def run_name(path: str) -> str:
+    """A run's name: its result file's name without ``.xml`` (tkperf writes NAME.xml)."""
+    base = os.path.basename(path)
+    return base[:-4] if base.lower().endswith(".xml") else base
+
+
+def report_link(path: str, outdir: str) -> Optional[str]:
+    """A relative link from the pages to the run's HTML report (NAME.html
+    beside NAME.xml), when there is one."""
+    report = os.path.splitext(path)[0] + ".html"
+    if not os.path.isfile(report):
+        return None
+    return quote(os.path.relpath(os.path.abspath(report), os.path.abspath(outdir)))
+
+
+def _runs(files: Sequence[FileFacts], outdir: str) -> List[str]:
+    rows = ["<h2>Runs</h2>", "<table><tr><th>run</th><th>name</th><th>started</th><th>firmware</th>"
+            "<th>report</th></tr>"]
+    for i, f in enumerate(files, 1):
+        link = report_link(f.path, outdir)
+        report = f"<a href=\"{e(link)}\">report</a>" if link else "-"
+        quick = " (--quick)" if f.quick else ""
+        rows.append(f"<tr><td class=\"n\">{i}</td><td><code>{e(run_name(f.path))}</code>{e(quick)}</td>"
+                    f"<td>{e(f.started)}</td><td>{e(f.firmware or '-')}</td><td>{report}</td></tr>")
+    return rows + ["</table>"]
+
+
+def device_page(device: Device, charts: bool, outdir: str = ".") -> bytes:
     last = device.trends[0].points[-1] if device.trends else None
     body = [f"<h1>History of {e(device.label)}</h1>",
             f"<p>{device.runs} results; the last: <code>{e(last.path) if last else '-'}</code>. "
@@ -85,41 +124,49 @@ def device_page(device: Device, charts: bool) -> bytes:
         if charts:
             body.append(f"<img src=\"{chart_name(device, t)}\" alt=\"{e(t.test)} {e(t.figure)} trend\">")
         body += _changes(t)
+    body += _runs(device.files, outdir)
     return _doc(f"tkperf history: {device.label}", body)
 
 
-def index_page(devices: Sequence[Device]) -> bytes:
-    body = ["<h1>tkperf history</h1>", "<table><tr><th>device</th><th>results</th><th>change points</th></tr>"]
+def index_page(devices: Sequence[Device], skipped: Sequence[str] = ()) -> bytes:
+    body = ["<h1>tkperf history</h1>", "<table><tr><th>device</th><th>results</th><th>first</th><th>last</th>"
+            "<th>change points</th></tr>"]
     for d in devices:
         n = sum(len(t.changes) for t in d.trends)
+        first, last = (d.files[0].started, d.files[-1].started) if d.files else ("-", "-")
         body.append(f"<tr><td><a href=\"{slug(d.key)}.html\">{e(d.label)}</a></td>"
-                    f"<td class=\"n\">{d.runs}</td><td class=\"n\">{n}</td></tr>")
-    return _doc("tkperf history", body + ["</table>"])
+                    f"<td class=\"n\">{d.runs}</td><td>{e(first)}</td><td>{e(last)}</td>"
+                    f"<td class=\"n\">{n}</td></tr>")
+    body.append("</table>")
+    if skipped:
+        body += [f"<h2>Skipped: {plural(len(skipped), 'XML file')} that are not tkperf results</h2>", "<ul>"]
+        body += [f"<li><code>{e(p)}</code></li>" for p in skipped] + ["</ul>"]
+    return _doc("tkperf history", body)
 
 
-def write(devices: Sequence[Device], outdir: str, charts: bool = True) -> List[str]:
-    """Write index.html, a page per device and (``charts``) a PNG per trend; the paths written."""
+def write(devices: Sequence[Device], outdir: str, charts: bool = True, skipped: Sequence[str] = ()) -> List[str]:
+    """Write index.html, a page per device and (``charts``) an SVG plot per trend; the paths written."""
     os.makedirs(outdir, exist_ok=True)
     written = []
     jobs: List[Tuple[str, object]] = []
     for d in devices:
         path = os.path.join(outdir, f"{slug(d.key)}.html")
-        atomic_write(path, device_page(d, charts))
+        atomic_write(path, device_page(d, charts, outdir))
         written.append(path)
         if charts:
             jobs += [(os.path.join(outdir, chart_name(d, t)), chart_spec(t)) for t in d.trends]
     if jobs:
-        from tkperf.render import trendcharts  # matplotlib loads only when there is a chart to draw
+        from tkperf.render import trendcharts
 
         trendcharts.draw_all(jobs)  # type: ignore[arg-type]
         written += [p for p, _ in jobs]
     path = os.path.join(outdir, "index.html")
-    atomic_write(path, index_page(devices))
+    atomic_write(path, index_page(devices, skipped))
     return [path] + written
 
 
 def chart_spec(t: Trend):
-    from tkperf.render.trendcharts import TrendChart  # matplotlib loads only when there is a chart to draw
+    from tkperf.render.trendcharts import TrendChart
 
     nan = float("nan")
     values = [p.value for p in t.points]
@@ -129,7 +176,7 @@ def chart_spec(t: Trend):
                       tuple(changepoints.levels(len(values), _as_points(t), values)),
                       tuple((c.index, "n/a" if c.change_pct is None else f"{c.change_pct:+.1f}%")
                             for c in t.changes),
-                      tuple(p.started for p in t.points))
+                      tuple(p.started for p in t.points), tuple(run_name(p.path) for p in t.points))
 
 
 def _as_points(t: Trend) -> List[changepoints.ChangePoint]:

@@ -78,6 +78,7 @@ class Device:
     label: str
     runs: int
     trends: Tuple[Trend, ...]
+    files: Tuple[FileFacts, ...] = ()  # its results in time order (the pages' runs table)
 
     def as_dict(self) -> dict:
         return {"device": self.key, "label": self.label, "runs": self.runs,
@@ -117,7 +118,7 @@ def build(results: Sequence[FileFacts]) -> List[Device]:
             for r in f.figures:
                 series.setdefault((r.test, r.figure), []).append((f, r))
         trends = tuple(_trend(test, fig, rows) for (test, fig), rows in series.items())
-        out.append(Device(key, files[-1].label, len(files), trends))
+        out.append(Device(key, files[-1].label, len(files), trends, tuple(files)))
     return out
 
 

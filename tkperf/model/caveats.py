@@ -17,8 +17,11 @@ IGNORED_OPTIONS = frozenset({"name", "outdir", "description", "mail", "smtp", "j
 NOT_STEADY = ("did not reach steady state in {tests}: its window values still drift, which widens "
               "their spread, so the noise test calls fewer changes regressions (a regression found "
               "still is one; an ok is less sure)")
+NOT_STEADY_MANY = NOT_STEADY.replace("its window values", "their window values")
 QUICK = ("was a --quick run: its rounds are too short to stand for the drive, so any verdict "
          "says little about it")
+QUICK_MANY = ("were --quick runs: their rounds are too short to stand for the drive, so any verdict "
+              "says little about it")
 PARAMS = ("ran with different parameters ({diffs}): a change may come from the parameters, "
           "not the drive (the verdict is kept, but it compares unlike runs)")
 
@@ -48,19 +51,39 @@ def param_differences(result: RunResult, baseline: RunResult) -> List[str]:
             for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
 
 
-def warnings(result: RunResult, baselines: Sequence[RunResult]) -> List[str]:
-    """Every warning about the runs compared, one line each."""
+def _together(sides: List[str]) -> str:
+    """'result', 'baseline 1', 'result and baselines 1, 2 and 3' ..."""
+    names = [s for s in sides if not s.startswith("baseline ")]
+    numbers = [s[len("baseline "):] for s in sides if s.startswith("baseline ")]
+    if numbers:
+        names.append(("baselines " if len(numbers) > 1 else "baseline ") + _and(numbers))
+    return _and(names)
+
+
+def _and(items: List[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _grouped(found: List[Tuple[str, str]], line: str, many: str = "") -> List[str]:
+    """One line per distinct detail, naming every side it is true of:
+    'result and baselines 1, 2 and 3 were ...' rather than one line each."""
+    by: Dict[str, List[str]] = {}
+    for side, detail in found:
+        by.setdefault(detail, []).append(side)
     out = []
-    sides = _sides(result, baselines)
-    for side, run in sides:
-        tests = not_steady(run)
-        if tests:
-            out.append(f"{side} " + NOT_STEADY.format(tests=", ".join(tests)))
-    for side, run in sides:
-        if run.quick:
-            out.append(f"{side} " + QUICK)
-    for side, run in sides[1:]:
-        diffs = param_differences(result, run)
-        if diffs:
-            out.append(f"result and {side} " + PARAMS.format(diffs="; ".join(diffs)))
+    for detail, sides in by.items():
+        verb = line if len(sides) == 1 or not many else many
+        out.append(f"{_together(sides)} " + verb.format(tests=detail, diffs=detail))
     return out
+
+
+def warnings(result: RunResult, baselines: Sequence[RunResult]) -> List[str]:
+    """Every warning about the runs compared, one line per kind and detail
+    (the sides it is true of named together)."""
+    sides = _sides(result, baselines)
+    unsteady = [(side, ", ".join(not_steady(run))) for side, run in sides if not_steady(run)]
+    quick = [(side, "") for side, run in sides if run.quick]
+    params = [(side, "; ".join(param_differences(result, run))) for side, run in sides[1:]
+              if param_differences(result, run)]
+    return (_grouped(unsteady, NOT_STEADY, NOT_STEADY_MANY) + _grouped(quick, QUICK, QUICK_MANY)
+            + [f"result and {line}" for line in _grouped(params, PARAMS)])

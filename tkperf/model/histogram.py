@@ -12,14 +12,23 @@ a measurement window, merge by summing the counts of equal bins
 (:func:`merge`), which gives the exact histogram of all their I/Os --
 unlike percentiles, which do not average.
 
-A percentile ``p`` is read as fio reads it: the value of the first bin at
-which the cumulative count reaches ``p`` % of all I/Os.  Whether a sample
+A percentile ``p`` is the value of the first bin at which the cumulative
+count reaches ``p`` % of all I/Os, the comparison made exactly (integers,
+``p`` as the decimal it is written as): when ``p`` % of the count falls
+exactly on a bin's cumulative count, that bin (fio's own list compares in
+binary floating point and can name the bin above).  fio labels a bin by
+a value within it that can lie above the largest I/O it recorded, so a
+bin above the recorded maximum is labelled with the maximum
+(:func:`clamp`): no percentile exceeds the largest I/O.  The per-round
+percentiles tkperf stores (XML, CSV) are these values, computed from the
+round's bins (:func:`normalized`); docs/export.rst.  Whether a sample
 can support it (:func:`supported`): at least one I/O must lie beyond it,
 i.e. ``N x (100 - p) / 100 >= 1`` -- 99.99 % needs 10,000 I/Os, 99.9999 %
 a million.
 """
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -62,16 +71,44 @@ def total(bins: Bins) -> int:
 
 
 def percentile_us(bins: Bins, p: float) -> Optional[float]:
-    """The ``p`` th percentile (0 < p <= 100) in µs; None for an empty histogram."""
+    """The ``p`` th percentile (0 < p <= 100) in µs; None for an empty histogram.
+    The first bin whose cumulative count ``c`` has ``100 c >= p N``, exactly."""
     if not bins:
         return None
     if not 0 < p <= 100:
         raise ValueError(f"percentile {p} is not in (0, 100]")
-    counts = np.fromiter((c for _, c in bins), dtype=np.int64, count=len(bins))
-    cum = np.cumsum(counts)
-    need = cum[-1] * p / 100.0
-    i = int(np.searchsorted(cum, need - 1e-9 * cum[-1], side="left"))
-    return bins[min(i, len(bins) - 1)][0] / 1000.0
+    exact = Fraction(str(p))
+    need = exact.numerator * total(bins)
+    cum = 0
+    for ns, count in bins:
+        cum += count
+        if cum * 100 * exact.denominator >= need:
+            return ns / 1000.0
+    return bins[-1][0] / 1000.0
+
+
+def clamp(bins: Bins, max_us: float) -> Bins:
+    """The histogram with every bin above the recorded maximum (``max_us``)
+    labelled with the maximum: fio's label of the top bin can lie above the
+    slowest I/O it holds.  Unchanged when no maximum is known (0)."""
+    if max_us <= 0 or not bins or bins[-1][0] <= max_us * 1000.0:
+        return bins
+    top = int(max_us * 1000.0)  # whole ns, not above the maximum
+    return merge(((min(ns, top), c) for ns, c in bins))
+
+
+def normalized(bins: Bins, percentiles: Sequence[Tuple[str, float]],
+               max_us: float) -> Tuple[Bins, Tuple[Tuple[str, float], ...]]:
+    """One direction's histogram and percentile list as tkperf keeps them:
+    the bins clamped to the maximum, each percentile computed from them
+    (:func:`percentile_us`) when there are bins, else fio's value capped at
+    the maximum."""
+    bins = clamp(bins, max_us)
+    if bins:
+        return bins, tuple((p, percentile_us(bins, float(p))) for p, _ in percentiles)  # type: ignore[misc]
+    if max_us > 0:
+        return bins, tuple((p, min(v, max_us)) for p, v in percentiles)
+    return bins, tuple(percentiles)
 
 
 def supported(ios: int, p: str) -> bool:
@@ -114,8 +151,9 @@ def from_text(text: str) -> Bins:
     return merge(out)
 
 
-def nines_rows(bins: Bins) -> Sequence[Tuple[str, Optional[float], bool]]:
+def nines_rows(bins: Bins, max_us: float = 0.0) -> Sequence[Tuple[str, Optional[float], bool]]:
     """(percentile, value in µs, whether the sample supports it) for each of
-    :data:`NINES`."""
+    :data:`NINES`; none above ``max_us`` (the largest I/O, when known)."""
+    bins = clamp(bins, max_us)
     n = total(bins)
     return [(p, percentile_us(bins, float(p)), supported(n, p)) for p in NINES]

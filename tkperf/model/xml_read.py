@@ -60,17 +60,21 @@ def _nv(el: Optional[etree._Element], tag: str) -> Dict[str, str]:
 
 def _read_iostats(el: etree._Element) -> IoStats:
     """A <read> or <write>; the clat/slat figures are optional (0 when absent:
-    files written before they were kept)."""
+    files written before they were kept).  Its histogram and percentiles as
+    tkperf defines them (:func:`histogram.normalized`: none above the
+    largest I/O, from the bins where there are bins), also in older files."""
+    bins, pct = histogram.normalized(_bins(el.find("latency-bins")), tuple(
+        (p.get("p", ""), _f(p, "us")) for p in el.iterfind("percentile")), _f(el, "lat-max-us"))
     return IoStats(
         iops=_f(el, "iops"), bw_bytes=_f(el, "bw-bytes"), io_bytes=_i(el, "io-bytes"),
         ios=_i(el, "ios"), lat_mean_us=_f(el, "lat-mean-us"), lat_min_us=_f(el, "lat-min-us"),
         lat_max_us=_f(el, "lat-max-us"), lat_stddev_us=_f(el, "lat-stddev-us"),
-        percentiles=tuple((p.get("p", ""), _f(p, "us")) for p in el.iterfind("percentile")),
+        percentiles=pct,
         clat_mean_us=_f(el, "clat-mean-us"), clat_min_us=_f(el, "clat-min-us"),
         clat_max_us=_f(el, "clat-max-us"), clat_stddev_us=_f(el, "clat-stddev-us"),
         slat_mean_us=_f(el, "slat-mean-us"), slat_min_us=_f(el, "slat-min-us"),
         slat_max_us=_f(el, "slat-max-us"), slat_stddev_us=_f(el, "slat-stddev-us"),
-        bins=_bins(el.find("latency-bins")),
+        bins=bins,
     )
 
 

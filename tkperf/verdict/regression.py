@@ -1,16 +1,19 @@
 """A result against a baseline, figure by figure: what ``tkperf check`` computes.
 
-Pure computation over two :class:`~tkperf.model.results.RunResult` objects
-and the test types' headline figures; it prints nothing and never imports
-the renderer or matplotlib.  Tests are matched by ``TestRun.key``, figures
-by ``Figure.key``.  A figure *regresses* when it moved in its worse
-direction (``Figure.better``) by more than the tolerance, relative to the
-baseline, **and** Welch's t-test over the window values of both sides
-(:mod:`tkperf.model.noise`) says the move is unlikely to be noise; a move
-beyond the tolerance that the windows' spread explains is ``noise``.  A
-figure without a better direction is only reported.  Several baselines
-(the last nights) are one baseline: their mean, and the result is tested as
-one more draw from their distribution (:func:`noise.predict`).
+Pure computation over :class:`~tkperf.model.results.RunResult` objects and
+the test types' headline figures; it prints nothing and never imports the
+renderer or matplotlib.  Tests are matched by ``TestRun.key``, figures by
+``Figure.key``.  A figure *regresses* when it moved in its worse direction
+(``Figure.better``) by more than the tolerance, relative to the baseline,
+**and** the noise test says the move is unlikely to be noise after Holm's
+correction over the night's figures (:func:`assess`): Welch's t-test over
+the window values with one baseline (:mod:`tkperf.model.noise`); with
+several (the last nights), a prediction interval, on each figure's own
+move once the night's shared shift is taken out when the night has enough
+figures (:mod:`tkperf.model.family`).  A move beyond the tolerance that
+the noise explains is ``noise``; one with no noise estimate at all only
+warns; a figure without a better direction is only reported
+(docs/check.rst).
 """
 from __future__ import annotations
 
@@ -19,12 +22,19 @@ from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple, Union
 
 from tkperf import testtypes
-from tkperf.model import caveats, noise
+from tkperf.model import caveats, family, noise
 from tkperf.model.figures import Figure
 from tkperf.model.results import RunResult, TestRun
 
-#: Verdicts of one figure.
-OK, REGRESSION, IMPROVED, INFO, NOISE = "ok", "regression", "improved", "info", "noise"
+#: Verdicts of one figure (warn: worse beyond the tolerance, but no noise estimate to judge it by).
+OK, REGRESSION, IMPROVED, INFO, NOISE, WARN = "ok", "regression", "improved", "info", "noise", "warn"
+#: The tests (``check --json``'s ``test``): one baseline; several; several, the night's shift removed.
+WELCH = "welch-t-one-sided"
+PREDICTION = "prediction-interval-t-one-sided"
+NIGHT_ADJUSTED = "night-adjusted-prediction-t-one-sided"
+#: Corrections for the many figures of a night: Holm's step-down (the default), or none.
+HOLM, NO_CORRECTION = "holm", "none"
+CORRECTIONS = (HOLM, NO_CORRECTION)
 #: Capacities further apart than this factor are not comparable.
 MAX_CAPACITY_RATIO = 2.0
 #: Parameters of a test that must match (block sizes and R/W mixes).
@@ -50,13 +60,33 @@ class Cell:
     baseline_sd: Optional[float] = None
     n_result: int = 1
     n_baseline: int = 1
+    p_adjusted: Optional[float] = None  # what decides: after the correction, and the night's shift
 
     def as_dict(self) -> dict:
         """The cell as ``check --json`` prints it."""
         return {"test": self.test, "figure": self.figure, "unit": self.unit, "better": self.better,
                 "baseline": self.baseline, "result": self.result, "change_pct": self.change_pct,
-                "p_value": self.p_value, "baseline_sd": self.baseline_sd, "result_sd": self.result_sd,
-                "n_baseline": self.n_baseline, "n_result": self.n_result, "verdict": self.verdict}
+                "p_value": self.p_value, "p_adjusted": self.p_adjusted, "baseline_sd": self.baseline_sd,
+                "result_sd": self.result_sd, "n_baseline": self.n_baseline, "n_result": self.n_result,
+                "verdict": self.verdict}
+
+
+@dataclass(frozen=True)
+class NightShift:
+    """The night's shared move (percent, up is better) and its test, raw and adjusted."""
+
+    shift_pct: float
+    p_worse: float
+    p_better: float
+    adjusted_worse: float
+    adjusted_better: float
+
+    def adjusted(self, worse: bool) -> float:
+        return self.adjusted_worse if worse else self.adjusted_better
+
+    def as_dict(self) -> dict:
+        return {"shift_pct": self.shift_pct, "p_worse": self.p_worse, "p_better": self.p_better,
+                "p_worse_adjusted": self.adjusted_worse, "p_better_adjusted": self.adjusted_better}
 
 
 @dataclass(frozen=True)
@@ -67,6 +97,9 @@ class Comparison:
     cells: Tuple[Cell, ...]
     alpha: float = noise.ALPHA
     warnings: Tuple[str, ...] = ()
+    method: str = WELCH
+    correction: str = HOLM
+    night: Optional[NightShift] = None
 
     @property
     def regressions(self) -> List[Cell]:
@@ -98,14 +131,19 @@ def change_pct(baseline: float, result: float) -> Optional[float]:
 def judge(better: str, change: Optional[float], tolerance_pct: float,
           p_value: Optional[float] = None, alpha: float = noise.ALPHA) -> str:
     """The verdict of one figure that moved by ``change`` percent; ``p_value``
-    (one-sided, in the direction it moved) None when no test could be made:
-    then the tolerance alone decides."""
+    (one-sided, in the direction it moved, after the correction) None when
+    no test could be made: then a figure that got worse beyond the
+    tolerance only warns (it has no noise estimate, so it cannot fail a
+    night on its own) unless ``alpha`` is 1 (the test off: the tolerance
+    alone decides)."""
     if not better or change is None:
         return INFO
     worse = -change if better == "higher" else change
     if abs(worse) <= tolerance_pct:
         return OK
-    if p_value is not None and p_value >= alpha:
+    if p_value is None:
+        return (REGRESSION if alpha >= 1 else WARN) if worse > 0 else IMPROVED
+    if p_value >= alpha:
         return NOISE
     return REGRESSION if worse > 0 else IMPROVED
 
@@ -172,12 +210,21 @@ def _as_list(baselines: Baselines) -> List[RunResult]:
     return [baselines] if isinstance(baselines, RunResult) else list(baselines)
 
 
-def compare(result: RunResult, baselines: Baselines, tolerance_pct: float,
-            metrics: Sequence[str] = (), alpha: float = noise.ALPHA) -> Comparison:
-    """Every headline figure the result and every baseline hold, cell by cell
-    (only ``metrics`` when given); several baselines are one distribution."""
+@dataclass(frozen=True)
+class Input:
+    """One figure of one test on both sides, before it is judged: the figure
+    of the result and of each baseline, and their window values."""
+
+    test: str
+    fig: Figure
+    data: family.Figure
+
+
+def inputs(result: RunResult, baselines: Baselines, metrics: Sequence[str] = ()) -> List[Input]:
+    """Every headline figure the result and every baseline hold (only
+    ``metrics`` when given), with its window values, in run order."""
     bases = _as_list(baselines)
-    cells: List[Cell] = []
+    out: List[Input] = []
     for test in result.tests:
         others = [b.test(test.key) for b in bases]
         if any(o is None for o in others):
@@ -187,34 +234,101 @@ def compare(result: RunResult, baselines: Baselines, tolerance_pct: float,
         base_values = [noise.window_values(o, figures) for o in others]  # type: ignore[arg-type]
         for fig in figures(test):
             if all(fig.key in b for b in base_figs) and (not metrics or fig.key in metrics):
-                theirs = [v.get(fig.key, [b[fig.key].value]) for v, b in zip(base_values, base_figs)]
-                cells.append(_cell(test.key, fig, [b[fig.key].value for b in base_figs],
-                                   mine_values.get(fig.key, [fig.value]), theirs, tolerance_pct, alpha))
-    return Comparison(tolerance_pct, tuple(cells), alpha, tuple(caveats.warnings(result, bases)))
+                theirs = tuple(tuple(v.get(fig.key, ())) for v in base_values)
+                out.append(Input(test.key, fig, family.Figure(
+                    fig.better, tuple(b[fig.key].value for b in base_figs), fig.value, theirs,
+                    tuple(mine_values.get(fig.key, ())))))
+    return out
 
 
-def _cell(test: str, fig: Figure, base_values: List[float], mine: List[float],
-          theirs: List[List[float]], tolerance_pct: float, alpha: float) -> Cell:
-    """``mine``: the result's window values (or its figure alone); ``theirs``:
-    each baseline's window values (or its figure alone)."""
-    base = noise.mean(base_values)
-    change = change_pct(base, fig.value)
-    better = fig.better or "higher"
-    if len(base_values) > 1:  # the nights' own spread, at least what the windows show
-        floor = noise.mean([noise.variance(v) / len(v) for v in theirs + [mine]])
-        tested = noise.predict(fig.value, base_values, better, floor)
-        sample = base_values
-    else:
-        sample = theirs[0]
-        tested = noise.welch(mine, sample, better)
-    p = None
-    if tested is not None and change is not None and fig.better:
-        worse = -change if fig.better == "higher" else change
-        p = tested.p_worse if worse > 0 else tested.p_better
-    return Cell(test, fig.key, fig.label, fig.unit, fig.better, base, fig.value, change,
-                judge(fig.better, change, tolerance_pct, p, alpha), fig.text, p,
-                noise.stdev(mine) if len(mine) > 1 else None,
-                noise.stdev(sample) if len(sample) > 1 else None, len(mine), len(sample))
+def compare(result: RunResult, baselines: Baselines, tolerance_pct: float,
+            metrics: Sequence[str] = (), alpha: float = noise.ALPHA,
+            correction: str = HOLM) -> Comparison:
+    """Every headline figure the result and every baseline hold, cell by cell
+    (only ``metrics`` when given); several baselines are one distribution."""
+    bases = _as_list(baselines)
+    return assess(inputs(result, bases, metrics), tolerance_pct, alpha, correction,
+                  tuple(caveats.warnings(result, bases)))
+
+
+def method_of(items: Sequence[Input]) -> str:
+    """The test the figures get: Welch's with one baseline, else the
+    prediction interval, with the night's shift removed when the night has
+    enough figures that can join it."""
+    if not items or len(items[0].data.nights) < 2:
+        return WELCH
+    joined = [i for i in items if i.data.usable]
+    return NIGHT_ADJUSTED if len(joined) >= family.MIN_FAMILY else PREDICTION
+
+
+def _tests(items: Sequence[Input], method: str) -> Tuple[List[Optional[noise.Welch]], Optional[family.Night]]:
+    """Each figure's test (None: none could be made) and the night's."""
+    if method == WELCH:
+        return [noise.welch(i.data.mine or (i.fig.value,), i.data.windows[0] or i.data.nights,
+                            i.fig.better or "higher") for i in items], None
+    tests: List[Optional[noise.Welch]] = [None] * len(items)
+    night = None
+    joined = [k for k, i in enumerate(items) if i.data.usable]
+    if method == NIGHT_ADJUSTED:
+        found = family.night_adjusted([items[k].data for k in joined])
+        if found is not None:
+            for k, t in zip(joined, found[0]):
+                tests[k] = t
+            night = found[1]
+    for k, i in enumerate(items):
+        if tests[k] is None:
+            d = i.data
+            windows = [list(w) or [v] for w, v in zip(d.windows, d.nights)] + [list(d.mine) or [d.value]]
+            floor = noise.mean([noise.variance(w) / len(w) for w in windows])
+            tests[k] = noise.predict(d.value, list(d.nights), i.fig.better or "higher", floor)
+    return tests, night
+
+
+def _worse(better: str, change: Optional[float]) -> Optional[float]:
+    if change is None or not better:
+        return None
+    return -change if better == "higher" else change
+
+
+def assess(items: Sequence[Input], tolerance_pct: float, alpha: float = noise.ALPHA,
+           correction: str = HOLM, warnings: Tuple[str, ...] = ()) -> Comparison:
+    """Judge every figure: its test, Holm's correction over the night's
+    figures (``correction``), the tolerance (docs/check.rst)."""
+    method = method_of(items)
+    tests, night = _tests(items, method)
+    worse_p: List[Optional[float]] = [t.p_worse if t is not None and i.fig.better else None
+                                      for t, i in zip(tests, items)]
+    better_p: List[Optional[float]] = [t.p_better if t is not None and i.fig.better else None
+                                       for t, i in zip(tests, items)]
+    if night is not None:  # the night's shift is one more hypothesis of each family
+        worse_p.append(night.test.p_worse)
+        better_p.append(night.test.p_better)
+    adj_worse = family.holm(worse_p) if correction == HOLM else list(worse_p)
+    adj_better = family.holm(better_p) if correction == HOLM else list(better_p)
+    night_shift = None
+    if night is not None:
+        night_shift = NightShift(night.shift_pct, night.test.p_worse, night.test.p_better,
+                                 adj_worse[-1], adj_better[-1])  # type: ignore[arg-type]
+    cells = []
+    for k, i in enumerate(items):
+        base = noise.mean(list(i.data.nights))
+        change = change_pct(base, i.fig.value)
+        worse = _worse(i.fig.better, change)
+        p = p_adj = None
+        if worse is not None and tests[k] is not None:
+            own, adj = (worse_p[k], adj_worse[k]) if worse > 0 else (better_p[k], adj_better[k])
+            p, p_adj = own, adj
+            if night_shift is not None:  # the night moved this way too: its test speaks for the figure
+                shared = night_shift.adjusted(worse > 0)
+                p_adj = min(p_adj, shared) if p_adj is not None else shared
+        many = len(i.data.nights) > 1
+        sample = list(i.data.nights) if many else list(i.data.windows[0]) or [base]
+        mine = list(i.data.mine) or [i.fig.value]
+        cells.append(Cell(i.test, i.fig.key, i.fig.label, i.fig.unit, i.fig.better, base, i.fig.value, change,
+                          judge(i.fig.better, change, tolerance_pct, p_adj, alpha), i.fig.text, p,
+                          noise.stdev(mine) if len(mine) > 1 else None,
+                          noise.stdev(sample) if len(sample) > 1 else None, len(mine), len(sample), p_adj))
+    return Comparison(tolerance_pct, tuple(cells), alpha, warnings, method, correction, night_shift)
 
 
 def unjudged(comparison: Comparison) -> List[Cell]:
