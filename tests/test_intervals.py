@@ -85,3 +85,26 @@ def test_an_error_in_the_job_raises():
     cutter = IntervalCutter("wsat", 1, start=0.0)
     with pytest.raises(FioError, match=r"I/O error 5 \(Input/output error\) in wsat"):
         cutter.feed(rep, 1.0)
+
+
+def test_a_tail_whose_counts_and_latency_samples_part_is_never_a_negative_latency():
+    """fio's report as it is stopped can count I/Os (``total_ios``) apart from
+    its latency samples (``N``); mean x total_ios then shrinks from one report
+    to the next (seen on the emulated SSD: -685,800 us in an XSR interval).
+    The interval's mean then comes from the samples."""
+    reps = reports("fio-3.33-status-interval.json")
+    base = next(j for j in reps[1]["jobs"] if j["jobname"] == "wsat")["write"]  # the tail merges into 3
+    n_base = base["lat_ns"].get("N", base["total_ios"])
+    last = copy.deepcopy(reps[-1])
+    wr = next(j for j in last["jobs"] if j["jobname"] == "wsat")["write"]
+    wr["total_ios"] = int(base["total_ios"] * 1.05)   # 5% more I/Os counted ...
+    wr["io_bytes"] = wr["total_ios"] * 4096
+    wr["lat_ns"]["mean"] = base["lat_ns"]["mean"] * 0.9  # ... at a 10% lower mean: mean x total_ios shrank
+    wr["lat_ns"]["N"] = int(n_base * 1.2)              # while the samples grew by a fifth
+    cutter = IntervalCutter("wsat", 1, start=100.0)
+    cuts = [cutter.feed(r, at=100.0 + 1.01 * k) for k, r in enumerate(reps[:-1] + [last], 1)]
+    tail = cuts[-1]
+    assert tail is not None and tail.replaces and tail.lat_mean_us > 0
+    want = (wr["lat_ns"]["mean"] * wr["lat_ns"]["N"] - base["lat_ns"]["mean"] * n_base) / \
+        (wr["lat_ns"]["N"] - n_base) / 1000.0
+    assert tail.lat_mean_us == pytest.approx(want)

@@ -51,6 +51,8 @@ class _Mark:
     ios: float
     io_bytes: float
     lat_sum: float
+    lat_n: float
+    lat_samples: float
     at: float
 
 
@@ -68,7 +70,7 @@ class IntervalCutter:
         self.interval_s = float(interval_s)
         # Only the last two cuts matter (a merge goes back one): the memory
         # stays the same however long the stream.
-        self._last = _Mark(0.0, 0.0, 0.0, 0.0, time.monotonic() if start is None else float(start))
+        self._last = _Mark(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, time.monotonic() if start is None else float(start))
         self._before: Optional[_Mark] = None  # the cut before _last (None at the start)
         self.count = 0  #: intervals cut so far
 
@@ -86,7 +88,8 @@ class IntervalCutter:
         # The same job reported once per clone (no group_reporting): sum them.
         return dict(runtime_ms=max(p["runtime_ms"] for p in parts),
                     ios=sum(p["ios"] for p in parts), io_bytes=sum(p["io_bytes"] for p in parts),
-                    lat_sum=sum(p["lat_sum"] for p in parts))
+                    lat_sum=sum(p["lat_sum"] for p in parts), lat_n=sum(p["lat_n"] for p in parts),
+                    lat_samples=sum(p["lat_samples"] for p in parts))
 
     def feed(self, report: dict, at: float) -> Optional[Cut]:
         """The interval ``report`` ends, or None (not this job's, nothing new).
@@ -96,7 +99,8 @@ class IntervalCutter:
         totals = self._totals(report)
         if totals is None:
             return None
-        mark = _Mark(totals["runtime_ms"], totals["ios"], totals["io_bytes"], totals["lat_sum"], at)
+        mark = _Mark(totals["runtime_ms"], totals["ios"], totals["io_bytes"], totals["lat_sum"], totals["lat_n"],
+                     totals.get("lat_samples", totals["lat_sum"]), at)
         last = self._last
         if mark.runtime_ms <= last.runtime_ms:
             return None  # no new run time: nothing to measure
@@ -111,11 +115,15 @@ class IntervalCutter:
         d_ms = mark.runtime_ms - base.runtime_ms
         d_ios = mark.ios - base.ios
         d_bytes = mark.io_bytes - base.io_bytes
+        lat_mean = (mark.lat_sum - base.lat_sum) / d_ios if d_ios > 0 else 0.0
+        if lat_mean < 0:  # counts and latency samples parted (fio's report as it is stopped): the samples'
+            d_n = mark.lat_n - base.lat_n
+            lat_mean = max(0.0, (mark.lat_samples - base.lat_samples) / d_n) if d_n > 0 else 0.0
         self._last = mark
         return Cut(
             index=self.count, replaces=replaces, wall_s=mark.at - base.at, fio_s=d_ms / 1000.0,
             ios=int(d_ios), io_bytes=int(d_bytes), iops=d_ios * 1000.0 / d_ms,
             bw_bytes=d_bytes * 1000.0 / d_ms,
-            lat_mean_us=(mark.lat_sum - base.lat_sum) / d_ios if d_ios > 0 else 0.0,
+            lat_mean_us=lat_mean,
             written_total=int(mark.io_bytes),
         )

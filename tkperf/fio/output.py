@@ -200,8 +200,14 @@ def cumulative_write(job: dict) -> Dict[str, float]:
     (fio's total latency, us), so that two reports give one interval by difference."""
     wr = job.get("write", {})
     ios = float(wr.get("total_ios", 0))
+    lat = _latency(wr, "lat")
+    # The mean is over fio's latency samples (``N``), which a report can count
+    # apart from ``total_ios`` (the one fio prints as it is stopped):
+    # ``lat_n`` and ``lat_samples`` let an interval fall back on them.
+    samples = float(lat.get("N", ios) or 0)
+    mean = float(lat.get("mean", 0.0))
     return dict(runtime_ms=float(_runtime_ms(job)), ios=ios, io_bytes=float(_io_bytes(wr)),
-                lat_sum=float(_latency(wr, "lat").get("mean", 0.0)) * ios / 1000.0)
+                lat_sum=mean * ios / 1000.0, lat_n=samples, lat_samples=mean * samples / 1000.0)
 
 
 def _errored(job: dict) -> dict:
