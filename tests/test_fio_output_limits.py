@@ -239,8 +239,11 @@ def test_cumulative_write_totals():
     wr = job["write"]
     assert cumulative_write(job) == dict(runtime_ms=float(wr["runtime"]), ios=float(wr["total_ios"]),
                                          io_bytes=float(wr["io_bytes"]),
-                                         lat_sum=wr["lat_ns"]["mean"] * wr["total_ios"] / 1000.0)
-    assert cumulative_write({"job_runtime": 1500}) == dict(runtime_ms=1500.0, ios=0.0, io_bytes=0.0, lat_sum=0.0)
+                                         lat_sum=wr["lat_ns"]["mean"] * wr["total_ios"] / 1000.0,
+                                         lat_n=float(wr["lat_ns"]["N"]),
+                                         lat_samples=wr["lat_ns"]["mean"] * wr["lat_ns"]["N"] / 1000.0)
+    assert cumulative_write({"job_runtime": 1500}) == dict(runtime_ms=1500.0, ios=0.0, io_bytes=0.0, lat_sum=0.0,
+                                                           lat_n=0.0, lat_samples=0.0)
     # I/Os but no latency reported: no latency summed (hand-written, as fio never writes it)
     assert cumulative_write({"write": {"runtime": 10, "total_ios": 10}})["lat_sum"] == 0.0
 

@@ -347,7 +347,7 @@ def pngs(directory, name):
 @needs_fio
 def test_xsr_end_to_end(loopdev, tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["ssd", "run", loopdev, "--tests", "xsr", "--dry-run", "--xsr-seq1", "4s", "--xsr-rnd", "4s",
+    assert main(["ssd", "run", loopdev, "--tests", "xsr", "--dry-run", "--jobs", "--xsr-seq1", "4s", "--xsr-rnd", "4s",
                  "--xsr-seq2", "4s", "--xsr-interval", "1s"]) == 0
     dry = capsys.readouterr().out
     assert "3 continuous jobs, one right after the other, reported every 1 s" in dry and "[xsr-rnd-8k-w]" in dry

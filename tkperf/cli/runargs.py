@@ -128,7 +128,8 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
         shown = _profile_of(kind) == profile
         group = p.add_argument_group(f"{kind.title} test ({kind.name})") if shown else p
         for opt in kind.options:
-            text = opt.help if shown else argparse.SUPPRESS
+            # argparse formats help with %: a type's words ("100% writes") are text
+            text = opt.help.replace("%", "%%") if shown else argparse.SUPPRESS
             if opt.switch is not None:
                 group.add_argument(*opt.flags, dest=opt.field, default=None, help=text,
                                    action="store_true" if opt.switch else "store_false")
