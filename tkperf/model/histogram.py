@@ -28,6 +28,8 @@ a million.
 """
 from __future__ import annotations
 
+import math
+
 from fractions import Fraction
 from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
@@ -103,12 +105,24 @@ def normalized(bins: Bins, percentiles: Sequence[Tuple[str, float]],
     the bins clamped to the maximum, each percentile computed from them
     (:func:`percentile_us`) when there are bins, else fio's value capped at
     the maximum."""
+    if not all(math.isfinite(v) and v >= 0 for _, v in percentiles) or not math.isfinite(max_us):
+        return bins, tuple(percentiles)  # not figures at all: left as they are for the range check to refuse
     bins = clamp(bins, max_us)
     if bins:
-        return bins, tuple((p, percentile_us(bins, float(p))) for p, _ in percentiles)  # type: ignore[misc]
+        return bins, tuple((p, percentile_us(bins, float(p)) if _number(p) else v)  # type: ignore[misc]
+                           for p, v in percentiles)
     if max_us > 0:
         return bins, tuple((p, min(v, max_us)) for p, v in percentiles)
     return bins, tuple(percentiles)
+
+
+def _number(p: str) -> bool:
+    """Whether a percentile's label is a percentage (a file from elsewhere may
+    hold any text there: it is kept as text, its value as recorded)."""
+    try:
+        return 0.0 <= float(p) <= 100.0
+    except ValueError:
+        return False
 
 
 def supported(ios: int, p: str) -> bool:
