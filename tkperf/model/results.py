@@ -310,8 +310,9 @@ class DeviceInfo:
     nsid: str = ""
     inode: str = ""
     #: 'MAJ:MIN' of the device node resolved on the target's host, to check
-    #: that what is opened later is that node; not kept in the result file.
-    devnum: str = ""
+    #: that what is opened later is that node; not kept in the result file,
+    #: so not part of what makes two records of a device equal.
+    devnum: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in ("block", "file"):
