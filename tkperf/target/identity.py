@@ -30,7 +30,7 @@ import ctypes.util
 import fcntl
 import os
 import struct
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
 #: ``LOOP_GET_STATUS64`` (linux/loop.h) and the head of ``struct loop_info64``:
 #: lo_device, lo_inode, lo_rdevice, lo_offset, lo_sizelimit (five __u64).
@@ -118,30 +118,32 @@ def loop_backing(devnode: str, sysdir: str) -> str:
             pass  # not bound to a file (ENXIO), or no such ioctl: sysfs below
         finally:
             os.close(fd)
-    backing = read_text(os.path.join(sysdir, "loop", "backing_file"))
-    if not backing.startswith("/") or backing.endswith("(deleted)"):
-        return ""
-    try:
-        st = os.stat(backing)
-    except OSError:
+    found = _backing_file(sysdir)
+    if found is None:
         return ""
     offset = read_text(os.path.join(sysdir, "loop", "offset"))
-    return inode_of(st, backing) + (f"@{offset}" if offset.isdigit() and int(offset) else "")
+    return inode_of(found[1], found[0]) + (f"@{offset}" if offset.isdigit() and int(offset) else "")
+
+
+def _backing_file(sysdir: str) -> Optional[Tuple[str, os.stat_result]]:
+    """The loop device's backing file as sysfs names it, and its ``stat``
+    (None: no file, a deleted one, or one that cannot be read)."""
+    backing = read_text(os.path.join(sysdir, "loop", "backing_file"))
+    if not backing.startswith("/") or backing.endswith("(deleted)"):
+        return None
+    try:
+        return backing, os.stat(backing)
+    except OSError:
+        return None
 
 
 def _backing_birth(sysdir: str, device: int, inode: int) -> str:
     """'~BIRTH' of the loop device's backing file when its path in sysfs still
     names the file the kernel holds (``device``, ``inode``), else ''."""
-    backing = read_text(os.path.join(sysdir, "loop", "backing_file"))
-    if not backing.startswith("/") or backing.endswith("(deleted)"):
+    found = _backing_file(sysdir)
+    if found is None or found[1].st_dev != device or found[1].st_ino != inode:
         return ""
-    try:
-        st = os.stat(backing)
-    except OSError:
-        return ""
-    if st.st_dev != device or st.st_ino != inode:
-        return ""
-    born = birth_ns(backing, st)
+    born = birth_ns(*found)
     return f"~{born}" if born is not None else ""
 
 
