@@ -79,20 +79,26 @@ def digest(path: str) -> str:
     return h.hexdigest()
 
 
-def interrupted_run(dev: str, out) -> str:
-    """Run two tests on ``dev``, SIGINT in the first round; the result file."""
+def interrupt_in_round_1(*args: str) -> str:
+    """``tkperf ARGS`` in a process of its own, SIGINT once IOPS round 1 is
+    reported; its standard error (the exit must be 130)."""
     env = dict(os.environ, PYTHONPATH=REPO)
-    proc = subprocess.Popen([sys.executable, "-m", "tkperf", "ssd", "run", dev, "--name", "k", "--outdir",
-                             str(out), *RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "tkperf", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     seen = []
     for line in proc.stderr:
         seen.append(line)
         if "[iops] round 1:" in line:
             proc.send_signal(signal.SIGINT)
             break
-    rest = proc.communicate(timeout=120)[1]
-    err = "".join(seen) + rest
+    err = "".join(seen) + proc.communicate(timeout=120)[1]
     assert proc.returncode == 130, err
+    return err
+
+
+def interrupted_run(dev: str, out) -> str:
+    """Run two tests on ``dev``, SIGINT in the first round; the result file."""
+    err = interrupt_in_round_1("ssd", "run", dev, "--name", "k", "--outdir", str(out), *RUN)
     assert "tkperf resume" in err
     return str(out / "k.xml")
 
@@ -197,15 +203,7 @@ def test_a_file_without_identity_needs_force(tmp_path, attached, capsys):
 def test_a_file_target_replaced_by_another_file_is_refused(tmp_path, capsys):
     target = tmp_path / "target.img"
     out = tmp_path / "out"
-    env = dict(os.environ, PYTHONPATH=REPO)
-    proc = subprocess.Popen([sys.executable, "-m", "tkperf", "ssd", "run", str(target), "--size", "256m",
-                             "--name", "k", "--outdir", str(out), *RUN],
-                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-    for line in proc.stderr:
-        if "[iops] round 1:" in line:
-            proc.send_signal(signal.SIGINT)
-            break
-    proc.communicate(timeout=120)
+    interrupt_in_round_1("ssd", "run", str(target), "--size", "256m", "--name", "k", "--outdir", str(out), *RUN)
     xml = str(out / "k.xml")
     saved = store.load(xml)
     assert saved.device.inode.split("~")[0].endswith(f":{os.stat(target).st_ino}")  # made by the run, recorded after
@@ -320,17 +318,7 @@ def test_identity_is_kept_in_the_result_file(tmp_path):
 
 def test_an_interrupted_demo_is_never_told_to_resume(tmp_path):
     out = tmp_path / "demo"
-    env = dict(os.environ, PYTHONPATH=REPO)
-    proc = subprocess.Popen([sys.executable, "-m", "tkperf", "demo", "--outdir", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    seen = []
-    for line in proc.stderr:
-        seen.append(line)
-        if "[iops] round 1:" in line:
-            proc.send_signal(signal.SIGINT)
-            break
-    err = "".join(seen) + proc.communicate(timeout=120)[1]
-    assert proc.returncode == 130, err
+    err = interrupt_in_round_1("demo", "--outdir", str(out))
     assert "tkperf resume" not in err and "continue the run" not in err
     assert f"run the demo again (tkperf demo --overwrite --outdir {out})" in err
     assert store.load(str(out / "demo.xml")).status == "interrupted"
