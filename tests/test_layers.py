@@ -17,7 +17,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "tkperf")
 LAYOUT = os.path.join(ROOT, "docs", "layout.rst")
 #: The data model's rule from issue 25: nothing of these above it.
-ABOVE_MODEL = ("tkperf.engine", "tkperf.render", "tkperf.testtypes", "tkperf.cli", "tkperf.remote")
+ABOVE_MODEL = ("tkperf.engine", "tkperf.render", "tkperf.report", "tkperf.kit", "tkperf.store",
+               "tkperf.testtypes", "tkperf.cli", "tkperf.remote")
 
 
 def modules(root: str = PACKAGE) -> Dict[str, str]:
@@ -149,6 +150,35 @@ def test_every_import_goes_down_the_layers_of_docs_layout() -> None:
                     for m, ts in imports(mods).items() for t, line in ts
                     if layer_of(t, table) < layer_of(m, table))
     assert upward == []
+
+
+def test_the_layers_are_folders() -> None:
+    """Each row of the table names whole folders (``FOLDER.*``) or modules at
+    the top of the package, never a module inside a folder: a folder is one
+    layer, so its place says what it may import."""
+    top = {name.split(".")[1] for name in modules() if name.count(".") == 1}
+    wrong = [p for _label, patterns in layers() for p in patterns
+             if not (p.endswith(".*") and "." not in p[:-2]) and not (p in top or p == "tkperf")]
+    assert wrong == []
+    folders = {name.split(".")[1] for name, path in modules().items() if name.count(".") >= 1
+               and os.path.isdir(os.path.join(PACKAGE, name.split(".")[1]))}
+    rows = {p[:-2] for _label, patterns in layers() for p in patterns if p.endswith(".*")}
+    assert folders == rows, "every folder of tkperf/ has its row, and every row a folder"
+
+
+def test_no_module_loads_another_by_name() -> None:
+    """No string import across the layers: tkperf loads its own modules only
+    through import statements (which the checks above see); the registry's
+    entry points are the one dynamic load."""
+    found = []
+    for name, path in modules().items():
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        for m in re.finditer(r"import_module\(([^)]*)\)", text):
+            arg = m.group(1)
+            if "tkperf" in arg or (name != "tkperf.kit.registry" and not arg.startswith(('"rst2pdf', "'rst2pdf"))):
+                found.append(f"{name}: import_module({arg})")
+    assert found == []
 
 
 def test_the_checks_see_what_they_should(tmp_path) -> None:

@@ -21,19 +21,12 @@ plug-in (``examples/plugin``).
 """
 from __future__ import annotations
 
-from tkperf.engine.composite import SteadyThenSweep
-from tkperf.engine.options import (
-    MAX_IODEPTH,
-    MAX_NUMJOBS,
-    MAX_RUNTIME,
-    RunOptions,
-    parse_block_sizes,
-    parse_duration,
-    parse_mix,
-    parse_mixes,
-    parse_size,
+from tkperf.kit.composite import SteadyThenSweep
+from tkperf.kit.options import (
+    MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, RunOptions, parse_block_sizes, parse_duration, parse_mix,
+    parse_mixes, parse_size
 )
-from tkperf.engine.shapes import Phase, Phases, Rounds, Shape, Stream, Sweep
+from tkperf.kit.shapes import Phase, Phases, Rounds, Shape, Stream, Sweep
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import IoStats, Round, RunResult, TestRun, Workload, format_bs, mix_label
@@ -52,19 +45,10 @@ from tkperf.render.blocks import (
     XYChart,
     table,
 )
-from tkperf.testtypes.base import (
-    API_VERSION,
-    Figure,
-    Option,
-    Options,
-    Plan,
-    SummaryValue,
-    TestType,
-    Tracking,
-    in_range,
-    parse_count,
+from tkperf.kit.base import (
+    API_VERSION, Figure, Option, Options, Plan, SummaryValue, TestType, Tracking, in_range, parse_count
 )
-from tkperf.testtypes.settings import settings_from
+from tkperf.kit.settings import settings_from
 
 __all__ = [
     "API_VERSION",

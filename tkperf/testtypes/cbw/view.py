@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import List, Sequence
 
-from tkperf.engine.composite import steady_rounds
+from tkperf.kit.composite import steady_rounds
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA
+from tkperf.report.context import CompareContext, ReportContext
+from tkperf.report.words import NA
 from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
 from tkperf.testtypes.dirth import Point
 from tkperf.testtypes.dirth import structure as st

@@ -24,20 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List
 
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    SummaryValue,
-    TestType,
-    Tracking,
-    in_range as _in_range,
-    parse_count as _count,
+from tkperf.kit.base import (
+    Figure, Option, Options, Plan, SummaryValue, TestType, Tracking, in_range as _in_range,
+    parse_count as _count
 )
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
 from tkperf.testtypes.consistency.stream import (

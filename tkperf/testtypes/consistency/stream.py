@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 import numpy as np
 
 from tkperf.durations import duration, micro_unit
-from tkperf.engine.progress import progress_of
-from tkperf.engine.shapes import FIO_GAP_S, REVISED, Estimate, Shape
+from tkperf.kit.progress import progress_of
+from tkperf.kit.shapes import FIO_GAP_S, REVISED, Estimate, Shape
 from tkperf.fio.intervals import Cut, IntervalCutter, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.logs import log_directory
@@ -45,7 +45,7 @@ from tkperf.model.series import Series
 from tkperf.testtypes.consistency import latlog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.context import PlanLike, RunContext
+    from tkperf.kit.context import PlanLike, RunContext
 
 progress = logging.getLogger("tkperf.progress")
 

@@ -17,9 +17,9 @@ import numpy as np
 from tkperf.durations import duration
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
-from tkperf.render import generic, header
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt, plural
+from tkperf.report import generic, header
+from tkperf.report.context import CompareContext, ReportContext
+from tkperf.report.words import NA, fmt, plural
 from tkperf.testtypes import consistency as cons
 from tkperf.testtypes.consistency import figures as fg
 from tkperf.testtypes.consistency.analysis import (

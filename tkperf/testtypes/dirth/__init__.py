@@ -8,10 +8,10 @@ writes) at the highest OIO and the whole sweep over every TC x QD point
 (``--dirth-time`` each, TC outer and QD inner, both high to low, one fio
 process) until the highest-OIO point is steady, then a pre-write at the
 point's own TC and QD and a capture at each of the max, mid and min points
-(:class:`~tkperf.engine.composite.SweepRounds`).  ``steady-sweep``: RND
+(:class:`~tkperf.kit.composite.SweepRounds`).  ``steady-sweep``: RND
 ``--dirth-bs`` at the highest OIO in rounds of ``--dirth-round`` until its
 IOPS are steady (20/10), then at once one sweep, every point keeping its
-response-time histogram (:class:`~tkperf.engine.composite.SteadyThenSweep`).
+response-time histogram (:class:`~tkperf.kit.composite.SteadyThenSweep`).
 
 TC (thread count) is fio's ``numjobs`` and QD (queue depth per thread) is
 fio's ``iodepth``: OIO = TC x QD.  (One public implementation swapped
@@ -33,29 +33,23 @@ import re
 from functools import partial
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.composite import (SWEEP_ROUND, WDPC_SERIES, WDPC_STOP, SteadyThenSweep, SweepRounds, capture_round,
-                                     steady_rounds, sweep_round)
+from tkperf.kit import options
+from tkperf.kit.composite import (
+    SWEEP_ROUND, WDPC_SERIES, WDPC_STOP, SteadyThenSweep, SweepRounds, capture_round, steady_rounds,
+    sweep_round
+)
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
-from tkperf.testtypes.base import OIO_SWEEP
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    TestType,
-    Tracking,
-    in_range as _in_range,
-)
+from tkperf.kit.base import OIO_SWEEP
+from tkperf.kit.base import Figure, Option, Options, Plan, TestType, Tracking, in_range as _in_range
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.points import RULE, Choice, Point  # noqa: F401 (the sweep's public names)
 from tkperf.testtypes.dirth.points import PREWRITE, capture_name, choose_points, window_points
 from tkperf.testtypes.dirth.settings import Captures, DirthSettings, captures_of
 from tkperf.testtypes.iops import mixes_text
-from tkperf.testtypes.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
+from tkperf.kit.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
 
 #: The TC and QD of the sweep as the PTS 2.0 implementation runs it: 32, 16,
 #: 8, 6, 4, 2, 1 each (49 points); PTS-E 1.1 sweeps 1 to 32 in powers of two
@@ -170,7 +164,7 @@ def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequ
     ``point_time`` s each) from high to low OIO, steady state judged on the
     IOPS at the highest OIO and, with ``capacity``, never before that many
     bytes of the test's own random writes followed the WIPC
-    (:class:`~tkperf.testtypes.longrounds.OneFillFirst`).
+    (:class:`~tkperf.kit.longrounds.OneFillFirst`).
 
     Without ``captures``, tkperf's shorter structure: rounds of ``make`` at
     the highest OIO (``ss-<base>-tcN-qdM``, ``runtime`` s each: the

@@ -24,13 +24,13 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tkperf.durations import duration
-from tkperf.engine.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
+from tkperf.kit.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
 from tkperf.model import histogram
 from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
-from tkperf.render import header, qos, steady
-from tkperf.render.context import CompareContext, ReportContext, chart_name, grid_table
-from tkperf.render.words import NA, fmt, tracking_label, verdict
+from tkperf.report import header, qos, steady
+from tkperf.report.context import CompareContext, ReportContext, chart_name, grid_table
+from tkperf.report.words import NA, fmt, tracking_label, verdict
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.viewheader import dirth_header, limit_text, structure
 from tkperf.testtypes.dirth.viewheader import stimulus_words, sweep_header  # noqa: F401 (CBW's view uses them from here)

@@ -4,15 +4,15 @@ from __future__ import annotations
 from typing import Sequence, Tuple
 
 from tkperf.durations import duration
-from tkperf.engine.composite import WDPC_SERIES, capture_round, steady_rounds, sweep_round, wdpc_verdict
+from tkperf.kit.composite import WDPC_SERIES, capture_round, steady_rounds, sweep_round, wdpc_verdict
 from tkperf.model.results import TestRun
 from tkperf.render import blocks as b
-from tkperf.render import header
-from tkperf.render.context import ReportContext
-from tkperf.render.words import NA, oio, plural, tracking_label, verdict
+from tkperf.report import header
+from tkperf.report.context import ReportContext
+from tkperf.report.words import NA, oio, plural, tracking_label, verdict
 from tkperf.testtypes.dirth import rt_limit_us
 from tkperf.testtypes.dirth import structure as st
-from tkperf.testtypes.longrounds import header_fields
+from tkperf.kit.longrounds import header_fields
 
 
 def limit_text(us: float) -> str:

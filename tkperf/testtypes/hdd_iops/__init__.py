@@ -22,15 +22,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
+from tkperf.kit import options
+from tkperf.kit.shapes import Rounds
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import hdd_cell as cell_name
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
-from tkperf.render.words import test_title
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking, in_range
+from tkperf.report.words import test_title
+from tkperf.kit.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking, in_range
 from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text
-from tkperf.testtypes.policy import Steady
+from tkperf.kit.policy import Steady
 from tkperf.testtypes.qd import check_depths, depths_text, parse_depths
 
 MIXES: Tuple[int, ...] = (100, 70, 0)

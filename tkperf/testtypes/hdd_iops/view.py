@@ -15,9 +15,9 @@ import numpy as np
 
 from tkperf.model.results import RunResult, TestRun, format_bs, mb, mix_label
 from tkperf.render import blocks as b
-from tkperf.render import generic, header, steady
-from tkperf.render.context import CompareContext, ReportContext, grid_table
-from tkperf.render.words import NA, fmt, metric_display, test_title, tracking_label
+from tkperf.report import generic, header, steady
+from tkperf.report.context import CompareContext, ReportContext, grid_table
+from tkperf.report.words import NA, fmt, metric_display, test_title, tracking_label
 from tkperf.testtypes.hdd_iops import (REPEATABILITY, HddIopsTest, cell_average, cell_name, repeat_source,
                                        window_cells)
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Optional, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
+from tkperf.kit import options
+from tkperf.kit.shapes import Rounds
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType
+from tkperf.kit.base import Figure, Option, Options, Plan, SummaryValue, TestType
 from tkperf.testtypes.hdd_iops import (
     SUMMARY_RANK,
     between,

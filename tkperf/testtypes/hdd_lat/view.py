@@ -11,9 +11,9 @@ from typing import Any, List, Sequence
 
 from tkperf.model.results import RunResult, TestRun, format_bs
 from tkperf.render import blocks as b
-from tkperf.render import generic, header, qos, steady
-from tkperf.render.words import NA, fmt, metric_display, test_title
-from tkperf.render.context import CompareContext, ReportContext
+from tkperf.report import generic, header, qos, steady
+from tkperf.report.words import NA, fmt, metric_display, test_title
+from tkperf.report.context import CompareContext, ReportContext
 from tkperf.testtypes.hdd_iops import cell_name, repeat_source, window_cells
 from tkperf.testtypes.hdd_iops.view import figures_blocks, hdd_header, repeat_blocks
 from tkperf.testtypes.hdd_lat import MIXES, HddLatencyTest, direction, percentile, response_times

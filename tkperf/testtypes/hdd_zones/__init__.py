@@ -13,7 +13,7 @@ seconds at TC 1/QD 4, wrapping inside the zone, never into the next one.
 One fio process per direction runs every zone as a stonewalled job, outer
 to inner, without a pause; the write sweep comes first so that the read
 sweep reads back written data.  The loop shape is
-:class:`~tkperf.engine.shapes.Phases` without idle time: a phase per
+:class:`~tkperf.kit.shapes.Phases` without idle time: a phase per
 direction and pass.  There is no steady state: a drive's sequential rate
 depends on where it reads, not on what it did before, so the sweep is a
 curve over position, not a loop until steady.  ``--zone-passes`` repeats
@@ -27,17 +27,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Estimate, Phase, Phases
+from tkperf.kit import options
+from tkperf.kit.shapes import Estimate, Phase, Phases
 from tkperf.errors import TargetError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import hdd_zone as zone_name
 from tkperf.model.results import TestRun, format_bs, mb
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType
+from tkperf.kit.base import Figure, Option, Options, Plan, SummaryValue, TestType
 from tkperf.testtypes.hdd_iops import SUMMARY_RANK, between
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.context import PlanLike, RunContext
+    from tkperf.kit.context import PlanLike, RunContext
 
 MiB = 1024 * 1024
 ZONES = 100

@@ -14,9 +14,9 @@ import numpy as np
 from tkperf.durations import duration
 from tkperf.model.results import RunResult, TestRun, gb
 from tkperf.render import blocks as b
-from tkperf.render import generic, header
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt
+from tkperf.report import generic, header
+from tkperf.report.context import CompareContext, ReportContext
+from tkperf.report.words import NA, fmt
 from tkperf.testtypes.hdd_iops.view import NO_PREPARATION, figures_blocks
 from tkperf.testtypes.hdd_zones import DIRECTIONS, HddZonesTest, Zone, measured, sizes_text, zones
 

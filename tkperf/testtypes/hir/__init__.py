@@ -5,7 +5,7 @@ After the purge (no WIPC unless ``--hir-wipc``: both open PTS
 implementations skip it for HIR, as for WSAT and XSR), RND 4KiB W (one
 thread, ``--hir-qd`` outstanding I/Os) in rounds of ``--hir-round`` (30
 min) until its IOPS are steady (20/10) and its own random writes (the
-WIPC's fill not counted) reach one drive fill (:mod:`~tkperf.testtypes.longrounds`): their window
+WIPC's fill not counted) reach one drive fill (:mod:`~tkperf.kit.longrounds`): their window
 average is the baseline.  Then, per idle time of
 ``--hir-idle`` (5, 10, 15, 25, 50 s), ``--hir-cycles`` (360) write periods
 of ``--hir-write`` (5 s), each followed by that idle time, then
@@ -21,22 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import OIO_OPERATOR
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    TestType,
-    Tracking,
-    in_range as _in_range,
-)
+from tkperf.kit.base import OIO_OPERATOR
+from tkperf.kit.base import Figure, Option, Options, Plan, TestType, Tracking, in_range as _in_range
 from tkperf.testtypes.hir.analysis import baseline, settings
-from tkperf.testtypes.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
+from tkperf.kit.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
 from tkperf.testtypes.hir.shape import (
     PERIOD_COLUMNS,
     PERIODS,

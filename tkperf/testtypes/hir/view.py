@@ -14,11 +14,11 @@ import numpy as np
 from tkperf.durations import duration
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
-from tkperf.render import header, steady
-from tkperf.render.context import CompareContext, ReportContext, chart_name
-from tkperf.render.words import NA, fmt, oio, plural, tracking_label, verdict
+from tkperf.report import header, steady
+from tkperf.report.context import CompareContext, ReportContext, chart_name
+from tkperf.report.words import NA, fmt, oio, plural, tracking_label, verdict
 from tkperf.testtypes.hir import HostIdleRecoveryTest, iopslog
-from tkperf.testtypes.longrounds import header_fields
+from tkperf.kit.longrounds import header_fields
 from tkperf.testtypes.hir.analysis import SettingResult, baseline, cycles, settings, steady_round_indices, write_s
 
 IOPS_LABEL = "IOPS"

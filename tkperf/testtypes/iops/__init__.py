@@ -8,16 +8,16 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Mapping, Sequence, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
+from tkperf.kit import options
+from tkperf.kit.shapes import Rounds
 from tkperf.model.steadystate import SteadyState, evaluate
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import iops_matrix_params as matrix_params
 from tkperf.model.names import iops_workload as workload_name
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import OIO_OPERATOR
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
-from tkperf.testtypes.policy import Steady
+from tkperf.kit.base import OIO_OPERATOR
+from tkperf.kit.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
+from tkperf.kit.policy import Steady
 
 BLOCK_SIZES: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
 MIXES: Tuple[int, ...] = (100, 95, 65, 50, 35, 5, 0)

@@ -10,9 +10,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.model.results import RunResult, TestRun, Workload, format_bs, mix_label
 from tkperf.render import blocks as b
-from tkperf.render import header, steady
-from tkperf.render.context import CompareContext, ReportContext, grid_table
-from tkperf.render.words import NA, metric_display, test_title
+from tkperf.report import header, steady
+from tkperf.report.context import CompareContext, ReportContext, grid_table
+from tkperf.report.words import NA, metric_display, test_title
 from tkperf.testtypes.iops import IopsTest, workload_name
 
 # The cells compared across drives, where a run measured them.

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, Iterable, List, Optional, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
+from tkperf.kit import options
+from tkperf.kit.shapes import Rounds
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import OIO_FIXED
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
+from tkperf.kit.base import OIO_FIXED
+from tkperf.kit.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import (
     matrix_jobs,
     matrix_params,

@@ -8,10 +8,10 @@ from typing import List, Optional, Sequence, Tuple
 
 from tkperf.model.results import PERCENTILES, RunResult, TestRun, format_bs, mix_label
 from tkperf.render import blocks as b
-from tkperf.render import header, steady
-from tkperf.render.qos import compare_blocks, qos_blocks
-from tkperf.render.context import CompareContext, ReportContext, grid_table
-from tkperf.render.words import fmt
+from tkperf.report import header, steady
+from tkperf.report.qos import compare_blocks, qos_blocks
+from tkperf.report.context import CompareContext, ReportContext, grid_table
+from tkperf.report.words import fmt
 from tkperf.testtypes.iops import view as matrix
 from tkperf.testtypes.iops import workload_name
 from tkperf.testtypes.latency import AVE_RULE, MAX_RULE, LatencyTest, largest_us, mean_of_maxima

@@ -13,7 +13,7 @@ runner's purge and WIPC come first; the WIPC is a SEQ 128KiB fill, so the
 first precondition adds no fill of its own unless ``--wipc-loops 0``.
 
 Every step is one fio process, recorded as one round (the loop shape is
-:class:`~tkperf.engine.shapes.Phases` without idle time); every point of a
+:class:`~tkperf.kit.shapes.Phases` without idle time); every point of a
 random sweep is a stonewalled job of its sweep's fio process, every SEQ
 point a phase of its own right after the last, at TC 1 and QD = fio
 ``iodepth``, ``--qd-time`` long, so the drive never rests between points.
@@ -34,13 +34,13 @@ from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.durations import duration
-from tkperf.engine import options
-from tkperf.engine.precondition import SLOWEST_PLAUSIBLE_BPS
-from tkperf.engine.shapes import Estimate, Phase, Phases, duration_rough
+from tkperf.kit import options
+from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
+from tkperf.kit.shapes import Estimate, Phase, Phases, duration_rough
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import Round, TestRun, Workload
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, in_range
+from tkperf.kit.base import Figure, Option, Options, Plan, SummaryValue, TestType, in_range
 from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths
 from tkperf.testtypes.throughput import advance, place
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Sequence, Tuple
 
-from tkperf.engine import options
+from tkperf.kit import options
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from tkperf.durations import duration
 from tkperf.model import histogram
 from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
-from tkperf.render import generic, header, qos
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt
+from tkperf.report import generic, header, qos
+from tkperf.report.context import CompareContext, ReportContext
+from tkperf.report.words import NA, fmt
 from tkperf.testtypes.qd import (
     BY_WORD,
     FILL_JOB,

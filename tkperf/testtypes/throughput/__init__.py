@@ -21,13 +21,13 @@ from dataclasses import dataclass
 import re
 from typing import ClassVar, Dict, List, Sequence, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
+from tkperf.kit import options
+from tkperf.kit.shapes import Rounds
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import tp_workload as workload_name
 from tkperf.model.results import Round, TestRun, format_bs
-from tkperf.testtypes.base import OIO_FIXED
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
+from tkperf.kit.base import OIO_FIXED
+from tkperf.kit.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import nonempty, sizes_text
 
 BLOCK_SIZES = {"enterprise": (1024 * 1024, 128 * 1024), "client": (1024 * 1024,)}

@@ -7,9 +7,9 @@ from typing import Callable, Optional, Sequence
 
 from tkperf.model.results import RunResult, TestRun, format_bs, mb
 from tkperf.render import blocks as b
-from tkperf.render import header, steady
-from tkperf.render.context import CompareContext, ReportContext, grid_table
-from tkperf.render.words import NA
+from tkperf.report import header, steady
+from tkperf.report.context import CompareContext, ReportContext, grid_table
+from tkperf.report.words import NA
 from tkperf.testtypes.throughput import ThroughputTest, block_size, workload_name
 
 SIDES = (("w", "SEQ 100% W", "write.bw_bytes"), ("r", "SEQ 100% R", "read.bw_bytes"))

@@ -14,24 +14,15 @@ from __future__ import annotations
 from typing import Dict, List
 
 from tkperf.durations import duration
-from tkperf.engine import options
-from tkperf.engine.shapes import Stream
+from tkperf.kit import options
+from tkperf.kit.shapes import Stream
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import WSAT_SERIES
 from tkperf.model.names import wsat_workload as workload_name
 from tkperf.model.results import TestRun, format_bs
-from tkperf.testtypes.base import OIO_OPERATOR
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    SummaryValue,
-    TestType,
-    Tracking,
-    in_range as _in_range,
-)
-from tkperf.testtypes.settings import settings_from
+from tkperf.kit.base import OIO_OPERATOR
+from tkperf.kit.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking, in_range as _in_range
+from tkperf.kit.settings import settings_from
 from tkperf.testtypes.writesat.settings import WsatSettings, parse_tgbw, tgbw_bytes
 
 WORKLOAD = "wsat-rnd-4k-0-100"

@@ -17,10 +17,10 @@ import numpy as np
 from tkperf.model.steadystate import SteadyState
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
-from tkperf.render import header, steady
-from tkperf.render.context import CompareContext, ReportContext
+from tkperf.report import header, steady
+from tkperf.report.context import CompareContext, ReportContext
 from tkperf.durations import duration
-from tkperf.render.words import NA, fmt, plural
+from tkperf.report.words import NA, fmt, plural
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
 
 #: Tables list every interval up to this many, else this many bins of intervals.

@@ -22,20 +22,13 @@ from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Mapping
 
 from tkperf.durations import duration
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import OIO_FIXED
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    SummaryValue,
-    TestType,
-    in_range as _in_range,
-    parse_count as _count,
+from tkperf.kit.base import OIO_FIXED
+from tkperf.kit.base import (
+    Figure, Option, Options, Plan, SummaryValue, TestType, in_range as _in_range, parse_count as _count
 )
 from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES, Phase, XsrStream

@@ -16,11 +16,11 @@ import numpy as np
 from tkperf.durations import duration
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
-from tkperf.render import generic, header
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt, shown_unit
+from tkperf.report import generic, header
+from tkperf.report.context import CompareContext, ReportContext
+from tkperf.report.words import NA, fmt, shown_unit
 from tkperf.testtypes import xsr
-from tkperf.testtypes.base import started_from_purge
+from tkperf.kit.base import started_from_purge
 from tkperf.testtypes.consistency.view import clock
 from tkperf.testtypes.xsr.analysis import LEVEL_PART, SMOOTH, Analysis, PhaseFigures, analyse
 
