@@ -224,6 +224,36 @@ def test_tests_lists_plugin(venv):
 
 
 @needs_venv
+def test_a_type_checker_sees_the_api_of_the_installed_package(venv, tmp_path):
+    """tkperf ships py.typed: mypy, run on the example plug-in against tkperf
+    installed as a user installs it (a wheel, not the source tree), sees every
+    name of tkperf.api with its type, and the plug-in passes --strict."""
+    python, base = venv
+    target = base / "tkperf-installed"
+    if not target.exists():
+        ok(run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--target", target,
+                REPO], base, timeout=900))
+    assert (target / "tkperf" / "py.typed").is_file()
+    work = tmp_path / "plugin"
+    shutil.copytree(PLUGIN_SRC, work)
+    env = dict(os.environ, PYTHONPATH="", MYPYPATH="")
+    env.pop("PYTHONPATH")
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable",
+                           str(python), "--cache-dir", str(tmp_path / "cache"), "tkperf_rw4k.py"],
+                          cwd=str(work), capture_output=True, text=True, timeout=600,
+                          env=dict(env, PYTHONPATH=str(target)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the same plug-in with a wrong type is caught, so the check above is not vacuous
+    text = (work / "tkperf_rw4k.py").read_text()
+    (work / "tkperf_rw4k.py").write_text(text + "\n\nWRONG: int = api.API_VERSION\n")
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-executable",
+                           str(python), "--cache-dir", str(tmp_path / "cache"), "tkperf_rw4k.py"],
+                          cwd=str(work), capture_output=True, text=True, timeout=600,
+                          env=dict(env, PYTHONPATH=str(target)))
+    assert proc.returncode == 1 and "Incompatible types in assignment" in proc.stdout, proc.stdout
+
+
+@needs_venv
 def test_plugin_options_are_checked(venv):
     python, base = venv
     bad = tkperf(python, base, "ssd", "run", "/nonexistent", "--tests", "rw4k", "--rw4k-qd", "0",

@@ -16,7 +16,7 @@ from tkperf.kit import registry
 from tkperf.kit.precondition import WIPC_BS
 from tkperf.errors import TargetError, UsageError
 from tkperf.model import pts as pts_model
-from tkperf.model.results import format_bs
+from tkperf.model.results import format_bs, mix_label
 from tkperf.model.steadystate import WINDOW
 from tkperf.kit.settings import S, settings_from
 
@@ -73,6 +73,16 @@ def parse_mixes(text: str) -> Tuple[int, ...]:
         if mix not in out:
             out.append(mix)
     return tuple(out)
+
+
+def format_block_sizes(sizes: Sequence[int]) -> str:
+    """(4096, 131072) -> '4k,128k': what :func:`parse_block_sizes` reads back."""
+    return ",".join(format_bs(b) for b in sizes)
+
+
+def format_mixes(mixes: Sequence[int]) -> str:
+    """(65, 100) -> '65/35,100/0': what :func:`parse_mixes` reads back."""
+    return ",".join(mix_label(m) for m in mixes)
 
 
 def parse_duration(text: str, what: str = "duration") -> int:

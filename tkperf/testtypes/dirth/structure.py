@@ -32,11 +32,7 @@ from __future__ import annotations
 
 from typing import Callable, List, Mapping, Optional, Tuple
 
-from tkperf.durations import duration
-from tkperf.kit import options
-from tkperf.errors import UsageError
-from tkperf.fio.jobs import FioJob
-from tkperf.kit.base import Option, in_range
+from tkperf.api import FioJob, MAX_RUNTIME, Option, UsageError, duration, in_range, parse_duration
 
 PTS20 = "pts-2.0"
 SHORT = "steady-sweep"
@@ -92,8 +88,8 @@ def structure_options(prefix: str, what: str) -> Tuple[Option, ...]:
     def seconds(name: str, default: int, quick: int, words: str) -> Option:
         f = f"{flag}-{name.replace('_', '-')}"
         return Option(f"{prefix}_{name}", (f,), f"{what} {words} under the pts-2.0 structure (default "
-                      f"{duration(float(default), rough=True)}; 1s with --quick)", parse=options.parse_duration,
-                      default=default, quick=quick, check=in_range(1, options.MAX_RUNTIME, f), metavar="DURATION")
+                      f"{duration(float(default), rough=True)}; 1s with --quick)", parse=parse_duration,
+                      default=default, quick=quick, check=in_range(1, MAX_RUNTIME, f), metavar="DURATION")
 
     return (
         Option(f"{prefix}_structure", (f"{flag}-structure",), f"{what} round structure: pts-2.0 (every round a "
