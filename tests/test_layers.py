@@ -228,3 +228,19 @@ def test_the_checks_see_what_they_should(tmp_path) -> None:
     table = [("top", ["sub.a"]), ("middle", ["sub.*"]), ("bottom", ["tkperf"])]
     assert [layer_of(m, table) for m in ("tkperf.sub.a", "tkperf.sub.b", "tkperf")] == [0, 1, 2]
 
+
+
+def test_no_large_file_outside_examples_and_test_data() -> None:
+    """What .ci/run refuses before it installs anything: a file over 100 KB
+    outside examples/ and tests/data/ (the check is a find(1) line there)."""
+    big = []
+    for folder, dirs, files in os.walk(ROOT):
+        rel = os.path.relpath(folder, ROOT)
+        dirs[:] = [d for d in dirs if not (rel == "." and d in (".git", "examples"))
+                   and not (rel == "tests" and d == "data") and d not in ("__pycache__", ".mypy_cache",
+                                                                        ".ruff_cache", "build")
+                   and not d.endswith(".egg-info") and not (rel == "tkperf" and d == "help")]
+        big += [os.path.join(rel, f) for f in files if os.path.getsize(os.path.join(folder, f)) > 100 * 1024]
+    assert big == []
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as fh:
+        assert "-size +100k" in fh.read()
