@@ -1,0 +1,168 @@
+"""Block I/O events as text -- the block tracepoints of tracefs, blkparse's
+default output -- read into one table of I/Os (:class:`IoTrace`).
+
+Both sources say when a request went to the device (tracefs
+``block_rq_issue``, blkparse action ``D``) and when it came back
+(``block_rq_complete``, action ``C``), with its direction flags (``RWBS``),
+its first sector and its length in 512-byte sectors.  An I/O is an issue
+event; its completion is the first completion of the same direction and
+start sector after it.  Requests without data (a flush), discards and
+anything that is neither a read nor a write are counted apart and left out.
+
+Nothing of the text is kept but numbers: process names, commands and any
+other text in a line are not read, so an imported file cannot put markup or
+a terminal control sequence anywhere.
+"""
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from typing import IO, Deque, Dict, Iterable, List, Optional, Tuple
+
+import numpy as np
+
+from tkperf.errors import ResultFileError
+
+SECTOR = 512
+
+# `` fio-123 [001] ..... 4711.000123: block_rq_issue: 7,0 W 4096 () 2048 + 8 none,0,0 [fio]``
+_TRACE = re.compile(rb"\s(\d+\.\d+): block_rq_(issue|complete): (\d+),(\d+) (\S+) (?:\d+ )?\([^)]*\) (\d+) \+ (\d+)")
+_MARK = re.compile(rb"\s(\d+\.\d+): tracing_mark_write: tkperf-capture-(start|end)")
+# ``  7,0    1       17     0.000123456  4711  D   W 2048 + 8 [fio]``
+_BLKPARSE = re.compile(rb"^\s*(\d+),(\d+)\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([DC])\s+(\S+)\s+(\d+) \+ (\d+)")
+
+
+def direction(rwbs: bytes) -> Optional[bool]:
+    """True for a write, False for a read, None for the rest (discard, flush only, ...)."""
+    if b"D" in rwbs or b"E" in rwbs:  # discard, secure erase
+        return None
+    if b"W" in rwbs:
+        return True
+    if b"R" in rwbs:
+        return False
+    return None
+
+
+@dataclass
+class IoTrace:
+    """The I/Os of a capture, in issue order: issue and completion times
+    (seconds; completion ``nan`` when not seen), direction, byte offset and
+    length; ``t0``/``t1`` the capture's start and end on the same clock."""
+
+    issue: np.ndarray
+    done: np.ndarray
+    write: np.ndarray
+    offset: np.ndarray
+    length: np.ndarray
+    t0: float
+    t1: float
+    skipped: Dict[str, int] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.issue.size)
+
+
+class _Pairer:
+    """Issue and completion events into I/Os."""
+
+    def __init__(self, first_sector: int = 0, sectors: Optional[int] = None) -> None:
+        self.first = first_sector
+        self.last = None if sectors is None else first_sector + sectors
+        self.issue: List[float] = []
+        self.done: List[float] = []
+        self.write: List[bool] = []
+        self.offset: List[int] = []
+        self.length: List[int] = []
+        self.pending: Dict[Tuple[bool, int], Deque[int]] = {}
+        self.skipped: Dict[str, int] = {}
+
+    def _skip(self, why: str) -> None:
+        self.skipped[why] = self.skipped.get(why, 0) + 1
+
+    def event(self, t: float, kind: str, rwbs: bytes, sector: int, count: int) -> None:
+        w = direction(rwbs)
+        if w is None or count == 0:
+            if kind == "issue":
+                self._skip("neither read nor write (discard, flush)")
+            return
+        if sector < self.first or (self.last is not None and sector >= self.last):
+            return  # another partition of the same disk
+        if kind == "issue":
+            self.pending.setdefault((w, sector), deque()).append(len(self.issue))
+            self.issue.append(t)
+            self.done.append(float("nan"))
+            self.write.append(w)
+            self.offset.append((sector - self.first) * SECTOR)
+            self.length.append(count * SECTOR)
+        else:
+            waiting = self.pending.get((w, sector))
+            if waiting:
+                self.done[waiting.popleft()] = t
+            else:
+                self._skip("completions of I/Os issued before the capture")
+
+    def result(self, t0: Optional[float], t1: Optional[float], last_event: float) -> IoTrace:
+        issue = np.asarray(self.issue, dtype=float)
+        order = np.argsort(issue, kind="stable")
+        start = t0 if t0 is not None else (float(issue.min()) if issue.size else 0.0)
+        end = t1 if t1 is not None else max(last_event, start)
+        return IoTrace(issue=issue[order], done=np.asarray(self.done, dtype=float)[order],
+                       write=np.asarray(self.write, dtype=bool)[order],
+                       offset=np.asarray(self.offset, dtype=np.int64)[order],
+                       length=np.asarray(self.length, dtype=np.int64)[order], t0=start, t1=end,
+                       skipped=dict(self.skipped))
+
+
+def read_tracefs(lines: Iterable[bytes], first_sector: int = 0, sectors: Optional[int] = None) -> IoTrace:
+    """The I/Os of a tracefs instance's ``trace_pipe`` text, between the
+    ``tkperf-capture-start``/``-end`` marks tkperf writes (the filter of the
+    events already chose the device)."""
+    p = _Pairer(first_sector, sectors)
+    t0: Optional[float] = None
+    t1: Optional[float] = None
+    last = 0.0
+    for line in lines:
+        m = _TRACE.search(line)
+        if m is None:
+            mark = _MARK.search(line)
+            if mark is not None:
+                if mark.group(2) == b"start":
+                    t0 = float(mark.group(1))
+                else:
+                    t1 = float(mark.group(1))
+            continue
+        t = float(m.group(1))
+        last = max(last, t)
+        p.event(t, m.group(2).decode(), m.group(5), int(m.group(6)), int(m.group(7)))
+    return p.result(t0, t1, last)
+
+
+def read_blkparse(fh: IO[bytes], source: str) -> Tuple[IoTrace, str]:
+    """The I/Os of blkparse's default text output (actions D and C) and the
+    device they are of (``MAJOR,MINOR``).  A file with no such line, or with
+    the events of more than one device, is a ResultFileError."""
+    p = _Pairer()
+    device: Optional[bytes] = None
+    last = 0.0
+    first: Optional[float] = None
+    lines = 0
+    for line in fh:
+        lines += 1
+        m = _BLKPARSE.match(line)
+        if m is None:
+            continue
+        dev = m.group(1) + b"," + m.group(2)
+        if device is None:
+            device = dev
+        elif dev != device:
+            raise ResultFileError(f"{source}: holds the events of more than one device "
+                                  f"({device.decode()} and {dev.decode()}); give blkparse one device's trace")
+        t = float(m.group(3))
+        first = t if first is None else min(first, t)
+        last = max(last, t)
+        p.event(t, "issue" if m.group(4) == b"D" else "complete", m.group(5), int(m.group(6)), int(m.group(7)))
+    if device is None or not p.issue:
+        raise ResultFileError(f"{source}: no issued I/O (blkparse action D) in {lines} lines; "
+                              "not blkparse's default output of a block trace")
+    return p.result(first, last, last), device.decode()
