@@ -1,0 +1,277 @@
+"""Recording a device's block I/O through the block tracepoints of tracefs.
+
+The events ``block/block_rq_issue`` and ``block/block_rq_complete`` are
+enabled in a tracefs *instance* of tkperf's own (``instances/tkperf-
+capture-PID``), filtered to the device's number, and read from that
+instance's ``trace_pipe`` into a file while the capture lasts.  The
+global tracing state (``current_tracer``, the global buffer, the events
+enabled there) is never touched; the instance is removed afterwards, and
+a tracefs (or debugfs) that tkperf mounted for the capture is unmounted --
+on any exit, also when a signal stops the capture.  The device itself is
+never opened.
+
+The kernel issues a partition's requests to its disk with the disk's
+sectors: a partition is recorded as its disk's events in the partition's
+sector range (:func:`device_facts`).
+"""
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import select
+import stat
+import time
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from tkperf import programs
+from tkperf.errors import TargetError, ToolError, UsageError
+
+log = logging.getLogger("tkperf")
+
+EVENTS = ("block_rq_issue", "block_rq_complete")
+TRACEFS = "/sys/kernel/tracing"
+DEBUGFS = "/sys/kernel/debug"
+BUFFER_KB = 8192          # per CPU, in the instance only
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class DeviceFacts:
+    """What the capture needs to know of the device: the disk whose
+    requests are traced (major, minor), the sector range of the device on
+    it, its size in bytes."""
+
+    path: str
+    major: int
+    minor: int
+    first_sector: int
+    sectors: int
+
+    @property
+    def size(self) -> int:
+        return self.sectors * 512
+
+    @property
+    def kernel_dev(self) -> int:
+        """The device number as the tracepoints hold it (the kernel's dev_t: major << 20 | minor)."""
+        return (self.major << 20) | self.minor
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="ascii", errors="replace") as fh:
+        return fh.read().strip()
+
+
+def device_facts(device: str) -> DeviceFacts:
+    """The block device ``device`` (``/dev/loop0``, ``loop0``); a TargetError
+    when it does not exist, is not a block device, or is one whose I/O never
+    reaches the block layer as requests (device-mapper, md: capture the
+    devices below)."""
+    path = device if os.path.exists(device) or "/" in device else os.path.join("/dev", device)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise TargetError(f"{device}: {exc.strerror}") from None
+    if not stat.S_ISBLK(st.st_mode):
+        raise TargetError(f"{device}: not a block device")
+    major, minor = os.major(st.st_rdev), os.minor(st.st_rdev)
+    sysfs = os.path.realpath(f"/sys/dev/block/{major}:{minor}")
+    try:
+        sectors = int(_read(os.path.join(sysfs, "size")))
+        disk, first = sysfs, 0
+        if os.path.exists(os.path.join(sysfs, "partition")):
+            disk = os.path.dirname(sysfs)
+            first = int(_read(os.path.join(sysfs, "start")))
+            major, minor = (int(x) for x in _read(os.path.join(disk, "dev")).split(":"))
+    except (OSError, ValueError) as exc:
+        raise TargetError(f"{device}: its sysfs entry {sysfs} cannot be read ({exc})") from None
+    if not os.path.isdir(os.path.join(disk, "mq")):
+        raise TargetError(f"{device}: a device without a request queue (device-mapper, md RAID): "
+                          "its I/O reaches the block layer on the devices below it; capture those")
+    return DeviceFacts(path=path, major=major, minor=minor, first_sector=first, sectors=sectors)
+
+
+def on_device(directory: str, dev: DeviceFacts) -> bool:
+    """Whether ``directory`` is on a file system of the captured disk (writing
+    there would add I/O to what is captured)."""
+    st = os.stat(directory)
+    key = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    sysfs = os.path.realpath(f"/sys/dev/block/{key}")
+    if not os.path.isdir(sysfs):
+        return False
+    disk = os.path.dirname(sysfs) if os.path.exists(os.path.join(sysfs, "partition")) else sysfs
+    try:
+        return _read(os.path.join(disk, "dev")) == f"{dev.major}:{dev.minor}"
+    except OSError:
+        return False
+
+
+def _mounts() -> List[Tuple[str, str]]:
+    """(mount point, file system type) of every mount."""
+    out = []
+    with open("/proc/self/mounts", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            parts = line.split()
+            if len(parts) >= 3:
+                out.append((parts[1].replace("\\040", " "), parts[2]))
+    return out
+
+
+def _write(path: str, text: str) -> None:
+    try:
+        with open(path, "w", encoding="ascii") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise ToolError(f"cannot set {path} to {text.strip()!r}: {exc.strerror or exc}") from None
+
+
+class Recorder:
+    """A context manager: on entry, tracefs found or mounted and tkperf's
+    instance set up with the device's filter; :meth:`record` reads the events
+    into a file; on exit everything is put back as it was."""
+
+    def __init__(self, dev: DeviceFacts) -> None:
+        self.dev = dev
+        self.mounted: List[str] = []   # mount points tkperf mounted, in order
+        self.instance: Optional[str] = None
+        self.pipe: Optional[int] = None
+        self.lost = 0
+
+    # -- set-up and clean-up ---------------------------------------------------
+    def _tracing_dir(self) -> str:
+        mounts = _mounts()
+        for point, kind in mounts:
+            if kind == "tracefs" and os.path.isdir(os.path.join(point, "instances")):
+                return point
+        for point, kind in mounts:
+            if kind == "debugfs" and os.path.isdir(os.path.join(point, "tracing", "instances")):
+                return os.path.join(point, "tracing")
+        mount = programs.require("mount")
+        if os.path.isdir(TRACEFS):
+            programs.run([mount, "-t", "tracefs", "nodev", TRACEFS], timeout=30, what="mount tracefs")
+            self.mounted.append(TRACEFS)
+            return TRACEFS
+        programs.run([mount, "-t", "debugfs", "nodev", DEBUGFS], timeout=30, what="mount debugfs")
+        self.mounted.append(DEBUGFS)
+        return os.path.join(DEBUGFS, "tracing")
+
+    def __enter__(self) -> "Recorder":
+        try:
+            root = self._tracing_dir()
+            events = os.path.join(root, "events", "block")
+            if not all(os.path.isdir(os.path.join(events, e)) for e in EVENTS):
+                raise ToolError(f"this kernel has no block tracepoints ({events}/{EVENTS[0]}): "
+                                "it was built without CONFIG_BLK_DEV_IO_TRACE's events")
+            base = os.path.join(root, "instances", f"tkperf-capture-{os.getpid()}")
+            self.instance = base
+            try:
+                os.mkdir(base)
+            except OSError as exc:
+                self.instance = None
+                raise ToolError(f"cannot create the tracefs instance {base}: {exc.strerror}") from None
+            _write(os.path.join(base, "buffer_size_kb"), f"{BUFFER_KB}\n")
+            for e in EVENTS:
+                _write(os.path.join(base, "events", "block", e, "filter"), f"dev == {self.dev.kernel_dev}\n")
+            for e in EVENTS:
+                _write(os.path.join(base, "events", "block", e, "enable"), "1\n")
+            log.info("capture: tracefs instance %s, events %s filtered to dev %d:%d",
+                     base, ", ".join(EVENTS), self.dev.major, self.dev.minor)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Disable the events, remove the instance, unmount what was mounted (each step tried)."""
+        if self.pipe is not None:
+            os.close(self.pipe)
+            self.pipe = None
+        if self.instance is not None:
+            for e in EVENTS:
+                try:
+                    _write(os.path.join(self.instance, "events", "block", e, "enable"), "0\n")
+                except ToolError as err:
+                    log.warning("%s", err)
+            for _ in range(50):
+                try:
+                    os.rmdir(self.instance)
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EBUSY:
+                        log.warning("cannot remove the tracefs instance %s: %s", self.instance, exc.strerror)
+                        break
+                    time.sleep(0.1)
+            self.instance = None
+        while self.mounted:
+            point = self.mounted.pop()
+            for sub, kind in reversed(_mounts()):  # debugfs: the tracefs under it first
+                if sub.startswith(point + "/") and kind == "tracefs":
+                    programs.run([programs.require("umount"), sub], timeout=30, check=False)
+            programs.run([programs.require("umount"), point], timeout=30, check=False, what="umount")
+
+    # -- recording -------------------------------------------------------------
+    def _mark(self, what: str) -> None:
+        assert self.instance is not None
+        _write(os.path.join(self.instance, "trace_marker"), f"tkperf-capture-{what}\n")
+
+    def _drain(self, out: int, wait: float) -> int:
+        """Copy what the pipe holds to ``out``, waiting up to ``wait`` s for more; bytes copied."""
+        assert self.pipe is not None
+        copied = 0
+        poller = select.poll()
+        poller.register(self.pipe, select.POLLIN)
+        deadline = time.monotonic() + wait
+        while True:
+            left = deadline - time.monotonic()
+            if not poller.poll(max(0, int(left * 1000))):
+                return copied
+            try:
+                data = os.read(self.pipe, _CHUNK)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return copied
+                continue
+            if not data:
+                return copied
+            os.write(out, data)
+            copied += len(data)
+
+    def record(self, seconds: float, out: int) -> None:
+        """Read the instance's events for ``seconds`` into the file ``out``."""
+        assert self.instance is not None
+        self.pipe = os.open(os.path.join(self.instance, "trace_pipe"), os.O_RDONLY | os.O_NONBLOCK)
+        self._mark("start")
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self._drain(out, min(0.5, max(0.0, end - time.monotonic())))
+        self._mark("end")
+        for e in EVENTS:
+            _write(os.path.join(self.instance, "events", "block", e, "enable"), "0\n")
+        while self._drain(out, 0.3):
+            pass
+        self.lost = self._overruns()
+
+    def _overruns(self) -> int:
+        assert self.instance is not None
+        lost = 0
+        per_cpu = os.path.join(self.instance, "per_cpu")
+        for cpu in sorted(os.listdir(per_cpu)) if os.path.isdir(per_cpu) else ():
+            try:
+                for line in _read(os.path.join(per_cpu, cpu, "stats")).splitlines():
+                    if line.startswith("overrun:"):
+                        lost += int(line.split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+        return lost
+
+
+def needs_root() -> None:
+    """A UsageError unless tkperf runs as root (tracefs is root's)."""
+    if os.geteuid() != 0:
+        raise UsageError("tkperf capture needs root (it reads the kernel's block tracepoints): "
+                         "run it as root or with sudo")
