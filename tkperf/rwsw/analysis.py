@@ -15,7 +15,10 @@ of the step or of the whole capture.
 The queue depth is the mean number of I/Os outstanding (issued, not yet
 completed) over the step: the time each I/O was outstanding within the
 step, summed, divided by the step's length.  An I/O whose completion was
-not seen counts as outstanding until the capture's end.
+not seen counts as outstanding until the capture's end when it was issued
+after the last completion the capture saw (it was still in flight when the
+capture ended); otherwise its completion was lost (the trace buffer
+overflowed) and it does not count towards the queue depth at all.
 """
 from __future__ import annotations
 
@@ -84,8 +87,12 @@ def queue_depth(issue: np.ndarray, done: np.ndarray, start: float, end: float) -
     """Mean outstanding I/Os over [start, end) (times on the trace's clock)."""
     if end <= start:
         return 0.0
-    finish = np.where(np.isnan(done), end, done)
+    seen = done[~np.isnan(done)]
+    last = float(seen.max()) if seen.size else -np.inf
+    lost = np.isnan(done) & (issue <= last)
+    finish = np.where(np.isnan(done), np.inf, done)
     overlap = np.clip(np.minimum(finish, end) - np.maximum(issue, start), 0.0, None)
+    overlap[lost] = 0.0
     return float(overlap.sum() / (end - start))
 
 

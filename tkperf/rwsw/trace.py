@@ -3,10 +3,12 @@ default output -- read into one table of I/Os (:class:`IoTrace`).
 
 Both sources say when a request went to the device (tracefs
 ``block_rq_issue``, blkparse action ``D``) and when it came back
-(``block_rq_complete``, action ``C``), with its direction flags (``RWBS``),
+(``block_rq_complete``, action ``C``; a request the driver gives back to
+be issued again is ``block_rq_requeue``, action ``R``), with its direction flags (``RWBS``),
 its first sector and its length in 512-byte sectors.  An I/O is an issue
 event; its completion is the first completion of the same direction and
-start sector after it.  Requests without data (a flush), discards and
+start sector after it; an issue followed by a requeue is dropped (the
+request's next issue is the I/O).  Requests without data (a flush), discards and
 anything that is neither a read nor a write are counted apart and left out.
 
 Nothing of the text is kept but numbers: process names, commands and any
@@ -27,10 +29,14 @@ from tkperf.errors import ResultFileError
 SECTOR = 512
 
 # `` fio-123 [001] ..... 4711.000123: block_rq_issue: 7,0 W 4096 () 2048 + 8 none,0,0 [fio]``
-_TRACE = re.compile(rb"\s(\d+\.\d+): block_rq_(issue|complete): (\d+),(\d+) (\S+) (?:\d+ )?\([^)]*\) (\d+) \+ (\d+)")
+_TRACE = re.compile(rb"\s(\d+\.\d+): block_rq_(issue|complete|requeue): "
+                    rb"(\d+),(\d+) (\S+) (?:\d+ )?\([^)]*\) (\d+) \+ (\d+)")
 _MARK = re.compile(rb"\s(\d+\.\d+): tracing_mark_write: tkperf-capture-(start|end)")
 # ``  7,0    1       17     0.000123456  4711  D   W 2048 + 8 [fio]``
-_BLKPARSE = re.compile(rb"^\s*(\d+),(\d+)\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([DC])\s+(\S+)\s+(\d+) \+ (\d+)")
+_BLKPARSE = re.compile(rb"^\s*(\d+),(\d+)\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([DCR])\s+(\S+)\s+(\d+) \+ (\d+)")
+
+
+_ACTIONS = {b"D": "issue", b"C": "complete", b"R": "requeue"}
 
 
 def direction(rwbs: bytes) -> Optional[bool]:
@@ -76,6 +82,7 @@ class _Pairer:
         self.length: List[int] = []
         self.pending: Dict[Tuple[bool, int], Deque[int]] = {}
         self.skipped: Dict[str, int] = {}
+        self.dropped: List[int] = []
 
     def _skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
@@ -95,6 +102,11 @@ class _Pairer:
             self.write.append(w)
             self.offset.append((sector - self.first) * SECTOR)
             self.length.append(count * SECTOR)
+        elif kind == "requeue":  # issued again later: the earlier issue is not an I/O of its own
+            waiting = self.pending.get((w, sector))
+            if waiting:
+                self.dropped.append(waiting.pop())
+                self._skip("issues requeued by the driver (issued again later)")
         else:
             waiting = self.pending.get((w, sector))
             if waiting:
@@ -104,7 +116,9 @@ class _Pairer:
 
     def result(self, t0: Optional[float], t1: Optional[float], last_event: float) -> IoTrace:
         issue = np.asarray(self.issue, dtype=float)
-        order = np.argsort(issue, kind="stable")
+        keep = np.ones(issue.size, dtype=bool)
+        keep[self.dropped] = False
+        order = np.nonzero(keep)[0][np.argsort(issue[keep], kind="stable")]
         start = t0 if t0 is not None else (float(issue.min()) if issue.size else 0.0)
         end = t1 if t1 is not None else max(last_event, start)
         return IoTrace(issue=issue[order], done=np.asarray(self.done, dtype=float)[order],
@@ -161,7 +175,7 @@ def read_blkparse(fh: IO[bytes], source: str) -> Tuple[IoTrace, str]:
         t = float(m.group(3))
         first = t if first is None else min(first, t)
         last = max(last, t)
-        p.event(t, "issue" if m.group(4) == b"D" else "complete", m.group(5), int(m.group(6)), int(m.group(7)))
+        p.event(t, _ACTIONS[m.group(4)], m.group(5), int(m.group(6)), int(m.group(7)))
     if device is None or not p.issue:
         raise ResultFileError(f"{source}: no issued I/O (blkparse action D) in {lines} lines; "
                               "not blkparse's default output of a block trace")

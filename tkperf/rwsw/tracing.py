@@ -1,6 +1,7 @@
 """Recording a device's block I/O through the block tracepoints of tracefs.
 
-The events ``block/block_rq_issue`` and ``block/block_rq_complete`` are
+The events ``block/block_rq_issue``, ``block_rq_complete`` and
+``block_rq_requeue`` are
 enabled in a tracefs *instance* of tkperf's own (``instances/tkperf-
 capture-PID``), filtered to the device's number, and read from that
 instance's ``trace_pipe`` into a file while the capture lasts.  The
@@ -30,7 +31,7 @@ from tkperf.errors import TargetError, ToolError, UsageError
 
 log = logging.getLogger("tkperf")
 
-EVENTS = ("block_rq_issue", "block_rq_complete")
+EVENTS = ("block_rq_issue", "block_rq_complete", "block_rq_requeue")
 TRACEFS = "/sys/kernel/tracing"
 DEBUGFS = "/sys/kernel/debug"
 BUFFER_KB = 8192          # per CPU, in the instance only
