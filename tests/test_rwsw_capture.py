@@ -93,7 +93,8 @@ def test_capture_of_an_idle_device_writes_nothing_to_it(loopdev, tmp_path, capsy
     assert "no I/O was seen" in out
 
 
-def test_sigint_stops_the_capture_and_restores_tracing(loopdev, tmp_path):
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_the_capture_and_restores_tracing(loopdev, tmp_path, sig, code):
     before = _mounts()
     env = dict(os.environ, PYTHONPATH=ROOT)
     out = tmp_path / "out"
@@ -105,12 +106,36 @@ def test_sigint_stops_the_capture_and_restores_tracing(loopdev, tmp_path):
     while not _instances() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _instances(), "the capture never set up its tracefs instance"
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    assert proc.returncode == code, err
     assert "stopped" in err and "Traceback" not in err
     assert _mounts() == before and _instances() == []
     assert os.listdir(out) == []  # no result, no temporary file
+
+
+def test_the_instance_of_a_killed_capture_is_removed_by_the_next(loopdev, tmp_path):
+    before = _mounts()
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    (tmp_path / "a").mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "tkperf", "capture", loopdev, "--duration", "60",
+                             "--name", "killed", "--outdir", str(tmp_path / "a")], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while not _instances() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert _instances() == [f"tkperf-capture-{proc.pid}"]  # SIGKILL: nothing could clean up
+    try:
+        assert main(["capture", loopdev, "--duration", "1", "--name", "next", "--outdir", str(tmp_path), "-q"]) == 0
+        assert _instances() == []
+    finally:
+        for point in _mounts():
+            if point not in before:
+                for name in _instances():
+                    os.rmdir(os.path.join(point, "instances", name))
+                subprocess.run(["umount", point], check=False)
 
 
 @pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv (util-linux)")

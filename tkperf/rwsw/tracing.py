@@ -36,6 +36,7 @@ TRACEFS = "/sys/kernel/tracing"
 DEBUGFS = "/sys/kernel/debug"
 BUFFER_KB = 8192          # per CPU, in the instance only
 _CHUNK = 1 << 20
+PREFIX = "tkperf-capture-"
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,26 @@ class Recorder:
         self.mounted.append(DEBUGFS)
         return os.path.join(DEBUGFS, "tracing")
 
+    @staticmethod
+    def _remove_stale(instances: str) -> None:
+        """Instances of captures whose process is gone (killed with SIGKILL,
+        which nothing can catch): their events disabled, removed."""
+        for name in os.listdir(instances):
+            pid = name[len(PREFIX):]
+            if not name.startswith(PREFIX) or not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+                continue
+            path = os.path.join(instances, name)
+            for e in EVENTS:
+                try:
+                    _write(os.path.join(path, "events", "block", e, "enable"), "0\n")
+                except ToolError:
+                    pass
+            try:
+                os.rmdir(path)
+                log.info("capture: removed the instance %s of a capture that was killed", path)
+            except OSError as exc:
+                log.warning("cannot remove the stale tracefs instance %s: %s", path, exc.strerror)
+
     def __enter__(self) -> "Recorder":
         try:
             root = self._tracing_dir()
@@ -165,7 +186,8 @@ class Recorder:
             if not all(os.path.isdir(os.path.join(events, e)) for e in EVENTS):
                 raise ToolError(f"this kernel has no block tracepoints ({events}/{EVENTS[0]}): "
                                 "it was built without CONFIG_BLK_DEV_IO_TRACE's events")
-            base = os.path.join(root, "instances", f"tkperf-capture-{os.getpid()}")
+            self._remove_stale(os.path.join(root, "instances"))
+            base = os.path.join(root, "instances", f"{PREFIX}{os.getpid()}")
             self.instance = base
             try:
                 os.mkdir(base)
