@@ -131,3 +131,22 @@ def test_names_of_imported_text_never_reach_the_files(tmp_path):
     assert main(["capture", "--import", str(hostile), "--name", "h", "--outdir", str(tmp_path), "-q"]) == 0
     data = (tmp_path / "h.xml").read_bytes() + (tmp_path / "h.iolog").read_bytes()
     assert b"\x1b" not in data and b"<b>" not in data
+
+
+def test_show_json_of_the_example_capture_matches_its_schema(capsys):
+    import jsonschema
+
+    import tkperf
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "rwsw",
+                        "pgbench.xml")
+    assert main(["show", path, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    with open(os.path.join(os.path.dirname(tkperf.__file__), "model", "data", "capture-show.schema.json")) as fh:
+        schema = json.load(fh)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(doc, schema, cls=jsonschema.Draft202012Validator)
+    assert (doc["schema"], doc["version"]) == ("tkperf-capture-show", 1)
+    # a database's capture: its writes are mostly whole 8 KiB pages
+    writes = [s for s in doc["streams"] if s["rw"] == "write"]
+    assert sum(s["ios"] for s in writes if s["bs"] % 8192 == 0) / sum(s["ios"] for s in writes) > 0.8
