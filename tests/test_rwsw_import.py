@@ -1,8 +1,10 @@
 """`tkperf capture --import`: blkparse's text output of a recorded block trace
 (tests/data/rwsw/blkparse-mix.txt, tests/data/README.rst says how it was
 made), the capture file's model, and files that are not what they claim."""
+import gzip
 import json
 import os
+import shutil
 
 import pytest
 
@@ -150,3 +152,16 @@ def test_show_json_of_the_example_capture_matches_its_schema(capsys):
     # a database's capture: its writes are mostly whole 8 KiB pages
     writes = [s for s in doc["streams"] if s["rw"] == "write"]
     assert sum(s["ios"] for s in writes if s["bs"] % 8192 == 0) / sum(s["ios"] for s in writes) > 0.8
+
+
+@pytest.mark.skipif(shutil.which("blkparse") is None, reason="needs blkparse (Debian blktrace)")
+def test_import_of_blktrace_binary_records_goes_through_blkparse(tmp_path, capsys):
+    binary = tmp_path / "mix.blktrace"
+    with gzip.open(data_path(os.path.join("rwsw", "blktrace-mix.bin.gz"))) as src:
+        binary.write_bytes(src.read())
+    assert main(["capture", "--import", str(binary), "--name", "bin", "--outdir", str(tmp_path), "-q"]) == 0
+    assert main(["capture", "--import", MIX, "--name", "txt", "--outdir", str(tmp_path), "-q"]) == 0
+    a, b = model.load(str(tmp_path / "bin.xml")), model.load(str(tmp_path / "txt.xml"))
+    assert a.streams == b.streams and a.steps == b.steps
+    assert (tmp_path / "bin.iolog").read_bytes() == (tmp_path / "txt.iolog").read_bytes()
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
