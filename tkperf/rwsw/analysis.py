@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Deque, Dict, List, Optional, Tuple
+from typing import Deque, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -118,13 +118,16 @@ def analyse(trace: IoTrace, step: float, *, name: str, device: str, size: int, s
                    iops=len(trace) / duration, mbps=float(trace.length.sum()) / duration / 1e6, iolog=iolog)
 
 
-def iolog_bytes(trace: IoTrace) -> bytes:
+def iolog_lines(trace: IoTrace, chunk: int = 100_000) -> Iterator[bytes]:
     """The I/Os as a fio iolog (version 3: microseconds since the start,
-    file, action, byte offset, length)."""
-    usec = np.maximum(np.rint((trace.issue - trace.t0) * 1e6), 0).astype(np.int64).tolist()
-    lines = ["fio version 3 iolog", f"0 {IOLOG_FILE} add", f"0 {IOLOG_FILE} open"]
-    for t, w, off, n in zip(usec, trace.write.tolist(), trace.offset.tolist(), trace.length.tolist()):
-        lines.append(f"{t} {IOLOG_FILE} {'write' if w else 'read'} {off} {n}")
-    end = max(int(round((trace.t1 - trace.t0) * 1e6)), usec[-1] if usec else 0)
-    lines.append(f"{end} {IOLOG_FILE} close")
-    return ("\n".join(lines) + "\n").encode()
+    file, action, byte offset, length), in pieces of ``chunk`` lines."""
+    yield f"fio version 3 iolog\n0 {IOLOG_FILE} add\n0 {IOLOG_FILE} open\n".encode()
+    usec = np.maximum(np.rint((trace.issue - trace.t0) * 1e6), 0).astype(np.int64)
+    for lo in range(0, len(trace), chunk):
+        hi = lo + chunk
+        yield "".join(f"{t} {IOLOG_FILE} {'write' if w else 'read'} {off} {n}\n"
+                      for t, w, off, n in zip(usec[lo:hi].tolist(), trace.write[lo:hi].tolist(),
+                                              trace.offset[lo:hi].tolist(),
+                                              trace.length[lo:hi].tolist())).encode()
+    end = max(int(round((trace.t1 - trace.t0) * 1e6)), int(usec[-1]) if usec.size else 0)
+    yield f"{end} {IOLOG_FILE} close\n".encode()

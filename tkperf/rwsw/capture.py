@@ -14,11 +14,11 @@ import os
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from tkperf import programs
 from tkperf.errors import OutputError, ResultFileError, ToolError
-from tkperf.model.files import atomic_write, close_quietly
+from tkperf.model.files import close_quietly
 from tkperf.rwsw import analysis, model, trace, tracing
 from tkperf.target import guard
 
@@ -56,10 +56,34 @@ def paths(outdir: str, name: str) -> Tuple[str, str]:
     return xml, iolog
 
 
+def _write_iolog(trace_: trace.IoTrace, path: str) -> None:
+    """The iolog, written piece by piece into a temporary file that becomes
+    ``path`` when complete (a long capture's log does not fit in memory at once)."""
+    tmp = path + ".tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        raise OutputError(f"cannot write {tmp}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for piece in analysis.iolog_lines(trace_):
+                fh.write(piece)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if os.path.lexists(path):
+            raise OutputError(f"{path} exists; tkperf capture does not replace it")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
 def _write(trace_: trace.IoTrace, capture: model.Capture, xml: str, iolog: str) -> None:
     if os.path.lexists(iolog):
         raise OutputError(f"{iolog} exists; tkperf capture does not replace it")
-    atomic_write(iolog, analysis.iolog_bytes(trace_))
+    _write_iolog(trace_, iolog)
     try:
         model.save(capture, xml)
     except BaseException:
@@ -68,8 +92,8 @@ def _write(trace_: trace.IoTrace, capture: model.Capture, xml: str, iolog: str) 
     model.load(xml)  # what was written reads back
 
 
-def _notes(trace_: trace.IoTrace, lost: int = 0) -> Tuple[str, ...]:
-    out: List[str] = []
+def _notes(trace_: trace.IoTrace, lost: int = 0, problems: Sequence[str] = ()) -> Tuple[str, ...]:
+    out: List[str] = list(problems)
     if lost:
         out.append(f"the kernel's trace buffer overflowed: {lost} events were lost; the shares are of the "
                    "events recorded (a shorter capture or a less busy device loses none)")
@@ -109,7 +133,7 @@ def record(device: str, seconds: float, name: str, outdir: str, step: float) -> 
     capture = analysis.analyse(events, step, name=name, device=device, size=dev.size, source="tracefs",
                                started=_utc(started), iolog=os.path.basename(iolog))
     _write(events, capture, xml, iolog)
-    return Written(capture, xml, iolog, _notes(events, rec.lost))
+    return Written(capture, xml, iolog, _notes(events, rec.lost, rec.problems))
 
 
 def _is_blktrace(path: str) -> bool:

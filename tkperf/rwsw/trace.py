@@ -18,6 +18,7 @@ a terminal control sequence anywhere.
 from __future__ import annotations
 
 import re
+from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Deque, Dict, Iterable, List, Optional, Tuple
@@ -75,11 +76,12 @@ class _Pairer:
     def __init__(self, first_sector: int = 0, sectors: Optional[int] = None) -> None:
         self.first = first_sector
         self.last = None if sectors is None else first_sector + sectors
-        self.issue: List[float] = []
-        self.done: List[float] = []
-        self.write: List[bool] = []
-        self.offset: List[int] = []
-        self.length: List[int] = []
+        # compact columns (8 bytes an I/O each, 1 for the direction): a long capture has millions
+        self.issue = array("d")
+        self.done = array("d")
+        self.write = array("b")
+        self.offset = array("q")
+        self.length = array("q")
         self.pending: Dict[Tuple[bool, int], Deque[int]] = {}
         self.skipped: Dict[str, int] = {}
         self.dropped: List[int] = []
@@ -99,7 +101,7 @@ class _Pairer:
             self.pending.setdefault((w, sector), deque()).append(len(self.issue))
             self.issue.append(t)
             self.done.append(float("nan"))
-            self.write.append(w)
+            self.write.append(1 if w else 0)
             self.offset.append((sector - self.first) * SECTOR)
             self.length.append(count * SECTOR)
         elif kind == "requeue":  # issued again later: the earlier issue is not an I/O of its own
@@ -115,16 +117,16 @@ class _Pairer:
                 self._skip("completions of I/Os issued before the capture")
 
     def result(self, t0: Optional[float], t1: Optional[float], last_event: float) -> IoTrace:
-        issue = np.asarray(self.issue, dtype=float)
+        issue = np.frombuffer(self.issue, dtype=float) if self.issue else np.zeros(0)
         keep = np.ones(issue.size, dtype=bool)
         keep[self.dropped] = False
         order = np.nonzero(keep)[0][np.argsort(issue[keep], kind="stable")]
         start = t0 if t0 is not None else (float(issue.min()) if issue.size else 0.0)
         end = t1 if t1 is not None else max(last_event, start)
-        return IoTrace(issue=issue[order], done=np.asarray(self.done, dtype=float)[order],
-                       write=np.asarray(self.write, dtype=bool)[order],
-                       offset=np.asarray(self.offset, dtype=np.int64)[order],
-                       length=np.asarray(self.length, dtype=np.int64)[order], t0=start, t1=end,
+        return IoTrace(issue=issue[order], done=np.array(self.done, dtype=float)[order],
+                       write=np.array(self.write, dtype=bool)[order],
+                       offset=np.array(self.offset, dtype=np.int64)[order],
+                       length=np.array(self.length, dtype=np.int64)[order], t0=start, t1=end,
                        skipped=dict(self.skipped))
 
 

@@ -140,6 +140,7 @@ class Recorder:
         self.instance: Optional[str] = None
         self.pipe: Optional[int] = None
         self.lost = 0
+        self.problems: List[str] = []  # what could not be put back, for the user
 
     # -- set-up and clean-up ---------------------------------------------------
     def _tracing_dir(self) -> str:
@@ -235,7 +236,11 @@ class Recorder:
             for sub, kind in reversed(_mounts()):  # debugfs: the tracefs under it first
                 if sub.startswith(point + "/") and kind == "tracefs":
                     programs.run([programs.require("umount"), sub], timeout=30, check=False)
-            programs.run([programs.require("umount"), point], timeout=30, check=False, what="umount")
+            done = programs.run([programs.require("umount"), point], timeout=30, check=False, what="umount")
+            if done.returncode != 0:  # another capture still reads it (EBUSY), say
+                why = (done.stderr or "").strip().splitlines()
+                self.problems.append(f"{point}, mounted for the capture, stays mounted: umount failed "
+                                     f"({why[-1] if why else done.returncode})")
 
     # -- recording -------------------------------------------------------------
     def _mark(self, what: str) -> None:
