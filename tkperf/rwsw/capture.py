@@ -19,7 +19,7 @@ from typing import List, Optional, Sequence, Tuple
 from tkperf import programs
 from tkperf.errors import OutputError, ResultFileError, ToolError
 from tkperf.model.files import close_quietly
-from tkperf.rwsw import analysis, model, trace, tracing
+from tkperf.rwsw import analysis, model, rawtrace, trace, tracing
 from tkperf.target import guard
 
 log = logging.getLogger("tkperf")
@@ -125,8 +125,10 @@ def record(device: str, seconds: float, name: str, outdir: str, step: float) -> 
                 rec.record(seconds, fd)
         close_quietly(fd)
         fd = None
+        assert rec.layout is not None
         with open(raw, "rb") as fh:
-            events = trace.read_tracefs(fh, dev.first_sector, dev.sectors if dev.first_sector else None)
+            events = rawtrace.read_raw(fh, rec.layout, dev.kernel_dev, dev.first_sector,
+                                       dev.sectors if dev.first_sector else None)
     finally:
         close_quietly(fd)
         os.unlink(raw)

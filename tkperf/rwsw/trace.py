@@ -1,5 +1,6 @@
-"""Block I/O events as text -- the block tracepoints of tracefs, blkparse's
-default output -- read into one table of I/Os (:class:`IoTrace`).
+"""Block I/O events -- the block tracepoints of tracefs (read by
+:mod:`tkperf.rwsw.rawtrace`), blkparse's default text output (here) -- into
+one table of I/Os (:class:`IoTrace`).
 
 Both sources say when a request went to the device (tracefs
 ``block_rq_issue``, blkparse action ``D``) and when it came back
@@ -11,7 +12,7 @@ start sector after it; an issue followed by a requeue is dropped (the
 request's next issue is the I/O).  Requests without data (a flush), discards and
 anything that is neither a read nor a write are counted apart and left out.
 
-Nothing of the text is kept but numbers: process names, commands and any
+Nothing of an imported text is kept but numbers: process names, commands and any
 other text in a line are not read, so an imported file cannot put markup or
 a terminal control sequence anywhere.
 """
@@ -21,7 +22,7 @@ import re
 from array import array
 from collections import deque
 from dataclasses import dataclass, field
-from typing import IO, Deque, Dict, Iterable, List, Optional, Tuple
+from typing import IO, Deque, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -29,10 +30,6 @@ from tkperf.errors import ResultFileError
 
 SECTOR = 512
 
-# `` fio-123 [001] ..... 4711.000123: block_rq_issue: 7,0 W 4096 () 2048 + 8 none,0,0 [fio]``
-_TRACE = re.compile(rb"\s(\d+\.\d+): block_rq_(issue|complete|requeue): "
-                    rb"(\d+),(\d+) (\S+) (?:\d+ )?\([^)]*\) (\d+) \+ (\d+)")
-_MARK = re.compile(rb"\s(\d+\.\d+): tracing_mark_write: tkperf-capture-(start|end)")
 # ``  7,0    1       17     0.000123456  4711  D   W 2048 + 8 [fio]``
 _BLKPARSE = re.compile(rb"^\s*(\d+),(\d+)\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([DCR])\s+(\S+)\s+(\d+) \+ (\d+)")
 
@@ -70,7 +67,7 @@ class IoTrace:
         return int(self.issue.size)
 
 
-class _Pairer:
+class Pairer:
     """Issue and completion events into I/Os."""
 
     def __init__(self, first_sector: int = 0, sectors: Optional[int] = None) -> None:
@@ -89,8 +86,8 @@ class _Pairer:
     def _skip(self, why: str) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + 1
 
-    def event(self, t: float, kind: str, rwbs: bytes, sector: int, count: int) -> None:
-        w = direction(rwbs)
+    def event(self, t: float, kind: str, w: Optional[bool], sector: int, count: int) -> None:
+        """One event; ``w``: :func:`direction` of its flags."""
         if w is None or count == 0:
             if kind == "issue":
                 self._skip("neither read nor write (discard, flush)")
@@ -130,35 +127,11 @@ class _Pairer:
                        skipped=dict(self.skipped))
 
 
-def read_tracefs(lines: Iterable[bytes], first_sector: int = 0, sectors: Optional[int] = None) -> IoTrace:
-    """The I/Os of a tracefs instance's ``trace_pipe`` text, between the
-    ``tkperf-capture-start``/``-end`` marks tkperf writes (the filter of the
-    events already chose the device)."""
-    p = _Pairer(first_sector, sectors)
-    t0: Optional[float] = None
-    t1: Optional[float] = None
-    last = 0.0
-    for line in lines:
-        m = _TRACE.search(line)
-        if m is None:
-            mark = _MARK.search(line)
-            if mark is not None:
-                if mark.group(2) == b"start":
-                    t0 = float(mark.group(1))
-                else:
-                    t1 = float(mark.group(1))
-            continue
-        t = float(m.group(1))
-        last = max(last, t)
-        p.event(t, m.group(2).decode(), m.group(5), int(m.group(6)), int(m.group(7)))
-    return p.result(t0, t1, last)
-
-
 def read_blkparse(fh: IO[bytes], source: str) -> Tuple[IoTrace, str]:
     """The I/Os of blkparse's default text output (actions D and C) and the
     device they are of (``MAJOR,MINOR``).  A file with no such line, or with
     the events of more than one device, is a ResultFileError."""
-    p = _Pairer()
+    p = Pairer()
     device: Optional[bytes] = None
     last = 0.0
     first: Optional[float] = None
@@ -177,7 +150,7 @@ def read_blkparse(fh: IO[bytes], source: str) -> Tuple[IoTrace, str]:
         t = float(m.group(3))
         first = t if first is None else min(first, t)
         last = max(last, t)
-        p.event(t, _ACTIONS[m.group(4)], m.group(5), int(m.group(6)), int(m.group(7)))
+        p.event(t, _ACTIONS[m.group(4)], direction(m.group(5)), int(m.group(6)), int(m.group(7)))
     if device is None or not p.issue:
         raise ResultFileError(f"{source}: no issued I/O (blkparse action D) in {lines} lines; "
                               "not blkparse's default output of a block trace")

@@ -4,7 +4,8 @@ The events ``block/block_rq_issue``, ``block_rq_complete`` and
 ``block_rq_requeue`` are
 enabled in a tracefs *instance* of tkperf's own (``instances/tkperf-
 capture-PID``), filtered to the device's number, and read from that
-instance's ``trace_pipe`` into a file while the capture lasts.  The
+instance's ``per_cpu/cpuN/trace_pipe_raw`` (binary pages, which the kernel
+need not format) into a file while the capture lasts.  The
 global tracing state (``current_tracer``, the global buffer, the events
 enabled there) is never touched; the instance is removed afterwards, and
 a tracefs (or debugfs) that tkperf mounted for the capture is unmounted --
@@ -20,14 +21,14 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import select
 import stat
 import time
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from tkperf import programs
 from tkperf.errors import TargetError, ToolError, UsageError
+from tkperf.rwsw import rawtrace
 
 log = logging.getLogger("tkperf")
 
@@ -35,7 +36,6 @@ EVENTS = ("block_rq_issue", "block_rq_complete", "block_rq_requeue")
 TRACEFS = "/sys/kernel/tracing"
 DEBUGFS = "/sys/kernel/debug"
 BUFFER_KB = 8192          # per CPU, in the instance only
-_CHUNK = 1 << 20
 PREFIX = "tkperf-capture-"
 
 
@@ -138,7 +138,9 @@ class Recorder:
         self.dev = dev
         self.mounted: List[str] = []   # mount points tkperf mounted, in order
         self.instance: Optional[str] = None
-        self.pipe: Optional[int] = None
+        self.root: Optional[str] = None
+        self.layout: Optional[rawtrace.Layout] = None
+        self.pipes: Dict[int, int] = {}  # CPU -> its trace_pipe_raw
         self.lost = 0
         self.problems: List[str] = []  # what could not be put back, for the user
 
@@ -182,7 +184,7 @@ class Recorder:
 
     def __enter__(self) -> "Recorder":
         try:
-            root = self._tracing_dir()
+            root = self.root = self._tracing_dir()
             events = os.path.join(root, "events", "block")
             if not all(os.path.isdir(os.path.join(events, e)) for e in EVENTS):
                 raise ToolError(f"this kernel has no block tracepoints ({events}/{EVENTS[0]}): "
@@ -212,9 +214,9 @@ class Recorder:
 
     def close(self) -> None:
         """Disable the events, remove the instance, unmount what was mounted (each step tried)."""
-        if self.pipe is not None:
-            os.close(self.pipe)
-            self.pipe = None
+        for fd in self.pipes.values():
+            os.close(fd)
+        self.pipes = {}
         if self.instance is not None:
             for e in EVENTS:
                 try:
@@ -247,40 +249,45 @@ class Recorder:
         assert self.instance is not None
         _write(os.path.join(self.instance, "trace_marker"), f"tkperf-capture-{what}\n")
 
-    def _drain(self, out: int, wait: float) -> int:
-        """Copy what the pipe holds to ``out``, waiting up to ``wait`` s for more; bytes copied."""
-        assert self.pipe is not None
+    def _drain(self, out: int) -> int:
+        """Copy the pages each CPU's pipe holds now to ``out`` (each read behind
+        its CPU and length, :data:`rawtrace.CHUNK`); bytes copied."""
         copied = 0
-        poller = select.poll()
-        poller.register(self.pipe, select.POLLIN)
-        deadline = time.monotonic() + wait
-        while True:
-            left = deadline - time.monotonic()
-            if not poller.poll(max(0, int(left * 1000))):
-                return copied
-            try:
-                data = os.read(self.pipe, _CHUNK)
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return copied
-                continue
-            if not data:
-                return copied
-            os.write(out, data)
-            copied += len(data)
+        for cpu, fd in self.pipes.items():
+            while True:
+                try:
+                    data = os.read(fd, self.layout.page_size if self.layout else 4096)
+                except BlockingIOError:
+                    break
+                if not data:
+                    break
+                os.write(out, rawtrace.CHUNK.pack(cpu, len(data)) + data)
+                copied += len(data)
+        return copied
 
     def record(self, seconds: float, out: int) -> None:
-        """Read the instance's events for ``seconds`` into the file ``out``."""
-        assert self.instance is not None
-        self.pipe = os.open(os.path.join(self.instance, "trace_pipe"), os.O_RDONLY | os.O_NONBLOCK)
+        """Read the instance's events for ``seconds`` into the file ``out``:
+        the binary pages of every CPU's ``trace_pipe_raw``, four times a second."""
+        assert self.instance is not None and self.root is not None
+        self.layout = rawtrace.read_layout(self.root, self.instance)
+        per_cpu = os.path.join(self.instance, "per_cpu")
+        for name in sorted(os.listdir(per_cpu)):
+            if name.startswith("cpu") and name[3:].isdigit():
+                self.pipes[int(name[3:])] = os.open(os.path.join(per_cpu, name, "trace_pipe_raw"),
+                                                    os.O_RDONLY | os.O_NONBLOCK)
         self._mark("start")
         end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self._drain(out, min(0.5, max(0.0, end - time.monotonic())))
+        while True:
+            self._drain(out)
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            time.sleep(min(0.25, left))
         self._mark("end")
         for e in EVENTS:
             _write(os.path.join(self.instance, "events", "block", e, "enable"), "0\n")
-        while self._drain(out, 0.3):
+        time.sleep(0.05)
+        while self._drain(out):
             pass
         self.lost = self._overruns()
 
