@@ -12,7 +12,8 @@ application starts, and analysed after it ends):
 
 The ratio is the median with the capture over the median without; the
 target (issue 38) is at least 95%.  On a shared machine the runs scatter:
-look at the single figures too.
+look at the single figures too, and at the capture process's own CPU time
+while it records (measured from /proc, independent of the scatter).
 
     sudo python3 benchmarks/rwsw.py [--app fio|pgbench] [--runs 3] [--seconds 8]
 """
@@ -46,8 +47,19 @@ def _instances() -> List[str]:
     return out
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of the process ``pid`` so far."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+CPU: List[float] = []  # the capture process's CPU seconds per second of the application's run
+
+
 def _captured(dev: str, seconds: int, outdir: str, name: str, app: Callable[[], float]) -> float:
-    """``app()``'s figure while ``tkperf capture`` records ``dev``."""
+    """``app()``'s figure while ``tkperf capture`` records ``dev``; the capture
+    process's CPU time over the application's run goes to :data:`CPU`."""
     env = dict(os.environ, PYTHONPATH=ROOT)
     cap = subprocess.Popen([sys.executable, "-m", "tkperf", "capture", dev, "--duration", str(seconds + 3),
                             "--name", name, "--outdir", outdir, "-q"], env=env,
@@ -57,7 +69,9 @@ def _captured(dev: str, seconds: int, outdir: str, name: str, app: Callable[[], 
         while not _instances() and time.monotonic() < deadline:
             time.sleep(0.05)
         time.sleep(0.3)  # the events are enabled right after the instance is made
+        before, t = _cpu_seconds(cap.pid), time.monotonic()
         figure = app()
+        CPU.append((_cpu_seconds(cap.pid) - before) / (time.monotonic() - t))  # still recording: no analysis yet
     finally:
         _, err = cap.communicate(timeout=600)
     if cap.returncode != 0:
@@ -86,6 +100,7 @@ def compare(runs: int, seconds: int, dev: str, outdir: str, app: Callable[[], fl
     ratio = statistics.median(with_) / statistics.median(without)
     print(f"median without capture: {statistics.median(without):,.0f} {unit}")
     print(f"median with capture:    {statistics.median(with_):,.0f} {unit}")
+    print(f"tkperf capture's CPU time while recording: median {100 * statistics.median(CPU):.1f}% of one core")
     print(f"ratio: {100 * ratio:.1f}%  (target >= {100 * TARGET:.0f}%: {'met' if ratio >= TARGET else 'NOT met'})")
 
 

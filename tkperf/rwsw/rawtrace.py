@@ -110,7 +110,7 @@ def _records(page: bytes, layout: Layout) -> Iterator[Tuple[int, int, int]]:
 def read_raw(fh: IO[bytes], layout: Layout, dev: int, first_sector: int = 0,
              sectors: Optional[int] = None) -> IoTrace:
     """The I/Os of a capture's raw file between its start and end marks."""
-    times, kinds, writes, starts, counts = array("q"), array("b"), array("b"), array("q"), array("q")
+    times, kinds, writes, starts, counts = array("q"), array("b"), array("b"), array("Q"), array("Q")
     t0: Optional[int] = None
     t1: Optional[int] = None
     code = {"issue": 0, "complete": 1, "requeue": 2}

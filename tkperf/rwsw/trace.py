@@ -117,9 +117,13 @@ class Pairer:
         issue = np.frombuffer(self.issue, dtype=float) if self.issue else np.zeros(0)
         keep = np.ones(issue.size, dtype=bool)
         keep[self.dropped] = False
-        order = np.nonzero(keep)[0][np.argsort(issue[keep], kind="stable")]
         start = t0 if t0 is not None else (float(issue.min()) if issue.size else 0.0)
         end = t1 if t1 is not None else max(last_event, start)
+        outside = keep & ((issue < start) | (issue > end))  # issued before the start mark or after the end mark
+        if outside.any():
+            self.skipped["issued outside the capture's time"] = int(outside.sum())
+            keep &= ~outside
+        order = np.nonzero(keep)[0][np.argsort(issue[keep], kind="stable")]
         return IoTrace(issue=issue[order], done=np.array(self.done, dtype=float)[order],
                        write=np.array(self.write, dtype=bool)[order],
                        offset=np.array(self.offset, dtype=np.int64)[order],
