@@ -4,9 +4,12 @@ A real application's capture: PostgreSQL, with its data directory on an
 ext4 file system on a 512 MiB loop device over a sparse file made for it
 (tests/pgbench_lab.py; detached afterwards), runs pgbench's TPC-B-like
 transactions with 4 clients while ``tkperf capture`` records the device for
-10 s in steps of 1 s.  Its report is built from the file, not shipped:
+10 s in steps of 1 s.  Its report is built from the file, not shipped;
+two of its plots go to docs/images for docs/rwsw.rst (``rwsw-stream-map.png``,
+``rwsw-cumulative.png``; ``--plots-only`` makes them again from the file
+there is):
 
-    sudo python3 examples/rwsw/regenerate.py [--outdir examples/rwsw]
+    sudo python3 examples/rwsw/regenerate.py [--outdir examples/rwsw] [--plots-only]
     tkperf show examples/rwsw/pgbench.xml
     tkperf report examples/rwsw/pgbench.xml --outdir /tmp/pgbench-report
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 
@@ -25,6 +29,19 @@ from pgbench_lab import PgbenchLab, why_not  # noqa: E402
 from tkperf.cli import main  # noqa: E402
 
 SECONDS = 10
+IMAGES = os.path.join(ROOT, "docs", "images")
+PLOTS = {"stream-map.png": "rwsw-stream-map.png", "cumulative-workload.png": "rwsw-cumulative.png"}
+
+
+def plots(outdir: str) -> int:
+    """The report of ``outdir/pgbench.xml`` (reST with PNG plots, in a temporary
+    directory); two of its plots copied to docs/images."""
+    with tempfile.TemporaryDirectory(prefix="tkperf-rwsw-report-") as tmp:
+        rc = main(["report", os.path.join(outdir, "pgbench.xml"), "--outdir", tmp, "--format", "rst", "--png",
+                   "-q"])
+        for src, dst in PLOTS.items():
+            shutil.copyfile(os.path.join(tmp, "pgbench-plots", src), os.path.join(IMAGES, dst))
+    return rc
 
 
 def regenerate(outdir: str) -> int:
@@ -45,10 +62,13 @@ def regenerate(outdir: str) -> int:
             finally:
                 out, _ = load.communicate(timeout=300)
             print(f"pgbench: {lab.tps(out):.0f} transactions per second")
-    return rc
+    return rc or plots(outdir)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--outdir", default=HERE)
-    sys.exit(regenerate(parser.parse_args().outdir))
+    parser.add_argument("--plots-only", action="store_true",
+                        help="only the plots of docs/images, from the file there is")
+    args = parser.parse_args()
+    sys.exit(plots(args.outdir) if args.plots_only else regenerate(args.outdir))

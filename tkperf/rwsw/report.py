@@ -63,7 +63,7 @@ def cumulative_blocks(c: Capture) -> list:
                   cols=("I/Os", "bytes"), values=tuple((100 * s.share, 100 * s.byte_share) for s in shown),
                   unit="%", row_title="IO stream", col_title="share of")
     top = dominant(c.streams, 0.8)
-    out.append(b.Chart("cumulative-workload", b.BarsChart(
+    out.append(b.Chart("cumulative-workload.png", b.BarsChart(
         panels=(b.Panel(grid, "Streams of the whole capture", "Share (%)"),), legend_title="share of"),
         f"The IO streams of the whole capture with at least 1% of the I/Os, by their share of the I/Os and "
         f"of the bytes. The {len(top)} dominant stream{'s' if len(top) != 1 else ''} (the fewest making up "
@@ -90,7 +90,7 @@ def stream_map_blocks(c: Capture) -> list:
         for s in streams:
             share = [next((x.share for x in st.streams if x.key == s.key), 0.0) for st in c.steps]
             curves.append(b.Curve(s.key, _starts(c), 100 * np.array(share, dtype=float)))
-        out.append(b.Chart("stream-map", b.XYChart(
+        out.append(b.Chart("stream-map.png", b.XYChart(
             curves=tuple(curves), xlabel="Step start", ylabel="Share of the step's I/Os (%)", time_axis=True,
             ylim=(0.0, 100.0)),
             f"Each dominant stream's share of the I/Os per step of {duration(c.step)}, the step drawn at its "
@@ -106,7 +106,7 @@ def stream_map_blocks(c: Capture) -> list:
 def queue_depth_blocks(c: Capture) -> list:
     out: list = [b.Heading("Queue depth over time", 1, room_cm=10)]
     if c.steps:
-        out.append(b.Chart("queue-depth", b.XYChart(
+        out.append(b.Chart("queue-depth.png", b.XYChart(
             curves=(b.Curve("queue depth", _starts(c), np.array([st.qd for st in c.steps], dtype=float)),),
             xlabel="Step start", ylabel="Mean outstanding I/Os", time_axis=True),
             "The mean number of I/Os outstanding at the device (issued, not yet completed) per step: the "
