@@ -118,23 +118,23 @@ def record(device: str, seconds: float, name: str, outdir: str, step: float) -> 
         fd = os.open(raw, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except OSError as exc:
         raise OutputError(f"cannot create {raw}: {exc.strerror}") from None
-    try:
-        started = time.time()
-        with guard.signals_raise():
+    with guard.signals_raise():  # a signal, also while the events are analysed, leaves nothing behind
+        try:
+            started = time.time()
             with tracing.Recorder(dev) as rec:
                 rec.record(seconds, fd)
-        close_quietly(fd)
-        fd = None
-        assert rec.layout is not None
-        with open(raw, "rb") as fh:
-            events = rawtrace.read_raw(fh, rec.layout, dev.kernel_dev, dev.first_sector,
-                                       dev.sectors if dev.first_sector else None)
-    finally:
-        close_quietly(fd)
-        os.unlink(raw)
-    capture = analysis.analyse(events, step, name=name, device=device, size=dev.size, source="tracefs",
-                               started=_utc(started), iolog=os.path.basename(iolog))
-    _write(events, capture, xml, iolog)
+            close_quietly(fd)
+            fd = None
+            assert rec.layout is not None
+            with open(raw, "rb") as fh:
+                events = rawtrace.read_raw(fh, rec.layout, dev.kernel_dev, dev.first_sector,
+                                           dev.sectors if dev.first_sector else None)
+        finally:
+            close_quietly(fd)
+            os.unlink(raw)
+        capture = analysis.analyse(events, step, name=name, device=device, size=dev.size, source="tracefs",
+                                   started=_utc(started), iolog=os.path.basename(iolog))
+        _write(events, capture, xml, iolog)
     return Written(capture, xml, iolog, _notes(events, rec.lost, rec.problems))
 
 

@@ -24,6 +24,8 @@ from array import array
 from dataclasses import dataclass
 from typing import IO, Dict, Iterator, Optional, Tuple
 
+import numpy as np
+
 from tkperf.errors import ToolError
 from tkperf.rwsw.trace import IoTrace, Pairer, direction
 
@@ -146,9 +148,10 @@ def read_raw(fh: IO[bytes], layout: Layout, dev: int, first_sector: int = 0,
                 counts.append(_U32.unpack_from(page, a + o_nr)[0])
     p = Pairer(first_sector, sectors)
     names = ("issue", "complete", "requeue")
-    order = sorted(range(len(times)), key=times.__getitem__)
-    for i in order:
-        d = writes[i]
-        p.event(times[i] / 1e9, names[kinds[i]], None if d < 0 else bool(d), starts[i], counts[i])
+    order = np.argsort(np.frombuffer(times, dtype=np.int64) if times else np.zeros(0, np.int64), kind="stable")
+    for lo in range(0, order.size, 1 << 20):  # Python's ints a million at a time: a long capture has many
+        for i in order[lo:lo + (1 << 20)].tolist():
+            d = writes[i]
+            p.event(times[i] / 1e9, names[kinds[i]], None if d < 0 else bool(d), starts[i], counts[i])
     last = max(times) / 1e9 if times else 0.0
     return p.result(None if t0 is None else t0 / 1e9, None if t1 is None else t1 / 1e9, last)
