@@ -97,9 +97,13 @@ def fio_iops(dev: str, seconds: int) -> float:
 def compare(runs: int, seconds: int, dev: str, outdir: str, app: Callable[[], float], unit: str) -> None:
     without: List[float] = []
     with_: List[float] = []
-    for i in range(runs):
-        without.append(app())
-        with_.append(_captured(dev, seconds, outdir, f"bench{i}", app))
+    for i in range(runs):  # in turn which goes first, so that a drift of the machine falls on both
+        if i % 2:
+            with_.append(_captured(dev, seconds, outdir, f"bench{i}", app))
+            without.append(app())
+        else:
+            without.append(app())
+            with_.append(_captured(dev, seconds, outdir, f"bench{i}", app))
         print(f"run {i + 1}: without capture {without[-1]:,.0f} {unit}, with capture {with_[-1]:,.0f} {unit}",
               flush=True)
     ratio = statistics.median(with_) / statistics.median(without)
