@@ -25,12 +25,13 @@ import logging
 import math
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tkperf.engine.context import PlanLike, RunContext
 from tkperf.engine.progress import progress_of
+from tkperf.engine.steps import Steps
 from tkperf.model.steadystate import Steady, SteadyState, evaluate
 from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
@@ -82,8 +83,9 @@ class Estimate:
     round_s: float = 0.0
 
 
-class Shape(abc.ABC):
-    """A way of running fio for one test instance."""
+class Shape(Steps, abc.ABC):
+    """A way of running fio for one test instance, and what it decides
+    about the test (:class:`~tkperf.engine.steps.Steps`)."""
 
     @abc.abstractmethod
     def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
@@ -145,6 +147,8 @@ class Rounds(Shape):
     and the start offset of each of its workloads is kept in the test's data
     as ``offset.N.NAME``.
     """
+
+    first_round_is_fob: ClassVar[bool] = True
 
     jobs: Tuple[FioJob, ...] = ()
     jobs_for: Optional[JobsFor] = None
@@ -229,6 +233,9 @@ class Stream(Shape):
     (fresh drives look steady before their write cliff).  The verdict on
     those points is kept as the test's steady state either way.
     """
+
+    unit: ClassVar[str] = "interval"
+    keeps_steady_on_resume: ClassVar[bool] = False
 
     job: FioJob
     interval_s: int
@@ -340,7 +347,12 @@ class Sweep(Shape):
     """One pass over settings: every point one workload, all in one fio
     process, back to back; recorded as round 1 with a workload per point."""
 
+    unit: ClassVar[str] = "point"
+
     points: Tuple[FioJob, ...]
+
+    def steps_done(self, test: TestRun) -> int:
+        return sum(len(r.workloads) for r in test.rounds)
 
     def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         test.rounds.clear()  # a sweep is one unbroken pass
@@ -386,6 +398,8 @@ class Phase:
 class Phases(Shape):
     """Fio runs separated by idle gaps; every phase is one recorded round and
     its label is kept in the test's data as ``phase.N``."""
+
+    unit: ClassVar[str] = "phase"
 
     phases: Tuple[Phase, ...]
 

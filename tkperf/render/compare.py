@@ -220,7 +220,7 @@ def test_sections(ctx: CompareContext) -> list:
     streams = [nk for nk in present if any(is_stream(t) for r in ctx.runs for t in r.tests_of(nk[0]))]
     out: list = []
     for _, kind in streams + [nk for nk in present if nk not in streams]:
-        out += kind.compare_section(ctx, ctx.runs, ctx.labels)
+        out += generic.view_of(kind).compare_section(ctx, ctx.runs, ctx.labels)
     missing: List[str] = []
     for r in ctx.runs:
         missing += [t.type for t in r.tests if testtypes.get(t.type) is None and t.type not in missing]

@@ -1,8 +1,9 @@
 """Sections for test types that do not write their own (plug-ins), and for
 tests whose type is not installed.
 
-A test type's default :meth:`~tkperf.testtypes.base.TestType.report_section`
-is :func:`report_section`: per test instance the SNIA header, the headline
+The report shows a test type through its view (:func:`view_of`): the
+type's own :class:`~tkperf.testtypes.parts.View`, or :class:`GenericView`,
+whose report section is :func:`report_section`: per test instance the SNIA header, the headline
 figures, a table of every workload's window averages (IOPS, MB/s, mean
 latency) and, for round-based tests, the steady-state convergence and
 measurement window; for a stream (a series of intervals, no rounds), IOPS
@@ -19,6 +20,9 @@ from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
 from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext
+from tkperf.testtypes.adapter import Api2View
+from tkperf.testtypes.base import TestType
+from tkperf.testtypes.parts import View
 from tkperf.render.words import NA, fmt, is_stream, plural, seeks_steady_state, shown_unit, test_title, unit_of
 
 
@@ -160,3 +164,25 @@ def missing_compare(ctx: CompareContext, type_names: Sequence[str]) -> list:
     for name in type_names:
         out += [b.Heading(name.upper()), not_installed(name)]
     return out
+
+
+class GenericView(View):
+    """tkperf's generic sections, for a test type without a view of its own."""
+
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+        return report_section(self.kind, ctx, tests)
+
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(self.kind, ctx, runs, labels)
+
+
+def view_of(kind: TestType) -> View:
+    """The view of ``kind``, built with it: its own, else the generic one
+    (which also shows what an API 2 type's own view leaves out)."""
+    generic = GenericView(kind)
+    if kind.view is None:
+        return generic
+    view = kind.view(kind)
+    if isinstance(view, Api2View):
+        view.generic = generic
+    return view

@@ -31,8 +31,9 @@ def test_sections(ctx: ReportContext) -> list:
     for name, kind in testtypes.types().items():
         tests = ctx.run.tests_of(name)
         if tests:
-            out += kind.report_section(ctx, tests)
-            if not kind.shows_histograms:
+            view = generic.view_of(kind)
+            out += view.report_section(ctx, tests)
+            if not view.shows_histograms:
                 for t in tests:  # --latency-histograms
                     out += qos.qos_blocks(ctx, t, f"{t.key}, {_where(t)}")
     missing: Dict[str, List[TestRun]] = {}

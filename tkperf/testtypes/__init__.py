@@ -18,7 +18,8 @@ import re
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from tkperf.testtypes.base import API_VERSION, TestType
+from tkperf.testtypes.adapter import API2_ENDS, Api2Type, api_of, own
+from tkperf.testtypes.base import API_VERSION, OptionSet, TestType, runs_by_default
 from tkperf.testtypes.policy import Steady, stored_policy
 from tkperf.testtypes.settings import settings_fields
 
@@ -69,17 +70,22 @@ def _instance(obj: object, where: str) -> TestType:
     inst = obj() if isinstance(obj, type) else obj
     if not isinstance(inst, TestType):
         raise TypeError(f"{where} is not a tkperf TestType")
-    declared = getattr(inst, "api_version", None)
-    if declared != API_VERSION[0]:
+    declared = api_of(inst)
+    if declared == 2:
+        inst = Api2Type(inst)
+    elif declared != API_VERSION[0]:
         raise ValueError(f"{where} is written for tkperf API {declared!r}; this tkperf has API "
                          f"{API_VERSION[0]}.{API_VERSION[1]} (update the plug-in or tkperf)")
     if not NAME_RE.fullmatch(inst.name or ""):
         raise ValueError(f"{where}: test type name {inst.name!r} is not a short lower-case word")
-    if inst.settings is not None:
-        own = {opt.field for opt in inst.options}
-        stray = [f for f in settings_fields(inst.settings) if f not in own]
+    if not isinstance(inst.options, OptionSet):  # a plain tuple: options without settings
+        inst.options = OptionSet(None, inst.options)
+    settings = inst.options.settings
+    if settings is not None:
+        declared_fields = {opt.field for opt in inst.options}
+        stray = [f for f in settings_fields(settings) if f not in declared_fields]
         if stray:
-            raise ValueError(f"{where}: its settings {inst.settings.__name__} hold options it does not declare "
+            raise ValueError(f"{where}: its settings {settings.__name__} hold options it does not declare "
                              f"({', '.join(stray)})")
     return inst
 
@@ -136,7 +142,7 @@ def names() -> Tuple[str, ...]:
 
 def default_names(profile: str = "ssd") -> Tuple[str, ...]:
     """The tests ``PROFILE run`` runs without ``--tests``."""
-    return tuple(n for n, t in types().items() if t.runs_by_default(profile))
+    return tuple(n for n, t in types().items() if runs_by_default(t, profile))
 
 
 def reset() -> None:
@@ -145,8 +151,16 @@ def reset() -> None:
     _types = None
 
 
+def adapted() -> List[str]:
+    """One line per installed type written for API 2 (run through the adapter)."""
+    return [f"{name}: written for API 2, run through the adapter; API 2 ends with {API2_ENDS}"
+            for name, kind in types().items() if isinstance(kind, Api2Type)]
+
+
 def steady_policy(test: "TestRun") -> Steady:
     """The steady-state policy of a stored test (the file does not record
-    it): its type's when the type is installed, else what the file holds."""
+    it): what the file holds (:func:`~tkperf.testtypes.policy.stored_policy`),
+    or what an API 2 type says of it."""
     kind = get(test.type)
-    return kind.steady_policy(test) if kind is not None else stored_policy(test)
+    method = own(kind.old, "steady_policy") if isinstance(kind, Api2Type) else None
+    return method(test) if method is not None else stored_policy(test)

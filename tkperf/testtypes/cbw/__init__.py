@@ -25,6 +25,11 @@ see the target's sector size, so this is not refused before the run.
 """
 from __future__ import annotations
 
+from tkperf.model.results import RunResult
+from tkperf.testtypes.base import Blocks, OptionSet, TestType
+from tkperf.testtypes.dirth import SweepPts, SweepView
+from typing import Any, Sequence
+
 from typing import List, Mapping, Tuple
 
 from tkperf.fio.jobs import FioJob
@@ -79,14 +84,36 @@ def cbw_write_job(tc: int, qd: int, runtime: int, name: str) -> FioJob:
 WRITE_STEM = "jedec-0-100"
 
 
+class CompositeWorkloadPts(SweepPts):
+    """CompositeWorkload's SNIA PTS rules."""
+
+    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+        """The sweep's deviations, and the offsets of the mix: the header
+        discloses them as a departure, so the verdict counts it."""
+        return super().deviations(kind, options, revision) + [ALIGNMENT_DEVIATION]
+
+
+class CompositeWorkloadView(SweepView):
+    """How CompositeWorkload results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return sections.report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return sections.compare_section(ctx, runs, labels)
+
+    def instance_title(self, test: TestRun) -> str:
+        return self.kind.short
+
+
 class CompositeWorkloadTest(SweepTest):
+    pts = CompositeWorkloadPts()
     name = "cbw"
     title = "Enterprise Composite Workload (CBW)"
     short = "CBW"
     order = 75
-    view = "tkperf.testtypes.cbw.view"
-    options = sweep_options("cbw", "CBW")
-    settings = CbwSettings
+    view = CompositeWorkloadView
+    options = OptionSet(CbwSettings, sweep_options("cbw", "CBW"))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         params = {"workload": "JEDEC enterprise mix (JESD219)", "access": f"random, {ZONED}",
@@ -97,16 +124,8 @@ class CompositeWorkloadTest(SweepTest):
                            cfg.rt_limit, f"JEDEC mix {mix_label(MIX)}", params, capacity,
                            captures_of(cfg, opts.revision.id), cbw_write_job, WRITE_STEM)]
 
-    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
-        """The sweep's deviations, and the offsets of the mix: the header
-        discloses them as a departure, so the verdict counts it."""
-        return super().deviations(options, revision) + [ALIGNMENT_DEVIATION]
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(SMALLEST, JEDEC_LARGEST)
 
-    def largest_block(self, opts: Options) -> int:
-        return JEDEC_LARGEST
 
-    def smallest_block(self, opts: Options) -> int:
-        return SMALLEST
-
-    def instance_title(self, test: TestRun) -> str:
-        return self.short
+from tkperf.testtypes.cbw import view as sections  # noqa: E402 - it reads this module's names

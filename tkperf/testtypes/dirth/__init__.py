@@ -29,6 +29,11 @@ test (:mod:`tkperf.testtypes.cbw`) sweeps its JEDEC mix with them.
 """
 from __future__ import annotations
 
+from tkperf.model.results import RunResult
+from tkperf.testtypes.base import Blocks, OptionSet, stored_values
+from tkperf.testtypes.parts import PtsRules, View
+from typing import Any
+
 import re
 from functools import partial
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -40,7 +45,7 @@ from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
-from tkperf.testtypes.base import OIO_SWEEP
+from tkperf.testtypes.parts import OIO_SWEEP
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -294,24 +299,17 @@ def sweep_options(prefix: str, what: str) -> Tuple[Option, ...]:
     ) + st.structure_options(prefix, what)
 
 
-class SweepTest(TestType):
-    """A PTS-E test run by :class:`SteadyThenSweep` over TC x QD (DIRTH, CBW):
-    its options are :func:`sweep_options` of ``name``; its headline figures,
-    FOB figures, deviations and data check are the same for any workload."""
+class SweepPts(PtsRules):
+    """Sweep's SNIA PTS rules."""
 
-    unit = "round"
-    default_run = False
-    pts_test = True
     oio = OIO_SWEEP
-    keeps_steady_on_resume = False  # steady without its sweep is not a result (see composite)
-    shows_histograms = True  # the three points' histograms are in its own section
 
-    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
-        v, what = self.stored_values(options), self.short
+    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+        v, what = stored_values(kind, options), kind.short
         out: List[str] = []
         if revision.id == "pts-c-1.1":
             out.append(f"{what} is a PTS-E test, not part of PTS-C 1.1")
-        tcs, qds = v[f"{self.name}_tc"], v[f"{self.name}_qd"]
+        tcs, qds = v[f"{kind.name}_tc"], v[f"{kind.name}_qd"]
         if revision.id.endswith("-2.0"):
             pts_grid = set(tcs) == set(DEFAULT_TC) and set(qds) == set(DEFAULT_QD)
             words = "the PTS 2.0 grid is TC and QD 32, 16, 8, 6, 4, 2, 1"
@@ -321,17 +319,17 @@ class SweepTest(TestType):
         if not pts_grid:
             out.append(f"{what} sweep narrowed to TC {counts_text(tcs)} x QD "
                        f"{counts_text(qds)} ({words})")
-        point_s = int(v[f"{self.name}_time"])
+        point_s = int(v[f"{kind.name}_time"])
         if point_s != DEFAULT_TIME_S:
             out.append(f"{what} sweep points run {point_s} s each instead of {DEFAULT_TIME_S} s")
-        limit = int(v[f"{self.name}_rt_limit"])
+        limit = int(v[f"{kind.name}_rt_limit"])
         if limit != DEFAULT_RT_LIMIT_US:
             out.append(f"{what} max and mid points chosen under a mean response time of {rt_text(limit)} instead of "
                        f"{rt_text(DEFAULT_RT_LIMIT_US)} (the PTS 2.0 implementation's limit)")
-        used, structure = st.structure_deviations(options, v, self.name, what, revision.id)
-        return out + structure + (round_deviation(v, self.name, what) if used == st.SHORT else [])
+        used, structure = st.structure_deviations(options, v, kind.name, what, revision.id)
+        return out + structure + (round_deviation(v, kind.name, what) if used == st.SHORT else [])
 
-    def result_deviations(self, test: TestRun, options, revision, capacity: int) -> List[str]:
+    def result_deviations(self, kind: "TestType", test: TestRun, options, revision, capacity: int) -> List[str]:
         """A PTS 2.0 structure whose workload dependent preconditioning did
         not reach steady state: the sweep rounds then start from a drive
         never brought to a random-write steady state."""
@@ -339,6 +337,33 @@ class SweepTest(TestType):
             return []
         rounds = len(test.series[WDPC_SERIES]) if WDPC_SERIES in test.series else 0
         return [f"{test.key}: workload dependent preconditioning not steady within {rounds} rounds"]
+
+
+class SweepView(View):
+    """How Sweep results are shown."""
+
+    shows_histograms = True  # the three points' histograms are in its own section
+
+    def check_data(self, test: TestRun) -> None:
+        text = test.data.get(SWEEP_ROUND)
+        if text is None:
+            return
+        rnd = sweep_round(test)
+        if rnd is None:
+            raise ValueError(f"the sweep round {text!r} names no round of the test")
+        seen = set()
+        for w in rnd.workloads:
+            if (w.numjobs, w.iodepth) in seen:
+                raise ValueError(f"the sweep measures TC{w.numjobs}/QD{w.iodepth} twice")
+            seen.add((w.numjobs, w.iodepth))
+
+
+class SweepTest(TestType):
+    view = SweepView
+    pts = SweepPts()
+    """A PTS-E test run by :class:`SteadyThenSweep` over TC x QD (DIRTH, CBW):
+    its options are :func:`sweep_options` of ``name``; its headline figures,
+    FOB figures, deviations and data check are the same for any workload."""
 
     def headline(self, test: TestRun) -> List[Figure]:
         c = choice(test)
@@ -359,31 +384,23 @@ class SweepTest(TestType):
                               steady, "IOPS"))
         return out
 
-    def first_figures(self, test: TestRun) -> List[Figure]:
-        """Round 1 of the steady-state loop at the highest OIO, right after the purge."""
-        if not test.rounds or not test.tracking_workload:
-            return []
-        w = test.rounds[0].workload(test.tracking_workload)
-        swept = sweep_round(test)
-        if w is None or (swept is not None and swept.index == 1):
-            return []
-        return [Figure("max_oio_iops", f"IOPS at TC{w.numjobs}/QD{w.iodepth}", w.iops, "IOPS")]
-
-    def check_data(self, test: TestRun) -> None:
-        text = test.data.get(SWEEP_ROUND)
-        if text is None:
-            return
-        rnd = sweep_round(test)
-        if rnd is None:
-            raise ValueError(f"the sweep round {text!r} names no round of the test")
-        seen = set()
-        for w in rnd.workloads:
-            if (w.numjobs, w.iodepth) in seen:
-                raise ValueError(f"the sweep measures TC{w.numjobs}/QD{w.iodepth} twice")
-            seen.add((w.numjobs, w.iodepth))
 
 
 _TC, _QD, _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE = sweep_options("dirth", "DIRTH")
+
+
+class DemandIntensityView(SweepView):
+    """How DemandIntensity results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return sections.report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return sections.compare_section(ctx, runs, labels)
+
+    def instance_title(self, test: TestRun) -> str:
+        p = test.params
+        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()
 
 
 class DemandIntensityTest(SweepTest):
@@ -391,9 +408,8 @@ class DemandIntensityTest(SweepTest):
     title = "Demand Intensity / Response Time Histogram"
     short = "DIRTH"
     order = 70
-    view = "tkperf.testtypes.dirth.view"
-    settings = DirthSettings
-    options = (
+    view = DemandIntensityView
+    options = OptionSet(DirthSettings, (
         _TC, _QD,
         Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
                format=format_bs, default=4096, metavar="SIZE"),
@@ -401,7 +417,7 @@ class DemandIntensityTest(SweepTest):
                "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
                format=mixes_text, default=(0,), metavar="MIXES"),
         _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE,
-    )
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(DirthSettings)
@@ -413,9 +429,8 @@ class DemandIntensityTest(SweepTest):
                            captures_of(cfg, opts.revision.id), partial(write_job, bs), stem(bs, 0))
                 for mix in cfg.mixes]
 
-    def largest_block(self, opts: Options) -> int:
-        return opts.of(DirthSettings).bs
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, opts.of(DirthSettings).bs)
 
-    def instance_title(self, test: TestRun) -> str:
-        p = test.params
-        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()
+
+from tkperf.testtypes.dirth import view as sections  # noqa: E402 - it reads this module's names

@@ -30,7 +30,7 @@ from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
 from tkperf.render import header, qos, steady
 from tkperf.render.context import CompareContext, ReportContext, chart_name, grid_table
-from tkperf.render.words import NA, fmt, tracking_label, verdict
+from tkperf.render.words import NA, fmt, test_title, tracking_label, verdict
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.viewheader import dirth_header, limit_text, structure
 from tkperf.testtypes.dirth.viewheader import stimulus_words, sweep_header  # noqa: F401 (CBW's view uses them from here)
@@ -253,7 +253,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun], kind: Optional[
     kind = kind or DemandIntensityTest()
     out: list = [b.Heading(kind.title)]
     for test in tests:
-        title = kind.instance_title(test)
+        title = test_title(test)
         opening, measured = header.open_test(test, title, header_of(ctx, test), level=2)
         out += opening
         if not measured:
@@ -367,7 +367,7 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     out: list = [b.Heading(kind.title)]
     for key in keys:
         tests = [next((t for t in r.tests_of(kind.name) if t.key == key), None) for r in ctx.runs]
-        name = kind.instance_title(next(t for t in tests if t is not None))
+        name = test_title(next(t for t in tests if t is not None))
         out += [b.Heading(name, 2, room_cm=10),
                 ctx.runs_table("Figure", _figure_rows(tests), f"{name}: the three points per run")]
         di, hist = [], []

@@ -19,6 +19,11 @@ reuses the cells and the repeatability wording; ``hdd-zones`` the wording).
 """
 from __future__ import annotations
 
+from tkperf.model.results import RunResult
+from tkperf.testtypes.base import Blocks, OptionSet
+from tkperf.testtypes.parts import View
+from typing import Any
+
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
 
@@ -162,16 +167,41 @@ class HddIopsSettings:
     time: int
 
 
+class HddIopsView(View):
+    """How HddIops results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return sections.report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return sections.compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        """RND 4KiB R and W IOPS at the highest queue depth run."""
+        cells = window_cells(test)
+        if not cells or headline_bs(test) != 4096:
+            return {}
+        qd = max(q for _, _, q in cells)
+        out = {}
+        for mix, key in ((100, "rnd_4k_read_iops"), (0, "rnd_4k_write_iops")):
+            v = cell_average(test, 4096, mix, qd, "iops")
+            if v is not None:
+                out[key] = SummaryValue(v, f"{repeat_source(test)}, HDD at TC1/QD{qd}", SUMMARY_RANK)
+        return out
+
+    def check_data(self, test: TestRun) -> None:
+        check_cells(test, "an HDD-IOPS test")
+
+
 class HddIopsTest(TestType):
     name = "hdd-iops"
     title = "HDD random IOPS"
     short = "HDD-IOPS"
     order = 81
-    view = "tkperf.testtypes.hdd_iops.view"
+    view = HddIopsView
     #: The profiles whose run without ``--tests`` runs it: ``hdd run``, not ``ssd run``.
     default_profiles: Tuple[str, ...] = ("hdd",)
-    settings = HddIopsSettings
-    options = (
+    options = OptionSet(HddIopsSettings, (
         Option("hdd_iops_bs", ("--hdd-iops-bs",), "HDD-IOPS block sizes (default 4k,64k,1024k; --quick 4k)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
                quick=(4096,), check=nonempty("--hdd-iops-bs"), metavar="SIZES"),
@@ -187,7 +217,7 @@ class HddIopsTest(TestType):
                "HDD-IOPS time per cell: seconds or with s/m/h (default 20s; --quick 1s)",
                parse=options.parse_duration, default=CELL_S, quick=1,
                check=between(1, options.MAX_RUNTIME, "--hdd-iops-time"), metavar="DURATION"),
-    )
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(HddIopsSettings)
@@ -197,9 +227,6 @@ class HddIopsTest(TestType):
                   "iodepth": depths_text(sorted(depths)), "runtime": str(cfg.time)}
         return [repeat_plan(self.name, Rounds(cell_jobs(sizes, mixes, depths, cfg.time)),
                             tracked_cells(sizes, mixes, depths), "iops", "IOPS", params)]
-
-    def largest_block(self, opts: Options) -> int:
-        return max(opts.of(HddIopsSettings).bs)
 
     def headline(self, test: TestRun) -> List[Figure]:
         """Per mix at 4KiB: IOPS at QD1 (seek and rotation alone) and the
@@ -220,21 +247,8 @@ class HddIopsTest(TestType):
             out.append(Figure(f"{name}_peak_iops", f"{text} peak (QD{top})", found[top], "IOPS"))
         return out
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        """RND 4KiB R and W IOPS at the highest queue depth run."""
-        cells = window_cells(test)
-        if not cells or headline_bs(test) != 4096:
-            return {}
-        qd = max(q for _, _, q in cells)
-        out = {}
-        for mix, key in ((100, "rnd_4k_read_iops"), (0, "rnd_4k_write_iops")):
-            v = cell_average(test, 4096, mix, qd, "iops")
-            if v is not None:
-                out[key] = SummaryValue(v, f"{repeat_source(test)}, HDD at TC1/QD{qd}", SUMMARY_RANK)
-        return out
-
-    def check_data(self, test: TestRun) -> None:
-        check_cells(test, "an HDD-IOPS test")
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, max(opts.of(HddIopsSettings).bs))
 
 
 def check_cells(test: TestRun, what: str) -> None:
@@ -247,3 +261,6 @@ def check_cells(test: TestRun, what: str) -> None:
             if w.name != cell_name(w.bs, w.rwmixread, w.iodepth) or w.numjobs != 1:
                 raise ValueError(f"round {r.index} has a workload {w.name!r} (TC {w.numjobs}/QD {w.iodepth}) "
                                  f"that {what} does not run")
+
+
+from tkperf.testtypes.hdd_iops import view as sections  # noqa: E402 - it reads this module's names

@@ -18,6 +18,11 @@ fio's IOPS log: see :mod:`~tkperf.testtypes.hir.shape` and
 """
 from __future__ import annotations
 
+from tkperf.model.results import RunResult
+from tkperf.testtypes.base import Blocks, OptionSet, stored_values
+from tkperf.testtypes.parts import PtsRules, View
+from typing import Any, Sequence
+
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
@@ -25,7 +30,7 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import OIO_OPERATOR
+from tkperf.testtypes.parts import OIO_OPERATOR
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -129,63 +134,13 @@ class HirSettings:
     wipc: bool
 
 
-class HostIdleRecoveryTest(TestType):
-    name = "hir"
-    title = "Host Idle Recovery"
-    short = "HIR"
-    unit = "round"
-    default_run = False
-    pts_test = True
+class HostIdleRecoveryPts(PtsRules):
+    """HostIdleRecovery's SNIA PTS rules."""
+
     oio = OIO_OPERATOR
-    order = 75
-    view = "tkperf.testtypes.hir.view"
-    keeps_steady_on_resume = False  # steady state without its idle settings is no result
-    settings = HirSettings
-    options = (
-        Option("hir_idle", ("--hir-idle",), "HIR idle times between write periods, each its own setting "
-               "(default 5,10,15,25,50 s; 1,2 with --quick)", parse=parse_idles, format=idles_text,
-               default=PTS_IDLE, quick=(1, 2), metavar="TIMES"),
-        Option("hir_cycles", ("--hir-cycles",), "HIR write periods (each followed by the idle time) per idle "
-               "setting (default 360; 3 with --quick)", parse=parse_count, default=PTS_CYCLES, quick=3,
-               check=_in_range(1, MAX_CYCLES, "--hir-cycles"), metavar="N"),
-        Option("hir_write", ("--hir-write",), "HIR length of a write period (default 5s; 1s with --quick)",
-               parse=options.parse_duration, default=PTS_WRITE_S, quick=1,
-               check=_in_range(1, MAX_WRITE_S, "--hir-write"), metavar="DURATION"),
-        Option("hir_return", ("--hir-return",), "HIR continuous writes back to baseline after each idle "
-               "setting (default auto: cycles x the write period, 1800s; 3s with --quick)",
-               parse=parse_return, format=return_text, default=0, check=_check_return, metavar="DURATION"),
-        Option("hir_qd", ("--hir-qd",), "HIR outstanding writes of its one thread, fio iodepth (default 32)",
-               parse=parse_count, default=32, check=_in_range(1, options.MAX_IODEPTH, "--hir-qd"),
-               metavar="QD"),
-        round_option("hir", "HIR"),
-        Option("hir_wipc", ("--hir-wipc",), "HIR: run the WIPC (SEQ 128KiB W, 2x) after the purge; by "
-               "default HIR skips it, as both open PTS implementations do (its own RND 4KiB W rounds "
-               "precondition the drive)", switch=True, default=False),
-    )
 
-    # --- running ---------------------------------------------------------------
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
-        cfg = opts.of(HirSettings)
-        qd, write = cfg.qd, cfg.write
-        back = return_of(opts)
-        steady = FioJob(name=STEADY_JOB, rw="randwrite", bs=4096, runtime=cfg.round, numjobs=1, iodepth=qd)
-        shape = HostIdleShape(steady, tuple(Setting(i, write, cfg.cycles, back) for i in cfg.idle))
-        return [Plan(
-            key=self.name, shape=shape, wipc=cfg.wipc,
-            tracking=Tracking(steady.name, "write.iops", f"RND 4KiB W TC1/QD{qd} IOPS"),
-            params={"block_size": "4k", "access": "random", "mix": "0/100", "numjobs": "1", "iodepth": str(qd),
-                    "runtime": str(cfg.round), "idle": idles_text(cfg.idle),
-                    "cycles": str(cfg.cycles), "write": str(write), "return": str(back),
-                    "log_avg_msec": str(sample_ms(write)), "round_s": str(cfg.round),
-                    MIN_WRITTEN: str(capacity), "wipc": "yes" if cfg.wipc else "no"},
-            judge=OneFillFirst(capacity),
-        )]
-
-    def largest_block(self, opts: Options) -> int:
-        return 4096
-
-    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
-        v = self.stored_values(options)
+    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+        v = stored_values(kind, options)
         out: List[str] = []
         if revision.id == "pts-c-1.1":
             out.append("HIR is a PTS-E test, not part of PTS-C 1.1")
@@ -200,38 +155,15 @@ class HostIdleRecoveryTest(TestType):
             out.append(f"HIR returns to baseline for {back} s instead of {PTS_CYCLES * PTS_WRITE_S} s")
         return out + round_deviation(v, "hir", "HIR")
 
-    # --- reading results -------------------------------------------------------------
-    def headline(self, test: TestRun) -> List[Figure]:
-        base = baseline(test)
-        if base is None:
-            return []
-        out = [Figure("baseline_iops", "baseline", base, "IOPS")]
-        for s in settings(test):
-            mean = s.mean_iops
-            if mean is None:
-                continue
-            out.append(Figure(f"idle_{key_of(s.idle_s)}_iops", f"idle {s.idle_s} s", mean, "IOPS"))
-            gain = s.gain_pct(base)
-            if gain is not None:
-                out.append(Figure(f"gain_{key_of(s.idle_s)}_pct", f"gain idle {s.idle_s} s", gain, "%",
-                                  "higher", "{:+,.1f}"))
-        return out
 
-    def fob(self, test: TestRun) -> List[Figure]:
-        """None: HIR's round 1 is the mean of a whole round (30 min by
-        default), which blends the fresh-out-of-box level, the write cliff
-        and the transition; FOB is a first minute (WSAT's first interval),
-        which HIR does not record on its own.  Its report header says so."""
-        return []
+class HostIdleRecoveryView(View):
+    """How HostIdleRecovery results are shown."""
 
-    def first_figures(self, test: TestRun) -> List[Figure]:
-        """Round 1 of the steady-state loop, right after the purge (and WIPC, with ``--hir-wipc``)."""
-        if not test.rounds or not test.tracking_workload:
-            return []
-        w = test.rounds[0].workload(test.tracking_workload)
-        if w is None:
-            return []
-        return [Figure("baseline_iops", "baseline", w.metric(test.tracking_metric), "IOPS")]
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return sections.report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return sections.compare_section(ctx, runs, labels)
 
     def check_data(self, test: TestRun) -> None:
         for name, columns in ((PERIODS, PERIOD_COLUMNS), (RETURN, RETURN_COLUMNS)):
@@ -251,3 +183,74 @@ class HostIdleRecoveryTest(TestType):
             s = test.series.get(name)
             if s is not None and len(s) and not set(int(v) for v in s.column("setting")) <= known:
                 raise ValueError(f"series {name} has rows of an idle setting the test does not name")
+
+
+class HostIdleRecoveryTest(TestType):
+    pts = HostIdleRecoveryPts()
+    name = "hir"
+    title = "Host Idle Recovery"
+    short = "HIR"
+    order = 75
+    view = HostIdleRecoveryView
+    options = OptionSet(HirSettings, (
+        Option("hir_idle", ("--hir-idle",), "HIR idle times between write periods, each its own setting "
+               "(default 5,10,15,25,50 s; 1,2 with --quick)", parse=parse_idles, format=idles_text,
+               default=PTS_IDLE, quick=(1, 2), metavar="TIMES"),
+        Option("hir_cycles", ("--hir-cycles",), "HIR write periods (each followed by the idle time) per idle "
+               "setting (default 360; 3 with --quick)", parse=parse_count, default=PTS_CYCLES, quick=3,
+               check=_in_range(1, MAX_CYCLES, "--hir-cycles"), metavar="N"),
+        Option("hir_write", ("--hir-write",), "HIR length of a write period (default 5s; 1s with --quick)",
+               parse=options.parse_duration, default=PTS_WRITE_S, quick=1,
+               check=_in_range(1, MAX_WRITE_S, "--hir-write"), metavar="DURATION"),
+        Option("hir_return", ("--hir-return",), "HIR continuous writes back to baseline after each idle "
+               "setting (default auto: cycles x the write period, 1800s; 3s with --quick)",
+               parse=parse_return, format=return_text, default=0, check=_check_return, metavar="DURATION"),
+        Option("hir_qd", ("--hir-qd",), "HIR outstanding writes of its one thread, fio iodepth (default 32)",
+               parse=parse_count, default=32, check=_in_range(1, options.MAX_IODEPTH, "--hir-qd"),
+               metavar="QD"),
+        round_option("hir", "HIR"),
+        Option("hir_wipc", ("--hir-wipc",), "HIR: run the WIPC (SEQ 128KiB W, 2x) after the purge; by "
+               "default HIR skips it, as both open PTS implementations do (its own RND 4KiB W rounds "
+               "precondition the drive)", switch=True, default=False),
+    ))
+
+    # --- running ---------------------------------------------------------------
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(HirSettings)
+        qd, write = cfg.qd, cfg.write
+        back = return_of(opts)
+        steady = FioJob(name=STEADY_JOB, rw="randwrite", bs=4096, runtime=cfg.round, numjobs=1, iodepth=qd)
+        shape = HostIdleShape(steady, tuple(Setting(i, write, cfg.cycles, back) for i in cfg.idle))
+        return [Plan(
+            key=self.name, shape=shape, wipc=cfg.wipc,
+            tracking=Tracking(steady.name, "write.iops", f"RND 4KiB W TC1/QD{qd} IOPS"),
+            params={"block_size": "4k", "access": "random", "mix": "0/100", "numjobs": "1", "iodepth": str(qd),
+                    "runtime": str(cfg.round), "idle": idles_text(cfg.idle),
+                    "cycles": str(cfg.cycles), "write": str(write), "return": str(back),
+                    "log_avg_msec": str(sample_ms(write)), "round_s": str(cfg.round),
+                    MIN_WRITTEN: str(capacity), "wipc": "yes" if cfg.wipc else "no"},
+            judge=OneFillFirst(capacity),
+        )]
+
+    # --- reading results -------------------------------------------------------------
+    def headline(self, test: TestRun) -> List[Figure]:
+        base = baseline(test)
+        if base is None:
+            return []
+        out = [Figure("baseline_iops", "baseline", base, "IOPS")]
+        for s in settings(test):
+            mean = s.mean_iops
+            if mean is None:
+                continue
+            out.append(Figure(f"idle_{key_of(s.idle_s)}_iops", f"idle {s.idle_s} s", mean, "IOPS"))
+            gain = s.gain_pct(base)
+            if gain is not None:
+                out.append(Figure(f"gain_{key_of(s.idle_s)}_pct", f"gain idle {s.idle_s} s", gain, "%",
+                                  "higher", "{:+,.1f}"))
+        return out
+
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, 4096)
+
+
+from tkperf.testtypes.hir import view as sections  # noqa: E402 - it reads this module's names

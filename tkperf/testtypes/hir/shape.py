@@ -30,6 +30,11 @@ no line in them (it writes none for a window without I/O).
 """
 from __future__ import annotations
 
+from typing import ClassVar
+
+from tkperf.engine.steps import Headline
+from tkperf.model.figures import Figure
+
 import logging
 import os
 import shutil
@@ -151,8 +156,26 @@ class HostIdleShape(Shape):
     """Rounds of ``steady`` until steady state, then every setting in order
     (see the module doc)."""
 
+    keeps_steady_on_resume: ClassVar[bool] = False
+
     steady: FioJob
     settings: Tuple[Setting, ...]
+
+    def fob(self, headline: Headline, test: TestRun) -> List[Figure]:
+        """None: HIR's round 1 is the mean of a whole round (30 min by
+        default), which blends the fresh-out-of-box level, the write cliff
+        and the transition; FOB is a first minute (WSAT's first interval),
+        which HIR does not record on its own.  Its report header says so."""
+        return []
+
+    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+        """Round 1 of the steady-state loop, right after the purge (and WIPC, with ``--hir-wipc``)."""
+        if not test.rounds or not test.tracking_workload:
+            return []
+        w = test.rounds[0].workload(test.tracking_workload)
+        if w is None:
+            return []
+        return [Figure("baseline_iops", "baseline", w.metric(test.tracking_metric), "IOPS")]
 
     def __post_init__(self) -> None:
         if not self.settings:

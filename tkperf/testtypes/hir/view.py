@@ -16,7 +16,7 @@ from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext, chart_name
-from tkperf.render.words import NA, fmt, oio, plural, tracking_label, verdict
+from tkperf.render.words import NA, fmt, oio, plural, test_title, tracking_label, verdict
 from tkperf.testtypes.hir import HostIdleRecoveryTest, iopslog
 from tkperf.testtypes.longrounds import header_fields
 from tkperf.testtypes.hir.analysis import SettingResult, baseline, cycles, settings, steady_round_indices, write_s
@@ -248,7 +248,7 @@ def results_blocks(ctx: ReportContext, test: TestRun) -> list:
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     out: list = [b.Heading(HostIdleRecoveryTest.title)]
     for test in tests:
-        opening, measured = header.open_test(test, HostIdleRecoveryTest().instance_title(test),
+        opening, measured = header.open_test(test, test_title(test),
                                              hir_header(ctx, test), level=2)
         out += opening
         if not measured:

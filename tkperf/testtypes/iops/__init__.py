@@ -4,6 +4,11 @@ figures, RND 4KiB 0/100, 64KiB 65/35 and 1024KiB 100/0 IOPS, and every one
 of them must pass 20/10 in the same window of rounds."""
 from __future__ import annotations
 
+from tkperf.model.results import RunResult
+from tkperf.testtypes.base import Blocks, OptionSet, stored_values
+from tkperf.testtypes.parts import PtsRules, View
+from typing import Any
+
 import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Mapping, Sequence, Tuple
@@ -15,7 +20,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import iops_matrix_params as matrix_params
 from tkperf.model.names import iops_workload as workload_name
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import OIO_OPERATOR
+from tkperf.testtypes.parts import OIO_OPERATOR
 from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.policy import Steady
 
@@ -121,42 +126,8 @@ class IopsSettings:
     mixes: Tuple[int, ...]
 
 
-class IopsTest(TestType):
-    name = "iops"
-    title = "IOPS"
-    short = "IOPS"
-    fob_from_first_round = True
-    default_run = True
-    pts_test = True
-    oio = OIO_OPERATOR
-    order = 10
-    view = "tkperf.testtypes.iops.view"
-    settings = IopsSettings
-    options = (
-        Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
-               parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
-               quick=(128 * 1024, 4096), check=nonempty("--iops-bs"), metavar="SIZES"),
-        Option("iops_mixes", ("--mix",), "IOPS R/W mixes as read/write, e.g. 65/35,0/100 (default: all seven)",
-               parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 65, 0),
-               check=nonempty("--iops-mixes"), metavar="MIXES"),
-    )
-
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
-        cfg = opts.of(IopsSettings)
-        bs, mix = tracking_cell(cfg.bs, cfg.mixes)
-        params = matrix_params(cfg.bs, cfg.mixes, opts.numjobs, opts.iodepth, opts.runtime)
-        also = also_tracked(opts.revision, cfg.bs, cfg.mixes, (bs, mix))
-        if also:
-            params["also_tracking"] = ",".join(f"{workload_name(b, m)}:{metric_of(m)}" for b, m in also)
-        return [Plan(
-            key=self.name,
-            shape=Rounds(matrix_jobs(cfg.bs, cfg.mixes, opts.runtime, opts.numjobs,
-                                     opts.iodepth)),
-            tracking=Tracking(workload_name(bs, mix), metric_of(mix),
-                              f"RND {format_bs(bs)} {mix_label(mix)} IOPS"),
-            params=params,
-            judge=judge_all if also else None, steady=Steady.SEVERAL if also else Steady.ONE,
-        )]
+class IopsRounds(Rounds):
+    """The IOPS round loop, whose steady state may track several figures (PTS 2.0)."""
 
     def tracking_variables(self, test: TestRun) -> List[TestRun]:
         also = parse_also(test.params.get("also_tracking", ""))
@@ -170,8 +141,14 @@ class IopsTest(TestType):
                                            steady=None))
         return out
 
-    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
-        v = self.stored_values(options)
+
+class IopsPts(PtsRules):
+    """Iops's SNIA PTS rules."""
+
+    oio = OIO_OPERATOR
+
+    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+        v = stored_values(kind, options)
         sizes, mixes = tuple(v["iops_bs"]), tuple(v["iops_mixes"])
         out: List[str] = []
         if set(sizes) != set(BLOCK_SIZES) or set(mixes) != set(MIXES):
@@ -187,11 +164,54 @@ class IopsTest(TestType):
                            f"figures {revision.title} requires")
         return out
 
-    def largest_block(self, opts: Options) -> int:
-        return max(opts.of(IopsSettings).bs)
 
-    def smallest_block(self, opts: Options) -> int:
-        return min(opts.of(IopsSettings).bs)
+class IopsView(View):
+    """How Iops results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return sections.report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return sections.compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        # Round 1 comes after WIPC, so it is not FOB: FOB comes from WSAT only.
+        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test) if f.key != "tracking"}
+
+
+class IopsTest(TestType):
+    pts = IopsPts()
+    name = "iops"
+    title = "IOPS"
+    short = "IOPS"
+    default_profiles = ("ssd",)
+    order = 10
+    view = IopsView
+    options = OptionSet(IopsSettings, (
+        Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
+               parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
+               quick=(128 * 1024, 4096), check=nonempty("--iops-bs"), metavar="SIZES"),
+        Option("iops_mixes", ("--mix",), "IOPS R/W mixes as read/write, e.g. 65/35,0/100 (default: all seven)",
+               parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 65, 0),
+               check=nonempty("--iops-mixes"), metavar="MIXES"),
+    ))
+
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(IopsSettings)
+        bs, mix = tracking_cell(cfg.bs, cfg.mixes)
+        params = matrix_params(cfg.bs, cfg.mixes, opts.numjobs, opts.iodepth, opts.runtime)
+        also = also_tracked(opts.revision, cfg.bs, cfg.mixes, (bs, mix))
+        if also:
+            params["also_tracking"] = ",".join(f"{workload_name(b, m)}:{metric_of(m)}" for b, m in also)
+        return [Plan(
+            key=self.name,
+            shape=IopsRounds(matrix_jobs(cfg.bs, cfg.mixes, opts.runtime, opts.numjobs,
+                                     opts.iodepth)),
+            tracking=Tracking(workload_name(bs, mix), metric_of(mix),
+                              f"RND {format_bs(bs)} {mix_label(mix)} IOPS"),
+            params=params,
+            judge=judge_all if also else None, steady=Steady.SEVERAL if also else Steady.ONE,
+        )]
 
     def headline(self, test: TestRun) -> List[Figure]:
         out = []
@@ -201,6 +221,8 @@ class IopsTest(TestType):
                 out.append(Figure(f"rnd_4k_{key}_iops", label, v, "IOPS"))
         return out or tracking_figure(test)
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        # Round 1 comes after WIPC, so it is not FOB: FOB comes from WSAT only.
-        return {f.key: SummaryValue(f.value) for f in self.headline(test) if f.key != "tracking"}
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(min(opts.of(IopsSettings).bs), max(opts.of(IopsSettings).bs))
+
+
+from tkperf.testtypes.iops import view as sections  # noqa: E402 - it reads this module's names

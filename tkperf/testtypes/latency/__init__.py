@@ -2,6 +2,11 @@
 until the RND 4KiB 0/100 mean response time is steady (PTS test 3)."""
 from __future__ import annotations
 
+from tkperf.model.results import RunResult
+from tkperf.testtypes.base import Blocks, OptionSet, stored_values
+from tkperf.testtypes.parts import PtsRules, View
+from typing import Any, Sequence
+
 from dataclasses import dataclass
 from typing import ClassVar, Dict, Iterable, List, Optional, Tuple
 
@@ -9,7 +14,7 @@ from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import OIO_FIXED
+from tkperf.testtypes.parts import OIO_FIXED
 from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import (
     matrix_jobs,
@@ -61,34 +66,51 @@ class LatencySettings:
     mixes: Tuple[int, ...]
 
 
+class LatencyPts(PtsRules):
+    """Latency's SNIA PTS rules."""
+
+    oio = OIO_FIXED
+
+    def deviations(self, kind: "TestType", options, revision) -> List[str]:
+        v = stored_values(kind, options)
+        sizes, mixes = tuple(v["lat_bs"]), tuple(v["lat_mixes"])
+        if set(sizes) == set(BLOCK_SIZES) and set(mixes) == set(MIXES):
+            return []
+        return [f"LAT matrix narrowed to {sizes_text(sorted(sizes, reverse=True))} x "
+                f"{mixes_text(sorted(mixes, reverse=True))} (the PTS runs 8k,4k,512 x 100/0,65/35,0/100)"]
+
+
+class LatencyView(View):
+    """How Latency results are shown."""
+
+    shows_histograms = True
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return sections.report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return sections.compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test) if f.key != "tracking"}
+
+
 class LatencyTest(TestType):
+    pts = LatencyPts()
     name = "lat"
     title = "Latency"
     short = "LAT"
-    fob_from_first_round = True
-    default_run = True
-    pts_test = True
-    oio = OIO_FIXED
+    default_profiles = ("ssd",)
     order = 30
-    view = "tkperf.testtypes.latency.view"
-    shows_histograms = True
-    settings = LatencySettings
-    options = (
+    view = LatencyView
+    options = OptionSet(LatencySettings, (
         Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
                quick=(4096,), check=nonempty("--lat-bs"), metavar="SIZES"),
         Option("lat_mixes", ("--lat-mix",), "LAT R/W mixes (default: 100/0,65/35,0/100)",
                parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 0),
                check=nonempty("--lat-mixes"), metavar="MIXES"),
-    )
-
-    def deviations(self, options, revision) -> List[str]:
-        v = self.stored_values(options)
-        sizes, mixes = tuple(v["lat_bs"]), tuple(v["lat_mixes"])
-        if set(sizes) == set(BLOCK_SIZES) and set(mixes) == set(MIXES):
-            return []
-        return [f"LAT matrix narrowed to {sizes_text(sorted(sizes, reverse=True))} x "
-                f"{mixes_text(sorted(mixes, reverse=True))} (the PTS runs 8k,4k,512 x 100/0,65/35,0/100)"]
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(LatencySettings)
@@ -101,12 +123,6 @@ class LatencyTest(TestType):
             params=matrix_params(cfg.bs, cfg.mixes, 1, 1, opts.runtime),
             histograms=True,
         )]
-
-    def largest_block(self, opts: Options) -> int:
-        return max(opts.of(LatencySettings).bs)
-
-    def smallest_block(self, opts: Options) -> int:
-        return min(opts.of(LatencySettings).bs)
 
     def headline(self, test: TestRun) -> List[Figure]:
         name = workload_name(4096, 0)
@@ -128,5 +144,8 @@ class LatencyTest(TestType):
                                   "lower", "{:,.1f}"))
         return out
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        return {f.key: SummaryValue(f.value) for f in self.headline(test) if f.key != "tracking"}
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(min(opts.of(LatencySettings).bs), max(opts.of(LatencySettings).bs))
+
+
+from tkperf.testtypes.latency import view as sections  # noqa: E402 - it reads this module's names

@@ -29,6 +29,11 @@ offsets are kept in the test's data as ``offset.PHASE.POINT``.
 """
 from __future__ import annotations
 
+from tkperf.model.results import RunResult
+from tkperf.testtypes.base import Blocks, OptionSet
+from tkperf.testtypes.parts import View
+from typing import Any
+
 import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -273,18 +278,44 @@ def peak(w: QdWorkload, pts: Sequence[Point]) -> Point:
 LATENCY_AT_QD1 = ("rnd4k-r", "rnd4k-w")
 
 
+class QueueDepthView(View):
+    """How QueueDepth results are shown."""
+
+    shows_histograms = True
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return sections.report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return sections.compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        return {}  # peaks at different queue depths are none of the PTS summary lines
+
+    def check_data(self, test: TestRun) -> None:
+        if test.series:
+            raise ValueError("a QD test keeps its phases as rounds, not as a series")
+        for r in test.rounds:
+            for res in r.workloads:
+                if res.name in (FILL_JOB, PRECONDITION_JOB):
+                    continue
+                qds = [w.qd_of(res.name) for w in WORKLOADS if w.qd_of(res.name) is not None]
+                if not qds:
+                    raise ValueError(f"phase {r.index} has a workload {res.name!r} that a QD test does not run")
+                if qds[0] != res.iodepth or res.numjobs != 1:
+                    raise ValueError(f"workload {res.name!r} ran at TC {res.numjobs}/QD {res.iodepth}, "
+                                     f"not TC 1/QD {qds[0]}")
+
+
 class QueueDepthTest(TestType):
     name = "qd"
     title = "Queue-depth scaling"
     short = "QD"
-    unit = "phase"
     order = 60
-    view = "tkperf.testtypes.qd.view"
+    view = QueueDepthView
     # Its section shows the 99.9th percentiles it reads from the histograms;
     # tkperf's QoS part is added there only with --latency-histograms.
-    shows_histograms = True
-    settings = QdSettings
-    options = (
+    options = OptionSet(QdSettings, (
         Option("qd_depths", ("--qd-depths",),
                "queue depths swept, in order, each at TC 1 (default 1,2,4,8,16,32,64,128; --quick 1,4,32)",
                parse=parse_depths, format=depths_text, default=DEPTHS, quick=QUICK_DEPTHS,
@@ -302,7 +333,7 @@ class QueueDepthTest(TestType):
                "seconds or with s/m/h/d (default 2h; --quick 3s)",
                parse=options.parse_duration, default=PRECONDITION_S, quick=3,
                check=_between(1, 366 * 86400, "--qd-precondition-time"), metavar="DURATION"),
-    )
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(QdSettings)
@@ -340,9 +371,6 @@ class QueueDepthTest(TestType):
             histograms="rnd4k-70/30" in cfg.workloads,
         )]
 
-    def largest_block(self, opts: Options) -> int:
-        return FILL_BS
-
     def headline(self, test: TestRun) -> List[Figure]:
         out: List[Figure] = []
         for w in WORKLOADS:
@@ -362,19 +390,8 @@ class QueueDepthTest(TestType):
                                   qd1[0].result.lat_mean_us, "us", "lower", "{:,.1f}"))
         return out
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        return {}  # peaks at different queue depths are none of the PTS summary lines
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, FILL_BS)
 
-    def check_data(self, test: TestRun) -> None:
-        if test.series:
-            raise ValueError("a QD test keeps its phases as rounds, not as a series")
-        for r in test.rounds:
-            for res in r.workloads:
-                if res.name in (FILL_JOB, PRECONDITION_JOB):
-                    continue
-                qds = [w.qd_of(res.name) for w in WORKLOADS if w.qd_of(res.name) is not None]
-                if not qds:
-                    raise ValueError(f"phase {r.index} has a workload {res.name!r} that a QD test does not run")
-                if qds[0] != res.iodepth or res.numjobs != 1:
-                    raise ValueError(f"workload {res.name!r} ran at TC {res.numjobs}/QD {res.iodepth}, "
-                                     f"not TC 1/QD {qds[0]}")
+
+from tkperf.testtypes.qd import view as sections  # noqa: E402 - it reads this module's names

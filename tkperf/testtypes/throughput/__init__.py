@@ -16,6 +16,11 @@ The offsets are kept in the test's data as ``offset.ROUND.WORKLOAD``.
 """
 from __future__ import annotations
 
+from tkperf.model.results import RunResult
+from tkperf.testtypes.base import Blocks, OptionSet, stored_values
+from tkperf.testtypes.parts import PtsRules, View
+from typing import Any
+
 import dataclasses
 from dataclasses import dataclass
 import re
@@ -26,7 +31,7 @@ from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import tp_workload as workload_name
 from tkperf.model.results import Round, TestRun, format_bs
-from tkperf.testtypes.base import OIO_FIXED
+from tkperf.testtypes.parts import OIO_FIXED
 from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
 from tkperf.testtypes.iops import nonempty, sizes_text
 
@@ -135,28 +140,13 @@ class ThroughputSettings:
     oio: Tuple[int, int]
 
 
-class ThroughputTest(TestType):
-    name = "tp"
-    title = "Throughput"
-    short = "TP"
-    fob_from_first_round = True
-    default_run = True
-    pts_test = True
-    oio = OIO_FIXED
-    order = 20
-    view = "tkperf.testtypes.throughput.view"
-    settings = ThroughputSettings
-    options = (
-        Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
-               parse=options.parse_block_sizes, format=sizes_text, default=_default_sizes,
-               quick=(1024 * 1024,), check=nonempty("--tp-bs"), metavar="SIZES"),
-        Option("tp_oio", ("--tp-oio",), "TP thread count x queue depth (default 1x32, TC1/QD32 as the PTS "
-               "runs TP; --numjobs and --iodepth do not apply to TP)", parse=parse_oio, format=format_oio,
-               default=TP_OIO, quick=(1, 8), metavar="TCxQD"),
-    )
+class ThroughputPts(PtsRules):
+    """Throughput's SNIA PTS rules."""
 
-    def deviations(self, options, revision) -> List[str]:
-        v = self.stored_values(options)
+    oio = OIO_FIXED
+
+    def deviations(self, kind: "TestType", options, revision) -> List[str]:
+        v = stored_values(kind, options)
         sizes = tuple(v["tp_bs"])
         out = []
         if set(sizes) != set(revision.tp_block_sizes):
@@ -169,6 +159,42 @@ class ThroughputTest(TestType):
         if (tc, qd) != TP_OIO:
             out.append(f"TP at TC{tc}/QD{qd} instead of TC{TP_OIO[0]}/QD{TP_OIO[1]} ({revision.title})")
         return out
+
+
+class ThroughputView(View):
+    """How Throughput results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return sections.report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return sections.compare_section(ctx, runs, labels)
+
+    def instance_title(self, test: TestRun) -> str:
+        return f"TP {test.params.get('block_size', '')}".strip()
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        if block_size(test) != SUMMARY_BS:
+            return {}
+        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test)}
+
+
+class ThroughputTest(TestType):
+    pts = ThroughputPts()
+    name = "tp"
+    title = "Throughput"
+    short = "TP"
+    default_profiles = ("ssd",)
+    order = 20
+    view = ThroughputView
+    options = OptionSet(ThroughputSettings, (
+        Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
+               parse=options.parse_block_sizes, format=sizes_text, default=_default_sizes,
+               quick=(1024 * 1024,), check=nonempty("--tp-bs"), metavar="SIZES"),
+        Option("tp_oio", ("--tp-oio",), "TP thread count x queue depth (default 1x32, TC1/QD32 as the PTS "
+               "runs TP; --numjobs and --iodepth do not apply to TP)", parse=parse_oio, format=format_oio,
+               default=TP_OIO, quick=(1, 8), metavar="TCxQD"),
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         active = opts.active_bytes(capacity)
@@ -190,12 +216,6 @@ class ThroughputTest(TestType):
             wipc_bs=bs if opts.revision.tp_wipc_with_test_bs else 0,
         )
 
-    def largest_block(self, opts: Options) -> int:
-        return max(opts.of(ThroughputSettings).bs)
-
-    def instance_title(self, test: TestRun) -> str:
-        return f"TP {test.params.get('block_size', '')}".strip()
-
     def headline(self, test: TestRun) -> List[Figure]:
         bs = block_size(test)
         out = []
@@ -205,10 +225,8 @@ class ThroughputTest(TestType):
                 out.append(Figure(key, label, v / 1e6, "MB/s", "higher", "{:,.1f}"))
         return out
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        if block_size(test) != SUMMARY_BS:
-            return {}
-        return {f.key: SummaryValue(f.value) for f in self.headline(test)}
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, max(opts.of(ThroughputSettings).bs))
 
 
 def _int(text, default: int) -> int:
@@ -216,3 +234,6 @@ def _int(text, default: int) -> int:
         return int(text)
     except (TypeError, ValueError):
         return default
+
+
+from tkperf.testtypes.throughput import view as sections  # noqa: E402 - it reads this module's names

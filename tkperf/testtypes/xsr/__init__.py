@@ -18,6 +18,13 @@ transitions, and the second SEQ level as a share of the first.
 """
 from __future__ import annotations
 
+from tkperf.engine.steps import Headline
+
+from tkperf.model.results import RunResult
+from tkperf.testtypes.base import Blocks, OptionSet, stored_values
+from tkperf.testtypes.parts import PtsRules, View
+from typing import Any, Sequence
+
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Mapping
 
@@ -26,7 +33,7 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import OIO_FIXED
+from tkperf.testtypes.parts import OIO_FIXED
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -90,73 +97,24 @@ class XsrSettings:
     settle_band: float
 
 
-class CrossStimulusRecoveryTest(TestType):
-    name = "xsr"
-    title = "Cross Stimulus Recovery"
-    short = "XSR"
-    unit = "interval"
-    default_run = False
-    pts_test = True
+class XsrShape(XsrStream):
+    """The XSR stream, whose first figure is the first SEQ phase's level."""
+
+    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+        """The first interval after the purge, beside the first SEQ phase's level."""
+        a = analyse(test)
+        if a is None or not a.phases or a.phases[0].kind != SEQ1:
+            return []
+        return [Figure("seq1_level_mb_s", "SEQ 1024k W", a.phases[0].first_mb_s, "MB/s", "higher", "{:,.1f}")]
+
+
+class CrossStimulusRecoveryPts(PtsRules):
+    """CrossStimulusRecovery's SNIA PTS rules."""
+
     oio = OIO_FIXED
-    order = 75
-    view = "tkperf.testtypes.xsr.view"
-    keeps_steady_on_resume = False
-    settings = XsrSettings
-    options = (
-        Option("xsr_seq1", (FLAGS[SEQ1],), "XSR: the first SEQ 1024KiB W phase (default 8h; 10s with --quick)",
-               parse=options.parse_duration, default=PTS_SEQ1_S, quick=10,
-               check=_in_range(1, MAX_TIME, FLAGS[SEQ1]), metavar="DURATION"),
-        Option("xsr_rnd", (FLAGS[RND],), "XSR: the RND 8KiB W phase (default 6h; 10s with --quick)",
-               parse=options.parse_duration, default=PTS_RND_S, quick=10,
-               check=_in_range(1, MAX_TIME, FLAGS[RND]), metavar="DURATION"),
-        Option("xsr_seq2", (FLAGS[SEQ2],), "XSR: the second SEQ 1024KiB W phase (default 8h; 10s with --quick)",
-               parse=options.parse_duration, default=PTS_SEQ2_S, quick=10,
-               check=_in_range(1, MAX_TIME, FLAGS[SEQ2]), metavar="DURATION"),
-        Option("xsr_interval", ("--xsr-interval",), "XSR reporting interval (default 60s; 1s with --quick)",
-               parse=options.parse_duration, default=PTS_INTERVAL_S, quick=1,
-               check=_in_range(1, 3600, "--xsr-interval"), metavar="DURATION"),
-        Option("xsr_tc", ("--xsr-tc",), "XSR thread count TC, fio numjobs (default 1)", parse=_count,
-               default=PTS_TC, check=_in_range(1, options.MAX_NUMJOBS, "--xsr-tc"), metavar="TC"),
-        Option("xsr_qd", ("--xsr-qd",), "XSR queue depth QD per thread (default 32)", parse=_count,
-               default=PTS_QD, check=_in_range(1, options.MAX_IODEPTH, "--xsr-qd"), metavar="QD"),
-        Option("xsr_settle_band", ("--xsr-settle-band",),
-               "XSR: a phase has settled once every later interval stays within this many percent "
-               "of its level (default 10)", parse=parse_band, format=band_text,
-               default=10.0, metavar="PCT"),
-    )
 
-    # --- running ---------------------------------------------------------------
-    def phases(self, opts: Options) -> List[Phase]:
-        cfg = opts.of(XsrSettings)
-        tc, qd = cfg.tc, cfg.qd
-        times = {SEQ1: cfg.seq1, RND: cfg.rnd, SEQ2: cfg.seq2}
-        out = []
-        for kind in (SEQ1, RND, SEQ2):
-            rw, bs = ("randwrite", RND_BS) if kind == RND else ("write", SEQ_BS)
-            job = FioJob(name=JOB_NAMES[kind], rw=rw, bs=bs, runtime=times[kind], numjobs=tc, iodepth=qd)
-            out.append(Phase(job, LABELS[kind], kind))
-        return out
-
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
-        # A phase shorter than the interval is one short interval (fio's final report).
-        cfg = opts.of(XsrSettings)
-        interval = cfg.interval
-        params = {"access": "SEQ 1024KiB W, then RND 8KiB W, then SEQ 1024KiB W",
-                  "block_size": "1024k,8k,1024k", "mixes": "0/100", "numjobs": str(cfg.tc),
-                  "iodepth": str(cfg.qd), "interval": str(interval), "seq1": str(cfg.seq1),
-                  "rnd": str(cfg.rnd), "seq2": str(cfg.seq2),
-                  "settle_band_pct": band_text(cfg.settle_band)}
-        return [Plan(key=self.name, shape=XsrStream(tuple(self.phases(opts)), interval), params=params,
-                     wipc=False)]
-
-    def largest_block(self, opts: Options) -> int:
-        return SEQ_BS
-
-    def smallest_block(self, opts: Options) -> int:
-        return RND_BS
-
-    def deviations(self, options_: Mapping[str, str], revision) -> List[str]:
-        v = self.stored_values(options_)
+    def deviations(self, kind: "TestType", options_: Mapping[str, str], revision) -> List[str]:
+        v = stored_values(kind, options_)
         out: List[str] = []
         if revision.id == "pts-c-1.1":
             out.append("XSR is a PTS-E test, not part of PTS-C 1.1")
@@ -171,36 +129,15 @@ class CrossStimulusRecoveryTest(TestType):
             out.append(f"XSR runs at TC{v['xsr_tc']}/QD{v['xsr_qd']} instead of TC{PTS_TC}/QD{PTS_QD}")
         return out
 
-    # --- reading results -------------------------------------------------------------
-    def headline(self, test: TestRun) -> List[Figure]:
-        a = analyse(test)
-        if a is None:
-            return []
-        out: List[Figure] = []
-        for kind, key, label in ((SEQ1, "seq1_level_mb_s", "SEQ 1 level"), (RND, "rnd_level_mb_s", "RND 8k level"),
-                                 (SEQ2, "seq2_level_mb_s", "SEQ 2 level")):
-            value = a.level_of(kind)
-            if value is not None:
-                out.append(Figure(key, label, value, "MB/s", "higher", "{:,.1f}"))
-            rnd = a.of(RND) if kind == RND else None
-            if rnd is not None and rnd.level_iops is not None:
-                out.append(Figure("rnd_level_iops", "RND 8k level", rnd.level_iops, "IOPS"))
-        recovery = a.recovery_pct()
-        if recovery is not None:
-            out.append(Figure("seq_recovery_pct", "SEQ 2 / SEQ 1", recovery, "%", "higher", "{:,.1f}"))
-        for kind, key, label in ((RND, "rnd_settle_s", "RND settled after"),
-                                 (SEQ2, "seq2_settle_s", "SEQ 2 settled after")):
-            p = a.of(kind)
-            if p is not None and p.settle.settled and p.settle.time_s is not None:
-                out.append(Figure(key, label, p.settle.time_s, "s", "lower"))
-        return out
 
-    def first_figures(self, test: TestRun) -> List[Figure]:
-        """The first interval after the purge, beside the first SEQ phase's level."""
-        a = analyse(test)
-        if a is None or not a.phases or a.phases[0].kind != SEQ1:
-            return []
-        return [Figure("seq1_level_mb_s", "SEQ 1024k W", a.phases[0].first_mb_s, "MB/s", "higher", "{:,.1f}")]
+class CrossStimulusRecoveryView(View):
+    """How CrossStimulusRecovery results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return sections.report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return sections.compare_section(ctx, runs, labels)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
         a = analyse(test)
@@ -231,3 +168,88 @@ class CrossStimulusRecoveryTest(TestType):
         if len(s) and (phase.min() < 1 or phase.max() > 3 or (phase[1:] < phase[:-1]).any()
                        or (phase != phase.round()).any()):
             raise ValueError(f"series {SERIES}: the phase column must number the phases 1, 2, 3 in order")
+
+
+class CrossStimulusRecoveryTest(TestType):
+    pts = CrossStimulusRecoveryPts()
+    name = "xsr"
+    title = "Cross Stimulus Recovery"
+    short = "XSR"
+    order = 75
+    view = CrossStimulusRecoveryView
+    options = OptionSet(XsrSettings, (
+        Option("xsr_seq1", (FLAGS[SEQ1],), "XSR: the first SEQ 1024KiB W phase (default 8h; 10s with --quick)",
+               parse=options.parse_duration, default=PTS_SEQ1_S, quick=10,
+               check=_in_range(1, MAX_TIME, FLAGS[SEQ1]), metavar="DURATION"),
+        Option("xsr_rnd", (FLAGS[RND],), "XSR: the RND 8KiB W phase (default 6h; 10s with --quick)",
+               parse=options.parse_duration, default=PTS_RND_S, quick=10,
+               check=_in_range(1, MAX_TIME, FLAGS[RND]), metavar="DURATION"),
+        Option("xsr_seq2", (FLAGS[SEQ2],), "XSR: the second SEQ 1024KiB W phase (default 8h; 10s with --quick)",
+               parse=options.parse_duration, default=PTS_SEQ2_S, quick=10,
+               check=_in_range(1, MAX_TIME, FLAGS[SEQ2]), metavar="DURATION"),
+        Option("xsr_interval", ("--xsr-interval",), "XSR reporting interval (default 60s; 1s with --quick)",
+               parse=options.parse_duration, default=PTS_INTERVAL_S, quick=1,
+               check=_in_range(1, 3600, "--xsr-interval"), metavar="DURATION"),
+        Option("xsr_tc", ("--xsr-tc",), "XSR thread count TC, fio numjobs (default 1)", parse=_count,
+               default=PTS_TC, check=_in_range(1, options.MAX_NUMJOBS, "--xsr-tc"), metavar="TC"),
+        Option("xsr_qd", ("--xsr-qd",), "XSR queue depth QD per thread (default 32)", parse=_count,
+               default=PTS_QD, check=_in_range(1, options.MAX_IODEPTH, "--xsr-qd"), metavar="QD"),
+        Option("xsr_settle_band", ("--xsr-settle-band",),
+               "XSR: a phase has settled once every later interval stays within this many percent "
+               "of its level (default 10)", parse=parse_band, format=band_text,
+               default=10.0, metavar="PCT"),
+    ))
+
+    # --- running ---------------------------------------------------------------
+    def phases(self, opts: Options) -> List[Phase]:
+        cfg = opts.of(XsrSettings)
+        tc, qd = cfg.tc, cfg.qd
+        times = {SEQ1: cfg.seq1, RND: cfg.rnd, SEQ2: cfg.seq2}
+        out = []
+        for kind in (SEQ1, RND, SEQ2):
+            rw, bs = ("randwrite", RND_BS) if kind == RND else ("write", SEQ_BS)
+            job = FioJob(name=JOB_NAMES[kind], rw=rw, bs=bs, runtime=times[kind], numjobs=tc, iodepth=qd)
+            out.append(Phase(job, LABELS[kind], kind))
+        return out
+
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        # A phase shorter than the interval is one short interval (fio's final report).
+        cfg = opts.of(XsrSettings)
+        interval = cfg.interval
+        params = {"access": "SEQ 1024KiB W, then RND 8KiB W, then SEQ 1024KiB W",
+                  "block_size": "1024k,8k,1024k", "mixes": "0/100", "numjobs": str(cfg.tc),
+                  "iodepth": str(cfg.qd), "interval": str(interval), "seq1": str(cfg.seq1),
+                  "rnd": str(cfg.rnd), "seq2": str(cfg.seq2),
+                  "settle_band_pct": band_text(cfg.settle_band)}
+        return [Plan(key=self.name, shape=XsrShape(tuple(self.phases(opts)), interval), params=params,
+                     wipc=False)]
+
+    # --- reading results -------------------------------------------------------------
+    def headline(self, test: TestRun) -> List[Figure]:
+        a = analyse(test)
+        if a is None:
+            return []
+        out: List[Figure] = []
+        for kind, key, label in ((SEQ1, "seq1_level_mb_s", "SEQ 1 level"), (RND, "rnd_level_mb_s", "RND 8k level"),
+                                 (SEQ2, "seq2_level_mb_s", "SEQ 2 level")):
+            value = a.level_of(kind)
+            if value is not None:
+                out.append(Figure(key, label, value, "MB/s", "higher", "{:,.1f}"))
+            rnd = a.of(RND) if kind == RND else None
+            if rnd is not None and rnd.level_iops is not None:
+                out.append(Figure("rnd_level_iops", "RND 8k level", rnd.level_iops, "IOPS"))
+        recovery = a.recovery_pct()
+        if recovery is not None:
+            out.append(Figure("seq_recovery_pct", "SEQ 2 / SEQ 1", recovery, "%", "higher", "{:,.1f}"))
+        for kind, key, label in ((RND, "rnd_settle_s", "RND settled after"),
+                                 (SEQ2, "seq2_settle_s", "SEQ 2 settled after")):
+            p = a.of(kind)
+            if p is not None and p.settle.settled and p.settle.time_s is not None:
+                out.append(Figure(key, label, p.settle.time_s, "s", "lower"))
+        return out
+
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(RND_BS, SEQ_BS)
+
+
+from tkperf.testtypes.xsr import view as sections  # noqa: E402 - it reads this module's names
