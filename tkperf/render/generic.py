@@ -2,7 +2,7 @@
 tests whose type is not installed.
 
 The report shows a test type through its view (:func:`view_of`): the
-type's own :class:`~tkperf.testtypes.parts.View`, or :class:`GenericView`,
+type's own :class:`~tkperf.testtypes.base.View`, or :class:`GenericView`,
 whose report section is :func:`report_section`: per test instance the SNIA header, the headline
 figures, a table of every workload's window averages (IOPS, MB/s, mean
 latency) and, for round-based tests, the steady-state convergence and
@@ -21,8 +21,7 @@ from tkperf.render import blocks as b
 from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext
 from tkperf.testtypes.adapter import Api2View
-from tkperf.testtypes.base import TestType
-from tkperf.testtypes.parts import View
+from tkperf.testtypes.base import TestType, View, view_class
 from tkperf.render.words import NA, fmt, is_stream, plural, seeks_steady_state, shown_unit, test_title, unit_of
 
 
@@ -180,9 +179,10 @@ def view_of(kind: TestType) -> View:
     """The view of ``kind``, built with it: its own, else the generic one
     (which also shows what an API 2 type's own view leaves out)."""
     generic = GenericView(kind)
-    if kind.view is None:
+    own = view_class(kind)
+    if own is None:
         return generic
-    view = kind.view(kind)
+    view = own(kind)
     if isinstance(view, Api2View):
         view.generic = generic
     return view

@@ -19,7 +19,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from tkperf.testtypes.adapter import API2_ENDS, Api2Type, api_of, own
-from tkperf.testtypes.base import API_VERSION, OptionSet, TestType, runs_by_default
+from tkperf.testtypes.base import API_VERSION, OptionSet, TestType, View, runs_by_default
 from tkperf.testtypes.policy import Steady, stored_policy
 from tkperf.testtypes.settings import settings_fields
 
@@ -78,6 +78,10 @@ def _instance(obj: object, where: str) -> TestType:
                          f"{API_VERSION[0]}.{API_VERSION[1]} (update the plug-in or tkperf)")
     if not NAME_RE.fullmatch(inst.name or ""):
         raise ValueError(f"{where}: test type name {inst.name!r} is not a short lower-case word")
+    if isinstance(inst.view, str):  # "package.module:Class": a view whose module imports the type's
+        inst.view = _load(inst.view)  # type: ignore[assignment]
+    if inst.view is not None and not (isinstance(inst.view, type) and issubclass(inst.view, View)):
+        raise TypeError(f"{where}: its view {inst.view!r} is not a tkperf View class")
     if not isinstance(inst.options, OptionSet):  # a plain tuple: options without settings
         inst.options = OptionSet(None, inst.options)
     settings = inst.options.settings

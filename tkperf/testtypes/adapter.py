@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 from tkperf.engine.steps import Headline, Steps
 from tkperf.model.figures import Figure
 from tkperf.testtypes.base import API_VERSION, Blocks, OptionSet, Plan, SummaryValue, TestType
-from tkperf.testtypes.parts import OIO_OPERATOR, PtsRules, View, instance_title
+from tkperf.testtypes.base import OIO_OPERATOR, PtsRules, View, instance_title
 from tkperf.testtypes.settings import Options
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
@@ -51,7 +51,8 @@ def api_of(obj: object) -> Any:
             break
         if "api_version" in vars(cls):
             return vars(cls)["api_version"]
-    if isinstance(getattr(obj, "view", None), str) or any(own(obj, n) is not None for n in API2_ONLY):
+    view = getattr(obj, "view", None)
+    if (isinstance(view, str) and ":" not in view) or any(own(obj, n) is not None for n in API2_ONLY):
         return 2
     return API_VERSION[0]
 

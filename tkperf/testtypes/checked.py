@@ -1,7 +1,7 @@
 """Result files read for showing: each test's stored data checked by its own type.
 
 :func:`load` is :func:`tkperf.model.store.load` plus, for every test whose
-type is installed, :meth:`~tkperf.testtypes.parts.View.check_data` of its view: a
+type is installed, :meth:`~tkperf.testtypes.base.View.check_data` of its view: a
 test whose stored data its type would never write (a sweep round that is
 not there, a phase without its offsets ...) is left out of the run that
 ``show``, ``report``, ``compare``, ``check`` and ``export`` see, and named

@@ -25,15 +25,13 @@ see the target's sector size, so this is not refused before the run.
 """
 from __future__ import annotations
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet, TestType
-from tkperf.testtypes.dirth import SweepPts, SweepView
-from typing import Any, Sequence
+from tkperf.testtypes.dirth import SweepPts
 
 from typing import List, Mapping, Tuple
 
 from tkperf.fio.jobs import FioJob
-from tkperf.model.results import TestRun, format_bs, mix_label
+from tkperf.model.results import format_bs, mix_label
 from tkperf.testtypes.base import Options, Plan
 from tkperf.testtypes.consistency import BSSPLIT, JEDEC_LARGEST, ZONED, jedec_job
 from tkperf.testtypes.dirth import SweepTest, captures_of, sweep_options, sweep_plan
@@ -93,26 +91,13 @@ class CompositeWorkloadPts(SweepPts):
         return super().deviations(kind, options, revision) + [ALIGNMENT_DEVIATION]
 
 
-class CompositeWorkloadView(SweepView):
-    """How CompositeWorkload results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def instance_title(self, test: TestRun) -> str:
-        return self.kind.short
-
-
 class CompositeWorkloadTest(SweepTest):
     pts = CompositeWorkloadPts()
     name = "cbw"
     title = "Enterprise Composite Workload (CBW)"
     short = "CBW"
     order = 75
-    view = CompositeWorkloadView
+    view = "tkperf.testtypes.cbw.view:CompositeWorkloadView"
     options = OptionSet(CbwSettings, sweep_options("cbw", "CBW"))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
@@ -126,6 +111,3 @@ class CompositeWorkloadTest(SweepTest):
 
     def blocks(self, opts: Options) -> Blocks:
         return Blocks(SMALLEST, JEDEC_LARGEST)
-
-
-from tkperf.testtypes.cbw import view as sections  # noqa: E402 - it reads this module's names

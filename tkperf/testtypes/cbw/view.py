@@ -8,6 +8,9 @@ transfer size and read share each point issued.
 """
 from __future__ import annotations
 
+from tkperf.testtypes.dirth import SweepView
+from typing import Any
+
 from dataclasses import replace
 from typing import List, Sequence
 
@@ -110,3 +113,16 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
 
 def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> List:
     return dirth_view.compare_section(ctx, runs, labels, CompositeWorkloadTest())
+
+
+class CompositeWorkloadView(SweepView):
+    """How CompositeWorkload results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def instance_title(self, test: TestRun) -> str:
+        return self.kind.short

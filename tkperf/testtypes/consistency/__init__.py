@@ -23,13 +23,10 @@ from __future__ import annotations
 
 from tkperf.engine.steps import Headline
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet
-from tkperf.testtypes.parts import View
-from typing import Any, Sequence
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List
+from typing import ClassVar, List
 
 from tkperf.engine import options
 from tkperf.errors import UsageError
@@ -40,22 +37,13 @@ from tkperf.testtypes.base import (
     Option,
     Options,
     Plan,
-    SummaryValue,
     TestType,
     Tracking,
     in_range as _in_range,
     parse_count as _count,
 )
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
-from tkperf.testtypes.consistency.stream import (
-    COLUMNS,
-    MAX_COLUMNS,
-    MAX_SERIES,
-    SERIES,
-    ConsistencyStream,
-    Phase,
-    log_msec,
-)
+from tkperf.testtypes.consistency.stream import ConsistencyStream, Phase, log_msec
 
 WORKLOADS = ("rnd4k", "jedec")
 #: The JEDEC enterprise workload's transfer-size mix (JESD219), as fio's bssplit (size/percent).
@@ -139,52 +127,12 @@ class ConsistencyShape(ConsistencyStream):
         return [Figure("first_interval_iops", "first interval", float(a.iops[0]), "IOPS")]
 
 
-class ConsistencyView(View):
-    """How Consistency results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        a = analyse(test)
-        if a is None or a.workload != "rnd4k":
-            return {}
-        sp = a.spread()
-        if sp is None:
-            return {}
-        # Not the PTS's 20/10 steady state: a lower rank lets the IOPS test's figure win.
-        source = (f"consistency test: median of {a.steady_label}, TC{test.params.get('numjobs', '?')}/"
-                  f"QD{test.params.get('iodepth', '?')}")
-        return {"rnd_4k_write_iops": SummaryValue(sp.median, source, rank=50, definition=(
-            "consistency test: median IOPS of its steady part (not the PTS 20/10 window)"))}
-
-    def check_data(self, test: TestRun) -> None:
-        if test.rounds:
-            raise ValueError("a consistency test keeps its intervals as series, not as rounds")
-        s = test.series.get(SERIES)
-        if s is not None and s.columns != COLUMNS:
-            raise ValueError(f"series {SERIES} has columns {' '.join(s.columns)}, not {' '.join(COLUMNS)}")
-        m = test.series.get(MAX_SERIES)
-        if m is not None:
-            if m.columns != MAX_COLUMNS:
-                raise ValueError(f"series {MAX_SERIES} has columns {' '.join(m.columns)}, "
-                                 f"not {' '.join(MAX_COLUMNS)}")
-            if s is None or len(m) > len(s):
-                raise ValueError(f"series {MAX_SERIES} has more rows than series {SERIES}")
-        unknown = set(test.series) - {SERIES, MAX_SERIES}
-        if unknown:
-            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
-
-
 class ConsistencyTest(TestType):
     name = "consistency"
     title = "Performance Consistency"
     short = "CONS"
     order = 50
-    view = ConsistencyView
+    view = "tkperf.testtypes.consistency.view:ConsistencyView"
     options = OptionSet(ConsistencySettings, (
         Option("consistency_duration", ("--duration", "--consistency-duration"),
                "consistency: how long the RND 4KiB write runs (default 2000s; 20s with --quick)",
@@ -288,6 +236,3 @@ class ConsistencyTest(TestType):
     def blocks(self, opts: Options) -> Blocks:
         jedec = opts.of(ConsistencySettings).consistency_workload == "jedec"
         return Blocks(512 if jedec else 4096, JEDEC_LARGEST if jedec else 4096)
-
-
-from tkperf.testtypes.consistency import view as sections  # noqa: E402 - it reads this module's names

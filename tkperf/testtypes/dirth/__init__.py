@@ -29,10 +29,8 @@ test (:mod:`tkperf.testtypes.cbw`) sweeps its JEDEC mix with them.
 """
 from __future__ import annotations
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.parts import PtsRules, View
-from typing import Any
+from tkperf.testtypes.base import PtsRules, View
 
 import re
 from functools import partial
@@ -45,7 +43,7 @@ from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
-from tkperf.testtypes.parts import OIO_SWEEP
+from tkperf.testtypes.base import OIO_SWEEP
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -359,7 +357,6 @@ class SweepView(View):
 
 
 class SweepTest(TestType):
-    view = SweepView
     pts = SweepPts()
     """A PTS-E test run by :class:`SteadyThenSweep` over TC x QD (DIRTH, CBW):
     its options are :func:`sweep_options` of ``name``; its headline figures,
@@ -385,22 +382,7 @@ class SweepTest(TestType):
         return out
 
 
-
 _TC, _QD, _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE = sweep_options("dirth", "DIRTH")
-
-
-class DemandIntensityView(SweepView):
-    """How DemandIntensity results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def instance_title(self, test: TestRun) -> str:
-        p = test.params
-        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()
 
 
 class DemandIntensityTest(SweepTest):
@@ -408,7 +390,7 @@ class DemandIntensityTest(SweepTest):
     title = "Demand Intensity / Response Time Histogram"
     short = "DIRTH"
     order = 70
-    view = DemandIntensityView
+    view = "tkperf.testtypes.dirth.view:DemandIntensityView"
     options = OptionSet(DirthSettings, (
         _TC, _QD,
         Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
@@ -431,6 +413,3 @@ class DemandIntensityTest(SweepTest):
 
     def blocks(self, opts: Options) -> Blocks:
         return Blocks(0, opts.of(DirthSettings).bs)
-
-
-from tkperf.testtypes.dirth import view as sections  # noqa: E402 - it reads this module's names

@@ -18,6 +18,9 @@ with the same blocks.
 """
 from __future__ import annotations
 
+from tkperf.testtypes.dirth import SweepView
+from typing import Any
+
 from dataclasses import replace
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -395,3 +398,17 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                                                 f"{name}: response-time histograms at each run's max point"),
                                f"{name}: share of I/Os per response-time bin at each run's max point."))
     return out
+
+
+class DemandIntensityView(SweepView):
+    """How DemandIntensity results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def instance_title(self, test: TestRun) -> str:
+        p = test.params
+        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()

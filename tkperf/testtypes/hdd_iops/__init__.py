@@ -19,10 +19,7 @@ reuses the cells and the repeatability wording; ``hdd-zones`` the wording).
 """
 from __future__ import annotations
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet
-from tkperf.testtypes.parts import View
-from typing import Any
 
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
@@ -33,7 +30,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import hdd_cell as cell_name
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
 from tkperf.render.words import test_title
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking, in_range
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking, in_range
 from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text
 from tkperf.testtypes.policy import Steady
 from tkperf.testtypes.qd import check_depths, depths_text, parse_depths
@@ -167,38 +164,12 @@ class HddIopsSettings:
     time: int
 
 
-class HddIopsView(View):
-    """How HddIops results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        """RND 4KiB R and W IOPS at the highest queue depth run."""
-        cells = window_cells(test)
-        if not cells or headline_bs(test) != 4096:
-            return {}
-        qd = max(q for _, _, q in cells)
-        out = {}
-        for mix, key in ((100, "rnd_4k_read_iops"), (0, "rnd_4k_write_iops")):
-            v = cell_average(test, 4096, mix, qd, "iops")
-            if v is not None:
-                out[key] = SummaryValue(v, f"{repeat_source(test)}, HDD at TC1/QD{qd}", SUMMARY_RANK)
-        return out
-
-    def check_data(self, test: TestRun) -> None:
-        check_cells(test, "an HDD-IOPS test")
-
-
 class HddIopsTest(TestType):
     name = "hdd-iops"
     title = "HDD random IOPS"
     short = "HDD-IOPS"
     order = 81
-    view = HddIopsView
+    view = "tkperf.testtypes.hdd_iops.view:HddIopsView"
     #: The profiles whose run without ``--tests`` runs it: ``hdd run``, not ``ssd run``.
     default_profiles: Tuple[str, ...] = ("hdd",)
     options = OptionSet(HddIopsSettings, (
@@ -261,6 +232,3 @@ def check_cells(test: TestRun, what: str) -> None:
             if w.name != cell_name(w.bs, w.rwmixread, w.iodepth) or w.numjobs != 1:
                 raise ValueError(f"round {r.index} has a workload {w.name!r} (TC {w.numjobs}/QD {w.iodepth}) "
                                  f"that {what} does not run")
-
-
-from tkperf.testtypes.hdd_iops import view as sections  # noqa: E402 - it reads this module's names

@@ -11,26 +11,20 @@ tkperf's latency QoS part (nines table, histogram, confidence plot).
 """
 from __future__ import annotations
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet
-from tkperf.testtypes.parts import View
-from typing import Any, Sequence
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List, Optional, Tuple
+from typing import ClassVar, List, Optional, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType
 from tkperf.testtypes.hdd_iops import (
-    SUMMARY_RANK,
     between,
     cell_jobs,
-    check_cells,
     repeat_plan,
-    repeat_source,
     side_label,
     side_word,
     tracked_cells,
@@ -84,36 +78,12 @@ class HddLatencySettings:
     time: int
 
 
-class HddLatencyView(View):
-    """How HddLatency results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        """The RND 4KiB W response time lines (AVE and MAX), at QD 1 as the PTS's LAT."""
-        figures = {f.key: f.value for f in self.kind.headline(test)}
-        source = f"{repeat_source(test)}, HDD at TC1/QD1"
-        return {key: SummaryValue(figures[key], source, SUMMARY_RANK)
-                for key in ("rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us") if key in figures}
-
-    def check_data(self, test: TestRun) -> None:
-        check_cells(test, "an HDD-LAT test")
-        for r in test.rounds:
-            for w in r.workloads:
-                if w.iodepth != 1 or w.rwmixread not in MIXES:
-                    raise ValueError(f"round {r.index} has {w.name!r}, not random 100% R or W at QD 1")
-
-
 class HddLatencyTest(TestType):
     name = "hdd-lat"
     title = "HDD random-access latency"
     short = "HDD-LAT"
     order = 82
-    view = HddLatencyView
+    view = "tkperf.testtypes.hdd_lat.view:HddLatencyView"
     default_profiles: Tuple[str, ...] = ("hdd",)
     options = OptionSet(HddLatencySettings, (
         Option("hdd_lat_bs", ("--hdd-lat-bs",), "HDD-LAT block sizes (default 4k)",
@@ -162,6 +132,3 @@ class HddLatencyTest(TestType):
 
     def blocks(self, opts: Options) -> Blocks:
         return Blocks(0, max(opts.of(HddLatencySettings).bs))
-
-
-from tkperf.testtypes.hdd_lat import view as sections  # noqa: E402 - it reads this module's names

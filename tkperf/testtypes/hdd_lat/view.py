@@ -7,6 +7,11 @@ figures and the confidence curves of random R and W, one curve per run.
 """
 from __future__ import annotations
 
+from tkperf.testtypes.base import SummaryValue, View
+from tkperf.testtypes.hdd_iops import SUMMARY_RANK
+from tkperf.testtypes.hdd_iops import check_cells
+from typing import Dict
+
 from typing import Any, List, Sequence
 
 from tkperf.model.results import RunResult, TestRun, format_bs
@@ -112,3 +117,27 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     sizes = sorted({c[0] for t in tests if t is not None for c in window_cells(t)})
     wanted = tuple(f"RND {format_bs(bs)} {m}/{100 - m} {'R' if m == 100 else 'W'}" for bs in sizes for m in MIXES)
     return out + qos.compare_blocks(ctx, tests, wanted, "Response-time confidence by run", "hdd-lat")
+
+
+class HddLatencyView(View):
+    """How HddLatency results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        """The RND 4KiB W response time lines (AVE and MAX), at QD 1 as the PTS's LAT."""
+        figures = {f.key: f.value for f in self.kind.headline(test)}
+        source = f"{repeat_source(test)}, HDD at TC1/QD1"
+        return {key: SummaryValue(figures[key], source, SUMMARY_RANK)
+                for key in ("rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us") if key in figures}
+
+    def check_data(self, test: TestRun) -> None:
+        check_cells(test, "an HDD-LAT test")
+        for r in test.rounds:
+            for w in r.workloads:
+                if w.iodepth != 1 or w.rwmixread not in MIXES:
+                    raise ValueError(f"round {r.index} has {w.name!r}, not random 100% R or W at QD 1")

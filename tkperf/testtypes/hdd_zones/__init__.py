@@ -24,10 +24,7 @@ Each zone's offset and size are kept in the test's data (``zone.K.offset``,
 """
 from __future__ import annotations
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet
-from tkperf.testtypes.parts import View
-from typing import Any
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tuple
@@ -38,8 +35,8 @@ from tkperf.errors import TargetError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import hdd_zone as zone_name
 from tkperf.model.results import TestRun, format_bs, mb
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType
-from tkperf.testtypes.hdd_iops import SUMMARY_RANK, between
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType
+from tkperf.testtypes.hdd_iops import between
 
 if TYPE_CHECKING:  # pragma: no cover
     from tkperf.engine.context import PlanLike, RunContext
@@ -177,53 +174,12 @@ class ZoneSettings:
     zone_passes: int
 
 
-class HddZonesView(View):
-    """How HddZones results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def instance_title(self, test: TestRun) -> str:
-        bs = test.params.get("block_size", format_bs(BS))
-        return self.kind.short if bs == format_bs(BS) else f"{self.kind.short} {bs}"
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        """The SEQ 1024KiB lines: the mean over the zones (outer to inner)."""
-        if test.params.get("block_size", format_bs(BS)) != format_bs(BS):
-            return {}  # another block size (an imported TKperf file's 4k zones)
-        figures = {f.key: f for f in self.kind.headline(test)}
-        out = {}
-        for rw in ("write", "read"):
-            f = figures.get(f"seq_{rw}_zone_mean_mb_s")
-            if f is not None:
-                out[f"seq_{rw}_mb_s"] = SummaryValue(f.value, "HDD-ZONES: mean of the zones, outer to inner",
-                                                     SUMMARY_RANK)
-        return out
-
-    def check_data(self, test: TestRun) -> None:
-        if test.series:
-            raise ValueError("an HDD-ZONES test keeps its sweeps as rounds, not as a series")
-        for r in test.rounds:
-            for w in r.workloads:
-                parsed = parse_zone_name(w.name)
-                if parsed is None or w.rw != {"w": "write", "r": "read"}[parsed[1]]:
-                    raise ValueError(f"phase {r.index} has a workload {w.name!r} that HDD-ZONES does not run")
-                if f"zone.{parsed[0]}.offset" not in test.data:
-                    raise ValueError(f"zone {parsed[0]} was measured but its offset is not stored")
-        for k, v in test.data.items():
-            if k.startswith("zone") and not v.isdigit():
-                raise ValueError(f"data {k}={v!r} is not a byte count")
-
-
 class HddZonesTest(TestType):
     name = "hdd-zones"
     title = "HDD throughput by zone"
     short = "HDD-ZONES"
     order = 80
-    view = HddZonesView
+    view = "tkperf.testtypes.hdd_zones.view:HddZonesView"
     default_profiles: Tuple[str, ...] = ("hdd",)
     options = OptionSet(ZoneSettings, (
         Option("hdd_zones", ("--zones",),
@@ -291,6 +247,3 @@ def _count(text: str, flag: str) -> int:
     if not t.isdigit():
         raise options.UsageError(f"{flag} {text!r} is not a whole number")
     return int(t)
-
-
-from tkperf.testtypes.hdd_zones import view as sections  # noqa: E402 - it reads this module's names

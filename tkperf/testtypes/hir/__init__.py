@@ -18,10 +18,8 @@ fio's IOPS log: see :mod:`~tkperf.testtypes.hir.shape` and
 """
 from __future__ import annotations
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.parts import PtsRules, View
-from typing import Any, Sequence
+from tkperf.testtypes.base import PtsRules
 
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
@@ -30,7 +28,7 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.parts import OIO_OPERATOR
+from tkperf.testtypes.base import OIO_OPERATOR
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -42,16 +40,7 @@ from tkperf.testtypes.base import (
 )
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
-from tkperf.testtypes.hir.shape import (
-    PERIOD_COLUMNS,
-    PERIODS,
-    RETURN,
-    RETURN_COLUMNS,
-    HostIdleShape,
-    Setting,
-    sample_ms,
-    setting_rounds,
-)
+from tkperf.testtypes.hir.shape import HostIdleShape, Setting, sample_ms
 
 #: The PTS's idle times, write period (s) and write periods per idle time.
 PTS_IDLE: Tuple[int, ...] = (5, 10, 15, 25, 50)
@@ -156,42 +145,13 @@ class HostIdleRecoveryPts(PtsRules):
         return out + round_deviation(v, "hir", "HIR")
 
 
-class HostIdleRecoveryView(View):
-    """How HostIdleRecovery results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def check_data(self, test: TestRun) -> None:
-        for name, columns in ((PERIODS, PERIOD_COLUMNS), (RETURN, RETURN_COLUMNS)):
-            s = test.series.get(name)
-            if s is not None and s.columns != columns:
-                raise ValueError(f"series {name} has columns {' '.join(s.columns)}, not {' '.join(columns)}")
-        unknown = set(test.series) - {PERIODS, RETURN}
-        if unknown:
-            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
-        indices = {r.index for r in test.rounds}
-        known = set()
-        for k, idle, index in setting_rounds(test):
-            if index not in indices:
-                raise ValueError(f"idle setting {k} ({idle} s) names round {index}, which the test does not have")
-            known.add(k)
-        for name in (PERIODS, RETURN):
-            s = test.series.get(name)
-            if s is not None and len(s) and not set(int(v) for v in s.column("setting")) <= known:
-                raise ValueError(f"series {name} has rows of an idle setting the test does not name")
-
-
 class HostIdleRecoveryTest(TestType):
     pts = HostIdleRecoveryPts()
     name = "hir"
     title = "Host Idle Recovery"
     short = "HIR"
     order = 75
-    view = HostIdleRecoveryView
+    view = "tkperf.testtypes.hir.view:HostIdleRecoveryView"
     options = OptionSet(HirSettings, (
         Option("hir_idle", ("--hir-idle",), "HIR idle times between write periods, each its own setting "
                "(default 5,10,15,25,50 s; 1,2 with --quick)", parse=parse_idles, format=idles_text,
@@ -251,6 +211,3 @@ class HostIdleRecoveryTest(TestType):
 
     def blocks(self, opts: Options) -> Blocks:
         return Blocks(0, 4096)
-
-
-from tkperf.testtypes.hir import view as sections  # noqa: E402 - it reads this module's names

@@ -7,6 +7,14 @@ runs side by side and their gains overlaid.
 """
 from __future__ import annotations
 
+from tkperf.testtypes.base import View
+from tkperf.testtypes.hir.shape import PERIODS
+from tkperf.testtypes.hir.shape import PERIOD_COLUMNS
+from tkperf.testtypes.hir.shape import RETURN
+from tkperf.testtypes.hir.shape import RETURN_COLUMNS
+from tkperf.testtypes.hir.shape import setting_rounds
+from typing import Any
+
 from typing import List, Optional, Sequence, Set
 
 import numpy as np
@@ -289,3 +297,31 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                            "baseline (the gains are in the table above)."))
     return out
 
+
+class HostIdleRecoveryView(View):
+    """How HostIdleRecovery results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def check_data(self, test: TestRun) -> None:
+        for name, columns in ((PERIODS, PERIOD_COLUMNS), (RETURN, RETURN_COLUMNS)):
+            s = test.series.get(name)
+            if s is not None and s.columns != columns:
+                raise ValueError(f"series {name} has columns {' '.join(s.columns)}, not {' '.join(columns)}")
+        unknown = set(test.series) - {PERIODS, RETURN}
+        if unknown:
+            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
+        indices = {r.index for r in test.rounds}
+        known = set()
+        for k, idle, index in setting_rounds(test):
+            if index not in indices:
+                raise ValueError(f"idle setting {k} ({idle} s) names round {index}, which the test does not have")
+            known.add(k)
+        for name in (PERIODS, RETURN):
+            s = test.series.get(name)
+            if s is not None and len(s) and not set(int(v) for v in s.column("setting")) <= known:
+                raise ValueError(f"series {name} has rows of an idle setting the test does not name")

@@ -4,14 +4,12 @@ figures, RND 4KiB 0/100, 64KiB 65/35 and 1024KiB 100/0 IOPS, and every one
 of them must pass 20/10 in the same window of rounds."""
 from __future__ import annotations
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.parts import PtsRules, View
-from typing import Any
+from tkperf.testtypes.base import PtsRules
 
 import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List, Mapping, Sequence, Tuple
+from typing import ClassVar, List, Mapping, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
@@ -20,8 +18,8 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import iops_matrix_params as matrix_params
 from tkperf.model.names import iops_workload as workload_name
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.parts import OIO_OPERATOR
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.base import OIO_OPERATOR
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking
 from tkperf.testtypes.policy import Steady
 
 BLOCK_SIZES: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
@@ -165,20 +163,6 @@ class IopsPts(PtsRules):
         return out
 
 
-class IopsView(View):
-    """How Iops results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        # Round 1 comes after WIPC, so it is not FOB: FOB comes from WSAT only.
-        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test) if f.key != "tracking"}
-
-
 class IopsTest(TestType):
     pts = IopsPts()
     name = "iops"
@@ -186,7 +170,7 @@ class IopsTest(TestType):
     short = "IOPS"
     default_profiles = ("ssd",)
     order = 10
-    view = IopsView
+    view = "tkperf.testtypes.iops.view:IopsView"
     options = OptionSet(IopsSettings, (
         Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
@@ -223,6 +207,3 @@ class IopsTest(TestType):
 
     def blocks(self, opts: Options) -> Blocks:
         return Blocks(min(opts.of(IopsSettings).bs), max(opts.of(IopsSettings).bs))
-
-
-from tkperf.testtypes.iops import view as sections  # noqa: E402 - it reads this module's names

@@ -6,6 +6,9 @@ The matrix helpers are shared with LAT, which runs the same kind of matrix.
 """
 from __future__ import annotations
 
+from tkperf.testtypes.base import SummaryValue, View
+from typing import Any
+
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.model.results import RunResult, TestRun, Workload, format_bs, mix_label
@@ -13,7 +16,8 @@ from tkperf.render import blocks as b
 from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext, grid_table
 from tkperf.render.words import NA, metric_display, test_title
-from tkperf.testtypes.iops import IopsTest, workload_name
+from tkperf.testtypes.iops import IopsTest
+from tkperf.model.names import iops_workload as workload_name
 
 # The cells compared across drives, where a run measured them.
 CORNERS: Tuple[Tuple[int, int, str], ...] = (
@@ -136,3 +140,17 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
             b.Chart("iops-corners.png", b.BarsChart((b.Panel(corners, "IOPS at the common corners", "IOPS"),)),
                     "Steady-state (window average) IOPS at the corners, one bar per run; "
                     "n/a where a run did not measure the cell.")]
+
+
+class IopsView(View):
+    """How Iops results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        # Round 1 comes after WIPC, so it is not FOB: FOB comes from WSAT only.
+        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test) if f.key != "tracking"}

@@ -2,20 +2,18 @@
 until the RND 4KiB 0/100 mean response time is steady (PTS test 3)."""
 from __future__ import annotations
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.parts import PtsRules, View
-from typing import Any, Sequence
+from tkperf.testtypes.base import PtsRules
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, Iterable, List, Optional, Tuple
+from typing import ClassVar, Iterable, List, Optional, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.parts import OIO_FIXED
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.base import OIO_FIXED
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking
 from tkperf.testtypes.iops import (
     matrix_jobs,
     matrix_params,
@@ -80,21 +78,6 @@ class LatencyPts(PtsRules):
                 f"{mixes_text(sorted(mixes, reverse=True))} (the PTS runs 8k,4k,512 x 100/0,65/35,0/100)"]
 
 
-class LatencyView(View):
-    """How Latency results are shown."""
-
-    shows_histograms = True
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test) if f.key != "tracking"}
-
-
 class LatencyTest(TestType):
     pts = LatencyPts()
     name = "lat"
@@ -102,7 +85,7 @@ class LatencyTest(TestType):
     short = "LAT"
     default_profiles = ("ssd",)
     order = 30
-    view = LatencyView
+    view = "tkperf.testtypes.latency.view:LatencyView"
     options = OptionSet(LatencySettings, (
         Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
                parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
@@ -146,6 +129,3 @@ class LatencyTest(TestType):
 
     def blocks(self, opts: Options) -> Blocks:
         return Blocks(min(opts.of(LatencySettings).bs), max(opts.of(LatencySettings).bs))
-
-
-from tkperf.testtypes.latency import view as sections  # noqa: E402 - it reads this module's names

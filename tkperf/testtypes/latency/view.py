@@ -3,6 +3,9 @@ and R/W mix (tables and bars), the percentiles, convergence and the
 measurement window; in a comparison, AVE and MAX per cell and run."""
 from __future__ import annotations
 
+from tkperf.testtypes.base import SummaryValue, View
+from typing import Any, Dict
+
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
@@ -135,3 +138,18 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 
 #: The LAT cells whose response-time distributions a comparison overlays.
 QOS_CELLS = ("RND 4k 100/0 R", "RND 4k 65/35 R", "RND 4k 65/35 W", "RND 4k 0/100 W")
+
+
+class LatencyView(View):
+    """How Latency results are shown."""
+
+    shows_histograms = True
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test) if f.key != "tracking"}

@@ -29,10 +29,7 @@ offsets are kept in the test's data as ``offset.PHASE.POINT``.
 """
 from __future__ import annotations
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet
-from tkperf.testtypes.parts import View
-from typing import Any
 
 import re
 from dataclasses import dataclass, replace
@@ -45,7 +42,7 @@ from tkperf.engine.shapes import Estimate, Phase, Phases, duration_rough
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import Round, TestRun, Workload
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, in_range
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, in_range
 from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths
 from tkperf.testtypes.throughput import advance, place
 
@@ -278,41 +275,12 @@ def peak(w: QdWorkload, pts: Sequence[Point]) -> Point:
 LATENCY_AT_QD1 = ("rnd4k-r", "rnd4k-w")
 
 
-class QueueDepthView(View):
-    """How QueueDepth results are shown."""
-
-    shows_histograms = True
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        return {}  # peaks at different queue depths are none of the PTS summary lines
-
-    def check_data(self, test: TestRun) -> None:
-        if test.series:
-            raise ValueError("a QD test keeps its phases as rounds, not as a series")
-        for r in test.rounds:
-            for res in r.workloads:
-                if res.name in (FILL_JOB, PRECONDITION_JOB):
-                    continue
-                qds = [w.qd_of(res.name) for w in WORKLOADS if w.qd_of(res.name) is not None]
-                if not qds:
-                    raise ValueError(f"phase {r.index} has a workload {res.name!r} that a QD test does not run")
-                if qds[0] != res.iodepth or res.numjobs != 1:
-                    raise ValueError(f"workload {res.name!r} ran at TC {res.numjobs}/QD {res.iodepth}, "
-                                     f"not TC 1/QD {qds[0]}")
-
-
 class QueueDepthTest(TestType):
     name = "qd"
     title = "Queue-depth scaling"
     short = "QD"
     order = 60
-    view = QueueDepthView
+    view = "tkperf.testtypes.qd.view:QueueDepthView"
     # Its section shows the 99.9th percentiles it reads from the histograms;
     # tkperf's QoS part is added there only with --latency-histograms.
     options = OptionSet(QdSettings, (
@@ -392,6 +360,3 @@ class QueueDepthTest(TestType):
 
     def blocks(self, opts: Options) -> Blocks:
         return Blocks(0, FILL_BS)
-
-
-from tkperf.testtypes.qd import view as sections  # noqa: E402 - it reads this module's names

@@ -16,23 +16,21 @@ The offsets are kept in the test's data as ``offset.ROUND.WORKLOAD``.
 """
 from __future__ import annotations
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.parts import PtsRules, View
-from typing import Any
+from tkperf.testtypes.base import PtsRules
 
 import dataclasses
 from dataclasses import dataclass
 import re
-from typing import ClassVar, Dict, List, Sequence, Tuple
+from typing import ClassVar, List, Sequence, Tuple
 
 from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import tp_workload as workload_name
 from tkperf.model.results import Round, TestRun, format_bs
-from tkperf.testtypes.parts import OIO_FIXED
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
+from tkperf.testtypes.base import OIO_FIXED
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking
 from tkperf.testtypes.iops import nonempty, sizes_text
 
 BLOCK_SIZES = {"enterprise": (1024 * 1024, 128 * 1024), "client": (1024 * 1024,)}
@@ -161,24 +159,6 @@ class ThroughputPts(PtsRules):
         return out
 
 
-class ThroughputView(View):
-    """How Throughput results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def instance_title(self, test: TestRun) -> str:
-        return f"TP {test.params.get('block_size', '')}".strip()
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        if block_size(test) != SUMMARY_BS:
-            return {}
-        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test)}
-
-
 class ThroughputTest(TestType):
     pts = ThroughputPts()
     name = "tp"
@@ -186,7 +166,7 @@ class ThroughputTest(TestType):
     short = "TP"
     default_profiles = ("ssd",)
     order = 20
-    view = ThroughputView
+    view = "tkperf.testtypes.throughput.view:ThroughputView"
     options = OptionSet(ThroughputSettings, (
         Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
                parse=options.parse_block_sizes, format=sizes_text, default=_default_sizes,
@@ -234,6 +214,3 @@ def _int(text, default: int) -> int:
         return int(text)
     except (TypeError, ValueError):
         return default
-
-
-from tkperf.testtypes.throughput import view as sections  # noqa: E402 - it reads this module's names

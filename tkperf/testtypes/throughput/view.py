@@ -3,6 +3,10 @@
 one table and bar chart; in a comparison, W and R MB/s per block size."""
 from __future__ import annotations
 
+from tkperf.testtypes.base import SummaryValue, View
+from tkperf.testtypes.throughput import SUMMARY_BS
+from typing import Any, Dict
+
 from typing import Callable, Optional, Sequence
 
 from tkperf.model.results import RunResult, TestRun, format_bs, mb
@@ -95,3 +99,21 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     return ctx.paired(ThroughputTest.title, "tp.png", "Throughput (MB/s)",
                       (write, "SEQ 100% W", "MB/s"), (read, "SEQ 100% R", "MB/s"),
                       "Sequential throughput in MB/s (decimal) per block size, one bar per run.")
+
+
+class ThroughputView(View):
+    """How Throughput results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def instance_title(self, test: TestRun) -> str:
+        return f"TP {test.params.get('block_size', '')}".strip()
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        if block_size(test) != SUMMARY_BS:
+            return {}
+        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test)}

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from tkperf.engine.steps import Headline
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.parts import PtsRules, View
-from typing import Any, Sequence
+from tkperf.testtypes.base import PtsRules
 
-from typing import Dict, List
+from typing import List
 
 from tkperf.durations import duration
 from tkperf.engine import options
@@ -27,17 +25,8 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import WSAT_SERIES
 from tkperf.model.names import wsat_workload as workload_name
 from tkperf.model.results import TestRun, format_bs
-from tkperf.testtypes.parts import OIO_OPERATOR
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    SummaryValue,
-    TestType,
-    Tracking,
-    in_range as _in_range,
-)
+from tkperf.testtypes.base import OIO_OPERATOR
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking, in_range as _in_range
 from tkperf.testtypes.settings import settings_from
 from tkperf.testtypes.writesat.settings import WsatSettings, parse_tgbw, tgbw_bytes
 
@@ -167,27 +156,6 @@ class WriteSaturationPts(PtsRules):
         return []
 
 
-class WriteSaturationView(View):
-    """How WriteSaturation results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        values = iops(test)
-        if not values.size or stimulus(test.params) != "RND 4k 100% W":  # the summary's FOB is RND 4K W
-            return {}
-        return {"fob_iops": SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10,
-                                              definition="WSAT: first interval after the purge (FOB)")}
-
-    def check_data(self, test: TestRun) -> None:
-        if test.rounds:
-            raise ValueError("a WSAT test keeps its intervals as a series, not as rounds")
-
-
 class WriteSaturationTest(TestType):
     pts = WriteSaturationPts()
     name = "wsat"
@@ -195,7 +163,7 @@ class WriteSaturationTest(TestType):
     short = "WSAT"
     default_profiles = ("ssd",)
     order = 40
-    view = WriteSaturationView
+    view = "tkperf.testtypes.writesat.view:WriteSaturationView"
     options = OptionSet(WsatSettings, (
         Option("wsat_time", ("--wsat-time",), "WSAT time limit: seconds or with s/m/h/d (default 24h)",
                parse=options.parse_duration, default=24 * 3600, quick=8,
@@ -262,6 +230,3 @@ class WriteSaturationTest(TestType):
 
     def blocks(self, opts: Options) -> Blocks:
         return Blocks(0, opts.of(WsatSettings).bs)
-
-
-from tkperf.testtypes.writesat import view as sections  # noqa: E402 - it reads this module's names

@@ -20,32 +20,29 @@ from __future__ import annotations
 
 from tkperf.engine.steps import Headline
 
-from tkperf.model.results import RunResult
 from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.parts import PtsRules, View
-from typing import Any, Sequence
+from tkperf.testtypes.base import PtsRules
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List, Mapping
+from typing import ClassVar, List, Mapping
 
 from tkperf.durations import duration
 from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.parts import OIO_FIXED
+from tkperf.testtypes.base import OIO_FIXED
 from tkperf.testtypes.base import (
     Figure,
     Option,
     Options,
     Plan,
-    SummaryValue,
     TestType,
     in_range as _in_range,
     parse_count as _count,
 )
 from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
-from tkperf.testtypes.xsr.stream import COLUMNS, SERIES, Phase, XsrStream
+from tkperf.testtypes.xsr.stream import Phase, XsrStream
 
 SEQ_BS = 1024 * 1024
 RND_BS = 8 * 1024
@@ -130,53 +127,13 @@ class CrossStimulusRecoveryPts(PtsRules):
         return out
 
 
-class CrossStimulusRecoveryView(View):
-    """How CrossStimulusRecovery results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return sections.report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return sections.compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        a = analyse(test)
-        value = a.level_of(SEQ1) if a is not None else None
-        if value is None:
-            return {}
-        # Not TP's steady-state window: a high rank lets the TP test's figure win.
-        source = (f"XSR test: level of the first SEQ 1024KiB W phase (median of its last quarter), "
-                  f"TC{test.params.get('numjobs', '?')}/QD{test.params.get('iodepth', '?')}")
-        return {"seq_write_mb_s": SummaryValue(value, source, rank=60, definition=(
-            "XSR: level of the first SEQ 1024KiB W phase after a purge, no WIPC (not a steady-state window)"))}
-
-    def check_data(self, test: TestRun) -> None:
-        if test.rounds:
-            raise ValueError("an XSR test keeps its intervals as a series, not as rounds")
-        kinds = [test.data.get(f"phase.{i}.kind") for i in (1, 2, 3)]
-        if any(k is not None for k in kinds) and kinds != [SEQ1, RND, SEQ2]:
-            raise ValueError(f"the phases are {', '.join(str(k) for k in kinds)}, not {SEQ1}, {RND}, {SEQ2}")
-        unknown = set(test.series) - {SERIES}
-        if unknown:
-            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
-        s = test.series.get(SERIES)
-        if s is None:
-            return
-        if s.columns != COLUMNS:
-            raise ValueError(f"series {SERIES} has columns {' '.join(s.columns)}, not {' '.join(COLUMNS)}")
-        phase = s.column("phase")
-        if len(s) and (phase.min() < 1 or phase.max() > 3 or (phase[1:] < phase[:-1]).any()
-                       or (phase != phase.round()).any()):
-            raise ValueError(f"series {SERIES}: the phase column must number the phases 1, 2, 3 in order")
-
-
 class CrossStimulusRecoveryTest(TestType):
     pts = CrossStimulusRecoveryPts()
     name = "xsr"
     title = "Cross Stimulus Recovery"
     short = "XSR"
     order = 75
-    view = CrossStimulusRecoveryView
+    view = "tkperf.testtypes.xsr.view:CrossStimulusRecoveryView"
     options = OptionSet(XsrSettings, (
         Option("xsr_seq1", (FLAGS[SEQ1],), "XSR: the first SEQ 1024KiB W phase (default 8h; 10s with --quick)",
                parse=options.parse_duration, default=PTS_SEQ1_S, quick=10,
@@ -250,6 +207,3 @@ class CrossStimulusRecoveryTest(TestType):
 
     def blocks(self, opts: Options) -> Blocks:
         return Blocks(RND_BS, SEQ_BS)
-
-
-from tkperf.testtypes.xsr import view as sections  # noqa: E402 - it reads this module's names
