@@ -20,8 +20,9 @@ from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
 from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext
+from tkperf import testtypes
 from tkperf.testtypes.adapter import Api2View
-from tkperf.testtypes.base import TestType, View, view_class
+from tkperf.testtypes.base import TestType, View
 from tkperf.render.words import NA, fmt, is_stream, plural, seeks_steady_state, shown_unit, test_title, unit_of
 
 
@@ -179,7 +180,7 @@ def view_of(kind: TestType) -> View:
     """The view of ``kind``, built with it: its own, else the generic one
     (which also shows what an API 2 type's own view leaves out)."""
     generic = GenericView(kind)
-    own = view_class(kind)
+    own = testtypes.view_class(kind)
     if own is None:
         return generic
     view = own(kind)

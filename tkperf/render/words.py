@@ -13,7 +13,7 @@ from typing import Any, Optional
 from tkperf import testtypes
 from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, Steady, SteadyState
 from tkperf.engine.rules import steps_of
-from tkperf.testtypes.base import instance_title, view_class
+from tkperf.testtypes.base import instance_title
 from tkperf.verdict.conformance import PTS_MAX_ROUNDS
 from tkperf.model.results import TestRun
 
@@ -27,7 +27,7 @@ def test_title(t: TestRun) -> str:
     kind = testtypes.get(t.type)
     if kind is None:
         return t.type.upper()
-    view = view_class(kind)
+    view = testtypes.view_class(kind)
     return view(kind).instance_title(t) if view is not None else instance_title(kind, t)
 
 

@@ -16,7 +16,7 @@ import importlib
 import logging
 import re
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Type
 
 from tkperf.testtypes.adapter import API2_ENDS, Api2Type, api_of, own
 from tkperf.testtypes.base import API_VERSION, OptionSet, TestType, View, runs_by_default
@@ -78,10 +78,7 @@ def _instance(obj: object, where: str) -> TestType:
                          f"{API_VERSION[0]}.{API_VERSION[1]} (update the plug-in or tkperf)")
     if not NAME_RE.fullmatch(inst.name or ""):
         raise ValueError(f"{where}: test type name {inst.name!r} is not a short lower-case word")
-    if isinstance(inst.view, str):  # "package.module:Class": a view whose module imports the type's
-        inst.view = _load(inst.view)  # type: ignore[assignment]
-    if inst.view is not None and not (isinstance(inst.view, type) and issubclass(inst.view, View)):
-        raise TypeError(f"{where}: its view {inst.view!r} is not a tkperf View class")
+    view_class(inst)  # a view that cannot be loaded leaves the type out, as a broken plug-in
     if not isinstance(inst.options, OptionSet):  # a plain tuple: options without settings
         inst.options = OptionSet(None, inst.options)
     settings = inst.options.settings
@@ -92,6 +89,15 @@ def _instance(obj: object, where: str) -> TestType:
             raise ValueError(f"{where}: its settings {settings.__name__} hold options it does not declare "
                              f"({', '.join(stray)})")
     return inst
+
+
+def view_class(kind: TestType) -> Optional[Type[View]]:
+    """``kind``'s own :class:`~tkperf.testtypes.base.View` subclass, loaded
+    when the type names it (``"package.module:Class"``); None: it has none."""
+    view = _load(kind.view) if isinstance(kind.view, str) else kind.view
+    if view is not None and not (isinstance(view, type) and issubclass(view, View)):
+        raise TypeError(f"the view {kind.view!r} of test type {kind.name} is not a tkperf View class")
+    return view
 
 
 def _discover() -> Dict[str, TestType]:

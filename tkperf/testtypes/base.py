@@ -274,11 +274,6 @@ def instance_title(kind: "TestType", test: "TestRun") -> str:
     return kind.short or kind.name.upper()
 
 
-def view_class(kind: "TestType") -> Optional[Type[View]]:
-    """The type's own :class:`View` subclass; None when it has none (or
-    names one the registry has not loaded)."""
-    return kind.view if isinstance(kind.view, type) else None
-
 
 #: The version of the plug-in interface, :mod:`tkperf.api` (``MAJOR, MINOR``).
 #: MINOR grows when names or optional members are added; MAJOR when a name
@@ -314,8 +309,8 @@ class TestType(abc.ABC):
     pts: Optional[PtsRules] = None
     #: How its results are shown: a :class:`View` subclass, built with the
     #: type by the report; or its name, ``"package.module:Class"``, loaded
-    #: by the registry (for a view whose module imports the type's own);
-    #: None: tkperf's generic sections.
+    #: by the registry (:func:`tkperf.testtypes.view_class`; for a view
+    #: whose module imports the type's own); None: tkperf's generic sections.
     view: Union[Type[View], str, None] = None
 
     # --- running -------------------------------------------------------------
