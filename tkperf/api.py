@@ -10,8 +10,12 @@ rule of :data:`API_VERSION`::
     from tkperf.api import TestType, Option, Options, Plan, Tracking, Figure, Rounds, FioJob
 
 A type reads its own options through a frozen dataclass of their values
-(its ``settings``): ``opts.of(MySettings).qd``, typed (API 2; API 1 read
-them as untyped attributes, ``opts.my_qd``).
+(its ``settings``, the first item of its :class:`OptionSet`):
+``opts.of(MySettings).qd``, typed (API 2; API 1 read them as untyped
+attributes, ``opts.my_qd``).  API 3 splits the type in parts: the type
+itself (identity, options, plan, headline), the loop shape of its plans
+(its unit word, its first figures, its steady-state tracking), its
+:class:`PtsRules` (PTS tests only) and its :class:`View`.
 
 A plug-in says which MAJOR version it was written for with its type's
 ``api_version`` class attribute (the current MAJOR when left out); tkperf
@@ -54,23 +58,33 @@ from tkperf.render.blocks import (
 )
 from tkperf.testtypes.base import (
     API_VERSION,
+    OIO_FIXED,
+    OIO_OPERATOR,
+    OIO_SWEEP,
+    Blocks,
     Figure,
     Option,
     Options,
+    OptionSet,
     Plan,
+    PtsRules,
     SummaryValue,
     TestType,
     Tracking,
+    View,
     in_range,
     parse_count,
+    stored_values,
 )
 from tkperf.testtypes.settings import settings_from
 
 __all__ = [
     "API_VERSION",
     # the test-type interface
-    "TestType", "Option", "Options", "Plan", "Tracking", "Steady", "Figure", "SummaryValue", "in_range",
-    "parse_count", "settings_from",
+    "TestType", "Option", "OptionSet", "Options", "Plan", "Tracking", "Steady", "Figure", "SummaryValue", "in_range",
+    "parse_count", "settings_from", "Blocks", "stored_values",
+    # the type's parts (API 3): its PTS rules and its view
+    "PtsRules", "OIO_FIXED", "OIO_OPERATOR", "OIO_SWEEP", "View",
     # options every test shares, and value parsers
     "RunOptions", "parse_size", "parse_block_sizes", "parse_mix", "parse_mixes", "parse_duration",
     "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "UsageError",
