@@ -109,7 +109,7 @@ def test_bssplit_is_the_seed_004_transfer_size_mix():
     assert shares == {512: 4, 1024: 1, 1536: 1, 2048: 1, 2560: 1, 3072: 1, 3584: 1, 4096: 67, 8192: 10,
                       16384: 7, 32768: 3, 65536: 3}
     assert mean_transfer() == pytest.approx(JEDEC_MEAN_BYTES)
-    assert CompositeWorkloadTest().largest_block(options.build({"tests": ("cbw",)})) == 65536
+    assert CompositeWorkloadTest().blocks(options.build({"tests": ("cbw",)})).largest == 65536
 
 
 def test_tc_is_numjobs_and_qd_is_iodepth():
