@@ -42,6 +42,7 @@ from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import IoStats, Round, RunResult, TestRun, Workload, format_bs, mix_label
 from tkperf.model.steadystate import Steady
+from tkperf.render.generic import GenericView
 from tkperf.render.blocks import (
     Admonition,
     BarsChart,
@@ -84,7 +85,7 @@ __all__ = [
     "TestType", "Option", "OptionSet", "Options", "Plan", "Tracking", "Steady", "Figure", "SummaryValue", "in_range",
     "parse_count", "settings_from", "Blocks", "stored_values",
     # the type's parts (API 3): its PTS rules and its view
-    "PtsRules", "OIO_FIXED", "OIO_OPERATOR", "OIO_SWEEP", "View",
+    "PtsRules", "OIO_FIXED", "OIO_OPERATOR", "OIO_SWEEP", "View", "GenericView",
     # options every test shares, and value parsers
     "RunOptions", "parse_size", "parse_block_sizes", "parse_mix", "parse_mixes", "parse_duration",
     "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "UsageError",
