@@ -10,7 +10,7 @@ same publisher.  What the comparison shows:
   different settings are not comparable figure for figure; the drives and
   platforms;
 * every registered test type's comparison section
-  (:meth:`~tkperf.testtypes.base.TestType.compare_section`): first those
+  (:meth:`~tkperf.testtypes.base.View.compare_section`): first those
   whose tests are streams (how the drives behave over time, e.g. WSAT
   overlaid), then the round-based ones, each group in the registry's
   order; a note for test types some run has but this installation lacks.

@@ -2,7 +2,7 @@
 the SNIA primer) and the run notes.
 
 The summary page's figures come from the test types
-(:meth:`~tkperf.testtypes.base.TestType.summary`): every installed test
+(:meth:`~tkperf.testtypes.base.View.summary`): every installed test
 type offers the lines of :data:`SUMMARY_LAYOUT` it measured, and where two
 tests offer the same line the lower rank wins.
 """

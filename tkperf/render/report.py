@@ -3,7 +3,7 @@
 The report is assembled, not written here: the title and summary page and
 the run notes (:mod:`tkperf.render.page`), then, for every registered test
 type in order (:func:`tkperf.testtypes.types`), that type's section of the
-run's tests of it (:meth:`~tkperf.testtypes.base.TestType.report_section`),
+run's tests of it (:meth:`~tkperf.testtypes.base.View.report_section`),
 then the tests whose type is not installed (:mod:`tkperf.render.generic`).
 :func:`tkperf.render.documents.publish` draws the charts and writes the
 files.  Nothing here names a test type.

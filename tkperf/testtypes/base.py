@@ -4,19 +4,25 @@ A test type is one module (or one folder) with one :class:`TestType`
 subclass.  It says
 
 * who it is: ``name`` (the word for ``--tests`` and the result file),
-  ``title`` and ``short`` (for headings and tables), ``unit`` (what one
-  measured step is called: round, interval, point, phase);
-* which options it adds to ``tkperf ssd run`` (:class:`Option`), with their
+  ``title`` and ``short`` (for headings and tables), ``order`` and
+  ``default_profiles``;
+* which options it adds to ``tkperf ssd run`` (:class:`Option`, in an
+  :class:`OptionSet` with the dataclass of their values), with their
   defaults, their ``--quick`` values and how they are stored;
 * what to run: :meth:`TestType.plan` returns one :class:`Plan` per test
-  instance, each with a loop shape from :mod:`tkperf.engine.shapes`;
+  instance, each with a loop shape from :mod:`tkperf.engine.shapes`, which
+  also decides what its test's steps are called, which figures come first
+  and how its steady state is tracked (:mod:`tkperf.engine.steps`);
+  :meth:`TestType.blocks` the transfer sizes it issues;
 * what a reader looks at first: :meth:`TestType.headline`, figures with a
   unit and the direction that is better (they feed ``show``, ``show
   --json``, the summary page and comparisons);
-* how its results are shown: :meth:`TestType.report_section` and
-  :meth:`TestType.compare_section` return plain blocks
-  (:mod:`tkperf.render.blocks`) that the renderer turns into reST, HTML,
-  PDF and charts.
+* its two optional parts: ``pts``, its :class:`PtsRules` when it is a SNIA
+  PTS test, and ``view``, its :class:`View` (report and comparison
+  sections of plain blocks, :mod:`tkperf.render.blocks`, summary lines,
+  instance titles and the check of its stored data).
+
+That is the whole class, twelve members (API 3).
 
 The engine, the store, the report, ``compare``, ``show``, ``resume`` and
 the dry run loop over the registered test types (:mod:`tkperf.testtypes`)

@@ -8,7 +8,8 @@ device, the tests, the events), so the dry run (options and device alone),
 
 Settings common to every test are checked here; each test type adds the
 deviations of its own options (a narrowed matrix, a shorter WSAT) through
-:meth:`tkperf.testtypes.base.TestType.deviations`.
+:meth:`tkperf.testtypes.base.PtsRules.deviations` (the type's ``pts``; a
+type whose ``pts`` is None is not a PTS test).
 """
 from __future__ import annotations
 
