@@ -130,6 +130,7 @@ def test_an_api2_plugin_runs_end_to_end(api2, loopdev, tmp_path, capsys):
     assert main(["show", str(out / "a.xml")]) == 0
     shown = capsys.readouterr()
     assert "RW4K" in shown.out and "lat AVE" in shown.out and "Traceback" not in shown.err
+    assert "after WIPC" not in shown.out  # API 2's default: round 1 is no first figure of its own
 
 
 # --- the unit word comes from the shape --------------------------------------------------

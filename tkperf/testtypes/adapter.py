@@ -125,15 +125,15 @@ class Api2View(View):
 
 class Api2Steps(Steps):
     """What an API 2 type said of its steps (``unit``, FOB, tracking
-    variables), over what its plans' shape decides (``shape``)."""
+    variables, with API 2's defaults where it said nothing), over what its
+    plans' shape decides (``shape``: how many steps a test holds)."""
 
     def __init__(self, old: Any, shape: Steps) -> None:
         self.old, self.shape = old, shape
-        self.unit = str(getattr(old, "unit", "") or shape.unit)  # type: ignore[misc]
+        self.unit = str(own(old, "unit") or shape.unit)  # type: ignore[misc]
         keep = own(old, "keeps_steady_on_resume")
-        self.keeps_steady_on_resume = shape.keeps_steady_on_resume if keep is None else bool(keep)  # type: ignore[misc]
-        fob = own(old, "fob_from_first_round")
-        self.first_round_is_fob = shape.first_round_is_fob if fob is None else bool(fob)  # type: ignore[misc]
+        self.keeps_steady_on_resume = True if keep is None else bool(keep)  # type: ignore[misc]
+        self.first_round_is_fob = bool(own(old, "fob_from_first_round"))  # type: ignore[misc]
 
     def steps_done(self, test: "TestRun") -> int:
         return self.shape.steps_done(test)
