@@ -24,7 +24,7 @@ import abc
 import logging
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Optional, Sequence, Tuple
 
 import numpy as np
@@ -32,7 +32,7 @@ import numpy as np
 from tkperf.engine.context import PlanLike, RunContext
 from tkperf.engine.progress import progress_of
 from tkperf.engine.steps import Steps
-from tkperf.model.steadystate import Steady, SteadyState, evaluate
+from tkperf.model.steadystate import Steady, SteadyState, spaced_steady
 from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.intervals import IntervalCutter, report_time
@@ -198,27 +198,6 @@ class Rounds(Shape):
 
 
 STREAM_COLUMNS: Tuple[str, ...] = ("wall_s", "fio_s", "ios", "io_bytes", "iops", "lat_mean_us")
-
-
-def spaced_steady(values: "Sequence[float] | np.ndarray", every: int, window: int) -> SteadyState:
-    """The 20/10 verdict on points ``every`` intervals apart.
-
-    Point k is the mean of intervals ``(k-1)*every+1 .. k*every`` (whole
-    blocks only; a block still filling does not count); the rule is applied
-    to the last ``window`` points.  The verdict names each point by the
-    interval that ends it, and its slope is per interval, so the line reads
-    against interval numbers like any other verdict.
-    """
-    if every < 1:
-        raise ValueError("points must be at least one interval apart")
-    count = len(values) // every
-    first = max(0, count - window)
-    blocks = np.asarray(values[first * every:count * every], dtype=float).reshape(-1, every)
-    points = [float(v) for v in blocks.mean(axis=1)]
-    verdict = evaluate(list(range(first + 1, count + 1)), points, window)
-    # x = k*every turns the line y = s*k + b into y = (s/every)*x + b: same intercept.
-    return replace(verdict, rounds=tuple((k + 1) * every for k in range(first, count)),
-                   slope=verdict.slope / every)
 
 
 @dataclass(frozen=True)
