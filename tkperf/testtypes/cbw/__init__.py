@@ -25,16 +25,13 @@ see the target's sector size, so this is not refused before the run.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import Blocks, OptionSet, TestType
-from tkperf.testtypes.dirth import SweepPts
-
 from typing import List, Mapping, Tuple
 
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import format_bs, mix_label
-from tkperf.testtypes.base import Options, Plan
+from tkperf.testtypes.base import Options, Plan, Blocks, OptionSet, TestType
 from tkperf.testtypes.consistency import BSSPLIT, JEDEC_LARGEST, ZONED, jedec_job
-from tkperf.testtypes.dirth import SweepTest, captures_of, sweep_options, sweep_plan
+from tkperf.testtypes.dirth import SweepTest, captures_of, sweep_options, sweep_plan, SweepPts
 from tkperf.testtypes.dirth.settings import CbwSettings
 
 #: Read share of the JEDEC enterprise workload (R/W 40/60).

@@ -8,11 +8,8 @@ transfer size and read share each point issued.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.dirth import SweepView
-from typing import Any
-
 from dataclasses import replace
-from typing import List, Sequence
+from typing import List, Sequence, Any
 
 from tkperf.engine.composite import steady_rounds
 from tkperf.model.results import RunResult, TestRun
@@ -20,7 +17,7 @@ from tkperf.render import blocks as b
 from tkperf.render.context import CompareContext, ReportContext
 from tkperf.render.words import NA
 from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
-from tkperf.testtypes.dirth import Point
+from tkperf.testtypes.dirth import Point, SweepView
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.points import PREWRITE
 from tkperf.testtypes.dirth import view as dirth_view

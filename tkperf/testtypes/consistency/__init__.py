@@ -21,10 +21,6 @@ see :mod:`~tkperf.testtypes.consistency.stream` and, for the figures,
 """
 from __future__ import annotations
 
-from tkperf.engine.steps import Headline
-
-from tkperf.testtypes.base import Blocks, OptionSet
-
 from dataclasses import dataclass
 from typing import ClassVar, List
 
@@ -41,9 +37,12 @@ from tkperf.testtypes.base import (
     Tracking,
     in_range as _in_range,
     parse_count as _count,
+    Blocks,
+    OptionSet,
 )
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
 from tkperf.testtypes.consistency.stream import ConsistencyStream, Phase, log_msec
+from tkperf.engine.steps import Headline
 
 WORKLOADS = ("rnd4k", "jedec")
 #: The JEDEC enterprise workload's transfer-size mix (JESD219), as fio's bssplit (size/percent).

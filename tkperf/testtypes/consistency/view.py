@@ -10,14 +10,7 @@ intervals costs no Python work per interval.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import SummaryValue, View
-from tkperf.testtypes.consistency.stream import COLUMNS
-from tkperf.testtypes.consistency.stream import MAX_COLUMNS
-from tkperf.testtypes.consistency.stream import MAX_SERIES
-from tkperf.testtypes.consistency.stream import SERIES
-from typing import Any, Dict
-
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Any, Dict
 
 import numpy as np
 
@@ -39,6 +32,8 @@ from tkperf.testtypes.consistency.analysis import (
     analyse,
     cliff_words,
 )
+from tkperf.testtypes.base import SummaryValue, View
+from tkperf.testtypes.consistency.stream import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES
 
 IOPS_LABEL = "IOPS"
 LAT_LABEL = "Response time (µs)"

@@ -29,9 +29,6 @@ test (:mod:`tkperf.testtypes.cbw`) sweeps its JEDEC mix with them.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.base import PtsRules, View
-
 import re
 from functools import partial
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -43,7 +40,7 @@ from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
-from tkperf.testtypes.base import OIO_SWEEP
+from tkperf.testtypes.base import OIO_SWEEP, Blocks, OptionSet, stored_values, PtsRules, View
 from tkperf.testtypes.base import (
     Figure,
     Option,

@@ -18,11 +18,8 @@ with the same blocks.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.dirth import SweepView
-from typing import Any
-
 from dataclasses import replace
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -48,6 +45,7 @@ from tkperf.testtypes.dirth import (
     response_bins,
     sweep_points,
     tail_us,
+    SweepView,
 )
 
 NINES_SHOWN: Tuple[str, ...] = histogram.NINES

@@ -19,8 +19,6 @@ reuses the cells and the repeatability wording; ``hdd-zones`` the wording).
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import Blocks, OptionSet
-
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
 
@@ -30,7 +28,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import hdd_cell as cell_name
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
 from tkperf.render.words import test_title
-from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking, in_range
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking, in_range, Blocks, OptionSet
 from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text
 from tkperf.testtypes.policy import Steady
 from tkperf.testtypes.qd import check_depths, depths_text, parse_depths

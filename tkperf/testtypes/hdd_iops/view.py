@@ -8,12 +8,8 @@ shared with ``hdd-lat``.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import SummaryValue, View
-from tkperf.testtypes.hdd_iops import SUMMARY_RANK, check_cells, headline_bs
-from typing import Any
-
 import math
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Any
 
 import numpy as np
 
@@ -24,6 +20,8 @@ from tkperf.render.context import CompareContext, ReportContext, grid_table
 from tkperf.render.words import NA, fmt, metric_display, test_title, tracking_label
 from tkperf.testtypes.hdd_iops import (REPEATABILITY, HddIopsTest, cell_average, cell_name, repeat_source,
                                        window_cells)
+from tkperf.testtypes.base import SummaryValue, View
+from tkperf.testtypes.hdd_iops import SUMMARY_RANK, check_cells, headline_bs
 
 QD_LABEL = "Queue depth (TC 1, QD = fio iodepth)"
 #: At most this many queue depths get a bar panel each (the lowest and highest always).

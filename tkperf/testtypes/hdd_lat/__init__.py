@@ -11,8 +11,6 @@ tkperf's latency QoS part (nines table, histogram, confidence plot).
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import Blocks, OptionSet
-
 from dataclasses import dataclass
 from typing import ClassVar, List, Optional, Tuple
 
@@ -20,7 +18,7 @@ from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload, format_bs
-from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Blocks, OptionSet
 from tkperf.testtypes.hdd_iops import (
     between,
     cell_jobs,

@@ -7,21 +7,17 @@ figures and the confidence curves of random R and W, one curve per run.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import SummaryValue, View
-from tkperf.testtypes.hdd_iops import SUMMARY_RANK
-from tkperf.testtypes.hdd_iops import check_cells
-from typing import Dict
-
-from typing import Any, List, Sequence
+from typing import Any, List, Sequence, Dict
 
 from tkperf.model.results import RunResult, TestRun, format_bs
 from tkperf.render import blocks as b
 from tkperf.render import generic, header, qos, steady
 from tkperf.render.words import NA, fmt, metric_display, test_title
 from tkperf.render.context import CompareContext, ReportContext
-from tkperf.testtypes.hdd_iops import cell_name, repeat_source, window_cells
+from tkperf.testtypes.hdd_iops import cell_name, repeat_source, window_cells, SUMMARY_RANK, check_cells
 from tkperf.testtypes.hdd_iops.view import figures_blocks, hdd_header, repeat_blocks
 from tkperf.testtypes.hdd_lat import MIXES, HddLatencyTest, direction, percentile, response_times
+from tkperf.testtypes.base import SummaryValue, View
 
 #: The columns of the response-time table and bars besides AVE and MAX.
 TABLE_PERCENTILES = ("99", "99.9")

@@ -24,8 +24,6 @@ Each zone's offset and size are kept in the test's data (``zone.K.offset``,
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import Blocks, OptionSet
-
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tuple
 
@@ -35,7 +33,7 @@ from tkperf.errors import TargetError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import hdd_zone as zone_name
 from tkperf.model.results import TestRun, format_bs, mb
-from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Blocks, OptionSet
 from tkperf.testtypes.hdd_iops import between
 
 if TYPE_CHECKING:  # pragma: no cover

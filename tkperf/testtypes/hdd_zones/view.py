@@ -6,25 +6,21 @@ the MB/s-vs-position curves of every run overlaid, per direction.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import SummaryValue, View
-from tkperf.testtypes.hdd_zones import BS, parse_zone_name
-from tkperf.testtypes.hdd_iops import SUMMARY_RANK
-from tkperf.model.results import format_bs
-from typing import Any
-
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Any
 
 import numpy as np
 
 from tkperf.durations import duration
-from tkperf.model.results import RunResult, TestRun, gb
+from tkperf.model.results import RunResult, TestRun, gb, format_bs
 from tkperf.render import blocks as b
 from tkperf.render import generic, header
 from tkperf.render.context import CompareContext, ReportContext
 from tkperf.render.words import NA, fmt
 from tkperf.testtypes.hdd_iops.view import NO_PREPARATION, figures_blocks
-from tkperf.testtypes.hdd_zones import DIRECTIONS, HddZonesTest, Zone, measured, sizes_text, zones
+from tkperf.testtypes.hdd_zones import DIRECTIONS, HddZonesTest, Zone, measured, sizes_text, zones, BS, parse_zone_name
+from tkperf.testtypes.base import SummaryValue, View
+from tkperf.testtypes.hdd_iops import SUMMARY_RANK
 
 POSITION_LABEL = "Position on the disk (% of capacity: 0 = outer edge, LBA 0; 100 = inner end)"
 POSITION_TICKS = (0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0)

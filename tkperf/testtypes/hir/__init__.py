@@ -18,9 +18,6 @@ fio's IOPS log: see :mod:`~tkperf.testtypes.hir.shape` and
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.base import PtsRules
-
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
@@ -28,7 +25,7 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import OIO_OPERATOR
+from tkperf.testtypes.base import OIO_OPERATOR, Blocks, OptionSet, stored_values, PtsRules
 from tkperf.testtypes.base import (
     Figure,
     Option,

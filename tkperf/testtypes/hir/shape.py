@@ -30,16 +30,11 @@ no line in them (it writes none for a window without I/O).
 """
 from __future__ import annotations
 
-from typing import ClassVar
-
-from tkperf.engine.steps import Headline
-from tkperf.model.figures import Figure
-
 import logging
 import os
 import shutil
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, List, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Sequence, Tuple, ClassVar
 
 import numpy as np
 
@@ -52,6 +47,8 @@ from tkperf.fio.logs import log_directory
 from tkperf.model.results import Round, TestRun
 from tkperf.model.series import Series
 from tkperf.testtypes.hir import iopslog
+from tkperf.engine.steps import Headline
+from tkperf.model.figures import Figure
 
 if TYPE_CHECKING:  # pragma: no cover
     from tkperf.engine.context import PlanLike, RunContext

@@ -7,15 +7,7 @@ runs side by side and their gains overlaid.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import View
-from tkperf.testtypes.hir.shape import PERIODS
-from tkperf.testtypes.hir.shape import PERIOD_COLUMNS
-from tkperf.testtypes.hir.shape import RETURN
-from tkperf.testtypes.hir.shape import RETURN_COLUMNS
-from tkperf.testtypes.hir.shape import setting_rounds
-from typing import Any
-
-from typing import List, Optional, Sequence, Set
+from typing import List, Optional, Sequence, Set, Any
 
 import numpy as np
 
@@ -28,6 +20,8 @@ from tkperf.render.words import NA, fmt, oio, plural, test_title, tracking_label
 from tkperf.testtypes.hir import HostIdleRecoveryTest, iopslog
 from tkperf.testtypes.longrounds import header_fields
 from tkperf.testtypes.hir.analysis import SettingResult, baseline, cycles, settings, steady_round_indices, write_s
+from tkperf.testtypes.base import View
+from tkperf.testtypes.hir.shape import PERIODS, PERIOD_COLUMNS, RETURN, RETURN_COLUMNS, setting_rounds
 
 IOPS_LABEL = "IOPS"
 IDLE_LABEL = "Idle time after each write period (s)"

@@ -4,9 +4,6 @@ figures, RND 4KiB 0/100, 64KiB 65/35 and 1024KiB 100/0 IOPS, and every one
 of them must pass 20/10 in the same window of rounds."""
 from __future__ import annotations
 
-from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.base import PtsRules
-
 import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Sequence, Tuple
@@ -18,7 +15,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import iops_matrix_params as matrix_params
 from tkperf.model.names import iops_workload as workload_name
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import OIO_OPERATOR
+from tkperf.testtypes.base import OIO_OPERATOR, Blocks, OptionSet, stored_values, PtsRules
 from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking
 from tkperf.testtypes.policy import Steady
 

@@ -6,10 +6,7 @@ The matrix helpers are shared with LAT, which runs the same kind of matrix.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import SummaryValue, View
-from typing import Any
-
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Any
 
 from tkperf.model.results import RunResult, TestRun, Workload, format_bs, mix_label
 from tkperf.render import blocks as b
@@ -18,6 +15,7 @@ from tkperf.render.context import CompareContext, ReportContext, grid_table
 from tkperf.render.words import NA, metric_display, test_title
 from tkperf.testtypes.iops import IopsTest
 from tkperf.model.names import iops_workload as workload_name
+from tkperf.testtypes.base import SummaryValue, View
 
 # The cells compared across drives, where a run measured them.
 CORNERS: Tuple[Tuple[int, int, str], ...] = (

@@ -2,9 +2,6 @@
 until the RND 4KiB 0/100 mean response time is steady (PTS test 3)."""
 from __future__ import annotations
 
-from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.base import PtsRules
-
 from dataclasses import dataclass
 from typing import ClassVar, Iterable, List, Optional, Tuple
 
@@ -12,7 +9,7 @@ from tkperf.engine import options
 from tkperf.engine.shapes import Rounds
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import OIO_FIXED
+from tkperf.testtypes.base import OIO_FIXED, Blocks, OptionSet, stored_values, PtsRules
 from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking
 from tkperf.testtypes.iops import (
     matrix_jobs,

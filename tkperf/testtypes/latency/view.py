@@ -3,11 +3,8 @@ and R/W mix (tables and bars), the percentiles, convergence and the
 measurement window; in a comparison, AVE and MAX per cell and run."""
 from __future__ import annotations
 
-from tkperf.testtypes.base import SummaryValue, View
-from typing import Any, Dict
-
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Any, Dict
 
 from tkperf.model.results import PERCENTILES, RunResult, TestRun, format_bs, mix_label
 from tkperf.render import blocks as b
@@ -18,6 +15,7 @@ from tkperf.render.words import fmt
 from tkperf.testtypes.iops import view as matrix
 from tkperf.testtypes.iops import workload_name
 from tkperf.testtypes.latency import AVE_RULE, MAX_RULE, LatencyTest, largest_us, mean_of_maxima
+from tkperf.testtypes.base import SummaryValue, View
 
 
 def lat_grids(test: TestRun) -> Tuple[b.Grid, b.Grid, b.Grid]:

@@ -29,8 +29,6 @@ offsets are kept in the test's data as ``offset.PHASE.POINT``.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import Blocks, OptionSet
-
 import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -42,7 +40,7 @@ from tkperf.engine.shapes import Estimate, Phase, Phases, duration_rough
 from tkperf.fio.jobs import FioJob
 from tkperf.model import histogram
 from tkperf.model.results import Round, TestRun, Workload
-from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, in_range
+from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, in_range, Blocks, OptionSet
 from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths
 from tkperf.testtypes.throughput import advance, place
 

@@ -9,11 +9,8 @@ A 99.9th percentile is shown only where the point's I/O count supports it
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import SummaryValue, View
-from typing import Any
-
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Any
 
 import numpy as np
 
@@ -36,6 +33,7 @@ from tkperf.testtypes.qd import (
     points,
     swept,
 )
+from tkperf.testtypes.base import SummaryValue, View
 
 QD_LABEL = "Queue depth (TC 1, QD = fio iodepth)"
 LAT_LABEL = "Response time (µs)"

@@ -16,9 +16,6 @@ The offsets are kept in the test's data as ``offset.ROUND.WORKLOAD``.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.base import PtsRules
-
 import dataclasses
 from dataclasses import dataclass
 import re
@@ -29,7 +26,7 @@ from tkperf.engine.shapes import Rounds
 from tkperf.fio.jobs import FioJob
 from tkperf.model.names import tp_workload as workload_name
 from tkperf.model.results import Round, TestRun, format_bs
-from tkperf.testtypes.base import OIO_FIXED
+from tkperf.testtypes.base import OIO_FIXED, Blocks, OptionSet, stored_values, PtsRules
 from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking
 from tkperf.testtypes.iops import nonempty, sizes_text
 

@@ -3,18 +3,15 @@
 one table and bar chart; in a comparison, W and R MB/s per block size."""
 from __future__ import annotations
 
-from tkperf.testtypes.base import SummaryValue, View
-from tkperf.testtypes.throughput import SUMMARY_BS
-from typing import Any, Dict
-
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Any, Dict
 
 from tkperf.model.results import RunResult, TestRun, format_bs, mb
 from tkperf.render import blocks as b
 from tkperf.render import header, steady
 from tkperf.render.context import CompareContext, ReportContext, grid_table
 from tkperf.render.words import NA
-from tkperf.testtypes.throughput import ThroughputTest, block_size, workload_name
+from tkperf.testtypes.throughput import ThroughputTest, block_size, workload_name, SUMMARY_BS
+from tkperf.testtypes.base import SummaryValue, View
 
 SIDES = (("w", "SEQ 100% W", "write.bw_bytes"), ("r", "SEQ 100% R", "read.bw_bytes"))
 

@@ -11,11 +11,6 @@ seconds) and the stop reason names it.
 """
 from __future__ import annotations
 
-from tkperf.engine.steps import Headline
-
-from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.base import PtsRules
-
 from typing import List
 
 from tkperf.durations import duration
@@ -25,10 +20,11 @@ from tkperf.fio.jobs import FioJob
 from tkperf.model.names import WSAT_SERIES
 from tkperf.model.names import wsat_workload as workload_name
 from tkperf.model.results import TestRun, format_bs
-from tkperf.testtypes.base import OIO_OPERATOR
+from tkperf.testtypes.base import OIO_OPERATOR, Blocks, OptionSet, stored_values, PtsRules
 from tkperf.testtypes.base import Figure, Option, Options, Plan, TestType, Tracking, in_range as _in_range
 from tkperf.testtypes.settings import settings_from
 from tkperf.testtypes.writesat.settings import WsatSettings, parse_tgbw, tgbw_bytes
+from tkperf.engine.steps import Headline
 
 WORKLOAD = "wsat-rnd-4k-0-100"
 ACCESS = ("random", "sequential")

@@ -9,11 +9,8 @@ day of 1-second intervals costs no Python work per interval.
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import SummaryValue, View
-from typing import Any, Dict
-
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Any, Dict
 
 import numpy as np
 
@@ -25,6 +22,7 @@ from tkperf.render.context import CompareContext, ReportContext
 from tkperf.durations import duration
 from tkperf.render.words import NA, fmt, plural
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
+from tkperf.testtypes.base import SummaryValue, View
 
 #: Tables list every interval up to this many, else this many bins of intervals.
 TABLE_ROWS = 24

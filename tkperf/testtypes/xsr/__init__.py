@@ -18,11 +18,6 @@ transitions, and the second SEQ level as a share of the first.
 """
 from __future__ import annotations
 
-from tkperf.engine.steps import Headline
-
-from tkperf.testtypes.base import Blocks, OptionSet, stored_values
-from tkperf.testtypes.base import PtsRules
-
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping
 
@@ -31,7 +26,7 @@ from tkperf.engine import options
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import TestRun
-from tkperf.testtypes.base import OIO_FIXED
+from tkperf.testtypes.base import OIO_FIXED, Blocks, OptionSet, stored_values, PtsRules
 from tkperf.testtypes.base import (
     Figure,
     Option,
@@ -43,6 +38,7 @@ from tkperf.testtypes.base import (
 )
 from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
 from tkperf.testtypes.xsr.stream import Phase, XsrStream
+from tkperf.engine.steps import Headline
 
 SEQ_BS = 1024 * 1024
 RND_BS = 8 * 1024

@@ -9,15 +9,7 @@ Everything is read as numpy columns (:mod:`.analysis`).
 """
 from __future__ import annotations
 
-from tkperf.testtypes.base import SummaryValue, View
-from tkperf.testtypes.xsr.stream import COLUMNS
-from tkperf.testtypes.xsr.analysis import RND
-from tkperf.testtypes.xsr.analysis import SEQ1
-from tkperf.testtypes.xsr.analysis import SEQ2
-from tkperf.testtypes.xsr.stream import SERIES
-from typing import Any, Dict
-
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Any, Dict
 
 import numpy as np
 
@@ -28,9 +20,10 @@ from tkperf.render import generic, header
 from tkperf.render.context import CompareContext, ReportContext
 from tkperf.render.words import NA, fmt, shown_unit
 from tkperf.testtypes import xsr
-from tkperf.testtypes.base import started_from_purge
+from tkperf.testtypes.base import started_from_purge, SummaryValue, View
 from tkperf.testtypes.consistency.view import clock
-from tkperf.testtypes.xsr.analysis import LEVEL_PART, SMOOTH, Analysis, PhaseFigures, analyse
+from tkperf.testtypes.xsr.analysis import LEVEL_PART, SMOOTH, Analysis, PhaseFigures, analyse, RND, SEQ1, SEQ2
+from tkperf.testtypes.xsr.stream import COLUMNS, SERIES
 
 MB_LABEL = "Throughput (MB/s)"
 TIME_LABEL = "Time"
