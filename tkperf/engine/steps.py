@@ -36,7 +36,7 @@ class Steps:
     first_round_is_fob: ClassVar[bool] = False
 
     def steps_done(self, test: TestRun) -> int:
-        """How many ``unit``s of the test were measured."""
+        """How many steps (each called ``unit``) the test measured."""
         return test.done
 
     def tracking_variables(self, test: TestRun) -> List[TestRun]:
