@@ -38,6 +38,16 @@ def test_test_type_has_at_most_12_public_members():
     assert api.API_VERSION == (3, 0)
 
 
+def test_an_option_set_copies_whole():
+    """A type's options and their settings class survive a copy (a tuple
+    subclass rebuilt from its arguments)."""
+    import copy
+
+    kind = testtypes.get("iops")
+    for made in (copy.copy(kind.options), copy.deepcopy(kind.options)):
+        assert tuple(made) == tuple(kind.options) and made.settings is kind.options.settings
+
+
 def load_plugin(monkeypatch, path: Path, module_name: str):
     """``path`` as the installed module ``module_name``, its RandomRW4kTest
     registered as the entry point ``rw4k``; the registry looked up afresh."""

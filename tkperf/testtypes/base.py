@@ -202,6 +202,9 @@ class OptionSet(Tuple[Option, ...]):
         self.settings = settings
         return self
 
+    def __getnewargs__(self) -> Tuple[Optional[type], Tuple[Option, ...]]:
+        return self.settings, tuple(self)  # copies and pickles keep both
+
 
 class Blocks(NamedTuple):
     """The smallest transfer and the largest block a test issues, in bytes (0: none said)."""
