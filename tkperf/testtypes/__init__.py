@@ -9,6 +9,10 @@ plug-in cannot take a built-in's name.
 
 A plug-in that fails to load, or that reuses a taken name, is left out
 with a warning in the log (and in ``tkperf tests``); it never stops tkperf.
+A type written for API 2 is wrapped in :class:`~tkperf.testtypes.adapter.Api2Type`
+(:func:`adapted` says which, for ``tkperf tests``).  A type may name its
+view ``"package.module:Class"`` (a view module imports its type's):
+:func:`view_class` loads it, as the types themselves are loaded.
 """
 from __future__ import annotations
 
