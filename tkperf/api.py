@@ -38,6 +38,7 @@ from tkperf.engine.options import (
     parse_size,
 )
 from tkperf.engine.shapes import Phase, Phases, Rounds, Shape, Stream, Sweep
+from tkperf.engine.steps import Headline, Steps
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import IoStats, Round, RunResult, TestRun, Workload, format_bs, mix_label
@@ -91,6 +92,8 @@ __all__ = [
     "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "UsageError",
     # what runs
     "FioJob", "Shape", "Rounds", "Stream", "Sweep", "Phases", "Phase", "SteadyThenSweep",
+    # what a shape decides of its test (a shape subclass may say its own first figures)
+    "Steps", "Headline",
     # the result model, to read
     "RunResult", "TestRun", "Round", "Workload", "IoStats", "format_bs", "mix_label",
     # report blocks

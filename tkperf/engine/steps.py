@@ -14,13 +14,16 @@ interval, and so on).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, ClassVar, List
+from typing import ClassVar, List, Protocol
 
 from tkperf.model.figures import Figure
 from tkperf.model.results import TestRun
 
-#: ``headline(test) -> figures``: the test type's headline figures of a test.
-Headline = Callable[[TestRun], List[Figure]]
+class Headline(Protocol):
+    """What a shape is handed to compute first figures: the test type's
+    ``headline(test) -> figures``."""
+
+    def __call__(self, test: TestRun) -> List[Figure]: ...
 
 
 class Steps:
