@@ -36,6 +36,7 @@ from tkperf.testtypes.cbw import view
 from tkperf.testtypes.cbw import ALIGNMENT_DEVIATION
 from tkperf.testtypes.dirth import Point, choose_points, sweep_points
 from tkperf.testtypes.dirth.settings import CbwSettings
+from tkperf.report.generic import view_of
 
 RECORDED = data_path("cbw/fio-3.33-cbw-sweep.json")
 MiB = 1024 * 1024
@@ -108,7 +109,7 @@ def test_bssplit_is_the_seed_004_transfer_size_mix():
     assert shares == {512: 4, 1024: 1, 1536: 1, 2048: 1, 2560: 1, 3072: 1, 3584: 1, 4096: 67, 8192: 10,
                       16384: 7, 32768: 3, 65536: 3}
     assert mean_transfer() == pytest.approx(JEDEC_MEAN_BYTES)
-    assert CompositeWorkloadTest().largest_block(options.build({"tests": ("cbw",)})) == 65536
+    assert CompositeWorkloadTest().blocks(options.build({"tests": ("cbw",)})).largest == 65536
 
 
 def test_tc_is_numjobs_and_qd_is_iodepth():
@@ -180,12 +181,12 @@ def test_options_round_trip_and_belong_to_cbw(capsys):
 def test_deviations():
     kind, full = CompositeWorkloadTest(), options.build({"tests": ("cbw",)})
     # the header's departure is the verdict's deviation (issue 34 item 7), alone with the defaults
-    assert kind.deviations(full.to_dict(), full.revision) == [ALIGNMENT_DEVIATION]
-    said = " | ".join(kind.deviations(options.build({"tests": ("cbw",)}, quick=True).to_dict(), full.revision))
+    assert kind.pts.deviations(kind, full.to_dict(), full.revision) == [ALIGNMENT_DEVIATION]
+    said = " | ".join(kind.pts.deviations(kind, options.build({"tests": ("cbw",)}, quick=True).to_dict(), full.revision))
     assert "CBW sweep narrowed to TC 1,2 x QD 1,4" in said and "CBW sweep points run 1 s each instead of 60 s" in said
-    assert kind.deviations(full.to_dict(), REVISIONS["pts-c-1.1"]) == ["CBW is a PTS-E test, not part of PTS-C 1.1",
+    assert kind.pts.deviations(kind, full.to_dict(), REVISIONS["pts-c-1.1"]) == ["CBW is a PTS-E test, not part of PTS-C 1.1",
                                                                        ALIGNMENT_DEVIATION]
-    limit = kind.deviations(options.build({"tests": ("cbw",), "cbw_rt_limit": 50000}).to_dict(), full.revision)
+    limit = kind.pts.deviations(kind, options.build({"tests": ("cbw",), "cbw_rt_limit": 50000}).to_dict(), full.revision)
     assert limit == ["CBW max and mid points chosen under a mean response time of 50ms instead of 5ms "
                      "(the PTS 2.0 implementation's limit)", ALIGNMENT_DEVIATION]
 
@@ -265,7 +266,7 @@ def test_max_mid_min_on_recorded_sweep(limit_us, top, mid, under):
 
 def test_headline_figures_from_the_recorded_sweep():
     test = recorded_test()
-    CompositeWorkloadTest().check_data(test)
+    view_of(CompositeWorkloadTest()).check_data(test)
     figs = {f.key: f for f in CompositeWorkloadTest().headline(test)}
     assert set(figs) == {"max_iops", "max_iops_lat_mean_us", "max_iops_lat_99_99_us", "min_oio_lat_mean_us"}
     assert round(figs["max_iops"].value) == 38647 and "TC2/QD4" in figs["max_iops"].label
@@ -324,7 +325,7 @@ def test_cbw_end_to_end(loopdev, tmp_path, capsys):
     assert run.status == "complete" and [t.key for t in run.tests] == ["cbw"]
     (t,) = run.tests
     check_result(t)
-    CompositeWorkloadTest().check_data(t)
+    view_of(CompositeWorkloadTest()).check_data(t)
     log = (out / "a.log").read_text()
     sweep_file = log.split("fio job file for cbw sweep:\n", 1)[1].split("\n\n\n", 1)[0]
     assert re.findall(r"\[(jedec-[^\]]+)\]", sweep_file) == [

@@ -363,14 +363,18 @@ def test_planned_and_result_deviations_are_given_the_revision(monkeypatch):
     """A test type may judge by the revision (the interface passes it): a
     plug-in whose deviations name the revision shows it before and after."""
     from tkperf.kit import registry
+    from tkperf.kit.base import PtsRules
     from tkperf.testtypes.iops import IopsTest
 
-    class ByRevision(IopsTest):
-        def planned_deviations(self, options, revision):
+    class Rules(PtsRules):
+        def planned_deviations(self, kind, options, revision):
             return [f"planned under {revision.title}"]
 
-        def result_deviations(self, test, options, revision, capacity):
+        def result_deviations(self, kind, test, options, revision, capacity):
             return [f"measured under {revision.title}"]
+
+    class ByRevision(IopsTest):
+        pts = Rules()
 
     monkeypatch.setattr(registry, "get", lambda name: ByRevision() if name == "iops" else None)
     assert f"planned under {ENTERPRISE}" in conformance.of_settings(opts(), BLOCK).deviations

@@ -45,20 +45,20 @@ def test_wsat_steady_stop_off_30_minutes_may_be_and_was_a_deviation(spacing, nam
     opts = stored(("wsat",), wsat_steady=True, wsat_steady_spacing=spacing)
     kind = get("wsat")
     # before the run: it may be (the dry run), said alone
-    planned = kind.planned_deviations(opts, REVISIONS["pts-e-2.0"])
+    planned = kind.pts.planned_deviations(kind, opts, REVISIONS["pts-e-2.0"])
     steady_words = [d for d in planned if d.startswith("WSAT steady-state stop on points")]
     assert bool(steady_words) is named
     if named:
         assert steady_words[0].endswith("instead of the PTS's 30 min: a deviation if it ends the run")
     # after it: it was, when the stop reason is steady state
-    said = kind.result_deviations(_wsat("steady state (20/10 on 5 points 1 min apart)", spacing), opts,
+    said = kind.pts.result_deviations(kind, _wsat("steady state (20/10 on 5 points 1 min apart)", spacing), opts,
                                   REVISIONS["pts-e-2.0"], 10 * GiB)
     assert bool(said) is named
     if named:
         assert said == [f"wsat: stopped at steady state judged on points {pts_duration(spacing)} apart, not the "
                         "PTS's 5 points 30 min apart (an early stop can hide a later write cliff)"]
     # a run the TGBW limit ended is not judged by its steady-state spacing
-    assert kind.result_deviations(_wsat("TGBW reached (40.00 GB)", spacing), opts, REVISIONS["pts-e-2.0"],
+    assert kind.pts.result_deviations(kind, _wsat("TGBW reached (40.00 GB)", spacing), opts, REVISIONS["pts-e-2.0"],
                                   10 * GiB) == []
 
 
@@ -82,10 +82,10 @@ RULES = {"iops": OIO_OPERATOR, "wsat": OIO_OPERATOR, "hir": OIO_OPERATOR, "lat":
 
 
 def test_every_pts_test_has_its_oio_rule():
-    pts_types = {n for n, k in registry.types().items() if k.pts_test}
+    pts_types = {n for n, k in registry.types().items() if k.pts is not None}
     assert pts_types == set(RULES)
-    assert {n: registry.get(n).oio for n in RULES} == RULES
-    assert all(not k.oio for k in registry.types().values() if not k.pts_test)
+    assert {n: registry.get(n).pts.oio for n in RULES} == RULES  # type: ignore[union-attr]
+    assert all(not hasattr(k, "oio") for k in registry.types().values())  # the OIO rule is a PTS rule
 
 
 #: For each test, an OIO other than tkperf's default, given as its options.

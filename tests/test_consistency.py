@@ -26,6 +26,7 @@ from tkperf.testtypes.consistency import BSSPLIT, ZONED, ConsistencyTest
 from tkperf.testtypes.consistency import figures as fg, latlog
 from tkperf.testtypes.consistency.analysis import analyse
 from tkperf.testtypes.consistency.stream import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES, PhaseCutter
+from tkperf.report.generic import view_of
 
 KIND = ConsistencyTest()
 STIMULUS = {"phase.1": "RND 4KiB 100% W", "phase.1.kind": "stimulus"}
@@ -239,7 +240,7 @@ def test_plans():
     assert {f"bssplit={BSSPLIT}", f"random_distribution={ZONED}", "refill_buffers=1", "numjobs=2", "iodepth=16",
             "rwmixread=40", "write_lat_log=/tmp/logs/jedec-mixed-1", "log_avg_msec=500", "log_max_value=1"} \
         <= set(section)
-    assert KIND.largest_block(build(consistency_workload="jedec")) == 65536
+    assert KIND.blocks(build(consistency_workload="jedec")).largest == 65536
     assert KIND.plan(build(consistency_workload="jedec", consistency_interval=1), 1 << 30)[0].shape.interval_s == 1
     est = KIND.plan(build(consistency_workload="jedec"), 1 << 30)[0].shape.estimate(None, 1 << 30)  # --dry-run
     assert "3 continuous jobs, one right after the other, reported every 5 s" in est.lines[0]
@@ -268,11 +269,11 @@ def test_options_and_stored_data():
     opts = build(consistency_workload="jedec", consistency_interval=5)
     assert options.RunOptions.from_dict(opts.to_dict()) == opts and opts.to_dict()["consistency_interval"] == "5"
     assert build().to_dict()["consistency_interval"] == "auto"
-    KIND.check_data(made_up(np.full(5, 10.0), np.full(5, 1.0)))
+    view_of(KIND).check_data(made_up(np.full(5, 10.0), np.full(5, 1.0)))
     for extra, words in (({"extra": Series("extra", ("a",))}, "unknown series extra"),
                          ({MAX_SERIES: Series.from_rows(MAX_SERIES, MAX_COLUMNS, np.zeros((6, 2)))}, "more rows")):
         with pytest.raises(ValueError, match=words):
-            KIND.check_data(made_up(np.full(5, 10.0), series=extra))
+            view_of(KIND).check_data(made_up(np.full(5, 10.0), series=extra))
 
 
 # --- the loop shape, with recorded fio output instead of fio --------------------------------------

@@ -32,6 +32,7 @@ from tkperf.kit.registry import get
 from tkperf.kit.base import Plan, Tracking
 from tkperf.testtypes.dirth import DemandIntensityTest, Point, choose_points, job, point_name, sweep_order
 from tkperf.testtypes.dirth import parse_mixes, parse_tcs, sweep_points, view
+from tkperf.report.generic import view_of
 
 RECORDED = data_path("dirth/fio-3.33-dirth-sweep.json")
 MiB = 1024 * 1024
@@ -175,8 +176,8 @@ def test_options_round_trip_through_the_result_file_text():
 
 def test_deviations():
     kind, full = DemandIntensityTest(), options.build({"tests": ("dirth",)})
-    assert kind.deviations(full.to_dict(), full.revision) == []
-    said = " | ".join(kind.deviations(options.build({"tests": ("dirth",)}, quick=True).to_dict(), full.revision))
+    assert kind.pts.deviations(kind, full.to_dict(), full.revision) == []
+    said = " | ".join(kind.pts.deviations(kind, options.build({"tests": ("dirth",)}, quick=True).to_dict(), full.revision))
     assert "narrowed to TC 1,2 x QD 1,4" in said and "1 s each instead of 60 s" in said
 
 
@@ -315,7 +316,7 @@ def test_headline_figures_from_the_recorded_sweep():
     test = TestRun(type="dirth", key="dirth-4k-0-100", tracking_workload="ss", tracking_metric="iops",
                    tracking_label="", params={"rt_limit_us": "5000"}, data={SWEEP_ROUND: "1"})
     test.rounds.append(Round(1, "", 20.0, 18.0, tuple(ws)))
-    DemandIntensityTest().check_data(test)
+    view_of(DemandIntensityTest()).check_data(test)
     figs = {f.key: f for f in DemandIntensityTest().headline(test)}
     assert set(figs) == {"max_iops", "max_iops_lat_mean_us", "max_iops_lat_99_99_us", "min_oio_lat_mean_us"}
     assert round(figs["max_iops"].value) == 113517 and "TC4/QD4" in figs["max_iops"].label
@@ -343,7 +344,7 @@ def test_report_says_when_no_point_is_within_the_limit():
 def test_check_data_refuses_a_sweep_round_that_is_not_there():
     test = TestRun("dirth", "d", "", "", "", data={SWEEP_ROUND: "3"})
     with pytest.raises(ValueError, match="names no round"):
-        DemandIntensityTest().check_data(test)
+        view_of(DemandIntensityTest()).check_data(test)
 
 
 # --- end to end on a loop device -----------------------------------------------------------
@@ -397,7 +398,7 @@ def test_dirth_end_to_end(loopdev, tmp_path, capsys):
     assert run.status == "complete" and [t.key for t in run.tests] == ["dirth-4k-0-100", "dirth-4k-70-30"]
     for t, mix in zip(run.tests, (0, 70)):
         check_sweep(t, mix)
-        DemandIntensityTest().check_data(t)
+        view_of(DemandIntensityTest()).check_data(t)
     log = (out / "a.log").read_text()
     sweep_file = log.split("fio job file for dirth-4k-0-100 sweep:\n", 1)[1].split("\n\n\n", 1)[0]
     assert re.findall(r"\[(rnd-[^\]]+)\]", sweep_file)[:4] == [

@@ -160,18 +160,18 @@ def test_structure_deviations(test):
     kind, up = get(test), test.upper()
     # CBW's 512 B aligned offsets are a departure of every CBW run (issue 34 item 7)
     always = [ALIGNMENT_DEVIATION] if test == "cbw" else []
-    assert kind.deviations(stored(test), REVISIONS["pts-e-2.0"]) == always
-    assert kind.deviations(stored(test, "pts-e-1.1"), REVISIONS["pts-e-1.1"]) == always  # auto: steady-sweep
-    (said, *rest) = kind.deviations(stored(test, **{f"{test}_structure": "steady-sweep"}), REVISIONS["pts-e-2.0"])
+    assert kind.pts.deviations(kind, stored(test), REVISIONS["pts-e-2.0"]) == always
+    assert kind.pts.deviations(kind, stored(test, "pts-e-1.1"), REVISIONS["pts-e-1.1"]) == always  # auto: steady-sweep
+    (said, *rest) = kind.pts.deviations(kind, stored(test, **{f"{test}_structure": "steady-sweep"}), REVISIONS["pts-e-2.0"])
     assert rest == always
     assert said.startswith(f"{up} uses tkperf's shorter structure") and "PTS 2.0 round structure" in said
     short = stored(test, **{f"{test}_prewrite": 60, f"{test}_capture_prewrite": 600, f"{test}_capture": 600})
-    assert kind.deviations(short, REVISIONS["pts-e-2.0"]) == [
+    assert kind.pts.deviations(kind, short, REVISIONS["pts-e-2.0"]) == [
         f"{up} pre-write of each round of 60 s instead of 5 min (the PTS 2.0 implementation)",
         f"{up} pre-write before each capture of 10 min instead of 60 min (the PTS 2.0 implementation)"] + always
     # a result file from before the option ran the steady-sweep structure
     older = {k: v for k, v in stored(test).items() if not k.startswith(f"{test}_structure")}
-    assert any("shorter structure" in d for d in kind.deviations(older, REVISIONS["pts-e-2.0"]))
+    assert any("shorter structure" in d for d in kind.pts.deviations(kind, older, REVISIONS["pts-e-2.0"]))
     assert conformance.of_settings(stored(test), BLOCK).deviations == tuple(always)
 
 
@@ -264,7 +264,7 @@ def test_preconditioning_runs_before_the_sweep_rounds_until_its_own_steady_state
     assert series.column("round").tolist() == [1, 2, 3, 4, 5, 6, 7]
     v = wdpc_verdict(test, 5)
     assert v.steady and v.rounds == (3, 4, 5, 6, 7) and test.data[WDPC_STOP] == "steady state"
-    assert get("dirth").result_deviations(test, {}, REVISIONS["pts-e-2.0"], 0) == []
+    assert get("dirth").pts.result_deviations(get("dirth"), test, {}, REVISIONS["pts-e-2.0"], 0) == []
     # the sweep rounds come after it and are numbered from 1
     assert [r.index for r in steady_rounds(test)] == [1, 2, 3, 4, 5] and calls[0][0][0] == "pre-rnd-4k-0-100-tc2-qd4"
     job = plan.shape.precondition[0]
@@ -276,7 +276,7 @@ def test_preconditioning_without_steady_state_is_said_and_the_rounds_follow():
     _, calls, test = run_rounds([1.0] * 5, max_rounds=6, wdpc=[1.0, 2.0, 1.0, 2.0, 1.0, 2.0], events=events)
     assert len(test.pre_calls) == 6 and test.data[WDPC_STOP] == "max rounds"
     assert not wdpc_verdict(test, 5).steady
-    assert get("dirth").result_deviations(test, {}, REVISIONS["pts-e-2.0"], 0) == [
+    assert get("dirth").pts.result_deviations(get("dirth"), test, {}, REVISIONS["pts-e-2.0"], 0) == [
         "dirth-4k-0-100: workload dependent preconditioning not steady within 6 rounds"]
     assert any("workload dependent preconditioning: no steady state within 6 rounds" in e[1] for e in events)
     assert len(calls) == 6  # 5 sweep rounds (steady), then the captures
@@ -294,7 +294,7 @@ def test_a_full_round_tracks_its_first_minute():
 def test_a_shorter_preconditioning_round_is_named_alone(test):
     kind, up = get(test), test.upper()
     always = [ALIGNMENT_DEVIATION] if test == "cbw" else []
-    got = kind.deviations(stored(test, **{f"{test}_wdpc_round": 600}), REVISIONS["pts-e-2.0"])
+    got = kind.pts.deviations(kind, stored(test, **{f"{test}_wdpc_round": 600}), REVISIONS["pts-e-2.0"])
     assert got == [f"{up} workload dependent preconditioning rounds of 10 min instead of 30 min "
                    "(the PTS 2.0 implementation)"] + always
     plan = plan_of(test, quick=False, **{f"{test}_wdpc_round": 600})

@@ -26,6 +26,7 @@ from tkperf.testtypes.hdd_iops import HddIopsTest, cell_name
 from tkperf.testtypes.hdd_lat import HddLatencyTest
 from tkperf.testtypes.hdd_zones import HddZonesTest, zone_bounds, zone_name, zones
 from tkperf.testtypes.hdd_zones.view import zone_table
+from tkperf.report.generic import view_of
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -230,7 +231,7 @@ def test_zone_figures_outer_inner_ratio_mean_and_spread():
                    "seq_read_outer_mb_s": (210.0, "MB/s", "higher"), "seq_read_inner_mb_s": (105.0, "MB/s", "higher"),
                    "seq_read_inner_outer_pct": (50.0, "%", ""), "seq_read_zone_mean_mb_s": (166.25, "MB/s", "higher")}
     assert [z.position_pct for z in zones(one)] == [0.0, 25.0, 50.0, 75.0]
-    assert {k: v.value for k, v in ZONES.summary(one).items()} == {"seq_write_mb_s": 157.5, "seq_read_mb_s": 166.25}
+    assert {k: v.value for k, v in view_of(ZONES).summary(one).items()} == {"seq_write_mb_s": 157.5, "seq_read_mb_s": 166.25}
     two = zone_test([[200.0, 100.0], [180.0, 100.0]], [[100.0, 50.0], [100.0, 60.0]])
     figures = {f.key: f.value for f in ZONES.headline(two)}
     assert figures["seq_write_outer_mb_s"] == 190.0 and figures["seq_read_inner_mb_s"] == 55.0
@@ -240,19 +241,19 @@ def test_zone_figures_outer_inner_ratio_mean_and_spread():
     assert table.headers[-2:] == ("W spread (%)", "R spread (%)") and "mean of 2 passes" in table.title
     assert table.rows == (("1", "0.00", "0.0", "190.0", "100.0", "10.5", "0"),
                           ("2", "0.52", "50.0", "100.0", "55.0", "0", "18.2"))
-    assert ZONES.headline(blank_test()) == [] and ZONES.summary(blank_test()) == {}
+    assert ZONES.headline(blank_test()) == [] and view_of(ZONES).summary(blank_test()) == {}
 
 
 def test_zone_check_data_refuses_what_it_does_not_write():
-    ZONES.check_data(zone_test([[1.0, 2.0]], [[1.0, 2.0]]))
+    view_of(ZONES).check_data(zone_test([[1.0, 2.0]], [[1.0, 2.0]]))
     bad = zone_test([[1.0, 2.0]], [[1.0, 2.0]])
     bad.rounds.append(Round(3, "", 1.0, 1.0, (workload("rnd-4k-0-100-qd1", "randrw", 4096, 0, 1),)))
     with pytest.raises(ValueError, match="does not run"):
-        ZONES.check_data(bad)
+        view_of(ZONES).check_data(bad)
     lost = zone_test([[1.0, 2.0]], [[1.0, 2.0]])
     del lost.data["zone.2.offset"]
     with pytest.raises(ValueError, match="zone 2 was measured but its offset is not stored"):
-        ZONES.check_data(lost)
+        view_of(ZONES).check_data(lost)
 
 
 def iops_cell(bs: int, mix: int, qd: int, iops: float, lat: float = 1000.0) -> Workload:
@@ -269,12 +270,12 @@ def test_iops_figures_qd1_and_peak_per_mix_over_the_window():
     got = {f.key: (f.label, f.value) for f in IOPS.headline(t)}
     assert got == {"rnd_4k_read_qd1_iops": ("4k R QD1", 101.0), "rnd_4k_read_peak_iops": ("4k R peak (QD32)", 301.0),
                    "rnd_4k_write_qd1_iops": ("4k W QD1", 250.0), "rnd_4k_write_peak_iops": ("4k W peak (QD4)", 400.0)}
-    summary = IOPS.summary(t)
+    summary = view_of(IOPS).summary(t)
     assert summary["rnd_4k_read_iops"].value == 301.0 and summary["rnd_4k_write_iops"].value == 380.0
     assert "QD32" in summary["rnd_4k_write_iops"].source and summary["rnd_4k_write_iops"].rank > 10
-    IOPS.check_data(t)
+    view_of(IOPS).check_data(t)
     with pytest.raises(ValueError, match="does not run"):
-        IOPS.check_data(made_up("hdd-iops", [workload("rnd-4k-100-0", "randrw", 4096, 100, 4)]))
+        view_of(IOPS).check_data(made_up("hdd-iops", [workload("rnd-4k-100-0", "randrw", 4096, 100, 4)]))
 
 
 def test_lat_figures_average_percentiles_only_where_supported_and_max():
@@ -289,10 +290,10 @@ def test_lat_figures_average_percentiles_only_where_supported_and_max():
                    "rnd_4k_read_lat_p99_9_us": 80000.0, "rnd_4k_read_lat_max_us": 80000.0,
                    "rnd_4k_write_lat_mean_us": 300.0, "rnd_4k_write_lat_max_us": 900.0}
     assert all(f.better == "lower" for f in LAT.headline(t))
-    assert {k: v.value for k, v in LAT.summary(t).items()} == {"rnd_4k_write_lat_mean_us": 300.0,
+    assert {k: v.value for k, v in view_of(LAT).summary(t).items()} == {"rnd_4k_write_lat_mean_us": 300.0,
                                                                 "rnd_4k_write_lat_max_us": 900.0}
     with pytest.raises(ValueError, match="not random 100% R or W at QD 1"):
-        LAT.check_data(made_up("hdd-lat", [workload(cell_name(4096, 100, 4), "randrw", 4096, 100, 4)]))
+        view_of(LAT).check_data(made_up("hdd-lat", [workload(cell_name(4096, 100, 4), "randrw", 4096, 100, 4)]))
 
 
 # --- end to end on a loop device ----------------------------------------------------------------

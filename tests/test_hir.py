@@ -33,6 +33,8 @@ from tkperf.kit.registry import get
 from tkperf.testtypes.hir import HostIdleRecoveryTest, iopslog
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.hir.shape import PERIODS, RETURN, HostIdleShape, Setting, measure, setting_jobs
+from tkperf.report.generic import view_of
+from tkperf.kit.rules import steps_of
 
 KIND = HostIdleRecoveryTest()
 MiB = 1024 * 1024
@@ -103,13 +105,13 @@ def test_options_round_trip_through_the_result_file_text():
 
 def test_deviations():
     full = options.build({"tests": ("hir",)})
-    assert KIND.deviations(full.to_dict(), full.revision) == []
-    said = " | ".join(KIND.deviations(options.build({"tests": ("hir",)}, quick=True).to_dict(), full.revision))
+    assert KIND.pts.deviations(KIND, full.to_dict(), full.revision) == []
+    said = " | ".join(KIND.pts.deviations(KIND, options.build({"tests": ("hir",)}, quick=True).to_dict(), full.revision))
     for words in ("idle times 1,2 s", "3 write periods per idle time", "write periods of 1 s",
                   "returns to baseline for 3 s"):
         assert words in said
     client = options.build({"tests": ("hir",)}, pts="pts-c-1.1")
-    assert "HIR is a PTS-E test" in KIND.deviations(client.to_dict(), client.revision)[0]
+    assert "HIR is a PTS-E test" in KIND.pts.deviations(KIND, client.to_dict(), client.revision)[0]
 
 
 @pytest.mark.parametrize("flag, text, words", [
@@ -268,7 +270,7 @@ def test_shape_runs_steady_state_then_one_fio_process_per_setting(tmp_path):
     assert saved.stop_reason == "all idle settings run after steady state" and saved.steady.rounds == (3, 4, 5, 6, 7)
     assert {k: v for k, v in saved.data.items() if not k.startswith("hir.logged")} == {
         "hir.setting.1": "2", "hir.round.1": "8", "hir.setting.2": "5", "hir.round.2": "9"}
-    KIND.check_data(saved)
+    view_of(KIND).check_data(saved)
     p = saved.series[PERIODS]
     assert p.column("setting").tolist() == [1, 1, 1, 2] and p.column("cycle").tolist() == [1, 2, 3, 1]
     assert saved.series[RETURN].column("end_s").tolist()[:3] == [12.001, 13.001, 14.001]  # after 11.001 s
@@ -281,18 +283,18 @@ def test_shape_runs_steady_state_then_one_fio_process_per_setting(tmp_path):
     assert figs["gain_2s_pct"].value == pytest.approx((ss[0].mean_iops / 20200 - 1) * 100)
     assert figs["gain_2s_pct"].better == "higher" and figs["baseline_iops"].unit == "IOPS"
     # round 1 is the mean of a whole round: shown as such, never as FOB (issue 34 item 5)
-    assert KIND.fob(saved) == [] and [(f.key, f.value) for f in KIND.first_figures(saved)] == [("baseline_iops", 1000)]
+    assert steps_of(KIND).fob(KIND.headline, saved) == [] and [(f.key, f.value) for f in steps_of(KIND).first_figures(KIND.headline, saved)] == [("baseline_iops", 1000)]
 
 
 def test_check_data_refuses_what_hir_does_not_write(tmp_path):
     _, _, saved = shape_run(tmp_path)
     saved.data["hir.round.2"] = "42"
     with pytest.raises(ValueError, match="names round 42"):
-        KIND.check_data(saved)
+        view_of(KIND).check_data(saved)
     saved.data["hir.round.2"] = "9"
     saved.series["other"] = saved.series.pop(RETURN)
     with pytest.raises(ValueError, match="unknown series other"):
-        KIND.check_data(saved)
+        view_of(KIND).check_data(saved)
 
 
 # --- fio's timing on a loop device --------------------------------------------------------------
@@ -348,7 +350,7 @@ def test_hir_end_to_end(loopdev, tmp_path, capsys):
     (t,) = run.tests
     assert run.status == "complete" and t.purge is not None and t.wipc is None  # HIR skips the WIPC
     assert t.params["wipc"] == "no" and t.params["round_s"] == "1" and t.params["steady_min_written"] == str(256 * MiB)
-    KIND.check_data(t)
+    view_of(KIND).check_data(t)
     ss = settings(t)
     assert [s.idle_s for s in ss] == [1, 2] and [r.index for r in t.rounds] == [1, 2, 3, 4, 5]
     for s in ss:

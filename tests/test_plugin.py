@@ -125,7 +125,7 @@ def test_plugin_uses_nothing_private_of_tkperf():
 def test_api_names_everything_it_lists():
     from tkperf import api
     assert api.__all__ and all(hasattr(api, name) for name in api.__all__)
-    assert api.API_VERSION[0] == 2
+    assert api.API_VERSION[0] == 3
 
 
 def test_a_type_for_another_api_major_is_refused_in_one_line(monkeypatch, capsys):
@@ -136,7 +136,7 @@ def test_a_type_for_another_api_major_is_refused_in_one_line(monkeypatch, capsys
     from tkperf.testtypes.iops import IopsTest
 
     class FromTheFuture(IopsTest):
-        api_version = 3
+        api_version = 4
         name = "future"
 
     class EntryPoint:  # what importlib.metadata hands over for an installed plug-in
@@ -151,7 +151,7 @@ def test_a_type_for_another_api_major_is_refused_in_one_line(monkeypatch, capsys
         assert "future" not in out.split() and out.split()[0] == "iops"
         assert err.splitlines() == ["tkperf: warning: test type future (mod:FromTheFuture) could not be loaded: "
                                     "ValueError: test type future (mod:FromTheFuture) is written for tkperf API "
-                                    "3; this tkperf has API 2.1 (update the plug-in or tkperf)"]
+                                    "4; this tkperf has API 3.0 (update the plug-in or tkperf)"]
     finally:
         registry.reset()
 

@@ -23,6 +23,7 @@ from tkperf.model.results import IoStats, Round, Workload
 from tkperf.testtypes.qd.settings import QdSettings
 from tkperf.testtypes.qd import (BY_WORD, FILL_JOB, PRECONDITION_JOB, WORKLOADS, Point, QueueDepthTest,
                                  schedule)
+from tkperf.report.generic import view_of
 
 MiB = 1024 * 1024
 QD = QueueDepthTest()
@@ -264,7 +265,7 @@ def test_headline_peaks_and_qd1_latency():
                    "seq128k_w_peak_qd": (4.0, "", "")}
     no_qd1 = made_up([point(r.point(2), 2, 5000.0)])
     assert [f.key for f in QD.headline(no_qd1)] == ["rnd4k_r_peak_iops", "rnd4k_r_peak_qd"]
-    assert QD.headline(blank_test()) == [] and QD.summary(t) == {}
+    assert QD.headline(blank_test()) == [] and view_of(QD).summary(t) == {}
 
 
 def test_99_9_of_a_mix_comes_from_both_histograms_added():
@@ -284,11 +285,11 @@ def test_99_9_of_a_mix_comes_from_both_histograms_added():
 
 def test_check_data_refuses_what_qd_does_not_write():
     r = BY_WORD["rnd4k-r"]
-    QD.check_data(made_up([point(FILL_JOB, 32, 1.0, "write", mix=0)], [point(r.point(8), 8, 1.0)]))
+    view_of(QD).check_data(made_up([point(FILL_JOB, 32, 1.0, "write", mix=0)], [point(r.point(8), 8, 1.0)]))
     with pytest.raises(ValueError, match="does not run"):
-        QD.check_data(made_up([point("rnd-4k-0-100", 8, 1.0)]))
+        view_of(QD).check_data(made_up([point("rnd-4k-0-100", 8, 1.0)]))
     with pytest.raises(ValueError, match="not TC 1/QD 8"):
-        QD.check_data(made_up([point(r.point(8), 4, 1.0)]))
+        view_of(QD).check_data(made_up([point(r.point(8), 4, 1.0)]))
 
 
 # --- end to end on a loop device ---------------------------------------------------------------

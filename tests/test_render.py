@@ -23,7 +23,9 @@ from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
 from tkperf.report import compare, report, summary
 from tkperf.render import documents, parallel, rst
-from tkperf.kit.base import Figure, TestType
+from tkperf.kit.shapes import Stream
+from tkperf.fio.jobs import FioJob
+from tkperf.kit.base import Figure, Plan, TestType
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -553,8 +555,10 @@ class PlainStream(PlainRounds):
     name = "plains"
     title = "Plain stream"
     short = "PLAINS"
-    unit = "interval"
     order = 91
+
+    def plan(self, opts, capacity):  # only asked which shape it runs: a stream, whose steps are intervals
+        return [Plan(key=self.name, shape=Stream(FioJob(name="w", rw="randwrite", bs=4096, runtime=60), 1))]
 
     def headline(self, test):
         s = test.series.get("intervals")

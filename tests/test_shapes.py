@@ -27,7 +27,8 @@ from tkperf.fio.jobs import FioJob, FioSettings
 from tkperf import store
 from tkperf.model.results import RunResult, now_iso
 from tkperf.target import device, hostinfo
-from tkperf.kit.base import Plan, TestType
+from tkperf.kit.rules import steps_of
+from tkperf.kit.base import Blocks, Plan, TestType
 
 MiB = 1024 * 1024
 DEPTHS = (1, 2, 4)
@@ -52,14 +53,13 @@ class QdSweepTest(TestType):
     name = "qdsweep"
     title = "QD sweep (test)"
     short = "QDS"
-    unit = "point"
 
     def plan(self, opts, capacity: int) -> List[Plan]:
         return [Plan(key=self.name, shape=Sweep(sweep_points(opts.runtime)),
                      params={"depths": ",".join(map(str, DEPTHS))}, wipc=False)]
 
-    def largest_block(self, opts) -> int:
-        return 4096
+    def blocks(self, opts) -> Blocks:
+        return Blocks(0, 4096)
 
 
 class IdleGapTest(TestType):
@@ -68,13 +68,12 @@ class IdleGapTest(TestType):
     name = "idlegap"
     title = "Idle gap (test)"
     short = "GAP"
-    unit = "phase"
 
     def plan(self, opts, capacity: int) -> List[Plan]:
         return [Plan(key=self.name, shape=Phases(write_phases(opts.runtime)), wipc=False)]
 
-    def largest_block(self, opts) -> int:
-        return 4096
+    def blocks(self, opts) -> Blocks:
+        return Blocks(0, 4096)
 
 
 @contextlib.contextmanager
@@ -254,7 +253,8 @@ def test_phases_estimate_counts_idle_between_phases_only():
 
 def test_registry_with_adds_and_forgets():
     with registry_with(QdSweepTest(), IdleGapTest()):
-        assert registry.get("qdsweep").unit == "point"
+        assert steps_of(registry.get("qdsweep")).unit == "point"  # the sweep's word, not the type's
+        assert steps_of(registry.get("idlegap")).unit == "phase"
         assert {"qdsweep", "idlegap", "iops"} <= set(registry.names())
     assert registry.get("qdsweep") is None and registry.get("idlegap") is None
     assert "iops" in registry.names()

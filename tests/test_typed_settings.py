@@ -20,7 +20,7 @@ from tkperf.kit import options
 from tkperf.kit.shapes import Rounds, Sweep
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
-from tkperf.kit.base import Plan, Tracking
+from tkperf.kit.base import OptionSet, Plan, Tracking
 from tkperf.testtypes.iops import IopsSettings, IopsTest
 from tkperf.kit.policy import Steady, stored_policy
 from tkperf.kit.settings import settings_fields, settings_from
@@ -45,11 +45,11 @@ def test_settings_are_typed_values():
 def test_every_installed_type_builds_its_settings_from_its_defaults():
     """Each type's settings hold only options it declares, and build from a run's values."""
     for name, kind in registry.types().items():
-        if kind.settings is None:
+        if kind.options.settings is None:
             continue
-        assert set(settings_fields(kind.settings)) <= {opt.field for opt in kind.options}, name
+        assert set(settings_fields(kind.options.settings)) <= {opt.field for opt in kind.options}, name
         o = options.build({"tests": (name,)}, profile="hdd" if name.startswith("hdd") else "ssd")
-        assert isinstance(o.of(kind.settings), kind.settings)
+        assert isinstance(o.of(kind.options.settings), kind.options.settings)
 
 
 def test_run_options_have_no_catch_all_attributes():
@@ -86,7 +86,7 @@ def test_a_type_whose_settings_name_an_option_it_lacks_is_refused():
 
     class Broken(IopsTest):
         name = "broken"
-        settings = Stray
+        options = OptionSet(Stray, IopsTest.options)
 
     with pytest.raises(ValueError, match=r"hold options it does not declare \(iops_depths\)"):
         registry._instance(Broken, "mod:Broken")
@@ -103,7 +103,7 @@ def test_a_keyword_field_drops_its_trailing_underscore():
 
 
 def test_the_api_names_the_typed_interface():
-    assert {"Options", "Steady"} <= set(api.__all__) and api.API_VERSION == (2, 1)
+    assert {"Options", "Steady"} <= set(api.__all__) and api.API_VERSION == (3, 0)
 
 
 # --- steady-state policies ------------------------------------------------------------------
@@ -127,14 +127,21 @@ def test_iops_under_pts_2_tracks_several_figures():
 
 
 def test_conformance_reads_the_types_policy(monkeypatch):
-    """A type that seeks no steady state is not judged on one, even when its
-    stored test names a tracking figure; a type not installed is judged by
-    what the file holds."""
+    """A stored test is judged on the policy its file shows (API 3); an API 2
+    type that said another one itself (``steady_policy``) is heard through
+    the adapter; a type not installed is judged by what the file holds."""
     run = result()
     t = run.tests[0]
     t.steady = None
     assert NO_STEADY in conformance.of_run(run).deviations
-    monkeypatch.setattr(IopsTest, "steady_policy", lambda self, test: Steady.NONE)
+
+    class SeeksNone(IopsTest):
+        api_version = 2
+
+        def steady_policy(self, test):
+            return Steady.NONE
+
+    monkeypatch.setitem(registry.types(), "iops", registry._instance(SeeksNone, "mod:SeeksNone"))
     assert NO_STEADY not in conformance.of_run(run).deviations
     assert registry.steady_policy(t) is Steady.NONE
     t.type = "not-installed"

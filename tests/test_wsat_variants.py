@@ -27,7 +27,7 @@ def test_the_pts_stimulus_by_default():
     assert (job.name, job.rw, job.bs) == (WORKLOAD, "randwrite", 4096)
     assert p.params["access"] == "random" and p.params["block_size"] == "4k"
     opts = options.build({"tests": ("wsat",)}).to_dict()
-    assert not any("stimulus" in d for d in WriteSaturationTest().deviations(opts, None))
+    assert not any("stimulus" in d for d in WriteSaturationTest().pts.deviations(WriteSaturationTest(), opts, None))
 
 
 def test_a_sequential_variant_is_planned_and_disclosed():
@@ -38,7 +38,7 @@ def test_a_sequential_variant_is_planned_and_disclosed():
     opts = options.build({"tests": ("wsat",), "wsat_access": "sequential", "wsat_bs": 131072}).to_dict()
     assert opts["wsat_access"] == "sequential" and opts["wsat_bs"] == "128k"
     assert ["WSAT stimulus SEQ 128k 100% W instead of RND 4k 100% W (a disclosed variant)"] == [
-        d for d in WriteSaturationTest().deviations(opts, None) if "stimulus" in d]
+        d for d in WriteSaturationTest().pts.deviations(WriteSaturationTest(), opts, None) if "stimulus" in d]
 
 
 @pytest.mark.parametrize("argv, says", [

@@ -29,6 +29,8 @@ from tkperf.kit.registry import get
 from tkperf.testtypes.xsr import JOB_NAMES, LABELS, CrossStimulusRecoveryTest, view
 from tkperf.testtypes.xsr.analysis import analyse, level, settle, smoothed, window_rows
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES, XsrStream
+from tkperf.report.generic import view_of
+from tkperf.kit.rules import steps_of
 
 KIND = CrossStimulusRecoveryTest()
 KINDS = ("seq1", "rnd", "seq2")
@@ -113,7 +115,7 @@ def test_recorded_phases_and_transitions(tmp_path):
     assert [(j.rw, j.bs, j.numjobs, j.iodepth) for j in fio.jobs] == \
         [("write", MiB, 1, 32), ("randwrite", 8192, 1, 32), ("write", MiB, 1, 32)]
     assert t.stop_reason == "all phases run" and [t.data[f"phase.{i}.kind"] for i in (1, 2, 3)] == list(KINDS)
-    KIND.check_data(t)
+    view_of(KIND).check_data(t)
     raw = {k: raw_intervals(k) for k in KINDS}
     assert [len(raw[k]) for k in KINDS] == [12, 12, 12]  # 12 s at 1 s; fio's short last report merged
     s, a = t.series[SERIES], analyse(t)
@@ -131,10 +133,10 @@ def test_recorded_phases_and_transitions(tmp_path):
     assert {k: x.better for k, x in f.items()} == {
         "seq1_level_mb_s": "higher", "rnd_level_mb_s": "higher", "rnd_level_iops": "higher",
         "seq2_level_mb_s": "higher", "seq_recovery_pct": "higher", "rnd_settle_s": "lower", "seq2_settle_s": "lower"}
-    (fob,) = KIND.fob(replace(t, purge=PurgeRecord(requested="auto", method="discard", seconds=0.1, pts_purge=False)))
+    (fob,) = steps_of(KIND).fob(KIND.headline, replace(t, purge=PurgeRecord(requested="auto", method="discard", seconds=0.1, pts_purge=False)))
     assert (fob.key, fob.value) == ("seq1_level_mb_s", pytest.approx(raw["seq1"][0][1]))
-    assert KIND.fob(t) == []  # no purge recorded: no FOB
-    assert KIND.summary(t)["seq_write_mb_s"].value == pytest.approx(levels["seq1"])
+    assert steps_of(KIND).fob(KIND.headline, t) == []  # no purge recorded: no FOB
+    assert view_of(KIND).summary(t)["seq_write_mb_s"].value == pytest.approx(levels["seq1"])
 
 
 @pytest.mark.parametrize("band, rows, seconds", [  # the answers written in tests/data/xsr/README.rst
@@ -222,7 +224,7 @@ def test_headline_of_a_made_up_run():
     f = {x.key: x.value for x in KIND.headline(t)}
     assert "rnd_settle_s" not in f and f["seq2_settle_s"] == 0.0 and f["rnd_level_mb_s"] == 202.5
     empty = TestRun("xsr", "xsr", "", "", "", series={SERIES: Series(SERIES, COLUMNS)})
-    assert KIND.headline(empty) == [] and KIND.fob(empty) == [] and KIND.summary(empty) == {}
+    assert KIND.headline(empty) == [] and steps_of(KIND).fob(KIND.headline, empty) == [] and view_of(KIND).summary(empty) == {}
 
 
 def cells(blocks) -> str:
@@ -290,15 +292,15 @@ def test_plans():
     (plan,) = KIND.plan(build(xsr_tc=2, xsr_qd=8, xsr_rnd=120, xsr_interval=5, xsr_settle_band=12.5), 1 << 30)
     assert [(p.job.numjobs, p.job.iodepth, p.job.runtime) for p in plan.shape.phases][1] == (2, 8, 120)
     assert plan.params["settle_band_pct"] == "12.5" and {p.job.numjobs for p in plan.shape.phases} == {2}
-    assert KIND.largest_block(build()) == MiB and get("xsr") is not None and not KIND.default_run
+    assert KIND.blocks(build()).largest == MiB and get("xsr") is not None and "ssd" not in KIND.default_profiles
 
 
 def test_deviations():
     default = build().to_dict()
-    assert KIND.deviations(default, pts.get("pts-e-1.1")) == []
-    assert KIND.deviations(default, pts.get("pts-c-1.1")) == ["XSR is a PTS-E test, not part of PTS-C 1.1"]
+    assert KIND.pts.deviations(KIND, default, pts.get("pts-e-1.1")) == []
+    assert KIND.pts.deviations(KIND, default, pts.get("pts-c-1.1")) == ["XSR is a PTS-E test, not part of PTS-C 1.1"]
     quick = build(quick=True, xsr_qd=16).to_dict()
-    assert KIND.deviations(quick, pts.get("pts-e-2.0")) == [
+    assert KIND.pts.deviations(KIND, quick, pts.get("pts-e-2.0")) == [
         "XSR phases run SEQ 1024KiB W 10 s, RND 8KiB W 10 s, SEQ 1024KiB W 10 s instead of 8 h, 6 h and 8 h",
         "XSR reports every 1 s instead of every 60 s", "XSR runs at TC1/QD16 instead of TC1/QD32"]
 
@@ -324,7 +326,7 @@ def test_options_round_trip_and_stored_data():
         options.build({"tests": ("wsat",), "xsr_rnd": 60})
     opts = build(xsr_settle_band=7.5, xsr_interval=30)
     assert options.RunOptions.from_dict(opts.to_dict()) == opts and opts.to_dict()["xsr_settle_band"] == "7.5"
-    KIND.check_data(made_up([[100] * 4, [50] * 4, [100] * 4]))
+    view_of(KIND).check_data(made_up([[100] * 4, [50] * 4, [100] * 4]))
     swapped = np.array([[1, 1, 1, 1, 1, 1, 0, p] for p in (1, 3, 2)], dtype=float)
     cases = [
         (TestRun("xsr", "xsr", "", "", "", series={SERIES: Series(SERIES, ("a",))}), "has columns a"),
@@ -335,7 +337,7 @@ def test_options_round_trip_and_stored_data():
     ]
     for test, words in cases:
         with pytest.raises(ValueError, match=words):
-            KIND.check_data(test)
+            view_of(KIND).check_data(test)
 
 
 # --- end to end on a loop device -------------------------------------------------------------------
@@ -358,7 +360,7 @@ def test_xsr_end_to_end(loopdev, tmp_path, capsys):
     (t,) = store.load(str(xml := out / "x1.xml")).tests
     assert (t.type, t.status, t.stop_reason, t.wipc) == ("xsr", "complete", "all phases run", None)
     assert t.purge is not None and t.purge.method not in ("", "none")
-    KIND.check_data(t)
+    view_of(KIND).check_data(t)
     s = t.series[SERIES]
     phase = s.column("phase")  # 4 s at 1 s: 4 intervals, or 3 when a short tail was merged
     assert all(3 <= np.count_nonzero(phase == i) <= 4 for i in (1, 2, 3))

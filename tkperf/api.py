@@ -10,8 +10,12 @@ rule of :data:`API_VERSION`::
     from tkperf.api import TestType, Option, Options, Plan, Tracking, Figure, Rounds, FioJob
 
 A type reads its own options through a frozen dataclass of their values
-(its ``settings``): ``opts.of(MySettings).qd``, typed (API 2; API 1 read
-them as untyped attributes, ``opts.my_qd``).
+(its ``settings``, the first item of its :class:`OptionSet`):
+``opts.of(MySettings).qd``, typed (API 2; API 1 read them as untyped
+attributes, ``opts.my_qd``).  API 3 splits the type in parts: the type
+itself (identity, options, plan, headline), the loop shape of its plans
+(its unit word, its first figures, its steady-state tracking), its
+:class:`PtsRules` (PTS tests only) and its :class:`View`.
 
 A plug-in says which MAJOR version it was written for with its type's
 ``api_version`` class attribute (the current MAJOR when left out); tkperf
@@ -21,14 +25,15 @@ plug-in (``examples/plugin``).
 """
 from __future__ import annotations
 
-# the test-type interface
+# the test-type interface (API 3: the type, its PTS rules, its view)
 from tkperf.kit.base import (
-    API_VERSION, Figure, in_range, OIO_FIXED, OIO_OPERATOR, OIO_SWEEP, Option, Options, parse_count, Plan,
-    started_from_purge, SummaryValue, TestType, Tracking
+    API_VERSION, Blocks, Figure, in_range, OIO_FIXED, OIO_OPERATOR, OIO_SWEEP, Option, Options, OptionSet,
+    parse_count, Plan, PtsRules, started_from_purge, stored_values, SummaryValue, TestType, Tracking, View
 )
 from tkperf.kit.policy import Steady
 from tkperf.kit.settings import settings_from
 from tkperf.kit.context import PlanLike, RunContext
+from tkperf.kit.steps import Headline, Steps
 # options every test shares, value parsers and their formatters
 from tkperf.kit.options import (
     format_block_sizes, format_mixes, MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, parse_block_sizes,
@@ -51,7 +56,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.fio.intervals import Cut, IntervalCutter, report_time
 from tkperf.fio.logs import log_directory, log_files, parse_log
 from tkperf.fio.output import cumulative_write
-# the result model, to read; stored workload names; steady state; histograms
+# the result model, to read; stored workload names; steady state
 from tkperf.model.results import (
     format_bs, gb, IoStats, mb, mix_label, PERCENTILES, Round, RunResult, TestRun, Workload
 )
@@ -66,9 +71,9 @@ from tkperf.render.blocks import (
     Header, Heading, HeatmapChart, HistogramChart, LinesChart, Literal, Panel, Paragraph, Rubric, Series,
     Table, table, Title, WindowChart, XYChart
 )
-# the report's contexts and the sections the built-ins share
+# the report's contexts, the generic view and the sections the built-ins share
 from tkperf.report.context import chart_name, CompareContext, grid_table, ReportContext
-from tkperf.report.generic import compare_section, headline_table, report_section, workload_table
+from tkperf.report.generic import compare_section, GenericView, headline_table, report_section, workload_table
 from tkperf.report.header import open_test, round_fields, snia_header
 from tkperf.report.steady import (
     Convergence, convergence_blocks, named_window_blocks, per_round, steady_sections, steady_state,
@@ -82,10 +87,11 @@ from tkperf.report.words import (
 from tkperf.model import histogram
 
 __all__ = [
-    # the test-type interface
-    "API_VERSION", "Figure", "in_range", "OIO_FIXED", "OIO_OPERATOR", "OIO_SWEEP", "Option", "Options",
-    "parse_count", "Plan", "started_from_purge", "SummaryValue", "TestType", "Tracking", "Steady",
-    "settings_from", "PlanLike", "RunContext",
+    # the test-type interface (API 3: the type, its PTS rules, its view)
+    "API_VERSION", "Blocks", "Figure", "in_range", "OIO_FIXED", "OIO_OPERATOR", "OIO_SWEEP", "Option",
+    "Options", "OptionSet", "parse_count", "Plan", "PtsRules", "started_from_purge", "stored_values",
+    "SummaryValue", "TestType", "Tracking", "View", "Steady", "settings_from", "PlanLike", "RunContext",
+    "Headline", "Steps",
     # options every test shares, value parsers and their formatters
     "format_block_sizes", "format_mixes", "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "parse_block_sizes",
     "parse_duration", "parse_mix", "parse_mixes", "parse_size", "RunOptions", "duration", "micro_unit",
@@ -96,7 +102,7 @@ __all__ = [
     "sweep_round", "SweepRounds", "WDPC_SERIES", "WDPC_STOP", "wdpc_verdict", "header_fields", "MIN_WRITTEN",
     "OneFillFirst", "round_deviation", "round_option", "SLOWEST_PLAUSIBLE_BPS", "progress_of", "FioJob",
     "Cut", "IntervalCutter", "report_time", "log_directory", "log_files", "parse_log", "cumulative_write",
-    # the result model, to read; stored workload names; steady state; histograms
+    # the result model, to read; stored workload names; steady state
     "format_bs", "gb", "IoStats", "mb", "mix_label", "PERCENTILES", "Round", "RunResult", "TestRun",
     "Workload", "DataSeries", "evaluate", "SteadyState", "hdd_cell", "hdd_zone", "iops_matrix_params",
     "iops_workload", "tp_workload", "WSAT_SERIES", "wsat_workload",
@@ -104,13 +110,13 @@ __all__ = [
     "Admonition", "BarsChart", "Chart", "charts", "ConfidenceChart", "ConvergenceChart", "Curve",
     "CurvesChart", "Grid", "Header", "Heading", "HeatmapChart", "HistogramChart", "LinesChart", "Literal",
     "Panel", "Paragraph", "Rubric", "Series", "Table", "table", "Title", "WindowChart", "XYChart",
-    # the report's contexts and the sections the built-ins share
-    "chart_name", "CompareContext", "grid_table", "ReportContext", "compare_section", "headline_table",
-    "report_section", "workload_table", "open_test", "round_fields", "snia_header", "Convergence",
-    "convergence_blocks", "named_window_blocks", "per_round", "steady_sections", "steady_state",
-    "window_blocks", "window_source", "compare_blocks", "confidence_curve", "histogram_curve", "qos_blocks",
-    "supported_marks", "fmt", "metric_display", "NA", "oio", "plural", "shown_unit", "test_title",
-    "tracking_label", "verdict",
+    # the report's contexts, the generic view and the sections the built-ins share
+    "chart_name", "CompareContext", "grid_table", "ReportContext", "compare_section", "GenericView",
+    "headline_table", "report_section", "workload_table", "open_test", "round_fields", "snia_header",
+    "Convergence", "convergence_blocks", "named_window_blocks", "per_round", "steady_sections",
+    "steady_state", "window_blocks", "window_source", "compare_blocks", "confidence_curve",
+    "histogram_curve", "qos_blocks", "supported_marks", "fmt", "metric_display", "NA", "oio", "plural",
+    "shown_unit", "test_title", "tracking_label", "verdict",
     # namespaces
     "histogram",
 ]

@@ -7,34 +7,38 @@ rounds until its mixed IOPS are steady (the PTS 20/10 rule over the last
 queue depth an application really reaches, which none of the PTS tests
 measures on its own.
 
-The whole test type is this one class.  tkperf finds it through the entry
-point in pyproject.toml::
+The whole test type is this one class and its view (how its results are
+shown: tkperf's generic sections, plus a check of its stored data).
+tkperf finds it through the entry point in pyproject.toml::
 
     [project.entry-points."tkperf.tests"]
     rw4k = "tkperf_rw4k:RandomRW4kTest"
 
 and from then on ``--tests rw4k``, ``--rw4k-mix``, ``--rw4k-qd``, ``show``,
 ``report``, ``compare``, ``resume`` and ``--dry-run`` know it.  It uses
-only tkperf's public interface, :mod:`tkperf.api` (API version 2): the
-test-type interface, the ``Rounds`` loop shape, ``FioJob`` and a value
-parser.
+only tkperf's public interface, :mod:`tkperf.api` (API version 3): the
+test-type interface, the ``Rounds`` loop shape (which decides what a
+round is called and that round 1 is a first figure), ``FioJob``, the
+generic view and a value parser.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List
+from typing import ClassVar, List
 
 from tkperf import api
 from tkperf.api import (
     MAX_IODEPTH,
+    Blocks,
     Figure,
     FioJob,
+    GenericView,
     Option,
     Options,
+    OptionSet,
     Plan,
     Rounds,
     Steady,
-    SummaryValue,
     TestRun,
     TestType,
     Tracking,
@@ -87,24 +91,39 @@ class RW4kSettings:
     qd: int     # queue depth of the one job
 
 
+class RW4kView(GenericView):
+    """tkperf's generic report and comparison sections (the tracking figure
+    per round, the steady-state window and the headline figures are enough
+    for one workload), and the check of what an rw4k test stores.  It adds
+    no line to the summary page, which has lines for the PTS figures only."""
+
+    def check_data(self, test: TestRun) -> None:
+        if test.series:
+            raise ValueError("an rw4k test keeps rounds, not series")
+        for r in test.rounds:
+            if len(r.workloads) != 1:
+                raise ValueError(f"rw4k round {r.index} has {len(r.workloads)} workloads, not 1")
+
+
 class RandomRW4kTest(TestType):
     """RND 4KiB R/W mix at a fixed OIO, in rounds until its IOPS are steady."""
 
-    api_version = 2          # the tkperf.api MAJOR version this was written for
+    api_version = 3          # the tkperf.api MAJOR version this was written for
     name = "rw4k"
     title = "Random 4KiB R/W mix"
     short = "RW4K"
-    unit = "round"
-    default_run = False      # only with --tests rw4k
+    default_profiles = ()    # only with --tests rw4k, never in a plain run
     order = 60               # after the four PTS tests
-    settings = RW4kSettings  # its options' values, read as opts.of(RW4kSettings)
-    options = (
+    # Its options, with RW4kSettings holding their values (read as opts.of(RW4kSettings)).
+    options = OptionSet(RW4kSettings, (
         Option("rw4k_mix", ("--rw4k-mix",), "rw4k R/W mix as read/write (default 70/30)",
                parse=parse_mix, format=mix_label, default=DEFAULT_MIX, metavar="MIX"),
         Option("rw4k_qd", ("--rw4k-qd",),
                f"rw4k queue depth of its one job (default {DEFAULT_QD}; {QUICK_QD} with --quick)",
                parse=parse_qd, default=DEFAULT_QD, quick=QUICK_QD, check=check_qd, metavar="QD"),
-    )
+    ))
+    pts = None               # not a SNIA PTS test: a run of it is not PTS-conformant
+    view = RW4kView
 
     # --- running ---------------------------------------------------------------
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
@@ -121,8 +140,8 @@ class RandomRW4kTest(TestType):
                     "numjobs": str(NUMJOBS), "iodepth": str(qd), "runtime": str(opts.runtime)},
         )]
 
-    def largest_block(self, opts: Options) -> int:
-        return BLOCK_SIZE
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(smallest=BLOCK_SIZE, largest=BLOCK_SIZE)
 
     # --- reading results -----------------------------------------------------------
     def headline(self, test: TestRun) -> List[Figure]:
@@ -135,18 +154,3 @@ class RandomRW4kTest(TestType):
         label = f"4k {test.params.get('mix', '')}".strip()
         return [Figure("rnd_4k_mixed_iops", label, iops, "IOPS", "higher"),
                 Figure("rnd_4k_mixed_lat_mean_us", "lat AVE", lat, "us", "lower", "{:,.1f}")]
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        # The summary page has lines for the PTS figures only; rw4k adds none.
-        return {}
-
-    def check_data(self, test: TestRun) -> None:
-        if test.series:
-            raise ValueError("an rw4k test keeps rounds, not series")
-        for r in test.rounds:
-            if len(r.workloads) != 1:
-                raise ValueError(f"rw4k round {r.index} has {len(r.workloads)} workloads, not 1")
-
-    # report_section and compare_section are not overridden: tkperf's generic
-    # sections (the tracking figure per round, the steady-state window and
-    # the headline figures) are enough for one workload.

@@ -22,7 +22,7 @@ from tkperf import strictjson
 from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, UsageError
 from tkperf.model import noise
 from tkperf import store
-from tkperf.kit import checked
+from tkperf.report import checked
 from tkperf.verdict import regression
 from tkperf.verdict.regression import Cell, Comparison
 

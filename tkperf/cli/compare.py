@@ -6,7 +6,7 @@ import argparse
 from tkperf.cli import common
 from tkperf.kit import options
 from tkperf.errors import EXIT_OK, UsageError
-from tkperf.kit import checked
+from tkperf.report import checked
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -31,7 +31,7 @@ from typing import Dict, Iterable, List, Sequence
 from tkperf.errors import EXIT_OK
 from tkperf.model import files
 from tkperf import store
-from tkperf.kit import checked
+from tkperf.report import checked
 from tkperf.model.results import IoStats, RunResult
 
 ROUND_COLUMNS = ("test", "type", "round", "started", "wall_s", "fio_s", "workloads", "in_steady_window")

@@ -26,6 +26,7 @@ from tkperf.engine.session import fio_settings
 from tkperf.errors import EXIT_OK, UsageError
 from tkperf.model import pts as pts_model
 from tkperf.model.results import DeviceInfo
+from tkperf.kit.base import runs_by_default
 from tkperf.target import description, purge
 from tkperf.target.side import TargetSide
 from tkperf.verdict import conformance
@@ -143,7 +144,7 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
 
 def _profile_of(kind: registry.TestType) -> str:
     """``hdd`` for the HDD tests (run by ``hdd run`` alone by default), else ``ssd``."""
-    return "hdd" if kind.runs_by_default("hdd") and not kind.runs_by_default("ssd") else "ssd"
+    return "hdd" if runs_by_default(kind, "hdd") and not runs_by_default(kind, "ssd") else "ssd"
 
 
 def _default_of(field: str) -> str:

@@ -6,7 +6,9 @@ import sys
 
 from tkperf import strictjson
 from tkperf.kit import registry
+from tkperf.kit.rules import steps_of
 from tkperf.errors import EXIT_OK
+from tkperf.kit.base import runs_by_default
 
 #: What ``tests --json`` prints: its ``schema`` name and ``version``
 #: (tkperf/model/data/tests.schema.json).  Version 1: an object whose
@@ -18,18 +20,20 @@ JSON_VERSION = 1
 def cmd_tests(args: argparse.Namespace) -> int:
     kinds = list(registry.types().values())
     if args.json:
-        listed = [{"name": k.name, "title": k.title, "short": k.short, "unit": k.unit,
-                   "default": k.default_run,
-                   "default_profiles": [p for p in ("ssd", "hdd") if k.runs_by_default(p)],
-                   "module": type(k).__module__,
+        listed = [{"name": k.name, "title": k.title, "short": k.short, "unit": steps_of(k).unit,
+                   "default": runs_by_default(k, "ssd"),
+                   "default_profiles": [p for p in ("ssd", "hdd") if runs_by_default(k, p)],
+                   "module": type(getattr(k, "old", k)).__module__,
                    "options": [o.flags[0] for o in k.options]} for k in kinds]
         print(strictjson.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, "tests": listed}, indent=2))
     else:
         width = max((len(k.name) for k in kinds), default=4)
         for k in kinds:
-            runs = [p for p in ("ssd", "hdd") if k.runs_by_default(p)]
+            runs = [p for p in ("ssd", "hdd") if runs_by_default(k, p)]
             print(f"{k.name:<{width}}  {k.title}" + (f"  ({' and '.join(runs)} run default)" if runs != ["ssd"]
                                                        and runs else "" if runs else "  (not run by default)"))
+    for line in registry.adapted():  # below the list; beside --json's, where the JSON stays clean
+        print(f"tkperf: note: {line}" if args.json else line, file=sys.stderr if args.json else sys.stdout)
     for problem in registry.problems():
         print(f"tkperf: warning: {problem}", file=sys.stderr)
     return EXIT_OK

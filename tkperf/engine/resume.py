@@ -22,6 +22,7 @@ from typing import List
 
 from tkperf.kit import registry
 from tkperf.kit import options
+from tkperf.kit.rules import steps_of
 from tkperf.errors import ResumeError
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
 
@@ -90,15 +91,17 @@ def prepare(saved: RunResult) -> List[str]:
         if kind is None:
             raise ResumeError(f"test {t.key} is of type {t.type!r}, which is not installed; "
                               "install it to resume this run")
-        if kind.keeps_steady_on_resume and t.steady is not None and t.steady.steady:
+        steps = steps_of(kind, t)
+        if steps.keeps_steady_on_resume and t.steady is not None and t.steady.steady:
             t.status = "complete"
             t.stop_reason = t.stop_reason if t.stop_reason == "steady state" else "steady state"
             t.finished = t.finished or now_iso()
             said.append(f"{t.key} had reached steady state in rounds {t.steady.first_round}-"
                         f"{t.steady.last_round} before the interruption; kept")
         else:
-            where = f"after {t.done} {kind.unit}{'s' if t.done != 1 else ''}" if t.done else \
-                f"before its first {kind.unit}"
+            done = steps.steps_done(t)
+            where = f"after {done} {steps.unit}{'s' if done != 1 else ''}" if done else \
+                f"before its first {steps.unit}"
             said.append(f"{t.key} was interrupted {where}, before steady state; the PTS needs an "
                         "unbroken run from PURGE, so it starts again with purge and preconditioning")
     saved.events.append(Event(time=now_iso(), kind="resume",

@@ -4,19 +4,25 @@ A test type is one module (or one folder) with one :class:`TestType`
 subclass.  It says
 
 * who it is: ``name`` (the word for ``--tests`` and the result file),
-  ``title`` and ``short`` (for headings and tables), ``unit`` (what one
-  measured step is called: round, interval, point, phase);
-* which options it adds to ``tkperf ssd run`` (:class:`Option`), with their
+  ``title`` and ``short`` (for headings and tables), ``order`` and
+  ``default_profiles``;
+* which options it adds to ``tkperf ssd run`` (:class:`Option`, in an
+  :class:`OptionSet` with the dataclass of their values), with their
   defaults, their ``--quick`` values and how they are stored;
 * what to run: :meth:`TestType.plan` returns one :class:`Plan` per test
-  instance, each with a loop shape from :mod:`tkperf.kit.shapes`;
+  instance, each with a loop shape from :mod:`tkperf.kit.shapes`, which
+  also decides what its test's steps are called, which figures come first
+  and how its steady state is tracked (:mod:`tkperf.kit.steps`);
+  :meth:`TestType.blocks` the transfer sizes it issues;
 * what a reader looks at first: :meth:`TestType.headline`, figures with a
   unit and the direction that is better (they feed ``show``, ``show
   --json``, the summary page and comparisons);
-* how its results are shown: :meth:`TestType.report_section` and
-  :meth:`TestType.compare_section` return plain blocks
-  (:mod:`tkperf.render.blocks`) that the renderer turns into reST, HTML,
-  PDF and charts.
+* its two optional parts: ``pts``, its :class:`PtsRules` when it is a SNIA
+  PTS test, and ``view``, its :class:`View` (report and comparison
+  sections of plain blocks, :mod:`tkperf.render.blocks`, summary lines,
+  instance titles and the check of its stored data).
+
+That is the whole class, twelve members (API 3).
 
 The engine, the store, the report, ``compare``, ``show``, ``resume`` and
 the dry run loop over the registered test types (:mod:`tkperf.testtypes`)
@@ -25,23 +31,19 @@ and never name one.
 from __future__ import annotations
 
 import abc
-import importlib
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Type, Union
 
+from tkperf.kit.steps import started_from_purge  # noqa: F401 - its old home; views import it from here
 from tkperf.errors import UsageError
 from tkperf.model.figures import Figure
-from tkperf.kit.policy import Steady, stored_policy
+from tkperf.kit.policy import Steady
 from tkperf.kit.settings import Options
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
     from tkperf.kit.shapes import Shape
     from tkperf.model.pts import Revision
     from tkperf.model.results import RunResult, TestRun
-
-
-#: tkperf's generic report and comparison sections, for a type without a ``view``.
-GENERIC_VIEW = "tkperf.report.generic"
 
 
 class _NotSet:
@@ -187,15 +189,106 @@ class SummaryValue:
     definition: str = ""
 
 
-#: The values of :attr:`TestType.oio`.
+class OptionSet(Tuple[Option, ...]):
+    """A test type's options (a tuple of :class:`Option`) and ``settings``,
+    the frozen dataclass of their values (``opts.of(kind.options.settings)``;
+    see :mod:`tkperf.kit.settings`) whose every field is one of the
+    options; None when the type reads no option of its own."""
+
+    settings: Optional[type]
+
+    def __new__(cls, settings: Optional[type] = None, options: Sequence[Option] = ()) -> "OptionSet":
+        self = super().__new__(cls, tuple(options))
+        self.settings = settings
+        return self
+
+    def __getnewargs__(self) -> Tuple[Optional[type], Tuple[Option, ...]]:
+        return self.settings, tuple(self)  # copies and pickles keep both
+
+
+class Blocks(NamedTuple):
+    """The smallest transfer and the largest block a test issues, in bytes (0: none said)."""
+
+    smallest: int = 0
+    largest: int = 0
+
+
+#: The values of :attr:`PtsRules.oio`.
 OIO_FIXED, OIO_OPERATOR, OIO_SWEEP = "fixed", "operator", "sweep"
+
+
+class PtsRules:
+    """What makes a type one of the SNIA PTS tests: its OIO rule and its
+    deviations from a PTS revision.  Each method gets the type it judges."""
+
+    #: How the PTS sets this test's OIO (TC x QD), by one rule for every PTS
+    #: test (docs/method.rst, "One rule for the OIO"): :data:`OIO_FIXED`, the
+    #: test's definition names it and any other is a deviation (LAT, TP,
+    #: XSR); :data:`OIO_OPERATOR`, the test operator's choice, disclosed in
+    #: the header and never a deviation (IOPS, WSAT, HIR); :data:`OIO_SWEEP`,
+    #: the test sweeps it over its grid (DIRTH, CBW).
+    oio: str = OIO_OPERATOR
+
+    def deviations(self, kind: "TestType", options: Mapping[str, str], revision: "Revision") -> List[str]:
+        """How this test's settings (the run's stored ``options``) depart from
+        ``revision``, in words a reviewer understands; empty when they match."""
+        return []
+
+    def planned_deviations(self, kind: "TestType", options: Mapping[str, str], revision: "Revision") -> List[str]:
+        """What only the dry run says: settings that make the run a deviation
+        if they take effect (a limit that may end a test early).  After the
+        run :meth:`result_deviations` judges what happened instead."""
+        return []
+
+    def result_deviations(self, kind: "TestType", test: "TestRun", options: Mapping[str, str],
+                          revision: "Revision", capacity: int) -> List[str]:
+        """Deviations only this test's results show (what ended it, say)."""
+        return []
+
+
+class View(abc.ABC):
+    """How one test type's results are shown; built with its type."""
+
+    #: The type's own report section shows its response-time histograms;
+    #: otherwise the report adds tkperf's latency QoS part to every test of
+    #: it that kept them.
+    shows_histograms: bool = False
+
+    def __init__(self, kind: "TestType") -> None:
+        self.kind = kind
+
+    @abc.abstractmethod
+    def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
+        """Blocks of this type's section of a run report (all its instances)."""
+
+    @abc.abstractmethod
+    def compare_section(self, ctx: Any, runs: Sequence["RunResult"], labels: Sequence[str]) -> list:
+        """Blocks of this type's section of a comparison of several runs."""
+
+    def summary(self, test: "TestRun") -> Dict[str, "SummaryValue"]:
+        """Lines of the summary page this test measured (keys of the page's layout)."""
+        return {}
+
+    def instance_title(self, test: "TestRun") -> str:
+        """Short name of one instance in tables and lines: 'IOPS', 'TP 1024k'."""
+        return instance_title(self.kind, test)
+
+    def check_data(self, test: "TestRun") -> None:  # noqa: B027 - optional: a type without checks accepts all
+        """Raise ValueError when the test's stored data (``test.data``,
+        ``test.series``) is not what this test type writes."""
+
+
+def instance_title(kind: "TestType", test: "TestRun") -> str:
+    """The default short name of an instance: the type's ``short``."""
+    return kind.short or kind.name.upper()
+
 
 
 #: The version of the plug-in interface, :mod:`tkperf.api` (``MAJOR, MINOR``).
 #: MINOR grows when names or optional members are added; MAJOR when a name
 #: is removed or a member changes meaning, so that a plug-in written for
 #: another MAJOR could misbehave (docs/extending.rst, "API versions").
-API_VERSION: Tuple[int, int] = (2, 1)
+API_VERSION: Tuple[int, int] = (3, 0)
 
 
 class TestType(abc.ABC):
@@ -204,195 +297,59 @@ class TestType(abc.ABC):
     __test__ = False  # not a pytest class, despite the name
 
     #: The MAJOR version of :mod:`tkperf.api` the type was written for; a
-    #: type declaring a MAJOR this tkperf does not have is refused.
+    #: type declaring a MAJOR this tkperf does not have is refused (API 2
+    #: types run through :mod:`tkperf.kit.adapter` for one release).
     api_version: int = API_VERSION[0]
 
     name: str = ""
     title: str = ""
     short: str = ""
-    unit: str = "round"
-    #: Runs with ``ssd run`` when ``--tests`` is not given.
-    default_run: bool = False
-    #: The profiles (``ssd``, ``hdd``) whose run without ``--tests`` runs it;
-    #: empty: ``("ssd",)`` when ``default_run``.
+    #: The profiles (``ssd``, ``hdd``) whose run without ``--tests`` runs it.
     default_profiles: Tuple[str, ...] = ()
     #: Position in runs, reports and listings (lower first).
     order: int = 100
-    options: Tuple[Option, ...] = ()
-    #: The frozen dataclass of this type's option values, typed
-    #: (``opts.of(kind.settings)``; see :mod:`tkperf.kit.settings`); every field
-    #: is one of ``options``.  None: the type reads no option of its own.
-    settings: Optional[type] = None
-    #: A test interrupted after reaching steady state is kept on resume
-    #: (round-based tests); a stream's steady state is only a stop rule.
-    keeps_steady_on_resume: bool = True
-    #: The module with this type's ``report_section(ctx, tests)`` and
-    #: ``compare_section(ctx, runs, labels)``, imported only when a report or
-    #: comparison is built (so ``show`` never loads charts); empty: tkperf's
-    #: generic sections.
-    view: str = ""
-    #: One of the SNIA PTS tests; a run of any other test type is not a
-    #: PTS-conformant measurement (see :meth:`deviations`).
-    pts_test: bool = False
-    #: How the PTS sets this test's OIO (TC x QD), by one rule for every PTS
-    #: test (docs/method.rst, "One rule for the OIO"): :data:`OIO_FIXED`, the
-    #: test's definition names it and any other is a deviation (LAT, TP,
-    #: XSR); :data:`OIO_OPERATOR`, the test operator's choice, disclosed in
-    #: the header and never a deviation (IOPS, WSAT, HIR); :data:`OIO_SWEEP`,
-    #: the test sweeps it over its grid (DIRTH, CBW).  '' for a test outside the PTS.
-    oio: str = ""
-    #: The type's own report section shows its response-time histograms;
-    #: otherwise the report adds tkperf's latency QoS part
-    #: (:mod:`tkperf.report.qos`) to every test of it that kept them.
-    shows_histograms: bool = False
-    #: Round 1 measures what the window measures (a round loop), so the
-    #: headline figures of round 1 alone are the test's FOB figures.
-    fob_from_first_round: bool = False
-
-    def runs_by_default(self, profile: str) -> bool:
-        """Whether ``PROFILE run`` without ``--tests`` runs this type."""
-        return profile in (self.default_profiles or (("ssd",) if self.default_run else ()))
+    #: The options this type adds to ``PROFILE run`` and, as the first item,
+    #: the frozen dataclass of their values, read typed as
+    #: ``opts.of(MySettings)`` (:class:`OptionSet`).
+    options: OptionSet = OptionSet()
+    #: One of the SNIA PTS tests: its OIO rule and deviations
+    #: (:class:`PtsRules`); None: a run of it is not a PTS-conformant
+    #: measurement.
+    pts: Optional[PtsRules] = None
+    #: How its results are shown: a :class:`View` subclass, built with the
+    #: type by the report; or its name, ``"package.module:Class"``, loaded
+    #: by the registry (:func:`tkperf.testtypes.view_class`; for a view
+    #: whose module imports the type's own); None: tkperf's generic sections.
+    view: Union[Type[View], str, None] = None
 
     # --- running -------------------------------------------------------------
     @abc.abstractmethod
     def plan(self, opts: "Options", capacity: int) -> List[Plan]:
         """The test instances to run on a target of ``capacity`` bytes."""
 
-    def largest_block(self, opts: "Options") -> int:
-        """The largest block size the test issues (the target must fit it)."""
-        return 0
-
-    def smallest_block(self, opts: "Options") -> int:
+    def blocks(self, opts: "Options") -> Blocks:
         """The smallest transfer the test issues (a multiple of the target's
-        logical sector, or the run is refused); 0: nothing below 4 KiB."""
-        return 0
-
-    # --- conformance -----------------------------------------------------------
-    def deviations(self, options: Mapping[str, str], revision: "Revision") -> List[str]:
-        """How this test's settings (the run's stored ``options``) depart from
-        ``revision``, in words a reviewer understands; empty when they match.
-        A test type that is not a PTS test says so."""
-        if not self.pts_test:
-            return [f"{self.name} ({self.title}) is not a SNIA PTS test"]
-        return []
-
-    def planned_deviations(self, options: Mapping[str, str], revision: "Revision") -> List[str]:
-        """What only the dry run says: settings that make the run a deviation
-        if they take effect (a limit that may end a test early).  After the
-        run :meth:`result_deviations` judges what happened instead."""
-        return []
-
-    def result_deviations(self, test: "TestRun", options: Mapping[str, str], revision: "Revision",
-                          capacity: int) -> List[str]:
-        """Deviations only this test's results show (what ended it, say)."""
-        return []
-
-    def stored_values(self, options: Mapping[str, str]) -> Dict[str, Any]:
-        """This type's option values as a run stored them (defaults where absent)."""
-        device_class = options.get("device_class", "enterprise")
-        quick = options.get("quick") == "true"
-        out: Dict[str, Any] = {}
-        for opt in self.options:
-            text = options.get(opt.field)
-            out[opt.field] = opt.from_text(text) if text is not None else opt.default_for(device_class, quick)
-        return out
+        logical sector, or the run is refused; 0: nothing below 4 KiB) and
+        the largest block size (the target must fit it many times over)."""
+        return Blocks()
 
     # --- reading results -------------------------------------------------------
-    def instance_title(self, test: "TestRun") -> str:
-        """Short name of one instance in tables and lines: 'IOPS', 'TP 1024k'."""
-        return self.short or self.name.upper()
-
     def headline(self, test: "TestRun") -> List[Figure]:
         """The figures a reader looks at first, over the measurement window."""
         return []
 
-    def steady_policy(self, test: "TestRun") -> Steady:
-        """The steady-state policy the plan of ``test`` stated (the file
-        does not record it).  The default reads it from what the file holds
-        (:func:`~tkperf.kit.policy.stored_policy`); a type whose plans
-        state another policy than their stored tracking shows says so here."""
-        return stored_policy(test)
 
-    def tracking_variables(self, test: "TestRun") -> List["TestRun"]:
-        """The test seen once per tracking variable (its ``tracking_*`` set
-        to that variable, no recorded verdict), when the steady state needs
-        more than one (PTS 2.0 IOPS); empty for one variable."""
-        return []
-
-    def unsteady_variables(self, test: "TestRun") -> List[str]:
-        """Labels of the tracking variables that failed 20/10 in the window,
-        when the test tracks more than one and is not steady."""
-        if test.steady is None or test.steady.steady:
-            return []
-        window = test.steady.window or 5
-        return [v.tracking_label for v in self.tracking_variables(test) if not v.evaluate(window).steady]
-
-    def first_figures(self, test: "TestRun") -> List[Figure]:
-        """The headline figures of the first round (or interval) alone,
-        whatever came before it.  The default computes :meth:`headline` on
-        round 1 when ``fob_from_first_round``; a stream overrides it."""
-        if not self.fob_from_first_round or not test.rounds:
-            return []
-        first = replace(test, rounds=test.rounds[:1], steady=None, series={})
-        return [f for f in self.headline(first) if f.key != "tracking"]
-
-    def fob(self, test: "TestRun") -> List[Figure]:
-        """Fresh out of box: the first figures measured after the purge and
-        before any preconditioning (WSAT's first interval, XSR's first
-        phase).  A round after the WIPC is not FOB (:meth:`round1_after_wipc`);
-        neither is a test whose record does not say whether a WIPC ran (a
-        round loop imported from the original TKperf, which ran one)."""
-        if not started_from_purge(test) or test.wipc is not None:
-            return []
-        if test.rounds and test.purge is not None and test.purge.method == "not recorded":
-            return []
-        return self.first_figures(test)
-
-    def round1_after_wipc(self, test: "TestRun") -> List[Figure]:
-        """Round 1 of a test that ran a WIPC first: what a reader might take
-        for FOB, shown as 'round 1, after WIPC'."""
-        if test.wipc is None or not test.rounds:
-            return []
-        return self.first_figures(test)
-
-    def summary(self, test: "TestRun") -> Dict[str, SummaryValue]:
-        """Lines of the summary page (keys of :data:`tkperf.report.report`'s
-        layout) this test measured."""
-        return {}
-
-    def check_data(self, test: "TestRun") -> None:  # noqa: B027 - optional: a type without checks accepts all
-        """Raise ValueError when the test's stored data (``test.data``,
-        ``test.series``) is not what this test type writes."""
-
-    # --- showing results ---------------------------------------------------------
-    def _view(self) -> Any:
-        if self.view:
-            return importlib.import_module(self.view)
-        # By name, as every view is: the report's views sit above this interface.
-        return _Generic(self, importlib.import_module(GENERIC_VIEW))
-
-    def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
-        """Blocks of this type's section of a run report (all its instances)."""
-        return self._view().report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence["RunResult"], labels: Sequence[str]) -> list:
-        """Blocks of this type's section of a comparison of several runs."""
-        return self._view().compare_section(ctx, runs, labels)
+def runs_by_default(kind: TestType, profile: str) -> bool:
+    """Whether ``PROFILE run`` without ``--tests`` runs ``kind``."""
+    return profile in kind.default_profiles
 
 
-def started_from_purge(test: "TestRun") -> bool:
-    """Whether the test began with a purge (any method but none)."""
-    return test.purge is not None and test.purge.method not in ("", "none")
-
-
-class _Generic:
-    """tkperf's generic sections, bound to one test type."""
-
-    def __init__(self, kind: TestType, generic: Any) -> None:
-        self.kind, self.generic = kind, generic
-
-    def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
-        return self.generic.report_section(self.kind, ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence["RunResult"], labels: Sequence[str]) -> list:
-        return self.generic.compare_section(self.kind, ctx, runs, labels)
+def stored_values(kind: TestType, options: Mapping[str, str]) -> Dict[str, Any]:
+    """``kind``'s option values as a run stored them (defaults where absent)."""
+    device_class = options.get("device_class", "enterprise")
+    quick = options.get("quick") == "true"
+    out: Dict[str, Any] = {}
+    for opt in kind.options:
+        text = options.get(opt.field)
+        out[opt.field] = opt.from_text(text) if text is not None else opt.default_for(device_class, quick)
+    return out

@@ -16,8 +16,8 @@ pattern from high to low OIO; an enterprise composite workload test can
 sweep its own mix the same way.
 
 Resuming: a test that was interrupted restarts from its PURGE, as every
-interrupted round-based test that is not yet steady does.  A test type
-using this shape sets ``keeps_steady_on_resume = False``: a test
+interrupted round-based test that is not yet steady does.  This shape
+does not keep a steady state on resume (``keeps_steady_on_resume``): a test
 interrupted after its steady state but before (or during) its sweep has no
 whole sweep, and an interruption is idle time the PTS does not allow
 between the steady state and the sweep.
@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, ClassVar, List, Optional, Sequence, Tuple
 
 from tkperf.kit.context import PlanLike, RunContext
 from tkperf.kit.progress import progress_of
 from tkperf.kit.shapes import FIO_GAP_S, Estimate, Rounds, Shape, duration_rough, record_round, wants_histograms
+from tkperf.kit.steps import Headline
 from tkperf.fio.jobs import FioJob
+from tkperf.model.figures import Figure
 from tkperf.model.results import Round, TestRun
 from tkperf.model.series import Series
 from tkperf.model.steadystate import SteadyState, evaluate
@@ -58,6 +60,8 @@ class SteadyThenSweep(Shape):
     and no sweep point may share a name with a steady job (the sweep round
     would otherwise count as a steady-state round)."""
 
+    keeps_steady_on_resume: ClassVar[bool] = False
+
     steady: Tuple[FioJob, ...]
     sweep: Tuple[FioJob, ...]
 
@@ -67,6 +71,9 @@ class SteadyThenSweep(Shape):
         names = [j.name for j in self.steady + self.sweep]
         if len(set(names)) != len(names):
             raise ValueError("steady jobs and sweep points need names of their own")
+
+    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+        return first_round_figure(test)
 
     def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.steady}:
@@ -165,6 +172,8 @@ class SweepRounds(Shape):
     figures are window means).  ``capture_seconds`` is what the captures
     take, for the estimate."""
 
+    keeps_steady_on_resume: ClassVar[bool] = False
+
     prewrite: FioJob
     sweep: Tuple[FioJob, ...]
     captures: Captures
@@ -182,6 +191,9 @@ class SweepRounds(Shape):
         names = [j.name for j in (self.prewrite,) + self.sweep + self.precondition]
         if len(set(names)) != len(names):
             raise ValueError("the pre-write, the preconditioning and the sweep points need names of their own")
+
+    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+        return first_round_figure(test)
 
     def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.sweep}:
@@ -243,6 +255,18 @@ def sweep_round(test: TestRun) -> Optional[Round]:
 def capture_round(test: TestRun) -> Optional[Round]:
     """The captures of a test run by :class:`SweepRounds`; None before them."""
     return _indexed_round(test, CAPTURE_ROUND)
+
+
+def first_round_figure(test: TestRun) -> List[Figure]:
+    """Round 1 of the steady-state loop at the highest OIO (the tracking
+    workload), right after the purge; none when round 1 is the sweep."""
+    if not test.rounds or not test.tracking_workload:
+        return []
+    w = test.rounds[0].workload(test.tracking_workload)
+    swept = sweep_round(test)
+    if w is None or (swept is not None and swept.index == 1):
+        return []
+    return [Figure("max_oio_iops", f"IOPS at TC{w.numjobs}/QD{w.iodepth}", w.iops, "IOPS")]
 
 
 def steady_rounds(test: TestRun) -> Tuple[Round, ...]:

@@ -363,11 +363,11 @@ def check_fits(opts: RunOptions, capacity: int, logical_sector: int = 0) -> None
     the smallest must be a whole number of its logical sectors (4Kn drives
     cannot take 512 B transfers)."""
     for n in opts.tests:
-        small = registry.get(n).smallest_block(opts)  # type: ignore[union-attr]
+        small = registry.get(n).blocks(opts).smallest  # type: ignore[union-attr]
         if small and logical_sector and small % logical_sector:
             raise TargetError(f"--tests {n} issues {format_bs(small)} B transfers; the target has "
                               f"{logical_sector} B logical sectors and cannot run them (leave such block sizes out)")
-    largest = max([WIPC_BS] + [registry.get(n).largest_block(opts) for n in opts.tests])  # type: ignore[union-attr]
+    largest = max([WIPC_BS] + [registry.get(n).blocks(opts).largest for n in opts.tests])  # type: ignore[union-attr]
     needed = largest * max(opts.numjobs, 1) * 16
     if capacity < needed:
         raise TargetError(f"the target's {capacity} bytes are too small for block size "

@@ -3,10 +3,8 @@
 Each plan states its policy (:attr:`~tkperf.kit.base.Plan.steady`),
 so the engine, the generic views and the conformance check read it instead
 of guessing from whether a tracking figure exists.  A stored result does
-not record it: the test type says it for a test it ran
-(:meth:`~tkperf.kit.base.TestType.steady_policy`), and for a test of
-a type that is not installed :func:`stored_policy` reads what the file
-holds.
+not record it: :func:`stored_policy` reads it from what the file holds
+(an API 2 type may still say it itself, :func:`tkperf.testtypes.steady_policy`).
 """
 from __future__ import annotations
 

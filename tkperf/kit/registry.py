@@ -13,6 +13,10 @@ one list.
 
 A plug-in that fails to load, or that reuses a taken name, is left out
 with a warning in the log (and in ``tkperf tests``); it never stops tkperf.
+A type written for API 2 is wrapped in :class:`~tkperf.kit.adapter.Api2Type`
+(:func:`adapted` says which, for ``tkperf tests``).  A type may name its
+view ``"package.module:Class"`` (a view module imports its type's):
+:func:`view_class` loads it, as the types themselves are loaded.
 """
 from __future__ import annotations
 
@@ -23,9 +27,10 @@ import re
 from importlib import metadata
 
 import tkperf
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Type
 
-from tkperf.kit.base import API_VERSION, TestType
+from tkperf.kit.adapter import API2_ENDS, Api2Type, api_of, own
+from tkperf.kit.base import API_VERSION, OptionSet, TestType, View, runs_by_default
 from tkperf.kit.policy import Steady, stored_policy
 from tkperf.kit.settings import settings_fields
 
@@ -63,19 +68,34 @@ def _instance(obj: object, where: str) -> TestType:
     inst = obj() if isinstance(obj, type) else obj
     if not isinstance(inst, TestType):
         raise TypeError(f"{where} is not a tkperf TestType")
-    declared = getattr(inst, "api_version", None)
-    if declared != API_VERSION[0]:
+    declared = api_of(inst)
+    if declared == 2:
+        inst = Api2Type(inst)
+    elif declared != API_VERSION[0]:
         raise ValueError(f"{where} is written for tkperf API {declared!r}; this tkperf has API "
                          f"{API_VERSION[0]}.{API_VERSION[1]} (update the plug-in or tkperf)")
     if not NAME_RE.fullmatch(inst.name or ""):
         raise ValueError(f"{where}: test type name {inst.name!r} is not a short lower-case word")
-    if inst.settings is not None:
-        own = {opt.field for opt in inst.options}
-        stray = [f for f in settings_fields(inst.settings) if f not in own]
+    view_class(inst)  # a view that cannot be loaded leaves the type out, as a broken plug-in
+    if not isinstance(inst.options, OptionSet):  # a plain tuple: options without settings
+        inst.options = OptionSet(None, inst.options)
+    settings = inst.options.settings
+    if settings is not None:
+        declared_fields = {opt.field for opt in inst.options}
+        stray = [f for f in settings_fields(settings) if f not in declared_fields]
         if stray:
-            raise ValueError(f"{where}: its settings {inst.settings.__name__} hold options it does not declare "
+            raise ValueError(f"{where}: its settings {settings.__name__} hold options it does not declare "
                              f"({', '.join(stray)})")
     return inst
+
+
+def view_class(kind: TestType) -> Optional[Type[View]]:
+    """``kind``'s own :class:`~tkperf.kit.base.View` subclass, loaded
+    when the type names it (``"package.module:Class"``); None: it has none."""
+    view = _load(kind.view) if isinstance(kind.view, str) else kind.view
+    if view is not None and not (isinstance(view, type) and issubclass(view, View)):
+        raise TypeError(f"the view {kind.view!r} of test type {kind.name} is not a tkperf View class")
+    return view
 
 
 def _source_tree_builtins() -> List[Tuple[str, str, object]]:
@@ -149,7 +169,7 @@ def names() -> Tuple[str, ...]:
 
 def default_names(profile: str = "ssd") -> Tuple[str, ...]:
     """The tests ``PROFILE run`` runs without ``--tests``."""
-    return tuple(n for n, t in types().items() if t.runs_by_default(profile))
+    return tuple(n for n, t in types().items() if runs_by_default(t, profile))
 
 
 def reset() -> None:
@@ -158,8 +178,16 @@ def reset() -> None:
     _types = None
 
 
+def adapted() -> List[str]:
+    """One line per installed type written for API 2 (run through the adapter)."""
+    return [f"{name}: written for API 2, run through the adapter; API 2 ends with {API2_ENDS}"
+            for name, kind in types().items() if isinstance(kind, Api2Type)]
+
+
 def steady_policy(test: "TestRun") -> Steady:
     """The steady-state policy of a stored test (the file does not record
-    it): its type's when the type is installed, else what the file holds."""
+    it): what the file holds (:func:`~tkperf.kit.policy.stored_policy`),
+    or what an API 2 type says of it."""
     kind = get(test.type)
-    return kind.steady_policy(test) if kind is not None else stored_policy(test)
+    method = own(kind.old, "steady_policy") if isinstance(kind, Api2Type) else None
+    return method(test) if method is not None else stored_policy(test)

@@ -24,14 +24,15 @@ import abc
 import logging
 import math
 import time
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tkperf.kit.context import PlanLike, RunContext
 from tkperf.kit.progress import progress_of
-from tkperf.model.steadystate import Steady, SteadyState, evaluate
+from tkperf.kit.steps import Steps
+from tkperf.model.steadystate import Steady, SteadyState, spaced_steady
 from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.intervals import IntervalCutter, report_time
@@ -82,8 +83,9 @@ class Estimate:
     round_s: float = 0.0
 
 
-class Shape(abc.ABC):
-    """A way of running fio for one test instance."""
+class Shape(Steps, abc.ABC):
+    """A way of running fio for one test instance, and what it decides
+    about the test (:class:`~tkperf.kit.steps.Steps`)."""
 
     @abc.abstractmethod
     def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
@@ -146,6 +148,8 @@ class Rounds(Shape):
     as ``offset.N.NAME``.
     """
 
+    first_round_is_fob: ClassVar[bool] = True
+
     jobs: Tuple[FioJob, ...] = ()
     jobs_for: Optional[JobsFor] = None
 
@@ -196,27 +200,6 @@ class Rounds(Shape):
 STREAM_COLUMNS: Tuple[str, ...] = ("wall_s", "fio_s", "ios", "io_bytes", "iops", "lat_mean_us")
 
 
-def spaced_steady(values: "Sequence[float] | np.ndarray", every: int, window: int) -> SteadyState:
-    """The 20/10 verdict on points ``every`` intervals apart.
-
-    Point k is the mean of intervals ``(k-1)*every+1 .. k*every`` (whole
-    blocks only; a block still filling does not count); the rule is applied
-    to the last ``window`` points.  The verdict names each point by the
-    interval that ends it, and its slope is per interval, so the line reads
-    against interval numbers like any other verdict.
-    """
-    if every < 1:
-        raise ValueError("points must be at least one interval apart")
-    count = len(values) // every
-    first = max(0, count - window)
-    blocks = np.asarray(values[first * every:count * every], dtype=float).reshape(-1, every)
-    points = [float(v) for v in blocks.mean(axis=1)]
-    verdict = evaluate(list(range(first + 1, count + 1)), points, window)
-    # x = k*every turns the line y = s*k + b into y = (s/every)*x + b: same intercept.
-    return replace(verdict, rounds=tuple((k + 1) * every for k in range(first, count)),
-                   slope=verdict.slope / every)
-
-
 @dataclass(frozen=True)
 class Stream(Shape):
     """One continuous job, cut into intervals that are appended as they come.
@@ -229,6 +212,9 @@ class Stream(Shape):
     (fresh drives look steady before their write cliff).  The verdict on
     those points is kept as the test's steady state either way.
     """
+
+    unit: ClassVar[str] = "interval"
+    keeps_steady_on_resume: ClassVar[bool] = False
 
     job: FioJob
     interval_s: int
@@ -340,7 +326,12 @@ class Sweep(Shape):
     """One pass over settings: every point one workload, all in one fio
     process, back to back; recorded as round 1 with a workload per point."""
 
+    unit: ClassVar[str] = "point"
+
     points: Tuple[FioJob, ...]
+
+    def steps_done(self, test: TestRun) -> int:
+        return sum(len(r.workloads) for r in test.rounds)
 
     def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
         test.rounds.clear()  # a sweep is one unbroken pass
@@ -386,6 +377,8 @@ class Phase:
 class Phases(Shape):
     """Fio runs separated by idle gaps; every phase is one recorded round and
     its label is kept in the test's data as ``phase.N``."""
+
+    unit: ClassVar[str] = "phase"
 
     phases: Tuple[Phase, ...]
 

@@ -15,8 +15,10 @@ intercept 13904.5, average 14339.2, steady).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence, Tuple
+
+import numpy as np
 
 DATA_EXCURSION = 0.20
 SLOPE_EXCURSION = 0.10
@@ -115,3 +117,24 @@ class Steady(enum.Enum):
     ONE = "one figure"
     #: The 20/10 rule on each of several figures (the plan's ``judge``).
     SEVERAL = "several figures"
+
+
+def spaced_steady(values: "Sequence[float] | np.ndarray", every: int, window: int) -> SteadyState:
+    """The 20/10 verdict on points ``every`` intervals apart.
+
+    Point k is the mean of intervals ``(k-1)*every+1 .. k*every`` (whole
+    blocks only; a block still filling does not count); the rule is applied
+    to the last ``window`` points.  The verdict names each point by the
+    interval that ends it, and its slope is per interval, so the line reads
+    against interval numbers like any other verdict.
+    """
+    if every < 1:
+        raise ValueError("points must be at least one interval apart")
+    count = len(values) // every
+    first = max(0, count - window)
+    blocks = np.asarray(values[first * every:count * every], dtype=float).reshape(-1, every)
+    points = [float(v) for v in blocks.mean(axis=1)]
+    verdict = evaluate(list(range(first + 1, count + 1)), points, window)
+    # x = k*every turns the line y = s*k + b into y = (s/every)*x + b: same intercept.
+    return replace(verdict, rounds=tuple((k + 1) * every for k in range(first, count)),
+                   slope=verdict.slope / every)

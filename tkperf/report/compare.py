@@ -10,7 +10,7 @@ same publisher.  What the comparison shows:
   different settings are not comparable figure for figure; the drives and
   platforms;
 * every registered test type's comparison section
-  (:meth:`~tkperf.kit.base.TestType.compare_section`): first those
+  (:meth:`~tkperf.kit.base.View.compare_section`): first those
   whose tests are streams (how the drives behave over time, e.g. WSAT
   overlaid), then the round-based ones, each group in the registry's
   order; a note for test types some run has but this installation lacks.
@@ -220,7 +220,7 @@ def test_sections(ctx: CompareContext) -> list:
     streams = [nk for nk in present if any(is_stream(t) for r in ctx.runs for t in r.tests_of(nk[0]))]
     out: list = []
     for _, kind in streams + [nk for nk in present if nk not in streams]:
-        out += kind.compare_section(ctx, ctx.runs, ctx.labels)
+        out += generic.view_of(kind).compare_section(ctx, ctx.runs, ctx.labels)
     missing: List[str] = []
     for r in ctx.runs:
         missing += [t.type for t in r.tests if registry.get(t.type) is None and t.type not in missing]

@@ -1,8 +1,9 @@
 """Sections for test types that do not write their own (plug-ins), and for
 tests whose type is not installed.
 
-A test type's default :meth:`~tkperf.kit.base.TestType.report_section`
-is :func:`report_section`: per test instance the SNIA header, the headline
+The report shows a test type through its view (:func:`view_of`): the
+type's own :class:`~tkperf.kit.base.View`, or :class:`GenericView`,
+whose report section is :func:`report_section`: per test instance the SNIA header, the headline
 figures, a table of every workload's window averages (IOPS, MB/s, mean
 latency) and, for round-based tests, the steady-state convergence and
 measurement window; for a stream (a series of intervals, no rounds), IOPS
@@ -19,6 +20,9 @@ from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
 from tkperf.report import header, steady
 from tkperf.report.context import CompareContext, ReportContext
+from tkperf.kit import registry
+from tkperf.kit.adapter import Api2View
+from tkperf.kit.base import TestType, View
 from tkperf.report.words import NA, fmt, is_stream, plural, seeks_steady_state, shown_unit, test_title, unit_of
 
 
@@ -160,3 +164,26 @@ def missing_compare(ctx: CompareContext, type_names: Sequence[str]) -> list:
     for name in type_names:
         out += [b.Heading(name.upper()), not_installed(name)]
     return out
+
+
+class GenericView(View):
+    """tkperf's generic sections, for a test type without a view of its own."""
+
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+        return report_section(self.kind, ctx, tests)
+
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(self.kind, ctx, runs, labels)
+
+
+def view_of(kind: TestType) -> View:
+    """The view of ``kind``, built with it: its own, else the generic one
+    (which also shows what an API 2 type's own view leaves out)."""
+    generic = GenericView(kind)
+    own = registry.view_class(kind)
+    if own is None:
+        return generic
+    view = own(kind)
+    if isinstance(view, Api2View):
+        view.generic = generic
+    return view

@@ -17,7 +17,9 @@ from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
 from tkperf.report import steady
 from tkperf.durations import duration
-from tkperf.report.words import NA, oio, plural, seeks_steady_state, test_title, tracking_labels, unit_of, verdict
+from tkperf.report.words import (
+    NA, oio, plural, seeks_steady_state, test_title, tracking_labels, steps_done, unit_of, verdict
+)
 from tkperf.report.words import capacity_text
 
 Pairs = Tuple[Tuple[str, str], ...]
@@ -247,7 +249,7 @@ def stream_fields(test: TestRun) -> Pairs:
         state = f"reached in {unit_of(test)}s {s.first_round}-{s.last_round}"
     return (
         ("Interval", f"{test.params.get('interval', NA)} s"),
-        (f"{unit_of(test).capitalize()}s run", plural(test.done, unit_of(test))),
+        (f"{unit_of(test).capitalize()}s run", plural(steps_done(test), unit_of(test))),
         ("Steady state", f"20/10 over the last {s.window if s else 5} {unit_of(test)}s: {state}"),
     )
 

@@ -2,7 +2,7 @@
 the SNIA primer) and the run notes.
 
 The summary page's figures come from the test types
-(:meth:`~tkperf.kit.base.TestType.summary`): every installed test
+(:meth:`~tkperf.kit.base.View.summary`): every installed test
 type offers the lines of :data:`SUMMARY_LAYOUT` it measured, and where two
 tests offer the same line the lower rank wins.
 """
@@ -19,7 +19,8 @@ from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
 from tkperf.report.header import DEVIATIONS_ANCHOR, device_or_desc
 from tkperf.report.steady import steady_state, window_source
-from tkperf.report.words import NA, fmt, is_stream, plural, seeks_steady_state, test_title, unit_of
+from tkperf.report.generic import view_of
+from tkperf.report.words import NA, fmt, is_stream, plural, seeks_steady_state, steps_done, test_title, unit_of
 from tkperf.report.words import capacity_text
 from tkperf.target import description
 
@@ -63,7 +64,7 @@ def summary_figures(run: RunResult) -> List[SummaryFigure]:
         kind = registry.get(t.type)
         if kind is None:
             continue
-        for key, sv in kind.summary(t).items():
+        for key, sv in view_of(kind).summary(t).items():
             if key not in found or sv.rank < found[key][0]:
                 found[key] = (sv.rank, sv.value, sv.source or window_source(t),
                               sv.definition or f"{kind.short}: steady-state window average")
@@ -100,7 +101,7 @@ def steady_rows(run: RunResult) -> List[SteadyRow]:
     for t in run.tests:
         s = steady_state(t)
         if is_stream(t):
-            rounds = plural(t.done, unit_of(t))
+            rounds = plural(steps_done(t), unit_of(t))
             if t.params.get("steady_stop") != "true":
                 reached = "not a stop rule"
             else:
@@ -139,7 +140,7 @@ def run_caveats(run: RunResult) -> List[str]:
         out.append(f"The run was resumed {plural(n, 'time')}; the run notes list when.")
     for t in run.tests:
         if t.status != "complete":
-            out.append(f"{test_title(t)} is {t.status or 'incomplete'} after {plural(t.done, unit_of(t))}.")
+            out.append(f"{test_title(t)} is {t.status or 'incomplete'} after {plural(steps_done(t), unit_of(t))}.")
     missing = sorted({t.type for t in run.tests if registry.get(t.type) is None})
     if missing:
         out.append(f"Test type{'s' if len(missing) > 1 else ''} {', '.join(missing)} "

@@ -3,7 +3,7 @@
 The report is assembled, not written here: the title and summary page and
 the run notes (:mod:`tkperf.report.page`), then, for every registered test
 type in order (:func:`tkperf.testtypes.types`), that type's section of the
-run's tests of it (:meth:`~tkperf.kit.base.TestType.report_section`),
+run's tests of it (:meth:`~tkperf.kit.base.View.report_section`),
 then the tests whose type is not installed (:mod:`tkperf.report.generic`).
 :func:`tkperf.render.documents.publish` draws the charts and writes the
 files.  Nothing here names a test type.
@@ -32,8 +32,9 @@ def test_sections(ctx: ReportContext) -> list:
     for name, kind in registry.types().items():
         tests = ctx.run.tests_of(name)
         if tests:
-            out += kind.report_section(ctx, tests)
-            if not kind.shows_histograms:
+            view = generic.view_of(kind)
+            out += view.report_section(ctx, tests)
+            if not view.shows_histograms:
                 for t in tests:  # --latency-histograms
                     out += qos.qos_blocks(ctx, t, f"{t.key}, {_where(t)}")
     missing: Dict[str, List[TestRun]] = {}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
 from tkperf.kit import registry
+from tkperf.kit.rules import steps_of
 from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, SteadyState
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
@@ -118,11 +119,11 @@ def window_blocks(ctx, test: TestRun, level: int) -> list:
     table, once per tracking variable when the steady state needs several
     (PTS 2.0 IOPS: ``iops-window-rnd-4k-0-100.png`` and so on), each with its
     own verdict, after a line naming the ones that failed."""
-    kind = registry.get(test.type)
-    variables = kind.tracking_variables(test) if kind is not None else []
-    if kind is None or not variables:
+    steps = steps_of(registry.get(test.type), test)
+    variables = steps.tracking_variables(test)
+    if not variables:
         return _window_blocks(ctx, test, level, "window", "Measurement window")
-    failed = kind.unsteady_variables(test)
+    failed = steps.unsteady_variables(test)
     s = steady_state(test)
     names = ", ".join(v.tracking_label for v in variables)
     said = (f"Steady state needs all {len(variables)} tracking variables ({names}) to pass 20/10 "
@@ -178,8 +179,9 @@ def fob_blocks(test: TestRun, level: int) -> list:
     kind = registry.get(test.type)
     if kind is None:
         return []
-    fob = kind.fob(test)
-    first = fob or kind.round1_after_wipc(test)
+    steps = steps_of(kind, test)
+    fob = steps.fob(kind.headline, test)
+    first = fob or steps.round1_after_wipc(kind.headline, test)
     if not first:
         return []
     steady = {f.key: f for f in kind.headline(test)}
@@ -190,7 +192,7 @@ def fob_blocks(test: TestRun, level: int) -> list:
         rows.append([f.label, shown_figure(f), shown_figure(s) if s is not None else NA, change])
     window = f"Steady state ({window_source(test)})"
     if fob:
-        step = "round 1" if test.rounds else f"the first {kind.unit}"
+        step = "round 1" if test.rounds else f"the first {steps.unit}"
         return [b.Heading("Fresh out of box and steady state", level),
                 b.table(["Figure", f"FOB ({step})", window, "Change"], rows,
                         title="The headline figures as first measured after the purge, before any "

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from tkperf.kit import registry
+from tkperf.kit.rules import steps_of
 from tkperf.model import pts
 from tkperf.verdict import conformance
 from tkperf.model.results import RunResult, TestRun
@@ -26,13 +27,13 @@ def fob_figures(t: TestRun) -> List[Figure]:
     """Fresh out of box: the figures measured after the purge and before any
     preconditioning (WSAT's first interval, XSR's first phase)."""
     kind = registry.get(t.type)
-    return kind.fob(t) if kind is not None else []
+    return steps_of(kind, t).fob(kind.headline, t) if kind is not None else []
 
 
 def round1_figures(t: TestRun) -> List[Figure]:
     """Round 1 of a test that ran a WIPC first: not FOB, and named so."""
     kind = registry.get(t.type)
-    return kind.round1_after_wipc(t) if kind is not None else []
+    return steps_of(kind, t).round1_after_wipc(kind.headline, t) if kind is not None else []
 
 
 def headline(t: TestRun) -> Dict[str, float]:
@@ -81,8 +82,7 @@ def lines(run: RunResult, micro: str = "µs") -> List[str]:
 
 
 def _first_step(t: TestRun) -> str:
-    kind = registry.get(t.type)
-    return kind.unit if kind is not None else "round"
+    return steps_of(registry.get(t.type), t).unit
 
 
 def _imported(run: RunResult) -> dict:

@@ -12,6 +12,8 @@ from typing import Any, Optional
 
 from tkperf.kit import registry
 from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, Steady, SteadyState
+from tkperf.kit.rules import steps_of
+from tkperf.kit.base import instance_title
 from tkperf.verdict.conformance import PTS_MAX_ROUNDS
 from tkperf.model.results import TestRun
 
@@ -23,13 +25,21 @@ def test_title(t: TestRun) -> str:
     """Short name of a test instance: IOPS, TP 1024k, LAT, WSAT (a test type
     that is not installed: its name in capitals)."""
     kind = registry.get(t.type)
-    return kind.instance_title(t) if kind is not None else t.type.upper()
+    if kind is None:
+        return t.type.upper()
+    view = registry.view_class(kind)
+    return view(kind).instance_title(t) if view is not None else instance_title(kind, t)
 
 
 def unit_of(t: TestRun) -> str:
     """What one measured step of the test is called: round, interval ..."""
-    kind = registry.get(t.type)
-    return kind.unit if kind is not None else "round"
+    return steps_of(registry.get(t.type), t).unit
+
+
+def steps_done(t: TestRun) -> int:
+    """How many of its steps (:func:`unit_of`) the test measured: its
+    rounds, or a sweep's points."""
+    return steps_of(registry.get(t.type), t).steps_done(t)
 
 
 def plural(n: int, word: str) -> str:
@@ -53,9 +63,9 @@ def test_verdict(t: TestRun) -> str:
         return f"{t.status}, no {unit_of(t)}s"
     s = t.steady
     if is_stream(t):
-        return f"{plural(t.done, unit_of(t))}, stopped by {t.stop_reason or t.status}"
+        return f"{plural(steps_done(t), unit_of(t))}, stopped by {t.stop_reason or t.status}"
     if not seeks_steady_state(t):  # a sweep or phases: no steady state to reach
-        return f"{plural(t.done, unit_of(t))}: {t.stop_reason or t.status}"
+        return f"{plural(steps_done(t), unit_of(t))}: {t.stop_reason or t.status}"
     if s is not None and s.steady:
         return f"steady state in rounds {s.first_round}-{s.last_round}" + _late(s)
     # rounds that ran the tracked workload (a sweep after them is no such round)
@@ -65,8 +75,7 @@ def test_verdict(t: TestRun) -> str:
 
 def unsteady_variables(t: TestRun) -> list:
     """The tracking variables that failed, for a test that tracks several."""
-    kind = registry.get(t.type)
-    return kind.unsteady_variables(t) if kind is not None else []
+    return steps_of(registry.get(t.type), t).unsteady_variables(t)
 
 
 def _failed(t: TestRun) -> str:
@@ -124,8 +133,7 @@ def tracking_label(test: TestRun) -> str:
 
 def tracking_labels(test: TestRun) -> str:
     """Every tracking variable of a test, joined (PTS 2.0 IOPS tracks three); else its one label."""
-    kind = registry.get(test.type)
-    variables = kind.tracking_variables(test) if kind is not None else []
+    variables = steps_of(registry.get(test.type), test).tracking_variables(test)
     if not variables:
         return tracking_label(test)
     return ", ".join(tracking_label(v) for v in variables) + " (each must hold 20/10)"

@@ -8,7 +8,8 @@ device, the tests, the events), so the dry run (options and device alone),
 
 Settings common to every test are checked here; each test type adds the
 deviations of its own options (a narrowed matrix, a shorter WSAT) through
-:meth:`tkperf.kit.base.TestType.deviations`.
+:meth:`tkperf.kit.base.PtsRules.deviations` (the type's ``pts``; a
+type whose ``pts`` is None is not a PTS test).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.kit import registry
+from tkperf.kit.rules import steps_of
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo, RunResult, TestRun
 from tkperf.model.steadystate import Steady
@@ -112,9 +114,12 @@ def _tests(options: Mapping[str, str], before_run: bool = False) -> List[str]:
         if kind is None:
             out.append(f"test type {name!r} is not installed, its settings cannot be checked")
             continue
-        out += kind.deviations(options, rev)
+        if kind.pts is None:
+            out.append(f"{kind.name} ({kind.title}) is not a SNIA PTS test")
+            continue
+        out += kind.pts.deviations(kind, options, rev)
         if before_run:
-            out += kind.planned_deviations(options, rev)
+            out += kind.pts.planned_deviations(kind, options, rev)
     return out
 
 
@@ -185,11 +190,11 @@ def _measured(run: RunResult) -> List[str]:
     out += _purges(run)
     for t in run.tests:
         kind = registry.get(t.type)
-        if kind is not None:
-            out += kind.result_deviations(t, run.options, rev, run.device.size_bytes)
+        if kind is not None and kind.pts is not None:
+            out += kind.pts.result_deviations(kind, t, run.options, rev, run.device.size_bytes)
         sought = registry.steady_policy(t) is not Steady.NONE
         if t.status == "complete" and sought and t.rounds and not (t.steady and t.steady.steady):
-            failed = kind.unsteady_variables(t) if kind is not None else []
+            failed = steps_of(kind, t).unsteady_variables(t)
             out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"
                        + (f" (not steady: {', '.join(failed)})" if failed else ""))
         elif t.status == "complete" and sought and late_window(t):

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import List, Mapping, Tuple
 
-from tkperf.api import FioJob, Options, Plan, TestRun, format_bs, mix_label
+from tkperf.api import Blocks, FioJob, OptionSet, Options, Plan, TestType, format_bs, mix_label
 from tkperf.testtypes.consistency import BSSPLIT, JEDEC_LARGEST, ZONED, jedec_job
-from tkperf.testtypes.dirth import SweepTest, captures_of, sweep_options, sweep_plan
+from tkperf.testtypes.dirth import SweepTest, captures_of, sweep_options, sweep_plan, SweepPts
 from tkperf.testtypes.dirth.settings import CbwSettings
 
 #: Read share of the JEDEC enterprise workload (R/W 40/60).
@@ -77,14 +77,23 @@ def cbw_write_job(tc: int, qd: int, runtime: int, name: str) -> FioJob:
 WRITE_STEM = "jedec-0-100"
 
 
+class CompositeWorkloadPts(SweepPts):
+    """CompositeWorkload's SNIA PTS rules."""
+
+    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+        """The sweep's deviations, and the offsets of the mix: the header
+        discloses them as a departure, so the verdict counts it."""
+        return super().deviations(kind, options, revision) + [ALIGNMENT_DEVIATION]
+
+
 class CompositeWorkloadTest(SweepTest):
+    pts = CompositeWorkloadPts()
     name = "cbw"
     title = "Enterprise Composite Workload (CBW)"
     short = "CBW"
     order = 75
-    view = "tkperf.testtypes.cbw.view"
-    options = sweep_options("cbw", "CBW")
-    settings = CbwSettings
+    view = "tkperf.testtypes.cbw.view:CompositeWorkloadView"
+    options = OptionSet(CbwSettings, sweep_options("cbw", "CBW"))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         params = {"workload": "JEDEC enterprise mix (JESD219)", "access": f"random, {ZONED}",
@@ -95,16 +104,5 @@ class CompositeWorkloadTest(SweepTest):
                            cfg.rt_limit, f"JEDEC mix {mix_label(MIX)}", params, capacity,
                            captures_of(cfg, opts.revision.id), cbw_write_job, WRITE_STEM)]
 
-    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
-        """The sweep's deviations, and the offsets of the mix: the header
-        discloses them as a departure, so the verdict counts it."""
-        return super().deviations(options, revision) + [ALIGNMENT_DEVIATION]
-
-    def largest_block(self, opts: Options) -> int:
-        return JEDEC_LARGEST
-
-    def smallest_block(self, opts: Options) -> int:
-        return SMALLEST
-
-    def instance_title(self, test: TestRun) -> str:
-        return self.short
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(SMALLEST, JEDEC_LARGEST)

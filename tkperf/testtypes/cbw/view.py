@@ -9,14 +9,14 @@ transfer size and read share each point issued.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import List, Sequence
+from typing import List, Sequence, Any
 
 from tkperf.api import (
     CompareContext, Header, Heading, NA, ReportContext, RunResult, Table, TestRun, steady_rounds,
     table as b_table
 )
 from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
-from tkperf.testtypes.dirth import Point
+from tkperf.testtypes.dirth import Point, SweepView
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.points import PREWRITE
 from tkperf.testtypes.dirth import view as dirth_view
@@ -109,3 +109,16 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
 
 def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> List:
     return dirth_view.compare_section(ctx, runs, labels, CompositeWorkloadTest())
+
+
+class CompositeWorkloadView(SweepView):
+    """How CompositeWorkload results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def instance_title(self, test: TestRun) -> str:
+        return self.kind.short

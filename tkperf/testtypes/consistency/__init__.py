@@ -22,22 +22,15 @@ see :mod:`~tkperf.testtypes.consistency.stream` and, for the figures,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List
+from typing import ClassVar, List
 
+from tkperf.api import MAX_IODEPTH, MAX_NUMJOBS, parse_duration
 from tkperf.api import (
-    Figure, FioJob, MAX_IODEPTH, MAX_NUMJOBS, Option, Options, Plan, SummaryValue, TestRun, TestType,
-    Tracking, UsageError, in_range as _in_range, parse_count as _count, parse_duration
+    Blocks, Figure, FioJob, Headline, Option, OptionSet, Options, Plan, TestRun, TestType, Tracking,
+    UsageError, in_range as _in_range, parse_count as _count
 )
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
-from tkperf.testtypes.consistency.stream import (
-    COLUMNS,
-    MAX_COLUMNS,
-    MAX_SERIES,
-    SERIES,
-    ConsistencyStream,
-    Phase,
-    log_msec,
-)
+from tkperf.testtypes.consistency.stream import ConsistencyStream, Phase, log_msec
 
 WORKLOADS = ("rnd4k", "jedec")
 #: The JEDEC enterprise workload's transfer-size mix (JESD219), as fio's bssplit (size/percent).
@@ -110,16 +103,24 @@ class ConsistencySettings:
     jedec_cycles: int
 
 
+class ConsistencyShape(ConsistencyStream):
+    """The consistency stream, whose first figure is its first interval."""
+
+    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+        """The first interval after the purge (and, for rnd4k, the WIPC)."""
+        a = analyse(test)
+        if a is None or not a.n:
+            return []
+        return [Figure("first_interval_iops", "first interval", float(a.iops[0]), "IOPS")]
+
+
 class ConsistencyTest(TestType):
     name = "consistency"
     title = "Performance Consistency"
     short = "CONS"
-    unit = "interval"
     order = 50
-    view = "tkperf.testtypes.consistency.view"
-    keeps_steady_on_resume = False
-    settings = ConsistencySettings
-    options = (
+    view = "tkperf.testtypes.consistency.view:ConsistencyView"
+    options = OptionSet(ConsistencySettings, (
         Option("consistency_duration", ("--duration", "--consistency-duration"),
                "consistency: how long the RND 4KiB write runs (default 2000s; 20s with --quick)",
                parse=parse_duration, default=2000, quick=20,
@@ -150,7 +151,7 @@ class ConsistencyTest(TestType):
                check=_in_range(1, MAX_TIME, "--jedec-mixed"), metavar="DURATION"),
         Option("jedec_cycles", ("--jedec-cycles",), "jedec: how many write + 40/60 pairs (default 1)",
                parse=_count, default=1, check=_in_range(1, 1000, "--jedec-cycles"), metavar="N"),
-    )
+    ))
 
     # --- running ---------------------------------------------------------------
     def phases(self, opts: Options) -> List[Phase]:
@@ -183,23 +184,11 @@ class ConsistencyTest(TestType):
                           write=str(cfg.jedec_write), mixed=str(cfg.jedec_mixed), cycles=str(cfg.jedec_cycles))
         else:
             params["duration"] = str(cfg.consistency_duration)
-        return [Plan(key=self.name, shape=ConsistencyStream(tuple(phases), interval),
+        return [Plan(key=self.name, shape=ConsistencyShape(tuple(phases), interval),
                      tracking=Tracking(phases[0].job.name, "iops", f"IOPS per {interval} s interval"),
                      params=params, wipc=not jedec)]
 
-    def largest_block(self, opts: Options) -> int:
-        return JEDEC_LARGEST if opts.of(ConsistencySettings).consistency_workload == "jedec" else 4096
-
-    def smallest_block(self, opts: Options) -> int:
-        return 512 if opts.of(ConsistencySettings).consistency_workload == "jedec" else 4096
-
     # --- reading results -------------------------------------------------------------
-    def first_figures(self, test: TestRun) -> List[Figure]:
-        """The first interval after the purge (and, for rnd4k, the WIPC)."""
-        a = analyse(test)
-        if a is None or not a.n:
-            return []
-        return [Figure("first_interval_iops", "first interval", float(a.iops[0]), "IOPS")]
 
     def headline(self, test: TestRun) -> List[Figure]:
         a = analyse(test)
@@ -231,32 +220,6 @@ class ConsistencyTest(TestType):
                                   "{:,.1f}"))
         return out
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        a = analyse(test)
-        if a is None or a.workload != "rnd4k":
-            return {}
-        sp = a.spread()
-        if sp is None:
-            return {}
-        # Not the PTS's 20/10 steady state: a lower rank lets the IOPS test's figure win.
-        source = (f"consistency test: median of {a.steady_label}, TC{test.params.get('numjobs', '?')}/"
-                  f"QD{test.params.get('iodepth', '?')}")
-        return {"rnd_4k_write_iops": SummaryValue(sp.median, source, rank=50, definition=(
-            "consistency test: median IOPS of its steady part (not the PTS 20/10 window)"))}
-
-    def check_data(self, test: TestRun) -> None:
-        if test.rounds:
-            raise ValueError("a consistency test keeps its intervals as series, not as rounds")
-        s = test.series.get(SERIES)
-        if s is not None and s.columns != COLUMNS:
-            raise ValueError(f"series {SERIES} has columns {' '.join(s.columns)}, not {' '.join(COLUMNS)}")
-        m = test.series.get(MAX_SERIES)
-        if m is not None:
-            if m.columns != MAX_COLUMNS:
-                raise ValueError(f"series {MAX_SERIES} has columns {' '.join(m.columns)}, "
-                                 f"not {' '.join(MAX_COLUMNS)}")
-            if s is None or len(m) > len(s):
-                raise ValueError(f"series {MAX_SERIES} has more rows than series {SERIES}")
-        unknown = set(test.series) - {SERIES, MAX_SERIES}
-        if unknown:
-            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
+    def blocks(self, opts: Options) -> Blocks:
+        jedec = opts.of(ConsistencySettings).consistency_workload == "jedec"
+        return Blocks(512 if jedec else 4096, JEDEC_LARGEST if jedec else 4096)

@@ -29,7 +29,7 @@ import os
 import shutil
 import time
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, ClassVar, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -124,6 +124,9 @@ class PhaseCutter:
 class ConsistencyStream(Shape):
     """Phases of one continuous job each, cut into ``interval_s`` intervals;
     with ``latency_log`` each job also writes fio's maximum-latency log."""
+
+    unit: ClassVar[str] = "interval"
+    keeps_steady_on_resume: ClassVar[bool] = False
 
     phases: Tuple[Phase, ...]
     interval_s: int

@@ -10,7 +10,7 @@ intervals costs no Python work per interval.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Any, Dict
 
 import numpy as np
 
@@ -31,6 +31,8 @@ from tkperf.testtypes.consistency.analysis import (
     analyse,
     cliff_words,
 )
+from tkperf.api import SummaryValue, View
+from tkperf.testtypes.consistency.stream import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES
 
 IOPS_LABEL = "IOPS"
 LAT_LABEL = "Response time (µs)"
@@ -287,3 +289,43 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
         out.append(Chart("consistency-latency-max-5s.png", lat,
                            f"The largest response time of every {fg.BLOCK_S} s block of every run, on a log axis."))
     return out
+
+
+class ConsistencyView(View):
+    """How Consistency results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        a = analyse(test)
+        if a is None or a.workload != "rnd4k":
+            return {}
+        sp = a.spread()
+        if sp is None:
+            return {}
+        # Not the PTS's 20/10 steady state: a lower rank lets the IOPS test's figure win.
+        source = (f"consistency test: median of {a.steady_label}, TC{test.params.get('numjobs', '?')}/"
+                  f"QD{test.params.get('iodepth', '?')}")
+        return {"rnd_4k_write_iops": SummaryValue(sp.median, source, rank=50, definition=(
+            "consistency test: median IOPS of its steady part (not the PTS 20/10 window)"))}
+
+    def check_data(self, test: TestRun) -> None:
+        if test.rounds:
+            raise ValueError("a consistency test keeps its intervals as series, not as rounds")
+        s = test.series.get(SERIES)
+        if s is not None and s.columns != COLUMNS:
+            raise ValueError(f"series {SERIES} has columns {' '.join(s.columns)}, not {' '.join(COLUMNS)}")
+        m = test.series.get(MAX_SERIES)
+        if m is not None:
+            if m.columns != MAX_COLUMNS:
+                raise ValueError(f"series {MAX_SERIES} has columns {' '.join(m.columns)}, "
+                                 f"not {' '.join(MAX_COLUMNS)}")
+            if s is None or len(m) > len(s):
+                raise ValueError(f"series {MAX_SERIES} has more rows than series {SERIES}")
+        unknown = set(test.series) - {SERIES, MAX_SERIES}
+        if unknown:
+            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")

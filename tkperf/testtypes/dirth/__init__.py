@@ -33,12 +33,12 @@ import re
 from functools import partial
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from tkperf.api import MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, MIN_WRITTEN, OneFillFirst, parse_mixes as options_parse_mixes, parse_block_sizes, parse_duration, round_deviation, round_option
 from tkperf.api import (
-    Figure, FioJob, MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, MIN_WRITTEN, OIO_SWEEP, OneFillFirst, Option,
-    Options, Plan, SWEEP_ROUND, SteadyThenSweep, SweepRounds, TestRun, TestType, Tracking, UsageError,
-    WDPC_SERIES, WDPC_STOP, Workload, capture_round, format_bs, histogram, in_range as _in_range, mix_label,
-    parse_block_sizes, parse_duration, parse_mixes as options_parse_mixes, round_deviation, round_option,
-    steady_rounds, sweep_round
+    Blocks, Figure, FioJob, OIO_SWEEP, Option, OptionSet, Options, Plan, PtsRules, SWEEP_ROUND,
+    SteadyThenSweep, SweepRounds, TestRun, TestType, Tracking, UsageError, View, WDPC_SERIES, WDPC_STOP,
+    Workload, capture_round, format_bs, histogram, in_range as _in_range, mix_label, steady_rounds,
+    stored_values, sweep_round
 )
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.points import RULE, Choice, Point  # noqa: F401 (the sweep's public names)
@@ -283,24 +283,17 @@ def sweep_options(prefix: str, what: str) -> Tuple[Option, ...]:
     ) + st.structure_options(prefix, what)
 
 
-class SweepTest(TestType):
-    """A PTS-E test run by :class:`SteadyThenSweep` over TC x QD (DIRTH, CBW):
-    its options are :func:`sweep_options` of ``name``; its headline figures,
-    FOB figures, deviations and data check are the same for any workload."""
+class SweepPts(PtsRules):
+    """Sweep's SNIA PTS rules."""
 
-    unit = "round"
-    default_run = False
-    pts_test = True
     oio = OIO_SWEEP
-    keeps_steady_on_resume = False  # steady without its sweep is not a result (see composite)
-    shows_histograms = True  # the three points' histograms are in its own section
 
-    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
-        v, what = self.stored_values(options), self.short
+    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+        v, what = stored_values(kind, options), kind.short
         out: List[str] = []
         if revision.id == "pts-c-1.1":
             out.append(f"{what} is a PTS-E test, not part of PTS-C 1.1")
-        tcs, qds = v[f"{self.name}_tc"], v[f"{self.name}_qd"]
+        tcs, qds = v[f"{kind.name}_tc"], v[f"{kind.name}_qd"]
         if revision.id.endswith("-2.0"):
             pts_grid = set(tcs) == set(DEFAULT_TC) and set(qds) == set(DEFAULT_QD)
             words = "the PTS 2.0 grid is TC and QD 32, 16, 8, 6, 4, 2, 1"
@@ -310,17 +303,17 @@ class SweepTest(TestType):
         if not pts_grid:
             out.append(f"{what} sweep narrowed to TC {counts_text(tcs)} x QD "
                        f"{counts_text(qds)} ({words})")
-        point_s = int(v[f"{self.name}_time"])
+        point_s = int(v[f"{kind.name}_time"])
         if point_s != DEFAULT_TIME_S:
             out.append(f"{what} sweep points run {point_s} s each instead of {DEFAULT_TIME_S} s")
-        limit = int(v[f"{self.name}_rt_limit"])
+        limit = int(v[f"{kind.name}_rt_limit"])
         if limit != DEFAULT_RT_LIMIT_US:
             out.append(f"{what} max and mid points chosen under a mean response time of {rt_text(limit)} instead of "
                        f"{rt_text(DEFAULT_RT_LIMIT_US)} (the PTS 2.0 implementation's limit)")
-        used, structure = st.structure_deviations(options, v, self.name, what, revision.id)
-        return out + structure + (round_deviation(v, self.name, what) if used == st.SHORT else [])
+        used, structure = st.structure_deviations(options, v, kind.name, what, revision.id)
+        return out + structure + (round_deviation(v, kind.name, what) if used == st.SHORT else [])
 
-    def result_deviations(self, test: TestRun, options, revision, capacity: int) -> List[str]:
+    def result_deviations(self, kind: "TestType", test: TestRun, options, revision, capacity: int) -> List[str]:
         """A PTS 2.0 structure whose workload dependent preconditioning did
         not reach steady state: the sweep rounds then start from a drive
         never brought to a random-write steady state."""
@@ -328,6 +321,32 @@ class SweepTest(TestType):
             return []
         rounds = len(test.series[WDPC_SERIES]) if WDPC_SERIES in test.series else 0
         return [f"{test.key}: workload dependent preconditioning not steady within {rounds} rounds"]
+
+
+class SweepView(View):
+    """How Sweep results are shown."""
+
+    shows_histograms = True  # the three points' histograms are in its own section
+
+    def check_data(self, test: TestRun) -> None:
+        text = test.data.get(SWEEP_ROUND)
+        if text is None:
+            return
+        rnd = sweep_round(test)
+        if rnd is None:
+            raise ValueError(f"the sweep round {text!r} names no round of the test")
+        seen = set()
+        for w in rnd.workloads:
+            if (w.numjobs, w.iodepth) in seen:
+                raise ValueError(f"the sweep measures TC{w.numjobs}/QD{w.iodepth} twice")
+            seen.add((w.numjobs, w.iodepth))
+
+
+class SweepTest(TestType):
+    pts = SweepPts()
+    """A PTS-E test run by :class:`SteadyThenSweep` over TC x QD (DIRTH, CBW):
+    its options are :func:`sweep_options` of ``name``; its headline figures,
+    FOB figures, deviations and data check are the same for any workload."""
 
     def headline(self, test: TestRun) -> List[Figure]:
         c = choice(test)
@@ -348,29 +367,6 @@ class SweepTest(TestType):
                               steady, "IOPS"))
         return out
 
-    def first_figures(self, test: TestRun) -> List[Figure]:
-        """Round 1 of the steady-state loop at the highest OIO, right after the purge."""
-        if not test.rounds or not test.tracking_workload:
-            return []
-        w = test.rounds[0].workload(test.tracking_workload)
-        swept = sweep_round(test)
-        if w is None or (swept is not None and swept.index == 1):
-            return []
-        return [Figure("max_oio_iops", f"IOPS at TC{w.numjobs}/QD{w.iodepth}", w.iops, "IOPS")]
-
-    def check_data(self, test: TestRun) -> None:
-        text = test.data.get(SWEEP_ROUND)
-        if text is None:
-            return
-        rnd = sweep_round(test)
-        if rnd is None:
-            raise ValueError(f"the sweep round {text!r} names no round of the test")
-        seen = set()
-        for w in rnd.workloads:
-            if (w.numjobs, w.iodepth) in seen:
-                raise ValueError(f"the sweep measures TC{w.numjobs}/QD{w.iodepth} twice")
-            seen.add((w.numjobs, w.iodepth))
-
 
 _TC, _QD, _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE = sweep_options("dirth", "DIRTH")
 
@@ -380,9 +376,8 @@ class DemandIntensityTest(SweepTest):
     title = "Demand Intensity / Response Time Histogram"
     short = "DIRTH"
     order = 70
-    view = "tkperf.testtypes.dirth.view"
-    settings = DirthSettings
-    options = (
+    view = "tkperf.testtypes.dirth.view:DemandIntensityView"
+    options = OptionSet(DirthSettings, (
         _TC, _QD,
         Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
                format=format_bs, default=4096, metavar="SIZE"),
@@ -390,7 +385,7 @@ class DemandIntensityTest(SweepTest):
                "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
                format=mixes_text, default=(0,), metavar="MIXES"),
         _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE,
-    )
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(DirthSettings)
@@ -402,9 +397,5 @@ class DemandIntensityTest(SweepTest):
                            captures_of(cfg, opts.revision.id), partial(write_job, bs), stem(bs, 0))
                 for mix in cfg.mixes]
 
-    def largest_block(self, opts: Options) -> int:
-        return opts.of(DirthSettings).bs
-
-    def instance_title(self, test: TestRun) -> str:
-        p = test.params
-        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, opts.of(DirthSettings).bs)

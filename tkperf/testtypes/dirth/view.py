@@ -19,16 +19,15 @@ with the same blocks.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tkperf.api import Admonition, Chart, ConfidenceChart, Convergence, Curve, Grid, Header, HistogramChart, Paragraph, Series, Table, XYChart, confidence_curve, histogram_curve, named_window_blocks, steady_sections, supported_marks, table
 from tkperf.api import (
-    Admonition, Chart, CompareContext, ConfidenceChart, Convergence, Curve, Grid, Header, Heading,
-    HistogramChart, NA, Paragraph, ReportContext, RunResult, Series, Table, TestRun, WDPC_SERIES, WDPC_STOP,
-    XYChart, chart_name, confidence_curve, duration, fmt, grid_table, histogram, histogram_curve, mb,
-    named_window_blocks, open_test, steady_rounds, steady_sections, supported_marks, table, tracking_label,
-    verdict, wdpc_verdict
+    CompareContext, Heading, NA, ReportContext, RunResult, TestRun, WDPC_SERIES, WDPC_STOP, chart_name,
+    duration, fmt, grid_table, histogram, mb, open_test, steady_rounds, test_title, tracking_label, verdict,
+    wdpc_verdict
 )
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.viewheader import dirth_header, limit_text, structure
@@ -44,6 +43,7 @@ from tkperf.testtypes.dirth import (
     response_bins,
     sweep_points,
     tail_us,
+    SweepView,
 )
 
 NINES_SHOWN: Tuple[str, ...] = histogram.NINES
@@ -252,7 +252,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun], kind: Optional[
     kind = kind or DemandIntensityTest()
     out: list = [Heading(kind.title)]
     for test in tests:
-        title = kind.instance_title(test)
+        title = test_title(test)
         opening, measured = open_test(test, title, header_of(ctx, test), level=2)
         out += opening
         if not measured:
@@ -366,7 +366,7 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     out: list = [Heading(kind.title)]
     for key in keys:
         tests = [next((t for t in r.tests_of(kind.name) if t.key == key), None) for r in ctx.runs]
-        name = kind.instance_title(next(t for t in tests if t is not None))
+        name = test_title(next(t for t in tests if t is not None))
         out += [Heading(name, 2, room_cm=10),
                 ctx.runs_table("Figure", _figure_rows(tests), f"{name}: the three points per run")]
         di, hist = [], []
@@ -394,3 +394,17 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                                                 f"{name}: response-time histograms at each run's max point"),
                                f"{name}: share of I/Os per response-time bin at each run's max point."))
     return out
+
+
+class DemandIntensityView(SweepView):
+    """How DemandIntensity results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def instance_title(self, test: TestRun) -> str:
+        p = test.params
+        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()

@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
 
+from tkperf.api import Steady, parse_block_sizes
 from tkperf.api import (
-    Figure, FioJob, MAX_RUNTIME, Option, Options, Plan, Rounds, Steady, SummaryValue, TestRun, TestType,
-    Tracking, Workload, format_bs, hdd_cell as cell_name, in_range, mix_label, parse_block_sizes,
-    parse_duration, test_title
+    Blocks, Figure, FioJob, MAX_RUNTIME, Option, OptionSet, Options, Plan, Rounds, TestRun, TestType,
+    Tracking, Workload, format_bs, hdd_cell as cell_name, in_range, mix_label, parse_duration, test_title
 )
 from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text
 from tkperf.testtypes.qd import check_depths, depths_text, parse_depths
@@ -164,11 +164,10 @@ class HddIopsTest(TestType):
     title = "HDD random IOPS"
     short = "HDD-IOPS"
     order = 81
-    view = "tkperf.testtypes.hdd_iops.view"
+    view = "tkperf.testtypes.hdd_iops.view:HddIopsView"
     #: The profiles whose run without ``--tests`` runs it: ``hdd run``, not ``ssd run``.
     default_profiles: Tuple[str, ...] = ("hdd",)
-    settings = HddIopsSettings
-    options = (
+    options = OptionSet(HddIopsSettings, (
         Option("hdd_iops_bs", ("--hdd-iops-bs",), "HDD-IOPS block sizes (default 4k,64k,1024k; --quick 4k)",
                parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
                quick=(4096,), check=nonempty("--hdd-iops-bs"), metavar="SIZES"),
@@ -184,7 +183,7 @@ class HddIopsTest(TestType):
                "HDD-IOPS time per cell: seconds or with s/m/h (default 20s; --quick 1s)",
                parse=parse_duration, default=CELL_S, quick=1,
                check=between(1, MAX_RUNTIME, "--hdd-iops-time"), metavar="DURATION"),
-    )
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(HddIopsSettings)
@@ -194,9 +193,6 @@ class HddIopsTest(TestType):
                   "iodepth": depths_text(sorted(depths)), "runtime": str(cfg.time)}
         return [repeat_plan(self.name, Rounds(cell_jobs(sizes, mixes, depths, cfg.time)),
                             tracked_cells(sizes, mixes, depths), "iops", "IOPS", params)]
-
-    def largest_block(self, opts: Options) -> int:
-        return max(opts.of(HddIopsSettings).bs)
 
     def headline(self, test: TestRun) -> List[Figure]:
         """Per mix at 4KiB: IOPS at QD1 (seek and rotation alone) and the
@@ -217,21 +213,8 @@ class HddIopsTest(TestType):
             out.append(Figure(f"{name}_peak_iops", f"{text} peak (QD{top})", found[top], "IOPS"))
         return out
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        """RND 4KiB R and W IOPS at the highest queue depth run."""
-        cells = window_cells(test)
-        if not cells or headline_bs(test) != 4096:
-            return {}
-        qd = max(q for _, _, q in cells)
-        out = {}
-        for mix, key in ((100, "rnd_4k_read_iops"), (0, "rnd_4k_write_iops")):
-            v = cell_average(test, 4096, mix, qd, "iops")
-            if v is not None:
-                out[key] = SummaryValue(v, f"{repeat_source(test)}, HDD at TC1/QD{qd}", SUMMARY_RANK)
-        return out
-
-    def check_data(self, test: TestRun) -> None:
-        check_cells(test, "an HDD-IOPS test")
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, max(opts.of(HddIopsSettings).bs))
 
 
 def check_cells(test: TestRun, what: str) -> None:

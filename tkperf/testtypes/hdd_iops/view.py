@@ -9,7 +9,7 @@ shared with ``hdd-lat``.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Any
 
 import numpy as np
 
@@ -21,6 +21,8 @@ from tkperf.api import (
 )
 from tkperf.testtypes.hdd_iops import (REPEATABILITY, HddIopsTest, cell_average, cell_name, repeat_source,
                                        window_cells)
+from tkperf.api import SummaryValue, View
+from tkperf.testtypes.hdd_iops import SUMMARY_RANK, check_cells, headline_bs
 
 QD_LABEL = "Queue depth (TC 1, QD = fio iodepth)"
 #: At most this many queue depths get a bar panel each (the lowest and highest always).
@@ -205,3 +207,29 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                                   xticks=tuple(float(d) for d in depths)),
                         f"{name}: IOPS at each queue depth, every run overlaid.")]
     return out
+
+
+class HddIopsView(View):
+    """How HddIops results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        """RND 4KiB R and W IOPS at the highest queue depth run."""
+        cells = window_cells(test)
+        if not cells or headline_bs(test) != 4096:
+            return {}
+        qd = max(q for _, _, q in cells)
+        out = {}
+        for mix, key in ((100, "rnd_4k_read_iops"), (0, "rnd_4k_write_iops")):
+            v = cell_average(test, 4096, mix, qd, "iops")
+            if v is not None:
+                out[key] = SummaryValue(v, f"{repeat_source(test)}, HDD at TC1/QD{qd}", SUMMARY_RANK)
+        return out
+
+    def check_data(self, test: TestRun) -> None:
+        check_cells(test, "an HDD-IOPS test")

@@ -12,19 +12,17 @@ tkperf's latency QoS part (nines table, histogram, confidence plot).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List, Optional, Tuple
+from typing import ClassVar, List, Optional, Tuple
 
+from tkperf.api import parse_block_sizes
 from tkperf.api import (
-    Figure, MAX_RUNTIME, Option, Options, Plan, Rounds, SummaryValue, TestRun, TestType, Workload, format_bs,
-    histogram, parse_block_sizes, parse_duration
+    Blocks, Figure, MAX_RUNTIME, Option, OptionSet, Options, Plan, Rounds, TestRun, TestType, Workload,
+    format_bs, histogram, parse_duration
 )
 from tkperf.testtypes.hdd_iops import (
-    SUMMARY_RANK,
     between,
     cell_jobs,
-    check_cells,
     repeat_plan,
-    repeat_source,
     side_label,
     side_word,
     tracked_cells,
@@ -83,10 +81,9 @@ class HddLatencyTest(TestType):
     title = "HDD random-access latency"
     short = "HDD-LAT"
     order = 82
-    view = "tkperf.testtypes.hdd_lat.view"
+    view = "tkperf.testtypes.hdd_lat.view:HddLatencyView"
     default_profiles: Tuple[str, ...] = ("hdd",)
-    settings = HddLatencySettings
-    options = (
+    options = OptionSet(HddLatencySettings, (
         Option("hdd_lat_bs", ("--hdd-lat-bs",), "HDD-LAT block sizes (default 4k)",
                parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
                check=nonempty("--hdd-lat-bs"), metavar="SIZES"),
@@ -95,7 +92,7 @@ class HddLatencyTest(TestType):
                "(default 60s, enough I/Os for a 99th percentile per round; --quick 1s)",
                parse=parse_duration, default=CELL_S, quick=1,
                check=between(1, MAX_RUNTIME, "--hdd-lat-time"), metavar="DURATION"),
-    )
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(HddLatencySettings)
@@ -105,9 +102,6 @@ class HddLatencyTest(TestType):
         return [repeat_plan(self.name, Rounds(cell_jobs(sizes, MIXES, (1,), cfg.time)),
                             tracked_cells(sizes, MIXES, (1,)), "lat_mean_us", "mean response time (us)",
                             params, histograms=True)]
-
-    def largest_block(self, opts: Options) -> int:
-        return max(opts.of(HddLatencySettings).bs)
 
     def headline(self, test: TestRun) -> List[Figure]:
         """Per direction at 4KiB (else the smallest block size): AVE, the
@@ -134,16 +128,5 @@ class HddLatencyTest(TestType):
             out.append(Figure(f"{key}_max_us", f"{text} MAX", worst, "us", "lower", "{:,.1f}"))
         return out
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        """The RND 4KiB W response time lines (AVE and MAX), at QD 1 as the PTS's LAT."""
-        figures = {f.key: f.value for f in self.headline(test)}
-        source = f"{repeat_source(test)}, HDD at TC1/QD1"
-        return {key: SummaryValue(figures[key], source, SUMMARY_RANK)
-                for key in ("rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us") if key in figures}
-
-    def check_data(self, test: TestRun) -> None:
-        check_cells(test, "an HDD-LAT test")
-        for r in test.rounds:
-            for w in r.workloads:
-                if w.iodepth != 1 or w.rwmixread not in MIXES:
-                    raise ValueError(f"round {r.index} has {w.name!r}, not random 100% R or W at QD 1")
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, max(opts.of(HddLatencySettings).bs))

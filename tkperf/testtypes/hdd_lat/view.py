@@ -7,14 +7,14 @@ figures and the confidence curves of random R and W, one curve per run.
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+from typing import Any, List, Sequence, Dict
 
+from tkperf.api import BarsChart, Convergence, Grid, Heading, Panel, Paragraph, Table, compare_section as generic_compare_section, open_test, per_round, table
 from tkperf.api import (
-    BarsChart, CompareContext, Convergence, Grid, Heading, NA, Panel, Paragraph, ReportContext, RunResult,
-    Table, TestRun, compare_blocks, compare_section as generic_compare_section, fmt, format_bs,
-    metric_display, open_test, per_round, table, test_title
+    CompareContext, NA, ReportContext, RunResult, SummaryValue, TestRun, View, compare_blocks, fmt,
+    format_bs, metric_display, test_title
 )
-from tkperf.testtypes.hdd_iops import cell_name, repeat_source, window_cells
+from tkperf.testtypes.hdd_iops import cell_name, repeat_source, window_cells, SUMMARY_RANK, check_cells
 from tkperf.testtypes.hdd_iops.view import figures_blocks, hdd_header, repeat_blocks
 from tkperf.testtypes.hdd_lat import MIXES, HddLatencyTest, direction, percentile, response_times
 
@@ -112,3 +112,27 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     sizes = sorted({c[0] for t in tests if t is not None for c in window_cells(t)})
     wanted = tuple(f"RND {format_bs(bs)} {m}/{100 - m} {'R' if m == 100 else 'W'}" for bs in sizes for m in MIXES)
     return out + compare_blocks(ctx, tests, wanted, "Response-time confidence by run", "hdd-lat")
+
+
+class HddLatencyView(View):
+    """How HddLatency results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        """The RND 4KiB W response time lines (AVE and MAX), at QD 1 as the PTS's LAT."""
+        figures = {f.key: f.value for f in self.kind.headline(test)}
+        source = f"{repeat_source(test)}, HDD at TC1/QD1"
+        return {key: SummaryValue(figures[key], source, SUMMARY_RANK)
+                for key in ("rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us") if key in figures}
+
+    def check_data(self, test: TestRun) -> None:
+        check_cells(test, "an HDD-LAT test")
+        for r in test.rounds:
+            for w in r.workloads:
+                if w.iodepth != 1 or w.rwmixread not in MIXES:
+                    raise ValueError(f"round {r.index} has {w.name!r}, not random 100% R or W at QD 1")

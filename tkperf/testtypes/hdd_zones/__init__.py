@@ -27,11 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tuple
 
+from tkperf.api import UsageError, parse_duration
 from tkperf.api import (
-    Estimate, Figure, FioJob, Option, Options, Phase, Phases, Plan, SummaryValue, TargetError, TestRun,
-    TestType, UsageError, format_bs, hdd_zone as zone_name, mb, parse_duration
+    Blocks, Estimate, Figure, FioJob, Option, OptionSet, Options, Phase, Phases, Plan, TargetError, TestRun,
+    TestType, format_bs, hdd_zone as zone_name, mb
 )
-from tkperf.testtypes.hdd_iops import SUMMARY_RANK, between
+from tkperf.testtypes.hdd_iops import between
 
 if TYPE_CHECKING:  # pragma: no cover
     from tkperf.api import PlanLike, RunContext
@@ -173,12 +174,10 @@ class HddZonesTest(TestType):
     name = "hdd-zones"
     title = "HDD throughput by zone"
     short = "HDD-ZONES"
-    unit = "phase"
     order = 80
-    view = "tkperf.testtypes.hdd_zones.view"
+    view = "tkperf.testtypes.hdd_zones.view:HddZonesView"
     default_profiles: Tuple[str, ...] = ("hdd",)
-    settings = ZoneSettings
-    options = (
+    options = OptionSet(ZoneSettings, (
         Option("hdd_zones", ("--zones",),
                f"HDD-ZONES: zones from outer to inner, 2 to {MAX_ZONES} (default {ZONES}; --quick 8)",
                parse=lambda text, flag: _count(text, "--zones"), default=ZONES, quick=8,
@@ -191,7 +190,7 @@ class HddZonesTest(TestType):
                "HDD-ZONES passes over all zones, for repeatability (default 1)",
                parse=lambda text, flag: _count(text, "--zone-passes"), default=1,
                check=between(1, 100, "--zone-passes"), metavar="N"),
-    )
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(ZoneSettings)
@@ -210,9 +209,6 @@ class HddZonesTest(TestType):
                     "span_bytes": str(bounds[-1][0] + bounds[-1][1])},
             wipc=False,
         )]
-
-    def largest_block(self, opts: Options) -> int:
-        return BS
 
     def headline(self, test: TestRun) -> List[Figure]:
         """Per direction: the outermost and innermost zone's MB/s, inner in
@@ -238,36 +234,8 @@ class HddZonesTest(TestType):
                                   max(spreads), "%", "lower", "{:,.1f}"))
         return out
 
-    def instance_title(self, test: TestRun) -> str:
-        bs = test.params.get("block_size", format_bs(BS))
-        return self.short if bs == format_bs(BS) else f"{self.short} {bs}"
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        """The SEQ 1024KiB lines: the mean over the zones (outer to inner)."""
-        if test.params.get("block_size", format_bs(BS)) != format_bs(BS):
-            return {}  # another block size (an imported TKperf file's 4k zones)
-        figures = {f.key: f for f in self.headline(test)}
-        out = {}
-        for rw in ("write", "read"):
-            f = figures.get(f"seq_{rw}_zone_mean_mb_s")
-            if f is not None:
-                out[f"seq_{rw}_mb_s"] = SummaryValue(f.value, "HDD-ZONES: mean of the zones, outer to inner",
-                                                     SUMMARY_RANK)
-        return out
-
-    def check_data(self, test: TestRun) -> None:
-        if test.series:
-            raise ValueError("an HDD-ZONES test keeps its sweeps as rounds, not as a series")
-        for r in test.rounds:
-            for w in r.workloads:
-                parsed = parse_zone_name(w.name)
-                if parsed is None or w.rw != {"w": "write", "r": "read"}[parsed[1]]:
-                    raise ValueError(f"phase {r.index} has a workload {w.name!r} that HDD-ZONES does not run")
-                if f"zone.{parsed[0]}.offset" not in test.data:
-                    raise ValueError(f"zone {parsed[0]} was measured but its offset is not stored")
-        for k, v in test.data.items():
-            if k.startswith("zone") and not v.isdigit():
-                raise ValueError(f"data {k}={v!r} is not a byte count")
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, BS)
 
 
 def _count(text: str, flag: str) -> int:

@@ -7,16 +7,17 @@ the MB/s-vs-position curves of every run overlaid, per direction.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Any
 
 import numpy as np
 
+from tkperf.api import Chart, Curve, Header, Heading, Paragraph, Table, XYChart, compare_section as generic_compare_section, open_test, snia_header, table
 from tkperf.api import (
-    Chart, CompareContext, Curve, Header, Heading, NA, Paragraph, ReportContext, RunResult, Table, TestRun,
-    XYChart, compare_section as generic_compare_section, duration, fmt, gb, open_test, snia_header, table
+    CompareContext, NA, ReportContext, RunResult, SummaryValue, TestRun, View, duration, fmt, format_bs, gb
 )
 from tkperf.testtypes.hdd_iops.view import NO_PREPARATION, figures_blocks
-from tkperf.testtypes.hdd_zones import DIRECTIONS, HddZonesTest, Zone, measured, sizes_text, zones
+from tkperf.testtypes.hdd_zones import DIRECTIONS, HddZonesTest, Zone, measured, sizes_text, zones, BS, parse_zone_name
+from tkperf.testtypes.hdd_iops import SUMMARY_RANK
 
 POSITION_LABEL = "Position on the disk (% of capacity: 0 = outer edge, LBA 0; 100 = inner end)"
 POSITION_TICKS = (0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0)
@@ -129,3 +130,44 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                 ctx.grid_table(grid, f"SEQ 100% {label}: MB/s by position (% of capacity), n/a where a run "
                                      "has no zone there")]
     return out
+
+
+class HddZonesView(View):
+    """How HddZones results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def instance_title(self, test: TestRun) -> str:
+        bs = test.params.get("block_size", format_bs(BS))
+        return self.kind.short if bs == format_bs(BS) else f"{self.kind.short} {bs}"
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        """The SEQ 1024KiB lines: the mean over the zones (outer to inner)."""
+        if test.params.get("block_size", format_bs(BS)) != format_bs(BS):
+            return {}  # another block size (an imported TKperf file's 4k zones)
+        figures = {f.key: f for f in self.kind.headline(test)}
+        out = {}
+        for rw in ("write", "read"):
+            f = figures.get(f"seq_{rw}_zone_mean_mb_s")
+            if f is not None:
+                out[f"seq_{rw}_mb_s"] = SummaryValue(f.value, "HDD-ZONES: mean of the zones, outer to inner",
+                                                     SUMMARY_RANK)
+        return out
+
+    def check_data(self, test: TestRun) -> None:
+        if test.series:
+            raise ValueError("an HDD-ZONES test keeps its sweeps as rounds, not as a series")
+        for r in test.rounds:
+            for w in r.workloads:
+                parsed = parse_zone_name(w.name)
+                if parsed is None or w.rw != {"w": "write", "r": "read"}[parsed[1]]:
+                    raise ValueError(f"phase {r.index} has a workload {w.name!r} that HDD-ZONES does not run")
+                if f"zone.{parsed[0]}.offset" not in test.data:
+                    raise ValueError(f"zone {parsed[0]} was measured but its offset is not stored")
+        for k, v in test.data.items():
+            if k.startswith("zone") and not v.isdigit():
+                raise ValueError(f"data {k}={v!r} is not a byte count")

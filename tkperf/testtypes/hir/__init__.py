@@ -21,21 +21,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
+from tkperf.api import MAX_IODEPTH, parse_duration
 from tkperf.api import (
-    Figure, FioJob, MAX_IODEPTH, MIN_WRITTEN, OIO_OPERATOR, OneFillFirst, Option, Options, Plan, TestRun,
-    TestType, Tracking, UsageError, in_range as _in_range, parse_duration, round_deviation, round_option
+    Blocks, Figure, FioJob, MIN_WRITTEN, OIO_OPERATOR, OneFillFirst, Option, OptionSet, Options, Plan,
+    PtsRules, TestRun, TestType, Tracking, UsageError, in_range as _in_range, round_deviation, round_option,
+    stored_values
 )
 from tkperf.testtypes.hir.analysis import baseline, settings
-from tkperf.testtypes.hir.shape import (
-    PERIOD_COLUMNS,
-    PERIODS,
-    RETURN,
-    RETURN_COLUMNS,
-    HostIdleShape,
-    Setting,
-    sample_ms,
-    setting_rounds,
-)
+from tkperf.testtypes.hir.shape import HostIdleShape, Setting, sample_ms
 
 #: The PTS's idle times, write period (s) and write periods per idle time.
 PTS_IDLE: Tuple[int, ...] = (5, 10, 15, 25, 50)
@@ -118,19 +111,36 @@ class HirSettings:
     wipc: bool
 
 
+class HostIdleRecoveryPts(PtsRules):
+    """HostIdleRecovery's SNIA PTS rules."""
+
+    oio = OIO_OPERATOR
+
+    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+        v = stored_values(kind, options)
+        out: List[str] = []
+        if revision.id == "pts-c-1.1":
+            out.append("HIR is a PTS-E test, not part of PTS-C 1.1")
+        if tuple(v["hir_idle"]) != PTS_IDLE:
+            out.append(f"HIR idle times {idles_text(v['hir_idle'])} s instead of {idles_text(PTS_IDLE)} s")
+        if int(v["hir_cycles"]) != PTS_CYCLES:
+            out.append(f"HIR runs {v['hir_cycles']} write periods per idle time instead of {PTS_CYCLES}")
+        if int(v["hir_write"]) != PTS_WRITE_S:
+            out.append(f"HIR write periods of {v['hir_write']} s instead of {PTS_WRITE_S} s")
+        back = v["hir_return"] or int(v["hir_cycles"]) * int(v["hir_write"])
+        if back != PTS_CYCLES * PTS_WRITE_S:
+            out.append(f"HIR returns to baseline for {back} s instead of {PTS_CYCLES * PTS_WRITE_S} s")
+        return out + round_deviation(v, "hir", "HIR")
+
+
 class HostIdleRecoveryTest(TestType):
+    pts = HostIdleRecoveryPts()
     name = "hir"
     title = "Host Idle Recovery"
     short = "HIR"
-    unit = "round"
-    default_run = False
-    pts_test = True
-    oio = OIO_OPERATOR
     order = 75
-    view = "tkperf.testtypes.hir.view"
-    keeps_steady_on_resume = False  # steady state without its idle settings is no result
-    settings = HirSettings
-    options = (
+    view = "tkperf.testtypes.hir.view:HostIdleRecoveryView"
+    options = OptionSet(HirSettings, (
         Option("hir_idle", ("--hir-idle",), "HIR idle times between write periods, each its own setting "
                "(default 5,10,15,25,50 s; 1,2 with --quick)", parse=parse_idles, format=idles_text,
                default=PTS_IDLE, quick=(1, 2), metavar="TIMES"),
@@ -150,7 +160,7 @@ class HostIdleRecoveryTest(TestType):
         Option("hir_wipc", ("--hir-wipc",), "HIR: run the WIPC (SEQ 128KiB W, 2x) after the purge; by "
                "default HIR skips it, as both open PTS implementations do (its own RND 4KiB W rounds "
                "precondition the drive)", switch=True, default=False),
-    )
+    ))
 
     # --- running ---------------------------------------------------------------
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
@@ -170,25 +180,6 @@ class HostIdleRecoveryTest(TestType):
             judge=OneFillFirst(capacity),
         )]
 
-    def largest_block(self, opts: Options) -> int:
-        return 4096
-
-    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
-        v = self.stored_values(options)
-        out: List[str] = []
-        if revision.id == "pts-c-1.1":
-            out.append("HIR is a PTS-E test, not part of PTS-C 1.1")
-        if tuple(v["hir_idle"]) != PTS_IDLE:
-            out.append(f"HIR idle times {idles_text(v['hir_idle'])} s instead of {idles_text(PTS_IDLE)} s")
-        if int(v["hir_cycles"]) != PTS_CYCLES:
-            out.append(f"HIR runs {v['hir_cycles']} write periods per idle time instead of {PTS_CYCLES}")
-        if int(v["hir_write"]) != PTS_WRITE_S:
-            out.append(f"HIR write periods of {v['hir_write']} s instead of {PTS_WRITE_S} s")
-        back = v["hir_return"] or int(v["hir_cycles"]) * int(v["hir_write"])
-        if back != PTS_CYCLES * PTS_WRITE_S:
-            out.append(f"HIR returns to baseline for {back} s instead of {PTS_CYCLES * PTS_WRITE_S} s")
-        return out + round_deviation(v, "hir", "HIR")
-
     # --- reading results -------------------------------------------------------------
     def headline(self, test: TestRun) -> List[Figure]:
         base = baseline(test)
@@ -206,37 +197,5 @@ class HostIdleRecoveryTest(TestType):
                                   "higher", "{:+,.1f}"))
         return out
 
-    def fob(self, test: TestRun) -> List[Figure]:
-        """None: HIR's round 1 is the mean of a whole round (30 min by
-        default), which blends the fresh-out-of-box level, the write cliff
-        and the transition; FOB is a first minute (WSAT's first interval),
-        which HIR does not record on its own.  Its report header says so."""
-        return []
-
-    def first_figures(self, test: TestRun) -> List[Figure]:
-        """Round 1 of the steady-state loop, right after the purge (and WIPC, with ``--hir-wipc``)."""
-        if not test.rounds or not test.tracking_workload:
-            return []
-        w = test.rounds[0].workload(test.tracking_workload)
-        if w is None:
-            return []
-        return [Figure("baseline_iops", "baseline", w.metric(test.tracking_metric), "IOPS")]
-
-    def check_data(self, test: TestRun) -> None:
-        for name, columns in ((PERIODS, PERIOD_COLUMNS), (RETURN, RETURN_COLUMNS)):
-            s = test.series.get(name)
-            if s is not None and s.columns != columns:
-                raise ValueError(f"series {name} has columns {' '.join(s.columns)}, not {' '.join(columns)}")
-        unknown = set(test.series) - {PERIODS, RETURN}
-        if unknown:
-            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
-        indices = {r.index for r in test.rounds}
-        known = set()
-        for k, idle, index in setting_rounds(test):
-            if index not in indices:
-                raise ValueError(f"idle setting {k} ({idle} s) names round {index}, which the test does not have")
-            known.add(k)
-        for name in (PERIODS, RETURN):
-            s = test.series.get(name)
-            if s is not None and len(s) and not set(int(v) for v in s.column("setting")) <= known:
-                raise ValueError(f"series {name} has rows of an idle setting the test does not name")
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, 4096)

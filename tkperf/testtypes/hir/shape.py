@@ -34,7 +34,7 @@ import logging
 import os
 import shutil
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, List, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Sequence, Tuple, ClassVar
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from tkperf.api import (
     duration_rough, log_directory, progress_of, record_round
 )
 from tkperf.testtypes.hir import iopslog
+from tkperf.api import Figure, Headline
 
 if TYPE_CHECKING:  # pragma: no cover
     from tkperf.api import PlanLike, RunContext
@@ -147,8 +148,26 @@ class HostIdleShape(Shape):
     """Rounds of ``steady`` until steady state, then every setting in order
     (see the module doc)."""
 
+    keeps_steady_on_resume: ClassVar[bool] = False
+
     steady: FioJob
     settings: Tuple[Setting, ...]
+
+    def fob(self, headline: Headline, test: TestRun) -> List[Figure]:
+        """None: HIR's round 1 is the mean of a whole round (30 min by
+        default), which blends the fresh-out-of-box level, the write cliff
+        and the transition; FOB is a first minute (WSAT's first interval),
+        which HIR does not record on its own.  Its report header says so."""
+        return []
+
+    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+        """Round 1 of the steady-state loop, right after the purge (and WIPC, with ``--hir-wipc``)."""
+        if not test.rounds or not test.tracking_workload:
+            return []
+        w = test.rounds[0].workload(test.tracking_workload)
+        if w is None:
+            return []
+        return [Figure("baseline_iops", "baseline", w.metric(test.tracking_metric), "IOPS")]
 
     def __post_init__(self) -> None:
         if not self.settings:

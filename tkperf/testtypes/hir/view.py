@@ -7,17 +7,18 @@ runs side by side and their gains overlaid.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Set
+from typing import List, Optional, Sequence, Set, Any
 
 import numpy as np
 
+from tkperf.api import Chart, Convergence, Curve, Header, Heading, Paragraph, Series, Table, XYChart, header_fields, snia_header, steady_sections, table
 from tkperf.api import (
-    Chart, CompareContext, Convergence, Curve, Header, Heading, NA, Paragraph, ReportContext, RunResult,
-    Series, Table, TestRun, XYChart, chart_name, duration, fmt, header_fields, oio, open_test, plural,
-    snia_header, steady_sections, table, tracking_label, verdict
+    CompareContext, NA, ReportContext, RunResult, TestRun, View, chart_name, duration, fmt, oio, open_test,
+    plural, test_title, tracking_label, verdict
 )
 from tkperf.testtypes.hir import HostIdleRecoveryTest, iopslog
 from tkperf.testtypes.hir.analysis import SettingResult, baseline, cycles, settings, steady_round_indices, write_s
+from tkperf.testtypes.hir.shape import PERIODS, PERIOD_COLUMNS, RETURN, RETURN_COLUMNS, setting_rounds
 
 IOPS_LABEL = "IOPS"
 IDLE_LABEL = "Idle time after each write period (s)"
@@ -246,7 +247,7 @@ def results_blocks(ctx: ReportContext, test: TestRun) -> list:
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     out: list = [Heading(HostIdleRecoveryTest.title)]
     for test in tests:
-        opening, measured = open_test(test, HostIdleRecoveryTest().instance_title(test),
+        opening, measured = open_test(test, test_title(test),
                                              hir_header(ctx, test), level=2)
         out += opening
         if not measured:
@@ -287,3 +288,31 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                            "baseline (the gains are in the table above)."))
     return out
 
+
+class HostIdleRecoveryView(View):
+    """How HostIdleRecovery results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def check_data(self, test: TestRun) -> None:
+        for name, columns in ((PERIODS, PERIOD_COLUMNS), (RETURN, RETURN_COLUMNS)):
+            s = test.series.get(name)
+            if s is not None and s.columns != columns:
+                raise ValueError(f"series {name} has columns {' '.join(s.columns)}, not {' '.join(columns)}")
+        unknown = set(test.series) - {PERIODS, RETURN}
+        if unknown:
+            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
+        indices = {r.index for r in test.rounds}
+        known = set()
+        for k, idle, index in setting_rounds(test):
+            if index not in indices:
+                raise ValueError(f"idle setting {k} ({idle} s) names round {index}, which the test does not have")
+            known.add(k)
+        for name in (PERIODS, RETURN):
+            s = test.series.get(name)
+            if s is not None and len(s) and not set(int(v) for v in s.column("setting")) <= known:
+                raise ValueError(f"series {name} has rows of an idle setting the test does not name")

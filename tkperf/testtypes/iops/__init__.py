@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List, Mapping, Sequence, Tuple
+from typing import ClassVar, List, Mapping, Sequence, Tuple
 
+from tkperf.api import UsageError, format_block_sizes, format_mixes, parse_mixes as options_parse_mixes
 from tkperf.api import (
-    Figure, FioJob, OIO_OPERATOR, Option, Options, Plan, Rounds, Steady, SteadyState, SummaryValue, TestRun,
-    TestType, Tracking, UsageError, evaluate, format_block_sizes, format_bs, format_mixes,
-    iops_matrix_params as matrix_params, iops_workload as workload_name, mix_label, parse_block_sizes,
-    parse_mixes as options_parse_mixes
+    Blocks, Figure, FioJob, OIO_OPERATOR, Option, OptionSet, Options, Plan, PtsRules, Rounds, Steady,
+    SteadyState, TestRun, TestType, Tracking, evaluate, format_bs, iops_matrix_params as matrix_params,
+    iops_workload as workload_name, mix_label, parse_block_sizes, stored_values
 )
 
 BLOCK_SIZES: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
@@ -113,42 +113,8 @@ class IopsSettings:
     mixes: Tuple[int, ...]
 
 
-class IopsTest(TestType):
-    name = "iops"
-    title = "IOPS"
-    short = "IOPS"
-    fob_from_first_round = True
-    default_run = True
-    pts_test = True
-    oio = OIO_OPERATOR
-    order = 10
-    view = "tkperf.testtypes.iops.view"
-    settings = IopsSettings
-    options = (
-        Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
-               parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
-               quick=(128 * 1024, 4096), check=nonempty("--iops-bs"), metavar="SIZES"),
-        Option("iops_mixes", ("--mix",), "IOPS R/W mixes as read/write, e.g. 65/35,0/100 (default: all seven)",
-               parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 65, 0),
-               check=nonempty("--iops-mixes"), metavar="MIXES"),
-    )
-
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
-        cfg = opts.of(IopsSettings)
-        bs, mix = tracking_cell(cfg.bs, cfg.mixes)
-        params = matrix_params(cfg.bs, cfg.mixes, opts.numjobs, opts.iodepth, opts.runtime)
-        also = also_tracked(opts.revision, cfg.bs, cfg.mixes, (bs, mix))
-        if also:
-            params["also_tracking"] = ",".join(f"{workload_name(b, m)}:{metric_of(m)}" for b, m in also)
-        return [Plan(
-            key=self.name,
-            shape=Rounds(matrix_jobs(cfg.bs, cfg.mixes, opts.runtime, opts.numjobs,
-                                     opts.iodepth)),
-            tracking=Tracking(workload_name(bs, mix), metric_of(mix),
-                              f"RND {format_bs(bs)} {mix_label(mix)} IOPS"),
-            params=params,
-            judge=judge_all if also else None, steady=Steady.SEVERAL if also else Steady.ONE,
-        )]
+class IopsRounds(Rounds):
+    """The IOPS round loop, whose steady state may track several figures (PTS 2.0)."""
 
     def tracking_variables(self, test: TestRun) -> List[TestRun]:
         also = parse_also(test.params.get("also_tracking", ""))
@@ -162,8 +128,14 @@ class IopsTest(TestType):
                                            steady=None))
         return out
 
-    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
-        v = self.stored_values(options)
+
+class IopsPts(PtsRules):
+    """Iops's SNIA PTS rules."""
+
+    oio = OIO_OPERATOR
+
+    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+        v = stored_values(kind, options)
         sizes, mixes = tuple(v["iops_bs"]), tuple(v["iops_mixes"])
         out: List[str] = []
         if set(sizes) != set(BLOCK_SIZES) or set(mixes) != set(MIXES):
@@ -179,11 +151,40 @@ class IopsTest(TestType):
                            f"figures {revision.title} requires")
         return out
 
-    def largest_block(self, opts: Options) -> int:
-        return max(opts.of(IopsSettings).bs)
 
-    def smallest_block(self, opts: Options) -> int:
-        return min(opts.of(IopsSettings).bs)
+class IopsTest(TestType):
+    pts = IopsPts()
+    name = "iops"
+    title = "IOPS"
+    short = "IOPS"
+    default_profiles = ("ssd",)
+    order = 10
+    view = "tkperf.testtypes.iops.view:IopsView"
+    options = OptionSet(IopsSettings, (
+        Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
+               parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
+               quick=(128 * 1024, 4096), check=nonempty("--iops-bs"), metavar="SIZES"),
+        Option("iops_mixes", ("--mix",), "IOPS R/W mixes as read/write, e.g. 65/35,0/100 (default: all seven)",
+               parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 65, 0),
+               check=nonempty("--iops-mixes"), metavar="MIXES"),
+    ))
+
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(IopsSettings)
+        bs, mix = tracking_cell(cfg.bs, cfg.mixes)
+        params = matrix_params(cfg.bs, cfg.mixes, opts.numjobs, opts.iodepth, opts.runtime)
+        also = also_tracked(opts.revision, cfg.bs, cfg.mixes, (bs, mix))
+        if also:
+            params["also_tracking"] = ",".join(f"{workload_name(b, m)}:{metric_of(m)}" for b, m in also)
+        return [Plan(
+            key=self.name,
+            shape=IopsRounds(matrix_jobs(cfg.bs, cfg.mixes, opts.runtime, opts.numjobs,
+                                     opts.iodepth)),
+            tracking=Tracking(workload_name(bs, mix), metric_of(mix),
+                              f"RND {format_bs(bs)} {mix_label(mix)} IOPS"),
+            params=params,
+            judge=judge_all if also else None, steady=Steady.SEVERAL if also else Steady.ONE,
+        )]
 
     def headline(self, test: TestRun) -> List[Figure]:
         out = []
@@ -193,6 +194,5 @@ class IopsTest(TestType):
                 out.append(Figure(f"rnd_4k_{key}_iops", label, v, "IOPS"))
         return out or tracking_figure(test)
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        # Round 1 comes after WIPC, so it is not FOB: FOB comes from WSAT only.
-        return {f.key: SummaryValue(f.value) for f in self.headline(test) if f.key != "tracking"}
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(min(opts.of(IopsSettings).bs), max(opts.of(IopsSettings).bs))

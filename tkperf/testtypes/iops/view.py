@@ -6,14 +6,14 @@ The matrix helpers are shared with LAT, which runs the same kind of matrix.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Any
 
+from tkperf.api import BarsChart, Chart, Convergence, Grid, Header, Heading, HeatmapChart, LinesChart, Panel, open_test, per_round, round_fields, snia_header, steady_sections, window_source
 from tkperf.api import (
-    BarsChart, Chart, CompareContext, Convergence, Grid, Header, Heading, HeatmapChart, LinesChart, NA,
-    Panel, ReportContext, RunResult, TestRun, Workload, format_bs, grid_table, metric_display, mix_label,
-    open_test, per_round, round_fields, snia_header, steady_sections, test_title, window_source
+    CompareContext, NA, ReportContext, RunResult, SummaryValue, TestRun, View, Workload, format_bs,
+    grid_table, iops_workload as workload_name, metric_display, mix_label, test_title
 )
-from tkperf.testtypes.iops import IopsTest, workload_name
+from tkperf.testtypes.iops import IopsTest
 
 # The cells compared across drives, where a run measured them.
 CORNERS: Tuple[Tuple[int, int, str], ...] = (
@@ -136,3 +136,17 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
             Chart("iops-corners.png", BarsChart((Panel(corners, "IOPS at the common corners", "IOPS"),)),
                     "Steady-state (window average) IOPS at the corners, one bar per run; "
                     "n/a where a run did not measure the cell.")]
+
+
+class IopsView(View):
+    """How Iops results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        # Round 1 comes after WIPC, so it is not FOB: FOB comes from WSAT only.
+        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test) if f.key != "tracking"}

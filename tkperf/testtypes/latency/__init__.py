@@ -3,11 +3,12 @@ until the RND 4KiB 0/100 mean response time is steady (PTS test 3)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, Iterable, List, Optional, Tuple
+from typing import ClassVar, Iterable, List, Optional, Tuple
 
+from tkperf.api import parse_block_sizes
 from tkperf.api import (
-    Figure, OIO_FIXED, Option, Options, Plan, Rounds, SummaryValue, TestRun, TestType, Tracking, format_bs,
-    histogram, mix_label, parse_block_sizes
+    Blocks, Figure, OIO_FIXED, Option, OptionSet, Options, Plan, PtsRules, Rounds, TestRun, TestType,
+    Tracking, format_bs, histogram, mix_label, stored_values
 )
 from tkperf.testtypes.iops import (
     matrix_jobs,
@@ -59,34 +60,36 @@ class LatencySettings:
     mixes: Tuple[int, ...]
 
 
+class LatencyPts(PtsRules):
+    """Latency's SNIA PTS rules."""
+
+    oio = OIO_FIXED
+
+    def deviations(self, kind: "TestType", options, revision) -> List[str]:
+        v = stored_values(kind, options)
+        sizes, mixes = tuple(v["lat_bs"]), tuple(v["lat_mixes"])
+        if set(sizes) == set(BLOCK_SIZES) and set(mixes) == set(MIXES):
+            return []
+        return [f"LAT matrix narrowed to {sizes_text(sorted(sizes, reverse=True))} x "
+                f"{mixes_text(sorted(mixes, reverse=True))} (the PTS runs 8k,4k,512 x 100/0,65/35,0/100)"]
+
+
 class LatencyTest(TestType):
+    pts = LatencyPts()
     name = "lat"
     title = "Latency"
     short = "LAT"
-    fob_from_first_round = True
-    default_run = True
-    pts_test = True
-    oio = OIO_FIXED
+    default_profiles = ("ssd",)
     order = 30
-    view = "tkperf.testtypes.latency.view"
-    shows_histograms = True
-    settings = LatencySettings
-    options = (
+    view = "tkperf.testtypes.latency.view:LatencyView"
+    options = OptionSet(LatencySettings, (
         Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
                parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
                quick=(4096,), check=nonempty("--lat-bs"), metavar="SIZES"),
         Option("lat_mixes", ("--lat-mix",), "LAT R/W mixes (default: 100/0,65/35,0/100)",
                parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 0),
                check=nonempty("--lat-mixes"), metavar="MIXES"),
-    )
-
-    def deviations(self, options, revision) -> List[str]:
-        v = self.stored_values(options)
-        sizes, mixes = tuple(v["lat_bs"]), tuple(v["lat_mixes"])
-        if set(sizes) == set(BLOCK_SIZES) and set(mixes) == set(MIXES):
-            return []
-        return [f"LAT matrix narrowed to {sizes_text(sorted(sizes, reverse=True))} x "
-                f"{mixes_text(sorted(mixes, reverse=True))} (the PTS runs 8k,4k,512 x 100/0,65/35,0/100)"]
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(LatencySettings)
@@ -99,12 +102,6 @@ class LatencyTest(TestType):
             params=matrix_params(cfg.bs, cfg.mixes, 1, 1, opts.runtime),
             histograms=True,
         )]
-
-    def largest_block(self, opts: Options) -> int:
-        return max(opts.of(LatencySettings).bs)
-
-    def smallest_block(self, opts: Options) -> int:
-        return min(opts.of(LatencySettings).bs)
 
     def headline(self, test: TestRun) -> List[Figure]:
         name = workload_name(4096, 0)
@@ -126,5 +123,5 @@ class LatencyTest(TestType):
                                   "lower", "{:,.1f}"))
         return out
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        return {f.key: SummaryValue(f.value) for f in self.headline(test) if f.key != "tracking"}
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(min(opts.of(LatencySettings).bs), max(opts.of(LatencySettings).bs))

@@ -4,7 +4,7 @@ measurement window; in a comparison, AVE and MAX per cell and run."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Any, Dict
 
 from tkperf.api import (
     BarsChart, CompareContext, Grid, Heading, PERCENTILES, Panel, Paragraph, ReportContext, RunResult,
@@ -14,6 +14,7 @@ from tkperf.api import (
 from tkperf.testtypes.iops import view as matrix
 from tkperf.testtypes.iops import workload_name
 from tkperf.testtypes.latency import AVE_RULE, MAX_RULE, LatencyTest, largest_us, mean_of_maxima
+from tkperf.api import SummaryValue, View
 
 
 def lat_grids(test: TestRun) -> Tuple[Grid, Grid, Grid]:
@@ -134,3 +135,18 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 
 #: The LAT cells whose response-time distributions a comparison overlays.
 QOS_CELLS = ("RND 4k 100/0 R", "RND 4k 65/35 R", "RND 4k 65/35 W", "RND 4k 0/100 W")
+
+
+class LatencyView(View):
+    """How Latency results are shown."""
+
+    shows_histograms = True
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test) if f.key != "tracking"}

@@ -33,10 +33,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from tkperf.api import MAX_RUNTIME, UsageError, parse_duration
 from tkperf.api import (
-    Estimate, Figure, FioJob, MAX_RUNTIME, Option, Options, Phase, Phases, Plan, Round,
-    SLOWEST_PLAUSIBLE_BPS, SummaryValue, TestRun, TestType, UsageError, Workload, duration, duration_rough,
-    histogram, in_range, parse_duration
+    Blocks, Estimate, Figure, FioJob, Option, OptionSet, Options, Phase, Phases, Plan, Round,
+    SLOWEST_PLAUSIBLE_BPS, TestRun, TestType, Workload, duration, duration_rough, histogram, in_range
 )
 from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths
 from tkperf.testtypes.throughput import advance, place
@@ -274,14 +274,11 @@ class QueueDepthTest(TestType):
     name = "qd"
     title = "Queue-depth scaling"
     short = "QD"
-    unit = "phase"
     order = 60
-    view = "tkperf.testtypes.qd.view"
+    view = "tkperf.testtypes.qd.view:QueueDepthView"
     # Its section shows the 99.9th percentiles it reads from the histograms;
     # tkperf's QoS part is added there only with --latency-histograms.
-    shows_histograms = True
-    settings = QdSettings
-    options = (
+    options = OptionSet(QdSettings, (
         Option("qd_depths", ("--qd-depths",),
                "queue depths swept, in order, each at TC 1 (default 1,2,4,8,16,32,64,128; --quick 1,4,32)",
                parse=parse_depths, format=depths_text, default=DEPTHS, quick=QUICK_DEPTHS,
@@ -299,7 +296,7 @@ class QueueDepthTest(TestType):
                "seconds or with s/m/h/d (default 2h; --quick 3s)",
                parse=parse_duration, default=PRECONDITION_S, quick=3,
                check=_between(1, 366 * 86400, "--qd-precondition-time"), metavar="DURATION"),
-    )
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(QdSettings)
@@ -337,9 +334,6 @@ class QueueDepthTest(TestType):
             histograms="rnd4k-70/30" in cfg.workloads,
         )]
 
-    def largest_block(self, opts: Options) -> int:
-        return FILL_BS
-
     def headline(self, test: TestRun) -> List[Figure]:
         out: List[Figure] = []
         for w in WORKLOADS:
@@ -359,19 +353,5 @@ class QueueDepthTest(TestType):
                                   qd1[0].result.lat_mean_us, "us", "lower", "{:,.1f}"))
         return out
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        return {}  # peaks at different queue depths are none of the PTS summary lines
-
-    def check_data(self, test: TestRun) -> None:
-        if test.series:
-            raise ValueError("a QD test keeps its phases as rounds, not as a series")
-        for r in test.rounds:
-            for res in r.workloads:
-                if res.name in (FILL_JOB, PRECONDITION_JOB):
-                    continue
-                qds = [w.qd_of(res.name) for w in WORKLOADS if w.qd_of(res.name) is not None]
-                if not qds:
-                    raise ValueError(f"phase {r.index} has a workload {res.name!r} that a QD test does not run")
-                if qds[0] != res.iodepth or res.numjobs != 1:
-                    raise ValueError(f"workload {res.name!r} ran at TC {res.numjobs}/QD {res.iodepth}, "
-                                     f"not TC 1/QD {qds[0]}")
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, FILL_BS)

@@ -10,7 +10,7 @@ A 99.9th percentile is shown only where the point's I/O count supports it
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Any
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from tkperf.testtypes.qd import (
     points,
     swept,
 )
+from tkperf.api import SummaryValue, View
 
 QD_LABEL = "Queue depth (TC 1, QD = fio iodepth)"
 LAT_LABEL = "Response time (µs)"
@@ -208,3 +209,32 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                 Chart(f"qd-{w.job}-vs-qd.png", perf_chart(w, curves, depths),
                         f"{w.title}: {unit} at each queue depth, every run overlaid.")]
     return out
+
+
+class QueueDepthView(View):
+    """How QueueDepth results are shown."""
+
+    shows_histograms = True
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        return {}  # peaks at different queue depths are none of the PTS summary lines
+
+    def check_data(self, test: TestRun) -> None:
+        if test.series:
+            raise ValueError("a QD test keeps its phases as rounds, not as a series")
+        for r in test.rounds:
+            for res in r.workloads:
+                if res.name in (FILL_JOB, PRECONDITION_JOB):
+                    continue
+                qds = [w.qd_of(res.name) for w in WORKLOADS if w.qd_of(res.name) is not None]
+                if not qds:
+                    raise ValueError(f"phase {r.index} has a workload {res.name!r} that a QD test does not run")
+                if qds[0] != res.iodepth or res.numjobs != 1:
+                    raise ValueError(f"workload {res.name!r} ran at TC {res.numjobs}/QD {res.iodepth}, "
+                                     f"not TC 1/QD {qds[0]}")

@@ -19,11 +19,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 import re
-from typing import ClassVar, Dict, List, Sequence, Tuple
+from typing import ClassVar, List, Sequence, Tuple
 
+from tkperf.api import UsageError
 from tkperf.api import (
-    Figure, FioJob, OIO_FIXED, Option, Options, Plan, Round, Rounds, SummaryValue, TestRun, TestType,
-    Tracking, UsageError, format_bs, parse_block_sizes, tp_workload as workload_name
+    Blocks, Figure, FioJob, OIO_FIXED, Option, OptionSet, Options, Plan, PtsRules, Round, Rounds, TestRun,
+    TestType, Tracking, format_bs, parse_block_sizes, stored_values, tp_workload as workload_name
 )
 from tkperf.testtypes.iops import nonempty, sizes_text
 
@@ -132,28 +133,13 @@ class ThroughputSettings:
     oio: Tuple[int, int]
 
 
-class ThroughputTest(TestType):
-    name = "tp"
-    title = "Throughput"
-    short = "TP"
-    fob_from_first_round = True
-    default_run = True
-    pts_test = True
-    oio = OIO_FIXED
-    order = 20
-    view = "tkperf.testtypes.throughput.view"
-    settings = ThroughputSettings
-    options = (
-        Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
-               parse=parse_block_sizes, format=sizes_text, default=_default_sizes,
-               quick=(1024 * 1024,), check=nonempty("--tp-bs"), metavar="SIZES"),
-        Option("tp_oio", ("--tp-oio",), "TP thread count x queue depth (default 1x32, TC1/QD32 as the PTS "
-               "runs TP; --numjobs and --iodepth do not apply to TP)", parse=parse_oio, format=format_oio,
-               default=TP_OIO, quick=(1, 8), metavar="TCxQD"),
-    )
+class ThroughputPts(PtsRules):
+    """Throughput's SNIA PTS rules."""
 
-    def deviations(self, options, revision) -> List[str]:
-        v = self.stored_values(options)
+    oio = OIO_FIXED
+
+    def deviations(self, kind: "TestType", options, revision) -> List[str]:
+        v = stored_values(kind, options)
         sizes = tuple(v["tp_bs"])
         out = []
         if set(sizes) != set(revision.tp_block_sizes):
@@ -166,6 +152,24 @@ class ThroughputTest(TestType):
         if (tc, qd) != TP_OIO:
             out.append(f"TP at TC{tc}/QD{qd} instead of TC{TP_OIO[0]}/QD{TP_OIO[1]} ({revision.title})")
         return out
+
+
+class ThroughputTest(TestType):
+    pts = ThroughputPts()
+    name = "tp"
+    title = "Throughput"
+    short = "TP"
+    default_profiles = ("ssd",)
+    order = 20
+    view = "tkperf.testtypes.throughput.view:ThroughputView"
+    options = OptionSet(ThroughputSettings, (
+        Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
+               parse=parse_block_sizes, format=sizes_text, default=_default_sizes,
+               quick=(1024 * 1024,), check=nonempty("--tp-bs"), metavar="SIZES"),
+        Option("tp_oio", ("--tp-oio",), "TP thread count x queue depth (default 1x32, TC1/QD32 as the PTS "
+               "runs TP; --numjobs and --iodepth do not apply to TP)", parse=parse_oio, format=format_oio,
+               default=TP_OIO, quick=(1, 8), metavar="TCxQD"),
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         active = opts.active_bytes(capacity)
@@ -187,12 +191,6 @@ class ThroughputTest(TestType):
             wipc_bs=bs if opts.revision.tp_wipc_with_test_bs else 0,
         )
 
-    def largest_block(self, opts: Options) -> int:
-        return max(opts.of(ThroughputSettings).bs)
-
-    def instance_title(self, test: TestRun) -> str:
-        return f"TP {test.params.get('block_size', '')}".strip()
-
     def headline(self, test: TestRun) -> List[Figure]:
         bs = block_size(test)
         out = []
@@ -202,10 +200,8 @@ class ThroughputTest(TestType):
                 out.append(Figure(key, label, v / 1e6, "MB/s", "higher", "{:,.1f}"))
         return out
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        if block_size(test) != SUMMARY_BS:
-            return {}
-        return {f.key: SummaryValue(f.value) for f in self.headline(test)}
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, max(opts.of(ThroughputSettings).bs))
 
 
 def _int(text, default: int) -> int:

@@ -3,14 +3,13 @@
 one table and bar chart; in a comparison, W and R MB/s per block size."""
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Any, Dict
 
+from tkperf.api import BarsChart, Chart, Convergence, Grid, Header, Heading, Panel, open_test, per_round, round_fields, snia_header, steady_sections, window_source
 from tkperf.api import (
-    BarsChart, Chart, CompareContext, Convergence, Grid, Header, Heading, NA, Panel, ReportContext,
-    RunResult, TestRun, format_bs, grid_table, mb, open_test, per_round, round_fields, snia_header,
-    steady_sections, window_source
+    CompareContext, NA, ReportContext, RunResult, SummaryValue, TestRun, View, format_bs, grid_table, mb
 )
-from tkperf.testtypes.throughput import ThroughputTest, block_size, workload_name
+from tkperf.testtypes.throughput import ThroughputTest, block_size, workload_name, SUMMARY_BS
 
 SIDES = (("w", "SEQ 100% W", "write.bw_bytes"), ("r", "SEQ 100% R", "read.bw_bytes"))
 
@@ -95,3 +94,21 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     return ctx.paired(ThroughputTest.title, "tp.png", "Throughput (MB/s)",
                       (write, "SEQ 100% W", "MB/s"), (read, "SEQ 100% R", "MB/s"),
                       "Sequential throughput in MB/s (decimal) per block size, one bar per run.")
+
+
+class ThroughputView(View):
+    """How Throughput results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def instance_title(self, test: TestRun) -> str:
+        return f"TP {test.params.get('block_size', '')}".strip()
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        if block_size(test) != SUMMARY_BS:
+            return {}
+        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test)}

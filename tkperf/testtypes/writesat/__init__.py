@@ -11,12 +11,13 @@ seconds) and the stop reason names it.
 """
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import List
 
+from tkperf.api import UsageError, parse_block_sizes, parse_duration
 from tkperf.api import (
-    Figure, FioJob, OIO_OPERATOR, Option, Options, Plan, Stream, SummaryValue, TestRun, TestType, Tracking,
-    UsageError, WSAT_SERIES, duration, format_bs, in_range as _in_range, parse_block_sizes, parse_duration,
-    settings_from, wsat_workload as workload_name
+    Blocks, Figure, FioJob, Headline, OIO_OPERATOR, Option, OptionSet, Options, Plan, PtsRules, Stream,
+    TestRun, TestType, Tracking, WSAT_SERIES, duration, format_bs, in_range as _in_range, settings_from,
+    stored_values, wsat_workload as workload_name
 )
 from tkperf.testtypes.writesat.settings import WsatSettings, parse_tgbw, tgbw_bytes
 
@@ -80,19 +81,81 @@ def iops(test: TestRun):
     return s.column("iops") if s is not None else np.zeros(0)
 
 
+class WsatStream(Stream):
+    """The WSAT stream, whose first figure is its first interval's IOPS."""
+
+    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+        values = iops(test)
+        if not values.size:
+            return []
+        return [Figure("first_interval_iops", stimulus(test.params).replace(" 100%", ""), float(values[0]), "IOPS")]
+
+
+class WriteSaturationPts(PtsRules):
+    """WriteSaturation's SNIA PTS rules."""
+
+    oio = OIO_OPERATOR
+
+    def deviations(self, kind: "TestType", options, revision) -> List[str]:
+        v = settings_from(WsatSettings, stored_values(kind, options))
+        out = []
+        if v.access != "random" or v.bs != 4096:
+            out.append(f"WSAT stimulus {stimulus({'access': v.access, 'block_size': format_bs(v.bs)})}"
+                       " instead of RND 4k 100% W (a disclosed variant)")
+        interval = v.interval
+        if interval != PTS_INTERVAL_S:
+            out.append(f"WSAT reports every {interval} s instead of the PTS's {PTS_INTERVAL_S} s")
+        return out
+
+    def planned_deviations(self, kind: "TestType", options, revision) -> List[str]:
+        """Before the run only what may happen can be said: a limit below the
+        PTS's is a deviation if it ends the run (judged afterwards by the
+        recorded stop reason, :meth:`result_deviations`)."""
+        v = settings_from(WsatSettings, stored_values(kind, options))
+        out = []
+        if v.time < PTS_TIME_S:
+            out.append(f"WSAT time limit {duration(v.time, rough=True)} is below 24 h: a deviation "
+                       "if it ends the run before 4x the capacity is written")
+        if not _tgbw_reaches_pts(v.tgbw, None):
+            out.append(f"WSAT TGBW limit {_tgbw_words(v.tgbw)} may be below 4x the capacity: "
+                       "a deviation if it ends the run before 24 h")
+        spacing = effective_spacing(v.steady_spacing, v.interval)
+        if v.steady and spacing != PTS_STEADY_SPACING_S:
+            out.append(f"WSAT steady-state stop on points {duration(spacing, rough=True)} apart instead of the "
+                       "PTS's 30 min: a deviation if it ends the run")
+        return out
+
+    def result_deviations(self, kind: "TestType", test: TestRun, options, revision, capacity: int) -> List[str]:
+        """Judged by what happened: the PTS's WSAT runs 24 h or until 4x the
+        capacity is written; a lower limit that ended the run is a deviation,
+        and so is a steady-state stop judged on points other than 30 min apart."""
+        if test.status != "complete":
+            return []
+        v = settings_from(WsatSettings, stored_values(kind, options))
+        reason = test.stop_reason
+        if reason.startswith("time limit") and v.time < PTS_TIME_S:
+            return [f"{test.key}: stopped by its time limit of {duration(v.time, rough=True)}, "
+                    "before 24 h or 4x the capacity written (the PTS's WSAT stop)"]
+        if reason.startswith("TGBW") and not _tgbw_reaches_pts(v.tgbw, capacity):
+            return [f"{test.key}: stopped by its TGBW limit of {_tgbw_words(v.tgbw)}, "
+                    "before 24 h or 4x the capacity written (the PTS's WSAT stop)"]
+        spacing_text = test.params.get("steady_spacing", "")
+        spacing = int(spacing_text) if spacing_text.isdigit() else effective_spacing(v.steady_spacing, v.interval)
+        if reason.startswith("steady state") and spacing != PTS_STEADY_SPACING_S:
+            return [f"{test.key}: stopped at steady state judged on points {duration(spacing, rough=True)} apart, "
+                    "not the PTS's 5 points 30 min apart (an early stop can hide a later write cliff)"]
+        return []
+
+
 class WriteSaturationTest(TestType):
+    pts = WriteSaturationPts()
     name = "wsat"
     title = "Write Saturation"
     short = "WSAT"
-    unit = "interval"
-    default_run = True
-    pts_test = True
-    oio = OIO_OPERATOR
+    default_profiles = ("ssd",)
     order = 40
-    view = "tkperf.testtypes.writesat.view"
-    keeps_steady_on_resume = False
-    settings = WsatSettings
-    options = (
+    view = "tkperf.testtypes.writesat.view:WriteSaturationView"
+    options = OptionSet(WsatSettings, (
         Option("wsat_time", ("--wsat-time",), "WSAT time limit: seconds or with s/m/h/d (default 24h)",
                parse=parse_duration, default=24 * 3600, quick=8,
                check=_in_range(1, 366 * 86400, "--wsat-time"), metavar="DURATION"),
@@ -122,57 +185,7 @@ class WriteSaturationTest(TestType):
                "its block of intervals (default 30m)",
                parse=parse_duration, default=30 * 60, quick=1,
                check=_in_range(1, 366 * 86400, "--wsat-steady-spacing"), metavar="DURATION"),
-    )
-
-    def deviations(self, options, revision) -> List[str]:
-        v = settings_from(WsatSettings, self.stored_values(options))
-        out = []
-        if v.access != "random" or v.bs != 4096:
-            out.append(f"WSAT stimulus {stimulus({'access': v.access, 'block_size': format_bs(v.bs)})}"
-                       " instead of RND 4k 100% W (a disclosed variant)")
-        interval = v.interval
-        if interval != PTS_INTERVAL_S:
-            out.append(f"WSAT reports every {interval} s instead of the PTS's {PTS_INTERVAL_S} s")
-        return out
-
-    def planned_deviations(self, options, revision) -> List[str]:
-        """Before the run only what may happen can be said: a limit below the
-        PTS's is a deviation if it ends the run (judged afterwards by the
-        recorded stop reason, :meth:`result_deviations`)."""
-        v = settings_from(WsatSettings, self.stored_values(options))
-        out = []
-        if v.time < PTS_TIME_S:
-            out.append(f"WSAT time limit {duration(v.time, rough=True)} is below 24 h: a deviation "
-                       "if it ends the run before 4x the capacity is written")
-        if not _tgbw_reaches_pts(v.tgbw, None):
-            out.append(f"WSAT TGBW limit {_tgbw_words(v.tgbw)} may be below 4x the capacity: "
-                       "a deviation if it ends the run before 24 h")
-        spacing = effective_spacing(v.steady_spacing, v.interval)
-        if v.steady and spacing != PTS_STEADY_SPACING_S:
-            out.append(f"WSAT steady-state stop on points {duration(spacing, rough=True)} apart instead of the "
-                       "PTS's 30 min: a deviation if it ends the run")
-        return out
-
-    def result_deviations(self, test: TestRun, options, revision, capacity: int) -> List[str]:
-        """Judged by what happened: the PTS's WSAT runs 24 h or until 4x the
-        capacity is written; a lower limit that ended the run is a deviation,
-        and so is a steady-state stop judged on points other than 30 min apart."""
-        if test.status != "complete":
-            return []
-        v = settings_from(WsatSettings, self.stored_values(options))
-        reason = test.stop_reason
-        if reason.startswith("time limit") and v.time < PTS_TIME_S:
-            return [f"{test.key}: stopped by its time limit of {duration(v.time, rough=True)}, "
-                    "before 24 h or 4x the capacity written (the PTS's WSAT stop)"]
-        if reason.startswith("TGBW") and not _tgbw_reaches_pts(v.tgbw, capacity):
-            return [f"{test.key}: stopped by its TGBW limit of {_tgbw_words(v.tgbw)}, "
-                    "before 24 h or 4x the capacity written (the PTS's WSAT stop)"]
-        spacing_text = test.params.get("steady_spacing", "")
-        spacing = int(spacing_text) if spacing_text.isdigit() else effective_spacing(v.steady_spacing, v.interval)
-        if reason.startswith("steady state") and spacing != PTS_STEADY_SPACING_S:
-            return [f"{test.key}: stopped at steady state judged on points {duration(spacing, rough=True)} apart, "
-                    "not the PTS's 5 points 30 min apart (an early stop can hide a later write cliff)"]
-        return []
+    ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         w = opts.of(WsatSettings)
@@ -181,7 +194,7 @@ class WriteSaturationTest(TestType):
                      bs=w.bs, runtime=w.time,
                      numjobs=opts.numjobs, iodepth=opts.iodepth)
         params = {"block_size": format_bs(w.bs), "access": w.access}
-        stream = Stream(job, w.interval, stop_bytes=w.tgbw_bytes(capacity),
+        stream = WsatStream(job, w.interval, stop_bytes=w.tgbw_bytes(capacity),
                         steady_stop=w.steady, steady_after_bytes=capacity, series=SERIES,
                         steady_spacing_s=w.steady_spacing)
         return [Plan(
@@ -195,9 +208,6 @@ class WriteSaturationTest(TestType):
                     "steady_spacing": str(stream.steady_every * w.interval)},
         )]
 
-    def largest_block(self, opts: Options) -> int:
-        return opts.of(WsatSettings).bs
-
     def headline(self, test: TestRun) -> List[Figure]:
         values = iops(test)
         if not values.size:
@@ -209,19 +219,5 @@ class WriteSaturationTest(TestType):
                 Figure("gb_written", "written", float(s.column("io_bytes").sum()) / 1e9, "GB", "",
                        "{:,.2f}")]
 
-    def first_figures(self, test: TestRun) -> List[Figure]:
-        values = iops(test)
-        if not values.size:
-            return []
-        return [Figure("first_interval_iops", stimulus(test.params).replace(" 100%", ""), float(values[0]), "IOPS")]
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        values = iops(test)
-        if not values.size or stimulus(test.params) != "RND 4k 100% W":  # the summary's FOB is RND 4K W
-            return {}
-        return {"fob_iops": SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10,
-                                              definition="WSAT: first interval after the purge (FOB)")}
-
-    def check_data(self, test: TestRun) -> None:
-        if test.rounds:
-            raise ValueError("a WSAT test keeps its intervals as a series, not as rounds")
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(0, opts.of(WsatSettings).bs)

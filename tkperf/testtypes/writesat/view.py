@@ -10,7 +10,7 @@ day of 1-second intervals costs no Python work per interval.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Any, Dict
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from tkperf.api import (
     TestRun, XYChart, duration, fmt, open_test, plural, snia_header, steady_state, table
 )
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
+from tkperf.api import SummaryValue, View
 
 #: Tables list every interval up to this many, else this many bins of intervals.
 TABLE_ROWS = 24
@@ -300,3 +301,24 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                   "capacity, so drives of different sizes compare"
                   + ("." if all(c.capacity_gb > 0 for c in curves) else " (runs whose capacity is unknown left out)."))]
          if any(c.capacity_gb > 0 for c in curves) else [])
+
+
+class WriteSaturationView(View):
+    """How WriteSaturation results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        values = iops(test)
+        if not values.size or stimulus(test.params) != "RND 4k 100% W":  # the summary's FOB is RND 4K W
+            return {}
+        return {"fob_iops": SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10,
+                                              definition="WSAT: first interval after the purge (FOB)")}
+
+    def check_data(self, test: TestRun) -> None:
+        if test.rounds:
+            raise ValueError("a WSAT test keeps its intervals as a series, not as rounds")

@@ -19,14 +19,15 @@ transitions, and the second SEQ level as a share of the first.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List, Mapping
+from typing import ClassVar, List, Mapping
 
+from tkperf.api import MAX_IODEPTH, MAX_NUMJOBS, parse_duration
 from tkperf.api import (
-    Figure, FioJob, MAX_IODEPTH, MAX_NUMJOBS, OIO_FIXED, Option, Options, Plan, SummaryValue, TestRun,
-    TestType, UsageError, duration, in_range as _in_range, parse_count as _count, parse_duration
+    Blocks, Figure, FioJob, Headline, OIO_FIXED, Option, OptionSet, Options, Plan, PtsRules, TestRun,
+    TestType, UsageError, duration, in_range as _in_range, parse_count as _count, stored_values
 )
 from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
-from tkperf.testtypes.xsr.stream import COLUMNS, SERIES, Phase, XsrStream
+from tkperf.testtypes.xsr.stream import Phase, XsrStream
 
 SEQ_BS = 1024 * 1024
 RND_BS = 8 * 1024
@@ -78,19 +79,47 @@ class XsrSettings:
     settle_band: float
 
 
+class XsrShape(XsrStream):
+    """The XSR stream, whose first figure is the first SEQ phase's level."""
+
+    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+        """The first interval after the purge, beside the first SEQ phase's level."""
+        a = analyse(test)
+        if a is None or not a.phases or a.phases[0].kind != SEQ1:
+            return []
+        return [Figure("seq1_level_mb_s", "SEQ 1024k W", a.phases[0].first_mb_s, "MB/s", "higher", "{:,.1f}")]
+
+
+class CrossStimulusRecoveryPts(PtsRules):
+    """CrossStimulusRecovery's SNIA PTS rules."""
+
+    oio = OIO_FIXED
+
+    def deviations(self, kind: "TestType", options_: Mapping[str, str], revision) -> List[str]:
+        v = stored_values(kind, options_)
+        out: List[str] = []
+        if revision.id == "pts-c-1.1":
+            out.append("XSR is a PTS-E test, not part of PTS-C 1.1")
+        times = [int(v[f"xsr_{k}"]) for k in (SEQ1, RND, SEQ2)]
+        if times != [PTS_SEQ1_S, PTS_RND_S, PTS_SEQ2_S]:
+            out.append("XSR phases run " + ", ".join(f"{WORKLOADS[k]} {duration(float(t))}" for k, t in
+                                                     zip((SEQ1, RND, SEQ2), times))
+                       + " instead of 8 h, 6 h and 8 h")
+        if int(v["xsr_interval"]) != PTS_INTERVAL_S:
+            out.append(f"XSR reports every {int(v['xsr_interval'])} s instead of every {PTS_INTERVAL_S} s")
+        if (int(v["xsr_tc"]), int(v["xsr_qd"])) != (PTS_TC, PTS_QD):
+            out.append(f"XSR runs at TC{v['xsr_tc']}/QD{v['xsr_qd']} instead of TC{PTS_TC}/QD{PTS_QD}")
+        return out
+
+
 class CrossStimulusRecoveryTest(TestType):
+    pts = CrossStimulusRecoveryPts()
     name = "xsr"
     title = "Cross Stimulus Recovery"
     short = "XSR"
-    unit = "interval"
-    default_run = False
-    pts_test = True
-    oio = OIO_FIXED
     order = 75
-    view = "tkperf.testtypes.xsr.view"
-    keeps_steady_on_resume = False
-    settings = XsrSettings
-    options = (
+    view = "tkperf.testtypes.xsr.view:CrossStimulusRecoveryView"
+    options = OptionSet(XsrSettings, (
         Option("xsr_seq1", (FLAGS[SEQ1],), "XSR: the first SEQ 1024KiB W phase (default 8h; 10s with --quick)",
                parse=parse_duration, default=PTS_SEQ1_S, quick=10,
                check=_in_range(1, MAX_TIME, FLAGS[SEQ1]), metavar="DURATION"),
@@ -111,7 +140,7 @@ class CrossStimulusRecoveryTest(TestType):
                "XSR: a phase has settled once every later interval stays within this many percent "
                "of its level (default 10)", parse=parse_band, format=band_text,
                default=10.0, metavar="PCT"),
-    )
+    ))
 
     # --- running ---------------------------------------------------------------
     def phases(self, opts: Options) -> List[Phase]:
@@ -134,30 +163,8 @@ class CrossStimulusRecoveryTest(TestType):
                   "iodepth": str(cfg.qd), "interval": str(interval), "seq1": str(cfg.seq1),
                   "rnd": str(cfg.rnd), "seq2": str(cfg.seq2),
                   "settle_band_pct": band_text(cfg.settle_band)}
-        return [Plan(key=self.name, shape=XsrStream(tuple(self.phases(opts)), interval), params=params,
+        return [Plan(key=self.name, shape=XsrShape(tuple(self.phases(opts)), interval), params=params,
                      wipc=False)]
-
-    def largest_block(self, opts: Options) -> int:
-        return SEQ_BS
-
-    def smallest_block(self, opts: Options) -> int:
-        return RND_BS
-
-    def deviations(self, options_: Mapping[str, str], revision) -> List[str]:
-        v = self.stored_values(options_)
-        out: List[str] = []
-        if revision.id == "pts-c-1.1":
-            out.append("XSR is a PTS-E test, not part of PTS-C 1.1")
-        times = [int(v[f"xsr_{k}"]) for k in (SEQ1, RND, SEQ2)]
-        if times != [PTS_SEQ1_S, PTS_RND_S, PTS_SEQ2_S]:
-            out.append("XSR phases run " + ", ".join(f"{WORKLOADS[k]} {duration(float(t))}" for k, t in
-                                                     zip((SEQ1, RND, SEQ2), times))
-                       + " instead of 8 h, 6 h and 8 h")
-        if int(v["xsr_interval"]) != PTS_INTERVAL_S:
-            out.append(f"XSR reports every {int(v['xsr_interval'])} s instead of every {PTS_INTERVAL_S} s")
-        if (int(v["xsr_tc"]), int(v["xsr_qd"])) != (PTS_TC, PTS_QD):
-            out.append(f"XSR runs at TC{v['xsr_tc']}/QD{v['xsr_qd']} instead of TC{PTS_TC}/QD{PTS_QD}")
-        return out
 
     # --- reading results -------------------------------------------------------------
     def headline(self, test: TestRun) -> List[Figure]:
@@ -183,39 +190,5 @@ class CrossStimulusRecoveryTest(TestType):
                 out.append(Figure(key, label, p.settle.time_s, "s", "lower"))
         return out
 
-    def first_figures(self, test: TestRun) -> List[Figure]:
-        """The first interval after the purge, beside the first SEQ phase's level."""
-        a = analyse(test)
-        if a is None or not a.phases or a.phases[0].kind != SEQ1:
-            return []
-        return [Figure("seq1_level_mb_s", "SEQ 1024k W", a.phases[0].first_mb_s, "MB/s", "higher", "{:,.1f}")]
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        a = analyse(test)
-        value = a.level_of(SEQ1) if a is not None else None
-        if value is None:
-            return {}
-        # Not TP's steady-state window: a high rank lets the TP test's figure win.
-        source = (f"XSR test: level of the first SEQ 1024KiB W phase (median of its last quarter), "
-                  f"TC{test.params.get('numjobs', '?')}/QD{test.params.get('iodepth', '?')}")
-        return {"seq_write_mb_s": SummaryValue(value, source, rank=60, definition=(
-            "XSR: level of the first SEQ 1024KiB W phase after a purge, no WIPC (not a steady-state window)"))}
-
-    def check_data(self, test: TestRun) -> None:
-        if test.rounds:
-            raise ValueError("an XSR test keeps its intervals as a series, not as rounds")
-        kinds = [test.data.get(f"phase.{i}.kind") for i in (1, 2, 3)]
-        if any(k is not None for k in kinds) and kinds != [SEQ1, RND, SEQ2]:
-            raise ValueError(f"the phases are {', '.join(str(k) for k in kinds)}, not {SEQ1}, {RND}, {SEQ2}")
-        unknown = set(test.series) - {SERIES}
-        if unknown:
-            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
-        s = test.series.get(SERIES)
-        if s is None:
-            return
-        if s.columns != COLUMNS:
-            raise ValueError(f"series {SERIES} has columns {' '.join(s.columns)}, not {' '.join(COLUMNS)}")
-        phase = s.column("phase")
-        if len(s) and (phase.min() < 1 or phase.max() > 3 or (phase[1:] < phase[:-1]).any()
-                       or (phase != phase.round()).any()):
-            raise ValueError(f"series {SERIES}: the phase column must number the phases 1, 2, 3 in order")
+    def blocks(self, opts: Options) -> Blocks:
+        return Blocks(RND_BS, SEQ_BS)

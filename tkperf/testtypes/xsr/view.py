@@ -9,7 +9,7 @@ Everything is read as numpy columns (:mod:`.analysis`).
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Any, Dict
 
 import numpy as np
 
@@ -19,8 +19,10 @@ from tkperf.api import (
     started_from_purge, table as b_table
 )
 from tkperf.testtypes import xsr
+from tkperf.api import SummaryValue, View, started_from_purge
 from tkperf.testtypes.consistency.view import clock
-from tkperf.testtypes.xsr.analysis import LEVEL_PART, SMOOTH, Analysis, PhaseFigures, analyse
+from tkperf.testtypes.xsr.analysis import LEVEL_PART, SMOOTH, Analysis, PhaseFigures, analyse, RND, SEQ1, SEQ2
+from tkperf.testtypes.xsr.stream import COLUMNS, SERIES
 
 MB_LABEL = "Throughput (MB/s)"
 TIME_LABEL = "Time"
@@ -260,3 +262,43 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     out.append(b_table(["Run: phase", "Level MB/s", "Settled after"], rows, title="XSR phases of every run",
                        widths=[40, 25, 35]))
     return out
+
+
+class CrossStimulusRecoveryView(View):
+    """How CrossStimulusRecovery results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return report_section(ctx, tests)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return compare_section(ctx, runs, labels)
+
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+        a = analyse(test)
+        value = a.level_of(SEQ1) if a is not None else None
+        if value is None:
+            return {}
+        # Not TP's steady-state window: a high rank lets the TP test's figure win.
+        source = (f"XSR test: level of the first SEQ 1024KiB W phase (median of its last quarter), "
+                  f"TC{test.params.get('numjobs', '?')}/QD{test.params.get('iodepth', '?')}")
+        return {"seq_write_mb_s": SummaryValue(value, source, rank=60, definition=(
+            "XSR: level of the first SEQ 1024KiB W phase after a purge, no WIPC (not a steady-state window)"))}
+
+    def check_data(self, test: TestRun) -> None:
+        if test.rounds:
+            raise ValueError("an XSR test keeps its intervals as a series, not as rounds")
+        kinds = [test.data.get(f"phase.{i}.kind") for i in (1, 2, 3)]
+        if any(k is not None for k in kinds) and kinds != [SEQ1, RND, SEQ2]:
+            raise ValueError(f"the phases are {', '.join(str(k) for k in kinds)}, not {SEQ1}, {RND}, {SEQ2}")
+        unknown = set(test.series) - {SERIES}
+        if unknown:
+            raise ValueError(f"unknown series {', '.join(sorted(unknown))}")
+        s = test.series.get(SERIES)
+        if s is None:
+            return
+        if s.columns != COLUMNS:
+            raise ValueError(f"series {SERIES} has columns {' '.join(s.columns)}, not {' '.join(COLUMNS)}")
+        phase = s.column("phase")
+        if len(s) and (phase.min() < 1 or phase.max() > 3 or (phase[1:] < phase[:-1]).any()
+                       or (phase != phase.round()).any()):
+            raise ValueError(f"series {SERIES}: the phase column must number the phases 1, 2, 3 in order")

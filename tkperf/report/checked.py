@@ -1,7 +1,7 @@
 """Result files read for showing: each test's stored data checked by its own type.
 
 :func:`load` is :func:`tkperf.store.load` plus, for every test whose
-type is installed, :meth:`~tkperf.kit.base.TestType.check_data`: a
+type is installed, :meth:`~tkperf.kit.base.View.check_data` of its view: a
 test whose stored data its type would never write (a sweep round that is
 not there, a phase without its offsets ...) is left out of the run that
 ``show``, ``report``, ``compare``, ``check`` and ``export`` see, and named
@@ -15,6 +15,7 @@ from typing import List
 
 from tkperf import store
 from tkperf.model.results import Event, RunResult, now_iso
+from tkperf.report.generic import view_of
 from tkperf.kit.registry import get
 
 def problems(run: RunResult) -> List[str]:
@@ -25,7 +26,7 @@ def problems(run: RunResult) -> List[str]:
         kind = get(t.type)
         try:
             if kind is not None:
-                kind.check_data(t)
+                view_of(kind).check_data(t)
         except (ValueError, KeyError, TypeError) as exc:
             said.append(f"test {t.key} is left out: its stored data is not what {t.type} writes ({exc})")
             continue
@@ -37,7 +38,7 @@ def problems(run: RunResult) -> List[str]:
 
 
 def load(path: str) -> RunResult:
-    """Read a result file for showing (:mod:`module docs <tkperf.kit.checked>`)."""
+    """Read a result file for showing (:mod:`module docs <tkperf.report.checked>`)."""
     run = store.load(path)
     for text in problems(run):  # stderr is made safe for the terminal by tkperf.cli.main
         print(f"tkperf: warning: {path}: {text}", file=sys.stderr)

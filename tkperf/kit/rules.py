@@ -1,0 +1,55 @@
+"""What the shape of a stored test decided: its :class:`~tkperf.kit.steps.Steps`.
+
+A result file does not record the loop shape a test ran.  Its type's plans
+do: :func:`steps_of` plans the type once on its default options (and a
+nominal target) and keeps, per plan key, the shape it would run, so that a
+report, ``show``, the conformance check and ``resume`` read a stored test
+by the same rule the run followed (its unit word, its first figures, its
+tracking variables, whether a steady state is kept on resume).  A type
+that is not installed, or cannot be planned so, reads as a plain round
+loop whose round 1 is not a first figure (:class:`Steps`).
+"""
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import Dict, Optional
+
+from tkperf.kit import options
+from tkperf.kit.steps import Steps
+from tkperf.errors import UsageError
+from tkperf.model.results import TestRun
+from tkperf.kit.adapter import Api2Type
+from tkperf.kit.base import TestType
+
+debug = logging.getLogger("tkperf.debug")
+
+#: The target size a type is planned on to learn its shapes (1 TiB).
+NOMINAL_CAPACITY = 1 << 40
+
+_planned: "weakref.WeakKeyDictionary[TestType, Dict[str, Steps]]" = weakref.WeakKeyDictionary()
+
+
+def _shapes(kind: TestType) -> Dict[str, Steps]:
+    """The shape of each of ``kind``'s plans on its defaults, by plan key."""
+    found = _planned.get(kind)
+    if found is None:
+        profile = "hdd" if "hdd" in kind.default_profiles and "ssd" not in kind.default_profiles else "ssd"
+        try:
+            opts = options.build({"tests": (kind.name,)}, profile=profile)
+            found = {p.key: p.shape for p in kind.plan(opts, NOMINAL_CAPACITY)}
+        except (UsageError, ValueError, KeyError, TypeError) as exc:
+            debug.debug("test type %s could not be planned on its defaults (%s); read as rounds", kind.name, exc)
+            found = {}
+        _planned[kind] = found
+    return found
+
+
+def steps_of(kind: Optional[TestType], test: Optional[TestRun] = None) -> Steps:
+    """The steps of ``test`` (of type ``kind``; None: not installed): the
+    shape of its plan, else of the type's first plan."""
+    if kind is None:
+        return Steps()
+    shapes = _shapes(kind)
+    shape = (shapes.get(test.key) if test is not None else None) or next(iter(shapes.values()), Steps())
+    return kind.steps(shape) if isinstance(kind, Api2Type) else shape
