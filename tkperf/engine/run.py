@@ -1,0 +1,148 @@
+"""The engine's front door: how a run goes.
+
+:func:`run` takes a :class:`~tkperf.engine.request.RunRequest` (the command
+line's, or a program's) and a :class:`~tkperf.engine.listener.Listener`
+(what it tells and asks whoever started it); :func:`resume` continues a
+saved run.  Both return a :class:`~tkperf.engine.listener.RunOutcome` and
+never print.  A run of one target goes:
+
+1. open and check the target, before anything touches it
+   (:func:`tkperf.engine.opening.open_run`);
+2. ``--dry-run``: the plan and the verdict, and stop
+   (:func:`tkperf.engine.opening.dry_run`);
+3. refuse to replace an earlier result, or load the one to resume;
+4. the session: lock, safety checks, confirmation, the runner (purge, WIPC,
+   each test's loop shape driving fio), the result saved as it grows
+   (:class:`tkperf.engine.session.Session`);
+5. however it ended: the report, the summary, ``--json-summary`` and mail
+   (:func:`tkperf.engine.ending.execute`).
+
+Several targets run at once, one child process each
+(:mod:`tkperf.engine.parallel`); a child reports to its parent through
+:mod:`tkperf.engine.child`.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional, Tuple
+
+from tkperf import notify
+from tkperf.engine import opening, parallel
+from tkperf.engine import request as request_file
+from tkperf.engine import resume as resuming
+from tkperf.engine.child import ChildHooks, child_hooks
+from tkperf.engine.ending import execute
+from tkperf.engine.listener import Listener, RunOutcome
+from tkperf.engine.options import RunOptions
+from tkperf.engine.request import ResumeRequest, RunRequest
+from tkperf.engine.session import Session, fio_settings
+from tkperf.errors import ResumeError, UsageError
+from tkperf.model import store
+from tkperf.model.results import RunResult
+
+
+def run(request: RunRequest, listener: Listener) -> RunOutcome:
+    """``PROFILE run`` as ``request`` asks: one target, or several at once."""
+    if len(request.devices) > 1:
+        return parallel.run_several(request, listener)
+    with child_hooks() as hooks:  # None unless one of several runs (docs/parallel.rst)
+        return _run_one(request, listener, hooks)
+
+
+def run_child(path: str, profile: str, devices: Tuple[str, ...], listener: Listener) -> RunOutcome:
+    """A child of a run of several targets: the request in ``path``, for the
+    command line ``PROFILE run DEVICES --request PATH`` that names it."""
+    with child_hooks() as hooks:  # a bad file, too, is told on the channel
+        given = request_file.load(path)
+        if given.profile != profile or given.devices != devices or len(devices) != 1:
+            raise UsageError(f"--request {path} is for tkperf {given.profile} run "
+                             f"{' '.join(given.devices)}, not for this command line")
+        return _run_one(given, listener, hooks)
+
+
+def _run_one(request: RunRequest, listener: Listener, hooks: Optional[ChildHooks]) -> RunOutcome:
+    opts, target = request.options, opening.open_run(request, request.device, request.size)
+    try:
+        mail = opening.unattended(request.json_summary, request.mail)
+        if request.dry_run:
+            return RunOutcome(dry_runs=(opening.dry_run(target.device, opts, request.profile, target.side,
+                                                        request.jobs),))
+        xml_path, saved = store.run_file(target.outdir, target.name), None
+        if request.resume and request.overwrite:
+            raise UsageError("--resume continues the saved run, --overwrite replaces it: give one")
+        if not request.resume:
+            opening.refuse_replacing(xml_path, request.overwrite)
+        else:
+            if not os.path.exists(xml_path):
+                raise UsageError(f"--resume: no saved run {xml_path} to resume")
+            saved = store.load(xml_path)
+            _say_forced(resuming.check(saved, target.device, opts, request.force), listener)
+            if saved.status == "complete":
+                return RunOutcome(run=saved, xml_path=xml_path, already_complete=True)
+        fio = opening.backend(target.side, fio_settings(target.device, opts), target.outdir, request.remote)
+        return execute(request, Session(
+            profile=request.profile, opts=opts, device=target.device, name=target.name, outdir=target.outdir,
+            saved=saved, force=request.force, description=target.description.text,
+            description_fields=dict(target.description.fields), features=target.features, side=target.side,
+            fio=fio, remote_facts=opening.facts(target.side, request.remote)), mail, hooks, listener)
+    finally:
+        target.close()
+
+
+def resume(asked: ResumeRequest, path: str, listener: Listener) -> RunOutcome:
+    """``tkperf resume PATH``: continue the run saved in ``path``."""
+    mail = opening.unattended(asked.json_summary, asked.mail)
+    saved = store.load(path)
+    if saved.status == "complete":
+        return RunOutcome(run=saved, xml_path=path, already_complete=True)
+    request = _resume_request(asked, saved, path)
+    with child_hooks() as hooks:
+        return resume_run(request, saved, path, mail, listener, hooks)
+
+
+def resume_run(request: RunRequest, saved: RunResult, path: str, mail: Optional[notify.MailSettings],
+               listener: Listener, hooks: Optional[ChildHooks] = None) -> RunOutcome:
+    """Continue ``saved`` (read from ``path``) as ``request`` says."""
+    opts, was = request.options, opening.saved_remote(saved.facts)
+    side, dev = opening.open_target(request.device, request.size, request.remote, was)
+    try:
+        opening.need_root(dev, ["resume", path, "..."])
+        _say_forced(resuming.check(saved, dev, opts, request.force), listener)
+        outdir = request.outdir or os.path.dirname(os.path.abspath(path))
+        fio = opening.backend(side, fio_settings(dev, opts), outdir, request.remote, was)
+        return execute(request, Session(profile=request.profile, opts=opts, device=dev, name=saved.name,
+                                        outdir=outdir, saved=saved, force=request.force, side=side, fio=fio,
+                                        remote_facts=opening.facts(side, request.remote, was)),
+                       mail, hooks, listener)
+    finally:
+        side.close()
+
+
+def _say_forced(line: str, listener: Listener) -> None:
+    """The one line of a resume that ``--force`` let past an identity it could not match."""
+    if line:  # the run's events keep it too
+        listener.warning(line)
+
+
+def _resume_request(asked: ResumeRequest, saved: RunResult, path: str) -> RunRequest:
+    """The request that continues ``saved``: its own target, options and
+    name, and what the resume command line says."""
+    bad = notify.CONTROL.search(saved.name)
+    if bad or not saved.name:  # it names the files and folders the resumed run writes
+        shown = repr(path) if notify.CONTROL.search(path) else path  # one line
+        raise ResumeError(f"{shown}: its run name {saved.name!r} holds a control character "
+                          f"(U+{ord(bad.group()):04X}); tkperf never names a file so" if bad else
+                          f"{shown}: the run has no name; tkperf cannot resume it")
+    if os.path.basename(path) != f"{saved.name}.xml":
+        raise ResumeError(f"{path}: resume needs the file under its run name {saved.name}.xml")
+    try:
+        opts = RunOptions.from_dict(saved.options)
+    except (UsageError, ValueError, TypeError) as exc:
+        raise ResumeError(f"{path}: its options cannot be read back ({exc})") from None
+    return RunRequest(
+        profile=saved.profile, devices=(saved.device.path,), options=opts,
+        size=saved.device.size_bytes if saved.device.kind == "file" else None,
+        name=saved.name, outdir=os.path.dirname(os.path.abspath(path)),
+        report_formats=asked.report_formats, no_report=asked.no_report, png=asked.png, resume=True,
+        force=asked.force, yes=asked.yes, quiet=asked.quiet, json_summary=asked.json_summary, mail=asked.mail,
+        remote=asked.remote)
