@@ -51,8 +51,8 @@ def main_() -> None:
         if event == "call" and frame.f_code.co_name != "<module>":
             path = frame.f_code.co_filename
             if path.startswith(PACKAGE):
-                if frame.f_code.co_name == "__post_init__" and path.endswith("request.py"):
-                    state["request"] = True
+                if frame.f_code.co_name == "__post_init__" and path.endswith("engine/request.py"):
+                    state["request"] = True  # the command line is a request now
                 visits.append((os.path.relpath(path, os.path.dirname(PACKAGE)), state["request"]))
 
     start = programs.start

@@ -1,57 +1,26 @@
-"""A run of one target from its session to its end: the session executed,
-then, however it ended, the final report, the run's end told to the
-listener, the ``--json-summary`` and the mail.  Nothing after the run
-changes its exit code: a failure there is a warning (:func:`warn_on_failure`).
+"""The end of a run, however it ended: the final report, the
+``--json-summary`` and the mail.  Nothing after the run changes its exit
+code: a failure there is a warning (:func:`warn_on_failure`).
 """
 from __future__ import annotations
 
 import logging
-import os
 import traceback
 from typing import Callable, List, Optional, Sequence
 
 from tkperf import notify
-from tkperf.engine.child import ChildHooks
-from tkperf.engine.listener import Listener, RunOutcome
-from tkperf.engine.opening import resume_command
+from tkperf.engine.listener import Listener
 from tkperf.engine.request import RunRequest
 from tkperf.engine.session import Session
-from tkperf.errors import Interrupted, exit_code_of
+from tkperf.errors import exit_code_of
 from tkperf.model.results import RunResult
 from tkperf.render import summary
 
 log = logging.getLogger("tkperf")
 
 
-def execute(request: RunRequest, session: Session, mail: Optional[notify.MailSettings],
-            hooks: Optional[ChildHooks], listener: Listener) -> RunOutcome:
-    listener.show_progress(request.quiet, request.debug)
-    if hooks is not None:
-        hooks.attach(session)
-    error: Optional[BaseException] = None
-    try:
-        session.execute(confirm=lambda dev: listener.confirm(dev, request.yes))
-    except BaseException as exc:
-        error = exc
-        if isinstance(exc, Interrupted) and os.path.exists(session.xml_path):
-            exc.resume_command = resume_command(session.xml_path, request.yes)  # type: ignore[attr-defined]
-        raise
-    finally:
-        listener.stop_progress()
-        reports: List[str] = []
-        if session.run is not None:
-            if not request.no_report:
-                reports = final_report(session.run, session.outdir, request.report_formats, listener, request.png)
-            listener.run_ended(session.run, session.xml_path)
-        _run_ended(request, session, mail, reports, error, listener)
-        session.close_log()
-        if hooks is not None:
-            hooks.detach()
-    return RunOutcome(run=session.run, xml_path=session.xml_path)
-
-
-def _run_ended(request: RunRequest, session: Session, mail: Optional[notify.MailSettings],
-               reports: List[str], error: Optional[BaseException], listener: Listener) -> None:
+def run_ended(request: RunRequest, session: Session, mail: Optional[notify.MailSettings],
+              reports: List[str], error: Optional[BaseException], listener: Listener) -> None:
     """``--json-summary`` and ``--mail`` at the end of a run."""
     paths = notify.paths_dict(session.xml_path, session.log_path, reports)
     path, run = request.json_summary, session.run

@@ -15,7 +15,7 @@ never print.  A run of one target goes:
    each test's loop shape driving fio), the result saved as it grows
    (:class:`tkperf.engine.session.Session`);
 5. however it ended: the report, the summary, ``--json-summary`` and mail
-   (:func:`tkperf.engine.ending.execute`).
+   (:mod:`tkperf.engine.ending`).
 
 Several targets run at once, one child process each
 (:mod:`tkperf.engine.parallel`); a child reports to its parent through
@@ -24,19 +24,18 @@ Several targets run at once, one child process each
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from tkperf import notify
-from tkperf.engine import opening, parallel
+from tkperf.engine import ending, opening, parallel
 from tkperf.engine import request as request_file
 from tkperf.engine import resume as resuming
 from tkperf.engine.child import ChildHooks, child_hooks
-from tkperf.engine.ending import execute
 from tkperf.engine.listener import Listener, RunOutcome
 from tkperf.engine.options import RunOptions
 from tkperf.engine.request import ResumeRequest, RunRequest
 from tkperf.engine.session import Session, fio_settings
-from tkperf.errors import ResumeError, UsageError
+from tkperf.errors import Interrupted, ResumeError, UsageError
 from tkperf.model import store
 from tkperf.model.results import RunResult
 
@@ -80,13 +79,43 @@ def _run_one(request: RunRequest, listener: Listener, hooks: Optional[ChildHooks
             if saved.status == "complete":
                 return RunOutcome(run=saved, xml_path=xml_path, already_complete=True)
         fio = opening.backend(target.side, fio_settings(target.device, opts), target.outdir, request.remote)
-        return execute(request, Session(
+        return _execute(request, Session(
             profile=request.profile, opts=opts, device=target.device, name=target.name, outdir=target.outdir,
             saved=saved, force=request.force, description=target.description.text,
             description_fields=dict(target.description.fields), features=target.features, side=target.side,
             fio=fio, remote_facts=opening.facts(target.side, request.remote)), mail, hooks, listener)
     finally:
         target.close()
+
+
+def _execute(request: RunRequest, session: Session, mail: Optional[notify.MailSettings],
+             hooks: Optional[ChildHooks], listener: Listener) -> RunOutcome:
+    """The session, then, however it ended, the report, the summary, the
+    ``--json-summary`` and the mail."""
+    listener.show_progress(request.quiet, request.debug)
+    if hooks is not None:
+        hooks.attach(session)
+    error: Optional[BaseException] = None
+    try:
+        session.execute(confirm=lambda dev: listener.confirm(dev, request.yes))
+    except BaseException as exc:
+        error = exc
+        if isinstance(exc, Interrupted) and os.path.exists(session.xml_path):
+            exc.resume_command = opening.resume_command(session.xml_path, request.yes)  # type: ignore[attr-defined]
+        raise
+    finally:
+        listener.stop_progress()
+        reports: List[str] = []
+        run = session.run
+        if run is not None:
+            if not request.no_report:
+                reports = ending.final_report(run, session.outdir, request.report_formats, listener, request.png)
+            listener.run_ended(run, session.xml_path)
+        ending.run_ended(request, session, mail, reports, error, listener)
+        session.close_log()
+        if hooks is not None:
+            hooks.detach()
+    return RunOutcome(run=session.run, xml_path=session.xml_path)
 
 
 def resume(asked: ResumeRequest, path: str, listener: Listener) -> RunOutcome:
@@ -110,7 +139,7 @@ def resume_run(request: RunRequest, saved: RunResult, path: str, mail: Optional[
         _say_forced(resuming.check(saved, dev, opts, request.force), listener)
         outdir = request.outdir or os.path.dirname(os.path.abspath(path))
         fio = opening.backend(side, fio_settings(dev, opts), outdir, request.remote, was)
-        return execute(request, Session(profile=request.profile, opts=opts, device=dev, name=saved.name,
+        return _execute(request, Session(profile=request.profile, opts=opts, device=dev, name=saved.name,
                                         outdir=outdir, saved=saved, force=request.force, side=side, fio=fio,
                                         remote_facts=opening.facts(side, request.remote, was)),
                        mail, hooks, listener)
