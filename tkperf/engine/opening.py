@@ -1,5 +1,6 @@
 """A run's target opened and checked before anything touches it
-(:func:`open_run`, an :class:`OpenedTarget`), and what that needs: how a
+(:func:`open_run`, an :class:`OpenedTarget`; a saved run's request to
+resume it, :func:`resume_request`), and what that needs: how a
 target on a test host is reached (``HOST:/dev/...``; ``docs/remote.rst``),
 run names, the root check, the refusal to replace an earlier result, the
 unattended options, and the dry run's content (:func:`dry_run`).
@@ -15,13 +16,14 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import notify
 from tkperf.engine import options, plan
-from tkperf.engine.request import MailRequest, RemoteSettings, RunRequest
+from tkperf.engine.options import RunOptions
+from tkperf.engine.request import MailRequest, RemoteSettings, ResumeRequest, RunRequest
 from tkperf.engine.runner import plan_all
 from tkperf.engine.session import fio_settings
-from tkperf.errors import OutputError, UsageError
+from tkperf.errors import OutputError, ResumeError, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.jobs import FioSettings
-from tkperf.model.results import DeviceInfo
+from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.remote import FIO_PORT, fio_host, split_target
 from tkperf.target import description
 from tkperf.target.side import LocalSide, TargetSide
@@ -63,6 +65,30 @@ def open_run(request: RunRequest, device: str, size: Optional[int]) -> OpenedTar
         side.close()
         raise
     return OpenedTarget(dev, name, request.outdir or name, desc, features, side)
+
+
+def resume_request(asked: ResumeRequest, saved: RunResult, path: str) -> RunRequest:
+    """The request that continues ``saved``: its own target, options and
+    name, and what the resume command line says."""
+    bad = notify.CONTROL.search(saved.name)
+    if bad or not saved.name:  # it names the files and folders the resumed run writes
+        shown = repr(path) if notify.CONTROL.search(path) else path  # one line
+        raise ResumeError(f"{shown}: its run name {saved.name!r} holds a control character "
+                          f"(U+{ord(bad.group()):04X}); tkperf never names a file so" if bad else
+                          f"{shown}: the run has no name; tkperf cannot resume it")
+    if os.path.basename(path) != f"{saved.name}.xml":
+        raise ResumeError(f"{path}: resume needs the file under its run name {saved.name}.xml")
+    try:
+        opts = RunOptions.from_dict(saved.options)
+    except (UsageError, ValueError, TypeError) as exc:
+        raise ResumeError(f"{path}: its options cannot be read back ({exc})") from None
+    return RunRequest(
+        profile=saved.profile, devices=(saved.device.path,), options=opts,
+        size=saved.device.size_bytes if saved.device.kind == "file" else None,
+        name=saved.name, outdir=os.path.dirname(os.path.abspath(path)),
+        report_formats=asked.report_formats, no_report=asked.no_report, png=asked.png, resume=True,
+        force=asked.force, yes=asked.yes, quiet=asked.quiet, json_summary=asked.json_summary, mail=asked.mail,
+        remote=asked.remote)
 
 
 # --- how a target is reached ----------------------------------------------------

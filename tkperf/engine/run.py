@@ -32,10 +32,9 @@ from tkperf.engine import request as request_file
 from tkperf.engine import resume as resuming
 from tkperf.engine.child import ChildHooks, child_hooks
 from tkperf.engine.listener import Listener, RunOutcome
-from tkperf.engine.options import RunOptions
 from tkperf.engine.request import ResumeRequest, RunRequest
 from tkperf.engine.session import Session, fio_settings
-from tkperf.errors import Interrupted, ResumeError, UsageError
+from tkperf.errors import Interrupted, UsageError
 from tkperf.model import store
 from tkperf.model.results import RunResult
 
@@ -124,7 +123,7 @@ def resume(asked: ResumeRequest, path: str, listener: Listener) -> RunOutcome:
     saved = store.load(path)
     if saved.status == "complete":
         return RunOutcome(run=saved, xml_path=path, already_complete=True)
-    request = _resume_request(asked, saved, path)
+    request = opening.resume_request(asked, saved, path)
     with child_hooks() as hooks:
         return resume_run(request, saved, path, mail, listener, hooks)
 
@@ -151,27 +150,3 @@ def _say_forced(line: str, listener: Listener) -> None:
     """The one line of a resume that ``--force`` let past an identity it could not match."""
     if line:  # the run's events keep it too
         listener.warning(line)
-
-
-def _resume_request(asked: ResumeRequest, saved: RunResult, path: str) -> RunRequest:
-    """The request that continues ``saved``: its own target, options and
-    name, and what the resume command line says."""
-    bad = notify.CONTROL.search(saved.name)
-    if bad or not saved.name:  # it names the files and folders the resumed run writes
-        shown = repr(path) if notify.CONTROL.search(path) else path  # one line
-        raise ResumeError(f"{shown}: its run name {saved.name!r} holds a control character "
-                          f"(U+{ord(bad.group()):04X}); tkperf never names a file so" if bad else
-                          f"{shown}: the run has no name; tkperf cannot resume it")
-    if os.path.basename(path) != f"{saved.name}.xml":
-        raise ResumeError(f"{path}: resume needs the file under its run name {saved.name}.xml")
-    try:
-        opts = RunOptions.from_dict(saved.options)
-    except (UsageError, ValueError, TypeError) as exc:
-        raise ResumeError(f"{path}: its options cannot be read back ({exc})") from None
-    return RunRequest(
-        profile=saved.profile, devices=(saved.device.path,), options=opts,
-        size=saved.device.size_bytes if saved.device.kind == "file" else None,
-        name=saved.name, outdir=os.path.dirname(os.path.abspath(path)),
-        report_formats=asked.report_formats, no_report=asked.no_report, png=asked.png, resume=True,
-        force=asked.force, yes=asked.yes, quiet=asked.quiet, json_summary=asked.json_summary, mail=asked.mail,
-        remote=asked.remote)
