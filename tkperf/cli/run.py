@@ -13,7 +13,7 @@ from tkperf.cli import progress as shown
 from tkperf.cli import remote as remote_cli
 from tkperf.cli.runargs import add_run_options, add_unattended_options, epilog
 from tkperf.durations import micro_unit
-from tkperf.engine import options
+from tkperf.engine.options import parse_report_formats
 from tkperf.engine import run as engine
 from tkperf.engine.listener import RunOutcome, SeveralEnded
 from tkperf.engine.opening import DryRun
@@ -39,7 +39,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     asked = ResumeRequest(
-        report_formats=options.parse_report_formats(args.report_format), no_report=args.no_report,
+        report_formats=parse_report_formats(args.report_format), no_report=args.no_report,
         png=args.png, force=args.force, yes=args.yes, quiet=args.quiet, json_summary=args.json_summary,
         mail=runargs.mail_of(args), remote=remote_cli.settings_of(args))
     return shown_outcome(engine.resume(asked, args.result, Printed()))

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import notify
-from tkperf.engine import options, plan
-from tkperf.engine.options import RunOptions
+from tkperf.engine import plan
+from tkperf.engine.options import RunOptions, check_fits
 from tkperf.engine.request import MailRequest, RemoteSettings, ResumeRequest, RunRequest
 from tkperf.engine.runner import plan_all
 from tkperf.engine.session import fio_settings
@@ -58,7 +58,7 @@ def open_run(request: RunRequest, device: str, size: Optional[int]) -> OpenedTar
     try:
         if not request.dry_run:
             need_root(dev, [profile, "run", device, "..."])
-        options.check_fits(opts, dev.size_bytes, dev.logical_sector)
+        check_fits(opts, dev.size_bytes, dev.logical_sector)
         plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
         name = check_name(request.name) if request.name else default_name(dev)
     except BaseException:
@@ -273,7 +273,7 @@ class DryRun:
     outdir: str = ""
 
 
-def dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str, side: TargetSide,
+def dry_run(dev: DeviceInfo, opts: RunOptions, profile: str, side: TargetSide,
             jobs: bool = False) -> DryRun:
     lines, rows = plan.summary(dev, opts)
     verdict, unknown = conformance.of_target(opts.to_dict(), dev, profile,
