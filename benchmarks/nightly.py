@@ -55,7 +55,8 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 
 from tkperf.history import changepoints  # noqa: E402
-from tkperf.model import family, noise, store  # noqa: E402
+from tkperf.model import family, noise
+from tkperf import store  # noqa: E402
 from tkperf.model.figures import Figure  # noqa: E402
 from tkperf.verdict import regression  # noqa: E402
 

@@ -9,11 +9,12 @@ import os
 from typing import List, Tuple
 
 from conftest import needs_fio
+
+from tkperf import store
 from tkperf.cli import build_parser, main, runargs
 from tkperf.engine import run as engine
 from tkperf.engine.listener import ParallelView, SeveralEnded
 from tkperf.engine.request import RunRequest
-from tkperf.model import store
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.render.documents import ReportResult
 

@@ -37,7 +37,7 @@ from tkperf import __version__
 from tkperf.cli import (advice, check, common, compare, demo, export, history, importcmd, info, manual, remote,
                         report, run, show, simdrive, tests)
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
-from tkperf.legacy import tkperf2_device
+from tkperf.store.legacy import tkperf2_device
 from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")

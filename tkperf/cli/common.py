@@ -9,10 +9,10 @@ from typing import Optional, Sequence
 
 from tkperf.cli import advice, typos
 from tkperf.cli import progress as shown
+from tkperf import store
 from tkperf.engine.opening import check_name as check_name
 from tkperf.engine.opening import default_name as default_name
 from tkperf.errors import NotConfirmedError, UsageError
-from tkperf.model import store
 from tkperf.model.results import DeviceInfo
 from tkperf.untrusted import for_terminal
 

@@ -5,13 +5,13 @@ import argparse
 import os
 
 from tkperf.cli import common
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.errors import EXIT_OK
-from tkperf.testtypes import checked
+from tkperf.kit import checked
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tkperf.render import report  # matplotlib loads only for a command that draws
+    from tkperf.report import report  # matplotlib loads only for a command that draws
 
     formats = options.parse_report_formats(args.format)
     with report.ready_drawers() as drawers:  # matplotlib loads while the file does

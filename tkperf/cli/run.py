@@ -13,15 +13,15 @@ from tkperf.cli import progress as shown
 from tkperf.cli import remote as remote_cli
 from tkperf.cli.runargs import add_run_options, add_unattended_options, epilog
 from tkperf.durations import micro_unit
-from tkperf.engine.options import parse_report_formats
 from tkperf.engine import run as engine
 from tkperf.engine.listener import RunOutcome, SeveralEnded
 from tkperf.engine.opening import DryRun
 from tkperf.engine.request import ResumeRequest
 from tkperf.errors import UsageError
+from tkperf.kit.options import parse_report_formats
 from tkperf.model.results import DeviceInfo, RunResult
-from tkperf.render import summary
 from tkperf.render.documents import ReportResult
+from tkperf.report import summary
 
 
 def cmd_run(args: argparse.Namespace) -> int:

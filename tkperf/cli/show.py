@@ -11,8 +11,8 @@ import sys
 from tkperf import strictjson
 from tkperf.durations import micro_unit
 from tkperf.errors import EXIT_OK
-from tkperf.testtypes import checked
-from tkperf.render import summary
+from tkperf.kit import checked
+from tkperf.report import summary
 
 #: What ``show --json`` prints: its ``schema`` name and ``version``
 #: (tkperf/model/data/show.schema.json).  Version 1: the summary of

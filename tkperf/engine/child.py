@@ -16,9 +16,9 @@ from typing import Iterator, Optional, Tuple
 
 from tkperf import strictjson
 from tkperf.engine import multi
-from tkperf.engine import progress as engine_progress
 from tkperf.engine.session import Session
 from tkperf.errors import EXIT_OUTPUT, Interrupted, TkperfError, UsageError, exit_code_of
+from tkperf.kit import progress as engine_progress
 from tkperf.model import files
 
 progress_log = logging.getLogger("tkperf.progress")
@@ -29,7 +29,7 @@ _MAX_TEXT = 2000
 
 
 class _ChannelHandler(logging.Handler):
-    def __init__(self, hooks: "ChildHooks") -> None:
+    def __init__(self, hooks: ChildHooks) -> None:
         super().__init__()
         self.hooks = hooks
 
@@ -49,7 +49,7 @@ class ChildHooks:
         self.handler = _ChannelHandler(self)
 
     @classmethod
-    def from_env(cls, environ=os.environ) -> Optional["ChildHooks"]:
+    def from_env(cls, environ=os.environ) -> Optional[ChildHooks]:
         """Hooks if the environment names a channel or the host sharing (both
         are removed from ``environ``, so that no program the run starts sees
         them); None otherwise.  A bad value is a UsageError."""

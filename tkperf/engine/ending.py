@@ -14,7 +14,7 @@ from tkperf.engine.request import RunRequest
 from tkperf.engine.session import Session
 from tkperf.errors import exit_code_of
 from tkperf.model.results import RunResult
-from tkperf.render import summary
+from tkperf.report import summary
 
 log = logging.getLogger("tkperf")
 
@@ -67,7 +67,7 @@ def final_report(run: RunResult, outdir: str, formats: Sequence[str], listener: 
     a warning, since the XML (the record) is already saved.  The paths of
     the report documents written (rst, html, pdf)."""
     try:
-        from tkperf.render import report  # matplotlib loads only when a report is drawn
+        from tkperf.report import report  # matplotlib loads only when a report is drawn
 
         result = report.build_report(run, outdir, tuple(formats), png=png)
         listener.report_written(result)

@@ -11,8 +11,8 @@ from typing import Optional, Protocol, Sequence, Tuple
 
 from tkperf.engine.multi import Outcome
 from tkperf.engine.opening import DryRun
-from tkperf.engine.progress import RemoteRun
 from tkperf.errors import EXIT_OK
+from tkperf.kit.progress import RemoteRun
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.render.documents import ReportResult
 

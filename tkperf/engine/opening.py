@@ -16,13 +16,13 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import notify
 from tkperf.engine import plan
-from tkperf.engine.options import RunOptions, check_fits
 from tkperf.engine.request import MailRequest, RemoteSettings, ResumeRequest, RunRequest
 from tkperf.engine.runner import plan_all
 from tkperf.engine.session import fio_settings
 from tkperf.errors import OutputError, ResumeError, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.jobs import FioSettings
+from tkperf.kit.options import RunOptions, check_fits
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.remote import FIO_PORT, fio_host, split_target
 from tkperf.target import description

@@ -26,19 +26,17 @@ import time
 from collections import Counter
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from tkperf import notify
+from tkperf import notify, store
 from tkperf.engine import multi
 from tkperf.engine import request as request_file
 from tkperf.engine.ending import warn_on_failure
 from tkperf.engine.listener import Listener, ParallelView, RunOutcome, SeveralEnded
-from tkperf.engine.opening import (backend, check_name, default_name, dry_run, open_run, refuse_replacing,
-                                   unattended)
-from tkperf.engine.options import RunOptions
-from tkperf.engine.progress import RemoteRun
+from tkperf.engine.opening import backend, check_name, default_name, dry_run, open_run, refuse_replacing, unattended
 from tkperf.engine.request import RemoteSettings, RunRequest
 from tkperf.engine.session import fio_settings
 from tkperf.errors import TkperfError, UsageError
-from tkperf.model import store
+from tkperf.kit.options import RunOptions
+from tkperf.kit.progress import RemoteRun
 from tkperf.model.results import DeviceInfo
 from tkperf.remote import fio_host, split_target
 from tkperf.target.side import TargetSide
@@ -252,7 +250,7 @@ def _comparison(request: RunRequest, outcomes: Sequence[multi.Outcome], signum: 
                 listener: Listener) -> Tuple[List[str], str]:
     """The comparison report of the complete runs: (documents written, a note
     saying what was left out or why there is none)."""
-    from tkperf.render import compare  # matplotlib loads only when the runs end
+    from tkperf.report import compare  # matplotlib loads only when the runs end
 
     if signum:
         return [], "not built: the runs were stopped"

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 from typing import List, Optional, Tuple
 
-from tkperf import notify
+from tkperf import notify, store
 from tkperf.engine import ending, opening, parallel
 from tkperf.engine import request as request_file
 from tkperf.engine import resume as resuming
@@ -35,7 +35,6 @@ from tkperf.engine.listener import Listener, RunOutcome
 from tkperf.engine.request import ResumeRequest, RunRequest
 from tkperf.engine.session import Session, fio_settings
 from tkperf.errors import Interrupted, UsageError
-from tkperf.model import store
 from tkperf.model.results import RunResult
 
 
