@@ -2,10 +2,10 @@
 
 Runs ``tkperf ssd run LOOP --tests iops --quick --yes --no-report`` in this
 process on a throw-away loop device, with a profile hook counting the
-distinct files of ``tkperf/`` whose functions are called, from the call of
-``tkperf.cli.main`` (parsing included) and from the moment the command line
-has become a request, up to the start of the first fio process that runs a
-workload (the run is stopped there).  Every module of tkperf is imported
+distinct files of ``tkperf/`` whose functions are called up to the start
+of the first fio process (the run is stopped there): from the call of
+``tkperf.cli.main`` (parsing included), from the moment the command line
+has become a request, and from the call of ``run(request)``.  Every module of tkperf is imported
 first, so code run at import time is not counted.  Needs root.
 
     sudo python benchmarks/frontdoor.py [-v]
@@ -26,6 +26,8 @@ from tkperf.cli import main  # noqa: E402
 from tkperf.target.loopdev import try_loop  # noqa: E402
 
 PACKAGE = os.path.dirname(os.path.abspath(tkperf.__file__))
+#: The module whose ``run(request)`` is the front door.
+DOORS = (os.path.join("engine", "run.py"), os.path.join("cli", "run.py"))
 
 
 class _AtFio(BaseException):
@@ -44,16 +46,19 @@ def _import_all() -> None:
 
 def main_() -> None:
     _import_all()
-    visits: list = []  # (file, at request) in call order
-    state = {"on": False, "request": False}
+    visits: list = []  # (file, since the request, since the front door) in call order
+    state = {"request": False, "door": False}
 
     def hook(frame, event, arg):
         if event == "call" and frame.f_code.co_name != "<module>":
             path = frame.f_code.co_filename
             if path.startswith(PACKAGE):
-                if frame.f_code.co_name == "__post_init__" and path.endswith("engine/request.py"):
+                name = frame.f_code.co_name
+                if name == "__post_init__" and path.endswith(os.path.join("engine", "request.py")):
                     state["request"] = True  # the command line is a request now
-                visits.append((os.path.relpath(path, os.path.dirname(PACKAGE)), state["request"]))
+                if name == "run" and path.endswith(DOORS):
+                    state["door"] = True  # run(request): cli/run.py's before the engine had one
+                visits.append((os.path.relpath(path, os.path.dirname(PACKAGE)), state["request"], state["door"]))
 
     start = programs.start
 
@@ -79,12 +84,14 @@ def main_() -> None:
                 sys.setprofile(None)
         finally:
             loop.__exit__(None, None, None)
-    every = list(dict.fromkeys(f for f, _ in visits))
-    after = list(dict.fromkeys(f for f, r in visits if r))
-    print(f"files visited from the command line to fio: {len(every)}")
-    print(f"files visited from the request to fio:      {len(after)}")
-    if "-v" in sys.argv:
-        print("\n".join(("  " if f in after else "- ") + f for f in every))
+    every = list(dict.fromkeys(f for f, _, _ in visits))
+    after = list(dict.fromkeys(f for f, r, _ in visits if r))
+    door = list(dict.fromkeys(f for f, _, d in visits if d))
+    print(f"files visited from the command line to fio:  {len(every)}")
+    print(f"files visited from the request to fio:       {len(after)}")
+    print(f"files visited from run(request) to fio:      {len(door)}")
+    if "-v" in sys.argv:  # "*": from run(request) on; "+": from the request on; "-": before it
+        print("\n".join(("* " if f in door else "+ " if f in after else "- ") + f for f in every))
 
 
 if __name__ == "__main__":
