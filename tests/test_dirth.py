@@ -203,7 +203,9 @@ def run_shape(iops: List[float], max_rounds: int):
     shape = SteadyThenSweep((steady,), points)
     plan = Plan(key="d", shape=shape, tracking=Tracking(steady.name, "iops", "IOPS"), histograms=True)
     events = []
-    ctx = SimpleNamespace(fio=RecordingFio(iops), opts=SimpleNamespace(max_rounds=max_rounds, window=5),
+    ctx = SimpleNamespace(fio=RecordingFio(iops), opts=SimpleNamespace(max_rounds=max_rounds, window=5,
+                                                                       latency_histograms=False),
+                          run=SimpleNamespace(events=[], facts={}), progress=ep.Progress(),
                           phase="", save=lambda: None, event=lambda *a: events.append(a), health_check=lambda: None)
     test = TestRun(type="dirth", key="d", tracking_workload=steady.name, tracking_metric="iops",
                    tracking_label="IOPS")

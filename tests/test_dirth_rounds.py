@@ -15,6 +15,7 @@ import pytest
 from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.kit import options
+from tkperf.kit.progress import Progress
 from tkperf.kit.composite import (
     CAPTURE_ROUND, WDPC_SERIES, WDPC_STOP, SweepRounds, capture_round, steady_rounds, wdpc_verdict
 )
@@ -70,7 +71,8 @@ def run_rounds(factors: List[float], max_rounds: int = 25, test_type: str = "dir
     plan = (plan_of(test_type, dirth_rt_limit=200, **given) if test_type == "dirth" else plan_of(test_type, **given))
     fio = RoundFio(factors, wdpc)
     events = [] if events is None else events
-    ctx = SimpleNamespace(fio=fio, opts=SimpleNamespace(max_rounds=max_rounds, window=5), phase="",
+    ctx = SimpleNamespace(fio=fio, opts=SimpleNamespace(max_rounds=max_rounds, window=5, latency_histograms=False),
+                          run=SimpleNamespace(events=[], facts={}), progress=Progress(), phase="",
                           save=lambda: None, event=lambda *a: events.append(a), health_check=lambda: None)
     test = TestRun(type=test_type, key=plan.key, tracking_workload=plan.tracking.workload, tracking_metric="iops",
                    tracking_label=plan.tracking.label, params=dict(plan.params))

@@ -21,9 +21,9 @@ import time
 import pytest
 
 from conftest import needs_fio
-from tkperf.cli import main, multirun
+from tkperf.cli import main
 from tkperf.cli import progress as shown
-from tkperf.engine import multi
+from tkperf.engine import child, multi, parallel
 from tkperf.kit import progress as ep
 from tkperf.engine import request as request_file
 from tkperf.errors import EXIT_FIO, EXIT_OK, EXIT_OUTPUT, EXIT_SIGINT, EXIT_USAGE
@@ -89,8 +89,8 @@ def test_two_loop_devices_run_at_once_with_comparison_and_summary(loops, tmp_pat
         given.append((t.argv, request_file.load(t.argv[-1])))
         return t
 
-    make_target = multirun._target
-    monkeypatch.setattr(multirun, "_target", target)
+    make_target = parallel._target
+    monkeypatch.setattr(parallel, "_target", target)
     rc = main(["ssd", "run", a, b, *QUICK, "--outdir", str(out), "--json-summary", str(summary)])
     captured = capsys.readouterr()
     assert rc == EXIT_OK, captured.err
@@ -248,7 +248,7 @@ def test_bad_host_sharing_environment_is_a_usage_error(tmp_path, capsys, monkeyp
 # --- the parts ---------------------------------------------------------------------
 
 def test_each_child_gets_the_request_with_its_own_target_names_and_summary(tmp_path):
-    from tkperf.cli import build_parser, multiplan, runargs
+    from tkperf.cli import build_parser, runargs
     from tkperf.engine import request as request_file
 
     argv = ["ssd", "run", "/dev/a", "/dev/b", "--tests", "lat", "-rt", "3", "--quick", "--refill-buffers",
@@ -256,8 +256,8 @@ def test_each_child_gets_the_request_with_its_own_target_names_and_summary(tmp_p
             "--outdir", "o", "--yes", "-q", "--report-format", "rst", "--lat-bs", "4k", "--size", "1g"]
     request = runargs.request_from_args(build_parser().parse_args(argv), "ssd")
     (tmp_path / "requests").mkdir()
-    planned = multiplan.Planned("/dev/b", None, request.options, "p-b", False, None)
-    target = multirun._target(request, planned, "o/p-b", str(tmp_path))
+    planned = parallel.Planned("/dev/b", None, request.options, "p-b", False, None)
+    target = parallel._target(request, planned, "o/p-b", str(tmp_path))
     assert target.argv[1:] == ("-m", "tkperf", "ssd", "run", "/dev/b", "--request", target.argv[-1])
     assert oct(os.stat(target.argv[-1]).st_mode & 0o777) == "0o600"
     child = request_file.load(target.argv[-1])
@@ -337,7 +337,7 @@ def test_child_hooks_send_progress_and_record_host_sharing(caplog):
     env = {multi.PROGRESS_FD_ENV: str(write_fd), multi.HOST_SHARING_ENV: '{"runs": 2, "targets": []}'}
     session = _Session()
     with pytest.raises(EnvironmentError):
-        with multirun.child_hooks(env) as hooks:
+        with child.child_hooks(env) as hooks:
             assert env == {}  # no program the run starts sees them
             hooks.attach(session)
             prog = ep.Progress(clock=lambda: 100.0)
@@ -353,8 +353,8 @@ def test_child_hooks_send_progress_and_record_host_sharing(caplog):
     assert msgs[2] == {"t": "error", "text": "cannot write /x/y.xml: No space left on device",
                        "exit": EXIT_OUTPUT}
     assert msgs[3]["cpu_self_s"] > 0
-    assert multirun.ChildHooks.from_env({}) is None
-    with multirun.child_hooks({}) as alone:
+    assert child.ChildHooks.from_env({}) is None
+    with child.child_hooks({}) as alone:
         assert alone is None
 
 

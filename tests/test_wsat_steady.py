@@ -13,6 +13,7 @@ from typing import Callable, List, Sequence
 import pytest
 
 from tkperf.kit import options
+from tkperf.kit.progress import Progress
 from tkperf.kit.shapes import Stream, blank_test, spaced_steady
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
@@ -154,6 +155,7 @@ class FakeRunner:
         self.opts = opts
         self.fio = FakeFio(iops)
         self.writer = FakeWriter()
+        self.progress = Progress()
         self.phase = ""
         self.saves = 0
         self.health_checks = 0

@@ -10,22 +10,20 @@
 """
 from __future__ import annotations
 
-import contextlib
 import os
-import shlex
 import stat
-from typing import Iterator, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 from tkperf import programs
+from tkperf.engine.opening import can_write
+from tkperf.engine.opening import command_words as _command
+from tkperf.engine.opening import resume_command as resume_command
+from tkperf.engine.opening import throwaway_target as throwaway_target
 from tkperf.errors import TargetError, UsageError
 from tkperf.model.results import DeviceInfo
 from tkperf.remote import split_target
 
 PROFILES = ("ssd", "hdd")
-
-
-def _command(words: Sequence[str]) -> str:
-    return " ".join(shlex.quote(w) for w in words)
 
 
 def habit(argv: Sequence[str]) -> None:
@@ -51,21 +49,6 @@ def full_path(path: str, size: Optional[int]) -> None:
     dev = os.path.join("/dev", path)
     if os.path.exists(dev):
         raise TargetError(f"{path}: no such file here; the device is {dev} (give the full path)")
-
-
-def can_write(path: str) -> bool:
-    """Whether this user may open ``path`` for writing (root may; a member of
-    the disk group may, too, but then purges and write-cache settings fail)."""
-    return os.geteuid() == 0
-
-
-def need_root(dev: DeviceInfo, words: Sequence[str]) -> None:
-    """A UsageError when a local block device is to be written by a user who
-    is not root; ``words``: the command line, repeated with sudo."""
-    if dev.kind != "block" or split_target(dev.path) is not None or can_write(dev.resolved):
-        return
-    raise UsageError(f"{dev.path}: testing a block device needs root: run as root or with sudo "
-                     f"(sudo tkperf {_command(words)})")
 
 
 def need_root_for(path: str, words: Sequence[str]) -> None:
@@ -107,29 +90,3 @@ def on_device(dev: DeviceInfo) -> str:
     except Exception:  # noqa: BLE001 - a missing blkid must not block the prompt
         return ""
     return f" It holds: {', '.join(names)}." if names else ""
-
-
-_THROWAWAY: List[str] = []
-
-
-@contextlib.contextmanager
-def throwaway_target() -> Iterator[None]:
-    """Within the block, runs test a throw-away target (``tkperf demo``): it is
-    gone when the run ends, so an interrupted run is never told to resume."""
-    _THROWAWAY.append("demo")
-    try:
-        yield
-    finally:
-        _THROWAWAY.pop()
-
-
-def throwaway() -> bool:
-    return bool(_THROWAWAY)
-
-
-def resume_command(xml_path: str, assume_yes: bool) -> str:
-    """The command that continues the interrupted run saved as ``xml_path``
-    ('' for a throw-away target, which is gone by then)."""
-    if _THROWAWAY:
-        return ""
-    return "tkperf " + _command(["resume", xml_path] + (["--yes"] if assume_yes else []))

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import re
 import sys
 from typing import Optional, Sequence
 
 from tkperf.cli import advice, typos
 from tkperf.cli import progress as shown
-from tkperf.errors import NotConfirmedError, OutputError, UsageError
 from tkperf import store
+from tkperf.engine.opening import check_name as check_name
+from tkperf.engine.opening import default_name as default_name
+from tkperf.errors import NotConfirmedError, UsageError
 from tkperf.model.results import DeviceInfo
-from tkperf.remote import fio_host, split_target
 from tkperf.untrusted import for_terminal
 
 log = logging.getLogger("tkperf")
@@ -50,36 +49,6 @@ def add_png_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--png", action="store_true",
                    help="draw the plots as PNG files too, and have the reST refer to them (for reST "
                         "viewers that show no SVG); the HTML and PDF keep the vector plots")
-
-
-def default_name(dev: DeviceInfo) -> str:
-    """The drive's model, else the device's name (``HOST-name`` on a test host)."""
-    base = dev.model if dev.kind == "block" and dev.model and not dev.model.startswith("loop") else \
-        os.path.basename(dev.resolved)
-    where = split_target(dev.path)
-    if where is not None and base == os.path.basename(dev.resolved):
-        base = f"{fio_host(where[0])}-{base}"
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-") or "tkperf-run"
-
-
-def check_name(name: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", name):
-        raise UsageError(f"--name {name!r}: use letters, digits, '.', '_' and '-' only")
-    return name
-
-
-def refuse_replacing(xml_path: str, overwrite: bool) -> None:
-    """A new run never replaces an earlier result (complete or not) unless
-    told to with ``--overwrite``: an OutputError naming ``tkperf resume`` and
-    the option.  Called before anything touches the device."""
-    if overwrite or not os.path.lexists(xml_path):
-        return
-    if advice.throwaway():  # tkperf demo: its target is gone, the result cannot be continued
-        raise OutputError(f"{xml_path} holds the result of an earlier demo: replace it with "
-                          "--overwrite, or choose another --outdir")
-    raise OutputError(f"{xml_path} holds the result of an earlier run: continue it with "
-                      f"'tkperf resume {xml_path}', replace it with --overwrite, or choose "
-                      "another --name or --outdir")
 
 
 def prepare_outdir(path: str) -> str:

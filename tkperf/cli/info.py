@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Tuple
 
 from tkperf import strictjson
 from tkperf.cli import remote as remote_cli
+from tkperf.engine import opening
 from tkperf.errors import EXIT_OK
 from tkperf.remote import split_target
 from tkperf.target import facts as device_facts
@@ -249,7 +250,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     if split_target(args.device) is None:
         facts = device_facts.collect(args.device)
     else:  # read on the test host by its tkperf agent (docs/remote.rst)
-        side, dev = remote_cli.open_target(args.device, None, remote_cli.settings_of(args))
+        side, dev = opening.open_target(args.device, None, remote_cli.settings_of(args))
         try:
             facts = side.device_facts(dev)
         finally:

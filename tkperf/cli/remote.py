@@ -3,21 +3,14 @@ and the hidden ``tkperf agent`` ('tkperf help remote')."""
 from __future__ import annotations
 
 import argparse
-import os
-import shlex
-from typing import Dict, List, Optional, Tuple
+from typing import List
 
 from tkperf import programs
+from tkperf.engine.opening import DEFAULT_REMOTE_TKPERF, fio_port
 from tkperf.engine.request import RemoteSettings
 from tkperf.errors import EXIT_OK, UsageError
-from tkperf.fio.backend import FioBackend
 from tkperf.fio.jobs import FioSettings
-from tkperf.model.results import DeviceInfo
-from tkperf.remote import FIO_PORT, fio_host, split_target
-from tkperf.target.side import LocalSide, TargetSide
-
-DEFAULT_REMOTE_TKPERF = "tkperf"
-
+from tkperf.remote import FIO_PORT, fio_host
 
 def add_options(p: argparse.ArgumentParser, fio: bool = True) -> None:
     g = p.add_argument_group("Remote targets (HOST:/dev/...; 'tkperf help remote')")
@@ -37,79 +30,6 @@ def settings_of(args: argparse.Namespace) -> RemoteSettings:
                           remote_tkperf=getattr(args, "remote_tkperf", None))
 
 
-def _port(given: RemoteSettings, saved: Optional[dict] = None) -> int:
-    port = given.fio_port
-    if port is None:
-        port = int((saved or {}).get("fio_port") or FIO_PORT)
-    if not 0 < port < 65536:
-        raise UsageError(f"--fio-port {port}: give a TCP port, 1 to 65535")
-    return port
-
-
-def _remote_tkperf(given: RemoteSettings, saved: Optional[dict] = None) -> List[str]:
-    text = given.remote_tkperf or (saved or {}).get("remote_tkperf") or DEFAULT_REMOTE_TKPERF
-    try:
-        words = shlex.split(str(text))
-    except ValueError as exc:
-        raise UsageError(f"--remote-tkperf {text!r}: {exc}") from None
-    if not words:
-        raise UsageError("--remote-tkperf needs a command")
-    return words
-
-
-def _ssh_config(given: RemoteSettings, saved: Optional[dict] = None) -> Optional[str]:
-    path = given.ssh_config or (saved or {}).get("ssh_config") or None
-    if path and not os.path.isfile(path):
-        raise UsageError(f"--ssh-config {path}: no such file")
-    return os.path.abspath(path) if path else None
-
-
-def open_target(target: str, size: Optional[int], given: RemoteSettings,
-                saved: Optional[dict] = None) -> Tuple[TargetSide, DeviceInfo]:
-    """The side of ``target`` (this host, or a test host over SSH) and its device.
-    ``saved``: a resumed run's ``facts["remote"]``, for what the command line leaves out."""
-    where = split_target(target)
-    if where is None:  # the remote options are for the remote targets among several
-        side: TargetSide = LocalSide()
-        return side, side.resolve(target, size)
-    from tkperf.remote import proxy  # a local run never loads the remote side
-
-    host, path = where
-    _port(given, saved)  # a bad port is refused before any connection
-    side = proxy.connect(host, _ssh_config(given, saved), _remote_tkperf(given, saved))
-    try:
-        return side, side.resolve(path, size)
-    except BaseException:
-        side.close()
-        raise
-
-
-def backend(side: TargetSide, settings, outdir: str, given: RemoteSettings,
-            saved: Optional[dict] = None) -> Optional[FioBackend]:
-    """fio's client for a remote side (its server checked now, before anything
-    is written); None on this host (the session makes its own)."""
-    if not side.host:
-        return None
-    from tkperf.remote.fio import RemoteFio  # a local run never loads the remote side
-
-    return RemoteFio(settings, outdir, side.host, _port(given, saved), session=side)
-
-
-def facts(side: TargetSide, given: RemoteSettings, saved: Optional[dict] = None) -> Dict[str, object]:
-    """``facts["remote"]`` of a run: how it reached its target, for the header and a resume."""
-    if not side.host:
-        return {}
-    config = _ssh_config(given, saved)
-    return {"host": side.host, "fio_host": fio_host(side.host), "fio_port": _port(given, saved),
-            "remote_tkperf": " ".join(shlex.quote(w) for w in _remote_tkperf(given, saved)),
-            **({"ssh_config": config} if config else {})}
-
-
-def saved_remote(run_facts: dict) -> dict:
-    got = run_facts.get("remote") if isinstance(run_facts, dict) else None
-    return got if isinstance(got, dict) else {}
-
-
 # --- tkperf server -------------------------------------------------------------
 
 def server_command(bind: str, port: int, pidfile: str) -> List[str]:
@@ -118,7 +38,7 @@ def server_command(bind: str, port: int, pidfile: str) -> List[str]:
 
 
 def cmd_server(args: argparse.Namespace) -> int:
-    port = _port(settings_of(args))
+    port = fio_port(settings_of(args))
     pidfile = f"/run/tkperf-fio-{port}.pid"
     argv = server_command(args.bind or "", port, pidfile)
     if not args.start:

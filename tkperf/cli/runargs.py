@@ -1,35 +1,21 @@
 """A run's command line: the options of ``ssd run`` and ``hdd run``, turned
 once into the run's request (:func:`request_from_args`,
-:class:`tkperf.engine.request.RunRequest`), and what opens and checks a
-target of it before anything touches the device (:func:`open_run`), and
-the dry run's description.
-
-``tkperf.cli.run`` (one target) and ``tkperf.cli.multirun`` (several at
-once, each a child ``run`` given the request as a file) both start here.
+:class:`tkperf.engine.request.RunRequest`), which ``tkperf.cli.run`` hands
+to the engine's front door (:func:`tkperf.engine.run.run`).
 """
 from __future__ import annotations
 
 import argparse
-import os
-from typing import Optional
 
 from tkperf import durations, notify
-
-from tkperf.kit import registry
-from tkperf.cli import advice, common
+from tkperf.cli import common
 from tkperf.cli import remote as remote_cli
-from tkperf.kit import options
-from tkperf.engine import plan
-from tkperf.engine.runner import plan_all
+from tkperf.kit import options, registry
 from tkperf.engine.request import MailRequest, RunRequest
-from tkperf.engine.session import fio_settings
-from tkperf.errors import EXIT_OK, UsageError
+from tkperf.errors import UsageError
 from tkperf.model import pts as pts_model
-from tkperf.model.results import DeviceInfo
 from tkperf.kit.base import runs_by_default
-from tkperf.target import description, purge
-from tkperf.target.side import TargetSide
-from tkperf.verdict import conformance
+from tkperf.target import purge
 
 
 def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
@@ -189,15 +175,6 @@ def add_unattended_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--mail-from", metavar="ADDR", help="sender of the mail (default tkperf@HOSTNAME)")
 
 
-def unattended(json_summary: Optional[str], m: MailRequest) -> Optional[notify.MailSettings]:
-    """Check ``--json-summary`` (OutputError) and the mail options
-    (UsageError) before the run starts; the mail settings or None."""
-    if json_summary:
-        notify.check_summary_path(json_summary)
-    return notify.mail_settings(list(m.recipients), m.smtp, m.starttls, m.user, m.password_file,
-                                m.sender, os.environ)
-
-
 def mail_of(args: argparse.Namespace) -> MailRequest:
     """The mail options as given (``ssd run`` and ``resume``)."""
     return MailRequest(recipients=tuple(args.mail), smtp=args.smtp, starttls=args.smtp_starttls,
@@ -239,7 +216,7 @@ def overrides(args: argparse.Namespace, profile: str) -> dict:
 def request_from_args(args: argparse.Namespace, profile: str) -> RunRequest:
     """The command line of ``PROFILE run`` as a request, its options and
     formats checked; the targets are checked when they are opened
-    (:func:`open_run`)."""
+    (:func:`tkperf.engine.opening.open_run`)."""
     opts = options.build(overrides(args, profile), quick=args.quick, device_class=args.device_class,
                          pts=args.pts, profile=profile)
     return RunRequest(
@@ -251,43 +228,3 @@ def request_from_args(args: argparse.Namespace, profile: str) -> RunRequest:
         quiet=args.quiet, debug=args.debug, dry_run=args.dry_run, jobs=args.jobs, json_summary=args.json_summary,
         mail=mail_of(args), description=args.dsc, features=args.features,
         remote=remote_cli.settings_of(args))
-
-
-def open_run(request: RunRequest, device: str, size: Optional[int]) -> tuple:
-    """``device`` of ``request`` opened and checked, all before anything
-    touches it: (device, name, outdir, description, features, side)."""
-    opts, profile = request.options, request.profile
-    desc = description.read_description(request.description)
-    features = description.read_features(request.features)
-    side, dev = remote_cli.open_target(device, size, request.remote)
-    try:
-        if not request.dry_run:
-            advice.need_root(dev, [profile, "run", device, "..."])
-        options.check_fits(opts, dev.size_bytes, dev.logical_sector)
-        plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
-        name = common.check_name(request.name) if request.name else common.default_name(dev)
-    except BaseException:
-        side.close()
-        raise
-    return dev, name, request.outdir or name, desc, features, side
-
-
-def dry_run(dev: DeviceInfo, opts: options.RunOptions, profile: str, side: TargetSide,
-            jobs: bool = False) -> int:
-    """The summary (time per test, total, the verdict this target would get,
-    what only the run can tell), then the job files with ``jobs``."""
-    lines, rows = plan.summary(dev, opts)
-    print("\n".join(lines))
-    verdict, unknown = conformance.of_target(opts.to_dict(), dev, profile,
-                                             [r.key for r in rows if r.purge != "none"])
-    print(f"# verdict on this target: {verdict.sentence()}")
-    for d in verdict.deviations:
-        print(f"#   - {d}")
-    print("# known only after the run: " + "; ".join(unknown))
-    for p in side.safety_problems(dev):
-        print(f"# a real run would refuse: {p} (unless --force)")
-    if jobs:
-        print("\n".join(["#", "# fio job files"] + plan.job_files(dev, opts, fio_settings(dev, opts))))
-    else:
-        print("# the fio job files: add --jobs")
-    return EXIT_OK

@@ -10,7 +10,7 @@ once and collects an :class:`Outcome` per target.  Nothing here prints: a
 :class:`Listener` is told what happens.
 
 A child learns that it is one of several from two environment variables
-(read and removed by :class:`tkperf.cli.multirun.ChildHooks`):
+(read and removed by :class:`tkperf.engine.child.ChildHooks`):
 
 ``TKPERF_PROGRESS_FD``
     a pipe's file descriptor: the child writes one JSON object a line,

@@ -158,6 +158,22 @@ class RunRequest:
         return cls.from_dict(doc, where)
 
 
+@dataclass(frozen=True)
+class ResumeRequest:
+    """What ``tkperf resume RESULT.xml`` takes from its command line; the
+    rest (profile, target, options, name) comes from the saved run."""
+
+    report_formats: Tuple[str, ...] = REPORT_FORMATS
+    no_report: bool = False
+    png: bool = False
+    force: bool = False
+    yes: bool = False
+    quiet: bool = False
+    json_summary: Optional[str] = None
+    mail: MailRequest = field(default_factory=MailRequest)
+    remote: RemoteSettings = field(default_factory=RemoteSettings)
+
+
 def _plain(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 

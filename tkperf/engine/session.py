@@ -1,8 +1,8 @@
 """A session: one run (or resumed run) of tkperf on one target, from the
 device lock to the last saved result.
 
-The command line builds a :class:`Session` from validated options and
-calls :meth:`Session.execute`; everything between the lock and the final
+The front door (:mod:`tkperf.engine.run`) builds a :class:`Session` from
+an opened target and checked options and calls :meth:`Session.execute`; everything between the lock and the final
 save happens here: the safety checks, the confirmation (through the
 caller's ``confirm``), O_EXCL, the run's log file, a new or resumed
 :class:`~tkperf.model.results.RunResult`, and the

@@ -10,8 +10,25 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from tkperf.model.results import TestRun
+from tkperf.kit.progress import Progress
+from tkperf.fio.backend import FioBackend
+from tkperf.model.results import RunResult, TestRun
 from tkperf.model.steadystate import Steady
+from tkperf.store import ResultWriter
+
+
+class ShapeOptions(Protocol):
+    """What a loop shape reads of the run's options
+    (:class:`tkperf.kit.options.RunOptions`; the options module needs the registry, which needs the shapes)."""
+
+    @property
+    def max_rounds(self) -> int: ...
+
+    @property
+    def window(self) -> int: ...
+
+    @property
+    def latency_histograms(self) -> bool: ...
 
 
 class RunContext(Protocol):
@@ -19,12 +36,29 @@ class RunContext(Protocol):
     :class:`~tkperf.engine.runner.Runner`, which sits above the test types
     and so is described here rather than imported (``docs/layout.rst``)."""
 
+    #: What the run is doing now (the shapes name their phases).
     phase: str
-    opts: Any
-    fio: Any
-    #: The result file's writer (:class:`tkperf.store.ResultWriter`) and path.
-    writer: Any
-    xml_path: str
+
+    @property
+    def opts(self) -> ShapeOptions: ...
+
+    @property
+    def fio(self) -> FioBackend: ...
+
+    @property
+    def run(self) -> RunResult:
+        """The run being measured (its events, its facts)."""
+
+    @property
+    def progress(self) -> Progress:
+        """Where the run is, for whoever displays it."""
+
+    @property
+    def writer(self) -> ResultWriter:
+        """The result file's writer (series rows appended as they come)."""
+
+    @property
+    def xml_path(self) -> str: ...
 
     def save(self) -> None: ...
 

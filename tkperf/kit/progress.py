@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Protocol, Sequence, Tuple
 
 from tkperf.durations import duration
 from tkperf.fio import live as fio_live
@@ -291,11 +291,16 @@ class Progress:
                 f"slope {100 * s.slope_excursion / avg:.1f}% of 10%")
 
 
-def progress_of(ctx: object) -> Progress:
-    """The run's structured progress (``ctx.progress``; a detached one for a
-    context without, such as a test's stand-in runner)."""
-    found = getattr(ctx, "progress", None)
-    return found if isinstance(found, Progress) else Progress()
+class HasProgress(Protocol):
+    """Whoever runs a loop shape (:class:`tkperf.kit.context.RunContext`), as far as progress goes."""
+
+    @property
+    def progress(self) -> Progress: ...
+
+
+def progress_of(ctx: HasProgress) -> Progress:
+    """The run's structured progress (``ctx.progress``)."""
+    return ctx.progress
 
 
 def eta_text(lo: float, hi: float) -> str:

@@ -104,10 +104,10 @@ def _scaled(value: float, metric: str) -> float:
     return value / 1e6 if metric.endswith("bw_bytes") else value  # labels say MB/s
 
 
-def wants_histograms(ctx: object, plan: "PlanLike") -> bool:
+def wants_histograms(ctx: "RunContext", plan: "PlanLike") -> bool:
     """Whether this plan's workloads keep their response-time histograms: the
     plan asks (LAT), or the run does (``--latency-histograms``)."""
-    return bool(plan.histograms or getattr(getattr(ctx, "opts", None), "latency_histograms", False))
+    return bool(plan.histograms or ctx.opts.latency_histograms)
 
 
 def record_round(ctx: "RunContext", test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
@@ -120,8 +120,8 @@ def record_round(ctx: "RunContext", test: TestRun, jobs: Sequence[FioJob], index
     fio_s = sum(w.runtime_ms for w in workloads) / 1000.0
     rnd = Round(index=index, started=started, wall_s=wall, fio_s=fio_s, workloads=tuple(workloads))
     test.rounds.append(rnd)
-    run = getattr(ctx, "run", None)  # one CPU warning per test, not per round (nor per resume)
-    if run is not None and not any(e.test == test.key and CPU_BOUND_MARK in e.message for e in run.events):
+    run = ctx.run  # one CPU warning per test, not per round (nor per resume)
+    if not any(e.test == test.key and CPU_BOUND_MARK in e.message for e in run.events):
         text = cpu_bound_warning(rnd.workloads, run.facts.get("host_sharing") if isinstance(run.facts, dict) else None)
         if text:
             ctx.event("warning", text, test.key, index)

@@ -1,0 +1,98 @@
+"""How many of tkperf's files a run's request visits on its way to fio.
+
+Runs ``tkperf ssd run LOOP --tests iops --quick --yes --no-report`` in this
+process on a throw-away loop device, with a profile hook counting the
+distinct files of ``tkperf/`` whose functions are called up to the start
+of the first fio process (the run is stopped there): from the call of
+``tkperf.cli.main`` (parsing included), from the moment the command line
+has become a request, and from the call of ``run(request)``.  Every module of tkperf is imported
+first, so code run at import time is not counted.  Needs root.
+
+    sudo python benchmarks/frontdoor.py [-v]
+"""
+from __future__ import annotations
+
+import os
+import pkgutil
+import sys
+import tempfile
+from importlib import import_module
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import tkperf  # noqa: E402
+from tkperf import programs  # noqa: E402
+from tkperf.cli import main  # noqa: E402
+from tkperf.target.loopdev import try_loop  # noqa: E402
+
+PACKAGE = os.path.dirname(os.path.abspath(tkperf.__file__))
+#: The module whose ``run(request)`` is the front door.
+DOORS = (os.path.join("engine", "run.py"), os.path.join("cli", "run.py"))
+
+
+class _AtFio(BaseException):
+    """Raised in place of the first fio workload."""
+
+
+def _import_all() -> None:
+    for info in pkgutil.walk_packages([PACKAGE], "tkperf."):
+        if ".remote" in info.name or info.name.endswith("__main__"):
+            continue  # a local run never loads the remote side
+        try:
+            import_module(info.name)
+        except ImportError:
+            pass
+
+
+def main_() -> None:
+    _import_all()
+    visits: list = []  # (file, since the request, since the front door) in call order
+    state = {"request": False, "door": False}
+
+    def hook(frame, event, arg):
+        if event == "call" and frame.f_code.co_name != "<module>":
+            path = frame.f_code.co_filename
+            if path.startswith(PACKAGE):
+                name = frame.f_code.co_name
+                if name == "__post_init__" and path.endswith(os.path.join("engine", "request.py")):
+                    state["request"] = True  # the command line is a request now
+                if name == "run" and path.endswith(DOORS):
+                    state["door"] = True  # run(request): cli/run.py's before the engine had one
+                visits.append((os.path.relpath(path, os.path.dirname(PACKAGE)), state["request"], state["door"]))
+
+    start = programs.start
+
+    def at_fio(argv, **kw):
+        if os.path.basename(str(argv[0])) == "fio":
+            sys.setprofile(None)
+            raise _AtFio()
+        return start(argv, **kw)
+
+    programs.start = at_fio
+    with tempfile.TemporaryDirectory() as tmp:
+        loop, why = try_loop(256 * 2**20, tmp)
+        if loop is None:
+            sys.exit(f"needs a loop device: {why}")
+        try:
+            sys.setprofile(hook)
+            try:
+                main(["ssd", "run", loop.path, "--tests", "iops", "--quick", "--yes", "--no-report",
+                      "-q", "--outdir", os.path.join(tmp, "out")])
+            except _AtFio:
+                pass
+            finally:
+                sys.setprofile(None)
+        finally:
+            loop.__exit__(None, None, None)
+    every = list(dict.fromkeys(f for f, _, _ in visits))
+    after = list(dict.fromkeys(f for f, r, _ in visits if r))
+    door = list(dict.fromkeys(f for f, _, d in visits if d))
+    print(f"files visited from the command line to fio:  {len(every)}")
+    print(f"files visited from the request to fio:       {len(after)}")
+    print(f"files visited from run(request) to fio:      {len(door)}")
+    if "-v" in sys.argv:  # "*": from run(request) on; "+": from the request on; "-": before it
+        print("\n".join(("* " if f in door else "+ " if f in after else "- ") + f for f in every))
+
+
+if __name__ == "__main__":
+    main_()
