@@ -33,10 +33,10 @@ from tkperf.engine.options import (
     parse_mixes,
     parse_size,
 )
-from tkperf.engine.shapes import Phase, Phases, Rounds, Shape, Stream, Sweep
+from tkperf.engine.shapes import Estimate, Phase, Phases, Rounds, Shape, Stream, Sweep
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
-from tkperf.model.results import IoStats, Round, RunResult, TestRun, Workload, format_bs, mix_label
+from tkperf.model.results import IoStats, Round, RunResult, TestRun, Workload, format_bs, mix_label, now_iso
 from tkperf.model.steadystate import Steady
 from tkperf.render.blocks import (
     Admonition,
@@ -64,7 +64,10 @@ from tkperf.testtypes.base import (
     in_range,
     parse_count,
 )
+from tkperf.testtypes.dirth import SweepTest, sweep_options, sweep_plan
+from tkperf.testtypes.dirth.settings import SweepSettings, captures_of
 from tkperf.testtypes.settings import settings_from
+from tkperf.testtypes.writesat.settings import parse_tgbw, tgbw_bytes
 
 __all__ = [
     "API_VERSION",
@@ -81,4 +84,51 @@ __all__ = [
     # report blocks
     "Heading", "Rubric", "Paragraph", "Admonition", "Table", "table", "ConvergenceChart", "WindowChart",
     "LinesChart", "BarsChart", "CurvesChart", "XYChart",
+    # added for the real-world workload tests (issue 38): a shape's estimate, a round's start time,
+    # WSAT's total-written limit, DIRTH's TC x QD sweep and its report sections
+    "Estimate", "now_iso", "parse_tgbw", "tgbw_bytes", "SweepTest", "SweepSettings", "sweep_options",
+    "sweep_plan", "captures_of", "sweep_report_section", "sweep_compare_section", "sweep_header",
+    "sweep_stimulus_words", "generic_report_section", "generic_compare_section",
 ]
+
+
+def generic_report_section(kind, ctx, tests) -> list:
+    """tkperf's generic report section of test type ``kind`` (header, headline figures, rounds or intervals)."""
+    from tkperf.render import generic  # report parts load only when a report is built
+
+    return generic.report_section(kind, ctx, tests)
+
+
+def generic_compare_section(kind, ctx, runs, labels) -> list:
+    """tkperf's generic comparison section of test type ``kind`` (headline figures side by side)."""
+    from tkperf.render import generic  # report parts load only when a report is built
+
+    return generic.compare_section(kind, ctx, runs, labels)
+
+
+def sweep_report_section(ctx, tests, kind, header_of, more=None) -> list:
+    """DIRTH's report section for a sweep test ``kind`` with its own header and extra blocks."""
+    from tkperf.testtypes.dirth import view  # report parts load only when a report is built
+
+    return view.report_section(ctx, tests, kind, header_of, more)
+
+
+def sweep_compare_section(ctx, runs, labels, kind) -> list:
+    """DIRTH's comparison section for a sweep test ``kind``."""
+    from tkperf.testtypes.dirth import view  # report parts load only when a report is built
+
+    return view.compare_section(ctx, runs, labels, kind)
+
+
+def sweep_header(ctx, test, stimulus: str, wdpc: str, extra=()):
+    """The SNIA header of a steady-then-sweep test (DIRTH's), ``extra`` rows after its own."""
+    from tkperf.testtypes.dirth import viewheader  # report parts load only when a report is built
+
+    return viewheader.sweep_header(ctx, test, stimulus, wdpc, extra)
+
+
+def sweep_stimulus_words(test, long: str, short: str):
+    """(stimulus, WDPC) words of a sweep test's header in the words of its structure."""
+    from tkperf.testtypes.dirth import viewheader  # report parts load only when a report is built
+
+    return viewheader.stimulus_words(test, long, short)

@@ -42,6 +42,9 @@ BUILTIN: Tuple[Tuple[str, str], ...] = (
     ("hdd-zones", "tkperf.testtypes.hdd_zones:HddZonesTest"),
     ("hdd-iops", "tkperf.testtypes.hdd_iops:HddIopsTest"),
     ("hdd-lat", "tkperf.testtypes.hdd_lat:HddLatencyTest"),
+    ("replay", "tkperf.testtypes.realworld.replay:ReplayTest"),
+    ("rwsw-wsat", "tkperf.testtypes.realworld.wsat:RwswWsatTest"),
+    ("rwsw-dirth", "tkperf.testtypes.realworld.dirth:RwswDirthTest"),
 )
 NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 

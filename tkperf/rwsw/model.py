@@ -1,0 +1,281 @@
+"""The capture of a real-world workload: its IO streams, time steps and file.
+
+A capture (``tkperf capture``, docs/rwsw.rst) is the block I/O an
+application did to a device, cut into time steps; per step and in total it
+is told as IO streams -- one combination of access (random or sequential),
+direction (read or write) and transfer size -- with their I/O count and
+their share of the I/Os and of the bytes, and the step's queue depth, IOPS
+and throughput.  This module is the data and its XML file,
+``<tkperf-capture version="1">``; the capture itself, the analysis and
+the replay live beside it.
+
+Numbers are SI: seconds, bytes, MB/s of 10**6 bytes.  Every figure read
+back from a file must be finite and in its range, every share 0..1, or the
+file is refused with one line (:class:`~tkperf.errors.ResultFileError`,
+exit 7); the iolog name must be a plain file name in the XML's folder.
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+from typing import List, Optional, Sequence, Tuple
+
+from lxml import etree
+
+from tkperf.errors import OutputError, ResultFileError
+from tkperf.model.fileformat import MAX_FILE_BYTES, refuse_doctype, refuse_doctype_tree, safe_parser
+from tkperf.model.files import atomic_write
+from tkperf.untrusted import for_xml
+
+ROOT_TAG = "tkperf-capture"
+VERSION = 1
+ACCESS = ("random", "sequential")
+RW = ("read", "write")
+SOURCES = ("tracefs", "blktrace", "import")
+_SHORT = {"random": "RND", "sequential": "SEQ"}
+_UNITS = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
+
+
+def size_text(n: int) -> str:
+    """A transfer size in the largest binary unit that divides it: 4KiB, 1MiB, 1536B."""
+    for unit, name in _UNITS:
+        if n >= unit and n % unit == 0:
+            return f"{n // unit}{name}"
+    return f"{n}B"
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One IO stream: access, direction and transfer size, with its count and shares."""
+
+    access: str        # "random" | "sequential"
+    rw: str            # "read" | "write"
+    bs: int            # transfer size in bytes
+    ios: int           # I/O count
+    share: float       # share of the I/Os, 0..1
+    byte_share: float  # share of the bytes, 0..1
+
+    @property
+    def key(self) -> str:
+        """``RND 4KiB read``, ``SEQ 64KiB write``."""
+        return f"{_SHORT[self.access]} {size_text(self.bs)} {self.rw}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One time step of a capture."""
+
+    index: int         # 0-based
+    start: float       # seconds from the capture's start
+    duration: float    # seconds
+    streams: Tuple[Stream, ...]   # largest share first
+    qd: float          # mean outstanding I/Os over the step
+    iops: float
+    mbps: float        # MB/s, 10**6 bytes
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A whole capture: its facts, steps and streams."""
+
+    name: str
+    device: str        # the captured device as given (informative text, untrusted on read)
+    size: int          # its size in bytes (replay maps addresses onto the target's range)
+    source: str        # "tracefs" | "blktrace" | "import"
+    started: str       # ISO 8601 UTC
+    duration: float    # seconds
+    step: float        # step length in seconds
+    steps: Tuple[Step, ...]
+    streams: Tuple[Stream, ...]   # whole capture, largest share first
+    qd: float
+    iops: float
+    mbps: float
+    iolog: Optional[str]   # file name beside the XML (fio iolog version 3), or None
+
+
+def dominant(streams: Sequence[Stream], share: float = 0.8) -> Tuple[Stream, ...]:
+    """The fewest largest streams whose shares add up to at least ``share``,
+    re-normalised so that their shares (and byte shares) sum to 1."""
+    ordered = sorted(streams, key=lambda s: (-s.share, s.key))
+    chosen: List[Stream] = []
+    total = 0.0
+    for s in ordered:
+        if total >= share - 1e-9 and chosen:
+            break
+        chosen.append(s)
+        total += s.share
+    if not chosen or total <= 0:
+        return ()
+    byte_total = sum(s.byte_share for s in chosen)
+    return tuple(replace(s, share=s.share / total,
+                         byte_share=(s.byte_share / byte_total) if byte_total > 0 else 0.0) for s in chosen)
+
+
+# -- writing -----------------------------------------------------------------
+
+def _num(x: float) -> str:
+    return repr(float(x))
+
+
+def _stream_el(parent: etree._Element, s: Stream) -> None:
+    etree.SubElement(parent, "stream", access=s.access, rw=s.rw, bs=str(s.bs), ios=str(s.ios),
+                     share=_num(s.share), attrib={"byte-share": _num(s.byte_share)})
+
+
+def to_element(capture: Capture) -> etree._Element:
+    c = capture
+    root = etree.Element(ROOT_TAG, version=str(VERSION), name=for_xml(c.name), device=for_xml(c.device),
+                         size=str(c.size), source=c.source, started=for_xml(c.started),
+                         duration=_num(c.duration), step=_num(c.step), qd=_num(c.qd), iops=_num(c.iops),
+                         mbps=_num(c.mbps))
+    if c.iolog is not None:
+        root.set("iolog", for_xml(c.iolog))
+    total = etree.SubElement(root, "streams")
+    for s in c.streams:
+        _stream_el(total, s)
+    steps = etree.SubElement(root, "steps")
+    for st in c.steps:
+        el = etree.SubElement(steps, "step", index=str(st.index), start=_num(st.start),
+                              duration=_num(st.duration), qd=_num(st.qd), iops=_num(st.iops), mbps=_num(st.mbps))
+        for s in st.streams:
+            _stream_el(el, s)
+    return root
+
+
+def dumps(capture: Capture) -> bytes:
+    return etree.tostring(to_element(capture), xml_declaration=True, encoding="UTF-8", pretty_print=True)
+
+
+def save(capture: Capture, path: str, overwrite: bool = False) -> None:
+    """Write the capture atomically; an existing file is an OutputError unless ``overwrite``."""
+    if not overwrite and os.path.lexists(path):
+        raise OutputError(f"{path} exists; give another --name or remove it")
+    atomic_write(path, dumps(capture))
+
+
+# -- reading -----------------------------------------------------------------
+
+class _Reader:
+    """Attribute readers that name the element and attribute of a bad value."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, el: etree._Element, attr: str, why: str) -> ResultFileError:
+        return ResultFileError(f"{self.source}: <{el.tag}> {attr}: {why}")
+
+    def text(self, el: etree._Element, attr: str) -> str:
+        v = el.get(attr)
+        if v is None:
+            raise self.fail(el, attr, "missing")
+        return v
+
+    def number(self, el: etree._Element, attr: str, top: float = math.inf) -> float:
+        raw = self.text(el, attr)
+        try:
+            v = float(raw)
+        except ValueError:
+            raise self.fail(el, attr, f"not a number ({raw[:40]!r})") from None
+        if not math.isfinite(v) or v < 0 or v > top:
+            raise self.fail(el, attr, f"{raw[:40]!r} is not a finite number in 0..{top:g}")
+        return v
+
+    def integer(self, el: etree._Element, attr: str, low: int = 0) -> int:
+        raw = self.text(el, attr)
+        try:
+            v = int(raw)
+        except ValueError:
+            raise self.fail(el, attr, f"not a whole number ({raw[:40]!r})") from None
+        if v < low:
+            raise self.fail(el, attr, f"{v} is below {low}")
+        return v
+
+    def choice(self, el: etree._Element, attr: str, allowed: Sequence[str]) -> str:
+        v = self.text(el, attr)
+        if v not in allowed:
+            raise self.fail(el, attr, f"{v[:40]!r} is not one of {', '.join(allowed)}")
+        return v
+
+    def stream(self, el: etree._Element) -> Stream:
+        return Stream(access=self.choice(el, "access", ACCESS), rw=self.choice(el, "rw", RW),
+                      bs=self.integer(el, "bs", 1), ios=self.integer(el, "ios"),
+                      share=self.number(el, "share", 1.0), byte_share=self.number(el, "byte-share", 1.0))
+
+    def streams(self, el: Optional[etree._Element]) -> Tuple[Stream, ...]:
+        if el is None:
+            return ()
+        out = tuple(self.stream(s) for s in el.iterfind("stream"))
+        if any(x.tag != "stream" for x in el if isinstance(x.tag, str)):
+            raise ResultFileError(f"{self.source}: <{el.tag}> holds an element other than <stream>")
+        return out
+
+
+def _iolog_name(r: _Reader, root: etree._Element) -> Optional[str]:
+    name = root.get("iolog")
+    if name is None:
+        return None
+    if (not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name
+            or name != os.path.basename(name) or any(ord(ch) < 32 for ch in name)):
+        raise r.fail(root, "iolog", "not a plain file name beside the capture")
+    return name
+
+
+def loads(data: bytes, source: str = "<data>") -> Capture:
+    """The capture in ``data``; every failure is a ResultFileError naming ``source``."""
+    if not data.strip():
+        raise ResultFileError(f"{source}: empty file, not a tkperf capture")
+    refuse_doctype(data, source)
+    try:
+        root = etree.fromstring(data, safe_parser(remove_comments=True, remove_pis=True))
+    except etree.XMLSyntaxError as exc:
+        raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?): {exc.msg or exc}") from None
+    refuse_doctype_tree(root, source)
+    if root.tag != ROOT_TAG:
+        raise ResultFileError(f"{source}: XML of another kind (root <{root.tag}>), not a tkperf capture")
+    r = _Reader(source)
+    version = r.integer(root, "version", 1)
+    if version > VERSION:
+        raise ResultFileError(f"{source}: capture version {version} is newer than this tkperf reads "
+                              f"({VERSION}); upgrade tkperf")
+    steps: List[Step] = []
+    steps_el = root.find("steps")
+    for el in (steps_el.iterfind("step") if steps_el is not None else ()):
+        steps.append(Step(index=r.integer(el, "index"), start=r.number(el, "start"),
+                          duration=r.number(el, "duration"), streams=r.streams(el), qd=r.number(el, "qd"),
+                          iops=r.number(el, "iops"), mbps=r.number(el, "mbps")))
+    if [s.index for s in steps] != list(range(len(steps))):
+        raise ResultFileError(f"{source}: <step> indexes are not 0, 1, 2, ... in order")
+    step_len = r.number(root, "step")
+    if step_len <= 0:
+        raise r.fail(root, "step", "must be above 0")
+    return Capture(name=r.text(root, "name"), device=r.text(root, "device"), size=r.integer(root, "size"),
+                   source=r.choice(root, "source", SOURCES), started=r.text(root, "started"),
+                   duration=r.number(root, "duration"), step=step_len, steps=tuple(steps),
+                   streams=r.streams(root.find("streams")), qd=r.number(root, "qd"), iops=r.number(root, "iops"),
+                   mbps=r.number(root, "mbps"), iolog=_iolog_name(r, root))
+
+
+def is_capture(data: bytes) -> bool:
+    """Whether ``data`` looks like a capture (its root element), for show and report to choose a reader."""
+    head = data[:4096].lstrip()
+    return (b"<" + ROOT_TAG.encode()) in head
+
+
+def load(path: str) -> Capture:
+    """Read a capture file; a ResultFileError (one line) says what is wrong with it."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ResultFileError(f"{path}: {exc.strerror}") from None
+    if not os.path.isfile(path):
+        raise ResultFileError(f"{path}: not a regular file")
+    if st.st_size > MAX_FILE_BYTES:
+        raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_FILE_BYTES} byte limit")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise ResultFileError(f"{path}: {exc.strerror}") from None
+    return loads(data, path)
+

@@ -1,0 +1,175 @@
+"""Replay of a real-world workload capture (the SNIA RWSW PTS's Replay-Native
+test; docs/rwsw-tests.rst).
+
+``--replay steps`` (the default): after a purge, every step of the capture
+in order, for its duration, as its IO streams at its queue depth: one fio
+job per stream (the 16 largest), running at once, their I/O counts held in
+the step's proportions by fio's flow control (:mod:`tkperf.rwsw.applied`).
+A step of several streams is preceded by a 1 s calibration run whose
+response times set each stream's queue depth, so that the streams' mean
+outstanding I/Os add up to the step's.  A step without I/O is an idle gap.
+
+``--replay exact``: the captured I/Os themselves, through fio's iolog
+replay with the capture's timing, their addresses mapped onto the target's
+range (:mod:`.exact`).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Dict, List, Mapping, Sequence, Tuple
+
+from tkperf.api import Figure, FioJob, Options, Phase, Phases, Plan, Round, TestRun, TestType, UsageError
+from tkperf.rwsw import applied, model
+from tkperf.testtypes.realworld import exact, options as ro
+from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, overall
+from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
+
+#: Seconds of the calibration run before a step of several streams.
+CALIBRATION_S = 1
+
+
+def _job(name: str, s: model.Stream, runtime: int, depth: int, extra: Tuple[Tuple[str, str], ...]) -> FioJob:
+    return FioJob(name=name, rw=applied.fio_rw(s), bs=s.bs, runtime=runtime, iodepth=depth, extra=extra)
+
+
+def load(cfg: ro.ReplaySettings) -> model.Capture:
+    if not cfg.workload:
+        raise UsageError("the real-world workload tests need --rwsw-workload N.xml (a capture written by tkperf capture)")
+    return model.load(cfg.workload)
+
+
+class _Placer:
+    """Sets each stream job's queue depth from the calibration run just before its step."""
+
+    def __init__(self, index: Dict[str, int], shares: Sequence[float], qd: float, calibration: Sequence[str]):
+        self.index, self.shares, self.qd, self.calibration = index, tuple(shares), qd, tuple(calibration)
+
+    def __call__(self, job: FioJob, earlier: Sequence[Round]) -> FioJob:
+        if not earlier:
+            return job
+        by_name = {w.name: w for w in earlier[-1].workloads}
+        lat = [by_name[n].lat_mean_us / 1e6 if n in by_name else 0.0 for n in self.calibration]
+        if not all(lat):
+            return job
+        return replace(job, iodepth=applied.depths(self.shares, lat, self.qd)[self.index[job.name]])
+
+
+def step_phases(cap: model.Capture, step_time: int) -> Tuple[List[Phase], Dict[str, str]]:
+    """The phases of a step replay and the params that say what each step and job asked for."""
+    phases: List[Phase] = []
+    params: Dict[str, str] = {}
+    for step in cap.steps:
+        n = step.index + 1
+        seconds = step_time or max(1, int(round(step.duration)))
+        streams = applied.kept(step.streams)
+        params[f"step.{n}.duration"] = str(seconds)
+        if not streams:
+            if phases:
+                phases[-1] = replace(phases[-1], idle_s=phases[-1].idle_s + seconds)
+            params[f"step.{n}.idle"] = "true"
+            continue
+        shares = [s.share for s in streams]
+        weights = applied.weights(streams)
+        first = applied.first_depths(shares, step.qd)
+        names = [applied.job_name(n, k, s) for k, s in enumerate(streams)]
+        params.update({f"step.{n}.qd": repr(step.qd), f"step.{n}.iops": repr(step.iops),
+                       f"step.{n}.mbps": repr(step.mbps), f"step.{n}.left_out": repr(applied.left_out(step)),
+                       f"step.{n}.target_qd": str(applied.target_qd(step.qd))})
+        for name, s in zip(names, streams):
+            params[f"stream.{name}"] = s.key
+            params[f"share.{name}"] = repr(s.share)
+        place = None
+        if len(streams) > 1:
+            cal = [f"cal{n}-s{k}" for k in range(len(streams))]
+            phases.append(Phase(tuple(_job(c, s, CALIBRATION_S, first[k], applied.step_extra(k, weights[k]))
+                                      for k, (c, s) in enumerate(zip(cal, streams))),
+                                label=f"{CALIBRATION} {n}"))
+            place = _Placer({name: k for k, name in enumerate(names)}, shares, step.qd, cal)
+        phases.append(Phase(tuple(_job(name, s, seconds, first[k], applied.step_extra(k, weights[k]))
+                                  for k, (name, s) in enumerate(zip(names, streams))),
+                            label=f"{STEP} {n}", place=place))
+    return phases, params
+
+
+class ReplayTest(TestType):
+    name = "replay"
+    title = "Real-World Workload Replay"
+    short = "Replay"
+    unit = "step"
+    order = 90
+    view = "tkperf.testtypes.realworld.replayview"
+    settings = ro.ReplaySettings
+    options = ro.REPLAY_OPTIONS
+
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(ro.ReplaySettings)
+        cap = load(cfg)
+        params = {"workload": os.path.basename(cfg.workload), "capture": cap.name, "capture_device": cap.device,
+                  "capture_size": str(cap.size), "capture_source": cap.source, "mode": cfg.replay,
+                  "capture_qd": repr(cap.qd), "capture_iops": repr(cap.iops), "capture_mbps": repr(cap.mbps),
+                  "capture_ios": str(sum(s.ios for s in cap.streams))}
+        if cfg.replay == "exact":
+            log = exact.capture_iolog(cfg.workload, cap)
+            span = opts.active_bytes(capacity)
+            return [Plan(key=self.name, shape=exact.ExactReplay(log, span, exact.depth_for(cap)), wipc=False,
+                         params={**params, "iolog": os.path.basename(log), "span": str(span)})]
+        phases, more = step_phases(cap, cfg.replay_step_time)
+        return [Plan(key=self.name, shape=Phases(tuple(phases)), wipc=False,
+                     params={**params, **more, "steps": str(len(cap.steps)),
+                             "step_time": str(cfg.replay_step_time)})]
+
+    def largest_block(self, opts: Options) -> int:
+        cfg = opts.of(ro.ReplaySettings)
+        if not cfg.workload:
+            return 0
+        cap = load(cfg)
+        return max((s.bs for st in cap.steps for s in st.streams), default=0)
+
+    def deviations(self, options: Mapping[str, str], revision) -> List[str]:
+        v = self.stored_values(options)
+        out = common_deviations(self.name)
+        if v["rwsw_replay"] == "exact":
+            out.append("replay --replay exact: the captured I/Os with their own timing through fio's iolog "
+                       f"replay, not the step-by-step stream mix of the {RWSW_PTS}'s Replay-Native test")
+            return out
+        out.append("replay: each step's streams run as concurrent fio jobs held in proportion by fio's flow "
+                   "control, each step of several streams after a 1 s calibration run (extra I/O) that sets "
+                   "their queue depths; the queue depth is the step's mean rounded to a whole number")
+        out.append("replay: offsets are fio's (random streams uniform over the active range, sequential ones "
+                   "from its start), not the captured addresses")
+        if v["rwsw_replay_step_time"]:
+            out.append(f"replay: every step runs {v['rwsw_replay_step_time']} s instead of its captured duration")
+        return out
+
+    def result_deviations(self, test: TestRun, options, revision, capacity: int) -> List[str]:
+        out = []
+        for key, value in sorted(test.params.items()):
+            if key.endswith(".left_out") and float(value) > 0.0005:
+                out.append(f"{test.key}: {key.split('.')[1]}: streams beyond the {applied.MAX_STREAMS} largest "
+                           f"left out ({100.0 * float(value):.1f}% of the step's I/Os)")
+        moved = test.data.get("exact.moved", "0")
+        if moved not in ("", "0"):
+            out.append(f"{test.key}: {moved} captured I/Os moved to fit the target's range")
+        dropped = test.data.get("exact.dropped", "0")
+        if dropped not in ("", "0"):
+            out.append(f"{test.key}: {dropped} captured trims, syncs or oversize I/Os left out")
+        return out
+
+    def headline(self, test: TestRun) -> List[Figure]:
+        figures = overall(test)
+        if figures is None:
+            return []
+        iops, mbps, lat = figures
+        return [Figure("iops", "IOPS", iops, "IOPS"), Figure("mbps", "throughput", mbps, "MB/s", "", "{:,.1f}"),
+                Figure("lat_mean_us", "mean response time", lat, "us", "lower", "{:,.1f}")]
+
+    def instance_title(self, test: TestRun) -> str:
+        return f"Replay of {test.params.get('capture', '')}".strip()
+
+    def check_data(self, test: TestRun) -> None:
+        for rnd in test.rounds:
+            label = test.data.get(f"phase.{rnd.index}", "")
+            if label and not label.startswith((CALIBRATION, STEP, exact.LABEL)):
+                raise ValueError(f"round {rnd.index} is labelled {label[:40]!r}, not a replay step")
+

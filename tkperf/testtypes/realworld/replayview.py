@@ -1,0 +1,58 @@
+"""How a replay is shown: tkperf's generic section (SNIA header, headline
+figures, every round), then per step what the drive delivered next to what
+the capture asked for -- IOPS, MB/s, queue depth, mean response time -- and
+per stream its share of the I/Os against the capture's; for an exact
+replay, the captured and the issued I/O counts."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from tkperf.api import Heading, Paragraph, TestRun, generic_compare_section, generic_report_section, table
+from tkperf.testtypes.realworld.delivered import steps
+from tkperf.testtypes.realworld.replay import ReplayTest
+
+
+def _f(x: float, digits: int = 1) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def step_blocks(test: TestRun) -> list:
+    figs = steps(test)
+    if not figs:
+        return []
+    rows = [[str(s.step), _f(s.seconds), _f(s.asked_iops, 0), _f(s.iops, 0), _f(s.asked_mbps), _f(s.mbps),
+             _f(s.asked_qd, 2), _f(s.qd, 2), _f(s.lat_mean_us)] for s in figs]
+    out: list = [Heading("What the drive delivered, next to the capture", 2),
+                 Paragraph("Per step: the capture's IOPS, MB/s and queue depth (mean outstanding I/Os) and what "
+                           "the drive delivered; the delivered queue depth is each stream job's IOPS times its "
+                           "mean response time (Little's law), added up."),
+                 table(["Step", "Seconds", "Asked IOPS", "IOPS", "Asked MB/s", "MB/s", "Asked QD", "QD",
+                        "Mean RT (µs)"], rows, title="Every step, asked and delivered")]
+    srows = [[str(s.step), x.key, _f(100.0 * x.asked_share), _f(100.0 * x.share), str(x.iodepth), _f(x.qd, 2),
+              _f(x.iops, 0), _f(x.lat_mean_us)] for s in figs for x in s.streams]
+    out.append(table(["Step", "Stream", "Asked share %", "Share %", "fio iodepth", "QD", "IOPS", "Mean RT (µs)"],
+                     srows, title="Every stream of every step: its share of the I/Os, asked and replayed"))
+    return out
+
+
+def exact_blocks(test: TestRun) -> list:
+    if "exact.reads" not in test.data or not test.rounds:
+        return []
+    issued = sum(w.read.ios + w.write.ios for w in test.rounds[0].workloads)
+    asked = int(test.data["exact.reads"]) + int(test.data["exact.writes"])
+    rows = [["Captured I/Os replayed", f"{asked:,}"], ["I/Os fio issued", f"{issued:,}"],
+            ["Moved to fit the target's range", test.data.get("exact.moved", "0")],
+            ["Left out (trims, syncs, oversize)", test.data.get("exact.dropped", "0")],
+            ["Target range (bytes)", test.data.get("exact.span", "")]]
+    return [Heading("The captured I/Os, replayed", 2), table(["Figure", "Value"], rows, title="Exact replay")]
+
+
+def report_section(ctx, tests: Sequence[TestRun]) -> list:
+    out = generic_report_section(ReplayTest(), ctx, tests)
+    for test in tests:
+        out += step_blocks(test) + exact_blocks(test)
+    return out
+
+
+def compare_section(ctx, runs, labels) -> list:
+    return generic_compare_section(ReplayTest(), ctx, runs, labels)

@@ -1,0 +1,40 @@
+"""How rwsw-wsat is shown: tkperf's generic section (SNIA header, headline
+figures, IOPS per interval) and the applied workload: the dominant streams
+and the fio settings that hold them."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from tkperf.api import Heading, TestRun, generic_compare_section, generic_report_section, table
+from tkperf.testtypes.realworld.workload import stream_rows
+from tkperf.testtypes.realworld.wsat import RwswWsatTest
+
+
+def applied_blocks(test: TestRun) -> list:
+    p = test.params
+    rows = stream_rows(p)
+    if not rows:
+        return []
+    captured = p.get("captured_share", "")
+    try:
+        covered = f"{100.0 * float(captured):.1f}% of the captured I/Os"
+    except ValueError:
+        covered = "the dominant streams"
+    fio = [["rwmixread", p.get("rwmixread", "")], ["bssplit (reads,writes)", p.get("bssplit", "")],
+           ["percentage_random (reads,writes)", p.get("percentage_random", "")]]
+    return [Heading("The applied test workload", 2),
+            table(["Stream", "Share %", "Byte share %"], rows,
+                  title=f"The dominant streams of {p.get('capture', '')} (at least {p.get('streams_share', '')} "
+                        f"of the I/Os; {covered}), normalised"),
+            table(["fio option", "Value"], fio, title="One fio job holding them")]
+
+
+def report_section(ctx, tests: Sequence[TestRun]) -> list:
+    out = generic_report_section(RwswWsatTest(), ctx, tests)
+    for test in tests:
+        out += applied_blocks(test)
+    return out
+
+
+def compare_section(ctx, runs, labels) -> list:
+    return generic_compare_section(RwswWsatTest(), ctx, runs, labels)
