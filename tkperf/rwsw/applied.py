@@ -8,11 +8,12 @@ turn these settings into fio jobs.
   I/O counts held in the step's proportions by fio's token-based flow
   control (``flow`` weights in one ``flow_id``).  fio's flow control holds
   the proportions by throttling the jobs that run ahead, which lowers their
-  outstanding I/Os; so the queue depth of each job is chosen from a short
-  calibration run (:func:`depths`): by Little's law a stream's mean
-  outstanding I/Os are its IOPS times its mean response time, so depths in
-  proportion to share x response time let every job run at the pace the
-  shares ask for, and their sum is the step's queue depth.
+  outstanding I/Os and the step's queue depth with them.  So the depths come
+  from two short calibration runs: by Little's law (outstanding I/Os = IOPS
+  x response time) a stream needs outstanding I/Os in proportion to its
+  share x its response time (:func:`spread`), and the total depth that holds
+  the step's queue depth under flow control is found from the two runs'
+  measured depths (:func:`total_depth`).
 * The **applied test workload** (rwsw-wsat, rwsw-dirth) is the dominant
   streams normalised into one fio job (:func:`mixed_job`): ``rwmixread``
   for the read share, ``bssplit`` per direction for the transfer sizes and
@@ -33,8 +34,8 @@ from tkperf.rwsw.model import Step, Stream, size_text
 #: At most this many streams of a step run as jobs of their own (the largest;
 #: the rest are left out and their share is disclosed).
 MAX_STREAMS = 16
-#: fio's weight unit: a stream's flow weight is its share in parts per this.
-FLOW_SCALE = 10000
+#: fio's weight unit (its largest flow weight): a stream's weight is its share in parts per this.
+FLOW_SCALE = 1000
 #: Queue depth of one job at most (fio iodepth).
 MAX_DEPTH = 256
 
@@ -82,37 +83,44 @@ def first_depths(shares: Sequence[float], qd: float) -> Tuple[int, ...]:
     return tuple(max(1, round(target_qd(qd) * s / total)) for s in shares)
 
 
-def depths(shares: Sequence[float], lat_s: Sequence[float], qd: float) -> Tuple[int, ...]:
-    """Whole queue depths for streams of ``shares`` whose mean response times
-    are ``lat_s`` (seconds, from a calibration run) so that under flow
-    control their outstanding I/Os add up to ``qd``.
+def spread(need: Sequence[float], total: float) -> Tuple[int, ...]:
+    """Whole depths (each at least 1) in proportion to ``need`` whose sum is nearest ``total``."""
+    weight = sum(need)
+    if weight <= 0:
+        return tuple(1 for _ in need)
+    best: Tuple[float, Tuple[int, ...]] = (math.inf, ())
+    for step in range(1, 801):  # scale factors 0.01 .. 8 of the exact proportion
+        c = step / 100.0
+        d = tuple(min(MAX_DEPTH, max(1, int(math.floor(c * total * n / weight + 0.5)))) for n in need)
+        gap = abs(sum(d) - total)
+        if gap < best[0]:
+            best = (gap, d)
+    return best[1]
 
-    Stream i needs ``x_i = qd * s_i L_i / sum(s_j L_j)`` outstanding I/Os.
-    With whole depths ``d_i`` the flow runs at the pace of the job with the
-    least room, so the delivered depth is ``qd * min(d_i / x_i)``: the depths
-    are the candidate whose ratio is nearest 1 (then the smallest total)."""
-    need = [max(s, 0.0) * max(t, 1e-9) for s, t in zip(shares, lat_s)]
-    total = sum(need)
-    if total <= 0:
-        return first_depths(shares, qd)
-    x = [qd * n / total for n in need]
-    best: Tuple[float, int, Tuple[int, ...]] = (math.inf, 0, ())
-    for xi in x:
-        for m in {max(1, math.floor(xi)), max(1, math.ceil(xi))}:
-            ratio = m / xi if xi > 0 else math.inf
-            d = tuple(min(MAX_DEPTH, max(1, math.ceil(ratio * xj - 1e-9))) for xj in x)
-            got = min(dj / xj for dj, xj in zip(d, x) if xj > 0)
-            key = (abs(got - 1.0), sum(d), d)
-            if key[:2] < best[:2]:
-                best = key
-    return best[2]
+
+def total_depth(qd: float, tried: Sequence[Tuple[float, float]]) -> float:
+    """The total queue depth (sum of the jobs' fio iodepth) expected to hold
+    ``qd`` outstanding I/Os, from calibration runs ``tried`` (total depth,
+    measured outstanding): flow control keeps jobs below their depths, so the
+    outstanding I/Os grow with the total depth but stay under it.  From one
+    run, scaled in proportion; from two, along the line through both
+    (secant), within a quarter and eight times ``qd``."""
+    if not tried:
+        return qd
+    d1, q1 = tried[-1]
+    if len(tried) == 1 or abs(q1 - tried[-2][1]) < 1e-6:
+        guess = d1 * qd / q1 if q1 > 0 else qd
+    else:
+        d0, q0 = tried[-2]
+        guess = d1 + (qd - q1) * (d1 - d0) / (q1 - q0)
+    return min(8.0 * qd, max(0.25 * qd, guess))
 
 
 def step_extra(k: int, weight: int, flow_id: int = 1) -> Tuple[Tuple[str, str], ...]:
     """The fio lines of stream job ``k`` of a step beyond rw, bs and iodepth:
     every job after the first runs beside the others (``stonewall=0``) and is
     reported on its own (``new_group``); all share one flow."""
-    own = (("flow_id", str(flow_id)), ("flow", str(weight)), ("flow_sleep", "100"))
+    own = (("flow_id", str(flow_id)), ("flow", str(weight)))
     return own if k == 0 else (("stonewall", "0"), ("new_group", "")) + own
 
 

@@ -5,9 +5,12 @@ test; docs/rwsw-tests.rst).
 in order, for its duration, as its IO streams at its queue depth: one fio
 job per stream (the 16 largest), running at once, their I/O counts held in
 the step's proportions by fio's flow control (:mod:`tkperf.rwsw.applied`).
-A step of several streams is preceded by a 1 s calibration run whose
-response times set each stream's queue depth, so that the streams' mean
-outstanding I/Os add up to the step's.  A step without I/O is an idle gap.
+A step of several streams is preceded by two 1 s calibration runs: the
+first (depths by share) gives each stream's response time and so its need
+of outstanding I/Os (Little's law); the second tries the total depth the
+first suggests, and the step runs at the total depth the two measured
+runs point to (:func:`tkperf.rwsw.applied.total_depth`), so that the
+streams' mean outstanding I/Os add up to the step's.  A step without I/O is an idle gap.
 
 ``--replay exact``: the captured I/Os themselves, through fio's iolog
 replay with the capture's timing, their addresses mapped onto the target's
@@ -22,7 +25,7 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 from tkperf.api import Figure, FioJob, Options, Phase, Phases, Plan, Round, TestRun, TestType, UsageError
 from tkperf.rwsw import applied, model
 from tkperf.testtypes.realworld import exact, options as ro
-from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, overall
+from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, outstanding, overall
 from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
 
 #: Seconds of the calibration run before a step of several streams.
@@ -35,24 +38,31 @@ def _job(name: str, s: model.Stream, runtime: int, depth: int, extra: Tuple[Tupl
 
 def load(cfg: ro.ReplaySettings) -> model.Capture:
     if not cfg.workload:
-        raise UsageError("the real-world workload tests need --rwsw-workload N.xml (a capture written by tkperf capture)")
+        raise UsageError("the real-world workload tests need --rwsw-workload N.xml (a capture by tkperf capture)")
     return model.load(cfg.workload)
 
 
 class _Placer:
-    """Sets each stream job's queue depth from the calibration run just before its step."""
+    """Sets each stream job's queue depth from the calibration runs before it:
+    the need of each stream (share x response time, Little's law) from the
+    first, the total depth from every calibration run so far
+    (:func:`tkperf.rwsw.applied.total_depth`)."""
 
-    def __init__(self, index: Dict[str, int], shares: Sequence[float], qd: float, calibration: Sequence[str]):
-        self.index, self.shares, self.qd, self.calibration = index, tuple(shares), qd, tuple(calibration)
+    def __init__(self, index: Dict[str, int], shares: Sequence[float], qd: float, runs: int):
+        self.index, self.shares, self.qd, self.runs = index, tuple(shares), qd, runs
 
     def __call__(self, job: FioJob, earlier: Sequence[Round]) -> FioJob:
-        if not earlier:
+        cal = list(earlier[-self.runs:]) if len(earlier) >= self.runs else []
+        if not cal or any(len(r.workloads) != len(self.shares) for r in cal):
             return job
-        by_name = {w.name: w for w in earlier[-1].workloads}
-        lat = [by_name[n].lat_mean_us / 1e6 if n in by_name else 0.0 for n in self.calibration]
-        if not all(lat):
+        first = cal[0].workloads
+        if not all(w.lat_mean_us > 0 for w in first):
             return job
-        return replace(job, iodepth=applied.depths(self.shares, lat, self.qd)[self.index[job.name]])
+        need = [s * w.lat_mean_us for s, w in zip(self.shares, first)]
+        tried = [(float(sum(w.iodepth for w in r.workloads)), sum(outstanding(w) for w in r.workloads))
+                 for r in cal]
+        depth = applied.spread(need, applied.total_depth(self.qd, tried))
+        return replace(job, iodepth=depth[self.index[job.name]])
 
 
 def step_phases(cap: model.Capture, step_time: int) -> Tuple[List[Phase], Dict[str, str]]:
@@ -81,11 +91,13 @@ def step_phases(cap: model.Capture, step_time: int) -> Tuple[List[Phase], Dict[s
             params[f"share.{name}"] = repr(s.share)
         place = None
         if len(streams) > 1:
-            cal = [f"cal{n}-s{k}" for k in range(len(streams))]
-            phases.append(Phase(tuple(_job(c, s, CALIBRATION_S, first[k], applied.step_extra(k, weights[k]))
-                                      for k, (c, s) in enumerate(zip(cal, streams))),
-                                label=f"{CALIBRATION} {n}"))
-            place = _Placer({name: k for k, name in enumerate(names)}, shares, step.qd, cal)
+            for runs, rung in enumerate(("a", "b")):
+                cal = [f"cal{n}{rung}-s{k}" for k in range(len(streams))]
+                placer = _Placer({c: k for k, c in enumerate(cal)}, shares, step.qd, runs) if runs else None
+                phases.append(Phase(tuple(_job(c, s, CALIBRATION_S, first[k], applied.step_extra(k, weights[k]))
+                                          for k, (c, s) in enumerate(zip(cal, streams))),
+                                    label=f"{CALIBRATION} {n}{rung}", place=placer))
+            place = _Placer({name: k for k, name in enumerate(names)}, shares, step.qd, 2)
         phases.append(Phase(tuple(_job(name, s, seconds, first[k], applied.step_extra(k, weights[k]))
                                   for k, (name, s) in enumerate(zip(names, streams))),
                             label=f"{STEP} {n}", place=place))
@@ -134,8 +146,8 @@ class ReplayTest(TestType):
                        f"replay, not the step-by-step stream mix of the {RWSW_PTS}'s Replay-Native test")
             return out
         out.append("replay: each step's streams run as concurrent fio jobs held in proportion by fio's flow "
-                   "control, each step of several streams after a 1 s calibration run (extra I/O) that sets "
-                   "their queue depths; the queue depth is the step's mean rounded to a whole number")
+                   "control, at queue depths set from two 1 s calibration runs (extra I/O) before each "
+                   "step of several streams; the queue depth is the step's mean rounded to a whole number")
         out.append("replay: offsets are fio's (random streams uniform over the active range, sequential ones "
                    "from its start), not the captured addresses")
         if v["rwsw_replay_step_time"]:
