@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from typing import ClassVar
 
 from tkperf.api import Option, UsageError, in_range, parse_duration, parse_tgbw
-from tkperf.rwsw import model
 
 #: The share of the I/Os the dominant streams make up (the RWSW PTS's applied test workload).
 DEFAULT_SHARE = 0.8
@@ -16,16 +14,13 @@ MODES = ("steps", "exact")
 
 
 def parse_workload(text: str, flag: str) -> str:
-    """A capture file (``tkperf capture``'s N.xml), read once here so a bad
-    one is refused before anything runs; its absolute path."""
+    """A capture file (``tkperf capture``'s N.xml) as given; it is read when the
+    run is planned (a bad one is refused then, before anything is written), not
+    here, so a stored result stays readable without it."""
     t = (text or "").strip()
     if not t:
         raise UsageError(f"{flag} needs a capture file (N.xml, written by tkperf capture)")
-    path = os.path.abspath(t)
-    capture = model.load(path)  # ResultFileError (exit 7): missing, corrupt, foreign, too new
-    if not any(s.streams for s in capture.steps):
-        raise UsageError(f"{flag} {t}: the capture holds no I/O to run")
-    return path
+    return t
 
 
 def parse_share(text: str, flag: str) -> float:

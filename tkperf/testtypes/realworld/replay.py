@@ -39,7 +39,10 @@ def _job(name: str, s: model.Stream, runtime: int, depth: int, extra: Tuple[Tupl
 def load(cfg: ro.ReplaySettings) -> model.Capture:
     if not cfg.workload:
         raise UsageError("the real-world workload tests need --rwsw-workload N.xml (a capture by tkperf capture)")
-    return model.load(cfg.workload)
+    cap = model.load(cfg.workload)
+    if not any(s.streams for s in cap.steps):
+        raise UsageError(f"--rwsw-workload {os.path.basename(cfg.workload)}: the capture holds no I/O to replay")
+    return cap
 
 
 class _Placer:
