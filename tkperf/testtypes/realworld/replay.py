@@ -111,7 +111,7 @@ class ReplayTest(TestType):
     name = "replay"
     title = "Real-World Workload Replay"
     short = "Replay"
-    unit = "step"
+    unit = "phase"
     order = 90
     view = "tkperf.testtypes.realworld.replayview"
     settings = ro.ReplaySettings
