@@ -195,7 +195,7 @@ OIO_FIXED, OIO_OPERATOR, OIO_SWEEP = "fixed", "operator", "sweep"
 #: MINOR grows when names or optional members are added; MAJOR when a name
 #: is removed or a member changes meaning, so that a plug-in written for
 #: another MAJOR could misbehave (docs/extending.rst, "API versions").
-API_VERSION: Tuple[int, int] = (2, 1)
+API_VERSION: Tuple[int, int] = (2, 2)
 
 
 class TestType(abc.ABC):
