@@ -48,6 +48,8 @@ class RwswDirthTest(SweepTest):
     title = "Real-World Workload DIRTH (applied test workload)"
     short = "RWSW-DIRTH"
     order = 92
+    pts_test = False  # a test of the RWSW PTS, not of the SNIA PTS revisions tkperf's verdict knows
+    oio = ""
     view = "tkperf.testtypes.realworld.dirthview"
     settings = RwswDirthSettings
     options = (ro.WORKLOAD, ro.STREAMS_SHARE) + sweep_options(PREFIX, "RWSW-DIRTH")
