@@ -195,3 +195,11 @@ def test_rwsw_dirth_sweeps_the_grid_with_three_histograms(loopdev, tmp_path):
     assert c is not None
     for _, p in c.named():
         assert p.workload is not None and response_bins(p.workload), p.label
+
+
+def test_a_missing_capture_stops_a_real_run_before_anything_is_made(loopdev, tmp_path, capsys):
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", loopdev, "--tests", "replay", "--rwsw-workload", str(tmp_path / "gone.xml"), "--yes",
+               "--outdir", str(out), "--name", "x"])
+    assert rc == EXIT_RESULT_FILE and "gone.xml" in _one_line(capsys)
+    assert not out.exists()  # no result file, no run log: the target was not opened for the run

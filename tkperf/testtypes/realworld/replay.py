@@ -141,6 +141,13 @@ class ReplayTest(TestType):
         cap = load(cfg)
         return max((s.bs for st in cap.steps for s in st.streams), default=0)
 
+    def smallest_block(self, opts: Options) -> int:
+        cfg = opts.of(ro.ReplaySettings)
+        if not cfg.workload:
+            return 0
+        small = min((s.bs for st in load(cfg).steps for s in st.streams), default=0)
+        return small if small < 4096 else 0
+
     def deviations(self, options: Mapping[str, str], revision) -> List[str]:
         v = self.stored_values(options)
         out = common_deviations(self.name)
