@@ -203,3 +203,11 @@ def test_a_missing_capture_stops_a_real_run_before_anything_is_made(loopdev, tmp
                "--outdir", str(out), "--name", "x"])
     assert rc == EXIT_RESULT_FILE and "gone.xml" in _one_line(capsys)
     assert not out.exists()  # no result file, no run log: the target was not opened for the run
+
+
+def test_a_corrupt_iolog_stops_an_exact_replay_before_it_runs(loopdev, tmp_path, capsys):
+    path = rwsw_captures.write_with_iolog(str(tmp_path), n=50)
+    with open(tmp_path / "cap.iolog", "a", encoding="ascii") as fh:
+        fh.write("12 /dev/captured read 0 x\n")
+    rc = main(["ssd", "run", loopdev, "--tests", "replay", "--replay", "exact", "--rwsw-workload", path, "--dry-run"])
+    assert rc == EXIT_RESULT_FILE and "cap.iolog: line" in _one_line(capsys)

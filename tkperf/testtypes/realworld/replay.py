@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.api import Figure, FioJob, Options, Phase, Phases, Plan, Round, TestRun, TestType, UsageError
-from tkperf.rwsw import applied, model
+from tkperf.rwsw import applied, iolog, model
 from tkperf.testtypes.realworld import exact, options as ro
 from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, outstanding, overall
 from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
@@ -126,9 +126,13 @@ class ReplayTest(TestType):
                   "capture_ios": str(sum(s.ios for s in cap.streams))}
         if cfg.replay == "exact":
             log = exact.capture_iolog(cfg.workload, cap)
-            span = opts.active_bytes(capacity)
+            found = iolog.scan(log)  # a corrupt iolog is refused here, before the purge (exit 7)
+            if not found.ios:
+                raise UsageError(f"--replay exact: the capture's iolog {cap.iolog} holds no reads or writes")
+            span = opts.test_bytes(capacity) // iolog.ALIGN * iolog.ALIGN  # wrapped offsets keep their alignment
             return [Plan(key=self.name, shape=exact.ExactReplay(log, span, exact.depth_for(cap)), wipc=False,
-                         params={**params, "iolog": os.path.basename(log), "span": str(span)})]
+                         params={**params, "iolog": os.path.basename(log), "span": str(span),
+                                 "iolog_ios": str(found.ios)})]
         phases, more = step_phases(cap, cfg.replay_step_time)
         return [Plan(key=self.name, shape=Phases(tuple(phases)), wipc=False,
                      params={**params, **more, "steps": str(len(cap.steps)),
