@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from tkperf.api import Heading, Paragraph, TestRun, generic_compare_section, generic_report_section, table
-from tkperf.testtypes.realworld.delivered import steps
+from tkperf.testtypes.realworld.delivered import outstanding, steps
 from tkperf.testtypes.realworld.replay import ReplayTest
 
 
@@ -35,12 +35,24 @@ def step_blocks(test: TestRun) -> list:
     return out
 
 
+def _param(test: TestRun, key: str) -> float:
+    try:
+        return float(test.params.get(key, "0"))
+    except ValueError:
+        return 0.0
+
+
 def exact_blocks(test: TestRun) -> list:
     if "exact.reads" not in test.data or not test.rounds:
         return []
     issued = sum(w.read.ios + w.write.ios for w in test.rounds[0].workloads)
     asked = int(test.data["exact.reads"]) + int(test.data["exact.writes"])
+    w = test.rounds[0].workloads
+    iops = sum(x.iops for x in w)
+    qd = sum(outstanding(x) for x in w)
     rows = [["Captured I/Os replayed", f"{asked:,}"], ["I/Os fio issued", f"{issued:,}"],
+            ["IOPS, captured / delivered", f"{_param(test, 'capture_iops'):,.0f} / {iops:,.0f}"],
+            ["Queue depth, captured / delivered", f"{_param(test, 'capture_qd'):,.2f} / {qd:,.2f}"],
             ["Moved to fit the target's range", test.data.get("exact.moved", "0")],
             ["Left out (trims, syncs, oversize)", test.data.get("exact.dropped", "0")],
             ["Target range (bytes)", test.data.get("exact.span", "")]]
