@@ -211,3 +211,25 @@ def test_a_corrupt_iolog_stops_an_exact_replay_before_it_runs(loopdev, tmp_path,
         fh.write("12 /dev/captured read 0 x\n")
     rc = main(["ssd", "run", loopdev, "--tests", "replay", "--replay", "exact", "--rwsw-workload", path, "--dry-run"])
     assert rc == EXIT_RESULT_FILE and "cap.iolog: line" in _one_line(capsys)
+
+
+def test_the_verdict_names_each_departure_from_the_rwsw_pts(tmp_path):
+    from tkperf import testtypes
+    from tkperf.model.pts import REVISIONS
+
+    rev = next(iter(REVISIONS.values()))
+    path = rwsw_captures.write(str(tmp_path))
+    replay = testtypes.get("replay").deviations({"rwsw_workload": path, "rwsw_replay_step_time": "5"}, rev)
+    words = " | ".join(replay)
+    for part in ("SNIA RWSW PTS", "tkperf capture", "flow control", "calibration", "offsets are fio's",
+                 "runs 5 s instead of its captured duration"):
+        assert part in words, part
+    exact = " | ".join(testtypes.get("replay").deviations({"rwsw_workload": path, "rwsw_replay": "exact"}, rev))
+    assert "iolog" in exact and "calibration" not in exact
+    wsat = testtypes.get("rwsw-wsat")
+    words = " | ".join(wsat.deviations({"rwsw_workload": path, "rwsw_streams_share": "90%"}, rev))
+    assert "one fio job" in words and "90%" in words and "access independently" in words
+    planned = " | ".join(wsat.planned_deviations({"rwsw_wsat_time": "1h"}, rev))
+    assert "below 24 h" in planned
+    dirth = " | ".join(testtypes.get("rwsw-dirth").deviations({"rwsw_workload": path}, rev))
+    assert "one fio job" in dirth and "RWSW-DIRTH" in dirth

@@ -161,7 +161,8 @@ class ReplayTest(TestType):
             return out
         out.append("replay: each step's streams run as concurrent fio jobs held in proportion by fio's flow "
                    "control, at queue depths set from two 1 s calibration runs (extra I/O) before each "
-                   "step of several streams; the queue depth is the step's mean rounded to a whole number")
+                   "step of several streams; a step of one stream runs at its queue depth rounded to a whole "
+                   "number")
         out.append("replay: offsets are fio's (random streams uniform over the active range, sequential ones "
                    "from its start), not the captured addresses")
         if v["rwsw_replay_step_time"]:

@@ -76,6 +76,22 @@ class RwswWsatTest(TestType):
             out.append(f"{self.name} reports every {v['rwsw_wsat_interval']} s instead of WSAT's {PTS_INTERVAL_S} s")
         return out
 
+    def planned_deviations(self, options, revision) -> List[str]:
+        """Before the run: limits that depart from WSAT's stop if they end the run."""
+        v = self.stored_values(options)
+        out = []
+        if v["rwsw_wsat_time"] < PTS_TIME_S:
+            out.append(f"rwsw-wsat time limit {v['rwsw_wsat_time']} s is below 24 h: a deviation if it ends the run "
+                       "before 4x the capacity is written")
+        tgbw = v["rwsw_wsat_tgbw"]
+        if not (tgbw.endswith("x") and float(tgbw[:-1]) >= PTS_FILLS):
+            out.append(f"rwsw-wsat TGBW limit {tgbw} may be below 4x the capacity: a deviation if it ends the run "
+                       "before 24 h")
+        if v["rwsw_wsat_steady"] and v["rwsw_wsat_steady_spacing"] != PTS_SPACING_S:
+            out.append(f"rwsw-wsat steady-state stop on points {v['rwsw_wsat_steady_spacing']} s apart instead of "
+                       "30 min: a deviation if it ends the run")
+        return out
+
     def result_deviations(self, test: TestRun, options, revision, capacity: int) -> List[str]:
         """WSAT's stop: 24 h or 4x the capacity written; an earlier limit that ended the run departs."""
         if test.status != "complete":
