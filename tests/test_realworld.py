@@ -233,3 +233,17 @@ def test_the_verdict_names_each_departure_from_the_rwsw_pts(tmp_path):
     assert "below 24 h" in planned
     dirth = " | ".join(testtypes.get("rwsw-dirth").deviations({"rwsw_workload": path}, rev))
     assert "one fio job" in dirth and "RWSW-DIRTH" in dirth
+
+
+def test_a_step_off_its_capture_is_named_in_the_verdict():
+    from tkperf import testtypes
+    from tkperf.model.pts import REVISIONS
+
+    test = store.load(os.path.join(os.path.dirname(__file__), "data", "golden", "inputs", "replay.xml")).tests[0]
+    kind, rev = testtypes.get("replay"), next(iter(REVISIONS.values()))
+    assert kind.result_deviations(test, {}, rev, 256 * MiB) == []  # the recorded run held its capture
+    name = next(k[len("share."):] for k in test.params if k.startswith("share.st1-"))
+    test.params.update({"step.1.qd": "40.0", f"share.{name}": "0.9"})
+    words = " | ".join(kind.result_deviations(test, {}, rev, 256 * MiB))
+    assert "step 1 ran at a queue depth of" in words and "against the captured 40.00" in words
+    assert "against the captured 90.0%" in words

@@ -25,11 +25,16 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 from tkperf.api import Figure, FioJob, Options, Phase, Phases, Plan, Round, TestRun, TestType, UsageError
 from tkperf.rwsw import applied, iolog, model
 from tkperf.testtypes.realworld import exact, options as ro
-from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, outstanding, overall
+from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, outstanding, overall, steps
 from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
 
 #: Seconds of the calibration run before a step of several streams.
 CALIBRATION_S = 1
+#: A step whose delivered queue depth is off by more than this share, or a
+#: stream whose share is off by more than this many points (as a fraction),
+#: is named in the verdict.
+QD_TOLERANCE = 0.10
+SHARE_TOLERANCE = 0.03
 
 
 def _job(name: str, s: model.Stream, runtime: int, depth: int, extra: Tuple[Tuple[str, str], ...]) -> FioJob:
@@ -175,6 +180,14 @@ class ReplayTest(TestType):
             if key.endswith(".left_out") and float(value) > 0.0005:
                 out.append(f"{test.key}: {key.split('.')[1]}: streams beyond the {applied.MAX_STREAMS} largest "
                            f"left out ({100.0 * float(value):.1f}% of the step's I/Os)")
+        for got in steps(test):  # what the drive was given, against what the capture asked for
+            if got.asked_qd > 0 and abs(got.qd / got.asked_qd - 1.0) > QD_TOLERANCE:
+                out.append(f"{test.key}: step {got.step} ran at a queue depth of {got.qd:.2f} against the captured "
+                           f"{got.asked_qd:.2f}")
+            for x in got.streams:
+                if abs(x.share - x.asked_share) > SHARE_TOLERANCE:
+                    out.append(f"{test.key}: step {got.step}: {x.key} made {100 * x.share:.1f}% of the I/Os "
+                               f"against the captured {100 * x.asked_share:.1f}%")
         moved = test.data.get("exact.moved", "0")
         if moved not in ("", "0"):
             out.append(f"{test.key}: {moved} captured I/Os moved to fit the target's range")
