@@ -48,11 +48,11 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 
 from tkperf import __version__  # noqa: E402
-from tkperf.engine import options  # noqa: E402
+from tkperf.kit import options  # noqa: E402
 from tkperf.engine.runner import Runner  # noqa: E402
 from tkperf.fio.backend import FioBackend  # noqa: E402
 from tkperf.fio.output import json_objects  # noqa: E402
-from tkperf.model import store  # noqa: E402
+from tkperf import store  # noqa: E402
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun  # noqa: E402
 from tkperf.model.series import Series  # noqa: E402
 from tkperf.testtypes.consistency import ConsistencyTest  # noqa: E402
@@ -215,7 +215,7 @@ def synthetic_result(intervals: int) -> RunResult:
 def child(xml: str, outdir: str) -> None:
     """In the child: load and build the report, print the phases' times."""
     t0 = time.monotonic()
-    from tkperf.render import report
+    from tkperf.report import report
     run = store.load(xml)
     t1 = time.monotonic()
     result = report.build_report(run, outdir, ("rst", "html", "pdf"))

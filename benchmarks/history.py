@@ -42,7 +42,7 @@ sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 
-from tkperf.model import store  # noqa: E402
+from tkperf import store  # noqa: E402
 from tkperf.model.results import IoStats, RunResult  # noqa: E402
 
 EXAMPLE = os.path.join(ROOT, "examples", "example-ssd.xml")

@@ -27,7 +27,9 @@ unattended"):
 3. history over 365 noise-only nights: series without a change point,
    >= 95 %;
 4. a 15 % step of every figure (at a random night): a change point named
-   within 3 nights of it, >= 90 %; at the right night, >= 80 %;
+   within 3 nights of it, >= 90 %; at the right night, >= 80 %, printed
+   beside the ceiling no method can pass on these nights (an oracle that
+   knows both levels: the maximum-likelihood night);
 5. history's cost on 365 nights (``benchmarks/history.py`` builds them):
    one new night with its pages, <= 1 s.
 
@@ -53,7 +55,8 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 
 from tkperf.history import changepoints  # noqa: E402
-from tkperf.model import family, noise, store  # noqa: E402
+from tkperf.model import family, noise
+from tkperf import store  # noqa: E402
 from tkperf.model.figures import Figure  # noqa: E402
 from tkperf.verdict import regression  # noqa: E402
 
@@ -158,6 +161,24 @@ def history_rates(rng, count: int, n: int, night_sd: float, round_sd: float) -> 
     return clean / count, near / count, exact / count, early / count
 
 
+def oracle_exact(rng, count: int, n: int, night_sd: float, round_sd: float) -> float:
+    """The share of 15% steps put at the right night by an oracle that knows
+    both levels and that the noise is Gaussian: the maximum-likelihood split
+    of the logarithms with nothing estimated.  No method can do better on
+    average, so this is the ceiling of "named at the right night"."""
+    hits = 0
+    for _ in range(count):
+        at = int(rng.integers(changepoints.MIN_SEGMENT, n - changepoints.MIN_SEGMENT + 1))
+        x = series_noise(rng, n, night_sd, round_sd)
+        x[at:] *= 0.85
+        y = np.log(x)
+        before = np.concatenate(([0.0], np.cumsum(-y ** 2)))
+        after = np.concatenate(([0.0], np.cumsum(-(y - np.log(0.85)) ** 2)))
+        loglik = before[1:n] + (after[n] - after[1:n])  # split k = 1 .. n-1
+        hits += int(np.argmax(loglik)) + 1 == at
+    return hits / count
+
+
 def cost(nights_n: int) -> Tuple[Tuple[float, float], ...]:
     """(wall, CPU) seconds of the first build, one new night with its pages
     and one new night JSON only, from benchmarks/history.py."""
@@ -218,6 +239,9 @@ def main() -> int:
                f"  ({args.series} series)"))
     print(line("history, 15% step: named within 3 nights of it", near, ">= 90%", near >= 0.9))
     print(line("history, 15% step: named at the right night", exact, ">= 80%", exact >= 0.8))
+    best = oracle_exact(rng, max(args.series, 2000) if not args.tiny else 20, args.length, args.night, args.round)
+    print(line("  the ceiling: an oracle knowing both levels, right night", best, "(info)", True,
+               "  (no method does better on these nights)"))
     print(line("history, 15% step: named (+-1) with 3 nights of the new level", early, "(info)", True))
     print(f"statistics took {time.perf_counter() - t0:.0f} s")
     if not args.no_cost:

@@ -20,10 +20,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from tkperf.model import store  # noqa: E402
+from tkperf import store  # noqa: E402
 from tkperf.cli import main  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
-from tkperf.engine.options import parse_size  # noqa: E402
+from tkperf.kit.options import parse_size  # noqa: E402
 
 
 def plain_fio(dev: str, nj: int, iod: int) -> float:

@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 from remote_lab import free_port, start_ssh_lab  # noqa: E402  (the tests' lab: sshd on loopback)
 
 from tkperf.fio.jobs import FioSettings  # noqa: E402
-from tkperf.model import store  # noqa: E402
+from tkperf import store  # noqa: E402
 from tkperf.remote import proxy  # noqa: E402
 from tkperf.remote.fio import RemoteFio  # noqa: E402
 from tkperf.target.loopdev import try_loop  # noqa: E402

@@ -22,8 +22,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "tests")]
 
 import rwsw_captures  # noqa: E402
+
+from tkperf import store  # noqa: E402
 from tkperf.cli import main  # noqa: E402
-from tkperf.model import store  # noqa: E402
 from tkperf.rwsw import model  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
 from tkperf.testtypes.realworld.delivered import steps  # noqa: E402

@@ -41,7 +41,7 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 
 from tkperf import __version__  # noqa: E402
-from tkperf.model import store  # noqa: E402
+from tkperf import store  # noqa: E402
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun  # noqa: E402
 
 EXAMPLES = ("example-ssd", "example-full")
@@ -89,7 +89,7 @@ def child(source: str, outdir: str) -> None:
     """Run in the child: load (or, for ``synthetic:N:S``, generate), build,
     print the phases' times as JSON."""
     t0 = time.monotonic()
-    from tkperf.render import report  # noqa: F401 - import time belongs to the build
+    from tkperf.report import report  # noqa: F401 - import time belongs to the build
     t1 = time.monotonic()
     with report.ready_drawers() as drawers:  # as tkperf report does
         if source.startswith("synthetic:"):

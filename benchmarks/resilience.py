@@ -22,7 +22,7 @@ import time
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, REPO)
 
-from tkperf.model import store  # noqa: E402
+from tkperf import store  # noqa: E402
 from tkperf.errors import TkperfError  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
 

@@ -1,7 +1,7 @@
 """CPU, memory and file size of keeping a day of 1-second WSAT intervals.
 
 Replays N one-second intervals (default 86,400: 24 h) through the real
-persistence path of a stream, as :class:`tkperf.engine.shapes.Stream` runs
+persistence path of a stream, as :class:`tkperf.kit.shapes.Stream` runs
 it: a RunResult with one WSAT test and its series, one full
 ``ResultWriter.save``, then for every interval a cumulative fio
 ``--status-interval`` report -> :class:`~tkperf.fio.intervals.IntervalCutter`
@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 from tkperf import __version__  # noqa: E402
 from tkperf.fio.intervals import IntervalCutter  # noqa: E402
 from tkperf.fio.output import json_objects  # noqa: E402
-from tkperf.model import store  # noqa: E402
+from tkperf import store  # noqa: E402
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun  # noqa: E402
 from tkperf.model.series import Series  # noqa: E402
 

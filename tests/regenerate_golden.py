@@ -101,7 +101,7 @@ def record(name: str) -> None:
 def write_provenance() -> None:
     """INPUTS/README.rst: for every recorded input the command line, tkperf's
     and fio's versions, the host's kernel and the date, read from its file."""
-    from tkperf.model import store
+    from tkperf import store
 
     out = ["Recorded golden inputs", "======================", "",
            "Written by ``sudo python tests/regenerate_golden.py --record`` (do not edit): one short",
@@ -136,8 +136,9 @@ def regenerate() -> None:
                  "--outdir", os.path.join(tmp, "cmp"), "-q"])
         shutil.copyfile(os.path.join(tmp, "cmp", "comparison.rst"), os.path.join(GOLDEN, "compare-all.report.rst"))
         # the summary page's table of example-ssd (tests/test_report.py)
-        from tkperf.model import store
-        from tkperf.render import page, rst
+        from tkperf import store
+        from tkperf.report import page
+        from tkperf.render import rst
 
         figures = page.summary_figures(store.load(os.path.join(EXAMPLES, "example-ssd.xml")))
         with open(os.path.join(os.path.dirname(GOLDEN), "example-ssd-summary.rst"), "w", encoding="utf-8") as fh:

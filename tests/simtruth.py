@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from tkperf.cli import main
 from tkperf.fio.backend import LocalFio
 from tkperf.fio.output import cumulative_write
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import RunResult
 from tkperf.simdrive import control
 from tkperf.target import purge as purge_mod

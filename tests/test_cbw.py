@@ -20,17 +20,17 @@ from lxml import etree
 
 from conftest import data_path, needs_fio
 from tkperf.cli import main
-from tkperf.engine import options
-from tkperf.engine.composite import SWEEP_ROUND, SteadyThenSweep, steady_rounds, sweep_round
+from tkperf.kit import options
+from tkperf.kit.composite import SWEEP_ROUND, SteadyThenSweep, steady_rounds, sweep_round
 from tkperf.errors import EXIT_FIO, EXIT_TARGET, EXIT_USAGE
 from tkperf.fio.jobs import FioJob, FioSettings, job_file
 from tkperf.fio.output import first_json_object, parse_jobs
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.pts import REVISIONS
 from tkperf.model.results import Round, TestRun, Workload
-from tkperf.render.context import ReportContext
-from tkperf.testtypes import get
-from tkperf.testtypes.base import Plan
+from tkperf.report.context import ReportContext
+from tkperf.kit.registry import get
+from tkperf.kit.base import Plan
 from tkperf.testtypes.cbw import CompositeWorkloadTest, bssplit_shares, mean_transfer
 from tkperf.testtypes.cbw import view
 from tkperf.testtypes.cbw import ALIGNMENT_DEVIATION

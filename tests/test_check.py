@@ -17,7 +17,8 @@ import pytest
 from tkperf.cli import main
 from tkperf.errors import (EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_REGRESSION,
                            EXIT_RESULT_FILE, EXIT_USAGE)
-from tkperf.model import noise, store
+from tkperf.model import noise
+from tkperf import store
 from tkperf.verdict import regression
 from tkperf.model.results import RunResult, Workload
 
@@ -554,7 +555,7 @@ def test_judge_at_its_limits(better, change, tolerance, p, verdict):
 
 
 def _fig(value: float, better: str = "higher"):
-    from tkperf.testtypes.base import Figure
+    from tkperf.kit.base import Figure
 
     return Figure("f", "the label", value, "IOPS", better)
 

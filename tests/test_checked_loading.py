@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from tkperf.cli import main
-from tkperf.engine.composite import SWEEP_ROUND
-from tkperf.model import store
+from tkperf.kit.composite import SWEEP_ROUND
+from tkperf import store
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,9 +9,9 @@ import subprocess
 import lxml.html
 import pytest
 
-from tkperf.render import compare
-from tkperf.render.context import CompareContext
-from tkperf.model import store
+from tkperf.report import compare
+from tkperf.report.context import CompareContext
+from tkperf import store
 from tkperf.testtypes.iops import view as iops_view
 from tkperf.testtypes.latency import view as lat_view
 from tkperf.testtypes.throughput import view as tp_view

@@ -9,10 +9,11 @@ import pytest
 
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK
-from tkperf.model import store
+from tkperf import store
 from tkperf.render import blocks as b
-from tkperf.render import compare, rst
-from tkperf.render.context import CompareContext, difference
+from tkperf.report import compare
+from tkperf.render import rst
+from tkperf.report.context import CompareContext, difference
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -55,8 +56,8 @@ def test_numbers_table_has_a_difference_column_per_later_run_and_drops_empty_row
 
 def rnd_4k_w(name: str) -> float:
     """The steady-state RND 4KiB 100% W IOPS of an example, as its IOPS (or client WSAT-free) test figures it."""
-    from tkperf.model import store
-    from tkperf.render import summary
+    from tkperf import store
+    from tkperf.report import summary
 
     run = store.load(example(name))
     return summary.headline(run.tests[0])["rnd_4k_write_iops"]

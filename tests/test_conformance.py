@@ -14,7 +14,7 @@ import pytest
 
 from conftest import needs_fio
 from tkperf.cli import main
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.model.steadystate import evaluate
 from tkperf.model import pts
 from tkperf.verdict import conformance
@@ -139,8 +139,8 @@ def test_result_deviations_each_alone():
 
 
 def test_a_window_after_round_25_is_not_a_pts_steady_state(tmp_path, capsys):
-    from tkperf.model import store
-    from tkperf.render import summary, words
+    from tkperf import store
+    from tkperf.report import summary, words
 
     late = result(max_rounds=60)
     t = late.tests[0]
@@ -166,7 +166,7 @@ def test_a_window_after_round_25_is_not_a_pts_steady_state(tmp_path, capsys):
 def _wsat_result(stop_reason: str, status: str = "complete", **option_overrides) -> RunResult:
     from tkperf.model.series import Series
     from tkperf.testtypes.writesat import SERIES
-    from tkperf.engine.shapes import STREAM_COLUMNS
+    from tkperf.kit.shapes import STREAM_COLUMNS
 
     run = result(**option_overrides)
     run.options["tests"] = "wsat"
@@ -239,10 +239,10 @@ def test_pts_2_0_iops_needs_all_three_figures_steady():
     names = [w for w, _, v in iops.variable_verdicts(t, 5) if not v.steady]
     assert names == ["rnd-64k-65-35"]
     # the verdict, show and the conformance list name the variable that failed (issue 19)
-    from tkperf.render import summary, words
+    from tkperf.report import summary, words
     from tkperf.render.blocks import Chart, Heading, Table
-    from tkperf.render.context import ReportContext
-    from tkperf.render.steady import window_blocks
+    from tkperf.report.context import ReportContext
+    from tkperf.report.steady import window_blocks
 
     t.steady, t.status = verdict, "complete"
     assert words.test_verdict(t) == "NO steady state in 5 rounds (not steady: RND 64k 65/35 IOPS)"
@@ -309,7 +309,7 @@ def test_dry_run_says_conformant_or_lists_deviations(loopdev, capsys):
 
 
 def test_show_json_has_pts_and_conformance(tmp_path, capsys):
-    from tkperf.model import store
+    from tkperf import store
 
     path = tmp_path / "r.xml"
     store.save(result(runtime=30), str(path))

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import data_path
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.model.steadystate import evaluate
-from tkperf.model import store
+from tkperf import store
 from tkperf.verdict import conformance
 from tkperf.model.results import (DeviceInfo, Event, HostInfo, IoStats, PurgeRecord, Round, RunResult,
                                   TestRun, Workload)
@@ -362,7 +362,7 @@ def test_a_window_that_ends_in_round_25_is_a_pts_steady_state():
 def test_planned_and_result_deviations_are_given_the_revision(monkeypatch):
     """A test type may judge by the revision (the interface passes it): a
     plug-in whose deviations name the revision shows it before and after."""
-    from tkperf import testtypes
+    from tkperf.kit import registry
     from tkperf.testtypes.iops import IopsTest
 
     class ByRevision(IopsTest):
@@ -372,6 +372,6 @@ def test_planned_and_result_deviations_are_given_the_revision(monkeypatch):
         def result_deviations(self, test, options, revision, capacity):
             return [f"measured under {revision.title}"]
 
-    monkeypatch.setattr(testtypes, "get", lambda name: ByRevision() if name == "iops" else None)
+    monkeypatch.setattr(registry, "get", lambda name: ByRevision() if name == "iops" else None)
     assert f"planned under {ENTERPRISE}" in conformance.of_settings(opts(), BLOCK).deviations
     assert f"measured under {ENTERPRISE}" in conformance.of_run(result()).deviations

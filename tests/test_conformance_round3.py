@@ -9,14 +9,14 @@ import dataclasses
 
 import pytest
 
-from tkperf import testtypes
+from tkperf.kit import registry
 from tkperf.cli import main
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.model import pts
 from tkperf.model.pts import REVISIONS
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun
-from tkperf.testtypes import get
-from tkperf.testtypes.base import OIO_FIXED, OIO_OPERATOR, OIO_SWEEP
+from tkperf.kit.registry import get
+from tkperf.kit.base import OIO_FIXED, OIO_OPERATOR, OIO_SWEEP
 from tkperf.verdict import conformance
 
 GiB = 1 << 30
@@ -82,10 +82,10 @@ RULES = {"iops": OIO_OPERATOR, "wsat": OIO_OPERATOR, "hir": OIO_OPERATOR, "lat":
 
 
 def test_every_pts_test_has_its_oio_rule():
-    pts_types = {n for n, k in testtypes.types().items() if k.pts_test}
+    pts_types = {n for n, k in registry.types().items() if k.pts_test}
     assert pts_types == set(RULES)
-    assert {n: testtypes.get(n).oio for n in RULES} == RULES
-    assert all(not k.oio for k in testtypes.types().values() if not k.pts_test)
+    assert {n: registry.get(n).oio for n in RULES} == RULES
+    assert all(not k.oio for k in registry.types().values() if not k.pts_test)
 
 
 #: For each test, an OIO other than tkperf's default, given as its options.
@@ -117,7 +117,7 @@ def test_lat_runs_at_tc1_qd1_whatever_the_run_oio():
 
 
 def plan_blank():
-    from tkperf.engine.shapes import blank_test
+    from tkperf.kit.shapes import blank_test
 
     return blank_test()
 
@@ -146,7 +146,7 @@ def test_a_response_time_limit_other_than_5_ms_is_a_deviation(test):
 # --- item 9: the PTS 2.0 IOPS header names all three tracking variables ------------------------------
 
 def test_pts_2_0_iops_header_names_every_tracking_variable():
-    from tkperf.render import header
+    from tkperf.report import header
 
     (plan,) = get("iops").plan(options.build({"tests": ("iops",)}), 1 << 34)
     test = TestRun("iops", "iops", plan.tracking.workload, plan.tracking.metric, plan.tracking.label,
@@ -175,7 +175,7 @@ def test_a_test_range_larger_than_the_device_is_named_at_the_size_used(tmp_path,
                   "--test-range", "8g", size="512m")
     assert f"test range {used:,} bytes" in out and said in out
     # the report header too
-    from tkperf.render import header
+    from tkperf.report import header
 
     run = RunResult(name="r", started="", device=small, host=HostInfo(),
                     options=stored(("iops",), "pts-c-1.1", active_range=80, test_range=8 * GiB), tests=[])
@@ -197,7 +197,7 @@ def test_a_pts_c_2_0_test_range_names_one_size_in_header_and_verdict():
 # --- item 8: compare sets like beside like --------------------------------------------------------
 
 def _figures(definition, value):
-    from tkperf.render import page
+    from tkperf.report import page
 
     return [page.SummaryFigure(key, group, pattern, unit, value if key == "seq_write_mb_s" else None,
                                "somewhere", definition if key == "seq_write_mb_s" else "")
@@ -205,7 +205,7 @@ def _figures(definition, value):
 
 
 def test_compare_never_sets_two_definitions_in_one_row(monkeypatch):
-    from tkperf.render import compare, page
+    from tkperf.report import compare, page
 
     runs = [RunResult(name=n, started="", device=BLOCK, host=HostInfo(), options={}, tests=[]) for n in "abc"]
     given = {"a": _figures("TP: steady-state window average", 3453.9),
@@ -228,8 +228,8 @@ def test_compare_never_sets_two_definitions_in_one_row(monkeypatch):
 def test_each_summary_figure_carries_its_definition():
     import os
 
-    from tkperf.model import store
-    from tkperf.render import page
+    from tkperf import store
+    from tkperf.report import page
 
     here = os.path.dirname(os.path.abspath(__file__))
     run = store.load(os.path.join(os.path.dirname(here), "examples", "example-ssd.xml"))

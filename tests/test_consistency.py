@@ -14,12 +14,12 @@ import pytest
 
 from conftest import data_path, needs_fio
 from tkperf.cli import main
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.engine.runner import Runner
 from tkperf.errors import EXIT_USAGE, Interrupted, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.output import json_objects
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun
 from tkperf.model.series import Series
 from tkperf.testtypes.consistency import BSSPLIT, ZONED, ConsistencyTest

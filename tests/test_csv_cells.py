@@ -8,7 +8,7 @@ import unicodedata
 from dataclasses import replace
 
 from tkperf.cli import export, main
-from tkperf.model import store
+from tkperf import store
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
 FULL = os.path.join(EXAMPLES, "example-full.xml")

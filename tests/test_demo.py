@@ -4,7 +4,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import needs_fio
-from tkperf.model import store
+from tkperf import store
 from tkperf.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,11 +8,11 @@ import pytest
 from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.errors import EXIT_USAGE, UsageError
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult
 from tkperf.render import blocks as b
 from tkperf.render import rst
-from tkperf.render.features import features_blocks
+from tkperf.report.features import features_blocks
 from tkperf.target import description
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -14,21 +14,22 @@ from typing import List
 
 import pytest
 
-from tkperf.engine import progress as ep
+from tkperf.kit import progress as ep
 from lxml import etree
 
 from conftest import data_path, needs_fio
 from tkperf.cli import main
-from tkperf.engine import options, resume
-from tkperf.engine.composite import SWEEP_ROUND, SteadyThenSweep, SweepRounds, steady_rounds, sweep_round
+from tkperf.kit import options
+from tkperf.engine import resume
+from tkperf.kit.composite import SWEEP_ROUND, SteadyThenSweep, SweepRounds, steady_rounds, sweep_round
 from tkperf.errors import EXIT_USAGE
 from tkperf.fio.jobs import FioJob, FioSettings, job_file
 from tkperf.fio.output import first_json_object, parse_jobs
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import DeviceInfo, HostInfo, IoStats, Round, RunResult, TestRun, Workload
 from tkperf.render import blocks as b
-from tkperf.testtypes import get
-from tkperf.testtypes.base import Plan, Tracking
+from tkperf.kit.registry import get
+from tkperf.kit.base import Plan, Tracking
 from tkperf.testtypes.dirth import DemandIntensityTest, Point, choose_points, job, point_name, sweep_order
 from tkperf.testtypes.dirth import parse_mixes, parse_tcs, sweep_points, view
 

@@ -14,15 +14,16 @@ import pytest
 
 from conftest import needs_fio
 from tkperf.cli import main
-from tkperf.engine import options
-from tkperf.engine.composite import (CAPTURE_ROUND, WDPC_SERIES, WDPC_STOP, SweepRounds, capture_round, steady_rounds,
-                                     wdpc_verdict)
-from tkperf.model import store
+from tkperf.kit import options
+from tkperf.kit.composite import (
+    CAPTURE_ROUND, WDPC_SERIES, WDPC_STOP, SweepRounds, capture_round, steady_rounds, wdpc_verdict
+)
+from tkperf import store
 from tkperf.verdict import conformance
 from tkperf.model.pts import REVISIONS
 from tkperf.model.results import DeviceInfo, HostInfo, IoStats, RunResult, TestRun, Workload
-from tkperf.render.context import ReportContext
-from tkperf.testtypes import get
+from tkperf.report.context import ReportContext
+from tkperf.kit.registry import get
 from tkperf.testtypes.cbw import ALIGNMENT_DEVIATION
 from tkperf.testtypes.dirth import choice, choose_points, sweep_points, view
 from tkperf.testtypes.dirth.points import window_points
@@ -331,7 +332,7 @@ def test_cbw_prewrites_are_the_jedec_split_and_zones_writes_only():
 
 def test_the_fill_floor_counts_only_the_tests_own_writes_after_the_wipc():
     from tkperf.model.results import WipcRecord
-    from tkperf.testtypes.longrounds import OneFillFirst, written_by_the_test
+    from tkperf.kit.longrounds import OneFillFirst, written_by_the_test
 
     _, _, test = run_rounds([1.0] * 5)
     own = written_by_the_test(test)

@@ -18,8 +18,8 @@ import pytest
 
 from conftest import needs_fio
 from tkperf.cli import main
-from tkperf.engine.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
-from tkperf.model import store
+from tkperf.kit.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
+from tkperf import store
 
 MiB = 1024 * 1024
 PAGE = 4096

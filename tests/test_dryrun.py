@@ -7,9 +7,10 @@ import re
 
 from conftest import needs_fio
 from tkperf.cli import main
-from tkperf.engine import options, plan
-from tkperf.engine.shapes import ESTIMATE_WRITE_RATE, duration_rough
-from tkperf.model import store
+from tkperf.kit import options
+from tkperf.engine import plan
+from tkperf.kit.shapes import ESTIMATE_WRITE_RATE, duration_rough
+from tkperf import store
 from tkperf.model.results import DeviceInfo
 from tkperf.verdict import conformance
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from conftest import needs_fio
-from tkperf.model import store
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, EXIT_TOOL
 

@@ -23,7 +23,7 @@ from tkperf.errors import EXIT_FIO, FioError
 from tkperf.fio.checks import check_job, check_stream_report
 from tkperf.fio.intervals import IntervalCutter
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
-from tkperf.model import store
+from tkperf import store
 from tkperf.remote.fio import client_jobs
 from test_remote import QUICK as REMOTE_QUICK, loops, remote_options, servers  # noqa: F401 - fixtures
 

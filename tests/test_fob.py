@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 from tkperf.cli import main
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import WipcRecord
-from tkperf.render import steady, summary
+from tkperf.report import steady, summary
 from tkperf.render import blocks as b
 
 from test_conformance import _wsat_result, result

@@ -9,8 +9,8 @@ from lxml import etree
 from conftest import DATA
 from test_store import sample_run
 from tkperf.errors import ResultFileError
-from tkperf.legacy import format1 as legacy
-from tkperf.model import store
+from tkperf.store.legacy import format1 as legacy
+from tkperf import store
 
 FORMAT1 = sorted(glob.glob(os.path.join(DATA, "format1", "*.xml")))
 

@@ -14,9 +14,9 @@ import re
 import pytest
 
 from regenerate_golden import EXAMPLES, GOLDEN, NAMES, inputs
-from tkperf import testtypes
+from tkperf.kit import registry
 from tkperf.cli import main
-from tkperf.model import store
+from tkperf import store
 
 INPUTS = dict(inputs())
 
@@ -31,7 +31,7 @@ def _lines(text: str):
 
 
 def test_every_built_in_test_type_has_golden_output():
-    builtin = {n for n, t in testtypes.types().items() if type(t).__module__.startswith("tkperf.testtypes.")}
+    builtin = {n for n, t in registry.types().items() if type(t).__module__.startswith("tkperf.testtypes.")}
     assert len(builtin) >= 13, sorted(builtin)
     covered = {t.type for path in INPUTS.values() for t in store.load(path).tests if t.done}
     assert builtin <= covered, f"no golden input ran {sorted(builtin - covered)}"

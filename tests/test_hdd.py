@@ -14,14 +14,14 @@ from lxml import etree
 
 from conftest import needs_fio
 from tkperf.cli import main
-from tkperf.engine import options
-from tkperf.engine.shapes import FIO_GAP_S, Phases, Rounds, blank_test
+from tkperf.kit import options
+from tkperf.kit.shapes import FIO_GAP_S, Phases, Rounds, blank_test
 from tkperf.errors import EXIT_TARGET, EXIT_USAGE, TargetError
 from tkperf.fio.jobs import FioSettings, job_file
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import IoStats, Round, Workload
 from tkperf.render.blocks import Header
-from tkperf.render.report import report_blocks
+from tkperf.report.report import report_blocks
 from tkperf.testtypes.hdd_iops import HddIopsTest, cell_name
 from tkperf.testtypes.hdd_lat import HddLatencyTest
 from tkperf.testtypes.hdd_zones import HddZonesTest, zone_bounds, zone_name, zones

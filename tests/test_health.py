@@ -1,4 +1,4 @@
-"""Drive health before and after a run (tkperf.target.health, tkperf.render.health).
+"""Drive health before and after a run (tkperf.target.health, tkperf.report.health).
 
 The parsers read output recorded from real drives of several vendors
 (tests/data/health/README.rst says where each file comes from).  The
@@ -17,7 +17,7 @@ from conftest import data_path
 from tkperf.model.results import (DeviceInfo, HealthSnapshot, HostInfo, IoStats, Round, RunResult, TestRun,
                                   WipcRecord, Workload)
 from tkperf.render import blocks as b
-from tkperf.render.health import critical_warning_text, fio_written_bytes, health_blocks, temperature_range
+from tkperf.report.health import critical_warning_text, fio_written_bytes, health_blocks, temperature_range
 from tkperf.render.rst import to_rst
 from tkperf.target import device
 from tkperf.target import health
@@ -395,7 +395,7 @@ def test_helpers_for_the_report():
 
 
 def test_snapshots_survive_the_result_file(tmp_path):
-    from tkperf.model import store
+    from tkperf import store
 
     run = a_run(recorded_snap("nvme-smart-log-netdata.json", "before"), snap("sample", temperature_c=41),
                 recorded_snap("smartctl-kingston-sa400s37240g-sat.json", "after"))

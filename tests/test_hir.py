@@ -21,15 +21,15 @@ from lxml import etree
 
 from conftest import data_path, needs_fio
 from tkperf.cli import main
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.engine.runner import Runner
 from tkperf.errors import EXIT_USAGE
 from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
 from tkperf.fio.output import first_json_object, parse_jobs
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import DeviceInfo, HostInfo, IoStats, PurgeRecord, RunResult, TestRun, Workload
-from tkperf.testtypes import get
+from tkperf.kit.registry import get
 from tkperf.testtypes.hir import HostIdleRecoveryTest, iopslog
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.hir.shape import PERIODS, RETURN, HostIdleShape, Setting, measure, setting_jobs

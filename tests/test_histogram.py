@@ -8,7 +8,7 @@ import pytest
 from conftest import data_path
 from tkperf.fio.output import parse_jobs
 from tkperf.model import histogram as h
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import IoStats
 
 RECORDED = "fio-3.33-jsonplus-randread-2jobs.json"

@@ -15,7 +15,7 @@ import pytest
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_RESULT_FILE
 from tkperf.history import INDEX_NAME, changepoints, collect
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import IoStats, RunResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -19,7 +19,7 @@ from test_history import night
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT
 from tkperf.history import INDEX_NAME, collect, indexfile
-from tkperf.model import store
+from tkperf import store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "example-ssd.xml")

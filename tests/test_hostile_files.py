@@ -6,7 +6,7 @@ import time
 import pytest
 
 from test_store import sample_run
-from tkperf.model import store
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_RESUME, ResultFileError
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import needs_fio
-from tkperf.model import store
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_LOCKED, EXIT_RESUME
 from tkperf.target.loopdev import try_loop

@@ -12,8 +12,8 @@ from test_fio_failures import SCRIPTS, fake_fio
 from tkperf import notify
 from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, EXIT_OUTPUT
-from tkperf.model import store
-from tkperf.render import summary
+from tkperf import store
+from tkperf.report import summary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples")

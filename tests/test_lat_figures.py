@@ -13,9 +13,9 @@ import os
 
 import pytest
 
-from tkperf.model import store
-from tkperf.render import qos
-from tkperf.testtypes import get
+from tkperf import store
+from tkperf.report import qos
+from tkperf.kit.registry import get
 from tkperf.testtypes.iops import view as matrix
 from tkperf.testtypes.latency import view as lat_view
 
@@ -49,7 +49,7 @@ def test_tables_say_which_figure_they_show(lat):
     table = qos.nines_table([], "t")
     assert "Largest" in table.headers and "MAX" not in table.headers
     assert "mean of the per-round means" in table.title
-    from tkperf.render.context import ReportContext
+    from tkperf.report.context import ReportContext
 
     run = store.load(EXAMPLE)
     blocks = lat_view.report_section(ReportContext(run), [run.test("lat")])

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import needs_fio
 from tkperf.cli import main
-from tkperf.model import histogram, store
+from tkperf.model import histogram
+from tkperf import store
 
 pytestmark = needs_fio
 
@@ -75,7 +76,7 @@ def test_report_shows_nines_histograms_and_confidence(lat_result, tmp_path, caps
 
 def test_qos_ave_agrees_with_the_lat_ave_table(lat_result):
     # one figure, one definition: the mean of the per-round means (issue 19)
-    from tkperf.render import qos
+    from tkperf.report import qos
     from tkperf.testtypes.latency import view as lat_view
 
     t = store.load(str(lat_result)).test("lat")

@@ -17,7 +17,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = os.path.join(ROOT, "tkperf")
 LAYOUT = os.path.join(ROOT, "docs", "layout.rst")
 #: The data model's rule from issue 25: nothing of these above it.
-ABOVE_MODEL = ("tkperf.engine", "tkperf.render", "tkperf.testtypes", "tkperf.cli", "tkperf.remote")
+ABOVE_MODEL = ("tkperf.engine", "tkperf.render", "tkperf.report", "tkperf.kit", "tkperf.store",
+               "tkperf.testtypes", "tkperf.cli", "tkperf.remote")
 
 
 def modules(root: str = PACKAGE) -> Dict[str, str]:
@@ -151,6 +152,71 @@ def test_every_import_goes_down_the_layers_of_docs_layout() -> None:
     assert upward == []
 
 
+def test_the_layers_are_folders() -> None:
+    """Each row of the table names whole folders (``FOLDER.*``) or modules at
+    the top of the package, never a module inside a folder: a folder is one
+    layer, so its place says what it may import."""
+    top = {name.split(".")[1] for name in modules() if name.count(".") == 1}
+    wrong = [p for _label, patterns in layers() for p in patterns
+             if not (p.endswith(".*") and "." not in p[:-2]) and not (p in top or p == "tkperf")]
+    assert wrong == []
+    folders = {name.split(".")[1] for name, path in modules().items() if name.count(".") >= 1
+               and os.path.isdir(os.path.join(PACKAGE, name.split(".")[1]))}
+    rows = {p[:-2] for _label, patterns in layers() for p in patterns if p.endswith(".*")}
+    assert folders == rows, "every folder of tkperf/ has its row, and every row a folder"
+
+
+def test_no_module_loads_another_by_name() -> None:
+    """No string import across the layers: tkperf loads its own modules only
+    through import statements (which the checks above see); the registry's
+    entry points are the one dynamic load."""
+    found = []
+    for name, path in modules().items():
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        for m in re.finditer(r"import_module\(([^)]*)\)", text):
+            arg = m.group(1)
+            if "tkperf" in arg or (name != "tkperf.kit.registry" and not arg.startswith(('"rst2pdf', "'rst2pdf"))):
+                found.append(f"{name}: import_module({arg})")
+    assert found == []
+
+
+#: Built-in types built on another built-in's machinery (composite types on
+#: DIRTH and the JEDEC workload, recovery tests on the consistency stream,
+#: the HDD family on the HDD IOPS cells, the IOPS matrix helpers).  The
+#: list may shrink, never grow: what a second type needs belongs in the kit
+#: and tkperf.api, where plug-ins reach it too.
+BORROWED = {
+    "cbw": {"consistency", "dirth"}, "dirth": {"iops"}, "hdd_iops": {"iops", "qd"},
+    "hdd_lat": {"hdd_iops", "iops"}, "hdd_zones": {"hdd_iops"}, "latency": {"iops"},
+    "qd": {"throughput"}, "throughput": {"iops"}, "xsr": {"consistency"},
+    "realworld": {"dirth", "writesat"},
+}
+#: Types that also read a capture (tkperf.rwsw: its model, its streams as fio settings).
+CAPTURE_READERS = {"realworld"}
+
+
+def test_built_in_types_live_by_the_api() -> None:
+    """A module under tkperf/testtypes/<type>/ imports tkperf only through
+    tkperf.api and its own package (and, for the few types built on another
+    built-in, that one: BORROWED), as a plug-in does."""
+    wrong = []
+    for name, ts in imports(modules()).items():
+        parts = name.split(".")
+        if len(parts) < 3 or parts[1] != "testtypes":
+            continue
+        own = parts[2]
+        for t, line in ts:
+            tp = t.split(".")
+            if own in CAPTURE_READERS and tp[1] == "rwsw":
+                continue
+            if t == "tkperf.api" or t == "tkperf.testtypes" or (tp[1] == "testtypes" and len(tp) > 2
+                                                                and (tp[2] == own or tp[2] in BORROWED.get(own, ()))):
+                continue
+            wrong.append(f"{name} imports {t} (line {line})")
+    assert wrong == []
+
+
 def test_the_checks_see_what_they_should(tmp_path) -> None:
     """The graph counts imports inside functions and under TYPE_CHECKING,
     relative ones, and finds a cycle through them; the layer table puts a
@@ -167,3 +233,19 @@ def test_the_checks_see_what_they_should(tmp_path) -> None:
     table = [("top", ["sub.a"]), ("middle", ["sub.*"]), ("bottom", ["tkperf"])]
     assert [layer_of(m, table) for m in ("tkperf.sub.a", "tkperf.sub.b", "tkperf")] == [0, 1, 2]
 
+
+
+def test_no_large_file_outside_examples_and_test_data() -> None:
+    """What .ci/run refuses before it installs anything: a file over 100 KB
+    outside examples/ and tests/data/ (the check is a find(1) line there)."""
+    big = []
+    for folder, dirs, files in os.walk(ROOT):
+        rel = os.path.relpath(folder, ROOT)
+        dirs[:] = [d for d in dirs if not (rel == "." and d in (".git", "examples"))
+                   and not (rel == "tests" and d == "data") and d not in ("__pycache__", ".mypy_cache",
+                                                                        ".ruff_cache", "build")
+                   and not d.endswith(".egg-info") and not (rel == "tkperf" and d == "help")]
+        big += [os.path.join(rel, f) for f in files if os.path.getsize(os.path.join(folder, f)) > 100 * 1024]
+    assert big == []
+    with open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8") as fh:
+        assert "-size +100k" in fh.read()

@@ -13,8 +13,9 @@ from docutils.core import publish_doctree
 from docutils.parsers.rst import directives
 from docutils.parsers.rst.directives import tables
 
-from tkperf.model import store
-from tkperf.render import documents, listtable, report, rst
+from tkperf import store
+from tkperf.render import documents, listtable, rst
+from tkperf.report import report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

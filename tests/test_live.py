@@ -11,7 +11,7 @@ from conftest import needs_fio
 from test_progress import argv, on_pty
 from tkperf.cli import progress as shown
 from tkperf.durations import micro_unit
-from tkperf.engine import progress as ep
+from tkperf.kit import progress as ep
 from tkperf.fio import live
 from tkperf.fio.backend import LocalFio
 from tkperf.fio.jobs import FioJob, FioSettings

@@ -18,9 +18,9 @@ from test_fio_failures import SCRIPTS, fake_fio
 from tkperf import notify
 from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, EXIT_USAGE, FioError, Interrupted
-from tkperf.model import store
+from tkperf import store
 from tkperf.verdict import conformance
-from tkperf.render import summary
+from tkperf.report import summary
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(HERE, "..", "examples", "example-ssd.xml")

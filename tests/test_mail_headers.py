@@ -19,7 +19,7 @@ from test_mail import Collect, free_port, run_cli, smtp  # noqa: F401 - smtp is 
 from tkperf import notify
 from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, EXIT_RESUME, EXIT_USAGE, FioError, UsageError
-from tkperf.model import store
+from tkperf import store
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(HERE, "..", "examples", "example-ssd.xml")

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tkperf import testtypes
+from tkperf.kit import registry
 from tkperf.cli import build_parser, main, manual, parsertree
 from tkperf.errors import EXIT_CODES, EXIT_USAGE
 
@@ -133,7 +133,7 @@ def test_bash_completes(words, expected, capsys, tmp_path):
 
 def test_bash_completes_every_test_name(capsys, tmp_path):
     got = _complete_bash(_script(capsys, "bash", tmp_path), ["tkperf", "ssd", "run", "--tests", ""])
-    assert got == list(testtypes.names())
+    assert got == list(registry.names())
 
 
 def test_bash_completes_every_option_of_ssd_run(capsys, tmp_path):

@@ -24,10 +24,10 @@ from conftest import needs_fio
 from tkperf.cli import main, multirun
 from tkperf.cli import progress as shown
 from tkperf.engine import multi
-from tkperf.engine import progress as ep
+from tkperf.kit import progress as ep
 from tkperf.engine import request as request_file
 from tkperf.errors import EXIT_FIO, EXIT_OK, EXIT_OUTPUT, EXIT_SIGINT, EXIT_USAGE
-from tkperf.model import store
+from tkperf import store
 from tkperf.target.loopdev import try_loop
 from tkperf.testtypes.latency import LatencySettings
 

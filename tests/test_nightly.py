@@ -12,7 +12,7 @@ from pathlib import Path
 from lxml import etree
 
 from conftest import needs_fio
-from tkperf.model import store
+from tkperf import store
 
 pytestmark = needs_fio
 

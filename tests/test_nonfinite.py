@@ -13,7 +13,7 @@ import pytest
 from tkperf import strictjson
 from tkperf.cli import main
 from tkperf.errors import EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_RESULT_FILE, ResultFileError
-from tkperf.model import store
+from tkperf import store
 from tkperf.verdict import regression
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

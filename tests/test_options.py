@@ -1,6 +1,6 @@
 import pytest
 
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.errors import TargetError, UsageError
 from tkperf.testtypes.iops import IopsSettings
 from tkperf.testtypes.throughput import ThroughputSettings

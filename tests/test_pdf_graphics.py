@@ -11,9 +11,10 @@ import sys
 import numpy as np
 import pytest
 
-from tkperf.model import store
+from tkperf import store
 from tkperf.render import blocks as b
-from tkperf.render import documents, parallel, report
+from tkperf.render import documents, parallel
+from tkperf.report import report
 from tkperf.render.pdf import PdfGraphic
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -11,7 +11,7 @@ from test_store import sample_run
 from tkperf.cli import main
 from tkperf.errors import EXIT_OUTPUT, OutputError
 from tkperf.model.results import DeviceInfo
-from tkperf.render.report import build_report
+from tkperf.report.report import build_report
 from tkperf.target.guard import DeviceLock
 
 SECRET = b"victim: must stay unchanged\n"

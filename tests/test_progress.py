@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from tkperf.engine import progress as ep
+from tkperf.kit import progress as ep
 from tkperf.model.steadystate import evaluate
 
 from conftest import needs_fio
@@ -52,7 +52,7 @@ def on_pty(cmd, term):
 
 
 def rounds_logged(xml_dir):
-    from tkperf.model import store
+    from tkperf import store
 
     (t,) = store.load(str(xml_dir / "p.xml")).tests
     return len(t.rounds)

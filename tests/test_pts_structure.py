@@ -9,8 +9,8 @@ import pytest
 from conftest import needs_fio
 
 from tkperf.cli import main
-from tkperf.engine import options
-from tkperf.engine.shapes import blank_test
+from tkperf.kit import options
+from tkperf.kit.shapes import blank_test
 from tkperf.model import pts
 from tkperf.verdict import conformance
 from tkperf.model.results import DeviceInfo
@@ -79,7 +79,7 @@ def test_bad_test_range_is_one_line(tmp_path, capsys):
 @pytest.mark.parametrize("test", ["dirth", "cbw"])
 @pytest.mark.parametrize("rev", ["pts-e-2.0", "pts-e-1.1"])
 def test_the_pts_grid_is_no_deviation(test, rev):
-    from tkperf.testtypes import get
+    from tkperf.kit.registry import get
 
     opts = options.build({"tests": (test,)}, pts=rev)
     (plan, *_) = get(test).plan(opts, 1 << 34)
@@ -136,7 +136,7 @@ def test_jedec_mix_offsets_are_512_aligned_and_the_header_says_so(loopdev, tmp_p
 def test_steady_rounds_are_30_minutes_and_shorter_ones_are_named(test):
     """HIR's rounds, and DIRTH's and CBW's under the steady-sweep structure
     (the default under PTS-E 1.1; PTS 2.0 runs rounds of a pre-write and the sweep)."""
-    from tkperf.testtypes import get
+    from tkperf.kit.registry import get
 
     rev = "pts-e-2.0" if test == "hir" else "pts-e-1.1"
     (plan, *_) = get(test).plan(options.build({"tests": (test,)}, pts=rev), 1 << 34)
@@ -166,7 +166,7 @@ def _rounds(values, written_each):
 
 
 def test_no_steady_state_before_one_drive_fill():
-    from tkperf.testtypes.longrounds import OneFillFirst
+    from tkperf.kit.longrounds import OneFillFirst
 
     judge = OneFillFirst(capacity=10 * GiB)
     flat = [100.0] * 5
@@ -179,7 +179,7 @@ def test_no_steady_state_before_one_drive_fill():
 # --- item 6: HIR without WIPC, as both open implementations run it ---------------------------
 
 def test_hir_skips_the_wipc_unless_asked(tmp_path, capsys):
-    from tkperf.testtypes import get
+    from tkperf.kit.registry import get
 
     (plan,) = get("hir").plan(options.build({"tests": ("hir",)}), 1 << 34)
     assert not plan.wipc and plan.params["wipc"] == "no"

@@ -13,11 +13,12 @@ from lxml import etree
 
 from conftest import needs_fio
 from tkperf.cli import main
-from tkperf.engine import options
-from tkperf.engine.shapes import FIO_GAP_S, Phases, blank_test
+from tkperf.kit import options
+from tkperf.kit.shapes import FIO_GAP_S, Phases, blank_test
 from tkperf.errors import EXIT_USAGE
 from tkperf.fio.jobs import FioSettings, job_file
-from tkperf.model import histogram, store
+from tkperf.model import histogram
+from tkperf import store
 from tkperf.model.results import IoStats, Round, Workload
 from tkperf.testtypes.qd.settings import QdSettings
 from tkperf.testtypes.qd import (BY_WORD, FILL_JOB, PRECONDITION_JOB, WORKLOADS, Point, QueueDepthTest,

@@ -11,12 +11,12 @@ import io
 import os
 
 import pytest
-
 import rwsw_captures
 from conftest import needs_fio
+
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE, ResultFileError
-from tkperf.model import store
 from tkperf.rwsw import applied, iolog, model
 from tkperf.testtypes.realworld.delivered import steps
 
@@ -215,7 +215,7 @@ def test_a_corrupt_iolog_stops_an_exact_replay_before_it_runs(loopdev, tmp_path,
 
 
 def test_the_verdict_names_each_departure_from_the_rwsw_pts(tmp_path):
-    from tkperf import testtypes
+    from tkperf.kit import registry as testtypes
     from tkperf.model.pts import REVISIONS
 
     rev = next(iter(REVISIONS.values()))
@@ -237,7 +237,7 @@ def test_the_verdict_names_each_departure_from_the_rwsw_pts(tmp_path):
 
 
 def test_a_step_off_its_capture_is_named_in_the_verdict():
-    from tkperf import testtypes
+    from tkperf.kit import registry as testtypes
     from tkperf.model.pts import REVISIONS
 
     test = store.load(os.path.join(os.path.dirname(__file__), "data", "golden", "inputs", "replay.xml")).tests[0]

@@ -21,7 +21,7 @@ from conftest import needs_fio
 from remote_lab import LAB_HOSTS, free_port
 from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, EXIT_LOCKED, EXIT_OK, EXIT_REMOTE
-from tkperf.model import store
+from tkperf import store
 from tkperf.target.loopdev import try_loop
 
 pytestmark = needs_fio

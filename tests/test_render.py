@@ -17,12 +17,13 @@ from typing import List
 import numpy as np
 import pytest
 
-from tkperf import testtypes
-from tkperf.model import store
+from tkperf.kit import registry
+from tkperf import store
 from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
-from tkperf.render import compare, documents, parallel, report, rst, summary
-from tkperf.testtypes.base import Figure, TestType
+from tkperf.report import compare, report, summary
+from tkperf.render import documents, parallel, rst
+from tkperf.kit.base import Figure, TestType
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -477,8 +478,8 @@ def test_the_report_process_draws_nothing_itself(tmp_path):
     """Charts are drawn by the pool's workers: building the reST of a report
     does not load matplotlib into the process that builds it."""
     code = ("import sys\n"
-            "from tkperf.model import store\n"
-            "from tkperf.render import report\n"
+            "from tkperf import store\n"
+            "from tkperf.report import report\n"
             f"r = report.build_report(store.load({example('example-ssd')!r}), {str(tmp_path)!r}, ('rst',))\n"
             "assert not r.warnings, r.warnings\n"
             "assert 'matplotlib' not in sys.modules\n")
@@ -562,8 +563,8 @@ class PlainStream(PlainRounds):
 
 @pytest.fixture
 def plain_types(monkeypatch):
-    monkeypatch.setitem(testtypes.types(), "plainr", PlainRounds())
-    monkeypatch.setitem(testtypes.types(), "plains", PlainStream())
+    monkeypatch.setitem(registry.types(), "plainr", PlainRounds())
+    monkeypatch.setitem(registry.types(), "plains", PlainStream())
 
 
 def plain_run(name: str) -> RunResult:

@@ -20,8 +20,9 @@ import pytest
 
 import numpy as np
 
-from tkperf.render import header, page, report, rst, steady, words
-from tkperf.model import store
+from tkperf.report import header, page, report, steady, words
+from tkperf.render import rst
+from tkperf import store
 from tkperf.testtypes import writesat
 from tkperf.testtypes.iops import view as iops_view
 from tkperf.testtypes.latency import view as lat_view

@@ -10,8 +10,8 @@ import subprocess
 import lxml.html
 import pytest
 
-from tkperf.model import store
-from tkperf.render import report
+from tkperf import store
+from tkperf.report import report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = "SAMSUNGMZQL27T6HBLA-00A07-ENTERPRISE-U.2-NVMe-SSD-7.68TB-rev-X9"  # 60+ characters
@@ -87,7 +87,8 @@ def test_pdf_plots_are_vector_graphics(long_words):
 
 def test_the_nines_headings_stay_on_one_line_in_the_pdf(tmp_path):
     from tkperf.render import blocks as b
-    from tkperf.render import documents, qos
+    from tkperf.render import documents
+    from tkperf.report import qos
 
     bins = ((50_000, 1_000_000), (90_000, 990), (200_000, 9), (900_000, 1))
     dist = qos.Distribution("RND 4k 100/0 read", 4096, 100, "read", bins, 60.0, 900.0)

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from tkperf.cli import build_parser, main, runargs
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.engine import request as request_file
 from tkperf.engine.request import SCHEMA, VERSION, MailRequest, RemoteSettings, RunRequest
 from tkperf.errors import EXIT_USAGE, UsageError

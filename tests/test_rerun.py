@@ -9,7 +9,7 @@ import pytest
 from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_USAGE
-from tkperf.model import store
+from tkperf import store
 
 pytestmark = needs_fio
 

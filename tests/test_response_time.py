@@ -16,8 +16,8 @@ from test_store import sample_run
 from tkperf.fio.intervals import IntervalCutter
 from tkperf.fio.jobs import FioSettings
 from tkperf.fio.output import json_objects, parse_jobs
-from tkperf.legacy import format1 as legacy
-from tkperf.model import store
+from tkperf.store.legacy import format1 as legacy
+from tkperf import store
 from tkperf.model.results import PERCENTILES
 
 RECORDING = "fio-3.33-lat-percentiles.json"

@@ -23,7 +23,7 @@ from remote_lab import LAB_HOSTS, free_port
 from tkperf.cli import demo, main
 from tkperf.engine import resume
 from tkperf.errors import EXIT_RESUME, ResumeError
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import DeviceInfo
 from tkperf.target import identity
 

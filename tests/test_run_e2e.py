@@ -4,7 +4,7 @@ import json
 from lxml import etree
 
 from conftest import needs_fio
-from tkperf.model import store
+from tkperf import store
 from tkperf.cli import main
 
 pytestmark = needs_fio

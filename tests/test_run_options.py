@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conftest import needs_fio
-from tkperf.model import store
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_NOT_CONFIRMED, EXIT_OUTPUT
 

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from tkperf.model import store
-from tkperf.render import header, page, report, summary
+from tkperf import store
+from tkperf.report import header, page, report, summary
 from tkperf.verdict import conformance
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

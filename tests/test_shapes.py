@@ -16,16 +16,18 @@ from typing import Iterator, List
 import pytest
 
 from conftest import needs_fio
-from tkperf import __version__, testtypes
-from tkperf.engine import options, plan
+from tkperf import __version__
+from tkperf.kit import registry
+from tkperf.kit import options
+from tkperf.engine import plan
 from tkperf.engine.runner import Runner
-from tkperf.engine.shapes import FIO_GAP_S, Phase, Phases, Rounds, Stream, Sweep
+from tkperf.kit.shapes import FIO_GAP_S, Phase, Phases, Rounds, Stream, Sweep
 from tkperf.fio.backend import LocalFio
 from tkperf.fio.jobs import FioJob, FioSettings
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import RunResult, now_iso
 from tkperf.target import device, hostinfo
-from tkperf.testtypes.base import Plan, TestType
+from tkperf.kit.base import Plan, TestType
 
 MiB = 1024 * 1024
 DEPTHS = (1, 2, 4)
@@ -80,12 +82,12 @@ def registry_with(*kinds: TestType) -> Iterator[None]:
     """The registry with ``kinds`` added; looked up afresh afterwards."""
     try:
         with pytest.MonkeyPatch.context() as mp:
-            found = dict(testtypes.types())
+            found = dict(registry.types())
             found.update((k.name, k) for k in kinds)
-            mp.setattr(testtypes, "_types", found)
+            mp.setattr(registry, "_types", found)
             yield
     finally:
-        testtypes.reset()
+        registry.reset()
 
 
 @pytest.fixture
@@ -252,7 +254,7 @@ def test_phases_estimate_counts_idle_between_phases_only():
 
 def test_registry_with_adds_and_forgets():
     with registry_with(QdSweepTest(), IdleGapTest()):
-        assert testtypes.get("qdsweep").unit == "point"
-        assert {"qdsweep", "idlegap", "iops"} <= set(testtypes.names())
-    assert testtypes.get("qdsweep") is None and testtypes.get("idlegap") is None
-    assert "iops" in testtypes.names()
+        assert registry.get("qdsweep").unit == "point"
+        assert {"qdsweep", "idlegap", "iops"} <= set(registry.names())
+    assert registry.get("qdsweep") is None and registry.get("idlegap") is None
+    assert "iops" in registry.names()

@@ -5,7 +5,7 @@ import pytest
 from lxml import etree
 
 from conftest import data_path
-from tkperf.model import store
+from tkperf import store
 from tkperf.errors import ResultFileError
 from tkperf.fio.output import parse_jobs
 from tkperf.model.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import data_path
 from tkperf.errors import ResultFileError
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import HealthSnapshot
 
 EXAMPLE = data_path("../../examples/example-ssd.xml")

@@ -11,8 +11,8 @@ import re
 from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.durations import micro_unit
-from tkperf.model import store
-from tkperf.render import summary
+from tkperf import store
+from tkperf.report import summary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -16,9 +16,9 @@ from lxml import etree
 from conftest import data_path
 from tkperf.cli import importcmd, main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_REGRESSION, EXIT_RESULT_FILE, EXIT_USAGE, ResultFileError
-from tkperf.model import store
-from tkperf.legacy import tkperf2, tkperf2_run
-from tkperf.render import summary
+from tkperf import store
+from tkperf.store.legacy import tkperf2, tkperf2_run
+from tkperf.report import summary
 
 APACER = data_path("tkperf2/ssd-2.2-apacer.xml")
 XG6 = data_path("tkperf2/ssd-2.0-4kn-nvme.xml")

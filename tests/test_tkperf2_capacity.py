@@ -10,9 +10,9 @@ import pytest
 from conftest import data_path
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE, ResultFileError
-from tkperf.legacy import tkperf2_device
-from tkperf.model import store
-from tkperf.legacy.tkperf2_device import given_capacity
+from tkperf.store.legacy import tkperf2_device
+from tkperf import store
+from tkperf.store.legacy.tkperf2_device import given_capacity
 
 APACER = data_path("tkperf2/ssd-2.2-apacer.xml")
 

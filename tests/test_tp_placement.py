@@ -6,7 +6,7 @@ from typing import Optional, Sequence, Tuple
 
 import pytest
 
-from tkperf.engine.shapes import blank_test
+from tkperf.kit.shapes import blank_test
 from tkperf.fio.jobs import FioJob
 from tkperf.model.results import IoStats, Round, TestRun, Workload
 from tkperf.testtypes.throughput import SequentialSweep, advance, place, workload_name

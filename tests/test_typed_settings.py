@@ -14,15 +14,16 @@ from typing import ClassVar, Tuple
 import pytest
 
 from test_conformance_paths import result
-from tkperf import api, testtypes
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds, Sweep
+from tkperf import api
+from tkperf.kit import registry
+from tkperf.kit import options
+from tkperf.kit.shapes import Rounds, Sweep
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
-from tkperf.testtypes.base import Plan, Tracking
+from tkperf.kit.base import Plan, Tracking
 from tkperf.testtypes.iops import IopsSettings, IopsTest
-from tkperf.testtypes.policy import Steady, stored_policy
-from tkperf.testtypes.settings import settings_fields, settings_from
+from tkperf.kit.policy import Steady, stored_policy
+from tkperf.kit.settings import settings_fields, settings_from
 from tkperf.testtypes.writesat.settings import WsatSettings
 from tkperf.verdict import conformance
 
@@ -43,7 +44,7 @@ def test_settings_are_typed_values():
 
 def test_every_installed_type_builds_its_settings_from_its_defaults():
     """Each type's settings hold only options it declares, and build from a run's values."""
-    for name, kind in testtypes.types().items():
+    for name, kind in registry.types().items():
         if kind.settings is None:
             continue
         assert set(settings_fields(kind.settings)) <= {opt.field for opt in kind.options}, name
@@ -88,7 +89,7 @@ def test_a_type_whose_settings_name_an_option_it_lacks_is_refused():
         settings = Stray
 
     with pytest.raises(ValueError, match=r"hold options it does not declare \(iops_depths\)"):
-        testtypes._instance(Broken, "mod:Broken")
+        registry._instance(Broken, "mod:Broken")
 
 
 def test_a_keyword_field_drops_its_trailing_underscore():
@@ -102,7 +103,7 @@ def test_a_keyword_field_drops_its_trailing_underscore():
 
 
 def test_the_api_names_the_typed_interface():
-    assert {"Options", "Steady"} <= set(api.__all__) and api.API_VERSION == (2, 2)
+    assert {"Options", "Steady"} <= set(api.__all__) and api.API_VERSION == (2, 1)
 
 
 # --- steady-state policies ------------------------------------------------------------------
@@ -135,11 +136,11 @@ def test_conformance_reads_the_types_policy(monkeypatch):
     assert NO_STEADY in conformance.of_run(run).deviations
     monkeypatch.setattr(IopsTest, "steady_policy", lambda self, test: Steady.NONE)
     assert NO_STEADY not in conformance.of_run(run).deviations
-    assert testtypes.steady_policy(t) is Steady.NONE
+    assert registry.steady_policy(t) is Steady.NONE
     t.type = "not-installed"
-    assert testtypes.steady_policy(t) is Steady.ONE == stored_policy(t)
+    assert registry.steady_policy(t) is Steady.ONE == stored_policy(t)
     t.tracking_workload = ""
-    assert testtypes.steady_policy(t) is Steady.NONE
+    assert registry.steady_policy(t) is Steady.NONE
 
 
 def test_the_example_plugin_reads_its_typed_settings(monkeypatch):
@@ -157,17 +158,17 @@ def test_the_example_plugin_reads_its_typed_settings(monkeypatch):
         def load(self):
             return module.RandomRW4kTest
 
-    monkeypatch.setattr(testtypes, "_entry_points", lambda: [("rw4k", "tkperf_rw4k:RandomRW4kTest", EntryPoint())])
-    testtypes.reset()
+    monkeypatch.setattr(registry, "_entry_points", lambda: [("rw4k", "tkperf_rw4k:RandomRW4kTest", EntryPoint())])
+    registry.reset()
     try:
-        assert testtypes.problems() == [] and testtypes.get("rw4k") is not None
+        assert registry.problems() == [] and registry.get("rw4k") is not None
         o = options.build({"tests": ("rw4k",), "rw4k_mix": 65}, quick=True)
         assert o.of(module.RW4kSettings) == module.RW4kSettings(mix=65, qd=4)
-        (plan,) = testtypes.get("rw4k").plan(o, 10 ** 10)
+        (plan,) = registry.get("rw4k").plan(o, 10 ** 10)
         assert plan.policy is Steady.ONE and plan.shape.jobs[0].iodepth == 4
         assert o.to_dict()["rw4k_mix"] == "65/35"
     finally:
-        testtypes.reset()
+        registry.reset()
 
 
 def test_a_stored_test_tracking_several_figures_says_so():
@@ -175,4 +176,4 @@ def test_a_stored_test_tracking_several_figures_says_so():
     t = run.tests[0]
     assert stored_policy(t) is Steady.ONE
     t.params["also_tracking"] = "rnd-4k-100-0:read.iops"
-    assert stored_policy(t) is Steady.SEVERAL and testtypes.steady_policy(t) is Steady.SEVERAL
+    assert stored_policy(t) is Steady.SEVERAL and registry.steady_policy(t) is Steady.SEVERAL

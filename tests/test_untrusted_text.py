@@ -13,7 +13,7 @@ import pytest
 from test_store import sample_run
 from tkperf.model.results import Event
 from tkperf.render import documents, rst
-from tkperf.render.report import build_report
+from tkperf.report.report import build_report
 from tkperf.target import description
 
 #: Each a way docutils would otherwise make a link, a reference or markup.
@@ -141,7 +141,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 from tkperf.cli import main  # noqa: E402
-from tkperf.model import store  # noqa: E402
+from tkperf import store  # noqa: E402
 from tkperf.untrusted import for_terminal  # noqa: E402
 
 EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",

@@ -67,8 +67,8 @@ def test_write_cache_is_set_read_back_and_restored(guest, kind):
 
 
 def test_a_short_lat_run_on_nvme_records_wcd_and_restores_wce(guest):
-    from tkperf.model import store
-    from tkperf.render.health import fio_written_bytes
+    from tkperf import store
+    from tkperf.report.health import fio_written_bytes
     from tkperf.target import health
 
     got = vm_lab.step(guest, "run_nvme_lat")

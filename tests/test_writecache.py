@@ -11,7 +11,7 @@ from conftest import data_path, needs_fio
 from tkperf.cli import main
 from tkperf.engine import runner as runner_module
 from tkperf.errors import EXIT_SIGTERM, Interrupted, TkperfError, ToolError
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import DeviceInfo
 from tkperf.target import writecache
 from tkperf.target.writecache import WriteCache

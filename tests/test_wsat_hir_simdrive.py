@@ -14,9 +14,9 @@ import pytest
 
 from conftest import needs_fio
 from tkperf.cli import main
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.steadystate import evaluate
-from tkperf.testtypes.longrounds import written_by_the_test
+from tkperf.kit.longrounds import written_by_the_test
 from tkperf.verdict import conformance
 
 MiB = 1024 * 1024

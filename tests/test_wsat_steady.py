@@ -12,11 +12,11 @@ from typing import Callable, List, Sequence
 
 import pytest
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Stream, blank_test, spaced_steady
+from tkperf.kit import options
+from tkperf.kit.shapes import Stream, blank_test, spaced_steady
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import TestRun
 from tkperf.testtypes.writesat import WORKLOAD, WriteSaturationTest
 from tkperf.testtypes.writesat import view as wsat_view

@@ -5,9 +5,9 @@ import pytest
 
 from conftest import needs_fio
 from tkperf.cli import main
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.errors import UsageError
-from tkperf.model import store
+from tkperf import store
 from tkperf.verdict import conformance
 from tkperf.render import blocks as b
 from tkperf.testtypes.writesat import WORKLOAD, WriteSaturationTest

@@ -12,8 +12,8 @@ import pytest
 
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, ResultFileError
-from tkperf.model import store
-from tkperf.model.fileformat import has_doctype
+from tkperf import store
+from tkperf.store.fileformat import has_doctype
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(os.path.dirname(HERE), "examples", "example-ssd.xml")

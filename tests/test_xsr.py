@@ -14,17 +14,18 @@ import pytest
 
 from conftest import data_path, needs_fio
 from tkperf.cli import main
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.engine.runner import Runner
 from tkperf.errors import EXIT_USAGE, Interrupted, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.output import json_objects
-from tkperf.model import pts, store
+from tkperf.model import pts
+from tkperf import store
 from tkperf.model.results import DeviceInfo, HostInfo, PurgeRecord, RunResult, TestRun
 from tkperf.model.series import Series
 from tkperf.render import blocks as b
-from tkperf.render.context import ReportContext
-from tkperf.testtypes import get
+from tkperf.report.context import ReportContext
+from tkperf.kit.registry import get
 from tkperf.testtypes.xsr import JOB_NAMES, LABELS, CrossStimulusRecoveryTest, view
 from tkperf.testtypes.xsr.analysis import analyse, level, settle, smoothed, window_rows
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES, XsrStream

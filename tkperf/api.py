@@ -21,114 +21,96 @@ plug-in (``examples/plugin``).
 """
 from __future__ import annotations
 
-from tkperf.engine.composite import SteadyThenSweep
-from tkperf.engine.options import (
-    MAX_IODEPTH,
-    MAX_NUMJOBS,
-    MAX_RUNTIME,
-    RunOptions,
-    parse_block_sizes,
-    parse_duration,
-    parse_mix,
-    parse_mixes,
-    parse_size,
+# the test-type interface
+from tkperf.kit.base import (
+    API_VERSION, Figure, in_range, OIO_FIXED, OIO_OPERATOR, OIO_SWEEP, Option, Options, parse_count, Plan,
+    started_from_purge, SummaryValue, TestType, Tracking
 )
-from tkperf.engine.shapes import Estimate, Phase, Phases, Rounds, Shape, Stream, Sweep
-from tkperf.errors import UsageError
+from tkperf.kit.policy import Steady
+from tkperf.kit.settings import settings_from
+from tkperf.kit.context import PlanLike, RunContext
+# options every test shares, value parsers and their formatters
+from tkperf.kit.options import (
+    format_block_sizes, format_mixes, MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, parse_block_sizes,
+    parse_duration, parse_mix, parse_mixes, parse_size, RunOptions
+)
+from tkperf.durations import duration, micro_unit
+from tkperf.errors import OutputError, TargetError, UsageError
+# what runs: loop shapes, precondition, fio jobs, fio's logs
+from tkperf.kit.shapes import (
+    duration_rough, Estimate, FIO_GAP_S, Phase, Phases, record_round, REVISED, Rounds, Shape, Stream, Sweep
+)
+from tkperf.kit.composite import (
+    capture_round, steady_rounds, SteadyThenSweep, SWEEP_ROUND, sweep_round, SweepRounds, WDPC_SERIES,
+    WDPC_STOP, wdpc_verdict
+)
+from tkperf.kit.longrounds import header_fields, MIN_WRITTEN, OneFillFirst, round_deviation, round_option
+from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
+from tkperf.kit.progress import progress_of
 from tkperf.fio.jobs import FioJob
-from tkperf.model.results import IoStats, Round, RunResult, TestRun, Workload, format_bs, mix_label, now_iso
-from tkperf.model.steadystate import Steady
+from tkperf.fio.intervals import Cut, IntervalCutter, report_time
+from tkperf.fio.logs import log_directory, log_files, parse_log
+from tkperf.fio.output import cumulative_write
+# the result model, to read; stored workload names; steady state; histograms
+from tkperf.model.results import (
+    format_bs, gb, IoStats, mb, mix_label, PERCENTILES, Round, RunResult, TestRun, Workload
+)
+from tkperf.model.series import Series as DataSeries
+from tkperf.model.steadystate import evaluate, SteadyState
+from tkperf.model.names import (
+    hdd_cell, hdd_zone, iops_matrix_params, iops_workload, tp_workload, WSAT_SERIES, wsat_workload
+)
+# report blocks and chart parts
 from tkperf.render.blocks import (
-    Admonition,
-    BarsChart,
-    ConvergenceChart,
-    CurvesChart,
-    Heading,
-    LinesChart,
-    Paragraph,
-    Rubric,
-    Table,
-    WindowChart,
-    XYChart,
-    table,
+    Admonition, BarsChart, Chart, charts, ConfidenceChart, ConvergenceChart, Curve, CurvesChart, Grid,
+    Header, Heading, HeatmapChart, HistogramChart, LinesChart, Literal, Panel, Paragraph, Rubric, Series,
+    Table, table, Title, WindowChart, XYChart
 )
-from tkperf.testtypes.base import (
-    API_VERSION,
-    Figure,
-    Option,
-    Options,
-    Plan,
-    SummaryValue,
-    TestType,
-    Tracking,
-    in_range,
-    parse_count,
+# the report's contexts and the sections the built-ins share
+from tkperf.report.context import chart_name, CompareContext, grid_table, ReportContext
+from tkperf.report.generic import compare_section, headline_table, report_section, workload_table
+from tkperf.report.header import open_test, round_fields, snia_header
+from tkperf.report.steady import (
+    Convergence, convergence_blocks, named_window_blocks, per_round, steady_sections, steady_state,
+    window_blocks, window_source
 )
-from tkperf.testtypes.dirth import SweepTest, sweep_options, sweep_plan
-from tkperf.testtypes.dirth.settings import SweepSettings, captures_of
-from tkperf.testtypes.settings import settings_from
-from tkperf.testtypes.writesat.settings import parse_tgbw, tgbw_bytes
+from tkperf.report.qos import compare_blocks, confidence_curve, histogram_curve, qos_blocks, supported_marks
+from tkperf.report.words import (
+    fmt, metric_display, NA, oio, plural, shown_unit, test_title, tracking_label, verdict
+)
+# modules a type reads as a namespace
+from tkperf.model import histogram
 
 __all__ = [
-    "API_VERSION",
     # the test-type interface
-    "TestType", "Option", "Options", "Plan", "Tracking", "Steady", "Figure", "SummaryValue", "in_range",
-    "parse_count", "settings_from",
-    # options every test shares, and value parsers
-    "RunOptions", "parse_size", "parse_block_sizes", "parse_mix", "parse_mixes", "parse_duration",
-    "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "UsageError",
-    # what runs
-    "FioJob", "Shape", "Rounds", "Stream", "Sweep", "Phases", "Phase", "SteadyThenSweep",
-    # the result model, to read
-    "RunResult", "TestRun", "Round", "Workload", "IoStats", "format_bs", "mix_label",
-    # report blocks
-    "Heading", "Rubric", "Paragraph", "Admonition", "Table", "table", "ConvergenceChart", "WindowChart",
-    "LinesChart", "BarsChart", "CurvesChart", "XYChart",
-    # added for the real-world workload tests (issue 38): a shape's estimate, a round's start time,
-    # WSAT's total-written limit, DIRTH's TC x QD sweep and its report sections
-    "Estimate", "now_iso", "parse_tgbw", "tgbw_bytes", "SweepTest", "SweepSettings", "sweep_options",
-    "sweep_plan", "captures_of", "sweep_report_section", "sweep_compare_section", "sweep_header",
-    "sweep_stimulus_words", "generic_report_section", "generic_compare_section",
+    "API_VERSION", "Figure", "in_range", "OIO_FIXED", "OIO_OPERATOR", "OIO_SWEEP", "Option", "Options",
+    "parse_count", "Plan", "started_from_purge", "SummaryValue", "TestType", "Tracking", "Steady",
+    "settings_from", "PlanLike", "RunContext",
+    # options every test shares, value parsers and their formatters
+    "format_block_sizes", "format_mixes", "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "parse_block_sizes",
+    "parse_duration", "parse_mix", "parse_mixes", "parse_size", "RunOptions", "duration", "micro_unit",
+    "OutputError", "TargetError", "UsageError",
+    # what runs: loop shapes, precondition, fio jobs, fio's logs
+    "duration_rough", "Estimate", "FIO_GAP_S", "Phase", "Phases", "record_round", "REVISED", "Rounds",
+    "Shape", "Stream", "Sweep", "capture_round", "steady_rounds", "SteadyThenSweep", "SWEEP_ROUND",
+    "sweep_round", "SweepRounds", "WDPC_SERIES", "WDPC_STOP", "wdpc_verdict", "header_fields", "MIN_WRITTEN",
+    "OneFillFirst", "round_deviation", "round_option", "SLOWEST_PLAUSIBLE_BPS", "progress_of", "FioJob",
+    "Cut", "IntervalCutter", "report_time", "log_directory", "log_files", "parse_log", "cumulative_write",
+    # the result model, to read; stored workload names; steady state; histograms
+    "format_bs", "gb", "IoStats", "mb", "mix_label", "PERCENTILES", "Round", "RunResult", "TestRun",
+    "Workload", "DataSeries", "evaluate", "SteadyState", "hdd_cell", "hdd_zone", "iops_matrix_params",
+    "iops_workload", "tp_workload", "WSAT_SERIES", "wsat_workload",
+    # report blocks and chart parts
+    "Admonition", "BarsChart", "Chart", "charts", "ConfidenceChart", "ConvergenceChart", "Curve",
+    "CurvesChart", "Grid", "Header", "Heading", "HeatmapChart", "HistogramChart", "LinesChart", "Literal",
+    "Panel", "Paragraph", "Rubric", "Series", "Table", "table", "Title", "WindowChart", "XYChart",
+    # the report's contexts and the sections the built-ins share
+    "chart_name", "CompareContext", "grid_table", "ReportContext", "compare_section", "headline_table",
+    "report_section", "workload_table", "open_test", "round_fields", "snia_header", "Convergence",
+    "convergence_blocks", "named_window_blocks", "per_round", "steady_sections", "steady_state",
+    "window_blocks", "window_source", "compare_blocks", "confidence_curve", "histogram_curve", "qos_blocks",
+    "supported_marks", "fmt", "metric_display", "NA", "oio", "plural", "shown_unit", "test_title",
+    "tracking_label", "verdict",
+    # namespaces
+    "histogram",
 ]
-
-
-def generic_report_section(kind, ctx, tests) -> list:
-    """tkperf's generic report section of test type ``kind`` (header, headline figures, rounds or intervals)."""
-    from tkperf.render import generic  # report parts load only when a report is built
-
-    return generic.report_section(kind, ctx, tests)
-
-
-def generic_compare_section(kind, ctx, runs, labels) -> list:
-    """tkperf's generic comparison section of test type ``kind`` (headline figures side by side)."""
-    from tkperf.render import generic  # report parts load only when a report is built
-
-    return generic.compare_section(kind, ctx, runs, labels)
-
-
-def sweep_report_section(ctx, tests, kind, header_of, more=None) -> list:
-    """DIRTH's report section for a sweep test ``kind`` with its own header and extra blocks."""
-    from tkperf.testtypes.dirth import view  # report parts load only when a report is built
-
-    return view.report_section(ctx, tests, kind, header_of, more)
-
-
-def sweep_compare_section(ctx, runs, labels, kind) -> list:
-    """DIRTH's comparison section for a sweep test ``kind``."""
-    from tkperf.testtypes.dirth import view  # report parts load only when a report is built
-
-    return view.compare_section(ctx, runs, labels, kind)
-
-
-def sweep_header(ctx, test, stimulus: str, wdpc: str, extra=()):
-    """The SNIA header of a steady-then-sweep test (DIRTH's), ``extra`` rows after its own."""
-    from tkperf.testtypes.dirth import viewheader  # report parts load only when a report is built
-
-    return viewheader.sweep_header(ctx, test, stimulus, wdpc, extra)
-
-
-def sweep_stimulus_words(test, long: str, short: str):
-    """(stimulus, WDPC) words of a sweep test's header in the words of its structure."""
-    from tkperf.testtypes.dirth import viewheader  # report parts load only when a report is built
-
-    return viewheader.stimulus_words(test, long, short)

@@ -13,6 +13,7 @@
     tkperf history FILES|DIR [--outdir D]   a device's results over time, with change points
     tkperf info DEVICE [--json]         everything known about a device (read-only)
     tkperf import OLD.xml [-o NEW.xml]  convert a result file of the original TKperf
+    tkperf capture DEVICE --duration D --name N   an application's block I/O: streams and steps (RWSW)
     tkperf simdrive up|down|stats       an emulated SSD with a write cliff (a loop device)
     tkperf server [HOST --start]        the fio server a test host needs (remote targets)
     tkperf help [TOPIC] [--man]         a document, or the man page tkperf(1)
@@ -34,16 +35,16 @@ import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import (advice, check, common, compare, demo, export, history, importcmd, info, manual, remote,
-                        report, run, show, simdrive, tests)
+from tkperf.cli import (advice, capture, check, common, compare, demo, export, history, importcmd, info, manual,
+                        remote, report, run, show, simdrive, tests)
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
-from tkperf.legacy import tkperf2_device
+from tkperf.store.legacy import tkperf2_device
 from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
 
-COMMANDS = (run, demo, report, compare, show, export, check, history, tests, info, importcmd, remote, simdrive,
-            manual)
+COMMANDS = (run, demo, report, compare, show, export, check, history, tests, info, importcmd, capture, remote,
+            simdrive, manual)
 #: The commands that read result files, original TKperf ones too: they take ``--capacity``.
 READERS = ("show", "report", "import", "compare", "check")
 

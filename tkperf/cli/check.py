@@ -20,8 +20,9 @@ from lxml import etree
 
 from tkperf import strictjson
 from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, UsageError
-from tkperf.model import noise, store
-from tkperf.testtypes import checked
+from tkperf.model import noise
+from tkperf import store
+from tkperf.kit import checked
 from tkperf.verdict import regression
 from tkperf.verdict.regression import Cell, Comparison
 

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 from tkperf.cli import advice, typos
 from tkperf.cli import progress as shown
 from tkperf.errors import NotConfirmedError, OutputError, UsageError
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import DeviceInfo
 from tkperf.remote import fio_host, split_target
 from tkperf.untrusted import for_terminal

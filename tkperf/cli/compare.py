@@ -4,13 +4,13 @@ from __future__ import annotations
 import argparse
 
 from tkperf.cli import common
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.errors import EXIT_OK, UsageError
-from tkperf.testtypes import checked
+from tkperf.kit import checked
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from tkperf.render import compare  # matplotlib loads only for a command that draws
+    from tkperf.report import compare  # matplotlib loads only for a command that draws
 
     formats = options.parse_report_formats(args.format)
     if not compare.MIN_RUNS <= len(args.results) <= compare.MAX_RUNS:

@@ -14,7 +14,9 @@ import argparse
 import shlex
 from typing import Dict, List, Mapping, Optional, Sequence
 
-from tkperf import __version__, testtypes
+from tkperf import __version__
+
+from tkperf.kit import registry
 from tkperf.cli import parsertree
 from tkperf.model import pts
 
@@ -160,7 +162,7 @@ def script(parser: argparse.ArgumentParser, shell: str, values: Optional[Mapping
     if shell == "zsh":
         head += "autoload -U +X compinit && compinit -u\nautoload -U +X bashcompinit && bashcompinit\n"
     body = "".join(_case_fn(name, arms) for name, arms in cases.items())
-    names = f"_tkperf_test_names={_words(list(testtypes.names()))}\n"
+    names = f"_tkperf_test_names={_words(list(registry.names()))}\n"
     # bash: -o filenames for a slash after a directory and quoting; zsh's
     # bashcompinit would then add no space after an option or a test name.
     bind = "complete -F _tkperf tkperf\n" if shell == "zsh" else "complete -o filenames -F _tkperf tkperf\n"

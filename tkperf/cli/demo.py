@@ -18,9 +18,9 @@ import tempfile
 from typing import Callable, List, Sequence
 
 from tkperf.cli import advice
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.errors import EXIT_SIGHUP, EXIT_SIGINT, EXIT_SIGTERM, TkperfError
-from tkperf.model import store
+from tkperf import store
 from tkperf.simdrive import control as simdrive
 from tkperf.target.loopdev import try_loop
 

@@ -29,8 +29,9 @@ import unicodedata
 from typing import Dict, Iterable, List, Sequence
 
 from tkperf.errors import EXIT_OK
-from tkperf.model import files, store
-from tkperf.testtypes import checked
+from tkperf.model import files
+from tkperf import store
+from tkperf.kit import checked
 from tkperf.model.results import IoStats, RunResult
 
 ROUND_COLUMNS = ("test", "type", "round", "started", "wall_s", "fio_s", "workloads", "in_steady_window")

@@ -15,10 +15,11 @@ import os
 from typing import Any, List
 
 from tkperf.errors import EXIT_OK, OutputError, ResultFileError, UsageError
-from tkperf.model import ranges, store
-from tkperf.legacy import tkperf2, tkperf2_run
+from tkperf.model import ranges
+from tkperf import store
+from tkperf.store.legacy import tkperf2, tkperf2_run
 from tkperf.model.results import RunResult
-from tkperf.model.xml_read import check_head
+from tkperf.store.xml_read import check_head
 
 SUFFIX = ".tkperf.xml"
 

@@ -10,7 +10,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from tkperf.cli import common
 from tkperf.cli import remote as remote_cli
-from tkperf.engine.options import RunOptions
+from tkperf.kit.options import RunOptions
 from tkperf.engine.request import RemoteSettings, RunRequest
 from tkperf.engine.session import fio_settings
 from tkperf.errors import UsageError

@@ -37,11 +37,12 @@ from tkperf import notify
 from tkperf.cli import common, multiplan, runargs
 from tkperf.cli import progress as shown
 from tkperf.engine import multi
-from tkperf.engine import progress as engine_progress
+from tkperf.kit import progress as engine_progress
 from tkperf.engine import request as request_file
 from tkperf.engine.request import RunRequest
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, Interrupted, TkperfError, UsageError, exit_code_of
-from tkperf.model import files, store
+from tkperf.model import files
+from tkperf import store
 
 log = logging.getLogger("tkperf")
 
@@ -315,7 +316,7 @@ def _comparison(request: RunRequest, outcomes: Sequence[multi.Outcome],
                 signum: Optional[int]) -> Tuple[List[str], str]:
     """The comparison report of the complete runs: (documents written, a note
     saying what was left out or why there is none)."""
-    from tkperf.render import compare  # matplotlib loads only when the runs end
+    from tkperf.report import compare  # matplotlib loads only when the runs end
 
     if signum:
         return [], "not built: the runs were stopped"

@@ -12,7 +12,7 @@
 
 Both are a ``logging.Handler`` for the ``tkperf.progress`` logger (the
 engine's messages, unchanged) and a listener of the engine's
-:class:`tkperf.engine.progress.Progress` (the structured state and ETA).
+:class:`tkperf.kit.progress.Progress` (the structured state and ETA).
 :func:`choose` picks one; ``--quiet`` picks none.
 """
 from __future__ import annotations
@@ -22,9 +22,9 @@ import os
 import time
 from typing import IO, Optional, Sequence, Tuple
 
-from tkperf.engine import progress as engine_progress
+from tkperf.kit import progress as engine_progress
 from tkperf.durations import duration, micro_unit
-from tkperf.engine.progress import Progress, RemoteRun, combined_eta, eta_text, finish_clock
+from tkperf.kit.progress import Progress, RemoteRun, combined_eta, eta_text, finish_clock
 from tkperf.untrusted import for_terminal, raw_stream
 
 

@@ -5,15 +5,25 @@ import argparse
 import os
 
 from tkperf.cli import common
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.errors import EXIT_OK
-from tkperf.testtypes import checked
+from tkperf.kit import checked
+from tkperf.rwsw import model as rwsw_model
+from tkperf.rwsw import summary as rwsw_summary
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tkperf.render import report  # matplotlib loads only for a command that draws
+    from tkperf.report import report  # matplotlib loads only for a command that draws
 
     formats = options.parse_report_formats(args.format)
+    if rwsw_summary.is_capture_file(args.result):  # a capture (tkperf capture), not a run
+        from tkperf.rwsw import report as rwsw_report  # matplotlib, as above
+
+        with report.ready_drawers() as drawers:
+            capture = rwsw_model.load(args.result)
+            outdir = common.prepare_outdir(args.outdir or os.path.dirname(os.path.abspath(args.result)))
+            common.print_report(rwsw_report.build_report(capture, outdir, formats, png=args.png, drawers=drawers))
+        return EXIT_OK
     with report.ready_drawers() as drawers:  # matplotlib loads while the file does
         run = checked.load(args.result)
         outdir = common.prepare_outdir(args.outdir or os.path.dirname(os.path.abspath(args.result)))
@@ -24,7 +34,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def register(sub) -> None:
     rep = sub.add_parser("report", help="build the report (reST, HTML, PDF) from a result file",
                          allow_abbrev=False)
-    rep.add_argument("result", help="a tkperf result XML file")
+    rep.add_argument("result", help="a tkperf result XML file or a capture (tkperf capture)")
     rep.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
     rep.add_argument("--outdir", help="where the report goes (default: beside the result file)")
     common.add_png_option(rep)

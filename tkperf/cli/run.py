@@ -12,15 +12,16 @@ from tkperf import notify
 from tkperf.cli import advice, common, multirun, runargs
 from tkperf.cli import remote as remote_cli
 from tkperf.cli.runargs import add_run_options, add_unattended_options, epilog
-from tkperf.engine import options, resume
+from tkperf.kit import options
+from tkperf.engine import resume
 from tkperf.engine import request as request_file
 from tkperf.engine.request import RunRequest
 from tkperf.durations import micro_unit
 from tkperf.engine.session import Session, fio_settings
 from tkperf.errors import EXIT_OK, Interrupted, ResumeError, UsageError, exit_code_of
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import RunResult
-from tkperf.render import summary
+from tkperf.report import summary
 
 log = logging.getLogger("tkperf")
 
@@ -222,7 +223,7 @@ def _final_report(run: RunResult, outdir: str, formats: Sequence[str], png: bool
     a warning, since the XML (the record) is already saved.  The paths of
     the report documents written (rst, html, pdf)."""
     try:
-        from tkperf.render import report
+        from tkperf.report import report
 
         result = report.build_report(run, outdir, tuple(formats), png=png)
         common.print_report(result)

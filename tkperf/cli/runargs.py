@@ -13,10 +13,13 @@ import argparse
 import os
 from typing import Optional
 
-from tkperf import durations, notify, testtypes
+from tkperf import durations, notify
+
+from tkperf.kit import registry
 from tkperf.cli import advice, common
 from tkperf.cli import remote as remote_cli
-from tkperf.engine import options, plan
+from tkperf.kit import options
+from tkperf.engine import plan
 from tkperf.engine.runner import plan_all
 from tkperf.engine.request import MailRequest, RunRequest
 from tkperf.engine.session import fio_settings
@@ -61,8 +64,8 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                    help="set the drive's write cache for the run and restore it after: on (WCE), "
                         "off (WCD) or keep (default: what the revision requires, WCD for enterprise, "
                         "WCE for client; keep for hdd run)")
-    p.add_argument("--tests", help=f"comma list of {','.join(testtypes.names())} "
-                                   f"(default: {','.join(testtypes.default_names(profile))}; "
+    p.add_argument("--tests", help=f"comma list of {','.join(registry.names())} "
+                                   f"(default: {','.join(registry.default_names(profile))}; "
                                    "'tkperf tests' lists them)")
     p.add_argument("--runtime", "-rt", metavar="DURATION",
                    help=f"time per workload: {durations.FORMS}; a number alone is seconds (default 60)")
@@ -121,7 +124,7 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     add_unattended_options(p)
     remote_cli.add_options(p)
     added = set()
-    for kind in testtypes.types().values():
+    for kind in registry.types().values():
         if not kind.options:
             continue
         # the other profile's tests' options are taken (--tests may name any
@@ -142,7 +145,7 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                                    metavar=opt.metavar or opt.field.upper())
 
 
-def _profile_of(kind: testtypes.TestType) -> str:
+def _profile_of(kind: registry.TestType) -> str:
     """``hdd`` for the HDD tests (run by ``hdd run`` alone by default), else ``ssd``."""
     return "hdd" if kind.runs_by_default("hdd") and not kind.runs_by_default("ssd") else "ssd"
 
@@ -224,7 +227,7 @@ def overrides(args: argparse.Namespace, profile: str) -> dict:
         o["purge"] = purge.CMD_PREFIX + args.purge_cmd
     if args.tests:
         o["tests"] = options.parse_tests(args.tests)
-    for kind in testtypes.types().values():
+    for kind in registry.types().values():
         for opt in kind.options:
             value = getattr(args, opt.field, None)
             if value is None:

@@ -11,8 +11,10 @@ import sys
 from tkperf import strictjson
 from tkperf.durations import micro_unit
 from tkperf.errors import EXIT_OK
-from tkperf.testtypes import checked
-from tkperf.render import summary
+from tkperf.kit import checked
+from tkperf.report import summary
+from tkperf.rwsw import model as rwsw_model
+from tkperf.rwsw import summary as rwsw_summary
 
 #: What ``show --json`` prints: its ``schema`` name and ``version``
 #: (tkperf/model/data/show.schema.json).  Version 1: the summary of
@@ -22,6 +24,11 @@ JSON_VERSION = 1
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    if rwsw_summary.is_capture_file(args.result):  # a capture (tkperf capture), not a run
+        capture = rwsw_model.load(args.result)
+        print(strictjson.dumps(rwsw_summary.as_dict(capture), indent=2) if args.json
+              else "\n".join(rwsw_summary.lines(capture)))
+        return EXIT_OK
     run = checked.load(args.result)
     if args.json:
         print(strictjson.dumps({"schema": JSON_SCHEMA, "version": JSON_VERSION, **summary.as_dict(run)}, indent=2))
@@ -32,6 +39,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def register(sub) -> None:
     show = sub.add_parser("show", help="print the summary of a result file", allow_abbrev=False)
-    show.add_argument("result", help="a result file (RUN/RUN.xml)")
+    show.add_argument("result", help="a result file (RUN/RUN.xml) or a capture (tkperf capture)")
     show.add_argument("--json", action="store_true", help="machine-readable summary")
     show.set_defaults(func=cmd_show)

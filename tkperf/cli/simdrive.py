@@ -11,7 +11,7 @@ import argparse
 import json
 from typing import Dict
 
-from tkperf.engine import options
+from tkperf.kit import options
 from tkperf.errors import EXIT_OK, UsageError
 from tkperf.simdrive import control
 from tkperf.simdrive.model import INT_PARAMS, PARAMS

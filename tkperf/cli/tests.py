@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from tkperf import strictjson
-from tkperf import testtypes
+from tkperf.kit import registry
 from tkperf.errors import EXIT_OK
 
 #: What ``tests --json`` prints: its ``schema`` name and ``version``
@@ -16,7 +16,7 @@ JSON_VERSION = 1
 
 
 def cmd_tests(args: argparse.Namespace) -> int:
-    kinds = list(testtypes.types().values())
+    kinds = list(registry.types().values())
     if args.json:
         listed = [{"name": k.name, "title": k.title, "short": k.short, "unit": k.unit,
                    "default": k.default_run,
@@ -30,7 +30,7 @@ def cmd_tests(args: argparse.Namespace) -> int:
             runs = [p for p in ("ssd", "hdd") if k.runs_by_default(p)]
             print(f"{k.name:<{width}}  {k.title}" + (f"  ({' and '.join(runs)} run default)" if runs != ["ssd"]
                                                        and runs else "" if runs else "  (not run by default)"))
-    for problem in testtypes.problems():
+    for problem in registry.problems():
         print(f"tkperf: warning: {problem}", file=sys.stderr)
     return EXIT_OK
 

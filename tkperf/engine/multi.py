@@ -14,7 +14,7 @@ A child learns that it is one of several from two environment variables
 
 ``TKPERF_PROGRESS_FD``
     a pipe's file descriptor: the child writes one JSON object a line,
-    ``{"t": "state", ...}`` (:func:`tkperf.engine.progress.snapshot`),
+    ``{"t": "state", ...}`` (:func:`tkperf.kit.progress.snapshot`),
     ``{"t": "msg", "text": ...}`` (its progress lines), when an error
     stopped it ``{"t": "error", "text": ..., "exit": N}`` (why, as the
     target's reason), and at its end
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import programs
-from tkperf.model import store
+from tkperf import store
 from tkperf.remote import fio_host, split_target
 
 PROGRESS_FD_ENV = "TKPERF_PROGRESS_FD"

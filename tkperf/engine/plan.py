@@ -6,17 +6,17 @@ measurement as rounds x round time (or a stream's limits) and its time as a
 range; then the total, whose lower bound is the sum of the rows' lower
 bounds.  Writes whose length depends on an amount (WIPC, WSAT's TGBW, a
 purge that overwrites) are timed at a stated write rate,
-:data:`~tkperf.engine.shapes.ESTIMATE_WRITE_RATE`.
+:data:`~tkperf.kit.shapes.ESTIMATE_WRITE_RATE`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import List, Tuple
 
-from tkperf.engine.options import RunOptions
-from tkperf.engine.precondition import WIPC_BS, wipc_job
+from tkperf.kit.options import RunOptions
+from tkperf.kit.precondition import WIPC_BS, wipc_job
 from tkperf.engine.runner import plan_all
-from tkperf.engine.shapes import ESTIMATE_WRITE_RATE, Estimate, duration_rough
+from tkperf.kit.shapes import ESTIMATE_WRITE_RATE, Estimate, duration_rough
 from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo

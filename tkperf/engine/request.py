@@ -21,8 +21,8 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, Optional, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.options import REPORT_FORMATS, RunOptions
+from tkperf.kit import options
+from tkperf.kit.options import REPORT_FORMATS, RunOptions
 from tkperf.errors import UsageError
 
 SCHEMA = "tkperf-run-request"

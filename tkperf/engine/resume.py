@@ -20,8 +20,8 @@ import glob
 import os
 from typing import List
 
-from tkperf import testtypes
-from tkperf.engine import options
+from tkperf.kit import registry
+from tkperf.kit import options
 from tkperf.errors import ResumeError
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
 
@@ -86,7 +86,7 @@ def prepare(saved: RunResult) -> List[str]:
     for t in saved.tests:
         if t.status == "complete":
             continue
-        kind = testtypes.get(t.type)
+        kind = registry.get(t.type)
         if kind is None:
             raise ResumeError(f"test {t.key} is of type {t.type!r}, which is not installed; "
                               "install it to resume this run")

@@ -4,7 +4,7 @@ and the instance's loop shape, saved as it goes.
 The runner owns the :class:`~tkperf.model.results.RunResult` while it grows.
 It rewrites the result file (atomically) after every change worth keeping:
 the purge, the WIPC, each round, the start and end of each test; intervals
-of a stream are appended instead (:class:`tkperf.model.store.ResultWriter`),
+of a stream are appended instead (:class:`tkperf.store.ResultWriter`),
 so keeping one costs the same however long the run.  It never names a test
 type: :func:`plan_all` asks the registry.
 """
@@ -14,17 +14,17 @@ import logging
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from tkperf import testtypes
-from tkperf.engine import precondition
-from tkperf.engine.options import RunOptions
-from tkperf.engine.progress import PlannedTest, Progress
+from tkperf.kit import registry
+from tkperf.kit import precondition
+from tkperf.kit.options import RunOptions
+from tkperf.kit.progress import PlannedTest, Progress
 from tkperf.errors import FioError, Interrupted
 from tkperf.fio.backend import FioBackend
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.results import DeviceInfo, Event, RunResult, TestRun, format_bs, now_iso
 from tkperf.target import health
 from tkperf.target.side import LocalSide, TargetSide
-from tkperf.testtypes.base import Plan
+from tkperf.kit.base import Plan
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")
@@ -200,7 +200,7 @@ def plan_all(opts: RunOptions, capacity: int) -> List[Tuple[str, Plan]]:
     """(test type name, plan) of every test instance the options ask for, in run order."""
     out: List[Tuple[str, Plan]] = []
     for name in opts.tests:
-        t = testtypes.get(name)
+        t = registry.get(name)
         if t is None:
             raise ValueError(f"test type {name!r} is not installed")
         out.extend((name, p) for p in t.plan(opts, capacity))

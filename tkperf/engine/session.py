@@ -18,13 +18,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from tkperf import __version__
-from tkperf.engine import options, resume
-from tkperf.engine.options import RunOptions
+from tkperf.kit import options
+from tkperf.engine import resume
+from tkperf.kit.options import RunOptions
 from tkperf.engine.runner import Runner
 from tkperf.fio import keep
 from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
-from tkperf.model import files, store
+from tkperf.model import files
+from tkperf import store
 from tkperf.errors import RemoteError
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
 from tkperf.target import device, guard

@@ -42,7 +42,7 @@ def json_objects(text: str, pos: int = 0) -> Iterator[Tuple[dict, int]]:
 
 def _percentile_key(p: str) -> str:
     """fio writes percentiles as '99.900000'; tkperf keeps the short form '99.9'."""
-    return ("%f" % float(p)).rstrip("0").rstrip(".")
+    return f"{float(p):f}".rstrip("0").rstrip(".")
 
 
 #: fio's three latencies, as tkperf names their figures: total (response

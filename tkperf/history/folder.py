@@ -17,7 +17,7 @@ from typing import Iterator, List, Optional, Tuple
 
 from tkperf.errors import ResultFileError
 from tkperf.history.indexfile import read_all
-from tkperf.model.fileformat import MAX_FILE_BYTES
+from tkperf.store.fileformat import MAX_FILE_BYTES
 
 
 def read_result(path: str, follow: bool) -> Tuple[bytes, os.stat_result]:

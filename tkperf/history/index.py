@@ -31,7 +31,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from tkperf import __version__
 from tkperf.errors import ResultFileError, TkperfError
 from tkperf.history import folder, indexfile
-from tkperf.model import noise, store
+from tkperf.model import noise
+from tkperf import store
 from tkperf.model.results import RunResult
 from tkperf.verdict import regression
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 from tkperf.history import changepoints
 from tkperf.history.index import FileFacts
 from tkperf.history.trends import Device, Trend
-from tkperf.model.store import atomic_write
+from tkperf.store import atomic_write
 
 STYLE = """body{font-family:sans-serif;margin:2em;max-width:60em}
 table{border-collapse:collapse}td,th{padding:.2em .6em;border-bottom:1px solid #ddd;text-align:left}

@@ -3,7 +3,7 @@ the direction that is better.
 
 It lives in the model because what reads stored runs (``show``, the summary
 page, ``tkperf check``'s regressions) compares figures without running
-anything; test types make them (:meth:`tkperf.testtypes.base.TestType.headline`).
+anything; test types make them (:meth:`tkperf.kit.base.TestType.headline`).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ result file: part of the file's vocabulary, so they live with the model.
 
 The test types name what they run with these (:mod:`tkperf.testtypes.iops`,
 ``throughput``, ``writesat``, ``hdd_iops``, ``hdd_zones``), and the reader
-of the original TKperf's files (:mod:`tkperf.legacy`) gives the tests it
+of the original TKperf's files (:mod:`tkperf.store.legacy`) gives the tests it
 rebuilds the same names, so reports and comparisons treat both alike.
 """
 from __future__ import annotations

@@ -6,7 +6,7 @@ all.  A figure that is not finite or out of its range would pass every
 comparison the wrong way (NaN is neither better nor worse) and make JSON
 that is not JSON, so :func:`check_run` is the one place that looks at every
 number of a loaded run, whatever the file's format (tkperf's current one,
-format 1, an original TKperf archive: :func:`tkperf.model.store.loads`
+format 1, an original TKperf archive: :func:`tkperf.store.loads`
 calls it for each), and refuses the file with one line naming the element
 and attribute (a :class:`ResultFileError`, exit 7).  The rules
 (docs/resilience.rst):

@@ -1,6 +1,6 @@
 """The result models: what a run measured, independent of how it is stored.
 
-The runner builds these, :mod:`tkperf.model.store` writes and reads them, the
+The runner builds these, :mod:`tkperf.store` writes and reads them, the
 report only reads them.  Figures keep fio's own units converted once:
 IOPS, bytes per second, bytes, microseconds.
 """

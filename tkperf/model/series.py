@@ -236,7 +236,7 @@ def format_row(series_id: str, index: int, values: Sequence[float]) -> bytes:
     check_id(series_id)
     if int(index) < 1:
         raise ValueError(f"series {series_id}: row index {index} (rows count from 1)")
-    return ("<?tkperf-row %s %d %s?>\n" % (series_id, index, " ".join(map(format_value, values)))).encode("ascii")
+    return f"<?tkperf-row {series_id} {index:d} {' '.join(map(format_value, values))}?>\n".encode("ascii")
 
 
 def format_rows(series_id: str, series: Series, chunk: int = 4096) -> bytes:

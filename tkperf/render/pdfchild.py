@@ -11,7 +11,7 @@ import os
 from typing import Any, List, Mapping, Optional, Tuple
 
 from tkperf.errors import OutputError
-from tkperf.model.store import atomic_write
+from tkperf.store import atomic_write
 from tkperf.render import parallel
 from tkperf.render.pdf import PdfGraphic, render_pdf, svg_beside
 

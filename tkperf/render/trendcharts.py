@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
-from tkperf.model.store import atomic_write
+from tkperf.store import atomic_write
 
 WIDTH, HEIGHT = 760, 320
 LEFT, RIGHT, TOP, BOTTOM = 78, 16, 40, 62

@@ -41,7 +41,7 @@ class Key:
 
 #: Every key a description file may use, in the order docs/description.rst
 #: lists them.  The names are what the result file stores and what the
-#: report header reads (``tkperf.render.header``).
+#: report header reads (``tkperf.report.header``).
 KEYS: Tuple[Key, ...] = (
     Key("vendor", "Vendor", "the drive's manufacturer", ("manufacturer", "mfgr", "make")),
     Key("model", "Model", "the model name or number", ("model_number", "model_no", "product")),

@@ -8,14 +8,14 @@ device, the tests, the events), so the dry run (options and device alone),
 
 Settings common to every test are checked here; each test type adds the
 deviations of its own options (a narrowed matrix, a shorter WSAT) through
-:meth:`tkperf.testtypes.base.TestType.deviations`.
+:meth:`tkperf.kit.base.TestType.deviations`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tkperf import testtypes
+from tkperf.kit import registry
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo, RunResult, TestRun
 from tkperf.model.steadystate import Steady
@@ -108,7 +108,7 @@ def _tests(options: Mapping[str, str], before_run: bool = False) -> List[str]:
     out: List[str] = []
     names = [n for n in options.get("tests", "").split(",") if n]
     for name in names:
-        kind = testtypes.get(name)
+        kind = registry.get(name)
         if kind is None:
             out.append(f"test type {name!r} is not installed, its settings cannot be checked")
             continue
@@ -184,10 +184,10 @@ def _measured(run: RunResult) -> List[str]:
         out.append("the run was interrupted and resumed" + (f" ({', '.join(resumed)})" if resumed else ""))
     out += _purges(run)
     for t in run.tests:
-        kind = testtypes.get(t.type)
+        kind = registry.get(t.type)
         if kind is not None:
             out += kind.result_deviations(t, run.options, rev, run.device.size_bytes)
-        sought = testtypes.steady_policy(t) is not Steady.NONE
+        sought = registry.steady_policy(t) is not Steady.NONE
         if t.status == "complete" and sought and t.rounds and not (t.steady and t.steady.steady):
             failed = kind.unsteady_variables(t) if kind is not None else []
             out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple, Union
 
-from tkperf import testtypes
+from tkperf.kit import registry
 from tkperf.model import caveats, family, noise
 from tkperf.model.figures import Figure
 from tkperf.model.results import RunResult, TestRun
@@ -117,7 +117,7 @@ class Comparison:
 
 def figures(test: TestRun) -> List[Figure]:
     """The test's headline figures; none when its test type is not installed."""
-    kind = testtypes.get(test.type)
+    kind = registry.get(test.type)
     return kind.headline(test) if kind is not None else []
 
 

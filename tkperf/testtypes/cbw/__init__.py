@@ -27,9 +27,7 @@ from __future__ import annotations
 
 from typing import List, Mapping, Tuple
 
-from tkperf.fio.jobs import FioJob
-from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import Options, Plan
+from tkperf.api import FioJob, Options, Plan, TestRun, format_bs, mix_label
 from tkperf.testtypes.consistency import BSSPLIT, JEDEC_LARGEST, ZONED, jedec_job
 from tkperf.testtypes.dirth import SweepTest, captures_of, sweep_options, sweep_plan
 from tkperf.testtypes.dirth.settings import CbwSettings

@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import List, Sequence
 
-from tkperf.engine.composite import steady_rounds
-from tkperf.model.results import RunResult, TestRun
-from tkperf.render import blocks as b
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA
+from tkperf.api import (
+    CompareContext, Header, Heading, NA, ReportContext, RunResult, Table, TestRun, steady_rounds,
+    table as b_table
+)
 from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
 from tkperf.testtypes.dirth import Point
 from tkperf.testtypes.dirth import structure as st
@@ -38,7 +37,7 @@ def zones_text(distribution: str) -> str:
     return ", ".join(words)
 
 
-def cbw_header(ctx: ReportContext, test: TestRun) -> b.Header:
+def cbw_header(ctx: ReportContext, test: TestRun) -> Header:
     p = test.params
     mix = p.get("mix", NA)
     extra = (
@@ -65,14 +64,14 @@ ALIGNMENT = ("every transfer at a 512 B aligned offset: fio aligns a bssplit mix
              "conformance verdict")
 
 
-def mix_table(test: TestRun) -> b.Table:
+def mix_table(test: TestRun) -> Table:
     pairs = bssplit_shares(test.params["bssplit"]) if "bssplit" in test.params else ()
     rows = [[_size(n), f"{share}%"] for n, share in pairs]
-    return b.table(["Transfer size", "Share of I/Os"], rows, title="The JEDEC transfer-size mix (fio bssplit)",
+    return b_table(["Transfer size", "Share of I/Os"], rows, title="The JEDEC transfer-size mix (fio bssplit)",
                    widths=[30, 30])
 
 
-def issued_table(points: Sequence[Point], expected_bytes: float) -> b.Table:
+def issued_table(points: Sequence[Point], expected_bytes: float) -> Table:
     """What every point issued: its read share of the I/Os and its mean transfer size."""
     rows = []
     for p in points:
@@ -83,7 +82,7 @@ def issued_table(points: Sequence[Point], expected_bytes: float) -> b.Table:
             continue
         rows.append([p.label, f"{ios:,}", f"{100.0 * w.read.ios / ios:.1f}",
                      f"{(w.read.io_bytes + w.write.io_bytes) / ios:,.0f}"])
-    return b.table(["Point", "I/Os", "Read share %", "Mean transfer B"], rows,
+    return b_table(["Point", "I/Os", "Read share %", "Mean transfer B"], rows,
                    title=f"The mix as issued per point (asked for: {MIX}% reads, a mean transfer of "
                          f"{expected_bytes:,.0f} B)", widths=[22, 22, 22, 22])
 
@@ -101,7 +100,7 @@ def mix_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point]) -> li
     table = issued_table(last_round_points(test) if pts20 else points, expected)
     if pts20:
         table = replace(table, title=table.title + ", in the last steady-state round")
-    return [b.Heading("The JEDEC mix", 3), mix_table(test), table]
+    return [Heading("The JEDEC mix", 3), mix_table(test), table]
 
 
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:

@@ -24,20 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List
 
-from tkperf.engine import options
-from tkperf.errors import UsageError
-from tkperf.fio.jobs import FioJob
-from tkperf.model.results import TestRun
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    SummaryValue,
-    TestType,
-    Tracking,
-    in_range as _in_range,
-    parse_count as _count,
+from tkperf.api import (
+    Figure, FioJob, MAX_IODEPTH, MAX_NUMJOBS, Option, Options, Plan, SummaryValue, TestRun, TestType,
+    Tracking, UsageError, in_range as _in_range, parse_count as _count, parse_duration
 )
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
 from tkperf.testtypes.consistency.stream import (
@@ -73,7 +62,7 @@ def _interval(text: str, flag: str) -> int:
     """'auto' (0: 1 s for rnd4k, 5 s for jedec), '1', '5s' ... -> seconds."""
     if (text or "").strip().lower() == "auto":
         return 0
-    return options.parse_duration(text, flag)
+    return parse_duration(text, flag)
 
 
 def _interval_text(value: int) -> str:
@@ -133,17 +122,17 @@ class ConsistencyTest(TestType):
     options = (
         Option("consistency_duration", ("--duration", "--consistency-duration"),
                "consistency: how long the RND 4KiB write runs (default 2000s; 20s with --quick)",
-               parse=options.parse_duration, default=2000, quick=20,
+               parse=parse_duration, default=2000, quick=20,
                check=_in_range(1, MAX_TIME, "--duration"), metavar="DURATION"),
         Option("consistency_workload", ("--workload", "--consistency-workload"),
                "consistency workload: rnd4k (SanDisk's \"Performance Consistency\" test, default) or jedec "
                "(the JEDEC JESD219 enterprise mix, as IBM's 2012 consistency paper runs it)",
                parse=_workload, default="rnd4k", metavar="rnd4k|jedec"),
         Option("consistency_tc", ("--consistency-tc",), "consistency thread count TC, fio numjobs (default 1)",
-               parse=_count, default=1, check=_in_range(1, options.MAX_NUMJOBS, "--consistency-tc"),
+               parse=_count, default=1, check=_in_range(1, MAX_NUMJOBS, "--consistency-tc"),
                metavar="TC"),
         Option("consistency_qd", ("--consistency-qd",), "consistency queue depth QD per thread (default 32)",
-               parse=_count, default=32, check=_in_range(1, options.MAX_IODEPTH, "--consistency-qd"),
+               parse=_count, default=32, check=_in_range(1, MAX_IODEPTH, "--consistency-qd"),
                metavar="QD"),
         Option("consistency_interval", ("--consistency-interval",),
                "consistency interval of the IOPS and the latency logs: 1s or 5s "
@@ -151,13 +140,13 @@ class ConsistencyTest(TestType):
                parse=_interval, format=_interval_text, default=0, check=_check_interval, metavar="1s|5s"),
         Option("jedec_precondition", ("--jedec-precondition",),
                "jedec: preconditioning, the JEDEC mix write-only (default 24h; 8s with --quick)",
-               parse=options.parse_duration, default=24 * 3600, quick=8,
+               parse=parse_duration, default=24 * 3600, quick=8,
                check=_in_range(1, MAX_TIME, "--jedec-precondition"), metavar="DURATION"),
         Option("jedec_write", ("--jedec-write",), "jedec: each write-only phase (default 8h; 5s with --quick)",
-               parse=options.parse_duration, default=8 * 3600, quick=5,
+               parse=parse_duration, default=8 * 3600, quick=5,
                check=_in_range(1, MAX_TIME, "--jedec-write"), metavar="DURATION"),
         Option("jedec_mixed", ("--jedec-mixed",), "jedec: each 40/60 R/W phase (default 8h; 5s with --quick)",
-               parse=options.parse_duration, default=8 * 3600, quick=5,
+               parse=parse_duration, default=8 * 3600, quick=5,
                check=_in_range(1, MAX_TIME, "--jedec-mixed"), metavar="DURATION"),
         Option("jedec_cycles", ("--jedec-cycles",), "jedec: how many write + 40/60 pairs (default 1)",
                parse=_count, default=1, check=_in_range(1, 1000, "--jedec-cycles"), metavar="N"),

@@ -20,7 +20,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from tkperf.model.results import TestRun
+from tkperf.api import TestRun
 from tkperf.testtypes.consistency import figures as fg
 from tkperf.testtypes.consistency.stream import MAX_SERIES, SERIES, phase_rows
 

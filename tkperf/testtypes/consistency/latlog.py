@@ -32,8 +32,7 @@ from typing import Iterator, List, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.fio import logs
-from tkperf.fio.logs import parse_log
+from tkperf.api import log_files as logs_log_files, parse_log
 
 #: Log windows per interval.
 DIVISIONS = 10
@@ -43,7 +42,7 @@ READ, WRITE = 0, 1
 
 def log_files(prefix: str) -> List[str]:
     """The lat logs fio wrote for ``write_lat_log=prefix``, in job order."""
-    return logs.log_files(prefix, "lat")
+    return logs_log_files(prefix, "lat")
 
 
 def interval_maxima(logs: Sequence[np.ndarray], interval_ms: float, count: int) -> Tuple[np.ndarray, np.ndarray]:

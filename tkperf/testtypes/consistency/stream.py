@@ -33,19 +33,14 @@ from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.durations import duration, micro_unit
-from tkperf.engine.progress import progress_of
-from tkperf.engine.shapes import FIO_GAP_S, REVISED, Estimate, Shape
-from tkperf.fio.intervals import Cut, IntervalCutter, report_time
-from tkperf.fio.jobs import FioJob
-from tkperf.fio.logs import log_directory
-from tkperf.fio.output import cumulative_write
-from tkperf.model.results import TestRun
-from tkperf.model.series import Series
+from tkperf.api import (
+    Cut, DataSeries as Series, Estimate, FIO_GAP_S, FioJob, IntervalCutter, REVISED, Shape, TestRun,
+    cumulative_write, duration, log_directory, micro_unit, progress_of, report_time
+)
 from tkperf.testtypes.consistency import latlog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.context import PlanLike, RunContext
+    from tkperf.api import PlanLike, RunContext
 
 progress = logging.getLogger("tkperf.progress")
 

@@ -14,12 +14,11 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.durations import duration
-from tkperf.model.results import RunResult, TestRun
-from tkperf.render import blocks as b
-from tkperf.render import generic, header
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt, plural
+from tkperf.api import (
+    Chart, CompareContext, Curve, Header, Heading, NA, Paragraph, ReportContext, RunResult, Table, TestRun,
+    XYChart, compare_section as generic_compare_section, duration, fmt, open_test, plural, snia_header,
+    table
+)
 from tkperf.testtypes import consistency as cons
 from tkperf.testtypes.consistency import figures as fg
 from tkperf.testtypes.consistency.analysis import (
@@ -77,7 +76,7 @@ def _phases_text(a: Analysis) -> str:
                      for p in a.phases) or NA
 
 
-def consistency_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> b.Header:
+def consistency_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> Header:
     p = test.params
     jedec = p.get("workload") == "jedec"
     middle: List[Tuple[str, str]] = [
@@ -98,14 +97,14 @@ def consistency_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis])
     without = "none: the JEDEC workload preconditions the drive itself" if jedec else ""
     wdpc = (f"JEDEC mix 100% W for {duration(float(p.get('precondition', 0)))} (the preconditioning phase)"
             if jedec else "none: the stimulus starts right after the WIPC")
-    return header.snia_header(ctx.run, test, _stimulus(test), middle, without_wipc=without, wdpc=wdpc)
+    return snia_header(ctx.run, test, _stimulus(test), middle, without_wipc=without, wdpc=wdpc)
 
 
 def _zero(a: Analysis, mask: np.ndarray) -> int:
     return int(np.count_nonzero(a.iops[mask] <= 0))
 
 
-def figures_table(a: Analysis, test: TestRun) -> b.Table:
+def figures_table(a: Analysis, test: TestRun) -> Table:
     sp = a.spread()
     m = a.measured
     mean, peak, avg_max = a.lat_mean(m), a.lat_max(m), a.avg_max_5s(m)
@@ -130,10 +129,10 @@ def figures_table(a: Analysis, test: TestRun) -> b.Table:
     if a.maxima_rows < a.n:
         rows.append(["Maximum response times", f"{a.maxima_rows} of {a.n} intervals", "",
                      "fio's latency log of a phase was not read (stopped run?)"])
-    return b.table(["Figure", "Value", "Unit", "Over"], rows, title="Consistency figures", widths=[34, 22, 10, 34])
+    return table(["Figure", "Value", "Unit", "Over"], rows, title="Consistency figures", widths=[34, 22, 10, 34])
 
 
-def phase_table(a: Analysis) -> b.Table:
+def phase_table(a: Analysis) -> Table:
     rows = []
     for p in a.phases:
         mask = a.phase == p.index
@@ -143,7 +142,7 @@ def phase_table(a: Analysis) -> b.Table:
         rows.append([p.label, str(p.rows), fmt(sp.median if sp else None), fmt(sp.pct if sp else None),
                      f"{reads / ios:.0%}" if ios else NA, fmt(a.lat_mean(mask), "µs"),
                      fmt(a.lat_max(mask), "µs"), fmt(a.avg_max_5s(mask), "µs")])
-    return b.table(["Phase", "Intervals", "Median IOPS", "Spread %", "Reads", "Lat AVE µs", "Lat MAX µs",
+    return table(["Phase", "Intervals", "Median IOPS", "Spread %", "Reads", "Lat AVE µs", "Lat MAX µs",
                     "AvgMaxRT 5s µs"], rows, title="Every phase", widths=[16, 11, 13, 10, 9, 13, 14, 14])
 
 
@@ -157,13 +156,13 @@ def clock(longest_s: float) -> Tuple[float, str]:
     return 1.0, "seconds"
 
 
-def _kind_curves(a: Analysis, x: np.ndarray, y: np.ndarray, mask: Optional[np.ndarray] = None) -> Tuple[b.Curve, ...]:
+def _kind_curves(a: Analysis, x: np.ndarray, y: np.ndarray, mask: Optional[np.ndarray] = None) -> Tuple[Curve, ...]:
     """One curve per phase kind (one curve for rnd4k)."""
     out = []
     for kind in KINDS:
         rows = a.kind_mask(kind) & (mask if mask is not None else True)
         if np.any(rows):
-            out.append(b.Curve(KIND_TITLES[kind], x[rows], y[rows]))
+            out.append(Curve(KIND_TITLES[kind], x[rows], y[rows]))
     return tuple(out)
 
 
@@ -184,10 +183,10 @@ def _steady_lines(sp: Optional[fg.Spread]) -> Tuple[Tuple[str, float], ...]:
 def iops_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
     every = f"one dot per {a.interval_s} s interval" if a.interval_s > 1 else "one dot per second"
     zero = _zero(a, np.ones(a.n, dtype=bool))
-    overall = b.XYChart(_kind_curves(a, a.end_s, a.iops), TIME_LABEL, IOPS_LABEL,
+    overall = XYChart(_kind_curves(a, a.end_s, a.iops), TIME_LABEL, IOPS_LABEL,
                         f"Consistency: IOPS per interval, overall view ({every}, log scale)",
                         ylog=10, dots=True, time_axis=True, vlines=_cliff_line(a))
-    out = [b.Heading("IOPS per interval", 2, room_cm=10),
+    out = [Heading("IOPS per interval", 2, room_cm=10),
            ctx.chart(test, "iops-overall", overall,
                      f"IOPS of every interval against time, {every}, on a log axis"
                      + (f"; {plural(zero, 'interval')} without a completed I/O cannot be shown on it" if zero
@@ -201,7 +200,7 @@ def iops_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
         sp = a.spread(mask)
         # Not a time axis: that one starts at 0, and the zoom is on the end of the run.
         scale, unit = clock(float(a.end_s[-1]))
-        spec = b.XYChart((b.Curve(KIND_TITLES[kind], a.end_s[mask] / scale, a.iops[mask]),), f"{TIME_LABEL} ({unit})",
+        spec = XYChart((Curve(KIND_TITLES[kind], a.end_s[mask] / scale, a.iops[mask]),), f"{TIME_LABEL} ({unit})",
                          IOPS_LABEL, f"Consistency: IOPS per interval, zoom on {words} (linear)", dots=True,
                          ylim=(None, None), hlines=_steady_lines(sp))
         out.append(ctx.chart(test, f"iops-zoom-{kind}", spec,
@@ -226,21 +225,21 @@ def latency_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
     groups = ((MIXED, "the 40/60 phases"), (WRITE, "the 100% W test phases"),
               (PRECONDITION, "the preconditioning")) if jedec else ((STIMULUS, "the whole stimulus"),)
     scale, unit = clock(float(a.end_s[-1])) if jedec else (1.0, "")
-    out: list = [b.Heading(f"Response time per {fg.BLOCK_S} s", 2, room_cm=10)]
+    out: list = [Heading(f"Response time per {fg.BLOCK_S} s", 2, room_cm=10)]
     for kind, words in groups:
         rows = np.isin(bl.phase, [p.index for p in a.phases if p.kind == kind])
         if not np.any(rows):
             continue
         part = bl.where(rows)
-        curves = [b.Curve("average", *_broken(part.end_s / scale, part.lat_mean_us, part.phase))]
+        curves = [Curve("average", *_broken(part.end_s / scale, part.lat_mean_us, part.phase))]
         if part.lat_max_us is not None:
-            curves.append(b.Curve("maximum", *_broken(part.end_s / scale, part.lat_max_us, part.phase)))
+            curves.append(Curve("maximum", *_broken(part.end_s / scale, part.lat_max_us, part.phase)))
         known = part.lat_max_us[~np.isnan(part.lat_max_us)] if part.lat_max_us is not None else np.zeros(0)
         avg_max = float(known.mean()) if known.size else None
         lines = ((f"AvgMaxRT_5sInt {avg_max:,.0f} µs", avg_max),) if avg_max is not None else ()
         title = f"Consistency: response time per {fg.BLOCK_S} s" + (f", {KIND_TITLES[kind]}" if jedec else "")
         # jedec: not a time axis (it starts at 0), the phases of a kind sit later in the run
-        spec = b.XYChart(tuple(curves), f"{TIME_LABEL} ({unit})" if jedec else TIME_LABEL, LAT_LABEL, title,
+        spec = XYChart(tuple(curves), f"{TIME_LABEL} ({unit})" if jedec else TIME_LABEL, LAT_LABEL, title,
                          ylog=10, time_axis=not jedec, ylim=(None, None), hlines=lines)
         out.append(ctx.chart(test, f"latency-5s-{kind}", spec,
                              f"Mean (by I/O count) and maximum response time of every {fg.BLOCK_S} s block of "
@@ -254,15 +253,15 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     out: list = []
     for test in tests:
         a = analyse(test)
-        opening, measured = header.open_test(test, cons.ConsistencyTest.title, consistency_header(ctx, test, a))
+        opening, measured = open_test(test, cons.ConsistencyTest.title, consistency_header(ctx, test, a))
         out += opening
         if not measured or a is None:
             continue
-        out += [b.Heading("Consistency figures", 2), figures_table(a, test),
-                b.Paragraph(DEFINITIONS.format(steady=_steady_definition(a), measured=_measured_words(a)))]
+        out += [Heading("Consistency figures", 2), figures_table(a, test),
+                Paragraph(DEFINITIONS.format(steady=_steady_definition(a), measured=_measured_words(a)))]
         out += iops_charts(ctx, test, a)
         out += latency_charts(ctx, test, a)
-        out += [b.Heading("Phases", 2), phase_table(a)]
+        out += [Heading("Phases", 2), phase_table(a)]
     return out
 
 
@@ -274,17 +273,17 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     found = _runs(ctx)
     if not found:
         return []
-    out = generic.compare_section(cons.ConsistencyTest(), ctx, runs, labels)
-    iops = b.XYChart(tuple(b.Curve(label, a.end_s, a.iops) for label, a in found), TIME_LABEL, IOPS_LABEL,
+    out = generic_compare_section(cons.ConsistencyTest(), ctx, runs, labels)
+    iops = XYChart(tuple(Curve(label, a.end_s, a.iops) for label, a in found), TIME_LABEL, IOPS_LABEL,
                      "Consistency: IOPS per interval, every run (log scale)", ylog=10, dots=True, time_axis=True)
-    out.append(b.Chart("consistency-iops.png", iops, "IOPS of every interval of every run, on a log axis; "
+    out.append(Chart("consistency-iops.png", iops, "IOPS of every interval of every run, on a log axis; "
                        "jedec runs include their preconditioning."))
     maxima = [(label, a.blocks.end_s, worst) for label, a in found
               if (worst := a.blocks.lat_max_us) is not None and len(a.blocks)]
     if maxima:
-        lat = b.XYChart(tuple(b.Curve(label, end_s, worst) for label, end_s, worst in maxima),
+        lat = XYChart(tuple(Curve(label, end_s, worst) for label, end_s, worst in maxima),
                         TIME_LABEL, LAT_LABEL, f"Consistency: maximum response time per {fg.BLOCK_S} s, every run",
                         ylog=10, time_axis=True)
-        out.append(b.Chart("consistency-latency-max-5s.png", lat,
+        out.append(Chart("consistency-latency-max-5s.png", lat,
                            f"The largest response time of every {fg.BLOCK_S} s block of every run, on a log axis."))
     return out

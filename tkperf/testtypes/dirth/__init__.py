@@ -8,10 +8,10 @@ writes) at the highest OIO and the whole sweep over every TC x QD point
 (``--dirth-time`` each, TC outer and QD inner, both high to low, one fio
 process) until the highest-OIO point is steady, then a pre-write at the
 point's own TC and QD and a capture at each of the max, mid and min points
-(:class:`~tkperf.engine.composite.SweepRounds`).  ``steady-sweep``: RND
+(:class:`~tkperf.kit.composite.SweepRounds`).  ``steady-sweep``: RND
 ``--dirth-bs`` at the highest OIO in rounds of ``--dirth-round`` until its
 IOPS are steady (20/10), then at once one sweep, every point keeping its
-response-time histogram (:class:`~tkperf.engine.composite.SteadyThenSweep`).
+response-time histogram (:class:`~tkperf.kit.composite.SteadyThenSweep`).
 
 TC (thread count) is fio's ``numjobs`` and QD (queue depth per thread) is
 fio's ``iodepth``: OIO = TC x QD.  (One public implementation swapped
@@ -33,29 +33,18 @@ import re
 from functools import partial
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.composite import (SWEEP_ROUND, WDPC_SERIES, WDPC_STOP, SteadyThenSweep, SweepRounds, capture_round,
-                                     steady_rounds, sweep_round)
-from tkperf.errors import UsageError
-from tkperf.fio.jobs import FioJob
-from tkperf.model import histogram
-from tkperf.model.results import TestRun, Workload, format_bs, mix_label
-from tkperf.testtypes.base import OIO_SWEEP
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    TestType,
-    Tracking,
-    in_range as _in_range,
+from tkperf.api import (
+    Figure, FioJob, MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, MIN_WRITTEN, OIO_SWEEP, OneFillFirst, Option,
+    Options, Plan, SWEEP_ROUND, SteadyThenSweep, SweepRounds, TestRun, TestType, Tracking, UsageError,
+    WDPC_SERIES, WDPC_STOP, Workload, capture_round, format_bs, histogram, in_range as _in_range, mix_label,
+    parse_block_sizes, parse_duration, parse_mixes as options_parse_mixes, round_deviation, round_option,
+    steady_rounds, sweep_round
 )
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.points import RULE, Choice, Point  # noqa: F401 (the sweep's public names)
 from tkperf.testtypes.dirth.points import PREWRITE, capture_name, choose_points, window_points
 from tkperf.testtypes.dirth.settings import Captures, DirthSettings, captures_of
 from tkperf.testtypes.iops import mixes_text
-from tkperf.testtypes.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
 
 #: The TC and QD of the sweep as the PTS 2.0 implementation runs it: 32, 16,
 #: 8, 6, 4, 2, 1 each (49 points); PTS-E 1.1 sweeps 1 to 32 in powers of two
@@ -84,8 +73,8 @@ def _counts(limit: int, what: str):
     return parse
 
 
-parse_tcs = _counts(options.MAX_NUMJOBS, "thread count")
-parse_qds = _counts(options.MAX_IODEPTH, "queue depth")
+parse_tcs = _counts(MAX_NUMJOBS, "thread count")
+parse_qds = _counts(MAX_IODEPTH, "queue depth")
 
 
 def counts_text(values: Sequence[int]) -> str:
@@ -93,7 +82,7 @@ def counts_text(values: Sequence[int]) -> str:
 
 
 def parse_bs(text: str, flag: str) -> int:
-    sizes = options.parse_block_sizes(text, flag)
+    sizes = parse_block_sizes(text, flag)
     if len(sizes) != 1:
         raise UsageError(f"{flag} takes one block size, not {text.strip()!r}")
     return sizes[0]
@@ -101,7 +90,7 @@ def parse_bs(text: str, flag: str) -> int:
 
 def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:
     try:
-        return options.parse_mixes(text)
+        return options_parse_mixes(text)
     except UsageError as exc:
         raise UsageError(f"{flag}: {exc}") from None
 
@@ -170,7 +159,7 @@ def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequ
     ``point_time`` s each) from high to low OIO, steady state judged on the
     IOPS at the highest OIO and, with ``capacity``, never before that many
     bytes of the test's own random writes followed the WIPC
-    (:class:`~tkperf.testtypes.longrounds.OneFillFirst`).
+    (:class:`~tkperf.kit.longrounds.OneFillFirst`).
 
     Without ``captures``, tkperf's shorter structure: rounds of ``make`` at
     the highest OIO (``ss-<base>-tcN-qdM``, ``runtime`` s each: the
@@ -285,8 +274,8 @@ def sweep_options(prefix: str, what: str) -> Tuple[Option, ...]:
                "(default 1,2,4,6,8,16,32; 1,4 with --quick)", parse=parse_qds, format=counts_text,
                default=DEFAULT_QD, quick=(1, 4), metavar="QDS"),
         Option(f"{prefix}_time", (f"{flag}-time",), f"{what} seconds per sweep point (default 60s; 1s with "
-               "--quick)", parse=options.parse_duration, default=DEFAULT_TIME_S, quick=1,
-               check=_in_range(1, options.MAX_RUNTIME, f"{flag}-time"), metavar="DURATION"),
+               "--quick)", parse=parse_duration, default=DEFAULT_TIME_S, quick=1,
+               check=_in_range(1, MAX_RUNTIME, f"{flag}-time"), metavar="DURATION"),
         Option(f"{prefix}_rt_limit", (f"{flag}-rt-limit",), f"{what} mean response time limit of the max "
                "and mid points, e.g. 5ms or 500us (default 5ms)", parse=parse_rt_limit, format=rt_text,
                default=DEFAULT_RT_LIMIT_US, metavar="TIME"),

@@ -15,14 +15,14 @@ drive fill); then, in one more fio process, for each of the max, mid and
 min points (chosen from the window means) a pre-write of 100% writes at
 the point's own TC and QD (``--<test>-capture-prewrite``, 60 min) and a
 capture at the point (``--<test>-capture``, 10 min) whose response-time
-histogram the report shows.  :class:`~tkperf.engine.composite.SweepRounds`
+histogram the report shows.  :class:`~tkperf.kit.composite.SweepRounds`
 runs it.  Sources: Alan-ADATA/SSS-PTS-TEST, ``test/lib/BlockStorageTestDirth.php``
 and ``test/lib/BlockStorageTestCbw.php`` (``wdpc()``).
 
 ``steady-sweep`` (the default under ``--pts pts-e-1.1``, and tkperf's only
 structure before): rounds of the workload at the highest OIO
 (``--<test>-round``, 30 min) until steady, then one sweep whose points
-give the histograms (:class:`~tkperf.engine.composite.SteadyThenSweep`).
+give the histograms (:class:`~tkperf.kit.composite.SteadyThenSweep`).
 Under a 2.0 revision it is a disclosed deviation.
 
 Where the ``<options>`` of an older result file hold no structure, the
@@ -32,11 +32,7 @@ from __future__ import annotations
 
 from typing import Callable, List, Mapping, Optional, Tuple
 
-from tkperf.durations import duration
-from tkperf.engine import options
-from tkperf.errors import UsageError
-from tkperf.fio.jobs import FioJob
-from tkperf.testtypes.base import Option, in_range
+from tkperf.api import FioJob, MAX_RUNTIME, Option, UsageError, duration, in_range, parse_duration
 
 PTS20 = "pts-2.0"
 SHORT = "steady-sweep"
@@ -92,8 +88,8 @@ def structure_options(prefix: str, what: str) -> Tuple[Option, ...]:
     def seconds(name: str, default: int, quick: int, words: str) -> Option:
         f = f"{flag}-{name.replace('_', '-')}"
         return Option(f"{prefix}_{name}", (f,), f"{what} {words} under the pts-2.0 structure (default "
-                      f"{duration(float(default), rough=True)}; 1s with --quick)", parse=options.parse_duration,
-                      default=default, quick=quick, check=in_range(1, options.MAX_RUNTIME, f), metavar="DURATION")
+                      f"{duration(float(default), rough=True)}; 1s with --quick)", parse=parse_duration,
+                      default=default, quick=quick, check=in_range(1, MAX_RUNTIME, f), metavar="DURATION")
 
     return (
         Option(f"{prefix}_structure", (f"{flag}-structure",), f"{what} round structure: pts-2.0 (every round a "

@@ -23,14 +23,13 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.durations import duration
-from tkperf.engine.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
-from tkperf.model import histogram
-from tkperf.model.results import RunResult, TestRun, mb
-from tkperf.render import blocks as b
-from tkperf.render import header, qos, steady
-from tkperf.render.context import CompareContext, ReportContext, chart_name, grid_table
-from tkperf.render.words import NA, fmt, tracking_label, verdict
+from tkperf.api import (
+    Admonition, Chart, CompareContext, ConfidenceChart, Convergence, Curve, Grid, Header, Heading,
+    HistogramChart, NA, Paragraph, ReportContext, RunResult, Series, Table, TestRun, WDPC_SERIES, WDPC_STOP,
+    XYChart, chart_name, confidence_curve, duration, fmt, grid_table, histogram, histogram_curve, mb,
+    named_window_blocks, open_test, steady_rounds, steady_sections, supported_marks, table, tracking_label,
+    verdict, wdpc_verdict
+)
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.viewheader import dirth_header, limit_text, structure
 from tkperf.testtypes.dirth.viewheader import stimulus_words, sweep_header  # noqa: F401 (CBW's view uses them from here)
@@ -55,13 +54,13 @@ ART_LABEL = "Mean response time (µs)"
 
 # --- data for tables and charts --------------------------------------------------------------
 
-def tc_grid(points: Sequence[Point], value, unit: str) -> b.Grid:
+def tc_grid(points: Sequence[Point], value, unit: str) -> Grid:
     """A figure of every point by TC (rows) and QD (columns)."""
     tcs = sorted({p.tc for p in points})
     qds = sorted({p.qd for p in points})
     by = {(p.tc, p.qd): p for p in points}
     values = tuple(tuple(value(by[(tc, qd)]) if (tc, qd) in by else None for qd in qds) for tc in tcs)
-    return b.Grid(rows=tuple(f"TC {tc}" for tc in tcs), row_keys=tuple(float(tc) for tc in tcs),
+    return Grid(rows=tuple(f"TC {tc}" for tc in tcs), row_keys=tuple(float(tc) for tc in tcs),
                   cols=tuple(f"QD {qd}" for qd in qds), values=values, unit=unit, row_title="TC",
                   col_title="QD")
 
@@ -84,10 +83,10 @@ def _ticks(values: Sequence[float]) -> Tuple[float, ...]:
     return tuple(float(2 ** k) for k in range(0, top + 1))
 
 
-def iops_vs_oio(points: Sequence[Point], title: str) -> b.XYChart:
-    curves = tuple(b.Curve(f"TC {tc}", np.array([float(p.oio) for p in ps]), np.array([p.iops for p in ps]))
+def iops_vs_oio(points: Sequence[Point], title: str) -> XYChart:
+    curves = tuple(Curve(f"TC {tc}", np.array([float(p.oio) for p in ps]), np.array([p.iops for p in ps]))
                    for tc, ps in per_tc(points).items())
-    return b.XYChart(curves, OIO_LABEL, IOPS_LABEL, title, xlog=2, xticks=_ticks([p.oio for p in points]),
+    return XYChart(curves, OIO_LABEL, IOPS_LABEL, title, xlog=2, xticks=_ticks([p.oio for p in points]),
                      legend_title="Thread count")
 
 
@@ -97,10 +96,10 @@ def _di_limit(limit_us: float, arts: Sequence[float]) -> Tuple[Tuple[str, float]
     return ((f"limit {limit_text(limit_us)}", limit_us),) if arts and limit_us <= 2 * max(arts) else ()
 
 
-def di_curve(points: Sequence[Point], title: str, limit_us: float) -> b.XYChart:
-    curves = tuple(b.Curve(f"TC {tc}", np.array([p.iops for p in ps]), np.array([p.lat_mean_us for p in ps]))
+def di_curve(points: Sequence[Point], title: str, limit_us: float) -> XYChart:
+    curves = tuple(Curve(f"TC {tc}", np.array([p.iops for p in ps]), np.array([p.lat_mean_us for p in ps]))
                    for tc, ps in per_tc(points).items())
-    return b.XYChart(curves, IOPS_LABEL, ART_LABEL, title,
+    return XYChart(curves, IOPS_LABEL, ART_LABEL, title,
                      hlines=_di_limit(limit_us, [p.lat_mean_us for p in points]),
                      legend_title="Thread count (each line: QD rising)")
 
@@ -147,10 +146,10 @@ def _point_row(name: str, p: Point) -> List[str]:
 
 def points_blocks(test: TestRun, c: Choice) -> list:
     limit = limit_text(c.limit_us)
-    out: list = [b.Heading("Max, mid and min points", 3),
-                 b.Paragraph(RULE.format(limit=limit))]
+    out: list = [Heading("Max, mid and min points", 3),
+                 Paragraph(RULE.format(limit=limit))]
     if not c.under_limit:
-        out.append(b.Admonition("warning", (f"No point of the sweep had a mean response time within "
+        out.append(Admonition("warning", (f"No point of the sweep had a mean response time within "
                                             f"{limit}: the max point is the point with the lowest mean "
                                             "response time.",)))
     if structure(test) == st.PTS20:  # IOPS and ART: window means; the tail and MAX: the capture's
@@ -162,7 +161,7 @@ def points_blocks(test: TestRun, c: Choice) -> list:
     else:
         rows = [_point_row(n, p) for n, p in chosen(c)]
         title = f"The three points of the sweep (limit {limit}); {TAIL}% n/s where the I/O count does not support it"
-    out.append(b.table(["Point", "TC/QD", "OIO", "IOPS", "ART µs", f"{TAIL}% µs", "MAX µs"], rows,
+    out.append(table(["Point", "TC/QD", "OIO", "IOPS", "ART µs", f"{TAIL}% µs", "MAX µs"], rows,
                        title=title, widths=[12, 14, 10, 16, 16, 16, 16]))
     return out
 
@@ -172,7 +171,7 @@ def sweep_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point], c: 
     art = tc_grid(points, lambda p: p.lat_mean_us, "µs")
     drawn = _di_limit(c.limit_us, [p.lat_mean_us for p in points])
     dashed = f"; dashed: the {limit_text(c.limit_us)} limit" if drawn else ""
-    return [b.Heading("IOPS and response time by TC and QD", 3, room_cm=10),
+    return [Heading("IOPS and response time by TC and QD", 3, room_cm=10),
             grid_table(iops, f"{name}: IOPS by thread count (TC) and queue depth per thread (QD)", "TC \\ QD"),
             grid_table(art, f"{name}: mean response time (µs) by TC and QD", "TC \\ QD"),
             ctx.chart(test, "iops-vs-oio", iops_vs_oio(points, f"{name}: IOPS vs OIO per thread count"),
@@ -184,35 +183,35 @@ def sweep_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point], c: 
 
 def histogram_blocks(ctx: ReportContext, test: TestRun, c: Choice, name: str) -> list:
     found = histogram_curves(c)
-    out: list = [b.Heading("Response-time histograms", 3, room_cm=10)]
+    out: list = [Heading("Response-time histograms", 3, room_cm=10)]
     if not found:
-        return out + [b.Paragraph("The points of this test kept no response-time histograms, so "
+        return out + [Paragraph("The points of this test kept no response-time histograms, so "
                                   "there is none to show; their fio percentiles are in the table of points.")]
     labels = [f"{n}: {p.label}" for n, p, _ in found]
     curves = [(lab, bins) for lab, (_, _, bins) in zip(labels, found)]
     most = max(histogram.total(bins) for _, bins in curves)
     out += [ctx.chart(test, "histograms",
-                      b.HistogramChart(tuple(qos.histogram_curve(lab, bins) for lab, bins in curves),
+                      HistogramChart(tuple(histogram_curve(lab, bins) for lab, bins in curves),
                                        f"{name}: response-time histograms at the max, mid and min points"),
                       f"{name}: share of each point's I/Os per response-time bin (fio's log-spaced bins), "
                       "at the max, mid and min points."),
             ctx.chart(test, "confidence",
-                      b.ConfidenceChart(tuple(qos.confidence_curve(lab, bins) for lab, bins in curves),
+                      ConfidenceChart(tuple(confidence_curve(lab, bins) for lab, bins in curves),
                                         f"{name}: response-time confidence at the max, mid and min points",
-                                        marks=qos.supported_marks(most)),
+                                        marks=supported_marks(most)),
                       f"{name}: share of I/Os completed within each response time, on a nines scale; "
                       "dotted: the percentiles the largest sample supports.")]
     rows = []
     for lab, bins in curves:
         rows.append([lab, f"{histogram.total(bins):,}"] + [fmt(v, "µs") if ok else "n/s"
                                                            for _, v, ok in histogram.nines_rows(bins)])
-    out.append(b.table(["Point", "I/Os"] + [f"{p}% µs" for p in NINES_SHOWN], rows,
+    out.append(table(["Point", "I/Os"] + [f"{p}% µs" for p in NINES_SHOWN], rows,
                        title="Response-time percentiles from the histograms (n/s: not supported by the "
                              "I/O count)", widths=[22, 13, 13, 13, 13, 13, 13]))
     return out
 
 
-def all_points_table(points: Sequence[Point], means: bool = False) -> b.Table:
+def all_points_table(points: Sequence[Point], means: bool = False) -> Table:
     """Every point; with ``means`` (the PTS 2.0 structure) the figures are
     window means and the percentiles are left to the three points' tables."""
     rows = []
@@ -222,21 +221,21 @@ def all_points_table(points: Sequence[Point], means: bool = False) -> b.Table:
         rows.append([str(i), str(p.tc), str(p.qd), str(p.oio), fmt(p.iops), fmt(rate, "MB/s"),
                      fmt(p.lat_mean_us, "µs"), fmt(_max_us(p), "µs")] + ([] if means else [tail_cell(p)]))
     if means:
-        return b.table(["#", "TC", "QD", "OIO", "IOPS", "MB/s", "ART µs", "MAX µs"], rows,
+        return table(["#", "TC", "QD", "OIO", "IOPS", "MB/s", "ART µs", "MAX µs"], rows,
                        title="Every point of the sweep in the order it ran: means over the measurement window's "
                              "rounds (MAX: the mean of the rounds' maxima)", widths=[6, 7, 7, 8, 16, 14, 16, 18])
-    return b.table(["#", "TC", "QD", "OIO", "IOPS", "MB/s", "ART µs", "MAX µs", f"{TAIL}% µs"], rows,
+    return table(["#", "TC", "QD", "OIO", "IOPS", "MB/s", "ART µs", "MAX µs", f"{TAIL}% µs"], rows,
                    title="Every point of the sweep in the order it ran", widths=[6, 7, 7, 8, 14, 12, 14, 16, 16])
 
 
-def convergence(test: TestRun, name: str) -> steady.Convergence:
+def convergence(test: TestRun, name: str) -> Convergence:
     rounds = steady_rounds(test)
     ys = []
     for r in rounds:
         w = r.workload(test.tracking_workload)
         ys.append(float("nan") if w is None else w.metric(test.tracking_metric))
-    series = (b.Series(tracking_label(test), tuple(float(r.index) for r in rounds), tuple(ys)),)
-    return steady.Convergence(title=f"{name}: IOPS at the highest OIO per steady-state round", ylabel="IOPS",
+    series = (Series(tracking_label(test), tuple(float(r.index) for r in rounds), tuple(ys)),)
+    return Convergence(title=f"{name}: IOPS at the highest OIO per steady-state round", ylabel="IOPS",
                               series=series,
                               rounds=tuple(r.index for r in rounds))
 
@@ -246,29 +245,29 @@ More = Callable[[ReportContext, TestRun, Sequence[Point]], list]
 
 
 def report_section(ctx: ReportContext, tests: Sequence[TestRun], kind: Optional[SweepTest] = None,
-                   header_of: Callable[[ReportContext, TestRun], b.Header] = dirth_header,
+                   header_of: Callable[[ReportContext, TestRun], Header] = dirth_header,
                    more: Optional[More] = None) -> list:
     """The section of ``kind`` (DIRTH unless given) with ``header_of``'s
     header per instance and ``more``'s blocks after the table of every point."""
     kind = kind or DemandIntensityTest()
-    out: list = [b.Heading(kind.title)]
+    out: list = [Heading(kind.title)]
     for test in tests:
         title = kind.instance_title(test)
-        opening, measured = header.open_test(test, title, header_of(ctx, test), level=2)
+        opening, measured = open_test(test, title, header_of(ctx, test), level=2)
         out += opening
         if not measured:
             continue
         points = sweep_points(test)
         c = choice(test)
         if c is None:
-            out.append(b.Paragraph("The sweep did not run: the test stopped during its steady-state rounds."))
+            out.append(Paragraph("The sweep did not run: the test stopped during its steady-state rounds."))
         else:
             out += (points_blocks(test, c) + sweep_blocks(ctx, test, points, c, title)
                     + histogram_blocks(ctx, test, c, title))
-            out += [b.Heading("Every point of the sweep", 3), all_points_table(points, structure(test) == st.PTS20)]
+            out += [Heading("Every point of the sweep", 3), all_points_table(points, structure(test) == st.PTS20)]
             out += more(ctx, test, points) if more is not None else []
         out += wdpc_blocks(ctx, test, 3)
-        out += steady.steady_sections(ctx, test, convergence(test, title), 3)
+        out += steady_sections(ctx, test, convergence(test, title), 3)
     return out
 
 
@@ -307,10 +306,10 @@ def wdpc_blocks(ctx: ReportContext, test: TestRun, level: int) -> list:
             f"the highest OIO; the tracked figure is the IOPS of its first {tracked} "
             "(the PTS 2.0 implementation tracks the first minute of each 30-minute round); the sweep rounds follow "
             "without a pause.")
-    return ([b.Heading("Workload dependent preconditioning", level, room_cm=10), b.Paragraph(said),
-             b.table(["Round", "IOPS (tracked)", "GB written"], rows,
+    return ([Heading("Workload dependent preconditioning", level, room_cm=10), Paragraph(said),
+             table(["Round", "IOPS (tracked)", "GB written"], rows,
                      title="Workload dependent preconditioning rounds", widths=[20, 30, 30])]
-            + steady.named_window_blocks(ctx, phase, level + 1, "wdpc-window",
+            + named_window_blocks(ctx, phase, level + 1, "wdpc-window",
                                          "Workload dependent preconditioning: measurement window"))
 
 
@@ -364,11 +363,11 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     keys = _instances(ctx, kind)
     if not keys:
         return []
-    out: list = [b.Heading(kind.title)]
+    out: list = [Heading(kind.title)]
     for key in keys:
         tests = [next((t for t in r.tests_of(kind.name) if t.key == key), None) for r in ctx.runs]
         name = kind.instance_title(next(t for t in tests if t is not None))
-        out += [b.Heading(name, 2, room_cm=10),
+        out += [Heading(name, 2, room_cm=10),
                 ctx.runs_table("Figure", _figure_rows(tests), f"{name}: the three points per run")]
         di, hist = [], []
         for label, t in zip(ctx.labels, tests):
@@ -376,22 +375,22 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
             if t is None or c is None:
                 continue
             line = per_tc(sweep_points(t), c.max.tc)[c.max.tc]
-            di.append(b.Curve(f"{label} (TC {c.max.tc})", np.array([p.iops for p in line]),
+            di.append(Curve(f"{label} (TC {c.max.tc})", np.array([p.iops for p in line]),
                               np.array([p.lat_mean_us for p in line])))
             bins = response_bins(c.max.workload) if c.max.workload is not None else ()
             if bins:
-                hist.append(qos.histogram_curve(f"{label} ({c.max.label})", bins))
+                hist.append(histogram_curve(f"{label} ({c.max.label})", bins))
         if di:
-            out.append(b.table(["Run", "TC/QD", "IOPS", "ART µs"],
+            out.append(table(["Run", "TC/QD", "IOPS", "ART µs"],
                                _curve_rows(tests, ctx.labels),
                                title=f"{name}: the points of the curves below", widths=[34, 22, 22, 22]))
-            out.append(b.Chart(chart_name(f"{key}-demand-intensity"),
-                               b.XYChart(tuple(di), IOPS_LABEL, ART_LABEL, f"{name}: demand intensity per run"),
+            out.append(Chart(chart_name(f"{key}-demand-intensity"),
+                               XYChart(tuple(di), IOPS_LABEL, ART_LABEL, f"{name}: demand intensity per run"),
                                f"{name}: each run's demand-intensity curve at the TC of its max point "
                                "(mean response time against IOPS, QD rising along the line)."))
         if hist:
-            out.append(b.Chart(chart_name(f"{key}-max-histograms"),
-                               b.HistogramChart(tuple(hist),
+            out.append(Chart(chart_name(f"{key}-max-histograms"),
+                               HistogramChart(tuple(hist),
                                                 f"{name}: response-time histograms at each run's max point"),
                                f"{name}: share of I/Os per response-time bin at each run's max point."))
     return out

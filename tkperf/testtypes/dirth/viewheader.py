@@ -3,16 +3,12 @@ from __future__ import annotations
 
 from typing import Sequence, Tuple
 
-from tkperf.durations import duration
-from tkperf.engine.composite import WDPC_SERIES, capture_round, steady_rounds, sweep_round, wdpc_verdict
-from tkperf.model.results import TestRun
-from tkperf.render import blocks as b
-from tkperf.render import header
-from tkperf.render.context import ReportContext
-from tkperf.render.words import NA, oio, plural, tracking_label, verdict
+from tkperf.api import (
+    Header, NA, ReportContext, TestRun, WDPC_SERIES, capture_round, duration, header_fields, oio, plural,
+    snia_header, steady_rounds, sweep_round, tracking_label, verdict, wdpc_verdict
+)
 from tkperf.testtypes.dirth import rt_limit_us
 from tkperf.testtypes.dirth import structure as st
-from tkperf.testtypes.longrounds import header_fields
 
 
 def limit_text(us: float) -> str:
@@ -40,7 +36,7 @@ def _steady_fields(ctx: ReportContext, test: TestRun, tracked: str = "") -> Tupl
 
 
 def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
-                 extra: Sequence[Tuple[str, str]] = ()) -> b.Header:
+                 extra: Sequence[Tuple[str, str]] = ()) -> Header:
     """The SNIA header of a steady-then-sweep test: its steady-state rounds,
     the sweep and the limit, then ``extra`` test parameters."""
     p = test.params
@@ -82,7 +78,7 @@ def sweep_header(ctx: ReportContext, test: TestRun, stimulus: str, wdpc: str,
         ("Response-time limit", f"{limit_text(rt_limit_us(test))} mean, for the max and mid points"),
         ("Structure", st.WORDS[structure(test)]),
     ) + tuple(extra)
-    return header.snia_header(ctx.run, test, stimulus, middle, wdpc=wdpc)
+    return snia_header(ctx.run, test, stimulus, middle, wdpc=wdpc)
 
 
 def _wdpc_fields(ctx: ReportContext, test: TestRun, top: str) -> Tuple[Tuple[str, str], ...]:
@@ -101,7 +97,7 @@ def _wdpc_fields(ctx: ReportContext, test: TestRun, top: str) -> Tuple[Tuple[str
                                 f"20/10 holds: {done}"),)
 
 
-def dirth_header(ctx: ReportContext, test: TestRun) -> b.Header:
+def dirth_header(ctx: ReportContext, test: TestRun) -> Header:
     p = test.params
     bs, mix = p.get("block_size", NA), p.get("mix", NA)
     stimulus, wdpc = stimulus_words(test, f"RND {bs} R/W {mix}", f"RND {bs} {mix}")

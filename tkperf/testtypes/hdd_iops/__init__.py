@@ -22,15 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
-from tkperf.fio.jobs import FioJob
-from tkperf.model.names import hdd_cell as cell_name
-from tkperf.model.results import TestRun, Workload, format_bs, mix_label
-from tkperf.render.words import test_title
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking, in_range
+from tkperf.api import (
+    Figure, FioJob, MAX_RUNTIME, Option, Options, Plan, Rounds, Steady, SummaryValue, TestRun, TestType,
+    Tracking, Workload, format_bs, hdd_cell as cell_name, in_range, mix_label, parse_block_sizes,
+    parse_duration, test_title
+)
 from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text
-from tkperf.testtypes.policy import Steady
 from tkperf.testtypes.qd import check_depths, depths_text, parse_depths
 
 MIXES: Tuple[int, ...] = (100, 70, 0)
@@ -173,7 +170,7 @@ class HddIopsTest(TestType):
     settings = HddIopsSettings
     options = (
         Option("hdd_iops_bs", ("--hdd-iops-bs",), "HDD-IOPS block sizes (default 4k,64k,1024k; --quick 4k)",
-               parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
+               parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
                quick=(4096,), check=nonempty("--hdd-iops-bs"), metavar="SIZES"),
         Option("hdd_iops_mixes", ("--hdd-iops-mix",),
                "HDD-IOPS R/W mixes as read/write (default 100/0,70/30,0/100; --quick 100/0,0/100)",
@@ -185,8 +182,8 @@ class HddIopsTest(TestType):
                check=lambda v: check_depths(v, "--hdd-iops-qd"), metavar="DEPTHS"),
         Option("hdd_iops_time", ("--hdd-iops-time",),
                "HDD-IOPS time per cell: seconds or with s/m/h (default 20s; --quick 1s)",
-               parse=options.parse_duration, default=CELL_S, quick=1,
-               check=between(1, options.MAX_RUNTIME, "--hdd-iops-time"), metavar="DURATION"),
+               parse=parse_duration, default=CELL_S, quick=1,
+               check=between(1, MAX_RUNTIME, "--hdd-iops-time"), metavar="DURATION"),
     )
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:

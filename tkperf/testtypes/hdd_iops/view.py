@@ -13,11 +13,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.model.results import RunResult, TestRun, format_bs, mb, mix_label
-from tkperf.render import blocks as b
-from tkperf.render import generic, header, steady
-from tkperf.render.context import CompareContext, ReportContext, grid_table
-from tkperf.render.words import NA, fmt, metric_display, test_title, tracking_label
+from tkperf.api import (
+    BarsChart, Chart, CompareContext, Convergence, Curve, Grid, Header, Heading, NA, Panel, Paragraph,
+    ReportContext, RunResult, Table, TestRun, XYChart, compare_section as generic_compare_section,
+    convergence_blocks, fmt, format_bs, grid_table, headline_table, mb, metric_display, mix_label, open_test,
+    per_round, snia_header, steady_state, table as b_table, test_title, tracking_label, window_blocks
+)
 from tkperf.testtypes.hdd_iops import (REPEATABILITY, HddIopsTest, cell_average, cell_name, repeat_source,
                                        window_cells)
 
@@ -32,7 +33,7 @@ NO_PREPARATION = "none: an HDD needs no preconditioning (no flash translation la
 def repeat_fields(ctx: ReportContext, test: TestRun, first: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
     """The middle of the header of a round test on an HDD: ``first``, then the
     rounds, the tracked figures and the repeatability verdict (not a steady state)."""
-    s = steady.steady_state(test, ctx.window)
+    s = steady_state(test, ctx.window)
     also = [x.split(":", 1)[0] for x in test.params.get("also_tracking", "").split(",") if ":" in x]
     if s is None or not s.rounds:
         verdict = "no rounds measured"
@@ -49,21 +50,21 @@ def repeat_fields(ctx: ReportContext, test: TestRun, first: Sequence[Tuple[str, 
     ]
 
 
-def hdd_header(ctx: ReportContext, test: TestRun, stimulus: str, first: Sequence[Tuple[str, str]]) -> b.Header:
-    return header.snia_header(ctx.run, test, stimulus, repeat_fields(ctx, test, first),
+def hdd_header(ctx: ReportContext, test: TestRun, stimulus: str, first: Sequence[Tuple[str, str]]) -> Header:
+    return snia_header(ctx.run, test, stimulus, repeat_fields(ctx, test, first),
                               without_wipc=NO_PREPARATION, wdpc="none: the rounds repeat the test loop itself")
 
 
-def repeat_blocks(ctx: ReportContext, test: TestRun, conv: steady.Convergence) -> list:
+def repeat_blocks(ctx: ReportContext, test: TestRun, conv: Convergence) -> list:
     """Repeatability: what the rounds mean on an HDD, every round's figures
     (the convergence chart and table) and the 20/10 check of the last rounds."""
-    return ([b.Heading("Repeatability of the rounds", 2), b.Paragraph(REPEATABILITY)]
-            + steady.convergence_blocks(ctx, test, conv, 3) + steady.window_blocks(ctx, test, 3))
+    return ([Heading("Repeatability of the rounds", 2), Paragraph(REPEATABILITY)]
+            + convergence_blocks(ctx, test, conv, 3) + window_blocks(ctx, test, 3))
 
 
 def figures_blocks(kind, test: TestRun) -> list:
-    table = generic.headline_table(kind, test)
-    return [b.Heading("Figures", 2)] + ([table] if table is not None else [])
+    table = headline_table(kind, test)
+    return [Heading("Figures", 2)] + ([table] if table is not None else [])
 
 
 # --- IOPS by block size, mix and queue depth ----------------------------------------------------
@@ -75,10 +76,10 @@ def dimensions(test: TestRun) -> Tuple[List[int], List[int], List[int]]:
             sorted({c[2] for c in cells}))
 
 
-def qd_grid(test: TestRun, qd: int) -> b.Grid:
+def qd_grid(test: TestRun, qd: int) -> Grid:
     """Window-average IOPS by block size (rows) and mix (columns) at one queue depth."""
     sizes, mixes, _ = dimensions(test)
-    return b.Grid(rows=tuple(format_bs(x) for x in sizes), row_keys=tuple(float(x) for x in sizes),
+    return Grid(rows=tuple(format_bs(x) for x in sizes), row_keys=tuple(float(x) for x in sizes),
                   cols=tuple(mix_label(m) for m in mixes),
                   values=tuple(tuple(cell_average(test, bs, m, qd, "iops") for m in mixes) for bs in sizes),
                   unit="IOPS")
@@ -92,22 +93,22 @@ def panel_depths(depths: Sequence[int]) -> List[int]:
     return [depths[i] for i in sorted(picks)]
 
 
-def _curve(label: str, xs: Sequence[float], ys: Sequence[Optional[float]]) -> b.Curve:
-    return b.Curve(label, np.array([float(x) for x in xs]),
+def _curve(label: str, xs: Sequence[float], ys: Sequence[Optional[float]]) -> Curve:
+    return Curve(label, np.array([float(x) for x in xs]),
                    np.array([math.nan if y is None else float(y) for y in ys]))
 
 
-def qd_chart(test: TestRun) -> b.XYChart:
+def qd_chart(test: TestRun) -> XYChart:
     """IOPS against queue depth, one curve per block size and mix."""
     sizes, mixes, depths = dimensions(test)
     curves = tuple(_curve(f"{format_bs(bs)} {mix_label(m)}", depths,
                           [cell_average(test, bs, m, qd, "iops") for qd in depths])
                    for m in mixes for bs in sizes)
-    return b.XYChart(curves, QD_LABEL, "IOPS", f"{test_title(test)}: IOPS vs queue depth",
+    return XYChart(curves, QD_LABEL, "IOPS", f"{test_title(test)}: IOPS vs queue depth",
                      xlog=2, xticks=tuple(float(d) for d in depths), legend_title="Block size, R/W")
 
 
-def cells_table(test: TestRun, src: str) -> b.Table:
+def cells_table(test: TestRun, src: str) -> Table:
     """Every cell over the window: IOPS, MB/s, AVE and MAX response time."""
     sizes, mixes, depths = dimensions(test)
     cells = window_cells(test)
@@ -121,21 +122,21 @@ def cells_table(test: TestRun, src: str) -> b.Table:
                              fmt(cell_average(test, bs, m, qd, "iops"), "IOPS"),
                              fmt(None if not ws else mb(cell_average(test, bs, m, qd, "bw_bytes") or 0.0), "MB/s"),
                              fmt(cell_average(test, bs, m, qd, "lat_mean_us"), "µs"), fmt(worst, "µs")])
-    return b.table(["R/W", "BS", "QD", "IOPS", "MB/s", "AVE (µs)", "MAX (µs)"], rows,
+    return b_table(["R/W", "BS", "QD", "IOPS", "MB/s", "AVE (µs)", "MAX (µs)"], rows,
                    title=f"Every cell at TC 1: IOPS, MB/s and response time (AVE; MAX of the window), {src}",
                    widths=[10, 10, 8, 18, 18, 18, 18])
 
 
-def convergence(test: TestRun) -> steady.Convergence:
+def convergence(test: TestRun) -> Convergence:
     """IOPS per round of every cell at the tracked queue depth."""
     sizes, mixes, depths = dimensions(test)
     qd = max(depths) if depths else 0
     m = metric_display("iops")
     cells = [(bs, mix) for mix in mixes for bs in sizes]
-    series = tuple(steady.per_round(test, f"{format_bs(bs)} {mix_label(mix)}", cell_name(bs, mix, qd),
+    series = tuple(per_round(test, f"{format_bs(bs)} {mix_label(mix)}", cell_name(bs, mix, qd),
                                     "iops", lambda v: v * m.scale)
                    for bs, mix in cells)
-    return steady.Convergence(title=f"{test_title(test)}: IOPS of every block size and mix at QD{qd} per round",
+    return Convergence(title=f"{test_title(test)}: IOPS of every block size and mix at QD{qd} per round",
                               ylabel=m.unit, series=series, rounds=tuple(r.index for r in test.rounds),
                               legend_title="Block size, R/W")
 
@@ -148,21 +149,21 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
                     f"queue depth {p.get('depths', NA)}, TC 1")
         first = [("Time per cell", f"{p.get('runtime', NA)} s, the cells of a round back to back in one "
                                    "fio process")]
-        opening, done = header.open_test(test, HddIopsTest.title, hdd_header(ctx, test, stimulus, first))
+        opening, done = open_test(test, HddIopsTest.title, hdd_header(ctx, test, stimulus, first))
         out += opening
         if not done:
             continue
         src = repeat_source(test)
         _, _, depths = dimensions(test)
         out += figures_blocks(HddIopsTest(), test)
-        out.append(b.Heading("IOPS by block size and R/W mix", 2, room_cm=10))
+        out.append(Heading("IOPS by block size and R/W mix", 2, room_cm=10))
         out += [grid_table(qd_grid(test, qd), f"IOPS (read + write) by block size and R/W mix % at QD{qd}, {src}")
                 for qd in depths]
         shown = panel_depths(depths)
-        out.append(ctx.chart(test, "iops-by-bs-mix", b.BarsChart(
-            tuple(b.Panel(qd_grid(test, qd), f"QD{qd}", "IOPS") for qd in shown), legend_title="R/W"),
+        out.append(ctx.chart(test, "iops-by-bs-mix", BarsChart(
+            tuple(Panel(qd_grid(test, qd), f"QD{qd}", "IOPS") for qd in shown), legend_title="R/W"),
             f"IOPS by block size (groups) and R/W mix (bars) at QD {', '.join(map(str, shown))}, {src}."))
-        out += [b.Heading("IOPS vs queue depth", 2, room_cm=10),
+        out += [Heading("IOPS vs queue depth", 2, room_cm=10),
                 ctx.chart(test, "iops-vs-qd", qd_chart(test),
                           f"IOPS at each queue depth (TC 1, log2 axis), one curve per block size and R/W mix, {src}."),
                 cells_table(test, src)]
@@ -174,7 +175,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
 
 def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
     kind = HddIopsTest()
-    out = generic.compare_section(kind, ctx, runs, labels)
+    out = generic_compare_section(kind, ctx, runs, labels)
     if not out:
         return []
     tests = [next(iter(r.tests_of(kind.name)), None) for r in ctx.runs]
@@ -197,10 +198,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
         curves = tuple(_curve(label, [d for d in depths if (bs, mix, d) in f],
                               [f[(bs, mix, d)] for d in depths if (bs, mix, d) in f])
                        for label, f in zip(ctx.labels, per_run) if any(c[:2] == (bs, mix) for c in f))
-        out += [b.Heading(f"{name} by queue depth", 2, room_cm=10),
+        out += [Heading(f"{name} by queue depth", 2, room_cm=10),
                 ctx.grid_table(grid, f"{name}: IOPS by queue depth (TC 1), window averages"),
-                b.Chart(f"hdd-iops-{format_bs(bs)}-{mix}-{100 - mix}-vs-qd.png",
-                        b.XYChart(curves, QD_LABEL, "IOPS", f"{name}: IOPS vs queue depth", xlog=2,
+                Chart(f"hdd-iops-{format_bs(bs)}-{mix}-{100 - mix}-vs-qd.png",
+                        XYChart(curves, QD_LABEL, "IOPS", f"{name}: IOPS vs queue depth", xlog=2,
                                   xticks=tuple(float(d) for d in depths)),
                         f"{name}: IOPS at each queue depth, every run overlaid.")]
     return out

@@ -14,11 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Optional, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
-from tkperf.model import histogram
-from tkperf.model.results import TestRun, Workload, format_bs
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType
+from tkperf.api import (
+    Figure, MAX_RUNTIME, Option, Options, Plan, Rounds, SummaryValue, TestRun, TestType, Workload, format_bs,
+    histogram, parse_block_sizes, parse_duration
+)
 from tkperf.testtypes.hdd_iops import (
     SUMMARY_RANK,
     between,
@@ -89,13 +88,13 @@ class HddLatencyTest(TestType):
     settings = HddLatencySettings
     options = (
         Option("hdd_lat_bs", ("--hdd-lat-bs",), "HDD-LAT block sizes (default 4k)",
-               parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
+               parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
                check=nonempty("--hdd-lat-bs"), metavar="SIZES"),
         Option("hdd_lat_time", ("--hdd-lat-time",),
                "HDD-LAT time per workload (random R, random W at QD1): seconds or with s/m/h "
                "(default 60s, enough I/Os for a 99th percentile per round; --quick 1s)",
-               parse=options.parse_duration, default=CELL_S, quick=1,
-               check=between(1, options.MAX_RUNTIME, "--hdd-lat-time"), metavar="DURATION"),
+               parse=parse_duration, default=CELL_S, quick=1,
+               check=between(1, MAX_RUNTIME, "--hdd-lat-time"), metavar="DURATION"),
     )
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence
 
-from tkperf.model.results import RunResult, TestRun, format_bs
-from tkperf.render import blocks as b
-from tkperf.render import generic, header, qos, steady
-from tkperf.render.words import NA, fmt, metric_display, test_title
-from tkperf.render.context import CompareContext, ReportContext
+from tkperf.api import (
+    BarsChart, CompareContext, Convergence, Grid, Heading, NA, Panel, Paragraph, ReportContext, RunResult,
+    Table, TestRun, compare_blocks, compare_section as generic_compare_section, fmt, format_bs,
+    metric_display, open_test, per_round, table, test_title
+)
 from tkperf.testtypes.hdd_iops import cell_name, repeat_source, window_cells
 from tkperf.testtypes.hdd_iops.view import figures_blocks, hdd_header, repeat_blocks
 from tkperf.testtypes.hdd_lat import MIXES, HddLatencyTest, direction, percentile, response_times
@@ -43,34 +43,34 @@ def latency_rows(test: TestRun) -> List[List[Any]]:
     return out
 
 
-def latency_table(test: TestRun, src: str) -> b.Table:
+def latency_table(test: TestRun, src: str) -> Table:
     rows = []
     for bs, mix, ios, mean, *rest in latency_rows(test):
         pct, worst = rest[:-1], rest[-1]
         rows.append([format_bs(int(bs)), "RND 100% R" if mix == 100 else "RND 100% W", f"{int(ios):,}",
                      fmt(mean, "µs")] + [fmt(v, "µs") if v is not None else NOT_SUPPORTED for v in pct]
                     + [fmt(worst, "µs")])
-    return b.table(["BS", "Access", "I/Os", "AVE (µs)"] + [f"{p}% (µs)" for p in TABLE_PERCENTILES] + ["MAX (µs)"],
+    return table(["BS", "Access", "I/Os", "AVE (µs)"] + [f"{p}% (µs)" for p in TABLE_PERCENTILES] + ["MAX (µs)"],
                    rows, title=f"Response time at TC 1/QD 1 ({NOT_SUPPORTED}: too few I/Os for the "
                                f"percentile), {src}", widths=[10, 18, 12, 15, 15, 15, 15])
 
 
-def latency_grid(test: TestRun, bs: int) -> b.Grid:
+def latency_grid(test: TestRun, bs: int) -> Grid:
     """AVE, percentiles and MAX (columns) of read and write (rows) at one block size."""
     rows = [r for r in latency_rows(test) if int(r[0]) == bs]
-    return b.Grid(rows=tuple("R" if r[1] == 100 else "W" for r in rows), row_keys=tuple(r[1] for r in rows),
+    return Grid(rows=tuple("R" if r[1] == 100 else "W" for r in rows), row_keys=tuple(r[1] for r in rows),
                   cols=("AVE",) + tuple(f"{p}%" for p in TABLE_PERCENTILES) + ("MAX",),
                   values=tuple(tuple(r[3:]) for r in rows), unit="µs", row_title="Direction",
                   col_title="Figure")
 
 
-def convergence(test: TestRun) -> steady.Convergence:
+def convergence(test: TestRun) -> Convergence:
     """Mean response time per round of every block size and direction."""
     m = metric_display("lat_mean_us")
-    series = tuple(steady.per_round(test, f"{format_bs(bs)} {'R' if mix == 100 else 'W'}", cell_name(bs, mix, 1),
+    series = tuple(per_round(test, f"{format_bs(bs)} {'R' if mix == 100 else 'W'}", cell_name(bs, mix, 1),
                                     f"{direction(mix)}.lat_mean_us")
                    for bs in _sizes(test) for mix in MIXES)
-    return steady.Convergence(title=f"{test_title(test)}: mean response time per round (QD 1)", ylabel=m.unit,
+    return Convergence(title=f"{test_title(test)}: mean response time per round (QD 1)", ylabel=m.unit,
                               series=series, rounds=tuple(r.index for r in test.rounds), legend_title="Workload")
 
 
@@ -80,22 +80,22 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         p = test.params
         stimulus = f"RND 100% R and RND 100% W, block size {p.get('block_sizes', NA)}, TC 1/QD 1"
         first = [("Time per workload", f"{p.get('runtime', NA)} s, back to back in one fio process")]
-        opening, done = header.open_test(test, HddLatencyTest.title, hdd_header(ctx, test, stimulus, first))
+        opening, done = open_test(test, HddLatencyTest.title, hdd_header(ctx, test, stimulus, first))
         out += opening
         if not done:
             continue
         src = repeat_source(test)
         out += figures_blocks(HddLatencyTest(), test)
-        out += [b.Heading("Response time at QD 1", 2, room_cm=10),
-                b.Paragraph("Response time is fio's total latency, from submission to completion. At QD 1 "
+        out += [Heading("Response time at QD 1", 2, room_cm=10),
+                Paragraph("Response time is fio's total latency, from submission to completion. At QD 1 "
                             "a drive cannot reorder anything: a read waits for a seek and, on average, half "
                             "a revolution; a write may be absorbed by the drive's write cache (its state "
                             "is in the header). Percentiles come from fio's latency histograms added over "
                             "the rounds the figures are measured in."),
                 latency_table(test, src)]
         for bs in _sizes(test):
-            out.append(ctx.chart(test, f"response-{format_bs(bs)}", b.BarsChart(
-                (b.Panel(latency_grid(test, bs), f"RND {format_bs(bs)} at QD 1", "Response time (µs)"),)),
+            out.append(ctx.chart(test, f"response-{format_bs(bs)}", BarsChart(
+                (Panel(latency_grid(test, bs), f"RND {format_bs(bs)} at QD 1", "Response time (µs)"),)),
                 f"AVE, {', '.join(p + '%' for p in TABLE_PERCENTILES)} and MAX response time of random "
                 f"reads and writes, block size {format_bs(bs)}, TC 1/QD 1, {src}; "
                 "a missing bar is a percentile the I/O count does not support."))
@@ -105,10 +105,10 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
 
 def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
     kind = HddLatencyTest()
-    out = generic.compare_section(kind, ctx, runs, labels)
+    out = generic_compare_section(kind, ctx, runs, labels)
     if not out:
         return []
     tests = [next(iter(r.tests_of(kind.name)), None) for r in ctx.runs]
     sizes = sorted({c[0] for t in tests if t is not None for c in window_cells(t)})
     wanted = tuple(f"RND {format_bs(bs)} {m}/{100 - m} {'R' if m == 100 else 'W'}" for bs in sizes for m in MIXES)
-    return out + qos.compare_blocks(ctx, tests, wanted, "Response-time confidence by run", "hdd-lat")
+    return out + compare_blocks(ctx, tests, wanted, "Response-time confidence by run", "hdd-lat")

@@ -13,7 +13,7 @@ seconds at TC 1/QD 4, wrapping inside the zone, never into the next one.
 One fio process per direction runs every zone as a stonewalled job, outer
 to inner, without a pause; the write sweep comes first so that the read
 sweep reads back written data.  The loop shape is
-:class:`~tkperf.engine.shapes.Phases` without idle time: a phase per
+:class:`~tkperf.kit.shapes.Phases` without idle time: a phase per
 direction and pass.  There is no steady state: a drive's sequential rate
 depends on where it reads, not on what it did before, so the sweep is a
 curve over position, not a loop until steady.  ``--zone-passes`` repeats
@@ -27,17 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Estimate, Phase, Phases
-from tkperf.errors import TargetError
-from tkperf.fio.jobs import FioJob
-from tkperf.model.names import hdd_zone as zone_name
-from tkperf.model.results import TestRun, format_bs, mb
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType
+from tkperf.api import (
+    Estimate, Figure, FioJob, Option, Options, Phase, Phases, Plan, SummaryValue, TargetError, TestRun,
+    TestType, UsageError, format_bs, hdd_zone as zone_name, mb, parse_duration
+)
 from tkperf.testtypes.hdd_iops import SUMMARY_RANK, between
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.context import PlanLike, RunContext
+    from tkperf.api import PlanLike, RunContext
 
 MiB = 1024 * 1024
 ZONES = 100
@@ -188,7 +185,7 @@ class HddZonesTest(TestType):
                check=between(2, MAX_ZONES, "--zones"), metavar="N"),
         Option("hdd_zone_time", ("--zone-time",),
                f"HDD-ZONES time per zone and direction: seconds or with s/m/h (default {ZONE_S}s; --quick 1s)",
-               parse=options.parse_duration, default=ZONE_S, quick=1,
+               parse=parse_duration, default=ZONE_S, quick=1,
                check=between(1, 3600, "--zone-time"), metavar="DURATION"),
         Option("hdd_zone_passes", ("--zone-passes",),
                "HDD-ZONES passes over all zones, for repeatability (default 1)",
@@ -276,5 +273,5 @@ class HddZonesTest(TestType):
 def _count(text: str, flag: str) -> int:
     t = (text or "").strip()
     if not t.isdigit():
-        raise options.UsageError(f"{flag} {text!r} is not a whole number")
+        raise UsageError(f"{flag} {text!r} is not a whole number")
     return int(t)

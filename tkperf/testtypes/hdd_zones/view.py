@@ -11,12 +11,10 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from tkperf.durations import duration
-from tkperf.model.results import RunResult, TestRun, gb
-from tkperf.render import blocks as b
-from tkperf.render import generic, header
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt
+from tkperf.api import (
+    Chart, CompareContext, Curve, Header, Heading, NA, Paragraph, ReportContext, RunResult, Table, TestRun,
+    XYChart, compare_section as generic_compare_section, duration, fmt, gb, open_test, snia_header, table
+)
 from tkperf.testtypes.hdd_iops.view import NO_PREPARATION, figures_blocks
 from tkperf.testtypes.hdd_zones import DIRECTIONS, HddZonesTest, Zone, measured, sizes_text, zones
 
@@ -31,7 +29,7 @@ ABOUT = ("An HDD's outer tracks hold more sectors per revolution than its inner 
          "inner without a pause, writes first, then reads.")
 
 
-def zones_header(ctx: ReportContext, test: TestRun) -> b.Header:
+def zones_header(ctx: ReportContext, test: TestRun) -> Header:
     p = test.params
     zs = zones(test)
     passes = p.get("passes", "1")
@@ -48,20 +46,20 @@ def zones_header(ctx: ReportContext, test: TestRun) -> b.Header:
     ]
     stimulus = (f"SEQ {p.get('block_size', NA)} 100% W, then SEQ {p.get('block_size', NA)} 100% R, "
                 "zone by zone from outer to inner")
-    return header.snia_header(ctx.run, test, stimulus, middle, without_wipc=NO_PREPARATION, wdpc="none")
+    return snia_header(ctx.run, test, stimulus, middle, without_wipc=NO_PREPARATION, wdpc="none")
 
 
-def _curve(label: str, zs: Sequence[Zone], side: str) -> b.Curve:
+def _curve(label: str, zs: Sequence[Zone], side: str) -> Curve:
     got = measured(zs, side)
-    return b.Curve(label, np.array([z.position_pct for z in got]),
+    return Curve(label, np.array([z.position_pct for z in got]),
                    np.array([z.mb_s(side) or math.nan for z in got]))
 
 
-def position_chart(curves: Sequence[b.Curve], title: str) -> b.XYChart:
-    return b.XYChart(tuple(curves), POSITION_LABEL, "MB/s (decimal)", title, xticks=POSITION_TICKS)
+def position_chart(curves: Sequence[Curve], title: str) -> XYChart:
+    return XYChart(tuple(curves), POSITION_LABEL, "MB/s (decimal)", title, xticks=POSITION_TICKS)
 
 
-def zone_table(test: TestRun, zs: Sequence[Zone]) -> b.Table:
+def zone_table(test: TestRun, zs: Sequence[Zone]) -> Table:
     """Every zone: where it is and its MB/s per direction (and spread over passes)."""
     passes = max((len(z.passes(s)) for z in zs for s, _, _ in DIRECTIONS), default=0)
     headers = ["Zone", "Start (GB)", "Position (%)"] + [f"{label} MB/s" for _, _, label in DIRECTIONS]
@@ -75,31 +73,31 @@ def zone_table(test: TestRun, zs: Sequence[Zone]) -> b.Table:
             row += [fmt(z.spread_pct(side)) for side, _, _ in DIRECTIONS]
         rows.append(row)
     what = f"mean of {passes} passes, spread = (max - min) / mean" if passes > 1 else "one pass"
-    return b.table(headers, rows, title=f"{test.key}: MB/s of every zone, outer to inner ({what})",
+    return table(headers, rows, title=f"{test.key}: MB/s of every zone, outer to inner ({what})",
                    widths=[10, 16, 16] + [16] * (len(headers) - 3))
 
 
-def phases_table(test: TestRun) -> b.Table:
+def phases_table(test: TestRun) -> Table:
     rows = []
     for r in test.rounds:
         moved = sum(w.read.io_bytes + w.write.io_bytes for w in r.workloads)
         rows.append([str(r.index), test.data.get(f"phase.{r.index}", f"phase {r.index}"),
                      str(len(r.workloads)), fmt(r.fio_s, "s"), f"{gb(moved):,.2f}"])
-    return b.table(["Phase", "What", "Zones", "fio time (s)", "GB moved"], rows,
+    return table(["Phase", "What", "Zones", "fio time (s)", "GB moved"], rows,
                    title="Phases in the order run (each one fio process)", widths=[8, 50, 10, 16, 16])
 
 
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     out: list = []
     for test in tests:
-        opening, done = header.open_test(test, HddZonesTest.title, zones_header(ctx, test))
+        opening, done = open_test(test, HddZonesTest.title, zones_header(ctx, test))
         out += opening
         if not done:
             continue
         zs = zones(test)
         curves = [_curve(label, zs, side) for side, _, label in DIRECTIONS if measured(zs, side)]
         out += figures_blocks(HddZonesTest(), test)
-        out += [b.Heading("MB/s vs position on the disk", 2, room_cm=10), b.Paragraph(ABOUT),
+        out += [Heading("MB/s vs position on the disk", 2, room_cm=10), Paragraph(ABOUT),
                 ctx.chart(test, "mbs-vs-position", position_chart(curves, f"{test.key}: MB/s vs position"),
                           "Sequential MB/s (1 MB = 10^6 bytes) of each zone at its starting position, "
                           "0% the outer edge (LBA 0), 100% the inner end; W and R."),
@@ -109,7 +107,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
 
 def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
     kind = HddZonesTest()
-    out = generic.compare_section(kind, ctx, runs, labels)
+    out = generic_compare_section(kind, ctx, runs, labels)
     if not out:
         return []
     per_run = [zones(next(iter(r.tests_of(kind.name)))) if r.tests_of(kind.name) else [] for r in ctx.runs]
@@ -123,8 +121,8 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                            lambda i, j: by_pos[j].get(positions[i]),  # noqa: B023 - called here, at once
                            "MB/s", "Position (%)")
         curves = [_curve(run_label, zs, side) for run_label, zs in zip(ctx.labels, per_run) if measured(zs, side)]
-        out += [b.Heading(f"SEQ 100% {label}: MB/s vs position", 2, room_cm=10),
-                b.Chart(f"hdd-zones-{rw}-vs-position.png",
+        out += [Heading(f"SEQ 100% {label}: MB/s vs position", 2, room_cm=10),
+                Chart(f"hdd-zones-{rw}-vs-position.png",
                         position_chart(curves, f"SEQ 100% {label}: MB/s vs position, every run"),
                         f"SEQ 100% {label} MB/s of each zone at its position (0% outer, 100% inner), "
                         "every run overlaid."),

@@ -5,7 +5,7 @@ After the purge (no WIPC unless ``--hir-wipc``: both open PTS
 implementations skip it for HIR, as for WSAT and XSR), RND 4KiB W (one
 thread, ``--hir-qd`` outstanding I/Os) in rounds of ``--hir-round`` (30
 min) until its IOPS are steady (20/10) and its own random writes (the
-WIPC's fill not counted) reach one drive fill (:mod:`~tkperf.testtypes.longrounds`): their window
+WIPC's fill not counted) reach one drive fill (:mod:`~tkperf.kit.longrounds`): their window
 average is the baseline.  Then, per idle time of
 ``--hir-idle`` (5, 10, 15, 25, 50 s), ``--hir-cycles`` (360) write periods
 of ``--hir-write`` (5 s), each followed by that idle time, then
@@ -21,22 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
-from tkperf.engine import options
-from tkperf.errors import UsageError
-from tkperf.fio.jobs import FioJob
-from tkperf.model.results import TestRun
-from tkperf.testtypes.base import OIO_OPERATOR
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    TestType,
-    Tracking,
-    in_range as _in_range,
+from tkperf.api import (
+    Figure, FioJob, MAX_IODEPTH, MIN_WRITTEN, OIO_OPERATOR, OneFillFirst, Option, Options, Plan, TestRun,
+    TestType, Tracking, UsageError, in_range as _in_range, parse_duration, round_deviation, round_option
 )
 from tkperf.testtypes.hir.analysis import baseline, settings
-from tkperf.testtypes.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
 from tkperf.testtypes.hir.shape import (
     PERIOD_COLUMNS,
     PERIODS,
@@ -64,7 +53,7 @@ def parse_idles(text: str, flag: str) -> Tuple[int, ...]:
     """'5,10,15' or '5s,1m' -> idle seconds, in the order given, each once."""
     out: List[int] = []
     for part in (text or "").split(","):
-        value = options.parse_duration(part, f"{flag} value")
+        value = parse_duration(part, f"{flag} value")
         if not 1 <= value <= MAX_IDLE_S:
             raise UsageError(f"{flag} {part.strip()!r} is out of range (1s..{MAX_IDLE_S}s)")
         if value in out:
@@ -88,7 +77,7 @@ def parse_return(text: str, flag: str) -> int:
     """'auto' (0: cycles x the write period) or a duration in seconds."""
     if (text or "").strip().lower() == "auto":
         return 0
-    return options.parse_duration(text, flag)
+    return parse_duration(text, flag)
 
 
 def return_text(value: int) -> str:
@@ -149,13 +138,13 @@ class HostIdleRecoveryTest(TestType):
                "setting (default 360; 3 with --quick)", parse=parse_count, default=PTS_CYCLES, quick=3,
                check=_in_range(1, MAX_CYCLES, "--hir-cycles"), metavar="N"),
         Option("hir_write", ("--hir-write",), "HIR length of a write period (default 5s; 1s with --quick)",
-               parse=options.parse_duration, default=PTS_WRITE_S, quick=1,
+               parse=parse_duration, default=PTS_WRITE_S, quick=1,
                check=_in_range(1, MAX_WRITE_S, "--hir-write"), metavar="DURATION"),
         Option("hir_return", ("--hir-return",), "HIR continuous writes back to baseline after each idle "
                "setting (default auto: cycles x the write period, 1800s; 3s with --quick)",
                parse=parse_return, format=return_text, default=0, check=_check_return, metavar="DURATION"),
         Option("hir_qd", ("--hir-qd",), "HIR outstanding writes of its one thread, fio iodepth (default 32)",
-               parse=parse_count, default=32, check=_in_range(1, options.MAX_IODEPTH, "--hir-qd"),
+               parse=parse_count, default=32, check=_in_range(1, MAX_IODEPTH, "--hir-qd"),
                metavar="QD"),
         round_option("hir", "HIR"),
         Option("hir_wipc", ("--hir-wipc",), "HIR: run the WIPC (SEQ 128KiB W, 2x) after the purge; by "

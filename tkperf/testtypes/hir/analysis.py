@@ -21,7 +21,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from tkperf.model.results import TestRun
+from tkperf.api import TestRun
 from tkperf.testtypes.hir import iopslog
 from tkperf.testtypes.hir.shape import LOGGED, PERIODS, RETURN, setting_rounds
 

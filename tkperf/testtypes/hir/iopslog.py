@@ -34,8 +34,7 @@ from typing import List, Tuple
 
 import numpy as np
 
-from tkperf.fio import logs
-from tkperf.fio.logs import parse_log
+from tkperf.api import log_files as logs_log_files, parse_log
 
 #: fio's direction number of writes in its logs.
 WRITE = 1
@@ -45,7 +44,7 @@ STRETCH = 1.5
 
 def log_files(prefix: str) -> List[str]:
     """The iops logs fio wrote for ``write_iops_log=prefix``, in job order."""
-    return logs.log_files(prefix, "iops")
+    return logs_log_files(prefix, "iops")
 
 
 @dataclass(frozen=True, eq=False)

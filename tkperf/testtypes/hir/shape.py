@@ -2,7 +2,7 @@
 idle gaps in fio's own timing, one fio process per idle setting.
 
 1. Rounds of the steady-state job (RND 4KiB W) until its IOPS are steady
-   (20/10) or ``--max-rounds`` were run: :class:`tkperf.engine.shapes.Rounds`.
+   (20/10) or ``--max-rounds`` were run: :class:`tkperf.kit.shapes.Rounds`.
 2. Per idle setting, right after, ONE fio process of two stonewalled jobs:
 
    * ``hir-idle-Ns``: RND 4KiB W with ``thinktime=N s`` and
@@ -38,18 +38,14 @@ from typing import TYPE_CHECKING, List, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.durations import duration
-from tkperf.engine.progress import progress_of
-from tkperf.engine.shapes import FIO_GAP_S, Estimate, Rounds, Shape, duration_rough, record_round
-from tkperf.errors import OutputError
-from tkperf.fio.jobs import FioJob
-from tkperf.fio.logs import log_directory
-from tkperf.model.results import Round, TestRun
-from tkperf.model.series import Series
+from tkperf.api import (
+    DataSeries as Series, Estimate, FIO_GAP_S, FioJob, OutputError, Round, Rounds, Shape, TestRun, duration,
+    duration_rough, log_directory, progress_of, record_round
+)
 from tkperf.testtypes.hir import iopslog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.engine.context import PlanLike, RunContext
+    from tkperf.api import PlanLike, RunContext
 
 progress = logging.getLogger("tkperf.progress")
 

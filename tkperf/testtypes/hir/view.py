@@ -11,14 +11,12 @@ from typing import List, Optional, Sequence, Set
 
 import numpy as np
 
-from tkperf.durations import duration
-from tkperf.model.results import RunResult, TestRun
-from tkperf.render import blocks as b
-from tkperf.render import header, steady
-from tkperf.render.context import CompareContext, ReportContext, chart_name
-from tkperf.render.words import NA, fmt, oio, plural, tracking_label, verdict
+from tkperf.api import (
+    Chart, CompareContext, Convergence, Curve, Header, Heading, NA, Paragraph, ReportContext, RunResult,
+    Series, Table, TestRun, XYChart, chart_name, duration, fmt, header_fields, oio, open_test, plural,
+    snia_header, steady_sections, table, tracking_label, verdict
+)
 from tkperf.testtypes.hir import HostIdleRecoveryTest, iopslog
-from tkperf.testtypes.longrounds import header_fields
 from tkperf.testtypes.hir.analysis import SettingResult, baseline, cycles, settings, steady_round_indices, write_s
 
 IOPS_LABEL = "IOPS"
@@ -50,7 +48,7 @@ def round1_words(test: TestRun) -> str:
             "1-minute interval)")
 
 
-def hir_header(ctx: ReportContext, test: TestRun) -> b.Header:
+def hir_header(ctx: ReportContext, test: TestRun) -> Header:
     p = test.params
     rounds = steady_round_indices(test)
     middle = (
@@ -72,7 +70,7 @@ def hir_header(ctx: ReportContext, test: TestRun) -> b.Header:
     # Results of tkperf before --hir-wipc always ran the WIPC (and say so by having one).
     no_wipc = ("none: HIR skips the WIPC, as both open PTS implementations do (--hir-wipc runs it)"
                if p.get("wipc") == "no" else "")
-    return header.snia_header(ctx.run, test, "RND 4KiB 100% W: steady state, then write periods with idle "
+    return snia_header(ctx.run, test, "RND 4KiB 100% W: steady state, then write periods with idle "
                               "gaps per idle time, each setting followed by a return to baseline", middle,
                               without_wipc=no_wipc, wdpc=wdpc)
 
@@ -96,58 +94,58 @@ def setting_end(s: SettingResult) -> float:
     return float(s.start_s[-1] + s.length_s[-1] + s.gap_s[-1]) if s.start_s.size else 0.0
 
 
-def timeline(ss: Sequence[SettingResult], write: float, base: Optional[float], title: str) -> b.XYChart:
+def timeline(ss: Sequence[SettingResult], write: float, base: Optional[float], title: str) -> XYChart:
     """Every setting's write periods and return on one time axis."""
     curves, offset = [], 0.0
     for s in ss:
         x = np.r_[period_times(s, write)[s.counted], return_times(s)] + offset
         y = np.r_[s.iops[s.counted], s.return_iops]
-        curves.append(b.Curve(f"idle {s.idle_s} s", x, y))
+        curves.append(Curve(f"idle {s.idle_s} s", x, y))
         offset += setting_end(s)
     hlines = ((f"baseline {fmt(base)} IOPS", base),) if base else ()
-    return b.XYChart(tuple(curves), TIME_LABEL, IOPS_LABEL, title, time_axis=True, hlines=hlines,
+    return XYChart(tuple(curves), TIME_LABEL, IOPS_LABEL, title, time_axis=True, hlines=hlines,
                      legend_title="Idle setting (write periods, then the return to baseline)")
 
 
-def setting_chart(s: SettingResult, write: float, base: Optional[float], title: str) -> b.XYChart:
-    curves = (b.Curve(f"write periods ({write:g} s, then {s.idle_s} s idle)", period_times(s, write)[s.counted],
+def setting_chart(s: SettingResult, write: float, base: Optional[float], title: str) -> XYChart:
+    curves = (Curve(f"write periods ({write:g} s, then {s.idle_s} s idle)", period_times(s, write)[s.counted],
                       s.iops[s.counted]),
-              b.Curve("return to baseline (continuous writes)", return_times(s), s.return_iops))
+              Curve("return to baseline (continuous writes)", return_times(s), s.return_iops))
     hlines = ((f"baseline {fmt(base)} IOPS", base),) if base else ()
     vlines = (("return", s.return_start_s),) if s.return_end_s.size else ()
-    return b.XYChart(curves, TIME_LABEL, IOPS_LABEL, title, time_axis=True, hlines=hlines, vlines=vlines)
+    return XYChart(curves, TIME_LABEL, IOPS_LABEL, title, time_axis=True, hlines=hlines, vlines=vlines)
 
 
 def gain_chart(labels: Sequence[str], runs: Sequence[Sequence[SettingResult]], bases: Sequence[Optional[float]],
-               title: str) -> b.XYChart:
-    curves: List[b.Curve] = []
+               title: str) -> XYChart:
+    curves: List[Curve] = []
     idles: Set[float] = set()
     values: List[float] = []
     for label, ss, base in zip(labels, runs, bases):
         pairs = [(s.idle_s, gain) for s in ss if (gain := s.gain_pct(base)) is not None]
         if not pairs:
             continue
-        curves.append(b.Curve(label, np.array([float(i) for i, _ in pairs]), np.array([g for _, g in pairs])))
+        curves.append(Curve(label, np.array([float(i) for i, _ in pairs]), np.array([g for _, g in pairs])))
         idles |= {i for i, _ in pairs}
         values += [g for _, g in pairs]
     low = 0.0 if all(v >= 0 for v in values) else None
     hlines = (("baseline", 0.0),) if low is None else ()
-    return b.XYChart(tuple(curves), IDLE_LABEL, GAIN_LABEL, title, xticks=tuple(sorted(float(i) for i in idles)),
+    return XYChart(tuple(curves), IDLE_LABEL, GAIN_LABEL, title, xticks=tuple(sorted(float(i) for i in idles)),
                      ylim=(low, None), hlines=hlines)
 
 
-def iops_chart(ss: Sequence[SettingResult], write: float, base: Optional[float], title: str) -> b.XYChart:
+def iops_chart(ss: Sequence[SettingResult], write: float, base: Optional[float], title: str) -> XYChart:
     x = np.array([float(s.idle_s) for s in ss if s.mean_iops is not None])
     mean = np.array([s.mean_iops for s in ss if s.mean_iops is not None])
     host = np.array([s.host_iops(write) for s in ss if s.mean_iops is not None])
     hlines = ((f"baseline {fmt(base)} IOPS", base),) if base else ()
-    return b.XYChart((b.Curve("write periods (mean)", x, mean), b.Curve("host-visible (write + idle)", x, host)),
+    return XYChart((Curve("write periods (mean)", x, mean), Curve("host-visible (write + idle)", x, host)),
                      IDLE_LABEL, IOPS_LABEL, title, xticks=tuple(float(v) for v in x), hlines=hlines)
 
 
 # --- tables ------------------------------------------------------------------------------------
 
-def recovery_table(ss: Sequence[SettingResult], write: float, planned: int, base: Optional[float]) -> b.Table:
+def recovery_table(ss: Sequence[SettingResult], write: float, planned: int, base: Optional[float]) -> Table:
     rows = []
     for s in ss:
         v = s.iops[s.counted]
@@ -155,7 +153,7 @@ def recovery_table(ss: Sequence[SettingResult], write: float, planned: int, base
                      fmt(s.mean_iops), fmt(float(v.min()) if v.size else None),
                      fmt(float(v.max()) if v.size else None), _pct(s.gain_pct(base)),
                      fmt(s.host_iops(write)), fmt(s.return_level)])
-    return b.table(["Idle", "Write periods", "Mean IOPS", "Lowest", "Highest", "Gain", "Host-visible",
+    return table(["Idle", "Write periods", "Mean IOPS", "Lowest", "Highest", "Gain", "Host-visible",
                     "Return level"], rows,
                    title=f"Write-period IOPS per idle setting against the baseline of {fmt(base)} IOPS",
                    widths=[9, 14, 13, 13, 13, 11, 14, 13])
@@ -168,20 +166,20 @@ def _span(values: np.ndarray, unit: str = "s") -> str:
     return f"{lo:.2f} {unit}" if abs(hi - lo) < 0.005 else f"{lo:.2f}-{hi:.2f} {unit}"
 
 
-def measured_table(ss: Sequence[SettingResult]) -> b.Table:
+def measured_table(ss: Sequence[SettingResult]) -> Table:
     rows = []
     for s in ss:
         lead = s.length_s[s.kind == iopslog.LEAD_IN]
         rows.append([f"{s.idle_s} s", plural(len(s.start_s), "period"), _span(s.whole_lengths()),
                      _span(lead), _span(s.gap_s),
                      " / ".join(f"{x:.1%}" if not np.isnan(x) else NA for x in s.logged)])
-    return b.table(["Idle", "Found", "Write periods", "Lead-in period", "Idle gaps", "Logged I/Os idle / return"],
+    return table(["Idle", "Found", "Write periods", "Lead-in period", "Idle gaps", "Logged I/Os idle / return"],
                    rows, title="Write periods and idle gaps as fio's IOPS log shows them (lengths estimated "
                                "to a fraction of a log window); logged I/Os: the log's sum as a share of fio's "
                                "count", widths=[9, 13, 18, 18, 18, 24])
 
 
-def setting_table(s: SettingResult, write: float) -> b.Table:
+def setting_table(s: SettingResult, write: float) -> Table:
     v, t = s.iops[s.counted], period_times(s, write)[s.counted]
     rows = []
     if v.size:
@@ -194,18 +192,18 @@ def setting_table(s: SettingResult, write: float) -> b.Table:
         rows += [["first return interval", f"{rt[0]:,.1f}", fmt(float(r[0]))],
                  ["last return interval", f"{rt[-1]:,.1f}", fmt(float(r[-1]))],
                  ["return level (last quarter)", "", fmt(s.return_level)]]
-    return b.table(["Idle " + f"{s.idle_s} s", "At (s since the setting began)", "IOPS"], rows,
+    return table(["Idle " + f"{s.idle_s} s", "At (s since the setting began)", "IOPS"], rows,
                    title=f"Idle {s.idle_s} s: write periods (at their middle) and the return",
                    widths=[40, 30, 30])
 
 
-def convergence(test: TestRun) -> steady.Convergence:
+def convergence(test: TestRun) -> Convergence:
     wanted = set(steady_round_indices(test))
     rounds = [r for r in test.rounds if r.index in wanted]
     ys = tuple(w.metric(test.tracking_metric) if (w := r.workload(test.tracking_workload)) is not None
                else float("nan") for r in rounds)
-    series = (b.Series(tracking_label(test), tuple(float(r.index) for r in rounds), ys),)
-    return steady.Convergence(title="HIR: RND 4KiB W IOPS per steady-state round", ylabel="IOPS", series=series,
+    series = (Series(tracking_label(test), tuple(float(r.index) for r in rounds), ys),)
+    return Convergence(title="HIR: RND 4KiB W IOPS per steady-state round", ylabel="IOPS", series=series,
                               rounds=tuple(r.index for r in rounds))
 
 
@@ -213,10 +211,10 @@ def convergence(test: TestRun) -> steady.Convergence:
 
 def results_blocks(ctx: ReportContext, test: TestRun) -> list:
     ss, write, base = settings(test), write_s(test), baseline(test)
-    out: list = [b.Heading("Recovery per idle setting", 3, room_cm=10),
-                 b.Paragraph(DEFINITIONS.format(ms=test.params.get("log_avg_msec", NA)))]
+    out: list = [Heading("Recovery per idle setting", 3, room_cm=10),
+                 Paragraph(DEFINITIONS.format(ms=test.params.get("log_avg_msec", NA)))]
     if not ss:
-        return out + [b.Paragraph("No idle setting was measured: the test stopped during its steady-state "
+        return out + [Paragraph("No idle setting was measured: the test stopped during its steady-state "
                                   "rounds.")]
     out += [recovery_table(ss, write, cycles(test), base),
             ctx.chart(test, "gain", gain_chart(["gain"], [ss], [base], "HIR: recovery gain per idle setting"),
@@ -225,19 +223,19 @@ def results_blocks(ctx: ReportContext, test: TestRun) -> list:
             ctx.chart(test, "iops-vs-idle", iops_chart(ss, write, base, "HIR: IOPS per idle setting"),
                       "HIR: the mean IOPS of the write periods, and what the host got over write and idle "
                       "time together, against the idle time; dashed: the baseline."),
-            b.Heading("IOPS over time", 3, room_cm=10),
+            Heading("IOPS over time", 3, room_cm=10),
             ctx.chart(test, "timeline", timeline(ss, write, base, "HIR: IOPS over time, every idle setting"),
                       "HIR: IOPS of every write period and of every return interval, the settings one after "
                       "the other (idle gaps not drawn: they have no I/O); dashed: the baseline.")]
     for s in ss:
-        out += [b.Heading(f"Idle {s.idle_s} s", 4, room_cm=10),
+        out += [Heading(f"Idle {s.idle_s} s", 4, room_cm=10),
                 ctx.chart(test, f"idle-{s.idle_s}s",
                           setting_chart(s, write, base, f"HIR: IOPS over time, idle {s.idle_s} s"),
                           f"HIR, idle {s.idle_s} s: IOPS of each {write:g} s write period at its middle, then of "
                           f"each {write:g} s interval of the return to baseline; dashed: the baseline."),
                 setting_table(s, write)]
-    out += [b.Heading("Write periods and idle gaps", 3),
-            b.Paragraph("fio writes a line in its IOPS log only for a window in which I/O completed, and it "
+    out += [Heading("Write periods and idle gaps", 3),
+            Paragraph("fio writes a line in its IOPS log only for a window in which I/O completed, and it "
                         "drains its queue before each think time, so an idle gap is a stretch without lines: "
                         "no I/O was issued or completed in it. Write periods are the runs of lines between "
                         "gaps of at least half the idle time."),
@@ -246,15 +244,15 @@ def results_blocks(ctx: ReportContext, test: TestRun) -> list:
 
 
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
-    out: list = [b.Heading(HostIdleRecoveryTest.title)]
+    out: list = [Heading(HostIdleRecoveryTest.title)]
     for test in tests:
-        opening, measured = header.open_test(test, HostIdleRecoveryTest().instance_title(test),
+        opening, measured = open_test(test, HostIdleRecoveryTest().instance_title(test),
                                              hir_header(ctx, test), level=2)
         out += opening
         if not measured:
             continue
         out += results_blocks(ctx, test)
-        out += steady.steady_sections(ctx, test, convergence(test), 3)
+        out += steady_sections(ctx, test, convergence(test), 3)
     return out
 
 
@@ -278,13 +276,13 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     tests = [next(iter(r.tests_of(HostIdleRecoveryTest.name)), None) for r in ctx.runs]
     if not any(t is not None for t in tests):
         return []
-    out: list = [b.Heading(HostIdleRecoveryTest.title),
+    out: list = [Heading(HostIdleRecoveryTest.title),
                  ctx.runs_table("Figure", _figure_rows(tests), "HIR: baseline and recovery per idle setting, per run")]
     present = [(label, t) for label, t in zip(ctx.labels, tests) if t is not None]
     spec = gain_chart([label for label, _ in present], [settings(t) for _, t in present],
                       [baseline(t) for _, t in present], "HIR: recovery gain per idle setting, per run")
     if spec.curves:
-        out.append(b.Chart(chart_name("hir-gain"), spec,
+        out.append(Chart(chart_name("hir-gain"), spec,
                            "HIR: each run's write-period IOPS per idle setting as a percentage above its own "
                            "baseline (the gains are in the table above)."))
     return out

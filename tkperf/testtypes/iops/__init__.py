@@ -8,16 +8,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Mapping, Sequence, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
-from tkperf.model.steadystate import SteadyState, evaluate
-from tkperf.fio.jobs import FioJob
-from tkperf.model.names import iops_matrix_params as matrix_params
-from tkperf.model.names import iops_workload as workload_name
-from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import OIO_OPERATOR
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
-from tkperf.testtypes.policy import Steady
+from tkperf.api import (
+    Figure, FioJob, OIO_OPERATOR, Option, Options, Plan, Rounds, Steady, SteadyState, SummaryValue, TestRun,
+    TestType, Tracking, UsageError, evaluate, format_block_sizes, format_bs, format_mixes,
+    iops_matrix_params as matrix_params, iops_workload as workload_name, mix_label, parse_block_sizes,
+    parse_mixes as options_parse_mixes
+)
 
 BLOCK_SIZES: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
 MIXES: Tuple[int, ...] = (100, 95, 65, 50, 35, 5, 0)
@@ -40,23 +36,19 @@ def matrix_jobs(block_sizes: Sequence[int], mixes: Sequence[int], runtime: int, 
                  for mix in sorted(mixes, reverse=True) for bs in sorted(block_sizes, reverse=True))
 
 
-def sizes_text(sizes: Sequence[int]) -> str:
-    return ",".join(format_bs(b) for b in sizes)
-
-
-def mixes_text(mixes: Sequence[int]) -> str:
-    return ",".join(mix_label(m) for m in mixes)
+sizes_text = format_block_sizes
+mixes_text = format_mixes
 
 
 def nonempty(flag: str):
     def check(value: Sequence[object]) -> None:
         if not value:
-            raise options.UsageError(f"{flag} is empty")
+            raise UsageError(f"{flag} is empty")
     return check
 
 
 def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:
-    return options.parse_mixes(text)
+    return options_parse_mixes(text)
 
 
 def metric_of(mix: int) -> str:
@@ -74,7 +66,7 @@ def also_tracked(revision, block_sizes: Sequence[int], mixes: Sequence[int],
 def cell_of(workload: str) -> Tuple[int, int]:
     """``rnd-64k-65-35`` -> (65536, 65): the block size and read share of a cell."""
     _, size, read, _ = workload.split("-")
-    return options.parse_block_sizes(size, "workload")[0], int(read)
+    return parse_block_sizes(size, "workload")[0], int(read)
 
 
 def parse_also(text: str) -> Tuple[Tuple[str, str], ...]:
@@ -134,7 +126,7 @@ class IopsTest(TestType):
     settings = IopsSettings
     options = (
         Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
-               parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
+               parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
                quick=(128 * 1024, 4096), check=nonempty("--iops-bs"), metavar="SIZES"),
         Option("iops_mixes", ("--mix",), "IOPS R/W mixes as read/write, e.g. 65/35,0/100 (default: all seven)",
                parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 65, 0),

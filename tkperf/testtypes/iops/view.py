@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.model.results import RunResult, TestRun, Workload, format_bs, mix_label
-from tkperf.render import blocks as b
-from tkperf.render import header, steady
-from tkperf.render.context import CompareContext, ReportContext, grid_table
-from tkperf.render.words import NA, metric_display, test_title
+from tkperf.api import (
+    BarsChart, Chart, CompareContext, Convergence, Grid, Header, Heading, HeatmapChart, LinesChart, NA,
+    Panel, ReportContext, RunResult, TestRun, Workload, format_bs, grid_table, metric_display, mix_label,
+    open_test, per_round, round_fields, snia_header, steady_sections, test_title, window_source
+)
 from tkperf.testtypes.iops import IopsTest, workload_name
 
 # The cells compared across drives, where a run measured them.
@@ -39,7 +39,7 @@ def window_workloads(test: TestRun, name: str) -> List[Workload]:
     return [w for r in test.window_rounds() for w in r.workloads if w.name == name]
 
 
-def matrix_grid(test: TestRun, value: Callable[[str], Optional[float]], unit: str) -> b.Grid:
+def matrix_grid(test: TestRun, value: Callable[[str], Optional[float]], unit: str) -> Grid:
     """A block size x R/W mix grid over the cells the test ran: rows smallest
     block size first, columns in PTS order (100/0 first)."""
     found = cells(test)
@@ -47,7 +47,7 @@ def matrix_grid(test: TestRun, value: Callable[[str], Optional[float]], unit: st
     mixes = sorted({mix for _, mix in found}, reverse=True)
     values = tuple(tuple(value(found[(bs, mix)]) if (bs, mix) in found else None for mix in mixes)
                    for bs in sizes)
-    return b.Grid(rows=tuple(format_bs(x) for x in sizes), row_keys=tuple(float(x) for x in sizes),
+    return Grid(rows=tuple(format_bs(x) for x in sizes), row_keys=tuple(float(x) for x in sizes),
                   cols=tuple(mix_label(m) for m in mixes), values=values, unit=unit)
 
 
@@ -59,25 +59,25 @@ def tracking_mix(test: TestRun) -> Optional[int]:
     return None
 
 
-def matrix_convergence(test: TestRun) -> steady.Convergence:
+def matrix_convergence(test: TestRun) -> Convergence:
     """The tracking metric of every block size at the tracking mix, per round."""
     m = metric_display(test.tracking_metric)
     mix = tracking_mix(test)
     at_mix = {bs: name for (bs, mx), name in cells(test).items() if mx == mix}
-    series = tuple(steady.per_round(test, format_bs(bs), at_mix[bs], test.tracking_metric, lambda v: v * m.scale)
+    series = tuple(per_round(test, format_bs(bs), at_mix[bs], test.tracking_metric, lambda v: v * m.scale)
                    for bs in sorted(at_mix))
     what = "mean latency" if m.unit == "µs" else "IOPS"
     title = (f"{test_title(test)}: {what} of every block size at R/W {mix_label(mix)} per round"
              if mix is not None else f"{test_title(test)}: per round")
-    return steady.Convergence(title=title, ylabel=m.unit, series=series,
+    return Convergence(title=title, ylabel=m.unit, series=series,
                               rounds=tuple(r.index for r in test.rounds), legend_title="Block size")
 
 
-def matrix_header(ctx: ReportContext, test: TestRun) -> b.Header:
+def matrix_header(ctx: ReportContext, test: TestRun) -> Header:
     p = test.params
     stimulus = (f"RND, R/W mix {p.get('mixes', NA)} (outer loop) x block size "
                 f"{p.get('block_sizes', NA)} (inner loop)")
-    return header.snia_header(ctx.run, test, stimulus, header.round_fields(ctx.run, test))
+    return snia_header(ctx.run, test, stimulus, round_fields(ctx.run, test))
 
 
 def cell_average(test: Optional[TestRun], bs: int, mix: int, metric: str) -> Optional[float]:
@@ -92,7 +92,7 @@ def first_test(run: RunResult, type_name: str) -> Optional[TestRun]:
 
 # --- IOPS ------------------------------------------------------------------------------------
 
-def iops_grid(test: TestRun) -> b.Grid:
+def iops_grid(test: TestRun) -> Grid:
     """The IOPS matrix: window-average IOPS (read + write) per block size and mix."""
     return matrix_grid(test, lambda name: test.window_average(name, "iops"), "IOPS")
 
@@ -100,25 +100,25 @@ def iops_grid(test: TestRun) -> b.Grid:
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     out: list = []
     for test in tests:
-        opening, measured = header.open_test(test, IopsTest.title, matrix_header(ctx, test))
+        opening, measured = open_test(test, IopsTest.title, matrix_header(ctx, test))
         out += opening
         if not measured:
             continue
         grid = iops_grid(test)
-        src = steady.window_source(test)
+        src = window_source(test)
         out += [
-            b.Heading("IOPS by block size and R/W mix", 2),
+            Heading("IOPS by block size and R/W mix", 2),
             grid_table(grid, f"Average IOPS (read + write) by block size and R/W mix %, {src}"),
-            ctx.chart(test, "iops-by-bs", b.LinesChart(grid, "IOPS (read + write)", "IOPS vs block size per R/W mix"),
+            ctx.chart(test, "iops-by-bs", LinesChart(grid, "IOPS (read + write)", "IOPS vs block size per R/W mix"),
                       f"IOPS vs block size, one line per R/W mix (read/write %), {src}."),
-            ctx.chart(test, "iops-matrix", b.HeatmapChart(grid, "IOPS: block size x R/W mix", "IOPS"),
+            ctx.chart(test, "iops-matrix", HeatmapChart(grid, "IOPS: block size x R/W mix", "IOPS"),
                       f"The IOPS matrix as a heat map, {src}."),
         ]
-        out += steady.steady_sections(ctx, test, matrix_convergence(test), 2)
+        out += steady_sections(ctx, test, matrix_convergence(test), 2)
     return out
 
 
-def corner_grid(ctx: CompareContext) -> b.Grid:
+def corner_grid(ctx: CompareContext) -> Grid:
     """Window-average IOPS at the corners any run measured; n/a where a run did not."""
     tests = [first_test(r, IopsTest.name) for r in ctx.runs]
     present = [c for c in CORNERS if any(cell_average(t, c[0], c[1], "iops") is not None for t in tests)]
@@ -131,8 +131,8 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     corners = corner_grid(ctx)
     if not corners.rows:
         return []
-    return [b.Heading(IopsTest.title),
+    return [Heading(IopsTest.title),
             ctx.grid_table(corners, "Average IOPS over each run's measurement window"),
-            b.Chart("iops-corners.png", b.BarsChart((b.Panel(corners, "IOPS at the common corners", "IOPS"),)),
+            Chart("iops-corners.png", BarsChart((Panel(corners, "IOPS at the common corners", "IOPS"),)),
                     "Steady-state (window average) IOPS at the corners, one bar per run; "
                     "n/a where a run did not measure the cell.")]

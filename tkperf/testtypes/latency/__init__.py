@@ -5,12 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, Iterable, List, Optional, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
-from tkperf.model import histogram
-from tkperf.model.results import TestRun, format_bs, mix_label
-from tkperf.testtypes.base import OIO_FIXED
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
+from tkperf.api import (
+    Figure, OIO_FIXED, Option, Options, Plan, Rounds, SummaryValue, TestRun, TestType, Tracking, format_bs,
+    histogram, mix_label, parse_block_sizes
+)
 from tkperf.testtypes.iops import (
     matrix_jobs,
     matrix_params,
@@ -75,7 +73,7 @@ class LatencyTest(TestType):
     settings = LatencySettings
     options = (
         Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
-               parse=options.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
+               parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
                quick=(4096,), check=nonempty("--lat-bs"), metavar="SIZES"),
         Option("lat_mixes", ("--lat-mix",), "LAT R/W mixes (default: 100/0,65/35,0/100)",
                parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 0),

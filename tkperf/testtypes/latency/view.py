@@ -6,18 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
-from tkperf.model.results import PERCENTILES, RunResult, TestRun, format_bs, mix_label
-from tkperf.render import blocks as b
-from tkperf.render import header, steady
-from tkperf.render.qos import compare_blocks, qos_blocks
-from tkperf.render.context import CompareContext, ReportContext, grid_table
-from tkperf.render.words import fmt
+from tkperf.api import (
+    BarsChart, CompareContext, Grid, Heading, PERCENTILES, Panel, Paragraph, ReportContext, RunResult,
+    TestRun, compare_blocks, fmt, format_bs, grid_table, mix_label, open_test, qos_blocks, steady_sections,
+    table, window_source
+)
 from tkperf.testtypes.iops import view as matrix
 from tkperf.testtypes.iops import workload_name
 from tkperf.testtypes.latency import AVE_RULE, MAX_RULE, LatencyTest, largest_us, mean_of_maxima
 
 
-def lat_grids(test: TestRun) -> Tuple[b.Grid, b.Grid, b.Grid]:
+def lat_grids(test: TestRun) -> Tuple[Grid, Grid, Grid]:
     """Per block size and mix, in microseconds: the PTS's AVE (the per-round
     means, over both directions, averaged over the window) and MAX (the
     per-round maxima averaged over the window), and the largest single
@@ -68,15 +67,15 @@ def lat_percentiles(test: TestRun) -> List[PercentileRow]:
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     out: list = []
     for test in tests:
-        opening, measured = header.open_test(test, LatencyTest.title, matrix.matrix_header(ctx, test))
+        opening, measured = open_test(test, LatencyTest.title, matrix.matrix_header(ctx, test))
         out += opening
         if not measured:
             continue
         ave, worst, largest = lat_grids(test)
-        src = steady.window_source(test)
+        src = window_source(test)
         out += [
-            b.Heading("Response time by block size and R/W mix", 2),
-            b.Paragraph(f"AVE is the {AVE_RULE} (a mixed cell's round mean covers both directions, "
+            Heading("Response time by block size and R/W mix", 2),
+            Paragraph(f"AVE is the {AVE_RULE} (a mixed cell's round mean covers both directions, "
                         f"weighted by their I/O counts); MAX is the {MAX_RULE}, as the open PTS "
                         "implementations compute it.  The largest single response time of the window "
                         "is a different figure and has its own table."),
@@ -85,8 +84,8 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
             grid_table(largest, f"Largest response time in the window (µs, the slowest single I/O; not "
                        f"the PTS MAX) by block size and R/W mix %, {src}"),
             ctx.chart(test, "ave-max",
-                      b.BarsChart((b.Panel(ave, "AVE response time", "Response time (µs)"),
-                                   b.Panel(worst, "MAX response time", "Response time (µs)")), legend_title="R/W"),
+                      BarsChart((Panel(ave, "AVE response time", "Response time (µs)"),
+                                   Panel(worst, "MAX response time", "Response time (µs)")), legend_title="R/W"),
                       f"AVE and MAX response time in µs per block size and R/W mix (TC1/QD1), {src}; "
                       f"AVE: {AVE_RULE}; MAX: {MAX_RULE}."),
         ]
@@ -95,16 +94,16 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
                 + [fmt(v, "µs") for v in r.percentiles] for r in lat_percentiles(test)]
         out += qos
         if rows and not qos:  # a file from before histograms were kept
-            out += [b.Heading("Latency percentiles", 2),
-                    b.table(["BS", "R/W", "Dir", "AVE µs", "Largest µs"] + [f"{p}% µs" for p in PERCENTILES],
+            out += [Heading("Latency percentiles", 2),
+                    table(["BS", "R/W", "Dir", "AVE µs", "Largest µs"] + [f"{p}% µs" for p in PERCENTILES],
                             rows, widths=[8, 9, 8, 11, 11, 11, 11, 11, 11],
                             title=f"Response time percentiles (highest of the window rounds; AVE: {AVE_RULE}; "
                             f"largest: the slowest single I/O), {src}")]
-        out += steady.steady_sections(ctx, test, matrix.matrix_convergence(test), 2)
+        out += steady_sections(ctx, test, matrix.matrix_convergence(test), 2)
     return out
 
 
-def compare_grids(ctx: CompareContext) -> Tuple[b.Grid, b.Grid]:
+def compare_grids(ctx: CompareContext) -> Tuple[Grid, Grid]:
     """LAT AVE and MAX (µs) per cell any run measured (rows) and run (columns)."""
     tests = [matrix.first_test(r, LatencyTest.name) for r in ctx.runs]
     cells = sorted({(w.bs, w.rwmixread) for t in tests if t is not None for r in t.rounds

@@ -13,7 +13,7 @@ runner's purge and WIPC come first; the WIPC is a SEQ 128KiB fill, so the
 first precondition adds no fill of its own unless ``--wipc-loops 0``.
 
 Every step is one fio process, recorded as one round (the loop shape is
-:class:`~tkperf.engine.shapes.Phases` without idle time); every point of a
+:class:`~tkperf.kit.shapes.Phases` without idle time); every point of a
 random sweep is a stonewalled job of its sweep's fio process, every SEQ
 point a phase of its own right after the last, at TC 1 and QD = fio
 ``iodepth``, ``--qd-time`` long, so the drive never rests between points.
@@ -33,14 +33,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from tkperf.durations import duration
-from tkperf.engine import options
-from tkperf.engine.precondition import SLOWEST_PLAUSIBLE_BPS
-from tkperf.engine.shapes import Estimate, Phase, Phases, duration_rough
-from tkperf.fio.jobs import FioJob
-from tkperf.model import histogram
-from tkperf.model.results import Round, TestRun, Workload
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, in_range
+from tkperf.api import (
+    Estimate, Figure, FioJob, MAX_RUNTIME, Option, Options, Phase, Phases, Plan, Round,
+    SLOWEST_PLAUSIBLE_BPS, SummaryValue, TestRun, TestType, UsageError, Workload, duration, duration_rough,
+    histogram, in_range, parse_duration
+)
 from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths
 from tkperf.testtypes.throughput import advance, place
 
@@ -120,7 +117,7 @@ def parse_workloads(text: str, flag: str = "--qd-workloads") -> Tuple[str, ...]:
         if not word:
             continue
         if word not in BY_WORD:
-            raise options.UsageError(f"{flag}: unknown workload {part.strip()!r}; choose from "
+            raise UsageError(f"{flag}: unknown workload {part.strip()!r}; choose from "
                                      f"{', '.join(BY_WORD)}")
         given.append(word)
     check_workloads(given, flag)
@@ -129,7 +126,7 @@ def parse_workloads(text: str, flag: str = "--qd-workloads") -> Tuple[str, ...]:
 
 def check_workloads(words: Sequence[str], flag: str = "--qd-workloads") -> None:
     if not words:
-        raise options.UsageError(f"{flag} names no workload; choose from {', '.join(BY_WORD)}")
+        raise UsageError(f"{flag} names no workload; choose from {', '.join(BY_WORD)}")
 
 
 def _between(lo: int, hi: int, flag: str):
@@ -291,8 +288,8 @@ class QueueDepthTest(TestType):
                check=check_depths, metavar="DEPTHS"),
         Option("qd_time", ("--qd-time",),
                "time at each queue depth, no rest between points: seconds or with s/m/h (default 3m; --quick 2s)",
-               parse=options.parse_duration, default=POINT_S, quick=2,
-               check=_between(1, options.MAX_RUNTIME, "--qd-time"), metavar="DURATION"),
+               parse=parse_duration, default=POINT_S, quick=2,
+               check=_between(1, MAX_RUNTIME, "--qd-time"), metavar="DURATION"),
         Option("qd_workloads", ("--qd-workloads",),
                "workloads swept (default all): " + ", ".join(BY_WORD),
                parse=parse_workloads, format=",".join, default=tuple(BY_WORD),
@@ -300,7 +297,7 @@ class QueueDepthTest(TestType):
         Option("qd_precondition_time", ("--qd-precondition-time",),
                f"RND 4KiB W QD{PRECONDITION_QD} before each write sweep (after a SEQ 128KiB fill): "
                "seconds or with s/m/h/d (default 2h; --quick 3s)",
-               parse=options.parse_duration, default=PRECONDITION_S, quick=3,
+               parse=parse_duration, default=PRECONDITION_S, quick=3,
                check=_between(1, 366 * 86400, "--qd-precondition-time"), metavar="DURATION"),
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Sequence, Tuple
 
-from tkperf.engine import options
+from tkperf.api import MAX_IODEPTH, UsageError
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ def parse_depths(text: str, flag: str = "--qd-depths") -> Tuple[int, ...]:
         p = part.strip()
         if not p:
             continue
-        if not p.isdigit() or not 1 <= int(p) <= options.MAX_IODEPTH:
-            raise options.UsageError(f"{flag} {p!r} is not a queue depth from 1 to {options.MAX_IODEPTH}")
+        if not p.isdigit() or not 1 <= int(p) <= MAX_IODEPTH:
+            raise UsageError(f"{flag} {p!r} is not a queue depth from 1 to {MAX_IODEPTH}")
         if int(p) not in out:
             out.append(int(p))
     check_depths(tuple(out), flag)
@@ -40,10 +40,10 @@ def parse_depths(text: str, flag: str = "--qd-depths") -> Tuple[int, ...]:
 
 def check_depths(depths: Sequence[int], flag: str = "--qd-depths") -> None:
     if not depths:
-        raise options.UsageError(f"{flag} names no queue depth (give e.g. 1,2,4,8)")
+        raise UsageError(f"{flag} names no queue depth (give e.g. 1,2,4,8)")
     for d in depths:
-        if not 1 <= d <= options.MAX_IODEPTH:
-            raise options.UsageError(f"{flag} {d} is not a queue depth from 1 to {options.MAX_IODEPTH}")
+        if not 1 <= d <= MAX_IODEPTH:
+            raise UsageError(f"{flag} {d} is not a queue depth from 1 to {MAX_IODEPTH}")
 
 
 def depths_text(depths: Sequence[int]) -> str:

@@ -14,13 +14,11 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from tkperf.durations import duration
-from tkperf.model import histogram
-from tkperf.model.results import RunResult, TestRun, mb
-from tkperf.render import blocks as b
-from tkperf.render import generic, header, qos
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt
+from tkperf.api import (
+    Chart, CompareContext, Curve, Header, Heading, NA, Paragraph, ReportContext, RunResult, Table, TestRun,
+    XYChart, compare_section as generic_compare_section, duration, fmt, headline_table, histogram, mb,
+    open_test, qos_blocks, snia_header, table
+)
 from tkperf.testtypes.qd import (
     BY_WORD,
     FILL_JOB,
@@ -55,7 +53,7 @@ def chosen(test: TestRun) -> List[QdWorkload]:
     return [BY_WORD[x] for x in words] or swept(test)
 
 
-def qd_header(ctx: ReportContext, test: TestRun) -> b.Header:
+def qd_header(ctx: ReportContext, test: TestRun) -> Header:
     p = test.params
     sequence = [s for s in p.get("sequence", "").split(", ") if s]
     pre = duration(float(p.get("precondition_time", "0") or 0), rough=True)
@@ -83,10 +81,10 @@ def qd_header(ctx: ReportContext, test: TestRun) -> b.Header:
     no_wipc = ("none (--wipc-loops 0): the first precondition starts with a fill"
                if ctx.run.options.get("wipc_loops") == "0" else "")
     stimulus = "QD sweeps of " + ", ".join(w.title for w in chosen(test))
-    return header.snia_header(ctx.run, test, stimulus, middle, without_wipc=no_wipc, wdpc=wdpc)
+    return snia_header(ctx.run, test, stimulus, middle, without_wipc=no_wipc, wdpc=wdpc)
 
 
-def phases_table(test: TestRun) -> b.Table:
+def phases_table(test: TestRun) -> Table:
     """Every phase in the order run: what it was, its fio time and its figure."""
     rows = []
     for r in test.rounds:
@@ -98,7 +96,7 @@ def phases_table(test: TestRun) -> b.Table:
         else:
             figure = f"{len(names)} point{'s' if len(names) != 1 else ''}"
         rows.append([str(r.index), label, fmt(r.fio_s, "s"), figure])
-    return b.table(["Phase", "What", "fio time (s)", "Result"], rows,
+    return table(["Phase", "What", "fio time (s)", "Result"], rows,
                    title="Phases in the order run (each one fio process)", widths=[8, 56, 14, 22])
 
 
@@ -113,24 +111,24 @@ def _p999_text(p: Point) -> str:
     return fmt(p.p999_us, "µs")
 
 
-def _curve(label: str, pts: Sequence[Point], value) -> b.Curve:
+def _curve(label: str, pts: Sequence[Point], value) -> Curve:
     ys = [value(p) for p in pts]
-    return b.Curve(label, np.array([float(p.qd) for p in pts]),
+    return Curve(label, np.array([float(p.qd) for p in pts]),
                    np.array([math.nan if y is None else float(y) for y in ys]))
 
 
-def perf_chart(w: QdWorkload, curves: Sequence[b.Curve], depths: Sequence[int]) -> b.XYChart:
-    return b.XYChart(tuple(curves), QD_LABEL, _perf_label(w), f"{w.title}: {w.unit} vs queue depth",
+def perf_chart(w: QdWorkload, curves: Sequence[Curve], depths: Sequence[int]) -> XYChart:
+    return XYChart(tuple(curves), QD_LABEL, _perf_label(w), f"{w.title}: {w.unit} vs queue depth",
                      xlog=2, xticks=tuple(float(d) for d in sorted(depths)))
 
 
-def latency_chart(w: QdWorkload, pts: Sequence[Point]) -> b.XYChart:
+def latency_chart(w: QdWorkload, pts: Sequence[Point]) -> XYChart:
     curves = (_curve("average", pts, lambda p: p.result.lat_mean_us),
               _curve("99.9th percentile", pts, p999))
     values = np.concatenate([c.y for c in curves])
     values = values[np.isfinite(values) & (values > 0)]
     wide = values.size > 1 and float(values.max()) / float(values.min()) > LOG_SPREAD
-    return b.XYChart(curves, QD_LABEL, LAT_LABEL, f"{w.title}: response time vs queue depth",
+    return XYChart(curves, QD_LABEL, LAT_LABEL, f"{w.title}: response time vs queue depth",
                      xlog=2, ylog=10 if wide else 0, xticks=tuple(float(p.qd) for p in pts),
                      ylim=(None, None) if wide else (0.0, None))
 
@@ -138,15 +136,15 @@ def latency_chart(w: QdWorkload, pts: Sequence[Point]) -> b.XYChart:
 def workload_blocks(ctx: ReportContext, test: TestRun, w: QdWorkload) -> list:
     pts = sorted(points(test, w), key=lambda p: p.qd)
     if not pts:
-        return [b.Heading(w.title, 2), b.Paragraph("No point of this sweep was measured.")]
+        return [Heading(w.title, 2), Paragraph("No point of this sweep was measured.")]
     rows = [[str(p.qd), fmt(p.result.iops, "IOPS"), fmt(mb(p.result.bw_bytes), "MB/s"),
              fmt(p.result.lat_mean_us, "µs"), _p999_text(p)] for p in pts]
-    out: list = [b.Heading(w.title, 2, room_cm=10),
-                 b.table(["QD", "IOPS", "MB/s", "Average (µs)", "99.9% (µs)"], rows,
+    out: list = [Heading(w.title, 2, room_cm=10),
+                 table(["QD", "IOPS", "MB/s", "Average (µs)", "99.9% (µs)"], rows,
                          title=f"{w.title} at TC 1, by queue depth (response times)",
                          widths=[10, 22, 22, 23, 23])]
     if any(not histogram.supported(p.ios, "99.9") for p in pts):
-        out.append(b.Paragraph(f"{NOT_SUPPORTED}: fewer than 1,000 I/Os, too few for a 99.9th percentile."))
+        out.append(Paragraph(f"{NOT_SUPPORTED}: fewer than 1,000 I/Os, too few for a 99.9th percentile."))
     unit = "MB/s" if w.sequential else "IOPS"
     out += [
         ctx.chart(test, f"{w.job}-{'mbs' if w.sequential else 'iops'}-vs-qd",
@@ -163,16 +161,16 @@ def workload_blocks(ctx: ReportContext, test: TestRun, w: QdWorkload) -> list:
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     out: list = []
     for test in tests:
-        opening, measured = header.open_test(test, QueueDepthTest.title, qd_header(ctx, test))
+        opening, measured = open_test(test, QueueDepthTest.title, qd_header(ctx, test))
         out += opening
         if not measured:
             continue
-        headline = generic.headline_table(_kind(), test)
-        out += [b.Heading("Figures and phases", 2)] + ([headline] if headline is not None else [])
+        headline = headline_table(_kind(), test)
+        out += [Heading("Figures and phases", 2)] + ([headline] if headline is not None else [])
         out.append(phases_table(test))
         out += [x for w in chosen(test) for x in workload_blocks(ctx, test, w)]
         if ctx.run.options.get("latency_histograms") == "true":
-            out += qos.qos_blocks(ctx, test, f"{test.key}, every phase")
+            out += qos_blocks(ctx, test, f"{test.key}, every phase")
     return out
 
 
@@ -188,7 +186,7 @@ def _run_points(runs: Sequence[RunResult], w: QdWorkload) -> List[Dict[int, Poin
 
 
 def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-    out = generic.compare_section(_kind(), ctx, runs, labels)
+    out = generic_compare_section(_kind(), ctx, runs, labels)
     if not out:
         return []
     for w in WORKLOADS:
@@ -205,8 +203,8 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
         grid = ctx.by_runs([(str(d), float(d)) for d in depths], value, unit, "QD")
         curves = [_curve(label, [found[d] for d in sorted(found)], lambda p, w=w: w.performance(p.result))
                   for label, found in zip(ctx.labels, per_run) if found]
-        out += [b.Heading(w.title, 2, room_cm=10),
+        out += [Heading(w.title, 2, room_cm=10),
                 ctx.grid_table(grid, f"{w.title}: {unit} by queue depth (TC 1)"),
-                b.Chart(f"qd-{w.job}-vs-qd.png", perf_chart(w, curves, depths),
+                Chart(f"qd-{w.job}-vs-qd.png", perf_chart(w, curves, depths),
                         f"{w.title}: {unit} at each queue depth, every run overlaid.")]
     return out

@@ -9,8 +9,10 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import ClassVar, List
 
-from tkperf.api import Options, Plan, SweepSettings, SweepTest, TestRun, captures_of, sweep_options, sweep_plan
+from tkperf.api import Options, Plan, TestRun
 from tkperf.rwsw import applied
+from tkperf.testtypes.dirth import SweepTest, captures_of, sweep_options, sweep_plan
+from tkperf.testtypes.dirth.settings import SweepSettings
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl
 from tkperf.testtypes.realworld.words import common_deviations
@@ -36,7 +38,7 @@ def _write_job(mix: applied.Mixed, tc: int, qd: int, runtime: int, name: str):
 class _Prefixed:
     """The type seen under its option prefix, for the sweep's shared deviations."""
 
-    def __init__(self, kind: "RwswDirthTest") -> None:
+    def __init__(self, kind: RwswDirthTest) -> None:
         self.kind, self.name, self.short = kind, PREFIX, kind.short
 
     def stored_values(self, options):

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tkperf.api import TestRun, sweep_compare_section, sweep_header, sweep_report_section, sweep_stimulus_words
+from tkperf.api import TestRun
+from tkperf.testtypes.dirth import view as dirth_view
+from tkperf.testtypes.dirth.viewheader import stimulus_words as sweep_stimulus_words
+from tkperf.testtypes.dirth.viewheader import sweep_header
 from tkperf.testtypes.realworld.dirth import RwswDirthTest
 from tkperf.testtypes.realworld.wsatview import applied_blocks
 
@@ -26,8 +29,8 @@ def more(ctx, test: TestRun, points) -> list:
 
 
 def report_section(ctx, tests: Sequence[TestRun]) -> list:
-    return sweep_report_section(ctx, tests, RwswDirthTest(), header, more)
+    return dirth_view.report_section(ctx, tests, RwswDirthTest(), header, more)
 
 
 def compare_section(ctx, runs, labels) -> list:
-    return sweep_compare_section(ctx, runs, labels, RwswDirthTest())
+    return dirth_view.compare_section(ctx, runs, labels, RwswDirthTest())

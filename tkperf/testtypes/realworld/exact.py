@@ -17,8 +17,9 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
-from tkperf.api import Estimate, FioJob, Round, Shape, TestRun, UsageError, now_iso
+from tkperf.api import Estimate, FioJob, Round, Shape, TestRun, UsageError
 from tkperf.rwsw import iolog, model
 
 LABEL = "exact"
@@ -66,7 +67,7 @@ class ExactReplay(Shape):
             with open(mapped, "w", encoding="ascii") as fh:
                 m = iolog.map_iolog(self.log, fh, ctx.fio.settings.filename, self.span)
             share = round(100.0 * m.reads / m.ios) if m.ios else 0
-            started = now_iso()
+            started = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
             workloads, wall = ctx.fio.run([job(mapped, self.iodepth, share, m.largest)],
                                           what=f"{plan.key} exact replay",
                                           timeout=m.last_us / 1e6 * 3.0 + 300.0)

@@ -24,7 +24,8 @@ from typing import Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.api import Figure, FioJob, Options, Phase, Phases, Plan, Round, TestRun, TestType, UsageError
 from tkperf.rwsw import applied, iolog, model
-from tkperf.testtypes.realworld import exact, options as ro
+from tkperf.testtypes.realworld import exact
+from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, outstanding, overall, steps
 from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
 

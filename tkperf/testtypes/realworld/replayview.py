@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tkperf.api import Heading, Paragraph, TestRun, generic_compare_section, generic_report_section, table
+from tkperf.api import Heading, Paragraph, TestRun, table
+from tkperf.api import compare_section as generic_compare_section
+from tkperf.api import report_section as generic_report_section
 from tkperf.testtypes.realworld.delivered import outstanding, steps
 from tkperf.testtypes.realworld.replay import ReplayTest
 

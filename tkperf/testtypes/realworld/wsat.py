@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import List
 
-from tkperf.api import Figure, Options, Plan, Stream, TestRun, TestType, Tracking, tgbw_bytes
+from tkperf.api import Figure, Options, Plan, Stream, TestRun, TestType, Tracking
 from tkperf.rwsw import applied, model
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl
 from tkperf.testtypes.realworld.words import common_deviations
+from tkperf.testtypes.writesat.settings import tgbw_bytes
 
 SERIES = "intervals"
 JOB = "rwsw-applied"

@@ -21,13 +21,10 @@ from dataclasses import dataclass
 import re
 from typing import ClassVar, Dict, List, Sequence, Tuple
 
-from tkperf.engine import options
-from tkperf.engine.shapes import Rounds
-from tkperf.fio.jobs import FioJob
-from tkperf.model.names import tp_workload as workload_name
-from tkperf.model.results import Round, TestRun, format_bs
-from tkperf.testtypes.base import OIO_FIXED
-from tkperf.testtypes.base import Figure, Option, Options, Plan, SummaryValue, TestType, Tracking
+from tkperf.api import (
+    Figure, FioJob, OIO_FIXED, Option, Options, Plan, Round, Rounds, SummaryValue, TestRun, TestType,
+    Tracking, UsageError, format_bs, parse_block_sizes, tp_workload as workload_name
+)
 from tkperf.testtypes.iops import nonempty, sizes_text
 
 BLOCK_SIZES = {"enterprise": (1024 * 1024, 128 * 1024), "client": (1024 * 1024,)}
@@ -106,12 +103,12 @@ def parse_oio(text: str, flag: str) -> Tuple[int, int]:
     t = (text or "").strip().upper().replace("TC", "").replace("QD", "").replace("/", "X")
     parts = t.split("X")
     if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise options.UsageError(f"{flag} {text!r}: give TCxQD, e.g. 1x32")
+        raise UsageError(f"{flag} {text!r}: give TCxQD, e.g. 1x32")
     tc, qd = (int(p) for p in parts)
     if tc != 1:  # the sweep follows one stream; several jobs would write the same blocks
-        raise options.UsageError(f"{flag} {text!r}: TP runs one sequential stream, TC must be 1")
+        raise UsageError(f"{flag} {text!r}: TP runs one sequential stream, TC must be 1")
     if not 1 <= qd <= 1024:
-        raise options.UsageError(f"{flag} {text!r}: QD is out of range (1..1024)")
+        raise UsageError(f"{flag} {text!r}: QD is out of range (1..1024)")
     return tc, qd
 
 
@@ -148,7 +145,7 @@ class ThroughputTest(TestType):
     settings = ThroughputSettings
     options = (
         Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
-               parse=options.parse_block_sizes, format=sizes_text, default=_default_sizes,
+               parse=parse_block_sizes, format=sizes_text, default=_default_sizes,
                quick=(1024 * 1024,), check=nonempty("--tp-bs"), metavar="SIZES"),
         Option("tp_oio", ("--tp-oio",), "TP thread count x queue depth (default 1x32, TC1/QD32 as the PTS "
                "runs TP; --numjobs and --iodepth do not apply to TP)", parse=parse_oio, format=format_oio,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
-from tkperf.model.results import RunResult, TestRun, format_bs, mb
-from tkperf.render import blocks as b
-from tkperf.render import header, steady
-from tkperf.render.context import CompareContext, ReportContext, grid_table
-from tkperf.render.words import NA
+from tkperf.api import (
+    BarsChart, Chart, CompareContext, Convergence, Grid, Header, Heading, NA, Panel, ReportContext,
+    RunResult, TestRun, format_bs, grid_table, mb, open_test, per_round, round_fields, snia_header,
+    steady_sections, window_source
+)
 from tkperf.testtypes.throughput import ThroughputTest, block_size, workload_name
 
 SIDES = (("w", "SEQ 100% W", "write.bw_bytes"), ("r", "SEQ 100% R", "read.bw_bytes"))
@@ -25,49 +25,49 @@ def average_mb_s(test: TestRun, side: str) -> Optional[float]:
     return None if v is None else mb(v)
 
 
-def tp_grid(tests: Sequence[TestRun]) -> b.Grid:
+def tp_grid(tests: Sequence[TestRun]) -> Grid:
     """Window-average MB/s of SEQ 100% W and 100% R per TP block size."""
     tests = sorted(tests, key=block_size)
-    return b.Grid(rows=tuple(size_label(t) for t in tests), row_keys=tuple(float(block_size(t)) for t in tests),
+    return Grid(rows=tuple(size_label(t) for t in tests), row_keys=tuple(float(block_size(t)) for t in tests),
                   cols=("100% W", "100% R"),
                   values=tuple((average_mb_s(t, "w"), average_mb_s(t, "r")) for t in tests),
                   unit="MB/s", col_title="SEQ")
 
 
-def convergence(test: TestRun) -> steady.Convergence:
+def convergence(test: TestRun) -> Convergence:
     """The write and read MB/s of the block size, per round."""
     bs = block_size(test)
-    series = tuple(steady.per_round(test, label, workload_name(bs, side) if bs else None, key, mb)
+    series = tuple(per_round(test, label, workload_name(bs, side) if bs else None, key, mb)
                    for side, label, key in SIDES)
-    return steady.Convergence(title=f"TP {test.params.get('block_size', '')}: MB/s per round", ylabel="MB/s",
+    return Convergence(title=f"TP {test.params.get('block_size', '')}: MB/s per round", ylabel="MB/s",
                               series=series, rounds=tuple(r.index for r in test.rounds))
 
 
-def tp_header(ctx: ReportContext, test: TestRun) -> b.Header:
+def tp_header(ctx: ReportContext, test: TestRun) -> Header:
     bs = test.params.get("block_size", NA)
-    return header.snia_header(ctx.run, test, f"SEQ {bs} 100% W, then SEQ {bs} 100% R",
-                              header.round_fields(ctx.run, test))
+    return snia_header(ctx.run, test, f"SEQ {bs} 100% W, then SEQ {bs} 100% R",
+                              round_fields(ctx.run, test))
 
 
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
-    out: list = [b.Heading(ThroughputTest.title)]
+    out: list = [Heading(ThroughputTest.title)]
     tests = sorted(tests, key=block_size)
     for t in tests:
-        opening, measured = header.open_test(t, f"{ThroughputTest.title} {t.params.get('block_size', '')}",
+        opening, measured = open_test(t, f"{ThroughputTest.title} {t.params.get('block_size', '')}",
                                              tp_header(ctx, t), level=2)
         out += opening
         if not measured:
             continue
         out.append(grid_table(tp_grid([t]), f"SEQ {t.params.get('block_size', '')} MB/s, "
-                                            f"{steady.window_source(t)}", corner="Block size"))
-        out += steady.steady_sections(ctx, t, convergence(t), 3)
+                                            f"{window_source(t)}", corner="Block size"))
+        out += steady_sections(ctx, t, convergence(t), 3)
     with_rounds = [t for t in tests if t.rounds]
     if with_rounds:
         g = tp_grid(with_rounds)
-        out += [b.Heading("Throughput by block size", 2, room_cm=10),
+        out += [Heading("Throughput by block size", 2, room_cm=10),
                 grid_table(g, "Average MB/s over each block size's measurement window", corner="Block size"),
-                b.Chart("tp-by-bs.png",
-                        b.BarsChart((b.Panel(g, "SEQ throughput by block size", "Throughput (MB/s)"),)),
+                Chart("tp-by-bs.png",
+                        BarsChart((Panel(g, "SEQ throughput by block size", "Throughput (MB/s)"),)),
                         "Sequential throughput in MB/s (decimal) per block size, 100% W and 100% R.")]
     return out
 

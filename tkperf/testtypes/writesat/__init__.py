@@ -13,25 +13,11 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from tkperf.durations import duration
-from tkperf.engine import options
-from tkperf.engine.shapes import Stream
-from tkperf.fio.jobs import FioJob
-from tkperf.model.names import WSAT_SERIES
-from tkperf.model.names import wsat_workload as workload_name
-from tkperf.model.results import TestRun, format_bs
-from tkperf.testtypes.base import OIO_OPERATOR
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    SummaryValue,
-    TestType,
-    Tracking,
-    in_range as _in_range,
+from tkperf.api import (
+    Figure, FioJob, OIO_OPERATOR, Option, Options, Plan, Stream, SummaryValue, TestRun, TestType, Tracking,
+    UsageError, WSAT_SERIES, duration, format_bs, in_range as _in_range, parse_block_sizes, parse_duration,
+    settings_from, wsat_workload as workload_name
 )
-from tkperf.testtypes.settings import settings_from
 from tkperf.testtypes.writesat.settings import WsatSettings, parse_tgbw, tgbw_bytes
 
 WORKLOAD = "wsat-rnd-4k-0-100"
@@ -41,14 +27,14 @@ ACCESS = ("random", "sequential")
 def _access(text: str, flag: str) -> str:
     t = text.strip().lower()
     if t not in ACCESS:
-        raise options.UsageError(f"{flag} {text!r}: choose random or sequential")
+        raise UsageError(f"{flag} {text!r}: choose random or sequential")
     return t
 
 
 def _one_size(text: str, flag: str) -> int:
-    sizes = options.parse_block_sizes(text, flag)
+    sizes = parse_block_sizes(text, flag)
     if len(sizes) != 1:
-        raise options.UsageError(f"{flag} takes one block size, not {text!r}")
+        raise UsageError(f"{flag} takes one block size, not {text!r}")
     return sizes[0]
 
 
@@ -108,13 +94,13 @@ class WriteSaturationTest(TestType):
     settings = WsatSettings
     options = (
         Option("wsat_time", ("--wsat-time",), "WSAT time limit: seconds or with s/m/h/d (default 24h)",
-               parse=options.parse_duration, default=24 * 3600, quick=8,
+               parse=parse_duration, default=24 * 3600, quick=8,
                check=_in_range(1, 366 * 86400, "--wsat-time"), metavar="DURATION"),
         Option("wsat_tgbw", ("--wsat-tgbw",),
                "WSAT total GB written limit, or drive fills like 4x (default 4x)",
                parse=parse_tgbw, default="4x", metavar="GB|Nx"),
         Option("wsat_interval", ("--wsat-interval",), "WSAT reporting interval (default 60s)",
-               parse=options.parse_duration, default=60, quick=1,
+               parse=parse_duration, default=60, quick=1,
                check=_in_range(1, 3600, "--wsat-interval"), metavar="DURATION"),
         Option("wsat_access", ("--wsat-access",),
                "WSAT access pattern: random (the PTS's) or sequential, a disclosed variant (SNIA SSSI, "
@@ -134,7 +120,7 @@ class WriteSaturationTest(TestType):
         Option("wsat_steady_spacing", ("--wsat-steady-spacing",),
                "spacing of the points the WSAT steady state is judged on, each the mean IOPS of "
                "its block of intervals (default 30m)",
-               parse=options.parse_duration, default=30 * 60, quick=1,
+               parse=parse_duration, default=30 * 60, quick=1,
                check=_in_range(1, 366 * 86400, "--wsat-steady-spacing"), metavar="DURATION"),
     )
 

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tkperf.errors import UsageError
+from tkperf.api import UsageError
 
 
 def parse_tgbw(text: str, flag: str = "--wsat-tgbw") -> str:

@@ -14,13 +14,10 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from tkperf.model.steadystate import SteadyState
-from tkperf.model.results import RunResult, TestRun
-from tkperf.render import blocks as b
-from tkperf.render import header, steady
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.durations import duration
-from tkperf.render.words import NA, fmt, plural
+from tkperf.api import (
+    Chart, CompareContext, Curve, CurvesChart, Header, Heading, NA, ReportContext, RunResult, SteadyState,
+    TestRun, XYChart, duration, fmt, open_test, plural, snia_header, steady_state, table
+)
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
 
 #: Tables list every interval up to this many, else this many bins of intervals.
@@ -144,7 +141,7 @@ def steady_rule(test: TestRun, window: int) -> str:
 
 
 def _steady_words(test: TestRun, window: int) -> str:
-    s = steady.steady_state(test, window)
+    s = steady_state(test, window)
     if test.params.get("steady_stop") != "true":
         return "not a stop rule (WSAT runs to its time or TGBW limit)"
     rule = f"{steady_rule(test, s.window if s else 5)}, a stop rule after one drive fill"
@@ -163,7 +160,7 @@ def stop_rules(test: TestRun) -> str:
     return out + ", steady state" + (f" (points {duration(float(spacing))} apart)" if spacing else "")
 
 
-def wsat_header(ctx: ReportContext, test: TestRun, d: WsatData) -> b.Header:
+def wsat_header(ctx: ReportContext, test: TestRun, d: WsatData) -> Header:
     p = test.params
     n = int(d.iops.size)
     middle = (
@@ -173,26 +170,26 @@ def wsat_header(ctx: ReportContext, test: TestRun, d: WsatData) -> b.Header:
                           f"{float(d.written_gb[-1]) if n else 0.0:,.2f} GB written)"),
         ("Steady state", _steady_words(test, ctx.window)),
     )
-    return header.snia_header(ctx.run, test, f"{stimulus(p)}, continuous", middle,
+    return snia_header(ctx.run, test, f"{stimulus(p)}, continuous", middle,
                               without_wipc="none: WSAT starts fresh after the purge", wdpc="none")
 
 
-def curve_charts(curves: Sequence[b.Curve], by_gb: Sequence[b.Curve], capacity_gb: float = 0.0):
+def curve_charts(curves: Sequence[Curve], by_gb: Sequence[Curve], capacity_gb: float = 0.0):
     """(IOPS vs time, IOPS vs GB written) chart specs of one or more runs;
     with ``capacity_gb`` (one run) the GB axis has drive fills along the top."""
-    by_time = b.CurvesChart(tuple(curves), TIME_LABEL, IOPS_LABEL, "WSAT: IOPS vs time", time_axis=True)
+    by_time = CurvesChart(tuple(curves), TIME_LABEL, IOPS_LABEL, "WSAT: IOPS vs time", time_axis=True)
     dense = max((c.y.size for c in by_gb), default=0) > 200
-    written = b.XYChart(tuple(by_gb), GB_LABEL, IOPS_LABEL, "WSAT: IOPS vs total GB written (TGBW)",
+    written = XYChart(tuple(by_gb), GB_LABEL, IOPS_LABEL, "WSAT: IOPS vs total GB written (TGBW)",
                         dots=dense, top_axis=("Drive fills (data written / capacity)", capacity_gb)
                         if capacity_gb > 0 else None)
     return by_time, written
 
 
-def fills_chart(curves: Sequence["WsatCurve"]) -> b.XYChart:
+def fills_chart(curves: Sequence["WsatCurve"]) -> XYChart:
     """IOPS against drive fills (data written over each run's own capacity),
     so that drives of different sizes compare."""
     dense = max((c.iops.size for c in curves), default=0) > 200
-    return b.XYChart(tuple(b.Curve(c.label, c.data.written_gb / c.capacity_gb, c.iops) for c in curves
+    return XYChart(tuple(Curve(c.label, c.data.written_gb / c.capacity_gb, c.iops) for c in curves
                            if c.capacity_gb > 0),  # an unknown capacity (0) has no drive fills
                      "Drive fills (data written / capacity)", IOPS_LABEL, "WSAT: IOPS vs drive fills", dots=dense)
 
@@ -201,13 +198,13 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     out: list = []
     for test in tests:
         data = wsat_data(test)
-        opening, measured = header.open_test(test, WriteSaturationTest.title, wsat_header(ctx, test, data))
+        opening, measured = open_test(test, WriteSaturationTest.title, wsat_header(ctx, test, data))
         out += opening
         if not measured:
             continue
         ws = wsat_summary(test, data)
-        out += [b.Heading("WSAT figures", 2),
-                b.table(["Figure", "Value", "Unit"], [
+        out += [Heading("WSAT figures", 2),
+                table(["Figure", "Value", "Unit"], [
                     ["Intervals", str(ws.intervals), f"of {test.params.get('interval', NA)} s"],
                     ["Duration", fmt(ws.duration_s, "s"), "s"],
                     ["Total data written", fmt(ws.written_gb, "GB"), "GB"],
@@ -217,8 +214,8 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
                     [f"Average of the {ws.tail_label}", fmt(ws.tail_iops), "IOPS"],
                     ["Stopped by", test.stop_reason or NA, ""],
                 ], title=f"Write saturation, {stimulus(test.params)}", widths=[40, 30, 30])]
-        by_time, by_gb = curve_charts([b.Curve(ctx.run.name, data.seconds, data.iops)],
-                                      [b.Curve(ctx.run.name, data.written_gb, data.iops)],
+        by_time, by_gb = curve_charts([Curve(ctx.run.name, data.seconds, data.iops)],
+                                      [Curve(ctx.run.name, data.written_gb, data.iops)],
                                       ctx.run.device.size_bytes / 1e9)
         out += [ctx.chart(test, "iops-vs-time", by_time,
                           "WSAT: IOPS of each interval against time since the purge."),
@@ -234,7 +231,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
                    "IOPS" if every else "Mean IOPS"] + ([] if every else ["Min IOPS", "Max IOPS"])
         title = ("IOPS of every interval" if every else
                  f"IOPS in {len(bins)} bins of consecutive intervals (every interval is in the XML file)")
-        out.append(b.table(headers, rows, title=title))
+        out.append(table(headers, rows, title=title))
     return out
 
 
@@ -268,10 +265,10 @@ def wsat_curves(ctx: CompareContext) -> List[WsatCurve]:
     return out
 
 
-def normalised_chart(curves: Sequence[WsatCurve]) -> b.CurvesChart:
+def normalised_chart(curves: Sequence[WsatCurve]) -> CurvesChart:
     """IOPS vs time, each run divided by its own maximum interval (the SNIA
     primer's Figure 5): 1.0 is each drive's peak."""
-    return b.CurvesChart(tuple(b.Curve(c.label, c.data.seconds, c.data.iops).normalised() for c in curves),
+    return CurvesChart(tuple(Curve(c.label, c.data.seconds, c.data.iops).normalised() for c in curves),
                          TIME_LABEL, "IOPS / the drive's maximum IOPS",
                          "WSAT: IOPS normalised to each drive's maximum, vs time", time_axis=True, thousands=False)
 
@@ -285,20 +282,20 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
         s = wsat_summary(c.test, c.data)
         rows.append([c.label, str(s.intervals), fmt(s.duration_s, "s"), fmt(s.written_gb, "GB"),
                      fmt(s.first_iops), fmt(s.max_iops), fmt(s.tail_iops), c.test.stop_reason or NA])
-    by_time, by_gb = curve_charts([b.Curve(c.label, c.data.seconds, c.data.iops) for c in curves],
-                                  [b.Curve(c.label, c.data.written_gb, c.data.iops) for c in curves])
-    return [b.Heading(WriteSaturationTest.title),
-            b.table(["Run", "Intervals", "Duration (s)", "Written (GB)", "FOB IOPS", "Max IOPS",
+    by_time, by_gb = curve_charts([Curve(c.label, c.data.seconds, c.data.iops) for c in curves],
+                                  [Curve(c.label, c.data.written_gb, c.data.iops) for c in curves])
+    return [Heading(WriteSaturationTest.title),
+            table(["Run", "Intervals", "Duration (s)", "Written (GB)", "FOB IOPS", "Max IOPS",
                      "Last 5 / SS IOPS", "Stopped by"], rows,
                     title="WSAT, " + ", ".join(sorted({stimulus(c.test.params) for c in curves})),
                     widths=[18, 9, 10, 10, 11, 11, 12, 19]),
-            b.Chart("wsat-iops-vs-time.png", by_time, "WSAT IOPS per interval against time, every run overlaid."),
-            b.Chart("wsat-normalised-vs-time.png", normalised_chart(curves),
+            Chart("wsat-iops-vs-time.png", by_time, "WSAT IOPS per interval against time, every run overlaid."),
+            Chart("wsat-normalised-vs-time.png", normalised_chart(curves),
                     "WSAT IOPS divided by each run's own maximum interval (1.0 = the drive's peak), "
                     "so the shapes compare regardless of speed."),
-            b.Chart("wsat-iops-vs-tgbw.png", by_gb,
+            Chart("wsat-iops-vs-tgbw.png", by_gb,
                     "WSAT IOPS per interval against the total data written (GB, decimal)."),
-    ] + ([b.Chart("wsat-iops-vs-fills.png", fills_chart(curves),
+    ] + ([Chart("wsat-iops-vs-fills.png", fills_chart(curves),
                   "WSAT IOPS per interval against drive fills: data written over each run's own "
                   "capacity, so drives of different sizes compare"
                   + ("." if all(c.capacity_gb > 0 for c in curves) else " (runs whose capacity is unknown left out)."))]

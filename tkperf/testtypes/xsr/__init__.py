@@ -21,21 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Mapping
 
-from tkperf.durations import duration
-from tkperf.engine import options
-from tkperf.errors import UsageError
-from tkperf.fio.jobs import FioJob
-from tkperf.model.results import TestRun
-from tkperf.testtypes.base import OIO_FIXED
-from tkperf.testtypes.base import (
-    Figure,
-    Option,
-    Options,
-    Plan,
-    SummaryValue,
-    TestType,
-    in_range as _in_range,
-    parse_count as _count,
+from tkperf.api import (
+    Figure, FioJob, MAX_IODEPTH, MAX_NUMJOBS, OIO_FIXED, Option, Options, Plan, SummaryValue, TestRun,
+    TestType, UsageError, duration, in_range as _in_range, parse_count as _count, parse_duration
 )
 from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES, Phase, XsrStream
@@ -104,21 +92,21 @@ class CrossStimulusRecoveryTest(TestType):
     settings = XsrSettings
     options = (
         Option("xsr_seq1", (FLAGS[SEQ1],), "XSR: the first SEQ 1024KiB W phase (default 8h; 10s with --quick)",
-               parse=options.parse_duration, default=PTS_SEQ1_S, quick=10,
+               parse=parse_duration, default=PTS_SEQ1_S, quick=10,
                check=_in_range(1, MAX_TIME, FLAGS[SEQ1]), metavar="DURATION"),
         Option("xsr_rnd", (FLAGS[RND],), "XSR: the RND 8KiB W phase (default 6h; 10s with --quick)",
-               parse=options.parse_duration, default=PTS_RND_S, quick=10,
+               parse=parse_duration, default=PTS_RND_S, quick=10,
                check=_in_range(1, MAX_TIME, FLAGS[RND]), metavar="DURATION"),
         Option("xsr_seq2", (FLAGS[SEQ2],), "XSR: the second SEQ 1024KiB W phase (default 8h; 10s with --quick)",
-               parse=options.parse_duration, default=PTS_SEQ2_S, quick=10,
+               parse=parse_duration, default=PTS_SEQ2_S, quick=10,
                check=_in_range(1, MAX_TIME, FLAGS[SEQ2]), metavar="DURATION"),
         Option("xsr_interval", ("--xsr-interval",), "XSR reporting interval (default 60s; 1s with --quick)",
-               parse=options.parse_duration, default=PTS_INTERVAL_S, quick=1,
+               parse=parse_duration, default=PTS_INTERVAL_S, quick=1,
                check=_in_range(1, 3600, "--xsr-interval"), metavar="DURATION"),
         Option("xsr_tc", ("--xsr-tc",), "XSR thread count TC, fio numjobs (default 1)", parse=_count,
-               default=PTS_TC, check=_in_range(1, options.MAX_NUMJOBS, "--xsr-tc"), metavar="TC"),
+               default=PTS_TC, check=_in_range(1, MAX_NUMJOBS, "--xsr-tc"), metavar="TC"),
         Option("xsr_qd", ("--xsr-qd",), "XSR queue depth QD per thread (default 32)", parse=_count,
-               default=PTS_QD, check=_in_range(1, options.MAX_IODEPTH, "--xsr-qd"), metavar="QD"),
+               default=PTS_QD, check=_in_range(1, MAX_IODEPTH, "--xsr-qd"), metavar="QD"),
         Option("xsr_settle_band", ("--xsr-settle-band",),
                "XSR: a phase has settled once every later interval stays within this many percent "
                "of its level (default 10)", parse=parse_band, format=band_text,

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tkperf.durations import duration
-from tkperf.engine.shapes import FIO_GAP_S, Estimate
+from tkperf.api import Estimate, FIO_GAP_S, duration
 from tkperf.testtypes.consistency.stream import COLUMNS, SERIES, ConsistencyStream, Phase
 
 __all__ = ["COLUMNS", "SERIES", "Phase", "XsrStream"]

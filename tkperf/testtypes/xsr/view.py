@@ -13,14 +13,12 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.durations import duration
-from tkperf.model.results import RunResult, TestRun
-from tkperf.render import blocks as b
-from tkperf.render import generic, header
-from tkperf.render.context import CompareContext, ReportContext
-from tkperf.render.words import NA, fmt, shown_unit
+from tkperf.api import (
+    Chart, CompareContext, Curve, Header, Heading, NA, Paragraph, ReportContext, RunResult, Table, TestRun,
+    XYChart, compare_section as generic_compare_section, duration, fmt, open_test, shown_unit, snia_header,
+    started_from_purge, table as b_table
+)
 from tkperf.testtypes import xsr
-from tkperf.testtypes.base import started_from_purge
 from tkperf.testtypes.consistency.view import clock
 from tkperf.testtypes.xsr.analysis import LEVEL_PART, SMOOTH, Analysis, PhaseFigures, analyse
 
@@ -52,7 +50,7 @@ def _settle_text(p: PhaseFigures) -> str:
     return f"{duration(s.time_s or 0.0)} (interval {s.row + 1})" if s.row else "0 s (from its first interval)"
 
 
-def xsr_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> b.Header:
+def xsr_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> Header:
     p = test.params
     planned = ", ".join(f"{label} {duration(float(p.get(key, 0) or 0))}" for key, label in
                         (("seq1", "SEQ 1024KiB W"), ("rnd", "RND 8KiB W"), ("seq2", "SEQ 1024KiB W")))
@@ -65,14 +63,14 @@ def xsr_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> b.He
     if a is not None:
         middle.append(("Intervals run", f"{a.n} ({duration(float(a.end_s[-1]))}): "
                        + ", ".join(f"{ph.short} {ph.rows} ({duration(ph.seconds)})" for ph in a.phases)))
-    return header.snia_header(ctx.run, test, "SEQ 1024KiB W, then RND 8KiB W, then SEQ 1024KiB W; "
+    return snia_header(ctx.run, test, "SEQ 1024KiB W, then RND 8KiB W, then SEQ 1024KiB W; "
                               "100% write, one continuous job per phase", middle,
                               without_wipc="none: XSR starts from the purge, its first phase "
                                            "preconditions the drive",
                               wdpc="none: the phases themselves")
 
 
-def figures_table(kind: xsr.CrossStimulusRecoveryTest, test: TestRun, a: Analysis) -> b.Table:
+def figures_table(kind: xsr.CrossStimulusRecoveryTest, test: TestRun, a: Analysis) -> Table:
     rows = [[f.label, f.text.format(f.value), shown_unit(f.unit), f.better] for f in kind.headline(test)]
     for ph in a.phases:
         if ph.complete and not ph.settle.settled and ph.index > 1:
@@ -80,20 +78,20 @@ def figures_table(kind: xsr.CrossStimulusRecoveryTest, test: TestRun, a: Analysi
     first = a.phases[0]
     if started_from_purge(test):
         rows.append(["SEQ 1 first interval (FOB)", fmt(first.first_mb_s, "MB/s"), "MB/s", "higher"])
-    return b.table(["Figure", "Value", "Unit", "Better"], rows, title="XSR figures", widths=[40, 25, 15, 20])
+    return b_table(["Figure", "Value", "Unit", "Better"], rows, title="XSR figures", widths=[40, 25, 15, 20])
 
 
-def phase_table(a: Analysis) -> b.Table:
+def phase_table(a: Analysis) -> Table:
     rows = []
     for ph in a.phases:
         rows.append([f"{ph.index}: {ph.label}", str(ph.rows), duration(ph.seconds), fmt(ph.first_mb_s, "MB/s"),
                      fmt(ph.level_mb_s, "MB/s"), fmt(ph.level_iops), f"{fmt(ph.min_mb_s, 'MB/s')} - "
                      f"{fmt(ph.max_mb_s, 'MB/s')}", _settle_text(ph)])
-    return b.table(["Phase", "Intervals", "Time", "First MB/s", "Level MB/s", "Level IOPS", "Range MB/s",
+    return b_table(["Phase", "Intervals", "Time", "First MB/s", "Level MB/s", "Level IOPS", "Range MB/s",
                     "Settled after"], rows, title="Every phase", widths=[20, 9, 9, 11, 11, 11, 15, 14])
 
 
-def transition_table(a: Analysis) -> Optional[b.Table]:
+def transition_table(a: Analysis) -> Optional[Table]:
     rows = []
     for before, after in zip(a.phases, a.phases[1:]):
         share = (f"{after.first_mb_s / after.level_mb_s:.0%} of the new level"
@@ -103,15 +101,15 @@ def transition_table(a: Analysis) -> Optional[b.Table]:
                      _settle_text(after)])
     if not rows:
         return None
-    return b.table(["Transition", "At", "Level before", "First interval after", "Level after", "Settled after"],
+    return b_table(["Transition", "At", "Level before", "First interval after", "Level after", "Settled after"],
                    rows, title="The transitions", widths=[14, 12, 14, 26, 14, 20])
 
 
-def _phase_curves(a: Analysis, x: np.ndarray) -> Tuple[b.Curve, ...]:
-    return tuple(b.Curve(ph.label, x[ph.start:ph.stop], a.mb_s[ph.start:ph.stop]) for ph in a.phases)
+def _phase_curves(a: Analysis, x: np.ndarray) -> Tuple[Curve, ...]:
+    return tuple(Curve(ph.label, x[ph.start:ph.stop], a.mb_s[ph.start:ph.stop]) for ph in a.phases)
 
 
-def _level_curve(a: Analysis, x: np.ndarray) -> Optional[b.Curve]:
+def _level_curve(a: Analysis, x: np.ndarray) -> Optional[Curve]:
     """Each phase's level drawn over its level window (the intervals it is the
     median of), the segments apart; None before any phase has a level."""
     xs: List[float] = []
@@ -125,19 +123,19 @@ def _level_curve(a: Analysis, x: np.ndarray) -> Optional[b.Curve]:
         ys += [ph.level_mb_s, ph.level_mb_s, np.nan]
     if not xs:
         return None
-    return b.Curve("level (median of each phase's last quarter)", np.array(xs[:-1]), np.array(ys[:-1]))
+    return Curve("level (median of each phase's last quarter)", np.array(xs[:-1]), np.array(ys[:-1]))
 
 
 def overall_chart(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
     marks = tuple((f"{ph.short} starts", ph.begin_s) for ph in a.phases[1:])
     curves = _phase_curves(a, a.end_s)
     level = _level_curve(a, a.end_s)
-    spec = b.XYChart(curves + ((level,) if level is not None else ()), TIME_LABEL, MB_LABEL,
+    spec = XYChart(curves + ((level,) if level is not None else ()), TIME_LABEL, MB_LABEL,
                      f"XSR: throughput per {a.interval_s} s interval across the transitions",
                      time_axis=True, vlines=marks)
     levels = "; ".join(f"{ph.short} level {fmt(ph.level_mb_s, 'MB/s')} MB/s" for ph in a.phases
                        if ph.level_mb_s is not None)
-    return [b.Heading("Throughput across the transitions", 2, room_cm=10),
+    return [Heading("Throughput across the transitions", 2, room_cm=10),
             ctx.chart(test, "throughput", spec,
                       f"Throughput of every {a.interval_s} s interval against time, a colour per phase; "
                       "the red lines mark the transitions; the level line of each phase spans the last "
@@ -163,7 +161,7 @@ def transition_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
         settled_s = after.settle.time_s
         if after.settle.settled and after.settle.row and settled_s is not None:
             marks.append((f"settled after {duration(settled_s)}", settled_s / scale))
-        spec = b.XYChart((b.Curve(after.label, x / scale, a.mb_s[after.start:after.stop]),),
+        spec = XYChart((Curve(after.label, x / scale, a.mb_s[after.start:after.stop]),),
                          f"{TIME_LABEL} since the transition ({unit})", MB_LABEL,
                          f"XSR: {before.short} -> {after.short}, "
                          + ("settling into the band" if lines else "stopped early"), hlines=lines,
@@ -173,7 +171,7 @@ def transition_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
                              f"time since the transition; the dashed lines are its level and the band of "
                              f"±{after.settle.band_pct:g}% around it. {_settle_sentence(after)}"))
     if out:
-        out.insert(0, b.Heading("The transitions", 2, room_cm=10))
+        out.insert(0, Heading("The transitions", 2, room_cm=10))
     return out
 
 
@@ -188,7 +186,7 @@ def _settle_sentence(p: PhaseFigures) -> str:
             "and stayed within the band.")
 
 
-def interval_table(a: Analysis) -> b.Table:
+def interval_table(a: Analysis) -> Table:
     """Every interval of a phase when it has at most :data:`BINS_PER_PHASE`,
     else that many bins of consecutive intervals."""
     rows = []
@@ -202,7 +200,7 @@ def interval_table(a: Analysis) -> b.Table:
             rows.append([ph.short, span, duration(float(a.end_s[hi - 1] - ph.begin_s)),
                          fmt(float(chunk.mean()), "MB/s"), fmt(float(chunk.min()), "MB/s"),
                          fmt(float(chunk.max()), "MB/s"), fmt(float(a.iops[lo:hi].mean()))])
-    return b.table(["Phase", "Intervals", "Until", "MB/s mean", "MB/s min", "MB/s max", "IOPS mean"], rows,
+    return b_table(["Phase", "Intervals", "Until", "MB/s mean", "MB/s min", "MB/s max", "IOPS mean"], rows,
                    title=f"Throughput per interval (bins of consecutive intervals beyond {BINS_PER_PHASE} per "
                          "phase; Until: time since the phase started)",
                    widths=[10, 12, 14, 16, 16, 16, 16])
@@ -213,16 +211,16 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     out: list = []
     for test in tests:
         a = analyse(test)
-        opening, measured = header.open_test(test, kind.title, xsr_header(ctx, test, a))
+        opening, measured = open_test(test, kind.title, xsr_header(ctx, test, a))
         out += opening
         if not measured or a is None:
             continue
-        out += [b.Heading("XSR figures", 2), figures_table(kind, test, a),
-                b.Paragraph(DEFINITIONS.format(band=a.band_pct, smooth=SMOOTH))]
+        out += [Heading("XSR figures", 2), figures_table(kind, test, a),
+                Paragraph(DEFINITIONS.format(band=a.band_pct, smooth=SMOOTH))]
         out += overall_chart(ctx, test, a)
         out += transition_charts(ctx, test, a)
         table = transition_table(a)
-        out += [b.Heading("Phases and intervals", 2), phase_table(a)] + ([table] if table else [])
+        out += [Heading("Phases and intervals", 2), phase_table(a)] + ([table] if table else [])
         out.append(interval_table(a))
     return out
 
@@ -241,7 +239,7 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     found = _runs(ctx)
     if not found:
         return []
-    out = generic.compare_section(xsr.CrossStimulusRecoveryTest(), ctx, runs, labels)
+    out = generic_compare_section(xsr.CrossStimulusRecoveryTest(), ctx, runs, labels)
     # The transitions are marked when every run's come within an interval of the first run's.
     first_starts = np.array([ph.begin_s for ph in found[0][1].phases])
     same = all(len(a.phases) == first_starts.size and
@@ -251,14 +249,14 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     if same:
         first = found[0][1]
         marks = tuple((f"{ph.short} starts", ph.begin_s) for ph in first.phases[1:])
-    spec = b.XYChart(tuple(b.Curve(label, *_broken(a)) for label, a in found), TIME_LABEL, MB_LABEL,
+    spec = XYChart(tuple(Curve(label, *_broken(a)) for label, a in found), TIME_LABEL, MB_LABEL,
                      "XSR: throughput per interval, every run", time_axis=True, vlines=marks)
-    out.append(b.Chart("xsr-throughput.png", spec,
+    out.append(Chart("xsr-throughput.png", spec,
                        "Throughput of every interval of every run against time"
                        + ("; the red lines mark the transitions." if same and marks else
                           "; the runs' phases differ in length, so no transition is marked.")))
     rows = [[f"{label}: {ph.short}", fmt(ph.level_mb_s, "MB/s"), _settle_text(ph)]
             for label, a in found for ph in a.phases]
-    out.append(b.table(["Run: phase", "Level MB/s", "Settled after"], rows, title="XSR phases of every run",
+    out.append(b_table(["Run: phase", "Level MB/s", "Settled after"], rows, title="XSR phases of every run",
                        widths=[40, 25, 35]))
     return out

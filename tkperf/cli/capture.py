@@ -1,0 +1,67 @@
+"""``tkperf capture DEVICE --duration D --name N``: a real application's
+block I/O recorded read-only (SNIA RWSW PTS, docs/rwsw.rst), or an existing
+blktrace capture imported (``--import FILE``); both write ``N.xml`` (streams
+and steps) and ``N.iolog`` (the I/Os for an exact replay) into ``--outdir``.
+``tkperf show N.xml`` and ``tkperf report N.xml`` read the capture."""
+from __future__ import annotations
+
+import argparse
+
+from tkperf import durations
+from tkperf.cli import common
+from tkperf.errors import EXIT_OK, UsageError
+from tkperf.rwsw import capture, summary
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    name = common.check_name(args.name)
+    step = durations.parse(args.step, "--step")
+    if args.import_file is not None:
+        if args.device is not None:
+            raise UsageError("give a DEVICE to record or --import FILE, not both")
+        if args.duration is not None:
+            raise UsageError("--duration is for recording a DEVICE; an import lasts as long as its trace")
+        done = capture.import_file(args.import_file, name, args.outdir, step)
+    else:
+        if args.device is None:
+            raise UsageError("give the DEVICE to record (tkperf capture /dev/sdX --duration 10m --name N), "
+                             "or --import FILE")
+        if args.duration is None:
+            raise UsageError("--duration is required: how long to record (e.g. 10m)")
+        seconds = durations.parse(args.duration, "--duration")
+        if not args.quiet:
+            print(f"capturing the block I/O of {args.device} for {durations.duration(seconds)} "
+                  "(read-only; Ctrl-C stops without a result)", flush=True)
+        done = capture.record(args.device, seconds, name, args.outdir, step)
+    for note in done.notes:
+        print(f"tkperf: note: {note}")
+    if not args.quiet:
+        print("\n".join(summary.lines(done.capture)))
+    print(f"capture: {done.xml}")
+    print(f"iolog: {done.iolog}")
+    return EXIT_OK
+
+
+def register(sub) -> None:
+    cap = sub.add_parser(
+        "capture", allow_abbrev=False,
+        help="record an application's block I/O (read-only, root) or import a blktrace capture: its IO streams "
+             "and steps (SNIA RWSW)",
+        description="Record the block I/O that reaches DEVICE for --duration through the kernel's block "
+                    "tracepoints (tracefs; root; the device is never opened), or read an existing capture "
+                    "(--import: blkparse's text output, or blktrace's binary records through blkparse), and "
+                    "write OUTDIR/NAME.xml -- the IO streams (random/sequential, read/write, transfer size) with "
+                    "their shares, queue depth, IOPS and MB/s, per --step and in total -- and OUTDIR/NAME.iolog "
+                    "(fio iolog version 3) for an exact replay. Neither replaces an existing file. "
+                    "'tkperf help rwsw' explains the method.")
+    cap.add_argument("device", nargs="?", help="the block device to record (e.g. /dev/nvme0n1); it is only watched")
+    cap.add_argument("--import", dest="import_file", metavar="FILE",
+                     help="read this blkparse text output (or blktrace binary file) instead of recording")
+    cap.add_argument("--duration", metavar="D", help=f"how long to record: {durations.FORMS}")
+    cap.add_argument("--name", required=True, metavar="N", help="the capture's name: OUTDIR/N.xml and N.iolog")
+    cap.add_argument("--outdir", default=".", metavar="DIR",
+                     help="an existing directory, not on the captured disk (default: the current directory)")
+    cap.add_argument("--step", default="5m", metavar="S",
+                     help=f"the length of a time step (default 5m): {durations.FORMS}")
+    cap.add_argument("--quiet", "-q", action="store_true", help="print only the files written")
+    cap.set_defaults(func=cmd_capture)

@@ -1,0 +1,44 @@
+"""Result files read for showing: each test's stored data checked by its own type.
+
+:func:`load` is :func:`tkperf.store.load` plus, for every test whose
+type is installed, :meth:`~tkperf.kit.base.TestType.check_data`: a
+test whose stored data its type would never write (a sweep round that is
+not there, a phase without its offsets ...) is left out of the run that
+``show``, ``report``, ``compare``, ``check`` and ``export`` see, and named
+in a warning event (shown in the report's run notes and on stderr); the
+rest of the file still shows.  The file itself is not changed.
+"""
+from __future__ import annotations
+
+import sys
+from typing import List
+
+from tkperf import store
+from tkperf.model.results import Event, RunResult, now_iso
+from tkperf.kit.registry import get
+
+def problems(run: RunResult) -> List[str]:
+    """Leave out of ``run`` every test its type refuses; one line each, said."""
+    said: List[str] = []
+    kept = []
+    for t in run.tests:
+        kind = get(t.type)
+        try:
+            if kind is not None:
+                kind.check_data(t)
+        except (ValueError, KeyError, TypeError) as exc:
+            said.append(f"test {t.key} is left out: its stored data is not what {t.type} writes ({exc})")
+            continue
+        kept.append(t)
+    if said:
+        run.tests[:] = kept
+        run.events += [Event(now_iso(), "warning", text) for text in said]
+    return said
+
+
+def load(path: str) -> RunResult:
+    """Read a result file for showing (:mod:`module docs <tkperf.kit.checked>`)."""
+    run = store.load(path)
+    for text in problems(run):  # stderr is made safe for the terminal by tkperf.cli.main
+        print(f"tkperf: warning: {path}: {text}", file=sys.stderr)
+    return run

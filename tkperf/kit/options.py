@@ -1,0 +1,385 @@
+"""Run options: parsing of sizes, mixes and durations, the profiles, validation.
+
+Everything a run does is decided here before the device is touched, and
+every option is stored in the result file as text so a report can disclose
+it and ``--resume`` can check it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from typing import Dict, Mapping, Optional, Sequence, Tuple, Type
+
+from tkperf import durations
+
+from tkperf.kit import registry
+from tkperf.kit.precondition import WIPC_BS
+from tkperf.errors import TargetError, UsageError
+from tkperf.model import pts as pts_model
+from tkperf.model.results import format_bs, mix_label
+from tkperf.model.steadystate import WINDOW
+from tkperf.kit.settings import S, settings_from
+
+MAX_NUMJOBS = 256
+MAX_IODEPTH = 4096
+MAX_RUNTIME = 24 * 3600
+MAX_ROUNDS = 1000
+
+_UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1024, "m": 1024 ** 2, "mib": 1024 ** 2,
+          "mb": 1024 ** 2, "g": 1024 ** 3, "gib": 1024 ** 3, "gb": 1024 ** 3,
+          "t": 1024 ** 4, "tib": 1024 ** 4, "tb": 1024 ** 4}
+
+
+def parse_size(text: str, what: str = "size") -> int:
+    """'4k', '1024K', '512', '1m', '10G' -> bytes (binary units, as fio reads them)."""
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text or "")
+    if not m or m.group(2).lower() not in _UNITS:
+        raise UsageError(f"{what} {text!r} is not a size like 512, 4k, 1m or 10g")
+    value = int(m.group(1)) * _UNITS[m.group(2).lower()]
+    if value <= 0:
+        raise UsageError(f"{what} {text!r} must be larger than 0")
+    return value
+
+
+def parse_block_sizes(text: str, what: str) -> Tuple[int, ...]:
+    sizes = []
+    for part in (text or "").split(","):
+        size = parse_size(part, f"{what} block size")
+        if size % 512:
+            raise UsageError(f"{what} block size {part.strip()!r} is not a multiple of 512 bytes")
+        if size > 64 * 1024 * 1024:
+            raise UsageError(f"{what} block size {part.strip()!r} is larger than 64m")
+        if size not in sizes:
+            sizes.append(size)
+    return tuple(sizes)
+
+
+def parse_mix(text: str) -> int:
+    """'65/35' (read/write) or '65' (read share) -> read percentage."""
+    t = text.strip()
+    m = re.fullmatch(r"(\d{1,3})\s*(?:/\s*(\d{1,3}))?", t)
+    if not m:
+        raise UsageError(f"R/W mix {t!r} is not like 65/35 (read/write percent)")
+    read = int(m.group(1))
+    if read > 100 or (m.group(2) is not None and read + int(m.group(2)) != 100):
+        raise UsageError(f"R/W mix {t!r} does not add up to 100")
+    return read
+
+
+def parse_mixes(text: str) -> Tuple[int, ...]:
+    out = []
+    for part in (text or "").split(","):
+        mix = parse_mix(part)
+        if mix not in out:
+            out.append(mix)
+    return tuple(out)
+
+
+def format_block_sizes(sizes: Sequence[int]) -> str:
+    """(4096, 131072) -> '4k,128k': what :func:`parse_block_sizes` reads back."""
+    return ",".join(format_bs(b) for b in sizes)
+
+
+def format_mixes(mixes: Sequence[int]) -> str:
+    """(65, 100) -> '65/35,100/0': what :func:`parse_mixes` reads back."""
+    return ",".join(mix_label(m) for m in mixes)
+
+
+def parse_duration(text: str, what: str = "duration") -> int:
+    """'3600', '90s', '30m', '1h30m', '1.5h', '2d' -> seconds (:func:`tkperf.durations.parse`)."""
+    return durations.parse(text, what)
+
+
+#: ``--data-pattern`` words; ``compressible:PCT`` takes a percentage.
+DATA_PATTERNS = ("random", "compressible:PCT", "zero")
+
+
+def parse_data_pattern(text: str) -> str:
+    """``random``, ``zero`` or ``compressible:PCT`` (1..99): the data written."""
+    t = text.strip().lower()
+    if t in ("random", "zero"):
+        return t
+    m = re.fullmatch(r"compressible:(\d{1,2})%?", t)
+    if m and 1 <= int(m.group(1)) <= 99:
+        return f"compressible:{int(m.group(1))}"
+    raise UsageError(f"--data-pattern {text!r}: choose random, zero or compressible:PCT (PCT 1 to 99)")
+
+
+def data_pattern_fio(pattern: str) -> Tuple[Tuple[str, str], ...]:
+    """The fio options of a data pattern (random: fio's own random buffers)."""
+    if pattern == "zero":
+        return (("zero_buffers", "1"),)
+    if pattern.startswith("compressible:"):
+        return (("refill_buffers", "1"), ("buffer_compress_percentage", pattern.split(":", 1)[1]))
+    return ()
+
+
+REPORT_FORMATS: Tuple[str, ...] = ("rst", "html", "pdf")
+
+
+def parse_report_formats(formats: "str | Sequence[str]") -> Tuple[str, ...]:
+    """'rst,html' or ['rst', 'html'] -> ('rst', 'html'), in the order given, once each."""
+    parts = formats.split(",") if isinstance(formats, str) else list(formats)
+    out = []
+    for part in parts:
+        f = part.strip().lower()
+        if f not in REPORT_FORMATS:
+            raise UsageError(f"unknown report format {part.strip()!r}; choose from {', '.join(REPORT_FORMATS)}")
+        if f not in out:
+            out.append(f)
+    if not out:
+        raise UsageError("no report format chosen")
+    return tuple(out)
+
+
+def parse_tests(text: str) -> Tuple[str, ...]:
+    """'iops,lat' -> the installed test types named, in run order."""
+    known = registry.names()
+    names = []
+    for part in (text or "").split(","):
+        name = part.strip().lower()
+        if name not in known:
+            raise UsageError(f"unknown test {part.strip()!r}; choose from {', '.join(known)}")
+        if name not in names:
+            names.append(name)
+    return tuple(n for n in known if n in names)
+
+
+def _int_in(value: int, lo: int, hi: int, what: str) -> int:
+    if not lo <= value <= hi:
+        raise UsageError(f"{what} {value} is out of range ({lo}..{hi})")
+    return value
+
+
+OIO = {"enterprise": (4, 32), "client": (2, 16)}
+WRITE_CACHE = ("on", "off", "keep")
+
+
+def _test_options(tests: Sequence[str]) -> list:
+    """The options of the test types in ``tests``, in run order, one per
+    field (two flags may set one field: ``--wsat-steady``/``--no-wsat-steady``)."""
+    out = []
+    seen = set()
+    for name in tests:
+        t = registry.get(name)
+        if t is None:
+            raise UsageError(f"test {name!r} is not installed")
+        for opt in t.options:
+            if opt.field not in seen:
+                seen.add(opt.field)
+                out.append(opt)
+    return out
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Every setting of a run; ``to_dict``/``from_dict`` for the result file.
+
+    The fields are the settings every test shares; ``values`` holds the
+    options of the chosen test types (declared by each type as
+    :class:`~tkperf.kit.base.Option`), read through the type's typed
+    settings: ``opts.of(IopsSettings).bs``.
+    """
+
+    tests: Tuple[str, ...] = ()
+    device_class: str = "enterprise"
+    #: The PTS revision the run follows (:mod:`tkperf.model.pts`).
+    pts: str = pts_model.DEFAULT
+    #: Percent of the LBA range preconditioned (and tested, unless ``test_range``).
+    active_range: int = 100
+    #: Bytes at the start of the LBA range the tests use after preconditioning
+    #: over ``active_range`` (PTS-C 1.1: 80% / 8 GiB); 0: the active range.
+    test_range: int = 0
+    #: Drive write cache during the run: on (WCE), off (WCD) or keep as found.
+    write_cache: str = "keep"
+    runtime: int = 60
+    numjobs: int = 4
+    iodepth: int = 32
+    max_rounds: int = 25
+    window: int = WINDOW
+    refill_buffers: bool = False
+    #: Keep every workload's response-time histogram (fio json+), for every test.
+    latency_histograms: bool = False
+    #: What is written: random (incompressible), compressible:PCT or zero.
+    data_pattern: str = "random"
+    purge: str = "auto"
+    wipc_loops: int = 2
+    quick: bool = False
+    values: Tuple[Tuple[str, object], ...] = ()
+
+    def __post_init__(self) -> None:
+        _int_in(self.runtime, 1, MAX_RUNTIME, "--runtime")
+        _int_in(self.numjobs, 1, MAX_NUMJOBS, "--numjobs")
+        _int_in(self.iodepth, 1, MAX_IODEPTH, "--iodepth")
+        _int_in(self.max_rounds, 1, MAX_ROUNDS, "--max-rounds")
+        _int_in(self.wipc_loops, 0, 100, "--wipc-loops")
+        _int_in(self.window, 2, MAX_ROUNDS, "--window")
+        _int_in(self.active_range, 1, 100, "--active-range")
+        if self.test_range < 0:
+            raise UsageError(f"--test-range {self.test_range} must not be negative")
+        parse_data_pattern(self.data_pattern)
+        if self.write_cache not in WRITE_CACHE:
+            raise UsageError(f"--write-cache {self.write_cache!r}: choose on, off or keep")
+        if self.pts not in pts_model.REVISIONS:
+            raise UsageError(f"unknown PTS revision {self.pts!r}; choose from {', '.join(pts_model.REVISIONS)}")
+        if not self.tests:
+            raise UsageError("no tests chosen")
+        if self.device_class not in OIO:
+            raise UsageError(f"unknown device class {self.device_class!r}; choose enterprise or client")
+        have = dict(self.values)
+        for opt in _test_options(self.tests):
+            if opt.field not in have:
+                raise UsageError(f"option {opt.field} is missing")
+            if opt.check is not None:
+                opt.check(have[opt.field])
+
+    def of(self, kind: Type[S]) -> S:
+        """The values of a chosen test type's options as ``kind``, its
+        frozen settings dataclass: ``opts.of(IopsSettings).bs``
+        (:mod:`tkperf.kit.settings`)."""
+        return settings_from(kind, dict(self.values))
+
+    def to_dict(self) -> Dict[str, str]:
+        out: Dict[str, str] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "values":
+                continue
+            if f.name == "tests":
+                out[f.name] = ",".join(value)
+            elif isinstance(value, bool):
+                out[f.name] = "true" if value else "false"
+            else:
+                out[f.name] = str(value)
+        have = dict(self.values)
+        for opt in _test_options(self.tests):
+            out[opt.field] = opt.to_text(have[opt.field])
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, str]) -> "RunOptions":
+        kwargs: Dict[str, object] = {}
+        for f in fields(cls):
+            if f.name not in data or f.name == "values":
+                continue
+            text = data[f.name]
+            if f.name == "tests":
+                kwargs[f.name] = parse_tests(text)
+            elif f.type in ("bool", bool):
+                kwargs[f.name] = text == "true"
+            elif f.type in ("int", int):
+                kwargs[f.name] = int(text)
+            else:
+                kwargs[f.name] = text
+        tests = kwargs.get("tests") or _default_tests()
+        device_class = str(kwargs.get("device_class", "enterprise"))
+        if "pts" not in kwargs:  # a file from before --pts: its class's current revision
+            kwargs["pts"] = pts_model.BY_CLASS.get(device_class, pts_model.DEFAULT)
+        quick = bool(kwargs.get("quick", False))
+        values = []
+        for opt in _test_options(tests):  # type: ignore[arg-type]
+            if opt.field in data:
+                values.append((opt.field, opt.from_text(data[opt.field])))
+            else:  # a file from before the option existed
+                values.append((opt.field, opt.default_for(device_class, quick)))
+        kwargs["values"] = tuple(values)
+        return cls(**kwargs)  # type: ignore[arg-type]
+
+    @property
+    def revision(self) -> pts_model.Revision:
+        return pts_model.REVISIONS[self.pts]
+
+    def active_bytes(self, capacity: int, align: int = 1024 * 1024) -> int:
+        """The active range in bytes: ``active_range`` percent of ``capacity``,
+        rounded down to ``align`` (the whole capacity at 100%)."""
+        return pts_model.active_bytes(capacity, self.active_range, align)
+
+    def test_bytes(self, capacity: int) -> int:
+        """The range the tests use: ``--test-range`` when given (never beyond
+        the preconditioned range), else the active range."""
+        return pts_model.tested_bytes(capacity, self.active_range, self.test_range)
+
+    def wipc_size(self, capacity: int) -> int:
+        """The ``size=`` of the WIPC job: the preconditioning range when the
+        tests use a narrower one (their [global] ``size=``), else 0."""
+        active = self.active_bytes(capacity)
+        return active if self.test_range and self.test_bytes(capacity) < active else 0
+
+
+QUICK = dict(runtime=1, max_rounds=5, numjobs=1, iodepth=8, quick=True)
+
+
+def _default_tests(profile: str = "ssd") -> Tuple[str, ...]:
+    return registry.default_names(profile)
+
+
+def build(overrides: Mapping[str, object], quick: bool = False, device_class: Optional[str] = None,
+          pts: Optional[str] = None, profile: str = "ssd") -> RunOptions:
+    """Defaults, then the PTS revision's (OIO, active range, write cache)
+    and the test types' defaults, then --quick, then what the user gave.
+    ``--class`` is a short form of the current revision of that class.
+    ``overrides`` may name shared fields and test types' options alike; an
+    option of a test type that is not among the tests is refused."""
+    if device_class is not None and device_class not in OIO:
+        raise UsageError(f"unknown device class {device_class!r}; choose enterprise or client")
+    rev_id = pts_model.parse(pts) if pts else pts_model.BY_CLASS[device_class or "enterprise"]
+    rev = pts_model.REVISIONS[rev_id]
+    if device_class is not None and device_class != rev.device_class:
+        raise UsageError(f"--class {device_class} contradicts --pts {rev_id} ({rev.device_class})")
+    device_class = rev.device_class
+    given = {k: v for k, v in overrides.items() if v is not None}
+    base: Dict[str, object] = dict(device_class=device_class, pts=rev_id, numjobs=rev.numjobs,
+                                   iodepth=rev.iodepth, active_range=rev.active_range,
+                                   write_cache=("on" if rev.wce else "off") if profile == "ssd" else "keep")
+    if quick:
+        base.update(QUICK)
+    shared = {f.name for f in fields(RunOptions)} - {"values"}
+    base.update({k: v for k, v in given.items() if k in shared})
+    tests: Tuple[str, ...] = tuple(base.get("tests") or _default_tests(profile))  # type: ignore[arg-type]
+    base["tests"] = tests
+    values = []
+    for opt in _test_options(tests):
+        values.append((opt.field, given[opt.field] if opt.field in given
+                       else opt.default_for(device_class, quick)))
+    known = {opt.field for opt in _test_options(tests)}
+    for key in given:
+        if key not in shared and key not in known:
+            raise UsageError(f"option {_flag(key)} belongs to a test that is not among --tests "
+                             f"({','.join(tests)})")
+    base["values"] = tuple(values)
+    return RunOptions(**base)  # type: ignore[arg-type]
+
+
+def _flag(field_name: str) -> str:
+    for t in registry.types().values():
+        for opt in t.options:
+            if opt.field == field_name:
+                return opt.flags[0]
+    return "--" + field_name.replace("_", "-")
+
+
+def check_fits(opts: RunOptions, capacity: int, logical_sector: int = 0) -> None:
+    """The largest I/O the run issues must fit the target many times over, and
+    the smallest must be a whole number of its logical sectors (4Kn drives
+    cannot take 512 B transfers)."""
+    for n in opts.tests:
+        small = registry.get(n).smallest_block(opts)  # type: ignore[union-attr]
+        if small and logical_sector and small % logical_sector:
+            raise TargetError(f"--tests {n} issues {format_bs(small)} B transfers; the target has "
+                              f"{logical_sector} B logical sectors and cannot run them (leave such block sizes out)")
+    largest = max([WIPC_BS] + [registry.get(n).largest_block(opts) for n in opts.tests])  # type: ignore[union-attr]
+    needed = largest * max(opts.numjobs, 1) * 16
+    if capacity < needed:
+        raise TargetError(f"the target's {capacity} bytes are too small for block size "
+                         f"{format_bs(largest)} with {opts.numjobs} jobs (needs {needed} bytes)")
+
+
+def differences(a: Mapping[str, str], b: Mapping[str, str]) -> Dict[str, Tuple[str, str]]:
+    """Options that differ between two runs: name -> (a's value, b's value)."""
+    out = {}
+    for key in sorted(set(a) | set(b)):
+        if a.get(key, "") != b.get(key, ""):
+            out[key] = (a.get(key, ""), b.get(key, ""))
+    return out
+
+

@@ -1,0 +1,166 @@
+"""The registry of test types: tkperf's own and those installed by other packages.
+
+Every test type is found the same way: through the entry-point group
+``tkperf.tests``, where tkperf's ``pyproject.toml`` lists its built-in
+types (the packages under ``tkperf/testtypes/``) and a plug-in package
+lists its own; an entry point names a
+:class:`~tkperf.kit.base.TestType` subclass (or an instance).  A
+built-in is an entry point into ``tkperf.testtypes``; they load first,
+and a plug-in cannot take a built-in's name.  Run from a source tree
+that was never installed (no entry points of tkperf's), the built-ins are
+read from the same table of the tree's ``pyproject.toml``, so there is
+one list.
+
+A plug-in that fails to load, or that reuses a taken name, is left out
+with a warning in the log (and in ``tkperf tests``); it never stops tkperf.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import re
+from importlib import metadata
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+import tkperf
+from tkperf.kit.base import API_VERSION, TestType
+from tkperf.kit.policy import Steady, stored_policy
+from tkperf.kit.settings import settings_fields
+
+if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
+    from tkperf.model.results import TestRun
+
+log = logging.getLogger("tkperf")
+
+ENTRY_POINT_GROUP = "tkperf.tests"
+#: Where tkperf's own test types live: an entry point into this package is a built-in.
+BUILTIN_PACKAGE = "tkperf.testtypes."
+NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+_types: Optional[Dict[str, TestType]] = None
+_problems: List[str] = []
+
+
+def _load(spec: str) -> object:
+    module, _, attr = spec.partition(":")
+    obj: object = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+def _entry_points() -> List[Tuple[str, str, object]]:
+    """(name, value, entry point) of every installed ``tkperf.tests`` entry point."""
+    eps: Any = metadata.entry_points()  # a dict of groups on Python 3.9, EntryPoints later
+    group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") else \
+        eps.get(ENTRY_POINT_GROUP, [])  # Python 3.9
+    return [(ep.name, ep.value, ep) for ep in group]
+
+
+def _instance(obj: object, where: str) -> TestType:
+    inst = obj() if isinstance(obj, type) else obj
+    if not isinstance(inst, TestType):
+        raise TypeError(f"{where} is not a tkperf TestType")
+    declared = getattr(inst, "api_version", None)
+    if declared != API_VERSION[0]:
+        raise ValueError(f"{where} is written for tkperf API {declared!r}; this tkperf has API "
+                         f"{API_VERSION[0]}.{API_VERSION[1]} (update the plug-in or tkperf)")
+    if not NAME_RE.fullmatch(inst.name or ""):
+        raise ValueError(f"{where}: test type name {inst.name!r} is not a short lower-case word")
+    if inst.settings is not None:
+        own = {opt.field for opt in inst.options}
+        stray = [f for f in settings_fields(inst.settings) if f not in own]
+        if stray:
+            raise ValueError(f"{where}: its settings {inst.settings.__name__} hold options it does not declare "
+                             f"({', '.join(stray)})")
+    return inst
+
+
+def _source_tree_builtins() -> List[Tuple[str, str, object]]:
+    """(name, value, None) of the built-ins in the ``tkperf.tests`` table of
+    the ``pyproject.toml`` beside the package (a source tree never installed)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(tkperf.__file__))), "pyproject.toml")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError:
+        return []
+    table = re.search(r'^\[project\.entry-points\."tkperf\.tests"\]\n(.*?)(?=^\[|\Z)', text, re.M | re.S)
+    rows = re.findall(r'^([a-z][\w-]*)\s*=\s*"([\w.]+:[\w.]+)"', table.group(1) if table else "", re.M)
+    return [(name, value, None) for name, value in rows if value.startswith(BUILTIN_PACKAGE)]
+
+
+def builtins() -> List[Tuple[str, str, object]]:
+    """(name, value, entry point or None) of tkperf's own test types."""
+    own = [c for c in _entry_points() if c[1].startswith(BUILTIN_PACKAGE)]
+    # an editable install whose metadata predates the tree: the tree's newer built-ins too
+    known = {c[0] for c in own}
+    return own + [c for c in _source_tree_builtins() if c[0] not in known]
+
+
+def _discover() -> Dict[str, TestType]:
+    found: Dict[str, TestType] = {}
+    problems: List[str] = []
+    # the built-ins first, then every plug-in
+    candidates: List[Tuple[str, str, object]] = builtins()
+    candidates += [c for c in _entry_points() if not c[1].startswith(BUILTIN_PACKAGE)]
+    for name, value, ep in candidates:
+        where = f"test type {name} ({value})"
+        try:
+            obj = ep.load() if ep is not None else _load(value)  # type: ignore[attr-defined]
+            inst = _instance(obj, where)
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not stop tkperf
+            problems.append(f"{where} could not be loaded: {type(exc).__name__}: {exc}")
+            continue
+        if inst.name in found:
+            if type(found[inst.name]) is not type(inst):
+                problems.append(f"{where} is left out: the name {inst.name!r} is taken by "
+                                f"{type(found[inst.name]).__module__}")
+            continue
+        found[inst.name] = inst
+    for p in problems:
+        log.warning("%s", p)
+    _problems[:] = problems
+    return dict(sorted(found.items(), key=lambda kv: (kv[1].order, kv[0])))
+
+
+def types() -> Dict[str, TestType]:
+    """Every test type, by name, in run order."""
+    global _types
+    if _types is None:
+        _types = _discover()
+    return _types
+
+
+def problems() -> List[str]:
+    """Why installed test types were left out (empty when all loaded)."""
+    types()
+    return list(_problems)
+
+
+def get(name: str) -> Optional[TestType]:
+    """The test type called ``name``, or None when it is not installed."""
+    return types().get(name)
+
+
+def names() -> Tuple[str, ...]:
+    return tuple(types())
+
+
+def default_names(profile: str = "ssd") -> Tuple[str, ...]:
+    """The tests ``PROFILE run`` runs without ``--tests``."""
+    return tuple(n for n, t in types().items() if t.runs_by_default(profile))
+
+
+def reset() -> None:
+    """Forget what was found (tests install plug-ins and look again)."""
+    global _types
+    _types = None
+
+
+def steady_policy(test: TestRun) -> Steady:
+    """The steady-state policy of a stored test (the file does not record
+    it): its type's when the type is installed, else what the file holds."""
+    kind = get(test.type)
+    return kind.steady_policy(test) if kind is not None else stored_policy(test)

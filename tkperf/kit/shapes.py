@@ -1,0 +1,426 @@
+"""Loop shapes: how a test drives fio, each written once for any test type.
+
+* :class:`Rounds`: the PTS round loop.  Every round is one fio process whose
+  workloads run back to back (``stonewall``); after each round the 20/10
+  steady-state check of the tracking figure decides whether to go on.  A
+  round's workloads are the same every round, or computed from the rounds
+  so far (TP's sequential workloads continue where the last ones stopped).
+* :class:`Stream`: one continuous fio job reported every interval
+  (``--status-interval``) and cut into intervals, appended to a series as
+  they come; stops at its time limit, a bytes-written limit or, optionally,
+  steady state judged on points spaced apart (WSAT).
+* :class:`Sweep`: one pass over settings (OIO, block size ...), every point
+  a workload of one fio process, back to back with no idle gap.
+* :class:`Phases`: fio runs separated by idle time (host idle recovery and
+  the like); every phase is recorded as a round.
+
+A shape reads the run through a :class:`Context` (the runner): the fio back
+end, the options, the target, and saving/appending.  The dry run asks each
+shape for its job files and duration (:meth:`Shape.describe`).
+"""
+from __future__ import annotations
+
+import abc
+import logging
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Optional, Sequence, Tuple
+
+import numpy as np
+
+from tkperf.kit.context import PlanLike, RunContext
+from tkperf.kit.progress import progress_of
+from tkperf.model.steadystate import Steady, SteadyState, evaluate
+from tkperf.durations import duration
+from tkperf.fio.jobs import FioJob
+from tkperf.fio.intervals import IntervalCutter, report_time
+from tkperf.fio.output import CPU_BOUND_MARK, cpu_bound_warning
+from tkperf.model.results import Round, TestRun, now_iso
+from tkperf.model.series import Series
+
+progress = logging.getLogger("tkperf.progress")
+debug = logging.getLogger("tkperf.debug")
+
+
+
+def debug_steady(key: str, verdict: Any) -> None:
+    """Every figure of a steady-state evaluation, for ``--debug``."""
+    if not debug.isEnabledFor(logging.DEBUG) or verdict is None:
+        return
+    if not hasattr(verdict, "slope_excursion"):
+        debug.debug("[%s] steady state: %r", key, verdict)
+        return
+    v = verdict
+    debug.debug("[%s] steady state over rounds %s: values %s; average %.6g, range %.6g (limit %.6g), "
+                "slope %.6g, intercept %.6g, slope excursion %.6g (limit %.6g): %s", key,
+                list(v.rounds), [float(f"{x:.6g}") for x in v.values], v.average, v.range,
+                v.max_range, v.slope, v.intercept, v.slope_excursion, v.max_slope_excursion,
+                "steady" if v.steady else "not steady")
+
+# fio leaves about this much between stonewalled workloads (its scheduler
+# polls every 100 ms), measured with fio 3.33; used only for estimates.
+FIO_GAP_S = 0.3
+#: Write rate the estimates assume where a test stops at an amount written
+#: (WSAT's TGBW, the purges' and WIPC's fills); the dry run states it.
+ESTIMATE_WRITE_RATE = 500e6
+#: Said of an interval printed again with fio's last, short report merged in.
+REVISED = " (revised: fio's final report merged into it)"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What the dry run says of a shape: its fio jobs and how long it may take."""
+
+    lines: Tuple[str, ...]
+    jobs: Tuple[FioJob, ...]
+    low_s: float
+    high_s: float
+    #: A round loop's (fewest, most) rounds and one round's seconds, so the dry
+    #: run shows ``low_s`` as rounds x round time; (0, 0) for other shapes.
+    rounds: Tuple[int, int] = (0, 0)
+    round_s: float = 0.0
+
+
+class Shape(abc.ABC):
+    """A way of running fio for one test instance."""
+
+    @abc.abstractmethod
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+        """Measure into ``test``, saving as it goes; sets ``test.stop_reason``."""
+
+    @abc.abstractmethod
+    def estimate(self, ctx_opts: object, capacity: int) -> Estimate:
+        """Job files and duration for ``--dry-run``; touches nothing."""
+
+
+def _per_round(jobs: Sequence[FioJob]) -> float:
+    return sum(j.planned_seconds + FIO_GAP_S for j in jobs)
+
+
+def _scaled(value: float, metric: str) -> float:
+    return value / 1e6 if metric.endswith("bw_bytes") else value  # labels say MB/s
+
+
+def wants_histograms(ctx: object, plan: "PlanLike") -> bool:
+    """Whether this plan's workloads keep their response-time histograms: the
+    plan asks (LAT), or the run does (``--latency-histograms``)."""
+    return bool(plan.histograms or getattr(getattr(ctx, "opts", None), "latency_histograms", False))
+
+
+def record_round(ctx: "RunContext", test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
+                 histograms: bool = False, timeout: Optional[float] = None) -> Round:
+    """Run ``jobs`` as one fio process and append the result as round ``index``
+    (with every workload's response-time histogram when ``histograms``); warns,
+    once per test, when fio looks CPU-bound (:func:`~tkperf.fio.output.cpu_bound_warning`)."""
+    started = now_iso()
+    workloads, wall = ctx.fio.run(jobs, what=what, histograms=histograms, timeout=timeout)
+    fio_s = sum(w.runtime_ms for w in workloads) / 1000.0
+    rnd = Round(index=index, started=started, wall_s=wall, fio_s=fio_s, workloads=tuple(workloads))
+    test.rounds.append(rnd)
+    run = getattr(ctx, "run", None)  # one CPU warning per test, not per round (nor per resume)
+    if run is not None and not any(e.test == test.key and CPU_BOUND_MARK in e.message for e in run.events):
+        text = cpu_bound_warning(rnd.workloads, run.facts.get("host_sharing") if isinstance(run.facts, dict) else None)
+        if text:
+            ctx.event("warning", text, test.key, index)
+    ctx.health_check()  # temperature, at most once a minute
+    return rnd
+
+
+#: Round N's workloads from the test so far: ``jobs_for(test, N)``.
+JobsFor = Callable[[TestRun, int], Sequence[FioJob]]
+
+
+def blank_test() -> TestRun:
+    """A test with nothing measured yet (what a plan's first round sees)."""
+    return TestRun(type="", key="", tracking_workload="", tracking_metric="", tracking_label="")
+
+
+@dataclass(frozen=True)
+class Rounds(Shape):
+    """Rounds of workloads until the tracking figure is steady (20/10).
+
+    Every round runs ``jobs``; with ``jobs_for``, round N runs
+    ``jobs_for(test, N)`` instead, computed from the rounds measured so far,
+    and the start offset of each of its workloads is kept in the test's data
+    as ``offset.N.NAME``.
+    """
+
+    jobs: Tuple[FioJob, ...] = ()
+    jobs_for: Optional[JobsFor] = None
+
+    def __post_init__(self) -> None:
+        if not self.jobs and self.jobs_for is None:
+            raise ValueError("a round loop needs jobs or jobs_for")
+
+    def round_jobs(self, test: TestRun, index: int) -> Tuple[FioJob, ...]:
+        """The workloads of round ``index`` of ``test``."""
+        return self.jobs if self.jobs_for is None else tuple(self.jobs_for(test, index))
+
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+        opts = ctx.opts
+        if plan.policy is Steady.NONE or plan.tracking is None:
+            raise ValueError(f"{plan.key}: the round loop needs a steady-state policy and a tracking figure")
+        prog = progress_of(ctx)
+        for index in range(len(test.rounds) + 1, opts.max_rounds + 1):
+            ctx.phase = f"round {index}"
+            jobs = self.round_jobs(test, index)
+            prog.round_started(index, _per_round(jobs), plan.tracking.label)
+            rnd = record_round(ctx, test, jobs, index, f"{plan.key} round {index}",
+                               wants_histograms(ctx, plan))
+            if self.jobs_for is not None:
+                test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
+            test.steady = plan.steady_state(test, opts.window)
+            value = _scaled(test.tracking_values()[-1][1], plan.tracking.metric)
+            prog.round_finished(index, value, test.steady, rnd.wall_s)
+            debug_steady(plan.key, test.steady)
+            progress.info("[%s] round %d: %s = %.6g (%s)", plan.key, index, plan.tracking.label,
+                          value, "steady" if test.steady.steady else "not steady yet")
+            ctx.save()
+            if test.steady.steady:
+                test.stop_reason = "steady state"
+                return
+        test.stop_reason = "max rounds"
+        ctx.event("warning", f"no steady state within {opts.max_rounds} rounds; "
+                             f"the report uses the last {opts.window} rounds", plan.key)
+
+    def estimate(self, opts, capacity: int) -> Estimate:
+        jobs = self.round_jobs(blank_test(), 1)
+        per_round = _per_round(jobs)
+        first = min(opts.window, opts.max_rounds)
+        return Estimate((f"# each round: {len(jobs)} workloads, about {duration_rough(per_round)}; "
+                         f"{first} to {opts.max_rounds} rounds",), jobs,
+                        first * per_round, opts.max_rounds * per_round, (first, opts.max_rounds), per_round)
+
+
+STREAM_COLUMNS: Tuple[str, ...] = ("wall_s", "fio_s", "ios", "io_bytes", "iops", "lat_mean_us")
+
+
+def spaced_steady(values: "Sequence[float] | np.ndarray", every: int, window: int) -> SteadyState:
+    """The 20/10 verdict on points ``every`` intervals apart.
+
+    Point k is the mean of intervals ``(k-1)*every+1 .. k*every`` (whole
+    blocks only; a block still filling does not count); the rule is applied
+    to the last ``window`` points.  The verdict names each point by the
+    interval that ends it, and its slope is per interval, so the line reads
+    against interval numbers like any other verdict.
+    """
+    if every < 1:
+        raise ValueError("points must be at least one interval apart")
+    count = len(values) // every
+    first = max(0, count - window)
+    blocks = np.asarray(values[first * every:count * every], dtype=float).reshape(-1, every)
+    points = [float(v) for v in blocks.mean(axis=1)]
+    verdict = evaluate(list(range(first + 1, count + 1)), points, window)
+    # x = k*every turns the line y = s*k + b into y = (s/every)*x + b: same intercept.
+    return replace(verdict, rounds=tuple((k + 1) * every for k in range(first, count)),
+                   slope=verdict.slope / every)
+
+
+@dataclass(frozen=True)
+class Stream(Shape):
+    """One continuous job, cut into intervals that are appended as they come.
+
+    Stops at ``job.runtime`` (fio's own time limit), when ``stop_bytes``
+    have been written (0: no such limit), or, with ``steady_stop``, when the
+    IOPS are steady (20/10) on the last ``window`` points
+    ``steady_spacing_s`` apart (0: adjacent intervals; see
+    :func:`spaced_steady`) and at least ``steady_after_bytes`` were written
+    (fresh drives look steady before their write cliff).  The verdict on
+    those points is kept as the test's steady state either way.
+    """
+
+    job: FioJob
+    interval_s: int
+    stop_bytes: int = 0
+    steady_stop: bool = False
+    steady_after_bytes: int = 0
+    series: str = "intervals"
+    steady_spacing_s: int = 0
+
+    @property
+    def steady_every(self) -> int:
+        """Intervals per steady-state point: the spacing over the interval,
+        rounded, at least 1."""
+        if self.steady_spacing_s <= 0:
+            return 1
+        return max(1, round(self.steady_spacing_s / self.interval_s))
+
+    def steady_rule(self, window: int) -> str:
+        """The steady-state rule in words: '20/10 on 5 points 30 min apart'."""
+        return f"20/10 on {window} points {duration_rough(self.steady_every * self.interval_s)} apart"
+
+    def verdict(self, values: "Sequence[float] | np.ndarray", window: int) -> SteadyState:
+        """The steady-state verdict on the interval figures ``values`` so far."""
+        return spaced_steady(values, self.steady_every, window)
+
+    def stop_reason(self, steady: SteadyState, written: int, window: int) -> str:
+        """Why the stream stops now ('' to go on), after ``written`` bytes."""
+        if self.stop_bytes and written >= self.stop_bytes:
+            return f"TGBW reached ({written / 1e9:.2f} GB)"
+        if self.steady_stop and written >= self.steady_after_bytes and steady.steady:
+            return f"steady state ({self.steady_rule(window)})"
+        return ""
+
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+        series = Series(self.series, STREAM_COLUMNS)
+        test.series = {self.series: series}  # a stream starts afresh, never half-way
+        series_id = f"{plan.key}.{self.series}"
+        column = _steady_column(plan)
+        ctx.save()
+        cutter = IntervalCutter(self.job.name, self.interval_s)
+        reason_of_stop = ["time limit"]
+        stopping = [False]  # a stop was asked for: later reports only complete the last interval
+        synced = [time.monotonic()]
+        prog = progress_of(ctx)
+
+        def on_report(report: dict) -> bool:
+            cut = cutter.feed(report, report_time(report))
+            if cut is None:
+                return False
+            row = (cut.wall_s, cut.fio_s, cut.ios, cut.io_bytes, cut.iops, cut.lat_mean_us)
+            series.set_row(cut.index, row)
+            ctx.writer.append(series_id, cut.index, series.row(cut.index - 1))
+            ctx.health_check()
+            now = time.monotonic()
+            if now - synced[0] >= 60.0:
+                ctx.writer.sync()
+                synced[0] = now
+            ctx.phase = f"interval {cut.index + 1}"
+            test.steady = self.verdict(series.column(column) if column else (), ctx.opts.window)
+            prog.interval(cut.index, cut.iops, cut.written_total)
+            debug_steady(plan.key, test.steady)
+            progress.info("[%s] interval %d%s: %.0f IOPS, %.2f GB written", plan.key, cut.index,
+                          REVISED if cut.replaces else "", cut.iops, cut.written_total / 1e9)
+            if stopping[0]:  # fio's report as it stops: the writes since, in the last interval
+                return True
+            reason = self.stop_reason(test.steady, cut.written_total, ctx.opts.window)
+            if reason:
+                reason_of_stop[0] = reason
+                stopping[0] = True
+            return bool(reason)
+
+        ctx.phase = "interval 1"
+        prog.stream_started(self.job.runtime, self.stop_bytes)
+        late = self.stop_bytes and not ctx.fio.live_intervals  # fio must stop itself at the TGBW
+        ctx.fio.stream(self.job.stopping_after(self.stop_bytes) if late else self.job, self.interval_s,
+                       what=plan.key, on_report=on_report, timeout=self.job.runtime * 2.0 + 300.0)
+        ctx.writer.sync()
+        test.stop_reason = reason_of_stop[0]
+
+    def estimate(self, opts, capacity: int) -> Estimate:
+        """The time limit, or the byte limit at :data:`ESTIMATE_WRITE_RATE` when
+        that comes first; steady state after ``steady_after_bytes`` and a window."""
+        runtime = float(self.job.runtime)
+        stops = [duration_rough(runtime)]
+        high = runtime
+        if self.stop_bytes:  # the stream stops at the end of the interval that reaches the amount
+            at_rate = math.ceil(self.stop_bytes / ESTIMATE_WRITE_RATE / self.interval_s) * self.interval_s
+            stops.append(f"{self.stop_bytes / 1e9:.1f} GB written ({duration_rough(at_rate)} at "
+                         f"{ESTIMATE_WRITE_RATE / 1e6:.0f} MB/s)")
+            high = min(high, at_rate)
+        low = high
+        if self.steady_stop:
+            stops.append(f"steady state ({self.steady_rule(opts.window)})")
+            low = min(high, max(self.steady_after_bytes / ESTIMATE_WRITE_RATE,
+                                opts.window * self.steady_every * self.interval_s))
+        return Estimate((f"# one continuous job, reported every {self.interval_s} s, stopping at "
+                         + " or ".join(stops),), (self.job,), low, high)
+
+
+def _steady_column(plan: "PlanLike") -> str:
+    """The stream column of the tracking figure (``write.iops`` -> ``iops``); '' when none is sought."""
+    tracked = plan.tracking if plan.policy is not Steady.NONE else None
+    column = tracked.metric.rsplit(".", 1)[-1] if tracked is not None else ""
+    return column if column in STREAM_COLUMNS else ""
+
+
+@dataclass(frozen=True)
+class Sweep(Shape):
+    """One pass over settings: every point one workload, all in one fio
+    process, back to back; recorded as round 1 with a workload per point."""
+
+    points: Tuple[FioJob, ...]
+
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+        test.rounds.clear()  # a sweep is one unbroken pass
+        ctx.phase = "sweep"
+        progress_of(ctx).once_started(f"sweep over {len(self.points)} points", _per_round(self.points))
+        progress.info("[%s] sweep over %d points", plan.key, len(self.points))
+        record_round(ctx, test, self.points, 1, f"{plan.key} sweep", wants_histograms(ctx, plan))
+        if plan.tracking is not None:
+            test.steady = plan.steady_state(test, ctx.opts.window)
+            debug_steady(plan.key, test.steady)
+        ctx.save()
+        test.stop_reason = "sweep complete"
+
+    def estimate(self, opts, capacity: int) -> Estimate:
+        t = _per_round(self.points)
+        return Estimate((f"# one sweep over {len(self.points)} points, about {duration_rough(t)}",),
+                        self.points, t, t)
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Workloads run as one fio process, then ``idle_s`` seconds without I/O."""
+
+    jobs: Tuple[FioJob, ...]
+    idle_s: float = 0.0
+    label: str = ""
+    #: Seconds before fio counts as hung (0: from the jobs' planned time);
+    #: a phase that runs until it has written an amount sets it from that.
+    timeout_s: float = 0.0
+    #: ``place(job, earlier_rounds) -> job``: where a job starts, from what
+    #: the phases before it moved (a SEQ point continuing the last); None:
+    #: the jobs as planned.
+    place: Optional[Callable[[FioJob, Sequence[Round]], FioJob]] = None
+
+    def placed(self, earlier: Sequence[Round]) -> Tuple[FioJob, ...]:
+        """The phase's jobs as they run after the rounds ``earlier``."""
+        if self.place is None:
+            return self.jobs
+        return tuple(self.place(j, earlier) for j in self.jobs)
+
+
+@dataclass(frozen=True)
+class Phases(Shape):
+    """Fio runs separated by idle gaps; every phase is one recorded round and
+    its label is kept in the test's data as ``phase.N``."""
+
+    phases: Tuple[Phase, ...]
+
+    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+        test.rounds.clear()  # idle time is part of the stimulus: never resumed half-way
+        prog = progress_of(ctx)
+        total = self.estimate(ctx.opts, 0).high_s
+        for index, phase in enumerate(self.phases, 1):
+            ctx.phase = f"phase {index}"
+            prog.once_started(f"phase {index} of {len(self.phases)}", total)
+            jobs = phase.placed(test.rounds)
+            if phase.place is not None:
+                test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
+            record_round(ctx, test, jobs, index, f"{plan.key} phase {index}",
+                         wants_histograms(ctx, plan), phase.timeout_s or None)
+            test.data[f"phase.{index}"] = phase.label or f"phase {index}"
+            test.data[f"idle.{index}"] = repr(float(phase.idle_s))
+            progress.info("[%s] phase %d of %d%s", plan.key, index, len(self.phases),
+                          f" ({phase.label})" if phase.label else "")
+            ctx.save()
+            if phase.idle_s > 0 and index < len(self.phases):
+                ctx.phase = f"idle after phase {index}"
+                prog.once_started(ctx.phase, total)
+                time.sleep(phase.idle_s)
+        test.stop_reason = "all phases run"
+
+    def estimate(self, opts, capacity: int) -> Estimate:
+        jobs = tuple(j for p in self.phases for j in p.jobs)
+        busy = sum(_per_round(p.jobs) for p in self.phases)
+        idle = sum(p.idle_s for p in self.phases[:-1])
+        return Estimate((f"# {len(self.phases)} phases, {duration_rough(busy)} of I/O and "
+                         f"{duration_rough(idle)} idle",),
+                        jobs, busy + idle, busy + idle)
+
+
+def duration_rough(seconds: float) -> str:
+    """An estimate's duration: '45 s', '12 min', '3.5 h'."""
+    return duration(seconds, rough=True)

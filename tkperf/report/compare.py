@@ -1,0 +1,250 @@
+"""Several runs side by side: 2 to 8 result files -> one comparison report.
+
+Assembled like the report (:mod:`tkperf.report.report`) and written by the
+same publisher.  What the comparison shows:
+
+* the summary figures of every run side by side, and which tests reached
+  steady state;
+* a visible note listing every option that differs between the runs
+  (:func:`tkperf.kit.options.differences`), since results from
+  different settings are not comparable figure for figure; the drives and
+  platforms;
+* every registered test type's comparison section
+  (:meth:`~tkperf.kit.base.TestType.compare_section`): first those
+  whose tests are streams (how the drives behave over time, e.g. WSAT
+  overlaid), then the round-based ones, each group in the registry's
+  order; a note for test types some run has but this installation lacks.
+
+Nothing here names a test type.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from tkperf.kit import registry
+from tkperf.kit.options import REPORT_FORMATS, parse_report_formats
+from tkperf.errors import UsageError
+from tkperf.untrusted import for_terminal
+from tkperf.model.results import RunResult, TestRun
+from tkperf.render import blocks as b
+from tkperf.report import generic, page
+from tkperf.report.context import FULL_NAME_COLUMNS, CompareContext, difference
+from tkperf.render.documents import ReportResult, publish, safe_name
+from tkperf.report.header import device_fields
+from tkperf.report.steady import steady_state
+from tkperf.report.words import NA, fmt, is_stream, plural, test_title, unit_of
+from tkperf.report.words import capacity_text
+
+MIN_RUNS = 2
+MAX_RUNS = 8
+
+
+def run_labels(runs: Sequence[RunResult]) -> List[str]:
+    """One label per run: its name, numbered where two runs share a name."""
+    out: List[str] = []
+    for run in runs:
+        label = run.name or "run"
+        n = 2
+        while label in out:
+            label = f"{run.name or 'run'} #{n}"
+            n += 1
+        out.append(label)
+    return out
+
+
+@dataclass(frozen=True)
+class SettingDifference:
+    """An option that is not the same in every run: its value per run."""
+
+    option: str
+    values: Tuple[str, ...]
+
+
+def _owners() -> Dict[str, str]:
+    """Option field -> the test type that declares it."""
+    return {opt.field: kind.name for kind in registry.types().values() for opt in kind.options}
+
+
+def setting_differences(runs: Sequence[RunResult]) -> List[SettingDifference]:
+    """Every option on which the runs differ.  A test type's option counts
+    only among the runs that ran that test type: a run without TP has no TP
+    block size to differ in."""
+    owners = _owners()
+    keys = sorted({k for r in runs for k in r.options})
+    out = []
+    for key in keys:
+        owner = owners.get(key)
+        ran = [owner is None or owner in r.options.get("tests", "").split(",") for r in runs]
+        if len({r.options.get(key, "") for r, did in zip(runs, ran) if did}) > 1:
+            out.append(SettingDifference(key, tuple(
+                r.options.get(key, "(not set)") if did else "(test not run)" for r, did in zip(runs, ran))))
+    return out
+
+
+def _steady_cell(test: Optional[TestRun]) -> str:
+    if test is None:
+        return "not run"
+    unit = unit_of(test)
+    if not test.done:
+        return f"{test.status or f'no {unit}s'}, no {unit}s"
+    if is_stream(test):
+        return f"{plural(test.done, unit)}, {test.stop_reason or test.status}"
+    s = steady_state(test)
+    if s is not None and s.steady:
+        return f"yes, rounds {s.first_round}-{s.last_round}"
+    return f"NO ({plural(test.done, 'round')})"
+
+
+def _describe(run: RunResult) -> List[Tuple[str, str]]:
+    """The facts of a run a reader compares: drive, platform, settings, state."""
+    d, h, o = run.device, run.host, run.options
+    fields = dict(device_fields(run))
+    return [
+        ("Model", fields["Model"]),
+        ("Vendor", fields["Vendor"]),
+        ("Serial", fields["Serial"]),
+        ("Firmware", fields["Firmware"]),
+        ("Capacity", capacity_text(d.size_bytes)),
+        ("Interface", fields["Interface"]),
+        ("Write cache", fields["Write cache"]),
+        ("Target", d.path + (" (FILE)" if d.kind == "file" else "")),
+        ("Host", h.hostname or NA),
+        ("fio", h.fio_version or NA),
+        ("tkperf", run.tkperf_version or NA),
+        ("Class", o.get("device_class", NA)),
+        ("OIO", f"TC {o.get('numjobs', '?')} x QD {o.get('iodepth', '?')}"),
+        ("Quick", "yes: NOT PTS-conformant" if run.quick else "no"),
+        ("Status", run.status + (", resumed" if run.resumed else "")),
+        ("Started", run.started or NA),
+    ]
+
+
+def comparison_caveats(runs: Sequence[RunResult], labels: Sequence[str]) -> List[str]:
+    """What makes the runs less than comparable, in plain words."""
+    out = []
+    diffs = setting_differences(runs)
+    if diffs:
+        names = ", ".join(d.option for d in diffs)
+        out.append(f"These runs were made with different settings ({names}): their figures are "
+                   "not directly comparable; the table 'Settings that differ' lists the values.")
+    quick = [label for run, label in zip(runs, labels) if run.quick]
+    if quick:
+        out.append(f"--quick smoke tests, NOT PTS-conformant measurements: {', '.join(quick)}.")
+    files = [label for run, label in zip(runs, labels) if run.device.kind == "file"]
+    if files:
+        out.append(f"File targets, not raw block devices: {', '.join(files)}.")
+    partial = [f"{label} ({run.status})" for run, label in zip(runs, labels) if run.status != "complete"]
+    if partial:
+        out.append(f"Incomplete runs, shown with what they measured: {', '.join(partial)}.")
+    resumed = [label for run, label in zip(runs, labels) if run.resumed]
+    if resumed:
+        out.append(f"Resumed runs: {', '.join(resumed)}.")
+    return out
+
+
+def summary_rows(runs: Sequence[RunResult]) -> List[Tuple[str, List[Optional[float]], List[str]]]:
+    """The summary figures of the runs: (figure and its definition, the
+    runs' values, their texts).  Like is set beside like: a figure the runs
+    measured under different definitions (an XSR phase level and a TP
+    steady-state window) is one row per definition, each run's value only
+    in the row of its own, so no difference is ever taken between them."""
+    figures = [page.summary_figures(r) for r in runs]
+    out: List[Tuple[str, List[Optional[float]], List[str]]] = []
+    for i, f in enumerate(figures[0]):
+        definitions = list(dict.fromkeys(fs[i].definition for fs in figures if fs[i].value is not None))
+        for d in definitions or [""]:
+            mine = [fs[i].value if fs[i].definition == d else None for fs in figures]
+            out.append((f"{f.group}, {f.pattern} ({f.unit})" + (f" [{d}]" if d else ""), mine,
+                        [fmt(v, f.unit) for v in mine]))
+    return out
+
+
+def terminal_table(runs: Sequence[RunResult]) -> List[str]:
+    """The summary figures side by side as plain lines for the terminal, as
+    ``tkperf check`` prints its table: numbers right-aligned, each later
+    run's difference from the first in %; figures no run measured left out.
+    Run names come from the result files: control characters are made visible."""
+    labels = [for_terminal(x) for x in run_labels(runs)]
+    header = ["figure"] + labels + [f"{x} %" for x in labels[1:]]
+    rows = [[name] + texts + [difference(v, values[0]) for v in values[1:]]
+            for name, values, texts in summary_rows(runs) if any(v is not None for v in values)]
+    table = [header] + rows
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    return ([f"Summary figures side by side; each '%' column: that run's difference from {labels[0]}."]
+            + ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+               for r in table])
+
+
+def summary_blocks(ctx: CompareContext) -> list:
+    runs, labels = ctx.runs, ctx.labels
+    out: list = [b.Rubric("Summary")]
+    if len(labels) > FULL_NAME_COLUMNS:
+        rows = [[key, label, dict(_describe(run))["Model"], capacity_text(run.device.size_bytes)]
+                for key, label, run in zip(ctx.column_labels(), labels, runs)]
+        out.append(b.table(["Column", "Run", "Model", "Capacity"], rows, title="The runs compared",
+                           widths=[10, 30, 45, 15]))
+    out.append(ctx.numbers_table("Figure", summary_rows(runs), "Summary performance data, side by side"))
+    keys: List[str] = []
+    for r in runs:
+        for t in r.tests:
+            if t.key not in keys:
+                keys.append(t.key)
+    if keys:
+        steady = [[test_title(next(t for r in runs for t in r.tests if t.key == k))]
+                  + [_steady_cell(r.test(k)) for r in runs] for k in keys]
+        out.append(ctx.runs_table("Test", steady, "Steady state by test"))
+    return out
+
+
+def settings_blocks(ctx: CompareContext) -> list:
+    runs = ctx.runs
+    diffs = setting_differences(runs)
+    out: list = [b.Heading("Settings")]
+    if diffs:
+        out += [b.Paragraph("The runs differ in these options (as stored in the result files); "
+                            "every other option is the same in all of them."),
+                ctx.runs_table("Option", [[d.option] + list(d.values) for d in diffs], "Settings that differ")]
+    else:
+        out.append(b.Paragraph("All runs were made with the same options."))
+    rows = [[name] + [dict(_describe(r))[name] for r in runs] for name, _ in _describe(runs[0])]
+    out.append(ctx.runs_table("", rows, "Drives and platforms"))
+    return out
+
+
+def test_sections(ctx: CompareContext) -> list:
+    """Every test type's comparison section: streams first, then the rest,
+    each in the registry's order; then notes for types not installed."""
+    present = [(name, kind) for name, kind in registry.types().items()
+               if any(r.tests_of(name) for r in ctx.runs)]
+    streams = [nk for nk in present if any(is_stream(t) for r in ctx.runs for t in r.tests_of(nk[0]))]
+    out: list = []
+    for _, kind in streams + [nk for nk in present if nk not in streams]:
+        out += kind.compare_section(ctx, ctx.runs, ctx.labels)
+    missing: List[str] = []
+    for r in ctx.runs:
+        missing += [t.type for t in r.tests if registry.get(t.type) is None and t.type not in missing]
+    return out + generic.missing_compare(ctx, missing)
+
+
+def comparison_blocks(runs: Sequence[RunResult]) -> list:
+    ctx = CompareContext(tuple(runs), tuple(run_labels(runs)))
+    labels = ctx.labels
+    return ([b.Title(f"tkperf comparison: {', '.join(labels)}" if len(labels) <= FULL_NAME_COLUMNS
+                     else f"tkperf comparison of {len(labels)} runs"),
+             b.Paragraph(f"{len(runs)} tkperf result files side by side; every figure is the average over "
+                         "each run's own steady-state measurement window (or its last 5 rounds where it "
+                         "reached none)."),
+             b.Admonition("warning", tuple(comparison_caveats(runs, labels)))]
+            + summary_blocks(ctx) + settings_blocks(ctx) + test_sections(ctx))
+
+
+def build_comparison(runs: Sequence[RunResult], outdir: str,
+                     formats: Sequence[str] = REPORT_FORMATS,
+                     name: str = "comparison", png: bool = False) -> ReportResult:
+    """Compare 2 to 8 runs in ``outdir``: ``<name>.rst``, ``.html``, ``.pdf``
+    and ``<name>-plots/``, like a single report (PNG plots too with ``png``)."""
+    if not MIN_RUNS <= len(runs) <= MAX_RUNS:
+        raise UsageError(f"compare takes {MIN_RUNS} to {MAX_RUNS} result files, not {len(runs)}")
+    formats = parse_report_formats(formats)
+    return publish(comparison_blocks(runs), outdir, safe_name(name), formats, png)

@@ -1,0 +1,154 @@
+"""The short plain-text summary (one line per test) and its machine-readable twin.
+
+This is what ``tkperf show`` prints; it reads the result model and the
+test types' headline figures and never imports matplotlib.
+"""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from tkperf.kit import registry
+from tkperf.model import pts
+from tkperf.verdict import conformance
+from tkperf.model.results import RunResult, TestRun
+from tkperf.report import words
+from tkperf.kit.base import Figure
+from tkperf.report.words import capacity_text
+
+
+def figures(t: TestRun) -> List[Figure]:
+    """The test's headline figures; none when its test type is not installed."""
+    kind = registry.get(t.type)
+    return kind.headline(t) if kind is not None else []
+
+
+def fob_figures(t: TestRun) -> List[Figure]:
+    """Fresh out of box: the figures measured after the purge and before any
+    preconditioning (WSAT's first interval, XSR's first phase)."""
+    kind = registry.get(t.type)
+    return kind.fob(t) if kind is not None else []
+
+
+def round1_figures(t: TestRun) -> List[Figure]:
+    """Round 1 of a test that ran a WIPC first: not FOB, and named so."""
+    kind = registry.get(t.type)
+    return kind.round1_after_wipc(t) if kind is not None else []
+
+
+def headline(t: TestRun) -> Dict[str, float]:
+    """The figures a reader looks at first, averaged over the measurement window."""
+    return {f.key: f.value for f in figures(t)}
+
+
+#: Figures whose short label a report explains beside it; the terminal has
+#: no such text, so it says what they are.
+TERMINAL_LABELS = {
+    "rnd_4k_write_lat_max_us": "MAX (mean of round maxima)",
+    "rnd_4k_write_lat_largest_us": "largest single I/O",
+    "last_5_intervals_iops": "mean of the last 5 intervals",
+}
+
+
+def _shown(f: Figure, micro: str, window: bool = False) -> str:
+    """'MAX (mean of round maxima) 12,218.2 µs': the terminal's words for a
+    figure (a ``window`` figure's label explained, as a report does beside it)."""
+    unit = micro if f.unit == "us" else f.unit
+    label = TERMINAL_LABELS.get(f.key, f.label) if window else f.label
+    return f"{label} {f.text.format(f.value)}" + (f" {unit}" if unit else "")
+
+
+def lines(run: RunResult, micro: str = "µs") -> List[str]:
+    """The summary ``run`` and ``show`` print; ``micro`` is the unit written for
+    microseconds ('us' where the output cannot show 'µ')."""
+    out = [f"{run.name}: {run.device.model or run.device.path} ({capacity_text(run.device.size_bytes)}, "
+           f"{run.device.kind}) - run {run.status}" + (", resumed" if run.resumed else "")
+           + (f", imported from {_imported(run)['tool']} {_imported(run)['version']}" if _imported(run) else "")]
+    verdict = conformance.of_run(run)  # a --quick run's first deviation says so: not said twice
+    out.append(f"  {verdict.sentence()}")
+    out += [f"    - {d}" for d in verdict.deviations]
+    for t in run.tests:
+        shown = ", ".join(_shown(f, micro, window=True) for f in figures(t))
+        out.append(f"  {words.test_title(t):<9} {words.test_verdict(t)}" + (f"; {shown}" if shown else ""))
+        fob = fob_figures(t)
+        if fob:
+            out.append(f"  {'':<9} FOB (first {_first_step(t)} after the purge, before any preconditioning): "
+                       + ", ".join(_shown(f, micro) for f in fob))
+        first = round1_figures(t)
+        if first:
+            out.append(f"  {'':<9} round 1, after WIPC (not FOB): "
+                       + ", ".join(_shown(f, micro) for f in first))
+    return out
+
+
+def _first_step(t: TestRun) -> str:
+    kind = registry.get(t.type)
+    return kind.unit if kind is not None else "round"
+
+
+def _imported(run: RunResult) -> dict:
+    """What an imported run says of its source: tool, version, source file and
+    the tests whose recorded steady-state verdict tkperf's 20/10 check disputes."""
+    info = run.facts.get("imported") if isinstance(run.facts, dict) else None
+    if not isinstance(info, dict):
+        return {}
+    steady = info.get("steady_state") or {}
+    disputed = sorted(k for k, v in steady.items() if isinstance(v, dict) and v.get("agree") is False)
+    return {"tool": str(info.get("tool") or "TKperf"), "version": str(info.get("version") or ""),
+            "source": str(info.get("source") or ""), "steady_disagreements": disputed}
+
+
+def as_dict(run: RunResult) -> dict:
+    out = _as_dict(run)
+    if _imported(run):
+        out["imported"] = _imported(run)
+    return out
+
+
+def _as_dict(run: RunResult) -> dict:
+    return {
+        "name": run.name,
+        "pts": pts.of_options(run.options).id,
+        "conformance": conformance.of_run(run).as_dict(),
+        "status": run.status,
+        "quick": run.quick,
+        "resumed": run.resumed,
+        "device": {"path": run.device.path, "model": run.device.model, "serial": run.device.serial,
+                   "size_bytes": run.device.size_bytes, "kind": run.device.kind},
+        "tests": [
+            {"key": t.key, "status": t.status, "rounds": t.done, "stop_reason": t.stop_reason,
+             "steady": bool(t.steady and t.steady.steady),
+             "pts_steady": bool(t.steady and t.steady.steady and not conformance.late_window(t)),
+             "window": list(t.steady.rounds) if t.steady else [],
+             "not_steady_variables": words.unsteady_variables(t),
+             "headline": headline(t),
+             "fob": {f.key: f.value for f in fob_figures(t)},
+             "round1_after_wipc": {f.key: f.value for f in round1_figures(t)}}
+            for t in run.tests
+        ],
+    }
+
+
+#: What ``--json-summary`` writes: its ``schema`` name and ``version``
+#: (tkperf/model/data/summary.schema.json, docs/result-format.rst).
+DOCUMENT_SCHEMA = "tkperf-summary"
+DOCUMENT_VERSION = 1
+
+
+def _figure_dict(f: Figure) -> dict:
+    return {"key": f.key, "label": f.label, "value": f.value, "unit": f.unit, "better": f.better}
+
+
+def as_document(run: RunResult, paths: Dict[str, object], exit_code: int) -> dict:
+    """The ``--json-summary`` document: :func:`as_dict` with a schema name and
+    version, each test's type and figures, the files written and the exit code.
+
+    ``paths`` holds ``result``, ``log`` and ``reports`` (a list)."""
+    doc = {"schema": DOCUMENT_SCHEMA, "version": DOCUMENT_VERSION, **as_dict(run)}
+    for entry, t in zip(doc["tests"], run.tests):
+        entry["type"] = t.type
+        entry["figures"] = [_figure_dict(f) for f in figures(t)]
+    reports = paths["reports"]
+    doc["paths"] = {"result": paths["result"], "log": paths["log"],
+                    "reports": list(reports) if isinstance(reports, (list, tuple)) else []}
+    doc["exit_code"] = exit_code
+    return doc

@@ -1,0 +1,188 @@
+"""``tkperf capture``: record a device's block I/O, or import a blktrace
+capture, and write ``DIR/NAME.xml`` (the streams and steps,
+:mod:`tkperf.rwsw.model`) with ``DIR/NAME.iolog`` (the I/Os, fio iolog
+version 3) beside it.
+
+Neither file replaces an existing one.  The raw events of a recording go
+to a hidden temporary file in the output directory, removed afterwards,
+which must therefore not be on the captured disk.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+from tkperf import programs
+from tkperf.errors import OutputError, ResultFileError, ToolError
+from tkperf.model.files import close_quietly
+from tkperf.rwsw import analysis, model, rawtrace, trace, tracing
+from tkperf.target import guard
+
+log = logging.getLogger("tkperf")
+
+#: The first bytes of blktrace's binary records (``BLK_IO_TRACE_MAGIC``, the version byte aside).
+_BLKTRACE_MAGIC = b"\x74\x61\x65"
+#: An imported file larger than this is refused (a blkparse text of ~10**7 I/Os).
+MAX_IMPORT_BYTES = 4 << 30
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a capture wrote and what the user should know of it."""
+
+    capture: model.Capture
+    xml: str
+    iolog: str
+    notes: Tuple[str, ...]
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def paths(outdir: str, name: str) -> Tuple[str, str]:
+    """``DIR/NAME.xml`` and ``DIR/NAME.iolog``, after checking that the
+    directory exists and neither file does (OutputError otherwise)."""
+    if not os.path.isdir(outdir):
+        raise OutputError(f"--outdir {outdir}: no such directory")
+    xml, iolog = os.path.join(outdir, f"{name}.xml"), os.path.join(outdir, f"{name}.iolog")
+    for p in (xml, iolog):
+        if os.path.lexists(p):
+            raise OutputError(f"{p} exists; tkperf capture does not replace it (give another --name or remove it)")
+    return xml, iolog
+
+
+def _write_iolog(trace_: trace.IoTrace, path: str) -> None:
+    """The iolog, written piece by piece into a temporary file that becomes
+    ``path`` when complete (a long capture's log does not fit in memory at once)."""
+    tmp = path + ".tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        raise OutputError(f"cannot write {tmp}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for piece in analysis.iolog_lines(trace_):
+                fh.write(piece)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if os.path.lexists(path):
+            raise OutputError(f"{path} exists; tkperf capture does not replace it")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _write(trace_: trace.IoTrace, capture: model.Capture, xml: str, iolog: str) -> None:
+    if os.path.lexists(iolog):
+        raise OutputError(f"{iolog} exists; tkperf capture does not replace it")
+    _write_iolog(trace_, iolog)
+    try:
+        model.save(capture, xml)
+    except BaseException:
+        os.unlink(iolog)
+        raise
+    model.load(xml)  # what was written reads back
+
+
+def _notes(trace_: trace.IoTrace, lost: int = 0, problems: Sequence[str] = ()) -> Tuple[str, ...]:
+    out: List[str] = list(problems)
+    if lost:
+        out.append(f"the kernel's trace buffer overflowed: {lost} events were lost; the shares are of the "
+                   "events recorded (a shorter capture or a less busy device loses none)")
+    for why, n in sorted(trace_.skipped.items()):
+        out.append(f"{n} events left out: {why}")
+    if len(trace_) == 0:
+        out.append("no I/O was seen on the device during the capture")
+    return tuple(out)
+
+
+def record(device: str, seconds: float, name: str, outdir: str, step: float) -> Written:
+    """Record ``device`` for ``seconds`` and write the capture (root only)."""
+    tracing.needs_root()
+    dev = tracing.device_facts(device)
+    xml, iolog = paths(outdir, name)
+    if tracing.on_device(outdir, dev):
+        raise OutputError(f"--outdir {outdir} is on the captured disk: what tkperf writes there would be "
+                          "captured too; choose a directory on another disk")
+    raw = os.path.join(outdir, f".{name}.trace.tmp")
+    fd: Optional[int] = None
+    try:
+        fd = os.open(raw, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        raise OutputError(f"cannot create {raw}: {exc.strerror}") from None
+    with guard.signals_raise():  # a signal, also while the events are analysed, leaves nothing behind
+        try:
+            started = time.time()
+            with tracing.Recorder(dev) as rec:
+                rec.record(seconds, fd)
+            close_quietly(fd)
+            fd = None
+            assert rec.layout is not None
+            with open(raw, "rb") as fh:
+                events = rawtrace.read_raw(fh, rec.layout, dev.kernel_dev, dev.first_sector,
+                                           dev.sectors if dev.first_sector else None)
+        finally:
+            close_quietly(fd)
+            os.unlink(raw)
+        capture = analysis.analyse(events, step, name=name, device=device, size=dev.size, source="tracefs",
+                                   started=_utc(started), iolog=os.path.basename(iolog))
+        _write(events, capture, xml, iolog)
+    return Written(capture, xml, iolog, _notes(events, rec.lost, rec.problems))
+
+
+def _is_blktrace(path: str) -> bool:
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+    return len(head) == 4 and head[1:4] == _BLKTRACE_MAGIC
+
+
+def _blkparse(path: str, text: str) -> None:
+    """blktrace's binary records at ``path`` into blkparse's text at ``text``."""
+    argv = [programs.require("blkparse"), "-i", "-", "-o", text]
+    with open(path, "rb") as src:
+        proc = programs.start(argv, stdin=src, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            _, err = proc.communicate(timeout=3600)
+        finally:
+            programs.forget(proc)
+    if proc.returncode != 0:
+        last = (err or b"").decode(errors="replace").strip().splitlines()
+        raise ToolError(f"blkparse failed on {path}: {last[-1] if last else f'exit code {proc.returncode}'}")
+
+
+def import_file(path: str, name: str, outdir: str, step: float) -> Written:
+    """Read blkparse's default text output (or blktrace's binary records,
+    through ``blkparse -i``) at ``path`` and write the capture."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ResultFileError(f"{path}: {exc.strerror}") from None
+    if not os.path.isfile(path):
+        raise ResultFileError(f"{path}: not a regular file")
+    if st.st_size > MAX_IMPORT_BYTES:
+        raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_IMPORT_BYTES} byte import limit")
+    xml, iolog = paths(outdir, name)
+    text = path
+    parsed: Optional[str] = None
+    try:
+        if _is_blktrace(path):
+            parsed = text = os.path.join(outdir, f".{name}.blkparse.tmp")
+            _blkparse(path, text)
+        with open(text, "rb") as fh:
+            events, device = trace.read_blkparse(fh, path)
+    finally:
+        if parsed is not None and os.path.exists(parsed):
+            os.unlink(parsed)
+    size = int((events.offset + events.length).max()) if len(events) else 0
+    capture = analysis.analyse(events, step, name=name, device=device, size=size, source="import",
+                               started=_utc(st.st_mtime), iolog=os.path.basename(iolog))
+    _write(events, capture, xml, iolog)
+    return Written(capture, xml, iolog, _notes(events))

@@ -1,0 +1,124 @@
+"""The report of a capture (``tkperf report N.xml``): its facts, the
+cumulative workload (streams by share), the stream map over time (each
+dominant stream's share per step) and the queue depth over time, as reST,
+HTML and PDF like every tkperf report (:func:`tkperf.render.documents.publish`).
+
+The figures follow the Real World Storage Workload PTS's presentation of a
+capture (SNIA RWSW PTS for Datacenter Storage, SNIA Technical Position of
+25 May 2018: cumulative workload, IO streams map over time, queue depth
+over time); docs/rwsw.rst says how tkperf departs from it.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from tkperf.durations import duration
+from tkperf.render import blocks as b
+from tkperf.render import parallel
+from tkperf.render.documents import ReportResult, publish, safe_name
+from tkperf.rwsw.model import Capture, Stream, dominant
+
+SPEC = ("SNIA Real World Storage Workload (RWSW) Performance Test Specification for Datacenter Storage "
+        "(SNIA Technical Position, 25 May 2018)")
+#: Streams shown by name in the charts: the dominant ones (80% of the I/Os), at most this many.
+MAX_CHART_STREAMS = 8
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}"
+
+
+def _chart_streams(c: Capture) -> List[Stream]:
+    keys = {s.key for s in dominant(c.streams, 0.8)}
+    return [s for s in c.streams if s.key in keys][:MAX_CHART_STREAMS]
+
+
+def facts_blocks(c: Capture) -> list:
+    ios = sum(s.ios for s in c.streams)
+    rows = [("Name", c.name), ("Device", c.device), ("Device size", f"{c.size:,} bytes"),
+            ("Recorded with", {"tracefs": "the kernel's block tracepoints (tracefs)",
+                               "blktrace": "blktrace", "import": "imported blkparse output"}[c.source]),
+            ("Started (UTC)", c.started), ("Duration", duration(c.duration)),
+            ("Steps", f"{len(c.steps)} of {duration(c.step)}"), ("I/Os", f"{ios:,}"),
+            ("IOPS", f"{c.iops:,.0f}"), ("Throughput", f"{c.mbps:,.1f} MB/s"),
+            ("Queue depth (mean outstanding I/Os)", f"{c.qd:.2f}"),
+            ("I/Os kept for exact replay", c.iolog or "no")]
+    return [b.Title(f"Real-world workload capture {c.name}"),
+            b.Paragraph(f"The block I/O of {c.device} as captured by tkperf capture, told as IO streams (an IO "
+                        "stream is one combination of random or sequential access, read or write, and transfer "
+                        f"size) per time step and in total, after the IO Capture of the {SPEC}. An I/O is "
+                        "sequential when it starts where one of the last 32 I/Os of the same direction ended "
+                        "(tkperf help rwsw)."),
+            b.table(("Fact", "Value"), rows, stub_columns=1)]
+
+
+def cumulative_blocks(c: Capture) -> list:
+    out: list = [b.Heading("Cumulative workload", 1, room_cm=10)]
+    if not c.streams:
+        return out + [b.Paragraph("No I/O was seen during the capture.")]
+    shown = [s for s in c.streams if s.share >= 0.01][:12] or list(c.streams[:1])
+    grid = b.Grid(rows=tuple(s.key for s in shown), row_keys=tuple(float(s.bs) for s in shown),
+                  cols=("I/Os", "bytes"), values=tuple((100 * s.share, 100 * s.byte_share) for s in shown),
+                  unit="%", row_title="IO stream", col_title="share of")
+    top = dominant(c.streams, 0.8)
+    out.append(b.Chart("cumulative-workload.png", b.BarsChart(
+        panels=(b.Panel(grid, "Streams of the whole capture", "Share (%)"),), legend_title="share of"),
+        f"The IO streams of the whole capture with at least 1% of the I/Os, by their share of the I/Os and "
+        f"of the bytes. The {len(top)} dominant stream{'s' if len(top) != 1 else ''} (the fewest making up "
+        f"80% of the I/Os): {', '.join(s.key for s in top)}."))
+    rows = [(s.key, f"{s.ios:,}", _pct(s.share), _pct(s.byte_share)) for s in c.streams if s.share >= 0.001]
+    rest = [s for s in c.streams if s.share < 0.001]
+    if rest:
+        rows.append((f"{len(rest)} more streams", f"{sum(s.ios for s in rest):,}",
+                     _pct(sum(s.share for s in rest)), _pct(sum(s.byte_share for s in rest))))
+    out.append(b.table(("IO stream", "I/Os", "Share of I/Os (%)", "Share of bytes (%)"), rows,
+                       title="IO streams of the whole capture", stub_columns=1))
+    return out
+
+
+def _starts(c: Capture) -> np.ndarray:
+    return np.array([st.start for st in c.steps], dtype=float)
+
+
+def stream_map_blocks(c: Capture) -> list:
+    out: list = [b.Heading("IO stream map over time", 1, room_cm=10)]
+    streams = _chart_streams(c)
+    if streams and c.steps:
+        curves = []
+        for s in streams:
+            share = [next((x.share for x in st.streams if x.key == s.key), 0.0) for st in c.steps]
+            curves.append(b.Curve(s.key, _starts(c), 100 * np.array(share, dtype=float)))
+        out.append(b.Chart("stream-map.png", b.XYChart(
+            curves=tuple(curves), xlabel="Step start", ylabel="Share of the step's I/Os (%)", time_axis=True,
+            ylim=(0.0, 100.0)),
+            f"Each dominant stream's share of the I/Os per step of {duration(c.step)}, the step drawn at its "
+            "start."))
+    rows = [(str(st.index), duration(st.start) if st.start else "0 s", duration(st.duration), f"{st.iops:,.0f}",
+             f"{st.mbps:,.1f}", f"{st.qd:.2f}",
+             "; ".join(f"{s.key} {100 * s.share:.1f}%" for s in st.streams[:3]) or "no I/O") for st in c.steps]
+    out.append(b.table(("Step", "Start", "Length", "IOPS", "MB/s", "QD", "Largest streams"), rows,
+                       title="Steps", widths=(5, 8, 8, 10, 9, 7, 40)))
+    return out
+
+
+def queue_depth_blocks(c: Capture) -> list:
+    out: list = [b.Heading("Queue depth over time", 1, room_cm=10)]
+    if c.steps:
+        out.append(b.Chart("queue-depth.png", b.XYChart(
+            curves=(b.Curve("queue depth", _starts(c), np.array([st.qd for st in c.steps], dtype=float)),),
+            xlabel="Step start", ylabel="Mean outstanding I/Os", time_axis=True),
+            "The mean number of I/Os outstanding at the device (issued, not yet completed) per step: the "
+            "demand intensity the application put on the device."))
+    return out
+
+
+def report_blocks(c: Capture) -> list:
+    return facts_blocks(c) + cumulative_blocks(c) + stream_map_blocks(c) + queue_depth_blocks(c)
+
+
+def build_report(c: Capture, outdir: str, formats: Sequence[str], png: bool = False,
+                 drawers: Optional[parallel.Drawers] = None) -> ReportResult:
+    """``outdir/<name>.rst|.html|.pdf`` and the plots of the capture ``c``."""
+    return publish(report_blocks(c), outdir, safe_name(c.name), formats, png, drawers)
