@@ -53,6 +53,12 @@ RECORDED = {
     "hdd-zones": [*HDD, "--tests", "hdd-zones"],
     "hdd-iops": [*HDD, "--tests", "hdd-iops"],
     "hdd-lat": [*HDD, "--tests", "hdd-lat"],
+    # the real-world workload tests run the capture tests/rwsw_captures.py writes (recorded from REPO)
+    "replay": [*SSD, "--tests", "replay", "--rwsw-workload", "tests/data/rwsw/golden-capture.xml"],
+    "rwsw-wsat": [*SSD, "--tests", "rwsw-wsat", "--rwsw-workload", "tests/data/rwsw/golden-capture.xml",
+                  "--rwsw-wsat-time", "4"],
+    "rwsw-dirth": [*SSD, "--tests", "rwsw-dirth", "--rwsw-workload", "tests/data/rwsw/golden-capture.xml",
+                   "--rwsw-dirth-structure", "steady-sweep"],
 }
 
 
@@ -155,6 +161,7 @@ def cli(argv=None) -> int:
         unknown = [n for n in names if n not in RECORDED]
         if unknown:
             p.error(f"unknown input {','.join(unknown)} (known: {','.join(RECORDED)})")
+        os.chdir(REPO)  # the recorded command lines name files relative to the repository
         for n in names:
             print(f"recording {n} ...", flush=True)
             record(n)

@@ -191,7 +191,7 @@ def test_built_ins_come_through_the_plug_in_door():
     installed = [(name, value) for name, value, _ep in registry._entry_points()
                  if value.startswith(registry.BUILTIN_PACKAGE)]
     listed = [(name, value) for name, value, _ep in registry._source_tree_builtins()]
-    assert len(listed) == 13 and sorted(installed) == sorted(listed)
+    assert len(listed) == 16 and sorted(installed) == sorted(listed)
     assert all(ep is not None for _n, _v, ep in registry.builtins())
 
 

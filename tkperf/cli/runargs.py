@@ -110,6 +110,7 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     common.add_report_options(p)
     add_unattended_options(p)
     remote_cli.add_options(p)
+    added = set()
     for kind in registry.types().values():
         if not kind.options:
             continue
@@ -118,6 +119,9 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
         shown = _profile_of(kind) == profile
         group = p.add_argument_group(f"{kind.title} test ({kind.name})") if shown else p
         for opt in kind.options:
+            if opt.flags[0] in added:  # an option several types share (--workload): added with the first
+                continue
+            added.add(opt.flags[0])
             # argparse formats help with %: a type's words ("100% writes") are text
             text = opt.help.replace("%", "%%") if shown else argparse.SUPPRESS
             if opt.switch is not None:

@@ -115,7 +115,9 @@ def _source_tree_builtins() -> List[Tuple[str, str, object]]:
 def builtins() -> List[Tuple[str, str, object]]:
     """(name, value, entry point or None) of tkperf's own test types."""
     own = [c for c in _entry_points() if c[1].startswith(BUILTIN_PACKAGE)]
-    return own or _source_tree_builtins()
+    # an editable install whose metadata predates the tree: the tree's newer built-ins too
+    known = {c[0] for c in own}
+    return own + [c for c in _source_tree_builtins() if c[0] not in known]
 
 
 def _discover() -> Dict[str, TestType]:

@@ -1,0 +1,125 @@
+"""rwsw-wsat: the applied test workload of a capture (its dominant streams,
+normalised) run from a purge to steady state with WSAT's stop rules: one
+continuous job cut into intervals, stopped at the time limit, the total
+written (TGBW) or, with ``--rwsw-wsat-steady``, at steady state (20/10 on 5
+points 30 minutes apart, after one drive fill) -- WSAT's rules and
+defaults, under options of its own (docs/rwsw-tests.rst)."""
+from __future__ import annotations
+
+from typing import List
+
+from tkperf.api import (
+    Blocks, Figure, Options, OptionSet, Plan, PtsRules, Stream, TestRun, TestType, Tracking, stored_values
+)
+from tkperf.rwsw import applied, model
+from tkperf.testtypes.realworld import options as ro
+from tkperf.testtypes.realworld import workload as wl
+from tkperf.testtypes.realworld.words import common_deviations
+from tkperf.testtypes.writesat.settings import tgbw_bytes
+
+SERIES = "intervals"
+JOB = "rwsw-applied"
+PTS_TIME_S = 24 * 3600
+PTS_FILLS = 4
+PTS_SPACING_S = 30 * 60
+PTS_INTERVAL_S = 60
+TAIL = 5
+
+
+def _fills(tgbw: str, capacity: int) -> float:
+    if tgbw.endswith("x"):
+        return float(tgbw[:-1])
+    return float(tgbw) * 1e9 / capacity if capacity > 0 else 0.0
+
+
+class RwswWsatPts(PtsRules):
+    """WSAT's stop rules on the RWSW PTS's applied test workload, and the departures."""
+
+    oio = ""
+
+    def deviations(self, kind: TestType, options, revision) -> List[str]:
+        v = stored_values(kind, options)
+        out = common_deviations(kind.name) + wl.workload_deviations(kind.name, options, v["rwsw_streams_share"])
+        if v["rwsw_workload"]:
+            try:
+                cap = model.load(v["rwsw_workload"])
+                out += [f"{kind.name}: {n}" for n in applied.coupling_note(
+                    model.dominant(cap.streams, v["rwsw_streams_share"]))]
+            except Exception:  # noqa: BLE001 - the capture may be gone when a result is read later
+                pass
+        if v["rwsw_wsat_interval"] != PTS_INTERVAL_S:
+            out.append(f"{kind.name} reports every {v['rwsw_wsat_interval']} s instead of WSAT's {PTS_INTERVAL_S} s")
+        return out
+
+    def planned_deviations(self, kind: TestType, options, revision) -> List[str]:
+        """Before the run: limits that depart from WSAT's stop if they end the run."""
+        v = stored_values(kind, options)
+        out = []
+        if v["rwsw_wsat_time"] < PTS_TIME_S:
+            out.append(f"rwsw-wsat time limit {v['rwsw_wsat_time']} s is below 24 h: a deviation if it ends the run "
+                       "before 4x the capacity is written")
+        tgbw = v["rwsw_wsat_tgbw"]
+        if not (tgbw.endswith("x") and float(tgbw[:-1]) >= PTS_FILLS):
+            out.append(f"rwsw-wsat TGBW limit {tgbw} may be below 4x the capacity: a deviation if it ends the run "
+                       "before 24 h")
+        if v["rwsw_wsat_steady"] and v["rwsw_wsat_steady_spacing"] != PTS_SPACING_S:
+            out.append(f"rwsw-wsat steady-state stop on points {v['rwsw_wsat_steady_spacing']} s apart instead of "
+                       "30 min: a deviation if it ends the run")
+        return out
+
+    def result_deviations(self, kind: TestType, test: TestRun, options, revision, capacity: int) -> List[str]:
+        """WSAT's stop: 24 h or 4x the capacity written; an earlier limit that ended the run departs."""
+        if test.status != "complete":
+            return []
+        v = stored_values(kind, options)
+        reason = test.stop_reason
+        if reason.startswith("time limit") and v["rwsw_wsat_time"] < PTS_TIME_S:
+            return [f"{test.key}: stopped by its time limit of {v['rwsw_wsat_time']} s, before 24 h or 4x the "
+                    "capacity written (WSAT's stop)"]
+        if reason.startswith("TGBW") and _fills(v["rwsw_wsat_tgbw"], capacity) < PTS_FILLS:
+            return [f"{test.key}: stopped by its TGBW limit of {v['rwsw_wsat_tgbw']}, before 24 h or 4x the "
+                    "capacity written (WSAT's stop)"]
+        spacing = test.params.get("steady_spacing", "")
+        if reason.startswith("steady state") and spacing != str(PTS_SPACING_S):
+            return [f"{test.key}: stopped at steady state judged on points {spacing} s apart, not 30 min"]
+        return []
+
+
+class RwswWsatTest(TestType):
+    pts = RwswWsatPts()
+    name = "rwsw-wsat"
+    title = "Real-World Workload WSAT (applied test workload)"
+    short = "RWSW-WSAT"
+    order = 91
+    view = "tkperf.testtypes.realworld.wsatview:RwswWsatView"
+    options = OptionSet(ro.RwswWsatSettings, ro.WSAT_OPTIONS)
+
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+        cfg = opts.of(ro.RwswWsatSettings)
+        cap, streams = wl.dominant(opts)
+        mix = wl.mixed(streams)
+        job = wl.job(mix, opts.numjobs, opts.iodepth, cfg.wsat_time, JOB)
+        shape = Stream(job, cfg.wsat_interval, stop_bytes=tgbw_bytes(cfg.wsat_tgbw, capacity),
+                       steady_stop=cfg.wsat_steady, steady_after_bytes=capacity, series=SERIES,
+                       steady_spacing_s=cfg.wsat_steady_spacing)
+        return [Plan(key=self.name, shape=shape, wipc=False,
+                     tracking=Tracking(JOB, "iops", "applied workload IOPS per interval"),
+                     params={**wl.params(opts, cap, streams, mix), "numjobs": str(opts.numjobs),
+                             "iodepth": str(opts.iodepth), "interval": str(cfg.wsat_interval),
+                             "time_limit": str(cfg.wsat_time), "tgbw": cfg.wsat_tgbw,
+                             "steady_stop": "true" if cfg.wsat_steady else "false",
+                             "steady_spacing": str(shape.steady_every * cfg.wsat_interval)})]
+
+    def blocks(self, opts: Options) -> Blocks:
+        mix = wl.mixed(wl.dominant(opts)[1])
+        return Blocks(mix.smallest, mix.largest)
+
+    def headline(self, test: TestRun) -> List[Figure]:
+        s = test.series.get(SERIES)
+        if s is None or not len(s):
+            return []
+        values = s.column("iops")
+        tail = values[-TAIL:]
+        return [Figure("first_interval_iops", "first", float(values[0]), "IOPS"),
+                Figure(f"last_{TAIL}_intervals_iops", f"last {TAIL}", float(tail.sum() / tail.size), "IOPS"),
+                Figure("gb_written", "written", float(s.column("io_bytes").sum()) / 1e9, "GB", "", "{:,.2f}")]
