@@ -220,19 +220,21 @@ def test_the_verdict_names_each_departure_from_the_rwsw_pts(tmp_path):
 
     rev = next(iter(REVISIONS.values()))
     path = rwsw_captures.write(str(tmp_path))
-    replay = testtypes.get("replay").deviations({"rwsw_workload": path, "rwsw_replay_step_time": "5"}, rev)
+    kind = testtypes.get("replay")
+    replay = kind.pts.deviations(kind, {"rwsw_workload": path, "rwsw_replay_step_time": "5"}, rev)
     words = " | ".join(replay)
     for part in ("SNIA RWSW PTS", "tkperf capture", "flow control", "calibration", "offsets are fio's",
                  "runs 5 s instead of its captured duration"):
         assert part in words, part
-    exact = " | ".join(testtypes.get("replay").deviations({"rwsw_workload": path, "rwsw_replay": "exact"}, rev))
+    exact = " | ".join(kind.pts.deviations(kind, {"rwsw_workload": path, "rwsw_replay": "exact"}, rev))
     assert "iolog" in exact and "calibration" not in exact
     wsat = testtypes.get("rwsw-wsat")
-    words = " | ".join(wsat.deviations({"rwsw_workload": path, "rwsw_streams_share": "90%"}, rev))
+    words = " | ".join(wsat.pts.deviations(wsat, {"rwsw_workload": path, "rwsw_streams_share": "90%"}, rev))
     assert "one fio job" in words and "90%" in words and "access independently" in words
-    planned = " | ".join(wsat.planned_deviations({"rwsw_wsat_time": "1h"}, rev))
+    planned = " | ".join(wsat.pts.planned_deviations(wsat, {"rwsw_wsat_time": "1h"}, rev))
     assert "below 24 h" in planned
-    dirth = " | ".join(testtypes.get("rwsw-dirth").deviations({"rwsw_workload": path}, rev))
+    dirth_kind = testtypes.get("rwsw-dirth")
+    dirth = " | ".join(dirth_kind.pts.deviations(dirth_kind, {"rwsw_workload": path}, rev))
     assert "one fio job" in dirth and "RWSW-DIRTH" in dirth
 
 
@@ -242,9 +244,9 @@ def test_a_step_off_its_capture_is_named_in_the_verdict():
 
     test = store.load(os.path.join(os.path.dirname(__file__), "data", "golden", "inputs", "replay.xml")).tests[0]
     kind, rev = testtypes.get("replay"), next(iter(REVISIONS.values()))
-    assert kind.result_deviations(test, {}, rev, 256 * MiB) == []  # the recorded run held its capture
+    assert kind.pts.result_deviations(kind, test, {}, rev, 256 * MiB) == []  # the recorded run held its capture
     name = next(k[len("share."):] for k in test.params if k.startswith("share.st1-"))
     test.params.update({"step.1.qd": "40.0", f"share.{name}": "0.9"})
-    words = " | ".join(kind.result_deviations(test, {}, rev, 256 * MiB))
+    words = " | ".join(kind.pts.result_deviations(kind, test, {}, rev, 256 * MiB))
     assert "step 1 ran at a queue depth of" in words and "against the captured 40.00" in words
     assert "against the captured 90.0%" in words

@@ -6,8 +6,14 @@ nominal target) and keeps, per plan key, the shape it would run, so that a
 report, ``show``, the conformance check and ``resume`` read a stored test
 by the same rule the run followed (its unit word, its first figures, its
 tracking variables, whether a steady state is kept on resume).  A type
-that is not installed, or cannot be planned so, reads as a plain round
-loop whose round 1 is not a first figure (:class:`Steps`).
+that cannot be planned so (one that needs an input, as the real-world
+types need a capture) is read by the shape its stored test shows: phase
+labels (:class:`~tkperf.kit.shapes.Phases`), a sweep round
+(:class:`~tkperf.kit.composite.SteadyThenSweep`), captured sweep rounds
+(:class:`~tkperf.kit.composite.SweepRounds`), intervals without rounds
+(:class:`~tkperf.kit.shapes.Stream`); anything else, and a type that is
+not installed, as a plain round loop whose round 1 is not a first figure
+(:class:`Steps`).  A shape's rules are its class's: no field of it is read.
 """
 from __future__ import annotations
 
@@ -16,6 +22,8 @@ import weakref
 from typing import Dict, Optional
 
 from tkperf.kit import options
+from tkperf.kit.composite import CAPTURE_ROUND, SWEEP_ROUND, WDPC_SERIES, SteadyThenSweep, SweepRounds
+from tkperf.kit.shapes import Phases, Stream
 from tkperf.kit.steps import Steps
 from tkperf.errors import UsageError
 from tkperf.model.results import TestRun
@@ -45,11 +53,30 @@ def _shapes(kind: TestType) -> Dict[str, Steps]:
     return found
 
 
+def stored_steps(test: Optional[TestRun]) -> Steps:
+    """The rules of the shape ``test``'s stored data shows (module doc)."""
+    if test is None:
+        return Steps()
+    if any(k.startswith("phase.") for k in test.data):
+        cls: type = Phases
+    elif SWEEP_ROUND in test.data:
+        cls = SteadyThenSweep
+    elif CAPTURE_ROUND in test.data or WDPC_SERIES in test.series:
+        cls = SweepRounds
+    elif not test.rounds and test.series:
+        cls = Stream
+    else:
+        return Steps()
+    return object.__new__(cls)  # its rules only: they read no field of the shape
+
+
 def steps_of(kind: Optional[TestType], test: Optional[TestRun] = None) -> Steps:
     """The steps of ``test`` (of type ``kind``; None: not installed): the
-    shape of its plan, else of the type's first plan."""
+    shape of its plan, else of the type's first plan, else what the stored
+    test shows."""
     if kind is None:
         return Steps()
     shapes = _shapes(kind)
-    shape = (shapes.get(test.key) if test is not None else None) or next(iter(shapes.values()), Steps())
+    shape = (shapes.get(test.key) if test is not None else None) or next(iter(shapes.values()), None) \
+        or stored_steps(test)
     return kind.steps(shape) if isinstance(kind, Api2Type) else shape
