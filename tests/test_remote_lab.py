@@ -4,6 +4,7 @@ killed, and a real fio of another version."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 from pathlib import Path
@@ -85,8 +86,11 @@ def test_sshd_that_dies_is_reported_with_its_output(tmp_path, monkeypatch):
 
 
 def client(fio, server, jobfile, timeout=120):
+    # Without COLUMNS and LINES (pytest-xdist's workers have them): given a terminal size, a fio
+    # client that lost its server still prints a report, with an empty client_stats.
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     return subprocess.run([fio, f"--client={server.client_arg}", "--output-format=json", str(jobfile)],
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout, env=env)
 
 
 @needs_fio
