@@ -25,66 +25,145 @@ plug-in (``examples/plugin``).
 """
 from __future__ import annotations
 
-# the test-type interface (API 3: the type, its PTS rules, its view)
-from tkperf.kit.base import (
-    API_VERSION, Blocks, Figure, in_range, OIO_FIXED, OIO_OPERATOR, OIO_SWEEP, Option, Options, OptionSet,
-    parse_count, Plan, PtsRules, started_from_purge, stored_values, SummaryValue, TestType, Tracking, View
-)
-from tkperf.kit.policy import Steady
-from tkperf.kit.settings import settings_from
-from tkperf.kit.context import PlanLike, RunContext
-from tkperf.kit.steps import Headline, Steps
-# options every test shares, value parsers and their formatters
-from tkperf.kit.options import (
-    format_block_sizes, format_mixes, MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, parse_block_sizes,
-    parse_duration, parse_mix, parse_mixes, parse_size, RunOptions
-)
 from tkperf.durations import duration, micro_unit
 from tkperf.errors import OutputError, TargetError, UsageError
-# what runs: loop shapes, precondition, fio jobs, fio's logs
-from tkperf.kit.shapes import (
-    duration_rough, Estimate, FIO_GAP_S, Phase, Phases, record_round, REVISED, Rounds, Shape, Stream, Sweep
-)
-from tkperf.kit.composite import (
-    capture_round, steady_rounds, SteadyThenSweep, SWEEP_ROUND, sweep_round, SweepRounds, WDPC_SERIES,
-    WDPC_STOP, wdpc_verdict
-)
-from tkperf.kit.longrounds import header_fields, MIN_WRITTEN, OneFillFirst, round_deviation, round_option
-from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
-from tkperf.kit.progress import progress_of
-from tkperf.fio.jobs import FioJob
 from tkperf.fio.intervals import Cut, IntervalCutter, report_time
+from tkperf.fio.jobs import FioJob
 from tkperf.fio.logs import log_directory, log_files, parse_log
 from tkperf.fio.output import cumulative_write
-# the result model, to read; stored workload names; steady state
-from tkperf.model.results import (
-    format_bs, gb, IoStats, mb, mix_label, PERCENTILES, Round, RunResult, TestRun, Workload
+
+# the test-type interface (API 3: the type, its PTS rules, its view)
+from tkperf.kit.base import (
+    API_VERSION,
+    OIO_FIXED,
+    OIO_OPERATOR,
+    OIO_SWEEP,
+    Blocks,
+    Figure,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    PtsRules,
+    SummaryValue,
+    TestType,
+    Tracking,
+    View,
+    in_range,
+    parse_count,
+    started_from_purge,
+    stored_values,
 )
-from tkperf.model.series import Series as DataSeries
-from tkperf.model.steadystate import evaluate, SteadyState
-from tkperf.model.names import (
-    hdd_cell, hdd_zone, iops_matrix_params, iops_workload, tp_workload, WSAT_SERIES, wsat_workload
+from tkperf.kit.composite import (
+    SWEEP_ROUND,
+    WDPC_SERIES,
+    WDPC_STOP,
+    SteadyThenSweep,
+    SweepRounds,
+    capture_round,
+    steady_rounds,
+    sweep_round,
+    wdpc_verdict,
 )
-# report blocks and chart parts
-from tkperf.render.blocks import (
-    Admonition, BarsChart, Chart, charts, ConfidenceChart, ConvergenceChart, Curve, CurvesChart, Grid,
-    Header, Heading, HeatmapChart, HistogramChart, LinesChart, Literal, Panel, Paragraph, Rubric, Series,
-    Table, table, Title, WindowChart, XYChart
+from tkperf.kit.context import PlanLike, RunContext
+from tkperf.kit.longrounds import MIN_WRITTEN, OneFillFirst, header_fields, round_deviation, round_option
+
+# options every test shares, value parsers and their formatters
+from tkperf.kit.options import (
+    MAX_IODEPTH,
+    MAX_NUMJOBS,
+    MAX_RUNTIME,
+    RunOptions,
+    format_block_sizes,
+    format_mixes,
+    parse_block_sizes,
+    parse_duration,
+    parse_mix,
+    parse_mixes,
+    parse_size,
 )
-# the report's contexts, the generic view and the sections the built-ins share
-from tkperf.report.context import chart_name, CompareContext, grid_table, ReportContext
-from tkperf.report.generic import compare_section, GenericView, headline_table, report_section, workload_table
-from tkperf.report.header import open_test, round_fields, snia_header
-from tkperf.report.steady import (
-    Convergence, convergence_blocks, named_window_blocks, per_round, steady_sections, steady_state,
-    window_blocks, window_source
+from tkperf.kit.policy import Steady
+from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
+from tkperf.kit.progress import progress_of
+from tkperf.kit.settings import settings_from
+
+# what runs: loop shapes, precondition, fio jobs, fio's logs
+from tkperf.kit.shapes import (
+    FIO_GAP_S,
+    REVISED,
+    Estimate,
+    Phase,
+    Phases,
+    Rounds,
+    Shape,
+    Stream,
+    Sweep,
+    duration_rough,
+    record_round,
 )
-from tkperf.report.qos import compare_blocks, confidence_curve, histogram_curve, qos_blocks, supported_marks
-from tkperf.report.words import (
-    fmt, metric_display, NA, oio, plural, shown_unit, test_title, tracking_label, verdict
-)
+from tkperf.kit.steps import Headline, Steps
+
 # modules a type reads as a namespace
 from tkperf.model import histogram
+from tkperf.model.names import (
+    WSAT_SERIES,
+    hdd_cell,
+    hdd_zone,
+    iops_matrix_params,
+    iops_workload,
+    tp_workload,
+    wsat_workload,
+)
+
+# the result model, to read; stored workload names; steady state
+from tkperf.model.results import PERCENTILES, IoStats, Round, RunResult, TestRun, Workload, format_bs, gb, mb, mix_label
+from tkperf.model.series import Series as DataSeries
+from tkperf.model.steadystate import SteadyState, evaluate
+
+# report blocks and chart parts
+from tkperf.render.blocks import (
+    Admonition,
+    BarsChart,
+    Chart,
+    ConfidenceChart,
+    ConvergenceChart,
+    Curve,
+    CurvesChart,
+    Grid,
+    Header,
+    Heading,
+    HeatmapChart,
+    HistogramChart,
+    LinesChart,
+    Literal,
+    Panel,
+    Paragraph,
+    Rubric,
+    Series,
+    Table,
+    Title,
+    WindowChart,
+    XYChart,
+    charts,
+    table,
+)
+
+# the report's contexts, the generic view and the sections the built-ins share
+from tkperf.report.context import CompareContext, ReportContext, chart_name, grid_table
+from tkperf.report.generic import GenericView, compare_section, headline_table, report_section, workload_table
+from tkperf.report.header import open_test, round_fields, snia_header
+from tkperf.report.qos import compare_blocks, confidence_curve, histogram_curve, qos_blocks, supported_marks
+from tkperf.report.steady import (
+    Convergence,
+    convergence_blocks,
+    named_window_blocks,
+    per_round,
+    steady_sections,
+    steady_state,
+    window_blocks,
+    window_source,
+)
+from tkperf.report.words import NA, fmt, metric_display, oio, plural, shown_unit, test_title, tracking_label, verdict
 
 __all__ = [
     # the test-type interface (API 3: the type, its PTS rules, its view)

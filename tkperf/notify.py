@@ -31,9 +31,9 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf import strictjson
 from tkperf.errors import Interrupted, OutputError, UsageError
-from tkperf.verdict import conformance
 from tkperf.model.files import atomic_write
 from tkperf.model.results import RunResult
+from tkperf.verdict import conformance
 
 #: The JSON Schema of the ``--json-summary`` document.
 SUMMARY_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model", "data",

@@ -31,7 +31,7 @@ _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff
 REPLACEMENT = "\ufffd"
 
 
-def _escaped(m: "re.Match[str]") -> str:
+def _escaped(m: re.Match[str]) -> str:
     return f"\\u{ord(m.group()):04x}"
 
 

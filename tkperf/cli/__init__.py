@@ -35,8 +35,25 @@ import traceback
 from typing import Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import (advice, capture, check, common, compare, demo, export, history, importcmd, info, manual,
-                        remote, report, run, show, simdrive, tests)
+from tkperf.cli import (
+    advice,
+    capture,
+    check,
+    common,
+    compare,
+    demo,
+    export,
+    history,
+    importcmd,
+    info,
+    manual,
+    remote,
+    report,
+    run,
+    show,
+    simdrive,
+    tests,
+)
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
 from tkperf.store.legacy import tkperf2_device
 from tkperf.untrusted import TerminalStream

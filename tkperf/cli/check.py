@@ -18,10 +18,9 @@ from typing import List, Optional, Sequence
 
 from lxml import etree
 
-from tkperf import strictjson
+from tkperf import store, strictjson
 from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, UsageError
 from tkperf.model import noise
-from tkperf import store
 from tkperf.report import checked
 from tkperf.verdict import regression
 from tkperf.verdict.regression import Cell, Comparison

@@ -7,9 +7,9 @@ import logging
 import sys
 from typing import Optional, Sequence
 
+from tkperf import store
 from tkperf.cli import advice, typos
 from tkperf.cli import progress as shown
-from tkperf import store
 from tkperf.engine.opening import check_name as check_name
 from tkperf.engine.opening import default_name as default_name
 from tkperf.errors import NotConfirmedError, UsageError

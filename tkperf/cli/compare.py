@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 
 from tkperf.cli import common
-from tkperf.kit import options
 from tkperf.errors import EXIT_OK, UsageError
+from tkperf.kit import options
 from tkperf.report import checked
 
 

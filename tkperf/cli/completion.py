@@ -15,9 +15,8 @@ import shlex
 from typing import Dict, List, Mapping, Optional, Sequence
 
 from tkperf import __version__
-
-from tkperf.kit import registry
 from tkperf.cli import parsertree
+from tkperf.kit import registry
 from tkperf.model import pts
 
 SHELLS = ("bash", "zsh")

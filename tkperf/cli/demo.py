@@ -17,10 +17,10 @@ import sys
 import tempfile
 from typing import Callable, List, Sequence
 
-from tkperf.cli import advice
-from tkperf.kit import options
-from tkperf.errors import EXIT_SIGHUP, EXIT_SIGINT, EXIT_SIGTERM, TkperfError
 from tkperf import store
+from tkperf.cli import advice
+from tkperf.errors import EXIT_SIGHUP, EXIT_SIGINT, EXIT_SIGTERM, TkperfError
+from tkperf.kit import options
 from tkperf.simdrive import control as simdrive
 from tkperf.target.loopdev import try_loop
 

@@ -28,11 +28,11 @@ import os
 import unicodedata
 from typing import Dict, Iterable, List, Sequence
 
+from tkperf import store
 from tkperf.errors import EXIT_OK
 from tkperf.model import files
-from tkperf import store
-from tkperf.report import checked
 from tkperf.model.results import IoStats, RunResult
+from tkperf.report import checked
 
 ROUND_COLUMNS = ("test", "type", "round", "started", "wall_s", "fio_s", "workloads", "in_steady_window")
 WORKLOAD_COLUMNS = ("test", "type", "round", "workload", "rw", "bs", "rwmixread", "numjobs", "iodepth",

@@ -14,11 +14,11 @@ import argparse
 import os
 from typing import Any, List
 
+from tkperf import store
 from tkperf.errors import EXIT_OK, OutputError, ResultFileError, UsageError
 from tkperf.model import ranges
-from tkperf import store
-from tkperf.store.legacy import tkperf2, tkperf2_run
 from tkperf.model.results import RunResult
+from tkperf.store.legacy import tkperf2, tkperf2_run
 from tkperf.store.xml_read import check_head
 
 SUFFIX = ".tkperf.xml"

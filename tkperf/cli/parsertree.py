@@ -42,13 +42,13 @@ class Command:
     description: str
     usage: str
     options: List[Option] = field(default_factory=list)
-    subcommands: List["Command"] = field(default_factory=list)
+    subcommands: List[Command] = field(default_factory=list)
 
     @property
     def name(self) -> str:
         return " ".join(("tkperf",) + self.path)
 
-    def walk(self) -> Iterator["Command"]:
+    def walk(self) -> Iterator[Command]:
         yield self
         for sub in self.subcommands:
             yield from sub.walk()

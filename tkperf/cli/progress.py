@@ -22,8 +22,8 @@ import os
 import time
 from typing import IO, Optional, Sequence, Tuple
 
-from tkperf.kit import progress as engine_progress
 from tkperf.durations import duration, micro_unit
+from tkperf.kit import progress as engine_progress
 from tkperf.kit.progress import Progress, RemoteRun, combined_eta, eta_text, finish_clock
 from tkperf.untrusted import for_terminal, raw_stream
 

@@ -12,6 +12,7 @@ from tkperf.errors import EXIT_OK, UsageError
 from tkperf.fio.jobs import FioSettings
 from tkperf.remote import FIO_PORT, fio_host
 
+
 def add_options(p: argparse.ArgumentParser, fio: bool = True) -> None:
     g = p.add_argument_group("Remote targets (HOST:/dev/...; 'tkperf help remote')")
     if fio:

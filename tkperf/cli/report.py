@@ -5,8 +5,8 @@ import argparse
 import os
 
 from tkperf.cli import common
-from tkperf.kit import options
 from tkperf.errors import EXIT_OK
+from tkperf.kit import options
 from tkperf.report import checked
 from tkperf.rwsw import model as rwsw_model
 from tkperf.rwsw import summary as rwsw_summary

@@ -10,11 +10,11 @@ import argparse
 from tkperf import durations, notify
 from tkperf.cli import common
 from tkperf.cli import remote as remote_cli
-from tkperf.kit import options, registry
 from tkperf.engine.request import MailRequest, RunRequest
 from tkperf.errors import UsageError
-from tkperf.model import pts as pts_model
+from tkperf.kit import options, registry
 from tkperf.kit.base import runs_by_default
+from tkperf.model import pts as pts_model
 from tkperf.target import purge
 
 

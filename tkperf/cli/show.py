@@ -11,8 +11,7 @@ import sys
 from tkperf import strictjson
 from tkperf.durations import micro_unit
 from tkperf.errors import EXIT_OK
-from tkperf.report import checked
-from tkperf.report import summary
+from tkperf.report import checked, summary
 from tkperf.rwsw import model as rwsw_model
 from tkperf.rwsw import summary as rwsw_summary
 

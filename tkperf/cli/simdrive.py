@@ -11,8 +11,8 @@ import argparse
 import json
 from typing import Dict
 
-from tkperf.kit import options
 from tkperf.errors import EXIT_OK, UsageError
+from tkperf.kit import options
 from tkperf.simdrive import control
 from tkperf.simdrive.model import INT_PARAMS, PARAMS
 

@@ -5,10 +5,10 @@ import argparse
 import sys
 
 from tkperf import strictjson
-from tkperf.kit import registry
-from tkperf.kit.rules import steps_of
 from tkperf.errors import EXIT_OK
+from tkperf.kit import registry
 from tkperf.kit.base import runs_by_default
+from tkperf.kit.rules import steps_of
 
 #: What ``tests --json`` prints: its ``schema`` name and ``version``
 #: (tkperf/model/data/tests.schema.json).  Version 1: an object whose

@@ -35,8 +35,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from tkperf import programs
-from tkperf import store
+from tkperf import programs, store
 from tkperf.remote import fio_host, split_target
 
 PROGRESS_FD_ENV = "TKPERF_PROGRESS_FD"

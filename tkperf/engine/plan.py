@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Tuple
 
+from tkperf.engine.runner import plan_all
+from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.kit.options import RunOptions
 from tkperf.kit.precondition import WIPC_BS, wipc_job
-from tkperf.engine.runner import plan_all
 from tkperf.kit.shapes import ESTIMATE_WRITE_RATE, Estimate, duration_rough
-from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo
 from tkperf.target import purge as purge_mod

@@ -21,9 +21,9 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Dict, Optional, Tuple
 
+from tkperf.errors import UsageError
 from tkperf.kit import options
 from tkperf.kit.options import REPORT_FORMATS, RunOptions
-from tkperf.errors import UsageError
 
 SCHEMA = "tkperf-run-request"
 VERSION = 1
@@ -119,7 +119,7 @@ class RunRequest:
         return json.dumps(self.to_dict(), indent=1, sort_keys=True)
 
     @classmethod
-    def from_dict(cls, doc: object, where: str = "run request") -> "RunRequest":
+    def from_dict(cls, doc: object, where: str = "run request") -> RunRequest:
         """The request of a :meth:`to_dict` document; one-line UsageError for
         anything else (another schema, a newer version, a wrong field)."""
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
@@ -150,7 +150,7 @@ class RunRequest:
             raise UsageError(f"{where}: a bad run request ({detail})") from None
 
     @classmethod
-    def from_json(cls, text: str, where: str = "run request") -> "RunRequest":
+    def from_json(cls, text: str, where: str = "run request") -> RunRequest:
         try:
             doc = json.loads(text)
         except ValueError as exc:

@@ -20,12 +20,10 @@ import glob
 import os
 from typing import List
 
-from tkperf.kit import registry
-from tkperf.kit import options
-from tkperf.kit.rules import steps_of
 from tkperf.errors import ResumeError
+from tkperf.kit import options, registry
+from tkperf.kit.rules import steps_of
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
-
 
 #: What identifies a target beyond its size, as the result file names them;
 #: the first group alone makes it identifiable (a model or an NSID is shared

@@ -14,17 +14,16 @@ import logging
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-from tkperf.kit import registry
-from tkperf.kit import precondition
-from tkperf.kit.options import RunOptions
-from tkperf.kit.progress import PlannedTest, Progress
+from tkperf import store
 from tkperf.errors import FioError, Interrupted
 from tkperf.fio.backend import FioBackend
-from tkperf import store
+from tkperf.kit import precondition, registry
+from tkperf.kit.base import Plan
+from tkperf.kit.options import RunOptions
+from tkperf.kit.progress import PlannedTest, Progress
 from tkperf.model.results import DeviceInfo, Event, RunResult, TestRun, format_bs, now_iso
 from tkperf.target import health
 from tkperf.target.side import LocalSide, TargetSide
-from tkperf.kit.base import Plan
 
 log = logging.getLogger("tkperf")
 progress = logging.getLogger("tkperf.progress")

@@ -17,17 +17,16 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from tkperf import __version__
-from tkperf.kit import options
+from tkperf import __version__, store
 from tkperf.engine import resume
-from tkperf.kit.options import RunOptions
 from tkperf.engine.runner import Runner
+from tkperf.errors import RemoteError
 from tkperf.fio import keep
 from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
+from tkperf.kit import options
+from tkperf.kit.options import RunOptions
 from tkperf.model import files
-from tkperf import store
-from tkperf.errors import RemoteError
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
 from tkperf.target import device, guard
 from tkperf.target.side import CacheHandle, LocalSide, TargetSide

@@ -22,11 +22,11 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import programs
 from tkperf.errors import FioError, OutputError, ToolError
-from tkperf.fio.jobs import FioJob, FioSettings, job_file, parse_version
 from tkperf.fio import live
+from tkperf.fio.checks import check_stream_report
+from tkperf.fio.jobs import FioJob, FioSettings, job_file, parse_version
 from tkperf.fio.keep import OutputKeeper, now_utc
 from tkperf.fio.live import LiveMeter
-from tkperf.fio.checks import check_stream_report
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
 from tkperf.model.results import Workload
 
@@ -53,7 +53,7 @@ class FioBackend(abc.ABC):
     live_intervals: bool = True
 
     def kept(self, what: str, fmt: str,
-             started: Optional[str] = None) -> "contextlib.AbstractContextManager[Callable[[str], None]]":
+             started: Optional[str] = None) -> contextlib.AbstractContextManager[Callable[[str], None]]:
         """A writer of what fio prints in ``what`` into the kept output (a
         no-op without a :attr:`keeper`); ``started``: when fio started (default now)."""
         if self.keeper is None:

@@ -57,7 +57,7 @@ class NonNumber(float):
 
     token = ""
 
-    def __new__(cls, value: float, token: str) -> "NonNumber":
+    def __new__(cls, value: float, token: str) -> NonNumber:
         obj = super().__new__(cls, value)
         obj.token = token
         return obj

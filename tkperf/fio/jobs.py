@@ -12,6 +12,7 @@ from typing import List, Sequence, Tuple
 from tkperf.errors import ToolError
 from tkperf.model.results import PERCENTILES, format_bs
 
+
 @dataclass(frozen=True)
 class FioJob:
     """One job section: what tkperf asks fio to do for one workload."""
@@ -42,7 +43,7 @@ class FioJob:
     def planned_seconds(self) -> float:
         return float(self.runtime)
 
-    def stopping_after(self, total_bytes: int) -> "FioJob":
+    def stopping_after(self, total_bytes: int) -> FioJob:
         """This job, ended by fio itself once its threads have moved about
         ``total_bytes`` (fio's ``number_ios`` counts each thread's I/Os)."""
         per_thread = -(-total_bytes // (self.bs * self.numjobs))

@@ -28,11 +28,10 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from tkperf import __version__
+from tkperf import __version__, store
 from tkperf.errors import ResultFileError, TkperfError
 from tkperf.history import folder, indexfile
 from tkperf.model import noise
-from tkperf import store
 from tkperf.model.results import RunResult
 from tkperf.verdict import regression
 

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.history import changepoints
-from tkperf.history.index import FileFacts, FigureRow
+from tkperf.history.index import FigureRow, FileFacts
 
 #: 1: the first layout of ``tkperf history --json``.
 JSON_VERSION = 1

@@ -12,11 +12,21 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence
 
+from tkperf.kit.base import (
+    API_VERSION,
+    OIO_OPERATOR,
+    Blocks,
+    OptionSet,
+    Plan,
+    PtsRules,
+    SummaryValue,
+    TestType,
+    View,
+    instance_title,
+)
+from tkperf.kit.settings import Options
 from tkperf.kit.steps import Headline, Steps
 from tkperf.model.figures import Figure
-from tkperf.kit.base import API_VERSION, Blocks, OptionSet, Plan, SummaryValue, TestType
-from tkperf.kit.base import OIO_OPERATOR, PtsRules, View, instance_title
-from tkperf.kit.settings import Options
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
     from tkperf.model.pts import Revision
@@ -64,16 +74,16 @@ class Api2Pts(PtsRules):
         self.old = old
         self.oio = getattr(old, "oio", "") or OIO_OPERATOR
 
-    def deviations(self, kind: TestType, options: Mapping[str, str], revision: "Revision") -> List[str]:
+    def deviations(self, kind: TestType, options: Mapping[str, str], revision: Revision) -> List[str]:
         method = own(self.old, "deviations")
         return list(method(options, revision)) if method else []
 
-    def planned_deviations(self, kind: TestType, options: Mapping[str, str], revision: "Revision") -> List[str]:
+    def planned_deviations(self, kind: TestType, options: Mapping[str, str], revision: Revision) -> List[str]:
         method = own(self.old, "planned_deviations")
         return list(method(options, revision)) if method else []
 
-    def result_deviations(self, kind: TestType, test: "TestRun", options: Mapping[str, str],
-                          revision: "Revision", capacity: int) -> List[str]:
+    def result_deviations(self, kind: TestType, test: TestRun, options: Mapping[str, str],
+                          revision: Revision, capacity: int) -> List[str]:
         method = own(self.old, "result_deviations")
         return list(method(test, options, revision, capacity)) if method else []
 
@@ -97,27 +107,27 @@ class Api2View(View):
         module = getattr(self.old, "view", None)
         return getattr(importlib.import_module(module), name) if isinstance(module, str) and module else None
 
-    def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
         section = self._section("report_section")
         if section is not None:
             return section(ctx, tests)
         return self.generic.report_section(ctx, tests) if self.generic is not None else []
 
-    def compare_section(self, ctx: Any, runs: Sequence["RunResult"], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         section = self._section("compare_section")
         if section is not None:
             return section(ctx, runs, labels)
         return self.generic.compare_section(ctx, runs, labels) if self.generic is not None else []
 
-    def summary(self, test: "TestRun") -> Dict[str, SummaryValue]:
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
         method = own(self.old, "summary")
         return dict(method(test)) if method else {}
 
-    def instance_title(self, test: "TestRun") -> str:
+    def instance_title(self, test: TestRun) -> str:
         method = own(self.old, "instance_title")
         return str(method(test)) if method else instance_title(self.kind, test)
 
-    def check_data(self, test: "TestRun") -> None:
+    def check_data(self, test: TestRun) -> None:
         method = own(self.old, "check_data")
         if method:
             method(test)
@@ -135,22 +145,22 @@ class Api2Steps(Steps):
         self.keeps_steady_on_resume = True if keep is None else bool(keep)  # type: ignore[misc]
         self.first_round_is_fob = bool(own(old, "fob_from_first_round"))  # type: ignore[misc]
 
-    def steps_done(self, test: "TestRun") -> int:
+    def steps_done(self, test: TestRun) -> int:
         return self.shape.steps_done(test)
 
-    def tracking_variables(self, test: "TestRun") -> List["TestRun"]:
+    def tracking_variables(self, test: TestRun) -> List[TestRun]:
         method = own(self.old, "tracking_variables")
         return list(method(test)) if method else self.shape.tracking_variables(test)
 
-    def first_figures(self, headline: Headline, test: "TestRun") -> List[Figure]:
+    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
         method = own(self.old, "first_figures")
         return list(method(test)) if method else super().first_figures(headline, test)
 
-    def fob(self, headline: Headline, test: "TestRun") -> List[Figure]:
+    def fob(self, headline: Headline, test: TestRun) -> List[Figure]:
         method = own(self.old, "fob")
         return list(method(test)) if method else super().fob(headline, test)
 
-    def round1_after_wipc(self, headline: Headline, test: "TestRun") -> List[Figure]:
+    def round1_after_wipc(self, headline: Headline, test: TestRun) -> List[Figure]:
         method = own(self.old, "round1_after_wipc")
         return list(method(test)) if method else super().round1_after_wipc(headline, test)
 
@@ -174,7 +184,7 @@ class Api2Type(TestType):
         small, large = own(self.old, "smallest_block"), own(self.old, "largest_block")
         return Blocks(small(opts) if small else 0, large(opts) if large else 0)
 
-    def headline(self, test: "TestRun") -> List[Figure]:
+    def headline(self, test: TestRun) -> List[Figure]:
         return list(self.old.headline(test))
 
     def steps(self, shape: Steps) -> Steps:

@@ -34,11 +34,11 @@ import abc
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Type, Union
 
-from tkperf.kit.steps import started_from_purge  # noqa: F401 - its old home; views import it from here
 from tkperf.errors import UsageError
-from tkperf.model.figures import Figure
 from tkperf.kit.policy import Steady
 from tkperf.kit.settings import Options
+from tkperf.kit.steps import started_from_purge  # noqa: F401 - its old home; views import it from here
+from tkperf.model.figures import Figure
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
     from tkperf.kit.shapes import Shape
@@ -141,11 +141,11 @@ class Plan:
     """
 
     key: str
-    shape: "Shape"
+    shape: Shape
     tracking: Optional[Tracking] = None
     params: Dict[str, str] = field(default_factory=dict)
     wipc: bool = True
-    judge: Optional[Callable[["TestRun", int], Any]] = None
+    judge: Optional[Callable[[TestRun, int], Any]] = None
     wipc_bs: int = 0
     #: Keep every workload's response-time histogram (fio json+ bins).
     histograms: bool = False
@@ -166,7 +166,7 @@ class Plan:
         """The plan's steady-state policy (never None after construction)."""
         return self.steady or Steady.NONE
 
-    def steady_state(self, test: "TestRun", window: int) -> Any:
+    def steady_state(self, test: TestRun, window: int) -> Any:
         """The steady-state verdict of ``test`` now."""
         return self.judge(test, window) if self.judge is not None else test.evaluate(window)
 
@@ -197,7 +197,7 @@ class OptionSet(Tuple[Option, ...]):
 
     settings: Optional[type]
 
-    def __new__(cls, settings: Optional[type] = None, options: Sequence[Option] = ()) -> "OptionSet":
+    def __new__(cls, settings: Optional[type] = None, options: Sequence[Option] = ()) -> OptionSet:
         self = super().__new__(cls, tuple(options))
         self.settings = settings
         return self
@@ -229,19 +229,19 @@ class PtsRules:
     #: the test sweeps it over its grid (DIRTH, CBW).
     oio: str = OIO_OPERATOR
 
-    def deviations(self, kind: "TestType", options: Mapping[str, str], revision: "Revision") -> List[str]:
+    def deviations(self, kind: TestType, options: Mapping[str, str], revision: Revision) -> List[str]:
         """How this test's settings (the run's stored ``options``) depart from
         ``revision``, in words a reviewer understands; empty when they match."""
         return []
 
-    def planned_deviations(self, kind: "TestType", options: Mapping[str, str], revision: "Revision") -> List[str]:
+    def planned_deviations(self, kind: TestType, options: Mapping[str, str], revision: Revision) -> List[str]:
         """What only the dry run says: settings that make the run a deviation
         if they take effect (a limit that may end a test early).  After the
         run :meth:`result_deviations` judges what happened instead."""
         return []
 
-    def result_deviations(self, kind: "TestType", test: "TestRun", options: Mapping[str, str],
-                          revision: "Revision", capacity: int) -> List[str]:
+    def result_deviations(self, kind: TestType, test: TestRun, options: Mapping[str, str],
+                          revision: Revision, capacity: int) -> List[str]:
         """Deviations only this test's results show (what ended it, say)."""
         return []
 
@@ -254,31 +254,31 @@ class View(abc.ABC):
     #: it that kept them.
     shows_histograms: bool = False
 
-    def __init__(self, kind: "TestType") -> None:
+    def __init__(self, kind: TestType) -> None:
         self.kind = kind
 
     @abc.abstractmethod
-    def report_section(self, ctx: Any, tests: Sequence["TestRun"]) -> list:
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
         """Blocks of this type's section of a run report (all its instances)."""
 
     @abc.abstractmethod
-    def compare_section(self, ctx: Any, runs: Sequence["RunResult"], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         """Blocks of this type's section of a comparison of several runs."""
 
-    def summary(self, test: "TestRun") -> Dict[str, "SummaryValue"]:
+    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
         """Lines of the summary page this test measured (keys of the page's layout)."""
         return {}
 
-    def instance_title(self, test: "TestRun") -> str:
+    def instance_title(self, test: TestRun) -> str:
         """Short name of one instance in tables and lines: 'IOPS', 'TP 1024k'."""
         return instance_title(self.kind, test)
 
-    def check_data(self, test: "TestRun") -> None:  # noqa: B027 - optional: a type without checks accepts all
+    def check_data(self, test: TestRun) -> None:  # noqa: B027 - optional: a type without checks accepts all
         """Raise ValueError when the test's stored data (``test.data``,
         ``test.series``) is not what this test type writes."""
 
 
-def instance_title(kind: "TestType", test: "TestRun") -> str:
+def instance_title(kind: TestType, test: TestRun) -> str:
     """The default short name of an instance: the type's ``short``."""
     return kind.short or kind.name.upper()
 
@@ -324,17 +324,17 @@ class TestType(abc.ABC):
 
     # --- running -------------------------------------------------------------
     @abc.abstractmethod
-    def plan(self, opts: "Options", capacity: int) -> List[Plan]:
+    def plan(self, opts: Options, capacity: int) -> List[Plan]:
         """The test instances to run on a target of ``capacity`` bytes."""
 
-    def blocks(self, opts: "Options") -> Blocks:
+    def blocks(self, opts: Options) -> Blocks:
         """The smallest transfer the test issues (a multiple of the target's
         logical sector, or the run is refused; 0: nothing below 4 KiB) and
         the largest block size (the target must fit it many times over)."""
         return Blocks()
 
     # --- reading results -------------------------------------------------------
-    def headline(self, test: "TestRun") -> List[Figure]:
+    def headline(self, test: TestRun) -> List[Figure]:
         """The figures a reader looks at first, over the measurement window."""
         return []
 

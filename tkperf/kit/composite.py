@@ -28,11 +28,11 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Any, Callable, ClassVar, List, Optional, Sequence, Tuple
 
+from tkperf.fio.jobs import FioJob
 from tkperf.kit.context import PlanLike, RunContext
 from tkperf.kit.progress import progress_of
 from tkperf.kit.shapes import FIO_GAP_S, Estimate, Rounds, Shape, duration_rough, record_round, wants_histograms
 from tkperf.kit.steps import Headline
-from tkperf.fio.jobs import FioJob
 from tkperf.model.figures import Figure
 from tkperf.model.results import Round, TestRun
 from tkperf.model.series import Series
@@ -75,7 +75,7 @@ class SteadyThenSweep(Shape):
     def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
         return first_round_figure(test)
 
-    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.steady}:
             raise ValueError(f"{plan.key}: the tracking figure must be a workload of the steady-state rounds")
         test.rounds.clear()  # steady state and sweep are one unbroken run
@@ -129,7 +129,7 @@ def wdpc_written(test: TestRun) -> int:
     return int(s.column("io_bytes").sum()) if s is not None else 0
 
 
-def _precondition(ctx: "RunContext", plan: "PlanLike", test: TestRun, jobs: Tuple[FioJob, ...]) -> None:
+def _precondition(ctx: RunContext, plan: PlanLike, test: TestRun, jobs: Tuple[FioJob, ...]) -> None:
     """Rounds of ``jobs`` (one fio process each) until the IOPS of the first
     job hold 20/10 over the last window, at most ``--max-rounds``; every
     round a row of the test's :data:`WDPC_SERIES`."""
@@ -195,7 +195,7 @@ class SweepRounds(Shape):
     def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
         return first_round_figure(test)
 
-    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.sweep}:
             raise ValueError(f"{plan.key}: the tracking figure must be a point of the sweep")
         test.rounds.clear()  # the rounds and the captures are one unbroken run

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from tkperf.kit.progress import Progress
 from tkperf.fio.backend import FioBackend
+from tkperf.kit.progress import Progress
 from tkperf.model.results import RunResult, TestRun
 from tkperf.model.steadystate import Steady
 from tkperf.store import ResultWriter

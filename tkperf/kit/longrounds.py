@@ -19,10 +19,10 @@ from typing import List, Mapping, Tuple
 
 from tkperf.durations import duration
 from tkperf.kit import options
-from tkperf.kit.composite import wdpc_written
-from tkperf.model.steadystate import SteadyState
-from tkperf.model.results import TestRun
 from tkperf.kit.base import Option, in_range
+from tkperf.kit.composite import wdpc_written
+from tkperf.model.results import TestRun
+from tkperf.model.steadystate import SteadyState
 
 #: Seconds of one steady-state round (the open implementations' 30 minutes).
 ROUND_S = 30 * 60

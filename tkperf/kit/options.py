@@ -11,14 +11,13 @@ from dataclasses import dataclass, fields
 from typing import Dict, Mapping, Optional, Sequence, Tuple, Type
 
 from tkperf import durations
-
+from tkperf.errors import TargetError, UsageError
 from tkperf.kit import registry
 from tkperf.kit.precondition import WIPC_BS
-from tkperf.errors import TargetError, UsageError
+from tkperf.kit.settings import S, settings_from
 from tkperf.model import pts as pts_model
 from tkperf.model.results import format_bs, mix_label
 from tkperf.model.steadystate import WINDOW
-from tkperf.kit.settings import S, settings_from
 
 MAX_NUMJOBS = 256
 MAX_IODEPTH = 4096
@@ -117,7 +116,7 @@ def data_pattern_fio(pattern: str) -> Tuple[Tuple[str, str], ...]:
 REPORT_FORMATS: Tuple[str, ...] = ("rst", "html", "pdf")
 
 
-def parse_report_formats(formats: "str | Sequence[str]") -> Tuple[str, ...]:
+def parse_report_formats(formats: str | Sequence[str]) -> Tuple[str, ...]:
     """'rst,html' or ['rst', 'html'] -> ('rst', 'html'), in the order given, once each."""
     parts = formats.split(",") if isinstance(formats, str) else list(formats)
     out = []
@@ -257,7 +256,7 @@ class RunOptions:
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, str]) -> "RunOptions":
+    def from_dict(cls, data: Mapping[str, str]) -> RunOptions:
         kwargs: Dict[str, object] = {}
         for f in fields(cls):
             if f.name not in data or f.name == "values":

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
     from tkperf.model.results import TestRun
 
 
-def stored_policy(test: "TestRun") -> Steady:
+def stored_policy(test: TestRun) -> Steady:
     """The policy a stored test followed, from what its file holds: no
     tracking figure means no steady state; figures tracked besides it
     (``also_tracking`` in its params, IOPS under PTS 2.0) the 20/10 rule

@@ -25,10 +25,9 @@ import logging
 import os
 import re
 from importlib import metadata
-
-import tkperf
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Type
 
+import tkperf
 from tkperf.kit.adapter import API2_ENDS, Api2Type, api_of, own
 from tkperf.kit.base import API_VERSION, OptionSet, TestType, View, runs_by_default
 from tkperf.kit.policy import Steady, stored_policy
@@ -186,7 +185,7 @@ def adapted() -> List[str]:
             for name, kind in types().items() if isinstance(kind, Api2Type)]
 
 
-def steady_policy(test: "TestRun") -> Steady:
+def steady_policy(test: TestRun) -> Steady:
     """The steady-state policy of a stored test (the file does not record
     it): what the file holds (:func:`~tkperf.kit.policy.stored_policy`),
     or what an API 2 type says of it."""

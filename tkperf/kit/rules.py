@@ -21,21 +21,21 @@ import logging
 import weakref
 from typing import Dict, Optional
 
+from tkperf.errors import UsageError
 from tkperf.kit import options
+from tkperf.kit.adapter import Api2Type
+from tkperf.kit.base import TestType
 from tkperf.kit.composite import CAPTURE_ROUND, SWEEP_ROUND, WDPC_SERIES, SteadyThenSweep, SweepRounds
 from tkperf.kit.shapes import Phases, Stream
 from tkperf.kit.steps import Steps
-from tkperf.errors import UsageError
 from tkperf.model.results import TestRun
-from tkperf.kit.adapter import Api2Type
-from tkperf.kit.base import TestType
 
 debug = logging.getLogger("tkperf.debug")
 
 #: The target size a type is planned on to learn its shapes (1 TiB).
 NOMINAL_CAPACITY = 1 << 40
 
-_planned: "weakref.WeakKeyDictionary[TestType, Dict[str, Steps]]" = weakref.WeakKeyDictionary()
+_planned: weakref.WeakKeyDictionary[TestType, Dict[str, Steps]] = weakref.WeakKeyDictionary()
 
 
 def _shapes(kind: TestType) -> Dict[str, Steps]:

@@ -29,16 +29,16 @@ from typing import Any, Callable, ClassVar, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tkperf.durations import duration
+from tkperf.fio.intervals import IntervalCutter, report_time
+from tkperf.fio.jobs import FioJob
+from tkperf.fio.output import CPU_BOUND_MARK, cpu_bound_warning
 from tkperf.kit.context import PlanLike, RunContext
 from tkperf.kit.progress import progress_of
 from tkperf.kit.steps import Steps
-from tkperf.model.steadystate import Steady, SteadyState, spaced_steady
-from tkperf.durations import duration
-from tkperf.fio.jobs import FioJob
-from tkperf.fio.intervals import IntervalCutter, report_time
-from tkperf.fio.output import CPU_BOUND_MARK, cpu_bound_warning
 from tkperf.model.results import Round, TestRun, now_iso
 from tkperf.model.series import Series
+from tkperf.model.steadystate import Steady, SteadyState, spaced_steady
 
 progress = logging.getLogger("tkperf.progress")
 debug = logging.getLogger("tkperf.debug")
@@ -88,7 +88,7 @@ class Shape(Steps, abc.ABC):
     about the test (:class:`~tkperf.kit.steps.Steps`)."""
 
     @abc.abstractmethod
-    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         """Measure into ``test``, saving as it goes; sets ``test.stop_reason``."""
 
     @abc.abstractmethod
@@ -104,13 +104,13 @@ def _scaled(value: float, metric: str) -> float:
     return value / 1e6 if metric.endswith("bw_bytes") else value  # labels say MB/s
 
 
-def wants_histograms(ctx: "RunContext", plan: "PlanLike") -> bool:
+def wants_histograms(ctx: RunContext, plan: PlanLike) -> bool:
     """Whether this plan's workloads keep their response-time histograms: the
     plan asks (LAT), or the run does (``--latency-histograms``)."""
     return bool(plan.histograms or ctx.opts.latency_histograms)
 
 
-def record_round(ctx: "RunContext", test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
+def record_round(ctx: RunContext, test: TestRun, jobs: Sequence[FioJob], index: int, what: str,
                  histograms: bool = False, timeout: Optional[float] = None) -> Round:
     """Run ``jobs`` as one fio process and append the result as round ``index``
     (with every workload's response-time histogram when ``histograms``); warns,
@@ -161,7 +161,7 @@ class Rounds(Shape):
         """The workloads of round ``index`` of ``test``."""
         return self.jobs if self.jobs_for is None else tuple(self.jobs_for(test, index))
 
-    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         opts = ctx.opts
         if plan.policy is Steady.NONE or plan.tracking is None:
             raise ValueError(f"{plan.key}: the round loop needs a steady-state policy and a tracking figure")
@@ -236,7 +236,7 @@ class Stream(Shape):
         """The steady-state rule in words: '20/10 on 5 points 30 min apart'."""
         return f"20/10 on {window} points {duration_rough(self.steady_every * self.interval_s)} apart"
 
-    def verdict(self, values: "Sequence[float] | np.ndarray", window: int) -> SteadyState:
+    def verdict(self, values: Sequence[float] | np.ndarray, window: int) -> SteadyState:
         """The steady-state verdict on the interval figures ``values`` so far."""
         return spaced_steady(values, self.steady_every, window)
 
@@ -248,7 +248,7 @@ class Stream(Shape):
             return f"steady state ({self.steady_rule(window)})"
         return ""
 
-    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         series = Series(self.series, STREAM_COLUMNS)
         test.series = {self.series: series}  # a stream starts afresh, never half-way
         series_id = f"{plan.key}.{self.series}"
@@ -314,7 +314,7 @@ class Stream(Shape):
                          + " or ".join(stops),), (self.job,), low, high)
 
 
-def _steady_column(plan: "PlanLike") -> str:
+def _steady_column(plan: PlanLike) -> str:
     """The stream column of the tracking figure (``write.iops`` -> ``iops``); '' when none is sought."""
     tracked = plan.tracking if plan.policy is not Steady.NONE else None
     column = tracked.metric.rsplit(".", 1)[-1] if tracked is not None else ""
@@ -333,7 +333,7 @@ class Sweep(Shape):
     def steps_done(self, test: TestRun) -> int:
         return sum(len(r.workloads) for r in test.rounds)
 
-    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         test.rounds.clear()  # a sweep is one unbroken pass
         ctx.phase = "sweep"
         progress_of(ctx).once_started(f"sweep over {len(self.points)} points", _per_round(self.points))
@@ -382,7 +382,7 @@ class Phases(Shape):
 
     phases: Tuple[Phase, ...]
 
-    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         test.rounds.clear()  # idle time is part of the stimulus: never resumed half-way
         prog = progress_of(ctx)
         total = self.estimate(ctx.opts, 0).high_s

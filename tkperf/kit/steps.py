@@ -19,6 +19,7 @@ from typing import ClassVar, List, Protocol
 from tkperf.model.figures import Figure
 from tkperf.model.results import TestRun
 
+
 class Headline(Protocol):
     """What a shape is handed to compute first figures: the test type's
     ``headline(test) -> figures``."""

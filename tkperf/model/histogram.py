@@ -29,7 +29,6 @@ a million.
 from __future__ import annotations
 
 import math
-
 from fractions import Fraction
 from typing import Dict, Iterable, Mapping, Optional, Sequence, Tuple
 

@@ -197,7 +197,7 @@ class TestRun:
     wipc: Optional[WipcRecord] = None
     rounds: List[Round] = field(default_factory=list)
     steady: Optional[SteadyState] = None
-    series: Dict[str, "Series"] = field(default_factory=dict)
+    series: Dict[str, Series] = field(default_factory=dict)
     data: Dict[str, str] = field(default_factory=dict)
     raw: Optional[bytes] = None
 
@@ -213,7 +213,7 @@ class TestRun:
             return len(self.rounds)
         return max((len(s) for s in self.series.values()), default=0)
 
-    def _tracking_series(self) -> Optional[Tuple["Series", str]]:
+    def _tracking_series(self) -> Optional[Tuple[Series, str]]:
         """(series, column) holding the tracking figure of a stream: the
         column named like the tracking metric's last part (``write.iops`` ->
         ``iops``)."""

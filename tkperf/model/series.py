@@ -86,7 +86,7 @@ class Series:
 
     # --- building ------------------------------------------------------------
     @classmethod
-    def from_rows(cls, name: str, columns: Sequence[str], rows, digits: Optional[int] = DIGITS) -> "Series":
+    def from_rows(cls, name: str, columns: Sequence[str], rows, digits: Optional[int] = DIGITS) -> Series:
         """A series holding ``rows`` (a (n, columns) array or sequence of rows)
         exactly as given: no rounding (they are already what a file says)."""
         s = cls(name, columns, digits)

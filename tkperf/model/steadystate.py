@@ -119,7 +119,7 @@ class Steady(enum.Enum):
     SEVERAL = "several figures"
 
 
-def spaced_steady(values: "Sequence[float] | np.ndarray", every: int, window: int) -> SteadyState:
+def spaced_steady(values: Sequence[float] | np.ndarray, every: int, window: int) -> SteadyState:
     """The 20/10 verdict on points ``every`` intervals apart.
 
     Point k is the mean of intervals ``(k-1)*every+1 .. k*every`` (whole

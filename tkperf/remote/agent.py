@@ -252,7 +252,7 @@ class Agent:
             self.holds.close()
 
 
-def _reader(inp: BinaryIO, requests: "queue.Queue[Optional[dict]]", busy: threading.Event,
+def _reader(inp: BinaryIO, requests: queue.Queue[Optional[dict]], busy: threading.Event,
             fatal: List[str]) -> None:
     """stdin to the queue; an ``interrupt`` line or the end of stdin while a
     request runs interrupts it (SIGINT / SIGTERM to this process).  A line
@@ -292,7 +292,7 @@ def serve(inp: BinaryIO, out: BinaryIO, policy_path: str = policies.DEFAULT_PATH
     if policy.problem:
         log.warning("agent policy: %s", policy.problem)
     agent = Agent(channel, policy)
-    requests: "queue.Queue[Optional[dict]]" = queue.Queue()
+    requests: queue.Queue[Optional[dict]] = queue.Queue()
     busy = threading.Event()
     fatal: List[str] = []
     threading.Thread(target=_reader, args=(inp, requests, busy, fatal), daemon=True).start()

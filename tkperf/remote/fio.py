@@ -29,9 +29,9 @@ from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 from tkperf import programs
 from tkperf.errors import FioError, RemoteError
 from tkperf.fio.backend import LocalFio, _last_line
+from tkperf.fio.checks import check_job
 from tkperf.fio.intervals import REPORT_AT
 from tkperf.fio.jobs import FioJob, FioSettings, job_file
-from tkperf.fio.checks import check_job
 from tkperf.fio.output import first_json_object
 from tkperf.model.results import Workload
 from tkperf.remote import FIO_PORT, fio_host

@@ -25,8 +25,8 @@ from tkperf.errors import Interrupted, RemoteError, TargetError
 from tkperf.model.results import DeviceInfo, HealthSnapshot, HostInfo, PurgeRecord
 from tkperf.remote import wire
 from tkperf.remote.ssh import Ssh
-from tkperf.untrusted import for_terminal
 from tkperf.target.side import CacheHandle, HeatReading, Recorder, TargetSide
+from tkperf.untrusted import for_terminal
 
 log = logging.getLogger("tkperf")
 HELLO_TIMEOUT_S = 60.0
@@ -37,7 +37,7 @@ CLEANUP_TIMEOUT_S = 300.0
 
 
 class _Cache(CacheHandle):
-    def __init__(self, side: "RemoteSide", state: str, record: Recorder) -> None:
+    def __init__(self, side: RemoteSide, state: str, record: Recorder) -> None:
         self.side, self._state, self.record = side, state, record
 
     @property

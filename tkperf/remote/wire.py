@@ -25,8 +25,7 @@ import json
 import typing
 from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
 
-from tkperf import strictjson
-from tkperf import errors
+from tkperf import errors, strictjson
 from tkperf.model.results import DeviceInfo, HealthSnapshot, HostInfo, PurgeRecord
 
 T = TypeVar("T")

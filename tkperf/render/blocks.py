@@ -168,7 +168,7 @@ class Curve:
     x: np.ndarray
     y: np.ndarray
 
-    def normalised(self) -> "Curve":
+    def normalised(self) -> Curve:
         """The curve divided by its own maximum (1.0 = its peak), so that the
         shapes of fast and slow drives compare; unchanged when it has no
         positive value."""

@@ -25,6 +25,7 @@ from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
+from tkperf.render import xycharts  # noqa: E402 - x/y sweeps, histograms, confidence plots
 from tkperf.render.blocks import (  # noqa: E402
     BarsChart,
     ConvergenceChart,
@@ -43,15 +44,14 @@ from tkperf.render.plotting import (  # noqa: E402
     _LogThousands,
     _round_axis,
     _set_yscale,
-    _time_unit,
     _thousands,
+    _time_unit,
     _wants_log,
     _wrap_title,
     outputs_of,
     short_number,
+    svg_path,  # noqa: E402,F401 - part of this module's face
 )
-from tkperf.render.plotting import svg_path  # noqa: E402,F401 - part of this module's face
-from tkperf.render import xycharts  # noqa: E402 - x/y sweeps, histograms, confidence plots
 
 # --- charts --------------------------------------------------------------------
 

@@ -24,11 +24,11 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.errors import OutputError
 from tkperf.model.files import ensure_own_dir
-from tkperf.store import atomic_write, ensure_dir
 from tkperf.render import blocks as b
 from tkperf.render import navigation, parallel, rst
 from tkperf.render.pdf import PdfGraphic, load_rst2pdf, svg_beside, vector_of
 from tkperf.render.pdfchild import PdfChild, write_pdf
+from tkperf.store import atomic_write, ensure_dir
 
 
 @dataclass(frozen=True)

@@ -249,7 +249,7 @@ class Drawers:
             jobs_in.close()
             _stop(leader, answers)
 
-    def __enter__(self) -> "Drawers":
+    def __enter__(self) -> Drawers:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -354,7 +354,7 @@ class Drawing:
         if leader is not None:
             _stop(leader, self._answers, terminate=not self._complete)
 
-    def __enter__(self) -> "Drawing":
+    def __enter__(self) -> Drawing:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -14,7 +14,6 @@ import zlib
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 
-
 def svg_beside(path: str) -> str:
     """Where a plot's SVG is drawn: beside its PNG ``path`` (``x.png`` -> ``x.svg``)."""
     if path.endswith(".svg"):

@@ -11,9 +11,9 @@ import os
 from typing import Any, List, Mapping, Optional, Tuple
 
 from tkperf.errors import OutputError
-from tkperf.store import atomic_write
 from tkperf.render import parallel
 from tkperf.render.pdf import PdfGraphic, render_pdf, svg_beside
+from tkperf.store import atomic_write
 
 
 def write_pdf(doctree: object, outdir: str, path: str, copy: bool,
@@ -59,7 +59,7 @@ class PdfChild:
     @classmethod
     def start(cls, doctree: object, outdir: str, path: str,
               graphics: Optional[Mapping[str, PdfGraphic]] = None,
-              sizes: Optional[Mapping[str, Tuple[float, float]]] = None) -> Optional["PdfChild"]:
+              sizes: Optional[Mapping[str, Tuple[float, float]]] = None) -> Optional[PdfChild]:
         """Fork the writer: with ``sizes``, the graphics come by :meth:`send`;
         None when no process can be forked."""
         try:

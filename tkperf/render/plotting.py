@@ -22,10 +22,10 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, MaxNLocator  # noqa: E402
 from PIL import Image  # noqa: E402 - matplotlib's own PNG writer
 
-from tkperf.store import atomic_write  # noqa: E402
 from tkperf.render.blocks import CHART_HEIGHT_IN, CHART_WIDTH_IN  # noqa: E402
 from tkperf.render.pdf import svg_beside as svg_path  # noqa: E402 - the one rule for where an SVG goes
 from tkperf.render.recorder import measured_text, svg_and_graphic  # noqa: E402
+from tkperf.store import atomic_write  # noqa: E402
 
 WIDTH_IN = CHART_WIDTH_IN
 HEIGHT_IN = CHART_HEIGHT_IN

@@ -14,9 +14,10 @@ import sys
 from typing import List
 
 from tkperf import store
+from tkperf.kit.registry import get
 from tkperf.model.results import Event, RunResult, now_iso
 from tkperf.report.generic import view_of
-from tkperf.kit.registry import get
+
 
 def problems(run: RunResult) -> List[str]:
     """Leave out of ``run`` every test its type refuses; one line each, said."""

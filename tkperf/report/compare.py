@@ -22,19 +22,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from tkperf.errors import UsageError
 from tkperf.kit import registry
 from tkperf.kit.options import REPORT_FORMATS, parse_report_formats
-from tkperf.errors import UsageError
-from tkperf.untrusted import for_terminal
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
+from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.report import generic, page
 from tkperf.report.context import FULL_NAME_COLUMNS, CompareContext, difference
-from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.report.header import device_fields
 from tkperf.report.steady import steady_state
-from tkperf.report.words import NA, fmt, is_stream, plural, test_title, unit_of
-from tkperf.report.words import capacity_text
+from tkperf.report.words import NA, capacity_text, fmt, is_stream, plural, test_title, unit_of
+from tkperf.untrusted import for_terminal
 
 MIN_RUNS = 2
 MAX_RUNS = 8

@@ -10,17 +10,25 @@ from __future__ import annotations
 import re
 from typing import List, Mapping, Optional, Sequence, Set, Tuple
 
+from tkperf.durations import duration
 from tkperf.model import pts
-from tkperf.simdrive import TRANSPORT as EMULATED
-from tkperf.verdict import conformance
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
 from tkperf.report import steady
-from tkperf.durations import duration
 from tkperf.report.words import (
-    NA, oio, plural, seeks_steady_state, test_title, tracking_labels, steps_done, unit_of, verdict
+    NA,
+    capacity_text,
+    oio,
+    plural,
+    seeks_steady_state,
+    steps_done,
+    test_title,
+    tracking_labels,
+    unit_of,
+    verdict,
 )
-from tkperf.report.words import capacity_text
+from tkperf.simdrive import TRANSPORT as EMULATED
+from tkperf.verdict import conformance
 
 Pairs = Tuple[Tuple[str, str], ...]
 #: Height of the SNIA header tables on an A4 PDF page, with some margin.

@@ -12,17 +12,25 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import __version__
-
 from tkperf.kit import registry
-from tkperf.verdict import conformance
 from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
+from tkperf.report.generic import view_of
 from tkperf.report.header import DEVIATIONS_ANCHOR, device_or_desc
 from tkperf.report.steady import steady_state, window_source
-from tkperf.report.generic import view_of
-from tkperf.report.words import NA, fmt, is_stream, plural, seeks_steady_state, steps_done, test_title, unit_of
-from tkperf.report.words import capacity_text
+from tkperf.report.words import (
+    NA,
+    capacity_text,
+    fmt,
+    is_stream,
+    plural,
+    seeks_steady_state,
+    steps_done,
+    test_title,
+    unit_of,
+)
 from tkperf.target import description
+from tkperf.verdict import conformance
 
 
 @dataclass(frozen=True)

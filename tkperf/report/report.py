@@ -15,11 +15,11 @@ from typing import Dict, List, Optional, Sequence
 from tkperf.kit import registry
 from tkperf.kit.options import REPORT_FORMATS, parse_report_formats
 from tkperf.model.results import RunResult, TestRun
-from tkperf.report import features, generic, page, qos
 from tkperf.render import parallel
+from tkperf.render.documents import ReportResult, publish, safe_name
+from tkperf.report import features, generic, page, qos
 from tkperf.report import health as health_part
 from tkperf.report.context import ReportContext
-from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.report.page import SUMMARY_LAYOUT
 
 __all__ = ["ReportResult", "SUMMARY_LAYOUT", "build_report", "ready_drawers", "report_blocks"]

@@ -13,11 +13,19 @@ from typing import Callable, List, Optional, Tuple
 
 from tkperf.kit import registry
 from tkperf.kit.rules import steps_of
-from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, SteadyState
 from tkperf.model.results import RunResult, TestRun
+from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, SteadyState
 from tkperf.render import blocks as b
 from tkperf.report.words import (
-    NA, fmt, metric_display, shown_figure, short_verdict, test_title, tracking_label, verdict, window_checks
+    NA,
+    fmt,
+    metric_display,
+    short_verdict,
+    shown_figure,
+    test_title,
+    tracking_label,
+    verdict,
+    window_checks,
 )
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Dict, List
 
 from tkperf.kit import registry
+from tkperf.kit.base import Figure
 from tkperf.kit.rules import steps_of
 from tkperf.model import pts
-from tkperf.verdict import conformance
 from tkperf.model.results import RunResult, TestRun
 from tkperf.report import words
-from tkperf.kit.base import Figure
 from tkperf.report.words import capacity_text
+from tkperf.verdict import conformance
 
 
 def figures(t: TestRun) -> List[Figure]:

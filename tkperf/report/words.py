@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from tkperf.kit import registry
-from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, Steady, SteadyState
-from tkperf.kit.rules import steps_of
 from tkperf.kit.base import instance_title
-from tkperf.verdict.conformance import PTS_MAX_ROUNDS
+from tkperf.kit.rules import steps_of
 from tkperf.model.results import TestRun
+from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, Steady, SteadyState
+from tkperf.verdict.conformance import PTS_MAX_ROUNDS
 
 #: What a table shows for a figure that was not measured.
 NA = "n/a"

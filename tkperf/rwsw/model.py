@@ -24,8 +24,8 @@ from typing import List, Optional, Sequence, Tuple
 from lxml import etree
 
 from tkperf.errors import OutputError, ResultFileError
-from tkperf.store.fileformat import MAX_FILE_BYTES, refuse_doctype, refuse_doctype_tree, safe_parser
 from tkperf.model.files import atomic_write
+from tkperf.store.fileformat import MAX_FILE_BYTES, refuse_doctype, refuse_doctype_tree, safe_parser
 from tkperf.untrusted import for_xml
 
 ROOT_TAG = "tkperf-capture"

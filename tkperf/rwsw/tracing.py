@@ -182,7 +182,7 @@ class Recorder:
             except OSError as exc:
                 log.warning("cannot remove the stale tracefs instance %s: %s", path, exc.strerror)
 
-    def __enter__(self) -> "Recorder":
+    def __enter__(self) -> Recorder:
         try:
             root = self.root = self._tracing_dir()
             events = os.path.join(root, "events", "block")

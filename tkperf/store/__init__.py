@@ -24,12 +24,12 @@ import os
 from typing import Any, Dict, List
 
 from tkperf.errors import ResultFileError
-from tkperf.store.legacy import format1, tkperf2, tkperf2_run
 from tkperf.model import ranges
-from tkperf.store.fileformat import FORMAT_VERSION, MAX_FILE_BYTES, SCHEMA_PATH, safe_parser, schema
 from tkperf.model.files import atomic_write, ensure_dir
 from tkperf.model.results import RunResult
 from tkperf.model.series import Series, parse_rows
+from tkperf.store.fileformat import FORMAT_VERSION, MAX_FILE_BYTES, SCHEMA_PATH, safe_parser, schema
+from tkperf.store.legacy import format1, tkperf2, tkperf2_run
 from tkperf.store.xml_read import check_head, parse_document, split_tail
 from tkperf.store.xml_write import ResultWriter, dumps, series_id, to_element
 

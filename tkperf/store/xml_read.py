@@ -8,16 +8,14 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from lxml import etree
 
-from tkperf.model.steadystate import SteadyState
 from tkperf.errors import ResultFileError
 from tkperf.model import histogram
-from tkperf.store.fileformat import FORMAT_VERSION, refuse_doctype, refuse_doctype_tree, safe_iterparse
 from tkperf.model.results import (
     DeviceInfo,
     Event,
+    HealthSnapshot,
     HostInfo,
     IoStats,
-    HealthSnapshot,
     PurgeRecord,
     Round,
     RunResult,
@@ -26,6 +24,8 @@ from tkperf.model.results import (
     Workload,
 )
 from tkperf.model.series import Series
+from tkperf.model.steadystate import SteadyState
+from tkperf.store.fileformat import FORMAT_VERSION, refuse_doctype, refuse_doctype_tree, safe_iterparse
 
 
 def _f(el: etree._Element, name: str) -> float:

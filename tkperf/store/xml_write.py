@@ -3,7 +3,6 @@ end tag, and :class:`ResultWriter`, which saves whole files and appends rows."""
 from __future__ import annotations
 
 import json
-
 import math
 import os
 from typing import Dict, Optional, Sequence
@@ -11,11 +10,11 @@ from typing import Dict, Optional, Sequence
 from lxml import etree
 
 from tkperf.errors import OutputError
-from tkperf.store.fileformat import FORMAT_VERSION, safe_parser
 from tkperf.model import files, histogram
 from tkperf.model.files import atomic_write
 from tkperf.model.results import IoStats, RunResult, TestRun
 from tkperf.model.series import check_id, format_row, format_rows
+from tkperf.store.fileformat import FORMAT_VERSION, safe_parser
 from tkperf.untrusted import for_xml
 
 
@@ -273,7 +272,7 @@ class ResultWriter:
                 pass
         self._close_fd()
 
-    def __enter__(self) -> "ResultWriter":
+    def __enter__(self) -> ResultWriter:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -69,7 +69,7 @@ class DeviceLock:
             os.close(self.fd)
             self.fd = None
 
-    def __enter__(self) -> "DeviceLock":
+    def __enter__(self) -> DeviceLock:
         self.acquire()
         return self
 

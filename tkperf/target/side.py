@@ -50,7 +50,7 @@ class TargetSide(abc.ABC):
         """Why writing to ``dev`` could destroy data in use (empty: none found)."""
 
     @abc.abstractmethod
-    def locked(self, dev: DeviceInfo) -> "contextlib.AbstractContextManager[object]":
+    def locked(self, dev: DeviceInfo) -> contextlib.AbstractContextManager[object]:
         """Hold the device's lock (a second run on it is refused) for the block."""
 
     @abc.abstractmethod
@@ -58,7 +58,7 @@ class TargetSide(abc.ABC):
         """Raise RefusedError for the first safety problem unless ``force``; the problems."""
 
     @abc.abstractmethod
-    def exclusive(self, dev: DeviceInfo) -> "contextlib.AbstractContextManager[object]":
+    def exclusive(self, dev: DeviceInfo) -> contextlib.AbstractContextManager[object]:
         """Hold the device open with O_EXCL for the block."""
 
     @abc.abstractmethod

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional
 
 from tkperf import programs
-from tkperf.simdrive import TRANSPORT as EMULATED
 from tkperf.errors import Interrupted, TkperfError, ToolError
 from tkperf.model.results import DeviceInfo
+from tkperf.simdrive import TRANSPORT as EMULATED
 
 WCE = "WCE"
 WCD = "WCD"
@@ -226,7 +226,7 @@ class WriteCache:
         """What the drive reports now: 'WCE', 'WCD' or '' (unknown)."""
         return self.current.state
 
-    def __enter__(self) -> "WriteCache":
+    def __enter__(self) -> WriteCache:
         self.start()
         return self
 

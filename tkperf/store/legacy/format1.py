@@ -28,9 +28,9 @@ from typing import Optional
 from lxml import etree
 
 from tkperf.errors import ResultFileError
-from tkperf.store.fileformat import SCHEMA_PATH, schema
 from tkperf.model.results import Event, IoStats, Round, RunResult, TestRun
 from tkperf.model.series import Series
+from tkperf.store.fileformat import SCHEMA_PATH, schema
 from tkperf.store.xml_read import parse_document
 
 SCHEMA_1_PATH = os.path.join(os.path.dirname(SCHEMA_PATH), "tkperf-result-1.xsd")

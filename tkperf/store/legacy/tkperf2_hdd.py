@@ -18,9 +18,23 @@ from tkperf.model.names import hdd_zone as zone_name
 from tkperf.model.results import IoStats, Round, format_bs
 from tkperf.model.steadystate import evaluate
 from tkperf.store.legacy.tkperf2_tests import (
-    HDD_IOPS_BS, HDD_IOPS_MIXES, HDD_ROUNDS, HDD_TP_BS, Check, Imported, Settings, _bw, _matrix, _oio, _test,
-    _tp_lists, _workload, raw_data, split_iops
+    HDD_IOPS_BS,
+    HDD_IOPS_MIXES,
+    HDD_ROUNDS,
+    HDD_TP_BS,
+    Check,
+    Imported,
+    Settings,
+    _bw,
+    _matrix,
+    _oio,
+    _test,
+    _tp_lists,
+    _workload,
+    raw_data,
+    split_iops,
 )
+
 
 def hdd_iops_test(chk: Check, s: Settings) -> Imported:
     mats = _matrix(chk, "HDD IOPS", HDD_IOPS_MIXES, HDD_IOPS_BS, 0, HDD_ROUNDS)

@@ -12,14 +12,22 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from tkperf import __version__
-from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, least_squares
 from tkperf.errors import ResultFileError
 from tkperf.model.results import DeviceInfo, Event, HostInfo, RunResult, now_iso
+from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, WINDOW, least_squares
 from tkperf.store.legacy.tkperf2 import OldFile, cmdline_words, parse
 from tkperf.store.legacy.tkperf2_device import _GIVEN, capacity, device_facts, given_capacity  # noqa: F401
 from tkperf.store.legacy.tkperf2_hdd import hdd_iops_test, hdd_tp_tests
 from tkperf.store.legacy.tkperf2_tests import (
-    NOT_RECORDED, Check, Imported, Settings, iops_test, lat_test, settings, tp_tests, wsat_test
+    NOT_RECORDED,
+    Check,
+    Imported,
+    Settings,
+    iops_test,
+    lat_test,
+    settings,
+    tp_tests,
+    wsat_test,
 )
 
 #: What no original TKperf file holds (the report shows it as not recorded).

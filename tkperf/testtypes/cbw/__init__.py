@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import List, Mapping, Tuple
 
-from tkperf.api import Blocks, FioJob, OptionSet, Options, Plan, TestType, format_bs, mix_label
+from tkperf.api import Blocks, FioJob, Options, OptionSet, Plan, TestType, format_bs, mix_label
 from tkperf.testtypes.consistency import BSSPLIT, JEDEC_LARGEST, ZONED, jedec_job
-from tkperf.testtypes.dirth import SweepTest, captures_of, sweep_options, sweep_plan, SweepPts
+from tkperf.testtypes.dirth import SweepPts, SweepTest, captures_of, sweep_options, sweep_plan
 from tkperf.testtypes.dirth.settings import CbwSettings
 
 #: Read share of the JEDEC enterprise workload (R/W 40/60).
@@ -80,7 +80,7 @@ WRITE_STEM = "jedec-0-100"
 class CompositeWorkloadPts(SweepPts):
     """CompositeWorkload's SNIA PTS rules."""
 
-    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+    def deviations(self, kind: TestType, options: Mapping[str, str], revision) -> List[str]:
         """The sweep's deviations, and the offsets of the mix: the header
         discloses them as a departure, so the verdict counts it."""
         return super().deviations(kind, options, revision) + [ALIGNMENT_DEVIATION]

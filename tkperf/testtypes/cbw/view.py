@@ -9,17 +9,15 @@ transfer size and read share each point issued.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import List, Sequence, Any
+from typing import Any, List, Sequence
 
-from tkperf.api import (
-    CompareContext, Header, Heading, NA, ReportContext, RunResult, Table, TestRun, steady_rounds,
-    table as b_table
-)
+from tkperf.api import NA, CompareContext, Header, Heading, ReportContext, RunResult, Table, TestRun, steady_rounds
+from tkperf.api import table as b_table
 from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
 from tkperf.testtypes.dirth import Point, SweepView
 from tkperf.testtypes.dirth import structure as st
-from tkperf.testtypes.dirth.points import PREWRITE
 from tkperf.testtypes.dirth import view as dirth_view
+from tkperf.testtypes.dirth.points import PREWRITE
 
 
 def _size(n: int) -> str:

@@ -24,11 +24,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List
 
-from tkperf.api import MAX_IODEPTH, MAX_NUMJOBS, parse_duration
 from tkperf.api import (
-    Blocks, Figure, FioJob, Headline, Option, OptionSet, Options, Plan, TestRun, TestType, Tracking,
-    UsageError, in_range as _in_range, parse_count as _count
+    MAX_IODEPTH,
+    MAX_NUMJOBS,
+    Blocks,
+    Figure,
+    FioJob,
+    Headline,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    TestRun,
+    TestType,
+    Tracking,
+    UsageError,
+    parse_duration,
 )
+from tkperf.api import in_range as _in_range
+from tkperf.api import parse_count as _count
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
 from tkperf.testtypes.consistency.stream import ConsistencyStream, Phase, log_msec
 

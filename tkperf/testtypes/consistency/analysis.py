@@ -124,7 +124,7 @@ def _interval(test: TestRun) -> int:
     return int(text) if text.isdigit() and int(text) > 0 else 1
 
 
-_CACHE: "OrderedDict[tuple, Tuple[object, Analysis]]" = OrderedDict()
+_CACHE: OrderedDict[tuple, Tuple[object, Analysis]] = OrderedDict()
 _CACHE_SIZE = 8
 
 

@@ -166,7 +166,7 @@ class Blocks:
     def __len__(self) -> int:
         return int(self.end_s.size)
 
-    def where(self, mask: np.ndarray) -> "Blocks":
+    def where(self, mask: np.ndarray) -> Blocks:
         return Blocks(self.end_s[mask], self.lat_mean_us[mask],
                       None if self.lat_max_us is None else self.lat_max_us[mask], self.phase[mask])
 

@@ -34,9 +34,22 @@ from typing import TYPE_CHECKING, ClassVar, Optional, Sequence, Tuple
 import numpy as np
 
 from tkperf.api import (
-    Cut, DataSeries as Series, Estimate, FIO_GAP_S, FioJob, IntervalCutter, REVISED, Shape, TestRun,
-    cumulative_write, duration, log_directory, micro_unit, progress_of, report_time
+    FIO_GAP_S,
+    REVISED,
+    Cut,
+    Estimate,
+    FioJob,
+    IntervalCutter,
+    Shape,
+    TestRun,
+    cumulative_write,
+    duration,
+    log_directory,
+    micro_unit,
+    progress_of,
+    report_time,
 )
+from tkperf.api import DataSeries as Series
 from tkperf.testtypes.consistency import latlog
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -141,7 +154,7 @@ class ConsistencyStream(Shape):
             return tuple(p.job for p in self.phases)
         return tuple(with_log(p.job, os.path.join(logdir, p.job.name), self.interval_s) for p in self.phases)
 
-    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         series = Series(SERIES, COLUMNS)
         test.series = {SERIES: series}  # a stream starts afresh, never half-way
         for key in [k for k in test.data if k.startswith("phase.")]:
@@ -167,7 +180,7 @@ class ConsistencyStream(Shape):
                 shutil.rmtree(logdir, ignore_errors=True)
         test.stop_reason = "time limit" if len(self.phases) == 1 else "all phases run"
 
-    def run_phase(self, ctx: "RunContext", plan: "PlanLike", index: int, phase: Phase, job: FioJob,
+    def run_phase(self, ctx: RunContext, plan: PlanLike, index: int, phase: Phase, job: FioJob,
                    series: Series) -> None:
         series_id = f"{plan.key}.{SERIES}"
         offset = len(series)
@@ -202,7 +215,7 @@ class ConsistencyStream(Shape):
                        timeout=job.runtime * 2.0 + 300.0)
         ctx.writer.sync()
 
-    def _add_maxima(self, ctx: "RunContext", plan: "PlanLike", phase: Phase, job: FioJob, series: Series,
+    def _add_maxima(self, ctx: RunContext, plan: PlanLike, phase: Phase, job: FioJob, series: Series,
                     maxima: Series, logdir: str) -> Optional[Series]:
         """``maxima`` with this phase's rows from fio's log, or None (with a
         warning) when it cannot be read: the intervals from this phase on

@@ -10,15 +10,33 @@ intervals costs no Python work per interval.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple, Any, Dict
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tkperf.api import (
-    Chart, CompareContext, Curve, Header, Heading, NA, Paragraph, ReportContext, RunResult, Table, TestRun,
-    XYChart, compare_section as generic_compare_section, duration, fmt, open_test, plural, snia_header,
-    table
+    NA,
+    Chart,
+    CompareContext,
+    Curve,
+    Header,
+    Heading,
+    Paragraph,
+    ReportContext,
+    RunResult,
+    SummaryValue,
+    Table,
+    TestRun,
+    View,
+    XYChart,
+    duration,
+    fmt,
+    open_test,
+    plural,
+    snia_header,
+    table,
 )
+from tkperf.api import compare_section as generic_compare_section
 from tkperf.testtypes import consistency as cons
 from tkperf.testtypes.consistency import figures as fg
 from tkperf.testtypes.consistency.analysis import (
@@ -31,7 +49,6 @@ from tkperf.testtypes.consistency.analysis import (
     analyse,
     cliff_words,
 )
-from tkperf.api import SummaryValue, View
 from tkperf.testtypes.consistency.stream import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES
 
 IOPS_LABEL = "IOPS"

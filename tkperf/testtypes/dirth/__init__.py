@@ -33,16 +33,48 @@ import re
 from functools import partial
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tkperf.api import MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, MIN_WRITTEN, OneFillFirst, parse_mixes as options_parse_mixes, parse_block_sizes, parse_duration, round_deviation, round_option
 from tkperf.api import (
-    Blocks, Figure, FioJob, OIO_SWEEP, Option, OptionSet, Options, Plan, PtsRules, SWEEP_ROUND,
-    SteadyThenSweep, SweepRounds, TestRun, TestType, Tracking, UsageError, View, WDPC_SERIES, WDPC_STOP,
-    Workload, capture_round, format_bs, histogram, in_range as _in_range, mix_label, steady_rounds,
-    stored_values, sweep_round
+    MAX_IODEPTH,
+    MAX_NUMJOBS,
+    MAX_RUNTIME,
+    MIN_WRITTEN,
+    OIO_SWEEP,
+    SWEEP_ROUND,
+    WDPC_SERIES,
+    WDPC_STOP,
+    Blocks,
+    Figure,
+    FioJob,
+    OneFillFirst,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    PtsRules,
+    SteadyThenSweep,
+    SweepRounds,
+    TestRun,
+    TestType,
+    Tracking,
+    UsageError,
+    View,
+    Workload,
+    capture_round,
+    format_bs,
+    histogram,
+    mix_label,
+    parse_block_sizes,
+    parse_duration,
+    round_deviation,
+    round_option,
+    steady_rounds,
+    stored_values,
+    sweep_round,
 )
+from tkperf.api import in_range as _in_range
+from tkperf.api import parse_mixes as options_parse_mixes
 from tkperf.testtypes.dirth import structure as st
-from tkperf.testtypes.dirth.points import RULE, Choice, Point  # noqa: F401 (the sweep's public names)
-from tkperf.testtypes.dirth.points import PREWRITE, capture_name, choose_points, window_points
+from tkperf.testtypes.dirth.points import PREWRITE, RULE, Choice, Point, capture_name, choose_points, window_points  # noqa: F401 (the sweep's public names)
 from tkperf.testtypes.dirth.settings import Captures, DirthSettings, captures_of
 from tkperf.testtypes.iops import mixes_text
 
@@ -288,7 +320,7 @@ class SweepPts(PtsRules):
 
     oio = OIO_SWEEP
 
-    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+    def deviations(self, kind: TestType, options: Mapping[str, str], revision) -> List[str]:
         v, what = stored_values(kind, options), kind.short
         out: List[str] = []
         if revision.id == "pts-c-1.1":
@@ -313,7 +345,7 @@ class SweepPts(PtsRules):
         used, structure = st.structure_deviations(options, v, kind.name, what, revision.id)
         return out + structure + (round_deviation(v, kind.name, what) if used == st.SHORT else [])
 
-    def result_deviations(self, kind: "TestType", test: TestRun, options, revision, capacity: int) -> List[str]:
+    def result_deviations(self, kind: TestType, test: TestRun, options, revision, capacity: int) -> List[str]:
         """A PTS 2.0 structure whose workload dependent preconditioning did
         not reach steady state: the sweep rounds then start from a drive
         never brought to a random-write steady state."""

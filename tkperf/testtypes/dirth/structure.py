@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Callable, List, Mapping, Optional, Tuple
 
-from tkperf.api import FioJob, MAX_RUNTIME, Option, UsageError, duration, in_range, parse_duration
+from tkperf.api import MAX_RUNTIME, FioJob, Option, UsageError, duration, in_range, parse_duration
 
 PTS20 = "pts-2.0"
 SHORT = "steady-sweep"

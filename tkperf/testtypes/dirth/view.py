@@ -23,15 +23,46 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.api import Admonition, Chart, ConfidenceChart, Convergence, Curve, Grid, Header, HistogramChart, Paragraph, Series, Table, XYChart, confidence_curve, histogram_curve, named_window_blocks, steady_sections, supported_marks, table
 from tkperf.api import (
-    CompareContext, Heading, NA, ReportContext, RunResult, TestRun, WDPC_SERIES, WDPC_STOP, chart_name,
-    duration, fmt, grid_table, histogram, mb, open_test, steady_rounds, test_title, tracking_label, verdict,
-    wdpc_verdict
+    NA,
+    WDPC_SERIES,
+    WDPC_STOP,
+    Admonition,
+    Chart,
+    CompareContext,
+    ConfidenceChart,
+    Convergence,
+    Curve,
+    Grid,
+    Header,
+    Heading,
+    HistogramChart,
+    Paragraph,
+    ReportContext,
+    RunResult,
+    Series,
+    Table,
+    TestRun,
+    XYChart,
+    chart_name,
+    confidence_curve,
+    duration,
+    fmt,
+    grid_table,
+    histogram,
+    histogram_curve,
+    mb,
+    named_window_blocks,
+    open_test,
+    steady_rounds,
+    steady_sections,
+    supported_marks,
+    table,
+    test_title,
+    tracking_label,
+    verdict,
+    wdpc_verdict,
 )
-from tkperf.testtypes.dirth import structure as st
-from tkperf.testtypes.dirth.viewheader import dirth_header, limit_text, structure
-from tkperf.testtypes.dirth.viewheader import stimulus_words, sweep_header  # noqa: F401 (CBW's view uses them from here)
 from tkperf.testtypes.dirth import (
     RULE,
     TAIL,
@@ -39,12 +70,14 @@ from tkperf.testtypes.dirth import (
     DemandIntensityTest,
     Point,
     SweepTest,
+    SweepView,
     choice,
     response_bins,
     sweep_points,
     tail_us,
-    SweepView,
 )
+from tkperf.testtypes.dirth import structure as st
+from tkperf.testtypes.dirth.viewheader import dirth_header, limit_text, stimulus_words, structure, sweep_header  # noqa: F401 (CBW's view uses them from here)
 
 NINES_SHOWN: Tuple[str, ...] = histogram.NINES
 OIO_LABEL = "OIO (TC x QD)"

@@ -4,8 +4,22 @@ from __future__ import annotations
 from typing import Sequence, Tuple
 
 from tkperf.api import (
-    Header, NA, ReportContext, TestRun, WDPC_SERIES, capture_round, duration, header_fields, oio, plural,
-    snia_header, steady_rounds, sweep_round, tracking_label, verdict, wdpc_verdict
+    NA,
+    WDPC_SERIES,
+    Header,
+    ReportContext,
+    TestRun,
+    capture_round,
+    duration,
+    header_fields,
+    oio,
+    plural,
+    snia_header,
+    steady_rounds,
+    sweep_round,
+    tracking_label,
+    verdict,
+    wdpc_verdict,
 )
 from tkperf.testtypes.dirth import rt_limit_us
 from tkperf.testtypes.dirth import structure as st

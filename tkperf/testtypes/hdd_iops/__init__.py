@@ -22,11 +22,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.api import Steady, parse_block_sizes
 from tkperf.api import (
-    Blocks, Figure, FioJob, MAX_RUNTIME, Option, OptionSet, Options, Plan, Rounds, TestRun, TestType,
-    Tracking, Workload, format_bs, hdd_cell as cell_name, in_range, mix_label, parse_duration, test_title
+    MAX_RUNTIME,
+    Blocks,
+    Figure,
+    FioJob,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    Rounds,
+    Steady,
+    TestRun,
+    TestType,
+    Tracking,
+    Workload,
+    format_bs,
+    in_range,
+    mix_label,
+    parse_block_sizes,
+    parse_duration,
+    test_title,
 )
+from tkperf.api import hdd_cell as cell_name
 from tkperf.testtypes.iops import judge_all, mixes_text, nonempty, parse_mixes, sizes_text
 from tkperf.testtypes.qd import check_depths, depths_text, parse_depths
 

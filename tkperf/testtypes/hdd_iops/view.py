@@ -9,20 +9,58 @@ shared with ``hdd-lat``.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence, Tuple, Any
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tkperf.api import (
-    BarsChart, Chart, CompareContext, Convergence, Curve, Grid, Header, Heading, NA, Panel, Paragraph,
-    ReportContext, RunResult, Table, TestRun, XYChart, compare_section as generic_compare_section,
-    convergence_blocks, fmt, format_bs, grid_table, headline_table, mb, metric_display, mix_label, open_test,
-    per_round, snia_header, steady_state, table as b_table, test_title, tracking_label, window_blocks
+    NA,
+    BarsChart,
+    Chart,
+    CompareContext,
+    Convergence,
+    Curve,
+    Grid,
+    Header,
+    Heading,
+    Panel,
+    Paragraph,
+    ReportContext,
+    RunResult,
+    SummaryValue,
+    Table,
+    TestRun,
+    View,
+    XYChart,
+    convergence_blocks,
+    fmt,
+    format_bs,
+    grid_table,
+    headline_table,
+    mb,
+    metric_display,
+    mix_label,
+    open_test,
+    per_round,
+    snia_header,
+    steady_state,
+    test_title,
+    tracking_label,
+    window_blocks,
 )
-from tkperf.testtypes.hdd_iops import (REPEATABILITY, HddIopsTest, cell_average, cell_name, repeat_source,
-                                       window_cells)
-from tkperf.api import SummaryValue, View
-from tkperf.testtypes.hdd_iops import SUMMARY_RANK, check_cells, headline_bs
+from tkperf.api import compare_section as generic_compare_section
+from tkperf.api import table as b_table
+from tkperf.testtypes.hdd_iops import (
+    REPEATABILITY,
+    SUMMARY_RANK,
+    HddIopsTest,
+    cell_average,
+    cell_name,
+    check_cells,
+    headline_bs,
+    repeat_source,
+    window_cells,
+)
 
 QD_LABEL = "Queue depth (TC 1, QD = fio iodepth)"
 #: At most this many queue depths get a bar panel each (the lowest and highest always).

@@ -14,10 +14,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Optional, Tuple
 
-from tkperf.api import parse_block_sizes
 from tkperf.api import (
-    Blocks, Figure, MAX_RUNTIME, Option, OptionSet, Options, Plan, Rounds, TestRun, TestType, Workload,
-    format_bs, histogram, parse_duration
+    MAX_RUNTIME,
+    Blocks,
+    Figure,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    Rounds,
+    TestRun,
+    TestType,
+    Workload,
+    format_bs,
+    histogram,
+    parse_block_sizes,
+    parse_duration,
 )
 from tkperf.testtypes.hdd_iops import (
     between,

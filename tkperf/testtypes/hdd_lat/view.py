@@ -7,14 +7,34 @@ figures and the confidence curves of random R and W, one curve per run.
 """
 from __future__ import annotations
 
-from typing import Any, List, Sequence, Dict
+from typing import Any, Dict, List, Sequence
 
-from tkperf.api import BarsChart, Convergence, Grid, Heading, Panel, Paragraph, Table, compare_section as generic_compare_section, open_test, per_round, table
 from tkperf.api import (
-    CompareContext, NA, ReportContext, RunResult, SummaryValue, TestRun, View, compare_blocks, fmt,
-    format_bs, metric_display, test_title
+    NA,
+    BarsChart,
+    CompareContext,
+    Convergence,
+    Grid,
+    Heading,
+    Panel,
+    Paragraph,
+    ReportContext,
+    RunResult,
+    SummaryValue,
+    Table,
+    TestRun,
+    View,
+    compare_blocks,
+    fmt,
+    format_bs,
+    metric_display,
+    open_test,
+    per_round,
+    table,
+    test_title,
 )
-from tkperf.testtypes.hdd_iops import cell_name, repeat_source, window_cells, SUMMARY_RANK, check_cells
+from tkperf.api import compare_section as generic_compare_section
+from tkperf.testtypes.hdd_iops import SUMMARY_RANK, cell_name, check_cells, repeat_source, window_cells
 from tkperf.testtypes.hdd_iops.view import figures_blocks, hdd_header, repeat_blocks
 from tkperf.testtypes.hdd_lat import MIXES, HddLatencyTest, direction, percentile, response_times
 

@@ -27,11 +27,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.api import UsageError, parse_duration
 from tkperf.api import (
-    Blocks, Estimate, Figure, FioJob, Option, OptionSet, Options, Phase, Phases, Plan, TargetError, TestRun,
-    TestType, format_bs, hdd_zone as zone_name, mb
+    Blocks,
+    Estimate,
+    Figure,
+    FioJob,
+    Option,
+    Options,
+    OptionSet,
+    Phase,
+    Phases,
+    Plan,
+    TargetError,
+    TestRun,
+    TestType,
+    UsageError,
+    format_bs,
+    mb,
+    parse_duration,
 )
+from tkperf.api import hdd_zone as zone_name
 from tkperf.testtypes.hdd_iops import between
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,7 +104,7 @@ class ZoneSweeps(Phases):
     bounds: Tuple[Tuple[int, int], ...] = ()
     capacity: int = 0
 
-    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         test.data["zones.capacity"] = str(self.capacity)
         for i, (offset, size) in enumerate(self.bounds, 1):
             test.data[f"zone.{i}.offset"] = str(offset)

@@ -7,17 +7,37 @@ the MB/s-vs-position curves of every run overlaid, per direction.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence, Any
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from tkperf.api import Chart, Curve, Header, Heading, Paragraph, Table, XYChart, compare_section as generic_compare_section, open_test, snia_header, table
 from tkperf.api import (
-    CompareContext, NA, ReportContext, RunResult, SummaryValue, TestRun, View, duration, fmt, format_bs, gb
+    NA,
+    Chart,
+    CompareContext,
+    Curve,
+    Header,
+    Heading,
+    Paragraph,
+    ReportContext,
+    RunResult,
+    SummaryValue,
+    Table,
+    TestRun,
+    View,
+    XYChart,
+    duration,
+    fmt,
+    format_bs,
+    gb,
+    open_test,
+    snia_header,
+    table,
 )
-from tkperf.testtypes.hdd_iops.view import NO_PREPARATION, figures_blocks
-from tkperf.testtypes.hdd_zones import DIRECTIONS, HddZonesTest, Zone, measured, sizes_text, zones, BS, parse_zone_name
+from tkperf.api import compare_section as generic_compare_section
 from tkperf.testtypes.hdd_iops import SUMMARY_RANK
+from tkperf.testtypes.hdd_iops.view import NO_PREPARATION, figures_blocks
+from tkperf.testtypes.hdd_zones import BS, DIRECTIONS, HddZonesTest, Zone, measured, parse_zone_name, sizes_text, zones
 
 POSITION_LABEL = "Position on the disk (% of capacity: 0 = outer edge, LBA 0; 100 = inner end)"
 POSITION_TICKS = (0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0)

@@ -21,12 +21,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
-from tkperf.api import MAX_IODEPTH, parse_duration
 from tkperf.api import (
-    Blocks, Figure, FioJob, MIN_WRITTEN, OIO_OPERATOR, OneFillFirst, Option, OptionSet, Options, Plan,
-    PtsRules, TestRun, TestType, Tracking, UsageError, in_range as _in_range, round_deviation, round_option,
-    stored_values
+    MAX_IODEPTH,
+    MIN_WRITTEN,
+    OIO_OPERATOR,
+    Blocks,
+    Figure,
+    FioJob,
+    OneFillFirst,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    PtsRules,
+    TestRun,
+    TestType,
+    Tracking,
+    UsageError,
+    parse_duration,
+    round_deviation,
+    round_option,
+    stored_values,
 )
+from tkperf.api import in_range as _in_range
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.hir.shape import HostIdleShape, Setting, sample_ms
 
@@ -116,7 +133,7 @@ class HostIdleRecoveryPts(PtsRules):
 
     oio = OIO_OPERATOR
 
-    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+    def deviations(self, kind: TestType, options: Mapping[str, str], revision) -> List[str]:
         v = stored_values(kind, options)
         out: List[str] = []
         if revision.id == "pts-c-1.1":

@@ -34,16 +34,29 @@ import logging
 import os
 import shutil
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, List, Sequence, Tuple, ClassVar
+from typing import TYPE_CHECKING, ClassVar, List, Sequence, Tuple
 
 import numpy as np
 
 from tkperf.api import (
-    DataSeries as Series, Estimate, FIO_GAP_S, FioJob, OutputError, Round, Rounds, Shape, TestRun, duration,
-    duration_rough, log_directory, progress_of, record_round
+    FIO_GAP_S,
+    Estimate,
+    Figure,
+    FioJob,
+    Headline,
+    OutputError,
+    Round,
+    Rounds,
+    Shape,
+    TestRun,
+    duration,
+    duration_rough,
+    log_directory,
+    progress_of,
+    record_round,
 )
+from tkperf.api import DataSeries as Series
 from tkperf.testtypes.hir import iopslog
-from tkperf.api import Figure, Headline
 
 if TYPE_CHECKING:  # pragma: no cover
     from tkperf.api import PlanLike, RunContext
@@ -179,7 +192,7 @@ class HostIdleShape(Shape):
     def jobs(self, logdir: str) -> Tuple[FioJob, ...]:
         return tuple(j for s in self.settings for j in setting_jobs(self.steady, s, logdir))
 
-    def run(self, ctx: "RunContext", plan: "PlanLike", test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         if plan.tracking is None or plan.tracking.workload != self.steady.name:
             raise ValueError(f"{plan.key}: the tracking figure must be the steady-state job's")
         test.rounds.clear()  # steady state and idle settings are one unbroken run
@@ -200,7 +213,7 @@ class HostIdleShape(Shape):
         test.stop_reason = f"all idle settings run after {reached}"
         ctx.save()
 
-    def _setting(self, ctx: "RunContext", plan: "PlanLike", test: TestRun, k: int, s: Setting, logdir: str,
+    def _setting(self, ctx: RunContext, plan: PlanLike, test: TestRun, k: int, s: Setting, logdir: str,
                  periods: Series, back: Series) -> None:
         label = f"idle {s.idle_s} s"
         ctx.phase = label
@@ -237,7 +250,7 @@ class HostIdleShape(Shape):
             raise OutputError(f"fio wrote no IOPS log for {job.name} ({prefix}_iops.*.log)")
         return windows, float(w.write.ios), float(w.runtime_ms)
 
-    def _warn(self, ctx: "RunContext", plan: "PlanLike", s: Setting, got: Measured) -> None:
+    def _warn(self, ctx: RunContext, plan: PlanLike, s: Setting, got: Measured) -> None:
         whole = sum(1 for p in got.periods if p.kind != iopslog.PART)
         if whole != s.cycles:
             ctx.event("warning", f"idle {s.idle_s} s: fio's log shows {whole} write periods, not "

@@ -7,18 +7,43 @@ runs side by side and their gains overlaid.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Set, Any
+from typing import Any, List, Optional, Sequence, Set
 
 import numpy as np
 
-from tkperf.api import Chart, Convergence, Curve, Header, Heading, Paragraph, Series, Table, XYChart, header_fields, snia_header, steady_sections, table
 from tkperf.api import (
-    CompareContext, NA, ReportContext, RunResult, TestRun, View, chart_name, duration, fmt, oio, open_test,
-    plural, test_title, tracking_label, verdict
+    NA,
+    Chart,
+    CompareContext,
+    Convergence,
+    Curve,
+    Header,
+    Heading,
+    Paragraph,
+    ReportContext,
+    RunResult,
+    Series,
+    Table,
+    TestRun,
+    View,
+    XYChart,
+    chart_name,
+    duration,
+    fmt,
+    header_fields,
+    oio,
+    open_test,
+    plural,
+    snia_header,
+    steady_sections,
+    table,
+    test_title,
+    tracking_label,
+    verdict,
 )
 from tkperf.testtypes.hir import HostIdleRecoveryTest, iopslog
 from tkperf.testtypes.hir.analysis import SettingResult, baseline, cycles, settings, steady_round_indices, write_s
-from tkperf.testtypes.hir.shape import PERIODS, PERIOD_COLUMNS, RETURN, RETURN_COLUMNS, setting_rounds
+from tkperf.testtypes.hir.shape import PERIOD_COLUMNS, PERIODS, RETURN, RETURN_COLUMNS, setting_rounds
 
 IOPS_LABEL = "IOPS"
 IDLE_LABEL = "Idle time after each write period (s)"

@@ -8,12 +8,34 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Sequence, Tuple
 
-from tkperf.api import UsageError, format_block_sizes, format_mixes, parse_mixes as options_parse_mixes
 from tkperf.api import (
-    Blocks, Figure, FioJob, OIO_OPERATOR, Option, OptionSet, Options, Plan, PtsRules, Rounds, Steady,
-    SteadyState, TestRun, TestType, Tracking, evaluate, format_bs, iops_matrix_params as matrix_params,
-    iops_workload as workload_name, mix_label, parse_block_sizes, stored_values
+    OIO_OPERATOR,
+    Blocks,
+    Figure,
+    FioJob,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    PtsRules,
+    Rounds,
+    Steady,
+    SteadyState,
+    TestRun,
+    TestType,
+    Tracking,
+    UsageError,
+    evaluate,
+    format_block_sizes,
+    format_bs,
+    format_mixes,
+    mix_label,
+    parse_block_sizes,
+    stored_values,
 )
+from tkperf.api import iops_matrix_params as matrix_params
+from tkperf.api import iops_workload as workload_name
+from tkperf.api import parse_mixes as options_parse_mixes
 
 BLOCK_SIZES: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
 MIXES: Tuple[int, ...] = (100, 95, 65, 50, 35, 5, 0)
@@ -134,7 +156,7 @@ class IopsPts(PtsRules):
 
     oio = OIO_OPERATOR
 
-    def deviations(self, kind: "TestType", options: Mapping[str, str], revision) -> List[str]:
+    def deviations(self, kind: TestType, options: Mapping[str, str], revision) -> List[str]:
         v = stored_values(kind, options)
         sizes, mixes = tuple(v["iops_bs"]), tuple(v["iops_mixes"])
         out: List[str] = []

@@ -6,13 +6,39 @@ The matrix helpers are shared with LAT, which runs the same kind of matrix.
 """
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Any
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.api import BarsChart, Chart, Convergence, Grid, Header, Heading, HeatmapChart, LinesChart, Panel, open_test, per_round, round_fields, snia_header, steady_sections, window_source
 from tkperf.api import (
-    CompareContext, NA, ReportContext, RunResult, SummaryValue, TestRun, View, Workload, format_bs,
-    grid_table, iops_workload as workload_name, metric_display, mix_label, test_title
+    NA,
+    BarsChart,
+    Chart,
+    CompareContext,
+    Convergence,
+    Grid,
+    Header,
+    Heading,
+    HeatmapChart,
+    LinesChart,
+    Panel,
+    ReportContext,
+    RunResult,
+    SummaryValue,
+    TestRun,
+    View,
+    Workload,
+    format_bs,
+    grid_table,
+    metric_display,
+    mix_label,
+    open_test,
+    per_round,
+    round_fields,
+    snia_header,
+    steady_sections,
+    test_title,
+    window_source,
 )
+from tkperf.api import iops_workload as workload_name
 from tkperf.testtypes.iops import IopsTest
 
 # The cells compared across drives, where a run measured them.

@@ -5,10 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Iterable, List, Optional, Tuple
 
-from tkperf.api import parse_block_sizes
 from tkperf.api import (
-    Blocks, Figure, OIO_FIXED, Option, OptionSet, Options, Plan, PtsRules, Rounds, TestRun, TestType,
-    Tracking, format_bs, histogram, mix_label, stored_values
+    OIO_FIXED,
+    Blocks,
+    Figure,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    PtsRules,
+    Rounds,
+    TestRun,
+    TestType,
+    Tracking,
+    format_bs,
+    histogram,
+    mix_label,
+    parse_block_sizes,
+    stored_values,
 )
 from tkperf.testtypes.iops import (
     matrix_jobs,
@@ -65,7 +79,7 @@ class LatencyPts(PtsRules):
 
     oio = OIO_FIXED
 
-    def deviations(self, kind: "TestType", options, revision) -> List[str]:
+    def deviations(self, kind: TestType, options, revision) -> List[str]:
         v = stored_values(kind, options)
         sizes, mixes = tuple(v["lat_bs"]), tuple(v["lat_mixes"])
         if set(sizes) == set(BLOCK_SIZES) and set(mixes) == set(MIXES):

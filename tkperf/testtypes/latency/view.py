@@ -4,17 +4,35 @@ measurement window; in a comparison, AVE and MAX per cell and run."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Any, Dict
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.api import (
-    BarsChart, CompareContext, Grid, Heading, PERCENTILES, Panel, Paragraph, ReportContext, RunResult,
-    TestRun, compare_blocks, fmt, format_bs, grid_table, mix_label, open_test, qos_blocks, steady_sections,
-    table, window_source
+    PERCENTILES,
+    BarsChart,
+    CompareContext,
+    Grid,
+    Heading,
+    Panel,
+    Paragraph,
+    ReportContext,
+    RunResult,
+    SummaryValue,
+    TestRun,
+    View,
+    compare_blocks,
+    fmt,
+    format_bs,
+    grid_table,
+    mix_label,
+    open_test,
+    qos_blocks,
+    steady_sections,
+    table,
+    window_source,
 )
 from tkperf.testtypes.iops import view as matrix
 from tkperf.testtypes.iops import workload_name
 from tkperf.testtypes.latency import AVE_RULE, MAX_RULE, LatencyTest, largest_us, mean_of_maxima
-from tkperf.api import SummaryValue, View
 
 
 def lat_grids(test: TestRun) -> Tuple[Grid, Grid, Grid]:

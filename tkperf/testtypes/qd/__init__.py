@@ -33,10 +33,29 @@ import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from tkperf.api import MAX_RUNTIME, UsageError, parse_duration
 from tkperf.api import (
-    Blocks, Estimate, Figure, FioJob, Option, OptionSet, Options, Phase, Phases, Plan, Round,
-    SLOWEST_PLAUSIBLE_BPS, TestRun, TestType, Workload, duration, duration_rough, histogram, in_range
+    MAX_RUNTIME,
+    SLOWEST_PLAUSIBLE_BPS,
+    Blocks,
+    Estimate,
+    Figure,
+    FioJob,
+    Option,
+    Options,
+    OptionSet,
+    Phase,
+    Phases,
+    Plan,
+    Round,
+    TestRun,
+    TestType,
+    UsageError,
+    Workload,
+    duration,
+    duration_rough,
+    histogram,
+    in_range,
+    parse_duration,
 )
 from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths
 from tkperf.testtypes.throughput import advance, place

@@ -10,28 +10,48 @@ A 99.9th percentile is shown only where the point's I/O count supports it
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Sequence, Any
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from tkperf.api import (
-    Chart, CompareContext, Curve, Header, Heading, NA, Paragraph, ReportContext, RunResult, Table, TestRun,
-    XYChart, compare_section as generic_compare_section, duration, fmt, headline_table, histogram, mb,
-    open_test, qos_blocks, snia_header, table
+    NA,
+    Chart,
+    CompareContext,
+    Curve,
+    Header,
+    Heading,
+    Paragraph,
+    ReportContext,
+    RunResult,
+    SummaryValue,
+    Table,
+    TestRun,
+    View,
+    XYChart,
+    duration,
+    fmt,
+    headline_table,
+    histogram,
+    mb,
+    open_test,
+    qos_blocks,
+    snia_header,
+    table,
 )
+from tkperf.api import compare_section as generic_compare_section
 from tkperf.testtypes.qd import (
     BY_WORD,
     FILL_JOB,
     PRECONDITION_JOB,
     PRECONDITION_QD,
+    WORKLOADS,
     Point,
     QdWorkload,
     QueueDepthTest,
-    WORKLOADS,
     points,
     swept,
 )
-from tkperf.api import SummaryValue, View
 
 QD_LABEL = "Queue depth (TC 1, QD = fio iodepth)"
 LAT_LABEL = "Response time (µs)"

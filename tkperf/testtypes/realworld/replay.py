@@ -23,8 +23,20 @@ from dataclasses import replace
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.api import (
-    Blocks, Figure, FioJob, Options, OptionSet, Phase, Phases, Plan, PtsRules, Round, TestRun, TestType, UsageError,
-    stored_values
+    Blocks,
+    Figure,
+    FioJob,
+    Options,
+    OptionSet,
+    Phase,
+    Phases,
+    Plan,
+    PtsRules,
+    Round,
+    TestRun,
+    TestType,
+    UsageError,
+    stored_values,
 )
 from tkperf.rwsw import applied, iolog, model
 from tkperf.testtypes.realworld import exact

@@ -9,7 +9,17 @@ from __future__ import annotations
 from typing import List
 
 from tkperf.api import (
-    Blocks, Figure, Options, OptionSet, Plan, PtsRules, Stream, TestRun, TestType, Tracking, stored_values
+    Blocks,
+    Figure,
+    Options,
+    OptionSet,
+    Plan,
+    PtsRules,
+    Stream,
+    TestRun,
+    TestType,
+    Tracking,
+    stored_values,
 )
 from tkperf.rwsw import applied, model
 from tkperf.testtypes.realworld import options as ro

@@ -17,15 +17,31 @@ The offsets are kept in the test's data as ``offset.ROUND.WORKLOAD``.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 from typing import ClassVar, List, Sequence, Tuple
 
-from tkperf.api import UsageError
 from tkperf.api import (
-    Blocks, Figure, FioJob, OIO_FIXED, Option, OptionSet, Options, Plan, PtsRules, Round, Rounds, TestRun,
-    TestType, Tracking, format_bs, parse_block_sizes, stored_values, tp_workload as workload_name
+    OIO_FIXED,
+    Blocks,
+    Figure,
+    FioJob,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    PtsRules,
+    Round,
+    Rounds,
+    TestRun,
+    TestType,
+    Tracking,
+    UsageError,
+    format_bs,
+    parse_block_sizes,
+    stored_values,
 )
+from tkperf.api import tp_workload as workload_name
 from tkperf.testtypes.iops import nonempty, sizes_text
 
 BLOCK_SIZES = {"enterprise": (1024 * 1024, 128 * 1024), "client": (1024 * 1024,)}
@@ -138,7 +154,7 @@ class ThroughputPts(PtsRules):
 
     oio = OIO_FIXED
 
-    def deviations(self, kind: "TestType", options, revision) -> List[str]:
+    def deviations(self, kind: TestType, options, revision) -> List[str]:
         v = stored_values(kind, options)
         sizes = tuple(v["tp_bs"])
         out = []

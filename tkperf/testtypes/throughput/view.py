@@ -3,13 +3,34 @@
 one table and bar chart; in a comparison, W and R MB/s per block size."""
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, Any, Dict
+from typing import Any, Callable, Dict, Optional, Sequence
 
-from tkperf.api import BarsChart, Chart, Convergence, Grid, Header, Heading, Panel, open_test, per_round, round_fields, snia_header, steady_sections, window_source
 from tkperf.api import (
-    CompareContext, NA, ReportContext, RunResult, SummaryValue, TestRun, View, format_bs, grid_table, mb
+    NA,
+    BarsChart,
+    Chart,
+    CompareContext,
+    Convergence,
+    Grid,
+    Header,
+    Heading,
+    Panel,
+    ReportContext,
+    RunResult,
+    SummaryValue,
+    TestRun,
+    View,
+    format_bs,
+    grid_table,
+    mb,
+    open_test,
+    per_round,
+    round_fields,
+    snia_header,
+    steady_sections,
+    window_source,
 )
-from tkperf.testtypes.throughput import ThroughputTest, block_size, workload_name, SUMMARY_BS
+from tkperf.testtypes.throughput import SUMMARY_BS, ThroughputTest, block_size, workload_name
 
 SIDES = (("w", "SEQ 100% W", "write.bw_bytes"), ("r", "SEQ 100% R", "read.bw_bytes"))
 

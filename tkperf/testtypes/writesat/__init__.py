@@ -13,12 +13,32 @@ from __future__ import annotations
 
 from typing import List
 
-from tkperf.api import UsageError, parse_block_sizes, parse_duration
 from tkperf.api import (
-    Blocks, Figure, FioJob, Headline, OIO_OPERATOR, Option, OptionSet, Options, Plan, PtsRules, Stream,
-    TestRun, TestType, Tracking, WSAT_SERIES, duration, format_bs, in_range as _in_range, settings_from,
-    stored_values, wsat_workload as workload_name
+    OIO_OPERATOR,
+    WSAT_SERIES,
+    Blocks,
+    Figure,
+    FioJob,
+    Headline,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    PtsRules,
+    Stream,
+    TestRun,
+    TestType,
+    Tracking,
+    UsageError,
+    duration,
+    format_bs,
+    parse_block_sizes,
+    parse_duration,
+    settings_from,
+    stored_values,
 )
+from tkperf.api import in_range as _in_range
+from tkperf.api import wsat_workload as workload_name
 from tkperf.testtypes.writesat.settings import WsatSettings, parse_tgbw, tgbw_bytes
 
 WORKLOAD = "wsat-rnd-4k-0-100"
@@ -96,7 +116,7 @@ class WriteSaturationPts(PtsRules):
 
     oio = OIO_OPERATOR
 
-    def deviations(self, kind: "TestType", options, revision) -> List[str]:
+    def deviations(self, kind: TestType, options, revision) -> List[str]:
         v = settings_from(WsatSettings, stored_values(kind, options))
         out = []
         if v.access != "random" or v.bs != 4096:
@@ -107,7 +127,7 @@ class WriteSaturationPts(PtsRules):
             out.append(f"WSAT reports every {interval} s instead of the PTS's {PTS_INTERVAL_S} s")
         return out
 
-    def planned_deviations(self, kind: "TestType", options, revision) -> List[str]:
+    def planned_deviations(self, kind: TestType, options, revision) -> List[str]:
         """Before the run only what may happen can be said: a limit below the
         PTS's is a deviation if it ends the run (judged afterwards by the
         recorded stop reason, :meth:`result_deviations`)."""
@@ -125,7 +145,7 @@ class WriteSaturationPts(PtsRules):
                        "PTS's 30 min: a deviation if it ends the run")
         return out
 
-    def result_deviations(self, kind: "TestType", test: TestRun, options, revision, capacity: int) -> List[str]:
+    def result_deviations(self, kind: TestType, test: TestRun, options, revision, capacity: int) -> List[str]:
         """Judged by what happened: the PTS's WSAT runs 24 h or until 4x the
         capacity is written; a lower limit that ended the run is a deviation,
         and so is a steady-state stop judged on points other than 30 min apart."""

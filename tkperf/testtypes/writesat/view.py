@@ -10,16 +10,34 @@ day of 1-second intervals costs no Python work per interval.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Any, Dict
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from tkperf.api import (
-    Chart, CompareContext, Curve, CurvesChart, Header, Heading, NA, ReportContext, RunResult, SteadyState,
-    TestRun, XYChart, duration, fmt, open_test, plural, snia_header, steady_state, table
+    NA,
+    Chart,
+    CompareContext,
+    Curve,
+    CurvesChart,
+    Header,
+    Heading,
+    ReportContext,
+    RunResult,
+    SteadyState,
+    SummaryValue,
+    TestRun,
+    View,
+    XYChart,
+    duration,
+    fmt,
+    open_test,
+    plural,
+    snia_header,
+    steady_state,
+    table,
 )
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
-from tkperf.api import SummaryValue, View
 
 #: Tables list every interval up to this many, else this many bins of intervals.
 TABLE_ROWS = 24
@@ -186,7 +204,7 @@ def curve_charts(curves: Sequence[Curve], by_gb: Sequence[Curve], capacity_gb: f
     return by_time, written
 
 
-def fills_chart(curves: Sequence["WsatCurve"]) -> XYChart:
+def fills_chart(curves: Sequence[WsatCurve]) -> XYChart:
     """IOPS against drive fills (data written over each run's own capacity),
     so that drives of different sizes compare."""
     dense = max((c.iops.size for c in curves), default=0) > 200

@@ -21,11 +21,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping
 
-from tkperf.api import MAX_IODEPTH, MAX_NUMJOBS, parse_duration
 from tkperf.api import (
-    Blocks, Figure, FioJob, Headline, OIO_FIXED, Option, OptionSet, Options, Plan, PtsRules, TestRun,
-    TestType, UsageError, duration, in_range as _in_range, parse_count as _count, stored_values
+    MAX_IODEPTH,
+    MAX_NUMJOBS,
+    OIO_FIXED,
+    Blocks,
+    Figure,
+    FioJob,
+    Headline,
+    Option,
+    Options,
+    OptionSet,
+    Plan,
+    PtsRules,
+    TestRun,
+    TestType,
+    UsageError,
+    duration,
+    parse_duration,
+    stored_values,
 )
+from tkperf.api import in_range as _in_range
+from tkperf.api import parse_count as _count
 from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
 from tkperf.testtypes.xsr.stream import Phase, XsrStream
 
@@ -95,7 +112,7 @@ class CrossStimulusRecoveryPts(PtsRules):
 
     oio = OIO_FIXED
 
-    def deviations(self, kind: "TestType", options_: Mapping[str, str], revision) -> List[str]:
+    def deviations(self, kind: TestType, options_: Mapping[str, str], revision) -> List[str]:
         v = stored_values(kind, options_)
         out: List[str] = []
         if revision.id == "pts-c-1.1":

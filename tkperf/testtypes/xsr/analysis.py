@@ -205,7 +205,7 @@ def _figures(index: int, kind: str, label: str, rows: np.ndarray, a_fio: np.ndar
                         got)
 
 
-def analyse(test: TestRun) -> Optional["Analysis"]:
+def analyse(test: TestRun) -> Optional[Analysis]:
     """The test's arrays and figures; None before its first interval."""
     s = test.series.get(SERIES)
     if s is None or not len(s):

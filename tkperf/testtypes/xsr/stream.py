@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tkperf.api import Estimate, FIO_GAP_S, duration
+from tkperf.api import FIO_GAP_S, Estimate, duration
 from tkperf.testtypes.consistency.stream import COLUMNS, SERIES, ConsistencyStream, Phase
 
 __all__ = ["COLUMNS", "SERIES", "Phase", "XsrStream"]

@@ -9,19 +9,37 @@ Everything is read as numpy columns (:mod:`.analysis`).
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Tuple, Any, Dict
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tkperf.api import (
-    Chart, CompareContext, Curve, Header, Heading, NA, Paragraph, ReportContext, RunResult, Table, TestRun,
-    XYChart, compare_section as generic_compare_section, duration, fmt, open_test, shown_unit, snia_header,
-    started_from_purge, table as b_table
+    NA,
+    Chart,
+    CompareContext,
+    Curve,
+    Header,
+    Heading,
+    Paragraph,
+    ReportContext,
+    RunResult,
+    SummaryValue,
+    Table,
+    TestRun,
+    View,
+    XYChart,
+    duration,
+    fmt,
+    open_test,
+    shown_unit,
+    snia_header,
+    started_from_purge,
 )
+from tkperf.api import compare_section as generic_compare_section
+from tkperf.api import table as b_table
 from tkperf.testtypes import xsr
-from tkperf.api import SummaryValue, View, started_from_purge
 from tkperf.testtypes.consistency.view import clock
-from tkperf.testtypes.xsr.analysis import LEVEL_PART, SMOOTH, Analysis, PhaseFigures, analyse, RND, SEQ1, SEQ2
+from tkperf.testtypes.xsr.analysis import LEVEL_PART, RND, SEQ1, SEQ2, SMOOTH, Analysis, PhaseFigures, analyse
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES
 
 MB_LABEL = "Throughput (MB/s)"
