@@ -61,6 +61,7 @@ from tkperf.api import (
     Workload,
     capture_round,
     format_bs,
+    format_mixes,
     histogram,
     mix_label,
     parse_block_sizes,
@@ -76,7 +77,6 @@ from tkperf.api import parse_mixes as options_parse_mixes
 from tkperf.testtypes.dirth import structure as st
 from tkperf.testtypes.dirth.points import PREWRITE, RULE, Choice, Point, capture_name, choose_points, window_points  # noqa: F401 (the sweep's public names)
 from tkperf.testtypes.dirth.settings import Captures, DirthSettings, captures_of
-from tkperf.testtypes.iops import mixes_text
 
 #: The TC and QD of the sweep as the PTS 2.0 implementation runs it: 32, 16,
 #: 8, 6, 4, 2, 1 each (49 points); PTS-E 1.1 sweeps 1 to 32 in powers of two
@@ -415,7 +415,7 @@ class DemandIntensityTest(SweepTest):
                format=format_bs, default=4096, metavar="SIZE"),
         Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
                "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
-               format=mixes_text, default=(0,), metavar="MIXES"),
+               format=format_mixes, default=(0,), metavar="MIXES"),
         _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE,
     ))
 
