@@ -76,18 +76,20 @@ from tkperf.kit.options import (
     RunOptions,
     format_block_sizes,
     format_mixes,
+    nonempty,
     parse_block_sizes,
     parse_duration,
     parse_mix,
     parse_mixes,
     parse_size,
 )
+
+# what runs: loop shapes, precondition, fio jobs, fio's logs
+from tkperf.kit.placement import advance, place
 from tkperf.kit.policy import Steady
 from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
 from tkperf.kit.progress import progress_of
 from tkperf.kit.settings import settings_from
-
-# what runs: loop shapes, precondition, fio jobs, fio's logs
 from tkperf.kit.shapes import (
     FIO_GAP_S,
     REVISED,
@@ -172,10 +174,11 @@ __all__ = [
     "SummaryValue", "TestType", "Tracking", "View", "Steady", "settings_from", "PlanLike", "RunContext",
     "Headline", "Steps",
     # options every test shares, value parsers and their formatters
-    "format_block_sizes", "format_mixes", "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "parse_block_sizes",
+    "format_block_sizes", "nonempty", "format_mixes", "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "parse_block_sizes",
     "parse_duration", "parse_mix", "parse_mixes", "parse_size", "RunOptions", "duration", "micro_unit",
     "OutputError", "TargetError", "UsageError",
     # what runs: loop shapes, precondition, fio jobs, fio's logs
+    "advance", "place",
     "duration_rough", "Estimate", "FIO_GAP_S", "Phase", "Phases", "record_round", "REVISED", "Rounds",
     "Shape", "Stream", "Sweep", "capture_round", "steady_rounds", "SteadyThenSweep", "SWEEP_ROUND",
     "sweep_round", "SweepRounds", "WDPC_SERIES", "WDPC_STOP", "wdpc_verdict", "header_fields", "MIN_WRITTEN",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
-from typing import Dict, Mapping, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Type
 
 from tkperf import durations
 from tkperf.errors import TargetError, UsageError
@@ -72,6 +72,14 @@ def parse_mixes(text: str) -> Tuple[int, ...]:
         if mix not in out:
             out.append(mix)
     return tuple(out)
+
+
+def nonempty(flag: str) -> Callable[[Sequence[object]], None]:
+    """An option check: the list given is not empty (the error names ``flag``)."""
+    def check(value: Sequence[object]) -> None:
+        if not value:
+            raise UsageError(f"{flag} is empty")
+    return check
 
 
 def format_block_sizes(sizes: Sequence[int]) -> str:

@@ -28,9 +28,11 @@ from tkperf.api import (
     Workload,
     format_bs,
     histogram,
+    nonempty,
     parse_block_sizes,
     parse_duration,
 )
+from tkperf.api import format_block_sizes as sizes_text
 from tkperf.testtypes.hdd_iops import (
     between,
     cell_jobs,
@@ -40,7 +42,6 @@ from tkperf.testtypes.hdd_iops import (
     tracked_cells,
     window_cells,
 )
-from tkperf.testtypes.iops import nonempty, sizes_text
 
 BLOCK_SIZES: Tuple[int, ...] = (4096,)
 #: Random read and random write: the two directions of random access.

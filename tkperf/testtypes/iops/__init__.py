@@ -24,12 +24,12 @@ from tkperf.api import (
     TestRun,
     TestType,
     Tracking,
-    UsageError,
     evaluate,
     format_block_sizes,
     format_bs,
     format_mixes,
     mix_label,
+    nonempty,
     parse_block_sizes,
     stored_values,
 )
@@ -60,13 +60,6 @@ def matrix_jobs(block_sizes: Sequence[int], mixes: Sequence[int], runtime: int, 
 
 sizes_text = format_block_sizes
 mixes_text = format_mixes
-
-
-def nonempty(flag: str):
-    def check(value: Sequence[object]) -> None:
-        if not value:
-            raise UsageError(f"{flag} is empty")
-    return check
 
 
 def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:

@@ -51,14 +51,15 @@ from tkperf.api import (
     TestType,
     UsageError,
     Workload,
+    advance,
     duration,
     duration_rough,
     histogram,
     in_range,
     parse_duration,
+    place,
 )
 from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths
-from tkperf.testtypes.throughput import advance, place
 
 DEPTHS: Tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128)
 QUICK_DEPTHS: Tuple[int, ...] = (1, 4, 32)

@@ -37,12 +37,15 @@ from tkperf.api import (
     TestType,
     Tracking,
     UsageError,
+    advance,
     format_bs,
+    nonempty,
     parse_block_sizes,
+    place,
     stored_values,
 )
+from tkperf.api import format_block_sizes as sizes_text
 from tkperf.api import tp_workload as workload_name
-from tkperf.testtypes.iops import nonempty, sizes_text
 
 BLOCK_SIZES = {"enterprise": (1024 * 1024, 128 * 1024), "client": (1024 * 1024,)}
 #: The block size the summary page quotes.
@@ -58,24 +61,6 @@ def block_size(test: TestRun) -> int:
     if not m:
         return 0
     return int(m.group(1)) * (1024 if m.group(2) else 1)
-
-
-def place(cursor: int, expected: int, end: int, bs: int) -> int:
-    """Where a workload expected to move ``expected`` bytes starts: at
-    ``cursor``, or early enough to end at ``end`` when it would not fit."""
-    if cursor + expected <= end:
-        return cursor
-    return max(0, end - expected) // bs * bs
-
-
-def advance(offset: int, moved: int, end: int, bs: int) -> int:
-    """Where the next workload of a kind starts after one that started at
-    ``offset`` and moved ``moved`` bytes in the region ``[offset, end)``."""
-    if offset + moved < end:
-        return (offset + moved) // bs * bs
-    if offset == 0:  # fio wrapped to 0, the range's own start
-        return moved % end // bs * bs
-    return 0  # the end was reached: the sweep goes on at the start
 
 
 @dataclasses.dataclass(frozen=True)
