@@ -74,10 +74,13 @@ from tkperf.kit.options import (
     MAX_NUMJOBS,
     MAX_RUNTIME,
     RunOptions,
+    check_depths,
     format_block_sizes,
+    format_depths,
     format_mixes,
     nonempty,
     parse_block_sizes,
+    parse_depths,
     parse_duration,
     parse_mix,
     parse_mixes,
@@ -174,7 +177,8 @@ __all__ = [
     "SummaryValue", "TestType", "Tracking", "View", "Steady", "settings_from", "PlanLike", "RunContext",
     "Headline", "Steps",
     # options every test shares, value parsers and their formatters
-    "format_block_sizes", "nonempty", "format_mixes", "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "parse_block_sizes",
+    "format_block_sizes", "nonempty", "parse_depths", "check_depths",
+    "format_depths", "format_mixes", "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "parse_block_sizes",
     "parse_duration", "parse_mix", "parse_mixes", "parse_size", "RunOptions", "duration", "micro_unit",
     "OutputError", "TargetError", "UsageError",
     # what runs: loop shapes, precondition, fio jobs, fio's logs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
 
 from tkperf import durations
 from tkperf.errors import TargetError, UsageError
@@ -90,6 +90,35 @@ def format_block_sizes(sizes: Sequence[int]) -> str:
 def format_mixes(mixes: Sequence[int]) -> str:
     """(65, 100) -> '65/35,100/0': what :func:`parse_mixes` reads back."""
     return ",".join(mix_label(m) for m in mixes)
+
+
+def parse_depths(text: str, flag: str) -> Tuple[int, ...]:
+    """'1,2,4,32' -> (1, 2, 4, 32): queue depths in the order given, each once."""
+    out: List[int] = []
+    for part in (text or "").split(","):
+        p = part.strip()
+        if not p:
+            continue
+        if not p.isdigit() or not 1 <= int(p) <= MAX_IODEPTH:
+            raise UsageError(f"{flag} {p!r} is not a queue depth from 1 to {MAX_IODEPTH}")
+        if int(p) not in out:
+            out.append(int(p))
+    check_depths(tuple(out), flag)
+    return tuple(out)
+
+
+def check_depths(depths: Sequence[int], flag: str) -> None:
+    """An option check: at least one queue depth, each from 1 to MAX_IODEPTH."""
+    if not depths:
+        raise UsageError(f"{flag} names no queue depth (give e.g. 1,2,4,8)")
+    for d in depths:
+        if not 1 <= d <= MAX_IODEPTH:
+            raise UsageError(f"{flag} {d} is not a queue depth from 1 to {MAX_IODEPTH}")
+
+
+def format_depths(depths: Sequence[int]) -> str:
+    """(1, 2, 4) -> '1,2,4': what :func:`parse_depths` reads back."""
+    return ",".join(str(d) for d in depths)
 
 
 def parse_duration(text: str, what: str = "duration") -> int:

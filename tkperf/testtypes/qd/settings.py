@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, List, Sequence, Tuple
+from typing import ClassVar, Sequence, Tuple
 
-from tkperf.api import MAX_IODEPTH, UsageError
+from tkperf.api import check_depths as api_check_depths
+from tkperf.api import format_depths
+from tkperf.api import parse_depths as api_parse_depths
 
 
 @dataclass(frozen=True)
@@ -25,26 +27,11 @@ class QdSettings:
 
 def parse_depths(text: str, flag: str = "--qd-depths") -> Tuple[int, ...]:
     """'1,2,4,32' -> (1, 2, 4, 32): the points in the order given, each once."""
-    out: List[int] = []
-    for part in (text or "").split(","):
-        p = part.strip()
-        if not p:
-            continue
-        if not p.isdigit() or not 1 <= int(p) <= MAX_IODEPTH:
-            raise UsageError(f"{flag} {p!r} is not a queue depth from 1 to {MAX_IODEPTH}")
-        if int(p) not in out:
-            out.append(int(p))
-    check_depths(tuple(out), flag)
-    return tuple(out)
+    return api_parse_depths(text, flag)
 
 
 def check_depths(depths: Sequence[int], flag: str = "--qd-depths") -> None:
-    if not depths:
-        raise UsageError(f"{flag} names no queue depth (give e.g. 1,2,4,8)")
-    for d in depths:
-        if not 1 <= d <= MAX_IODEPTH:
-            raise UsageError(f"{flag} {d} is not a queue depth from 1 to {MAX_IODEPTH}")
+    api_check_depths(depths, flag)
 
 
-def depths_text(depths: Sequence[int]) -> str:
-    return ",".join(str(d) for d in depths)
+depths_text = format_depths
