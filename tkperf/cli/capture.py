@@ -29,10 +29,13 @@ def cmd_capture(args: argparse.Namespace) -> int:
         if args.duration is None:
             raise UsageError("--duration is required: how long to record (e.g. 10m)")
         seconds = durations.parse(args.duration, "--duration")
-        if not args.quiet:
-            print(f"capturing the block I/O of {args.device} for {durations.duration(seconds)} "
-                  "(read-only; Ctrl-C stops without a result)", flush=True)
-        done = capture.record(args.device, seconds, name, args.outdir, step)
+
+        def announce() -> None:
+            if not args.quiet:
+                print(f"capturing the block I/O of {args.device} for {durations.duration(seconds)} "
+                      "(read-only; Ctrl-C stops without a result)", flush=True)
+
+        done = capture.record(args.device, seconds, name, args.outdir, step, on_start=announce)
     for note in done.notes:
         print(f"tkperf: note: {note}")
     if not args.quiet:

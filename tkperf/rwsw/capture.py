@@ -14,7 +14,7 @@ import os
 import subprocess
 import time
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from tkperf import programs
 from tkperf.errors import OutputError, ResultFileError, ToolError
@@ -104,8 +104,10 @@ def _notes(trace_: trace.IoTrace, lost: int = 0, problems: Sequence[str] = ()) -
     return tuple(out)
 
 
-def record(device: str, seconds: float, name: str, outdir: str, step: float) -> Written:
-    """Record ``device`` for ``seconds`` and write the capture (root only)."""
+def record(device: str, seconds: float, name: str, outdir: str, step: float,
+           on_start: Optional[Callable[[], None]] = None) -> Written:
+    """Record ``device`` for ``seconds`` and write the capture (root only);
+    ``on_start`` is called once every check has passed, as recording begins."""
     tracing.needs_root()
     dev = tracing.device_facts(device)
     xml, iolog = paths(outdir, name)
@@ -120,6 +122,8 @@ def record(device: str, seconds: float, name: str, outdir: str, step: float) -> 
         raise OutputError(f"cannot create {raw}: {exc.strerror}") from None
     with guard.signals_raise():  # a signal, also while the events are analysed, leaves nothing behind
         try:
+            if on_start is not None:
+                on_start()
             started = time.time()
             with tracing.Recorder(dev) as rec:
                 rec.record(seconds, fd)
