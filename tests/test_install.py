@@ -66,7 +66,7 @@ def test_readme_install_in_a_fresh_venv_from_the_system_python(tmp_path):
     assert listed.returncode == 0, listed.stderr
     assert [ln.split()[0] for ln in listed.stdout.splitlines()] == [
         "iops", "tp", "lat", "wsat", "consistency", "qd", "dirth", "cbw", "hir", "xsr",
-        "hdd-zones", "hdd-iops", "hdd-lat"]
+        "hdd-zones", "hdd-iops", "hdd-lat", "replay", "rwsw-wsat", "rwsw-dirth"]
     # The schema files travel with the package: a result file can be checked.
     show = subprocess.run([str(tkperf), "show", str(REPO / "examples" / "example-ssd.xml")],
                           capture_output=True, text=True, env=env, cwd=str(tmp_path))

@@ -203,7 +203,7 @@ def test_rows_stream_into_columns_fast(tmp_path):
 CHILD = r"""
 import os, sys
 sys.path.insert(0, sys.argv[2])
-from tkperf.model import store
+from tkperf import store
 from tkperf.model.series import Series
 path = sys.argv[1]
 run = store.load(path)
