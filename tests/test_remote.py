@@ -285,8 +285,10 @@ def test_streams_on_a_remote_target_get_their_intervals_and_logs_back(ssh_lab, s
     dev, = loops(1)
     port = servers[0].port
     out = tmp_path / "out"
+    # --wsat-time 300: the TGBW (4x, 1 GiB), not --quick's 8 s limit, must end WSAT even when the
+    # shared two cores starve the fio server (CI once ran out of time first)
     rc = main(["ssd", "run", f"127.0.0.2:{dev}", "--tests", "wsat,consistency", "--quick", "--yes",
-               "--outdir", str(out), "--report-format", "rst", *remote_options(ssh_lab, port)])
+               "--wsat-time", "300", "--outdir", str(out), "--report-format", "rst", *remote_options(ssh_lab, port)])
     assert rc == EXIT_OK
     name = f"127.0.0.2-{os.path.basename(dev)}"
     run = store.load(str(out / f"{name}.xml"))
@@ -296,7 +298,9 @@ def test_streams_on_a_remote_target_get_their_intervals_and_logs_back(ssh_lab, s
     written = sum(rows.column("io_bytes"))
     tgbw = int(wsat.params["tgbw"].rstrip("x")) * run.device.size_bytes if wsat.params["tgbw"].endswith("x") else 0
     assert written >= tgbw > 0
-    assert "number_ios=" in (out / f"{name}.log").read_text()  # fio itself stopped at the TGBW
+    log = (out / f"{name}.log").read_text()
+    assert f"io_size={tgbw}" in log and "time_based" not in log.split("fio job file for wsat")[1].split("run:")[0]
+    assert len(rows) < 120  # 1 s intervals: fio itself stopped at the TGBW, long before --wsat-time 300
     assert min(rows.column("wall_s")) > 0.5  # intervals timed by fio's clock, not at hand-over
     assert cons.status == "complete" and len(cons.series["intervals"]) >= 10
     assert len(cons.series["lat_max"]) == len(cons.series["intervals"])  # fio's latency log came back

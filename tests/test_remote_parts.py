@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import data_path
+from conftest import data_path, needs_fio
 from tkperf import __version__
 from tkperf.cli import common
 from tkperf.errors import FioError, LockedError, RemoteError
@@ -155,3 +155,20 @@ def test_the_server_check_says_what_is_wrong_before_anything_runs(tmp_path, host
     with pytest.raises(RemoteError, match=words):
         RemoteFio(FioSettings(filename="/dev/null"), str(tmp_path / "not-made"), host, 9)
     assert not (tmp_path / "not-made").exists()
+
+
+@needs_fio
+@pytest.mark.parametrize("numjobs", [1, 2])
+def test_a_job_stopping_after_its_bytes_is_ended_by_fio_itself(loopdev, tmp_path, numjobs):
+    # The remote WSAT's TGBW: fio's client shows nothing until a job ends, so fio must stop the job
+    # itself.  A time-based job ignores number_ios and io_size (fio 3.33): it would run to its runtime.
+    job = FioJob("tgbw", "randwrite", 4096, numjobs=numjobs, iodepth=8, runtime=60).stopping_after(24 * 1024 * 1024)
+    lines = job.section()
+    assert "time_based=1" not in lines and "runtime=60" in lines
+    path = tmp_path / "j.fio"
+    path.write_text("\n".join(["[global]", "ioengine=libaio", "direct=1", f"filename={loopdev}", "norandommap=1",
+                               "thread=1", "group_reporting=1", ""] + lines) + "\n")
+    out = subprocess.run(["fio", "--output-format=json", str(path)], capture_output=True, text=True, check=True)
+    write = first_json_object(out.stdout)["jobs"][0]["write"]
+    assert write["io_bytes"] == 24 * 1024 * 1024  # every byte asked for, no more
+    assert write["runtime"] < 30_000  # ms: ended by its bytes, not by the 60 s runtime

@@ -28,6 +28,9 @@ class FioJob:
     size: int = 0             # bytes; 0 = the whole target (or the active range)
     offset: int = 0           # bytes from the start of the target where the job begins
     extra: Tuple[Tuple[str, str], ...] = ()
+    #: False: ``runtime`` is only a limit, and the job ends sooner when its
+    #: ``io_size`` is done (see :meth:`stopping_after`).
+    time_based: bool = True
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_.+-]+", self.name):
@@ -45,9 +48,13 @@ class FioJob:
 
     def stopping_after(self, total_bytes: int) -> FioJob:
         """This job, ended by fio itself once its threads have moved about
-        ``total_bytes`` (fio's ``number_ios`` counts each thread's I/Os)."""
-        per_thread = -(-total_bytes // (self.bs * self.numjobs))
-        return replace(self, extra=self.extra + (("number_ios", str(max(1, per_thread))),))
+        ``total_bytes``, or at its runtime if that comes first.
+
+        ``io_size`` counts each thread's bytes.  The job is no longer time
+        based: fio 3.33 ignores ``number_ios`` (and ``io_size``) when
+        ``time_based`` is set and runs to the runtime regardless."""
+        per_thread = max(1, -(-total_bytes // (self.bs * self.numjobs))) * self.bs
+        return replace(self, time_based=False, extra=self.extra + (("io_size", str(per_thread)),))
 
     def spec(self) -> dict:
         """What the parser needs to label fio's report of this job."""
@@ -61,7 +68,7 @@ class FioJob:
         if self.rw in ("randrw", "rw"):
             lines.append(f"rwmixread={self.rwmixread}")
         if self.runtime:
-            lines += [f"runtime={self.runtime}", "time_based=1"]
+            lines += [f"runtime={self.runtime}"] + (["time_based=1"] if self.time_based else [])
         if self.loops != 1:
             lines.append(f"loops={self.loops}")
         if self.offset:
