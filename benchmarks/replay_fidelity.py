@@ -33,7 +33,7 @@ from tkperf.testtypes.realworld.delivered import steps  # noqa: E402
 def one(scratch: str, index: int, capture: str) -> None:
     with LoopDevice(256 << 20, scratch) as dev:
         out = os.path.join(scratch, f"run{index}")
-        rc = main(["ssd", "run", dev, "--tests", "replay", "--rwsw-workload", capture, "--quick", "--yes", "--quiet",
+        rc = main(["ssd", "run", dev, "--tests", "replay", "--workload", capture, "--quick", "--yes", "--quiet",
                    "--no-report", "--write-cache", "keep", "--name", "r", "--outdir", out])
         if rc not in (0, 1):
             print(f"run {index}: tkperf exited {rc}")

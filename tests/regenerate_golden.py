@@ -54,10 +54,10 @@ RECORDED = {
     "hdd-iops": [*HDD, "--tests", "hdd-iops"],
     "hdd-lat": [*HDD, "--tests", "hdd-lat"],
     # the real-world workload tests run the capture tests/rwsw_captures.py writes (recorded from REPO)
-    "replay": [*SSD, "--tests", "replay", "--rwsw-workload", "tests/data/rwsw/golden-capture.xml"],
-    "rwsw-wsat": [*SSD, "--tests", "rwsw-wsat", "--rwsw-workload", "tests/data/rwsw/golden-capture.xml",
+    "replay": [*SSD, "--tests", "replay", "--workload", "tests/data/rwsw/golden-capture.xml"],
+    "rwsw-wsat": [*SSD, "--tests", "rwsw-wsat", "--workload", "tests/data/rwsw/golden-capture.xml",
                   "--rwsw-wsat-time", "4"],
-    "rwsw-dirth": [*SSD, "--tests", "rwsw-dirth", "--rwsw-workload", "tests/data/rwsw/golden-capture.xml",
+    "rwsw-dirth": [*SSD, "--tests", "rwsw-dirth", "--workload", "tests/data/rwsw/golden-capture.xml",
                    "--rwsw-dirth-structure", "steady-sweep"],
 }
 

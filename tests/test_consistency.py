@@ -248,7 +248,8 @@ def test_plans():
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--workload", "sequential"], "--workload 'sequential': choose rnd4k or jedec"),
+    (["--workload", "sequential"], "--workload 'sequential': no test takes it: give rnd4k|jedec (consistency) or"),
+    (["--consistency-workload", "sequential"], "--consistency-workload 'sequential': choose rnd4k or jedec"),
     (["--consistency-interval", "3"], "--consistency-interval 3 s: give 1 or 5 seconds"),
     (["--consistency-qd", "0"], "--consistency-qd 0 is out of range (1..4096)"),
     (["--consistency-tc", "two"], "--consistency-tc 'two' is not a whole number"),

@@ -96,7 +96,7 @@ def test_missing_or_corrupt_capture_is_one_line_exit_7(loopdev, tmp_path, capsys
 
 def test_exact_replay_without_an_iolog_is_one_line_exit_2(loopdev, tmp_path, capsys):
     path = rwsw_captures.write(str(tmp_path))
-    rc = main(["ssd", "run", loopdev, "--tests", "replay", "--replay", "exact", "--rwsw-workload", path,
+    rc = main(["ssd", "run", loopdev, "--tests", "replay", "--replay", "exact", "--workload", path,
                "--dry-run"])
     assert rc == EXIT_USAGE
     assert "has no iolog" in _one_line(capsys)
@@ -105,7 +105,7 @@ def test_exact_replay_without_an_iolog_is_one_line_exit_2(loopdev, tmp_path, cap
 @pytest.mark.parametrize("share", ["0", "0%", "150%", "-5", "lots"])
 def test_streams_share_out_of_range_is_one_line_exit_2(tmp_path, capsys, share):
     path = rwsw_captures.write(str(tmp_path))
-    rc = main(["ssd", "run", "/dev/null", "--tests", "rwsw-wsat", "--rwsw-workload", path, "--streams-share", share,
+    rc = main(["ssd", "run", "/dev/null", "--tests", "rwsw-wsat", "--workload", path, "--streams-share", share,
                "--yes"])
     assert rc == EXIT_USAGE
     assert "--streams-share" in _one_line(capsys)
@@ -113,19 +113,45 @@ def test_streams_share_out_of_range_is_one_line_exit_2(tmp_path, capsys, share):
 
 def test_no_workload_is_one_line_exit_2(loopdev, capsys):
     assert main(["ssd", "run", loopdev, "--tests", "rwsw-dirth", "--dry-run"]) == EXIT_USAGE
-    assert "--rwsw-workload" in _one_line(capsys)
+    assert "need --workload N.xml" in _one_line(capsys)
+
+
+def test_workload_is_shared_with_consistency_and_the_value_says_whose(loopdev, tmp_path, capsys, monkeypatch):
+    path = rwsw_captures.write(str(tmp_path))
+    assert main(["ssd", "run", loopdev, "--dry-run", "--quick", "--tests", "replay,consistency",
+                 "--workload", path, "--consistency-workload", "jedec"]) == 0
+    out = capsys.readouterr().out
+    assert "# replay " in out and "3 continuous jobs" in out  # jedec: preconditioning, write, mixed
+    # a word of the consistency test's, with the capture given by its own flag
+    assert main(["ssd", "run", loopdev, "--dry-run", "--quick", "--tests", "replay,consistency",
+                 "--rwsw-workload", path, "--workload", "JEDEC"]) == 0
+    out = capsys.readouterr().out
+    assert "# replay " in out and "3 continuous jobs" in out
+    missing = str(tmp_path / "missing.xml")
+    assert main(["ssd", "run", loopdev, "--dry-run", "--tests", "replay", "--workload", missing]) == EXIT_USAGE
+    assert _one_line(capsys).endswith(f"--workload {missing!r}: no test takes it: give rnd4k|jedec "
+                                 "(consistency) or N.xml (replay, rwsw-wsat, rwsw-dirth), or use "
+                                 "--consistency-workload / --rwsw-workload")
+    assert main(["ssd", "run", loopdev, "--dry-run", "--tests", "replay", "--workload", path,
+                 "--rwsw-workload", path]) == EXIT_USAGE
+    assert "--workload and --rwsw-workload both give replay, rwsw-wsat, rwsw-dirth a value" in _one_line(capsys)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "jedec").write_bytes(open(path, "rb").read())  # a capture named like the consistency workload
+    assert main(["ssd", "run", loopdev, "--dry-run", "--tests", "replay", "--workload", "jedec"]) == EXIT_USAGE
+    assert "--workload 'jedec': more than one test takes it" in _one_line(capsys)
+    assert main(["ssd", "run", loopdev, "--dry-run", "--quick", "--tests", "replay", "--workload", "./jedec"]) == 0
 
 
 def test_dry_run_shows_the_jobs(loopdev, tmp_path, capsys):
     path = rwsw_captures.write_with_iolog(str(tmp_path), n=100)
     assert main(["ssd", "run", loopdev, "--dry-run", "--quick", "--jobs", "--tests", "replay,rwsw-wsat,rwsw-dirth",
-                 "--rwsw-workload", path]) == 0
+                 "--workload", path]) == 0
     out = capsys.readouterr().out
     assert "[st1-s0-rnd-4kib-read]" in out and "[st2-s2-seq-128kib-read]" in out
     assert "flow=700" in out and "new_group" in out and "stonewall=0" in out
     assert "bssplit=" in out and "percentage_random=" in out and "rwmixread=" in out
     assert main(["ssd", "run", loopdev, "--dry-run", "--jobs", "--tests", "replay", "--replay", "exact",
-                 "--rwsw-workload", path]) == 0
+                 "--workload", path]) == 0
     out = capsys.readouterr().out
     assert "read_iolog=<cap.iolog mapped onto the target at run time>" in out and "100 I/Os" in out
 
@@ -144,7 +170,7 @@ def _run(loopdev, tmp_path, *args) -> store.RunResult:
 def test_replay_holds_each_steps_stream_shares_and_queue_depth(loopdev, tmp_path):
     # 5 s steps: on two cores shared with other work a 3 s step once came out outside 10% (load average 12)
     path = rwsw_captures.write(str(tmp_path), step_s=5.0)
-    run = _run(loopdev, tmp_path, "--tests", "replay", "--rwsw-workload", path)
+    run = _run(loopdev, tmp_path, "--tests", "replay", "--workload", path)
     (test,) = run.tests
     cap = model.load(path)
     figures = steps(test)
@@ -171,7 +197,7 @@ def test_replay_holds_each_steps_stream_shares_and_queue_depth(loopdev, tmp_path
 @needs_fio
 def test_exact_replay_issues_the_captured_ios_within_the_targets_range(loopdev, tmp_path):
     path = rwsw_captures.write_with_iolog(str(tmp_path), n=2000)
-    run = _run(loopdev, tmp_path, "--tests", "replay", "--replay", "exact", "--rwsw-workload", path)
+    run = _run(loopdev, tmp_path, "--tests", "replay", "--replay", "exact", "--workload", path)
     (test,) = run.tests
     (w,) = test.rounds[0].workloads
     assert (w.read.ios, w.write.ios) == (1400, 600)  # every captured I/O, no more
@@ -183,7 +209,7 @@ def test_exact_replay_issues_the_captured_ios_within_the_targets_range(loopdev, 
 @needs_fio
 def test_rwsw_wsat_reaches_a_verdict(loopdev, tmp_path):
     path = rwsw_captures.write(str(tmp_path))
-    run = _run(loopdev, tmp_path, "--tests", "rwsw-wsat", "--rwsw-workload", path, "--rwsw-wsat-time", "6",
+    run = _run(loopdev, tmp_path, "--tests", "rwsw-wsat", "--workload", path, "--rwsw-wsat-time", "6",
                "--rwsw-wsat-steady", "--rwsw-wsat-steady-spacing", "1")
     (test,) = run.tests
     assert test.status == "complete" and test.steady is not None
@@ -197,7 +223,7 @@ def test_rwsw_dirth_sweeps_the_grid_with_three_histograms(loopdev, tmp_path):
     from tkperf.testtypes.dirth import choice, response_bins, sweep_points
 
     path = rwsw_captures.write(str(tmp_path))
-    run = _run(loopdev, tmp_path, "--tests", "rwsw-dirth", "--rwsw-workload", path,
+    run = _run(loopdev, tmp_path, "--tests", "rwsw-dirth", "--workload", path,
                "--rwsw-dirth-structure", "steady-sweep", "--max-rounds", "5")
     (test,) = run.tests
     points = sweep_points(test)
@@ -220,7 +246,7 @@ def test_a_corrupt_iolog_stops_an_exact_replay_before_it_runs(loopdev, tmp_path,
     path = rwsw_captures.write_with_iolog(str(tmp_path), n=50)
     with open(tmp_path / "cap.iolog", "a", encoding="ascii") as fh:
         fh.write("12 /dev/captured read 0 x\n")
-    rc = main(["ssd", "run", loopdev, "--tests", "replay", "--replay", "exact", "--rwsw-workload", path, "--dry-run"])
+    rc = main(["ssd", "run", loopdev, "--tests", "replay", "--replay", "exact", "--workload", path, "--dry-run"])
     assert rc == EXIT_RESULT_FILE and "cap.iolog: line" in _one_line(capsys)
 
 

@@ -23,7 +23,7 @@ EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def _run(target: str, tmp_path, *args) -> store.RunResult:
     out = tmp_path / "out"
     rc = main(["ssd", "run", target, "--name", "r", "--outdir", str(out), "--yes", "--quiet", "--quick",
-               "--write-cache", "keep", "--no-report", "--tests", "replay", "--rwsw-workload", EXAMPLE, *args])
+               "--write-cache", "keep", "--no-report", "--tests", "replay", "--workload", EXAMPLE, *args])
     assert rc in (0, 1), rc  # 1: not conformant (the RWSW PTS, shortened), which the run says
     return store.load(str(out / "r.xml"))
 

@@ -6,6 +6,7 @@ to the engine's front door (:func:`tkperf.engine.run.run`).
 from __future__ import annotations
 
 import argparse
+from typing import Dict, List, Mapping
 
 from tkperf import durations, notify
 from tkperf.cli import common
@@ -13,7 +14,7 @@ from tkperf.cli import remote as remote_cli
 from tkperf.engine.request import MailRequest, RunRequest
 from tkperf.errors import UsageError
 from tkperf.kit import options, registry
-from tkperf.kit.base import runs_by_default
+from tkperf.kit.base import Option, runs_by_default
 from tkperf.model import pts as pts_model
 from tkperf.target import purge
 
@@ -110,6 +111,14 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     common.add_report_options(p)
     add_unattended_options(p)
     remote_cli.add_options(p)
+    shared = shared_flags()
+    if shared:
+        g = p.add_argument_group("Options several tests share, each value for one of them")
+        for flag, opts in shared.items():
+            uses = "; ".join(f"{', '.join(_users(o))}: {o.metavar or o.field.upper()}" for o in opts)
+            g.add_argument(flag, dest=_shared_dest(flag), metavar="|".join(o.metavar or o.field.upper() for o in opts),
+                           help=f"{uses} (the value says which; {', '.join(_own_flags(o, shared)[0] for o in opts)} "
+                                "give it to one alone)")
     added = set()
     for kind in registry.types().values():
         if not kind.options:
@@ -119,17 +128,71 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
         shown = _profile_of(kind) == profile
         group = p.add_argument_group(f"{kind.title} test ({kind.name})") if shown else p
         for opt in kind.options:
-            if opt.flags[0] in added:  # an option several types share (--workload): added with the first
+            if opt.field in added:  # an option several types share (--streams-share): added with the first
                 continue
-            added.add(opt.flags[0])
+            added.add(opt.field)
+            flags = _own_flags(opt, shared)
             # argparse formats help with %: a type's words ("100% writes") are text
             text = opt.help.replace("%", "%%") if shown else argparse.SUPPRESS
             if opt.switch is not None:
-                group.add_argument(*opt.flags, dest=opt.field, default=None, help=text,
+                group.add_argument(*flags, dest=opt.field, default=None, help=text,
                                    action="store_true" if opt.switch else "store_false")
             else:
-                group.add_argument(*opt.flags, dest=opt.field, help=text,
+                group.add_argument(*flags, dest=opt.field, help=text,
                                    metavar=opt.metavar or opt.field.upper())
+
+
+def shared_flags() -> Dict[str, List[Option]]:
+    """The flags tests share with different meanings (``--workload``), each
+    with its options (one per field, in the order of the types)."""
+    by_flag: Dict[str, Dict[str, Option]] = {}
+    for kind in registry.types().values():
+        for opt in kind.options:
+            for flag in opt.flags:
+                by_flag.setdefault(flag, {}).setdefault(opt.field, opt)
+    out = {flag: list(opts.values()) for flag, opts in by_flag.items() if len(opts) > 1}
+    for flag, opts in out.items():
+        for opt in opts:
+            if opt.claims is None or opt.switch is not None or len(_own_flags(opt, out)) == 0:
+                raise ValueError(f"{flag} is shared by {', '.join(o.field for o in opts)}: each needs claims "
+                                 "and a flag of its own")
+    return out
+
+
+def _own_flags(opt: Option, shared: Mapping[str, object]) -> List[str]:
+    return [f for f in opt.flags if f not in shared]
+
+
+def _shared_dest(flag: str) -> str:
+    return "shared" + flag.replace("-", "_")
+
+
+def _users(opt: Option) -> List[str]:
+    return [k.name for k in registry.types().values() if any(o.field == opt.field for o in k.options)]
+
+
+def _route_shared(args: argparse.Namespace) -> Dict[str, str]:
+    """The value of each shared flag, given to the one option that claims it;
+    the flag each value came by, by field."""
+    came_by: Dict[str, str] = {}
+    shared = shared_flags()
+    for flag, opts in shared.items():
+        value = getattr(args, _shared_dest(flag), None)
+        if value is None:
+            continue
+        takers = [opt for opt in opts if opt.claims(value)]  # type: ignore[misc]  # shared_flags checked claims
+        if len(takers) != 1:
+            choices = " or ".join(f"{opt.metavar or opt.field.upper()} ({', '.join(_users(opt))})" for opt in opts)
+            why = "more than one test takes it" if takers else "no test takes it"
+            raise UsageError(f"{flag} {value!r}: {why}: give {choices}, or use "
+                             f"{' / '.join(_own_flags(opt, shared)[0] for opt in opts)}")
+        (opt,) = takers
+        if getattr(args, opt.field, None) is not None:
+            raise UsageError(f"{flag} and {_own_flags(opt, shared)[0]} both give "
+                             f"{', '.join(_users(opt))} a value: give one")
+        setattr(args, opt.field, value)
+        came_by[opt.field] = flag
+    return came_by
 
 
 def _profile_of(kind: registry.TestType) -> str:
@@ -205,15 +268,18 @@ def overrides(args: argparse.Namespace, profile: str) -> dict:
         o["purge"] = purge.CMD_PREFIX + args.purge_cmd
     if args.tests:
         o["tests"] = options.parse_tests(args.tests)
+    came_by = _route_shared(args)
+    shared = shared_flags()
     for kind in registry.types().values():
         for opt in kind.options:
             value = getattr(args, opt.field, None)
             if value is None:
                 continue
+            flag = came_by.get(opt.field) or _own_flags(opt, shared)[0]
             if value == "":
-                raise options.UsageError(f"{opt.flags[0]} needs a value (leave it out for the default)")
+                raise options.UsageError(f"{flag} needs a value (leave it out for the default)")
             parse = opt.parse  # None for a switch
-            o[opt.field] = value if parse is None else parse(value, opt.flags[0])
+            o[opt.field] = value if parse is None else parse(value, flag)
     return o
 
 

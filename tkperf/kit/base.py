@@ -78,6 +78,12 @@ class Option:
     check: Optional[Callable[[Any], None]] = None
     #: The value's name in ``--help`` (``SIZES``); default: the field in capitals.
     metavar: str = ""
+    #: For a flag tests share with *other* meanings (``--workload``: the
+    #: consistency test's rnd4k|jedec, the real-world tests' capture file):
+    #: whether a value given to it is this option's.  The command line hands
+    #: the value to the one option that claims it and refuses one no option,
+    #: or more than one, claims.
+    claims: Optional[Callable[[str], bool]] = None
 
     def __post_init__(self) -> None:
         if (self.parse is None) == (self.switch is None):

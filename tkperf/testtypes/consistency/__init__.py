@@ -142,7 +142,8 @@ class ConsistencyTest(TestType):
         Option("consistency_workload", ("--workload", "--consistency-workload"),
                "consistency workload: rnd4k (SanDisk's \"Performance Consistency\" test, default) or jedec "
                "(the JEDEC JESD219 enterprise mix, as IBM's 2012 consistency paper runs it)",
-               parse=_workload, default="rnd4k", metavar="rnd4k|jedec"),
+               parse=_workload, default="rnd4k", metavar="rnd4k|jedec",
+               claims=lambda text: text.strip().lower() in WORKLOADS),
         Option("consistency_tc", ("--consistency-tc",), "consistency thread count TC, fio numjobs (default 1)",
                parse=_count, default=1, check=_in_range(1, MAX_NUMJOBS, "--consistency-tc"),
                metavar="TC"),

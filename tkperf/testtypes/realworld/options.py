@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -55,9 +56,14 @@ def parse_mode(text: str, flag: str) -> str:
     return t
 
 
-WORKLOAD = Option("rwsw_workload", ("--rwsw-workload",),
+def is_capture_file(text: str) -> bool:
+    """Whether ``--workload TEXT`` is this option's: a file (a capture)."""
+    return os.path.isfile(text.strip())
+
+
+WORKLOAD = Option("rwsw_workload", ("--workload", "--rwsw-workload"),
                   "replay, rwsw-wsat, rwsw-dirth: the capture to run (N.xml, written by tkperf capture)",
-                  parse=parse_workload, default="", metavar="N.xml")
+                  parse=parse_workload, default="", metavar="N.xml", claims=is_capture_file)
 STREAMS_SHARE = Option("rwsw_streams_share", ("--streams-share",),
                        "rwsw-wsat, rwsw-dirth: the dominant streams, those making up at least this share of "
                        "the I/Os, are the applied workload (default 80%)",

@@ -59,10 +59,10 @@ def _job(name: str, s: model.Stream, runtime: int, depth: int, extra: Tuple[Tupl
 
 def load(cfg: ro.ReplaySettings) -> model.Capture:
     if not cfg.workload:
-        raise UsageError("the real-world workload tests need --rwsw-workload N.xml (a capture by tkperf capture)")
+        raise UsageError("the real-world workload tests need --workload N.xml (a capture by tkperf capture)")
     cap = model.load(cfg.workload)
     if not any(s.streams for s in cap.steps):
-        raise UsageError(f"--rwsw-workload {os.path.basename(cfg.workload)}: the capture holds no I/O to replay")
+        raise UsageError(f"--workload {os.path.basename(cfg.workload)}: the capture holds no I/O to replay")
     return cap
 
 

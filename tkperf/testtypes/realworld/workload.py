@@ -17,7 +17,7 @@ def dominant(opts: Options) -> Tuple[model.Capture, Tuple[model.Stream, ...]]:
     """The capture and its dominant streams (shares summing to 1)."""
     w = opts.of(ro.WorkloadSettings)
     if not w.workload:
-        raise UsageError("the real-world workload tests need --rwsw-workload N.xml (a capture by tkperf capture)")
+        raise UsageError("the real-world workload tests need --workload N.xml (a capture by tkperf capture)")
     cap = model.load(w.workload)
     streams = model.dominant(cap.streams, w.streams_share)
     if not streams:
