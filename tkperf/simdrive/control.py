@@ -157,7 +157,7 @@ def _start_server(rundir: str) -> None:
     env = dict(os.environ, PYTHONPATH=root)
     logfd = os.open(os.path.join(rundir, "server.log"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        proc = programs.daemon([sys.executable, "-m", "tkperf.simdrive.server", rundir], stdin=subprocess.DEVNULL,
+        proc = programs.daemon([sys.executable, "-m", "tkperf.simdrive", rundir], stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=logfd, env=env, close_fds=True)
     finally:
         os.close(logfd)
@@ -206,7 +206,7 @@ def _server_pid(rundir: str) -> Optional[int]:
             argv = fh.read().split(b"\0")
     except OSError:
         return None
-    return pid if b"tkperf.simdrive.server" in argv and os.fsencode(rundir) in argv else None
+    return pid if b"tkperf.simdrive" in argv and os.fsencode(rundir) in argv else None
 
 
 def down(rundir: str) -> None:

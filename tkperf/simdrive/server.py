@@ -1,6 +1,6 @@
 """The emulated SSD's server: one process, one event loop.
 
-``python -m tkperf.simdrive.server RUNDIR`` mounts a FUSE file system at
+``python -m tkperf.simdrive RUNDIR`` (:func:`serve`) mounts a FUSE file system at
 ``RUNDIR/mnt`` whose one file, ``drive``, is the emulated SSD; the data
 lives in memory (a sparse memfd, mapped: pages never written take none), the model's
 parameters come from ``RUNDIR/params.json``.  ``RUNDIR/control`` is a Unix
@@ -249,17 +249,12 @@ class Server:
                 pass
 
 
-def main(argv: List[str]) -> int:
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+def serve(rundir: str) -> None:
+    """Serve the drive of ``rundir`` until SIGTERM (the process's entry:
+    ``tkperf/simdrive/__main__.py``, which turns SIGTERM into an exit)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:  # replies on time on a busy host: the server sleeps in select() most of the time
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
     except (OSError, AttributeError):
         pass  # not permitted here: replies may come late under load (late_replies counts them)
-    server = Server(argv[0])
-    server.run()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    Server(rundir).run()
