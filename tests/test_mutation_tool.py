@@ -18,22 +18,22 @@ MODULES = {m.name: m for m in mutation.MODULES}
 
 
 def test_a_mutant_belongs_to_its_function_or_class():
-    tp = MODULES["tp-placement"]
+    tp = MODULES["tp-sweep"]
     assert tp.dotted == "tkperf.testtypes.throughput"
-    assert mutation.part_of(tp, "tkperf.testtypes.throughput.x_place__mutmut_2") == "place"
     assert mutation.part_of(tp, "tkperf.testtypes.throughput.xǁSequentialSweepǁplaced__mutmut_5") == "SequentialSweep"
+    assert mutation.part_of(MODULES["placement"], "tkperf.kit.placement.x_place__mutmut_2") == "place"
     assert mutation.part_of(tp, "tkperf.testtypes.throughput.x_block_size__mutmut_1") == "block_size"
     assert mutation.part_of(tp, "tkperf.model.steadystate.x_evaluate__mutmut_1") is None
     assert MODULES["steadystate"].dotted == "tkperf.model.steadystate"
 
 
 def test_only_the_listed_parts_count(tmp_path):
-    tp = MODULES["tp-placement"]
+    tp = MODULES["tp-sweep"]
     meta = tmp_path / "mutants" / "tkperf" / "testtypes" / "throughput" / "__init__.py.meta"
     meta.parent.mkdir(parents=True)
-    meta.write_text('{"exit_code_by_key": {"tkperf.testtypes.throughput.x_place__mutmut_1": 1, '
+    meta.write_text('{"exit_code_by_key": {"tkperf.testtypes.throughput.xǁSequentialSweepǁplaced__mutmut_1": 1, '
                     '"tkperf.testtypes.throughput.x_block_size__mutmut_1": 0}}')
-    assert mutation.results(tmp_path, tp) == {"tkperf.testtypes.throughput.x_place__mutmut_1": 1}
+    assert mutation.results(tmp_path, tp) == {"tkperf.testtypes.throughput.xǁSequentialSweepǁplaced__mutmut_1": 1}
     assert mutation.results(tmp_path, MODULES["histogram"]) == {}
 
 
