@@ -621,7 +621,7 @@ def test_an_unknown_capacity_is_not_a_difference(ssd):
     tiny.device = dataclasses.replace(tiny.device, size_bytes=1)
     three.device = dataclasses.replace(three.device, size_bytes=3)
     assert regression.not_comparable(unknown, ssd) == regression.not_comparable(ssd, unknown) == []
-    assert regression.not_comparable(three, tiny) == ["capacities more than 2x apart (0.0 GB vs baseline 0.0 GB)"]
+    assert regression.not_comparable(three, tiny) == ["capacities more than 2x apart (3 bytes vs baseline 1 byte)"]
 
 
 # --- a night's figures as one family (issue 35, items 1, 2, 7 and 8) -------------------------------

@@ -250,7 +250,7 @@ def test_partitions_of_a_loop_device(partitioned_loop):
     name = os.path.basename(dev)
     first = kinds.classify(f"{dev}p1")
     assert first.kind == "partition" and first.parent == name and first.name == f"{name}p1"
-    assert first.detail.startswith(f"partition 1 of {dev} (0.0 GB of 0.1 GB, from sector 2048)")
+    assert first.detail.startswith(f"partition 1 of {dev} (0.0168 GB of 0.0671 GB, from sector 2048)")
     assert len(first.warnings) == 1 and f"results differ from the whole device {dev}" in first.warnings[0]
     second = kinds.classify(f"{dev}p2")
     assert "starts at sector 34817, not on a 4 KiB boundary" in second.warnings[1]
@@ -315,7 +315,7 @@ def test_a_zram_device_is_virtual(zram):
     if not os.path.exists(zram):
         pytest.skip(f"no device node {zram} (devtmpfs or udev did not make it)")
     k = kinds.classify(zram)
-    assert k.kind == "virtual" and k.detail.startswith(f"virtual block device {zram} (0.0 GB)")
+    assert k.kind == "virtual" and k.detail.startswith(f"virtual block device {zram} (0.0168 GB)")
 
 
 def _kernel_has(misc_name):

@@ -13,7 +13,7 @@ from tkperf.cli import progress as shown
 from tkperf.engine.opening import check_name as check_name
 from tkperf.engine.opening import default_name as default_name
 from tkperf.errors import NotConfirmedError, UsageError
-from tkperf.model.results import DeviceInfo
+from tkperf.model.results import DeviceInfo, format_gb
 from tkperf.untrusted import for_terminal
 
 log = logging.getLogger("tkperf")
@@ -60,7 +60,7 @@ def confirm(dev: DeviceInfo, assume_yes: bool) -> None:
         return
     if not sys.stdin.isatty():
         raise NotConfirmedError(f"{dev.path}: no terminal to confirm on; pass --yes to write to it")
-    what = f"{dev.path} ({dev.model or 'unknown model'}, {dev.size_bytes / 1e9:.1f} GB)"
+    what = f"{dev.path} ({dev.model or 'unknown model'}, {format_gb(dev.size_bytes)})"
     try:
         # input() may write its prompt past sys.stdout, straight to the terminal
         answer = input(for_terminal(f"All data on {what} will be destroyed.{advice.on_device(dev)} "

@@ -19,7 +19,7 @@ from tkperf.kit.options import RunOptions
 from tkperf.kit.precondition import WIPC_BS, wipc_job
 from tkperf.kit.shapes import ESTIMATE_WRITE_RATE, Estimate, duration_rough
 from tkperf.model import pts
-from tkperf.model.results import DeviceInfo
+from tkperf.model.results import DeviceInfo, format_gb
 from tkperf.target import purge as purge_mod
 
 #: Purge methods that write the whole device (their time is its size at the stated rate).
@@ -87,7 +87,7 @@ def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime
     rows = times(dev, opts)
     transport = f", {dev.transport}" if dev.transport not in ("", dev.kind) else ""
     lines: List[str] = [f"# dry run: nothing is written to {dev.path} "
-                        f"({dev.size_bytes / 1e9:.1f} GB, {dev.kind}{transport})",
+                        f"({format_gb(dev.size_bytes)}, {dev.kind}{transport})",
                         f"# {rev.title}: OIO TC{opts.numjobs}/QD{opts.iodepth}, active range "
                         f"{opts.active_range}%" + (f", test range {pts.range_text(opts.test_bytes(dev.size_bytes))}"
                                                    if opts.test_range else "")
@@ -98,7 +98,7 @@ def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime
     width = max([len(r.key) for r in rows] + [4])
     lines.append(f"# {'test':<{width}}  {'purge':<14} {'WIPC':<18} {'time':<17} measurement")
     for r in rows:
-        wipc = f"{r.wipc_bytes / 1e9:.1f} GB, {duration_rough(r.wipc_s)}" if r.wipc_bytes else "-"
+        wipc = f"{format_gb(r.wipc_bytes)}, {duration_rough(r.wipc_s)}" if r.wipc_bytes else "-"
         span = duration_rough(r.low_s) if r.low_s == r.high_s else \
             f"{duration_rough(r.low_s)} to {duration_rough(r.high_s)}"
         lines.append(f"# {r.key:<{width}}  {r.purge:<14} {wipc:<18} {span:<17} {r.measure}")
@@ -110,7 +110,7 @@ def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime
                  f"(lower bound: each test's fewest rounds and its WIPC; upper bound: the most rounds"
                  + (f", the purges' overwrites ({duration_rough(purge_total)})" if purge_total else "")
                  + " and the WIPC)")
-    amounts = ([f"WIPC {wipc_total / 1e9:.1f} GB in all"] if wipc_total else []) \
+    amounts = ([f"WIPC {format_gb(wipc_total)} in all"] if wipc_total else []) \
         + [f"{r.key}'s byte limit" for r in rows if "GB written" in r.measure] \
         + (["the purges' overwrites"] if purge_total else [])
     if amounts:

@@ -21,7 +21,7 @@ from tkperf.durations import duration
 from tkperf.kit import options
 from tkperf.kit.base import Option, in_range
 from tkperf.kit.composite import wdpc_written
-from tkperf.model.results import TestRun
+from tkperf.model.results import TestRun, format_gb
 from tkperf.model.steadystate import SteadyState
 
 #: Seconds of one steady-state round (the open implementations' 30 minutes).
@@ -78,7 +78,7 @@ def header_fields(params: Mapping[str, str], test: TestRun) -> Tuple[Tuple[str, 
                                            "implementations judge on rounds of about 30 min)"))
     need = params.get(MIN_WRITTEN, "")
     if need.isdigit():
-        out.append(("Steady state after", f"at least one drive fill ({int(need) / 1e9:,.1f} GB) of the test's own "
+        out.append(("Steady state after", f"at least one drive fill ({format_gb(int(need))}) of the test's own "
                                           "random writes after the WIPC (the WIPC's fill not counted); written: "
-                                          f"{written_by_the_test(test) / 1e9:,.1f} GB"))
+                                          + format_gb(written_by_the_test(test))))
     return tuple(out)

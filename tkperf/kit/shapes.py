@@ -36,7 +36,7 @@ from tkperf.fio.output import CPU_BOUND_MARK, cpu_bound_warning
 from tkperf.kit.context import PlanLike, RunContext
 from tkperf.kit.progress import progress_of
 from tkperf.kit.steps import Steps
-from tkperf.model.results import Round, TestRun, now_iso
+from tkperf.model.results import Round, TestRun, format_gb, now_iso
 from tkperf.model.series import Series
 from tkperf.model.steadystate import Steady, SteadyState, spaced_steady
 
@@ -302,7 +302,7 @@ class Stream(Shape):
         high = runtime
         if self.stop_bytes:  # the stream stops at the end of the interval that reaches the amount
             at_rate = math.ceil(self.stop_bytes / ESTIMATE_WRITE_RATE / self.interval_s) * self.interval_s
-            stops.append(f"{self.stop_bytes / 1e9:.1f} GB written ({duration_rough(at_rate)} at "
+            stops.append(f"{format_gb(self.stop_bytes)} written ({duration_rough(at_rate)} at "
                          f"{ESTIMATE_WRITE_RATE / 1e6:.0f} MB/s)")
             high = min(high, at_rate)
         low = high

@@ -24,6 +24,16 @@ def format_bs(size: int) -> str:
     return str(size)
 
 
+def format_gb(nbytes: float) -> str:
+    """Decimal gigabytes as tkperf prints sizes: '480.1 GB', '1,920.4 GB';
+    below 0.1 GB three significant digits ('0.0336 GB' for 32 MiB), below
+    1 MB in bytes: never '0.0 GB' for a size that is not 0."""
+    gb = nbytes / 1e9
+    if gb >= 0.1 or nbytes == 0:
+        return f"{gb:,.1f} GB"
+    return f"{gb:.3g} GB" if nbytes >= 1e6 else f"{nbytes:,.0f} byte{'s' if nbytes != 1 else ''}"
+
+
 def mix_label(rwmixread: int) -> str:
     """R/W mix as the PTS writes it, read share first: 65/35."""
     return f"{rwmixread}/{100 - rwmixread}"

@@ -13,7 +13,7 @@ from typing import Any, Optional
 from tkperf.kit import registry
 from tkperf.kit.base import instance_title
 from tkperf.kit.rules import steps_of
-from tkperf.model.results import TestRun
+from tkperf.model.results import TestRun, format_gb
 from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, Steady, SteadyState
 from tkperf.verdict.conformance import PTS_MAX_ROUNDS
 
@@ -209,5 +209,5 @@ def capacity_text(size_bytes: int, exact: bool = False) -> str:
     :data:`CAPACITY_UNKNOWN` for size 0."""
     if size_bytes <= 0:
         return CAPACITY_UNKNOWN
-    text = f"{size_bytes / 1e9:,.1f} GB"
+    text = format_gb(size_bytes)
     return f"{text} ({size_bytes:,} bytes)" if exact else text

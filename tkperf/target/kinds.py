@@ -21,6 +21,7 @@ from typing import List, Optional, Tuple
 
 from tkperf import programs
 from tkperf.errors import TargetError, TkperfError
+from tkperf.model.results import format_gb
 from tkperf.simdrive import control as simdrive
 from tkperf.target import device, devpath
 
@@ -87,7 +88,7 @@ def _int(path: str) -> Optional[int]:
 
 
 def _gb(sectors: Optional[int]) -> str:
-    return f"{sectors * 512 / 1e9:,.1f} GB" if sectors else "size unknown"
+    return format_gb(sectors * 512) if sectors else "size unknown"
 
 
 def _listdir(path: str) -> List[str]:

@@ -24,7 +24,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 from tkperf.kit import registry
 from tkperf.model import caveats, family, noise
 from tkperf.model.figures import Figure
-from tkperf.model.results import RunResult, TestRun
+from tkperf.model.results import RunResult, TestRun, format_gb
 
 #: Verdicts of one figure (warn: worse beyond the tolerance, but no noise estimate to judge it by).
 OK, REGRESSION, IMPROVED, INFO, NOISE, WARN = "ok", "regression", "improved", "info", "noise", "warn"
@@ -186,7 +186,7 @@ def _device_differences(result: RunResult, baseline: RunResult) -> List[str]:
     size, base_size = result.device.size_bytes, baseline.device.size_bytes
     if min(size, base_size) > 0 and max(size, base_size) > MAX_CAPACITY_RATIO * min(size, base_size):
         out.append(f"capacities more than {MAX_CAPACITY_RATIO:g}x apart "
-                   f"({size / 1e9:.1f} GB vs baseline {base_size / 1e9:.1f} GB)")
+                   f"({format_gb(size)} vs baseline {format_gb(base_size)})")
     return out
 
 
