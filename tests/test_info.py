@@ -330,6 +330,10 @@ def test_info_command_on_a_loop_device(loopdev, capsys):
     assert main(["info", loopdev, "--json"]) == EXIT_OK
     f = json.loads(capsys.readouterr().out)
     assert f["target"]["resolved"] == os.path.realpath(loopdev) and "queue" in f["sysfs"]
+    # the backing file's identity, as a run records it and checks it on resume
+    st = os.stat(f["sysfs"]["loop"]["backing_file"])
+    assert f["target"]["inode"].startswith(f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}:{st.st_ino}")
+    assert f"inode         {f['target']['inode']}" in out
 
 
 def test_info_command_on_a_file_target(tmp_path, capsys):

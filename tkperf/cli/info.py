@@ -55,6 +55,10 @@ def _device(facts: Dict[str, object]) -> Rows:
     for key in ("vendor", "model", "serial", "firmware"):
         if t.get(key):
             rows.append((key, str(t[key])))
+    for key, label in (("wwn", "WWN"), ("eui64", "EUI-64"), ("nguid", "NGUID"), ("nsid", "namespace"),
+                       ("inode", "inode")):
+        if t.get(key):
+            rows.append((label, str(t[key])))
     if t.get("kind") == "block":
         rows.append(("rotational", _yes(t.get("rotational"))))
     f = _get(facts, "file")

@@ -121,11 +121,17 @@ def _sysfs_device(path: str, resolved: str, st: os.stat_result) -> DeviceInfo:
                       **identity.block_ids(name, sysdir, resolved)._asdict())
 
 
+#: The identity fields of :class:`DeviceInfo` ``info`` shows when a target has them.
+IDENTITY_KEYS = ("wwn", "eui64", "nguid", "nsid", "inode")
+
+
 def _target(info: DeviceInfo) -> Dict[str, object]:
     out: Dict[str, object] = {
         "path": info.path, "resolved": info.resolved, "kind": info.kind, "transport": info.transport,
         "size_bytes": info.size_bytes, "vendor": info.vendor, "model": info.model, "serial": info.serial,
         "firmware": info.firmware, "rotational": info.rotational}
+    # what tells this drive from another of the same model (the run checks them on resume)
+    out.update({key: getattr(info, key) for key in IDENTITY_KEYS if getattr(info, key)})
     try:  # what the target is: whole disk, namespace, partition, dm, md, loop, file
         out["target_kind"] = kinds.classify(info.path).as_dict()
     except TkperfError as exc:
