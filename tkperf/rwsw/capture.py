@@ -4,8 +4,10 @@ capture, and write ``DIR/NAME.xml`` (the streams and steps,
 version 3) beside it.
 
 Neither file replaces an existing one.  The raw events of a recording go
-to a hidden temporary file in the output directory, removed afterwards,
-which must therefore not be on the captured disk.
+to an unnamed temporary file in the output directory (``O_TMPFILE``),
+which must therefore not be on the captured disk.  Nothing is read or
+written through a link another user could plant there
+(:func:`tkperf.model.files.open_to_read`, docs/rwsw.rst).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from tkperf import programs
 from tkperf.errors import OutputError, ResultFileError, ToolError
-from tkperf.model.files import close_quietly, foreign_link, open_to_read
+from tkperf.model.files import foreign_link, open_to_read
 from tkperf.rwsw import analysis, model, rawtrace, trace, tracing
 from tkperf.target import guard
 
@@ -121,27 +123,21 @@ def record(device: str, seconds: float, name: str, outdir: str, step: float,
     if tracing.on_device(outdir, dev):
         raise OutputError(f"--outdir {outdir} is on the captured disk: what tkperf writes there would be "
                           "captured too; choose a directory on another disk")
-    raw = os.path.join(outdir, f".{name}.trace.tmp")
-    fd: Optional[int] = None
-    try:
-        fd = os.open(raw, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:  # unnamed where the kernel can (O_TMPFILE), else a fresh name removed at once: no link to plant
+        raw = tempfile.TemporaryFile(dir=outdir, prefix=f".{name}.", suffix=".trace.tmp")
     except OSError as exc:
-        raise OutputError(f"cannot create {raw}: {exc.strerror}") from None
+        raise OutputError(f"cannot create a temporary file in {outdir}: {exc.strerror}") from None
     with guard.signals_raise():  # a signal, also while the events are analysed, leaves nothing behind
-        try:
+        with raw:
             if on_start is not None:
                 on_start()
             started = time.time()
             with tracing.Recorder(dev) as rec:
-                rec.record(seconds, fd)
+                rec.record(seconds, raw.fileno())
             assert rec.layout is not None
-            os.lseek(fd, 0, os.SEEK_SET)  # read back through the descriptor written: never the name again
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                events = rawtrace.read_raw(fh, rec.layout, dev.kernel_dev, dev.first_sector,
-                                           dev.sectors if dev.first_sector else None)
-        finally:
-            close_quietly(fd)
-            os.unlink(raw)
+            raw.seek(0)
+            events = rawtrace.read_raw(raw, rec.layout, dev.kernel_dev, dev.first_sector,
+                                       dev.sectors if dev.first_sector else None)
         capture = analysis.analyse(events, step, name=name, device=device, size=dev.size, source="tracefs",
                                    started=_utc(started), iolog=os.path.basename(iolog))
         _write(events, capture, xml, iolog)
