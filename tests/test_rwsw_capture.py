@@ -176,3 +176,75 @@ def test_an_existing_capture_is_not_replaced(loopdev, tmp_path, capsys):
     assert main(["capture", loopdev, "--duration", "1", "--name", "x", "--outdir", str(tmp_path)]) == 8
     assert "exists" in capsys.readouterr().err
     assert (tmp_path / "x.xml").read_text() == "mine" and not (tmp_path / "x.iolog").exists()
+
+
+@pytest.fixture
+def partitioned(tmp_path):
+    """A 256 MiB loop device with a DOS partition table: p1 of 100 MiB at
+    1 MiB, p2 behind it to the end (sfdisk on the image, losetup -P; partx
+    -a where the kernel did not scan it).  Detached afterwards."""
+    for tool in ("sfdisk", "losetup", "partx"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"needs {tool} (util-linux)")
+    img = tmp_path / "disk.img"
+    with open(img, "wb") as fh:
+        fh.truncate(256 << 20)
+    subprocess.run(["sfdisk", "-q", str(img)], input=b"label: dos\nstart=2048, size=204800, type=83\n"
+                   b"start=206848, type=83\n", check=True)
+    done = subprocess.run(["losetup", "-f", "--show", "-P", str(img)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"needs a loop device: {done.stderr.strip()}")
+    disk = done.stdout.strip()
+    try:
+        parts = [f"{disk}p1", f"{disk}p2"]
+        deadline = time.monotonic() + 5
+        while not all(os.path.exists(p) for p in parts) and time.monotonic() < deadline:
+            subprocess.run(["partx", "-a", disk], capture_output=True)
+            time.sleep(0.2)
+        if not all(os.path.exists(p) for p in parts):
+            pytest.skip("the kernel made no partition devices of the loop device")
+        yield disk, parts
+    finally:
+        subprocess.run(["losetup", "-d", disk], check=False)
+
+
+def test_a_partition_is_captured_alone(partitioned, tmp_path, capsys):
+    """Random 4 KiB writes to the first 16 MiB of p1, sequential 128 KiB reads
+    of p2, and 64 KiB reads through the disk's own node of its last 64 MiB
+    (p2's sectors) at the same time: the capture of p1 holds p1's I/O only,
+    at offsets relative to p1 (the kernel issues all of them to the disk, in
+    the disk's sectors).  Reads through the disk's node of p1's own sectors
+    would be p1's I/O too (docs/rwsw.rst, "Partitions")."""
+    disk, (p1, p2) = partitioned
+    common = ["--direct=1", "--ioengine=libaio", "--runtime=6", "--time_based", "--output-format=json"]
+    jobs = [subprocess.Popen(["fio", "--name=p1", f"--filename={p1}", "--rw=randwrite", "--bs=4k", "--iodepth=2",
+                              "--size=16m", f"--output={tmp_path / 'p1.json'}"] + common,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
+            subprocess.Popen(["fio", "--name=p2", f"--filename={p2}", "--rw=read", "--bs=128k", "--iodepth=2",
+                              f"--output={tmp_path / 'p2.json'}"] + common,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
+            subprocess.Popen(["fio", "--name=disk", f"--filename={disk}", "--rw=randread", "--bs=64k",
+                              "--iodepth=1", "--offset=192m", "--size=64m", f"--output={tmp_path / 'disk.json'}"] + common,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)]
+    try:
+        time.sleep(1.0)
+        rc = main(["capture", p1, "--duration", "3", "--name", "p1", "--outdir", str(tmp_path), "-q"])
+    finally:
+        for j in jobs:
+            j.wait(timeout=60)
+    assert rc == 0, capsys.readouterr().err
+    others = [json.loads((tmp_path / f"{n}.json").read_text())["jobs"][0]["read"]["total_ios"]
+              for n in ("p2", "disk")]
+    assert all(n > 100 for n in others), others  # the other I/O was there to leave out
+    c = model.load(str(tmp_path / "p1.xml"))
+    assert c.size == 204800 * 512
+    ios = sum(s.ios for s in c.streams)
+    assert ios > 100
+    # fio's random 4 KiB writes (a few land right after the one before: sequential); no read of p2 or the disk
+    assert all(s.rw == "write" and s.bs == 4096 for s in c.streams), c.streams
+    assert c.streams[0].key == "RND 4KiB write" and c.streams[0].share >= 0.85, c.streams
+    lines = (tmp_path / "p1.iolog").read_text().splitlines()[1:]
+    offsets = [int(ln.split()[3]) for ln in lines if ln.split()[2] == "write"]
+    assert len(offsets) == ios and not [ln for ln in lines if " read " in ln]
+    assert max(offsets) + 4096 <= 16 << 20  # relative to p1's start: the disk's offsets start at 1 MiB
+    assert min(offsets) < 1 << 20

@@ -8,16 +8,18 @@ Every file a run or a report creates is either written through
 replaces a planted link instead of following it) or opened with
 :func:`open_own` (``O_NOFOLLOW``, and refused unless it is a regular file
 of ours with one link); the directories tkperf names itself (the plots)
-are made with :func:`ensure_own_dir`.
+are made with :func:`ensure_own_dir`.  A file that is read from where
+others may write (a capture, its iolog, an imported trace) is opened with
+:func:`open_to_read`: never through another user's link, never a FIFO.
 """
 from __future__ import annotations
 
 import os
 import stat
 import tempfile
-from typing import Optional
+from typing import Optional, Type
 
-from tkperf.errors import OutputError
+from tkperf.errors import OutputError, ResultFileError, TkperfError
 
 
 def atomic_write(path: str, data: bytes) -> None:
@@ -143,3 +145,49 @@ def ensure_dir(path: str, what: str = "output directory") -> str:
     if not os.access(path, os.W_OK | os.X_OK):
         raise OutputError(f"{what} {path} is not writable")
     return path
+
+
+def foreign_link(path: str) -> Optional[str]:
+    """Why ``path`` is not to be followed: its first component (itself
+    included) that is a symbolic link owned by neither root nor this user;
+    None when there is none."""
+    prefix = ""
+    for part in os.path.abspath(path).split(os.sep)[1:]:
+        prefix = f"{prefix}{os.sep}{part}"
+        try:
+            st = os.lstat(prefix)
+        except OSError:
+            return None  # a missing component: the open says so
+        if stat.S_ISLNK(st.st_mode) and st.st_uid not in (0, os.geteuid()):
+            return f"{prefix} is a symbolic link of another user (uid {st.st_uid})"
+    return None
+
+
+def open_to_read(path: str, what: str, error: Type[TkperfError] = ResultFileError) -> int:
+    """A descriptor of the regular file ``path`` for reading, or ``error``
+    saying in one line why not.  A symbolic link owned by another user (not
+    root) anywhere on the path is not followed: the rule of the kernel's
+    ``protected_symlinks`` for sticky directories, applied wherever the link
+    stands, as tkperf runs as root and the kernel may not enforce it (the
+    sysctl is off).  A FIFO or a device is not read (opened ``O_NONBLOCK``,
+    then ``fstat``), so a planted one can neither hang nor feed the read.
+    The path is checked again once open: a link swapped in meanwhile is found."""
+    why = foreign_link(path)
+    if why:
+        raise error(f"{what} {path}: {why}; tkperf does not follow it")
+    flags = os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW
+    if os.path.islink(path):  # a link of root's or this user's: followed
+        flags &= ~getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise error(f"{what} {path}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        why = foreign_link(path) or ("" if stat.S_ISREG(st.st_mode) else "not a regular file")
+        if why:
+            raise error(f"{what} {path}: {why}; tkperf does not read it")
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise

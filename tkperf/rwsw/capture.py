@@ -4,21 +4,24 @@ capture, and write ``DIR/NAME.xml`` (the streams and steps,
 version 3) beside it.
 
 Neither file replaces an existing one.  The raw events of a recording go
-to a hidden temporary file in the output directory, removed afterwards,
-which must therefore not be on the captured disk.
+to an unnamed temporary file in the output directory (``O_TMPFILE``),
+which must therefore not be on the captured disk.  Nothing is read or
+written through a link another user could plant there
+(:func:`tkperf.model.files.open_to_read`, docs/rwsw.rst).
 """
 from __future__ import annotations
 
 import logging
 import os
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from tkperf import programs
 from tkperf.errors import OutputError, ResultFileError, ToolError
-from tkperf.model.files import close_quietly
+from tkperf.model.files import foreign_link, open_to_read
 from tkperf.rwsw import analysis, model, rawtrace, trace, tracing
 from tkperf.target import guard
 
@@ -47,6 +50,9 @@ def _utc(seconds: float) -> str:
 def paths(outdir: str, name: str) -> Tuple[str, str]:
     """``DIR/NAME.xml`` and ``DIR/NAME.iolog``, after checking that the
     directory exists and neither file does (OutputError otherwise)."""
+    why = foreign_link(outdir)
+    if why:
+        raise OutputError(f"--outdir {outdir}: {why}; tkperf does not write through it")
     if not os.path.isdir(outdir):
         raise OutputError(f"--outdir {outdir}: no such directory")
     xml, iolog = os.path.join(outdir, f"{name}.xml"), os.path.join(outdir, f"{name}.iolog")
@@ -59,12 +65,15 @@ def paths(outdir: str, name: str) -> Tuple[str, str]:
 def _write_iolog(trace_: trace.IoTrace, path: str) -> None:
     """The iolog, written piece by piece into a temporary file that becomes
     ``path`` when complete (a long capture's log does not fit in memory at once)."""
-    tmp = path + ".tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:  # a fresh name (O_EXCL, mode 0600): nothing planted in the directory is written through
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                   dir=os.path.dirname(os.path.abspath(path)))
     except OSError as exc:
-        raise OutputError(f"cannot write {tmp}: {exc.strerror}") from None
+        raise OutputError(f"cannot write {path}: {exc.strerror}") from None
     try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.fchmod(fd, 0o644 & ~mask)
         with os.fdopen(fd, "wb") as fh:
             for piece in analysis.iolog_lines(trace_):
                 fh.write(piece)
@@ -114,49 +123,42 @@ def record(device: str, seconds: float, name: str, outdir: str, step: float,
     if tracing.on_device(outdir, dev):
         raise OutputError(f"--outdir {outdir} is on the captured disk: what tkperf writes there would be "
                           "captured too; choose a directory on another disk")
-    raw = os.path.join(outdir, f".{name}.trace.tmp")
-    fd: Optional[int] = None
-    try:
-        fd = os.open(raw, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:  # unnamed where the kernel can (O_TMPFILE), else a fresh name removed at once: no link to plant
+        raw = tempfile.TemporaryFile(dir=outdir, prefix=f".{name}.", suffix=".trace.tmp")
     except OSError as exc:
-        raise OutputError(f"cannot create {raw}: {exc.strerror}") from None
+        raise OutputError(f"cannot create a temporary file in {outdir}: {exc.strerror}") from None
     with guard.signals_raise():  # a signal, also while the events are analysed, leaves nothing behind
-        try:
+        with raw:
             if on_start is not None:
                 on_start()
             started = time.time()
             with tracing.Recorder(dev) as rec:
-                rec.record(seconds, fd)
-            close_quietly(fd)
-            fd = None
+                rec.record(seconds, raw.fileno())
             assert rec.layout is not None
-            with open(raw, "rb") as fh:
-                events = rawtrace.read_raw(fh, rec.layout, dev.kernel_dev, dev.first_sector,
-                                           dev.sectors if dev.first_sector else None)
-        finally:
-            close_quietly(fd)
-            os.unlink(raw)
+            raw.seek(0)
+            events = rawtrace.read_raw(raw, rec.layout, dev.kernel_dev, dev.first_sector,
+                                       dev.sectors if dev.first_sector else None)
         capture = analysis.analyse(events, step, name=name, device=device, size=dev.size, source="tracefs",
                                    started=_utc(started), iolog=os.path.basename(iolog))
         _write(events, capture, xml, iolog)
     return Written(capture, xml, iolog, _notes(events, rec.lost, rec.problems))
 
 
-def _is_blktrace(path: str) -> bool:
-    with open(path, "rb") as fh:
-        head = fh.read(4)
+def _is_blktrace(fd: int) -> bool:
+    head = os.pread(fd, 4, 0)
     return len(head) == 4 and head[1:4] == _BLKTRACE_MAGIC
 
 
-def _blkparse(path: str, text: str) -> None:
-    """blktrace's binary records at ``path`` into blkparse's text at ``text``."""
-    argv = [programs.require("blkparse"), "-i", "-", "-o", text]
-    with open(path, "rb") as src:
-        proc = programs.start(argv, stdin=src, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            _, err = proc.communicate(timeout=3600)
-        finally:
-            programs.forget(proc)
+def _blkparse(src: int, path: str, out: int) -> None:
+    """blktrace's binary records (the descriptor ``src`` of ``path``) into
+    blkparse's text on the descriptor ``out``: blkparse is given no file name
+    to open, so it follows no link."""
+    argv = [programs.require("blkparse"), "-i", "-"]
+    proc = programs.start(argv, stdin=src, stdout=out, stderr=subprocess.PIPE)
+    try:
+        _, err = proc.communicate(timeout=3600)
+    finally:
+        programs.forget(proc)
     if proc.returncode != 0:
         last = (err or b"").decode(errors="replace").strip().splitlines()
         raise ToolError(f"blkparse failed on {path}: {last[-1] if last else f'exit code {proc.returncode}'}")
@@ -164,27 +166,26 @@ def _blkparse(path: str, text: str) -> None:
 
 def import_file(path: str, name: str, outdir: str, step: float) -> Written:
     """Read blkparse's default text output (or blktrace's binary records,
-    through ``blkparse -i``) at ``path`` and write the capture."""
+    through ``blkparse -i -``) at ``path`` and write the capture.  The file is
+    opened once, without following another user's link and never a FIFO
+    (:func:`tkperf.model.files.open_to_read`)."""
+    src = open_to_read(path, "--import", ResultFileError)
     try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise ResultFileError(f"{path}: {exc.strerror}") from None
-    if not os.path.isfile(path):
-        raise ResultFileError(f"{path}: not a regular file")
-    if st.st_size > MAX_IMPORT_BYTES:
-        raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_IMPORT_BYTES} byte import limit")
-    xml, iolog = paths(outdir, name)
-    text = path
-    parsed: Optional[str] = None
-    try:
-        if _is_blktrace(path):
-            parsed = text = os.path.join(outdir, f".{name}.blkparse.tmp")
-            _blkparse(path, text)
-        with open(text, "rb") as fh:
-            events, device = trace.read_blkparse(fh, path)
+        st = os.fstat(src)
+        if st.st_size > MAX_IMPORT_BYTES:
+            raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_IMPORT_BYTES} byte "
+                                  "import limit")
+        xml, iolog = paths(outdir, name)
+        if _is_blktrace(src):
+            with tempfile.TemporaryFile(dir=outdir) as text:  # unnamed: nothing to plant a link at
+                _blkparse(src, path, text.fileno())
+                text.seek(0)
+                events, device = trace.read_blkparse(text, path)
+        else:
+            with os.fdopen(src, "rb", closefd=False) as fh:
+                events, device = trace.read_blkparse(fh, path)
     finally:
-        if parsed is not None and os.path.exists(parsed):
-            os.unlink(parsed)
+        os.close(src)
     size = int((events.offset + events.length).max()) if len(events) else 0
     capture = analysis.analyse(events, step, name=name, device=device, size=size, source="import",
                                started=_utc(st.st_mtime), iolog=os.path.basename(iolog))

@@ -11,7 +11,8 @@ an I/O that would end past the span is moved back so it ends at the span
 (aligned down to 4 KiB).  Timestamps are kept (microseconds since the
 capture's start), so fio replays the capture's own timing.
 
-The file is untrusted input: every line must be a timestamp, a file name and
+The file is untrusted input, opened without following another user's link
+(:func:`tkperf.model.files.open_to_read`): every line must be a timestamp, a file name and
 an action fio knows, or it is refused with one line
 (:class:`~tkperf.errors.ResultFileError`).  Trims and syncs are left out
 (counted), and so are I/Os longer than the span.
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import IO, Optional
 
 from tkperf.errors import ResultFileError
+from tkperf.model.files import open_to_read
 
 HEADER = "fio version 3 iolog"
 IO_ACTIONS = ("read", "write")
@@ -61,6 +63,12 @@ def iolog_path(capture_path: str, name: Optional[str]) -> Optional[str]:
     return os.path.join(os.path.dirname(os.path.abspath(capture_path)), name)
 
 
+def check_readable(path: str) -> None:
+    """A ResultFileError unless ``path`` is a regular file tkperf may read (not
+    through another user's link, not a FIFO: :func:`tkperf.model.files.open_to_read`)."""
+    os.close(open_to_read(path, "iolog", ResultFileError))
+
+
 def place(offset: int, length: int, span: int) -> int:
     """Where an I/O of ``length`` bytes at ``offset`` lands in ``[0, span)``."""
     if offset + length <= span:
@@ -90,11 +98,8 @@ def map_iolog(src: str, dst: IO[str], target: str, span: int) -> Mapped:
         raise ResultFileError(f"exact replay needs a target range of at least {ALIGN} bytes")
     reads = writes = moved = dropped = largest = 0
     last = 0
-    try:
-        fh = open(src, encoding="ascii", errors="strict", newline="\n")
-    except OSError as exc:
-        raise ResultFileError(f"{src}: {exc.strerror}") from None
-    with fh:
+    fd = open_to_read(src, "iolog", ResultFileError)
+    with open(fd, encoding="ascii", errors="strict", newline="\n") as fh:
         try:
             first = fh.readline(MAX_LINE).rstrip("\n")
             if first != HEADER:

@@ -24,7 +24,7 @@ from typing import List, Optional, Sequence, Tuple
 from lxml import etree
 
 from tkperf.errors import OutputError, ResultFileError
-from tkperf.model.files import atomic_write
+from tkperf.model.files import atomic_write, open_to_read
 from tkperf.store.fileformat import MAX_FILE_BYTES, refuse_doctype, refuse_doctype_tree, safe_parser
 from tkperf.untrusted import for_xml
 
@@ -263,19 +263,22 @@ def is_capture(data: bytes) -> bool:
 
 
 def load(path: str) -> Capture:
-    """Read a capture file; a ResultFileError (one line) says what is wrong with it."""
+    """Read a capture file; a ResultFileError (one line) says what is wrong with
+    it.  A symbolic link of another user on its path is not followed, a FIFO
+    or device not read (:func:`tkperf.model.files.open_to_read`)."""
+    fd = open_to_read(path, "capture", ResultFileError)
     try:
-        st = os.stat(path)
+        size = os.fstat(fd).st_size
+        if size > MAX_FILE_BYTES:
+            raise ResultFileError(f"{path}: {size} bytes, larger than the {MAX_FILE_BYTES} byte limit")
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ResultFileError(f"{path}: {exc.strerror}") from None
-    if not os.path.isfile(path):
-        raise ResultFileError(f"{path}: not a regular file")
-    if st.st_size > MAX_FILE_BYTES:
-        raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_FILE_BYTES} byte limit")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise ResultFileError(f"{path}: {exc.strerror}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise ResultFileError(f"{path}: larger than the {MAX_FILE_BYTES} byte limit")
     return loads(data, path)
-

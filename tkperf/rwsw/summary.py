@@ -5,6 +5,8 @@ import os
 from typing import Any, Dict, List, Sequence
 
 from tkperf.durations import duration
+from tkperf.errors import TkperfError
+from tkperf.model.files import open_to_read
 from tkperf.rwsw.model import Capture, Stream, is_capture
 
 #: ``show --json`` of a capture: its ``schema`` name and ``version``.
@@ -16,14 +18,20 @@ SHOWN_SHARE = 0.005
 
 def is_capture_file(path: str) -> bool:
     """Whether ``path`` is a regular file that starts as a capture does (its
-    root element); anything else, unreadable too, is left to the result reader."""
+    root element); anything else, unreadable or a link of another user's too
+    (:func:`tkperf.model.files.open_to_read`), is left to the result reader."""
     try:
         if not os.path.isfile(path):
             return False
-        with open(path, "rb") as fh:
-            return is_capture(fh.read(4096))
+        fd = open_to_read(path, "capture")
+    except TkperfError:
+        return False
+    try:
+        return is_capture(os.read(fd, 4096))
     except OSError:
         return False
+    finally:
+        os.close(fd)
 
 
 def _stream_dict(s: Stream) -> Dict[str, Any]:

@@ -33,9 +33,10 @@ def capture_iolog(capture_path: str, cap: model.Capture) -> str:
     if path is None:
         raise UsageError(f"--replay exact: the capture {os.path.basename(capture_path)} has no iolog "
                          "(its I/Os were not kept); use --replay steps")
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise UsageError(f"--replay exact: the capture's iolog {cap.iolog} is not beside "
                          f"{os.path.basename(capture_path)}")
+    iolog.check_readable(path)  # a planted link or FIFO: one line, exit 7
     return path
 
 
