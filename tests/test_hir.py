@@ -355,7 +355,8 @@ def test_hir_end_to_end(loopdev, tmp_path, capsys):
     assert [s.idle_s for s in ss] == [1, 2] and [r.index for r in t.rounds] == [1, 2, 3, 4, 5]
     for s in ss:
         assert s.periods == 2 and s.kind.tolist() == [iopslog.LEAD_IN, iopslog.WHOLE]
-        assert np.all((s.whole_lengths() >= 0.75) & (s.whole_lengths() <= 1.25))  # 1 s, loosely
+        # 1 s, loosely: fio stretched one to 1.30 s on two cores shared with a parallel test run
+        assert np.all((s.whole_lengths() >= 0.75) & (s.whole_lengths() <= 1.5))
         assert np.all((s.gap_s >= s.idle_s - 0.1) & (s.gap_s <= 1.5 * s.idle_s)) and np.all(s.iops > 0)
         assert len(s.return_iops) == 2 and np.all(s.return_iops > 0)
         # fio's per-window log against its own count: within a quarter (on a loaded
