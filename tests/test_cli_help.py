@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tkperf.cli import build_parser, main, parsertree, typos
+from tkperf.cli import ROUTES, build_parser, completion, main, manual, parsertree, route, typos
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE
 
 
@@ -46,6 +46,44 @@ def test_the_hidden_agent_is_hidden_from_the_choices_read_off_the_parser():
     sub = typos._subparsers(root)
     assert sub is not None and "agent" in sub.choices  # it exists ...
     assert "agent" not in typos.visible_choices(sub)  # ... and is not offered
+
+
+def _commands(parser) -> dict:
+    sub = typos._subparsers(parser)
+    assert sub is not None
+    return sub.choices
+
+
+def test_the_routing_table_is_what_the_commands_register():
+    """Each command's line in the table is the one its own module gives it:
+    the whole parser (every module's own) lists the same names, in order,
+    with the same help."""
+    whole = parsertree.read(build_parser())
+    listed = [(name, help_text) for name, _, help_text in ROUTES if help_text is not None]
+    assert [(c.path[0], c.help) for c in whole.subcommands] == listed
+    assert list(_commands(build_parser())) == [name for name, _, _ in ROUTES]
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in ROUTES])
+def test_a_command_parsed_alone_says_what_the_whole_parser_says(name):
+    """Only the given command's module builds its parser: tkperf --help, the
+    command's own help (and its subcommands'), and its options are those of
+    the whole parser; every other command is only its name and help."""
+    whole, alone = build_parser(), build_parser(name)
+    assert alone.format_help() == whole.format_help()
+    assert parsertree.read(_commands(alone)[name]) == parsertree.read(_commands(whole)[name])
+    module_of = {n: module for n, module, _ in ROUTES}
+    others = [parsertree.read(_commands(alone)[n]) for n in module_of if module_of[n] is not module_of[name]]
+    assert others and not any(c.options or c.subcommands for c in others)
+
+
+def test_the_first_word_routes_and_anything_else_gets_the_whole_parser(capsys):
+    assert route(["ssd", "run", "/dev/null"]) == "ssd" and route(["help", "--man"]) == "help"
+    assert route([]) is None and route(["--help"]) is None and route(["sdd"]) is None
+    bash = completion.script(build_parser(), "bash", {"topic": list(manual.topics())})
+    for argv, whole in ((["help", "--man"], manual.man_page(build_parser())), (["completion", "bash"], bash)):
+        assert main(argv) == 0  # read off the whole tree, though only help's module built its parser
+        assert capsys.readouterr().out == whole
 
 
 def test_every_command_and_option_has_help_text():

@@ -17,8 +17,9 @@ from tkperf.fio.intervals import IntervalCutter, REPORT_AT, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.output import first_json_object, parse_jobs
 from tkperf.model.results import DeviceInfo, HealthSnapshot, PurgeRecord
-from tkperf.remote import fio_host, split_target, wire
+from tkperf.remote import fio_host, wire
 from tkperf.remote.fio import client_jobs, server_version
+from tkperf.target.devpath import split_target
 
 
 def _client(name):

@@ -20,8 +20,10 @@
     tkperf completion bash|zsh          the shell completion script
 
 Each command is one module of this package with ``register(subparsers)``
-and its ``cmd_*`` function; :func:`main` turns every error into one line
-on stderr and an exit code (``tkperf help exit-codes``).
+and its ``cmd_*`` function, named with its line of help in :data:`ROUTES`;
+only the module of the command given builds its parser.  :func:`main`
+turns every error into one line on stderr and an exit code (``tkperf help
+exit-codes``).
 """
 from __future__ import annotations
 
@@ -60,30 +62,71 @@ from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
 
-COMMANDS = (run, demo, report, compare, show, export, check, history, tests, info, importcmd, capture, remote,
-            simdrive, manual)
+#: The routing table: every command's name, the module that builds its parser
+#: and runs it, and its one line of help (None: a hidden command).  Only the
+#: module of the command given builds its parser; each other command is its
+#: name and its line, all that argparse's list of commands needs of it.
+ROUTES = (
+    ("ssd", run, "test an SSD"),
+    ("hdd", run, "test an HDD"),
+    ("resume", run, "continue an interrupted run from its result file"),
+    ("demo", demo, "quick run of the default tests on a throw-away emulated SSD"),
+    ("report", report, "build the report (reST, HTML, PDF) from a result file"),
+    ("compare", compare, "compare 2 to 8 result files side by side"),
+    ("show", show, "print the summary of a result file"),
+    ("export", export, "write a result file's rounds, workloads and intervals as CSV"),
+    ("check", check, "check a result against a baseline (exit 1 on a regression)"),
+    ("history", history, "every result of a device over time: trends and change points"),
+    ("tests", tests, "list the test types (built in and installed plug-ins)"),
+    ("info", info, "everything known about a device (read-only)"),
+    ("import", importcmd, "convert a result file of the original TKperf to a tkperf result file"),
+    ("capture", capture, "record an application's block I/O (read-only, root) or import a blktrace capture: "
+                         "its IO streams and steps (SNIA RWSW)"),
+    ("server", remote, "print, or start over SSH, the fio server a test host needs"),
+    ("agent", remote, None),
+    ("simdrive", simdrive, "an emulated SSD (FTL model with a write cliff) as a loop device"),
+    ("help", manual, "show a document (tkperf help TOPIC) or the man page (--man)"),
+    ("completion", manual, "print the shell completion script for bash or zsh"),
+)
+COMMANDS = tuple(dict.fromkeys(module for _, module, _ in ROUTES))
 #: The commands that read result files, original TKperf ones too: they take ``--capacity``.
 READERS = ("show", "report", "import", "compare", "check")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The whole command line's parser; with ``command``, one whose other
+    commands are only their names and help (:data:`ROUTES`): it parses
+    that command and says the same of every other."""
     parser = common.Parser(prog="tkperf", allow_abbrev=False,
                            description="SNIA PTS performance tests for SSDs and HDDs, driven by fio.",
                            epilog="Documents: tkperf help [TOPIC]; the manual: man tkperf (tkperf help --man); "
                                   "exit codes: tkperf help exit-codes.")
     parser.add_argument("--version", action="version", version=f"tkperf {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=common.Parser)
-    for module in COMMANDS:
-        module.register(sub)
-    for name in READERS:
+    chosen = {module for name, module, _ in ROUTES if command in (None, name)}
+    for name, module, help_text in ROUTES:
+        if module not in chosen and help_text is None:
+            sub.add_parser(name, allow_abbrev=False)  # hidden: no line of help
+        elif module not in chosen:
+            sub.add_parser(name, help=help_text, allow_abbrev=False)
+        elif name not in sub.choices:
+            module.register(sub)
+    for name in (n for n, module, _ in ROUTES if n in READERS and module in chosen):
         sub.choices[name].add_argument(
             "--capacity", metavar="SIZE",
             help="the device's capacity, for an original TKperf file that does not record it (a "
                  "description file as devinfo): e.g. 480g or 1.6t, decimal as drives are sold "
                  "('tkperf help tkperf2')")
-    parser.set_defaults(root_parser=parser)  # help --man and completion read the whole tree
+    parser.set_defaults(whole_parser=build_parser)  # help --man and completion read the whole tree
     parser.set_defaults(main=main)  # demo runs its commands through main, below which it sits
     return parser
+
+
+def route(argv: Sequence[str]) -> Optional[str]:
+    """The command ``argv`` names (its first word), or None: no command, or
+    one tkperf does not have (the whole parser says so)."""
+    word = argv[0] if argv else None
+    return word if any(word == name for name, _, _ in ROUTES) else None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -156,7 +199,7 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         advice.habit(argv)
-        parser = build_parser()
+        parser = build_parser(route(argv))
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help and --version
@@ -166,7 +209,9 @@ def _command(argv: Optional[Sequence[str]]) -> int:
             parser.print_help()
             return EXIT_OK if not argv else 2
         given = getattr(args, "capacity", None)
-        with tkperf2_device.given_capacity(tkperf2_device.parse_capacity(given) if given is not None else None):
+        if given is None:
+            return func(args)
+        with tkperf2_device.given_capacity(tkperf2_device.parse_capacity(given)):
             return func(args)
     except Interrupted as exc:
         log.error("%s", exc)

@@ -21,7 +21,7 @@ from tkperf.engine.opening import resume_command as resume_command
 from tkperf.engine.opening import throwaway_target as throwaway_target
 from tkperf.errors import TargetError, UsageError
 from tkperf.model.results import DeviceInfo
-from tkperf.remote import split_target
+from tkperf.target.devpath import split_target
 
 PROFILES = ("ssd", "hdd")
 

@@ -12,11 +12,11 @@ import argparse
 from typing import Any, Dict, List, Tuple
 
 from tkperf import strictjson
-from tkperf.cli import remote as remote_cli
+from tkperf.cli import runargs
 from tkperf.engine import opening
 from tkperf.errors import EXIT_OK
-from tkperf.remote import split_target
 from tkperf.target import facts as device_facts
+from tkperf.target.devpath import split_target
 
 Rows = List[Tuple[str, str]]
 
@@ -254,7 +254,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     if split_target(args.device) is None:
         facts = device_facts.collect(args.device)
     else:  # read on the test host by its tkperf agent (docs/remote.rst)
-        side, dev = opening.open_target(args.device, None, remote_cli.settings_of(args))
+        side, dev = opening.open_target(args.device, None, runargs.settings_of(args))
         try:
             facts = side.device_facts(dev)
         finally:
@@ -274,5 +274,5 @@ def register(sub) -> None:
     p.add_argument("device", help="a block device (e.g. /dev/nvme0n1), a regular file, or HOST:/dev/... "
                                   "on a test host (read there over SSH, 'tkperf help remote')")
     p.add_argument("--json", action="store_true", help="the facts as one JSON object")
-    remote_cli.add_options(p, fio=False)
+    runargs.add_remote_options(p, fio=False)
     p.set_defaults(func=cmd_info)

@@ -112,7 +112,7 @@ def man_page(parser: argparse.ArgumentParser) -> str:
 
 def cmd_help(args: argparse.Namespace) -> int:
     if args.man:
-        print(man_page(args.root_parser), end="")
+        print(man_page(args.whole_parser()), end="")
         return EXIT_OK
     known = topics()
     if not args.topic:
@@ -133,7 +133,7 @@ def cmd_help(args: argparse.Namespace) -> int:
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    print(completion.script(args.root_parser, args.shell, {"topic": list(topics())}), end="")
+    print(completion.script(args.whole_parser(), args.shell, {"topic": list(topics())}), end="")
     return EXIT_OK
 
 

@@ -1,35 +1,16 @@
-"""Remote targets on the command line: ``HOST:/dev/...``, ``tkperf server``
-and the hidden ``tkperf agent`` ('tkperf help remote')."""
+"""``tkperf server`` and the hidden ``tkperf agent`` ('tkperf help remote');
+the remote-target options of a run are :mod:`tkperf.cli.runargs`'."""
 from __future__ import annotations
 
 import argparse
 from typing import List
 
 from tkperf import programs
-from tkperf.engine.opening import DEFAULT_REMOTE_TKPERF, fio_port
-from tkperf.engine.request import RemoteSettings
+from tkperf.cli.runargs import settings_of
+from tkperf.engine.opening import fio_port
 from tkperf.errors import EXIT_OK, UsageError
 from tkperf.fio.jobs import FioSettings
 from tkperf.remote import FIO_PORT, fio_host
-
-
-def add_options(p: argparse.ArgumentParser, fio: bool = True) -> None:
-    g = p.add_argument_group("Remote targets (HOST:/dev/...; 'tkperf help remote')")
-    if fio:
-        g.add_argument("--fio-port", type=int, metavar="PORT",
-                       help=f"port of the fio server on the test hosts (default {FIO_PORT})")
-    g.add_argument("--ssh-config", metavar="FILE",
-                   help="OpenSSH client configuration to use instead of ~/.ssh/config (ssh -F)")
-    g.add_argument("--remote-tkperf", metavar="CMD",
-                   help=f"how to start tkperf on the test hosts (default '{DEFAULT_REMOTE_TKPERF}'; "
-                        "e.g. 'sudo -n /opt/tkperf/bin/tkperf' for a login that is not root)")
-
-
-def settings_of(args: argparse.Namespace) -> RemoteSettings:
-    """The remote options as given (a command may lack some of them)."""
-    return RemoteSettings(fio_port=getattr(args, "fio_port", None), ssh_config=getattr(args, "ssh_config", None),
-                          remote_tkperf=getattr(args, "remote_tkperf", None))
-
 
 # --- tkperf server -------------------------------------------------------------
 

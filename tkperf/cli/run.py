@@ -10,7 +10,6 @@ from collections import Counter
 
 from tkperf.cli import advice, common, runargs
 from tkperf.cli import progress as shown
-from tkperf.cli import remote as remote_cli
 from tkperf.cli.runargs import add_run_options, add_unattended_options, epilog
 from tkperf.durations import micro_unit
 from tkperf.engine import run as engine
@@ -41,7 +40,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     asked = ResumeRequest(
         report_formats=parse_report_formats(args.report_format), no_report=args.no_report,
         png=args.png, force=args.force, yes=args.yes, quiet=args.quiet, json_summary=args.json_summary,
-        mail=runargs.mail_of(args), remote=remote_cli.settings_of(args))
+        mail=runargs.mail_of(args), remote=runargs.settings_of(args))
     return shown_outcome(engine.resume(asked, args.result, Printed()))
 
 
@@ -132,5 +131,5 @@ def register(sub) -> None:
     res.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     common.add_report_options(res)
     add_unattended_options(res)
-    remote_cli.add_options(res)
+    runargs.add_remote_options(res)
     res.set_defaults(func=cmd_resume)

@@ -10,12 +10,13 @@ from typing import Dict, List, Mapping
 
 from tkperf import durations, notify
 from tkperf.cli import common
-from tkperf.cli import remote as remote_cli
-from tkperf.engine.request import MailRequest, RunRequest
+from tkperf.engine.opening import DEFAULT_REMOTE_TKPERF
+from tkperf.engine.request import MailRequest, RemoteSettings, RunRequest
 from tkperf.errors import UsageError
 from tkperf.kit import options, registry
 from tkperf.kit.base import Option, runs_by_default
 from tkperf.model import pts as pts_model
+from tkperf.remote import FIO_PORT
 from tkperf.target import purge
 
 
@@ -110,7 +111,7 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--request", metavar="FILE", help=argparse.SUPPRESS)
     common.add_report_options(p)
     add_unattended_options(p)
-    remote_cli.add_options(p)
+    add_remote_options(p)
     shared = shared_flags()
     if shared:
         g = p.add_argument_group("Options several tests share, each value for one of them")
@@ -297,4 +298,22 @@ def request_from_args(args: argparse.Namespace, profile: str) -> RunRequest:
         resume=args.resume, overwrite=args.overwrite, force=args.force, yes=args.yes,
         quiet=args.quiet, debug=args.debug, dry_run=args.dry_run, jobs=args.jobs, json_summary=args.json_summary,
         mail=mail_of(args), description=args.dsc, features=args.features,
-        remote=remote_cli.settings_of(args))
+        remote=settings_of(args))
+
+
+def add_remote_options(p: argparse.ArgumentParser, fio: bool = True) -> None:
+    g = p.add_argument_group("Remote targets (HOST:/dev/...; 'tkperf help remote')")
+    if fio:
+        g.add_argument("--fio-port", type=int, metavar="PORT",
+                       help=f"port of the fio server on the test hosts (default {FIO_PORT})")
+    g.add_argument("--ssh-config", metavar="FILE",
+                   help="OpenSSH client configuration to use instead of ~/.ssh/config (ssh -F)")
+    g.add_argument("--remote-tkperf", metavar="CMD",
+                   help=f"how to start tkperf on the test hosts (default '{DEFAULT_REMOTE_TKPERF}'; "
+                        "e.g. 'sudo -n /opt/tkperf/bin/tkperf' for a login that is not root)")
+
+
+def settings_of(args: argparse.Namespace) -> RemoteSettings:
+    """The remote-target options as given (a command may lack some of them)."""
+    return RemoteSettings(fio_port=getattr(args, "fio_port", None), ssh_config=getattr(args, "ssh_config", None),
+                          remote_tkperf=getattr(args, "remote_tkperf", None))

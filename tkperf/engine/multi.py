@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import programs, store
-from tkperf.remote import fio_host, split_target
+from tkperf.remote import fio_host
+from tkperf.target.devpath import split_target
 
 PROGRESS_FD_ENV = "TKPERF_PROGRESS_FD"
 HOST_SHARING_ENV = "TKPERF_HOST_SHARING"

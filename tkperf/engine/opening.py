@@ -24,8 +24,9 @@ from tkperf.fio.backend import FioBackend
 from tkperf.fio.jobs import FioSettings
 from tkperf.kit.options import RunOptions, check_fits
 from tkperf.model.results import DeviceInfo, RunResult
-from tkperf.remote import FIO_PORT, fio_host, split_target
+from tkperf.remote import FIO_PORT, fio_host
 from tkperf.target import description
+from tkperf.target.devpath import split_target
 from tkperf.target.side import LocalSide, TargetSide
 from tkperf.verdict import conformance
 
@@ -52,8 +53,9 @@ class OpenedTarget:
 def open_run(request: RunRequest, device: str, size: Optional[int]) -> OpenedTarget:
     """``device`` of ``request`` opened and checked, all before anything touches it."""
     opts, profile = request.options, request.profile
-    desc = description.read_description(request.description)
-    features = description.read_features(request.features)
+    # no -dsc, no -fm: nothing to read
+    desc = description.read_description(request.description) if request.description else description.Description("", {})
+    features = description.read_features(request.features) if request.features else []
     side, dev = open_target(device, size, request.remote)
     try:
         if not request.dry_run:
@@ -248,6 +250,8 @@ def unattended(json_summary: Optional[str], m: MailRequest) -> Optional[notify.M
     (UsageError) before the run starts; the mail settings or None."""
     if json_summary:
         notify.check_summary_path(json_summary)
+    if m == MailRequest():  # no mail option given: no mail
+        return None
     return notify.mail_settings(list(m.recipients), m.smtp, m.starttls, m.user, m.password_file,
                                 m.sender, os.environ)
 

@@ -38,7 +38,8 @@ from tkperf.errors import TkperfError, UsageError
 from tkperf.kit.options import RunOptions
 from tkperf.kit.progress import RemoteRun
 from tkperf.model.results import DeviceInfo
-from tkperf.remote import fio_host, split_target
+from tkperf.remote import fio_host
+from tkperf.target.devpath import split_target
 from tkperf.target.side import TargetSide
 
 log = logging.getLogger("tkperf")

@@ -10,21 +10,11 @@ over SSH with the user's own OpenSSH configuration (:mod:`tkperf.remote.ssh`,
 """
 from __future__ import annotations
 
-import re
-from typing import Optional, Tuple
-
 #: fio's default server port (``fio --server``).
 FIO_PORT = 8765
 
-_REMOTE = re.compile(r"(?P<host>[A-Za-z0-9_.@%\[\]-]+):(?P<path>/.*)")
-
-
-def split_target(text: str) -> Optional[Tuple[str, str]]:
-    """(host, path) of ``HOST:/dev/...``; None for a path on this host."""
-    m = _REMOTE.fullmatch(text)
-    if m is None or text.startswith(("/", ".")):
-        return None
-    return m.group("host"), m.group("path")
+# A target named HOST:/dev/... is told from a local path by
+# tkperf.target.devpath.split_target, which a local run calls too.
 
 
 def fio_host(host: str) -> str:

@@ -16,16 +16,31 @@ What :func:`resolve` returns carries the opened inode's numbers (``st_rdev``
 of a device node, ``st_dev``/``st_ino`` of a file), so that whatever opens
 the target later for I/O can check it opened the same thing
 (:func:`same_node`).
+
+A target on a test host, ``HOST:/dev/...``, is told from a path on this
+host by :func:`split_target`, before anything is resolved.
 """
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 from tkperf.errors import TargetError
+
+_REMOTE = re.compile(r"(?P<host>[A-Za-z0-9_.@%\[\]-]+):(?P<path>/.*)")
+
+
+def split_target(text: str) -> Optional[Tuple[str, str]]:
+    """(host, path) of ``HOST:/dev/...``, a target on a test host
+    (:mod:`tkperf.remote`); None for a path on this host."""
+    m = _REMOTE.fullmatch(text)
+    if m is None or text.startswith(("/", ".")):
+        return None
+    return m.group("host"), m.group("path")
 
 
 @dataclass(frozen=True)
