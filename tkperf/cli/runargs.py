@@ -129,10 +129,10 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
         shown = _profile_of(kind) == profile
         group = p.add_argument_group(f"{kind.title} test ({kind.name})") if shown else p
         for opt in kind.options:
-            if opt.field in added:  # an option several types share (--streams-share): added with the first
-                continue
-            added.add(opt.field)
             flags = _own_flags(opt, shared)
+            if flags[0] in added:  # an option several types share (--streams-share): added with the first
+                continue
+            added.add(flags[0])
             # argparse formats help with %: a type's words ("100% writes") are text
             text = opt.help.replace("%", "%%") if shown else argparse.SUPPRESS
             if opt.switch is not None:
