@@ -67,6 +67,7 @@ from tkperf.kit.composite import (
 )
 from tkperf.kit.context import PlanLike, RunContext
 from tkperf.kit.longrounds import MIN_WRITTEN, OneFillFirst, header_fields, round_deviation, round_option
+from tkperf.kit.matrix import judge_all, matrix_jobs, parse_also, tracking_cell, tracking_figure, variable_verdicts
 
 # options every test shares, value parsers and their formatters
 from tkperf.kit.options import (
@@ -157,6 +158,16 @@ from tkperf.render.blocks import (
 from tkperf.report.context import CompareContext, ReportContext, chart_name, grid_table
 from tkperf.report.generic import GenericView, compare_section, headline_table, report_section, workload_table
 from tkperf.report.header import open_test, round_fields, snia_header
+from tkperf.report.matrix import (
+    cell_average,
+    first_test,
+    matrix_cells,
+    matrix_convergence,
+    matrix_grid,
+    matrix_header,
+    tracking_mix,
+    window_workloads,
+)
 from tkperf.report.qos import compare_blocks, confidence_curve, histogram_curve, qos_blocks, supported_marks
 from tkperf.report.steady import (
     Convergence,
@@ -205,4 +216,8 @@ __all__ = [
     "shown_unit", "test_title", "tracking_label", "verdict",
     # namespaces
     "histogram",
+    # the PTS machinery the built-ins share: the block size x R/W mix matrix
+    "judge_all", "matrix_jobs", "parse_also", "tracking_cell", "tracking_figure", "variable_verdicts",
+    "cell_average", "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header",
+    "tracking_mix", "window_workloads",
 ]

@@ -40,18 +40,19 @@ from tkperf.api import (
     check_depths,
     format_bs,
     in_range,
+    judge_all,
     mix_label,
     nonempty,
     parse_block_sizes,
     parse_depths,
     parse_duration,
+    parse_mixes,
     test_title,
 )
 from tkperf.api import format_block_sizes as sizes_text
 from tkperf.api import format_depths as depths_text
 from tkperf.api import format_mixes as mixes_text
 from tkperf.api import hdd_cell as cell_name
-from tkperf.testtypes.iops import judge_all, parse_mixes
 
 MIXES: Tuple[int, ...] = (100, 70, 0)
 BLOCK_SIZES: Tuple[int, ...] = (4096, 64 * 1024, 1024 * 1024)
