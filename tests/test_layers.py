@@ -191,7 +191,7 @@ def test_no_module_loads_another_by_name() -> None:
 BORROWED = {
     "cbw": {"consistency", "dirth"}, "hdd_lat": {"hdd_iops"},
     "hdd_zones": {"hdd_iops"}, "xsr": {"consistency"},
-    "realworld": {"dirth", "writesat"},
+    "realworld": {"dirth"},
 }
 #: Types that also read a capture (tkperf.rwsw: its model, its streams as fio settings).
 CAPTURE_READERS = {"realworld"}

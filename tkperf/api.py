@@ -108,6 +108,7 @@ from tkperf.kit.shapes import (
     record_round,
 )
 from tkperf.kit.steps import Headline, Steps
+from tkperf.kit.writelimit import parse_tgbw, tgbw_bytes
 
 # modules a type reads as a namespace
 from tkperf.model import histogram
@@ -220,4 +221,6 @@ __all__ = [
     "judge_all", "matrix_jobs", "parse_also", "tracking_cell", "tracking_figure", "variable_verdicts",
     "cell_average", "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header",
     "tracking_mix", "window_workloads",
+    # the total-GB-written limit of a write saturation stream
+    "parse_tgbw", "tgbw_bytes",
 ]
