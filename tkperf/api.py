@@ -66,6 +66,17 @@ from tkperf.kit.composite import (
     wdpc_verdict,
 )
 from tkperf.kit.context import PlanLike, RunContext
+from tkperf.kit.hddcells import (
+    HDD_SUMMARY_RANK,
+    direction_metric,
+    hdd_cell_jobs,
+    hdd_check_cells,
+    hdd_repeat_plan,
+    hdd_tracked_cells,
+    hdd_window_cells,
+    side_label,
+    side_word,
+)
 from tkperf.kit.longrounds import MIN_WRITTEN, OneFillFirst, header_fields, round_deviation, round_option
 from tkperf.kit.matrix import judge_all, matrix_jobs, parse_also, tracking_cell, tracking_figure, variable_verdicts
 
@@ -158,6 +169,15 @@ from tkperf.render.blocks import (
 # the report's contexts, the generic view and the sections the built-ins share
 from tkperf.report.context import CompareContext, ReportContext, chart_name, grid_table
 from tkperf.report.generic import GenericView, compare_section, headline_table, report_section, workload_table
+from tkperf.report.hdd import (
+    NO_PREPARATION,
+    REPEATABILITY,
+    figures_blocks,
+    hdd_header,
+    repeat_blocks,
+    repeat_fields,
+    repeat_source,
+)
 from tkperf.report.header import open_test, round_fields, snia_header
 from tkperf.report.matrix import (
     cell_average,
@@ -223,4 +243,8 @@ __all__ = [
     "tracking_mix", "window_workloads",
     # the total-GB-written limit of a write saturation stream
     "parse_tgbw", "tgbw_bytes",
+    # the HDD round tests: their cells, and what their reports say in common
+    "HDD_SUMMARY_RANK", "direction_metric", "hdd_cell_jobs", "hdd_check_cells", "hdd_repeat_plan",
+    "hdd_tracked_cells", "hdd_window_cells", "side_label", "side_word", "NO_PREPARATION", "REPEATABILITY",
+    "figures_blocks", "hdd_header", "repeat_blocks", "repeat_fields", "repeat_source",
 ]
