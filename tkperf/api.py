@@ -100,6 +100,12 @@ from tkperf.kit.options import (
 )
 
 # what runs: loop shapes, precondition, fio jobs, fio's logs
+from tkperf.kit.phasestream import COLUMNS as INTERVAL_COLUMNS
+from tkperf.kit.phasestream import MAX_COLUMNS as LAT_MAX_COLUMNS
+from tkperf.kit.phasestream import MAX_SERIES as LAT_MAX_SERIES
+from tkperf.kit.phasestream import SERIES as INTERVAL_SERIES
+from tkperf.kit.phasestream import ConsistencyStream, log_msec, phase_rows
+from tkperf.kit.phasestream import Phase as StreamPhase
 from tkperf.kit.placement import advance, place
 from tkperf.kit.policy import Steady
 from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
@@ -200,7 +206,18 @@ from tkperf.report.steady import (
     window_blocks,
     window_source,
 )
-from tkperf.report.words import NA, fmt, metric_display, oio, plural, shown_unit, test_title, tracking_label, verdict
+from tkperf.report.words import (
+    NA,
+    clock,
+    fmt,
+    metric_display,
+    oio,
+    plural,
+    shown_unit,
+    test_title,
+    tracking_label,
+    verdict,
+)
 
 __all__ = [
     # the test-type interface (API 3: the type, its PTS rules, its view)
@@ -247,4 +264,7 @@ __all__ = [
     "HDD_SUMMARY_RANK", "direction_metric", "hdd_cell_jobs", "hdd_check_cells", "hdd_repeat_plan",
     "hdd_tracked_cells", "hdd_window_cells", "side_label", "side_word", "NO_PREPARATION", "REPEATABILITY",
     "figures_blocks", "hdd_header", "repeat_blocks", "repeat_fields", "repeat_source",
+    # the consistency stream, shared by the recovery tests (XSR, CBW), and its time axis
+    "ConsistencyStream", "INTERVAL_COLUMNS", "INTERVAL_SERIES", "LAT_MAX_COLUMNS", "LAT_MAX_SERIES",
+    "log_msec", "phase_rows", "StreamPhase", "clock",
 ]

@@ -16,7 +16,7 @@ write) at 100% W for ``--jedec-precondition`` (24 h), then
 
 Each interval keeps its IOPS and mean response time (live, from fio's
 status reports) and its maximum response time (from fio's latency log);
-see :mod:`~tkperf.testtypes.consistency.stream` and, for the figures,
+see :mod:`~tkperf.kit.phasestream` and, for the figures,
 :mod:`~tkperf.testtypes.consistency.figures`.
 """
 from __future__ import annotations
@@ -28,6 +28,7 @@ from tkperf.api import (
     MAX_IODEPTH,
     MAX_NUMJOBS,
     Blocks,
+    ConsistencyStream,
     Figure,
     FioJob,
     Headline,
@@ -39,12 +40,13 @@ from tkperf.api import (
     TestType,
     Tracking,
     UsageError,
+    log_msec,
     parse_duration,
 )
+from tkperf.api import StreamPhase as Phase
 from tkperf.api import in_range as _in_range
 from tkperf.api import parse_count as _count
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
-from tkperf.testtypes.consistency.stream import ConsistencyStream, Phase, log_msec
 
 WORKLOADS = ("rnd4k", "jedec")
 #: The JEDEC enterprise workload's transfer-size mix (JESD219), as fio's bssplit (size/percent).
