@@ -189,7 +189,7 @@ def test_no_module_loads_another_by_name() -> None:
 #: list may shrink, never grow: what a second type needs belongs in the kit
 #: and tkperf.api, where plug-ins reach it too.
 BORROWED = {
-    "cbw": {"consistency", "dirth"},
+    "cbw": {"dirth"},
     "realworld": {"dirth"},
 }
 #: Types that also read a capture (tkperf.rwsw: its model, its streams as fio settings).

@@ -77,6 +77,7 @@ from tkperf.kit.hddcells import (
     side_label,
     side_word,
 )
+from tkperf.kit.jedec import JEDEC_BSSPLIT, JEDEC_LARGEST, JEDEC_ZONED, jedec_job
 from tkperf.kit.longrounds import MIN_WRITTEN, OneFillFirst, header_fields, round_deviation, round_option
 from tkperf.kit.matrix import judge_all, matrix_jobs, parse_also, tracking_cell, tracking_figure, variable_verdicts
 
@@ -267,4 +268,6 @@ __all__ = [
     # the consistency stream, shared by the recovery tests (XSR, CBW), and its time axis
     "ConsistencyStream", "INTERVAL_COLUMNS", "INTERVAL_SERIES", "LAT_MAX_COLUMNS", "LAT_MAX_SERIES",
     "log_msec", "phase_rows", "StreamPhase", "clock",
+    # the JEDEC enterprise workload (JESD219): the consistency test's jedec workload and CBW
+    "JEDEC_BSSPLIT", "JEDEC_LARGEST", "JEDEC_ZONED", "jedec_job",
 ]
