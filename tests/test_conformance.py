@@ -21,6 +21,7 @@ from tkperf.verdict import conformance
 from tkperf.model.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,
                                   Workload, IoStats)
 from tkperf.testtypes import iops
+from tkperf.api import variable_verdicts
 
 BLOCK = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_bytes=400 * 10 ** 9,
                    transport="sata", write_cache="WCD")
@@ -236,7 +237,7 @@ def test_pts_2_0_iops_needs_all_three_figures_steady():
     assert t.evaluate(5).steady  # the 4k figure alone would pass
     verdict = plan.steady_state(t, 5)
     assert not verdict.steady
-    names = [w for w, _, v in iops.variable_verdicts(t, 5) if not v.steady]
+    names = [w for w, _, v in variable_verdicts(t, 5) if not v.steady]
     assert names == ["rnd-64k-65-35"]
     # the verdict, show and the conformance list name the variable that failed (issue 19)
     from tkperf.report import summary, words

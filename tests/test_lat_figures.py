@@ -16,7 +16,7 @@ import pytest
 from tkperf import store
 from tkperf.report import qos
 from tkperf.kit.registry import get
-from tkperf.testtypes.iops import view as matrix
+from tkperf.api import window_workloads
 from tkperf.testtypes.latency import view as lat_view
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "example-full.xml")
@@ -28,7 +28,7 @@ def lat():
 
 
 def _maxima(test, name):
-    return [w.write.lat_max_us for w in matrix.window_workloads(test, name)]
+    return [w.write.lat_max_us for w in window_workloads(test, name)]
 
 
 def test_max_is_the_mean_of_the_round_maxima(lat):

@@ -189,9 +189,8 @@ def test_no_module_loads_another_by_name() -> None:
 #: list may shrink, never grow: what a second type needs belongs in the kit
 #: and tkperf.api, where plug-ins reach it too.
 BORROWED = {
-    "cbw": {"consistency", "dirth"}, "hdd_iops": {"iops"}, "hdd_lat": {"hdd_iops"},
-    "hdd_zones": {"hdd_iops"}, "latency": {"iops"}, "xsr": {"consistency"},
-    "realworld": {"dirth", "writesat"},
+    "cbw": {"dirth"},
+    "realworld": {"dirth"},
 }
 #: Types that also read a capture (tkperf.rwsw: its model, its streams as fio settings).
 CAPTURE_READERS = {"realworld"}

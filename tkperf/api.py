@@ -66,7 +66,20 @@ from tkperf.kit.composite import (
     wdpc_verdict,
 )
 from tkperf.kit.context import PlanLike, RunContext
+from tkperf.kit.hddcells import (
+    HDD_SUMMARY_RANK,
+    direction_metric,
+    hdd_cell_jobs,
+    hdd_check_cells,
+    hdd_repeat_plan,
+    hdd_tracked_cells,
+    hdd_window_cells,
+    side_label,
+    side_word,
+)
+from tkperf.kit.jedec import JEDEC_BSSPLIT, JEDEC_LARGEST, JEDEC_ZONED, jedec_job
 from tkperf.kit.longrounds import MIN_WRITTEN, OneFillFirst, header_fields, round_deviation, round_option
+from tkperf.kit.matrix import judge_all, matrix_jobs, parse_also, tracking_cell, tracking_figure, variable_verdicts
 
 # options every test shares, value parsers and their formatters
 from tkperf.kit.options import (
@@ -88,6 +101,12 @@ from tkperf.kit.options import (
 )
 
 # what runs: loop shapes, precondition, fio jobs, fio's logs
+from tkperf.kit.phasestream import COLUMNS as INTERVAL_COLUMNS
+from tkperf.kit.phasestream import MAX_COLUMNS as LAT_MAX_COLUMNS
+from tkperf.kit.phasestream import MAX_SERIES as LAT_MAX_SERIES
+from tkperf.kit.phasestream import SERIES as INTERVAL_SERIES
+from tkperf.kit.phasestream import ConsistencyStream, log_msec, phase_rows
+from tkperf.kit.phasestream import Phase as StreamPhase
 from tkperf.kit.placement import advance, place
 from tkperf.kit.policy import Steady
 from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
@@ -107,6 +126,7 @@ from tkperf.kit.shapes import (
     record_round,
 )
 from tkperf.kit.steps import Headline, Steps
+from tkperf.kit.writelimit import parse_tgbw, tgbw_bytes
 
 # modules a type reads as a namespace
 from tkperf.model import histogram
@@ -156,7 +176,26 @@ from tkperf.render.blocks import (
 # the report's contexts, the generic view and the sections the built-ins share
 from tkperf.report.context import CompareContext, ReportContext, chart_name, grid_table
 from tkperf.report.generic import GenericView, compare_section, headline_table, report_section, workload_table
+from tkperf.report.hdd import (
+    NO_PREPARATION,
+    REPEATABILITY,
+    figures_blocks,
+    hdd_header,
+    repeat_blocks,
+    repeat_fields,
+    repeat_source,
+)
 from tkperf.report.header import open_test, round_fields, snia_header
+from tkperf.report.matrix import (
+    cell_average,
+    first_test,
+    matrix_cells,
+    matrix_convergence,
+    matrix_grid,
+    matrix_header,
+    tracking_mix,
+    window_workloads,
+)
 from tkperf.report.qos import compare_blocks, confidence_curve, histogram_curve, qos_blocks, supported_marks
 from tkperf.report.steady import (
     Convergence,
@@ -168,7 +207,18 @@ from tkperf.report.steady import (
     window_blocks,
     window_source,
 )
-from tkperf.report.words import NA, fmt, metric_display, oio, plural, shown_unit, test_title, tracking_label, verdict
+from tkperf.report.words import (
+    NA,
+    clock,
+    fmt,
+    metric_display,
+    oio,
+    plural,
+    shown_unit,
+    test_title,
+    tracking_label,
+    verdict,
+)
 
 __all__ = [
     # the test-type interface (API 3: the type, its PTS rules, its view)
@@ -205,4 +255,19 @@ __all__ = [
     "shown_unit", "test_title", "tracking_label", "verdict",
     # namespaces
     "histogram",
+    # the PTS machinery the built-ins share: the block size x R/W mix matrix
+    "judge_all", "matrix_jobs", "parse_also", "tracking_cell", "tracking_figure", "variable_verdicts",
+    "cell_average", "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header",
+    "tracking_mix", "window_workloads",
+    # the total-GB-written limit of a write saturation stream
+    "parse_tgbw", "tgbw_bytes",
+    # the HDD round tests: their cells, and what their reports say in common
+    "HDD_SUMMARY_RANK", "direction_metric", "hdd_cell_jobs", "hdd_check_cells", "hdd_repeat_plan",
+    "hdd_tracked_cells", "hdd_window_cells", "side_label", "side_word", "NO_PREPARATION", "REPEATABILITY",
+    "figures_blocks", "hdd_header", "repeat_blocks", "repeat_fields", "repeat_source",
+    # the consistency stream, shared by the recovery tests (XSR, CBW), and its time axis
+    "ConsistencyStream", "INTERVAL_COLUMNS", "INTERVAL_SERIES", "LAT_MAX_COLUMNS", "LAT_MAX_SERIES",
+    "log_msec", "phase_rows", "StreamPhase", "clock",
+    # the JEDEC enterprise workload (JESD219): the consistency test's jedec workload and CBW
+    "JEDEC_BSSPLIT", "JEDEC_LARGEST", "JEDEC_ZONED", "jedec_job",
 ]

@@ -65,8 +65,8 @@ def parse_mix(text: str) -> int:
     return read
 
 
-def parse_mixes(text: str) -> Tuple[int, ...]:
-    out = []
+def parse_mixes(text: str, flag: str = "") -> Tuple[int, ...]:
+    out = []  # an Option's parse: ``flag`` is not needed in the messages
     for part in (text or "").split(","):
         mix = parse_mix(part)
         if mix not in out:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from tkperf.kit import registry
 from tkperf.kit.base import instance_title
@@ -211,3 +211,13 @@ def capacity_text(size_bytes: int, exact: bool = False) -> str:
         return CAPACITY_UNKNOWN
     text = format_gb(size_bytes)
     return f"{text} ({size_bytes:,} bytes)" if exact else text
+
+
+def clock(longest_s: float) -> Tuple[float, str]:
+    """(seconds per unit, unit) for a time axis up to ``longest_s``, as the
+    charts' own time axes choose them."""
+    if longest_s >= 3 * 3600:
+        return 3600.0, "hours"
+    if longest_s >= 180:
+        return 60.0, "minutes"
+    return 1.0, "seconds"

@@ -13,8 +13,8 @@ pre-write (the mix's split and zones, writes only) at the highest OIO and the wh
 until the highest-OIO point is steady, then captures at the max, mid and
 min points; else steady state at the highest OIO, then one sweep.
 
-The job is the consistency test's JEDEC job
-(:func:`tkperf.testtypes.consistency.jedec_job`); the sweep, the max, mid
+The job is the JEDEC job the consistency test runs too
+(:func:`tkperf.kit.jedec.jedec_job`); the sweep, the max, mid
 and min points, the headline figures and the report and comparison blocks
 are DIRTH's (:mod:`tkperf.testtypes.dirth`), given this workload.
 
@@ -27,8 +27,20 @@ from __future__ import annotations
 
 from typing import List, Mapping, Tuple
 
-from tkperf.api import Blocks, FioJob, Options, OptionSet, Plan, TestType, format_bs, mix_label
-from tkperf.testtypes.consistency import BSSPLIT, JEDEC_LARGEST, ZONED, jedec_job
+from tkperf.api import JEDEC_BSSPLIT as BSSPLIT
+from tkperf.api import (
+    JEDEC_LARGEST,
+    Blocks,
+    FioJob,
+    Options,
+    OptionSet,
+    Plan,
+    TestType,
+    format_bs,
+    jedec_job,
+    mix_label,
+)
+from tkperf.api import JEDEC_ZONED as ZONED
 from tkperf.testtypes.dirth import SweepPts, SweepTest, captures_of, sweep_options, sweep_plan
 from tkperf.testtypes.dirth.settings import CbwSettings
 

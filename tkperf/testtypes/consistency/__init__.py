@@ -16,7 +16,7 @@ write) at 100% W for ``--jedec-precondition`` (24 h), then
 
 Each interval keeps its IOPS and mean response time (live, from fio's
 status reports) and its maximum response time (from fio's latency log);
-see :mod:`~tkperf.testtypes.consistency.stream` and, for the figures,
+see :mod:`~tkperf.kit.phasestream` and, for the figures,
 :mod:`~tkperf.testtypes.consistency.figures`.
 """
 from __future__ import annotations
@@ -24,10 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List
 
+from tkperf.api import JEDEC_BSSPLIT as BSSPLIT
 from tkperf.api import (
+    JEDEC_LARGEST,
     MAX_IODEPTH,
     MAX_NUMJOBS,
     Blocks,
+    ConsistencyStream,
     Figure,
     FioJob,
     Headline,
@@ -39,19 +42,17 @@ from tkperf.api import (
     TestType,
     Tracking,
     UsageError,
+    jedec_job,
+    log_msec,
     parse_duration,
 )
+from tkperf.api import JEDEC_ZONED as ZONED
+from tkperf.api import StreamPhase as Phase
 from tkperf.api import in_range as _in_range
 from tkperf.api import parse_count as _count
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
-from tkperf.testtypes.consistency.stream import ConsistencyStream, Phase, log_msec
 
 WORKLOADS = ("rnd4k", "jedec")
-#: The JEDEC enterprise workload's transfer-size mix (JESD219), as fio's bssplit (size/percent).
-BSSPLIT = "512/4:1k/1:1536/1:2k/1:2560/1:3k/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3"
-#: 50% of the I/O to 5% of the range, 30% to 15%, 20% to 80%.
-ZONED = "zoned:50/5:30/15:20/80"
-JEDEC_LARGEST = 64 * 1024
 #: Intervals a run may be cut into: SanDisk's one second, IBM's five.
 INTERVALS = (1, 5)
 MAX_TIME = 366 * 86400
@@ -86,13 +87,6 @@ def interval_of(opts: Options) -> int:
     """The interval a run uses: the given one, else 1 s (rnd4k) or 5 s (jedec)."""
     cfg = opts.of(ConsistencySettings)
     return cfg.consistency_interval or (5 if cfg.consistency_workload == "jedec" else 1)
-
-
-def jedec_job(name: str, mix: int, runtime: int, tc: int, qd: int) -> FioJob:
-    """The JEDEC enterprise workload at read share ``mix`` (0 or 40)."""
-    return FioJob(name=name, rw="randrw" if mix else "randwrite", bs=4096, rwmixread=mix, runtime=runtime,
-                  numjobs=tc, iodepth=qd,
-                  extra=(("bssplit", BSSPLIT), ("random_distribution", ZONED), ("refill_buffers", "1")))
 
 
 @dataclass(frozen=True)

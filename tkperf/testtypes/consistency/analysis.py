@@ -20,9 +20,10 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from tkperf.api import TestRun
+from tkperf.api import INTERVAL_SERIES as SERIES
+from tkperf.api import LAT_MAX_SERIES as MAX_SERIES
+from tkperf.api import TestRun, phase_rows
 from tkperf.testtypes.consistency import figures as fg
-from tkperf.testtypes.consistency.stream import MAX_SERIES, SERIES, phase_rows
 
 #: Phase kinds, as the plan names them.
 STIMULUS, PRECONDITION, WRITE, MIXED = "stimulus", "precondition", "write", "mixed"

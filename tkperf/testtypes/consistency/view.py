@@ -14,6 +14,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tkperf.api import INTERVAL_COLUMNS as COLUMNS
+from tkperf.api import INTERVAL_SERIES as SERIES
+from tkperf.api import LAT_MAX_COLUMNS as MAX_COLUMNS
+from tkperf.api import LAT_MAX_SERIES as MAX_SERIES
 from tkperf.api import (
     NA,
     Chart,
@@ -29,6 +33,7 @@ from tkperf.api import (
     TestRun,
     View,
     XYChart,
+    clock,
     duration,
     fmt,
     open_test,
@@ -49,7 +54,6 @@ from tkperf.testtypes.consistency.analysis import (
     analyse,
     cliff_words,
 )
-from tkperf.testtypes.consistency.stream import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES
 
 IOPS_LABEL = "IOPS"
 LAT_LABEL = "Response time (µs)"
@@ -163,16 +167,6 @@ def phase_table(a: Analysis) -> Table:
                      fmt(a.lat_max(mask), "µs"), fmt(a.avg_max_5s(mask), "µs")])
     return table(["Phase", "Intervals", "Median IOPS", "Spread %", "Reads", "Lat AVE µs", "Lat MAX µs",
                     "AvgMaxRT 5s µs"], rows, title="Every phase", widths=[16, 11, 13, 10, 9, 13, 14, 14])
-
-
-def clock(longest_s: float) -> Tuple[float, str]:
-    """(seconds per unit, unit) for a time axis up to ``longest_s``, as the
-    charts' own time axes choose them."""
-    if longest_s >= 3 * 3600:
-        return 3600.0, "hours"
-    if longest_s >= 180:
-        return 60.0, "minutes"
-    return 1.0, "seconds"
 
 
 def _kind_curves(a: Analysis, x: np.ndarray, y: np.ndarray, mask: Optional[np.ndarray] = None) -> Tuple[Curve, ...]:

@@ -14,131 +14,52 @@ QD = fio ``iodepth``: outer loop R/W mix (100/0 first), then block size
 (largest first), then queue depth (lowest first).  No purge and no WIPC:
 the ``hdd`` profile purges nothing, and the plan asks for no WIPC.
 
-The helpers here are shared by the other HDD test types (``hdd-lat``
-reuses the cells and the repeatability wording; ``hdd-zones`` the wording).
+The cells, their jobs and the repeatability plan are the kit's
+(``tkperf.api.hdd_cell_jobs`` and the others), shared with ``hdd-lat``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Dict, List, Optional, Sequence, Tuple
+from typing import ClassVar, List, Optional, Tuple
 
 from tkperf.api import (
     MAX_RUNTIME,
     Blocks,
     Figure,
-    FioJob,
     Option,
     Options,
     OptionSet,
     Plan,
     Rounds,
-    Steady,
     TestRun,
     TestType,
-    Tracking,
-    Workload,
     check_depths,
     format_bs,
     in_range,
-    mix_label,
     nonempty,
     parse_block_sizes,
     parse_depths,
     parse_duration,
-    test_title,
+    parse_mixes,
+    side_label,
+    side_word,
 )
 from tkperf.api import format_block_sizes as sizes_text
 from tkperf.api import format_depths as depths_text
 from tkperf.api import format_mixes as mixes_text
-from tkperf.api import hdd_cell as cell_name
-from tkperf.testtypes.iops import judge_all, parse_mixes
+from tkperf.api import hdd_cell_jobs as cell_jobs
+from tkperf.api import hdd_repeat_plan as repeat_plan
+from tkperf.api import hdd_tracked_cells as tracked_cells
+from tkperf.api import hdd_window_cells as window_cells
 
 MIXES: Tuple[int, ...] = (100, 70, 0)
 BLOCK_SIZES: Tuple[int, ...] = (4096, 64 * 1024, 1024 * 1024)
 DEPTHS: Tuple[int, ...] = (1, 4, 16, 32)
 CELL_S = 20
-#: The summary page's lines come from this rank (the SSD tests' own lines win).
-SUMMARY_RANK = 20
-
-#: What the report and the docs say of rounds on an HDD.
-REPEATABILITY = ("An HDD has no write history to settle (no flash translation layer, no garbage "
-                 "collection), so there is no steady state to reach: every round repeats the same "
-                 "measurement, and the SNIA 20/10 rule over the last rounds (range within 20% of "
-                 "their average, least-squares excursion within 10%) checks that the rounds agree. "
-                 "It is a repeatability check; the figures are the averages over those rounds.")
-
-
-# --- cells ------------------------------------------------------------------------------
-
-def side_word(mix: int) -> str:
-    """A mix in headline keys: read, write or 70_30."""
-    return {100: "read", 0: "write"}.get(mix, f"{mix}_{100 - mix}")
-
-
-def side_label(mix: int) -> str:
-    """A mix in headline labels: R, W or 70/30."""
-    return {100: "R", 0: "W"}.get(mix, mix_label(mix))
-
-
-def cell_jobs(block_sizes: Sequence[int], mixes: Sequence[int], depths: Sequence[int],
-              seconds: int) -> Tuple[FioJob, ...]:
-    """Every cell as a job at TC 1: mixes from 100/0 down, block sizes from
-    the largest down, queue depths from the lowest up, whatever the order given."""
-    return tuple(FioJob(name=cell_name(bs, mix, qd), rw="randrw", bs=bs, rwmixread=mix,
-                        runtime=seconds, numjobs=1, iodepth=qd)
-                 for mix in sorted(mixes, reverse=True) for bs in sorted(block_sizes, reverse=True)
-                 for qd in sorted(depths))
-
-
-def tracked_cells(block_sizes: Sequence[int], mixes: Sequence[int],
-                  depths: Sequence[int]) -> List[Tuple[int, int, int]]:
-    """The cells whose figures must repeat, the primary first: 4KiB (else the
-    smallest block size) at the highest queue depth, 100/0 (else the most
-    read-heavy mix) and, when the matrix has it, 0/100."""
-    bs = 4096 if 4096 in block_sizes else min(block_sizes)
-    qd = max(depths)
-    primary = 100 if 100 in mixes else max(mixes)
-    out = [(bs, primary, qd)]
-    if 0 in mixes and primary != 0:
-        out.append((bs, 0, qd))
-    return out
-
-
-def direction_metric(mix: int, figure: str) -> str:
-    """The tracked metric of a cell: one direction's figure for 100/0 and
-    0/100 (``read.iops``), both directions' for a mix (``iops``)."""
-    return {100: f"read.{figure}", 0: f"write.{figure}"}.get(mix, figure)
-
-
-def repeat_plan(key: str, shape: Rounds, cells: Sequence[Tuple[int, int, int]], figure: str,
-                label: str, params: Dict[str, str], histograms: bool = False) -> Plan:
-    """A round loop judged on the figure ``figure`` (``iops``,
-    ``lat_mean_us``) of every one of ``cells``; no WIPC."""
-    (bs, mix, qd), rest = cells[0], cells[1:]
-    params = dict(params)
-    if rest:
-        params["also_tracking"] = ",".join(f"{cell_name(*c)}:{direction_metric(c[1], figure)}" for c in rest)
-    return Plan(key=key, shape=shape,
-                tracking=Tracking(cell_name(bs, mix, qd), direction_metric(mix, figure),
-                                  f"RND {format_bs(bs)} {mix_label(mix)} QD{qd} {label}"),
-                params=params, wipc=False, judge=judge_all if rest else None, histograms=histograms,
-                steady=Steady.SEVERAL if rest else Steady.ONE)
-
-
-def window_cells(test: TestRun) -> Dict[Tuple[int, int, int], List[Workload]]:
-    """(block size, read %, QD) -> the cell's workloads in the measurement
-    window, over every cell the test ran."""
-    out: Dict[Tuple[int, int, int], List[Workload]] = {}
-    for r in test.rounds:
-        for w in r.workloads:
-            out.setdefault((w.bs, w.rwmixread, w.iodepth), [])
-    for r in test.window_rounds():
-        for w in r.workloads:
-            out[(w.bs, w.rwmixread, w.iodepth)].append(w)
-    return out
 
 
 def cell_average(test: TestRun, bs: int, mix: int, qd: int, metric: str) -> Optional[float]:
+    """A cell's window average; None where the window has none of it."""
     ws = window_cells(test).get((bs, mix, qd), [])
     return sum(w.metric(metric) for w in ws) / len(ws) if ws else None
 
@@ -147,19 +68,6 @@ def headline_bs(test: TestRun) -> int:
     """The block size the headline figures quote: 4KiB, else the smallest run."""
     sizes = {bs for bs, _, _ in window_cells(test)}
     return 4096 if 4096 in sizes or not sizes else min(sizes)
-
-
-def repeat_source(test: TestRun) -> str:
-    """Where a test's figures were measured: 'HDD-IOPS rounds 1-5, repeatable'."""
-    s = test.steady if test.steady is not None else (test.evaluate() if test.rounds else None)
-    title = test_title(test)
-    if s is None or not s.rounds:
-        return f"{title}: no rounds"
-    return f"{title} rounds {s.first_round}-{s.last_round}, " + ("repeatable (20/10)" if s.steady
-                                                                 else "NOT repeatable within 20/10")
-
-
-between = in_range  # a check that an integer option (seconds, a count) lies in lo..hi
 
 
 def _depths(text: str, flag: str) -> Tuple[int, ...]:
@@ -205,7 +113,7 @@ class HddIopsTest(TestType):
         Option("hdd_iops_time", ("--hdd-iops-time",),
                "HDD-IOPS time per cell: seconds or with s/m/h (default 20s; --quick 1s)",
                parse=parse_duration, default=CELL_S, quick=1,
-               check=between(1, MAX_RUNTIME, "--hdd-iops-time"), metavar="DURATION"),
+               check=in_range(1, MAX_RUNTIME, "--hdd-iops-time"), metavar="DURATION"),
     ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
@@ -238,15 +146,3 @@ class HddIopsTest(TestType):
 
     def blocks(self, opts: Options) -> Blocks:
         return Blocks(0, max(opts.of(HddIopsSettings).bs))
-
-
-def check_cells(test: TestRun, what: str) -> None:
-    """Refuse a stored test that is not random cells at TC 1 named after
-    their block size, mix and queue depth."""
-    if test.series:
-        raise ValueError(f"{what} keeps rounds, not a series")
-    for r in test.rounds:
-        for w in r.workloads:
-            if w.name != cell_name(w.bs, w.rwmixread, w.iodepth) or w.numjobs != 1:
-                raise ValueError(f"round {r.index} has a workload {w.name!r} (TC {w.numjobs}/QD {w.iodepth}) "
-                                 f"that {what} does not run")

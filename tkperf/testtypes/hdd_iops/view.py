@@ -2,9 +2,6 @@
 queue depth (tables and bars), IOPS against queue depth, every cell's
 response times, and the repeatability of the rounds; in a comparison, the
 headline figures and IOPS against queue depth per mix, one curve per run.
-
-The repeatability parts (:func:`repeat_fields`, :func:`repeat_blocks`) are
-shared with ``hdd-lat``.
 """
 from __future__ import annotations
 
@@ -13,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tkperf.api import HDD_SUMMARY_RANK as SUMMARY_RANK
 from tkperf.api import (
     NA,
     BarsChart,
@@ -21,10 +19,8 @@ from tkperf.api import (
     Convergence,
     Curve,
     Grid,
-    Header,
     Heading,
     Panel,
-    Paragraph,
     ReportContext,
     RunResult,
     SummaryValue,
@@ -32,79 +28,30 @@ from tkperf.api import (
     TestRun,
     View,
     XYChart,
-    convergence_blocks,
+    figures_blocks,
     fmt,
     format_bs,
     grid_table,
-    headline_table,
+    hdd_header,
     mb,
     metric_display,
     mix_label,
     open_test,
     per_round,
-    snia_header,
-    steady_state,
+    repeat_blocks,
+    repeat_source,
     test_title,
-    tracking_label,
-    window_blocks,
 )
 from tkperf.api import compare_section as generic_compare_section
+from tkperf.api import hdd_cell as cell_name
+from tkperf.api import hdd_check_cells as check_cells
+from tkperf.api import hdd_window_cells as window_cells
 from tkperf.api import table as b_table
-from tkperf.testtypes.hdd_iops import (
-    REPEATABILITY,
-    SUMMARY_RANK,
-    HddIopsTest,
-    cell_average,
-    cell_name,
-    check_cells,
-    headline_bs,
-    repeat_source,
-    window_cells,
-)
+from tkperf.testtypes.hdd_iops import HddIopsTest, cell_average, headline_bs
 
 QD_LABEL = "Queue depth (TC 1, QD = fio iodepth)"
 #: At most this many queue depths get a bar panel each (the lowest and highest always).
 MAX_PANELS = 4
-NO_PREPARATION = "none: an HDD needs no preconditioning (no flash translation layer)"
-
-
-# --- shared with hdd-lat -----------------------------------------------------------------------
-
-def repeat_fields(ctx: ReportContext, test: TestRun, first: Sequence[Tuple[str, str]]) -> List[Tuple[str, str]]:
-    """The middle of the header of a round test on an HDD: ``first``, then the
-    rounds, the tracked figures and the repeatability verdict (not a steady state)."""
-    s = steady_state(test, ctx.window)
-    also = [x.split(":", 1)[0] for x in test.params.get("also_tracking", "").split(",") if ":" in x]
-    if s is None or not s.rounds:
-        verdict = "no rounds measured"
-    elif s.steady:
-        verdict = f"the rounds agree (repeatable) in rounds {s.first_round}-{s.last_round}"
-    else:
-        verdict = f"NOT repeatable within 20/10 in rounds {s.first_round}-{s.last_round}"
-    return list(first) + [
-        ("Rounds run", f"{len(test.rounds)} of at most {ctx.run.options.get('max_rounds', NA)}"),
-        ("Tracking", tracking_label(test) + (f"; also {', '.join(also)}" if also else "")),
-        ("Steady state", "not applicable to an HDD (no write history to settle); the rounds are "
-                         "judged for repeatability"),
-        ("Repeatability", f"20/10 over {s.window if s else ctx.window} rounds: {verdict}"),
-    ]
-
-
-def hdd_header(ctx: ReportContext, test: TestRun, stimulus: str, first: Sequence[Tuple[str, str]]) -> Header:
-    return snia_header(ctx.run, test, stimulus, repeat_fields(ctx, test, first),
-                              without_wipc=NO_PREPARATION, wdpc="none: the rounds repeat the test loop itself")
-
-
-def repeat_blocks(ctx: ReportContext, test: TestRun, conv: Convergence) -> list:
-    """Repeatability: what the rounds mean on an HDD, every round's figures
-    (the convergence chart and table) and the 20/10 check of the last rounds."""
-    return ([Heading("Repeatability of the rounds", 2), Paragraph(REPEATABILITY)]
-            + convergence_blocks(ctx, test, conv, 3) + window_blocks(ctx, test, 3))
-
-
-def figures_blocks(kind, test: TestRun) -> list:
-    table = headline_table(kind, test)
-    return [Heading("Figures", 2)] + ([table] if table is not None else [])
 
 
 # --- IOPS by block size, mix and queue depth ----------------------------------------------------

@@ -28,20 +28,18 @@ from tkperf.api import (
     Workload,
     format_bs,
     histogram,
+    in_range,
     nonempty,
     parse_block_sizes,
     parse_duration,
-)
-from tkperf.api import format_block_sizes as sizes_text
-from tkperf.testtypes.hdd_iops import (
-    between,
-    cell_jobs,
-    repeat_plan,
     side_label,
     side_word,
-    tracked_cells,
-    window_cells,
 )
+from tkperf.api import format_block_sizes as sizes_text
+from tkperf.api import hdd_cell_jobs as cell_jobs
+from tkperf.api import hdd_repeat_plan as repeat_plan
+from tkperf.api import hdd_tracked_cells as tracked_cells
+from tkperf.api import hdd_window_cells as window_cells
 
 BLOCK_SIZES: Tuple[int, ...] = (4096,)
 #: Random read and random write: the two directions of random access.
@@ -104,7 +102,7 @@ class HddLatencyTest(TestType):
                "HDD-LAT time per workload (random R, random W at QD1): seconds or with s/m/h "
                "(default 60s, enough I/Os for a 99th percentile per round; --quick 1s)",
                parse=parse_duration, default=CELL_S, quick=1,
-               check=between(1, MAX_RUNTIME, "--hdd-lat-time"), metavar="DURATION"),
+               check=in_range(1, MAX_RUNTIME, "--hdd-lat-time"), metavar="DURATION"),
     ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence
 
+from tkperf.api import HDD_SUMMARY_RANK as SUMMARY_RANK
 from tkperf.api import (
     NA,
     BarsChart,
@@ -25,17 +26,22 @@ from tkperf.api import (
     TestRun,
     View,
     compare_blocks,
+    figures_blocks,
     fmt,
     format_bs,
+    hdd_header,
     metric_display,
     open_test,
     per_round,
+    repeat_blocks,
+    repeat_source,
     table,
     test_title,
 )
 from tkperf.api import compare_section as generic_compare_section
-from tkperf.testtypes.hdd_iops import SUMMARY_RANK, cell_name, check_cells, repeat_source, window_cells
-from tkperf.testtypes.hdd_iops.view import figures_blocks, hdd_header, repeat_blocks
+from tkperf.api import hdd_cell as cell_name
+from tkperf.api import hdd_check_cells as check_cells
+from tkperf.api import hdd_window_cells as window_cells
 from tkperf.testtypes.hdd_lat import MIXES, HddLatencyTest, direction, percentile, response_times
 
 #: The columns of the response-time table and bars besides AVE and MAX.

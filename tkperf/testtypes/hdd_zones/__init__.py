@@ -43,11 +43,11 @@ from tkperf.api import (
     TestType,
     UsageError,
     format_bs,
+    in_range,
     mb,
     parse_duration,
 )
 from tkperf.api import hdd_zone as zone_name
-from tkperf.testtypes.hdd_iops import between
 
 if TYPE_CHECKING:  # pragma: no cover
     from tkperf.api import PlanLike, RunContext
@@ -196,15 +196,15 @@ class HddZonesTest(TestType):
         Option("hdd_zones", ("--zones",),
                f"HDD-ZONES: zones from outer to inner, 2 to {MAX_ZONES} (default {ZONES}; --quick 8)",
                parse=lambda text, flag: _count(text, "--zones"), default=ZONES, quick=8,
-               check=between(2, MAX_ZONES, "--zones"), metavar="N"),
+               check=in_range(2, MAX_ZONES, "--zones"), metavar="N"),
         Option("hdd_zone_time", ("--zone-time",),
                f"HDD-ZONES time per zone and direction: seconds or with s/m/h (default {ZONE_S}s; --quick 1s)",
                parse=parse_duration, default=ZONE_S, quick=1,
-               check=between(1, 3600, "--zone-time"), metavar="DURATION"),
+               check=in_range(1, 3600, "--zone-time"), metavar="DURATION"),
         Option("hdd_zone_passes", ("--zone-passes",),
                "HDD-ZONES passes over all zones, for repeatability (default 1)",
                parse=lambda text, flag: _count(text, "--zone-passes"), default=1,
-               check=between(1, 100, "--zone-passes"), metavar="N"),
+               check=in_range(1, 100, "--zone-passes"), metavar="N"),
     ))
 
     def plan(self, opts: Options, capacity: int) -> List[Plan]:

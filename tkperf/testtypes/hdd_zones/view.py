@@ -11,8 +11,10 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from tkperf.api import HDD_SUMMARY_RANK as SUMMARY_RANK
 from tkperf.api import (
     NA,
+    NO_PREPARATION,
     Chart,
     CompareContext,
     Curve,
@@ -27,6 +29,7 @@ from tkperf.api import (
     View,
     XYChart,
     duration,
+    figures_blocks,
     fmt,
     format_bs,
     gb,
@@ -35,8 +38,6 @@ from tkperf.api import (
     table,
 )
 from tkperf.api import compare_section as generic_compare_section
-from tkperf.testtypes.hdd_iops import SUMMARY_RANK
-from tkperf.testtypes.hdd_iops.view import NO_PREPARATION, figures_blocks
 from tkperf.testtypes.hdd_zones import BS, DIRECTIONS, HddZonesTest, Zone, measured, parse_zone_name, sizes_text, zones
 
 POSITION_LABEL = "Position on the disk (% of capacity: 0 = outer edge, LBA 0; 100 = inner end)"

@@ -12,7 +12,6 @@ from tkperf.api import (
     OIO_OPERATOR,
     Blocks,
     Figure,
-    FioJob,
     Option,
     Options,
     OptionSet,
@@ -20,50 +19,32 @@ from tkperf.api import (
     PtsRules,
     Rounds,
     Steady,
-    SteadyState,
     TestRun,
     TestType,
     Tracking,
-    evaluate,
     format_block_sizes,
     format_bs,
     format_mixes,
+    judge_all,
+    matrix_jobs,
     mix_label,
     nonempty,
+    parse_also,
     parse_block_sizes,
+    parse_mixes,
     stored_values,
+    tracking_cell,
+    tracking_figure,
 )
 from tkperf.api import iops_matrix_params as matrix_params
 from tkperf.api import iops_workload as workload_name
-from tkperf.api import parse_mixes as options_parse_mixes
 
 BLOCK_SIZES: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
 MIXES: Tuple[int, ...] = (100, 95, 65, 50, 35, 5, 0)
 
 
-def tracking_cell(block_sizes: Sequence[int], mixes: Sequence[int]) -> Tuple[int, int]:
-    """4KiB 0/100 as the PTS says; in a narrowed matrix without it, the smallest
-    block size at the most write-heavy mix, so there is always a tracking figure."""
-    bs = 4096 if 4096 in block_sizes else min(block_sizes)
-    mix = 0 if 0 in mixes else min(mixes)
-    return bs, mix
-
-
-def matrix_jobs(block_sizes: Sequence[int], mixes: Sequence[int], runtime: int, numjobs: int,
-                iodepth: int) -> Tuple[FioJob, ...]:
-    """PTS order: outer loop over mixes from 100/0 to 0/100, inner loop over
-    block sizes from the largest down, whatever order the user gave."""
-    return tuple(FioJob(name=workload_name(bs, mix), rw="randrw", bs=bs, rwmixread=mix,
-                        runtime=runtime, numjobs=numjobs, iodepth=iodepth)
-                 for mix in sorted(mixes, reverse=True) for bs in sorted(block_sizes, reverse=True))
-
-
 sizes_text = format_block_sizes
 mixes_text = format_mixes
-
-
-def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:
-    return options_parse_mixes(text)
 
 
 def metric_of(mix: int) -> str:
@@ -82,38 +63,6 @@ def cell_of(workload: str) -> Tuple[int, int]:
     """``rnd-64k-65-35`` -> (65536, 65): the block size and read share of a cell."""
     _, size, read, _ = workload.split("-")
     return parse_block_sizes(size, "workload")[0], int(read)
-
-
-def parse_also(text: str) -> Tuple[Tuple[str, str], ...]:
-    """``rnd-64k-65-35:iops,...`` (the test's ``also_tracking`` param) -> pairs."""
-    return tuple(tuple(x.split(":", 1)) for x in text.split(",") if ":" in x)  # type: ignore[misc]
-
-
-def variable_verdicts(test: TestRun, window: int) -> List[Tuple[str, str, SteadyState]]:
-    """(workload, metric, verdict) of every tracked figure, the primary first."""
-    out = [(test.tracking_workload, test.tracking_metric, test.evaluate(window))]
-    for workload, metric in parse_also(test.params.get("also_tracking", "")):
-        pairs = [(r.index, w.metric(metric)) for r in test.rounds
-                 for w in (r.workload(workload),) if w is not None]
-        out.append((workload, metric, evaluate([p[0] for p in pairs], [p[1] for p in pairs], window)))
-    return out
-
-
-def judge_all(test: TestRun, window: int) -> SteadyState:
-    """Steady only when every tracked figure is: the primary's window and
-    figures, with the verdict of all of them."""
-    verdicts = variable_verdicts(test, window)
-    primary = verdicts[0][2]
-    return dataclasses.replace(primary, steady=all(v.steady for _, _, v in verdicts))
-
-
-def tracking_figure(test: TestRun) -> List[Figure]:
-    """The tracking figure over the window, for a narrowed matrix without the PTS cells."""
-    if not test.tracking_values():
-        return []
-    return [Figure("tracking", "tracking", test.window_average(test.tracking_workload,
-                                                                test.tracking_metric) or 0.0,
-                   "", "", "{:,.6g}")]
 
 
 @dataclass(frozen=True)

@@ -1,21 +1,16 @@
 """How IOPS results are shown: the block size x R/W mix matrix (a table, a
 chart per mix, a heat map), convergence and the measurement window; in a
 comparison, the IOPS at the common corners.
-
-The matrix helpers are shared with LAT, which runs the same kind of matrix.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Sequence, Tuple
 
 from tkperf.api import (
-    NA,
     BarsChart,
     Chart,
     CompareContext,
-    Convergence,
     Grid,
-    Header,
     Heading,
     HeatmapChart,
     LinesChart,
@@ -25,20 +20,16 @@ from tkperf.api import (
     SummaryValue,
     TestRun,
     View,
-    Workload,
-    format_bs,
+    cell_average,
+    first_test,
     grid_table,
-    metric_display,
-    mix_label,
+    matrix_convergence,
+    matrix_grid,
+    matrix_header,
     open_test,
-    per_round,
-    round_fields,
-    snia_header,
     steady_sections,
-    test_title,
     window_source,
 )
-from tkperf.api import iops_workload as workload_name
 from tkperf.testtypes.iops import IopsTest
 
 # The cells compared across drives, where a run measured them.
@@ -48,72 +39,6 @@ CORNERS: Tuple[Tuple[int, int, str], ...] = (
     (4096, 100, "RND 4KiB 100% R"),
     (8192, 65, "RND 8KiB 65:35"),
 )
-
-
-# --- the matrix (IOPS and LAT) -------------------------------------------------------
-
-def cells(test: TestRun) -> Dict[Tuple[int, int], str]:
-    """(block size, read %) -> workload name, over every round of the test."""
-    out: Dict[Tuple[int, int], str] = {}
-    for r in test.rounds:
-        for w in r.workloads:
-            out.setdefault((w.bs, w.rwmixread), w.name)
-    return out
-
-
-def window_workloads(test: TestRun, name: str) -> List[Workload]:
-    return [w for r in test.window_rounds() for w in r.workloads if w.name == name]
-
-
-def matrix_grid(test: TestRun, value: Callable[[str], Optional[float]], unit: str) -> Grid:
-    """A block size x R/W mix grid over the cells the test ran: rows smallest
-    block size first, columns in PTS order (100/0 first)."""
-    found = cells(test)
-    sizes = sorted({bs for bs, _ in found})
-    mixes = sorted({mix for _, mix in found}, reverse=True)
-    values = tuple(tuple(value(found[(bs, mix)]) if (bs, mix) in found else None for mix in mixes)
-                   for bs in sizes)
-    return Grid(rows=tuple(format_bs(x) for x in sizes), row_keys=tuple(float(x) for x in sizes),
-                  cols=tuple(mix_label(m) for m in mixes), values=values, unit=unit)
-
-
-def tracking_mix(test: TestRun) -> Optional[int]:
-    for r in test.rounds:
-        w = r.workload(test.tracking_workload)
-        if w is not None:
-            return w.rwmixread
-    return None
-
-
-def matrix_convergence(test: TestRun) -> Convergence:
-    """The tracking metric of every block size at the tracking mix, per round."""
-    m = metric_display(test.tracking_metric)
-    mix = tracking_mix(test)
-    at_mix = {bs: name for (bs, mx), name in cells(test).items() if mx == mix}
-    series = tuple(per_round(test, format_bs(bs), at_mix[bs], test.tracking_metric, lambda v: v * m.scale)
-                   for bs in sorted(at_mix))
-    what = "mean latency" if m.unit == "µs" else "IOPS"
-    title = (f"{test_title(test)}: {what} of every block size at R/W {mix_label(mix)} per round"
-             if mix is not None else f"{test_title(test)}: per round")
-    return Convergence(title=title, ylabel=m.unit, series=series,
-                              rounds=tuple(r.index for r in test.rounds), legend_title="Block size")
-
-
-def matrix_header(ctx: ReportContext, test: TestRun) -> Header:
-    p = test.params
-    stimulus = (f"RND, R/W mix {p.get('mixes', NA)} (outer loop) x block size "
-                f"{p.get('block_sizes', NA)} (inner loop)")
-    return snia_header(ctx.run, test, stimulus, round_fields(ctx.run, test))
-
-
-def cell_average(test: Optional[TestRun], bs: int, mix: int, metric: str) -> Optional[float]:
-    """A cell's window average in one run; None where it was not measured."""
-    return None if test is None else test.window_average(workload_name(bs, mix), metric)
-
-
-def first_test(run: RunResult, type_name: str) -> Optional[TestRun]:
-    tests = run.tests_of(type_name)
-    return tests[0] if tests else None
 
 
 # --- IOPS ------------------------------------------------------------------------------------

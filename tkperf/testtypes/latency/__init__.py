@@ -20,21 +20,19 @@ from tkperf.api import (
     Tracking,
     format_bs,
     histogram,
-    mix_label,
-    parse_block_sizes,
-    stored_values,
-)
-from tkperf.testtypes.iops import (
     matrix_jobs,
-    matrix_params,
-    mixes_text,
+    mix_label,
     nonempty,
+    parse_block_sizes,
     parse_mixes,
-    sizes_text,
+    stored_values,
     tracking_cell,
     tracking_figure,
-    workload_name,
 )
+from tkperf.api import format_block_sizes as sizes_text
+from tkperf.api import format_mixes as mixes_text
+from tkperf.api import iops_matrix_params as matrix_params
+from tkperf.api import iops_workload as workload_name
 
 #: What the PTS tables' MAX is (both open PTS implementations,
 #: docs/method.rst "LAT AVE and MAX"): the per-round maximum response times averaged over the

@@ -19,19 +19,25 @@ from tkperf.api import (
     SummaryValue,
     TestRun,
     View,
+    cell_average,
     compare_blocks,
+    first_test,
     fmt,
     format_bs,
     grid_table,
+    matrix_cells,
+    matrix_convergence,
+    matrix_grid,
+    matrix_header,
     mix_label,
     open_test,
     qos_blocks,
     steady_sections,
     table,
     window_source,
+    window_workloads,
 )
-from tkperf.testtypes.iops import view as matrix
-from tkperf.testtypes.iops import workload_name
+from tkperf.api import iops_workload as workload_name
 from tkperf.testtypes.latency import AVE_RULE, MAX_RULE, LatencyTest, largest_us, mean_of_maxima
 
 
@@ -42,11 +48,11 @@ def lat_grids(test: TestRun) -> Tuple[Grid, Grid, Grid]:
     response time in the window (not a PTS figure)."""
 
     def maxima(name: str) -> List[float]:
-        return [w.lat_max_us for w in matrix.window_workloads(test, name)]
+        return [w.lat_max_us for w in window_workloads(test, name)]
 
-    return (matrix.matrix_grid(test, lambda name: test.window_average(name, "lat_mean_us"), "µs"),
-            matrix.matrix_grid(test, lambda name: mean_of_maxima(maxima(name)), "µs"),
-            matrix.matrix_grid(test, lambda name: largest_us(maxima(name)), "µs"))
+    return (matrix_grid(test, lambda name: test.window_average(name, "lat_mean_us"), "µs"),
+            matrix_grid(test, lambda name: mean_of_maxima(maxima(name)), "µs"),
+            matrix_grid(test, lambda name: largest_us(maxima(name)), "µs"))
 
 
 @dataclass(frozen=True)
@@ -65,9 +71,9 @@ def lat_percentiles(test: TestRun) -> List[PercentileRow]:
     """Per cell and direction: the mean, the maximum and, for each of
     :data:`PERCENTILES`, the highest value any window round reported."""
     out = []
-    cells = matrix.cells(test)
+    cells = matrix_cells(test)
     for bs, mix in sorted(cells, key=lambda c: (c[0], -c[1])):
-        ws = matrix.window_workloads(test, cells[(bs, mix)])
+        ws = window_workloads(test, cells[(bs, mix)])
         for direction in ("read", "write"):
             stats = [getattr(w, direction) for w in ws if getattr(w, direction).ios > 0]
             if not stats:
@@ -86,7 +92,7 @@ def lat_percentiles(test: TestRun) -> List[PercentileRow]:
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
     out: list = []
     for test in tests:
-        opening, measured = open_test(test, LatencyTest.title, matrix.matrix_header(ctx, test))
+        opening, measured = open_test(test, LatencyTest.title, matrix_header(ctx, test))
         out += opening
         if not measured:
             continue
@@ -118,24 +124,24 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
                             rows, widths=[8, 9, 8, 11, 11, 11, 11, 11, 11],
                             title=f"Response time percentiles (highest of the window rounds; AVE: {AVE_RULE}; "
                             f"largest: the slowest single I/O), {src}")]
-        out += steady_sections(ctx, test, matrix.matrix_convergence(test), 2)
+        out += steady_sections(ctx, test, matrix_convergence(test), 2)
     return out
 
 
 def compare_grids(ctx: CompareContext) -> Tuple[Grid, Grid]:
     """LAT AVE and MAX (µs) per cell any run measured (rows) and run (columns)."""
-    tests = [matrix.first_test(r, LatencyTest.name) for r in ctx.runs]
+    tests = [first_test(r, LatencyTest.name) for r in ctx.runs]
     cells = sorted({(w.bs, w.rwmixread) for t in tests if t is not None for r in t.rounds
                     for w in r.workloads}, key=lambda c: (c[0], -c[1]))
 
     def ave(i: int, j: int) -> Optional[float]:
-        return matrix.cell_average(tests[j], cells[i][0], cells[i][1], "lat_mean_us")
+        return cell_average(tests[j], cells[i][0], cells[i][1], "lat_mean_us")
 
     def worst(i: int, j: int) -> Optional[float]:
         t = tests[j]
         if t is None:
             return None
-        return mean_of_maxima(w.lat_max_us for w in matrix.window_workloads(t, workload_name(*cells[i])))
+        return mean_of_maxima(w.lat_max_us for w in window_workloads(t, workload_name(*cells[i])))
 
     rows = [(f"{format_bs(x)} {mix_label(m)}", float(x)) for x, m in cells]
     return ctx.by_runs(rows, ave, "µs", "BS, R/W"), ctx.by_runs(rows, worst, "µs", "BS, R/W")
@@ -147,7 +153,7 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                      (ave, "AVE response time", "µs"), (worst, "MAX response time", "µs"),
                      "AVE and MAX response time (TC1/QD1) in µs per block size and R/W mix, one bar per run; "
                      f"AVE: {AVE_RULE}; MAX: {MAX_RULE}.")
-    tests = [matrix.first_test(r, LatencyTest.name) for r in runs]
+    tests = [first_test(r, LatencyTest.name) for r in runs]
     return out + compare_blocks(ctx, tests, QOS_CELLS, "Latency QoS (response-time confidence)", "lat")
 
 

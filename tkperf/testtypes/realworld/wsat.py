@@ -20,12 +20,12 @@ from tkperf.api import (
     TestType,
     Tracking,
     stored_values,
+    tgbw_bytes,
 )
 from tkperf.rwsw import applied, model
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl
 from tkperf.testtypes.realworld.words import common_deviations
-from tkperf.testtypes.writesat.settings import tgbw_bytes
 
 SERIES = "intervals"
 JOB = "rwsw-applied"

@@ -34,12 +34,14 @@ from tkperf.api import (
     format_bs,
     parse_block_sizes,
     parse_duration,
+    parse_tgbw,
     settings_from,
     stored_values,
+    tgbw_bytes,
 )
 from tkperf.api import in_range as _in_range
 from tkperf.api import wsat_workload as workload_name
-from tkperf.testtypes.writesat.settings import WsatSettings, parse_tgbw, tgbw_bytes
+from tkperf.testtypes.writesat.settings import WsatSettings
 
 WORKLOAD = "wsat-rnd-4k-0-100"
 ACCESS = ("random", "sequential")

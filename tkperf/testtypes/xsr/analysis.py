@@ -36,8 +36,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tkperf.api import TestRun
-from tkperf.testtypes.consistency.stream import phase_rows
+from tkperf.api import TestRun, phase_rows
 from tkperf.testtypes.xsr.stream import SERIES
 
 #: Phase kinds, in the order they run.

@@ -28,6 +28,7 @@ from tkperf.api import (
     TestRun,
     View,
     XYChart,
+    clock,
     duration,
     fmt,
     open_test,
@@ -38,7 +39,6 @@ from tkperf.api import (
 from tkperf.api import compare_section as generic_compare_section
 from tkperf.api import table as b_table
 from tkperf.testtypes import xsr
-from tkperf.testtypes.consistency.view import clock
 from tkperf.testtypes.xsr.analysis import LEVEL_PART, RND, SEQ1, SEQ2, SMOOTH, Analysis, PhaseFigures, analyse
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES
 

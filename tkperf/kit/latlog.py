@@ -32,8 +32,8 @@ from typing import Iterator, List, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.api import log_files as logs_log_files
-from tkperf.api import parse_log
+from tkperf.fio.logs import log_files as logs_log_files
+from tkperf.fio.logs import parse_log
 
 #: Log windows per interval.
 DIVISIONS = 10

@@ -1,5 +1,6 @@
-"""The consistency test's loop shape: continuous fio jobs, one per phase,
-cut into intervals as they run, with fio's maximum-latency log beside them.
+"""The loop shape of the consistency test and of the recovery tests built on
+it (XSR, CBW): continuous fio jobs, one per phase, cut into intervals as
+they run, with fio's maximum-latency log beside them.
 
 Each phase is one fio job run as one ``--status-interval`` stream through
 the back end (:meth:`tkperf.fio.backend.FioBackend.stream`), cut into
@@ -17,7 +18,7 @@ comes from fio's own latency log (``write_lat_log`` with ``log_avg_msec`` a
 tenth of the interval and ``log_max_value=1``; fio 3.33 logs one value kind
 per log), written
 into a temporary directory next to the result file, read when the phase's
-fio ends (:mod:`tkperf.testtypes.consistency.latlog`) and kept as the
+fio ends (:mod:`tkperf.kit.latlog`) and kept as the
 ``lat_max`` series, row for row with ``intervals``.  The mean stays the
 stream's: one job can write only one latency log, and the stream's mean is
 exact over every I/O of the interval.
@@ -33,27 +34,19 @@ from typing import TYPE_CHECKING, ClassVar, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.api import (
-    FIO_GAP_S,
-    REVISED,
-    Cut,
-    Estimate,
-    FioJob,
-    IntervalCutter,
-    Shape,
-    TestRun,
-    cumulative_write,
-    duration,
-    log_directory,
-    micro_unit,
-    progress_of,
-    report_time,
-)
-from tkperf.api import DataSeries as Series
-from tkperf.testtypes.consistency import latlog
+from tkperf.durations import duration, micro_unit
+from tkperf.fio.intervals import Cut, IntervalCutter, report_time
+from tkperf.fio.jobs import FioJob
+from tkperf.fio.logs import log_directory
+from tkperf.fio.output import cumulative_write
+from tkperf.kit import latlog
+from tkperf.kit.progress import progress_of
+from tkperf.kit.shapes import FIO_GAP_S, REVISED, Estimate, Shape
+from tkperf.model.results import TestRun
+from tkperf.model.series import Series
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.api import PlanLike, RunContext
+    from tkperf.kit.context import PlanLike, RunContext
 
 progress = logging.getLogger("tkperf.progress")
 
