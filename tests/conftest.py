@@ -6,6 +6,7 @@ report, as the project's standards ask.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -134,3 +135,28 @@ needs_fio = pytest.mark.skipif(not fio_available(), reason="fio is not installed
 # Registered here so that every test module shares one session sshd; test
 # modules import only helpers (LAB_HOSTS, refusing_config, ...) from remote_lab.
 from remote_lab import fio_servers, old_fio, ssh_lab, ssh_refusing_config  # noqa: E402,F401
+
+
+
+#: Test files that trace block I/O through the kernel's one tracefs (tkperf
+#: capture: it may mount tracefs, and makes and removes tracing instances).
+#: Under pytest-xdist (README's ``-n 2``) their tests take turns on a lock
+#: file, never running beside each other.  (xdist's ``xdist_group`` does not
+#: group with pytest 9: it renames node ids through an attribute pytest 9
+#: no longer reads.)
+TRACEFS_FILES = ("test_rwsw_capture.py", "test_rwsw_pgbench.py", "test_rwsw_planted.py", "test_rwsw_report.py",
+                 "test_rwsw_import.py")
+TRACEFS_LOCK = "/run/tkperf-tests-tracefs.lock"
+
+
+@pytest.fixture(autouse=True)
+def _tracefs_turn(request):
+    if request.node.path.name not in TRACEFS_FILES:
+        yield
+        return
+    with open(TRACEFS_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
