@@ -1,4 +1,4 @@
-"""How DIRTH results are shown: per instance (R/W mix) the SNIA header, the
+"""How a TC x QD sweep's results are shown (DIRTH, CBW, rwsw-dirth): per instance the SNIA header, the
 max, mid and min points and the rule that chose them, IOPS and mean
 response time by TC and QD (tables), IOPS vs OIO per TC, the demand-intensity
 curve, the response-time histograms and confidence plot of the three
@@ -12,72 +12,45 @@ TC, so the "hockey stick" -- response time climbing while IOPS no longer
 grow -- reads left to right.
 
 Every part takes the test type and its header as arguments
-(:func:`report_section`, :func:`compare_section`), so the enterprise
-composite workload test (:mod:`tkperf.testtypes.cbw.view`) shows its sweep
-with the same blocks.
+(:func:`report_section`, :func:`compare_section`; ``sweep_report_section``
+and ``sweep_compare_section`` in :mod:`tkperf.api`), so each sweep test
+shows its sweep with the same blocks.
 """
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.api import (
-    NA,
-    WDPC_SERIES,
-    WDPC_STOP,
+from tkperf.durations import duration
+from tkperf.kit import sweepstructure as st
+from tkperf.kit.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
+from tkperf.kit.sweep import TAIL, SweepTest, choice, response_bins, sweep_points, tail_us
+from tkperf.kit.sweeppoints import RULE, Choice, Point
+from tkperf.model import histogram
+from tkperf.model.results import RunResult, TestRun, mb
+from tkperf.render.blocks import (
     Admonition,
     Chart,
-    CompareContext,
     ConfidenceChart,
-    Convergence,
     Curve,
     Grid,
     Header,
     Heading,
     HistogramChart,
     Paragraph,
-    ReportContext,
-    RunResult,
     Series,
     Table,
-    TestRun,
     XYChart,
-    chart_name,
-    confidence_curve,
-    duration,
-    fmt,
-    grid_table,
-    histogram,
-    histogram_curve,
-    mb,
-    named_window_blocks,
-    open_test,
-    steady_rounds,
-    steady_sections,
-    supported_marks,
     table,
-    test_title,
-    tracking_label,
-    verdict,
-    wdpc_verdict,
 )
-from tkperf.testtypes.dirth import (
-    RULE,
-    TAIL,
-    Choice,
-    DemandIntensityTest,
-    Point,
-    SweepTest,
-    SweepView,
-    choice,
-    response_bins,
-    sweep_points,
-    tail_us,
-)
-from tkperf.testtypes.dirth import structure as st
-from tkperf.testtypes.dirth.viewheader import dirth_header, limit_text, stimulus_words, structure, sweep_header  # noqa: F401 (CBW's view uses them from here)
+from tkperf.report.context import CompareContext, ReportContext, chart_name, grid_table
+from tkperf.report.header import open_test
+from tkperf.report.qos import confidence_curve, histogram_curve, supported_marks
+from tkperf.report.steady import Convergence, named_window_blocks, steady_sections
+from tkperf.report.sweepheader import limit_text, structure
+from tkperf.report.words import NA, fmt, test_title, tracking_label, verdict
 
 NINES_SHOWN: Tuple[str, ...] = histogram.NINES
 OIO_LABEL = "OIO (TC x QD)"
@@ -277,12 +250,11 @@ def convergence(test: TestRun, name: str) -> Convergence:
 More = Callable[[ReportContext, TestRun, Sequence[Point]], list]
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun], kind: Optional[SweepTest] = None,
-                   header_of: Callable[[ReportContext, TestRun], Header] = dirth_header,
-                   more: Optional[More] = None) -> list:
-    """The section of ``kind`` (DIRTH unless given) with ``header_of``'s
-    header per instance and ``more``'s blocks after the table of every point."""
-    kind = kind or DemandIntensityTest()
+def report_section(ctx: ReportContext, tests: Sequence[TestRun], kind: SweepTest,
+                   header_of: Callable[[ReportContext, TestRun], Header], more: Optional[More] = None) -> list:
+    """The section of ``kind`` with ``header_of``'s header per instance
+    (:func:`~tkperf.report.sweepheader.sweep_header`, given the type's
+    words) and ``more``'s blocks after the table of every point."""
     out: list = [Heading(kind.title)]
     for test in tests:
         title = test_title(test)
@@ -390,9 +362,8 @@ def _curve_rows(tests: Sequence[Optional[TestRun]], labels: Sequence[str]) -> Li
 
 
 def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str],
-                    kind: Optional[SweepTest] = None) -> list:
-    """The comparison section of ``kind`` (DIRTH unless given)."""
-    kind = kind or DemandIntensityTest()
+                    kind: SweepTest) -> list:
+    """The comparison section of ``kind``."""
     keys = _instances(ctx, kind)
     if not keys:
         return []
@@ -427,17 +398,3 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                                                 f"{name}: response-time histograms at each run's max point"),
                                f"{name}: share of I/Os per response-time bin at each run's max point."))
     return out
-
-
-class DemandIntensityView(SweepView):
-    """How DemandIntensity results are shown."""
-
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
-
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def instance_title(self, test: TestRun) -> str:
-        p = test.params
-        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()
