@@ -1,0 +1,49 @@
+"""How DIRTH results are shown: the sweep's sections of :mod:`tkperf.api`
+(``sweep_report_section``, ``sweep_compare_section``) under DIRTH's SNIA
+header -- per instance (R/W mix) the max, mid and min points and the rule
+that chose them, IOPS and mean response time by TC and QD, IOPS vs OIO per
+TC, the demand-intensity curve, the response-time histograms and confidence
+plot of the three points with their "nines", every point of the sweep, and
+the steady state that preceded the sweep; in a comparison, the figures of
+the three points per run and the demand-intensity curves and max-point
+histograms overlaid.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from tkperf.api import (
+    NA,
+    Header,
+    ReportContext,
+    RunResult,
+    SweepView,
+    TestRun,
+    sweep_compare_section,
+    sweep_header,
+    sweep_report_section,
+    sweep_stimulus_words,
+)
+from tkperf.testtypes.dirth import DemandIntensityTest
+
+
+def dirth_header(ctx: ReportContext, test: TestRun) -> Header:
+    p = test.params
+    bs, mix = p.get("block_size", NA), p.get("mix", NA)
+    stimulus, wdpc = sweep_stimulus_words(test, f"RND {bs} R/W {mix}", f"RND {bs} {mix}")
+    return sweep_header(ctx, test, stimulus, wdpc)
+
+
+
+class DemandIntensityView(SweepView):
+    """How DemandIntensity results are shown."""
+
+    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+        return sweep_report_section(ctx, tests, DemandIntensityTest(), dirth_header)
+
+    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+        return sweep_compare_section(ctx, runs, labels, DemandIntensityTest())
+
+    def instance_title(self, test: TestRun) -> str:
+        p = test.params
+        return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()
