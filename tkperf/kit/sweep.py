@@ -308,10 +308,13 @@ class SweepView(View):
 
 
 class SweepTest(TestType):
+    """A PTS-E test run over TC x QD (DIRTH, CBW, rwsw-dirth) by
+    :class:`~tkperf.kit.composite.SweepRounds` or
+    :class:`~tkperf.kit.composite.SteadyThenSweep`: its options are
+    :func:`sweep_options` of ``name``; its headline figures, FOB figures,
+    deviations and data check are the same for any workload."""
+
     pts = SweepPts()
-    """A PTS-E test run by :class:`SteadyThenSweep` over TC x QD (DIRTH, CBW):
-    its options are :func:`sweep_options` of ``name``; its headline figures,
-    FOB figures, deviations and data check are the same for any workload."""
 
     def headline(self, test: TestRun) -> List[Figure]:
         c = choice(test)
