@@ -34,8 +34,9 @@ from tkperf.kit.base import Plan
 from tkperf.testtypes.cbw import CompositeWorkloadTest, bssplit_shares, mean_transfer
 from tkperf.testtypes.cbw import view
 from tkperf.testtypes.cbw import ALIGNMENT_DEVIATION
-from tkperf.testtypes.dirth import Point, choose_points, sweep_points
-from tkperf.testtypes.dirth.settings import CbwSettings
+from tkperf.kit.sweep import sweep_points
+from tkperf.kit.sweeppoints import Point, choose_points
+from tkperf.testtypes.cbw import CbwSettings
 from tkperf.report.generic import view_of
 
 RECORDED = data_path("cbw/fio-3.33-cbw-sweep.json")

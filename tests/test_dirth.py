@@ -30,8 +30,10 @@ from tkperf.model.results import DeviceInfo, HostInfo, IoStats, Round, RunResult
 from tkperf.render import blocks as b
 from tkperf.kit.registry import get
 from tkperf.kit.base import Plan, Tracking
-from tkperf.testtypes.dirth import DemandIntensityTest, Point, choose_points, job, point_name, sweep_order
-from tkperf.testtypes.dirth import parse_mixes, parse_tcs, sweep_points, view
+from tkperf.kit.sweep import choice, parse_tcs, sweep_order, sweep_points
+from tkperf.kit.sweeppoints import Point, choose_points
+from tkperf.report import sweep as sweep_view
+from tkperf.testtypes.dirth import DemandIntensityTest, job, parse_mixes, point_name
 from tkperf.report.generic import view_of
 
 RECORDED = data_path("dirth/fio-3.33-dirth-sweep.json")
@@ -333,13 +335,13 @@ def test_report_says_when_no_point_is_within_the_limit():
     test = TestRun(type="dirth", key="d", tracking_workload="ss", tracking_metric="iops", tracking_label="",
                    params={"rt_limit_us": "15"}, data={SWEEP_ROUND: "1"})
     test.rounds.append(Round(1, "", 20.0, 18.0, tuple(recorded_workloads())))
-    c = view.choice(test)
-    shown = view.points_blocks(test, c)
+    c = choice(test)
+    shown = sweep_view.points_blocks(test, c)
     (note,) = [x for x in shown if isinstance(x, b.Admonition)]
     assert "No point of the sweep had a mean response time within 15 µs" in note.lines[0]
     (table,) = [x for x in shown if isinstance(x, b.Table)]
     assert [row[:2] for row in table.rows] == [("max, min", "TC1/QD1"), ("mid", "TC2/QD1")]
-    assert not [x for x in view.points_blocks(test, choose_points(recorded_points(), 5000))
+    assert not [x for x in sweep_view.points_blocks(test, choose_points(recorded_points(), 5000))
                 if isinstance(x, b.Admonition)]
 
 

@@ -183,25 +183,16 @@ def test_no_module_loads_another_by_name() -> None:
     assert found == []
 
 
-#: Built-in types built on another built-in's machinery (composite types on
-#: DIRTH and the JEDEC workload, recovery tests on the consistency stream,
-#: the HDD family on the HDD IOPS cells, the IOPS matrix helpers).  The
-#: list may shrink, never grow: what a second type needs belongs in the kit
-#: and tkperf.api, where plug-ins reach it too.
-BORROWED = {
-    "cbw": {"dirth"},
-    "realworld": {"dirth"},
-}
 #: Types that also read a capture (tkperf.rwsw: its model, its streams as fio settings).
 CAPTURE_READERS = {"realworld"}
 
 
 def test_built_in_types_live_by_the_api() -> None:
     """A module under tkperf/testtypes/<type>/ imports tkperf only through
-    tkperf.api and its own package (and, for the few types built on another
-    built-in, that one: BORROWED), as a plug-in does."""
+    tkperf.api and its own package, as a plug-in does: no built-in borrows
+    another's machinery (what a second type needs is in the kit and the
+    report, reached through tkperf.api)."""
     wrong = []
-    borrowed = set()
     for name, ts in imports(modules()).items():
         parts = name.split(".")
         if len(parts) < 3 or parts[1] != "testtypes":
@@ -211,15 +202,11 @@ def test_built_in_types_live_by_the_api() -> None:
             tp = t.split(".")
             if own in CAPTURE_READERS and tp[1] == "rwsw":
                 continue
-            if tp[1] == "testtypes" and len(tp) > 2 and tp[2] != own:
-                borrowed.add((own, tp[2]))
             if t == "tkperf.api" or t == "tkperf.testtypes" or (tp[1] == "testtypes" and len(tp) > 2
-                                                                and (tp[2] == own or tp[2] in BORROWED.get(own, ()))):
+                                                                and tp[2] == own):
                 continue
             wrong.append(f"{name} imports {t} (line {line})")
     assert wrong == []
-    # the list says what is borrowed today, no more: a borrowing that ends leaves it
-    assert borrowed == {(own, other) for own, others in BORROWED.items() for other in others}
 
 
 def test_the_checks_see_what_they_should(tmp_path) -> None:

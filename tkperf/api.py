@@ -126,6 +126,13 @@ from tkperf.kit.shapes import (
     record_round,
 )
 from tkperf.kit.steps import Headline, Steps
+
+# the TC x QD sweep (DIRTH, CBW, rwsw-dirth): its plan, points and settings
+from tkperf.kit.sweep import SweepPts, SweepTest, SweepView, sweep_options, sweep_plan, sweep_points
+from tkperf.kit.sweeppoints import PREWRITE as SWEEP_PREWRITE
+from tkperf.kit.sweeppoints import Point as SweepPoint
+from tkperf.kit.sweepsettings import SweepSettings, captures_of
+from tkperf.kit.sweepstructure import PTS20 as SWEEP_PTS20
 from tkperf.kit.writelimit import parse_tgbw, tgbw_bytes
 
 # modules a type reads as a namespace
@@ -207,6 +214,11 @@ from tkperf.report.steady import (
     window_blocks,
     window_source,
 )
+from tkperf.report.sweep import compare_section as sweep_compare_section
+from tkperf.report.sweep import report_section as sweep_report_section
+from tkperf.report.sweepheader import stimulus_words as sweep_stimulus_words
+from tkperf.report.sweepheader import structure as sweep_structure
+from tkperf.report.sweepheader import sweep_header
 from tkperf.report.words import (
     NA,
     clock,
@@ -270,4 +282,8 @@ __all__ = [
     "log_msec", "phase_rows", "StreamPhase", "clock",
     # the JEDEC enterprise workload (JESD219): the consistency test's jedec workload and CBW
     "JEDEC_BSSPLIT", "JEDEC_LARGEST", "JEDEC_ZONED", "jedec_job",
+    # the TC x QD sweep (DIRTH, CBW, rwsw-dirth): its plan, points and settings, and what its reports say
+    "SweepTest", "SweepPts", "SweepView", "SweepSettings", "captures_of", "sweep_options", "sweep_plan",
+    "sweep_points", "SweepPoint", "SWEEP_PREWRITE", "SWEEP_PTS20", "sweep_report_section",
+    "sweep_compare_section", "sweep_header", "sweep_stimulus_words", "sweep_structure",
 ]

@@ -7,7 +7,7 @@ One instance (key ``cbw``): purge, WIPC, then the JEDEC mix -- fio
 first 5% of the range, 30% to the next 15%, 20% to the last 80%), R/W
 40/60, incompressible data (fio's random buffers, refilled for every write:
 ``refill_buffers=1``) -- swept over TC x QD in DIRTH's round structures
-(:mod:`tkperf.testtypes.dirth.structure`): by default under the 2.0
+(:mod:`tkperf.kit.sweepstructure`): by default under the 2.0
 revisions the workload dependent preconditioning and rounds of a
 pre-write (the mix's split and zones, writes only) at the highest OIO and the whole sweep
 until the highest-OIO point is steady, then captures at the max, mid and
@@ -16,7 +16,8 @@ min points; else steady state at the highest OIO, then one sweep.
 The job is the JEDEC job the consistency test runs too
 (:func:`tkperf.kit.jedec.jedec_job`); the sweep, the max, mid
 and min points, the headline figures and the report and comparison blocks
-are DIRTH's (:mod:`tkperf.testtypes.dirth`), given this workload.
+are DIRTH's, the sweep of :mod:`tkperf.api` (:mod:`tkperf.kit.sweep`),
+given this workload.
 
 The mix issues 512 B I/Os at 512 B aligned offsets (fio's ``blockalign``
 defaults to the smallest block size), so it needs a target with 512 B
@@ -25,7 +26,8 @@ see the target's sector size, so this is not refused before the run.
 """
 from __future__ import annotations
 
-from typing import List, Mapping, Tuple
+from dataclasses import dataclass
+from typing import ClassVar, List, Mapping, Tuple
 
 from tkperf.api import JEDEC_BSSPLIT as BSSPLIT
 from tkperf.api import (
@@ -35,14 +37,18 @@ from tkperf.api import (
     Options,
     OptionSet,
     Plan,
+    SweepPts,
+    SweepSettings,
+    SweepTest,
     TestType,
+    captures_of,
     format_bs,
     jedec_job,
     mix_label,
+    sweep_options,
+    sweep_plan,
 )
 from tkperf.api import JEDEC_ZONED as ZONED
-from tkperf.testtypes.dirth import SweepPts, SweepTest, captures_of, sweep_options, sweep_plan
-from tkperf.testtypes.dirth.settings import CbwSettings
 
 #: Read share of the JEDEC enterprise workload (R/W 40/60).
 MIX = 40
@@ -55,6 +61,13 @@ SMALLEST = 512
 ALIGNMENT_DEVIATION = ("CBW transfers of 4 KiB and more at 512 B aligned offsets (fio aligns a bssplit mix to its "
                        "smallest size), not checked against JESD219's alignment rule")
 DATA = "incompressible: fio's random buffers, refilled for every write (refill_buffers=1 in every CBW job)"
+
+
+@dataclass(frozen=True)
+class CbwSettings(SweepSettings):
+    """CBW's options (``--cbw-*``)."""
+
+    option_prefix: ClassVar[str] = "cbw_"
 
 
 def bssplit_shares(text: str = BSSPLIT) -> Tuple[Tuple[int, int], ...]:

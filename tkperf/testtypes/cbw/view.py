@@ -1,4 +1,4 @@
-"""How CBW results are shown: DIRTH's sections (:mod:`tkperf.testtypes.dirth.view`)
+"""How CBW results are shown: the sweep's sections of :mod:`tkperf.api`
 given this test type and its own SNIA header -- the max, mid and min
 points, IOPS and mean response time by TC and QD, IOPS vs OIO, the
 demand-intensity curve, the response-time histograms and confidence plot
@@ -11,13 +11,28 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, List, Sequence
 
-from tkperf.api import NA, CompareContext, Header, Heading, ReportContext, RunResult, Table, TestRun, steady_rounds
+from tkperf.api import (
+    NA,
+    SWEEP_PREWRITE,
+    SWEEP_PTS20,
+    CompareContext,
+    Header,
+    Heading,
+    ReportContext,
+    RunResult,
+    SweepPoint,
+    SweepView,
+    Table,
+    TestRun,
+    steady_rounds,
+    sweep_compare_section,
+    sweep_header,
+    sweep_report_section,
+    sweep_stimulus_words,
+    sweep_structure,
+)
 from tkperf.api import table as b_table
 from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
-from tkperf.testtypes.dirth import Point, SweepView
-from tkperf.testtypes.dirth import structure as st
-from tkperf.testtypes.dirth import view as dirth_view
-from tkperf.testtypes.dirth.points import PREWRITE
 
 
 def _size(n: int) -> str:
@@ -47,9 +62,9 @@ def cbw_header(ctx: ReportContext, test: TestRun) -> Header:
                               "512 B logical sectors (a 4Kn drive cannot run this mix)"),
         ("Alignment", ALIGNMENT),
     )
-    stimulus, wdpc = dirth_view.stimulus_words(test, f"JEDEC enterprise mix, R/W {mix}, incompressible",
+    stimulus, wdpc = sweep_stimulus_words(test, f"JEDEC enterprise mix, R/W {mix}, incompressible",
                                                f"the JEDEC mix {mix}")
-    head = dirth_view.sweep_header(ctx, test, stimulus, wdpc, extra)
+    head = sweep_header(ctx, test, stimulus, wdpc, extra)
     # Every CBW job refills its buffers, whatever the run's --refill-buffers says.
     setup = tuple(("Data pattern", p.get("data", DATA)) if k == "Data pattern" else (k, v) for k, v in head.setup)
     return replace(head, setup=setup)
@@ -69,7 +84,7 @@ def mix_table(test: TestRun) -> Table:
                    widths=[30, 30])
 
 
-def issued_table(points: Sequence[Point], expected_bytes: float) -> Table:
+def issued_table(points: Sequence[SweepPoint], expected_bytes: float) -> Table:
     """What every point issued: its read share of the I/Os and its mean transfer size."""
     rows = []
     for p in points:
@@ -85,16 +100,16 @@ def issued_table(points: Sequence[Point], expected_bytes: float) -> Table:
                          f"{expected_bytes:,.0f} B)", widths=[22, 22, 22, 22])
 
 
-def last_round_points(test: TestRun) -> List[Point]:
+def last_round_points(test: TestRun) -> List[SweepPoint]:
     """Under the PTS 2.0 structure, the sweep points of the last round as they ran (pre-write left out)."""
     rounds = steady_rounds(test)
-    return [Point(w.numjobs, w.iodepth, w.iops, w.lat_mean_us, w)
-            for w in (rounds[-1].workloads if rounds else ()) if not w.name.startswith(PREWRITE)]
+    return [SweepPoint(w.numjobs, w.iodepth, w.iops, w.lat_mean_us, w)
+            for w in (rounds[-1].workloads if rounds else ()) if not w.name.startswith(SWEEP_PREWRITE)]
 
 
-def mix_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point]) -> list:
+def mix_blocks(ctx: ReportContext, test: TestRun, points: Sequence[SweepPoint]) -> list:
     expected = mean_transfer(test.params["bssplit"]) if "bssplit" in test.params else 0.0
-    pts20 = dirth_view.structure(test) == st.PTS20
+    pts20 = sweep_structure(test) == SWEEP_PTS20
     table = issued_table(last_round_points(test) if pts20 else points, expected)
     if pts20:
         table = replace(table, title=table.title + ", in the last steady-state round")
@@ -102,11 +117,11 @@ def mix_blocks(ctx: ReportContext, test: TestRun, points: Sequence[Point]) -> li
 
 
 def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
-    return dirth_view.report_section(ctx, tests, CompositeWorkloadTest(), cbw_header, mix_blocks)
+    return sweep_report_section(ctx, tests, CompositeWorkloadTest(), cbw_header, mix_blocks)
 
 
 def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> List:
-    return dirth_view.compare_section(ctx, runs, labels, CompositeWorkloadTest())
+    return sweep_compare_section(ctx, runs, labels, CompositeWorkloadTest())
 
 
 class CompositeWorkloadView(SweepView):

@@ -9,10 +9,21 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import ClassVar, List
 
-from tkperf.api import Blocks, Options, OptionSet, Plan, TestType, stored_values
+from tkperf.api import (
+    Blocks,
+    Options,
+    OptionSet,
+    Plan,
+    SweepPts,
+    SweepSettings,
+    SweepTest,
+    TestType,
+    captures_of,
+    stored_values,
+    sweep_options,
+    sweep_plan,
+)
 from tkperf.rwsw import applied
-from tkperf.testtypes.dirth import SweepPts, SweepTest, captures_of, sweep_options, sweep_plan
-from tkperf.testtypes.dirth.settings import SweepSettings
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl
 from tkperf.testtypes.realworld.words import common_deviations

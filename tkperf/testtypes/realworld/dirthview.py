@@ -6,11 +6,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tkperf.api import RunResult, TestRun
-from tkperf.testtypes.dirth import SweepView
-from tkperf.testtypes.dirth import view as dirth_view
-from tkperf.testtypes.dirth.viewheader import stimulus_words as sweep_stimulus_words
-from tkperf.testtypes.dirth.viewheader import sweep_header
+from tkperf.api import (
+    RunResult,
+    SweepView,
+    TestRun,
+    sweep_compare_section,
+    sweep_header,
+    sweep_report_section,
+    sweep_stimulus_words,
+)
 from tkperf.testtypes.realworld.dirth import RwswDirthTest
 from tkperf.testtypes.realworld.wsatview import applied_blocks
 
@@ -30,11 +34,11 @@ def more(ctx, test: TestRun, points) -> list:
 
 
 def report_section(ctx, tests: Sequence[TestRun]) -> list:
-    return dirth_view.report_section(ctx, tests, RwswDirthTest(), header, more)
+    return sweep_report_section(ctx, tests, RwswDirthTest(), header, more)
 
 
 def compare_section(ctx, runs, labels) -> list:
-    return dirth_view.compare_section(ctx, runs, labels, RwswDirthTest())
+    return sweep_compare_section(ctx, runs, labels, RwswDirthTest())
 
 
 class RwswDirthView(SweepView):

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from tkperf.api import Round, Workload
+from tkperf.model.results import Round, Workload
 
 # --- the points --------------------------------------------------------------------
 

@@ -32,7 +32,11 @@ from __future__ import annotations
 
 from typing import Callable, List, Mapping, Optional, Tuple
 
-from tkperf.api import MAX_RUNTIME, FioJob, Option, UsageError, duration, in_range, parse_duration
+from tkperf.durations import duration
+from tkperf.errors import UsageError
+from tkperf.fio.jobs import FioJob
+from tkperf.kit.base import Option, in_range
+from tkperf.kit.options import MAX_RUNTIME, parse_duration
 
 PTS20 = "pts-2.0"
 SHORT = "steady-sweep"

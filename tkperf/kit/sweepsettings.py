@@ -1,14 +1,15 @@
-"""The options of DIRTH and CBW as typed values (``opts.of(DirthSettings)``).
+"""The options a TC x QD sweep test shares, as typed values.
 
-Both tests sweep thread counts and queue depths after a steady state and
-share these options under their own prefix (``--dirth-tc``, ``--cbw-tc``).
+DIRTH, CBW and rwsw-dirth sweep thread counts and queue depths and share
+these options under their own prefix (``--dirth-tc``, ``--cbw-tc``): each
+type's settings subclass :class:`SweepSettings` (``opts.of(DirthSettings)``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar, Optional, Tuple
 
-from tkperf.testtypes.dirth import structure as st
+from tkperf.kit import sweepstructure as st
 
 
 @dataclass(frozen=True)
@@ -35,25 +36,6 @@ class SweepSettings:
     capture: int
     #: Seconds of each round of the pts-2.0 structure's workload-dependent preconditioning.
     wdpc_round: int
-
-
-@dataclass(frozen=True)
-class DirthSettings(SweepSettings):
-    """DIRTH's options (``--dirth-*``)."""
-
-    option_prefix: ClassVar[str] = "dirth_"
-
-    #: The block size in bytes.
-    bs: int
-    #: Read shares in percent, each its own test.
-    mixes: Tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class CbwSettings(SweepSettings):
-    """CBW's options (``--cbw-*``)."""
-
-    option_prefix: ClassVar[str] = "cbw_"
 
 
 @dataclass(frozen=True)

@@ -1,28 +1,18 @@
-"""The SNIA header of DIRTH and CBW, in the words of the round structure each test ran."""
+"""The SNIA header of a TC x QD sweep test (DIRTH, CBW, rwsw-dirth) in the words of its round structure."""
 from __future__ import annotations
 
 from typing import Sequence, Tuple
 
-from tkperf.api import (
-    NA,
-    WDPC_SERIES,
-    Header,
-    ReportContext,
-    TestRun,
-    capture_round,
-    duration,
-    header_fields,
-    oio,
-    plural,
-    snia_header,
-    steady_rounds,
-    sweep_round,
-    tracking_label,
-    verdict,
-    wdpc_verdict,
-)
-from tkperf.testtypes.dirth import rt_limit_us
-from tkperf.testtypes.dirth import structure as st
+from tkperf.durations import duration
+from tkperf.kit import sweepstructure as st
+from tkperf.kit.composite import WDPC_SERIES, capture_round, steady_rounds, sweep_round, wdpc_verdict
+from tkperf.kit.longrounds import header_fields
+from tkperf.kit.sweep import rt_limit_us
+from tkperf.model.results import TestRun
+from tkperf.render.blocks import Header
+from tkperf.report.context import ReportContext
+from tkperf.report.header import snia_header
+from tkperf.report.words import NA, oio, plural, tracking_label, verdict
 
 
 def limit_text(us: float) -> str:
@@ -31,7 +21,7 @@ def limit_text(us: float) -> str:
 
 
 def structure(test: TestRun) -> str:
-    """The round structure a test ran (:mod:`tkperf.testtypes.dirth.structure`)."""
+    """The round structure a test ran (:mod:`tkperf.kit.sweepstructure`)."""
     return st.PTS20 if test.params.get("structure") == st.PTS20 else st.SHORT
 
 
@@ -109,13 +99,6 @@ def _wdpc_fields(ctx: ReportContext, test: TestRun, top: str) -> Tuple[Tuple[str
                                 f"the highest OIO ({top}) in rounds of {_minutes(p.get(st.WDPC_ROUND_PARAM, ''))}, "
                                 f"the IOPS of each round's first {p.get('wdpc_tracked_s', NA)} s tracked, until "
                                 f"20/10 holds: {done}"),)
-
-
-def dirth_header(ctx: ReportContext, test: TestRun) -> Header:
-    p = test.params
-    bs, mix = p.get("block_size", NA), p.get("mix", NA)
-    stimulus, wdpc = stimulus_words(test, f"RND {bs} R/W {mix}", f"RND {bs} {mix}")
-    return sweep_header(ctx, test, stimulus, wdpc)
 
 
 def stimulus_words(test: TestRun, long: str, short: str) -> Tuple[str, str]:
