@@ -38,7 +38,6 @@ from typing import Optional, Sequence
 
 from tkperf import __version__
 from tkperf.cli import (
-    advice,
     capture,
     check,
     common,
@@ -198,7 +197,7 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     logging.raiseExceptions = False  # a full disk must not print logging tracebacks
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        advice.habit(argv)
+        run.habit(argv)
         parser = build_parser(route(argv))
         try:
             args = parser.parse_args(argv)
