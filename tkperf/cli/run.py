@@ -103,10 +103,10 @@ class Printed:
         common.confirm(dev, assume_yes)
 
     def show_progress(self, quiet: bool, debug: bool) -> None:
-        common.setup_logging(None, quiet, debug)
+        shown.setup_logging(None, quiet, debug)
 
     def stop_progress(self) -> None:
-        common.stop_progress()
+        shown.stop_progress()
 
     def report_written(self, result: ReportResult) -> None:
         common.print_report(result)
@@ -163,7 +163,7 @@ def _print_dry_run(dry: DryRun) -> None:
 def register(sub) -> None:
     for profile in ("ssd", "hdd"):
         p = sub.add_parser(profile, help=f"test an {profile.upper()}", allow_abbrev=False)
-        psub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=common.Parser)
+        psub = p.add_subparsers(dest="action", metavar="ACTION")
         run = psub.add_parser("run", help="run the tests and write XML, log and summary",
                               allow_abbrev=False, epilog=epilog(profile),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -177,7 +177,7 @@ def register(sub) -> None:
                      help="as for ssd run; also resume on a device that cannot be matched to the saved "
                           "run's (serial, WWN, backing file), saying so in one line")
     res.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
-    common.add_report_options(res)
+    runargs.add_report_options(res)
     add_unattended_options(res)
     runargs.add_remote_options(res)
     res.set_defaults(func=cmd_resume)
