@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from tkperf.cli import advice, common, main
+from tkperf.cli import advice, common, main, run
 from tkperf.errors import EXIT_NOT_CONFIRMED, EXIT_TARGET, EXIT_USAGE, NotConfirmedError
 from tkperf.model.results import DeviceInfo
 
@@ -45,13 +45,13 @@ def test_a_missing_device_has_one_exit_code_however_written(tmp_path, monkeypatc
 
 def test_a_file_of_that_name_is_a_file_target_still(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    advice.full_path("null", 64 * 2**20)  # with --size: a file target to create
+    run.full_path("null", 64 * 2**20)  # with --size: a file target to create
     (tmp_path / "null").write_bytes(b"")
-    advice.full_path("null", None)  # a file is here: its own error later, not this one
+    run.full_path("null", None)  # a file is here: its own error later, not this one
 
 
 def test_not_root_is_told_to_use_sudo(loopdev, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(advice, "can_write", lambda path: False)
+    monkeypatch.setattr(run, "can_write", lambda path: False)
     out = tmp_path / "out"
     rc, err = _run(["ssd", "run", loopdev, "--quick", "--yes", "--no-report", "--outdir", str(out)], capsys)
     assert rc == EXIT_USAGE
@@ -60,7 +60,7 @@ def test_not_root_is_told_to_use_sudo(loopdev, tmp_path, monkeypatch, capsys):
 
 
 def test_not_root_is_told_before_several_runs_start(loopdev, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(advice, "can_write", lambda path: False)
+    monkeypatch.setattr(run, "can_write", lambda path: False)
     out = tmp_path / "out"
     rc, err = _run(["ssd", "run", loopdev, loopdev, "--quick", "--yes", "--no-report", "--outdir", str(out)],
                    capsys)
@@ -70,7 +70,7 @@ def test_not_root_is_told_before_several_runs_start(loopdev, tmp_path, monkeypat
 
 
 def test_dry_run_needs_no_root(loopdev, monkeypatch, capsys):
-    monkeypatch.setattr(advice, "can_write", lambda path: False)
+    monkeypatch.setattr(run, "can_write", lambda path: False)
     rc, _ = _run(["ssd", "run", loopdev, "--quick", "--dry-run"], capsys)
     assert rc == 0
 

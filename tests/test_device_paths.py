@@ -21,7 +21,7 @@ import pytest
 
 from tkperf.cli import main
 from tkperf.errors import EXIT_TARGET, TargetError
-from tkperf.target import device, devpath
+from tkperf.target import device, identity
 from tkperf.target.loopdev import try_loop
 
 MiB = 1024 * 1024
@@ -158,11 +158,11 @@ def test_a_link_resolves_to_its_device_through_the_kernel(two_loops, tmp_path):
     assert dev.devnum == f"{os.major(os.stat(b).st_rdev)}:{os.minor(os.stat(b).st_rdev)}"
     # a link through a link to a device node, then '..': refused as the kernel does
     with pytest.raises(TargetError, match="not a directory"):
-        devpath.resolve(f"{link}/../{os.path.basename(a)}")
+        identity.resolve(f"{link}/../{os.path.basename(a)}")
     loop_link = tmp_path / "loop-link"
     loop_link.symlink_to(loop_link)
     with pytest.raises(TargetError, match="symbolic links"):
-        devpath.resolve(str(loop_link))
+        identity.resolve(str(loop_link))
 
 
 def test_what_is_opened_for_io_must_be_the_node_resolved(two_loops, tmp_path):

@@ -330,8 +330,6 @@ class _Session:
 
 
 def test_child_hooks_send_progress_and_record_host_sharing(caplog):
-    from tkperf.cli import common
-
     caplog.set_level(logging.INFO, logger="tkperf.progress")
     read_fd, write_fd = os.pipe()
     env = {multi.PROGRESS_FD_ENV: str(write_fd), multi.HOST_SHARING_ENV: '{"runs": 2, "targets": []}'}
@@ -342,7 +340,7 @@ def test_child_hooks_send_progress_and_record_host_sharing(caplog):
             hooks.attach(session)
             prog = ep.Progress(clock=lambda: 100.0)
             prog.run_started([ep.PlannedTest("lat", 10.0, 50.0)])
-            common.progress.info("[lat] round 1: ok")
+            logging.getLogger("tkperf.progress").info("[lat] round 1: ok")
             raise OSError(errno.ENOSPC, "No space left on device", "/x/y.xml")
     assert session.run.facts["host_sharing"]["runs"] == 2
     with os.fdopen(read_fd) as fh:

@@ -19,7 +19,7 @@ from tkperf.fio.output import first_json_object, parse_jobs
 from tkperf.model.results import DeviceInfo, HealthSnapshot, PurgeRecord
 from tkperf.remote import fio_host, wire
 from tkperf.remote.fio import client_jobs, server_version
-from tkperf.target.devpath import split_target
+from tkperf.target.identity import split_target
 
 
 def _client(name):

@@ -38,10 +38,8 @@ from typing import Optional, Sequence
 
 from tkperf import __version__
 from tkperf.cli import (
-    advice,
     capture,
     check,
-    common,
     compare,
     demo,
     export,
@@ -49,18 +47,37 @@ from tkperf.cli import (
     importcmd,
     info,
     manual,
+    progress,
     remote,
     report,
     run,
     show,
     simdrive,
     tests,
+    typos,
 )
-from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, exit_code_of
+from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, UsageError, exit_code_of
 from tkperf.store.legacy import tkperf2_device
 from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting, so every
+    bad option gets the same one-line error and exit code; a typo gets the
+    nearest option or choice of the command it was given to
+    (:mod:`tkperf.cli.typos`), and hidden commands are not offered."""
+
+    _argv: Sequence[str] = ()
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = tuple(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(typos.explain(self, message, self._argv))
+
 
 #: The routing table: every command's name, the module that builds its parser
 #: and runs it, and its one line of help (None: a hidden command).  Only the
@@ -97,12 +114,12 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     """The whole command line's parser; with ``command``, one whose other
     commands are only their names and help (:data:`ROUTES`): it parses
     that command and says the same of every other."""
-    parser = common.Parser(prog="tkperf", allow_abbrev=False,
+    parser = Parser(prog="tkperf", allow_abbrev=False,
                            description="SNIA PTS performance tests for SSDs and HDDs, driven by fio.",
                            epilog="Documents: tkperf help [TOPIC]; the manual: man tkperf (tkperf help --man); "
                                   "exit codes: tkperf help exit-codes.")
     parser.add_argument("--version", action="version", version=f"tkperf {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=common.Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     chosen = {module for name, module, _ in ROUTES if command in (None, name)}
     for name, module, help_text in ROUTES:
         if module not in chosen and help_text is None:
@@ -198,7 +215,7 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     logging.raiseExceptions = False  # a full disk must not print logging tracebacks
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        advice.habit(argv)
+        run.habit(argv)
         parser = build_parser(route(argv))
         try:
             args = parser.parse_args(argv)
@@ -242,7 +259,7 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a line
         return _internal(exc)
     finally:
-        common.close_logging()
+        progress.close_logging()
 
 
 def _internal(exc: Exception) -> int:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from tkperf.cli import common
+from tkperf.cli import common, runargs
 from tkperf.errors import EXIT_OK, UsageError
 from tkperf.kit import options
 from tkperf.report import checked
@@ -32,6 +32,6 @@ def register(sub) -> None:
     cmp_.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
     cmp_.add_argument("--outdir", default="comparison", help="where the comparison goes (default ./comparison)")
     cmp_.add_argument("--name", default="comparison", help="base name of the comparison files")
-    common.add_png_option(cmp_)
+    runargs.add_png_option(cmp_)
     cmp_.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     cmp_.set_defaults(func=cmd_compare)

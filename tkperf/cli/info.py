@@ -16,7 +16,7 @@ from tkperf.cli import runargs
 from tkperf.engine import opening
 from tkperf.errors import EXIT_OK
 from tkperf.target import facts as device_facts
-from tkperf.target.devpath import split_target
+from tkperf.target.identity import split_target
 
 Rows = List[Tuple[str, str]]
 

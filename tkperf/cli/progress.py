@@ -13,12 +13,14 @@
 Both are a ``logging.Handler`` for the ``tkperf.progress`` logger (the
 engine's messages, unchanged) and a listener of the engine's
 :class:`tkperf.kit.progress.Progress` (the structured state and ETA).
-:func:`choose` picks one; ``--quiet`` picks none.
+:func:`choose` picks one; ``--quiet`` picks none.  :func:`setup_logging`
+sets up a run's log and its display; :func:`close_logging` ends both.
 """
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import time
 from typing import IO, Optional, Sequence, Tuple
 
@@ -26,6 +28,10 @@ from tkperf.durations import duration, micro_unit
 from tkperf.kit import progress as engine_progress
 from tkperf.kit.progress import Progress, RemoteRun, combined_eta, eta_text, finish_clock
 from tkperf.untrusted import for_terminal, raw_stream
+
+log = logging.getLogger("tkperf")
+progress = logging.getLogger("tkperf.progress")
+debug_log = logging.getLogger("tkperf.debug")
 
 
 def stamp() -> str:
@@ -173,6 +179,49 @@ def choose(stream: IO[str], quiet: bool) -> Optional[_Renderer]:
         except ImportError:  # rich missing: plain lines still say everything
             pass
     return PlainRenderer(stream)
+
+
+#: The display a run's progress is shown on now (None: none).
+_renderer: Optional[_Renderer] = None
+
+
+def setup_logging(log_path: Optional[str], quiet: bool, debug: bool = False) -> None:
+    """The run's log file (``log_path``) and the progress on stderr: an
+    in-place display on a terminal, timestamped lines elsewhere, nothing
+    with ``quiet``.  ``debug`` keeps the ``tkperf.debug`` detail (the log
+    file, and stderr when it shows plain lines)."""
+    global _renderer
+    log.setLevel(logging.DEBUG)
+    close_logging()
+    debug_log.setLevel(logging.DEBUG if debug else logging.INFO)
+    if log_path:
+        fh = logging.FileHandler(log_path)
+        fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        log.addHandler(fh)
+    renderer = choose(sys.stderr, quiet)
+    if renderer is not None:
+        progress.addHandler(renderer)
+        if debug and isinstance(renderer, PlainRenderer):
+            debug_log.addHandler(renderer)
+        renderer.start()
+        _renderer = renderer
+
+
+def stop_progress() -> None:
+    """End the in-place display (before printing the summary); idempotent."""
+    global _renderer
+    renderer, _renderer = _renderer, None
+    if renderer is not None:
+        renderer.stop()
+
+
+def close_logging() -> None:
+    stop_progress()
+    for logger in (log, progress, debug_log):
+        for h in list(logger.handlers):
+            if not isinstance(h, logging.NullHandler):
+                logger.removeHandler(h)
+                h.close()
 
 
 # --- several runs at once (``tkperf ssd run DEV DEV ...``) ---------------------

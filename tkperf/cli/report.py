@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from tkperf.cli import common
+from tkperf.cli import common, runargs
 from tkperf.errors import EXIT_OK
 from tkperf.kit import options
 from tkperf.report import checked
@@ -37,6 +37,6 @@ def register(sub) -> None:
     rep.add_argument("result", help="a tkperf result XML file or a capture (tkperf capture)")
     rep.add_argument("--format", default="rst,html,pdf", help="comma list of rst,html,pdf (default all)")
     rep.add_argument("--outdir", help="where the report goes (default: beside the result file)")
-    common.add_png_option(rep)
+    runargs.add_png_option(rep)
     rep.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     rep.set_defaults(func=cmd_report)

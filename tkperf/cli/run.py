@@ -5,22 +5,29 @@ returns turned into printed lines (:class:`Printed`) and the exit code."""
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 from collections import Counter
+from typing import Optional, Sequence
 
-from tkperf.cli import advice, common, runargs
+from tkperf.cli import common, runargs
 from tkperf.cli import progress as shown
 from tkperf.cli.runargs import add_run_options, add_unattended_options, epilog
 from tkperf.durations import micro_unit
 from tkperf.engine import run as engine
 from tkperf.engine.listener import RunOutcome, SeveralEnded
-from tkperf.engine.opening import DryRun
+from tkperf.engine.opening import DryRun, can_write
+from tkperf.engine.opening import command_words as _command
 from tkperf.engine.request import ResumeRequest
-from tkperf.errors import UsageError
+from tkperf.errors import TargetError, UsageError
 from tkperf.kit.options import parse_report_formats
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.render.documents import ReportResult
 from tkperf.report import summary
+from tkperf.target.identity import split_target
+
+PROFILES = ("ssd", "hdd")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -28,12 +35,53 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.action != "run":
         raise UsageError(f"say what to do: tkperf {profile} run DEVICE")
     for device in args.device:
-        advice.full_path(device, args.size)
+        full_path(device, args.size)
         if not args.dry_run:
-            advice.need_root_for(device, [profile, "run", *args.device, "..."])
+            need_root_for(device, [profile, "run", *args.device, "..."])
     if args.request is not None:  # a child of a run of several targets (docs/parallel.rst)
         return shown_outcome(engine.run_child(args.request, profile, tuple(args.device), Printed()))
     return shown_outcome(engine.run(runargs.request_from_args(args, profile), Printed()))
+
+
+# --- mistakes a newcomer makes, answered with what to do instead (see :mod:`tkperf.cli.advice`) ---
+
+def habit(argv: Sequence[str]) -> None:
+    """A UsageError for ``tkperf ssd DEVICE ...`` and TKperf 2's ``tkperf ssd
+    NAME DEVICE ...``, naming the command that does it here."""
+    if len(argv) < 2 or argv[0] not in PROFILES or argv[1] == "run" or argv[1].startswith("-"):
+        return
+    profile, rest = argv[0], list(argv[1:])
+    if len(rest) >= 2 and not rest[0].startswith("/") and rest[1].startswith("/dev/"):
+        # TKperf 2: tkperf ssd TESTNAME DEVICE [options]; the test name is --name now
+        suggestion = [profile, "run", rest[1], "--name", rest[0], *rest[2:]]
+    else:
+        suggestion = [profile, "run", *rest]
+    raise UsageError(f"tkperf {profile} needs an action: tkperf {_command(suggestion)}")
+
+
+def full_path(path: str, size: Optional[int]) -> None:
+    """A TargetError (the exit code of any missing target) for a device named
+    without ``/dev/`` (``nvme0n1``), when no such file is here to be a file
+    target and ``/dev/NAME`` exists."""
+    if size is not None or "/" in path or split_target(path) is not None or os.path.lexists(path):
+        return
+    dev = os.path.join("/dev", path)
+    if os.path.exists(dev):
+        raise TargetError(f"{path}: no such file here; the device is {dev} (give the full path)")
+
+
+def need_root_for(path: str, words: Sequence[str]) -> None:
+    """:func:`need_root` for a target named on the command line, before it is
+    opened (several targets: before any run starts)."""
+    if split_target(path) is not None or can_write(path):
+        return
+    try:
+        is_block = stat.S_ISBLK(os.stat(path).st_mode)
+    except OSError:
+        return  # not there: the target's own error says so
+    if is_block:
+        raise UsageError(f"{path}: testing a block device needs root: run as root or with sudo "
+                         f"(sudo tkperf {_command(words)})")
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -55,10 +103,10 @@ class Printed:
         common.confirm(dev, assume_yes)
 
     def show_progress(self, quiet: bool, debug: bool) -> None:
-        common.setup_logging(None, quiet, debug)
+        shown.setup_logging(None, quiet, debug)
 
     def stop_progress(self) -> None:
-        common.stop_progress()
+        shown.stop_progress()
 
     def report_written(self, result: ReportResult) -> None:
         common.print_report(result)
@@ -115,7 +163,7 @@ def _print_dry_run(dry: DryRun) -> None:
 def register(sub) -> None:
     for profile in ("ssd", "hdd"):
         p = sub.add_parser(profile, help=f"test an {profile.upper()}", allow_abbrev=False)
-        psub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=common.Parser)
+        psub = p.add_subparsers(dest="action", metavar="ACTION")
         run = psub.add_parser("run", help="run the tests and write XML, log and summary",
                               allow_abbrev=False, epilog=epilog(profile),
                               formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -129,7 +177,7 @@ def register(sub) -> None:
                      help="as for ssd run; also resume on a device that cannot be matched to the saved "
                           "run's (serial, WWN, backing file), saying so in one line")
     res.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
-    common.add_report_options(res)
+    runargs.add_report_options(res)
     add_unattended_options(res)
     runargs.add_remote_options(res)
     res.set_defaults(func=cmd_resume)

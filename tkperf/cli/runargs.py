@@ -9,7 +9,6 @@ import argparse
 from typing import Dict, List, Mapping
 
 from tkperf import durations, notify
-from tkperf.cli import common
 from tkperf.engine.opening import DEFAULT_REMOTE_TKPERF
 from tkperf.engine.request import MailRequest, RemoteSettings, RunRequest
 from tkperf.errors import UsageError
@@ -109,7 +108,7 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     # A child of a run of several targets: the whole request as a JSON file
     # (tkperf.engine.request; docs/parallel.rst), not for use by hand.
     p.add_argument("--request", metavar="FILE", help=argparse.SUPPRESS)
-    common.add_report_options(p)
+    add_report_options(p)
     add_unattended_options(p)
     add_remote_options(p)
     shared = shared_flags()
@@ -317,3 +316,16 @@ def settings_of(args: argparse.Namespace) -> RemoteSettings:
     """The remote-target options as given (a command may lack some of them)."""
     return RemoteSettings(fio_port=getattr(args, "fio_port", None), ssh_config=getattr(args, "ssh_config", None),
                           remote_tkperf=getattr(args, "remote_tkperf", None))
+
+
+def add_report_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--report-format", default="rst,html,pdf",
+                   help="formats of the report written at the end (default rst,html,pdf)")
+    p.add_argument("--no-report", action="store_true", help="write no report at the end")
+    add_png_option(p)
+
+
+def add_png_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--png", action="store_true",
+                   help="draw the plots as PNG files too, and have the reST refer to them (for reST "
+                        "viewers that show no SVG); the HTML and PDF keep the vector plots")

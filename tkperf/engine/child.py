@@ -27,6 +27,10 @@ progress_log = logging.getLogger("tkperf.progress")
 #: of at most PIPE_BUF bytes, never torn by another.
 _MAX_TEXT = 2000
 
+#: The environment variables that make a run report to a parent or record
+#: the host's sharing: a run whose environment has neither is by itself.
+CHILD_ENV = frozenset((multi.PROGRESS_FD_ENV, multi.HOST_SHARING_ENV))
+
 
 class _ChannelHandler(logging.Handler):
     def __init__(self, hooks: ChildHooks) -> None:

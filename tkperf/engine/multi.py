@@ -37,7 +37,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import programs, store
 from tkperf.remote import fio_host
-from tkperf.target.devpath import split_target
+from tkperf.target.identity import split_target
 
 PROGRESS_FD_ENV = "TKPERF_PROGRESS_FD"
 HOST_SHARING_ENV = "TKPERF_HOST_SHARING"

@@ -17,16 +17,16 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from tkperf import notify
 from tkperf.engine import plan
 from tkperf.engine.request import MailRequest, RemoteSettings, ResumeRequest, RunRequest
-from tkperf.engine.runner import plan_all
 from tkperf.engine.session import fio_settings
 from tkperf.errors import OutputError, ResumeError, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.jobs import FioSettings
+from tkperf.kit import registry
 from tkperf.kit.options import RunOptions, check_fits
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.remote import FIO_PORT, fio_host
-from tkperf.target import description
-from tkperf.target.devpath import split_target
+from tkperf.target import description, device
+from tkperf.target.identity import split_target
 from tkperf.target.side import LocalSide, TargetSide
 from tkperf.verdict import conformance
 
@@ -61,7 +61,7 @@ def open_run(request: RunRequest, device: str, size: Optional[int]) -> OpenedTar
         if not request.dry_run:
             need_root(dev, [profile, "run", device, "..."])
         check_fits(opts, dev.size_bytes, dev.logical_sector)
-        plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
+        registry.plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
         name = check_name(request.name) if request.name else default_name(dev)
     except BaseException:
         side.close()
@@ -128,8 +128,7 @@ def open_target(target: str, size: Optional[int], given: RemoteSettings,
     ``saved``: a resumed run's ``facts["remote"]``, for what the command line leaves out."""
     where = split_target(target)
     if where is None:  # the remote options are for the remote targets among several
-        side: TargetSide = LocalSide()
-        return side, side.resolve(target, size)
+        return LocalSide(), device.resolve(target, size)  # what LocalSide.resolve does
     from tkperf.remote import proxy  # a local run never loads the remote side
 
     host, path = where

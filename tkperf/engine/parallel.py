@@ -39,7 +39,7 @@ from tkperf.kit.options import RunOptions
 from tkperf.kit.progress import RemoteRun
 from tkperf.model.results import DeviceInfo
 from tkperf.remote import fio_host
-from tkperf.target.devpath import split_target
+from tkperf.target.identity import split_target
 from tkperf.target.side import TargetSide
 
 log = logging.getLogger("tkperf")

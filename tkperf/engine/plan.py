@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Tuple
 
-from tkperf.engine.runner import plan_all
 from tkperf.fio.jobs import FioSettings, job_file
+from tkperf.kit import registry
 from tkperf.kit.options import RunOptions
 from tkperf.kit.precondition import WIPC_BS, wipc_job
 from tkperf.kit.shapes import ESTIMATE_WRITE_RATE, Estimate, duration_rough
@@ -74,7 +74,7 @@ def times(dev: DeviceInfo, opts: RunOptions) -> List[TestTime]:
     # a discard or a crypto erase takes seconds; an overwrite, the device at the stated rate
     purge_high = dev.size_bytes / ESTIMATE_WRITE_RATE if method in OVERWRITING else 0.0
     out = []
-    for _, plan in plan_all(opts, dev.size_bytes):
+    for _, plan in registry.plan_all(opts, dev.size_bytes):
         est = plan.shape.estimate(opts, dev.size_bytes)
         wipc = opts.wipc_loops * opts.active_bytes(dev.size_bytes) if plan.wipc and opts.wipc_loops > 0 else 0
         out.append(TestTime(plan.key, method, purge_high, wipc, measurement(est), est.low_s, est.high_s))
@@ -122,7 +122,7 @@ def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime
 def job_files(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[str]:
     """Every test's fio job files (``--jobs``): the WIPC, then the measurement."""
     lines: List[str] = []
-    for _, plan in plan_all(opts, dev.size_bytes):
+    for _, plan in registry.plan_all(opts, dev.size_bytes):
         wipc = plan.wipc and opts.wipc_loops > 0
         lines.append(f"# --- {plan.key}: purge ({opts.purge})"
                      + (f", WIPC {opts.wipc_loops}x the active range" if wipc else ""))

@@ -30,7 +30,7 @@ from tkperf import notify, store
 from tkperf.engine import ending, opening, parallel
 from tkperf.engine import request as request_file
 from tkperf.engine import resume as resuming
-from tkperf.engine.child import ChildHooks, child_hooks
+from tkperf.engine.child import CHILD_ENV, ChildHooks, child_hooks
 from tkperf.engine.listener import Listener, RunOutcome
 from tkperf.engine.request import ResumeRequest, RunRequest
 from tkperf.engine.session import Session, fio_settings
@@ -42,7 +42,9 @@ def run(request: RunRequest, listener: Listener) -> RunOutcome:
     """``PROFILE run`` as ``request`` asks: one target, or several at once."""
     if len(request.devices) > 1:
         return parallel.run_several(request, listener)
-    with child_hooks() as hooks:  # None unless one of several runs (docs/parallel.rst)
+    if CHILD_ENV.isdisjoint(os.environ):  # a run by itself: no parent, no host sharing told
+        return _run_one(request, listener, None)
+    with child_hooks() as hooks:  # one of several runs, or told the host sharing (docs/parallel.rst)
         return _run_one(request, listener, hooks)
 
 

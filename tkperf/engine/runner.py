@@ -6,7 +6,7 @@ It rewrites the result file (atomically) after every change worth keeping:
 the purge, the WIPC, each round, the start and end of each test; intervals
 of a stream are appended instead (:class:`tkperf.store.ResultWriter`),
 so keeping one costs the same however long the run.  It never names a test
-type: :func:`plan_all` asks the registry.
+type: :func:`tkperf.kit.registry.plan_all` asks the registry.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ class Runner:
         why the run stopped, save, and let the exception go on to the CLI."""
         self.run.status = "running"
         try:
-            plans = plan_all(self.opts, self.device.size_bytes)
+            plans = registry.plan_all(self.opts, self.device.size_bytes)
             if not any(s.when == "before" for s in self.run.health):
                 snap = self.side.health(self.device, "before")
                 if snap is not None:
@@ -193,14 +193,3 @@ class Runner:
             out.append(PlannedTest(plan.key, est.low_s, est.high_s, wipc,
                                    done=old is not None and old.status == "complete"))
         return out
-
-
-def plan_all(opts: RunOptions, capacity: int) -> List[Tuple[str, Plan]]:
-    """(test type name, plan) of every test instance the options ask for, in run order."""
-    out: List[Tuple[str, Plan]] = []
-    for name in opts.tests:
-        t = registry.get(name)
-        if t is None:
-            raise ValueError(f"test type {name!r} is not installed")
-        out.extend((name, p) for p in t.plan(opts, capacity))
-    return out

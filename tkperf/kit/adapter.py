@@ -13,7 +13,6 @@ import importlib
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from tkperf.kit.base import (
-    API_VERSION,
     OIO_OPERATOR,
     Blocks,
     OptionSet,
@@ -23,6 +22,7 @@ from tkperf.kit.base import (
     TestType,
     View,
     instance_title,
+    own,
 )
 from tkperf.kit.settings import Options
 from tkperf.kit.steps import Headline, Steps
@@ -35,36 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
 #: The tkperf release without the API 2 adapter.
 API2_ENDS = "tkperf 0.2.0"
 
-#: Members of an API 2 type that API 3 moved to a part (or dropped).
-API2_ONLY = ("unit", "default_run", "settings", "keeps_steady_on_resume", "pts_test", "oio", "shows_histograms",
-             "fob_from_first_round", "largest_block", "smallest_block", "deviations", "planned_deviations",
-             "result_deviations", "instance_title", "steady_policy", "tracking_variables", "unsteady_variables",
-             "first_figures", "fob", "round1_after_wipc", "summary", "check_data", "report_section",
-             "compare_section")
-
-
-def own(obj: object, name: str) -> Any:
-    """``obj``'s member ``name`` when its class (not API 3's TestType) defines it, else None."""
-    for cls in type(obj).__mro__:
-        if cls is TestType:
-            return None
-        if name in vars(cls):
-            return getattr(obj, name)
-    return None
-
-
-def api_of(obj: object) -> Any:
-    """The API MAJOR an instance was written for: what it declares, else 2
-    when it defines a member only API 2 has, else this tkperf's."""
-    for cls in type(obj).__mro__:
-        if cls is TestType:
-            break
-        if "api_version" in vars(cls):
-            return vars(cls)["api_version"]
-    view = getattr(obj, "view", None)
-    if (isinstance(view, str) and ":" not in view) or any(own(obj, n) is not None for n in API2_ONLY):
-        return 2
-    return API_VERSION[0]
 
 
 class Api2Pts(PtsRules):

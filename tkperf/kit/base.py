@@ -359,3 +359,13 @@ def stored_values(kind: TestType, options: Mapping[str, str]) -> Dict[str, Any]:
         text = options.get(opt.field)
         out[opt.field] = opt.from_text(text) if text is not None else opt.default_for(device_class, quick)
     return out
+
+
+def own(obj: object, name: str) -> Any:
+    """``obj``'s member ``name`` when its class (not API 3's TestType) defines it, else None."""
+    for cls in type(obj).__mro__:
+        if cls is TestType:
+            return None
+        if name in vars(cls):
+            return getattr(obj, name)
+    return None

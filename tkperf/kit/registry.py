@@ -13,7 +13,8 @@ one list.
 
 A plug-in that fails to load, or that reuses a taken name, is left out
 with a warning in the log (and in ``tkperf tests``); it never stops tkperf.
-A type written for API 2 is wrapped in :class:`~tkperf.kit.adapter.Api2Type`
+The version test is here (:func:`api_of`); a type written for API 2 is
+wrapped in :class:`~tkperf.kit.adapter.Api2Type`
 (:func:`adapted` says which, for ``tkperf tests``).  A type may name its
 view ``"package.module:Class"`` (a view module imports its type's):
 :func:`view_class` loads it, as the types themselves are loaded.
@@ -28,10 +29,10 @@ from importlib import metadata
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Type
 
 import tkperf
-from tkperf.kit.adapter import API2_ENDS, Api2Type, api_of, own
-from tkperf.kit.base import API_VERSION, OptionSet, TestType, View, runs_by_default
+from tkperf.kit.adapter import API2_ENDS, Api2Type
+from tkperf.kit.base import API_VERSION, OptionSet, Plan, TestType, View, own, runs_by_default
 from tkperf.kit.policy import Steady, stored_policy
-from tkperf.kit.settings import settings_fields
+from tkperf.kit.settings import Options, settings_fields
 
 if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
     from tkperf.model.results import TestRun
@@ -42,6 +43,13 @@ ENTRY_POINT_GROUP = "tkperf.tests"
 #: Where tkperf's own test types live: an entry point into this package is a built-in.
 BUILTIN_PACKAGE = "tkperf.testtypes."
 NAME_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+#: Members of an API 2 type that API 3 moved to a part (or dropped).
+API2_ONLY = ("unit", "default_run", "settings", "keeps_steady_on_resume", "pts_test", "oio", "shows_histograms",
+             "fob_from_first_round", "largest_block", "smallest_block", "deviations", "planned_deviations",
+             "result_deviations", "instance_title", "steady_policy", "tracking_variables", "unsteady_variables",
+             "first_figures", "fob", "round1_after_wipc", "summary", "check_data", "report_section",
+             "compare_section")
 
 _types: Optional[Dict[str, TestType]] = None
 _problems: List[str] = []
@@ -61,6 +69,20 @@ def _entry_points() -> List[Tuple[str, str, object]]:
     group = eps.select(group=ENTRY_POINT_GROUP) if hasattr(eps, "select") else \
         eps.get(ENTRY_POINT_GROUP, [])  # Python 3.9
     return [(ep.name, ep.value, ep) for ep in group]
+
+
+def api_of(obj: object) -> Any:
+    """The API MAJOR an instance was written for: what it declares, else 2
+    when it defines a member only API 2 has, else this tkperf's."""
+    for cls in type(obj).__mro__:
+        if cls is TestType:
+            break
+        if "api_version" in vars(cls):
+            return vars(cls)["api_version"]
+    view = getattr(obj, "view", None)
+    if (isinstance(view, str) and ":" not in view) or any(own(obj, n) is not None for n in API2_ONLY):
+        return 2
+    return API_VERSION[0]
 
 
 def _instance(obj: object, where: str) -> TestType:
@@ -162,6 +184,17 @@ def problems() -> List[str]:
 def get(name: str) -> Optional[TestType]:
     """The test type called ``name``, or None when it is not installed."""
     return types().get(name)
+
+
+def plan_all(opts: Options, capacity: int) -> List[Tuple[str, Plan]]:
+    """(test type name, plan) of every test instance the options ask for, in run order."""
+    out: List[Tuple[str, Plan]] = []
+    for name in opts.tests:
+        t = get(name)
+        if t is None:
+            raise ValueError(f"test type {name!r} is not installed")
+        out.extend((name, p) for p in t.plan(opts, capacity))
+    return out
 
 
 def names() -> Tuple[str, ...]:

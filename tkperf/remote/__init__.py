@@ -14,7 +14,7 @@ from __future__ import annotations
 FIO_PORT = 8765
 
 # A target named HOST:/dev/... is told from a local path by
-# tkperf.target.devpath.split_target, which a local run calls too.
+# tkperf.target.identity.split_target, which a local run calls too.
 
 
 def fio_host(host: str) -> str:

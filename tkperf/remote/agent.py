@@ -32,7 +32,7 @@ from tkperf.model.results import DeviceInfo
 from tkperf.remote import policy as policies
 from tkperf.remote import wire
 from tkperf.target import device as devices
-from tkperf.target import devpath, guard, purge
+from tkperf.target import guard, identity, purge
 from tkperf.target.side import CacheHandle, LocalSide
 
 LOGGERS = ("tkperf", "tkperf.progress", "tkperf.debug")
@@ -155,7 +155,7 @@ class Agent:
         # The agent resolves the path itself, as the kernel does (a path
         # through a non-directory is refused), whatever the run did with it.
         try:
-            where = devpath.resolve(path)
+            where = identity.resolve(path)
         except TargetError as exc:
             log.warning("agent refused: %s", exc)  # to the test host's syslog, too
             raise

@@ -18,7 +18,7 @@ from tkperf.errors import RefusedError, TargetError
 from tkperf.model.results import DeviceInfo
 from tkperf.simdrive import TRANSPORT as EMULATED
 from tkperf.simdrive import control as simdrive
-from tkperf.target import devpath, identity
+from tkperf.target import identity
 
 SYS_BLOCK = "/sys/class/block"
 MIN_SIZE = 16 * 1024 * 1024
@@ -200,10 +200,10 @@ def check_safe(info: DeviceInfo, force: bool) -> List[str]:
 
 def resolve(path: str, size: Optional[int] = None) -> DeviceInfo:
     """Facts of the target at ``path`` (a block device, or a regular file with
-    ``size``), the path resolved by the kernel (:mod:`tkperf.target.devpath`)."""
+    ``size``), the path resolved by the kernel (:mod:`tkperf.target.identity`)."""
     if not path:
         raise TargetError("no target device given")
-    where = devpath.resolve(path, may_create=size is not None)
+    where = identity.resolve(path, may_create=size is not None)
     st = where.st
     if st is None:  # a file target still to be created
         return _file_target(path, where.real, size or 0, None)
@@ -293,12 +293,12 @@ def check_still(info: DeviceInfo) -> None:
     """TargetError unless ``info.resolved`` still names the device node (or the
     file) that was resolved: checked before fio or a purge opens it by path."""
     if info.kind == "block" and info.devnum:
-        now = devpath.resolve(info.resolved).devnum
+        now = identity.resolve(info.resolved).devnum
         if now != info.devnum:
             raise TargetError(f"{info.path}: {info.resolved} is now device {now or '(none)'}, not the "
                               f"{info.devnum} the run resolved; stopped before writing to it")
     elif info.kind == "file" and info.inode:
-        st = devpath.resolve(info.resolved).st
+        st = identity.resolve(info.resolved).st
         if st is None or identity.inode_of(st, info.resolved) != info.inode:
             raise TargetError(f"{info.path}: {info.resolved} is no longer the file the run made or "
                               "resolved (replaced or linked elsewhere); stopped before writing to it")
@@ -314,7 +314,7 @@ def open_exclusive(info: DeviceInfo) -> Optional[int]:
     except OSError as exc:
         raise RefusedError(f"{info.path}: cannot open exclusively ({exc.strerror}); "
                            "something else is using it") from None
-    if info.devnum and not devpath.same_node(fd, info.devnum):
+    if info.devnum and not identity.same_node(fd, info.devnum):
         os.close(fd)
         raise TargetError(f"{info.path}: {info.resolved} is no longer the device {info.devnum} "
                           "that was resolved; nothing was written")

@@ -38,7 +38,7 @@ from tkperf.errors import TargetError, TkperfError, ToolError
 from tkperf.model.results import DeviceInfo
 from tkperf.simdrive import TRANSPORT as EMULATED
 from tkperf.simdrive import control as simdrive
-from tkperf.target import device, devpath, identity, kinds, parsers
+from tkperf.target import device, identity, kinds, parsers
 from tkperf.target.writecache import WriteCache, transport_kind
 
 SYS_BLOCK = "/sys/class/block"
@@ -93,7 +93,7 @@ def _files(directory: str, names: Tuple[str, ...]) -> Dict[str, object]:
 def _describe(path: str) -> Union[DeviceInfo, str]:
     """A block device's DeviceInfo, or the resolved path of a regular file;
     anything else is a TargetError (exit 4)."""
-    where = devpath.resolve(path)  # the kernel's walk, not the text's
+    where = identity.resolve(path)  # the kernel's walk, not the text's
     resolved, st = where.real, where.st
     if st is None:  # not reached: without may_create a missing path is a TargetError
         raise TargetError(f"{path}: no such device or file")

@@ -23,7 +23,7 @@ from tkperf import programs
 from tkperf.errors import TargetError, TkperfError
 from tkperf.model.results import format_gb
 from tkperf.simdrive import control as simdrive
-from tkperf.target import device, devpath
+from tkperf.target import device, identity
 
 SYS = "/sys"
 #: Every kind :func:`classify` gives, as docs/description.rst lists them.
@@ -103,7 +103,7 @@ def classify(path: str) -> TargetKind:
     file target still to be created (as :func:`tkperf.target.device.resolve`
     takes it); a directory, a character device or a missing directory is a
     :class:`~tkperf.errors.TargetError`."""
-    where = devpath.resolve(path, may_create=True)  # the kernel's walk, not the text's
+    where = identity.resolve(path, may_create=True)  # the kernel's walk, not the text's
     resolved, st = where.real, where.st
     if st is None:
         return _given_as(_file(resolved, None), path, resolved)
