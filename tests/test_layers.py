@@ -183,10 +183,6 @@ def test_no_module_loads_another_by_name() -> None:
     assert found == []
 
 
-#: Types that also read a capture (tkperf.rwsw: its model, its streams as fio settings).
-CAPTURE_READERS = {"realworld"}
-
-
 def test_built_in_types_live_by_the_api() -> None:
     """A module under tkperf/testtypes/<type>/ imports tkperf only through
     tkperf.api and its own package, as a plug-in does: no built-in borrows
@@ -200,8 +196,6 @@ def test_built_in_types_live_by_the_api() -> None:
         own = parts[2]
         for t, line in ts:
             tp = t.split(".")
-            if own in CAPTURE_READERS and tp[1] == "rwsw":
-                continue
             if t == "tkperf.api" or t == "tkperf.testtypes" or (tp[1] == "testtypes" and len(tp) > 2
                                                                 and tp[2] == own):
                 continue

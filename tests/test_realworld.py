@@ -17,7 +17,8 @@ from conftest import needs_fio
 from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE, ResultFileError
-from tkperf.rwsw import applied, iolog, model
+from tkperf.rwsw import iolog, model
+from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld.delivered import steps
 from tkperf.verdict import conformance
 

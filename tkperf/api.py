@@ -232,6 +232,18 @@ from tkperf.report.words import (
     verdict,
 )
 
+# capture files (tkperf capture): what a real-world test reads of them
+from tkperf.rwsw.iolog import ALIGN as IOLOG_ALIGN  # noqa: E402
+from tkperf.rwsw.iolog import check_readable as check_iolog  # noqa: E402
+from tkperf.rwsw.iolog import iolog_path, map_iolog  # noqa: E402
+from tkperf.rwsw.iolog import scan as scan_iolog  # noqa: E402
+from tkperf.rwsw.model import Capture  # noqa: E402
+from tkperf.rwsw.model import Step as CaptureStep  # noqa: E402
+from tkperf.rwsw.model import Stream as CaptureStream  # noqa: E402
+from tkperf.rwsw.model import dominant as dominant_streams  # noqa: E402
+from tkperf.rwsw.model import load as load_capture  # noqa: E402
+from tkperf.rwsw.model import size_text as transfer_size_text  # noqa: E402
+
 __all__ = [
     # the test-type interface (API 3: the type, its PTS rules, its view)
     "API_VERSION", "Blocks", "Figure", "in_range", "OIO_FIXED", "OIO_OPERATOR", "OIO_SWEEP", "Option",
@@ -286,4 +298,7 @@ __all__ = [
     "SweepTest", "SweepPts", "SweepView", "SweepSettings", "captures_of", "sweep_options", "sweep_plan",
     "sweep_points", "SweepPoint", "SWEEP_PREWRITE", "SWEEP_PTS20", "sweep_report_section",
     "sweep_compare_section", "sweep_header", "sweep_stimulus_words", "sweep_structure",
+    # capture files (tkperf capture): the capture, its steps and IO streams, and its iolog
+    "Capture", "CaptureStep", "CaptureStream", "dominant_streams", "load_capture", "transfer_size_text",
+    "IOLOG_ALIGN", "check_iolog", "iolog_path", "map_iolog", "scan_iolog",
 ]

@@ -23,7 +23,7 @@ from tkperf.api import (
     sweep_options,
     sweep_plan,
 )
-from tkperf.rwsw import applied
+from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl
 from tkperf.testtypes.realworld.words import common_deviations

@@ -2,7 +2,7 @@
 
 The capture's iolog (fio iolog version 3, beside its XML) is copied at run
 time into a private temporary folder with its addresses mapped onto the
-target's range (:func:`tkperf.rwsw.iolog.map_iolog`) and replayed by one fio
+target's range (:func:`tkperf.api.map_iolog`) and replayed by one fio
 job (``read_iolog``) with the capture's own timing: fio issues every I/O at
 its captured time (``replay_no_stall`` is left off), so the replay asks the
 drive for the capture's IOPS and the drive's response times decide how many
@@ -19,28 +19,39 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from tkperf.api import Estimate, FioJob, Round, Shape, TestRun, UsageError
-from tkperf.rwsw import iolog, model
+from tkperf.api import (
+    Capture,
+    Estimate,
+    FioJob,
+    Round,
+    Shape,
+    TestRun,
+    UsageError,
+    check_iolog,
+    iolog_path,
+    map_iolog,
+    scan_iolog,
+)
 
 LABEL = "exact"
 #: The most I/Os an exact replay keeps outstanding (fio iodepth).
 MAX_DEPTH = 256
 
 
-def capture_iolog(capture_path: str, cap: model.Capture) -> str:
+def capture_iolog(capture_path: str, cap: Capture) -> str:
     """The capture's iolog file, which must exist; else one line (exit 2)."""
-    path = iolog.iolog_path(capture_path, cap.iolog)
+    path = iolog_path(capture_path, cap.iolog)
     if path is None:
         raise UsageError(f"--replay exact: the capture {os.path.basename(capture_path)} has no iolog "
                          "(its I/Os were not kept); use --replay steps")
     if not os.path.lexists(path):
         raise UsageError(f"--replay exact: the capture's iolog {cap.iolog} is not beside "
                          f"{os.path.basename(capture_path)}")
-    iolog.check_readable(path)  # a planted link or FIFO: one line, exit 7
+    check_iolog(path)  # a planted link or FIFO: one line, exit 7
     return path
 
 
-def depth_for(cap: model.Capture) -> int:
+def depth_for(cap: Capture) -> int:
     """Room for the capture's bursts: eight times its largest step queue depth, 32 to 256."""
     top = max([s.qd for s in cap.steps] + [cap.qd, 1.0])
     return int(min(MAX_DEPTH, max(32, math.ceil(8 * top))))
@@ -66,7 +77,7 @@ class ExactReplay(Shape):
         try:
             mapped = os.path.join(folder, "mapped.iolog")
             with open(mapped, "w", encoding="ascii") as fh:
-                m = iolog.map_iolog(self.log, fh, ctx.fio.settings.filename, self.span)
+                m = map_iolog(self.log, fh, ctx.fio.settings.filename, self.span)
             share = round(100.0 * m.reads / m.ios) if m.ios else 0
             started = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
             workloads, wall = ctx.fio.run([job(mapped, self.iodepth, share, m.largest)],
@@ -84,10 +95,10 @@ class ExactReplay(Shape):
 
     def largest(self) -> int:
         """The longest I/O of the log (fio's buffers must hold it)."""
-        return iolog.scan(self.log).largest
+        return scan_iolog(self.log).largest
 
     def estimate(self, opts, capacity: int) -> Estimate:
-        m = iolog.scan(self.log)
+        m = scan_iolog(self.log)
         seconds = m.last_us / 1e6
         shown = f"<{os.path.basename(self.log)} mapped onto the target at run time>"
         return Estimate((f"# the capture's {m.ios:,} I/Os ({m.reads:,} reads, {m.writes:,} writes) replayed "

@@ -4,12 +4,12 @@ test; docs/rwsw-tests.rst).
 ``--replay steps`` (the default): after a purge, every step of the capture
 in order, for its duration, as its IO streams at its queue depth: one fio
 job per stream (the 16 largest), running at once, their I/O counts held in
-the step's proportions by fio's flow control (:mod:`tkperf.rwsw.applied`).
+the step's proportions by fio's flow control (:mod:`tkperf.testtypes.realworld.applied`).
 A step of several streams is preceded by two 1 s calibration runs: the
 first (depths by share) gives each stream's response time and so its need
 of outstanding I/Os (Little's law); the second tries the total depth the
 first suggests, and the step runs at the total depth the two measured
-runs point to (:func:`tkperf.rwsw.applied.total_depth`), so that the
+runs point to (:func:`tkperf.testtypes.realworld.applied.total_depth`), so that the
 streams' mean outstanding I/Os add up to the step's.  A step without I/O is an idle gap.
 
 ``--replay exact``: the captured I/Os themselves, through fio's iolog
@@ -23,7 +23,10 @@ from dataclasses import replace
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.api import (
+    IOLOG_ALIGN,
     Blocks,
+    Capture,
+    CaptureStream,
     Figure,
     FioJob,
     Options,
@@ -36,10 +39,11 @@ from tkperf.api import (
     TestRun,
     TestType,
     UsageError,
+    load_capture,
+    scan_iolog,
     stored_values,
 )
-from tkperf.rwsw import applied, iolog, model
-from tkperf.testtypes.realworld import exact
+from tkperf.testtypes.realworld import applied, exact
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, outstanding, overall, steps
 from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
@@ -53,14 +57,14 @@ QD_TOLERANCE = 0.10
 SHARE_TOLERANCE = 0.03
 
 
-def _job(name: str, s: model.Stream, runtime: int, depth: int, extra: Tuple[Tuple[str, str], ...]) -> FioJob:
+def _job(name: str, s: CaptureStream, runtime: int, depth: int, extra: Tuple[Tuple[str, str], ...]) -> FioJob:
     return FioJob(name=name, rw=applied.fio_rw(s), bs=s.bs, runtime=runtime, iodepth=depth, extra=extra)
 
 
-def load(cfg: ro.ReplaySettings) -> model.Capture:
+def load(cfg: ro.ReplaySettings) -> Capture:
     if not cfg.workload:
         raise UsageError("the real-world workload tests need --workload N.xml (a capture by tkperf capture)")
-    cap = model.load(cfg.workload)
+    cap = load_capture(cfg.workload)
     if not any(s.streams for s in cap.steps):
         raise UsageError(f"--workload {os.path.basename(cfg.workload)}: the capture holds no I/O to replay")
     return cap
@@ -70,7 +74,7 @@ class _Placer:
     """Sets each stream job's queue depth from the calibration runs before it:
     the need of each stream (share x response time, Little's law) from the
     first, the total depth from every calibration run so far
-    (:func:`tkperf.rwsw.applied.total_depth`)."""
+    (:func:`tkperf.testtypes.realworld.applied.total_depth`)."""
 
     def __init__(self, index: Dict[str, int], shares: Sequence[float], qd: float, runs: int):
         self.index, self.shares, self.qd, self.runs = index, tuple(shares), qd, runs
@@ -89,7 +93,7 @@ class _Placer:
         return replace(job, iodepth=depth[self.index[job.name]])
 
 
-def step_phases(cap: model.Capture, step_time: int) -> Tuple[List[Phase], Dict[str, str]]:
+def step_phases(cap: Capture, step_time: int) -> Tuple[List[Phase], Dict[str, str]]:
     """The phases of a step replay and the params that say what each step and job asked for."""
     phases: List[Phase] = []
     params: Dict[str, str] = {}
@@ -190,10 +194,10 @@ class ReplayTest(TestType):
                   "capture_ios": str(sum(s.ios for s in cap.streams))}
         if cfg.replay == "exact":
             log = exact.capture_iolog(cfg.workload, cap)
-            found = iolog.scan(log)  # a corrupt iolog is refused here, before the purge (exit 7)
+            found = scan_iolog(log)  # a corrupt iolog is refused here, before the purge (exit 7)
             if not found.ios:
                 raise UsageError(f"--replay exact: the capture's iolog {cap.iolog} holds no reads or writes")
-            span = opts.test_bytes(capacity) // iolog.ALIGN * iolog.ALIGN  # wrapped offsets keep their alignment
+            span = opts.test_bytes(capacity) // IOLOG_ALIGN * IOLOG_ALIGN  # wrapped offsets keep their alignment
             return [Plan(key=self.name, shape=exact.ExactReplay(log, span, exact.depth_for(cap)), wipc=False,
                          params={**params, "iolog": os.path.basename(log), "span": str(span),
                                  "iolog_ios": str(found.ios)})]

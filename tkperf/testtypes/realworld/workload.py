@@ -5,21 +5,21 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Mapping, Tuple
 
-from tkperf.api import FioJob, Options, UsageError
-from tkperf.rwsw import applied, model
+from tkperf.api import Capture, CaptureStream, FioJob, Options, UsageError, dominant_streams, load_capture
+from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.words import RWSW_PTS
 
 STREAM_PARAM = "applied."
 
 
-def dominant(opts: Options) -> Tuple[model.Capture, Tuple[model.Stream, ...]]:
+def dominant(opts: Options) -> Tuple[Capture, Tuple[CaptureStream, ...]]:
     """The capture and its dominant streams (shares summing to 1)."""
     w = opts.of(ro.WorkloadSettings)
     if not w.workload:
         raise UsageError("the real-world workload tests need --workload N.xml (a capture by tkperf capture)")
-    cap = model.load(w.workload)
-    streams = model.dominant(cap.streams, w.streams_share)
+    cap = load_capture(w.workload)
+    streams = dominant_streams(cap.streams, w.streams_share)
     if not streams:
         raise UsageError(f"--workload {os.path.basename(w.workload)}: the capture holds no I/O to apply")
     return cap, streams
@@ -35,7 +35,7 @@ def job(mix: applied.Mixed, tc: int, qd: int, runtime: int, name: str) -> FioJob
                   numjobs=tc, iodepth=qd, extra=mix.extra())
 
 
-def params(opts: Options, cap: model.Capture, streams, mix: applied.Mixed) -> Dict[str, str]:
+def params(opts: Options, cap: Capture, streams, mix: applied.Mixed) -> Dict[str, str]:
     """What the test stores of its workload: the capture, the share and every applied stream."""
     w = opts.of(ro.WorkloadSettings)
     out = {"workload": os.path.basename(w.workload), "capture": cap.name, "capture_device": cap.device,

@@ -19,10 +19,12 @@ from tkperf.api import (
     TestRun,
     TestType,
     Tracking,
+    dominant_streams,
+    load_capture,
     stored_values,
     tgbw_bytes,
 )
-from tkperf.rwsw import applied, model
+from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl
 from tkperf.testtypes.realworld.words import common_deviations
@@ -52,9 +54,9 @@ class RwswWsatPts(PtsRules):
         out = common_deviations(kind.name) + wl.workload_deviations(kind.name, options, v["rwsw_streams_share"])
         if v["rwsw_workload"]:
             try:
-                cap = model.load(v["rwsw_workload"])
+                cap = load_capture(v["rwsw_workload"])
                 out += [f"{kind.name}: {n}" for n in applied.coupling_note(
-                    model.dominant(cap.streams, v["rwsw_streams_share"]))]
+                    dominant_streams(cap.streams, v["rwsw_streams_share"]))]
             except Exception:  # noqa: BLE001 - the capture may be gone when a result is read later
                 pass
         if v["rwsw_wsat_interval"] != PTS_INTERVAL_S:

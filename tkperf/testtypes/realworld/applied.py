@@ -29,7 +29,9 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Sequence, Tuple
 
-from tkperf.rwsw.model import Step, Stream, size_text
+from tkperf.api import CaptureStep as Step
+from tkperf.api import CaptureStream as Stream
+from tkperf.api import transfer_size_text as size_text
 
 #: At most this many streams of a step run as jobs of their own (the largest;
 #: the rest are left out and their share is disclosed).
