@@ -73,6 +73,7 @@ TESTS: Tuple[str, ...] = (
     "tests/test_method_limits.py",
     "tests/test_conformance.py",
     "tests/test_conformance_paths.py",
+    "tests/test_dryrun.py",
     "tests/test_check.py",
     "tests/test_history.py",
     "tests/test_noise.py",
@@ -88,6 +89,7 @@ TESTS: Tuple[str, ...] = (
 #: Python: they are left out.
 DESELECT: Tuple[str, ...] = (
     "tests/test_conformance.py::test_dry_run_says_conformant_or_lists_deviations",
+    "tests/test_dryrun.py::test_the_dry_runs_verdict_is_the_one_the_run_reaches",
     "tests/test_check.py::test_check_leaves_matplotlib_out",
     "tests/test_history.py::test_the_nightly_example_checks_the_last_nights_and_updates_the_history",
 )

@@ -80,6 +80,33 @@ def test_a_drive_with_a_pts_purge_and_a_readable_cache_names_them_unknown():
     assert unknown == ("whether each test reaches steady state within its rounds",)
 
 
+def test_the_dry_runs_verdict_words_each_case_whole():
+    """Every branch of the verdict before a run, its words whole: a PTS PURGE
+    and a reachable cache (known only at the start), no purge asked, no test
+    purged, and the HDD profile (no purge, its cache kept as found)."""
+    nvme = DeviceInfo(path="/dev/nvme0n1", resolved="/dev/nvme0n1", kind="block", transport="nvme",
+                      size_bytes=10 ** 12)
+    loop = DeviceInfo(path="/dev/loop9", resolved="/dev/loop9", kind="block", transport="loop", size_bytes=1 << 30)
+    steady = "whether each test reaches steady state within its rounds"
+    unknown_cache = "write cache state unknown (SNIA PTS 2.0.2, enterprise requires WCD)"
+    verdict, unknown = conformance.of_target(options.build({}).to_dict(), nvme, "ssd", ["iops"])
+    assert (verdict.revision, verdict.deviations) == ("SNIA PTS 2.0.2, enterprise", ())
+    assert unknown == ("whether the drive supports a NVME PURGE (read at the start of each test)",
+                       "the write cache state (SNIA PTS 2.0.2, enterprise requires WCD; read and set at the "
+                       "start of the run)", steady)
+    verdict, unknown = conformance.of_target(options.build({"purge": "none"}).to_dict(), loop, "ssd", ["iops"])
+    assert verdict.deviations == ("no PURGE before the tests (--purge none)", unknown_cache)
+    assert unknown == (steady,)
+    verdict, unknown = conformance.of_target(options.build({}).to_dict(), loop, "ssd", [])
+    assert verdict.deviations == (unknown_cache,) and unknown == (steady,)
+    hdd = options.build({"tests": ("hdd-iops",)}, profile="hdd").to_dict()
+    verdict, unknown = conformance.of_target(hdd, loop, "hdd", ["hdd-iops"])
+    assert verdict.deviations == ("hdd run: the SNIA PTS is a solid-state test; this profile skips PURGE and WIPC",
+                                  "write cache kept as found (SNIA PTS 2.0.2, enterprise requires WCD)",
+                                  "hdd-iops (HDD random IOPS) is not a SNIA PTS test")
+    assert unknown == (steady,)
+
+
 @needs_fio
 def test_the_dry_runs_verdict_is_the_one_the_run_reaches(loopdev, tmp_path, capsys):
     argv = ["ssd", "run", loopdev, "--quick", "--tests", "tp", "--wipc-loops", "2"]
