@@ -1,14 +1,20 @@
 """From the I/Os of a capture to its IO streams, steps and iolog.
 
 The stream rule (docs/rwsw.rst): an I/O is *sequential* when it starts at
-the byte where one of the last :data:`HISTORY` I/Os of the same direction
-ended, else *random*.  Looking back over several I/Os, not only the last
-one, keeps a sequential stream sequential while other streams interleave
-with it (a database's log writes between its data-file writes, several
-threads each reading a file).  The first I/O of a sequential run has no
-predecessor and counts as random; a random I/O that happens to start where
-one of the last few ended counts as sequential -- on a device of N blocks
-that is about HISTORY/N of them.  A stream is one combination of access,
+the byte where a run of I/Os of the same direction is expected to go on,
+else *random*.  The expected places are a table of at most :data:`RUNS`
+byte offsets per direction -- where each recent run's last I/O ended --
+kept in order of use: an I/O that starts at one takes it over (the run
+goes on where the I/O ends), any other starts a run of its own there, and
+when the table is full the run unused longest is forgotten.  So a
+sequential stream stays sequential while up to some hundreds of others
+interleave with it (a database's log writes between its data-file writes,
+a video server's many readers), however its I/Os interleave, as long as
+fewer than :data:`RUNS` other runs were started since its last I/O.  The
+first I/O of a sequential run has no predecessor and counts as random; a
+random I/O that happens to start where a recent run ended counts as
+sequential -- on a device of N blocks that is about RUNS/N of them
+(0.2% of 4 KiB random I/O over 1 GiB).  A stream is one combination of access,
 direction and transfer size; its share is of the I/Os (and of the bytes)
 of the step or of the whole capture.
 
@@ -23,41 +29,52 @@ overflowed) and it does not count towards the queue depth at all.
 from __future__ import annotations
 
 import math
-from collections import deque
-from typing import Deque, Dict, Iterator, List, Optional, Tuple
+from collections import OrderedDict
+from typing import Iterator, List, Tuple
 
 import numpy as np
 
-from tkperf.rwsw.model import Capture, Step, Stream
+from tkperf.rwsw.model import Stream
 from tkperf.rwsw.trace import IoTrace
 
-HISTORY = 32
+#: The runs the stream rule follows at once, per direction.
+RUNS = 512
 #: The file name the iolog gives the device: replay maps it onto a target
 #: (fio's ``replay_redirect``); a log replayed as it is opens no real device.
 IOLOG_FILE = "rwsw.capture"
 
 
+class SeqRule:
+    """The stream rule's table of runs (see above), fed one I/O at a time in issue order."""
+
+    __slots__ = ("runs", "ends")
+
+    def __init__(self, runs: int = RUNS) -> None:
+        self.runs = runs
+        self.ends: Tuple["OrderedDict[int, None]", "OrderedDict[int, None]"] = (OrderedDict(), OrderedDict())
+
+    def mark(self, write: np.ndarray, offset: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """Per I/O (in issue order), whether it is sequential; the table moves on."""
+        seq = np.zeros(offset.size, dtype=bool)
+        runs = self.runs
+        for i, (w, start, n) in enumerate(zip(write.tolist(), offset.tolist(), length.tolist())):
+            ends = self.ends[w]
+            if start in ends:
+                seq[i] = True
+                del ends[start]
+            end = start + n
+            if end in ends:
+                ends.move_to_end(end)
+            else:
+                ends[end] = None
+                if len(ends) > runs:
+                    ends.popitem(last=False)
+        return seq
+
+
 def sequential(trace: IoTrace) -> np.ndarray:
     """Per I/O, whether it is sequential by the stream rule."""
-    n = len(trace)
-    seq = np.zeros(n, dtype=bool)
-    recent: Dict[bool, Tuple[Deque[int], Dict[int, int]]] = {False: (deque(), {}), True: (deque(), {})}
-    for i, (w, start, length) in enumerate(zip(trace.write.tolist(), trace.offset.tolist(),
-                                              trace.length.tolist())):
-        order, ends = recent[w]
-        if start in ends:
-            seq[i] = True
-        end = start + length
-        order.append(end)
-        ends[end] = ends.get(end, 0) + 1
-        if len(order) > HISTORY:
-            old = order.popleft()
-            left = ends[old] - 1
-            if left:
-                ends[old] = left
-            else:
-                del ends[old]
-    return seq
+    return SeqRule().mark(trace.write.astype(np.int64), trace.offset, trace.length)
 
 
 def streams_of(seq: np.ndarray, write: np.ndarray, length: np.ndarray) -> Tuple[Stream, ...]:
@@ -94,28 +111,6 @@ def queue_depth(issue: np.ndarray, done: np.ndarray, start: float, end: float) -
     overlap = np.clip(np.minimum(finish, end) - np.maximum(issue, start), 0.0, None)
     overlap[lost] = 0.0
     return float(overlap.sum() / (end - start))
-
-
-def analyse(trace: IoTrace, step: float, *, name: str, device: str, size: int, source: str, started: str,
-            iolog: Optional[str]) -> Capture:
-    """The capture of ``trace`` cut into steps of ``step`` seconds."""
-    seq = sequential(trace)
-    duration = max(trace.t1 - trace.t0, 1e-6)
-    steps = []
-    rel = trace.issue - trace.t0
-    bounds = step_bounds(duration, step)
-    for index, (start, length) in enumerate(bounds):
-        last = index == len(bounds) - 1
-        mask = (rel >= start) & ((rel < start + length) if not last else np.ones_like(rel, dtype=bool))
-        nbytes = float(trace.length[mask].sum())
-        steps.append(Step(index=index, start=start, duration=length,
-                          streams=streams_of(seq[mask], trace.write[mask], trace.length[mask]),
-                          qd=queue_depth(trace.issue, trace.done, trace.t0 + start, trace.t0 + start + length),
-                          iops=int(mask.sum()) / length, mbps=nbytes / length / 1e6))
-    return Capture(name=name, device=device, size=size, source=source, started=started, duration=duration,
-                   step=float(step), steps=tuple(steps), streams=streams_of(seq, trace.write, trace.length),
-                   qd=queue_depth(trace.issue, trace.done, trace.t0, trace.t1),
-                   iops=len(trace) / duration, mbps=float(trace.length.sum()) / duration / 1e6, iolog=iolog)
 
 
 def iolog_lines(trace: IoTrace, chunk: int = 100_000) -> Iterator[bytes]:

@@ -11,18 +11,21 @@ written through a link another user could plant there
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
 
-from tkperf import programs
-from tkperf.errors import OutputError, ResultFileError, ToolError
+from tkperf import durations, programs
+from tkperf.errors import Interrupted, OutputError, ResultFileError, ToolError
 from tkperf.model.files import foreign_link, open_to_read
-from tkperf.rwsw import analysis, model, rawtrace, trace, tracing
+from tkperf.rwsw import model, rawtrace, steps, trace, tracing
 from tkperf.target import guard
 
 log = logging.getLogger("tkperf")
@@ -62,61 +65,126 @@ def paths(outdir: str, name: str) -> Tuple[str, str]:
     return xml, iolog
 
 
-def _write_iolog(trace_: trace.IoTrace, path: str) -> None:
-    """The iolog, written piece by piece into a temporary file that becomes
-    ``path`` when complete (a long capture's log does not fit in memory at once)."""
-    try:  # a fresh name (O_EXCL, mode 0600): nothing planted in the directory is written through
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                   dir=os.path.dirname(os.path.abspath(path)))
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror}") from None
-    try:
+class _Iolog:
+    """The iolog, written piece by piece as the requests stream by into a
+    fresh temporary file (O_EXCL, mode 0644 less the umask: nothing planted
+    in the directory is written through) that becomes ``path`` when the
+    capture is complete, or is removed."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                            dir=os.path.dirname(os.path.abspath(path)))
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror}") from None
         mask = os.umask(0)
         os.umask(mask)
         os.fchmod(fd, 0o644 & ~mask)
-        with os.fdopen(fd, "wb") as fh:
-            for piece in analysis.iolog_lines(trace_):
-                fh.write(piece)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if os.path.lexists(path):
-            raise OutputError(f"{path} exists; tkperf capture does not replace it")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
+        self.fh: IO[bytes] = os.fdopen(fd, "wb", buffering=1 << 20)
+
+    def __enter__(self) -> _Iolog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if not self.fh.closed:
+            self.fh.close()
+        if os.path.lexists(self.tmp):
+            os.unlink(self.tmp)
+
+    def commit(self) -> None:
+        try:
+            self.fh.flush()
+            os.fsync(self.fh.fileno())
+            self.fh.close()
+            if os.path.lexists(self.path):
+                raise OutputError(f"{self.path} exists; tkperf capture does not replace it")
+            os.replace(self.tmp, self.path)
+        except OSError as exc:
+            raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
 
-def _write(trace_: trace.IoTrace, capture: model.Capture, xml: str, iolog: str) -> None:
-    if os.path.lexists(iolog):
-        raise OutputError(f"{iolog} exists; tkperf capture does not replace it")
-    _write_iolog(trace_, iolog)
+def _write(log_: _Iolog, capture: model.Capture, xml: str) -> None:
+    log_.commit()
     try:
         model.save(capture, xml)
     except BaseException:
-        os.unlink(iolog)
+        os.unlink(log_.path)
         raise
     model.load(xml)  # what was written reads back
 
 
-def _notes(trace_: trace.IoTrace, lost: int = 0, problems: Sequence[str] = ()) -> Tuple[str, ...]:
+def _notes(skipped: Dict[str, int], ios: int, lost: int = 0, problems: Sequence[str] = (),
+           stopped: Optional[model.Capture] = None) -> Tuple[str, ...]:
     out: List[str] = list(problems)
+    if stopped is not None and stopped.stopped_at is not None:
+        out.append(f"stopped early by {stopped.stopped_by} after {durations.duration(stopped.stopped_at)}: "
+                   "what was recorded until then is kept (the file says so)")
     if lost:
         out.append(f"the kernel's trace buffer overflowed: {lost} events were lost; the shares are of the "
                    "events recorded (a shorter capture or a less busy device loses none)")
-    for why, n in sorted(trace_.skipped.items()):
+    for why, n in sorted(skipped.items()):
         out.append(f"{n} events left out: {why}")
-    if len(trace_) == 0:
+    if ios == 0:
         out.append("no I/O was seen on the device during the capture")
     return tuple(out)
 
 
+class StopAndKeep:
+    """Signals while a capture runs: before recording begins one stops
+    everything (nothing to keep); while recording, the first SIGINT, SIGTERM
+    or SIGHUP ends the recording early and what was recorded is kept, the
+    second stops everything (:class:`~tkperf.errors.Interrupted`); once the
+    recording is over, the first lets the analysis finish and the second
+    stops it.  Tracing is put back in every case (:class:`tracing.Recorder`)."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
+        self.recording: Optional[bool] = False   # None: the recording is over
+        self.stopped_by: Optional[str] = None
+        self.signals = 0
+
+    def __enter__(self) -> StopAndKeep:
+        self.previous = {s: signal.getsignal(s) for s in guard.SIGNALS}
+        for s in guard.SIGNALS:
+            signal.signal(s, self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, h in self.previous.items():
+            signal.signal(s, h)
+
+    def _handler(self, signum: int, frame: object) -> None:
+        if programs.starting():  # raised inside fork hooks, it would be lost
+            programs.defer(lambda: self._handler(signum, frame))
+            return
+        name = guard.SIGNALS.get(signum, str(signum))
+        self.signals += 1
+        if self.signals == 1 and self.recording:
+            self.stopped_by = name
+            self.say(f"{name}: stopping the capture and keeping what was recorded (again to abort)")
+            return
+        if self.signals == 1 and self.stopped_by is None and self.recording is None:
+            self.say(f"{name}: the recording is complete; finishing its analysis (again to abort)")
+            return
+        for s in guard.SIGNALS:  # the clean-up that follows must not be cut short
+            signal.signal(s, signal.SIG_IGN)
+        raise Interrupted(signum, name)
+
+    def stop(self) -> bool:
+        return self.stopped_by is not None
+
+
+def _say(text: str) -> None:
+    print(f"tkperf: {text}", file=sys.stderr, flush=True)
+
+
 def record(device: str, seconds: float, name: str, outdir: str, step: float,
-           on_start: Optional[Callable[[], None]] = None) -> Written:
+           on_start: Optional[Callable[[], None]] = None,
+           say: Callable[[str], None] = _say) -> Written:
     """Record ``device`` for ``seconds`` and write the capture (root only);
-    ``on_start`` is called once every check has passed, as recording begins."""
+    ``on_start`` is called once every check has passed, as recording begins.
+    A signal stops the recording early and keeps it (:class:`StopAndKeep`)."""
     tracing.needs_root()
     dev = tracing.device_facts(device)
     xml, iolog = paths(outdir, name)
@@ -127,21 +195,28 @@ def record(device: str, seconds: float, name: str, outdir: str, step: float,
         raw = tempfile.TemporaryFile(dir=outdir, prefix=f".{name}.", suffix=".trace.tmp")
     except OSError as exc:
         raise OutputError(f"cannot create a temporary file in {outdir}: {exc.strerror}") from None
-    with guard.signals_raise():  # a signal, also while the events are analysed, leaves nothing behind
+    with StopAndKeep(say) as stop:  # a second signal, also while the events are analysed, leaves nothing behind
         with raw:
             if on_start is not None:
                 on_start()
             started = time.time()
             with tracing.Recorder(dev) as rec:
-                rec.record(seconds, raw.fileno())
+                stop.recording = True
+                rec.record(seconds, raw.fileno(), stop.stop)
+                stop.recording = None  # over: a first signal now lets the analysis finish
             assert rec.layout is not None
             raw.seek(0)
-            events = rawtrace.read_raw(raw, rec.layout, dev.kernel_dev, dev.first_sector,
-                                       dev.sectors if dev.first_sector else None)
-        capture = analysis.analyse(events, step, name=name, device=device, size=dev.size, source="tracefs",
-                                   started=_utc(started), iolog=os.path.basename(iolog))
-        _write(events, capture, xml, iolog)
-    return Written(capture, xml, iolog, _notes(events, rec.lost, rec.problems))
+            with _Iolog(iolog) as log_:
+                acc = steps.Accumulator(step, log_.fh, lost_known=True)
+                pairer = rawtrace.read_raw(raw, rec.layout, dev.kernel_dev, acc, dev.first_sector,
+                                           dev.sectors if dev.first_sector else None)
+                capture = acc.finish(name=name, device=device, size=dev.size, source="tracefs",
+                                     started=_utc(started), iolog=os.path.basename(iolog), lost_events=rec.lost)
+                if stop.stopped_by is not None:
+                    capture = dataclasses.replace(capture, stopped_at=capture.duration, stopped_by=stop.stopped_by)
+                _write(log_, capture, xml)
+    return Written(capture, xml, iolog, _notes(pairer.skipped, pairer.count, capture.seen.lost_events or 0
+                                               if capture.seen else 0, rec.problems, capture))
 
 
 def _is_blktrace(fd: int) -> bool:
@@ -176,18 +251,19 @@ def import_file(path: str, name: str, outdir: str, step: float) -> Written:
             raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_IMPORT_BYTES} byte "
                                   "import limit")
         xml, iolog = paths(outdir, name)
-        if _is_blktrace(src):
-            with tempfile.TemporaryFile(dir=outdir) as text:  # unnamed: nothing to plant a link at
-                _blkparse(src, path, text.fileno())
-                text.seek(0)
-                events, device = trace.read_blkparse(text, path)
-        else:
-            with os.fdopen(src, "rb", closefd=False) as fh:
-                events, device = trace.read_blkparse(fh, path)
+        with _Iolog(iolog) as log_:
+            acc = steps.Accumulator(step, log_.fh)
+            if _is_blktrace(src):
+                with tempfile.TemporaryFile(dir=outdir) as text:  # unnamed: nothing to plant a link at
+                    _blkparse(src, path, text.fileno())
+                    text.seek(0)
+                    device, pairer = trace.read_blkparse(text, path, acc)
+            else:
+                with os.fdopen(src, "rb", closefd=False) as fh:
+                    device, pairer = trace.read_blkparse(fh, path, acc)
+            capture = acc.finish(name=name, device=device, size=pairer.span, source="import",
+                                 started=_utc(st.st_mtime), iolog=os.path.basename(iolog))
+            _write(log_, capture, xml)
     finally:
         os.close(src)
-    size = int((events.offset + events.length).max()) if len(events) else 0
-    capture = analysis.analyse(events, step, name=name, device=device, size=size, source="import",
-                               started=_utc(st.st_mtime), iolog=os.path.basename(iolog))
-    _write(events, capture, xml, iolog)
-    return Written(capture, xml, iolog, _notes(events))
+    return Written(capture, xml, iolog, _notes(pairer.skipped, pairer.count))

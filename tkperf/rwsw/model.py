@@ -5,9 +5,16 @@ application did to a device, cut into time steps; per step and in total it
 is told as IO streams -- one combination of access (random or sequential),
 direction (read or write) and transfer size -- with their I/O count and
 their share of the I/Os and of the bytes, and the step's queue depth, IOPS
-and throughput.  This module is the data and its XML file,
-``<tkperf-capture version="1">``; the capture itself, the analysis and
-the replay live beside it.
+and throughput.  Since version 2 it also keeps what the application saw
+(:class:`Seen`): the response times (issue to completion at the block
+layer; mean, 99th percentile and largest, of reads, of writes and of
+both), the flushes, FUA writes and discards, and the events the kernel's
+trace buffer lost; and whether the capture was stopped early (Ctrl-C,
+SIGTERM), at what time.  A version 1 file reads with these as not recorded
+(None).  This module is the data and its XML file,
+``<tkperf-capture version="2">``; the capture itself, the analysis and
+the replay live beside it.  Steps are numbered from 1 wherever a user sees
+them (``number`` in the file); :attr:`Step.index` counts from 0.
 
 Numbers are SI: seconds, bytes, MB/s of 10**6 bytes.  Every figure read
 back from a file must be finite and in its range, every share 0..1, or the
@@ -29,10 +36,12 @@ from tkperf.store.fileformat import MAX_FILE_BYTES, refuse_doctype, refuse_docty
 from tkperf.untrusted import for_xml
 
 ROOT_TAG = "tkperf-capture"
-VERSION = 1
+VERSION = 2
 ACCESS = ("random", "sequential")
 RW = ("read", "write")
 SOURCES = ("tracefs", "blktrace", "import")
+#: What may stop a capture early.
+STOPPED_BY = ("SIGINT", "SIGTERM", "SIGHUP")
 _SHORT = {"random": "RND", "sequential": "SEQ"}
 _UNITS = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"))
 
@@ -63,16 +72,69 @@ class Stream:
 
 
 @dataclass(frozen=True)
+class Latency:
+    """Response times of the I/Os whose completion was seen: issue to
+    completion at the block layer, microseconds (tkperf.rwsw.latency)."""
+
+    ios: int           # I/Os timed
+    mean_us: float
+    p99_us: float
+    max_us: float
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the application saw, beyond its streams (capture version 2).
+    A latency is None when no I/O of that kind was timed."""
+
+    lat: Optional[Latency]     # reads and writes together
+    read: Optional[Latency]
+    write: Optional[Latency]
+    flushes: int       # requests asking the device to flush its write cache (a flush, or a write with preflush)
+    fua: int           # writes with Force Unit Access
+    discards: int      # discard (and secure erase) requests
+    discard_bytes: int
+    lost_events: Optional[int]  # trace events the kernel's ring buffer lost; None: not known (an import)
+
+
+def coverage(streams: Sequence[Stream], share: float = 0.8) -> Optional[Tuple[float, float]]:
+    """The dominant streams' (:func:`dominant`) share of the I/Os and of the
+    bytes, in percent, or None when there is no I/O."""
+    chosen = _chosen(streams, share)
+    if not chosen:
+        return None
+    return 100.0 * min(1.0, sum(s.share for s in chosen)), 100.0 * min(1.0, sum(s.byte_share for s in chosen))
+
+
+@dataclass(frozen=True)
 class Step:
     """One time step of a capture."""
 
-    index: int         # 0-based
+    index: int         # 0-based (shown as :attr:`number`, from 1)
     start: float       # seconds from the capture's start
     duration: float    # seconds
     streams: Tuple[Stream, ...]   # largest share first
     qd: float          # mean outstanding I/Os over the step
     iops: float
     mbps: float        # MB/s, 10**6 bytes
+    seen: Optional[Seen] = None   # None: not recorded (a version 1 capture)
+
+    @property
+    def number(self) -> int:
+        """The step's number as users see it, from 1."""
+        return self.index + 1
+
+    @property
+    def coverage_ios_pct(self) -> Optional[float]:
+        """The dominant streams' share of the step's I/Os (%), None without I/O."""
+        c = coverage(self.streams)
+        return None if c is None else c[0]
+
+    @property
+    def coverage_bytes_pct(self) -> Optional[float]:
+        """The dominant streams' share of the step's bytes (%), None without I/O."""
+        c = coverage(self.streams)
+        return None if c is None else c[1]
 
 
 @dataclass(frozen=True)
@@ -92,11 +154,27 @@ class Capture:
     iops: float
     mbps: float
     iolog: Optional[str]   # file name beside the XML (fio iolog version 3), or None
+    seen: Optional[Seen] = None   # None: not recorded (a version 1 capture)
+    #: When the capture was stopped before its --duration (seconds from its
+    #: start) and by what (``SIGINT``, ``SIGTERM``); None: it ran its course.
+    stopped_at: Optional[float] = None
+    stopped_by: Optional[str] = None
+
+    @property
+    def coverage_ios_pct(self) -> Optional[float]:
+        """The dominant streams' (80% of the I/Os) share of the I/Os (%), None without I/O."""
+        c = coverage(self.streams)
+        return None if c is None else c[0]
+
+    @property
+    def coverage_bytes_pct(self) -> Optional[float]:
+        """The dominant streams' (80% of the I/Os) share of the bytes (%), None without I/O:
+        far below the I/O share when the large transfers are in the streams left out."""
+        c = coverage(self.streams)
+        return None if c is None else c[1]
 
 
-def dominant(streams: Sequence[Stream], share: float = 0.8) -> Tuple[Stream, ...]:
-    """The fewest largest streams whose shares add up to at least ``share``,
-    re-normalised so that their shares (and byte shares) sum to 1."""
+def _chosen(streams: Sequence[Stream], share: float) -> List[Stream]:
     ordered = sorted(streams, key=lambda s: (-s.share, s.key))
     chosen: List[Stream] = []
     total = 0.0
@@ -105,8 +183,16 @@ def dominant(streams: Sequence[Stream], share: float = 0.8) -> Tuple[Stream, ...
             break
         chosen.append(s)
         total += s.share
-    if not chosen or total <= 0:
+    return chosen if total > 0 else []
+
+
+def dominant(streams: Sequence[Stream], share: float = 0.8) -> Tuple[Stream, ...]:
+    """The fewest largest streams whose shares add up to at least ``share``,
+    re-normalised so that their shares (and byte shares) sum to 1."""
+    chosen = _chosen(streams, share)
+    if not chosen:
         return ()
+    total = sum(s.share for s in chosen)
     byte_total = sum(s.byte_share for s in chosen)
     return tuple(replace(s, share=s.share / total,
                          byte_share=(s.byte_share / byte_total) if byte_total > 0 else 0.0) for s in chosen)
@@ -123,6 +209,19 @@ def _stream_el(parent: etree._Element, s: Stream) -> None:
                      share=_num(s.share), attrib={"byte-share": _num(s.byte_share)})
 
 
+def _seen_el(parent: etree._Element, seen: Optional[Seen]) -> None:
+    if seen is None:
+        return
+    el = etree.SubElement(parent, "seen", flushes=str(seen.flushes), fua=str(seen.fua),
+                          discards=str(seen.discards), attrib={"discard-bytes": str(seen.discard_bytes)})
+    if seen.lost_events is not None:
+        el.set("lost-events", str(seen.lost_events))
+    for rw, lat in (("all", seen.lat), ("read", seen.read), ("write", seen.write)):
+        if lat is not None:
+            etree.SubElement(el, "latency", rw=rw, ios=str(lat.ios), attrib={
+                "mean-us": _num(lat.mean_us), "p99-us": _num(lat.p99_us), "max-us": _num(lat.max_us)})
+
+
 def to_element(capture: Capture) -> etree._Element:
     c = capture
     root = etree.Element(ROOT_TAG, version=str(VERSION), name=for_xml(c.name), device=for_xml(c.device),
@@ -131,13 +230,18 @@ def to_element(capture: Capture) -> etree._Element:
                          mbps=_num(c.mbps))
     if c.iolog is not None:
         root.set("iolog", for_xml(c.iolog))
+    if c.stopped_at is not None:
+        root.set("stopped-early-at", _num(c.stopped_at))
+        root.set("stopped-by", for_xml(c.stopped_by or "signal"))
+    _seen_el(root, c.seen)
     total = etree.SubElement(root, "streams")
     for s in c.streams:
         _stream_el(total, s)
     steps = etree.SubElement(root, "steps")
     for st in c.steps:
-        el = etree.SubElement(steps, "step", index=str(st.index), start=_num(st.start),
+        el = etree.SubElement(steps, "step", number=str(st.number), start=_num(st.start),
                               duration=_num(st.duration), qd=_num(st.qd), iops=_num(st.iops), mbps=_num(st.mbps))
+        _seen_el(el, st.seen)
         for s in st.streams:
             _stream_el(el, s)
     return root
@@ -206,9 +310,38 @@ class _Reader:
         if el is None:
             return ()
         out = tuple(self.stream(s) for s in el.iterfind("stream"))
-        if any(x.tag != "stream" for x in el if isinstance(x.tag, str)):
+        if any(x.tag not in ("stream", "seen") for x in el if isinstance(x.tag, str)):
             raise ResultFileError(f"{self.source}: <{el.tag}> holds an element other than <stream>")
         return out
+
+    def latency(self, el: etree._Element) -> Latency:
+        lat = Latency(ios=self.integer(el, "ios", 1), mean_us=self.number(el, "mean-us"),
+                      p99_us=self.number(el, "p99-us"), max_us=self.number(el, "max-us"))
+        if lat.mean_us > lat.max_us * (1 + 1e-9) or lat.p99_us > lat.max_us * (1 + 1e-9):
+            raise self.fail(el, "max-us", "below the mean or the 99th percentile")
+        return lat
+
+    def seen(self, parent: etree._Element, version: int) -> Optional[Seen]:
+        """The figures of ``<seen>`` under ``parent``; None for a version 1 file, which has none."""
+        els = parent.findall("seen")
+        if version < 2:
+            return None
+        if len(els) != 1:
+            raise ResultFileError(f"{self.source}: <{parent.tag}> needs one <seen>, it has {len(els)}")
+        el = els[0]
+        lats = {}
+        for x in el:
+            if not isinstance(x.tag, str):
+                continue
+            rw = self.choice(x, "rw", ("all", "read", "write")) if x.tag == "latency" else None
+            if rw is None or rw in lats:
+                raise ResultFileError(f"{self.source}: <seen> holds <{x.tag}> twice or unknown")
+            lats[rw] = self.latency(x)
+        lost = None if el.get("lost-events") is None else self.integer(el, "lost-events")
+        return Seen(lat=lats.get("all"), read=lats.get("read"), write=lats.get("write"),
+                    flushes=self.integer(el, "flushes"), fua=self.integer(el, "fua"),
+                    discards=self.integer(el, "discards"), discard_bytes=self.integer(el, "discard-bytes"),
+                    lost_events=lost)
 
 
 def _iolog_name(r: _Reader, root: etree._Element) -> Optional[str]:
@@ -241,19 +374,26 @@ def loads(data: bytes, source: str = "<data>") -> Capture:
     steps: List[Step] = []
     steps_el = root.find("steps")
     for el in (steps_el.iterfind("step") if steps_el is not None else ()):
-        steps.append(Step(index=r.integer(el, "index"), start=r.number(el, "start"),
+        # version 1 counted its steps from 0 (index), version 2 from 1 (number)
+        index = r.integer(el, "index") if version < 2 else r.integer(el, "number", 1) - 1
+        steps.append(Step(index=index, start=r.number(el, "start"),
                           duration=r.number(el, "duration"), streams=r.streams(el), qd=r.number(el, "qd"),
-                          iops=r.number(el, "iops"), mbps=r.number(el, "mbps")))
+                          iops=r.number(el, "iops"), mbps=r.number(el, "mbps"), seen=r.seen(el, version)))
     if [s.index for s in steps] != list(range(len(steps))):
-        raise ResultFileError(f"{source}: <step> indexes are not 0, 1, 2, ... in order")
+        raise ResultFileError(f"{source}: <step> {'indexes are not 0' if version < 2 else 'numbers are not 1'}, "
+                              f"{'1, 2' if version < 2 else '2, 3'}, ... in order")
     step_len = r.number(root, "step")
     if step_len <= 0:
         raise r.fail(root, "step", "must be above 0")
+    duration = r.number(root, "duration")
+    stopped_at = None if root.get("stopped-early-at") is None else r.number(root, "stopped-early-at", duration)
+    stopped_by = None if stopped_at is None else r.choice(root, "stopped-by", STOPPED_BY)
     return Capture(name=r.text(root, "name"), device=r.text(root, "device"), size=r.integer(root, "size"),
                    source=r.choice(root, "source", SOURCES), started=r.text(root, "started"),
-                   duration=r.number(root, "duration"), step=step_len, steps=tuple(steps),
+                   duration=duration, step=step_len, steps=tuple(steps),
                    streams=r.streams(root.find("streams")), qd=r.number(root, "qd"), iops=r.number(root, "iops"),
-                   mbps=r.number(root, "mbps"), iolog=_iolog_name(r, root))
+                   mbps=r.number(root, "mbps"), iolog=_iolog_name(r, root), seen=r.seen(root, version),
+                   stopped_at=stopped_at, stopped_by=stopped_by)
 
 
 def is_capture(data: bytes) -> bool:

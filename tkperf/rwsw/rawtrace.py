@@ -17,17 +17,16 @@ The file a capture writes holds each read's bytes behind an 8-byte header
 """
 from __future__ import annotations
 
+import heapq
 import os
 import re
 import struct
 from array import array
 from dataclasses import dataclass
-from typing import IO, Dict, Iterator, Optional, Tuple
-
-import numpy as np
+from typing import IO, Any, Dict, Iterator, Optional, Tuple
 
 from tkperf.errors import ToolError
-from tkperf.rwsw.trace import IoTrace, Pairer, direction
+from tkperf.rwsw.trace import Pairer, Sink, request_kind
 
 CHUNK = struct.Struct("<II")
 _FIELD = re.compile(r"field:[^;]*?(\w+)(?:\[\d*\])?;\s*offset:(\d+);\s*size:(\d+);")
@@ -78,11 +77,27 @@ def read_layout(root: str, instance: str) -> Layout:
         raise ToolError(f"cannot read the layout of the kernel's trace events in {root}: {exc}") from None
 
 
+def _missed(page: bytes, layout: Layout) -> Tuple[int, int]:
+    """(the page's data length, the events lost just before it): the kernel
+    flags a page read after lost events (bit 31 of the commit word) and
+    stores their count behind its data when there is room (bit 30); lost
+    events whose count was not stored count as one."""
+    off, size = layout.commit
+    raw = int.from_bytes(page[off:off + size], "little")
+    commit = raw & ((1 << 30) - 1)
+    lost = 0
+    if raw & (1 << 30):
+        at = layout.data + commit
+        lost = _U64.unpack_from(page, at)[0] if at + 8 <= len(page) else 1
+    elif raw & (1 << 31):
+        lost = 1
+    return commit, lost
+
+
 def _records(page: bytes, layout: Layout) -> Iterator[Tuple[int, int, int]]:
     """(time stamp in ns, start, end) of every data event on one page."""
     (ts,) = _U64.unpack_from(page, 0)
-    off, size = layout.commit
-    commit = int.from_bytes(page[off:off + size], "little") & ((1 << 30) - 1)  # the lost-events flags off
+    commit, _ = _missed(page, layout)
     pos, end = layout.data, min(layout.data + commit, len(page))
     while pos + 4 <= end:
         (head,) = _U32.unpack_from(page, pos)
@@ -109,23 +124,39 @@ def _records(page: bytes, layout: Layout) -> Iterator[Tuple[int, int, int]]:
             pos += 4 + 4 * kind
 
 
-def read_raw(fh: IO[bytes], layout: Layout, dev: int, first_sector: int = 0,
-             sectors: Optional[int] = None) -> IoTrace:
-    """The I/Os of a capture's raw file between its start and end marks."""
-    times, kinds, writes, starts, counts = array("q"), array("b"), array("b"), array("Q"), array("Q")
-    t0: Optional[int] = None
-    t1: Optional[int] = None
-    code = {"issue": 0, "complete": 1, "requeue": 2}
+def _chunks(fh: IO[bytes]) -> Dict[int, "array[int]"]:
+    """Per CPU, the file offsets of its reads' bytes and their lengths, in
+    order (each CPU's pages are in time order; the CPUs' are merged later)."""
+    out: Dict[int, array] = {}
+    pos = 0
     while True:
+        fh.seek(pos)
         head = fh.read(CHUNK.size)
         if len(head) < CHUNK.size:
             break
-        _cpu, length = CHUNK.unpack(head)
-        data = fh.read(length)
+        cpu, length = CHUNK.unpack(head)
+        out.setdefault(cpu, array("q")).extend((pos + CHUNK.size, length))
+        pos += CHUNK.size + length
+    return out
+
+
+_ISSUE, _COMPLETE, _REQUEUE, _START, _END, _LOST = range(6)
+_KIND_CODE = {"issue": _ISSUE, "complete": _COMPLETE, "requeue": _REQUEUE}
+_NAMES = ("issue", "complete", "requeue")
+
+
+def _events(fh: IO[bytes], spans: "array[int]", layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
+    """(time stamp, what, details) of one CPU's events, in time order."""
+    for c in range(0, len(spans), 2):
+        fh.seek(spans[c])
+        data = fh.read(spans[c + 1])
         for pstart in range(0, len(data), layout.page_size):
             page = data[pstart:pstart + layout.page_size]
             if len(page) < layout.data:
                 continue
+            _, lost = _missed(page, layout)
+            if lost:
+                yield _U64.unpack_from(page, 0)[0], _LOST, lost
             for ts, a, b in _records(page, layout):
                 (ident,) = _U16.unpack_from(page, a)
                 ev = layout.events.get(ident)
@@ -133,25 +164,36 @@ def read_raw(fh: IO[bytes], layout: Layout, dev: int, first_sector: int = 0,
                     if ident == layout.marker:
                         text = page[a + layout.marker_buf:b]
                         if text.startswith(START):
-                            t0 = ts
+                            yield ts, _START, None
                         elif text.startswith(END):
-                            t1 = ts
+                            yield ts, _END, None
                     continue
                 kind, o_dev, o_sector, o_nr, o_rwbs = ev
                 if _U32.unpack_from(page, a + o_dev)[0] != dev:
                     continue
-                w = direction(page[a + o_rwbs:a + o_rwbs + 10].split(b"\0", 1)[0])
-                times.append(ts)
-                kinds.append(code[kind])
-                writes.append(-1 if w is None else int(w))
-                starts.append(_U64.unpack_from(page, a + o_sector)[0])
-                counts.append(_U32.unpack_from(page, a + o_nr)[0])
-    p = Pairer(first_sector, sectors)
-    names = ("issue", "complete", "requeue")
-    order = np.argsort(np.frombuffer(times, dtype=np.int64) if times else np.zeros(0, np.int64), kind="stable")
-    for lo in range(0, order.size, 1 << 20):  # Python's ints a million at a time: a long capture has many
-        for i in order[lo:lo + (1 << 20)].tolist():
-            d = writes[i]
-            p.event(times[i] / 1e9, names[kinds[i]], None if d < 0 else bool(d), starts[i], counts[i])
-    last = max(times) / 1e9 if times else 0.0
-    return p.result(None if t0 is None else t0 / 1e9, None if t1 is None else t1 / 1e9, last)
+                yield ts, _KIND_CODE[kind], (request_kind(page[a + o_rwbs:a + o_rwbs + 10].split(b"\0", 1)[0]),
+                                             _U64.unpack_from(page, a + o_sector)[0],
+                                             _U32.unpack_from(page, a + o_nr)[0])
+
+
+def read_raw(fh: IO[bytes], layout: Layout, dev: int, sink: Sink, first_sector: int = 0,
+             sectors: Optional[int] = None) -> Pairer:
+    """Hand the requests of a capture's raw file between its start and end
+    marks to ``sink`` (every CPU's events merged in time order, a page at a
+    time); returns the pairer (its counts)."""
+    spans = _chunks(fh)
+    p = Pairer(sink, first_sector, sectors, auto_start=False)
+    # each CPU's events in time order, merged: the file is read a page at a time per CPU
+    merged = heapq.merge(*(_events(fh, s, layout, dev) for s in spans.values()), key=lambda e: e[0])
+    for ts, what, info in merged:
+        t = ts / 1e9
+        if what <= _REQUEUE:
+            p.event(t, _NAMES[what], info[0], info[1], info[2])
+        elif what == _START:
+            p.start(t)
+        elif what == _END:
+            p.end(t)
+        elif p.t0 is not None:
+            p.missed(t, info)
+    p.finish()
+    return p

@@ -24,7 +24,7 @@ import os
 import stat
 import time
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from tkperf import programs
 from tkperf.errors import TargetError, ToolError, UsageError
@@ -265,9 +265,9 @@ class Recorder:
                 copied += len(data)
         return copied
 
-    def record(self, seconds: float, out: int) -> None:
-        """Read the instance's events for ``seconds`` into the file ``out``:
-        the binary pages of every CPU's ``trace_pipe_raw``, four times a second."""
+    def record(self, seconds: float, out: int, stop: Callable[[], bool] = lambda: False) -> None:
+        """Read the instance's events for ``seconds`` (or until ``stop()``) into the
+        file ``out``: the binary pages of every CPU's ``trace_pipe_raw``, four times a second."""
         assert self.instance is not None and self.root is not None
         self.layout = rawtrace.read_layout(self.root, self.instance)
         per_cpu = os.path.join(self.instance, "per_cpu")
@@ -280,7 +280,7 @@ class Recorder:
         while True:
             self._drain(out)
             left = end - time.monotonic()
-            if left <= 0:
+            if left <= 0 or stop():
                 break
             time.sleep(min(0.25, left))
         self._mark("end")

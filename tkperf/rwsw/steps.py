@@ -1,0 +1,295 @@
+"""A capture's figures gathered as its requests stream by (:class:`Accumulator`).
+
+The requests come in issue order, in batches, from
+:class:`tkperf.rwsw.trace.Pairer`; nothing is kept per I/O.  Per time step
+of the capture (a fixed grid from its start; a last step shorter than 1%
+of the step joins the one before) the accumulator keeps the I/O count and
+bytes of each IO stream (the stream rule: :class:`tkperf.rwsw.analysis.SeqRule`),
+the time I/Os were outstanding in the step (its queue depth, by the rule
+of :mod:`tkperf.rwsw.analysis`), the response times of its reads and
+writes in two histograms (:mod:`tkperf.rwsw.latency`; a step's are made
+into figures and dropped once the I/Os have moved two steps on), and its
+flushes, FUA writes, discards and lost events.  The I/Os go on to the
+iolog as they come (fio iolog version 3; flushes as ``sync``, discards as
+``trim``).  Memory therefore follows the number of steps and what is in
+flight, not the I/Os of the capture.
+"""
+from __future__ import annotations
+
+import math
+from typing import IO, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from tkperf.rwsw.analysis import IOLOG_FILE, SeqRule, step_bounds
+from tkperf.rwsw.latency import Histogram
+from tkperf.rwsw.model import Capture, Latency, Seen, Step, Stream
+from tkperf.rwsw.trace import KIND_DISCARD, KIND_FLUSH, KIND_FUA, IoTrace
+
+_ACTIONS = np.array(["read", "write", "trim", "sync"])
+
+
+def _latency(h: Histogram) -> Optional[Latency]:
+    f = h.figures_us()
+    return None if f is None else Latency(*f)
+
+
+class _StepAcc:
+    """One step's figures as they gather."""
+
+    __slots__ = ("streams", "busy", "flushes", "fua", "discards", "discard_bytes", "lost", "hist", "lat", "closed")
+
+    def __init__(self) -> None:
+        self.streams: Dict[int, List[int]] = {}   # length * 4 + sequential * 2 + write -> [I/Os, bytes]
+        self.busy = 0.0          # seconds of I/O outstanding within the step, summed over the I/Os
+        self.flushes = self.fua = self.discards = self.discard_bytes = self.lost = 0
+        self.hist: Optional[Tuple[Histogram, Histogram]] = None   # reads, writes (while open)
+        self.lat: Tuple[Optional[Latency], ...] = (None, None, None)  # all, read, write (once closed)
+        self.closed = False
+
+    def histograms(self) -> Optional[Tuple[Histogram, Histogram]]:
+        """The open histograms, None once the step is closed (an I/O issued that
+        late, out of time order, still counts in the whole capture's)."""
+        if self.closed:
+            return None
+        if self.hist is None:
+            self.hist = (Histogram(), Histogram())
+        return self.hist
+
+    def close(self) -> None:
+        self.closed = True
+        if self.hist is not None:
+            both = Histogram()
+            both.merge(self.hist[0])
+            both.merge(self.hist[1])
+            self.lat = (_latency(both), _latency(self.hist[0]), _latency(self.hist[1]))
+            self.hist = None
+
+    def merge(self, other: _StepAcc) -> None:
+        for code, (n, b) in other.streams.items():
+            mine = self.streams.setdefault(code, [0, 0])
+            mine[0] += n
+            mine[1] += b
+        self.busy += other.busy
+        self.flushes += other.flushes
+        self.fua += other.fua
+        self.discards += other.discards
+        self.discard_bytes += other.discard_bytes
+        self.lost += other.lost
+        mine = self.histograms()
+        if other.hist is not None and mine is not None:
+            for a, b_ in zip(mine, other.hist):
+                a.merge(b_)
+
+
+def _streams(counts: Dict[int, List[int]]) -> Tuple[Stream, ...]:
+    total = sum(n for n, _ in counts.values())
+    total_bytes = sum(b for _, b in counts.values())
+    out = [Stream(access="sequential" if k & 2 else "random", rw="write" if k & 1 else "read", bs=k // 4,
+                  ios=n, share=n / total, byte_share=b / total_bytes if total_bytes > 0 else 0.0)
+           for k, (n, b) in counts.items() if n]
+    out.sort(key=lambda s: (-s.ios, s.key))
+    return tuple(out)
+
+
+class Accumulator:
+    """The sink of a :class:`~tkperf.rwsw.trace.Pairer`: per-step figures, and the iolog written to ``iolog``."""
+
+    def __init__(self, step: float, iolog: Optional[IO[bytes]] = None, lost_known: bool = False) -> None:
+        self.step = float(step)
+        self.out = iolog
+        self.lost_known = lost_known
+        self.t0: Optional[float] = None
+        self.t1: Optional[float] = None
+        self.acc: Dict[int, _StepAcc] = {}
+        self.open: set = set()   # steps whose histograms are still open
+        self.rule = SeqRule()
+        self.whole = (Histogram(), Histogram())
+        self.unfinished: List[float] = []   # issue times of I/Os whose completion was not seen
+        self.last_done = -math.inf
+        self.last_us = 0
+
+    # -- the sink's side ----------------------------------------------------------
+    def begin(self, t0: float) -> None:
+        self.t0 = t0
+        if self.out is not None:
+            self.out.write(f"fio version 3 iolog\n0 {IOLOG_FILE} add\n0 {IOLOG_FILE} open\n".encode())
+
+    def end(self, t1: float) -> None:
+        self.t1 = t1
+
+    def _get(self, j: int) -> _StepAcc:
+        a = self.acc.get(j)
+        if a is None:
+            a = self.acc[j] = _StepAcc()
+        return a
+
+    def lost(self, t: float, n: int) -> None:
+        assert self.t0 is not None
+        self._get(max(0, int((t - self.t0) // self.step))).lost += n
+
+    def batch(self, issue: np.ndarray, done: np.ndarray, kind: np.ndarray, offset: np.ndarray,
+              length: np.ndarray) -> None:
+        assert self.t0 is not None
+        t0, step = self.t0, self.step
+        base = (kind & 3).astype(np.int64)
+        if self.out is not None:
+            self._iolog(issue, base, offset, length)
+        k = np.maximum(np.floor((issue - t0) / step), 0).astype(np.int64)
+        data = base <= 1
+        write = base == 1
+        for what, mask in (("flushes", base == KIND_FLUSH), ("discards", base == KIND_DISCARD),
+                           ("fua", write & ((kind & KIND_FUA) != 0))):
+            if mask.any():
+                js, counts = np.unique(k[mask], return_counts=True)
+                for j, c in zip(js.tolist(), counts.tolist()):
+                    a = self._get(j)
+                    setattr(a, what, getattr(a, what) + c)
+        disc = base == KIND_DISCARD
+        if disc.any():
+            for j, b in zip(k[disc].tolist(), length[disc].tolist()):
+                self._get(j).discard_bytes += b
+        if not data.any():
+            return
+        k, issue, done, write = k[data], issue[data], done[data], write[data]
+        offset, length = offset[data], length[data]
+        seq = self.rule.mark(write.astype(np.int64), offset, length)
+        code = length * 4 + seq.astype(np.int64) * 2 + write.astype(np.int64)
+        # streams per step
+        pairs, counts = np.unique(np.stack([k, code]), axis=1, return_counts=True)
+        nbytes: Dict[Tuple[int, int], int] = {}
+        if pairs.shape[1]:
+            _, inverse = np.unique(np.stack([k, code]), axis=1, return_inverse=True)
+            sums = np.bincount(inverse.ravel(), weights=length.astype(float), minlength=pairs.shape[1])
+            nbytes = {(int(j), int(c)): int(b) for j, c, b in zip(pairs[0], pairs[1], sums)}
+        for j, c, n in zip(pairs[0].tolist(), pairs[1].tolist(), counts.tolist()):
+            mine = self._get(j).streams.setdefault(c, [0, 0])
+            mine[0] += n
+            mine[1] += nbytes[(j, c)]
+        # queue depth: the time each I/O was outstanding, by step
+        seen = ~np.isnan(done)
+        if seen.any():
+            self.last_done = max(self.last_done, float(done[seen].max()))
+        if (~seen).any():
+            self.unfinished.extend(issue[~seen].tolist())
+        fin = np.where(seen, done, issue)
+        if self.t1 is not None:
+            fin = np.minimum(fin, self.t1)
+        fin = np.maximum(fin, issue)
+        kd = np.maximum(np.floor((fin - t0) / step), 0).astype(np.int64)
+        one = kd == k
+        if one.any():
+            js = np.unique(k[one])
+            sums = np.bincount(np.searchsorted(js, k[one]), weights=(fin - issue)[one])
+            for j, v in zip(js.tolist(), sums.tolist()):
+                self._get(j).busy += v
+        for a, b in zip(issue[~one].tolist(), fin[~one].tolist()):
+            self._spread(a, b)
+        # response times, by step and direction
+        timed = seen
+        ns = (done[timed] - issue[timed]) * 1e9
+        wt, kt = write[timed], k[timed]
+        for d, hist in enumerate(self.whole):
+            hist.add(ns[wt == bool(d)])
+        for j in np.unique(kt).tolist():
+            hists = self._get(j).histograms()
+            if hists is None:
+                continue
+            self.open.add(j)
+            sel = kt == j
+            for d in (0, 1):
+                hists[d].add(ns[sel & (wt == bool(d))])
+        top = int(k.max())
+        for j in [j for j in self.open if j < top - 1]:
+            self.acc[j].close()
+            self.open.discard(j)
+
+    def _spread(self, a: float, b: float) -> None:
+        """Add the outstanding time [a, b) (trace clock) to the steps it spans."""
+        assert self.t0 is not None
+        t0, step = self.t0, self.step
+        j = max(0, int((a - t0) // step))
+        while True:
+            lo, hi = t0 + j * step, t0 + (j + 1) * step
+            part = min(b, hi) - max(a, lo)
+            if part > 0:
+                self._get(j).busy += part
+            if b <= hi:
+                break
+            j += 1
+
+    def _iolog(self, issue: np.ndarray, base: np.ndarray, offset: np.ndarray, length: np.ndarray) -> None:
+        assert self.out is not None and self.t0 is not None
+        usec = np.maximum(np.rint((issue - self.t0) * 1e6), 0).astype(np.int64)
+        usec = np.maximum.accumulate(np.maximum(usec, self.last_us))  # never backwards (fio refuses it)
+        self.last_us = int(usec[-1])
+        flush = base == KIND_FLUSH
+        off = np.where(flush, 0, offset)
+        n = np.where(flush, 0, length)
+        self.out.write("".join(f"{t} {IOLOG_FILE} {a} {o} {x}\n" for t, a, o, x in zip(
+            usec.tolist(), _ACTIONS[base].tolist(), off.tolist(), n.tolist())).encode())
+
+    # -- the end --------------------------------------------------------------
+    def finish(self, name: str, device: str, size: int, source: str, started: str,
+               iolog: Optional[str], lost_events: Optional[int] = None) -> Capture:
+        """The capture; ``lost_events``: the kernel's own count of lost events (for the whole capture)."""
+        assert self.t0 is not None and self.t1 is not None
+        t0, t1 = self.t0, self.t1
+        duration = max(t1 - t0, 1e-6)
+        bounds = step_bounds(duration, self.step)
+        n = len(bounds)
+        for a in self.unfinished:  # still in flight at the end: outstanding until then; else its completion was lost
+            if a > self.last_done:
+                self._spread(a, t0 + duration)
+        last = self._get(n - 1)
+        for j in sorted(j for j in self.acc if j >= n):
+            last.merge(self.acc.pop(j))
+        for a in self.acc.values():
+            a.close()
+        if self.out is not None:
+            end = max(int(round(duration * 1e6)), self.last_us)
+            self.out.write(f"{end} {IOLOG_FILE} close\n".encode())
+        steps = []
+        whole: Dict[int, List[int]] = {}
+        busy = 0.0
+        totals = [0, 0, 0, 0, 0]
+        for j, (start, length) in enumerate(bounds):
+            a = self.acc.get(j) or _StepAcc()
+            for code, (c, b) in a.streams.items():
+                mine = whole.setdefault(code, [0, 0])
+                mine[0] += c
+                mine[1] += b
+            busy += a.busy
+            ios = sum(c for c, _ in a.streams.values())
+            nbytes = sum(b for _, b in a.streams.values())
+            for i, v in enumerate((a.flushes, a.fua, a.discards, a.discard_bytes, a.lost)):
+                totals[i] += v
+            seen = Seen(lat=a.lat[0], read=a.lat[1], write=a.lat[2], flushes=a.flushes, fua=a.fua,
+                        discards=a.discards, discard_bytes=a.discard_bytes,
+                        lost_events=a.lost if self.lost_known else None)
+            steps.append(Step(index=j, start=start, duration=length, streams=_streams(a.streams),
+                              qd=a.busy / length, iops=ios / length, mbps=nbytes / length / 1e6, seen=seen))
+        both = Histogram()
+        both.merge(self.whole[0])
+        both.merge(self.whole[1])
+        lost: Optional[int] = None
+        if self.lost_known:
+            lost = max(totals[4], lost_events or 0)
+        seen = Seen(lat=_latency(both), read=_latency(self.whole[0]), write=_latency(self.whole[1]),
+                    flushes=totals[0], fua=totals[1], discards=totals[2], discard_bytes=totals[3], lost_events=lost)
+        ios = sum(c for c, _ in whole.values())
+        return Capture(name=name, device=device, size=size, source=source, started=started, duration=duration,
+                       step=self.step, steps=tuple(steps), streams=_streams(whole), qd=busy / duration,
+                       iops=ios / duration, mbps=sum(b for _, b in whole.values()) / duration / 1e6, iolog=iolog,
+                       seen=seen)
+
+
+def analyse(trace: IoTrace, step: float, *, name: str, device: str, size: int, source: str, started: str,
+            iolog: Optional[str], out: Optional[IO[bytes]] = None) -> Capture:
+    """The capture of the I/O table ``trace`` (reads and writes) cut into steps of ``step`` seconds."""
+    acc = Accumulator(step, out)
+    acc.begin(trace.t0)
+    acc.end(trace.t1)
+    if len(trace):
+        acc.batch(trace.issue, trace.done, trace.write.astype(np.int8), trace.offset, trace.length)
+    return acc.finish(name, device, size, source, started, iolog)
