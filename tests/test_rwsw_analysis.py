@@ -4,7 +4,7 @@ out here, where the right answer is known by construction."""
 import numpy as np
 import pytest
 
-from tkperf.rwsw import analysis
+from tkperf.rwsw import analysis, steps
 from tkperf.rwsw.trace import IoTrace
 
 KiB = 1024
@@ -38,12 +38,22 @@ def test_interleaved_sequential_streams_stay_sequential():
     assert streams["SEQ 64KiB write"].byte_share == pytest.approx(38 * 64 / (40 * 64 + 20 * 4))
 
 
-def test_a_run_out_of_the_history_is_random():
+def test_a_run_unused_longest_is_forgotten_when_the_table_is_full():
     rows = [(0.0, 0.1, True, 0, 4096)]
-    rows += [(0.01 * (i + 1), 0.2, True, (i + 10) * (1 << 20), 4096) for i in range(analysis.HISTORY)]
-    rows.append((1.0, 1.1, True, 4096, 4096))  # where the first ended, but 32 writes ago
+    rows += [(0.01 * (i + 1), 0.2, True, (i + 10) * (1 << 20), 4096) for i in range(analysis.RUNS)]
+    rows.append((9.0, 9.1, True, 4096, 4096))  # where the first ended, but RUNS runs were started since
     tr = _trace(rows)
     assert not analysis.sequential(tr)[-1]
+    del rows[1]  # one run fewer started since: the first is still known
+    tr = _trace(rows)
+    assert analysis.sequential(tr)[-1]
+
+
+def test_a_run_goes_on_however_many_others_interleave():
+    # 300 streams in turn, each 4 KiB sequential in its own region: all but each stream's first I/O sequential
+    rows = [(0.001 * (i * 300 + s), None, False, s * (1 << 24) + i * 4096, 4096) for i in range(20) for s in range(300)]
+    tr = _trace(rows)
+    assert int(analysis.sequential(tr).sum()) == 300 * 19
 
 
 def test_queue_depth():
@@ -71,9 +81,14 @@ def test_steps(duration, step, expected):
 def test_analyse_and_iolog():
     rows = [(0.1 + 0.005 * i, 0.1 + 0.005 * i + 0.005, i % 2 == 0, i * 8192, 8192) for i in range(100)]
     tr = _trace(rows, t0=0.0, t1=2.0)
-    c = analysis.analyse(tr, 1.0, name="x", device="d", size=1 << 20, source="import", started="s", iolog="x.iolog")
+    c = steps.analyse(tr, 1.0, name="x", device="d", size=1 << 20, source="import", started="s", iolog="x.iolog")
     assert len(c.steps) == 2 and c.steps[0].iops == 100 and c.steps[1].iops == 0 and c.iops == 50
     assert c.steps[0].qd == pytest.approx(100 * 0.005) and c.qd == pytest.approx(100 * 0.005 / 2)
+    # every I/O took 5 ms: mean, p99 (within half a histogram bin) and largest
+    lat = c.seen.lat
+    assert lat.ios == 100 and lat.mean_us == pytest.approx(5000) and lat.max_us == pytest.approx(5000)
+    assert lat.p99_us == pytest.approx(5000, rel=0.011)
+    assert c.steps[0].seen.read.ios == 50 and c.steps[1].seen.lat is None and c.steps[1].seen.flushes == 0
     # each I/O starts one I/O past where the last of its direction ended: random
     assert [s.key for s in c.streams] == ["RND 8KiB read", "RND 8KiB write"]
     lines = b"".join(analysis.iolog_lines(tr, chunk=7)).decode().splitlines()

@@ -24,11 +24,15 @@ def test_report_of_a_capture(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "report: " in out
     plots = sorted(os.listdir(tmp_path / "mix-plots"))
-    assert plots == ["cumulative-workload.svg", "queue-depth.svg", "stream-map.svg"]
+    assert plots == ["cumulative-workload.svg", "queue-depth.svg", "response-time.svg", "stream-map.svg"]
     rst = (tmp_path / "mix.rst").read_text()
     for heading in ("Cumulative workload", "IO stream map over time", "Queue depth over time"):
         assert heading in rst
-    assert "RND 4KiB read" in rst and "SEQ 64KiB write" in rst and "68.50" in rst
+    assert "RND 4KiB read" in rst and "SEQ 64KiB write" in rst and "68.25" in rst
+    for fact in ("Response time (issue to completion at the block layer)", "Flushes", "FUA writes",
+                 "Events lost by the trace buffer", "Dominant streams' coverage", "Response time over time"):
+        assert fact in rst
+    assert "99.5% of the I/Os, 99.3% of the bytes" in rst and "Coverage: the dominant" not in rst
     html = (tmp_path / "mix.html").read_text()
     assert "<script>alert" not in html and "&lt;script&gt;" in html
     pdf = (tmp_path / "mix.pdf").read_bytes()

@@ -322,12 +322,13 @@ class _Reader:
         return lat
 
     def seen(self, parent: etree._Element, version: int) -> Optional[Seen]:
-        """The figures of ``<seen>`` under ``parent``; None for a version 1 file, which has none."""
+        """The figures of ``<seen>`` under ``parent``; None (not recorded) for a
+        version 1 file, which has none, or where the writer had none."""
         els = parent.findall("seen")
-        if version < 2:
+        if version < 2 or not els:
             return None
         if len(els) != 1:
-            raise ResultFileError(f"{self.source}: <{parent.tag}> needs one <seen>, it has {len(els)}")
+            raise ResultFileError(f"{self.source}: <{parent.tag}> holds {len(els)} <seen>, not one")
         el = els[0]
         lats = {}
         for x in el:

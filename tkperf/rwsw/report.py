@@ -1,6 +1,9 @@
-"""The report of a capture (``tkperf report N.xml``): its facts, the
+"""The report of a capture (``tkperf report N.xml``): its facts (with what
+the application saw: response times, flushes, FUA, discards, lost events,
+and the dominant streams' coverage of the I/Os and the bytes), the
 cumulative workload (streams by share), the stream map over time (each
-dominant stream's share per step) and the queue depth over time, as reST,
+dominant stream's share per step), the queue depth and the response time
+over time, as reST,
 HTML and PDF like every tkperf report (:func:`tkperf.render.documents.publish`).
 
 The figures follow the Real World Storage Workload PTS's presentation of a
@@ -19,6 +22,7 @@ from tkperf.render import blocks as b
 from tkperf.render import parallel
 from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.rwsw.model import Capture, Stream, dominant
+from tkperf.rwsw.summary import COVERAGE_WARN, NOT_RECORDED, lat_text
 
 SPEC = ("SNIA Real World Storage Workload (RWSW) Performance Test Specification for Datacenter Storage "
         "(SNIA Technical Position, 25 May 2018)")
@@ -43,15 +47,45 @@ def facts_blocks(c: Capture) -> list:
             ("Started (UTC)", c.started), ("Duration", duration(c.duration)),
             ("Steps", f"{len(c.steps)} of {duration(c.step)}"), ("I/Os", f"{ios:,}"),
             ("IOPS", f"{c.iops:,.0f}"), ("Throughput", f"{c.mbps:,.1f} MB/s"),
-            ("Queue depth (mean outstanding I/Os)", f"{c.qd:.2f}"),
-            ("I/Os kept for exact replay", c.iolog or "no")]
+            ("Queue depth (mean outstanding I/Os)", f"{c.qd:.2f}")]
+    seen = c.seen
+    if seen is None:
+        rows.append(("Response times, flushes, FUA, discards, lost events",
+                     f"{NOT_RECORDED} (a capture of an earlier tkperf)"))
+    else:
+        rows += [("Response time (issue to completion at the block layer)", lat_text(seen.lat)),
+                 ("Response time of reads", lat_text(seen.read)),
+                 ("Response time of writes", lat_text(seen.write)),
+                 ("Flushes", f"{seen.flushes:,}"), ("FUA writes", f"{seen.fua:,}"),
+                 ("Discards", f"{seen.discards:,} ({seen.discard_bytes:,} bytes)"),
+                 ("Events lost by the trace buffer",
+                  f"{NOT_RECORDED} (an import)" if seen.lost_events is None else f"{seen.lost_events:,}")]
+    if c.coverage_ios_pct is not None and c.coverage_bytes_pct is not None:
+        rows.append(("Dominant streams' coverage", f"{c.coverage_ios_pct:.1f}% of the I/Os, "
+                                                   f"{c.coverage_bytes_pct:.1f}% of the bytes"))
+    if c.stopped_at is not None:
+        rows.append(("Stopped early", f"by {c.stopped_by} after {duration(c.stopped_at)}; what was recorded "
+                                      "until then is kept"))
+    rows.append(("I/Os kept for exact replay", c.iolog or "no"))
     return [b.Title(f"Real-world workload capture {c.name}"),
             b.Paragraph(f"The block I/O of {c.device} as captured by tkperf capture, told as IO streams (an IO "
                         "stream is one combination of random or sequential access, read or write, and transfer "
                         f"size) per time step and in total, after the IO Capture of the {SPEC}. An I/O is "
-                        "sequential when it starts where one of the last 32 I/Os of the same direction ended "
-                        "(tkperf help rwsw)."),
-            b.table(("Fact", "Value"), rows, stub_columns=1)]
+                        "sequential when it starts where a recent run of I/Os of the same direction ended "
+                        "(tkperf help rwsw). Steps are numbered from 1."),
+            b.table(("Fact", "Value"), rows, stub_columns=1)] + coverage_blocks(c)
+
+
+def coverage_blocks(c: Capture) -> list:
+    """A warning when the dominant streams hold less than 80% of the I/Os or of the bytes."""
+    ios, nbytes = c.coverage_ios_pct, c.coverage_bytes_pct
+    if ios is None or nbytes is None or (ios >= COVERAGE_WARN and nbytes >= COVERAGE_WARN):
+        return []
+    low = " and ".join(w for w, v in (("I/Os", ios), ("bytes", nbytes)) if v < COVERAGE_WARN)
+    return [b.Paragraph(f"Coverage: the dominant streams hold {ios:.1f}% of the I/Os and {nbytes:.1f}% of the "
+                        f"bytes, below {COVERAGE_WARN:.0f}% of the {low}: a replay or test workload made of them "
+                        "alone leaves out that much of what the application did (the streams left out are in "
+                        "the table of IO streams).")]
 
 
 def cumulative_blocks(c: Capture) -> list:
@@ -95,12 +129,38 @@ def stream_map_blocks(c: Capture) -> list:
             ylim=(0.0, 100.0)),
             f"Each dominant stream's share of the I/Os per step of {duration(c.step)}, the step drawn at its "
             "start."))
-    rows = [(str(st.index), duration(st.start) if st.start else "0 s", duration(st.duration), f"{st.iops:,.0f}",
-             f"{st.mbps:,.1f}", f"{st.qd:.2f}",
-             "; ".join(f"{s.key} {100 * s.share:.1f}%" for s in st.streams[:3]) or "no I/O") for st in c.steps]
-    out.append(b.table(("Step", "Start", "Length", "IOPS", "MB/s", "QD", "Largest streams"), rows,
-                       title="Steps", widths=(5, 8, 8, 10, 9, 7, 40)))
+    rows = []
+    for st in c.steps:
+        lat = st.seen.lat if st.seen is not None else None
+        nr = "n.r." if st.seen is None else "-"
+        cov = ("-" if st.coverage_ios_pct is None or st.coverage_bytes_pct is None
+               else f"{st.coverage_ios_pct:.0f} / {st.coverage_bytes_pct:.0f}")
+        rows.append((str(st.number), duration(st.start) if st.start else "0 s", duration(st.duration),
+                     f"{st.iops:,.0f}", f"{st.mbps:,.1f}", f"{st.qd:.2f}",
+                     nr if lat is None else f"{lat.mean_us:,.0f}", nr if lat is None else f"{lat.p99_us:,.0f}",
+                     "n.r." if st.seen is None else f"{st.seen.flushes:,}", cov,
+                     "; ".join(f"{s.key} {100 * s.share:.1f}%" for s in st.streams[:3]) or "no I/O"))
+    out.append(b.table(("Step", "Start", "Length", "IOPS", "MB/s", "QD", "Mean RT (µs)", "p99 RT (µs)", "Flushes",
+                        "Coverage I/Os / bytes (%)", "Largest streams"), rows,
+                       title="Steps (RT: response time, issue to completion at the block layer; n.r.: not "
+                             "recorded; -: none)", widths=(5, 8, 8, 8, 7, 6, 8, 8, 7, 9, 30)))
     return out
+
+
+def response_time_blocks(c: Capture) -> list:
+    timed = [st for st in c.steps if st.seen is not None and st.seen.lat is not None]
+    if not timed:
+        return []
+    starts = np.array([st.start for st in timed], dtype=float)
+    mean = np.array([st.seen.lat.mean_us for st in timed if st.seen and st.seen.lat], dtype=float)
+    p99 = np.array([st.seen.lat.p99_us for st in timed if st.seen and st.seen.lat], dtype=float)
+    return [b.Heading("Response time over time", 1, room_cm=10),
+            b.Chart("response-time.png", b.XYChart(
+                curves=(b.Curve("mean", starts, mean), b.Curve("99th percentile", starts, p99)),
+                xlabel="Step start", ylabel="Response time (µs)", time_axis=True),
+                "The response time of the step's reads and writes at the device, from issue to completion at "
+                "the block layer: the mean and the 99th percentile per step (steps without a completed I/O "
+                "left out).")]
 
 
 def queue_depth_blocks(c: Capture) -> list:
@@ -115,7 +175,8 @@ def queue_depth_blocks(c: Capture) -> list:
 
 
 def report_blocks(c: Capture) -> list:
-    return facts_blocks(c) + cumulative_blocks(c) + stream_map_blocks(c) + queue_depth_blocks(c)
+    return (facts_blocks(c) + cumulative_blocks(c) + stream_map_blocks(c) + queue_depth_blocks(c)
+            + response_time_blocks(c))
 
 
 def build_report(c: Capture, outdir: str, formats: Sequence[str], png: bool = False,

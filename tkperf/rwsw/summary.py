@@ -1,17 +1,21 @@
-"""A capture in words (``tkperf show N.xml``) and as JSON (``--json``)."""
+"""A capture in words (``tkperf show N.xml``) and as JSON (``--json``,
+tkperf/model/data/capture-show.schema.json).  Steps are numbered from 1."""
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from tkperf.durations import duration
 from tkperf.errors import TkperfError
 from tkperf.model.files import open_to_read
-from tkperf.rwsw.model import Capture, Stream, is_capture
+from tkperf.rwsw.model import Capture, Latency, Seen, Step, Stream, is_capture
 
 #: ``show --json`` of a capture: its ``schema`` name and ``version``.
 JSON_SCHEMA = "tkperf-capture-show"
-JSON_VERSION = 1
+JSON_VERSION = 2
+NOT_RECORDED = "not recorded"
+#: Coverage (by I/Os or bytes, %) below which show and report warn.
+COVERAGE_WARN = 80.0
 #: Streams below this share are summed into one line of the text.
 SHOWN_SHARE = 0.005
 
@@ -39,15 +43,78 @@ def _stream_dict(s: Stream) -> Dict[str, Any]:
             "byte_share": s.byte_share}
 
 
+def _lat_dict(lat: Optional[Latency]) -> Dict[str, Any]:
+    if lat is None:
+        return {"lat_ios": 0, "lat_mean_us": None, "lat_p99_us": None, "lat_max_us": None}
+    return {"lat_ios": lat.ios, "lat_mean_us": lat.mean_us, "lat_p99_us": lat.p99_us, "lat_max_us": lat.max_us}
+
+
+def seen_dict(seen: Optional[Seen]) -> Dict[str, Any]:
+    """What the application saw, as ``show --json`` has it (top level and each
+    step): None (null) for what a version 1 capture did not record."""
+    if seen is None:
+        return {"figures_recorded": False, "lat_mean_us": None, "lat_p99_us": None, "lat_max_us": None, "flushes": None,
+                "fua": None, "discards": None, "discard_bytes": None, "lost_events": None, "read": None,
+                "write": None}
+    out = {"figures_recorded": True, **_lat_dict(seen.lat)}
+    del out["lat_ios"]
+    out.update({"flushes": seen.flushes, "fua": seen.fua, "discards": seen.discards,
+                "discard_bytes": seen.discard_bytes, "lost_events": seen.lost_events,
+                "read": _lat_dict(seen.read), "write": _lat_dict(seen.write)})
+    return out
+
+
+def _step_dict(st: Step) -> Dict[str, Any]:
+    return {"number": st.number, "start": st.start, "duration": st.duration, "qd": st.qd, "iops": st.iops,
+            "mbps": st.mbps, **seen_dict(st.seen), "coverage_ios_pct": st.coverage_ios_pct,
+            "coverage_bytes_pct": st.coverage_bytes_pct, "streams": [_stream_dict(s) for s in st.streams]}
+
+
 def as_dict(c: Capture) -> Dict[str, Any]:
     """Every figure of the capture, streams and steps with all their streams."""
     return {"schema": JSON_SCHEMA, "version": JSON_VERSION, "name": c.name, "device": c.device,
             "size": c.size, "source": c.source, "started": c.started, "duration": c.duration, "step": c.step,
             "qd": c.qd, "iops": c.iops, "mbps": c.mbps, "iolog": c.iolog,
+            "stopped_early": None if c.stopped_at is None else {"at": c.stopped_at, "by": c.stopped_by},
+            **seen_dict(c.seen), "coverage_ios_pct": c.coverage_ios_pct, "coverage_bytes_pct": c.coverage_bytes_pct,
             "streams": [_stream_dict(s) for s in c.streams],
-            "steps": [{"index": st.index, "start": st.start, "duration": st.duration, "qd": st.qd,
-                       "iops": st.iops, "mbps": st.mbps, "streams": [_stream_dict(s) for s in st.streams]}
-                      for st in c.steps]}
+            "steps": [_step_dict(st) for st in c.steps]}
+
+
+def _us(x: float) -> str:
+    return f"{x:,.0f} µs" if x >= 100 else f"{x:,.1f} µs"
+
+
+def lat_text(lat: Optional[Latency]) -> str:
+    """``mean 412 µs, p99 2,310 µs, max 9,870 µs`` or why there is none."""
+    if lat is None:
+        return "no I/O completed"
+    return f"mean {_us(lat.mean_us)}, p99 {_us(lat.p99_us)}, max {_us(lat.max_us)}"
+
+
+def seen_lines(c: Capture, indent: str = "  ") -> List[str]:
+    """The response times, flushes, FUA, discards, lost events and coverage of the whole capture, in words."""
+    out = []
+    seen = c.seen
+    if seen is None:
+        out.append(f"{indent}response times, flushes, FUA, discards, lost events: {NOT_RECORDED} "
+                   "(a capture of an earlier tkperf)")
+    else:
+        out.append(f"{indent}response time (issue to completion at the block layer): {lat_text(seen.lat)}")
+        out.append(f"{indent}  reads: {lat_text(seen.read)}; writes: {lat_text(seen.write)}")
+        lost = NOT_RECORDED + " (an import)" if seen.lost_events is None else f"{seen.lost_events:,}"
+        out.append(f"{indent}flushes {seen.flushes:,}, FUA writes {seen.fua:,}, discards {seen.discards:,} "
+                   f"({seen.discard_bytes:,} bytes); events lost by the trace buffer: {lost}")
+    ios, nbytes = c.coverage_ios_pct, c.coverage_bytes_pct
+    if ios is not None and nbytes is not None:
+        low = ios < COVERAGE_WARN or nbytes < COVERAGE_WARN
+        out.append(f"{indent}dominant streams (80% of the I/Os) cover {ios:.1f}% of the I/Os and {nbytes:.1f}% "
+                   f"of the bytes" + (f"; below {COVERAGE_WARN:.0f}%: a replay of them leaves out much of the "
+                                      "workload" if low else ""))
+    if c.stopped_at is not None:
+        out.append(f"{indent}stopped early by {c.stopped_by} after {duration(c.stopped_at)}: what was recorded "
+                   "until then is kept")
+    return out
 
 
 def _stream_lines(streams: Sequence[Stream], indent: str) -> List[str]:
@@ -72,12 +139,20 @@ def lines(c: Capture) -> List[str]:
     out = [f"capture {c.name}: {c.device} ({c.source}), started {c.started}",
            f"  {duration(c.duration)} in {len(c.steps)} step{'s' if len(c.steps) != 1 else ''} of "
            f"{duration(c.step)}; {ios:,} I/Os, {c.iops:,.0f} IOPS, {c.mbps:,.1f} MB/s, queue depth {c.qd:.2f}",
-           f"  I/Os: {c.iolog}" if c.iolog else "  I/Os: not kept (no iolog)",
-           "",
+           f"  I/Os: {c.iolog}" if c.iolog else "  I/Os: not kept (no iolog)"]
+    out += seen_lines(c)
+    out += ["",
            f"  {'stream':<22} {'I/Os':>12}  {'share':>7}  {'bytes':>7}"]
     out += _stream_lines(c.streams, "  ")
-    out += ["", f"  {'step':>4} {'start':>8} {'IOPS':>10} {'MB/s':>9} {'QD':>7}  dominant streams"]
+    out += ["", f"  {'step':>4} {'start':>8} {'IOPS':>10} {'MB/s':>9} {'QD':>7} {'mean µs':>9} {'p99 µs':>9} "
+                f"{'flushes':>8}  dominant streams"]
     for st in c.steps:
-        out.append(f"  {st.index:>4} {duration(st.start) if st.start else '0 s':>8} {st.iops:>10,.0f} "
-                   f"{st.mbps:>9,.1f} {st.qd:>7.2f}  {_top(st.streams)}")
+        lat = st.seen.lat if st.seen is not None else None
+        mean = "n.r." if st.seen is None else "-" if lat is None else f"{lat.mean_us:,.0f}"
+        p99 = "n.r." if st.seen is None else "-" if lat is None else f"{lat.p99_us:,.0f}"
+        flushes = "n.r." if st.seen is None else f"{st.seen.flushes:,}"
+        out.append(f"  {st.number:>4} {duration(st.start) if st.start else '0 s':>8} {st.iops:>10,.0f} "
+                   f"{st.mbps:>9,.1f} {st.qd:>7.2f} {mean:>9} {p99:>9} {flushes:>8}  {_top(st.streams)}")
+    if any(st.seen is None for st in c.steps):
+        out.append("  n.r.: not recorded (a capture of an earlier tkperf); -: no I/O completed in the step")
     return out
