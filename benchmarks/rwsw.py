@@ -21,6 +21,17 @@ look at the single figures too, and at the capture process's own CPU time
 while it records (measured from /proc, independent of the scatter).
 
     sudo python3 benchmarks/rwsw.py [--app fio|pgbench] [--runs 3] [--seconds 8]
+
+``--memory`` measures instead the memory of the capture's analysis
+(no root, no device): a synthetic blkparse text of N I/Os
+(tests/rwsw_synth.py: 60% random 4 KiB reads, 25% sequential 64 KiB
+writes, 15% random 8 KiB writes over 8 GiB, some 8 in flight) is imported
+with ``tkperf capture --import`` in a process of its own, and its peak
+resident memory (the kernel's ``ru_maxrss``) printed per size, with the
+bytes per I/O it comes to and between sizes.  The target (issue 42): a
+peak under 200 MB at 10**7 I/Os.
+
+    python3 benchmarks/rwsw.py --memory [--sizes 1000000,10000000] [--tiny]
 """
 from __future__ import annotations
 
@@ -37,10 +48,51 @@ from typing import Callable, List
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
+import rwsw_synth  # noqa: E402
 from pgbench_lab import PgbenchLab  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
 
 TARGET = 0.95
+MEMORY_TARGET = 200e6  # bytes of peak RSS at 10**7 imported I/Os
+
+
+def _import_peak(path: str, outdir: str, name: str) -> "tuple[float, float, int]":
+    """(peak RSS in bytes, wall seconds, exit code) of ``tkperf capture --import path``."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    t = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "tkperf", "capture", "--import", path, "--name", name,
+                             "--outdir", outdir, "--step", "60s", "-q"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        raise SystemExit(f"tkperf capture --import failed ({proc.returncode}): {err.strip()}")
+    return usage.ru_maxrss * 1024.0, wall, proc.returncode
+
+
+def memory(sizes: "list[int]", workdir: str) -> None:
+    """Peak RSS of importing each size of synthetic trace (the generator runs in this process)."""
+    print(f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}")
+    rows = []
+    for n in sizes:
+        src = os.path.join(workdir, f"synth-{n}.txt")
+        t = time.monotonic()
+        rwsw_synth.write(src, rwsw_synth.mix(n), gap_us=50.0, lat_us=400.0)
+        made = time.monotonic() - t
+        peak, wall, _ = _import_peak(src, workdir, f"synth{n}")
+        size = os.path.getsize(src)
+        os.unlink(src)
+        rows.append((n, peak))
+        print(f"{n:>12,} I/Os ({size / 1e6:,.0f} MB of blkparse text, made in {made:,.0f} s): "
+              f"import {wall:,.1f} s, peak RSS {peak / 1e6:,.1f} MB, {peak / n:,.1f} bytes per I/O", flush=True)
+    for (a, pa), (b, pb) in zip(rows, rows[1:]):
+        print(f"from {a:,} to {b:,} I/Os: {(pb - pa) / (b - a):,.2f} bytes per further I/O")
+    n, peak = rows[-1]
+    if n >= 10**7:
+        print(f"target: peak under {MEMORY_TARGET / 1e6:.0f} MB at 10**7 I/Os: "
+              f"{'met' if peak < MEMORY_TARGET else 'NOT met'} ({peak / 1e6:,.1f} MB)")
 
 
 def _instances() -> List[str]:
@@ -114,12 +166,22 @@ def compare(runs: int, seconds: int, dev: str, outdir: str, app: Callable[[], fl
 
 
 def main_bench() -> None:
-    ap = argparse.ArgumentParser(description="tkperf capture's overhead on the application it records")
+    ap = argparse.ArgumentParser(description="tkperf capture's overhead on the application it records, or "
+                                             "(--memory) the memory of its analysis")
     ap.add_argument("--app", choices=("fio", "pgbench"), default="fio")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=8)
     ap.add_argument("--outdir", help="where the captures go (default: /dev/shm, a disk of its own)")
+    ap.add_argument("--memory", action="store_true",
+                    help="measure the peak memory of importing synthetic traces instead (no root, no device)")
+    ap.add_argument("--sizes", default="1000000,10000000", help="--memory: the trace sizes in I/Os")
+    ap.add_argument("--tiny", action="store_true", help="--memory with 10**4 and 10**5 I/Os (a quick check)")
     args = ap.parse_args()
+    if args.memory or args.tiny:
+        sizes = [10**4, 10**5] if args.tiny else [int(x) for x in args.sizes.split(",")]
+        with tempfile.TemporaryDirectory(prefix="tkperf-rwsw-memory-", dir=args.outdir) as work:
+            memory(sizes, work)
+        return
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     with tempfile.TemporaryDirectory(prefix="tkperf-rwsw-bench-") as tmp, \
             tempfile.TemporaryDirectory(prefix="tkperf-rwsw-captures-", dir=args.outdir or shm) as outdir:

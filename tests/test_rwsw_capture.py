@@ -93,24 +93,47 @@ def test_capture_of_an_idle_device_writes_nothing_to_it(loopdev, tmp_path, capsy
     assert "no I/O was seen" in out
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_a_signal_stops_the_capture_and_restores_tracing(loopdev, tmp_path, sig, code):
-    before = _mounts()
+def _start_capture(loopdev, out, name, seconds=60):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    out = tmp_path / "out"
-    out.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "tkperf", "capture", loopdev, "--duration", "60",
-                             "--name", "cut", "--outdir", str(out)], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "tkperf", "capture", loopdev, "--duration", str(seconds),
+                             "--name", name, "--outdir", str(out)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while not _instances() and time.monotonic() < deadline:
+    while f"tkperf-capture-{proc.pid}" not in _instances() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _instances(), "the capture never set up its tracefs instance"
+    assert f"tkperf-capture-{proc.pid}" in _instances(), "the capture never set up its tracefs instance"
+    time.sleep(0.5)  # the start mark follows the instance
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_first_signal_stops_the_capture_and_keeps_it(loopdev, tmp_path, sig):
+    before = _mounts()
+    proc = _start_capture(loopdev, tmp_path, "cut")
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == code, err
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    name = signal.Signals(sig).name
+    assert f"{name}: stopping the capture and keeping what was recorded" in err and "Traceback" not in err
+    assert f"stopped early by {name}" in out
+    c = model.load(str(tmp_path / "cut.xml"))
+    assert c.stopped_by == name and c.stopped_at == c.duration and c.duration < 60
+    assert b'stopped-early-at="' in (tmp_path / "cut.xml").read_bytes()
+    assert (tmp_path / "cut.iolog").exists()
+    assert _mounts() == before and f"tkperf-capture-{proc.pid}" not in _instances()
+
+
+def test_a_second_signal_aborts_and_restores_tracing(loopdev, tmp_path):
+    before = _mounts()
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = _start_capture(loopdev, out, "cut")
+    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGTERM)  # another signal: not merged with the first by the kernel
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
     assert "stopped" in err and "Traceback" not in err
-    assert _mounts() == before and _instances() == []
+    assert _mounts() == before and f"tkperf-capture-{proc.pid}" not in _instances()
     assert os.listdir(out) == []  # no result, no temporary file
 
 
