@@ -50,13 +50,14 @@ sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 import rwsw_synth  # noqa: E402
 from pgbench_lab import PgbenchLab  # noqa: E402
+
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
 
 TARGET = 0.95
 MEMORY_TARGET = 200e6  # bytes of peak RSS at 10**7 imported I/Os
 
 
-def _import_peak(path: str, outdir: str, name: str) -> "tuple[float, float, int]":
+def _import_peak(path: str, outdir: str, name: str) -> tuple[float, float, int]:
     """(peak RSS in bytes, wall seconds, exit code) of ``tkperf capture --import path``."""
     env = dict(os.environ, PYTHONPATH=ROOT)
     t = time.monotonic()
@@ -72,7 +73,7 @@ def _import_peak(path: str, outdir: str, name: str) -> "tuple[float, float, int]
     return usage.ru_maxrss * 1024.0, wall, proc.returncode
 
 
-def memory(sizes: "list[int]", workdir: str) -> None:
+def memory(sizes: list[int], workdir: str) -> None:
     """Peak RSS of importing each size of synthetic trace (the generator runs in this process)."""
     print(f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.1f}")
     rows = []

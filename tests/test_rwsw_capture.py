@@ -9,8 +9,8 @@ import sys
 import time
 
 import pytest
-
 from conftest import needs_fio
+
 from tkperf.cli import main
 from tkperf.rwsw import model
 

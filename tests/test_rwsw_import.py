@@ -7,8 +7,8 @@ import os
 import shutil
 
 import pytest
-
 from conftest import data_path
+
 from tkperf.cli import main
 from tkperf.rwsw import model
 

@@ -11,9 +11,8 @@ import time
 
 import numpy as np
 import pytest
-
 from conftest import needs_fio
-from tkperf.cli import main
+
 from tkperf.rwsw import analysis, model
 
 pytestmark = [needs_fio, pytest.mark.skipif(os.geteuid() != 0, reason="tkperf capture needs root")]

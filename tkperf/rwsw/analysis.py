@@ -51,7 +51,7 @@ class SeqRule:
 
     def __init__(self, runs: int = RUNS) -> None:
         self.runs = runs
-        self.ends: Tuple["OrderedDict[int, None]", "OrderedDict[int, None]"] = (OrderedDict(), OrderedDict())
+        self.ends: Tuple[OrderedDict[int, None], OrderedDict[int, None]] = (OrderedDict(), OrderedDict())
 
     def mark(self, write: np.ndarray, offset: np.ndarray, length: np.ndarray) -> np.ndarray:
         """Per I/O (in issue order), whether it is sequential; the table moves on."""

@@ -124,7 +124,7 @@ def _records(page: bytes, layout: Layout) -> Iterator[Tuple[int, int, int]]:
             pos += 4 + 4 * kind
 
 
-def _chunks(fh: IO[bytes]) -> Dict[int, "array[int]"]:
+def _chunks(fh: IO[bytes]) -> Dict[int, array[int]]:
     """Per CPU, the file offsets of its reads' bytes and their lengths, in
     order (each CPU's pages are in time order; the CPUs' are merged later)."""
     out: Dict[int, array] = {}
@@ -145,7 +145,7 @@ _KIND_CODE = {"issue": _ISSUE, "complete": _COMPLETE, "requeue": _REQUEUE}
 _NAMES = ("issue", "complete", "requeue")
 
 
-def _events(fh: IO[bytes], spans: "array[int]", layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
+def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
     """(time stamp, what, details) of one CPU's events, in time order."""
     for c in range(0, len(spans), 2):
         fh.seek(spans[c])

@@ -76,10 +76,10 @@ class _StepAcc:
         self.discards += other.discards
         self.discard_bytes += other.discard_bytes
         self.lost += other.lost
-        mine = self.histograms()
-        if other.hist is not None and mine is not None:
-            for a, b_ in zip(mine, other.hist):
-                a.merge(b_)
+        hists = self.histograms()
+        if other.hist is not None and hists is not None:
+            for h, o in zip(hists, other.hist):
+                h.merge(o)
 
 
 def _streams(counts: Dict[int, List[int]]) -> Tuple[Stream, ...]:
@@ -154,20 +154,23 @@ class Accumulator:
         k, issue, done, write = k[data], issue[data], done[data], write[data]
         offset, length = offset[data], length[data]
         seq = self.rule.mark(write.astype(np.int64), offset, length)
-        code = length * 4 + seq.astype(np.int64) * 2 + write.astype(np.int64)
-        # streams per step
-        pairs, counts = np.unique(np.stack([k, code]), axis=1, return_counts=True)
-        nbytes: Dict[Tuple[int, int], int] = {}
-        if pairs.shape[1]:
-            _, inverse = np.unique(np.stack([k, code]), axis=1, return_inverse=True)
-            sums = np.bincount(inverse.ravel(), weights=length.astype(float), minlength=pairs.shape[1])
-            nbytes = {(int(j), int(c)): int(b) for j, c, b in zip(pairs[0], pairs[1], sums)}
-        for j, c, n in zip(pairs[0].tolist(), pairs[1].tolist(), counts.tolist()):
+        self._streams(k, length * 4 + seq.astype(np.int64) * 2 + write.astype(np.int64), length)
+        seen = ~np.isnan(done)
+        self._busy(k, issue, done, seen)
+        self._times(k, issue, done, seen, write)
+
+    def _streams(self, k: np.ndarray, code: np.ndarray, length: np.ndarray) -> None:
+        """Count the I/Os and bytes of each stream (``code``) per step (``k``)."""
+        pairs, inverse, counts = np.unique(np.stack([k, code]), axis=1, return_inverse=True, return_counts=True)
+        sums = np.bincount(inverse.ravel(), weights=length.astype(float), minlength=pairs.shape[1])
+        for j, c, n, b in zip(pairs[0].tolist(), pairs[1].tolist(), counts.tolist(), sums.tolist()):
             mine = self._get(j).streams.setdefault(c, [0, 0])
             mine[0] += n
-            mine[1] += nbytes[(j, c)]
-        # queue depth: the time each I/O was outstanding, by step
-        seen = ~np.isnan(done)
+            mine[1] += int(b)
+
+    def _busy(self, k: np.ndarray, issue: np.ndarray, done: np.ndarray, seen: np.ndarray) -> None:
+        """The time each I/O was outstanding, by step (the queue depth)."""
+        assert self.t0 is not None
         if seen.any():
             self.last_done = max(self.last_done, float(done[seen].max()))
         if (~seen).any():
@@ -176,7 +179,7 @@ class Accumulator:
         if self.t1 is not None:
             fin = np.minimum(fin, self.t1)
         fin = np.maximum(fin, issue)
-        kd = np.maximum(np.floor((fin - t0) / step), 0).astype(np.int64)
+        kd = np.maximum(np.floor((fin - self.t0) / self.step), 0).astype(np.int64)
         one = kd == k
         if one.any():
             js = np.unique(k[one])
@@ -185,10 +188,12 @@ class Accumulator:
                 self._get(j).busy += v
         for a, b in zip(issue[~one].tolist(), fin[~one].tolist()):
             self._spread(a, b)
-        # response times, by step and direction
-        timed = seen
-        ns = (done[timed] - issue[timed]) * 1e9
-        wt, kt = write[timed], k[timed]
+
+    def _times(self, k: np.ndarray, issue: np.ndarray, done: np.ndarray, seen: np.ndarray,
+               write: np.ndarray) -> None:
+        """Response times into the histograms of their step and direction; steps two behind closed."""
+        ns = (done[seen] - issue[seen]) * 1e9
+        wt, kt = write[seen], k[seen]
         for d, hist in enumerate(self.whole):
             hist.add(ns[wt == bool(d)])
         for j in np.unique(kt).tolist():
@@ -238,14 +243,14 @@ class Accumulator:
         duration = max(t1 - t0, 1e-6)
         bounds = step_bounds(duration, self.step)
         n = len(bounds)
-        for a in self.unfinished:  # still in flight at the end: outstanding until then; else its completion was lost
-            if a > self.last_done:
-                self._spread(a, t0 + duration)
+        for t in self.unfinished:  # still in flight at the end: outstanding until then; else its completion was lost
+            if t > self.last_done:
+                self._spread(t, t0 + duration)
         last = self._get(n - 1)
         for j in sorted(j for j in self.acc if j >= n):
             last.merge(self.acc.pop(j))
-        for a in self.acc.values():
-            a.close()
+        for one in self.acc.values():
+            one.close()
         if self.out is not None:
             end = max(int(round(duration * 1e6)), self.last_us)
             self.out.write(f"{end} {IOLOG_FILE} close\n".encode())

@@ -35,7 +35,8 @@ SECTOR = 512
 
 # ``  7,0    1       17     0.000123456  4711  D   W 2048 + 8 [fio]``
 # a request without data (a flush) has no ``SECTOR + COUNT``, or only the sector
-_BLKPARSE = re.compile(rb"^\s*(\d+),(\d+)\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([DCR])\s+([A-Z]+)(?:\s+(\d+)(?: \+ (\d+))?)?")
+_BLKPARSE = re.compile(rb"^\s*(\d+),(\d+)\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([DCR])\s+([A-Z]+)"
+                       rb"(?:\s+(\d+)(?: \+ (\d+))?)?")
 
 
 _ACTIONS = {b"D": "issue", b"C": "complete", b"R": "requeue"}
