@@ -38,22 +38,41 @@ def test_interleaved_sequential_streams_stay_sequential():
     assert streams["SEQ 64KiB write"].byte_share == pytest.approx(38 * 64 / (40 * 64 + 20 * 4))
 
 
+def _pairs(n, base=10 << 20):
+    """``n`` runs of two 4 KiB writes each (the second sequential), one after the other."""
+    rows = []
+    for i in range(n):
+        t = 0.01 + 0.001 * i
+        rows += [(t, None, True, base + i * (1 << 20), 4096), (t, None, True, base + i * (1 << 20) + 4096, 4096)]
+    return rows
+
+
 def test_a_run_unused_longest_is_forgotten_when_the_table_is_full():
-    rows = [(0.0, 0.1, True, 0, 4096)]
-    rows += [(0.01 * (i + 1), 0.2, True, (i + 10) * (1 << 20), 4096) for i in range(analysis.RUNS)]
-    rows.append((9.0, 9.1, True, 4096, 4096))  # where the first ended, but RUNS runs were started since
-    tr = _trace(rows)
+    first = [(0.0, 0.1, True, 0, 4096), (0.0, 0.1, True, 4096, 4096)]  # a run of two
+    goes_on = [(9.0, 9.1, True, 8192, 4096)]
+    tr = _trace(first + _pairs(analysis.RUNS) + goes_on)  # RUNS other runs went on since
     assert not analysis.sequential(tr)[-1]
-    del rows[1]  # one run fewer started since: the first is still known
-    tr = _trace(rows)
+    tr = _trace(first + _pairs(analysis.RUNS - 1) + goes_on)
+    assert analysis.sequential(tr)[-1]
+    # a run's second I/O: the first's end is remembered among the last NEW_RUNS random I/Os' ends
+    one = [(0.0, 0.1, True, 0, 4096)]
+    rnd = [(0.01 + 0.001 * i, None, True, (i + 10) * (1 << 20), 4096) for i in range(analysis.NEW_RUNS)]
+    tr = _trace(one + rnd + [(9.0, 9.1, True, 4096, 4096)])
+    assert not analysis.sequential(tr)[-1]
+    tr = _trace(one + rnd[1:] + [(9.0, 9.1, True, 4096, 4096)])
     assert analysis.sequential(tr)[-1]
 
 
 def test_a_run_goes_on_however_many_others_interleave():
-    # 300 streams in turn, each 4 KiB sequential in its own region: all but each stream's first I/O sequential
-    rows = [(0.001 * (i * 300 + s), None, False, s * (1 << 24) + i * 4096, 4096) for i in range(20) for s in range(300)]
-    tr = _trace(rows)
-    assert int(analysis.sequential(tr).sum()) == 300 * 19
+    # 120 streams in turn, each 4 KiB sequential in its own region: all but each stream's first I/O sequential
+    rows = [(0.001 * (i * 120 + s), None, False, s * (1 << 24) + i * 4096, 4096) for i in range(20) for s in range(120)]
+    assert int(analysis.sequential(_trace(rows)).sum()) == 120 * 19
+    # 400 streams that started one after the other, then go on in turn: runs are remembered by the RUNS
+    rows = []
+    for s in range(400):
+        rows += [(0.0, None, False, s * (1 << 24), 4096), (0.0, None, False, s * (1 << 24) + 4096, 4096)]
+    rows += [(1.0, None, False, s * (1 << 24) + i * 4096, 4096) for i in range(2, 20) for s in range(400)]
+    assert int(analysis.sequential(_trace(rows)).sum()) == 400 * 19
 
 
 def test_queue_depth():

@@ -1,20 +1,22 @@
 """From the I/Os of a capture to its IO streams, steps and iolog.
 
 The stream rule (docs/rwsw.rst): an I/O is *sequential* when it starts at
-the byte where a run of I/Os of the same direction is expected to go on,
-else *random*.  The expected places are a table of at most :data:`RUNS`
-byte offsets per direction -- where each recent run's last I/O ended --
-kept in order of use: an I/O that starts at one takes it over (the run
-goes on where the I/O ends), any other starts a run of its own there, and
-when the table is full the run unused longest is forgotten.  So a
-sequential stream stays sequential while up to some hundreds of others
-interleave with it (a database's log writes between its data-file writes,
-a video server's many readers), however its I/Os interleave, as long as
-fewer than :data:`RUNS` other runs were started since its last I/O.  The
-first I/O of a sequential run has no predecessor and counts as random; a
-random I/O that happens to start where a recent run ended counts as
-sequential -- on a device of N blocks that is about RUNS/N of them
-(0.2% of 4 KiB random I/O over 1 GiB).  A stream is one combination of access,
+the byte where a recent run of I/Os of the same direction ended, else
+*random*.  Per direction two tables of byte offsets remember where runs
+end, each in order of use: up to :data:`RUNS` *runs* (a sequential I/O's
+end: a run of two or more I/Os) and up to :data:`NEW_RUNS` *starts* (a
+random I/O's end: where a run may begin).  An I/O that starts at either
+is sequential and its end becomes a run's; any other is random and its
+end becomes a start; when a table is full, the entry unused longest is
+forgotten.  So a sequential stream stays sequential however other
+streams interleave with it (a database's log writes between its
+data-file writes, a video server's many readers), as long as fewer than
+:data:`RUNS` other runs went on since its last I/O (:data:`NEW_RUNS`
+other starts, for its second I/O).  The first I/O of a run has no
+predecessor and counts as random; a random I/O that happens to start
+where a recent I/O ended counts as sequential -- for random I/O over N
+blocks, some NEW_RUNS/N of them and more where it keeps to a small
+region.  A stream is one combination of access,
 direction and transfer size; its share is of the I/Os (and of the bytes)
 of the step or of the whole capture.
 
@@ -37,39 +39,50 @@ import numpy as np
 from tkperf.rwsw.model import Stream
 from tkperf.rwsw.trace import IoTrace
 
-#: The runs the stream rule follows at once, per direction.
+#: The runs (two I/Os or more) the stream rule follows at once, per direction.
 RUNS = 512
+#: The random I/Os whose end the stream rule remembers as a run's possible start, per direction.
+NEW_RUNS = 128
 #: The file name the iolog gives the device: replay maps it onto a target
 #: (fio's ``replay_redirect``); a log replayed as it is opens no real device.
 IOLOG_FILE = "rwsw.capture"
 
 
 class SeqRule:
-    """The stream rule's table of runs (see above), fed one I/O at a time in issue order."""
+    """The stream rule's tables (see above), fed the I/Os in issue order."""
 
-    __slots__ = ("runs", "ends")
+    __slots__ = ("runs", "starts", "tables")
 
-    def __init__(self, runs: int = RUNS) -> None:
-        self.runs = runs
-        self.ends: Tuple[OrderedDict[int, None], OrderedDict[int, None]] = (OrderedDict(), OrderedDict())
+    def __init__(self, runs: int = RUNS, starts: int = NEW_RUNS) -> None:
+        self.runs, self.starts = runs, starts
+        # per direction: (runs' ends, starts), each an ordered set of byte offsets, the longest unused first
+        self.tables: Tuple[Tuple["OrderedDict[int, None]", "OrderedDict[int, None]"], ...] = (
+            (OrderedDict(), OrderedDict()), (OrderedDict(), OrderedDict()))
 
     def mark(self, write: np.ndarray, offset: np.ndarray, length: np.ndarray) -> np.ndarray:
-        """Per I/O (in issue order), whether it is sequential; the table moves on."""
+        """Per I/O (in issue order), whether it is sequential; the tables move on."""
         seq = np.zeros(offset.size, dtype=bool)
-        runs = self.runs
         for i, (w, start, n) in enumerate(zip(write.tolist(), offset.tolist(), length.tolist())):
-            ends = self.ends[w]
-            if start in ends:
-                seq[i] = True
-                del ends[start]
-            end = start + n
-            if end in ends:
-                ends.move_to_end(end)
+            runs, starts = self.tables[w]
+            if start in runs:
+                del runs[start]
+            elif start in starts:
+                del starts[start]
             else:
-                ends[end] = None
-                if len(ends) > runs:
-                    ends.popitem(last=False)
+                self._put(starts, start + n, self.starts)
+                continue
+            seq[i] = True
+            self._put(runs, start + n, self.runs)
         return seq
+
+    @staticmethod
+    def _put(table: "OrderedDict[int, None]", end: int, most: int) -> None:
+        if end in table:
+            table.move_to_end(end)
+        else:
+            table[end] = None
+            if len(table) > most:
+                table.popitem(last=False)
 
 
 def sequential(trace: IoTrace) -> np.ndarray:
