@@ -277,12 +277,14 @@ class Recorder:
                                                     os.O_RDONLY | os.O_NONBLOCK)
         self._mark("start")
         end = time.monotonic() + seconds
-        while True:
+        while True:  # the time checked after each drain too: the end mark is not late by a drain's time
             self._drain(out)
             left = end - time.monotonic()
             if left <= 0 or stop():
                 break
             time.sleep(min(0.25, left))
+            if end - time.monotonic() <= 0:
+                break
         self._mark("end")
         for e in EVENTS:
             _write(os.path.join(self.instance, "events", "block", e, "enable"), "0\n")
