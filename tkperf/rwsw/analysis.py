@@ -56,7 +56,7 @@ class SeqRule:
     def __init__(self, runs: int = RUNS, starts: int = NEW_RUNS) -> None:
         self.runs, self.starts = runs, starts
         # per direction: (runs' ends, starts), each an ordered set of byte offsets, the longest unused first
-        self.tables: Tuple[Tuple["OrderedDict[int, None]", "OrderedDict[int, None]"], ...] = (
+        self.tables: Tuple[Tuple[OrderedDict[int, None], OrderedDict[int, None]], ...] = (
             (OrderedDict(), OrderedDict()), (OrderedDict(), OrderedDict()))
 
     def mark(self, write: np.ndarray, offset: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -76,7 +76,7 @@ class SeqRule:
         return seq
 
     @staticmethod
-    def _put(table: "OrderedDict[int, None]", end: int, most: int) -> None:
+    def _put(table: OrderedDict[int, None], end: int, most: int) -> None:
         if end in table:
             table.move_to_end(end)
         else:

@@ -125,18 +125,26 @@ def _records(page: bytes, layout: Layout) -> Iterator[Tuple[int, int, int]]:
 
 
 def _chunks(fh: IO[bytes]) -> Dict[int, array[int]]:
-    """Per CPU, the file offsets of its reads' bytes and their lengths, in
-    order (each CPU's pages are in time order; the CPUs' are merged later)."""
+    """Per CPU, the spans of the file (start, end) that hold its reads one
+    after another, in order (each CPU's pages are in time order; the CPUs'
+    are merged later).  A drain reads every page a CPU holds in a row, so
+    a span covers many pages: some 8 a second per CPU, whatever the I/O rate."""
     out: Dict[int, array] = {}
     pos = 0
+    last = -1
     while True:
         fh.seek(pos)
         head = fh.read(CHUNK.size)
         if len(head) < CHUNK.size:
             break
         cpu, length = CHUNK.unpack(head)
-        out.setdefault(cpu, array("q")).extend((pos + CHUNK.size, length))
-        pos += CHUNK.size + length
+        spans = out.setdefault(cpu, array("q"))
+        end = pos + CHUNK.size + length
+        if cpu == last:
+            spans[-1] = end
+        else:
+            spans.extend((pos, end))
+        last, pos = cpu, end
     return out
 
 
@@ -148,32 +156,41 @@ _NAMES = ("issue", "complete", "requeue")
 def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
     """(time stamp, what, details) of one CPU's events, in time order."""
     for c in range(0, len(spans), 2):
-        fh.seek(spans[c])
-        data = fh.read(spans[c + 1])
-        for pstart in range(0, len(data), layout.page_size):
-            page = data[pstart:pstart + layout.page_size]
-            if len(page) < layout.data:
+        pos = spans[c]
+        while pos < spans[c + 1]:
+            fh.seek(pos)
+            _cpu, length = CHUNK.unpack(fh.read(CHUNK.size))
+            data = fh.read(length)
+            pos += CHUNK.size + length
+            yield from _page_events(data, layout, dev)
+
+
+def _page_events(data: bytes, layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
+    """The events of one read's pages."""
+    for pstart in range(0, len(data), layout.page_size):
+        page = data[pstart:pstart + layout.page_size]
+        if len(page) < layout.data:
+            continue
+        _, lost = _missed(page, layout)
+        if lost:
+            yield _U64.unpack_from(page, 0)[0], _LOST, lost
+        for ts, a, b in _records(page, layout):
+            (ident,) = _U16.unpack_from(page, a)
+            ev = layout.events.get(ident)
+            if ev is None:
+                if ident == layout.marker:
+                    text = page[a + layout.marker_buf:b]
+                    if text.startswith(START):
+                        yield ts, _START, None
+                    elif text.startswith(END):
+                        yield ts, _END, None
                 continue
-            _, lost = _missed(page, layout)
-            if lost:
-                yield _U64.unpack_from(page, 0)[0], _LOST, lost
-            for ts, a, b in _records(page, layout):
-                (ident,) = _U16.unpack_from(page, a)
-                ev = layout.events.get(ident)
-                if ev is None:
-                    if ident == layout.marker:
-                        text = page[a + layout.marker_buf:b]
-                        if text.startswith(START):
-                            yield ts, _START, None
-                        elif text.startswith(END):
-                            yield ts, _END, None
-                    continue
-                kind, o_dev, o_sector, o_nr, o_rwbs = ev
-                if _U32.unpack_from(page, a + o_dev)[0] != dev:
-                    continue
-                yield ts, _KIND_CODE[kind], (request_kind(page[a + o_rwbs:a + o_rwbs + 10].split(b"\0", 1)[0]),
-                                             _U64.unpack_from(page, a + o_sector)[0],
-                                             _U32.unpack_from(page, a + o_nr)[0])
+            kind, o_dev, o_sector, o_nr, o_rwbs = ev
+            if _U32.unpack_from(page, a + o_dev)[0] != dev:
+                continue
+            yield ts, _KIND_CODE[kind], (request_kind(page[a + o_rwbs:a + o_rwbs + 10].split(b"\0", 1)[0]),
+                                         _U64.unpack_from(page, a + o_sector)[0],
+                                         _U32.unpack_from(page, a + o_nr)[0])
 
 
 def read_raw(fh: IO[bytes], layout: Layout, dev: int, sink: Sink, first_sector: int = 0,
