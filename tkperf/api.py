@@ -238,7 +238,10 @@ from tkperf.rwsw.iolog import check_readable as check_iolog  # noqa: E402
 from tkperf.rwsw.iolog import iolog_path, map_iolog  # noqa: E402
 from tkperf.rwsw.iolog import scan as scan_iolog  # noqa: E402
 from tkperf.rwsw.model import Capture  # noqa: E402
+from tkperf.rwsw.model import Latency as CaptureLatency  # noqa: E402
+from tkperf.rwsw.model import Seen as CaptureSeen  # noqa: E402
 from tkperf.rwsw.model import Step as CaptureStep  # noqa: E402
+from tkperf.rwsw.model import coverage as stream_coverage  # noqa: E402
 from tkperf.rwsw.model import Stream as CaptureStream  # noqa: E402
 from tkperf.rwsw.model import dominant as dominant_streams  # noqa: E402
 from tkperf.rwsw.model import load as load_capture  # noqa: E402
@@ -300,5 +303,6 @@ __all__ = [
     "sweep_compare_section", "sweep_header", "sweep_stimulus_words", "sweep_structure",
     # capture files (tkperf capture): the capture, its steps and IO streams, and its iolog
     "Capture", "CaptureStep", "CaptureStream", "dominant_streams", "load_capture", "transfer_size_text",
+    "CaptureSeen", "CaptureLatency", "stream_coverage",
     "IOLOG_ALIGN", "check_iolog", "iolog_path", "map_iolog", "scan_iolog",
 ]
