@@ -33,7 +33,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         def announce() -> None:
             if not args.quiet:
                 print(f"capturing the block I/O of {args.device} for {durations.duration(seconds)} "
-                      "(read-only; Ctrl-C stops without a result)", flush=True)
+                      "(read-only; Ctrl-C stops it early and keeps what was recorded, twice aborts)", flush=True)
 
         done = capture.record(args.device, seconds, name, args.outdir, step, on_start=announce)
     for note in done.notes:
@@ -55,7 +55,10 @@ def register(sub) -> None:
                     "(--import: blkparse's text output, or blktrace's binary records through blkparse), and "
                     "write OUTDIR/NAME.xml -- the IO streams (random/sequential, read/write, transfer size) with "
                     "their shares, queue depth, IOPS and MB/s, per --step and in total -- and OUTDIR/NAME.iolog "
-                    "(fio iolog version 3) for an exact replay. Neither replaces an existing file. "
+                    "(fio iolog version 3) for an exact replay. Per step and in total it keeps the response "
+                    "times (issue to completion: mean, p99, max), flushes, FUA writes, discards and events the "
+                    "trace buffer lost. The first Ctrl-C (or SIGTERM) ends the recording early and keeps it, "
+                    "marked as stopped early; a second aborts. Neither file replaces an existing one. "
                     "'tkperf help rwsw' explains the method.")
     cap.add_argument("device", nargs="?", help="the block device to record (e.g. /dev/nvme0n1); it is only watched")
     cap.add_argument("--import", dest="import_file", metavar="FILE",
