@@ -197,3 +197,21 @@ def test_a_version_1_capture_reads_with_its_figures_not_recorded(capsys):
     assert doc["figures_recorded"] is False and doc["lat_p99_us"] is None and doc["flushes"] is None
     assert [st["number"] for st in doc["steps"]] == list(range(1, len(c.steps) + 1))
     assert doc["coverage_ios_pct"] == pytest.approx(c.coverage_ios_pct)
+
+
+def test_lost_events_are_read_from_the_page_header():
+    import struct
+
+    from tkperf.rwsw import rawtrace
+    layout = rawtrace.Layout(commit=(8, 8), data=16, page_size=4096, events={}, marker=0, marker_buf=0)
+
+    def page(flags, stored=None):
+        body = bytearray(4096)
+        struct.pack_into("<QQ", body, 0, 123, 100 | flags)
+        if stored is not None:
+            struct.pack_into("<Q", body, 16 + 100, stored)
+        return bytes(body)
+
+    assert rawtrace._missed(page(0), layout) == (100, 0)
+    assert rawtrace._missed(page(1 << 31 | 1 << 30, 37), layout) == (100, 37)  # the count stored behind the data
+    assert rawtrace._missed(page(1 << 31), layout) == (100, 1)  # lost, no room for the count: at least one
