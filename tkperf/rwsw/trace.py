@@ -195,7 +195,7 @@ class Pairer:
                     self._skip(_SKIP_EMPTY)
                 return
             if sector < self.first or (self.last is not None and sector >= self.last):
-                return  # another partition of the same disk
+                return  # another partition of the same disk (a flush, of the whole disk's cache, is kept)
         key = (base, sector)
         if kind == "issue":
             outside = self.t0 is None or t < self.t0 or (self.t1 is not None and t > self.t1)
