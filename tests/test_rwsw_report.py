@@ -60,3 +60,17 @@ def test_report_of_an_empty_capture(tmp_path, capsys, fmt):
     model.save(c, str(tmp_path / "idle.xml"))
     assert main(["report", str(tmp_path / "idle.xml"), "--format", fmt]) == 0
     assert "No I/O was seen" in (tmp_path / "idle.html").read_text()
+
+
+def test_report_of_a_version_1_capture_says_not_recorded_and_warns_of_coverage(tmp_path, capsys):
+    xml = tmp_path / "old.xml"
+    shutil.copyfile(data_path(os.path.join("rwsw", "pgbench-v1.xml")), xml)
+    c = model.load(str(xml))
+    model.save(model.Capture(**{**c.__dict__, "stopped_at": 7.25, "stopped_by": "SIGTERM"}), str(xml), overwrite=True)
+    assert main(["report", str(xml), "--format", "rst", "--outdir", str(tmp_path / "r")]) == 0
+    rst = (tmp_path / "r" / "pgbench.rst").read_text()
+    assert "not recorded (a capture of an earlier tkperf)" in rst and "n.r." in rst
+    # its dominant streams hold 82.9% of the I/Os but 70.9% of the bytes
+    assert "82.9% of the I/Os, 70.9% of the bytes" in rst
+    assert "below 80% of the bytes" in rst and "Response time over time" not in rst
+    assert "by SIGTERM after 7.2 s" in rst or "by SIGTERM after 7.3 s" in rst

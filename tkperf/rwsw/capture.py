@@ -3,6 +3,12 @@ capture, and write ``DIR/NAME.xml`` (the streams and steps,
 :mod:`tkperf.rwsw.model`) with ``DIR/NAME.iolog`` (the I/Os, fio iolog
 version 3) beside it.
 
+The requests stream from the trace through the pairing
+(:class:`tkperf.rwsw.trace.Pairer`) into the step figures and the iolog
+(:class:`tkperf.rwsw.steps.Accumulator`): memory follows what is in
+flight, not the length of the capture.  The first signal while recording
+ends it early and keeps it (:class:`StopAndKeep`).
+
 Neither file replaces an existing one.  The raw events of a recording go
 to an unnamed temporary file in the output directory (``O_TMPFILE``),
 which must therefore not be on the captured disk.  Nothing is read or
