@@ -241,8 +241,8 @@ from tkperf.rwsw.model import Capture  # noqa: E402
 from tkperf.rwsw.model import Latency as CaptureLatency  # noqa: E402
 from tkperf.rwsw.model import Seen as CaptureSeen  # noqa: E402
 from tkperf.rwsw.model import Step as CaptureStep  # noqa: E402
-from tkperf.rwsw.model import coverage as stream_coverage  # noqa: E402
 from tkperf.rwsw.model import Stream as CaptureStream  # noqa: E402
+from tkperf.rwsw.model import coverage as stream_coverage  # noqa: E402
 from tkperf.rwsw.model import dominant as dominant_streams  # noqa: E402
 from tkperf.rwsw.model import load as load_capture  # noqa: E402
 from tkperf.rwsw.model import size_text as transfer_size_text  # noqa: E402
