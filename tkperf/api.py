@@ -26,7 +26,7 @@ plug-in (``examples/plugin``).
 from __future__ import annotations
 
 from tkperf.durations import duration, micro_unit
-from tkperf.errors import OutputError, TargetError, UsageError
+from tkperf.errors import OutputError, ResultFileError, TargetError, UsageError
 from tkperf.fio.intervals import Cut, IntervalCutter, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.logs import log_directory, log_files, parse_log
@@ -137,6 +137,7 @@ from tkperf.kit.writelimit import parse_tgbw, tgbw_bytes
 
 # modules a type reads as a namespace
 from tkperf.model import histogram
+from tkperf.model.files import open_to_read  # noqa: E402
 from tkperf.model.names import (
     WSAT_SERIES,
     hdd_cell,
@@ -300,5 +301,5 @@ __all__ = [
     "sweep_compare_section", "sweep_header", "sweep_stimulus_words", "sweep_structure",
     # capture files (tkperf capture): the capture, its steps and IO streams, and its iolog
     "Capture", "CaptureStep", "CaptureStream", "dominant_streams", "load_capture", "transfer_size_text",
-    "IOLOG_ALIGN", "check_iolog", "iolog_path", "map_iolog", "scan_iolog",
+    "IOLOG_ALIGN", "check_iolog", "iolog_path", "map_iolog", "scan_iolog", "open_to_read", "ResultFileError",
 ]
