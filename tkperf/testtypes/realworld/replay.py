@@ -297,6 +297,14 @@ def exact_verdicts(test: TestRun) -> List[str]:
     if took > captured * 1.1 + 1.0:
         out.append(f"the exact replay took {took:,.1f} s against the capture's {captured:,.1f} s: the drive did not "
                    f"keep the captured timing with at most {test.data.get('exact.iodepth', '?')} I/Os outstanding")
+    counters = blockstats.stored(test.data, test.rounds[0].index)
+    for what, key, seen in (("discards", "exact.discards", counters.discards if counters else None),
+                            ("flushes", "exact.flushes", counters.flushes if counters else None)):
+        asked = int(test.data.get(key, "0") or 0)
+        if asked and (seen is None or seen < asked):
+            out.append(f"{asked} captured {what} in the iolog, " + (
+                f"{seen} seen at the target's block layer: fio's iolog replay did not issue them all (fio 3.33 "
+                "skips trim actions)" if seen is not None else "not measured at the block layer"))
     block = block_figures(test, test.rounds[0])
     try:
         asked = 1e6 * float(test.params.get("capture_qd", "0")) / float(test.params.get("capture_iops", "0"))
