@@ -32,7 +32,7 @@ def _one_line(capsys) -> str:
 
 
 def _capture(folder, lines, duration_s: float = 6.0, size: int = 1 << 30) -> str:
-    """A capture (the fixture's streams: reads of 4 KiB and 128 KiB, writes of 8 KiB and 64 KiB) whose iolog holds ``lines``."""
+    """A capture (the fixture's streams: reads of 4 and 128 KiB, writes of 8 and 64 KiB) whose iolog holds ``lines``."""
     with open(os.path.join(folder, "cap.iolog"), "w", encoding="ascii") as fh:
         fh.write("fio version 3 iolog\n0 /dev/captured add\n0 /dev/captured open\n")
         fh.writelines(f"{ln}\n" for ln in lines)

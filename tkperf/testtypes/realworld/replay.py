@@ -300,9 +300,9 @@ def exact_verdicts(test: TestRun) -> List[str]:
     counters = blockstats.stored(test.data, test.rounds[0].index)
     for what, key, seen in (("discards", "exact.discards", counters.discards if counters else None),
                             ("flushes", "exact.flushes", counters.flushes if counters else None)):
-        asked = int(test.data.get(key, "0") or 0)
-        if asked and (seen is None or seen < asked):
-            out.append(f"{asked} captured {what} in the iolog, " + (
+        count = int(test.data.get(key, "0") or 0)
+        if count and (seen is None or seen < count):
+            out.append(f"{count} captured {what} in the iolog, " + (
                 f"{seen} seen at the target's block layer: fio's iolog replay did not issue them all (fio 3.33 "
                 "skips trim actions)" if seen is not None else "not measured at the block layer"))
     block = block_figures(test, test.rounds[0])
