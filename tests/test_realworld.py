@@ -300,6 +300,11 @@ def test_the_verdict_names_each_departure_from_the_rwsw_pts(tmp_path):
     for part in ("SNIA RWSW PTS", "tkperf capture", "flow control", "calibration", "offsets are fio's",
                  "runs 5 s instead of its captured duration"):
         assert part in words, part
+    assert "--replay-intensity max" in words  # a result from before the option ran as fast as the drive served it
+    captured = " | ".join(kind.pts.deviations(kind, {"rwsw_workload": path, "rwsw_replay_intensity": "captured"},
+                                              rev))
+    assert "held to its captured rate (fio rate)" in captured
+    assert "calibration" not in captured and "flow control" not in captured and "intensity max" not in captured
     exact = " | ".join(kind.pts.deviations(kind, {"rwsw_workload": path, "rwsw_replay": "exact"}, rev))
     assert "iolog" in exact and "calibration" not in exact
     wsat = testtypes.get("rwsw-wsat")
