@@ -44,7 +44,7 @@ from tkperf.cli import main  # noqa: E402
 from tkperf.rwsw import model  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
 from tkperf.testtypes.realworld import blockstats  # noqa: E402
-from tkperf.testtypes.realworld.delivered import overall, steps  # noqa: E402
+from tkperf.testtypes.realworld.delivered import overall, step_rounds, steps  # noqa: E402
 
 PGBENCH = os.path.join(REPO, "examples", "rwsw", "pgbench.xml")
 MIX = """[global]
@@ -160,7 +160,11 @@ def replay(dev: str, kind: str, cap_path: str, mode: str, scratch: str) -> None:
         return
     rt = _rt_us(cap)
     ratio = whole.lat_mean_us / rt if rt else 0.0
-    line = (f"{head} whole: IOPS captured {cap.iops:,.1f} replayed {whole.iops:,.1f} ({whole.iops / cap.iops:.2f}x) |"
+    asked = sum(s.ios for s in cap.streams)
+    done = sum(w.read.ios + w.write.ios for _, r in step_rounds(test) for w in r.workloads) or sum(
+        w.read.ios + w.write.ios for w in test.rounds[-1].workloads)
+    line = (f"{head} whole: I/Os captured {asked:,} replayed {done:,} ({done / asked:.2f}x; IOPS over the steps with "
+            f"I/O {whole.iops:,.1f}, over the whole capture {cap.iops:,.1f} captured) |"
             f" mean RT µs captured {rt:,.0f} replayed {whole.lat_mean_us:,.0f} ({ratio:.2f}x, {whole.lat_source}; "
             f"fio's {whole.fio_lat_us:,.0f})")
     if mode == "exact":

@@ -202,6 +202,15 @@ def test_replay_at_the_captured_intensity_holds_each_streams_rate_and_share(loop
         for s in step.streams:  # shares held by the rates: within 3 points, or named
             if abs(replayed[s.key] - s.share) > 0.03:
                 assert any(d.startswith(f"replay: step {got.step}: {s.key} made ") for d in deviations)
+    # a step asked for ten times what the drive delivered is named, with both figures
+    from tkperf.kit import registry as testtypes
+    from tkperf.model.pts import REVISIONS
+
+    kind = testtypes.get("replay")
+    test.params["step.1.kept_iops"] = repr(10 * figures[0].iops)
+    words = kind.pts.result_deviations(kind, test, {}, next(iter(REVISIONS.values())), 256 * MiB)
+    assert any(w.startswith(f"replay: step 1: the drive served {figures[0].iops:,.1f} IOPS against the captured "
+                            f"{10 * figures[0].iops:,.1f} (mean response time ") for w in words), words
 
 
 @needs_fio

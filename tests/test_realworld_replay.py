@@ -125,6 +125,16 @@ def test_exact_replay_keeps_flushes_and_discards_at_the_captured_depth(loopdev, 
     took = w.runtime_ms / 1000.0
     named = [d for d in deviations if "the exact replay took" in d]
     assert bool(named) == (took > 1.2 * 1.1 + 1.0), (took, named)
+    # a capture whose device answered ten times faster than this one: the verdict names both response times
+    from tkperf.kit import registry as testtypes
+    from tkperf.model.pts import REVISIONS
+
+    kind = testtypes.get("replay")
+    test.params.update({"capture_qd": "1.0", "capture_iops": repr(1e6 / (figures.lat_mean_us / 10))})
+    words = kind.pts.result_deviations(kind, test, {}, next(iter(REVISIONS.values())), 256 * MiB)
+    assert f"replay: the exact replay's mean response time was {figures.lat_mean_us:,.0f} µs against the captured " \
+           f"{figures.lat_mean_us / 10:,.0f} µs ({BLOCK}): this drive serves the capture's I/Os at another speed " \
+           "than the captured device" in words, words
 
 
 # --- rwsw-wsat without writes -------------------------------------------------------------------
