@@ -124,10 +124,10 @@ def step_figures(test: TestRun, step: int, rnd: Round) -> StepFigures:
     qd, lat, source = (block[0], block[1], BLOCK) if block is not None else (fio_qd, fio_lat, FIO)
     asked_qd, asked_iops = _float(test, f"step.{step}.qd"), _float(test, f"step.{step}.iops")
     kept_iops = _float(test, f"step.{step}.kept_iops") or asked_iops * kept
+    asked_lat = _float(test, f"step.{step}.lat_mean_us") or (1e6 * asked_qd / asked_iops if asked_iops > 0 else 0.0)
     return StepFigures(step, asked_qd, asked_iops, _float(test, f"step.{step}.mbps"), seconds, qd,
                        ios / seconds if seconds > 0 else 0.0, sum(w.bw_bytes for w in rnd.workloads) / 1e6,
-                       lat, tuple(streams), kept_iops, source, fio_qd, fio_lat,
-                       1e6 * asked_qd / asked_iops if asked_iops > 0 else 0.0)
+                       lat, tuple(streams), kept_iops, source, fio_qd, fio_lat, asked_lat)
 
 
 def steps(test: TestRun) -> List[StepFigures]:

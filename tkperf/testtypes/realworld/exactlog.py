@@ -93,17 +93,30 @@ def _lines(path: str) -> List[Line]:
     return out
 
 
+def seen_figure(part: object, *names: str) -> Optional[float]:
+    """A figure of what a capture (or step) saw, ``seen.lat.mean_us`` say,
+    when the capture recorded it (capture version 2), else None."""
+    value: object = part
+    for name in ("seen",) + names:
+        value = getattr(value, name, None)
+        if value is None:
+            return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def mean_rt_us(part: object) -> float:
+    """The mean response time (µs, block layer, issue to completion) of a
+    capture or step: recorded, or its queue depth / its IOPS (Little's law)."""
+    recorded = seen_figure(part, "lat", "mean_us")
+    if recorded is not None and recorded > 0:
+        return recorded
+    qd, iops = float(getattr(part, "qd", 0.0)), float(getattr(part, "iops", 0.0))
+    return 1e6 * qd / iops if iops > 0 else 0.0
+
+
 def _mean_rt_us(cap: Capture) -> List[Tuple[float, float]]:
     """(step start µs, the step's mean response time µs) of every step."""
-    out = []
-    for s in cap.steps:
-        recorded = getattr(s, "lat_mean_us", None)
-        if isinstance(recorded, (int, float)) and recorded > 0:
-            rt = float(recorded)
-        else:
-            rt = 1e6 * s.qd / s.iops if s.iops > 0 else 0.0
-        out.append((1e6 * s.start, rt))
-    return out
+    return [(1e6 * s.start, mean_rt_us(s)) for s in cap.steps]
 
 
 def peak_in_flight(stamps: List[int], cap: Capture) -> int:
@@ -220,7 +233,18 @@ def write_mapped(src: str, dst: IO[str], target: str, span: int) -> Written:
                    largest)
 
 
-def captured_flushes(cap: Capture) -> Optional[int]:
-    """The capture's flush count when it recorded one (newer captures), else None."""
-    n = getattr(cap, "flushes", None)
-    return int(n) if isinstance(n, (int, float)) else None
+def captured_params(cap: Capture) -> Dict[str, str]:
+    """What the capture recorded of its response times, flushes and discards
+    (capture version 2), as the replay's params; nothing for older captures."""
+    out = {}
+    for key, names in (("capture_lat_mean_us", ("lat", "mean_us")), ("capture_lat_p99_us", ("lat", "p99_us")),
+                       ("capture_flushes", ("flushes",)), ("capture_fua", ("fua",)),
+                       ("capture_discards", ("discards",))):
+        value = seen_figure(cap, *names)
+        if value is not None:
+            out[key] = repr(value) if "lat" in key else str(int(value))
+    for st in cap.steps:
+        value = seen_figure(st, "lat", "mean_us")
+        if value is not None:
+            out[f"step.{st.index + 1}.lat_mean_us"] = repr(value)
+    return out

@@ -60,7 +60,7 @@ from tkperf.api import (
     record_round,
     stored_values,
 )
-from tkperf.testtypes.realworld import applied, blockstats, exact
+from tkperf.testtypes.realworld import applied, blockstats, exact, exactlog
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.delivered import (
     BLOCK,
@@ -285,6 +285,17 @@ class ReplayPts(PtsRules):
         return out
 
 
+def captured_rt_us(test: TestRun) -> float:
+    """The capture's mean response time (µs): recorded, or its queue depth / its IOPS (Little's law)."""
+    try:
+        recorded = float(test.params.get("capture_lat_mean_us", "0"))
+        if recorded > 0:
+            return recorded
+        return 1e6 * float(test.params.get("capture_qd", "0")) / float(test.params.get("capture_iops", "0"))
+    except (ValueError, ZeroDivisionError):
+        return 0.0
+
+
 def exact_verdicts(test: TestRun) -> List[str]:
     """An exact replay that could not keep the captured timing: it ran longer
     than the capture (beyond a tenth and a second), as fio waited for the
@@ -303,13 +314,11 @@ def exact_verdicts(test: TestRun) -> List[str]:
         count = int(test.data.get(key, "0") or 0)
         if count and (seen is None or seen < count):
             out.append(f"{count} captured {what} in the iolog, " + (
-                f"{seen} seen at the target's block layer: fio's iolog replay did not issue them all (fio 3.33 "
-                "skips trim actions)" if seen is not None else "not measured at the block layer"))
+                f"{seen} seen at the target's block layer: fio's iolog replay did not issue them all"
+                + (" (fio 3.33 skips trim actions)" if what == "discards" else "")
+                if seen is not None else "not measured at the block layer"))
     block = block_figures(test, test.rounds[0])
-    try:
-        asked = 1e6 * float(test.params.get("capture_qd", "0")) / float(test.params.get("capture_iops", "0"))
-    except (ValueError, ZeroDivisionError):
-        asked = 0.0
+    asked = captured_rt_us(test)
     if block is not None and asked > 0 and not 1.0 / RT_RATIO <= block[1] / asked <= RT_RATIO:
         out.append(f"the exact replay's mean response time was {block[1]:,.0f} µs against the captured "
                    f"{asked:,.0f} µs ({BLOCK}): this drive serves the capture's I/Os at another speed than the "
@@ -338,7 +347,7 @@ class ReplayTest(TestType):
                   "capture_size": str(cap.size), "capture_source": cap.source, "mode": cfg.replay,
                   "capture_qd": repr(cap.qd), "capture_iops": repr(cap.iops), "capture_mbps": repr(cap.mbps),
                   "capture_ios": str(sum(s.ios for s in cap.streams)), "capture_duration": repr(cap.duration),
-                  "numjobs": "1"}
+                  "numjobs": "1", **exactlog.captured_params(cap)}
         if cfg.replay == "exact":
             log, found = exact.checked(cfg.workload, cap)  # refused here, before the purge (exit 7)
             span = opts.test_bytes(capacity) // IOLOG_ALIGN * IOLOG_ALIGN  # wrapped offsets keep their alignment

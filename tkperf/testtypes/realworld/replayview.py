@@ -15,7 +15,7 @@ from tkperf.api import Heading, Paragraph, RunResult, TestRun, View, headline_ta
 from tkperf.api import compare_section as generic_compare_section
 from tkperf.testtypes.realworld import blockstats, exact
 from tkperf.testtypes.realworld.delivered import BLOCK, CALIBRATION, STEP, block_figures, outstanding, overall, steps
-from tkperf.testtypes.realworld.replay import ReplayTest
+from tkperf.testtypes.realworld.replay import ReplayTest, captured_rt_us
 
 
 def _f(x: float, digits: int = 1) -> str:
@@ -66,8 +66,7 @@ def exact_blocks(test: TestRun) -> list:
     issued = sum(x.read.ios + x.write.ios for x in w)
     asked = int(test.data["exact.reads"]) + int(test.data["exact.writes"])
     iops = sum(x.iops for x in w)
-    captured_rt = 1e6 * _param(test, "capture_qd") / _param(test, "capture_iops") if _param(
-        test, "capture_iops") > 0 else 0.0
+    captured_rt = captured_rt_us(test)
     block = block_figures(test, rnd)
     counters = blockstats.stored(test.data, rnd.index)
     fio_lat = sum(x.lat_mean_us * (x.read.ios + x.write.ios) for x in w) / issued if issued else 0.0
@@ -85,14 +84,15 @@ def exact_blocks(test: TestRun) -> list:
     else:
         rows.append(["Queue depth, captured / delivered (fio: IOPS x mean latency)",
                      f"{_param(test, 'capture_qd'):,.2f} / {sum(outstanding(x) for x in w):,.2f}"])
+    p99 = _param(test, "capture_lat_p99_us")
+    rows.append(["Captured p99 response time (µs, block layer)", f"{p99:,.1f}" if p99 > 0 else "not recorded"])
     rows.append(["fio's mean latency (µs; includes completed I/Os waiting for fio to reap them while it keeps "
                  "the captured timing)", f"{fio_lat:,.1f}"])
-    flushes = test.data.get("exact.flushes", "")
-    rows.append(["Flushes, captured / seen at the block layer",
-                 f"{flushes or 'not recorded'} / {counters.flushes if counters else 'not measured'}"])
-    rows.append(["Discards, captured / seen at the block layer",
-                 f"{test.data.get('exact.discards', '') or 'not recorded'} / "
-                 f"{counters.discards if counters else 'not measured'}"])
+    for what, key, seen in (("Flushes", "flushes", counters.flushes if counters else None),
+                            ("Discards", "discards", counters.discards if counters else None)):
+        rows.append([f"{what}: captured / in the iolog / seen at the block layer",
+                     f"{test.params.get(f'capture_{key}', 'not recorded')} / {test.data.get(f'exact.{key}', '0')} / "
+                     f"{'not measured' if seen is None else seen}"])
     rows += [["Moved to fit the target's range", test.data.get("exact.moved", "0")],
              ["Left out (longer than the target's range)", test.data.get("exact.dropped", "0")],
              ["Target range (bytes)", test.data.get("exact.span", "")]]
