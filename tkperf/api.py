@@ -137,7 +137,7 @@ from tkperf.kit.writelimit import parse_tgbw, tgbw_bytes
 
 # modules a type reads as a namespace
 from tkperf.model import histogram
-from tkperf.model.files import open_to_read  # noqa: E402
+from tkperf.model.files import open_to_read
 from tkperf.model.names import (
     WSAT_SERIES,
     hdd_cell,
@@ -255,7 +255,7 @@ __all__ = [
     "format_block_sizes", "nonempty", "parse_depths", "check_depths",
     "format_depths", "format_mixes", "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "parse_block_sizes",
     "parse_duration", "parse_mix", "parse_mixes", "parse_size", "RunOptions", "duration", "micro_unit",
-    "OutputError", "TargetError", "UsageError",
+    "OutputError", "TargetError", "UsageError", "ResultFileError", "open_to_read",
     # what runs: loop shapes, precondition, fio jobs, fio's logs
     "advance", "place",
     "duration_rough", "Estimate", "FIO_GAP_S", "Phase", "Phases", "record_round", "REVISED", "Rounds",
@@ -301,5 +301,5 @@ __all__ = [
     "sweep_compare_section", "sweep_header", "sweep_stimulus_words", "sweep_structure",
     # capture files (tkperf capture): the capture, its steps and IO streams, and its iolog
     "Capture", "CaptureStep", "CaptureStream", "dominant_streams", "load_capture", "transfer_size_text",
-    "IOLOG_ALIGN", "check_iolog", "iolog_path", "map_iolog", "scan_iolog", "open_to_read", "ResultFileError",
+    "IOLOG_ALIGN", "check_iolog", "iolog_path", "map_iolog", "scan_iolog",
 ]
