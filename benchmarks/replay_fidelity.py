@@ -43,7 +43,7 @@ from tkperf import store  # noqa: E402
 from tkperf.cli import main  # noqa: E402
 from tkperf.rwsw import model  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
-from tkperf.testtypes.realworld import blockstats  # noqa: E402
+from tkperf.testtypes.realworld import blockstats, exactlog  # noqa: E402
 from tkperf.testtypes.realworld.delivered import overall, step_rounds, steps  # noqa: E402
 
 PGBENCH = os.path.join(REPO, "examples", "rwsw", "pgbench.xml")
@@ -116,16 +116,17 @@ def _p(x: Optional[float], digits: int = 0) -> str:
 
 
 def _rt_us(cap: model.Capture) -> float:
-    recorded_rt = getattr(cap, "lat_mean_us", None)
-    if isinstance(recorded_rt, (int, float)) and recorded_rt > 0:
-        return float(recorded_rt)
-    return 1e6 * cap.qd / cap.iops if cap.iops > 0 else 0.0
+    return exactlog.mean_rt_us(cap)
+
+
+def _p99(cap: model.Capture) -> Optional[float]:
+    return exactlog.seen_figure(cap, "lat", "p99_us")
 
 
 def _iolog_flushes(cap_path: str, cap: model.Capture) -> Optional[int]:
-    n = getattr(cap, "flushes", None)
-    if isinstance(n, int):
-        return n
+    n = exactlog.seen_figure(cap, "flushes")
+    if n is not None:
+        return int(n)
     if not cap.iolog:
         return None
     with open(os.path.join(os.path.dirname(cap_path), cap.iolog), encoding="ascii") as fh:
@@ -170,14 +171,13 @@ def replay(dev: str, kind: str, cap_path: str, mode: str, scratch: str) -> None:
     if mode == "exact":
         line += f" | fio iodepth {test.data.get('exact.iodepth', '?')}"
     print(line)
-    p99 = getattr(cap, "lat_p99_us", None)
     print(f"{head} flushes: captured {_p(_iolog_flushes(cap_path, cap))}, replayed (block layer) {flushes} | p99 µs "
-          f"captured {_p(p99)}")
+          f"captured {_p(_p99(cap))}")
     if again is not None:
         re = model.load(again)
         print(f"{head} re-capture of the replay: {sum(s.ios for s in re.streams):,} I/Os, mean RT µs "
-              f"{_rt_us(re):,.0f}, p99 µs {_p(getattr(re, 'lat_p99_us', None))}, flushes "
-              f"{_p(getattr(re, 'flushes', None))} ({load()})")
+              f"{_rt_us(re):,.0f}, p99 µs {_p(_p99(re))}, flushes "
+              f"{_p(exactlog.seen_figure(re, 'flushes'))} ({load()})")
         os.remove(again)
         if re.iolog:
             os.remove(os.path.join(scratch, re.iolog))
