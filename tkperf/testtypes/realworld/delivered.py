@@ -29,6 +29,9 @@ BLOCK = "block layer, issue to completion"
 FIO = "fio, submission to completion"
 #: A step served below this share of its captured rate (captured intensity) is named.
 RATE_TOLERANCE = 0.10
+#: A step whose flushes at the block layer are off its captured count by more
+#: than this share is named (fio's fsync interval is a whole number of writes).
+FLUSH_TOLERANCE = 0.25
 
 
 def outstanding(w: Workload) -> float:
@@ -70,6 +73,9 @@ class StepFigures:
     fio_qd: float = 0.0
     fio_lat_us: float = 0.0
     asked_lat_us: float = 0.0
+    #: The step's captured flushes (0: none recorded) and those its block layer saw (None: not measured).
+    asked_flushes: int = 0
+    flushes: Optional[int] = None
 
 
 def _float(test: TestRun, key: str) -> float:
@@ -125,9 +131,11 @@ def step_figures(test: TestRun, step: int, rnd: Round) -> StepFigures:
     asked_qd, asked_iops = _float(test, f"step.{step}.qd"), _float(test, f"step.{step}.iops")
     kept_iops = _float(test, f"step.{step}.kept_iops") or asked_iops * kept
     asked_lat = _float(test, f"step.{step}.lat_mean_us") or (1e6 * asked_qd / asked_iops if asked_iops > 0 else 0.0)
+    counters = blockstats.stored(test.data, rnd.index)
     return StepFigures(step, asked_qd, asked_iops, _float(test, f"step.{step}.mbps"), seconds, qd,
                        ios / seconds if seconds > 0 else 0.0, sum(w.bw_bytes for w in rnd.workloads) / 1e6,
-                       lat, tuple(streams), kept_iops, source, fio_qd, fio_lat, asked_lat)
+                       lat, tuple(streams), kept_iops, source, fio_qd, fio_lat, asked_lat,
+                       int(_float(test, f"step.{step}.flushes")), counters.flushes if counters else None)
 
 
 def steps(test: TestRun) -> List[StepFigures]:
@@ -153,6 +161,12 @@ def step_verdicts(test: TestRun, qd_tolerance: float, share_tolerance: float) ->
                            f"captured {got.asked_lat_us:,.0f} µs, {got.source})")
             elif got.kept_iops > 0 and got.iops > (1.0 + RATE_TOLERANCE) * got.kept_iops:
                 out.append(f"step {got.step}: ran at {got.iops:,.1f} IOPS, above the captured {got.kept_iops:,.1f}")
+            if got.asked_flushes and (got.flushes is None or abs(got.flushes / got.asked_flushes - 1.0)
+                                      > FLUSH_TOLERANCE):
+                seen = "not measured" if got.flushes is None else f"{got.flushes:,}"
+                out.append(f"step {got.step}: {seen} flushes at the block layer against the captured "
+                           f"{got.asked_flushes:,} (fio fsync every {test.params.get(f'step.{got.step}.fsync', '?')} "
+                           "writes)")
         elif got.asked_qd > 0 and abs(got.qd / got.asked_qd - 1.0) > qd_tolerance:
             out.append(f"step {got.step} ran at a queue depth of {got.qd:.2f} against the captured "
                        f"{got.asked_qd:.2f} ({got.source})")

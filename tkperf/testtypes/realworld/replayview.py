@@ -44,6 +44,11 @@ def step_blocks(test: TestRun) -> list:
                         "Asked RT (µs)", "RT (µs)"], rows, title="Every step, asked and delivered")]
     srows = [[str(s.step), x.key, _f(100.0 * x.asked_share), _f(100.0 * x.share), str(x.iodepth), _f(x.qd, 2),
               _f(x.iops, 0), _f(x.lat_mean_us)] for s in figs for x in s.streams]
+    if any(s.asked_flushes for s in figs):
+        out.append(table(["Step", "Captured flushes", "fio fsync every (writes)", "Flushes at the block layer"],
+                         [[str(s.step), f"{s.asked_flushes:,}", test.params.get(f"step.{s.step}.fsync", "-"),
+                           "not measured" if s.flushes is None else f"{s.flushes:,}"] for s in figs],
+                         title="Every step's flushes, captured and replayed"))
     out.append(table(["Step", "Stream", "Asked share %", "Share %", "fio iodepth", "fio QD", "IOPS",
                       "fio mean RT (µs)"], srows,
                      title="Every stream of every step: its share of the I/Os the streams that ran made, asked "
