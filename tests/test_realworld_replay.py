@@ -168,3 +168,36 @@ def test_the_replay_report_says_what_ran_and_how_it_was_measured(loopdev, tmp_pa
     assert "Every workload's averages" not in text and "n/a | n/a" not in text
     assert "mean response time (block layer, issue to completion)" in text
     assert "Every step, asked and delivered" in text
+
+
+# --- a step's flushes (capture version 2) ---------------------------------------------------------
+
+@needs_fio
+def test_a_steps_captured_flushes_are_replayed_and_counted_at_the_block_layer(loopdev, tmp_path, capsys):
+    seen_type = getattr(model, "Seen", None)
+    if seen_type is None:
+        pytest.skip("this tree's captures keep no flushes (capture version 2)")
+
+    def seen(flushes: int):
+        return seen_type(lat=None, read=None, write=None, flushes=flushes, fua=0, discards=0, discard_bytes=0,
+                         lost_events=0)
+
+    steps = ((1.0, (("random", "write", 8192, 600), ("random", "read", 4096, 300))),)
+    cap = rwsw_captures.capture(step_s=3.0, steps=steps)
+    cap = dataclasses.replace(cap, seen=seen(200), steps=tuple(dataclasses.replace(s, seen=seen(200))
+                                                               for s in cap.steps))
+    path = os.path.join(str(tmp_path), "flushes.xml")
+    model.save(cap, path)
+    assert main(["ssd", "run", loopdev, "--tests", "replay", "--workload", path, "--dry-run", "--jobs"]) == 0
+    jobs = capsys.readouterr().out
+    assert jobs.count("fsync=3") == 1  # 600 writes over 200 flushes, on the write stream's job only
+    run = _run(loopdev, tmp_path, "--tests", "replay", "--workload", path)
+    (test,) = run.tests
+    counters = blockstats.stored(test.data, test.rounds[0].index)
+    assert counters is not None and test.params["step.1.flushes"] == "200"
+    named = [d for d in conformance.of_run(run).deviations if "flushes at the block layer" in d]
+    if abs(counters.flushes / 200 - 1) > 0.25:  # fio's fsyncs, counted by the loop device itself
+        assert named == [f"replay: step 1: {counters.flushes:,} flushes at the block layer against the captured 200 "
+                         "(fio fsync every 3 writes)"], named
+    else:
+        assert not named and counters.flushes > 0
