@@ -201,3 +201,18 @@ def test_a_steps_captured_flushes_are_replayed_and_counted_at_the_block_layer(lo
                          "(fio fsync every 3 writes)"], named
     else:
         assert not named and counters.flushes > 0
+
+
+@needs_fio
+def test_an_exact_replay_without_block_counters_says_its_response_time_is_fios(tmp_path):
+    lines = [f"{10_000 + i * 2000} /dev/captured write {i * 65536} 65536" for i in range(100)]
+    path = _capture(str(tmp_path), lines, duration_s=0.5)
+    run = _run(str(tmp_path / "target.img"), tmp_path, "--size", "64m", "--tests", "replay", "--replay", "exact",
+               "--workload", path)
+    (test,) = run.tests
+    assert blockstats.stored(test.data, 1) is None  # a file: no block-layer counters
+    figures = overall(test)
+    assert figures is not None and figures.lat_source != BLOCK
+    assert "replay: the exact replay's response time is fio's (the target has no block-layer counters here): it " \
+           "counts completed I/Os fio has not yet reaped while it keeps the captured timing, unlike the capture's" \
+           in conformance.of_run(run).deviations

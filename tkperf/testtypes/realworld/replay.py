@@ -339,6 +339,10 @@ def exact_verdicts(test: TestRun) -> List[str]:
                 + (" (fio 3.33 skips trim actions)" if what == "discards" else "")
                 if seen is not None else "not measured at the block layer"))
     block = block_figures(test, test.rounds[0])
+    if block is None:
+        out.append("the exact replay's response time is fio's (the target has no block-layer counters here): it "
+                   "counts completed I/Os fio has not yet reaped while it keeps the captured timing, unlike the "
+                   "capture's")
     asked = captured_rt_us(test)
     if block is not None and asked > 0 and not 1.0 / RT_RATIO <= block[1] / asked <= RT_RATIO:
         out.append(f"the exact replay's mean response time was {block[1]:,.0f} µs against the captured "
