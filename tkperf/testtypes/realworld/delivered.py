@@ -166,7 +166,7 @@ def step_verdicts(test: TestRun, qd_tolerance: float, share_tolerance: float) ->
                 seen = "not measured" if got.flushes is None else f"{got.flushes:,}"
                 out.append(f"step {got.step}: {seen} flushes at the block layer against the captured "
                            f"{got.asked_flushes:,} (fio fsync every {test.params.get(f'step.{got.step}.fsync', '?')} "
-                           f"writes of {test.params.get(f'step.{got.step}.fsync_job', '?')})")
+                           "writes)")
         elif got.asked_qd > 0 and abs(got.qd / got.asked_qd - 1.0) > qd_tolerance:
             out.append(f"step {got.step} ran at a queue depth of {got.qd:.2f} against the captured "
                        f"{got.asked_qd:.2f} ({got.source})")

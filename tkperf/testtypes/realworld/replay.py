@@ -133,27 +133,23 @@ class _Placer:
 def captured_extra(k: int, s: CaptureStream, step: CaptureStep, fsync: int = 0) -> Tuple[Tuple[str, str], ...]:
     """fio lines of stream job ``k`` at the captured intensity: its rate in
     bytes per second (its captured IOPS x transfer size; fio's ``rate_iops``
-    is whole I/Os per second, too coarse for a light stream), and a flush
-    every ``fsync`` of its writes (fio ``fsync``) when it carries the step's flushes."""
+    is whole I/Os per second, too coarse for a light stream), and for a
+    write stream of a step that flushed, a flush every ``fsync`` writes."""
     own: Tuple[Tuple[str, str], ...] = (("rate", str(max(1, int(round(step.iops * s.share * s.bs))))),)
-    if fsync:
+    if fsync and s.rw == "write":
         own += (("fsync", str(fsync)),)
     return own if k == 0 else (("stonewall", "0"), ("new_group", "")) + own
 
 
-def flush_carrier(step: CaptureStep, streams: Sequence[CaptureStream]) -> Tuple[int, int]:
-    """(index of the stream, writes per flush) that carries a step's captured
-    flushes (version 2 captures): the largest write stream, a flush every N
-    of its writes (fio ``fsync``, N its writes over the step's flushes, whole,
-    at least 1), one thread flushing as a database's log writer does and
-    the other streams left unthrottled; (-1, 0) when the capture recorded
-    no flushes or no write stream runs."""
+def flush_every(step: CaptureStep, streams: Sequence[CaptureStream]) -> int:
+    """Writes per flush of a step whose capture recorded flushes (fio
+    ``fsync``: the kept write streams' I/Os over the step's flushes, at
+    least 1); 0 when it recorded none, or no write stream runs."""
     flushes = exactlog.seen_figure(step, "flushes")
-    writers = [(s.ios, k) for k, s in enumerate(streams) if s.rw == "write"]
-    if not flushes or not writers:
-        return -1, 0
-    ios, k = max(writers)
-    return k, max(1, int(round(ios / flushes)))
+    writes = sum(s.ios for s in streams if s.rw == "write")
+    if not flushes or not writes:
+        return 0
+    return max(1, int(round(writes / flushes)))
 
 
 def captured_depth(s: CaptureStream, step: CaptureStep) -> int:
@@ -188,12 +184,12 @@ def step_phases(cap: Capture, step_time: int, intensity: str = "captured") -> Tu
             params[f"stream.{name}"] = s.key
             params[f"share.{name}"] = repr(s.share)
         if intensity == "captured":
-            carrier, fsync = flush_carrier(step, streams)
+            fsync = flush_every(step, streams)
             if fsync:
                 params.update({f"step.{n}.flushes": str(int(exactlog.seen_figure(step, "flushes") or 0)),
-                               f"step.{n}.fsync": str(fsync), f"step.{n}.fsync_job": names[carrier]})
+                               f"step.{n}.fsync": str(fsync)})
             phases.append(Phase(tuple(_job(name, s, seconds, captured_depth(s, step),
-                                           captured_extra(k, s, step, fsync if k == carrier else 0))
+                                           captured_extra(k, s, step, fsync))
                                       for k, (name, s) in enumerate(zip(names, streams))), label=f"{STEP} {n}"))
             continue
         shares = [s.share for s in streams]
@@ -284,8 +280,8 @@ class ReplayPts(PtsRules):
         else:
             out.append("replay: each step's streams run as concurrent fio jobs, each held to its captured rate "
                        "(fio rate) with room for twice its share of the step's queue depth (fio iodepth); a step's "
-                       "captured flushes, where the capture recorded them, from its largest write stream's job, a "
-                       "flush every N of its writes (fio fsync), N whole")
+                       "captured flushes, where the capture recorded them, as a flush every N writes of each "
+                       "write stream (fio fsync), N its writes over its flushes, whole")
         out.append("replay: offsets are fio's (random streams uniform over the active range, sequential ones "
                    "from its start), not the captured addresses")
         if v["rwsw_replay_step_time"]:
