@@ -20,6 +20,7 @@ from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE
 from tkperf.rwsw import model
 from tkperf.testtypes.realworld import blockstats, exactlog
 from tkperf.testtypes.realworld.delivered import BLOCK, overall
+from tkperf.testtypes.realworld.delivered import steps as steps_of
 from tkperf.verdict import conformance
 
 MiB = 1 << 20
@@ -216,3 +217,18 @@ def test_an_exact_replay_without_block_counters_says_its_response_time_is_fios(t
     assert "replay: the exact replay's response time is fio's (the target has no block-layer counters here): it " \
            "counts completed I/Os fio has not yet reaped while it keeps the captured timing, unlike the capture's" \
            in conformance.of_run(run).deviations
+
+
+@needs_fio
+def test_a_light_step_stays_light(loopdev, tmp_path):
+    """A step of 3 I/Os in 5 s (the review's: run flat out it wrote 117 MB) is replayed at its 0.6 IOPS."""
+    steps = ((0.01, (("random", "write", 65536, 3),)),)
+    path = os.path.join(str(tmp_path), "light.xml")
+    model.save(rwsw_captures.capture(step_s=5.0, steps=steps), path)
+    run = _run(loopdev, tmp_path, "--tests", "replay", "--workload", path)
+    (test,) = run.tests
+    (w,) = test.rounds[0].workloads
+    assert 1 <= w.write.ios <= 4 and w.iodepth == 1, (w.write.ios, w.iodepth)  # fio rate: 3 x 64 KiB in 5 s
+    (got,) = steps_of(test)
+    named = [d for d in conformance.of_run(run).deviations if d.startswith("replay: step 1: ran at ")]
+    assert bool(named) == (got.iops > 1.1 * got.kept_iops), (got.iops, named)
