@@ -26,7 +26,7 @@ plug-in (``examples/plugin``).
 from __future__ import annotations
 
 from tkperf.durations import duration, micro_unit
-from tkperf.errors import OutputError, TargetError, UsageError
+from tkperf.errors import OutputError, ResultFileError, TargetError, UsageError
 from tkperf.fio.intervals import Cut, IntervalCutter, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.logs import log_directory, log_files, parse_log
@@ -137,6 +137,7 @@ from tkperf.kit.writelimit import parse_tgbw, tgbw_bytes
 
 # modules a type reads as a namespace
 from tkperf.model import histogram
+from tkperf.model.files import open_to_read
 from tkperf.model.names import (
     WSAT_SERIES,
     hdd_cell,
@@ -257,7 +258,7 @@ __all__ = [
     "format_block_sizes", "nonempty", "parse_depths", "check_depths",
     "format_depths", "format_mixes", "MAX_IODEPTH", "MAX_NUMJOBS", "MAX_RUNTIME", "parse_block_sizes",
     "parse_duration", "parse_mix", "parse_mixes", "parse_size", "RunOptions", "duration", "micro_unit",
-    "OutputError", "TargetError", "UsageError",
+    "OutputError", "TargetError", "UsageError", "ResultFileError", "open_to_read",
     # what runs: loop shapes, precondition, fio jobs, fio's logs
     "advance", "place",
     "duration_rough", "Estimate", "FIO_GAP_S", "Phase", "Phases", "record_round", "REVISED", "Rounds",

@@ -12,6 +12,7 @@ from tkperf.api import Option, UsageError, in_range, parse_duration, parse_tgbw
 #: The share of the I/Os the dominant streams make up (the RWSW PTS's applied test workload).
 DEFAULT_SHARE = 0.8
 MODES = ("steps", "exact")
+INTENSITIES = ("captured", "max")
 
 
 def parse_workload(text: str, flag: str) -> str:
@@ -55,6 +56,14 @@ def parse_mode(text: str, flag: str) -> str:
     return t
 
 
+def parse_intensity(text: str, flag: str) -> str:
+    t = (text or "").strip().lower()
+    if t not in INTENSITIES:
+        raise UsageError(f"{flag} {text!r}: choose captured (each stream at its captured rate) or max (each "
+                         "step's streams at its queue depth, as fast as the drive serves them)")
+    return t
+
+
 def is_capture_file(text: str) -> bool:
     """Whether ``--workload TEXT`` is this option's: a file (a capture)."""
     return os.path.isfile(text.strip())
@@ -83,7 +92,7 @@ class WorkloadSettings:
 
 @dataclass(frozen=True)
 class ReplaySettings:
-    """The replay's options (``--workload``, ``--replay``, ``--replay-step-time``)."""
+    """The replay's options (``--workload``, ``--replay``, ``--replay-step-time``, ``--replay-intensity``)."""
 
     option_prefix: ClassVar[str] = "rwsw_"
 
@@ -92,6 +101,8 @@ class ReplaySettings:
     replay: str
     #: Seconds every step runs (0: the step's own duration).
     replay_step_time: int
+    #: 'captured' (each stream held to its captured rate) or 'max' (as fast as the drive serves the step's QD).
+    replay_intensity: str
 
 
 REPLAY_OPTIONS = (
@@ -104,6 +115,11 @@ REPLAY_OPTIONS = (
            "replay: run every step this long instead of its captured duration (a disclosed departure; "
            "default: the captured durations)", parse=parse_step_time, default=0,
            metavar="DURATION"),
+    Option("rwsw_replay_intensity", ("--replay-intensity",),
+           "replay --replay steps: captured (each stream held to its captured rate, fio rate, with room for "
+           "its share of the step's queue depth) or max (each step's streams at its queue depth as fast as "
+           "the drive serves them, a disclosed departure) (default captured)",
+           parse=parse_intensity, default="captured", metavar="captured|max"),
 )
 
 

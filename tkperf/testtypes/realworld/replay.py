@@ -2,31 +2,46 @@
 test; docs/rwsw-tests.rst).
 
 ``--replay steps`` (the default): after a purge, every step of the capture
-in order, for its duration, as its IO streams at its queue depth: one fio
-job per stream (the 16 largest), running at once, their I/O counts held in
-the step's proportions by fio's flow control (:mod:`tkperf.testtypes.realworld.applied`).
-A step of several streams is preceded by two 1 s calibration runs: the
-first (depths by share) gives each stream's response time and so its need
-of outstanding I/Os (Little's law); the second tries the total depth the
-first suggests, and the step runs at the total depth the two measured
-runs point to (:func:`tkperf.testtypes.realworld.applied.total_depth`), so that the
-streams' mean outstanding I/Os add up to the step's.  A step without I/O is an idle gap.
+in order, for its duration, as its IO streams: one fio job per stream (the
+16 largest), running at once.  At ``--replay-intensity captured`` (the
+default) each stream job is held to its captured rate (fio ``rate``, its
+captured IOPS times its transfer size, so a stream of less than one I/O a
+second stays that light) with room for twice its share of the step's
+captured queue depth (fio ``iodepth``, at least 1): the drive is asked for
+the capture's intensity, and a step it cannot serve at that rate is named
+in the verdict with both figures.  At ``--replay-intensity max`` (the
+earlier behaviour, a disclosed departure) the streams run as fast as the
+drive serves them, their I/O counts held in the step's proportions by fio's
+flow control, at a total depth set from two 1 s calibration runs before a
+step of several streams (:func:`tkperf.testtypes.realworld.applied.total_depth`).
+A step without I/O is an idle gap.
 
 ``--replay exact``: the captured I/Os themselves, through fio's iolog
-replay with the capture's timing, their addresses mapped onto the target's
-range (:mod:`.exact`).
+replay with the capture's timing and at most the capture's peak in-flight
+count outstanding, their addresses mapped onto the target's range, flushes
+and discards kept (:mod:`.exact`).
+
+Both measure what the drive was given the way the capture measures it: the
+target's block-layer counters around every fio run (:mod:`.blockstats`)
+give each step's time-averaged in-flight count and mean response time,
+issue to completion.
 """
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import replace
+import time
+from dataclasses import dataclass, replace
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.api import (
+    FIO_GAP_S,
     IOLOG_ALIGN,
     Blocks,
     Capture,
+    CaptureStep,
     CaptureStream,
+    Estimate,
     Figure,
     FioJob,
     Options,
@@ -39,13 +54,23 @@ from tkperf.api import (
     TestRun,
     TestType,
     UsageError,
+    duration_rough,
     load_capture,
-    scan_iolog,
+    progress_of,
+    record_round,
     stored_values,
 )
-from tkperf.testtypes.realworld import applied, exact
+from tkperf.testtypes.realworld import applied, blockstats, exact, exactlog
 from tkperf.testtypes.realworld import options as ro
-from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, outstanding, overall, steps
+from tkperf.testtypes.realworld.delivered import (
+    BLOCK,
+    CALIBRATION,
+    STEP,
+    block_figures,
+    outstanding,
+    overall,
+    step_verdicts,
+)
 from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
 
 #: Seconds of the calibration run before a step of several streams.
@@ -55,6 +80,9 @@ CALIBRATION_S = 1
 #: is named in the verdict.
 QD_TOLERANCE = 0.10
 SHARE_TOLERANCE = 0.03
+#: An exact replay whose block-layer mean response time is beyond this
+#: factor of the capture's (either way) is named in the verdict.
+RT_RATIO = 2.0
 
 
 def _job(name: str, s: CaptureStream, runtime: int, depth: int, extra: Tuple[Tuple[str, str], ...]) -> FioJob:
@@ -74,10 +102,20 @@ class _Placer:
     """Sets each stream job's queue depth from the calibration runs before it:
     the need of each stream (share x response time, Little's law) from the
     first, the total depth from every calibration run so far
-    (:func:`tkperf.testtypes.realworld.applied.total_depth`)."""
+    (:func:`tkperf.testtypes.realworld.applied.total_depth`), each run's
+    depth measured at the block layer where the target has counters (``data``,
+    set by :class:`StepReplay`), else by fio."""
 
     def __init__(self, index: Dict[str, int], shares: Sequence[float], qd: float, runs: int):
         self.index, self.shares, self.qd, self.runs = index, tuple(shares), qd, runs
+        self.data: Dict[str, str] = {}
+
+    def measured(self, r: Round) -> float:
+        got = blockstats.stored(self.data, r.index)
+        seconds = max((w.runtime_ms for w in r.workloads), default=0) / 1000.0
+        if got is not None and got.ios > 0 and seconds > 0:
+            return got.busy_ms / (1000.0 * seconds)
+        return sum(outstanding(w) for w in r.workloads)
 
     def __call__(self, job: FioJob, earlier: Sequence[Round]) -> FioJob:
         cal = list(earlier[-self.runs:]) if len(earlier) >= self.runs else []
@@ -87,16 +125,49 @@ class _Placer:
         if not all(w.lat_mean_us > 0 for w in first):
             return job
         need = [s * w.lat_mean_us for s, w in zip(self.shares, first)]
-        tried = [(float(sum(w.iodepth for w in r.workloads)), sum(outstanding(w) for w in r.workloads))
-                 for r in cal]
+        tried = [(float(sum(w.iodepth for w in r.workloads)), self.measured(r)) for r in cal]
         depth = applied.spread(need, applied.total_depth(self.qd, tried))
         return replace(job, iodepth=depth[self.index[job.name]])
 
 
-def step_phases(cap: Capture, step_time: int) -> Tuple[List[Phase], Dict[str, str]]:
+def captured_extra(k: int, s: CaptureStream, step: CaptureStep, fsync: int = 0) -> Tuple[Tuple[str, str], ...]:
+    """fio lines of stream job ``k`` at the captured intensity: its rate in
+    bytes per second (its captured IOPS x transfer size; fio's ``rate_iops``
+    is whole I/Os per second, too coarse for a light stream), and for a
+    write stream of a step that flushed, a flush every ``fsync`` writes."""
+    own: Tuple[Tuple[str, str], ...] = (("rate", str(max(1, int(round(step.iops * s.share * s.bs))))),)
+    if fsync and s.rw == "write":
+        own += (("fsync", str(fsync)),)
+    return own if k == 0 else (("stonewall", "0"), ("new_group", "")) + own
+
+
+def flush_every(step: CaptureStep, streams: Sequence[CaptureStream]) -> int:
+    """Writes per flush of a step whose capture recorded flushes (fio
+    ``fsync``: the kept write streams' I/Os over the step's flushes, at
+    least 1); 0 when it recorded none, or no write stream runs."""
+    flushes = exactlog.seen_figure(step, "flushes")
+    writes = sum(s.ios for s in streams if s.rw == "write")
+    if not flushes or not writes:
+        return 0
+    return max(1, int(round(writes / flushes)))
+
+
+def captured_depth(s: CaptureStream, step: CaptureStep) -> int:
+    """Room for twice the stream's share of the step's captured queue depth, at least 1 (fio iodepth)."""
+    return max(1, min(applied.MAX_DEPTH, math.ceil(2.0 * step.qd * s.share)))
+
+
+def _step_params(n: int, step: CaptureStep, streams: Sequence[CaptureStream]) -> Dict[str, str]:
+    kept_iops = step.iops * sum(s.share for s in streams)
+    return {f"step.{n}.qd": repr(step.qd), f"step.{n}.iops": repr(step.iops), f"step.{n}.mbps": repr(step.mbps),
+            f"step.{n}.left_out": repr(applied.left_out(step)), f"step.{n}.target_qd": str(applied.target_qd(step.qd)),
+            f"step.{n}.kept_iops": repr(kept_iops)}
+
+
+def step_phases(cap: Capture, step_time: int, intensity: str = "captured") -> Tuple[List[Phase], Dict[str, str]]:
     """The phases of a step replay and the params that say what each step and job asked for."""
     phases: List[Phase] = []
-    params: Dict[str, str] = {}
+    params: Dict[str, str] = {"intensity": intensity}
     for step in cap.steps:
         n = step.index + 1
         seconds = step_time or max(1, int(round(step.duration)))
@@ -107,16 +178,23 @@ def step_phases(cap: Capture, step_time: int) -> Tuple[List[Phase], Dict[str, st
                 phases[-1] = replace(phases[-1], idle_s=phases[-1].idle_s + seconds)
             params[f"step.{n}.idle"] = "true"
             continue
-        shares = [s.share for s in streams]
-        weights = applied.weights(streams)
-        first = applied.first_depths(shares, step.qd)
         names = [applied.job_name(n, k, s) for k, s in enumerate(streams)]
-        params.update({f"step.{n}.qd": repr(step.qd), f"step.{n}.iops": repr(step.iops),
-                       f"step.{n}.mbps": repr(step.mbps), f"step.{n}.left_out": repr(applied.left_out(step)),
-                       f"step.{n}.target_qd": str(applied.target_qd(step.qd))})
+        params.update(_step_params(n, step, streams))
         for name, s in zip(names, streams):
             params[f"stream.{name}"] = s.key
             params[f"share.{name}"] = repr(s.share)
+        if intensity == "captured":
+            fsync = flush_every(step, streams)
+            if fsync:
+                params.update({f"step.{n}.flushes": str(int(exactlog.seen_figure(step, "flushes") or 0)),
+                               f"step.{n}.fsync": str(fsync)})
+            phases.append(Phase(tuple(_job(name, s, seconds, captured_depth(s, step),
+                                           captured_extra(k, s, step, fsync))
+                                      for k, (name, s) in enumerate(zip(names, streams))), label=f"{STEP} {n}"))
+            continue
+        shares = [s.share for s in streams]
+        weights = applied.weights(streams)
+        first = applied.first_depths(shares, step.qd)
         place = None
         if len(streams) > 1:
             for runs, rung in enumerate(("a", "b")):
@@ -132,6 +210,54 @@ def step_phases(cap: Capture, step_time: int) -> Tuple[List[Phase], Dict[str, st
     return phases, params
 
 
+@dataclass(frozen=True)
+class StepReplay(Phases):
+    """The steps, as :class:`tkperf.api.Phases`, with the target's block-layer
+    counters read around every fio run (``block.N.*`` in the test's data)
+    and each round's fio time that of its longest job (they run at once)."""
+
+    def run(self, ctx, plan, test: TestRun) -> None:
+        test.rounds.clear()  # idle time is part of the stimulus: never resumed half-way
+        meter = blockstats.Meter(ctx.fio.settings.filename) if not getattr(ctx.fio, "host", None) else None
+        prog = progress_of(ctx)
+        total = self.estimate(ctx.opts, 0).high_s
+        histograms = bool(plan.histograms or ctx.opts.latency_histograms)
+        for index, phase in enumerate(self.phases, 1):
+            ctx.phase = f"phase {index}"
+            prog.once_started(f"phase {index} of {len(self.phases)}", total)
+            if isinstance(phase.place, _Placer):
+                phase.place.data = test.data
+            jobs = phase.placed(test.rounds)
+            if phase.place is not None:
+                test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
+            before = meter.start() if meter is not None else None
+            rnd = record_round(ctx, test, jobs, index, f"{plan.key} {phase.label or index}", histograms)
+            if meter is not None:
+                meter.stop(test.data, index, before)
+            test.rounds[-1] = replace(rnd, fio_s=max((w.runtime_ms for w in rnd.workloads), default=0) / 1000.0)
+            test.data[f"phase.{index}"] = phase.label or f"phase {index}"
+            test.data[f"idle.{index}"] = repr(float(phase.idle_s))
+            ctx.save()
+            if phase.idle_s > 0 and index < len(self.phases):
+                ctx.phase = f"idle after phase {index}"
+                prog.once_started(ctx.phase, total)
+                time.sleep(phase.idle_s)
+        test.stop_reason = "all steps run"
+
+    def estimate(self, opts, capacity: int) -> Estimate:
+        """Concurrent jobs take the time of the longest: about the capture's duration, plus the calibration runs."""
+        jobs = tuple(j for p in self.phases for j in p.jobs)
+        busy = sum(max((j.planned_seconds for j in p.jobs), default=0.0) + FIO_GAP_S for p in self.phases)
+        idle = sum(p.idle_s for p in self.phases[:-1])
+        return Estimate((f"# {len(self.phases)} fio runs, {duration_rough(busy)} of I/O and "
+                         f"{duration_rough(idle)} idle",), jobs, busy + idle, busy + idle)
+
+
+def intensity_of(options: Mapping[str, str]) -> str:
+    """The replay's intensity; a result from before ``--replay-intensity`` ran as fast as the drive served it."""
+    return (options.get("rwsw_replay_intensity") or "max") if isinstance(options, Mapping) else "max"
+
+
 class ReplayPts(PtsRules):
     """The RWSW PTS's Replay-Native test, and how this replay departs from it."""
 
@@ -144,10 +270,18 @@ class ReplayPts(PtsRules):
             out.append("replay --replay exact: the captured I/Os with their own timing through fio's iolog "
                        f"replay, not the step-by-step stream mix of the {RWSW_PTS}'s Replay-Native test")
             return out
-        out.append("replay: each step's streams run as concurrent fio jobs held in proportion by fio's flow "
-                   "control, at queue depths set from two 1 s calibration runs (extra I/O) before each "
-                   "step of several streams; a step of one stream runs at its queue depth rounded to a whole "
-                   "number")
+        if intensity_of(options) == "max":
+            out.append("replay --replay-intensity max: each step's streams run as fast as the drive serves them "
+                       "at the step's queue depth, not at their captured rates")
+            out.append("replay: each step's streams run as concurrent fio jobs held in proportion by fio's flow "
+                       "control, at queue depths set from two 1 s calibration runs (extra I/O) before each "
+                       "step of several streams; a step of one stream runs at its queue depth rounded to a whole "
+                       "number")
+        else:
+            out.append("replay: each step's streams run as concurrent fio jobs, each held to its captured rate "
+                       "(fio rate) with room for twice its share of the step's queue depth (fio iodepth); a step's "
+                       "captured flushes, where the capture recorded them, as a flush every N writes of each "
+                       "write stream (fio fsync), N its writes over its flushes, whole")
         out.append("replay: offsets are fio's (random streams uniform over the active range, sequential ones "
                    "from its start), not the captured addresses")
         if v["rwsw_replay_step_time"]:
@@ -156,25 +290,71 @@ class ReplayPts(PtsRules):
 
     def result_deviations(self, kind: TestType, test: TestRun, options, revision, capacity: int) -> List[str]:
         out = []
-        for key, value in sorted(test.params.items()):
+        for key, value in sorted(test.params.items(), key=lambda kv: _step_order(kv[0])):
             if key.endswith(".left_out") and float(value) > 0.0005:
-                out.append(f"{test.key}: {key.split('.')[1]}: streams beyond the {applied.MAX_STREAMS} largest "
-                           f"left out ({100.0 * float(value):.1f}% of the step's I/Os)")
-        for got in steps(test):  # what the drive was given, against what the capture asked for
-            if got.asked_qd > 0 and abs(got.qd / got.asked_qd - 1.0) > QD_TOLERANCE:
-                out.append(f"{test.key}: step {got.step} ran at a queue depth of {got.qd:.2f} against the captured "
-                           f"{got.asked_qd:.2f}")
-            for x in got.streams:
-                if abs(x.share - x.asked_share) > SHARE_TOLERANCE:
-                    out.append(f"{test.key}: step {got.step}: {x.key} made {100 * x.share:.1f}% of the I/Os "
-                               f"against the captured {100 * x.asked_share:.1f}%")
+                out.append(f"{test.key}: step {key.split('.')[1]}: streams beyond the {applied.MAX_STREAMS} largest "
+                           f"left out ({100.0 * float(value):.1f}% of the step's I/Os); the kept streams' shares "
+                           "are judged among the kept streams")
+        out += [f"{test.key}: {v}" for v in step_verdicts(test, QD_TOLERANCE, SHARE_TOLERANCE)]
+        out += [f"{test.key}: {v}" for v in exact_verdicts(test)]
         moved = test.data.get("exact.moved", "0")
         if moved not in ("", "0"):
             out.append(f"{test.key}: {moved} captured I/Os moved to fit the target's range")
         dropped = test.data.get("exact.dropped", "0")
         if dropped not in ("", "0"):
-            out.append(f"{test.key}: {dropped} captured trims, syncs or oversize I/Os left out")
+            out.append(f"{test.key}: {dropped} captured I/Os longer than the target's range left out")
         return out
+
+
+def captured_rt_us(test: TestRun) -> float:
+    """The capture's mean response time (µs): recorded, or its queue depth / its IOPS (Little's law)."""
+    try:
+        recorded = float(test.params.get("capture_lat_mean_us", "0"))
+        if recorded > 0:
+            return recorded
+        return 1e6 * float(test.params.get("capture_qd", "0")) / float(test.params.get("capture_iops", "0"))
+    except (ValueError, ZeroDivisionError):
+        return 0.0
+
+
+def exact_verdicts(test: TestRun) -> List[str]:
+    """An exact replay that could not keep the captured timing: it ran longer
+    than the capture (beyond a tenth and a second), as fio waited for the
+    drive with the capture's peak of I/Os outstanding."""
+    if "exact.length_us" not in test.data or not test.rounds:
+        return []
+    out = []
+    captured = int(test.data["exact.length_us"]) / 1e6
+    took = max((w.runtime_ms for w in test.rounds[0].workloads), default=0) / 1000.0
+    if took > captured * 1.1 + 1.0:
+        out.append(f"the exact replay took {took:,.1f} s against the capture's {captured:,.1f} s: the drive did not "
+                   f"keep the captured timing with at most {test.data.get('exact.iodepth', '?')} I/Os outstanding")
+    counters = blockstats.stored(test.data, test.rounds[0].index)
+    for what, key, seen in (("discards", "exact.discards", counters.discards if counters else None),
+                            ("flushes", "exact.flushes", counters.flushes if counters else None)):
+        count = int(test.data.get(key, "0") or 0)
+        if count and (seen is None or seen < count):
+            out.append(f"{count} captured {what} in the iolog, " + (
+                f"{seen} seen at the target's block layer: fio's iolog replay did not issue them all"
+                + (" (fio 3.33 skips trim actions)" if what == "discards" else "")
+                if seen is not None else "not measured at the block layer"))
+    block = block_figures(test, test.rounds[0])
+    if block is None:
+        out.append("the exact replay's response time is fio's (the target has no block-layer counters here): it "
+                   "counts completed I/Os fio has not yet reaped while it keeps the captured timing, unlike the "
+                   "capture's")
+    asked = captured_rt_us(test)
+    if block is not None and asked > 0 and not 1.0 / RT_RATIO <= block[1] / asked <= RT_RATIO:
+        out.append(f"the exact replay's mean response time was {block[1]:,.0f} µs against the captured "
+                   f"{asked:,.0f} µs ({BLOCK}): this drive serves the capture's I/Os at another speed than the "
+                   "captured device")
+    return out
+
+
+def _step_order(key: str) -> Tuple[int, str]:
+    parts = key.split(".")
+    return (int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else 0, key)
+
 
 class ReplayTest(TestType):
     pts = ReplayPts()
@@ -191,20 +371,22 @@ class ReplayTest(TestType):
         params = {"workload": os.path.basename(cfg.workload), "capture": cap.name, "capture_device": cap.device,
                   "capture_size": str(cap.size), "capture_source": cap.source, "mode": cfg.replay,
                   "capture_qd": repr(cap.qd), "capture_iops": repr(cap.iops), "capture_mbps": repr(cap.mbps),
-                  "capture_ios": str(sum(s.ios for s in cap.streams))}
+                  "capture_ios": str(sum(s.ios for s in cap.streams)), "capture_duration": repr(cap.duration),
+                  "numjobs": "1", **exactlog.captured_params(cap)}
         if cfg.replay == "exact":
-            log = exact.capture_iolog(cfg.workload, cap)
-            found = scan_iolog(log)  # a corrupt iolog is refused here, before the purge (exit 7)
-            if not found.ios:
-                raise UsageError(f"--replay exact: the capture's iolog {cap.iolog} holds no reads or writes")
+            log, found = exact.checked(cfg.workload, cap)  # refused here, before the purge (exit 7)
             span = opts.test_bytes(capacity) // IOLOG_ALIGN * IOLOG_ALIGN  # wrapped offsets keep their alignment
-            return [Plan(key=self.name, shape=exact.ExactReplay(log, span, exact.depth_for(cap)), wipc=False,
+            return [Plan(key=self.name, shape=exact.ExactReplay(log, span, found.depth), wipc=False,
                          params={**params, "iolog": os.path.basename(log), "span": str(span),
-                                 "iolog_ios": str(found.ios)})]
-        phases, more = step_phases(cap, cfg.replay_step_time)
-        return [Plan(key=self.name, shape=Phases(tuple(phases)), wipc=False,
+                                 "iolog_ios": str(found.ios), "iolog_flushes": str(found.flushes),
+                                 "iolog_discards": str(found.discards), "iodepth": str(found.depth),
+                                 "access": "the captured I/Os with their timing (fio iolog replay)"})]
+        phases, more = step_phases(cap, cfg.replay_step_time, cfg.replay_intensity)
+        return [Plan(key=self.name, shape=StepReplay(tuple(phases)), wipc=False,
                      params={**params, **more, "steps": str(len(cap.steps)),
-                             "step_time": str(cfg.replay_step_time)})]
+                             "step_time": str(cfg.replay_step_time),
+                             "iodepth": "per stream job, by step",
+                             "access": f"each step's IO streams ({cfg.replay_intensity} intensity)"})]
 
     def blocks(self, opts: Options) -> Blocks:
         cfg = opts.of(ro.ReplaySettings)
@@ -218,6 +400,7 @@ class ReplayTest(TestType):
         figures = overall(test)
         if figures is None:
             return []
-        iops, mbps, lat = figures
-        return [Figure("iops", "IOPS", iops, "IOPS"), Figure("mbps", "throughput", mbps, "MB/s", "", "{:,.1f}"),
-                Figure("lat_mean_us", "mean response time", lat, "us", "lower", "{:,.1f}")]
+        return [Figure("iops", "IOPS", figures.iops, "IOPS"),
+                Figure("mbps", "throughput", figures.mbps, "MB/s", "", "{:,.1f}"),
+                Figure("lat_mean_us", f"mean response time ({figures.lat_source})", figures.lat_mean_us, "us",
+                       "lower", "{:,.1f}")]

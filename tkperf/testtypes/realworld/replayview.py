@@ -1,18 +1,21 @@
-"""How a replay is shown: tkperf's generic section (SNIA header, headline
-figures, every round), then per step what the drive delivered next to what
-the capture asked for -- IOPS, MB/s, queue depth, mean response time -- and
-per stream its share of the I/Os against the capture's; for an exact
-replay, the captured and the issued I/O counts."""
+"""How a replay is shown: the SNIA header (its own OIO and pre-conditioning
+lines: the replay runs right after the purge, at each stream's own depth),
+the headline figures, then per step what the drive delivered next to what
+the capture asked for -- IOPS, MB/s, queue depth, mean response time, both
+measured at the block layer where the target has counters -- and per
+stream its share of the I/Os against the capture's; for an exact replay,
+the captured and the issued I/O counts, flushes and discards, and the
+response time beside the capture's."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
-from tkperf.api import Heading, Paragraph, RunResult, TestRun, View, table
+from tkperf.api import Heading, Paragraph, RunResult, TestRun, View, headline_table, open_test, snia_header, table
 from tkperf.api import compare_section as generic_compare_section
-from tkperf.api import report_section as generic_report_section
-from tkperf.testtypes.realworld import exact
-from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, outstanding, steps
-from tkperf.testtypes.realworld.replay import ReplayTest
+from tkperf.testtypes.realworld import blockstats, exact
+from tkperf.testtypes.realworld.delivered import BLOCK, CALIBRATION, STEP, block_figures, outstanding, overall, steps
+from tkperf.testtypes.realworld.replay import ReplayTest, captured_rt_us
 
 
 def _f(x: float, digits: int = 1) -> str:
@@ -23,18 +26,33 @@ def step_blocks(test: TestRun) -> list:
     figs = steps(test)
     if not figs:
         return []
-    rows = [[str(s.step), _f(s.seconds), _f(s.asked_iops, 0), _f(s.iops, 0), _f(s.asked_mbps), _f(s.mbps),
-             _f(s.asked_qd, 2), _f(s.qd, 2), _f(s.lat_mean_us)] for s in figs]
+    source = figs[0].source
+    rows = [[str(s.step), _f(s.seconds), _f(s.kept_iops, 0), _f(s.iops, 0), _f(s.asked_mbps), _f(s.mbps),
+             _f(s.asked_qd, 2), _f(s.qd, 2), _f(s.asked_lat_us), _f(s.lat_mean_us)] for s in figs]
+    intensity = test.params.get("intensity", "max")
+    how = ("each stream held to its captured rate" if intensity == "captured" else
+           "each step's streams as fast as the drive served them (--replay-intensity max)")
     out: list = [Heading("What the drive delivered, next to the capture", 2),
-                 Paragraph("Per step: the capture's IOPS, MB/s and queue depth (mean outstanding I/Os) and what "
-                           "the drive delivered; the delivered queue depth is each stream job's IOPS times its "
-                           "mean response time (Little's law), added up."),
+                 Paragraph(f"Per step ({how}), numbered from 1 as everywhere in tkperf: the IOPS the streams "
+                           "that ran asked for and what the drive delivered; the queue depth (time-averaged I/Os in "
+                           "flight) and mean response time, captured and delivered, both measured "
+                           + ("at the block layer, issue to completion, from the target's own counters, as the "
+                              "capture measures them." if source == BLOCK else
+                              "by fio (this target has no block-layer counters): its IOPS times its mean "
+                              "submission-to-completion latency, which counts I/Os fio holds as in flight.")),
                  table(["Step", "Seconds", "Asked IOPS", "IOPS", "Asked MB/s", "MB/s", "Asked QD", "QD",
-                        "Mean RT (µs)"], rows, title="Every step, asked and delivered")]
+                        "Asked RT (µs)", "RT (µs)"], rows, title="Every step, asked and delivered")]
     srows = [[str(s.step), x.key, _f(100.0 * x.asked_share), _f(100.0 * x.share), str(x.iodepth), _f(x.qd, 2),
               _f(x.iops, 0), _f(x.lat_mean_us)] for s in figs for x in s.streams]
-    out.append(table(["Step", "Stream", "Asked share %", "Share %", "fio iodepth", "QD", "IOPS", "Mean RT (µs)"],
-                     srows, title="Every stream of every step: its share of the I/Os, asked and replayed"))
+    if any(s.asked_flushes for s in figs):
+        out.append(table(["Step", "Captured flushes", "fio fsync every (writes)", "Flushes at the block layer"],
+                         [[str(s.step), f"{s.asked_flushes:,}", test.params.get(f"step.{s.step}.fsync", "-"),
+                           "not measured" if s.flushes is None else f"{s.flushes:,}"] for s in figs],
+                         title="Every step's flushes, captured and replayed"))
+    out.append(table(["Step", "Stream", "Asked share %", "Share %", "fio iodepth", "fio QD", "IOPS",
+                      "fio mean RT (µs)"], srows,
+                     title="Every stream of every step: its share of the I/Os the streams that ran made, asked "
+                           "and replayed (fio's figures)"))
     return out
 
 
@@ -48,24 +66,71 @@ def _param(test: TestRun, key: str) -> float:
 def exact_blocks(test: TestRun) -> list:
     if "exact.reads" not in test.data or not test.rounds:
         return []
-    issued = sum(w.read.ios + w.write.ios for w in test.rounds[0].workloads)
+    rnd = test.rounds[0]
+    w = rnd.workloads
+    issued = sum(x.read.ios + x.write.ios for x in w)
     asked = int(test.data["exact.reads"]) + int(test.data["exact.writes"])
-    w = test.rounds[0].workloads
     iops = sum(x.iops for x in w)
-    qd = sum(outstanding(x) for x in w)
+    captured_rt = captured_rt_us(test)
+    block = block_figures(test, rnd)
+    counters = blockstats.stored(test.data, rnd.index)
+    fio_lat = sum(x.lat_mean_us * (x.read.ios + x.write.ios) for x in w) / issued if issued else 0.0
     rows = [["Captured I/Os replayed", f"{asked:,}"], ["I/Os fio issued", f"{issued:,}"],
             ["IOPS, captured / delivered", f"{_param(test, 'capture_iops'):,.0f} / {iops:,.0f}"],
-            ["Queue depth, captured / delivered", f"{_param(test, 'capture_qd'):,.2f} / {qd:,.2f}"],
-            ["Moved to fit the target's range", test.data.get("exact.moved", "0")],
-            ["Left out (trims, syncs, oversize)", test.data.get("exact.dropped", "0")],
-            ["Target range (bytes)", test.data.get("exact.span", "")]]
+            ["Length (s), captured / replayed",
+             f"{int(test.data.get('exact.length_us', '0')) / 1e6:,.1f} / "
+             f"{max((x.runtime_ms for x in w), default=0) / 1000.0:,.1f}"],
+            ["Most I/Os outstanding (fio iodepth: the capture's peak in flight)", test.data.get("exact.iodepth", "")]]
+    if block is not None:
+        rows += [["Queue depth, captured / delivered (block layer)", f"{_param(test, 'capture_qd'):,.2f} / "
+                  f"{block[0]:,.2f}"],
+                 ["Mean response time (µs), captured / delivered (block layer, issue to completion)",
+                  f"{captured_rt:,.1f} / {block[1]:,.1f}"]]
+    else:
+        rows.append(["Queue depth, captured / delivered (fio: IOPS x mean latency)",
+                     f"{_param(test, 'capture_qd'):,.2f} / {sum(outstanding(x) for x in w):,.2f}"])
+    p99 = _param(test, "capture_lat_p99_us")
+    rows.append(["Captured p99 response time (µs, block layer)", f"{p99:,.1f}" if p99 > 0 else "not recorded"])
+    rows.append(["fio's mean latency (µs; includes completed I/Os waiting for fio to reap them while it keeps "
+                 "the captured timing)", f"{fio_lat:,.1f}"])
+    for what, key, seen in (("Flushes", "flushes", counters.flushes if counters else None),
+                            ("Discards", "discards", counters.discards if counters else None)):
+        rows.append([f"{what}: captured / in the iolog / seen at the block layer",
+                     f"{test.params.get(f'capture_{key}', 'not recorded')} / {test.data.get(f'exact.{key}', '0')} / "
+                     f"{'not measured' if seen is None else seen}"])
+    rows += [["Moved to fit the target's range", test.data.get("exact.moved", "0")],
+             ["Left out (longer than the target's range)", test.data.get("exact.dropped", "0")],
+             ["Target range (bytes)", test.data.get("exact.span", "")]]
     return [Heading("The captured I/Os, replayed", 2), table(["Figure", "Value"], rows, title="Exact replay")]
 
 
+def _header(ctx, test: TestRun):
+    exact_mode = "exact.reads" in test.data or test.params.get("mode") == "exact"
+    stimulus = test.params.get("access", "") or ("the captured I/Os with their timing" if exact_mode else
+                                                 "each step's IO streams")
+    figures = overall(test)
+    middle = (("Capture", f"{test.params.get('capture', '')} ({test.params.get('workload', '')})"),
+              ("Steps", test.params.get("steps", "1 (the whole capture)")),
+              ("Response time measured", figures.lat_source if figures else "not measured"))
+    h = snia_header(ctx.run, test, stimulus, middle, without_wipc="none: the replay runs right after the purge",
+                    wdpc="none")
+    oio = (f"TC 1 x QD {test.params.get('iodepth', '?')} (the capture's peak in flight)" if exact_mode else
+           "one fio job per IO stream, each at its own depth (below)")
+    return replace(h, test=tuple((k, oio) if k == "OIO" else (k, v) for k, v in h.test))
+
+
 def report_section(ctx, tests: Sequence[TestRun]) -> list:
-    out = generic_report_section(ReplayTest(), ctx, tests)
+    kind = ReplayTest()
+    out: list = [Heading(kind.title)]
+    level = 2 if len(tests) > 1 else 1
     for test in tests:
-        out += step_blocks(test) + exact_blocks(test)
+        opening, measured = open_test(test, f"Replay of {test.params.get('capture', '')}".strip(),
+                                      _header(ctx, test), level)
+        out += opening[1:] if level == 1 else opening
+        if not measured:
+            continue
+        head = headline_table(kind, test)
+        out += ([head] if head is not None else []) + step_blocks(test) + exact_blocks(test)
     return out
 
 

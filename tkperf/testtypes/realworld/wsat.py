@@ -6,6 +6,7 @@ points 30 minutes apart, after one drive fill) -- WSAT's rules and
 defaults, under options of its own (docs/rwsw-tests.rst)."""
 from __future__ import annotations
 
+import os
 from typing import List
 
 from tkperf.api import (
@@ -19,6 +20,7 @@ from tkperf.api import (
     TestRun,
     TestType,
     Tracking,
+    UsageError,
     dominant_streams,
     load_capture,
     stored_values,
@@ -42,6 +44,13 @@ def _fills(tgbw: str, capacity: int) -> float:
     if tgbw.endswith("x"):
         return float(tgbw[:-1])
     return float(tgbw) * 1e9 / capacity if capacity > 0 else 0.0
+
+
+def refuse_without_writes(workload: str, streams) -> None:
+    """A workload without writes cannot saturate writes: its total written (WSAT's stop) never grows."""
+    if not any(s.rw == "write" for s in streams):
+        raise UsageError(f"rwsw-wsat: --workload {os.path.basename(workload)}: its dominant streams hold no writes, "
+                         "so WSAT's total-written stop could never fire; use rwsw-dirth or replay")
 
 
 class RwswWsatPts(PtsRules):
@@ -109,6 +118,7 @@ class RwswWsatTest(TestType):
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(ro.RwswWsatSettings)
         cap, streams = wl.dominant(opts)
+        refuse_without_writes(cfg.workload, streams)
         mix = wl.mixed(streams)
         job = wl.job(mix, opts.numjobs, opts.iodepth, cfg.wsat_time, JOB)
         shape = Stream(job, cfg.wsat_interval, stop_bytes=tgbw_bytes(cfg.wsat_tgbw, capacity),

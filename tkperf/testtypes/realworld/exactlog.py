@@ -1,0 +1,250 @@
+"""An exact replay's iolog: checked against its capture when the run is
+planned, and copied onto the target with flushes and discards kept.
+
+The capture's iolog (fio iolog version 3, beside its XML) is untrusted
+input.  Its format is checked by :func:`tkperf.api.scan_iolog`; then, against
+the capture it belongs to, every line must agree (:func:`check`): no time
+stamp beyond the capture's duration, no I/O beyond the captured device's
+size, and every read or write of a transfer size the capture holds for its
+direction.  A disagreement is refused in one line (exit 7) before anything
+is written.
+
+The copy (:func:`write_mapped`) names the target, moves every I/O into the
+target's range ``[0, span)`` (an offset beyond it wraps around, modulo the
+span; one that would end past the span is pulled back, aligned down to
+4 KiB) and keeps the time stamps, so fio replays the capture's own timing.
+Flushes (``sync``, ``datasync``) are kept as fio's ``sync`` and ``datasync``
+actions and discards as ``trim`` actions, mapped like the I/Os.
+
+The replay's queue depth (fio ``iodepth``) is the capture's peak in-flight
+count (:func:`peak_in_flight`): every I/O taken as in flight from its issue
+for its step's mean response time (the capture's block-layer figure: the
+step's queue depth / its IOPS, Little's law, or its recorded mean when the
+capture has one), the most that overlap at any moment.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+from typing import IO, Dict, List, Optional, Set, Tuple
+
+from tkperf.api import Capture, ResultFileError, open_to_read
+
+HEADER = "fio version 3 iolog"
+IO_ACTIONS = ("read", "write")
+SYNC_ACTIONS = ("sync", "datasync")
+TRIM = "trim"
+ALIGN = 4096
+MAX_LINE = 4096
+#: Slack on the capture's duration: its time stamps are whole microseconds.
+STAMP_SLACK_US = 1000
+#: The most I/Os an exact replay keeps outstanding (fio iodepth).
+MAX_DEPTH = 256
+
+
+@dataclass(frozen=True)
+class Line:
+    stamp: int
+    action: str
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What an iolog holds, once checked against its capture."""
+
+    reads: int
+    writes: int
+    flushes: int
+    discards: int
+    last_us: int
+    largest: int
+    #: The capture's peak in-flight count (the replay's fio iodepth).
+    depth: int
+
+    @property
+    def ios(self) -> int:
+        return self.reads + self.writes
+
+
+def _lines(path: str) -> List[Line]:
+    """Every action line of the iolog (file actions left out); its format is
+    checked by :func:`tkperf.api.scan_iolog` first."""
+    out: List[Line] = []
+    fd = open_to_read(path, "iolog", ResultFileError)
+    with open(fd, encoding="ascii", errors="strict", newline="\n") as fh:
+        try:
+            first = fh.readline(MAX_LINE).rstrip("\n")
+            if first != HEADER:
+                raise ResultFileError(f"{path}: line 1: not a fio version 3 iolog (first line {first[:40]!r})")
+            for number, line in enumerate(fh, 2):
+                parts = line.split()
+                if len(parts) != 5 or len(line) > MAX_LINE:
+                    continue
+                try:
+                    out.append(Line(int(parts[0]), parts[2], int(parts[3]), int(parts[4])))
+                except ValueError:
+                    raise ResultFileError(f"{path}: line {number}: not 'timestamp file action offset length'") \
+                        from None
+        except UnicodeDecodeError:
+            raise ResultFileError(f"{path}: not a text iolog (bytes outside ASCII)") from None
+    return out
+
+
+def seen_figure(part: object, *names: str) -> Optional[float]:
+    """A figure of what a capture (or step) saw, ``seen.lat.mean_us`` say,
+    when the capture recorded it (capture version 2), else None."""
+    value: object = part
+    for name in ("seen",) + names:
+        value = getattr(value, name, None)
+        if value is None:
+            return None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def mean_rt_us(part: object) -> float:
+    """The mean response time (µs, block layer, issue to completion) of a
+    capture or step: recorded, or its queue depth / its IOPS (Little's law)."""
+    recorded = seen_figure(part, "lat", "mean_us")
+    if recorded is not None and recorded > 0:
+        return recorded
+    qd, iops = float(getattr(part, "qd", 0.0)), float(getattr(part, "iops", 0.0))
+    return 1e6 * qd / iops if iops > 0 else 0.0
+
+
+def _mean_rt_us(cap: Capture) -> List[Tuple[float, float]]:
+    """(step start µs, the step's mean response time µs) of every step."""
+    return [(1e6 * s.start, mean_rt_us(s)) for s in cap.steps]
+
+
+def peak_in_flight(stamps: List[int], cap: Capture) -> int:
+    """The most I/Os in flight at once, each from its time stamp for its step's mean response time."""
+    steps = _mean_rt_us(cap)
+    ends: List[float] = []
+    peak = k = 0
+    for t in stamps:
+        while k + 1 < len(steps) and steps[k + 1][0] <= t:
+            k += 1
+        rt = steps[k][1] if steps else 0.0
+        while ends and ends[0] <= t:
+            heapq.heappop(ends)
+        heapq.heappush(ends, t + max(rt, 1.0))
+        peak = max(peak, len(ends))
+    return max(1, min(MAX_DEPTH, peak))
+
+
+def _sizes(cap: Capture) -> Dict[str, Set[int]]:
+    out: Dict[str, Set[int]] = {"read": set(), "write": set()}
+    for st in [cap.streams] + [s.streams for s in cap.steps]:
+        for s in st:
+            out[s.rw].add(s.bs)
+    return out
+
+
+def check(path: str, cap: Capture) -> Checked:
+    """The iolog ``path`` against its capture; a ResultFileError (one line, exit 7) at the first disagreement."""
+    name = cap.iolog or path
+    last_allowed = int(math.ceil(cap.duration * 1e6)) + STAMP_SLACK_US
+    sizes = _sizes(cap)
+    reads = writes = flushes = discards = largest = last = 0
+    stamps: List[int] = []
+    for ln in _lines(path):
+        if ln.stamp > last_allowed:
+            raise ResultFileError(f"{name}: an I/O at {ln.stamp / 1e6:.3f} s, beyond the capture's "
+                                  f"{cap.duration:.3f} s: the iolog is not this capture's")
+        last = max(last, ln.stamp)
+        if ln.action in SYNC_ACTIONS:
+            flushes += 1
+            continue
+        if ln.offset + ln.length > cap.size:
+            raise ResultFileError(f"{name}: a {ln.action} of {ln.length} bytes at offset {ln.offset} ends beyond "
+                                  f"the captured device's {cap.size} bytes: the iolog is not this capture's")
+        if ln.action == TRIM:
+            discards += 1
+            continue
+        if ln.action not in IO_ACTIONS:
+            continue
+        if ln.length not in sizes[ln.action]:
+            raise ResultFileError(f"{name}: a {ln.action} of {ln.length} bytes, a transfer size the capture "
+                                  f"holds no {ln.action} stream of: the iolog is not this capture's")
+        reads += ln.action == "read"
+        writes += ln.action == "write"
+        largest = max(largest, ln.length)
+        stamps.append(ln.stamp)
+    return Checked(reads, writes, flushes, discards, last, largest, peak_in_flight(stamps, cap))
+
+
+def _place(offset: int, length: int, span: int) -> int:
+    if offset + length <= span:
+        return offset
+    moved = offset % span
+    if moved + length > span:
+        moved = (span - length) // ALIGN * ALIGN
+    return max(0, moved)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the mapped copy holds."""
+
+    reads: int
+    writes: int
+    flushes: int
+    discards: int
+    moved: int
+    dropped: int
+    span: int
+    last_us: int
+    largest: int
+
+    @property
+    def ios(self) -> int:
+        return self.reads + self.writes
+
+
+def write_mapped(src: str, dst: IO[str], target: str, span: int) -> Written:
+    """Copy the iolog ``src`` to ``dst`` on ``target`` within ``[0, span)``, flushes and discards kept."""
+    if not target or any(ch.isspace() for ch in target):
+        raise ResultFileError(f"exact replay needs a target path without spaces, not {target!r}")
+    counts = {"read": 0, "write": 0, "flush": 0, "trim": 0}
+    moved = dropped = largest = last = 0
+    dst.write(f"{HEADER}\n0 {target} add\n0 {target} open\n")
+    for ln in _lines(src):
+        last = max(last, ln.stamp)
+        if ln.action in SYNC_ACTIONS:
+            counts["flush"] += 1
+            dst.write(f"{ln.stamp} {target} {ln.action} 0 0\n")
+            continue
+        if ln.action not in IO_ACTIONS + (TRIM,):
+            continue
+        if ln.length == 0 or ln.length > span:
+            dropped += 1
+            continue
+        where = _place(ln.offset, ln.length, span)
+        moved += where != ln.offset
+        counts[ln.action] += 1
+        if ln.action != TRIM:
+            largest = max(largest, ln.length)
+        dst.write(f"{ln.stamp} {target} {ln.action} {where} {ln.length}\n")
+    dst.write(f"{last} {target} close\n")
+    return Written(counts["read"], counts["write"], counts["flush"], counts["trim"], moved, dropped, span, last,
+                   largest)
+
+
+def captured_params(cap: Capture) -> Dict[str, str]:
+    """What the capture recorded of its response times, flushes and discards
+    (capture version 2), as the replay's params; nothing for older captures."""
+    out = {}
+    for key, names in (("capture_lat_mean_us", ("lat", "mean_us")), ("capture_lat_p99_us", ("lat", "p99_us")),
+                       ("capture_flushes", ("flushes",)), ("capture_fua", ("fua",)),
+                       ("capture_discards", ("discards",))):
+        value = seen_figure(cap, *names)
+        if value is not None:
+            out[key] = repr(value) if "lat" in key else str(int(value))
+    for st in cap.steps:
+        value = seen_figure(st, "lat", "mean_us")
+        if value is not None:
+            out[f"step.{st.index + 1}.lat_mean_us"] = repr(value)
+    return out
