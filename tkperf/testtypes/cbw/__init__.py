@@ -7,16 +7,16 @@ One instance (key ``cbw``): purge, WIPC, then the JEDEC mix -- fio
 first 5% of the range, 30% to the next 15%, 20% to the last 80%), R/W
 40/60, incompressible data (fio's random buffers, refilled for every write:
 ``refill_buffers=1``) -- swept over TC x QD in DIRTH's round structures
-(:mod:`tkperf.kit.sweepstructure`): by default under the 2.0
+(:mod:`tkperf.pts.sweep.structure`): by default under the 2.0
 revisions the workload dependent preconditioning and rounds of a
 pre-write (the mix's split and zones, writes only) at the highest OIO and the whole sweep
 until the highest-OIO point is steady, then captures at the max, mid and
 min points; else steady state at the highest OIO, then one sweep.
 
 The job is the JEDEC job the consistency test runs too
-(:func:`tkperf.kit.jedec.jedec_job`); the sweep, the max, mid
+(:func:`tkperf.pts.jedec.jedec_job`); the sweep, the max, mid
 and min points, the headline figures and the report and comparison blocks
-are DIRTH's, the sweep of :mod:`tkperf.api` (:mod:`tkperf.kit.sweep`),
+are DIRTH's, the sweep of :mod:`tkperf.api` (:mod:`tkperf.pts.sweep.plan`),
 given this workload.
 
 The mix issues 512 B I/Os at 512 B aligned offsets (fio's ``blockalign``
@@ -29,26 +29,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
-from tkperf.api import JEDEC_BSSPLIT as BSSPLIT
-from tkperf.api import (
+from tkperf.api import Blocks, FioJob, Options, OptionSet, Plan, TestType, format_bs, mix_label
+from tkperf.pts import (
+    JEDEC_BSSPLIT as BSSPLIT,
+)
+from tkperf.pts import (
     JEDEC_LARGEST,
-    Blocks,
-    FioJob,
-    Options,
-    OptionSet,
-    Plan,
     SweepPts,
     SweepSettings,
     SweepTest,
-    TestType,
     captures_of,
-    format_bs,
     jedec_job,
-    mix_label,
     sweep_options,
     sweep_plan,
 )
-from tkperf.api import JEDEC_ZONED as ZONED
+from tkperf.pts import (
+    JEDEC_ZONED as ZONED,
+)
 
 #: Read share of the JEDEC enterprise workload (R/W 40/60).
 MIX = 40

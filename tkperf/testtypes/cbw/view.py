@@ -9,21 +9,17 @@ transfer size and read share each point issued.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, List, Sequence
+from typing import List, Sequence
 
-from tkperf.api import (
+from tkperf.api import CompareContext, Heading, ReportContext, RunResult, Table, TestRun
+from tkperf.api import table as b_table
+from tkperf.pts import (
     NA,
     SWEEP_PREWRITE,
     SWEEP_PTS20,
-    CompareContext,
     Header,
-    Heading,
-    ReportContext,
-    RunResult,
     SweepPoint,
     SweepView,
-    Table,
-    TestRun,
     steady_rounds,
     sweep_compare_section,
     sweep_header,
@@ -31,7 +27,6 @@ from tkperf.api import (
     sweep_stimulus_words,
     sweep_structure,
 )
-from tkperf.api import table as b_table
 from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
 
 
@@ -127,10 +122,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class CompositeWorkloadView(SweepView):
     """How CompositeWorkload results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def instance_title(self, test: TestRun) -> str:

@@ -16,7 +16,7 @@ write) at 100% W for ``--jedec-precondition`` (24 h), then
 
 Each interval keeps its IOPS and mean response time (live, from fio's
 status reports) and its maximum response time (from fio's latency log);
-see :mod:`~tkperf.kit.phasestream` and, for the figures,
+see :mod:`~tkperf.pts.stream.phases` and, for the figures,
 :mod:`~tkperf.testtypes.consistency.figures`.
 """
 from __future__ import annotations
@@ -24,13 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List
 
-from tkperf.api import JEDEC_BSSPLIT as BSSPLIT
 from tkperf.api import (
-    JEDEC_LARGEST,
     MAX_IODEPTH,
-    MAX_NUMJOBS,
     Blocks,
-    ConsistencyStream,
     Figure,
     FioJob,
     Headline,
@@ -42,14 +38,30 @@ from tkperf.api import (
     TestType,
     Tracking,
     UsageError,
-    jedec_job,
-    log_msec,
     parse_duration,
 )
-from tkperf.api import JEDEC_ZONED as ZONED
-from tkperf.api import StreamPhase as Phase
-from tkperf.api import in_range as _in_range
-from tkperf.api import parse_count as _count
+from tkperf.api import (
+    in_range as _in_range,
+)
+from tkperf.api import (
+    parse_count as _count,
+)
+from tkperf.pts import (
+    JEDEC_BSSPLIT as BSSPLIT,
+)
+from tkperf.pts import (
+    JEDEC_LARGEST,
+    MAX_NUMJOBS,
+    ConsistencyStream,
+    jedec_job,
+    log_msec,
+)
+from tkperf.pts import (
+    JEDEC_ZONED as ZONED,
+)
+from tkperf.pts import (
+    StreamPhase as Phase,
+)
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
 
 WORKLOADS = ("rnd4k", "jedec")

@@ -20,9 +20,10 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from tkperf.api import INTERVAL_SERIES as SERIES
-from tkperf.api import LAT_MAX_SERIES as MAX_SERIES
-from tkperf.api import TestRun, phase_rows
+from tkperf.api import TestRun
+from tkperf.pts import INTERVAL_SERIES as SERIES
+from tkperf.pts import LAT_MAX_SERIES as MAX_SERIES
+from tkperf.pts import phase_rows
 from tkperf.testtypes.consistency import figures as fg
 
 #: Phase kinds, as the plan names them.

@@ -10,20 +10,13 @@ intervals costs no Python work per interval.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.api import INTERVAL_COLUMNS as COLUMNS
-from tkperf.api import INTERVAL_SERIES as SERIES
-from tkperf.api import LAT_MAX_COLUMNS as MAX_COLUMNS
-from tkperf.api import LAT_MAX_SERIES as MAX_SERIES
 from tkperf.api import (
-    NA,
-    Chart,
     CompareContext,
     Curve,
-    Header,
     Heading,
     Paragraph,
     ReportContext,
@@ -33,15 +26,34 @@ from tkperf.api import (
     TestRun,
     View,
     XYChart,
+    table,
+)
+from tkperf.api import (
+    compare_section as generic_compare_section,
+)
+from tkperf.pts import (
+    INTERVAL_COLUMNS as COLUMNS,
+)
+from tkperf.pts import (
+    INTERVAL_SERIES as SERIES,
+)
+from tkperf.pts import (
+    LAT_MAX_COLUMNS as MAX_COLUMNS,
+)
+from tkperf.pts import (
+    LAT_MAX_SERIES as MAX_SERIES,
+)
+from tkperf.pts import (
+    NA,
+    Chart,
+    Header,
     clock,
     duration,
     fmt,
     open_test,
     plural,
     snia_header,
-    table,
 )
-from tkperf.api import compare_section as generic_compare_section
 from tkperf.testtypes import consistency as cons
 from tkperf.testtypes.consistency import figures as fg
 from tkperf.testtypes.consistency.analysis import (
@@ -305,10 +317,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class ConsistencyView(View):
     """How Consistency results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:

@@ -1,7 +1,7 @@
 """Demand intensity / response-time histogram (PTS-E DIRTH).
 
 Per R/W mix (an instance each, key ``dirth-4k-0-100``): purge, WIPC, then
-one of two round structures (:mod:`tkperf.kit.sweepstructure`).  ``pts-2.0`` (the default
+one of two round structures (:mod:`tkperf.pts.sweep.structure`).  ``pts-2.0`` (the default
 under the 2.0 revisions): the workload dependent preconditioning (100%
 writes at the highest OIO until steady), then rounds of a pre-write (100%
 writes) at the highest OIO and the whole sweep over every TC x QD point
@@ -23,7 +23,7 @@ max point, the highest IOPS with a mean response time within
 point under the limit whose IOPS are nearest the middle of the two.
 
 The sweep is not DIRTH's alone: ``sweep_options``, ``sweep_plan`` and
-``SweepTest`` of :mod:`tkperf.api` (:mod:`tkperf.kit.sweep`) take the
+``SweepTest`` of :mod:`tkperf.api` (:mod:`tkperf.pts.sweep.plan`) take the
 workload and the names as arguments; the enterprise composite workload
 test (:mod:`tkperf.testtypes.cbw`) sweeps its JEDEC mix with them, and
 this module gives them DIRTH's RND workload.
@@ -41,18 +41,22 @@ from tkperf.api import (
     Options,
     OptionSet,
     Plan,
-    SweepSettings,
-    SweepTest,
     UsageError,
-    captures_of,
     format_bs,
-    format_mixes,
     mix_label,
     parse_block_sizes,
+)
+from tkperf.pts import (
+    SweepSettings,
+    SweepTest,
+    captures_of,
+    format_mixes,
     sweep_options,
     sweep_plan,
 )
-from tkperf.api import parse_mixes as options_parse_mixes
+from tkperf.pts import (
+    parse_mixes as options_parse_mixes,
+)
 
 
 @dataclass(frozen=True)

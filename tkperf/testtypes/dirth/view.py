@@ -10,15 +10,13 @@ histograms overlaid.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
-from tkperf.api import (
+from tkperf.api import CompareContext, ReportContext, RunResult, TestRun
+from tkperf.pts import (
     NA,
     Header,
-    ReportContext,
-    RunResult,
     SweepView,
-    TestRun,
     sweep_compare_section,
     sweep_header,
     sweep_report_section,
@@ -38,10 +36,10 @@ def dirth_header(ctx: ReportContext, test: TestRun) -> Header:
 class DemandIntensityView(SweepView):
     """How DemandIntensity results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return sweep_report_section(ctx, tests, DemandIntensityTest(), dirth_header)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return sweep_compare_section(ctx, runs, labels, DemandIntensityTest())
 
     def instance_title(self, test: TestRun) -> str:

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import ClassVar, List, Optional, Tuple
 
 from tkperf.api import (
-    MAX_RUNTIME,
     Blocks,
     Figure,
     Option,
@@ -33,24 +32,41 @@ from tkperf.api import (
     Rounds,
     TestRun,
     TestType,
-    check_depths,
     format_bs,
     in_range,
-    nonempty,
     parse_block_sizes,
-    parse_depths,
     parse_duration,
+)
+from tkperf.api import (
+    format_block_sizes as sizes_text,
+)
+from tkperf.pts import (
+    MAX_RUNTIME,
+    check_depths,
+    nonempty,
+    parse_depths,
     parse_mixes,
     side_label,
     side_word,
 )
-from tkperf.api import format_block_sizes as sizes_text
-from tkperf.api import format_depths as depths_text
-from tkperf.api import format_mixes as mixes_text
-from tkperf.api import hdd_cell_jobs as cell_jobs
-from tkperf.api import hdd_repeat_plan as repeat_plan
-from tkperf.api import hdd_tracked_cells as tracked_cells
-from tkperf.api import hdd_window_cells as window_cells
+from tkperf.pts import (
+    format_depths as depths_text,
+)
+from tkperf.pts import (
+    format_mixes as mixes_text,
+)
+from tkperf.pts import (
+    hdd_cell_jobs as cell_jobs,
+)
+from tkperf.pts import (
+    hdd_repeat_plan as repeat_plan,
+)
+from tkperf.pts import (
+    hdd_tracked_cells as tracked_cells,
+)
+from tkperf.pts import (
+    hdd_window_cells as window_cells,
+)
 
 MIXES: Tuple[int, ...] = (100, 70, 0)
 BLOCK_SIZES: Tuple[int, ...] = (4096, 64 * 1024, 1024 * 1024)

@@ -6,21 +6,14 @@ headline figures and IOPS against queue depth per mix, one curve per run.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.api import HDD_SUMMARY_RANK as SUMMARY_RANK
 from tkperf.api import (
-    NA,
-    BarsChart,
-    Chart,
     CompareContext,
-    Convergence,
     Curve,
-    Grid,
     Heading,
-    Panel,
     ReportContext,
     RunResult,
     SummaryValue,
@@ -28,25 +21,46 @@ from tkperf.api import (
     TestRun,
     View,
     XYChart,
+    format_bs,
+    mix_label,
+)
+from tkperf.api import (
+    compare_section as generic_compare_section,
+)
+from tkperf.api import (
+    table as b_table,
+)
+from tkperf.pts import (
+    HDD_SUMMARY_RANK as SUMMARY_RANK,
+)
+from tkperf.pts import (
+    NA,
+    BarsChart,
+    Chart,
+    Convergence,
+    Grid,
+    Panel,
     figures_blocks,
     fmt,
-    format_bs,
     grid_table,
     hdd_header,
     mb,
     metric_display,
-    mix_label,
     open_test,
     per_round,
     repeat_blocks,
     repeat_source,
     test_title,
 )
-from tkperf.api import compare_section as generic_compare_section
-from tkperf.api import hdd_cell as cell_name
-from tkperf.api import hdd_check_cells as check_cells
-from tkperf.api import hdd_window_cells as window_cells
-from tkperf.api import table as b_table
+from tkperf.pts import (
+    hdd_cell as cell_name,
+)
+from tkperf.pts import (
+    hdd_check_cells as check_cells,
+)
+from tkperf.pts import (
+    hdd_window_cells as window_cells,
+)
 from tkperf.testtypes.hdd_iops import HddIopsTest, cell_average, headline_bs
 
 QD_LABEL = "Queue depth (TC 1, QD = fio iodepth)"
@@ -197,10 +211,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class HddIopsView(View):
     """How HddIops results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import ClassVar, List, Optional, Tuple
 
 from tkperf.api import (
-    MAX_RUNTIME,
     Blocks,
     Figure,
     Option,
@@ -27,19 +26,32 @@ from tkperf.api import (
     TestType,
     Workload,
     format_bs,
-    histogram,
     in_range,
-    nonempty,
     parse_block_sizes,
     parse_duration,
+)
+from tkperf.api import (
+    format_block_sizes as sizes_text,
+)
+from tkperf.pts import (
+    MAX_RUNTIME,
+    histogram,
+    nonempty,
     side_label,
     side_word,
 )
-from tkperf.api import format_block_sizes as sizes_text
-from tkperf.api import hdd_cell_jobs as cell_jobs
-from tkperf.api import hdd_repeat_plan as repeat_plan
-from tkperf.api import hdd_tracked_cells as tracked_cells
-from tkperf.api import hdd_window_cells as window_cells
+from tkperf.pts import (
+    hdd_cell_jobs as cell_jobs,
+)
+from tkperf.pts import (
+    hdd_repeat_plan as repeat_plan,
+)
+from tkperf.pts import (
+    hdd_tracked_cells as tracked_cells,
+)
+from tkperf.pts import (
+    hdd_window_cells as window_cells,
+)
 
 BLOCK_SIZES: Tuple[int, ...] = (4096,)
 #: Random read and random write: the two directions of random access.

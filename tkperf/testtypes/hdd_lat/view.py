@@ -9,15 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence
 
-from tkperf.api import HDD_SUMMARY_RANK as SUMMARY_RANK
 from tkperf.api import (
-    NA,
-    BarsChart,
     CompareContext,
-    Convergence,
-    Grid,
     Heading,
-    Panel,
     Paragraph,
     ReportContext,
     RunResult,
@@ -25,23 +19,41 @@ from tkperf.api import (
     Table,
     TestRun,
     View,
+    format_bs,
+    table,
+)
+from tkperf.api import (
+    compare_section as generic_compare_section,
+)
+from tkperf.pts import (
+    HDD_SUMMARY_RANK as SUMMARY_RANK,
+)
+from tkperf.pts import (
+    NA,
+    BarsChart,
+    Convergence,
+    Grid,
+    Panel,
     compare_blocks,
     figures_blocks,
     fmt,
-    format_bs,
     hdd_header,
     metric_display,
     open_test,
     per_round,
     repeat_blocks,
     repeat_source,
-    table,
     test_title,
 )
-from tkperf.api import compare_section as generic_compare_section
-from tkperf.api import hdd_cell as cell_name
-from tkperf.api import hdd_check_cells as check_cells
-from tkperf.api import hdd_window_cells as window_cells
+from tkperf.pts import (
+    hdd_cell as cell_name,
+)
+from tkperf.pts import (
+    hdd_check_cells as check_cells,
+)
+from tkperf.pts import (
+    hdd_window_cells as window_cells,
+)
 from tkperf.testtypes.hdd_lat import MIXES, HddLatencyTest, direction, percentile, response_times
 
 #: The columns of the response-time table and bars besides AVE and MAX.
@@ -143,10 +155,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class HddLatencyView(View):
     """How HddLatency results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tupl
 
 from tkperf.api import (
     Blocks,
-    Estimate,
     Figure,
     FioJob,
     Option,
@@ -38,19 +37,18 @@ from tkperf.api import (
     Phase,
     Phases,
     Plan,
-    TargetError,
     TestRun,
     TestType,
     UsageError,
     format_bs,
     in_range,
-    mb,
     parse_duration,
 )
-from tkperf.api import hdd_zone as zone_name
+from tkperf.pts import Estimate, TargetError, mb
+from tkperf.pts import hdd_zone as zone_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.api import PlanLike, RunContext
+    from tkperf.pts import PlanLike, RunContext
 
 MiB = 1024 * 1024
 ZONES = 100

@@ -7,18 +7,13 @@ the MB/s-vs-position curves of every run overlaid, per direction.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from tkperf.api import HDD_SUMMARY_RANK as SUMMARY_RANK
 from tkperf.api import (
-    NA,
-    NO_PREPARATION,
-    Chart,
     CompareContext,
     Curve,
-    Header,
     Heading,
     Paragraph,
     ReportContext,
@@ -28,16 +23,27 @@ from tkperf.api import (
     TestRun,
     View,
     XYChart,
+    format_bs,
+    table,
+)
+from tkperf.api import (
+    compare_section as generic_compare_section,
+)
+from tkperf.pts import (
+    HDD_SUMMARY_RANK as SUMMARY_RANK,
+)
+from tkperf.pts import (
+    NA,
+    NO_PREPARATION,
+    Chart,
+    Header,
     duration,
     figures_blocks,
     fmt,
-    format_bs,
     gb,
     open_test,
     snia_header,
-    table,
 )
-from tkperf.api import compare_section as generic_compare_section
 from tkperf.testtypes.hdd_zones import BS, DIRECTIONS, HddZonesTest, Zone, measured, parse_zone_name, sizes_text, zones
 
 POSITION_LABEL = "Position on the disk (% of capacity: 0 = outer edge, LBA 0; 100 = inner end)"
@@ -156,10 +162,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class HddZonesView(View):
     """How HddZones results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def instance_title(self, test: TestRun) -> str:

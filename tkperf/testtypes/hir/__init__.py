@@ -23,12 +23,10 @@ from typing import ClassVar, List, Mapping, Tuple
 
 from tkperf.api import (
     MAX_IODEPTH,
-    MIN_WRITTEN,
     OIO_OPERATOR,
     Blocks,
     Figure,
     FioJob,
-    OneFillFirst,
     Option,
     Options,
     OptionSet,
@@ -39,11 +37,12 @@ from tkperf.api import (
     Tracking,
     UsageError,
     parse_duration,
-    round_deviation,
-    round_option,
     stored_values,
 )
-from tkperf.api import in_range as _in_range
+from tkperf.api import (
+    in_range as _in_range,
+)
+from tkperf.pts import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.hir.shape import HostIdleShape, Setting, sample_ms
 

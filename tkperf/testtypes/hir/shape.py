@@ -38,28 +38,25 @@ from typing import TYPE_CHECKING, ClassVar, List, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.api import (
+from tkperf.api import Figure, FioJob, Headline, Round, Rounds, TestRun
+from tkperf.pts import (
     FIO_GAP_S,
     Estimate,
-    Figure,
-    FioJob,
-    Headline,
     OutputError,
-    Round,
-    Rounds,
     Shape,
-    TestRun,
     duration,
     duration_rough,
     log_directory,
     progress_of,
     record_round,
 )
-from tkperf.api import DataSeries as Series
+from tkperf.pts import (
+    DataSeries as Series,
+)
 from tkperf.testtypes.hir import iopslog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.api import PlanLike, RunContext
+    from tkperf.pts import PlanLike, RunContext
 
 progress = logging.getLogger("tkperf.progress")
 

@@ -7,26 +7,29 @@ runs side by side and their gains overlaid.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Set
+from typing import List, Optional, Sequence, Set
 
 import numpy as np
 
 from tkperf.api import (
-    NA,
-    Chart,
     CompareContext,
-    Convergence,
     Curve,
-    Header,
     Heading,
     Paragraph,
     ReportContext,
     RunResult,
-    Series,
     Table,
     TestRun,
     View,
     XYChart,
+    table,
+)
+from tkperf.pts import (
+    NA,
+    Chart,
+    Convergence,
+    Header,
+    Series,
     chart_name,
     duration,
     fmt,
@@ -36,7 +39,6 @@ from tkperf.api import (
     plural,
     snia_header,
     steady_sections,
-    table,
     test_title,
     tracking_label,
     verdict,
@@ -317,10 +319,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class HostIdleRecoveryView(View):
     """How HostIdleRecovery results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def check_data(self, test: TestRun) -> None:

@@ -24,20 +24,26 @@ from tkperf.api import (
     Tracking,
     format_block_sizes,
     format_bs,
+    mix_label,
+    parse_block_sizes,
+    stored_values,
+)
+from tkperf.pts import (
     format_mixes,
     judge_all,
     matrix_jobs,
-    mix_label,
     nonempty,
     parse_also,
-    parse_block_sizes,
     parse_mixes,
-    stored_values,
     tracking_cell,
     tracking_figure,
 )
-from tkperf.api import iops_matrix_params as matrix_params
-from tkperf.api import iops_workload as workload_name
+from tkperf.pts import (
+    iops_matrix_params as matrix_params,
+)
+from tkperf.pts import (
+    iops_workload as workload_name,
+)
 
 BLOCK_SIZES: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
 MIXES: Tuple[int, ...] = (100, 95, 65, 50, 35, 5, 0)

@@ -4,22 +4,16 @@ comparison, the IOPS at the common corners.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence, Tuple
+from typing import Dict, Sequence, Tuple
 
-from tkperf.api import (
+from tkperf.api import CompareContext, Heading, ReportContext, RunResult, SummaryValue, TestRun, View
+from tkperf.pts import (
     BarsChart,
     Chart,
-    CompareContext,
     Grid,
-    Heading,
     HeatmapChart,
     LinesChart,
     Panel,
-    ReportContext,
-    RunResult,
-    SummaryValue,
-    TestRun,
-    View,
     cell_average,
     first_test,
     grid_table,
@@ -92,10 +86,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class IopsView(View):
     """How Iops results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:

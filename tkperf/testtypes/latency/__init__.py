@@ -19,20 +19,30 @@ from tkperf.api import (
     TestType,
     Tracking,
     format_bs,
+    mix_label,
+    parse_block_sizes,
+    stored_values,
+)
+from tkperf.api import (
+    format_block_sizes as sizes_text,
+)
+from tkperf.pts import (
+    format_mixes as mixes_text,
+)
+from tkperf.pts import (
     histogram,
     matrix_jobs,
-    mix_label,
     nonempty,
-    parse_block_sizes,
     parse_mixes,
-    stored_values,
     tracking_cell,
     tracking_figure,
 )
-from tkperf.api import format_block_sizes as sizes_text
-from tkperf.api import format_mixes as mixes_text
-from tkperf.api import iops_matrix_params as matrix_params
-from tkperf.api import iops_workload as workload_name
+from tkperf.pts import (
+    iops_matrix_params as matrix_params,
+)
+from tkperf.pts import (
+    iops_workload as workload_name,
+)
 
 #: What the PTS tables' MAX is (both open PTS implementations,
 #: docs/method.rst "LAT AVE and MAX"): the per-round maximum response times averaged over the

@@ -4,40 +4,44 @@ measurement window; in a comparison, AVE and MAX per cell and run."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.api import (
-    PERCENTILES,
-    BarsChart,
     CompareContext,
-    Grid,
     Heading,
-    Panel,
     Paragraph,
     ReportContext,
     RunResult,
     SummaryValue,
     TestRun,
     View,
+    format_bs,
+    mix_label,
+    table,
+)
+from tkperf.pts import (
+    PERCENTILES,
+    BarsChart,
+    Grid,
+    Panel,
     cell_average,
     compare_blocks,
     first_test,
     fmt,
-    format_bs,
     grid_table,
     matrix_cells,
     matrix_convergence,
     matrix_grid,
     matrix_header,
-    mix_label,
     open_test,
     qos_blocks,
     steady_sections,
-    table,
     window_source,
     window_workloads,
 )
-from tkperf.api import iops_workload as workload_name
+from tkperf.pts import (
+    iops_workload as workload_name,
+)
 from tkperf.testtypes.latency import AVE_RULE, MAX_RULE, LatencyTest, largest_us, mean_of_maxima
 
 
@@ -166,10 +170,10 @@ class LatencyView(View):
 
     shows_histograms = True
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:

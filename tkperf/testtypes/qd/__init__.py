@@ -34,10 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.api import (
-    MAX_RUNTIME,
-    SLOWEST_PLAUSIBLE_BPS,
     Blocks,
-    Estimate,
     Figure,
     FioJob,
     Option,
@@ -51,12 +48,17 @@ from tkperf.api import (
     TestType,
     UsageError,
     Workload,
+    in_range,
+    parse_duration,
+)
+from tkperf.pts import (
+    MAX_RUNTIME,
+    SLOWEST_PLAUSIBLE_BPS,
+    Estimate,
     advance,
     duration,
     duration_rough,
     histogram,
-    in_range,
-    parse_duration,
     place,
 )
 from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths

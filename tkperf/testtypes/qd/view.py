@@ -10,16 +10,13 @@ A 99.9th percentile is shown only where the point's I/O count supports it
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
 from tkperf.api import (
-    NA,
-    Chart,
     CompareContext,
     Curve,
-    Header,
     Heading,
     Paragraph,
     ReportContext,
@@ -29,17 +26,13 @@ from tkperf.api import (
     TestRun,
     View,
     XYChart,
-    duration,
-    fmt,
     headline_table,
-    histogram,
-    mb,
-    open_test,
-    qos_blocks,
-    snia_header,
     table,
 )
-from tkperf.api import compare_section as generic_compare_section
+from tkperf.api import (
+    compare_section as generic_compare_section,
+)
+from tkperf.pts import NA, Chart, Header, duration, fmt, histogram, mb, open_test, qos_blocks, snia_header
 from tkperf.testtypes.qd import (
     BY_WORD,
     FILL_JOB,
@@ -236,10 +229,10 @@ class QueueDepthView(View):
 
     shows_histograms = True
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:

@@ -19,19 +19,8 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from tkperf.api import (
-    Capture,
-    Estimate,
-    FioJob,
-    Round,
-    Shape,
-    TestRun,
-    UsageError,
-    check_iolog,
-    iolog_path,
-    map_iolog,
-    scan_iolog,
-)
+from tkperf.api import FioJob, Round, TestRun, UsageError
+from tkperf.pts import Capture, Estimate, Shape, check_iolog, iolog_path, map_iolog, scan_iolog
 
 LABEL = "exact"
 #: The most I/Os an exact replay keeps outstanding (fio iodepth).

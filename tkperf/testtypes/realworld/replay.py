@@ -23,10 +23,7 @@ from dataclasses import replace
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.api import (
-    IOLOG_ALIGN,
     Blocks,
-    Capture,
-    CaptureStream,
     Figure,
     FioJob,
     Options,
@@ -39,10 +36,9 @@ from tkperf.api import (
     TestRun,
     TestType,
     UsageError,
-    load_capture,
-    scan_iolog,
     stored_values,
 )
+from tkperf.pts import IOLOG_ALIGN, Capture, CaptureStream, load_capture, scan_iolog
 from tkperf.testtypes.realworld import applied, exact
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, outstanding, overall, steps

@@ -37,15 +37,15 @@ from tkperf.api import (
     TestType,
     Tracking,
     UsageError,
-    advance,
     format_bs,
-    nonempty,
     parse_block_sizes,
-    place,
     stored_values,
 )
-from tkperf.api import format_block_sizes as sizes_text
-from tkperf.api import tp_workload as workload_name
+from tkperf.api import (
+    format_block_sizes as sizes_text,
+)
+from tkperf.pts import advance, nonempty, place
+from tkperf.pts import tp_workload as workload_name
 
 BLOCK_SIZES = {"enterprise": (1024 * 1024, 128 * 1024), "client": (1024 * 1024,)}
 #: The block size the summary page quotes.

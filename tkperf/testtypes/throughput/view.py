@@ -3,24 +3,17 @@
 one table and bar chart; in a comparison, W and R MB/s per block size."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Callable, Dict, Optional, Sequence
 
-from tkperf.api import (
+from tkperf.api import CompareContext, Heading, ReportContext, RunResult, SummaryValue, TestRun, View, format_bs
+from tkperf.pts import (
     NA,
     BarsChart,
     Chart,
-    CompareContext,
     Convergence,
     Grid,
     Header,
-    Heading,
     Panel,
-    ReportContext,
-    RunResult,
-    SummaryValue,
-    TestRun,
-    View,
-    format_bs,
     grid_table,
     mb,
     open_test,
@@ -120,10 +113,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class ThroughputView(View):
     """How Throughput results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def instance_title(self, test: TestRun) -> str:

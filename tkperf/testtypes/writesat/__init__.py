@@ -15,7 +15,6 @@ from typing import List
 
 from tkperf.api import (
     OIO_OPERATOR,
-    WSAT_SERIES,
     Blocks,
     Figure,
     FioJob,
@@ -30,17 +29,17 @@ from tkperf.api import (
     TestType,
     Tracking,
     UsageError,
-    duration,
     format_bs,
     parse_block_sizes,
     parse_duration,
-    parse_tgbw,
     settings_from,
     stored_values,
-    tgbw_bytes,
 )
-from tkperf.api import in_range as _in_range
-from tkperf.api import wsat_workload as workload_name
+from tkperf.api import (
+    in_range as _in_range,
+)
+from tkperf.pts import WSAT_SERIES, duration, parse_tgbw, tgbw_bytes
+from tkperf.pts import wsat_workload as workload_name
 from tkperf.testtypes.writesat.settings import WsatSettings
 
 WORKLOAD = "wsat-rnd-4k-0-100"

@@ -10,17 +10,13 @@ day of 1-second intervals costs no Python work per interval.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
 from tkperf.api import (
-    NA,
-    Chart,
     CompareContext,
     Curve,
-    CurvesChart,
-    Header,
     Heading,
     ReportContext,
     RunResult,
@@ -29,14 +25,9 @@ from tkperf.api import (
     TestRun,
     View,
     XYChart,
-    duration,
-    fmt,
-    open_test,
-    plural,
-    snia_header,
-    steady_state,
     table,
 )
+from tkperf.pts import NA, Chart, CurvesChart, Header, duration, fmt, open_test, plural, snia_header, steady_state
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
 
 #: Tables list every interval up to this many, else this many bins of intervals.
@@ -324,10 +315,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class WriteSaturationView(View):
     """How WriteSaturation results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:

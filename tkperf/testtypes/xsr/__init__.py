@@ -23,7 +23,6 @@ from typing import ClassVar, List, Mapping
 
 from tkperf.api import (
     MAX_IODEPTH,
-    MAX_NUMJOBS,
     OIO_FIXED,
     Blocks,
     Figure,
@@ -37,12 +36,16 @@ from tkperf.api import (
     TestRun,
     TestType,
     UsageError,
-    duration,
     parse_duration,
     stored_values,
 )
-from tkperf.api import in_range as _in_range
-from tkperf.api import parse_count as _count
+from tkperf.api import (
+    in_range as _in_range,
+)
+from tkperf.api import (
+    parse_count as _count,
+)
+from tkperf.pts import MAX_NUMJOBS, duration
 from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
 from tkperf.testtypes.xsr.stream import Phase, XsrStream
 

@@ -36,7 +36,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tkperf.api import TestRun, phase_rows
+from tkperf.api import TestRun
+from tkperf.pts import phase_rows
 from tkperf.testtypes.xsr.stream import SERIES
 
 #: Phase kinds, in the order they run.

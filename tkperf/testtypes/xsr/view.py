@@ -9,16 +9,13 @@ Everything is read as numpy columns (:mod:`.analysis`).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from tkperf.api import (
-    NA,
-    Chart,
     CompareContext,
     Curve,
-    Header,
     Heading,
     Paragraph,
     ReportContext,
@@ -28,16 +25,14 @@ from tkperf.api import (
     TestRun,
     View,
     XYChart,
-    clock,
-    duration,
-    fmt,
-    open_test,
-    shown_unit,
-    snia_header,
-    started_from_purge,
 )
-from tkperf.api import compare_section as generic_compare_section
-from tkperf.api import table as b_table
+from tkperf.api import (
+    compare_section as generic_compare_section,
+)
+from tkperf.api import (
+    table as b_table,
+)
+from tkperf.pts import NA, Chart, Header, clock, duration, fmt, open_test, shown_unit, snia_header, started_from_purge
 from tkperf.testtypes import xsr
 from tkperf.testtypes.xsr.analysis import LEVEL_PART, RND, SEQ1, SEQ2, SMOOTH, Analysis, PhaseFigures, analyse
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES
@@ -285,10 +280,10 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class CrossStimulusRecoveryView(View):
     """How CrossStimulusRecovery results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         return compare_section(ctx, runs, labels)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import List, Sequence, Tuple
 
+from tkperf.kit.sections import ReportContext
 from tkperf.model.results import TestRun
 from tkperf.render.blocks import Header, Heading, Paragraph
-from tkperf.report.context import ReportContext
 from tkperf.report.generic import headline_table
 from tkperf.report.header import snia_header
 from tkperf.report.steady import Convergence, convergence_blocks, steady_state, window_blocks
