@@ -211,11 +211,9 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 class HddIopsView(View):
     """How HddIops results are shown."""
 
-    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
-
-    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
         """RND 4KiB R and W IOPS at the highest queue depth run."""

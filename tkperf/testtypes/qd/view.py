@@ -229,11 +229,9 @@ class QueueDepthView(View):
 
     shows_histograms = True
 
-    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
-
-    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
         return {}  # peaks at different queue depths are none of the PTS summary lines
