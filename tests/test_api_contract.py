@@ -15,11 +15,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import inspect
+import re
 import sys
 import types
 import typing
 from pathlib import Path
 from typing import Any, List
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = ROOT / "docs" / "api-contract.txt"
@@ -116,6 +119,32 @@ def test_the_contract_is_recorded() -> None:
     got = RECORD.read_text(encoding="utf-8") if RECORD.exists() else ""
     assert got == want, (f"tkperf.api changed and {RECORD.relative_to(ROOT)} was not written with it: "
                          f"run `{HOW}`, review the diff, and move API_VERSION as docs/extending.rst says")
+
+
+def test_extending_lists_every_name_of_the_contract() -> None:
+    """docs/extending.rst's "What to import" names each name of tkperf.api
+    (with a line on what it is for), and no other as part of it."""
+    from tkperf import api
+    text = (ROOT / "docs" / "extending.rst").read_text(encoding="utf-8")
+    part = text[text.index("What to import\n"):text.index("The PTS layer: what the built-in types share")]
+    named = set(re.findall(r"``([A-Za-z_][A-Za-z0-9_]*)``", part))
+    assert sorted(set(api.__all__) - named) == []
+
+
+def test_former_names_are_served_with_a_warning() -> None:
+    """A name API 3.0 exported that is tkperf.pts's now still imports from
+    tkperf.api, with a DeprecationWarning saying where it lives; an unknown
+    name is an AttributeError as ever."""
+    import warnings
+
+    from tkperf import api, pts
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert api.sweep_report_section is pts.sweep_report_section  # type: ignore[attr-defined]
+    assert [w.category for w in seen] == [DeprecationWarning]
+    assert "tkperf.pts.sweep_report_section" in str(seen[0].message)
+    with pytest.raises(AttributeError):
+        api.no_such_name  # type: ignore[attr-defined]  # noqa: B018
 
 
 def test_the_record_sees_a_changed_signature(monkeypatch: Any) -> None:

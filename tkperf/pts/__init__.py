@@ -43,12 +43,8 @@ from tkperf.fio.logs import (
     log_files,
     parse_log,
 )
-from tkperf.fio.output import (
-    cumulative_write,
-)
-from tkperf.kit.base import (
-    started_from_purge,
-)
+from tkperf.fio.output import cumulative_write
+from tkperf.kit.base import started_from_purge
 from tkperf.kit.composite import (
     SWEEP_ROUND,
     WDPC_SERIES,
@@ -81,12 +77,8 @@ from tkperf.kit.options import (
     parse_depths,
     parse_mixes,
 )
-from tkperf.kit.precondition import (
-    SLOWEST_PLAUSIBLE_BPS,
-)
-from tkperf.kit.progress import (
-    progress_of,
-)
+from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
+from tkperf.kit.progress import progress_of
 from tkperf.kit.shapes import (
     FIO_GAP_S,
     REVISED,
@@ -126,6 +118,7 @@ from tkperf.pts.hdd.report import (
     NO_PREPARATION,
     REPEATABILITY,
     figures_blocks,
+    hdd_comparison,
     hdd_header,
     repeat_blocks,
     repeat_fields,
@@ -171,9 +164,7 @@ from tkperf.pts.stream.phases import (
 from tkperf.pts.stream.phases import Phase as StreamPhase
 from tkperf.pts.sweep.header import stimulus_words as sweep_stimulus_words
 from tkperf.pts.sweep.header import structure as sweep_structure
-from tkperf.pts.sweep.header import (
-    sweep_header,
-)
+from tkperf.pts.sweep.header import sweep_header
 from tkperf.pts.sweep.plan import (
     SweepPts,
     SweepTest,
@@ -222,6 +213,7 @@ from tkperf.report.header import (
     open_test,
     round_fields,
     snia_header,
+    test_sections,
 )
 from tkperf.report.qos import (
     compare_blocks,
@@ -259,9 +251,7 @@ from tkperf.rwsw.iolog import (
     map_iolog,
 )
 from tkperf.rwsw.iolog import scan as scan_iolog
-from tkperf.rwsw.model import (
-    Capture,
-)
+from tkperf.rwsw.model import Capture
 from tkperf.rwsw.model import Step as CaptureStep
 from tkperf.rwsw.model import Stream as CaptureStream
 from tkperf.rwsw.model import dominant as dominant_streams
@@ -287,7 +277,7 @@ __all__ = [
     "BarsChart", "Chart", "charts", "ConfidenceChart", "ConvergenceChart", "CurvesChart", "Grid", "Header",
     "HeatmapChart", "HistogramChart", "LinesChart", "Literal", "Panel", "Rubric", "Series", "Title", "WindowChart",
     # the sections and words the built-ins' reports share
-    "chart_name", "grid_table", "open_test", "round_fields", "snia_header", "Convergence",
+    "chart_name", "grid_table", "open_test", "test_sections", "round_fields", "snia_header", "Convergence",
     "convergence_blocks", "named_window_blocks", "per_round", "steady_sections", "steady_state", "window_blocks",
     "window_source", "compare_blocks", "confidence_curve", "histogram_curve", "qos_blocks", "supported_marks", "fmt",
     "metric_display", "NA", "oio", "plural", "shown_unit", "test_title", "tracking_label", "verdict",
@@ -302,7 +292,7 @@ __all__ = [
     # the HDD round tests: their cells, and what their reports say in common
     "HDD_SUMMARY_RANK", "direction_metric", "hdd_cell_jobs", "hdd_check_cells", "hdd_repeat_plan",
     "hdd_tracked_cells", "hdd_window_cells", "side_label", "side_word", "NO_PREPARATION", "REPEATABILITY",
-    "figures_blocks", "hdd_header", "repeat_blocks", "repeat_fields", "repeat_source",
+    "figures_blocks", "hdd_comparison", "hdd_header", "repeat_blocks", "repeat_fields", "repeat_source",
     # the consistency stream, shared by the recovery tests (XSR, CBW), and its time axis
     "ConsistencyStream", "INTERVAL_COLUMNS", "INTERVAL_SERIES", "LAT_MAX_COLUMNS", "LAT_MAX_SERIES", "log_msec",
     "phase_rows", "StreamPhase", "clock",

@@ -29,10 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
-from tkperf.api import Blocks, FioJob, Options, OptionSet, Plan, TestType, format_bs, mix_label
-from tkperf.pts import (
-    JEDEC_BSSPLIT as BSSPLIT,
-)
+from tkperf import api
+from tkperf.pts import JEDEC_BSSPLIT as BSSPLIT
 from tkperf.pts import (
     JEDEC_LARGEST,
     SweepPts,
@@ -43,9 +41,7 @@ from tkperf.pts import (
     sweep_options,
     sweep_plan,
 )
-from tkperf.pts import (
-    JEDEC_ZONED as ZONED,
-)
+from tkperf.pts import JEDEC_ZONED as ZONED
 
 #: Read share of the JEDEC enterprise workload (R/W 40/60).
 MIX = 40
@@ -83,13 +79,13 @@ def mean_transfer(text: str = BSSPLIT) -> float:
     return sum(n * share for n, share in pairs) / sum(share for _, share in pairs)
 
 
-def cbw_job(tc: int, qd: int, runtime: int, name: str) -> FioJob:
+def cbw_job(tc: int, qd: int, runtime: int, name: str) -> api.FioJob:
     """The JEDEC mix at R/W 40/60 with TC threads (fio numjobs) of QD
     outstanding I/Os each (fio iodepth)."""
     return jedec_job(name, MIX, runtime, tc, qd)
 
 
-def cbw_write_job(tc: int, qd: int, runtime: int, name: str) -> FioJob:
+def cbw_write_job(tc: int, qd: int, runtime: int, name: str) -> api.FioJob:
     """The JEDEC mix's block-size split and zones, 100% writes: CBW's
     pre-writes and preconditioning, as the PTS 2.0 implementation runs them."""
     return jedec_job(name, 0, runtime, tc, qd)
@@ -102,7 +98,7 @@ WRITE_STEM = "jedec-0-100"
 class CompositeWorkloadPts(SweepPts):
     """CompositeWorkload's SNIA PTS rules."""
 
-    def deviations(self, kind: TestType, options: Mapping[str, str], revision) -> List[str]:
+    def deviations(self, kind: api.TestType, options: Mapping[str, str], revision) -> List[str]:
         """The sweep's deviations, and the offsets of the mix: the header
         discloses them as a departure, so the verdict counts it."""
         return super().deviations(kind, options, revision) + [ALIGNMENT_DEVIATION]
@@ -115,16 +111,16 @@ class CompositeWorkloadTest(SweepTest):
     short = "CBW"
     order = 75
     view = "tkperf.testtypes.cbw.view:CompositeWorkloadView"
-    options = OptionSet(CbwSettings, sweep_options("cbw", "CBW"))
+    options = api.OptionSet(CbwSettings, sweep_options("cbw", "CBW"))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         params = {"workload": "JEDEC enterprise mix (JESD219)", "access": f"random, {ZONED}",
-                  "mix": mix_label(MIX), "bssplit": BSSPLIT, "random_distribution": ZONED, "data": DATA,
-                  "smallest_block": format_bs(SMALLEST), "prewrite_mix": mix_label(0)}
+                  "mix": api.mix_label(MIX), "bssplit": BSSPLIT, "random_distribution": ZONED, "data": DATA,
+                  "smallest_block": api.format_bs(SMALLEST), "prewrite_mix": api.mix_label(0)}
         cfg = opts.of(CbwSettings)
         return [sweep_plan(KEY, cbw_job, STEM, cfg.tc, cfg.qd, cfg.round, cfg.time,
-                           cfg.rt_limit, f"JEDEC mix {mix_label(MIX)}", params, capacity,
+                           cfg.rt_limit, f"JEDEC mix {api.mix_label(MIX)}", params, capacity,
                            captures_of(cfg, opts.revision.id), cbw_write_job, WRITE_STEM)]
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(SMALLEST, JEDEC_LARGEST)
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(SMALLEST, JEDEC_LARGEST)

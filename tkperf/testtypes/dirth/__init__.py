@@ -34,18 +34,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar, List, Tuple
 
-from tkperf.api import (
-    Blocks,
-    FioJob,
-    Option,
-    Options,
-    OptionSet,
-    Plan,
-    UsageError,
-    format_bs,
-    mix_label,
-    parse_block_sizes,
-)
+from tkperf import api
 from tkperf.pts import (
     SweepSettings,
     SweepTest,
@@ -54,9 +43,7 @@ from tkperf.pts import (
     sweep_options,
     sweep_plan,
 )
-from tkperf.pts import (
-    parse_mixes as options_parse_mixes,
-)
+from tkperf.pts import parse_mixes as options_parse_mixes
 
 
 @dataclass(frozen=True)
@@ -74,17 +61,17 @@ class DirthSettings(SweepSettings):
 # --- options ----------------------------------------------------------------------------
 
 def parse_bs(text: str, flag: str) -> int:
-    sizes = parse_block_sizes(text, flag)
+    sizes = api.parse_block_sizes(text, flag)
     if len(sizes) != 1:
-        raise UsageError(f"{flag} takes one block size, not {text.strip()!r}")
+        raise api.UsageError(f"{flag} takes one block size, not {text.strip()!r}")
     return sizes[0]
 
 
 def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:
     try:
         return options_parse_mixes(text)
-    except UsageError as exc:
-        raise UsageError(f"{flag}: {exc}") from None
+    except api.UsageError as exc:
+        raise api.UsageError(f"{flag}: {exc}") from None
 
 
 
@@ -92,12 +79,12 @@ def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:
 
 def stem(bs: int, mix: int) -> str:
     """``rnd-4k-0-100``: the access pattern of one instance."""
-    return f"rnd-{format_bs(bs)}-{mix}-{100 - mix}"
+    return f"rnd-{api.format_bs(bs)}-{mix}-{100 - mix}"
 
 
 def instance_key(bs: int, mix: int) -> str:
     """The key of the instance of one mix: ``dirth-4k-0-100``."""
-    return f"dirth-{format_bs(bs)}-{mix}-{100 - mix}"
+    return f"dirth-{api.format_bs(bs)}-{mix}-{100 - mix}"
 
 
 def point_name(bs: int, mix: int, tc: int, qd: int) -> str:
@@ -105,16 +92,16 @@ def point_name(bs: int, mix: int, tc: int, qd: int) -> str:
     return f"{stem(bs, mix)}-tc{tc}-qd{qd}"
 
 
-def job(bs: int, mix: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
+def job(bs: int, mix: int, tc: int, qd: int, runtime: int, name: str) -> api.FioJob:
     """RND ``bs`` at read share ``mix`` with TC threads (fio numjobs) of QD
     outstanding I/Os each (fio iodepth)."""
-    return FioJob(name=name, rw="randrw", bs=bs, rwmixread=mix, runtime=runtime, numjobs=tc, iodepth=qd)
+    return api.FioJob(name=name, rw="randrw", bs=bs, rwmixread=mix, runtime=runtime, numjobs=tc, iodepth=qd)
 
 
-def write_job(bs: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
+def write_job(bs: int, tc: int, qd: int, runtime: int, name: str) -> api.FioJob:
     """RND ``bs`` 100% writes with TC threads of QD outstanding I/Os each:
     DIRTH's pre-writes and preconditioning, whatever the sweep's mix."""
-    return FioJob(name=name, rw="randwrite", bs=bs, runtime=runtime, numjobs=tc, iodepth=qd)
+    return api.FioJob(name=name, rw="randwrite", bs=bs, runtime=runtime, numjobs=tc, iodepth=qd)
 
 
 
@@ -129,25 +116,25 @@ class DemandIntensityTest(SweepTest):
     short = "DIRTH"
     order = 70
     view = "tkperf.testtypes.dirth.view:DemandIntensityView"
-    options = OptionSet(DirthSettings, (
+    options = api.OptionSet(DirthSettings, (
         _TC, _QD,
-        Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
-               format=format_bs, default=4096, metavar="SIZE"),
-        Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
-               "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
-               format=format_mixes, default=(0,), metavar="MIXES"),
+        api.Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
+                   format=api.format_bs, default=4096, metavar="SIZE"),
+        api.Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
+                   "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
+                   format=format_mixes, default=(0,), metavar="MIXES"),
         _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE,
     ))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         cfg = opts.of(DirthSettings)
         bs = cfg.bs
         return [sweep_plan(instance_key(bs, mix), partial(job, bs, mix), stem(bs, mix), cfg.tc, cfg.qd,
-                           cfg.round, cfg.time, cfg.rt_limit, f"RND {format_bs(bs)} {mix_label(mix)}",
-                           {"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix),
-                            "prewrite_mix": mix_label(0)}, capacity,
+                           cfg.round, cfg.time, cfg.rt_limit, f"RND {api.format_bs(bs)} {api.mix_label(mix)}",
+                           {"block_size": api.format_bs(bs), "access": "random", "mix": api.mix_label(mix),
+                            "prewrite_mix": api.mix_label(0)}, capacity,
                            captures_of(cfg, opts.revision.id), partial(write_job, bs), stem(bs, 0))
                 for mix in cfg.mixes]
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(0, opts.of(DirthSettings).bs)
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(0, opts.of(DirthSettings).bs)

@@ -15,12 +15,8 @@ from tkperf.api import (
     View,
     table,
 )
-from tkperf.api import (
-    compare_section as generic_compare_section,
-)
-from tkperf.api import (
-    report_section as generic_report_section,
-)
+from tkperf.api import compare_section as generic_compare_section
+from tkperf.api import report_section as generic_report_section
 from tkperf.testtypes.realworld import exact
 from tkperf.testtypes.realworld.delivered import CALIBRATION, STEP, outstanding, steps
 from tkperf.testtypes.realworld.replay import ReplayTest

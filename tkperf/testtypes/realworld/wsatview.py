@@ -12,12 +12,8 @@ from tkperf.api import (
     View,
     table,
 )
-from tkperf.api import (
-    compare_section as generic_compare_section,
-)
-from tkperf.api import (
-    report_section as generic_report_section,
-)
+from tkperf.api import compare_section as generic_compare_section
+from tkperf.api import report_section as generic_report_section
 from tkperf.testtypes.realworld.workload import stream_rows
 from tkperf.testtypes.realworld.wsat import RwswWsatTest
 
