@@ -19,8 +19,8 @@ names, fio's logs, the capture files of ``tkperf capture``).
 
 Stability: this layer follows tkperf's releases, not
 :data:`tkperf.api.API_VERSION`.  A name here may change or go in any
-release, with a line in the change log; a plug-in may use it at its own
-risk (``docs/extending.rst``, "The PTS layer").  What a plug-in can rely
+release, without notice; a plug-in may use it at its own risk
+(``docs/extending.rst``, "The PTS layer").  What a plug-in can rely
 on is :mod:`tkperf.api`.
 """
 from __future__ import annotations
