@@ -56,9 +56,8 @@ WORK_NAME = "index.sqlite"
 
 
 @dataclass(frozen=True)
-class FigureRow:
-    """One headline figure of one test of one file; ``lo``/``hi``/``sd`` of
-    its window values (None when the window has none)."""
+class FigureName:
+    """Which headline figure of which test, and how it is shown."""
 
     test: str
     figure: str
@@ -66,6 +65,13 @@ class FigureRow:
     unit: str
     better: str
     text: str
+
+
+@dataclass(frozen=True)
+class FigureRow(FigureName):
+    """One headline figure of one test of one file; ``lo``/``hi``/``sd`` of
+    its window values (None when the window has none)."""
+
     value: float
     lo: Optional[float]
     hi: Optional[float]

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.history import changepoints
-from tkperf.history.index import FigureRow, FileFacts
+from tkperf.history.index import FigureName, FigureRow, FileFacts
 
 #: 1: the first layout of ``tkperf history --json``.
 JSON_VERSION = 1
@@ -54,15 +54,9 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Trend:
+class Trend(FigureName):
     """One figure of one test of one device over its runs."""
 
-    test: str
-    figure: str
-    label: str
-    unit: str
-    better: str
-    text: str
     points: Tuple[Point, ...]
     changes: Tuple[Change, ...]
 
