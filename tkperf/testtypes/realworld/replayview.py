@@ -7,14 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tkperf.api import (
-    Heading,
-    Paragraph,
-    RunResult,
-    TestRun,
-    View,
-    table,
-)
+from tkperf.api import Heading, Paragraph, RunResult, TestRun, View, table
 from tkperf.api import compare_section as generic_compare_section
 from tkperf.api import report_section as generic_report_section
 from tkperf.testtypes.realworld import exact
