@@ -27,6 +27,35 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = ROOT / "docs" / "api-contract.txt"
 HOW = "python tests/test_api_contract.py --write"
+#: Every name tkperf.api exported at API 3.0.
+API_30 = """
+Admonition API_VERSION BarsChart Blocks Capture CaptureStep CaptureStream Chart CompareContext ConfidenceChart
+ConsistencyStream Convergence ConvergenceChart Curve CurvesChart Cut DataSeries Estimate FIO_GAP_S Figure FioJob
+GenericView Grid HDD_SUMMARY_RANK Header Heading Headline HeatmapChart HistogramChart INTERVAL_COLUMNS INTERVAL_SERIES
+IOLOG_ALIGN IntervalCutter IoStats JEDEC_BSSPLIT JEDEC_LARGEST JEDEC_ZONED LAT_MAX_COLUMNS LAT_MAX_SERIES LinesChart
+Literal MAX_IODEPTH MAX_NUMJOBS MAX_RUNTIME MIN_WRITTEN NA NO_PREPARATION OIO_FIXED OIO_OPERATOR OIO_SWEEP
+OneFillFirst Option OptionSet Options OutputError PERCENTILES Panel Paragraph Phase Phases Plan PlanLike PtsRules
+REPEATABILITY REVISED ReportContext Round Rounds Rubric RunContext RunOptions RunResult SLOWEST_PLAUSIBLE_BPS
+SWEEP_PREWRITE SWEEP_PTS20 SWEEP_ROUND Series Shape Steady SteadyState SteadyThenSweep Steps Stream StreamPhase
+SummaryValue Sweep SweepPoint SweepPts SweepRounds SweepSettings SweepTest SweepView Table TargetError TestRun
+TestType Title Tracking UsageError View WDPC_SERIES WDPC_STOP WSAT_SERIES WindowChart Workload XYChart advance
+capture_round captures_of cell_average chart_name charts check_depths check_iolog clock compare_blocks
+compare_section confidence_curve convergence_blocks cumulative_write direction_metric dominant_streams
+duration duration_rough evaluate figures_blocks first_test fmt format_block_sizes format_bs format_depths
+format_mixes gb grid_table hdd_cell hdd_cell_jobs hdd_check_cells hdd_header hdd_repeat_plan hdd_tracked_cells
+hdd_window_cells hdd_zone header_fields headline_table histogram histogram_curve in_range iolog_path
+iops_matrix_params iops_workload jedec_job judge_all load_capture log_directory log_files log_msec map_iolog
+matrix_cells matrix_convergence matrix_grid matrix_header matrix_jobs mb metric_display micro_unit mix_label
+named_window_blocks nonempty oio open_test parse_also parse_block_sizes parse_count parse_depths parse_duration
+parse_log parse_mix parse_mixes parse_size parse_tgbw per_round phase_rows place plural progress_of qos_blocks
+record_round repeat_blocks repeat_fields repeat_source report_section report_time round_deviation round_fields
+round_option scan_iolog settings_from shown_unit side_label side_word snia_header started_from_purge
+steady_rounds steady_sections steady_state stored_values supported_marks sweep_compare_section sweep_header
+sweep_options sweep_plan sweep_points sweep_report_section sweep_round sweep_stimulus_words sweep_structure
+table test_title tgbw_bytes tp_workload tracking_cell tracking_figure tracking_label tracking_mix
+transfer_size_text variable_verdicts verdict wdpc_verdict window_blocks window_source window_workloads
+workload_table wsat_workload
+""".split()
 HEADER = ("# The plug-in contract: every public name of tkperf.api with its signature.\n"
           "# Written by `" + HOW + "`; a change here moves API_VERSION\n"
           "# (docs/extending.rst, \"API versions\").\n")
@@ -132,9 +161,10 @@ def test_extending_lists_every_name_of_the_contract() -> None:
 
 
 def test_former_names_are_served_with_a_warning() -> None:
-    """A name API 3.0 exported that is tkperf.pts's now still imports from
-    tkperf.api, with a DeprecationWarning saying where it lives; an unknown
-    name is an AttributeError as ever."""
+    """Every name API 3.0 exported still imports from tkperf.api, the ones
+    the contract no longer holds with a DeprecationWarning saying where they
+    live now (tkperf.pts, or an internal module); an unknown name is an
+    AttributeError as ever."""
     import warnings
 
     from tkperf import api, pts
@@ -143,6 +173,15 @@ def test_former_names_are_served_with_a_warning() -> None:
         assert api.sweep_report_section is pts.sweep_report_section  # type: ignore[attr-defined]
     assert [w.category for w in seen] == [DeprecationWarning]
     assert "tkperf.pts.sweep_report_section" in str(seen[0].message)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        from tkperf.kit.composite import SteadyThenSweep
+        assert api.SteadyThenSweep is SteadyThenSweep  # type: ignore[attr-defined]
+    assert [w.category for w in seen] == [DeprecationWarning]
+    assert "tkperf.kit.composite.SteadyThenSweep" in str(seen[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert all(hasattr(api, name) for name in API_30)
     with pytest.raises(AttributeError):
         api.no_such_name  # type: ignore[attr-defined]  # noqa: B018
 

@@ -23,8 +23,8 @@ The PTS machinery tkperf's own types share (the block size x mix matrix,
 the TC x QD sweep, the HDD cells, the consistency stream ...) is
 :mod:`tkperf.pts`: usable, but it follows tkperf's releases, not this
 contract.  The names API 3.0 exported beyond this list are still served
-here, with a ``DeprecationWarning`` naming their place in
-:mod:`tkperf.pts`, until tkperf 0.2.0.
+here, with a ``DeprecationWarning`` naming where they live now (most in
+:mod:`tkperf.pts`), until tkperf 0.2.0.
 
 A plug-in says which MAJOR version it was written for with its type's
 ``api_version`` class attribute (the current MAJOR when left out); tkperf
@@ -102,21 +102,61 @@ __all__ = [
     "RunResult", "TestRun", "Round", "Workload", "IoStats", "SteadyState", "evaluate", "format_bs", "mix_label",
     # a type's report section
     "ReportContext", "CompareContext", "report_section", "compare_section", "headline_table", "workload_table",
-    "Block",
-    "Heading", "Paragraph", "Admonition", "Table", "table", "Curve", "XYChart",
+    "Block", "Heading", "Paragraph", "Admonition", "Table", "table", "Curve", "XYChart",
 ]
 
 #: The release after which the names API 3.0 exported beyond ``__all__``
-#: are no longer served here (they are :mod:`tkperf.pts`'s).
+#: are no longer served here.
 _FORMER_NAMES_END = "tkperf 0.2.0"
+#: The names API 3.0 exported that are neither the contract's nor
+#: :mod:`tkperf.pts`'s, by the module that holds them now.
+_FORMER_ELSEWHERE = {
+    "tkperf.durations": ("micro_unit",),
+    "tkperf.kit.shapes": ("REVISED",),
+    "tkperf.kit.composite": ("SWEEP_ROUND", "WDPC_SERIES", "WDPC_STOP", "SteadyThenSweep", "SweepRounds",
+                             "capture_round", "sweep_round", "wdpc_verdict"),
+    "tkperf.fio.intervals": ("Cut", "IntervalCutter", "report_time"),
+    "tkperf.fio.output": ("cumulative_write",),
+    "tkperf.render.blocks": ("charts", "ConfidenceChart", "ConvergenceChart", "HistogramChart", "Literal", "Rubric",
+                             "Title", "WindowChart"),
+    "tkperf.report.steady": ("convergence_blocks", "named_window_blocks", "window_blocks"),
+    "tkperf.report.qos": ("confidence_curve", "histogram_curve", "supported_marks"),
+    "tkperf.pts.matrix.report": ("tracking_mix",),
+    "tkperf.pts.hdd.cells": ("direction_metric",),
+    "tkperf.pts.hdd.report": ("REPEATABILITY", "repeat_fields"),
+    "tkperf.pts.sweep.plan": ("sweep_points",),
+}
 
 if not TYPE_CHECKING:  # a type checker sees the contract only
     def __getattr__(name: str) -> object:
-        """A name API 3.0 exported that is now :mod:`tkperf.pts`'s, with a warning."""
+        """A name API 3.0 exported and the contract no longer holds: served
+        from its home, with a warning naming it."""
         from tkperf import pts  # loaded only for a former name
-        if name.startswith("_") or name not in pts.__all__:
-            raise AttributeError(f"module 'tkperf.api' has no attribute {name!r}")
-        warnings.warn(f"tkperf.api.{name} is not part of the plug-in API since API 3.1; it is "
-                      f"tkperf.pts.{name} (tkperf's own PTS layer, no stability promise); "
+        if name in pts.__all__:
+            home, where = pts, f"tkperf.pts.{name} (tkperf's own PTS layer, no stability promise)"
+        else:
+            module = next((m for m, names in _FORMER_ELSEWHERE.items() if name in names), None)
+            if module is None:
+                raise AttributeError(f"module 'tkperf.api' has no attribute {name!r}")
+            home, where = _module(module), f"{module}.{name} (internal to tkperf)"
+        warnings.warn(f"tkperf.api.{name} is not part of the plug-in API since API 3.1; it is {where}; "
                       f"tkperf.api stops serving it with {_FORMER_NAMES_END}", DeprecationWarning, stacklevel=2)
-        return getattr(pts, name)
+        return getattr(home, name)
+
+    def _module(dotted: str) -> object:
+        """One of the modules of :data:`_FORMER_ELSEWHERE`, imported here
+        (tkperf loads its own modules by import statements only)."""
+        from tkperf import durations
+        from tkperf.fio import intervals, output
+        from tkperf.kit import composite, shapes
+        from tkperf.pts.hdd import cells as hdd_cells
+        from tkperf.pts.hdd import report as hdd_report
+        from tkperf.pts.matrix import report as matrix_report
+        from tkperf.pts.sweep import plan as sweep_plan
+        from tkperf.render import blocks
+        from tkperf.report import qos, steady
+        return {"tkperf.durations": durations, "tkperf.fio.intervals": intervals, "tkperf.fio.output": output,
+                "tkperf.kit.composite": composite, "tkperf.kit.shapes": shapes, "tkperf.pts.hdd.cells": hdd_cells,
+                "tkperf.pts.hdd.report": hdd_report, "tkperf.pts.matrix.report": matrix_report,
+                "tkperf.pts.sweep.plan": sweep_plan, "tkperf.render.blocks": blocks, "tkperf.report.qos": qos,
+                "tkperf.report.steady": steady}[dotted]

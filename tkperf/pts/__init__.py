@@ -27,34 +27,19 @@ from __future__ import annotations
 
 from tkperf.durations import (
     duration,
-    micro_unit,
 )
 from tkperf.errors import (
     OutputError,
     TargetError,
-)
-from tkperf.fio.intervals import (
-    Cut,
-    IntervalCutter,
-    report_time,
 )
 from tkperf.fio.logs import (
     log_directory,
     log_files,
     parse_log,
 )
-from tkperf.fio.output import cumulative_write
 from tkperf.kit.base import started_from_purge
 from tkperf.kit.composite import (
-    SWEEP_ROUND,
-    WDPC_SERIES,
-    WDPC_STOP,
-    SteadyThenSweep,
-    SweepRounds,
-    capture_round,
     steady_rounds,
-    sweep_round,
-    wdpc_verdict,
 )
 from tkperf.kit.context import (
     PlanLike,
@@ -81,7 +66,6 @@ from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
 from tkperf.kit.progress import progress_of
 from tkperf.kit.shapes import (
     FIO_GAP_S,
-    REVISED,
     Estimate,
     Shape,
     duration_rough,
@@ -105,7 +89,6 @@ from tkperf.model.results import (
 from tkperf.model.series import Series as DataSeries
 from tkperf.pts.hdd.cells import (
     HDD_SUMMARY_RANK,
-    direction_metric,
     hdd_cell_jobs,
     hdd_check_cells,
     hdd_repeat_plan,
@@ -116,12 +99,10 @@ from tkperf.pts.hdd.cells import (
 )
 from tkperf.pts.hdd.report import (
     NO_PREPARATION,
-    REPEATABILITY,
     figures_blocks,
     hdd_comparison,
     hdd_header,
     repeat_blocks,
-    repeat_fields,
     repeat_source,
 )
 from tkperf.pts.jedec import (
@@ -145,7 +126,6 @@ from tkperf.pts.matrix.report import (
     matrix_convergence,
     matrix_grid,
     matrix_header,
-    tracking_mix,
     window_workloads,
 )
 from tkperf.pts.placement import (
@@ -171,7 +151,6 @@ from tkperf.pts.sweep.plan import (
     SweepView,
     sweep_options,
     sweep_plan,
-    sweep_points,
 )
 from tkperf.pts.sweep.points import PREWRITE as SWEEP_PREWRITE
 from tkperf.pts.sweep.points import Point as SweepPoint
@@ -189,21 +168,13 @@ from tkperf.pts.writelimit import (
 from tkperf.render.blocks import (
     BarsChart,
     Chart,
-    ConfidenceChart,
-    ConvergenceChart,
     CurvesChart,
     Grid,
     Header,
     HeatmapChart,
-    HistogramChart,
     LinesChart,
-    Literal,
     Panel,
-    Rubric,
     Series,
-    Title,
-    WindowChart,
-    charts,
 )
 from tkperf.report.context import (
     chart_name,
@@ -217,19 +188,13 @@ from tkperf.report.header import (
 )
 from tkperf.report.qos import (
     compare_blocks,
-    confidence_curve,
-    histogram_curve,
     qos_blocks,
-    supported_marks,
 )
 from tkperf.report.steady import (
     Convergence,
-    convergence_blocks,
-    named_window_blocks,
     per_round,
     steady_sections,
     steady_state,
-    window_blocks,
     window_source,
 )
 from tkperf.report.words import (
@@ -263,36 +228,36 @@ __all__ = [
     "started_from_purge", "PlanLike", "RunContext",
     # more limits, value parsers and formatters; errors
     "nonempty", "parse_depths", "check_depths", "format_depths", "format_mixes", "MAX_RUNTIME", "parse_mixes",
-    "duration", "micro_unit", "OutputError", "TargetError",
+    "duration", "OutputError", "TargetError",
     # what runs: placement, shapes' parts, DIRTH's steady state then sweep, long rounds, fio's logs
-    "advance", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "REVISED", "Shape",
-    "capture_round", "steady_rounds", "SteadyThenSweep", "SWEEP_ROUND", "sweep_round", "SweepRounds", "WDPC_SERIES",
-    "WDPC_STOP", "wdpc_verdict", "header_fields", "MIN_WRITTEN", "OneFillFirst", "round_deviation", "round_option",
-    "SLOWEST_PLAUSIBLE_BPS", "MAX_NUMJOBS", "progress_of", "Cut", "IntervalCutter", "report_time", "log_directory",
-    "log_files", "parse_log", "cumulative_write",
+    "advance", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
+    "steady_rounds",
+    "header_fields", "MIN_WRITTEN", "OneFillFirst", "round_deviation", "round_option",
+    "SLOWEST_PLAUSIBLE_BPS", "MAX_NUMJOBS", "progress_of", "log_directory",
+    "log_files", "parse_log",
     # the result model: units, percentiles, series; stored workload names
     "gb", "mb", "PERCENTILES", "DataSeries", "hdd_cell", "hdd_zone", "iops_matrix_params", "iops_workload",
     "tp_workload", "WSAT_SERIES", "wsat_workload",
     # more report blocks and chart parts
-    "BarsChart", "Chart", "charts", "ConfidenceChart", "ConvergenceChart", "CurvesChart", "Grid", "Header",
-    "HeatmapChart", "HistogramChart", "LinesChart", "Literal", "Panel", "Rubric", "Series", "Title", "WindowChart",
+    "BarsChart", "Chart", "CurvesChart", "Grid", "Header",
+    "HeatmapChart", "LinesChart", "Panel", "Series",
     # the sections and words the built-ins' reports share
     "chart_name", "grid_table", "open_test", "test_sections", "round_fields", "snia_header", "Convergence",
-    "convergence_blocks", "named_window_blocks", "per_round", "steady_sections", "steady_state", "window_blocks",
-    "window_source", "compare_blocks", "confidence_curve", "histogram_curve", "qos_blocks", "supported_marks", "fmt",
+    "per_round", "steady_sections", "steady_state",
+    "window_source", "compare_blocks", "qos_blocks", "fmt",
     "metric_display", "NA", "oio", "plural", "shown_unit", "test_title", "tracking_label", "verdict",
     # namespaces
     "histogram",
     # the block size x R/W mix matrix (IOPS, LAT)
     "judge_all", "matrix_jobs", "parse_also", "tracking_cell", "tracking_figure", "variable_verdicts", "cell_average",
-    "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header", "tracking_mix",
+    "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header",
     "window_workloads",
     # the total-GB-written limit of a write saturation stream
     "parse_tgbw", "tgbw_bytes",
     # the HDD round tests: their cells, and what their reports say in common
-    "HDD_SUMMARY_RANK", "direction_metric", "hdd_cell_jobs", "hdd_check_cells", "hdd_repeat_plan",
-    "hdd_tracked_cells", "hdd_window_cells", "side_label", "side_word", "NO_PREPARATION", "REPEATABILITY",
-    "figures_blocks", "hdd_comparison", "hdd_header", "repeat_blocks", "repeat_fields", "repeat_source",
+    "HDD_SUMMARY_RANK", "hdd_cell_jobs", "hdd_check_cells", "hdd_repeat_plan",
+    "hdd_tracked_cells", "hdd_window_cells", "side_label", "side_word", "NO_PREPARATION",
+    "figures_blocks", "hdd_comparison", "hdd_header", "repeat_blocks", "repeat_source",
     # the consistency stream, shared by the recovery tests (XSR, CBW), and its time axis
     "ConsistencyStream", "INTERVAL_COLUMNS", "INTERVAL_SERIES", "LAT_MAX_COLUMNS", "LAT_MAX_SERIES", "log_msec",
     "phase_rows", "StreamPhase", "clock",
@@ -300,7 +265,7 @@ __all__ = [
     "JEDEC_BSSPLIT", "JEDEC_LARGEST", "JEDEC_ZONED", "jedec_job",
     # the TC x QD sweep (DIRTH, CBW, rwsw-dirth): its plan, points and settings, and what its reports say
     "SweepTest", "SweepPts", "SweepView", "SweepSettings", "captures_of", "sweep_options", "sweep_plan",
-    "sweep_points", "SweepPoint", "SWEEP_PREWRITE", "SWEEP_PTS20", "sweep_report_section", "sweep_compare_section",
+    "SweepPoint", "SWEEP_PREWRITE", "SWEEP_PTS20", "sweep_report_section", "sweep_compare_section",
     "sweep_header", "sweep_stimulus_words", "sweep_structure",
     # capture files (tkperf capture): the capture, its steps and IO streams, and its iolog
     "Capture", "CaptureStep", "CaptureStream", "dominant_streams", "load_capture", "transfer_size_text",
