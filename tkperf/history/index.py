@@ -68,9 +68,10 @@ class FigureName:
 
 
 @dataclass(frozen=True)
-class FigureRow(FigureName):
-    """One headline figure of one test of one file; ``lo``/``hi``/``sd`` of
-    its window values (None when the window has none)."""
+class Spread:
+    """A figure's value and the spread of its window values: ``lo``/``hi``/
+    ``sd`` (None when the window has none), ``n`` of them, and whether the
+    test was steady."""
 
     value: float
     lo: Optional[float]
@@ -78,6 +79,12 @@ class FigureRow(FigureName):
     sd: Optional[float]
     n: int
     steady: Optional[bool]
+
+
+@dataclass(frozen=True)
+class FigureRow(Spread, FigureName):
+    """One headline figure of one test of one file (its name first, then its
+    :class:`Spread`)."""
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,7 @@ from tkperf.pts.hdd.cells import (
 from tkperf.pts.hdd.report import (
     NO_PREPARATION,
     figures_blocks,
+    hdd_blocks,
     hdd_comparison,
     hdd_header,
     repeat_blocks,
@@ -257,7 +258,7 @@ __all__ = [
     # the HDD round tests: their cells, and what their reports say in common
     "HDD_SUMMARY_RANK", "hdd_cell_jobs", "hdd_check_cells", "hdd_repeat_plan",
     "hdd_tracked_cells", "hdd_window_cells", "side_label", "side_word", "NO_PREPARATION",
-    "figures_blocks", "hdd_comparison", "hdd_header", "repeat_blocks", "repeat_source",
+    "figures_blocks", "hdd_blocks", "hdd_comparison", "hdd_header", "repeat_blocks", "repeat_source",
     # the consistency stream, shared by the recovery tests (XSR, CBW), and its time axis
     "ConsistencyStream", "INTERVAL_COLUMNS", "INTERVAL_SERIES", "LAT_MAX_COLUMNS", "LAT_MAX_SERIES", "log_msec",
     "phase_rows", "StreamPhase", "clock",

@@ -81,3 +81,10 @@ def hdd_comparison(kind: TestType, ctx: CompareContext, runs: Sequence[RunResult
     has none), for the type's own tables and charts."""
     out = compare_section(kind, ctx, runs, labels)
     return out, [next(iter(r.tests_of(kind.name)), None) for r in ctx.runs] if out else []
+
+
+def hdd_blocks(ctx: ReportContext, kind: TestType, test: TestRun, body: list, conv: Convergence) -> list:
+    """What an HDD round test's report shows of one measured test: its
+    headline figures, ``body`` (the type's own tables and charts), then its
+    repeatability over the rounds (:func:`repeat_blocks`)."""
+    return figures_blocks(kind, test) + body + repeat_blocks(ctx, test, conv)

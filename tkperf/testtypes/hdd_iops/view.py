@@ -20,15 +20,14 @@ from tkperf.pts import (
     Grid,
     Header,
     Panel,
-    figures_blocks,
     fmt,
     grid_table,
+    hdd_blocks,
     hdd_comparison,
     hdd_header,
     mb,
     metric_display,
     per_round,
-    repeat_blocks,
     repeat_source,
     test_sections,
     test_title,
@@ -132,11 +131,11 @@ def header(ctx: api.ReportContext, test: api.TestRun) -> Header:
 
 
 def measured_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
-    """The blocks of one test that measured something."""
+    """The blocks of one test that measured something, between its
+    headline figures and its repeatability (:func:`hdd_blocks`)."""
     out: list = []
     src = repeat_source(test)
     _, _, depths = dimensions(test)
-    out += figures_blocks(HddIopsTest(), test)
     out.append(api.Heading("IOPS by block size and R/W mix", 2, room_cm=10))
     out += [grid_table(qd_grid(test, qd), f"IOPS (read + write) by block size and R/W mix % at QD{qd}, {src}")
             for qd in depths]
@@ -148,8 +147,7 @@ def measured_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
             ctx.chart(test, "iops-vs-qd", qd_chart(test),
                       f"IOPS at each queue depth (TC 1, log2 axis), one curve per block size and R/W mix, {src}."),
             cells_table(test, src)]
-    out += repeat_blocks(ctx, test, convergence(test))
-    return out
+    return hdd_blocks(ctx, HddIopsTest(), test, out, convergence(test))
 
 
 # --- comparison -------------------------------------------------------------------------------------

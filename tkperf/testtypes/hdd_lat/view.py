@@ -19,13 +19,12 @@ from tkperf.pts import (
     Header,
     Panel,
     compare_blocks,
-    figures_blocks,
     fmt,
+    hdd_blocks,
     hdd_comparison,
     hdd_header,
     metric_display,
     per_round,
-    repeat_blocks,
     repeat_source,
     test_sections,
     test_title,
@@ -104,10 +103,10 @@ def header(ctx: api.ReportContext, test: api.TestRun) -> Header:
 
 
 def measured_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
-    """The blocks of one test that measured something."""
+    """The blocks of one test that measured something, between its
+    headline figures and its repeatability (:func:`hdd_blocks`)."""
     out: list = []
     src = repeat_source(test)
-    out += figures_blocks(HddLatencyTest(), test)
     out += [api.Heading("Response time at QD 1", 2, room_cm=10),
             api.Paragraph("Response time is fio's total latency, from submission to completion. At QD 1 "
                           "a drive cannot reorder anything: a read waits for a seek and, on average, half "
@@ -121,8 +120,7 @@ def measured_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
             f"AVE, {', '.join(p + '%' for p in TABLE_PERCENTILES)} and MAX response time of random "
             f"reads and writes, block size {api.format_bs(bs)}, TC 1/QD 1, {src}; "
             "a missing bar is a percentile the I/O count does not support."))
-    out += repeat_blocks(ctx, test, convergence(test))
-    return out
+    return hdd_blocks(ctx, HddLatencyTest(), test, out, convergence(test))
 
 
 def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
