@@ -61,7 +61,7 @@ MODULES: Tuple[Module, ...] = (
     Module("changepoints", "tkperf/history/changepoints.py"),
     Module("histogram", "tkperf/model/histogram.py"),
     Module("fio-output", "tkperf/fio/output.py"),
-    Module("placement", "tkperf/kit/placement.py"),
+    Module("placement", "tkperf/pts/placement.py"),
     Module("tp-sweep", "tkperf/testtypes/throughput/__init__.py", ("SequentialSweep",)),
 )
 #: The verdict modules whose joint score the method's guard is measured by.

@@ -34,8 +34,8 @@ from tkperf.kit.base import Plan
 from tkperf.testtypes.cbw import CompositeWorkloadTest, bssplit_shares, mean_transfer
 from tkperf.testtypes.cbw import view
 from tkperf.testtypes.cbw import ALIGNMENT_DEVIATION
-from tkperf.kit.sweep import sweep_points
-from tkperf.kit.sweeppoints import Point, choose_points
+from tkperf.pts.sweep.plan import sweep_points
+from tkperf.pts.sweep.points import Point, choose_points
 from tkperf.testtypes.cbw import CbwSettings
 from tkperf.report.generic import view_of
 

@@ -24,9 +24,9 @@ from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun
 from tkperf.model.series import Series
 from tkperf.testtypes.consistency import BSSPLIT, ZONED, ConsistencyTest
 from tkperf.testtypes.consistency import figures as fg
-from tkperf.kit import latlog
+from tkperf.pts.stream import latlog
 from tkperf.testtypes.consistency.analysis import analyse
-from tkperf.kit.phasestream import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES, PhaseCutter
+from tkperf.pts.stream.phases import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES, PhaseCutter
 from tkperf.report.generic import view_of
 
 KIND = ConsistencyTest()

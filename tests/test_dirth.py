@@ -30,9 +30,9 @@ from tkperf.model.results import DeviceInfo, HostInfo, IoStats, Round, RunResult
 from tkperf.render import blocks as b
 from tkperf.kit.registry import get
 from tkperf.kit.base import Plan, Tracking
-from tkperf.kit.sweep import choice, parse_tcs, sweep_order, sweep_points
-from tkperf.kit.sweeppoints import Point, choose_points
-from tkperf.report import sweep as sweep_view
+from tkperf.pts.sweep.plan import choice, parse_tcs, sweep_order, sweep_points
+from tkperf.pts.sweep.points import Point, choose_points
+from tkperf.pts.sweep import report as sweep_view
 from tkperf.testtypes.dirth import DemandIntensityTest, job, parse_mixes, point_name
 from tkperf.report.generic import view_of
 

@@ -26,8 +26,8 @@ from tkperf.model.results import DeviceInfo, HostInfo, IoStats, RunResult, TestR
 from tkperf.report.context import ReportContext
 from tkperf.kit.registry import get
 from tkperf.testtypes.cbw import ALIGNMENT_DEVIATION
-from tkperf.kit.sweep import choice, sweep_points
-from tkperf.kit.sweeppoints import choose_points, window_points
+from tkperf.pts.sweep.plan import choice, sweep_points
+from tkperf.pts.sweep.points import choose_points, window_points
 from tkperf.testtypes.dirth import view
 
 MiB = 1024 * 1024
@@ -347,7 +347,7 @@ def test_the_fill_floor_counts_only_the_tests_own_writes_after_the_wipc():
 
 
 def test_sweep_order_tc_outer_qd_inner_both_high_to_low():
-    from tkperf.kit.sweep import sweep_order
+    from tkperf.pts.sweep.plan import sweep_order
 
     assert sweep_order((1, 2, 32), (1, 8, 32)) == [(32, 32), (32, 8), (32, 1), (2, 32), (2, 8), (2, 1),
                                                     (1, 32), (1, 8), (1, 1)]

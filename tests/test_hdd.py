@@ -22,7 +22,7 @@ from tkperf import store
 from tkperf.model.results import IoStats, Round, Workload
 from tkperf.render.blocks import Header
 from tkperf.report.report import report_blocks
-from tkperf.api import hdd_cell as cell_name
+from tkperf.pts import hdd_cell as cell_name
 from tkperf.testtypes.hdd_iops import HddIopsTest
 from tkperf.testtypes.hdd_lat import HddLatencyTest
 from tkperf.testtypes.hdd_zones import HddZonesTest, zone_bounds, zone_name, zones

@@ -16,7 +16,7 @@ import pytest
 from tkperf import store
 from tkperf.report import qos
 from tkperf.kit.registry import get
-from tkperf.api import window_workloads
+from tkperf.pts import window_workloads
 from tkperf.testtypes.latency import view as lat_view
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "example-full.xml")

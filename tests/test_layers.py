@@ -183,11 +183,11 @@ def test_no_module_loads_another_by_name() -> None:
     assert found == []
 
 
-def test_built_in_types_live_by_the_api() -> None:
+def test_built_in_types_live_by_the_api_and_the_pts_layer() -> None:
     """A module under tkperf/testtypes/<type>/ imports tkperf only through
-    tkperf.api and its own package, as a plug-in does: no built-in borrows
-    another's machinery (what a second type needs is in the kit and the
-    report, reached through tkperf.api)."""
+    tkperf.api (the plug-in contract), tkperf.pts (the PTS layer the
+    built-ins share) and its own package: no built-in borrows another's
+    machinery, nor reaches past those two doors into the kit or the report."""
     wrong = []
     for name, ts in imports(modules()).items():
         parts = name.split(".")
@@ -196,7 +196,7 @@ def test_built_in_types_live_by_the_api() -> None:
         own = parts[2]
         for t, line in ts:
             tp = t.split(".")
-            if t == "tkperf.api" or t == "tkperf.testtypes" or (tp[1] == "testtypes" and len(tp) > 2
+            if t in ("tkperf.api", "tkperf.pts", "tkperf.testtypes") or (tp[1] == "testtypes" and len(tp) > 2
                                                                 and tp[2] == own):
                 continue
             wrong.append(f"{name} imports {t} (line {line})")

@@ -21,7 +21,7 @@ def test_a_mutant_belongs_to_its_function_or_class():
     tp = MODULES["tp-sweep"]
     assert tp.dotted == "tkperf.testtypes.throughput"
     assert mutation.part_of(tp, "tkperf.testtypes.throughput.xǁSequentialSweepǁplaced__mutmut_5") == "SequentialSweep"
-    assert mutation.part_of(MODULES["placement"], "tkperf.kit.placement.x_place__mutmut_2") == "place"
+    assert mutation.part_of(MODULES["placement"], "tkperf.pts.placement.x_place__mutmut_2") == "place"
     assert mutation.part_of(tp, "tkperf.testtypes.throughput.x_block_size__mutmut_1") == "block_size"
     assert mutation.part_of(tp, "tkperf.model.steadystate.x_evaluate__mutmut_1") is None
     assert MODULES["steadystate"].dotted == "tkperf.model.steadystate"

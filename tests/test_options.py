@@ -4,7 +4,7 @@ from tkperf.kit import options
 from tkperf.errors import TargetError, UsageError
 from tkperf.testtypes.iops import IopsSettings
 from tkperf.testtypes.throughput import ThroughputSettings
-from tkperf.kit import writelimit as wsat_settings
+from tkperf.pts import writelimit as wsat_settings
 
 
 def test_sizes():

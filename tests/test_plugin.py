@@ -27,6 +27,8 @@ from tkperf import store
 REPO = Path(__file__).resolve().parent.parent
 PLUGIN_SRC = REPO / "examples" / "plugin"
 SECOND_PLUGIN = REPO / "tests" / "data" / "plugin_bsweep" / "tkperf_bsweep.py"
+#: The smallest plug-in (examples/plugin-rr4k): 4 KiB random reads until the 20/10 rule holds.
+RR4K = REPO / "examples" / "plugin-rr4k" / "tkperf_rr4k.py"
 TKPERF_SRC = REPO / "tkperf"
 TITLE = "Random 4KiB R/W mix"
 
@@ -152,7 +154,7 @@ def test_a_type_for_another_api_major_is_refused_in_one_line(monkeypatch, capsys
         assert "future" not in out.split() and out.split()[0] == "iops"
         assert err.splitlines() == ["tkperf: warning: test type future (mod:FromTheFuture) could not be loaded: "
                                     "ValueError: test type future (mod:FromTheFuture) is written for tkperf API "
-                                    "4; this tkperf has API 3.0 (update the plug-in or tkperf)"]
+                                    "4; this tkperf has API 3.1 (update the plug-in or tkperf)"]
     finally:
         registry.reset()
 
@@ -225,7 +227,7 @@ def test_tests_lists_plugin(venv):
 
 
 @needs_venv
-@pytest.mark.parametrize("plugin", [PLUGIN_SRC / "tkperf_rw4k.py", SECOND_PLUGIN])
+@pytest.mark.parametrize("plugin", [PLUGIN_SRC / "tkperf_rw4k.py", SECOND_PLUGIN, RR4K])
 def test_a_type_checker_sees_the_api_of_the_installed_package(venv, tmp_path, plugin):
     """tkperf ships py.typed: mypy, run on a plug-in (the example, and a
     second one written from docs/extending.rst alone) against tkperf
@@ -257,13 +259,66 @@ def test_a_type_checker_sees_the_api_of_the_installed_package(venv, tmp_path, pl
     assert proc.returncode == 1 and "Incompatible types in assignment" in proc.stdout, proc.stdout
 
 
-def test_the_second_plugin_uses_nothing_but_the_api():
-    """The plug-in written from docs/extending.rst alone imports tkperf only
-    as tkperf.api (as the layer test asks of the built-ins)."""
-    tree = ast.parse(SECOND_PLUGIN.read_text())
+@pytest.mark.parametrize("plugin", [SECOND_PLUGIN, RR4K])
+def test_the_other_plugins_use_nothing_but_the_api(plugin):
+    """The plug-ins written from docs/extending.rst alone import tkperf only
+    as tkperf.api, the plug-in contract (not tkperf.pts, the built-ins' layer)."""
+    tree = ast.parse(plugin.read_text())
     used = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | \
         {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert {m for m in used if m and m.startswith("tkperf")} == {"tkperf.api"}
+
+
+def _with_plugin(monkeypatch, path: Path, name: str, cls: str):
+    """The registry with the plug-in at ``path`` found through the entry-point
+    group, as pip would install it."""
+    import importlib
+
+    from tkperf.kit import registry
+
+    monkeypatch.syspath_prepend(str(path.parent))
+    module = importlib.import_module(path.stem)
+
+    class EntryPoint:
+        def load(self):
+            return getattr(module, cls)
+
+    found = registry._entry_points()
+    monkeypatch.setattr(registry, "_entry_points", lambda: found + [(name, f"{path.stem}:{cls}", EntryPoint())])
+    registry.reset()
+    return registry
+
+
+@needs_fio
+def test_rr4k_runs_until_its_20_10_verdict(loopdev, tmp_path, monkeypatch):
+    """rr4k, the smallest plug-in, runs on a loop device with real fio: its
+    rounds of 4 KiB random reads at QD 4 (--quick), each judged by the 20/10
+    rule on the tracking figure; the stored verdict is the rule's on the
+    stored rounds, and its own paragraph follows the generic section."""
+    from tkperf.cli import main
+    from tkperf.model.steadystate import evaluate
+
+    registry = _with_plugin(monkeypatch, RR4K, "rr4k", "RandomRead4kTest")
+    try:
+        out = tmp_path / "out"
+        rc = main(["ssd", "run", loopdev, "--tests", "rr4k", "--quick", "--yes", "--quiet", "--write-cache", "keep",
+                   "--name", "r", "--outdir", str(out), "--report-format", "rst"])
+        assert rc in (0, 1), rc  # 1: not PTS-conformant (a plug-in), which the run says
+        run = store.load(str(out / "r.xml"))
+        (test,) = run.tests
+        assert test.type == "rr4k" and test.params["iodepth"] == "4"
+        assert test.rounds and all([w.name for w in r.workloads] == ["rr4k"] for r in test.rounds)
+        assert all(w.read.ios > 0 and w.write.ios == 0 for r in test.rounds for w in r.workloads)
+        assert all(w.read.ios * 4096 == w.read.io_bytes for r in test.rounds for w in r.workloads)
+        assert test.steady is not None
+        values = [r.workload("rr4k").read.iops for r in test.rounds]
+        assert test.steady == evaluate([r.index for r in test.rounds], values, window=5)
+        assert test.steady.steady or len(test.rounds) == 5  # --quick: at most five rounds
+        text = (out / "r.rst").read_text()
+        assert "Random 4KiB read" in text and "one thread at one queue depth" in text
+    finally:
+        monkeypatch.undo()
+        registry.reset()
 
 
 @needs_fio

@@ -267,7 +267,7 @@ def test_rwsw_wsat_reaches_a_verdict(loopdev, tmp_path):
 
 @needs_fio
 def test_rwsw_dirth_sweeps_the_grid_with_three_histograms(loopdev, tmp_path):
-    from tkperf.kit.sweep import choice, response_bins, sweep_points
+    from tkperf.pts.sweep.plan import choice, response_bins, sweep_points
 
     path = rwsw_captures.write(str(tmp_path))
     run = _run(loopdev, tmp_path, "--tests", "rwsw-dirth", "--workload", path,

@@ -22,7 +22,7 @@ import numpy as np
 
 from tkperf.report import header, page, report, steady, words
 from tkperf.render import rst
-from tkperf import api, store
+from tkperf import api, pts, store
 from tkperf.testtypes import writesat
 from tkperf.testtypes.iops import view as iops_view
 from tkperf.testtypes.latency import view as lat_view
@@ -442,7 +442,7 @@ def test_window_view_of_the_tkperf_talk_example():
     assert view.intercept == pytest.approx(13904.5)
     assert view.verdict == "Steady, rounds 7-11: range 7.3% (limit 20%), slope excursion 1.3% (limit 10%)"
     assert words.verdict(test, steady.steady_state(test)) == "steady state reached in rounds 7-11"
-    conv = api.matrix_convergence(test)
+    conv = pts.matrix_convergence(test)
     assert conv.series[0].y == tuple(float(v) for v in values)
 
 

@@ -26,7 +26,7 @@ from conftest import needs_fio
 from simtruth import Counters, Watch, note, rel, run_tkperf, slices, unique_name, window_rate
 
 from tkperf.model.steadystate import evaluate
-from tkperf.kit.sweep import choice, sweep_points
+from tkperf.pts.sweep.plan import choice, sweep_points
 
 pytestmark = needs_fio
 

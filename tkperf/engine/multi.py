@@ -51,7 +51,7 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @dataclass(frozen=True)
-class Target:
+class Target(store.RunFiles):
     """One child run: the device argument as given, its run name and
     output directory, the child's command line and where it writes its
     ``--json-summary``."""
@@ -61,14 +61,6 @@ class Target:
     outdir: str
     argv: Tuple[str, ...]
     summary_path: str
-
-    @property
-    def xml_path(self) -> str:
-        return store.run_file(self.outdir, self.name)
-
-    @property
-    def log_path(self) -> str:
-        return store.run_file(self.outdir, self.name, ".log")
 
 
 @dataclass

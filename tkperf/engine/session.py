@@ -37,7 +37,7 @@ progress = logging.getLogger("tkperf.progress")
 
 
 @dataclass
-class Session:
+class Session(store.RunFiles):
     """Everything one run needs, decided before the device is touched."""
 
     profile: str
@@ -58,14 +58,6 @@ class Session:
     remote_facts: Dict[str, object] = field(default_factory=dict)
     #: The run once it exists (also when execute raised after creating it).
     run: Optional[RunResult] = field(default=None, init=False)
-
-    @property
-    def xml_path(self) -> str:
-        return store.run_file(self.outdir, self.name)
-
-    @property
-    def log_path(self) -> str:
-        return store.run_file(self.outdir, self.name, ".log")
 
     def backend(self) -> FioBackend:
         if self.fio is None:

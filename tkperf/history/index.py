@@ -56,9 +56,8 @@ WORK_NAME = "index.sqlite"
 
 
 @dataclass(frozen=True)
-class FigureRow:
-    """One headline figure of one test of one file; ``lo``/``hi``/``sd`` of
-    its window values (None when the window has none)."""
+class FigureName:
+    """Which headline figure of which test, and how it is shown."""
 
     test: str
     figure: str
@@ -66,12 +65,26 @@ class FigureRow:
     unit: str
     better: str
     text: str
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A figure's value and the spread of its window values: ``lo``/``hi``/
+    ``sd`` (None when the window has none), ``n`` of them, and whether the
+    test was steady."""
+
     value: float
     lo: Optional[float]
     hi: Optional[float]
     sd: Optional[float]
     n: int
     steady: Optional[bool]
+
+
+@dataclass(frozen=True)
+class FigureRow(Spread, FigureName):
+    """One headline figure of one test of one file (its name first, then its
+    :class:`Spread`)."""
 
 
 @dataclass(frozen=True)

@@ -11,24 +11,18 @@ from datetime import datetime
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.history import changepoints
-from tkperf.history.index import FigureRow, FileFacts
+from tkperf.history.index import FigureName, FigureRow, FileFacts, Spread
 
 #: 1: the first layout of ``tkperf history --json``.
 JSON_VERSION = 1
 
 
 @dataclass(frozen=True)
-class Point:
+class Point(Spread):
     """One run's value of a figure, with the spread of its window."""
 
     path: str
     started: str
-    value: float
-    lo: Optional[float]
-    hi: Optional[float]
-    sd: Optional[float]
-    n: int
-    steady: Optional[bool]
     quick: bool
 
     def as_dict(self) -> dict:
@@ -54,15 +48,9 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Trend:
+class Trend(FigureName):
     """One figure of one test of one device over its runs."""
 
-    test: str
-    figure: str
-    label: str
-    unit: str
-    better: str
-    text: str
     points: Tuple[Point, ...]
     changes: Tuple[Change, ...]
 
@@ -97,7 +85,8 @@ def when(f: FileFacts) -> Tuple[float, str]:
 
 
 def _trend(test: str, figure: str, rows: List[Tuple[FileFacts, FigureRow]]) -> Trend:
-    points = tuple(Point(f.path, f.started, r.value, r.lo, r.hi, r.sd, r.n, r.steady, f.quick) for f, r in rows)
+    points = tuple(Point(r.value, r.lo, r.hi, r.sd, r.n, r.steady, path=f.path, started=f.started, quick=f.quick)
+                   for f, r in rows)
     found = changepoints.detect([p.value for p in points])
     changes = tuple(Change(c.index, points[c.index].path, points[c.index].started, c.before, c.after,
                            c.change_pct, c.p_value) for c in found)

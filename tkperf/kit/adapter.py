@@ -24,6 +24,7 @@ from tkperf.kit.base import (
     instance_title,
     own,
 )
+from tkperf.kit.sections import CompareContext, ReportContext
 from tkperf.kit.settings import Options
 from tkperf.kit.steps import Headline, Steps
 from tkperf.model.figures import Figure
@@ -77,13 +78,13 @@ class Api2View(View):
         module = getattr(self.old, "view", None)
         return getattr(importlib.import_module(module), name) if isinstance(module, str) and module else None
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         section = self._section("report_section")
         if section is not None:
             return section(ctx, tests)
         return self.generic.report_section(ctx, tests) if self.generic is not None else []
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
         section = self._section("compare_section")
         if section is not None:
             return section(ctx, runs, labels)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, NamedTuple
 
 from tkperf.errors import UsageError
 from tkperf.kit.policy import Steady
+from tkperf.kit.sections import CompareContext, ReportContext
 from tkperf.kit.settings import Options
 from tkperf.kit.steps import started_from_purge  # noqa: F401 - its old home; views import it from here
 from tkperf.model.figures import Figure
@@ -44,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover - imports for type hints only
     from tkperf.kit.shapes import Shape
     from tkperf.model.pts import Revision
     from tkperf.model.results import RunResult, TestRun
+    from tkperf.render.blocks import Block
 
 
 class _NotSet:
@@ -264,11 +266,11 @@ class View(abc.ABC):
         self.kind = kind
 
     @abc.abstractmethod
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: ReportContext, tests: Sequence[TestRun]) -> List[Block]:
         """Blocks of this type's section of a run report (all its instances)."""
 
     @abc.abstractmethod
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> List[Block]:
         """Blocks of this type's section of a comparison of several runs."""
 
     def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
@@ -294,7 +296,7 @@ def instance_title(kind: TestType, test: TestRun) -> str:
 #: MINOR grows when names or optional members are added; MAJOR when a name
 #: is removed or a member changes meaning, so that a plug-in written for
 #: another MAJOR could misbehave (docs/extending.rst, "API versions").
-API_VERSION: Tuple[int, int] = (3, 0)
+API_VERSION: Tuple[int, int] = (3, 1)
 
 
 class TestType(abc.ABC):

@@ -19,10 +19,10 @@ import numpy as np
 from tkperf.kit import registry
 from tkperf.kit.adapter import Api2View
 from tkperf.kit.base import TestType, View
+from tkperf.kit.sections import CompareContext, ReportContext
 from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.render import blocks as b
 from tkperf.report import header, steady
-from tkperf.report.context import CompareContext, ReportContext
 from tkperf.report.words import NA, fmt, is_stream, plural, seeks_steady_state, shown_unit, test_title, unit_of
 
 

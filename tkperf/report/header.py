@@ -8,9 +8,10 @@ arguments of :func:`snia_header`.
 from __future__ import annotations
 
 import re
-from typing import List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Callable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from tkperf.durations import duration
+from tkperf.kit.sections import ReportContext
 from tkperf.model import pts
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
@@ -325,6 +326,19 @@ def snia_header(run: RunResult, test: TestRun, stimulus: str, middle: Sequence[T
                     notes_title=f"See the run's {len(c.deviations)}" if c.deviations else "",
                     link=DEVIATIONS_ANCHOR if c.deviations else "",
                     link_text=f"from {c.revision}, listed once on the first page")
+
+
+def test_sections(ctx: ReportContext, tests: Sequence[TestRun], title: str,
+                  header: Callable[[ReportContext, TestRun], b.Header],
+                  measured: Callable[[ReportContext, TestRun], List[b.Block]]) -> List[b.Block]:
+    """Each test's opening (:func:`open_test`: its heading and the SNIA
+    header ``header(ctx, test)``, or a sentence that nothing was measured),
+    then ``measured(ctx, test)`` for a test that measured something."""
+    out: List[b.Block] = []
+    for test in tests:
+        opening, done = open_test(test, title, header(ctx, test))
+        out += opening + (measured(ctx, test) if done else [])
+    return out
 
 
 def open_test(test: TestRun, title: str, header: b.Header, level: int = 1) -> Tuple[list, bool]:

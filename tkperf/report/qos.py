@@ -15,10 +15,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from tkperf.kit.sections import CompareContext, ReportContext
 from tkperf.model import histogram
 from tkperf.model.results import Round, RunResult, TestRun, Workload, format_bs, mix_label
 from tkperf.render import blocks as b
-from tkperf.report.context import CompareContext, ReportContext
 from tkperf.report.words import fmt
 
 #: Curves on one histogram or confidence chart.

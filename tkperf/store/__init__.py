@@ -43,6 +43,22 @@ def run_file(outdir: str, name: str, suffix: str = ".xml") -> str:
     return os.path.join(outdir, f"{name}{suffix}")
 
 
+class RunFiles:
+    """The files of a run named ``name`` in ``outdir`` (a mixin for what
+    has both): its result and its log."""
+
+    name: str
+    outdir: str
+
+    @property
+    def xml_path(self) -> str:
+        return run_file(self.outdir, self.name)
+
+    @property
+    def log_path(self) -> str:
+        return run_file(self.outdir, self.name, ".log")
+
+
 def save(run: RunResult, path: str) -> None:
     """Write the whole file atomically (a :class:`ResultWriter` appending to
     ``path`` must save through its own :meth:`ResultWriter.save`)."""

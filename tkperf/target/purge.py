@@ -26,7 +26,8 @@ import os
 import re
 import shlex
 import time
-from typing import List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Tuple
 
 from tkperf import programs
 from tkperf.errors import TkperfError, UsageError
@@ -53,6 +54,9 @@ ALIGN = 4096
 NOT_PROMISED = ("not checked: the device does not promise zeros after discard "
                 "(queue/discard_zeroes_data / DRAT/RZAT, NVMe DLFEAT, SCSI LBPRZ)")
 CMD_NOTE = "vendor command (--purge-cmd): tkperf cannot tell whether it is a PTS PURGE"
+#: What a family's commands and verification promise are functions of.
+Commands = Callable[[str, DeviceInfo, object], List[List[str]]]
+Promise = Callable[[DeviceInfo, str, object], Tuple[bool, str]]
 EMULATED_NOTE = ("emulated SSD: a whole-device discard, which its model carries out (nothing mapped, "
                  "every block erased: fresh); not a PTS PURGE")
 
@@ -134,32 +138,43 @@ def _scsi_protection(target: str) -> List[str]:
     return {"0": ["--fmtpinfo=2"], "1": ["--fmtpinfo=3"], "2": ["--fmtpinfo=3", "--pfu=1"]}.get(m.group(2), [])
 
 
+def _ata_commands(method: str, dev: DeviceInfo, facts: object) -> List[List[str]]:
+    return purge_ata.commands("ata-normal" if method == "ata" else method, dev.resolved)
+
+
+def _nvme_commands(method: str, dev: DeviceInfo, facts: object) -> List[List[str]]:
+    nvme_facts = facts if isinstance(facts, purge_nvme.NvmeFacts) else None
+    return purge_nvme.commands("nvme-format" if method == "nvme" else method, dev.resolved, nvme_facts)
+
+
+def _scsi_commands(method: str, dev: DeviceInfo, facts: object) -> List[List[str]]:
+    # No --wait: sg_format polls the disk and returns when the format is done.
+    extra = facts if isinstance(facts, list) else []
+    return [[programs.require("sg_format"), "--format", "--quick", *extra, dev.resolved]]
+
+
+def _discard_commands(method: str, dev: DeviceInfo, facts: object) -> List[List[str]]:
+    if dev.kind == "file":
+        return [[programs.require("fallocate"), "--punch-hole", "--offset", "0",
+                 "--length", str(dev.size_bytes), dev.resolved]]
+    blkdiscard = programs.require("blkdiscard")
+    # tkperf holds the device open with O_EXCL during the run; blkdiscard
+    # >= 2.36 opens it O_EXCL too unless --force (tkperf did the checks).
+    force = ["--force"] if "--force" in programs.output([blkdiscard, "--help"]) else []
+    return [[blkdiscard, *force, dev.resolved]]
+
+
+def _no_commands(method: str, dev: DeviceInfo, facts: object) -> List[List[str]]:
+    return []
+
+
 def commands(method: str, dev: DeviceInfo, facts: object = None) -> List[List[str]]:
     """The argument lists that carry out ``method`` on ``dev``, in order
     (``facts``: what the drive reported, where the method depends on it)."""
-    target = dev.resolved
     if method.startswith(CMD_PREFIX):
-        return [cmd_argv(method[len(CMD_PREFIX):], target)]
-    family = FAMILY.get(method, "")
-    if family == "ata":
-        return purge_ata.commands("ata-normal" if method == "ata" else method, target)
-    if family == "nvme":
-        nvme_facts = facts if isinstance(facts, purge_nvme.NvmeFacts) else None
-        return purge_nvme.commands("nvme-format" if method == "nvme" else method, target, nvme_facts)
-    if method == "scsi":
-        # No --wait: sg_format polls the disk and returns when the format is done.
-        extra = facts if isinstance(facts, list) else []
-        return [[programs.require("sg_format"), "--format", "--quick", *extra, target]]
-    if method == "discard":
-        if dev.kind == "file":
-            return [[programs.require("fallocate"), "--punch-hole", "--offset", "0",
-                     "--length", str(dev.size_bytes), target]]
-        blkdiscard = programs.require("blkdiscard")
-        # tkperf holds the device open with O_EXCL during the run; blkdiscard
-        # >= 2.36 opens it O_EXCL too unless --force (tkperf did the checks).
-        force = ["--force"] if "--force" in programs.output([blkdiscard, "--help"]) else []
-        return [[blkdiscard, *force, target]]
-    return []
+        return [cmd_argv(method[len(CMD_PREFIX):], dev.resolved)]
+    way = WAYS.get(FAMILY.get(method, ""))
+    return way.commands(method, dev, facts) if way else []
 
 
 def _zeros_promised(dev: DeviceInfo) -> bool:
@@ -220,25 +235,34 @@ def _mib(n: int) -> str:
     return f"{n / 1048576:.0f} MiB" if n >= 1048576 else f"{n // 1024} KiB"
 
 
-def _promise(dev: DeviceInfo, method: str, facts: object) -> Tuple[bool, str]:
-    """(whether the blocks read as zeros after ``method``, why not if not)."""
+def _not_promised(dev: DeviceInfo, method: str, facts: object) -> Tuple[bool, str]:
+    return False, f"not checked: {method} does not promise what the blocks read afterwards"
+
+
+def _ata_promise(dev: DeviceInfo, method: str, facts: object) -> Tuple[bool, str]:
     if method == "ata-normal":
         return True, ""  # ACS: a normal SECURITY ERASE UNIT writes binary zeros
+    return _not_promised(dev, method, facts)
+
+
+def _nvme_promise(dev: DeviceInfo, method: str, facts: object) -> Tuple[bool, str]:
     if method in ("sanitize-block", "sanitize-crypto") and isinstance(facts, purge_nvme.NvmeFacts):
         # A sanitize deallocates; DLFEAT says what deallocated blocks read as.
         return facts.zeros_after_deallocate, ("not checked: the namespace does not promise zeros "
                                               "for deallocated blocks (DLFEAT)")
-    if method == "discard":
-        try:
-            return _zeros_promised(dev), NOT_PROMISED
-        except (TkperfError, OSError) as exc:
-            log.warning("purge: cannot tell whether %s reads zeros after a discard: %s", dev.path, exc)
-            return False, NOT_PROMISED
-    return False, f"not checked: {method} does not promise what the blocks read afterwards"
+    return _not_promised(dev, method, facts)
 
 
-def _verification(dev: DeviceInfo, method: str, status: str, facts: object) -> str:
-    promised, why = _promise(dev, method, facts)
+def _discard_promise(dev: DeviceInfo, method: str, facts: object) -> Tuple[bool, str]:
+    try:
+        return _zeros_promised(dev), NOT_PROMISED
+    except (TkperfError, OSError) as exc:
+        log.warning("purge: cannot tell whether %s reads zeros after a discard: %s", dev.path, exc)
+        return False, NOT_PROMISED
+
+
+def _verification(promise: Promise, dev: DeviceInfo, method: str, status: str, facts: object) -> str:
+    promised, why = promise(dev, method, facts)
     try:
         text = verify_zeros(dev.resolved, dev.size_bytes) if promised else why
     except OSError as exc:
@@ -272,50 +296,102 @@ def _run_all(argvs: List[List[str]], what: str) -> None:
         programs.run(argv, timeout=PURGE_TIMEOUT_S, what=what)
 
 
+def _run_commands(requested: str, method: str, dev: DeviceInfo, facts: object) -> Tuple[List[List[str]], str]:
+    """Run the method's commands (:func:`commands`) one after the other."""
+    argvs = commands(method, dev, facts)
+    _run_all(argvs, f"purge ({method})")
+    return argvs, ""
+
+
+def _run_ata(requested: str, method: str, dev: DeviceInfo, facts: object) -> Tuple[List[List[str]], str]:
+    assert isinstance(facts, parsers.AtaSecurity)  # what _detect_ata found
+    return purge_ata.erase(dev, method, facts, PURGE_TIMEOUT_S)
+
+
+def _run_nvme(requested: str, method: str, dev: DeviceInfo, facts: object) -> Tuple[List[List[str]], str]:
+    if method.startswith("sanitize-"):
+        return purge_nvme.sanitize(method, dev.resolved, PURGE_TIMEOUT_S)
+    return _run_commands(requested, method, dev, facts)
+
+
+def _run_scsi(requested: str, method: str, dev: DeviceInfo, facts: object) -> Tuple[List[List[str]], str]:
+    return _run_commands(requested, method, dev, _scsi_protection(dev.resolved))
+
+
+def _run_cmd(requested: str, method: str, dev: DeviceInfo, facts: object) -> Tuple[List[List[str]], str]:
+    argvs = [cmd_argv(requested[len(CMD_PREFIX):], dev.resolved)]
+    _run_all(argvs, "purge command (--purge-cmd)")
+    return argvs, ""
+
+
+@dataclass(frozen=True)
+class Detected:
+    """What detection found: the method to run, what the drive reported
+    that the run and the verification need, and a note that replaces the
+    chooser's (a fallback's reason)."""
+
+    method: str
+    facts: object = None
+    note: str = ""
+
+
+def _as_chosen(requested: str, chosen: str, dev: DeviceInfo) -> Detected:
+    return Detected(chosen)
+
+
+def _detect_ata(requested: str, chosen: str, dev: DeviceInfo) -> Detected:
+    sec = purge_ata.read_security(dev)
+    if requested == "auto" and not sec.supported:
+        return Detected("discard", None, "the ATA drive does not support the security feature set (no SECURITY "
+                                         "ERASE); used a whole-device discard, which is not a PTS PURGE")
+    return Detected(purge_ata.choose_variant(chosen, dev, sec), sec)
+
+
+def _detect_nvme(requested: str, chosen: str, dev: DeviceInfo) -> Detected:
+    facts = purge_nvme.read_facts(dev)
+    return Detected(purge_nvme.choose_variant(chosen, dev, facts), facts)
+
+
+@dataclass(frozen=True)
+class Way:
+    """One family of purge methods (:data:`FAMILY`): how its variant is
+    detected from what the drive reports, its commands (what the dry run
+    shows), how it runs (the commands, or a protocol of its own with a
+    status line) and whether the blocks then promise zeros, which the
+    verification read checks (None: nothing to verify)."""
+
+    detect: Callable[[str, str, DeviceInfo], Detected]
+    commands: Commands
+    run: Callable[[str, str, DeviceInfo, object], Tuple[List[List[str]], str]]
+    promise: Optional[Promise]
+
+
+#: Every family of purge methods, one row each (:data:`FAMILY` maps a method to its row).
+WAYS: Dict[str, Way] = {
+    "ata": Way(_detect_ata, _ata_commands, _run_ata, _ata_promise),
+    "nvme": Way(_detect_nvme, _nvme_commands, _run_nvme, _nvme_promise),
+    "scsi": Way(_as_chosen, _scsi_commands, _run_scsi, _not_promised),
+    "discard": Way(_as_chosen, _discard_commands, _run_commands, _discard_promise),
+    "cmd": Way(_as_chosen, _no_commands, _run_cmd, _not_promised),
+    "none": Way(_as_chosen, _no_commands, _run_commands, None),
+}
+
+
 def purge(requested: str, dev: DeviceInfo) -> PurgeRecord:
     """Carry out the purge; a failure raises TkperfError naming the command."""
     chosen, note = choose(requested, dev)
-    family = FAMILY.get(chosen, "")
-    method, status = chosen, ""
-    sec: Optional[parsers.AtaSecurity] = None
-    facts: object = None
-    if family == "ata":
-        sec = purge_ata.read_security(dev)
-        if requested == "auto" and not sec.supported:
-            method, family = "discard", "discard"
-            note = ("the ATA drive does not support the security feature set (no SECURITY ERASE); used "
-                    "a whole-device discard, which is not a PTS PURGE")
-        else:
-            method = purge_ata.choose_variant(chosen, dev, sec)
-    elif family == "nvme":
-        facts = purge_nvme.read_facts(dev)
-        method = purge_nvme.choose_variant(chosen, dev, facts)
+    found = WAYS[FAMILY[chosen]].detect(requested, chosen, dev)
+    method, note = found.method, found.note or note
+    way = WAYS[FAMILY[method]]
     if note:
         log.warning("purge: %s", note)
     log.info("purge: %s on %s", method, dev.path)
     t0 = time.monotonic()
-    if family == "ata" and sec is not None:
-        argvs, status = purge_ata.erase(dev, method, sec, PURGE_TIMEOUT_S)
-    elif method.startswith("sanitize-"):
-        argvs, status = purge_nvme.sanitize(method, dev.resolved, PURGE_TIMEOUT_S)
-    elif family == "nvme":
-        argvs = purge_nvme.commands(method, dev.resolved,
-                                    facts if isinstance(facts, purge_nvme.NvmeFacts) else None)
-        _run_all(argvs, f"purge ({method})")
-    elif method == "scsi":
-        facts = _scsi_protection(dev.resolved)
-        argvs = commands("scsi", dev, facts)
-        _run_all(argvs, "purge (scsi)")
-    elif method == "cmd":
-        argvs = [cmd_argv(requested[len(CMD_PREFIX):], dev.resolved)]
-        _run_all(argvs, "purge command (--purge-cmd)")
-    else:
-        argvs = commands(method, dev)
-        _run_all(argvs, f"purge ({method})")
+    argvs, status = way.run(requested, method, dev, found.facts)
     seconds = time.monotonic() - t0
-    if method != "none" and dev.transport == EMULATED:
+    if way.promise is not None and dev.transport == EMULATED:
         status = "; ".join(x for x in (status, _model_fresh(dev)) if x)
-    verification = "" if method == "none" else _verification(dev, method, status, facts)
+    verification = "" if way.promise is None else _verification(way.promise, dev, method, status, found.facts)
     log.info("purge %s done in %.1f s; %s", method, seconds, verification or "not checked")
     if "NOT all zeros" in verification:
         note = "; ".join(x for x in (note, "the verification read found data after the purge") if x)

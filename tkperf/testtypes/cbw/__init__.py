@@ -7,16 +7,16 @@ One instance (key ``cbw``): purge, WIPC, then the JEDEC mix -- fio
 first 5% of the range, 30% to the next 15%, 20% to the last 80%), R/W
 40/60, incompressible data (fio's random buffers, refilled for every write:
 ``refill_buffers=1``) -- swept over TC x QD in DIRTH's round structures
-(:mod:`tkperf.kit.sweepstructure`): by default under the 2.0
+(:mod:`tkperf.pts.sweep.structure`): by default under the 2.0
 revisions the workload dependent preconditioning and rounds of a
 pre-write (the mix's split and zones, writes only) at the highest OIO and the whole sweep
 until the highest-OIO point is steady, then captures at the max, mid and
 min points; else steady state at the highest OIO, then one sweep.
 
 The job is the JEDEC job the consistency test runs too
-(:func:`tkperf.kit.jedec.jedec_job`); the sweep, the max, mid
+(:func:`tkperf.pts.jedec.jedec_job`); the sweep, the max, mid
 and min points, the headline figures and the report and comparison blocks
-are DIRTH's, the sweep of :mod:`tkperf.api` (:mod:`tkperf.kit.sweep`),
+are DIRTH's, the sweep of :mod:`tkperf.api` (:mod:`tkperf.pts.sweep.plan`),
 given this workload.
 
 The mix issues 512 B I/Os at 512 B aligned offsets (fio's ``blockalign``
@@ -29,26 +29,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
-from tkperf.api import JEDEC_BSSPLIT as BSSPLIT
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import JEDEC_BSSPLIT as BSSPLIT
+from tkperf.pts import (
     JEDEC_LARGEST,
-    Blocks,
-    FioJob,
-    Options,
-    OptionSet,
-    Plan,
     SweepPts,
     SweepSettings,
     SweepTest,
-    TestType,
     captures_of,
-    format_bs,
     jedec_job,
-    mix_label,
     sweep_options,
     sweep_plan,
 )
-from tkperf.api import JEDEC_ZONED as ZONED
+from tkperf.pts import JEDEC_ZONED as ZONED
 
 #: Read share of the JEDEC enterprise workload (R/W 40/60).
 MIX = 40
@@ -86,13 +79,13 @@ def mean_transfer(text: str = BSSPLIT) -> float:
     return sum(n * share for n, share in pairs) / sum(share for _, share in pairs)
 
 
-def cbw_job(tc: int, qd: int, runtime: int, name: str) -> FioJob:
+def cbw_job(tc: int, qd: int, runtime: int, name: str) -> api.FioJob:
     """The JEDEC mix at R/W 40/60 with TC threads (fio numjobs) of QD
     outstanding I/Os each (fio iodepth)."""
     return jedec_job(name, MIX, runtime, tc, qd)
 
 
-def cbw_write_job(tc: int, qd: int, runtime: int, name: str) -> FioJob:
+def cbw_write_job(tc: int, qd: int, runtime: int, name: str) -> api.FioJob:
     """The JEDEC mix's block-size split and zones, 100% writes: CBW's
     pre-writes and preconditioning, as the PTS 2.0 implementation runs them."""
     return jedec_job(name, 0, runtime, tc, qd)
@@ -105,7 +98,7 @@ WRITE_STEM = "jedec-0-100"
 class CompositeWorkloadPts(SweepPts):
     """CompositeWorkload's SNIA PTS rules."""
 
-    def deviations(self, kind: TestType, options: Mapping[str, str], revision) -> List[str]:
+    def deviations(self, kind: api.TestType, options: Mapping[str, str], revision) -> List[str]:
         """The sweep's deviations, and the offsets of the mix: the header
         discloses them as a departure, so the verdict counts it."""
         return super().deviations(kind, options, revision) + [ALIGNMENT_DEVIATION]
@@ -118,16 +111,16 @@ class CompositeWorkloadTest(SweepTest):
     short = "CBW"
     order = 75
     view = "tkperf.testtypes.cbw.view:CompositeWorkloadView"
-    options = OptionSet(CbwSettings, sweep_options("cbw", "CBW"))
+    options = api.OptionSet(CbwSettings, sweep_options("cbw", "CBW"))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         params = {"workload": "JEDEC enterprise mix (JESD219)", "access": f"random, {ZONED}",
-                  "mix": mix_label(MIX), "bssplit": BSSPLIT, "random_distribution": ZONED, "data": DATA,
-                  "smallest_block": format_bs(SMALLEST), "prewrite_mix": mix_label(0)}
+                  "mix": api.mix_label(MIX), "bssplit": BSSPLIT, "random_distribution": ZONED, "data": DATA,
+                  "smallest_block": api.format_bs(SMALLEST), "prewrite_mix": api.mix_label(0)}
         cfg = opts.of(CbwSettings)
         return [sweep_plan(KEY, cbw_job, STEM, cfg.tc, cfg.qd, cfg.round, cfg.time,
-                           cfg.rt_limit, f"JEDEC mix {mix_label(MIX)}", params, capacity,
+                           cfg.rt_limit, f"JEDEC mix {api.mix_label(MIX)}", params, capacity,
                            captures_of(cfg, opts.revision.id), cbw_write_job, WRITE_STEM)]
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(SMALLEST, JEDEC_LARGEST)
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(SMALLEST, JEDEC_LARGEST)

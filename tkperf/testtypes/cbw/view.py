@@ -9,21 +9,16 @@ transfer size and read share each point issued.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, List, Sequence
+from typing import List, Sequence
 
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import (
     NA,
     SWEEP_PREWRITE,
     SWEEP_PTS20,
-    CompareContext,
     Header,
-    Heading,
-    ReportContext,
-    RunResult,
     SweepPoint,
     SweepView,
-    Table,
-    TestRun,
     steady_rounds,
     sweep_compare_section,
     sweep_header,
@@ -31,7 +26,6 @@ from tkperf.api import (
     sweep_stimulus_words,
     sweep_structure,
 )
-from tkperf.api import table as b_table
 from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
 
 
@@ -50,20 +44,20 @@ def zones_text(distribution: str) -> str:
     return ", ".join(words)
 
 
-def cbw_header(ctx: ReportContext, test: TestRun) -> Header:
+def cbw_header(ctx: api.ReportContext, test: api.TestRun) -> Header:
     p = test.params
     mix = p.get("mix", NA)
     extra = (
         ("Transfer sizes", f"fio bssplit={p.get('bssplit', NA)} (size/percent; mean "
-                           f"{mean_transfer(p['bssplit']) if 'bssplit' in p else 0:,.0f} B)"),
+         f"{mean_transfer(p['bssplit']) if 'bssplit' in p else 0:,.0f} B)"),
         ("Access", f"random, random_distribution={p.get('random_distribution', NA)}: "
-                   + zones_text(p.get("random_distribution", ""))),
+         + zones_text(p.get("random_distribution", ""))),
         ("Smallest transfer", f"{p.get('smallest_block', NA)} B at 512 B aligned offsets: the target needs "
-                              "512 B logical sectors (a 4Kn drive cannot run this mix)"),
+         "512 B logical sectors (a 4Kn drive cannot run this mix)"),
         ("Alignment", ALIGNMENT),
     )
     stimulus, wdpc = sweep_stimulus_words(test, f"JEDEC enterprise mix, R/W {mix}, incompressible",
-                                               f"the JEDEC mix {mix}")
+                                          f"the JEDEC mix {mix}")
     head = sweep_header(ctx, test, stimulus, wdpc, extra)
     # Every CBW job refills its buffers, whatever the run's --refill-buffers says.
     setup = tuple(("Data pattern", p.get("data", DATA)) if k == "Data pattern" else (k, v) for k, v in head.setup)
@@ -77,14 +71,14 @@ ALIGNMENT = ("every transfer at a 512 B aligned offset: fio aligns a bssplit mix
              "conformance verdict")
 
 
-def mix_table(test: TestRun) -> Table:
+def mix_table(test: api.TestRun) -> api.Table:
     pairs = bssplit_shares(test.params["bssplit"]) if "bssplit" in test.params else ()
     rows = [[_size(n), f"{share}%"] for n, share in pairs]
-    return b_table(["Transfer size", "Share of I/Os"], rows, title="The JEDEC transfer-size mix (fio bssplit)",
-                   widths=[30, 30])
+    return api.table(["Transfer size", "Share of I/Os"], rows, title="The JEDEC transfer-size mix (fio bssplit)",
+                     widths=[30, 30])
 
 
-def issued_table(points: Sequence[SweepPoint], expected_bytes: float) -> Table:
+def issued_table(points: Sequence[SweepPoint], expected_bytes: float) -> api.Table:
     """What every point issued: its read share of the I/Os and its mean transfer size."""
     rows = []
     for p in points:
@@ -95,43 +89,41 @@ def issued_table(points: Sequence[SweepPoint], expected_bytes: float) -> Table:
             continue
         rows.append([p.label, f"{ios:,}", f"{100.0 * w.read.ios / ios:.1f}",
                      f"{(w.read.io_bytes + w.write.io_bytes) / ios:,.0f}"])
-    return b_table(["Point", "I/Os", "Read share %", "Mean transfer B"], rows,
-                   title=f"The mix as issued per point (asked for: {MIX}% reads, a mean transfer of "
-                         f"{expected_bytes:,.0f} B)", widths=[22, 22, 22, 22])
+    return api.table(["Point", "I/Os", "Read share %", "Mean transfer B"], rows,
+                     title=f"The mix as issued per point (asked for: {MIX}% reads, a mean transfer of "
+                     f"{expected_bytes:,.0f} B)", widths=[22, 22, 22, 22])
 
 
-def last_round_points(test: TestRun) -> List[SweepPoint]:
+def last_round_points(test: api.TestRun) -> List[SweepPoint]:
     """Under the PTS 2.0 structure, the sweep points of the last round as they ran (pre-write left out)."""
     rounds = steady_rounds(test)
     return [SweepPoint(w.numjobs, w.iodepth, w.iops, w.lat_mean_us, w)
             for w in (rounds[-1].workloads if rounds else ()) if not w.name.startswith(SWEEP_PREWRITE)]
 
 
-def mix_blocks(ctx: ReportContext, test: TestRun, points: Sequence[SweepPoint]) -> list:
+def mix_blocks(ctx: api.ReportContext, test: api.TestRun, points: Sequence[SweepPoint]) -> list:
     expected = mean_transfer(test.params["bssplit"]) if "bssplit" in test.params else 0.0
     pts20 = sweep_structure(test) == SWEEP_PTS20
     table = issued_table(last_round_points(test) if pts20 else points, expected)
     if pts20:
         table = replace(table, title=table.title + ", in the last steady-state round")
-    return [Heading("The JEDEC mix", 3), mix_table(test), table]
+    return [api.Heading("The JEDEC mix", 3), mix_table(test), table]
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
     return sweep_report_section(ctx, tests, CompositeWorkloadTest(), cbw_header, mix_blocks)
 
 
-def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> List:
+def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> List:
     return sweep_compare_section(ctx, runs, labels, CompositeWorkloadTest())
 
 
 class CompositeWorkloadView(SweepView):
     """How CompositeWorkload results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def instance_title(self, test: TestRun) -> str:
+    def instance_title(self, test: api.TestRun) -> str:
         return self.kind.short

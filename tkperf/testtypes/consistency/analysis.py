@@ -20,9 +20,10 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from tkperf.api import INTERVAL_SERIES as SERIES
-from tkperf.api import LAT_MAX_SERIES as MAX_SERIES
-from tkperf.api import TestRun, phase_rows
+from tkperf import api
+from tkperf.pts import INTERVAL_SERIES as SERIES
+from tkperf.pts import LAT_MAX_SERIES as MAX_SERIES
+from tkperf.pts import phase_rows
 from tkperf.testtypes.consistency import figures as fg
 
 #: Phase kinds, as the plan names them.
@@ -111,7 +112,7 @@ class Analysis:
         return f"intervals {first + 1}-{self.n}"
 
 
-def _phases(test: TestRun, phase: np.ndarray) -> Tuple[PhaseSpan, ...]:
+def _phases(test: api.TestRun, phase: np.ndarray) -> Tuple[PhaseSpan, ...]:
     out: List[PhaseSpan] = []
     for index, label, kind in phase_rows(test):
         rows = np.flatnonzero(phase == index)
@@ -120,7 +121,7 @@ def _phases(test: TestRun, phase: np.ndarray) -> Tuple[PhaseSpan, ...]:
     return tuple(out)
 
 
-def _interval(test: TestRun) -> int:
+def _interval(test: api.TestRun) -> int:
     text = test.params.get("interval", "1")
     return int(text) if text.isdigit() and int(text) > 0 else 1
 
@@ -129,7 +130,7 @@ _CACHE: OrderedDict[tuple, Tuple[object, Analysis]] = OrderedDict()
 _CACHE_SIZE = 8
 
 
-def analyse(test: TestRun) -> Optional[Analysis]:
+def analyse(test: api.TestRun) -> Optional[Analysis]:
     """The test's arrays and figures; None before its first interval."""
     s = test.series.get(SERIES)
     if s is None or not len(s):
@@ -146,7 +147,7 @@ def analyse(test: TestRun) -> Optional[Analysis]:
     return result
 
 
-def _analyse(test: TestRun) -> Analysis:
+def _analyse(test: api.TestRun) -> Analysis:
     s = test.series[SERIES]
     workload = test.params.get("workload", "rnd4k")
     interval = _interval(test)

@@ -10,38 +10,26 @@ intervals costs no Python work per interval.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.api import INTERVAL_COLUMNS as COLUMNS
-from tkperf.api import INTERVAL_SERIES as SERIES
-from tkperf.api import LAT_MAX_COLUMNS as MAX_COLUMNS
-from tkperf.api import LAT_MAX_SERIES as MAX_SERIES
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import INTERVAL_COLUMNS as COLUMNS
+from tkperf.pts import INTERVAL_SERIES as SERIES
+from tkperf.pts import LAT_MAX_COLUMNS as MAX_COLUMNS
+from tkperf.pts import LAT_MAX_SERIES as MAX_SERIES
+from tkperf.pts import (
     NA,
     Chart,
-    CompareContext,
-    Curve,
     Header,
-    Heading,
-    Paragraph,
-    ReportContext,
-    RunResult,
-    SummaryValue,
-    Table,
-    TestRun,
-    View,
-    XYChart,
     clock,
     duration,
     fmt,
     open_test,
     plural,
     snia_header,
-    table,
 )
-from tkperf.api import compare_section as generic_compare_section
 from tkperf.testtypes import consistency as cons
 from tkperf.testtypes.consistency import figures as fg
 from tkperf.testtypes.consistency.analysis import (
@@ -85,7 +73,7 @@ def _measured_words(a: Analysis) -> str:
     return "the 40/60 phases" if a.workload == "jedec" else "the whole stimulus"
 
 
-def _stimulus(test: TestRun) -> str:
+def _stimulus(test: api.TestRun) -> str:
     p = test.params
     if p.get("workload") == "jedec":
         return (f"JEDEC enterprise mix (bssplit {p.get('bssplit', NA)}), random_distribution="
@@ -99,18 +87,18 @@ def _phases_text(a: Analysis) -> str:
                      for p in a.phases) or NA
 
 
-def consistency_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> Header:
+def consistency_header(ctx: api.ReportContext, test: api.TestRun, a: Optional[Analysis]) -> Header:
     p = test.params
     jedec = p.get("workload") == "jedec"
     middle: List[Tuple[str, str]] = [
         ("Workload", "jedec (IBM 2012, experiment #1, shortened)" if jedec else "rnd4k (SanDisk)"),
         ("Interval", f"{p.get('interval', NA)} s; maximum response time from fio's latency log "
-                     f"({p.get('latency_log', NA)})"),
+         f"({p.get('latency_log', NA)})"),
     ]
     if jedec:
         middle.append(("Planned phases", f"preconditioning {duration(float(p.get('precondition', 0)))}, then "
-                                         f"{p.get('cycles', '?')} x (100% W {duration(float(p.get('write', 0)))}"
-                                         f" + 40/60 {duration(float(p.get('mixed', 0)))})"))
+                       f"{p.get('cycles', '?')} x (100% W {duration(float(p.get('write', 0)))}"
+                       f" + 40/60 {duration(float(p.get('mixed', 0)))})"))
     else:
         middle.append(("Planned duration", duration(float(p.get("duration", 0) or 0))))
     if a is not None:
@@ -127,7 +115,7 @@ def _zero(a: Analysis, mask: np.ndarray) -> int:
     return int(np.count_nonzero(a.iops[mask] <= 0))
 
 
-def figures_table(a: Analysis, test: TestRun) -> Table:
+def figures_table(a: Analysis, test: api.TestRun) -> api.Table:
     sp = a.spread()
     m = a.measured
     mean, peak, avg_max = a.lat_mean(m), a.lat_max(m), a.avg_max_5s(m)
@@ -152,10 +140,10 @@ def figures_table(a: Analysis, test: TestRun) -> Table:
     if a.maxima_rows < a.n:
         rows.append(["Maximum response times", f"{a.maxima_rows} of {a.n} intervals", "",
                      "fio's latency log of a phase was not read (stopped run?)"])
-    return table(["Figure", "Value", "Unit", "Over"], rows, title="Consistency figures", widths=[34, 22, 10, 34])
+    return api.table(["Figure", "Value", "Unit", "Over"], rows, title="Consistency figures", widths=[34, 22, 10, 34])
 
 
-def phase_table(a: Analysis) -> Table:
+def phase_table(a: Analysis) -> api.Table:
     rows = []
     for p in a.phases:
         mask = a.phase == p.index
@@ -165,17 +153,17 @@ def phase_table(a: Analysis) -> Table:
         rows.append([p.label, str(p.rows), fmt(sp.median if sp else None), fmt(sp.pct if sp else None),
                      f"{reads / ios:.0%}" if ios else NA, fmt(a.lat_mean(mask), "µs"),
                      fmt(a.lat_max(mask), "µs"), fmt(a.avg_max_5s(mask), "µs")])
-    return table(["Phase", "Intervals", "Median IOPS", "Spread %", "Reads", "Lat AVE µs", "Lat MAX µs",
-                    "AvgMaxRT 5s µs"], rows, title="Every phase", widths=[16, 11, 13, 10, 9, 13, 14, 14])
+    return api.table(["Phase", "Intervals", "Median IOPS", "Spread %", "Reads", "Lat AVE µs", "Lat MAX µs",
+                      "AvgMaxRT 5s µs"], rows, title="Every phase", widths=[16, 11, 13, 10, 9, 13, 14, 14])
 
 
-def _kind_curves(a: Analysis, x: np.ndarray, y: np.ndarray, mask: Optional[np.ndarray] = None) -> Tuple[Curve, ...]:
+def _kind_curves(a: Analysis, x: np.ndarray, y: np.ndarray, mask: Optional[np.ndarray] = None) -> Tuple[api.Curve, ...]:
     """One curve per phase kind (one curve for rnd4k)."""
     out = []
     for kind in KINDS:
         rows = a.kind_mask(kind) & (mask if mask is not None else True)
         if np.any(rows):
-            out.append(Curve(KIND_TITLES[kind], x[rows], y[rows]))
+            out.append(api.Curve(KIND_TITLES[kind], x[rows], y[rows]))
     return tuple(out)
 
 
@@ -193,13 +181,13 @@ def _steady_lines(sp: Optional[fg.Spread]) -> Tuple[Tuple[str, float], ...]:
     return ((f"p99 {sp.high:,.0f}", sp.high), (f"median {sp.median:,.0f}", sp.median), (f"p1 {sp.low:,.0f}", sp.low))
 
 
-def iops_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
+def iops_charts(ctx: api.ReportContext, test: api.TestRun, a: Analysis) -> list:
     every = f"one dot per {a.interval_s} s interval" if a.interval_s > 1 else "one dot per second"
     zero = _zero(a, np.ones(a.n, dtype=bool))
-    overall = XYChart(_kind_curves(a, a.end_s, a.iops), TIME_LABEL, IOPS_LABEL,
-                        f"Consistency: IOPS per interval, overall view ({every}, log scale)",
-                        ylog=10, dots=True, time_axis=True, vlines=_cliff_line(a))
-    out = [Heading("IOPS per interval", 2, room_cm=10),
+    overall = api.XYChart(_kind_curves(a, a.end_s, a.iops), TIME_LABEL, IOPS_LABEL,
+                          f"Consistency: IOPS per interval, overall view ({every}, log scale)",
+                          ylog=10, dots=True, time_axis=True, vlines=_cliff_line(a))
+    out = [api.Heading("IOPS per interval", 2, room_cm=10),
            ctx.chart(test, "iops-overall", overall,
                      f"IOPS of every interval against time, {every}, on a log axis"
                      + (f"; {plural(zero, 'interval')} without a completed I/O cannot be shown on it" if zero
@@ -213,9 +201,10 @@ def iops_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
         sp = a.spread(mask)
         # Not a time axis: that one starts at 0, and the zoom is on the end of the run.
         scale, unit = clock(float(a.end_s[-1]))
-        spec = XYChart((Curve(KIND_TITLES[kind], a.end_s[mask] / scale, a.iops[mask]),), f"{TIME_LABEL} ({unit})",
-                         IOPS_LABEL, f"Consistency: IOPS per interval, zoom on {words} (linear)", dots=True,
-                         ylim=(None, None), hlines=_steady_lines(sp))
+        spec = api.XYChart((api.Curve(KIND_TITLES[kind], a.end_s[mask] / scale, a.iops[mask]),),
+                           f"{TIME_LABEL} ({unit})",
+                           IOPS_LABEL, f"Consistency: IOPS per interval, zoom on {words} (linear)", dots=True,
+                           ylim=(None, None), hlines=_steady_lines(sp))
         out.append(ctx.chart(test, f"iops-zoom-{kind}", spec,
                              f"IOPS of every interval of {words} on a linear axis, with the median and the 1st "
                              f"and 99th percentiles (spread {fmt(sp.pct if sp else None)}% of the median)."))
@@ -228,7 +217,7 @@ def _broken(x: np.ndarray, y: np.ndarray, phase: np.ndarray) -> Tuple[np.ndarray
     return np.insert(x.astype(float), cuts, np.nan), np.insert(y.astype(float), cuts, np.nan)
 
 
-def latency_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
+def latency_charts(ctx: api.ReportContext, test: api.TestRun, a: Analysis) -> list:
     """Average and maximum response time per 5 s block: one chart (rnd4k),
     or one per phase kind (jedec: 40/60, 100% W, preconditioning)."""
     bl = a.blocks
@@ -238,22 +227,22 @@ def latency_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
     groups = ((MIXED, "the 40/60 phases"), (WRITE, "the 100% W test phases"),
               (PRECONDITION, "the preconditioning")) if jedec else ((STIMULUS, "the whole stimulus"),)
     scale, unit = clock(float(a.end_s[-1])) if jedec else (1.0, "")
-    out: list = [Heading(f"Response time per {fg.BLOCK_S} s", 2, room_cm=10)]
+    out: list = [api.Heading(f"Response time per {fg.BLOCK_S} s", 2, room_cm=10)]
     for kind, words in groups:
         rows = np.isin(bl.phase, [p.index for p in a.phases if p.kind == kind])
         if not np.any(rows):
             continue
         part = bl.where(rows)
-        curves = [Curve("average", *_broken(part.end_s / scale, part.lat_mean_us, part.phase))]
+        curves = [api.Curve("average", *_broken(part.end_s / scale, part.lat_mean_us, part.phase))]
         if part.lat_max_us is not None:
-            curves.append(Curve("maximum", *_broken(part.end_s / scale, part.lat_max_us, part.phase)))
+            curves.append(api.Curve("maximum", *_broken(part.end_s / scale, part.lat_max_us, part.phase)))
         known = part.lat_max_us[~np.isnan(part.lat_max_us)] if part.lat_max_us is not None else np.zeros(0)
         avg_max = float(known.mean()) if known.size else None
         lines = ((f"AvgMaxRT_5sInt {avg_max:,.0f} µs", avg_max),) if avg_max is not None else ()
         title = f"Consistency: response time per {fg.BLOCK_S} s" + (f", {KIND_TITLES[kind]}" if jedec else "")
         # jedec: not a time axis (it starts at 0), the phases of a kind sit later in the run
-        spec = XYChart(tuple(curves), f"{TIME_LABEL} ({unit})" if jedec else TIME_LABEL, LAT_LABEL, title,
-                         ylog=10, time_axis=not jedec, ylim=(None, None), hlines=lines)
+        spec = api.XYChart(tuple(curves), f"{TIME_LABEL} ({unit})" if jedec else TIME_LABEL, LAT_LABEL, title,
+                           ylog=10, time_axis=not jedec, ylim=(None, None), hlines=lines)
         out.append(ctx.chart(test, f"latency-5s-{kind}", spec,
                              f"Mean (by I/O count) and maximum response time of every {fg.BLOCK_S} s block of "
                              f"{words}, log axis; the line is AvgMaxRT_5sInt, the mean of the maxima."
@@ -262,7 +251,7 @@ def latency_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
     return out
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
     out: list = []
     for test in tests:
         a = analyse(test)
@@ -270,48 +259,46 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         out += opening
         if not measured or a is None:
             continue
-        out += [Heading("Consistency figures", 2), figures_table(a, test),
-                Paragraph(DEFINITIONS.format(steady=_steady_definition(a), measured=_measured_words(a)))]
+        out += [api.Heading("Consistency figures", 2), figures_table(a, test),
+                api.Paragraph(DEFINITIONS.format(steady=_steady_definition(a), measured=_measured_words(a)))]
         out += iops_charts(ctx, test, a)
         out += latency_charts(ctx, test, a)
-        out += [Heading("Phases", 2), phase_table(a)]
+        out += [api.Heading("Phases", 2), phase_table(a)]
     return out
 
 
-def _runs(ctx: CompareContext) -> List[Tuple[str, Analysis]]:
+def _runs(ctx: api.CompareContext) -> List[Tuple[str, Analysis]]:
     return ctx.first_of_each(cons.ConsistencyTest.name, analyse)
 
 
-def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
     found = _runs(ctx)
     if not found:
         return []
-    out = generic_compare_section(cons.ConsistencyTest(), ctx, runs, labels)
-    iops = XYChart(tuple(Curve(label, a.end_s, a.iops) for label, a in found), TIME_LABEL, IOPS_LABEL,
-                     "Consistency: IOPS per interval, every run (log scale)", ylog=10, dots=True, time_axis=True)
+    out = api.compare_section(cons.ConsistencyTest(), ctx, runs, labels)
+    iops = api.XYChart(tuple(api.Curve(label, a.end_s, a.iops) for label, a in found), TIME_LABEL, IOPS_LABEL,
+                       "Consistency: IOPS per interval, every run (log scale)", ylog=10, dots=True, time_axis=True)
     out.append(Chart("consistency-iops.png", iops, "IOPS of every interval of every run, on a log axis; "
-                       "jedec runs include their preconditioning."))
+                     "jedec runs include their preconditioning."))
     maxima = [(label, a.blocks.end_s, worst) for label, a in found
               if (worst := a.blocks.lat_max_us) is not None and len(a.blocks)]
     if maxima:
-        lat = XYChart(tuple(Curve(label, end_s, worst) for label, end_s, worst in maxima),
-                        TIME_LABEL, LAT_LABEL, f"Consistency: maximum response time per {fg.BLOCK_S} s, every run",
-                        ylog=10, time_axis=True)
+        lat = api.XYChart(tuple(api.Curve(label, end_s, worst) for label, end_s, worst in maxima),
+                          TIME_LABEL, LAT_LABEL, f"Consistency: maximum response time per {fg.BLOCK_S} s, every run",
+                          ylog=10, time_axis=True)
         out.append(Chart("consistency-latency-max-5s.png", lat,
-                           f"The largest response time of every {fg.BLOCK_S} s block of every run, on a log axis."))
+                         f"The largest response time of every {fg.BLOCK_S} s block of every run, on a log axis."))
     return out
 
 
-class ConsistencyView(View):
+class ConsistencyView(api.View):
     """How Consistency results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+    def summary(self, test: api.TestRun) -> Dict[str, api.SummaryValue]:
         a = analyse(test)
         if a is None or a.workload != "rnd4k":
             return {}
@@ -321,10 +308,10 @@ class ConsistencyView(View):
         # Not the PTS's 20/10 steady state: a lower rank lets the IOPS test's figure win.
         source = (f"consistency test: median of {a.steady_label}, TC{test.params.get('numjobs', '?')}/"
                   f"QD{test.params.get('iodepth', '?')}")
-        return {"rnd_4k_write_iops": SummaryValue(sp.median, source, rank=50, definition=(
+        return {"rnd_4k_write_iops": api.SummaryValue(sp.median, source, rank=50, definition=(
             "consistency test: median IOPS of its steady part (not the PTS 20/10 window)"))}
 
-    def check_data(self, test: TestRun) -> None:
+    def check_data(self, test: api.TestRun) -> None:
         if test.rounds:
             raise ValueError("a consistency test keeps its intervals as series, not as rounds")
         s = test.series.get(SERIES)

@@ -1,7 +1,7 @@
 """Demand intensity / response-time histogram (PTS-E DIRTH).
 
 Per R/W mix (an instance each, key ``dirth-4k-0-100``): purge, WIPC, then
-one of two round structures (:mod:`tkperf.kit.sweepstructure`).  ``pts-2.0`` (the default
+one of two round structures (:mod:`tkperf.pts.sweep.structure`).  ``pts-2.0`` (the default
 under the 2.0 revisions): the workload dependent preconditioning (100%
 writes at the highest OIO until steady), then rounds of a pre-write (100%
 writes) at the highest OIO and the whole sweep over every TC x QD point
@@ -23,7 +23,7 @@ max point, the highest IOPS with a mean response time within
 point under the limit whose IOPS are nearest the middle of the two.
 
 The sweep is not DIRTH's alone: ``sweep_options``, ``sweep_plan`` and
-``SweepTest`` of :mod:`tkperf.api` (:mod:`tkperf.kit.sweep`) take the
+``SweepTest`` of :mod:`tkperf.api` (:mod:`tkperf.pts.sweep.plan`) take the
 workload and the names as arguments; the enterprise composite workload
 test (:mod:`tkperf.testtypes.cbw`) sweeps its JEDEC mix with them, and
 this module gives them DIRTH's RND workload.
@@ -34,25 +34,16 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar, List, Tuple
 
-from tkperf.api import (
-    Blocks,
-    FioJob,
-    Option,
-    Options,
-    OptionSet,
-    Plan,
+from tkperf import api
+from tkperf.pts import (
     SweepSettings,
     SweepTest,
-    UsageError,
     captures_of,
-    format_bs,
     format_mixes,
-    mix_label,
-    parse_block_sizes,
     sweep_options,
     sweep_plan,
 )
-from tkperf.api import parse_mixes as options_parse_mixes
+from tkperf.pts import parse_mixes as options_parse_mixes
 
 
 @dataclass(frozen=True)
@@ -70,17 +61,17 @@ class DirthSettings(SweepSettings):
 # --- options ----------------------------------------------------------------------------
 
 def parse_bs(text: str, flag: str) -> int:
-    sizes = parse_block_sizes(text, flag)
+    sizes = api.parse_block_sizes(text, flag)
     if len(sizes) != 1:
-        raise UsageError(f"{flag} takes one block size, not {text.strip()!r}")
+        raise api.UsageError(f"{flag} takes one block size, not {text.strip()!r}")
     return sizes[0]
 
 
 def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:
     try:
         return options_parse_mixes(text)
-    except UsageError as exc:
-        raise UsageError(f"{flag}: {exc}") from None
+    except api.UsageError as exc:
+        raise api.UsageError(f"{flag}: {exc}") from None
 
 
 
@@ -88,12 +79,12 @@ def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:
 
 def stem(bs: int, mix: int) -> str:
     """``rnd-4k-0-100``: the access pattern of one instance."""
-    return f"rnd-{format_bs(bs)}-{mix}-{100 - mix}"
+    return f"rnd-{api.format_bs(bs)}-{mix}-{100 - mix}"
 
 
 def instance_key(bs: int, mix: int) -> str:
     """The key of the instance of one mix: ``dirth-4k-0-100``."""
-    return f"dirth-{format_bs(bs)}-{mix}-{100 - mix}"
+    return f"dirth-{api.format_bs(bs)}-{mix}-{100 - mix}"
 
 
 def point_name(bs: int, mix: int, tc: int, qd: int) -> str:
@@ -101,16 +92,16 @@ def point_name(bs: int, mix: int, tc: int, qd: int) -> str:
     return f"{stem(bs, mix)}-tc{tc}-qd{qd}"
 
 
-def job(bs: int, mix: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
+def job(bs: int, mix: int, tc: int, qd: int, runtime: int, name: str) -> api.FioJob:
     """RND ``bs`` at read share ``mix`` with TC threads (fio numjobs) of QD
     outstanding I/Os each (fio iodepth)."""
-    return FioJob(name=name, rw="randrw", bs=bs, rwmixread=mix, runtime=runtime, numjobs=tc, iodepth=qd)
+    return api.FioJob(name=name, rw="randrw", bs=bs, rwmixread=mix, runtime=runtime, numjobs=tc, iodepth=qd)
 
 
-def write_job(bs: int, tc: int, qd: int, runtime: int, name: str) -> FioJob:
+def write_job(bs: int, tc: int, qd: int, runtime: int, name: str) -> api.FioJob:
     """RND ``bs`` 100% writes with TC threads of QD outstanding I/Os each:
     DIRTH's pre-writes and preconditioning, whatever the sweep's mix."""
-    return FioJob(name=name, rw="randwrite", bs=bs, runtime=runtime, numjobs=tc, iodepth=qd)
+    return api.FioJob(name=name, rw="randwrite", bs=bs, runtime=runtime, numjobs=tc, iodepth=qd)
 
 
 
@@ -125,25 +116,25 @@ class DemandIntensityTest(SweepTest):
     short = "DIRTH"
     order = 70
     view = "tkperf.testtypes.dirth.view:DemandIntensityView"
-    options = OptionSet(DirthSettings, (
+    options = api.OptionSet(DirthSettings, (
         _TC, _QD,
-        Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
-               format=format_bs, default=4096, metavar="SIZE"),
-        Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
-               "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
-               format=format_mixes, default=(0,), metavar="MIXES"),
+        api.Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
+                   format=api.format_bs, default=4096, metavar="SIZE"),
+        api.Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
+                   "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
+                   format=format_mixes, default=(0,), metavar="MIXES"),
         _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE,
     ))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         cfg = opts.of(DirthSettings)
         bs = cfg.bs
         return [sweep_plan(instance_key(bs, mix), partial(job, bs, mix), stem(bs, mix), cfg.tc, cfg.qd,
-                           cfg.round, cfg.time, cfg.rt_limit, f"RND {format_bs(bs)} {mix_label(mix)}",
-                           {"block_size": format_bs(bs), "access": "random", "mix": mix_label(mix),
-                            "prewrite_mix": mix_label(0)}, capacity,
+                           cfg.round, cfg.time, cfg.rt_limit, f"RND {api.format_bs(bs)} {api.mix_label(mix)}",
+                           {"block_size": api.format_bs(bs), "access": "random", "mix": api.mix_label(mix),
+                            "prewrite_mix": api.mix_label(0)}, capacity,
                            captures_of(cfg, opts.revision.id), partial(write_job, bs), stem(bs, 0))
                 for mix in cfg.mixes]
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(0, opts.of(DirthSettings).bs)
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(0, opts.of(DirthSettings).bs)

@@ -10,15 +10,13 @@ histograms overlaid.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import (
     NA,
     Header,
-    ReportContext,
-    RunResult,
     SweepView,
-    TestRun,
     sweep_compare_section,
     sweep_header,
     sweep_report_section,
@@ -27,7 +25,7 @@ from tkperf.api import (
 from tkperf.testtypes.dirth import DemandIntensityTest
 
 
-def dirth_header(ctx: ReportContext, test: TestRun) -> Header:
+def dirth_header(ctx: api.ReportContext, test: api.TestRun) -> Header:
     p = test.params
     bs, mix = p.get("block_size", NA), p.get("mix", NA)
     stimulus, wdpc = sweep_stimulus_words(test, f"RND {bs} R/W {mix}", f"RND {bs} {mix}")
@@ -38,12 +36,12 @@ def dirth_header(ctx: ReportContext, test: TestRun) -> Header:
 class DemandIntensityView(SweepView):
     """How DemandIntensity results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
+    def report_section(self, ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
         return sweep_report_section(ctx, tests, DemandIntensityTest(), dirth_header)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    def compare_section(self, ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
         return sweep_compare_section(ctx, runs, labels, DemandIntensityTest())
 
-    def instance_title(self, test: TestRun) -> str:
+    def instance_title(self, test: api.TestRun) -> str:
         p = test.params
         return f"DIRTH {p.get('block_size', '')} {p.get('mix', '')}".strip()

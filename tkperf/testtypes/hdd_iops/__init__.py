@@ -22,35 +22,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Optional, Tuple
 
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import (
     MAX_RUNTIME,
-    Blocks,
-    Figure,
-    Option,
-    Options,
-    OptionSet,
-    Plan,
-    Rounds,
-    TestRun,
-    TestType,
     check_depths,
-    format_bs,
-    in_range,
     nonempty,
-    parse_block_sizes,
     parse_depths,
-    parse_duration,
     parse_mixes,
     side_label,
     side_word,
 )
-from tkperf.api import format_block_sizes as sizes_text
-from tkperf.api import format_depths as depths_text
-from tkperf.api import format_mixes as mixes_text
-from tkperf.api import hdd_cell_jobs as cell_jobs
-from tkperf.api import hdd_repeat_plan as repeat_plan
-from tkperf.api import hdd_tracked_cells as tracked_cells
-from tkperf.api import hdd_window_cells as window_cells
+from tkperf.pts import format_depths as depths_text
+from tkperf.pts import format_mixes as mixes_text
+from tkperf.pts import hdd_cell_jobs as cell_jobs
+from tkperf.pts import hdd_repeat_plan as repeat_plan
+from tkperf.pts import hdd_tracked_cells as tracked_cells
+from tkperf.pts import hdd_window_cells as window_cells
 
 MIXES: Tuple[int, ...] = (100, 70, 0)
 BLOCK_SIZES: Tuple[int, ...] = (4096, 64 * 1024, 1024 * 1024)
@@ -58,13 +45,13 @@ DEPTHS: Tuple[int, ...] = (1, 4, 16, 32)
 CELL_S = 20
 
 
-def cell_average(test: TestRun, bs: int, mix: int, qd: int, metric: str) -> Optional[float]:
+def cell_average(test: api.TestRun, bs: int, mix: int, qd: int, metric: str) -> Optional[float]:
     """A cell's window average; None where the window has none of it."""
     ws = window_cells(test).get((bs, mix, qd), [])
     return sum(w.metric(metric) for w in ws) / len(ws) if ws else None
 
 
-def headline_bs(test: TestRun) -> int:
+def headline_bs(test: api.TestRun) -> int:
     """The block size the headline figures quote: 4KiB, else the smallest run."""
     sizes = {bs for bs, _, _ in window_cells(test)}
     return 4096 if 4096 in sizes or not sizes else min(sizes)
@@ -90,7 +77,7 @@ class HddIopsSettings:
     time: int
 
 
-class HddIopsTest(TestType):
+class HddIopsTest(api.TestType):
     name = "hdd-iops"
     title = "HDD random IOPS"
     short = "HDD-IOPS"
@@ -98,51 +85,52 @@ class HddIopsTest(TestType):
     view = "tkperf.testtypes.hdd_iops.view:HddIopsView"
     #: The profiles whose run without ``--tests`` runs it: ``hdd run``, not ``ssd run``.
     default_profiles: Tuple[str, ...] = ("hdd",)
-    options = OptionSet(HddIopsSettings, (
-        Option("hdd_iops_bs", ("--hdd-iops-bs",), "HDD-IOPS block sizes (default 4k,64k,1024k; --quick 4k)",
-               parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
-               quick=(4096,), check=nonempty("--hdd-iops-bs"), metavar="SIZES"),
-        Option("hdd_iops_mixes", ("--hdd-iops-mix",),
-               "HDD-IOPS R/W mixes as read/write (default 100/0,70/30,0/100; --quick 100/0,0/100)",
-               parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 0),
-               check=nonempty("--hdd-iops-mix"), metavar="MIXES"),
-        Option("hdd_iops_qd", ("--hdd-iops-qd",),
-               "HDD-IOPS queue depths, each at TC 1 (default 1,4,16,32; --quick 1,4)",
-               parse=_depths, format=depths_text, default=DEPTHS, quick=(1, 4),
-               check=lambda v: check_depths(v, "--hdd-iops-qd"), metavar="DEPTHS"),
-        Option("hdd_iops_time", ("--hdd-iops-time",),
-               "HDD-IOPS time per cell: seconds or with s/m/h (default 20s; --quick 1s)",
-               parse=parse_duration, default=CELL_S, quick=1,
-               check=in_range(1, MAX_RUNTIME, "--hdd-iops-time"), metavar="DURATION"),
+    options = api.OptionSet(HddIopsSettings, (
+        api.Option("hdd_iops_bs", ("--hdd-iops-bs",), "HDD-IOPS block sizes (default 4k,64k,1024k; --quick 4k)",
+                   parse=api.parse_block_sizes, format=api.format_block_sizes, default=BLOCK_SIZES,
+                   quick=(4096,), check=nonempty("--hdd-iops-bs"), metavar="SIZES"),
+        api.Option("hdd_iops_mixes", ("--hdd-iops-mix",),
+                   "HDD-IOPS R/W mixes as read/write (default 100/0,70/30,0/100; --quick 100/0,0/100)",
+                   parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 0),
+                   check=nonempty("--hdd-iops-mix"), metavar="MIXES"),
+        api.Option("hdd_iops_qd", ("--hdd-iops-qd",),
+                   "HDD-IOPS queue depths, each at TC 1 (default 1,4,16,32; --quick 1,4)",
+                   parse=_depths, format=depths_text, default=DEPTHS, quick=(1, 4),
+                   check=lambda v: check_depths(v, "--hdd-iops-qd"), metavar="DEPTHS"),
+        api.Option("hdd_iops_time", ("--hdd-iops-time",),
+                   "HDD-IOPS time per cell: seconds or with s/m/h (default 20s; --quick 1s)",
+                   parse=api.parse_duration, default=CELL_S, quick=1,
+                   check=api.in_range(1, MAX_RUNTIME, "--hdd-iops-time"), metavar="DURATION"),
     ))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         cfg = opts.of(HddIopsSettings)
         sizes, mixes, depths = cfg.bs, cfg.mixes, cfg.qd
-        params = {"block_sizes": sizes_text(sorted(sizes)), "mixes": mixes_text(sorted(mixes, reverse=True)),
+        params = {"block_sizes": api.format_block_sizes(sorted(sizes)),
+                  "mixes": mixes_text(sorted(mixes, reverse=True)),
                   "depths": depths_text(sorted(depths)), "access": "random", "numjobs": "1",
                   "iodepth": depths_text(sorted(depths)), "runtime": str(cfg.time)}
-        return [repeat_plan(self.name, Rounds(cell_jobs(sizes, mixes, depths, cfg.time)),
+        return [repeat_plan(self.name, api.Rounds(cell_jobs(sizes, mixes, depths, cfg.time)),
                             tracked_cells(sizes, mixes, depths), "iops", "IOPS", params)]
 
-    def headline(self, test: TestRun) -> List[Figure]:
+    def headline(self, test: api.TestRun) -> List[api.Figure]:
         """Per mix at 4KiB: IOPS at QD1 (seek and rotation alone) and the
         highest IOPS over the queue depths (with the drive's reordering)."""
         bs = headline_bs(test)
         cells = window_cells(test)
-        out: List[Figure] = []
+        out: List[api.Figure] = []
         for mix in sorted({m for b, m, _ in cells if b == bs}, reverse=True):
             averages = {qd: cell_average(test, bs, mix, qd, "iops") for b, m, qd in cells if (b, m) == (bs, mix)}
             found = {qd: v for qd, v in averages.items() if v is not None}
             if not found:
                 continue
-            name = f"rnd_{format_bs(bs)}_{side_word(mix)}"
-            text = f"{format_bs(bs)} {side_label(mix)}"
+            name = f"rnd_{api.format_bs(bs)}_{side_word(mix)}"
+            text = f"{api.format_bs(bs)} {side_label(mix)}"
             if 1 in found:
-                out.append(Figure(f"{name}_qd1_iops", f"{text} QD1", found[1], "IOPS"))
+                out.append(api.Figure(f"{name}_qd1_iops", f"{text} QD1", found[1], "IOPS"))
             top = max(found, key=lambda qd: found[qd])
-            out.append(Figure(f"{name}_peak_iops", f"{text} peak (QD{top})", found[top], "IOPS"))
+            out.append(api.Figure(f"{name}_peak_iops", f"{text} peak (QD{top})", found[top], "IOPS"))
         return out
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(0, max(opts.of(HddIopsSettings).bs))
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(0, max(opts.of(HddIopsSettings).bs))

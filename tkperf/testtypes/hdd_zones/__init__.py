@@ -27,30 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.api import (
-    Blocks,
-    Estimate,
-    Figure,
-    FioJob,
-    Option,
-    Options,
-    OptionSet,
-    Phase,
-    Phases,
-    Plan,
-    TargetError,
-    TestRun,
-    TestType,
-    UsageError,
-    format_bs,
-    in_range,
-    mb,
-    parse_duration,
-)
-from tkperf.api import hdd_zone as zone_name
+from tkperf import api
+from tkperf.pts import Estimate, TargetError, mb
+from tkperf.pts import hdd_zone as zone_name
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.api import PlanLike, RunContext
+    from tkperf.pts import PlanLike, RunContext
 
 MiB = 1024 * 1024
 ZONES = 100
@@ -89,22 +71,22 @@ def parse_zone_name(name: str) -> Optional[Tuple[int, str]]:
     return None
 
 
-def sweep_jobs(bounds: Sequence[Tuple[int, int]], side: str, rw: str, seconds: int) -> Tuple[FioJob, ...]:
+def sweep_jobs(bounds: Sequence[Tuple[int, int]], side: str, rw: str, seconds: int) -> Tuple[api.FioJob, ...]:
     """Every zone, outer to inner, as a time-based job confined to its zone."""
-    return tuple(FioJob(name=zone_name(i, side), rw=rw, bs=BS, runtime=seconds, numjobs=1, iodepth=QD,
-                        offset=offset, size=size)
+    return tuple(api.FioJob(name=zone_name(i, side), rw=rw, bs=BS, runtime=seconds, numjobs=1, iodepth=QD,
+                            offset=offset, size=size)
                  for i, (offset, size) in enumerate(bounds, 1))
 
 
 @dataclass(frozen=True)
-class ZoneSweeps(Phases):
+class ZoneSweeps(api.Phases):
     """:class:`Phases` that keeps the zones' placement in the test's data
     and names every phase's fio process in the dry run."""
 
     bounds: Tuple[Tuple[int, int], ...] = ()
     capacity: int = 0
 
-    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: api.TestRun) -> None:
         test.data["zones.capacity"] = str(self.capacity)
         for i, (offset, size) in enumerate(self.bounds, 1):
             test.data[f"zone.{i}.offset"] = str(offset)
@@ -153,7 +135,7 @@ class Zone:
         return 100.0 * (max(v) - min(v)) / mean if len(v) > 1 and mean else None
 
 
-def zones(test: TestRun) -> List[Zone]:
+def zones(test: api.TestRun) -> List[Zone]:
     """The zones of a test in order, with what was measured in each."""
     capacity = int(test.data.get("zones.capacity", "0") or 0)
     found: Dict[int, Dict[str, List[float]]] = {}
@@ -185,76 +167,77 @@ class ZoneSettings:
     zone_passes: int
 
 
-class HddZonesTest(TestType):
+class HddZonesTest(api.TestType):
     name = "hdd-zones"
     title = "HDD throughput by zone"
     short = "HDD-ZONES"
     order = 80
     view = "tkperf.testtypes.hdd_zones.view:HddZonesView"
     default_profiles: Tuple[str, ...] = ("hdd",)
-    options = OptionSet(ZoneSettings, (
-        Option("hdd_zones", ("--zones",),
-               f"HDD-ZONES: zones from outer to inner, 2 to {MAX_ZONES} (default {ZONES}; --quick 8)",
-               parse=lambda text, flag: _count(text, "--zones"), default=ZONES, quick=8,
-               check=in_range(2, MAX_ZONES, "--zones"), metavar="N"),
-        Option("hdd_zone_time", ("--zone-time",),
-               f"HDD-ZONES time per zone and direction: seconds or with s/m/h (default {ZONE_S}s; --quick 1s)",
-               parse=parse_duration, default=ZONE_S, quick=1,
-               check=in_range(1, 3600, "--zone-time"), metavar="DURATION"),
-        Option("hdd_zone_passes", ("--zone-passes",),
-               "HDD-ZONES passes over all zones, for repeatability (default 1)",
-               parse=lambda text, flag: _count(text, "--zone-passes"), default=1,
-               check=in_range(1, 100, "--zone-passes"), metavar="N"),
+    options = api.OptionSet(ZoneSettings, (
+        api.Option("hdd_zones", ("--zones",),
+                   f"HDD-ZONES: zones from outer to inner, 2 to {MAX_ZONES} (default {ZONES}; --quick 8)",
+                   parse=lambda text, flag: _count(text, "--zones"), default=ZONES, quick=8,
+                   check=api.in_range(2, MAX_ZONES, "--zones"), metavar="N"),
+        api.Option("hdd_zone_time", ("--zone-time",),
+                   f"HDD-ZONES time per zone and direction: seconds or with s/m/h (default {ZONE_S}s; --quick 1s)",
+                   parse=api.parse_duration, default=ZONE_S, quick=1,
+                   check=api.in_range(1, 3600, "--zone-time"), metavar="DURATION"),
+        api.Option("hdd_zone_passes", ("--zone-passes",),
+                   "HDD-ZONES passes over all zones, for repeatability (default 1)",
+                   parse=lambda text, flag: _count(text, "--zone-passes"), default=1,
+                   check=api.in_range(1, 100, "--zone-passes"), metavar="N"),
     ))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         cfg = opts.of(ZoneSettings)
         n, seconds, passes = cfg.zones, cfg.zone_time, cfg.zone_passes
         bounds = tuple(zone_bounds(opts.test_bytes(capacity), n))
         phases = []
         for p in range(1, passes + 1):
             for side, rw, label in DIRECTIONS:
-                phases.append(Phase(sweep_jobs(bounds, side, rw, seconds),
-                                    label=f"pass {p}: SEQ {format_bs(BS)} 100% {label}, zones 1-{n} outer to inner"))
-        return [Plan(
+                phases.append(api.Phase(sweep_jobs(bounds, side, rw, seconds),
+                                        label=f"pass {p}: SEQ {api.format_bs(BS)} 100% {label}, "
+                                              f"zones 1-{n} outer to inner"))
+        return [api.Plan(
             key=self.name,
             shape=ZoneSweeps(tuple(phases), bounds=bounds, capacity=capacity),
-            params={"access": "sequential", "block_size": format_bs(BS), "numjobs": "1", "iodepth": str(QD),
+            params={"access": "sequential", "block_size": api.format_bs(BS), "numjobs": "1", "iodepth": str(QD),
                     "zones": str(n), "runtime": str(seconds), "passes": str(passes),
                     "span_bytes": str(bounds[-1][0] + bounds[-1][1])},
             wipc=False,
         )]
 
-    def headline(self, test: TestRun) -> List[Figure]:
+    def headline(self, test: api.TestRun) -> List[api.Figure]:
         """Per direction: the outermost and innermost zone's MB/s, inner in
         percent of outer, the mean over the zones and, over several passes,
         the largest spread of a zone."""
         zs = zones(test)
-        out: List[Figure] = []
+        out: List[api.Figure] = []
         for side, rw, label in DIRECTIONS:
             got = measured(zs, side)
             if not got:
                 continue
             outer, inner = got[0].mb_s(side) or 0.0, got[-1].mb_s(side) or 0.0
             key = f"seq_{rw}"
-            out += [Figure(f"{key}_outer_mb_s", f"{label} outer", outer, "MB/s", "higher", "{:,.1f}"),
-                    Figure(f"{key}_inner_mb_s", f"{label} inner", inner, "MB/s", "higher", "{:,.1f}"),
-                    Figure(f"{key}_inner_outer_pct", f"{label} inner/outer", 100.0 * inner / outer if outer else 0.0,
-                           "%", "", "{:,.0f}"),
-                    Figure(f"{key}_zone_mean_mb_s", f"{label} mean of {len(got)} zones",
-                           sum(z.mb_s(side) or 0.0 for z in got) / len(got), "MB/s", "higher", "{:,.1f}")]
+            out += [api.Figure(f"{key}_outer_mb_s", f"{label} outer", outer, "MB/s", "higher", "{:,.1f}"),
+                    api.Figure(f"{key}_inner_mb_s", f"{label} inner", inner, "MB/s", "higher", "{:,.1f}"),
+                    api.Figure(f"{key}_inner_outer_pct", f"{label} inner/outer",
+                               100.0 * inner / outer if outer else 0.0, "%", "", "{:,.0f}"),
+                    api.Figure(f"{key}_zone_mean_mb_s", f"{label} mean of {len(got)} zones",
+                               sum(z.mb_s(side) or 0.0 for z in got) / len(got), "MB/s", "higher", "{:,.1f}")]
             spreads = [s for s in (z.spread_pct(side) for z in got) if s is not None]
             if spreads:
-                out.append(Figure(f"{key}_pass_spread_pct", f"{label} largest spread over passes",
-                                  max(spreads), "%", "lower", "{:,.1f}"))
+                out.append(api.Figure(f"{key}_pass_spread_pct", f"{label} largest spread over passes",
+                                      max(spreads), "%", "lower", "{:,.1f}"))
         return out
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(0, BS)
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(0, BS)
 
 
 def _count(text: str, flag: str) -> int:
     t = (text or "").strip()
     if not t.isdigit():
-        raise UsageError(f"{flag} {text!r} is not a whole number")
+        raise api.UsageError(f"{flag} {text!r} is not a whole number")
     return int(t)

@@ -7,37 +7,25 @@ the MB/s-vs-position curves of every run overlaid, per direction.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from tkperf.api import HDD_SUMMARY_RANK as SUMMARY_RANK
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import HDD_SUMMARY_RANK as SUMMARY_RANK
+from tkperf.pts import (
     NA,
     NO_PREPARATION,
     Chart,
-    CompareContext,
-    Curve,
     Header,
-    Heading,
-    Paragraph,
-    ReportContext,
-    RunResult,
-    SummaryValue,
-    Table,
-    TestRun,
-    View,
-    XYChart,
     duration,
     figures_blocks,
     fmt,
-    format_bs,
     gb,
-    open_test,
+    hdd_comparison,
     snia_header,
-    table,
+    test_sections,
 )
-from tkperf.api import compare_section as generic_compare_section
 from tkperf.testtypes.hdd_zones import BS, DIRECTIONS, HddZonesTest, Zone, measured, parse_zone_name, sizes_text, zones
 
 POSITION_LABEL = "Position on the disk (% of capacity: 0 = outer edge, LBA 0; 100 = inner end)"
@@ -51,18 +39,18 @@ ABOUT = ("An HDD's outer tracks hold more sectors per revolution than its inner 
          "inner without a pause, writes first, then reads.")
 
 
-def zones_header(ctx: ReportContext, test: TestRun) -> Header:
+def zones_header(ctx: api.ReportContext, test: api.TestRun) -> Header:
     p = test.params
     zs = zones(test)
     passes = p.get("passes", "1")
     middle = [
         ("Zones", f"{p.get('zones', NA)} from outer to inner over {gb(int(p.get('span_bytes', '0') or 0)):,.1f} GB; "
-                  "zone i of N starts at i/N of the range, aligned to 1 MiB"),
+         "zone i of N starts at i/N of the range, aligned to 1 MiB"),
         ("Zone size", sizes_text([(z.offset, z.size) for z in zs]) if zs else NA),
         ("Time per zone", f"{duration(float(p.get('runtime', '0') or 0), rough=True)} per direction, "
-                          "time based, wrapping inside the zone"),
+         "time based, wrapping inside the zone"),
         ("Passes", f"{passes}: each a write sweep, then a read sweep, each one fio process"
-                   + ("; a zone's spread over the passes shows the repeatability" if passes != "1" else "")),
+         + ("; a zone's spread over the passes shows the repeatability" if passes != "1" else "")),
         ("Phases run", f"{len(test.rounds)} of {2 * int(passes) if passes.isdigit() else NA}"),
         ("Steady state", NO_STEADY),
     ]
@@ -71,17 +59,17 @@ def zones_header(ctx: ReportContext, test: TestRun) -> Header:
     return snia_header(ctx.run, test, stimulus, middle, without_wipc=NO_PREPARATION, wdpc="none")
 
 
-def _curve(label: str, zs: Sequence[Zone], side: str) -> Curve:
+def _curve(label: str, zs: Sequence[Zone], side: str) -> api.Curve:
     got = measured(zs, side)
-    return Curve(label, np.array([z.position_pct for z in got]),
-                   np.array([z.mb_s(side) or math.nan for z in got]))
+    return api.Curve(label, np.array([z.position_pct for z in got]),
+                     np.array([z.mb_s(side) or math.nan for z in got]))
 
 
-def position_chart(curves: Sequence[Curve], title: str) -> XYChart:
-    return XYChart(tuple(curves), POSITION_LABEL, "MB/s (decimal)", title, xticks=POSITION_TICKS)
+def position_chart(curves: Sequence[api.Curve], title: str) -> api.XYChart:
+    return api.XYChart(tuple(curves), POSITION_LABEL, "MB/s (decimal)", title, xticks=POSITION_TICKS)
 
 
-def zone_table(test: TestRun, zs: Sequence[Zone]) -> Table:
+def zone_table(test: api.TestRun, zs: Sequence[Zone]) -> api.Table:
     """Every zone: where it is and its MB/s per direction (and spread over passes)."""
     passes = max((len(z.passes(s)) for z in zs for s, _, _ in DIRECTIONS), default=0)
     headers = ["Zone", "Start (GB)", "Position (%)"] + [f"{label} MB/s" for _, _, label in DIRECTIONS]
@@ -95,44 +83,43 @@ def zone_table(test: TestRun, zs: Sequence[Zone]) -> Table:
             row += [fmt(z.spread_pct(side)) for side, _, _ in DIRECTIONS]
         rows.append(row)
     what = f"mean of {passes} passes, spread = (max - min) / mean" if passes > 1 else "one pass"
-    return table(headers, rows, title=f"{test.key}: MB/s of every zone, outer to inner ({what})",
-                   widths=[10, 16, 16] + [16] * (len(headers) - 3))
+    return api.table(headers, rows, title=f"{test.key}: MB/s of every zone, outer to inner ({what})",
+                     widths=[10, 16, 16] + [16] * (len(headers) - 3))
 
 
-def phases_table(test: TestRun) -> Table:
+def phases_table(test: api.TestRun) -> api.Table:
     rows = []
     for r in test.rounds:
         moved = sum(w.read.io_bytes + w.write.io_bytes for w in r.workloads)
         rows.append([str(r.index), test.data.get(f"phase.{r.index}", f"phase {r.index}"),
                      str(len(r.workloads)), fmt(r.fio_s, "s"), f"{gb(moved):,.2f}"])
-    return table(["Phase", "What", "Zones", "fio time (s)", "GB moved"], rows,
-                   title="Phases in the order run (each one fio process)", widths=[8, 50, 10, 16, 16])
+    return api.table(["Phase", "What", "Zones", "fio time (s)", "GB moved"], rows,
+                     title="Phases in the order run (each one fio process)", widths=[8, 50, 10, 16, 16])
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
+    return test_sections(ctx, tests, HddZonesTest.title, zones_header, measured_blocks)
+
+
+def measured_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
+    """The blocks of one test that measured something."""
     out: list = []
-    for test in tests:
-        opening, done = open_test(test, HddZonesTest.title, zones_header(ctx, test))
-        out += opening
-        if not done:
-            continue
-        zs = zones(test)
-        curves = [_curve(label, zs, side) for side, _, label in DIRECTIONS if measured(zs, side)]
-        out += figures_blocks(HddZonesTest(), test)
-        out += [Heading("MB/s vs position on the disk", 2, room_cm=10), Paragraph(ABOUT),
-                ctx.chart(test, "mbs-vs-position", position_chart(curves, f"{test.key}: MB/s vs position"),
-                          "Sequential MB/s (1 MB = 10^6 bytes) of each zone at its starting position, "
-                          "0% the outer edge (LBA 0), 100% the inner end; W and R."),
-                zone_table(test, zs), phases_table(test)]
+    zs = zones(test)
+    curves = [_curve(label, zs, side) for side, _, label in DIRECTIONS if measured(zs, side)]
+    out += figures_blocks(HddZonesTest(), test)
+    out += [api.Heading("MB/s vs position on the disk", 2, room_cm=10), api.Paragraph(ABOUT),
+            ctx.chart(test, "mbs-vs-position", position_chart(curves, f"{test.key}: MB/s vs position"),
+                      "Sequential MB/s (1 MB = 10^6 bytes) of each zone at its starting position, "
+                      "0% the outer edge (LBA 0), 100% the inner end; W and R."),
+            zone_table(test, zs), phases_table(test)]
     return out
 
 
-def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-    kind = HddZonesTest()
-    out = generic_compare_section(kind, ctx, runs, labels)
+def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
+    out, tests = hdd_comparison(HddZonesTest(), ctx, runs, labels)
     if not out:
         return []
-    per_run = [zones(next(iter(r.tests_of(kind.name)))) if r.tests_of(kind.name) else [] for r in ctx.runs]
+    per_run = [zones(t) if t is not None else [] for t in tests]
     for side, rw, label in DIRECTIONS:
         by_pos: List[Dict[float, Optional[float]]] = [
             {round(z.position_pct, 1): z.mb_s(side) for z in measured(zs, side)} for zs in per_run]
@@ -143,43 +130,41 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
                            lambda i, j: by_pos[j].get(positions[i]),  # noqa: B023 - called here, at once
                            "MB/s", "Position (%)")
         curves = [_curve(run_label, zs, side) for run_label, zs in zip(ctx.labels, per_run) if measured(zs, side)]
-        out += [Heading(f"SEQ 100% {label}: MB/s vs position", 2, room_cm=10),
+        out += [api.Heading(f"SEQ 100% {label}: MB/s vs position", 2, room_cm=10),
                 Chart(f"hdd-zones-{rw}-vs-position.png",
-                        position_chart(curves, f"SEQ 100% {label}: MB/s vs position, every run"),
-                        f"SEQ 100% {label} MB/s of each zone at its position (0% outer, 100% inner), "
-                        "every run overlaid."),
+                      position_chart(curves, f"SEQ 100% {label}: MB/s vs position, every run"),
+                      f"SEQ 100% {label} MB/s of each zone at its position (0% outer, 100% inner), "
+                      "every run overlaid."),
                 ctx.grid_table(grid, f"SEQ 100% {label}: MB/s by position (% of capacity), n/a where a run "
-                                     "has no zone there")]
+                               "has no zone there")]
     return out
 
 
-class HddZonesView(View):
+class HddZonesView(api.View):
     """How HddZones results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
+    def instance_title(self, test: api.TestRun) -> str:
+        bs = test.params.get("block_size", api.format_bs(BS))
+        return self.kind.short if bs == api.format_bs(BS) else f"{self.kind.short} {bs}"
 
-    def instance_title(self, test: TestRun) -> str:
-        bs = test.params.get("block_size", format_bs(BS))
-        return self.kind.short if bs == format_bs(BS) else f"{self.kind.short} {bs}"
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+    def summary(self, test: api.TestRun) -> Dict[str, api.SummaryValue]:
         """The SEQ 1024KiB lines: the mean over the zones (outer to inner)."""
-        if test.params.get("block_size", format_bs(BS)) != format_bs(BS):
+        if test.params.get("block_size", api.format_bs(BS)) != api.format_bs(BS):
             return {}  # another block size (an imported TKperf file's 4k zones)
         figures = {f.key: f for f in self.kind.headline(test)}
         out = {}
         for rw in ("write", "read"):
             f = figures.get(f"seq_{rw}_zone_mean_mb_s")
             if f is not None:
-                out[f"seq_{rw}_mb_s"] = SummaryValue(f.value, "HDD-ZONES: mean of the zones, outer to inner",
-                                                     SUMMARY_RANK)
+                out[f"seq_{rw}_mb_s"] = api.SummaryValue(f.value, "HDD-ZONES: mean of the zones, outer to inner",
+                                                         SUMMARY_RANK)
         return out
 
-    def check_data(self, test: TestRun) -> None:
+    def check_data(self, test: api.TestRun) -> None:
         if test.series:
             raise ValueError("an HDD-ZONES test keeps its sweeps as rounds, not as a series")
         for r in test.rounds:

@@ -21,29 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
-from tkperf.api import (
-    MAX_IODEPTH,
-    MIN_WRITTEN,
-    OIO_OPERATOR,
-    Blocks,
-    Figure,
-    FioJob,
-    OneFillFirst,
-    Option,
-    Options,
-    OptionSet,
-    Plan,
-    PtsRules,
-    TestRun,
-    TestType,
-    Tracking,
-    UsageError,
-    parse_duration,
-    round_deviation,
-    round_option,
-    stored_values,
-)
-from tkperf.api import in_range as _in_range
+from tkperf import api
+from tkperf.pts import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.hir.shape import HostIdleShape, Setting, sample_ms
 
@@ -63,11 +42,11 @@ def parse_idles(text: str, flag: str) -> Tuple[int, ...]:
     """'5,10,15' or '5s,1m' -> idle seconds, in the order given, each once."""
     out: List[int] = []
     for part in (text or "").split(","):
-        value = parse_duration(part, f"{flag} value")
+        value = api.parse_duration(part, f"{flag} value")
         if not 1 <= value <= MAX_IDLE_S:
-            raise UsageError(f"{flag} {part.strip()!r} is out of range (1s..{MAX_IDLE_S}s)")
+            raise api.UsageError(f"{flag} {part.strip()!r} is out of range (1s..{MAX_IDLE_S}s)")
         if value in out:
-            raise UsageError(f"{flag} names {value} s twice")
+            raise api.UsageError(f"{flag} names {value} s twice")
         out.append(value)
     return tuple(out)
 
@@ -79,7 +58,7 @@ def idles_text(values: Tuple[int, ...]) -> str:
 def parse_count(text: str, flag: str) -> int:
     t = (text or "").strip()
     if not t.isdigit():
-        raise UsageError(f"{flag} {text!r} is not a whole number")
+        raise api.UsageError(f"{flag} {text!r} is not a whole number")
     return int(t)
 
 
@@ -87,7 +66,7 @@ def parse_return(text: str, flag: str) -> int:
     """'auto' (0: cycles x the write period) or a duration in seconds."""
     if (text or "").strip().lower() == "auto":
         return 0
-    return parse_duration(text, flag)
+    return api.parse_duration(text, flag)
 
 
 def return_text(value: int) -> str:
@@ -96,10 +75,10 @@ def return_text(value: int) -> str:
 
 def _check_return(value: int) -> None:
     if value and not 1 <= value <= MAX_RETURN_S:
-        raise UsageError(f"--hir-return {value} is out of range (1..{MAX_RETURN_S} s, or auto)")
+        raise api.UsageError(f"--hir-return {value} is out of range (1..{MAX_RETURN_S} s, or auto)")
 
 
-def return_of(opts: Options) -> int:
+def return_of(opts: api.Options) -> int:
     """The return's seconds: as given, else cycles x the write period."""
     cfg = opts.of(HirSettings)
     return cfg.return_ or cfg.cycles * cfg.write
@@ -128,13 +107,13 @@ class HirSettings:
     wipc: bool
 
 
-class HostIdleRecoveryPts(PtsRules):
+class HostIdleRecoveryPts(api.PtsRules):
     """HostIdleRecovery's SNIA PTS rules."""
 
-    oio = OIO_OPERATOR
+    oio = api.OIO_OPERATOR
 
-    def deviations(self, kind: TestType, options: Mapping[str, str], revision) -> List[str]:
-        v = stored_values(kind, options)
+    def deviations(self, kind: api.TestType, options: Mapping[str, str], revision) -> List[str]:
+        v = api.stored_values(kind, options)
         out: List[str] = []
         if revision.id == "pts-c-1.1":
             out.append("HIR is a PTS-E test, not part of PTS-C 1.1")
@@ -150,45 +129,45 @@ class HostIdleRecoveryPts(PtsRules):
         return out + round_deviation(v, "hir", "HIR")
 
 
-class HostIdleRecoveryTest(TestType):
+class HostIdleRecoveryTest(api.TestType):
     pts = HostIdleRecoveryPts()
     name = "hir"
     title = "Host Idle Recovery"
     short = "HIR"
     order = 75
     view = "tkperf.testtypes.hir.view:HostIdleRecoveryView"
-    options = OptionSet(HirSettings, (
-        Option("hir_idle", ("--hir-idle",), "HIR idle times between write periods, each its own setting "
-               "(default 5,10,15,25,50 s; 1,2 with --quick)", parse=parse_idles, format=idles_text,
-               default=PTS_IDLE, quick=(1, 2), metavar="TIMES"),
-        Option("hir_cycles", ("--hir-cycles",), "HIR write periods (each followed by the idle time) per idle "
-               "setting (default 360; 3 with --quick)", parse=parse_count, default=PTS_CYCLES, quick=3,
-               check=_in_range(1, MAX_CYCLES, "--hir-cycles"), metavar="N"),
-        Option("hir_write", ("--hir-write",), "HIR length of a write period (default 5s; 1s with --quick)",
-               parse=parse_duration, default=PTS_WRITE_S, quick=1,
-               check=_in_range(1, MAX_WRITE_S, "--hir-write"), metavar="DURATION"),
-        Option("hir_return", ("--hir-return",), "HIR continuous writes back to baseline after each idle "
-               "setting (default auto: cycles x the write period, 1800s; 3s with --quick)",
-               parse=parse_return, format=return_text, default=0, check=_check_return, metavar="DURATION"),
-        Option("hir_qd", ("--hir-qd",), "HIR outstanding writes of its one thread, fio iodepth (default 32)",
-               parse=parse_count, default=32, check=_in_range(1, MAX_IODEPTH, "--hir-qd"),
-               metavar="QD"),
+    options = api.OptionSet(HirSettings, (
+        api.Option("hir_idle", ("--hir-idle",), "HIR idle times between write periods, each its own setting "
+                   "(default 5,10,15,25,50 s; 1,2 with --quick)", parse=parse_idles, format=idles_text,
+                   default=PTS_IDLE, quick=(1, 2), metavar="TIMES"),
+        api.Option("hir_cycles", ("--hir-cycles",), "HIR write periods (each followed by the idle time) per idle "
+                   "setting (default 360; 3 with --quick)", parse=parse_count, default=PTS_CYCLES, quick=3,
+                   check=api.in_range(1, MAX_CYCLES, "--hir-cycles"), metavar="N"),
+        api.Option("hir_write", ("--hir-write",), "HIR length of a write period (default 5s; 1s with --quick)",
+                   parse=api.parse_duration, default=PTS_WRITE_S, quick=1,
+                   check=api.in_range(1, MAX_WRITE_S, "--hir-write"), metavar="DURATION"),
+        api.Option("hir_return", ("--hir-return",), "HIR continuous writes back to baseline after each idle "
+                   "setting (default auto: cycles x the write period, 1800s; 3s with --quick)",
+                   parse=parse_return, format=return_text, default=0, check=_check_return, metavar="DURATION"),
+        api.Option("hir_qd", ("--hir-qd",), "HIR outstanding writes of its one thread, fio iodepth (default 32)",
+                   parse=parse_count, default=32, check=api.in_range(1, api.MAX_IODEPTH, "--hir-qd"),
+                   metavar="QD"),
         round_option("hir", "HIR"),
-        Option("hir_wipc", ("--hir-wipc",), "HIR: run the WIPC (SEQ 128KiB W, 2x) after the purge; by "
-               "default HIR skips it, as both open PTS implementations do (its own RND 4KiB W rounds "
-               "precondition the drive)", switch=True, default=False),
+        api.Option("hir_wipc", ("--hir-wipc",), "HIR: run the WIPC (SEQ 128KiB W, 2x) after the purge; by "
+                   "default HIR skips it, as both open PTS implementations do (its own RND 4KiB W rounds "
+                   "precondition the drive)", switch=True, default=False),
     ))
 
     # --- running ---------------------------------------------------------------
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         cfg = opts.of(HirSettings)
         qd, write = cfg.qd, cfg.write
         back = return_of(opts)
-        steady = FioJob(name=STEADY_JOB, rw="randwrite", bs=4096, runtime=cfg.round, numjobs=1, iodepth=qd)
+        steady = api.FioJob(name=STEADY_JOB, rw="randwrite", bs=4096, runtime=cfg.round, numjobs=1, iodepth=qd)
         shape = HostIdleShape(steady, tuple(Setting(i, write, cfg.cycles, back) for i in cfg.idle))
-        return [Plan(
+        return [api.Plan(
             key=self.name, shape=shape, wipc=cfg.wipc,
-            tracking=Tracking(steady.name, "write.iops", f"RND 4KiB W TC1/QD{qd} IOPS"),
+            tracking=api.Tracking(steady.name, "write.iops", f"RND 4KiB W TC1/QD{qd} IOPS"),
             params={"block_size": "4k", "access": "random", "mix": "0/100", "numjobs": "1", "iodepth": str(qd),
                     "runtime": str(cfg.round), "idle": idles_text(cfg.idle),
                     "cycles": str(cfg.cycles), "write": str(write), "return": str(back),
@@ -198,21 +177,21 @@ class HostIdleRecoveryTest(TestType):
         )]
 
     # --- reading results -------------------------------------------------------------
-    def headline(self, test: TestRun) -> List[Figure]:
+    def headline(self, test: api.TestRun) -> List[api.Figure]:
         base = baseline(test)
         if base is None:
             return []
-        out = [Figure("baseline_iops", "baseline", base, "IOPS")]
+        out = [api.Figure("baseline_iops", "baseline", base, "IOPS")]
         for s in settings(test):
             mean = s.mean_iops
             if mean is None:
                 continue
-            out.append(Figure(f"idle_{key_of(s.idle_s)}_iops", f"idle {s.idle_s} s", mean, "IOPS"))
+            out.append(api.Figure(f"idle_{key_of(s.idle_s)}_iops", f"idle {s.idle_s} s", mean, "IOPS"))
             gain = s.gain_pct(base)
             if gain is not None:
-                out.append(Figure(f"gain_{key_of(s.idle_s)}_pct", f"gain idle {s.idle_s} s", gain, "%",
-                                  "higher", "{:+,.1f}"))
+                out.append(api.Figure(f"gain_{key_of(s.idle_s)}_pct", f"gain idle {s.idle_s} s", gain, "%",
+                                      "higher", "{:+,.1f}"))
         return out
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(0, 4096)
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(0, 4096)

@@ -21,7 +21,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from tkperf.api import TestRun
+from tkperf import api
 from tkperf.testtypes.hir import iopslog
 from tkperf.testtypes.hir.shape import LOGGED, PERIODS, RETURN, setting_rounds
 
@@ -88,7 +88,7 @@ class SettingResult:
         return self.length_s[self.kind == iopslog.WHOLE]
 
 
-def baseline(test: TestRun) -> Optional[float]:
+def baseline(test: api.TestRun) -> Optional[float]:
     """The steady-state IOPS of the test's rounds (its measurement window)."""
     if not test.tracking_workload:
         return None
@@ -103,7 +103,7 @@ def _logged(text: str) -> Tuple[float, float]:
     return a, z
 
 
-def settings(test: TestRun) -> List[SettingResult]:
+def settings(test: api.TestRun) -> List[SettingResult]:
     """Every idle setting the test measured, in the order it ran."""
     periods, back = test.series.get(PERIODS), test.series.get(RETURN)
     have = {r.index for r in test.rounds}
@@ -127,16 +127,16 @@ def settings(test: TestRun) -> List[SettingResult]:
     return out
 
 
-def write_s(test: TestRun) -> float:
+def write_s(test: api.TestRun) -> float:
     text = test.params.get("write", "")
     return float(text) if text.isdigit() and int(text) > 0 else 5.0
 
 
-def cycles(test: TestRun) -> int:
+def cycles(test: api.TestRun) -> int:
     text = test.params.get("cycles", "")
     return int(text) if text.isdigit() else 0
 
 
-def steady_round_indices(test: TestRun) -> List[int]:
+def steady_round_indices(test: api.TestRun) -> List[int]:
     """The rounds of the steady-state loop (those with the tracking job)."""
     return [r.index for r in test.rounds if r.workload(test.tracking_workload) is not None]

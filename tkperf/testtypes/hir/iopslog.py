@@ -34,8 +34,8 @@ from typing import List, Tuple
 
 import numpy as np
 
-from tkperf.api import log_files as logs_log_files
-from tkperf.api import parse_log
+from tkperf.pts import log_files as logs_log_files
+from tkperf.pts import parse_log
 
 #: fio's direction number of writes in its logs.
 WRITE = 1

@@ -38,28 +38,23 @@ from typing import TYPE_CHECKING, ClassVar, List, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import (
     FIO_GAP_S,
     Estimate,
-    Figure,
-    FioJob,
-    Headline,
     OutputError,
-    Round,
-    Rounds,
     Shape,
-    TestRun,
     duration,
     duration_rough,
     log_directory,
     progress_of,
     record_round,
 )
-from tkperf.api import DataSeries as Series
+from tkperf.pts import DataSeries as Series
 from tkperf.testtypes.hir import iopslog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tkperf.api import PlanLike, RunContext
+    from tkperf.pts import PlanLike, RunContext
 
 progress = logging.getLogger("tkperf.progress")
 
@@ -113,7 +108,7 @@ def log_extra(prefix: str, ms: int) -> Tuple[Tuple[str, str], ...]:
     return (("write_iops_log", prefix), ("log_avg_msec", str(ms)))
 
 
-def setting_jobs(base: FioJob, s: Setting, logdir: str) -> Tuple[FioJob, FioJob]:
+def setting_jobs(base: api.FioJob, s: Setting, logdir: str) -> Tuple[api.FioJob, api.FioJob]:
     """The idle job and the return job of one setting, logging into ``logdir``."""
     ms = sample_ms(s.write_s)
     idle = replace(base, name=idle_name(s.idle_s), runtime=s.idle_runtime,
@@ -163,24 +158,24 @@ class HostIdleShape(Shape):
 
     keeps_steady_on_resume: ClassVar[bool] = False
 
-    steady: FioJob
+    steady: api.FioJob
     settings: Tuple[Setting, ...]
 
-    def fob(self, headline: Headline, test: TestRun) -> List[Figure]:
+    def fob(self, headline: api.Headline, test: api.TestRun) -> List[api.Figure]:
         """None: HIR's round 1 is the mean of a whole round (30 min by
         default), which blends the fresh-out-of-box level, the write cliff
         and the transition; FOB is a first minute (WSAT's first interval),
         which HIR does not record on its own.  Its report header says so."""
         return []
 
-    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+    def first_figures(self, headline: api.Headline, test: api.TestRun) -> List[api.Figure]:
         """Round 1 of the steady-state loop, right after the purge (and WIPC, with ``--hir-wipc``)."""
         if not test.rounds or not test.tracking_workload:
             return []
         w = test.rounds[0].workload(test.tracking_workload)
         if w is None:
             return []
-        return [Figure("baseline_iops", "baseline", w.metric(test.tracking_metric), "IOPS")]
+        return [api.Figure("baseline_iops", "baseline", w.metric(test.tracking_metric), "IOPS")]
 
     def __post_init__(self) -> None:
         if not self.settings:
@@ -189,10 +184,10 @@ class HostIdleShape(Shape):
         if len(set(idles)) != len(idles):
             raise ValueError("every idle setting needs an idle time of its own")
 
-    def jobs(self, logdir: str) -> Tuple[FioJob, ...]:
+    def jobs(self, logdir: str) -> Tuple[api.FioJob, ...]:
         return tuple(j for s in self.settings for j in setting_jobs(self.steady, s, logdir))
 
-    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
+    def run(self, ctx: RunContext, plan: PlanLike, test: api.TestRun) -> None:
         if plan.tracking is None or plan.tracking.workload != self.steady.name:
             raise ValueError(f"{plan.key}: the tracking figure must be the steady-state job's")
         test.rounds.clear()  # steady state and idle settings are one unbroken run
@@ -201,7 +196,7 @@ class HostIdleShape(Shape):
         periods, back = Series(PERIODS, PERIOD_COLUMNS), Series(RETURN, RETURN_COLUMNS)
         test.series = {}
         progress_of(ctx).rounds_then(sum(s.seconds for s in self.settings))
-        Rounds((self.steady,)).run(ctx, plan, test)
+        api.Rounds((self.steady,)).run(ctx, plan, test)
         reached = test.stop_reason
         test.series = {PERIODS: periods, RETURN: back}
         logdir = log_directory(ctx.xml_path, ".tkperf-hir-", "IOPS logs")
@@ -213,14 +208,14 @@ class HostIdleShape(Shape):
         test.stop_reason = f"all idle settings run after {reached}"
         ctx.save()
 
-    def _setting(self, ctx: RunContext, plan: PlanLike, test: TestRun, k: int, s: Setting, logdir: str,
+    def _setting(self, ctx: RunContext, plan: PlanLike, test: api.TestRun, k: int, s: Setting, logdir: str,
                  periods: Series, back: Series) -> None:
         label = f"idle {s.idle_s} s"
         ctx.phase = label
         # the first call starts the clock of all the settings; later ones name the phase
         progress_of(ctx).once_started(f"{label}: {s.cycles} x ({s.write_s} s write + {s.idle_s} s idle), "
-                                    f"then {duration(float(s.return_s))} back to baseline",
-                                    sum(x.seconds for x in self.settings))
+                                      f"then {duration(float(s.return_s))} back to baseline",
+                                      sum(x.seconds for x in self.settings))
         progress.info("[%s] %s: %d write periods of %d s, then %s of continuous writes", plan.key, label,
                       s.cycles, s.write_s, duration(float(s.return_s)))
         jobs = setting_jobs(self.steady, s, logdir)
@@ -242,7 +237,7 @@ class HostIdleShape(Shape):
         self._warn(ctx, plan, s, got)
         ctx.save()
 
-    def _read(self, job: FioJob, rnd: Round) -> Tuple[iopslog.Windows, float, float]:
+    def _read(self, job: api.FioJob, rnd: api.Round) -> Tuple[iopslog.Windows, float, float]:
         w = rnd.workload(job.name)
         prefix = dict(job.extra)["write_iops_log"]
         windows, files = iopslog.read_windows(prefix, float(dict(job.extra)["log_avg_msec"]))
@@ -254,11 +249,11 @@ class HostIdleShape(Shape):
         whole = sum(1 for p in got.periods if p.kind != iopslog.PART)
         if whole != s.cycles:
             ctx.event("warning", f"idle {s.idle_s} s: fio's log shows {whole} write periods, not "
-                                 f"{s.cycles}", plan.key)
+                      f"{s.cycles}", plan.key)
         for what, share in zip(("idle job", "return job"), got.logged):
             if abs(share - 1.0) > LOG_TOLERANCE:
                 ctx.event("warning", f"idle {s.idle_s} s: fio's IOPS log of the {what} holds "
-                                     f"{share:.0%} of the I/Os fio counted", plan.key)
+                          f"{share:.0%} of the I/Os fio counted", plan.key)
 
     def estimate(self, opts, capacity: int) -> Estimate:
         per_round = self.steady.planned_seconds + FIO_GAP_S
@@ -276,7 +271,7 @@ class HostIdleShape(Shape):
                         first * per_round + rest, opts.max_rounds * per_round + rest)
 
 
-def setting_rounds(test: TestRun) -> Sequence[Tuple[int, int, int]]:
+def setting_rounds(test: api.TestRun) -> Sequence[Tuple[int, int, int]]:
     """(setting number, idle seconds, round index) of every setting run."""
     out = []
     k = 1

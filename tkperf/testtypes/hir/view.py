@@ -7,26 +7,17 @@ runs side by side and their gains overlaid.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Set
+from typing import List, Optional, Sequence, Set
 
 import numpy as np
 
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import (
     NA,
     Chart,
-    CompareContext,
     Convergence,
-    Curve,
     Header,
-    Heading,
-    Paragraph,
-    ReportContext,
-    RunResult,
     Series,
-    Table,
-    TestRun,
-    View,
-    XYChart,
     chart_name,
     duration,
     fmt,
@@ -36,7 +27,6 @@ from tkperf.api import (
     plural,
     snia_header,
     steady_sections,
-    table,
     test_title,
     tracking_label,
     verdict,
@@ -65,7 +55,7 @@ def _pct(value: Optional[float]) -> str:
     return NA if value is None or np.isnan(value) else f"{value:+,.1f}%"
 
 
-def round1_words(test: TestRun) -> str:
+def round1_words(test: api.TestRun) -> str:
     """What HIR's round 1 is, and why it is not shown as FOB (docs/method.rst, "HIR's round 1 is not FOB")."""
     rnd = test.params.get("round_s", test.params.get("runtime", ""))
     length = f" ({duration(float(rnd), rough=True)} here)" if rnd.isdigit() else ""
@@ -74,7 +64,7 @@ def round1_words(test: TestRun) -> str:
             "1-minute interval)")
 
 
-def hir_header(ctx: ReportContext, test: TestRun) -> Header:
+def hir_header(ctx: api.ReportContext, test: api.TestRun) -> Header:
     p = test.params
     rounds = steady_round_indices(test)
     middle = (
@@ -84,10 +74,10 @@ def hir_header(ctx: ReportContext, test: TestRun) -> Header:
         ("Tracking", tracking_label(test)),
         ("Round 1", round1_words(test)),
         ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
-                         + verdict(test, test.steady)),
+         + verdict(test, test.steady)),
         ("Idle times", f"{p.get('idle', NA).replace(',', ', ')} s, one setting each, in this order"),
         ("Write periods", f"{p.get('cycles', NA)} per idle time, {p.get('write', NA)} s each, each followed "
-                          "by the idle time (fio thinktime_iotime / thinktime, the queue drained before idling)"),
+         "by the idle time (fio thinktime_iotime / thinktime, the queue drained before idling)"),
         ("Return to baseline", f"{p.get('return', NA)} s of continuous writes after each setting"),
         ("IOPS log", f"fio write_iops_log, log_avg_msec={p.get('log_avg_msec', NA)}"),
     )
@@ -97,8 +87,8 @@ def hir_header(ctx: ReportContext, test: TestRun) -> Header:
     no_wipc = ("none: HIR skips the WIPC, as both open PTS implementations do (--hir-wipc runs it)"
                if p.get("wipc") == "no" else "")
     return snia_header(ctx.run, test, "RND 4KiB 100% W: steady state, then write periods with idle "
-                              "gaps per idle time, each setting followed by a return to baseline", middle,
-                              without_wipc=no_wipc, wdpc=wdpc)
+                       "gaps per idle time, each setting followed by a return to baseline", middle,
+                       without_wipc=no_wipc, wdpc=wdpc)
 
 
 # --- data for the charts ---------------------------------------------------------------------
@@ -120,58 +110,58 @@ def setting_end(s: SettingResult) -> float:
     return float(s.start_s[-1] + s.length_s[-1] + s.gap_s[-1]) if s.start_s.size else 0.0
 
 
-def timeline(ss: Sequence[SettingResult], write: float, base: Optional[float], title: str) -> XYChart:
+def timeline(ss: Sequence[SettingResult], write: float, base: Optional[float], title: str) -> api.XYChart:
     """Every setting's write periods and return on one time axis."""
     curves, offset = [], 0.0
     for s in ss:
         x = np.r_[period_times(s, write)[s.counted], return_times(s)] + offset
         y = np.r_[s.iops[s.counted], s.return_iops]
-        curves.append(Curve(f"idle {s.idle_s} s", x, y))
+        curves.append(api.Curve(f"idle {s.idle_s} s", x, y))
         offset += setting_end(s)
     hlines = ((f"baseline {fmt(base)} IOPS", base),) if base else ()
-    return XYChart(tuple(curves), TIME_LABEL, IOPS_LABEL, title, time_axis=True, hlines=hlines,
-                     legend_title="Idle setting (write periods, then the return to baseline)")
+    return api.XYChart(tuple(curves), TIME_LABEL, IOPS_LABEL, title, time_axis=True, hlines=hlines,
+                       legend_title="Idle setting (write periods, then the return to baseline)")
 
 
-def setting_chart(s: SettingResult, write: float, base: Optional[float], title: str) -> XYChart:
-    curves = (Curve(f"write periods ({write:g} s, then {s.idle_s} s idle)", period_times(s, write)[s.counted],
-                      s.iops[s.counted]),
-              Curve("return to baseline (continuous writes)", return_times(s), s.return_iops))
+def setting_chart(s: SettingResult, write: float, base: Optional[float], title: str) -> api.XYChart:
+    curves = (api.Curve(f"write periods ({write:g} s, then {s.idle_s} s idle)", period_times(s, write)[s.counted],
+                        s.iops[s.counted]),
+              api.Curve("return to baseline (continuous writes)", return_times(s), s.return_iops))
     hlines = ((f"baseline {fmt(base)} IOPS", base),) if base else ()
     vlines = (("return", s.return_start_s),) if s.return_end_s.size else ()
-    return XYChart(curves, TIME_LABEL, IOPS_LABEL, title, time_axis=True, hlines=hlines, vlines=vlines)
+    return api.XYChart(curves, TIME_LABEL, IOPS_LABEL, title, time_axis=True, hlines=hlines, vlines=vlines)
 
 
 def gain_chart(labels: Sequence[str], runs: Sequence[Sequence[SettingResult]], bases: Sequence[Optional[float]],
-               title: str) -> XYChart:
-    curves: List[Curve] = []
+               title: str) -> api.XYChart:
+    curves: List[api.Curve] = []
     idles: Set[float] = set()
     values: List[float] = []
     for label, ss, base in zip(labels, runs, bases):
         pairs = [(s.idle_s, gain) for s in ss if (gain := s.gain_pct(base)) is not None]
         if not pairs:
             continue
-        curves.append(Curve(label, np.array([float(i) for i, _ in pairs]), np.array([g for _, g in pairs])))
+        curves.append(api.Curve(label, np.array([float(i) for i, _ in pairs]), np.array([g for _, g in pairs])))
         idles |= {i for i, _ in pairs}
         values += [g for _, g in pairs]
     low = 0.0 if all(v >= 0 for v in values) else None
     hlines = (("baseline", 0.0),) if low is None else ()
-    return XYChart(tuple(curves), IDLE_LABEL, GAIN_LABEL, title, xticks=tuple(sorted(float(i) for i in idles)),
-                     ylim=(low, None), hlines=hlines)
+    return api.XYChart(tuple(curves), IDLE_LABEL, GAIN_LABEL, title, xticks=tuple(sorted(float(i) for i in idles)),
+                       ylim=(low, None), hlines=hlines)
 
 
-def iops_chart(ss: Sequence[SettingResult], write: float, base: Optional[float], title: str) -> XYChart:
+def iops_chart(ss: Sequence[SettingResult], write: float, base: Optional[float], title: str) -> api.XYChart:
     x = np.array([float(s.idle_s) for s in ss if s.mean_iops is not None])
     mean = np.array([s.mean_iops for s in ss if s.mean_iops is not None])
     host = np.array([s.host_iops(write) for s in ss if s.mean_iops is not None])
     hlines = ((f"baseline {fmt(base)} IOPS", base),) if base else ()
-    return XYChart((Curve("write periods (mean)", x, mean), Curve("host-visible (write + idle)", x, host)),
-                     IDLE_LABEL, IOPS_LABEL, title, xticks=tuple(float(v) for v in x), hlines=hlines)
+    return api.XYChart((api.Curve("write periods (mean)", x, mean), api.Curve("host-visible (write + idle)", x, host)),
+                       IDLE_LABEL, IOPS_LABEL, title, xticks=tuple(float(v) for v in x), hlines=hlines)
 
 
 # --- tables ------------------------------------------------------------------------------------
 
-def recovery_table(ss: Sequence[SettingResult], write: float, planned: int, base: Optional[float]) -> Table:
+def recovery_table(ss: Sequence[SettingResult], write: float, planned: int, base: Optional[float]) -> api.Table:
     rows = []
     for s in ss:
         v = s.iops[s.counted]
@@ -179,10 +169,10 @@ def recovery_table(ss: Sequence[SettingResult], write: float, planned: int, base
                      fmt(s.mean_iops), fmt(float(v.min()) if v.size else None),
                      fmt(float(v.max()) if v.size else None), _pct(s.gain_pct(base)),
                      fmt(s.host_iops(write)), fmt(s.return_level)])
-    return table(["Idle", "Write periods", "Mean IOPS", "Lowest", "Highest", "Gain", "Host-visible",
-                    "Return level"], rows,
-                   title=f"Write-period IOPS per idle setting against the baseline of {fmt(base)} IOPS",
-                   widths=[9, 14, 13, 13, 13, 11, 14, 13])
+    return api.table(["Idle", "Write periods", "Mean IOPS", "Lowest", "Highest", "Gain", "Host-visible",
+                      "Return level"], rows,
+                     title=f"Write-period IOPS per idle setting against the baseline of {fmt(base)} IOPS",
+                     widths=[9, 14, 13, 13, 13, 11, 14, 13])
 
 
 def _span(values: np.ndarray, unit: str = "s") -> str:
@@ -192,20 +182,20 @@ def _span(values: np.ndarray, unit: str = "s") -> str:
     return f"{lo:.2f} {unit}" if abs(hi - lo) < 0.005 else f"{lo:.2f}-{hi:.2f} {unit}"
 
 
-def measured_table(ss: Sequence[SettingResult]) -> Table:
+def measured_table(ss: Sequence[SettingResult]) -> api.Table:
     rows = []
     for s in ss:
         lead = s.length_s[s.kind == iopslog.LEAD_IN]
         rows.append([f"{s.idle_s} s", plural(len(s.start_s), "period"), _span(s.whole_lengths()),
                      _span(lead), _span(s.gap_s),
                      " / ".join(f"{x:.1%}" if not np.isnan(x) else NA for x in s.logged)])
-    return table(["Idle", "Found", "Write periods", "Lead-in period", "Idle gaps", "Logged I/Os idle / return"],
-                   rows, title="Write periods and idle gaps as fio's IOPS log shows them (lengths estimated "
-                               "to a fraction of a log window); logged I/Os: the log's sum as a share of fio's "
-                               "count", widths=[9, 13, 18, 18, 18, 24])
+    return api.table(["Idle", "Found", "Write periods", "Lead-in period", "Idle gaps", "Logged I/Os idle / return"],
+                     rows, title="Write periods and idle gaps as fio's IOPS log shows them (lengths estimated "
+                     "to a fraction of a log window); logged I/Os: the log's sum as a share of fio's "
+                     "count", widths=[9, 13, 18, 18, 18, 24])
 
 
-def setting_table(s: SettingResult, write: float) -> Table:
+def setting_table(s: SettingResult, write: float) -> api.Table:
     v, t = s.iops[s.counted], period_times(s, write)[s.counted]
     rows = []
     if v.size:
@@ -218,30 +208,30 @@ def setting_table(s: SettingResult, write: float) -> Table:
         rows += [["first return interval", f"{rt[0]:,.1f}", fmt(float(r[0]))],
                  ["last return interval", f"{rt[-1]:,.1f}", fmt(float(r[-1]))],
                  ["return level (last quarter)", "", fmt(s.return_level)]]
-    return table(["Idle " + f"{s.idle_s} s", "At (s since the setting began)", "IOPS"], rows,
-                   title=f"Idle {s.idle_s} s: write periods (at their middle) and the return",
-                   widths=[40, 30, 30])
+    return api.table(["Idle " + f"{s.idle_s} s", "At (s since the setting began)", "IOPS"], rows,
+                     title=f"Idle {s.idle_s} s: write periods (at their middle) and the return",
+                     widths=[40, 30, 30])
 
 
-def convergence(test: TestRun) -> Convergence:
+def convergence(test: api.TestRun) -> Convergence:
     wanted = set(steady_round_indices(test))
     rounds = [r for r in test.rounds if r.index in wanted]
     ys = tuple(w.metric(test.tracking_metric) if (w := r.workload(test.tracking_workload)) is not None
                else float("nan") for r in rounds)
     series = (Series(tracking_label(test), tuple(float(r.index) for r in rounds), ys),)
     return Convergence(title="HIR: RND 4KiB W IOPS per steady-state round", ylabel="IOPS", series=series,
-                              rounds=tuple(r.index for r in rounds))
+                       rounds=tuple(r.index for r in rounds))
 
 
 # --- the report ----------------------------------------------------------------------------------
 
-def results_blocks(ctx: ReportContext, test: TestRun) -> list:
+def results_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
     ss, write, base = settings(test), write_s(test), baseline(test)
-    out: list = [Heading("Recovery per idle setting", 3, room_cm=10),
-                 Paragraph(DEFINITIONS.format(ms=test.params.get("log_avg_msec", NA)))]
+    out: list = [api.Heading("Recovery per idle setting", 3, room_cm=10),
+                 api.Paragraph(DEFINITIONS.format(ms=test.params.get("log_avg_msec", NA)))]
     if not ss:
-        return out + [Paragraph("No idle setting was measured: the test stopped during its steady-state "
-                                  "rounds.")]
+        return out + [api.Paragraph("No idle setting was measured: the test stopped during its steady-state "
+                                    "rounds.")]
     out += [recovery_table(ss, write, cycles(test), base),
             ctx.chart(test, "gain", gain_chart(["gain"], [ss], [base], "HIR: recovery gain per idle setting"),
                       "HIR: the mean IOPS of the write periods of each idle setting, as a percentage above "
@@ -249,31 +239,31 @@ def results_blocks(ctx: ReportContext, test: TestRun) -> list:
             ctx.chart(test, "iops-vs-idle", iops_chart(ss, write, base, "HIR: IOPS per idle setting"),
                       "HIR: the mean IOPS of the write periods, and what the host got over write and idle "
                       "time together, against the idle time; dashed: the baseline."),
-            Heading("IOPS over time", 3, room_cm=10),
+            api.Heading("IOPS over time", 3, room_cm=10),
             ctx.chart(test, "timeline", timeline(ss, write, base, "HIR: IOPS over time, every idle setting"),
                       "HIR: IOPS of every write period and of every return interval, the settings one after "
                       "the other (idle gaps not drawn: they have no I/O); dashed: the baseline.")]
     for s in ss:
-        out += [Heading(f"Idle {s.idle_s} s", 4, room_cm=10),
+        out += [api.Heading(f"Idle {s.idle_s} s", 4, room_cm=10),
                 ctx.chart(test, f"idle-{s.idle_s}s",
                           setting_chart(s, write, base, f"HIR: IOPS over time, idle {s.idle_s} s"),
                           f"HIR, idle {s.idle_s} s: IOPS of each {write:g} s write period at its middle, then of "
                           f"each {write:g} s interval of the return to baseline; dashed: the baseline."),
                 setting_table(s, write)]
-    out += [Heading("Write periods and idle gaps", 3),
-            Paragraph("fio writes a line in its IOPS log only for a window in which I/O completed, and it "
-                        "drains its queue before each think time, so an idle gap is a stretch without lines: "
-                        "no I/O was issued or completed in it. Write periods are the runs of lines between "
-                        "gaps of at least half the idle time."),
+    out += [api.Heading("Write periods and idle gaps", 3),
+            api.Paragraph("fio writes a line in its IOPS log only for a window in which I/O completed, and it "
+                          "drains its queue before each think time, so an idle gap is a stretch without lines: "
+                          "no I/O was issued or completed in it. Write periods are the runs of lines between "
+                          "gaps of at least half the idle time."),
             measured_table(ss)]
     return out
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
-    out: list = [Heading(HostIdleRecoveryTest.title)]
+def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
+    out: list = [api.Heading(HostIdleRecoveryTest.title)]
     for test in tests:
         opening, measured = open_test(test, test_title(test),
-                                             hir_header(ctx, test), level=2)
+                                      hir_header(ctx, test), level=2)
         out += opening
         if not measured:
             continue
@@ -284,7 +274,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
 
 # --- the comparison -------------------------------------------------------------------------------
 
-def _figure_rows(tests: Sequence[Optional[TestRun]]) -> List[List[str]]:
+def _figure_rows(tests: Sequence[Optional[api.TestRun]]) -> List[List[str]]:
     found = [(settings(t), baseline(t)) if t is not None else ([], None) for t in tests]
     idles: List[int] = []
     for ss, _ in found:
@@ -298,32 +288,30 @@ def _figure_rows(tests: Sequence[Optional[TestRun]]) -> List[List[str]]:
     return rows
 
 
-def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
     tests = [next(iter(r.tests_of(HostIdleRecoveryTest.name)), None) for r in ctx.runs]
     if not any(t is not None for t in tests):
         return []
-    out: list = [Heading(HostIdleRecoveryTest.title),
+    out: list = [api.Heading(HostIdleRecoveryTest.title),
                  ctx.runs_table("Figure", _figure_rows(tests), "HIR: baseline and recovery per idle setting, per run")]
     present = [(label, t) for label, t in zip(ctx.labels, tests) if t is not None]
     spec = gain_chart([label for label, _ in present], [settings(t) for _, t in present],
                       [baseline(t) for _, t in present], "HIR: recovery gain per idle setting, per run")
     if spec.curves:
         out.append(Chart(chart_name("hir-gain"), spec,
-                           "HIR: each run's write-period IOPS per idle setting as a percentage above its own "
-                           "baseline (the gains are in the table above)."))
+                         "HIR: each run's write-period IOPS per idle setting as a percentage above its own "
+                         "baseline (the gains are in the table above)."))
     return out
 
 
-class HostIdleRecoveryView(View):
+class HostIdleRecoveryView(api.View):
     """How HostIdleRecovery results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def check_data(self, test: TestRun) -> None:
+    def check_data(self, test: api.TestRun) -> None:
         for name, columns in ((PERIODS, PERIOD_COLUMNS), (RETURN, RETURN_COLUMNS)):
             s = test.series.get(name)
             if s is not None and s.columns != columns:

@@ -8,42 +8,25 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Sequence, Tuple
 
-from tkperf.api import (
-    OIO_OPERATOR,
-    Blocks,
-    Figure,
-    Option,
-    Options,
-    OptionSet,
-    Plan,
-    PtsRules,
-    Rounds,
-    Steady,
-    TestRun,
-    TestType,
-    Tracking,
-    format_block_sizes,
-    format_bs,
+from tkperf import api
+from tkperf.pts import (
     format_mixes,
     judge_all,
     matrix_jobs,
-    mix_label,
     nonempty,
     parse_also,
-    parse_block_sizes,
     parse_mixes,
-    stored_values,
     tracking_cell,
     tracking_figure,
 )
-from tkperf.api import iops_matrix_params as matrix_params
-from tkperf.api import iops_workload as workload_name
+from tkperf.pts import iops_matrix_params as matrix_params
+from tkperf.pts import iops_workload as workload_name
 
 BLOCK_SIZES: Tuple[int, ...] = (1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8192, 4096, 512)
 MIXES: Tuple[int, ...] = (100, 95, 65, 50, 35, 5, 0)
 
 
-sizes_text = format_block_sizes
+sizes_text = api.format_block_sizes
 mixes_text = format_mixes
 
 
@@ -62,7 +45,7 @@ def also_tracked(revision, block_sizes: Sequence[int], mixes: Sequence[int],
 def cell_of(workload: str) -> Tuple[int, int]:
     """``rnd-64k-65-35`` -> (65536, 65): the block size and read share of a cell."""
     _, size, read, _ = workload.split("-")
-    return parse_block_sizes(size, "workload")[0], int(read)
+    return api.parse_block_sizes(size, "workload")[0], int(read)
 
 
 @dataclass(frozen=True)
@@ -77,10 +60,10 @@ class IopsSettings:
     mixes: Tuple[int, ...]
 
 
-class IopsRounds(Rounds):
+class IopsRounds(api.Rounds):
     """The IOPS round loop, whose steady state may track several figures (PTS 2.0)."""
 
-    def tracking_variables(self, test: TestRun) -> List[TestRun]:
+    def tracking_variables(self, test: api.TestRun) -> List[api.TestRun]:
         also = parse_also(test.params.get("also_tracking", ""))
         if not also:
             return []
@@ -88,18 +71,18 @@ class IopsRounds(Rounds):
         for workload, metric in also:
             bs, mix = cell_of(workload)
             out.append(dataclasses.replace(test, tracking_workload=workload, tracking_metric=metric,
-                                           tracking_label=f"RND {format_bs(bs)} {mix_label(mix)} IOPS",
+                                           tracking_label=f"RND {api.format_bs(bs)} {api.mix_label(mix)} IOPS",
                                            steady=None))
         return out
 
 
-class IopsPts(PtsRules):
+class IopsPts(api.PtsRules):
     """Iops's SNIA PTS rules."""
 
-    oio = OIO_OPERATOR
+    oio = api.OIO_OPERATOR
 
-    def deviations(self, kind: TestType, options: Mapping[str, str], revision) -> List[str]:
-        v = stored_values(kind, options)
+    def deviations(self, kind: api.TestType, options: Mapping[str, str], revision) -> List[str]:
+        v = api.stored_values(kind, options)
         sizes, mixes = tuple(v["iops_bs"]), tuple(v["iops_mixes"])
         out: List[str] = []
         if set(sizes) != set(BLOCK_SIZES) or set(mixes) != set(MIXES):
@@ -107,7 +90,7 @@ class IopsPts(PtsRules):
             out.append(f"IOPS matrix narrowed to {sizes_text(sorted(sizes, reverse=True))} x "
                        f"{mixes_text(sorted(mixes, reverse=True))} (the PTS runs 8 block sizes x 7 mixes)"
                        + ("" if (bs, mix) == (4096, 0) else
-                          f"; the tracking variable becomes RND {format_bs(bs)} {mix_label(mix)} "
+                          f"; the tracking variable becomes RND {api.format_bs(bs)} {api.mix_label(mix)} "
                           "instead of RND 4k 0/100"))
             tracked = 1 + len(also_tracked(revision, sizes, mixes, (bs, mix)))
             if tracked < len(revision.iops_tracking):
@@ -116,7 +99,7 @@ class IopsPts(PtsRules):
         return out
 
 
-class IopsTest(TestType):
+class IopsTest(api.TestType):
     pts = IopsPts()
     name = "iops"
     title = "IOPS"
@@ -124,39 +107,39 @@ class IopsTest(TestType):
     default_profiles = ("ssd",)
     order = 10
     view = "tkperf.testtypes.iops.view:IopsView"
-    options = OptionSet(IopsSettings, (
-        Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
-               parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
-               quick=(128 * 1024, 4096), check=nonempty("--iops-bs"), metavar="SIZES"),
-        Option("iops_mixes", ("--mix",), "IOPS R/W mixes as read/write, e.g. 65/35,0/100 (default: all seven)",
-               parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 65, 0),
-               check=nonempty("--iops-mixes"), metavar="MIXES"),
+    options = api.OptionSet(IopsSettings, (
+        api.Option("iops_bs", ("--bs",), "IOPS block sizes, e.g. 4k,64k (default: 1024k,128k,64k,32k,16k,8k,4k,512)",
+                   parse=api.parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
+                   quick=(128 * 1024, 4096), check=nonempty("--iops-bs"), metavar="SIZES"),
+        api.Option("iops_mixes", ("--mix",), "IOPS R/W mixes as read/write, e.g. 65/35,0/100 (default: all seven)",
+                   parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 65, 0),
+                   check=nonempty("--iops-mixes"), metavar="MIXES"),
     ))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         cfg = opts.of(IopsSettings)
         bs, mix = tracking_cell(cfg.bs, cfg.mixes)
         params = matrix_params(cfg.bs, cfg.mixes, opts.numjobs, opts.iodepth, opts.runtime)
         also = also_tracked(opts.revision, cfg.bs, cfg.mixes, (bs, mix))
         if also:
             params["also_tracking"] = ",".join(f"{workload_name(b, m)}:{metric_of(m)}" for b, m in also)
-        return [Plan(
+        return [api.Plan(
             key=self.name,
             shape=IopsRounds(matrix_jobs(cfg.bs, cfg.mixes, opts.runtime, opts.numjobs,
-                                     opts.iodepth)),
-            tracking=Tracking(workload_name(bs, mix), metric_of(mix),
-                              f"RND {format_bs(bs)} {mix_label(mix)} IOPS"),
+                                         opts.iodepth)),
+            tracking=api.Tracking(workload_name(bs, mix), metric_of(mix),
+                                  f"RND {api.format_bs(bs)} {api.mix_label(mix)} IOPS"),
             params=params,
-            judge=judge_all if also else None, steady=Steady.SEVERAL if also else Steady.ONE,
+            judge=judge_all if also else None, steady=api.Steady.SEVERAL if also else api.Steady.ONE,
         )]
 
-    def headline(self, test: TestRun) -> List[Figure]:
+    def headline(self, test: api.TestRun) -> List[api.Figure]:
         out = []
         for mix, key, label in ((0, "write", "RND 4k W"), (65, "mixed", "65:35"), (100, "read", "R")):
             v = test.window_average(workload_name(4096, mix), "iops")
             if v is not None:
-                out.append(Figure(f"rnd_4k_{key}_iops", label, v, "IOPS"))
+                out.append(api.Figure(f"rnd_4k_{key}_iops", label, v, "IOPS"))
         return out or tracking_figure(test)
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(min(opts.of(IopsSettings).bs), max(opts.of(IopsSettings).bs))
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(min(opts.of(IopsSettings).bs), max(opts.of(IopsSettings).bs))

@@ -5,34 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Iterable, List, Optional, Tuple
 
-from tkperf.api import (
-    OIO_FIXED,
-    Blocks,
-    Figure,
-    Option,
-    Options,
-    OptionSet,
-    Plan,
-    PtsRules,
-    Rounds,
-    TestRun,
-    TestType,
-    Tracking,
-    format_bs,
+from tkperf import api
+from tkperf.pts import format_mixes as mixes_text
+from tkperf.pts import (
     histogram,
     matrix_jobs,
-    mix_label,
     nonempty,
-    parse_block_sizes,
     parse_mixes,
-    stored_values,
     tracking_cell,
     tracking_figure,
 )
-from tkperf.api import format_block_sizes as sizes_text
-from tkperf.api import format_mixes as mixes_text
-from tkperf.api import iops_matrix_params as matrix_params
-from tkperf.api import iops_workload as workload_name
+from tkperf.pts import iops_matrix_params as matrix_params
+from tkperf.pts import iops_workload as workload_name
 
 #: What the PTS tables' MAX is (both open PTS implementations,
 #: docs/method.rst "LAT AVE and MAX"): the per-round maximum response times averaged over the
@@ -72,21 +56,21 @@ class LatencySettings:
     mixes: Tuple[int, ...]
 
 
-class LatencyPts(PtsRules):
+class LatencyPts(api.PtsRules):
     """Latency's SNIA PTS rules."""
 
-    oio = OIO_FIXED
+    oio = api.OIO_FIXED
 
-    def deviations(self, kind: TestType, options, revision) -> List[str]:
-        v = stored_values(kind, options)
+    def deviations(self, kind: api.TestType, options, revision) -> List[str]:
+        v = api.stored_values(kind, options)
         sizes, mixes = tuple(v["lat_bs"]), tuple(v["lat_mixes"])
         if set(sizes) == set(BLOCK_SIZES) and set(mixes) == set(MIXES):
             return []
-        return [f"LAT matrix narrowed to {sizes_text(sorted(sizes, reverse=True))} x "
+        return [f"LAT matrix narrowed to {api.format_block_sizes(sorted(sizes, reverse=True))} x "
                 f"{mixes_text(sorted(mixes, reverse=True))} (the PTS runs 8k,4k,512 x 100/0,65/35,0/100)"]
 
 
-class LatencyTest(TestType):
+class LatencyTest(api.TestType):
     pts = LatencyPts()
     name = "lat"
     title = "Latency"
@@ -94,46 +78,46 @@ class LatencyTest(TestType):
     default_profiles = ("ssd",)
     order = 30
     view = "tkperf.testtypes.latency.view:LatencyView"
-    options = OptionSet(LatencySettings, (
-        Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
-               parse=parse_block_sizes, format=sizes_text, default=BLOCK_SIZES,
-               quick=(4096,), check=nonempty("--lat-bs"), metavar="SIZES"),
-        Option("lat_mixes", ("--lat-mix",), "LAT R/W mixes (default: 100/0,65/35,0/100)",
-               parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 0),
-               check=nonempty("--lat-mixes"), metavar="MIXES"),
+    options = api.OptionSet(LatencySettings, (
+        api.Option("lat_bs", ("--lat-bs",), "LAT block sizes (default: 8k,4k,512)",
+                   parse=api.parse_block_sizes, format=api.format_block_sizes, default=BLOCK_SIZES,
+                   quick=(4096,), check=nonempty("--lat-bs"), metavar="SIZES"),
+        api.Option("lat_mixes", ("--lat-mix",), "LAT R/W mixes (default: 100/0,65/35,0/100)",
+                   parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 0),
+                   check=nonempty("--lat-mixes"), metavar="MIXES"),
     ))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         cfg = opts.of(LatencySettings)
         bs, mix = tracking_cell(cfg.bs, cfg.mixes)
-        return [Plan(
+        return [api.Plan(
             key=self.name,
-            shape=Rounds(matrix_jobs(cfg.bs, cfg.mixes, opts.runtime, 1, 1)),
-            tracking=Tracking(workload_name(bs, mix), "write.lat_mean_us" if mix == 0 else "lat_mean_us",
-                              f"RND {format_bs(bs)} {mix_label(mix)} mean response time (us)"),
+            shape=api.Rounds(matrix_jobs(cfg.bs, cfg.mixes, opts.runtime, 1, 1)),
+            tracking=api.Tracking(workload_name(bs, mix), "write.lat_mean_us" if mix == 0 else "lat_mean_us",
+                                  f"RND {api.format_bs(bs)} {api.mix_label(mix)} mean response time (us)"),
             params=matrix_params(cfg.bs, cfg.mixes, 1, 1, opts.runtime),
             histograms=True,
         )]
 
-    def headline(self, test: TestRun) -> List[Figure]:
+    def headline(self, test: api.TestRun) -> List[api.Figure]:
         name = workload_name(4096, 0)
         v = test.window_average(name, "write.lat_mean_us")
         if v is None:
             return tracking_figure(test)
         ws = [w for r in test.window_rounds() for w in r.workloads if w.name == name]
         maxima = [w.write.lat_max_us for w in ws]
-        out = [Figure("rnd_4k_write_lat_mean_us", "4k W lat AVE", v, "us", "lower", "{:,.1f}"),
-               Figure("rnd_4k_write_lat_max_us", "MAX", mean_of_maxima(maxima) or 0.0,
-                      "us", "lower", "{:,.1f}"),
-               Figure("rnd_4k_write_lat_largest_us", "largest", largest_us(maxima) or 0.0,
-                      "us", "lower", "{:,.1f}")]
+        out = [api.Figure("rnd_4k_write_lat_mean_us", "4k W lat AVE", v, "us", "lower", "{:,.1f}"),
+               api.Figure("rnd_4k_write_lat_max_us", "MAX", mean_of_maxima(maxima) or 0.0,
+                          "us", "lower", "{:,.1f}"),
+               api.Figure("rnd_4k_write_lat_largest_us", "largest", largest_us(maxima) or 0.0,
+                          "us", "lower", "{:,.1f}")]
         bins = histogram.merge(*(w.write.bins for w in ws))
         for p in ("99.9", "99.99"):  # from the window's histogram, where the I/O count supports it
             value = histogram.percentile_us(bins, float(p))
             if value is not None and histogram.supported(histogram.total(bins), p):
-                out.append(Figure(f"rnd_4k_write_lat_p{p.replace('.', '_')}_us", f"{p}%", value, "us",
-                                  "lower", "{:,.1f}"))
+                out.append(api.Figure(f"rnd_4k_write_lat_p{p.replace('.', '_')}_us", f"{p}%", value, "us",
+                                      "lower", "{:,.1f}"))
         return out
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(min(opts.of(LatencySettings).bs), max(opts.of(LatencySettings).bs))
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(min(opts.of(LatencySettings).bs), max(opts.of(LatencySettings).bs))

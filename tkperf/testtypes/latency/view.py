@@ -4,44 +4,34 @@ measurement window; in a comparison, AVE and MAX per cell and run."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import (
     PERCENTILES,
     BarsChart,
-    CompareContext,
     Grid,
-    Heading,
     Panel,
-    Paragraph,
-    ReportContext,
-    RunResult,
-    SummaryValue,
-    TestRun,
-    View,
     cell_average,
     compare_blocks,
     first_test,
     fmt,
-    format_bs,
     grid_table,
     matrix_cells,
     matrix_convergence,
     matrix_grid,
     matrix_header,
-    mix_label,
-    open_test,
     qos_blocks,
     steady_sections,
-    table,
+    test_sections,
     window_source,
     window_workloads,
 )
-from tkperf.api import iops_workload as workload_name
+from tkperf.pts import iops_workload as workload_name
 from tkperf.testtypes.latency import AVE_RULE, MAX_RULE, LatencyTest, largest_us, mean_of_maxima
 
 
-def lat_grids(test: TestRun) -> Tuple[Grid, Grid, Grid]:
+def lat_grids(test: api.TestRun) -> Tuple[Grid, Grid, Grid]:
     """Per block size and mix, in microseconds: the PTS's AVE (the per-round
     means, over both directions, averaged over the window) and MAX (the
     per-round maxima averaged over the window), and the largest single
@@ -67,7 +57,7 @@ class PercentileRow:
     percentiles: Tuple[Optional[float], ...]
 
 
-def lat_percentiles(test: TestRun) -> List[PercentileRow]:
+def lat_percentiles(test: api.TestRun) -> List[PercentileRow]:
     """Per cell and direction: the mean, the maximum and, for each of
     :data:`PERCENTILES`, the highest value any window round reported."""
     out = []
@@ -83,52 +73,52 @@ def lat_percentiles(test: TestRun) -> List[PercentileRow]:
                 vals = [v for v in (s.percentile(p) for s in stats) if v is not None]
                 pct.append(max(vals) if vals else None)
             out.append(PercentileRow(
-                block_size=format_bs(bs), mix=mix_label(mix), direction=direction,
+                block_size=api.format_bs(bs), mix=api.mix_label(mix), direction=direction,
                 mean_us=sum(s.lat_mean_us for s in stats) / len(stats),
                 max_us=max(s.lat_max_us for s in stats), percentiles=tuple(pct)))
     return out
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
+    return test_sections(ctx, tests, LatencyTest.title, matrix_header, measured_blocks)
+
+
+def measured_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
+    """The blocks of one test that measured something."""
     out: list = []
-    for test in tests:
-        opening, measured = open_test(test, LatencyTest.title, matrix_header(ctx, test))
-        out += opening
-        if not measured:
-            continue
-        ave, worst, largest = lat_grids(test)
-        src = window_source(test)
-        out += [
-            Heading("Response time by block size and R/W mix", 2),
-            Paragraph(f"AVE is the {AVE_RULE} (a mixed cell's round mean covers both directions, "
-                        f"weighted by their I/O counts); MAX is the {MAX_RULE}, as the open PTS "
-                        "implementations compute it.  The largest single response time of the window "
-                        "is a different figure and has its own table."),
-            grid_table(ave, f"AVE response time (µs, {AVE_RULE}) by block size and R/W mix %, {src}"),
-            grid_table(worst, f"MAX response time (µs, {MAX_RULE}) by block size and R/W mix %, {src}"),
-            grid_table(largest, f"Largest response time in the window (µs, the slowest single I/O; not "
-                       f"the PTS MAX) by block size and R/W mix %, {src}"),
-            ctx.chart(test, "ave-max",
-                      BarsChart((Panel(ave, "AVE response time", "Response time (µs)"),
-                                   Panel(worst, "MAX response time", "Response time (µs)")), legend_title="R/W"),
-                      f"AVE and MAX response time in µs per block size and R/W mix (TC1/QD1), {src}; "
-                      f"AVE: {AVE_RULE}; MAX: {MAX_RULE}."),
-        ]
-        qos = qos_blocks(ctx, test, src)
-        rows = [[r.block_size, r.mix, r.direction, fmt(r.mean_us, "µs"), fmt(r.max_us, "µs")]
-                + [fmt(v, "µs") for v in r.percentiles] for r in lat_percentiles(test)]
-        out += qos
-        if rows and not qos:  # a file from before histograms were kept
-            out += [Heading("Latency percentiles", 2),
-                    table(["BS", "R/W", "Dir", "AVE µs", "Largest µs"] + [f"{p}% µs" for p in PERCENTILES],
-                            rows, widths=[8, 9, 8, 11, 11, 11, 11, 11, 11],
-                            title=f"Response time percentiles (highest of the window rounds; AVE: {AVE_RULE}; "
-                            f"largest: the slowest single I/O), {src}")]
-        out += steady_sections(ctx, test, matrix_convergence(test), 2)
+    ave, worst, largest = lat_grids(test)
+    src = window_source(test)
+    out += [
+        api.Heading("Response time by block size and R/W mix", 2),
+        api.Paragraph(f"AVE is the {AVE_RULE} (a mixed cell's round mean covers both directions, "
+                      f"weighted by their I/O counts); MAX is the {MAX_RULE}, as the open PTS "
+                      "implementations compute it.  The largest single response time of the window "
+                      "is a different figure and has its own table."),
+        grid_table(ave, f"AVE response time (µs, {AVE_RULE}) by block size and R/W mix %, {src}"),
+        grid_table(worst, f"MAX response time (µs, {MAX_RULE}) by block size and R/W mix %, {src}"),
+        grid_table(largest, f"Largest response time in the window (µs, the slowest single I/O; not "
+                   f"the PTS MAX) by block size and R/W mix %, {src}"),
+        ctx.chart(test, "ave-max",
+                  BarsChart((Panel(ave, "AVE response time", "Response time (µs)"),
+                             Panel(worst, "MAX response time", "Response time (µs)")), legend_title="R/W"),
+                  f"AVE and MAX response time in µs per block size and R/W mix (TC1/QD1), {src}; "
+                  f"AVE: {AVE_RULE}; MAX: {MAX_RULE}."),
+    ]
+    qos = qos_blocks(ctx, test, src)
+    rows = [[r.block_size, r.mix, r.direction, fmt(r.mean_us, "µs"), fmt(r.max_us, "µs")]
+            + [fmt(v, "µs") for v in r.percentiles] for r in lat_percentiles(test)]
+    out += qos
+    if rows and not qos:  # a file from before histograms were kept
+        out += [api.Heading("Latency percentiles", 2),
+                api.table(["BS", "R/W", "Dir", "AVE µs", "Largest µs"] + [f"{p}% µs" for p in PERCENTILES],
+                          rows, widths=[8, 9, 8, 11, 11, 11, 11, 11, 11],
+                          title=f"Response time percentiles (highest of the window rounds; AVE: {AVE_RULE}; "
+                          f"largest: the slowest single I/O), {src}")]
+    out += steady_sections(ctx, test, matrix_convergence(test), 2)
     return out
 
 
-def compare_grids(ctx: CompareContext) -> Tuple[Grid, Grid]:
+def compare_grids(ctx: api.CompareContext) -> Tuple[Grid, Grid]:
     """LAT AVE and MAX (µs) per cell any run measured (rows) and run (columns)."""
     tests = [first_test(r, LatencyTest.name) for r in ctx.runs]
     cells = sorted({(w.bs, w.rwmixread) for t in tests if t is not None for r in t.rounds
@@ -143,11 +133,11 @@ def compare_grids(ctx: CompareContext) -> Tuple[Grid, Grid]:
             return None
         return mean_of_maxima(w.lat_max_us for w in window_workloads(t, workload_name(*cells[i])))
 
-    rows = [(f"{format_bs(x)} {mix_label(m)}", float(x)) for x, m in cells]
+    rows = [(f"{api.format_bs(x)} {api.mix_label(m)}", float(x)) for x, m in cells]
     return ctx.by_runs(rows, ave, "µs", "BS, R/W"), ctx.by_runs(rows, worst, "µs", "BS, R/W")
 
 
-def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
     ave, worst = compare_grids(ctx)
     out = ctx.paired(LatencyTest.title, "lat.png", "Response time (µs)",
                      (ave, "AVE response time", "µs"), (worst, "MAX response time", "µs"),
@@ -161,16 +151,14 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
 QOS_CELLS = ("RND 4k 100/0 R", "RND 4k 65/35 R", "RND 4k 65/35 W", "RND 4k 0/100 W")
 
 
-class LatencyView(View):
+class LatencyView(api.View):
     """How Latency results are shown."""
 
     shows_histograms = True
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
-        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test) if f.key != "tracking"}
+    def summary(self, test: api.TestRun) -> Dict[str, api.SummaryValue]:
+        return {f.key: api.SummaryValue(f.value) for f in self.kind.headline(test) if f.key != "tracking"}

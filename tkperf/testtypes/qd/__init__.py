@@ -33,30 +33,15 @@ import re
 from dataclasses import dataclass, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import (
     MAX_RUNTIME,
     SLOWEST_PLAUSIBLE_BPS,
-    Blocks,
     Estimate,
-    Figure,
-    FioJob,
-    Option,
-    Options,
-    OptionSet,
-    Phase,
-    Phases,
-    Plan,
-    Round,
-    TestRun,
-    TestType,
-    UsageError,
-    Workload,
     advance,
     duration,
     duration_rough,
     histogram,
-    in_range,
-    parse_duration,
     place,
 )
 from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths
@@ -99,7 +84,7 @@ class QdWorkload:
         """What its performance is quoted in: MB/s for SEQ, IOPS for RND."""
         return "MB/s" if self.sequential else "IOPS"
 
-    def performance(self, w: Workload) -> float:
+    def performance(self, w: api.Workload) -> float:
         """IOPS, or MB/s (decimal) for a sequential workload."""
         return w.bw_bytes / 1e6 if self.sequential else w.iops
 
@@ -137,8 +122,8 @@ def parse_workloads(text: str, flag: str = "--qd-workloads") -> Tuple[str, ...]:
         if not word:
             continue
         if word not in BY_WORD:
-            raise UsageError(f"{flag}: unknown workload {part.strip()!r}; choose from "
-                                     f"{', '.join(BY_WORD)}")
+            raise api.UsageError(f"{flag}: unknown workload {part.strip()!r}; choose from "
+                                 f"{', '.join(BY_WORD)}")
         given.append(word)
     check_workloads(given, flag)
     return tuple(w for w in BY_WORD if w in given)
@@ -146,11 +131,11 @@ def parse_workloads(text: str, flag: str = "--qd-workloads") -> Tuple[str, ...]:
 
 def check_workloads(words: Sequence[str], flag: str = "--qd-workloads") -> None:
     if not words:
-        raise UsageError(f"{flag} names no workload; choose from {', '.join(BY_WORD)}")
+        raise api.UsageError(f"{flag} names no workload; choose from {', '.join(BY_WORD)}")
 
 
 def _between(lo: int, hi: int, flag: str):
-    return in_range(lo, hi, flag, " s")
+    return api.in_range(lo, hi, flag, " s")
 
 
 # --- the plan ---------------------------------------------------------------------------
@@ -186,7 +171,7 @@ class ContinuingSweep:
     names: Tuple[str, ...]
     active: int
 
-    def __call__(self, job: FioJob, earlier: Sequence[Round]) -> FioJob:
+    def __call__(self, job: api.FioJob, earlier: Sequence[api.Round]) -> api.FioJob:
         end = self.active // job.bs * job.bs
         if end <= 0:
             raise ValueError(f"the active range ({self.active} bytes) is smaller than {job.bs // 1024}k")
@@ -202,27 +187,27 @@ class ContinuingSweep:
         return replace(job, offset=offset, size=end - offset)
 
 
-def sweep_jobs(w: QdWorkload, depths: Sequence[int], seconds: int) -> Tuple[FioJob, ...]:
+def sweep_jobs(w: QdWorkload, depths: Sequence[int], seconds: int) -> Tuple[api.FioJob, ...]:
     """The points of one sweep, in order: TC 1, QD = fio iodepth, time based."""
-    return tuple(FioJob(name=w.point(d), rw=w.rw, bs=w.bs, rwmixread=w.rwmixread, runtime=seconds,
-                        numjobs=1, iodepth=d) for d in depths)
+    return tuple(api.FioJob(name=w.point(d), rw=w.rw, bs=w.bs, rwmixread=w.rwmixread, runtime=seconds,
+                            numjobs=1, iodepth=d) for d in depths)
 
 
-def sweep_phases(w: QdWorkload, depths: Sequence[int], seconds: int, active: int) -> List[Phase]:
+def sweep_phases(w: QdWorkload, depths: Sequence[int], seconds: int, active: int) -> List[api.Phase]:
     """A random sweep: one phase, its points back to back in one fio process.
     A sequential sweep: a phase per point, each continuing where the last
     stopped (:class:`ContinuingSweep`)."""
     jobs = sweep_jobs(w, depths, seconds)
     title = f"sweep: {w.title}, QD {depths_text(depths)}"
     if not w.sequential:
-        return [Phase(jobs, label=title)]
+        return [api.Phase(jobs, label=title)]
     placer = ContinuingSweep(tuple(j.name for j in jobs), active)
-    return [Phase((j,), label=f"{title}: point {i} of {len(jobs)}, QD{j.iodepth}", place=placer)
+    return [api.Phase((j,), label=f"{title}: point {i} of {len(jobs)}, QD{j.iodepth}", place=placer)
             for i, j in enumerate(jobs, 1)]
 
 
 @dataclass(frozen=True)
-class QdPhases(Phases):
+class QdPhases(api.Phases):
     """:class:`Phases` whose estimate also counts its fills (no time limit of
     their own) at :data:`FILL_ESTIMATE_BPS`."""
 
@@ -248,7 +233,7 @@ class Point:
     """One measured point of a sweep."""
 
     qd: int
-    result: Workload
+    result: api.Workload
 
     @property
     def p999_us(self) -> Optional[float]:
@@ -266,7 +251,7 @@ class Point:
         return self.result.read.ios + self.result.write.ios
 
 
-def points(test: TestRun, w: QdWorkload) -> List[Point]:
+def points(test: api.TestRun, w: QdWorkload) -> List[Point]:
     """The measured points of one workload's sweep, in the order run."""
     found: Dict[int, Point] = {}
     for r in test.rounds:
@@ -277,7 +262,7 @@ def points(test: TestRun, w: QdWorkload) -> List[Point]:
     return list(found.values())
 
 
-def swept(test: TestRun) -> List[QdWorkload]:
+def swept(test: api.TestRun) -> List[QdWorkload]:
     """The workloads of the test with at least one measured point."""
     return [w for w in WORKLOADS if points(test, w)]
 
@@ -290,7 +275,7 @@ def peak(w: QdWorkload, pts: Sequence[Point]) -> Point:
 LATENCY_AT_QD1 = ("rnd4k-r", "rnd4k-w")
 
 
-class QueueDepthTest(TestType):
+class QueueDepthTest(api.TestType):
     name = "qd"
     title = "Queue-depth scaling"
     short = "QD"
@@ -298,42 +283,42 @@ class QueueDepthTest(TestType):
     view = "tkperf.testtypes.qd.view:QueueDepthView"
     # Its section shows the 99.9th percentiles it reads from the histograms;
     # tkperf's QoS part is added there only with --latency-histograms.
-    options = OptionSet(QdSettings, (
-        Option("qd_depths", ("--qd-depths",),
-               "queue depths swept, in order, each at TC 1 (default 1,2,4,8,16,32,64,128; --quick 1,4,32)",
-               parse=parse_depths, format=depths_text, default=DEPTHS, quick=QUICK_DEPTHS,
-               check=check_depths, metavar="DEPTHS"),
-        Option("qd_time", ("--qd-time",),
-               "time at each queue depth, no rest between points: seconds or with s/m/h (default 3m; --quick 2s)",
-               parse=parse_duration, default=POINT_S, quick=2,
-               check=_between(1, MAX_RUNTIME, "--qd-time"), metavar="DURATION"),
-        Option("qd_workloads", ("--qd-workloads",),
-               "workloads swept (default all): " + ", ".join(BY_WORD),
-               parse=parse_workloads, format=",".join, default=tuple(BY_WORD),
-               check=check_workloads, metavar="WORKLOADS"),
-        Option("qd_precondition_time", ("--qd-precondition-time",),
-               f"RND 4KiB W QD{PRECONDITION_QD} before each write sweep (after a SEQ 128KiB fill): "
-               "seconds or with s/m/h/d (default 2h; --quick 3s)",
-               parse=parse_duration, default=PRECONDITION_S, quick=3,
-               check=_between(1, 366 * 86400, "--qd-precondition-time"), metavar="DURATION"),
+    options = api.OptionSet(QdSettings, (
+        api.Option("qd_depths", ("--qd-depths",),
+                   "queue depths swept, in order, each at TC 1 (default 1,2,4,8,16,32,64,128; --quick 1,4,32)",
+                   parse=parse_depths, format=depths_text, default=DEPTHS, quick=QUICK_DEPTHS,
+                   check=check_depths, metavar="DEPTHS"),
+        api.Option("qd_time", ("--qd-time",),
+                   "time at each queue depth, no rest between points: seconds or with s/m/h (default 3m; --quick 2s)",
+                   parse=api.parse_duration, default=POINT_S, quick=2,
+                   check=_between(1, MAX_RUNTIME, "--qd-time"), metavar="DURATION"),
+        api.Option("qd_workloads", ("--qd-workloads",),
+                   "workloads swept (default all): " + ", ".join(BY_WORD),
+                   parse=parse_workloads, format=",".join, default=tuple(BY_WORD),
+                   check=check_workloads, metavar="WORKLOADS"),
+        api.Option("qd_precondition_time", ("--qd-precondition-time",),
+                   f"RND 4KiB W QD{PRECONDITION_QD} before each write sweep (after a SEQ 128KiB fill): "
+                   "seconds or with s/m/h/d (default 2h; --quick 3s)",
+                   parse=api.parse_duration, default=PRECONDITION_S, quick=3,
+                   check=_between(1, 366 * 86400, "--qd-precondition-time"), metavar="DURATION"),
     ))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         cfg = opts.of(QdSettings)
         active = opts.active_bytes(capacity)
-        fill = FioJob(name=FILL_JOB, rw="write", bs=FILL_BS, numjobs=1, iodepth=PRECONDITION_QD)
-        pre = FioJob(name=PRECONDITION_JOB, rw="randwrite", bs=4096, runtime=cfg.precondition_time,
-                     numjobs=1, iodepth=PRECONDITION_QD)
+        fill = api.FioJob(name=FILL_JOB, rw="write", bs=FILL_BS, numjobs=1, iodepth=PRECONDITION_QD)
+        pre = api.FioJob(name=PRECONDITION_JOB, rw="randwrite", bs=4096, runtime=cfg.precondition_time,
+                         numjobs=1, iodepth=PRECONDITION_QD)
         steps = schedule(cfg.workloads, first_fill=opts.wipc_loops == 0)
         phases, n = [], 0
         for kind, word in steps:
             if kind == "fill":
-                phases.append(Phase((fill,), label=f"precondition {n + 1}: SEQ 128KiB W fill, QD{PRECONDITION_QD}",
-                                    timeout_s=active / SLOWEST_PLAUSIBLE_BPS + 60))
+                phases.append(api.Phase((fill,), label=f"precondition {n + 1}: SEQ 128KiB W fill, QD{PRECONDITION_QD}",
+                                        timeout_s=active / SLOWEST_PLAUSIBLE_BPS + 60))
             elif kind == "precondition":
                 n += 1
-                phases.append(Phase((pre,), label=f"precondition {n}: RND 4KiB W QD{PRECONDITION_QD}, "
-                                                  f"{duration(float(cfg.precondition_time), rough=True)}"))
+                phases.append(api.Phase((pre,), label=f"precondition {n}: RND 4KiB W QD{PRECONDITION_QD}, "
+                                        f"{duration(float(cfg.precondition_time), rough=True)}"))
             else:
                 phases += sweep_phases(BY_WORD[word], cfg.depths, cfg.time, active)
         fills = sum(1 for kind, _ in steps if kind == "fill")
@@ -341,7 +326,7 @@ class QueueDepthTest(TestType):
         access = " and ".join(k for k in ("random", "sequential") if k in kinds)
         sequence = ", ".join("fill" if k == "fill" else "precondition" if k == "precondition"
                              else w for k, w in steps)
-        return [Plan(
+        return [api.Plan(
             key=self.name,
             shape=QdPhases(tuple(phases), fill_bytes=fills * active),
             params={"access": access,
@@ -354,24 +339,24 @@ class QueueDepthTest(TestType):
             histograms="rnd4k-70/30" in cfg.workloads,
         )]
 
-    def headline(self, test: TestRun) -> List[Figure]:
-        out: List[Figure] = []
+    def headline(self, test: api.TestRun) -> List[api.Figure]:
+        out: List[api.Figure] = []
         for w in WORKLOADS:
             pts = points(test, w)
             if not pts:
                 continue
             best = peak(w, pts)
             if w.sequential:
-                out.append(Figure(f"{w.key}_peak_mb_s", f"{w.short} peak", w.performance(best.result),
-                                  "MB/s", "higher", "{:,.1f}"))
+                out.append(api.Figure(f"{w.key}_peak_mb_s", f"{w.short} peak", w.performance(best.result),
+                                      "MB/s", "higher", "{:,.1f}"))
             else:
-                out.append(Figure(f"{w.key}_peak_iops", f"{w.short} peak", best.result.iops, "IOPS"))
-            out.append(Figure(f"{w.key}_peak_qd", f"{w.short} peak QD", float(best.qd), "", ""))
+                out.append(api.Figure(f"{w.key}_peak_iops", f"{w.short} peak", best.result.iops, "IOPS"))
+            out.append(api.Figure(f"{w.key}_peak_qd", f"{w.short} peak QD", float(best.qd), "", ""))
             qd1 = [p for p in pts if p.qd == 1]
             if w.word in LATENCY_AT_QD1 and qd1:
-                out.append(Figure(f"{w.key}_qd1_lat_mean_us", f"{w.short} QD1 lat AVE",
-                                  qd1[0].result.lat_mean_us, "us", "lower", "{:,.1f}"))
+                out.append(api.Figure(f"{w.key}_qd1_lat_mean_us", f"{w.short} QD1 lat AVE",
+                                      qd1[0].result.lat_mean_us, "us", "lower", "{:,.1f}"))
         return out
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(0, FILL_BS)
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(0, FILL_BS)

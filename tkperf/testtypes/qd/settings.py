@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Sequence, Tuple
 
-from tkperf.api import check_depths as api_check_depths
-from tkperf.api import format_depths
-from tkperf.api import parse_depths as api_parse_depths
+from tkperf.pts import check_depths as api_check_depths
+from tkperf.pts import format_depths
+from tkperf.pts import parse_depths as api_parse_depths
 
 
 @dataclass(frozen=True)

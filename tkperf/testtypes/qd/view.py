@@ -10,36 +10,12 @@ A 99.9th percentile is shown only where the point's I/O count supports it
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from tkperf.api import (
-    NA,
-    Chart,
-    CompareContext,
-    Curve,
-    Header,
-    Heading,
-    Paragraph,
-    ReportContext,
-    RunResult,
-    SummaryValue,
-    Table,
-    TestRun,
-    View,
-    XYChart,
-    duration,
-    fmt,
-    headline_table,
-    histogram,
-    mb,
-    open_test,
-    qos_blocks,
-    snia_header,
-    table,
-)
-from tkperf.api import compare_section as generic_compare_section
+from tkperf import api
+from tkperf.pts import NA, Chart, Header, duration, fmt, histogram, mb, qos_blocks, snia_header, test_sections
 from tkperf.testtypes.qd import (
     BY_WORD,
     FILL_JOB,
@@ -68,21 +44,21 @@ def _perf_label(w: QdWorkload) -> str:
     return "MB/s (decimal)" if w.sequential else "IOPS"
 
 
-def chosen(test: TestRun) -> List[QdWorkload]:
+def chosen(test: api.TestRun) -> List[QdWorkload]:
     """The workloads the test was asked to sweep (its params), else those measured."""
     words = [x for x in test.params.get("workloads", "").split(",") if x in BY_WORD]
     return [BY_WORD[x] for x in words] or swept(test)
 
 
-def qd_header(ctx: ReportContext, test: TestRun) -> Header:
+def qd_header(ctx: api.ReportContext, test: api.TestRun) -> Header:
     p = test.params
     sequence = [s for s in p.get("sequence", "").split(", ") if s]
     pre = duration(float(p.get("precondition_time", "0") or 0), rough=True)
     middle = [
         ("Queue depths", f"{p.get('depths', NA).replace(',', ', ')} (TC 1, QD = fio iodepth)"),
         ("Time per point", f"{duration(float(p.get('runtime', '0') or 0), rough=True)}, "
-                           "the points of a random sweep back to back in one fio process, each SEQ "
-                           "point its own fio process right after the last; no idle time"),
+         "the points of a random sweep back to back in one fio process, each SEQ "
+         "point its own fio process right after the last; no idle time"),
         ("Sequence", ", ".join(sequence) or NA),
         ("Phases run", f"{len(test.rounds)} of {p.get('phases') or len(sequence) or NA}"),
     ]
@@ -105,7 +81,7 @@ def qd_header(ctx: ReportContext, test: TestRun) -> Header:
     return snia_header(ctx.run, test, stimulus, middle, without_wipc=no_wipc, wdpc=wdpc)
 
 
-def phases_table(test: TestRun) -> Table:
+def phases_table(test: api.TestRun) -> api.Table:
     """Every phase in the order run: what it was, its fio time and its figure."""
     rows = []
     for r in test.rounds:
@@ -117,8 +93,8 @@ def phases_table(test: TestRun) -> Table:
         else:
             figure = f"{len(names)} point{'s' if len(names) != 1 else ''}"
         rows.append([str(r.index), label, fmt(r.fio_s, "s"), figure])
-    return table(["Phase", "What", "fio time (s)", "Result"], rows,
-                   title="Phases in the order run (each one fio process)", widths=[8, 56, 14, 22])
+    return api.table(["Phase", "What", "fio time (s)", "Result"], rows,
+                     title="Phases in the order run (each one fio process)", widths=[8, 56, 14, 22])
 
 
 def p999(p: Point) -> Optional[float]:
@@ -132,40 +108,40 @@ def _p999_text(p: Point) -> str:
     return fmt(p.p999_us, "µs")
 
 
-def _curve(label: str, pts: Sequence[Point], value) -> Curve:
+def _curve(label: str, pts: Sequence[Point], value) -> api.Curve:
     ys = [value(p) for p in pts]
-    return Curve(label, np.array([float(p.qd) for p in pts]),
-                   np.array([math.nan if y is None else float(y) for y in ys]))
+    return api.Curve(label, np.array([float(p.qd) for p in pts]),
+                     np.array([math.nan if y is None else float(y) for y in ys]))
 
 
-def perf_chart(w: QdWorkload, curves: Sequence[Curve], depths: Sequence[int]) -> XYChart:
-    return XYChart(tuple(curves), QD_LABEL, _perf_label(w), f"{w.title}: {w.unit} vs queue depth",
-                     xlog=2, xticks=tuple(float(d) for d in sorted(depths)))
+def perf_chart(w: QdWorkload, curves: Sequence[api.Curve], depths: Sequence[int]) -> api.XYChart:
+    return api.XYChart(tuple(curves), QD_LABEL, _perf_label(w), f"{w.title}: {w.unit} vs queue depth",
+                       xlog=2, xticks=tuple(float(d) for d in sorted(depths)))
 
 
-def latency_chart(w: QdWorkload, pts: Sequence[Point]) -> XYChart:
+def latency_chart(w: QdWorkload, pts: Sequence[Point]) -> api.XYChart:
     curves = (_curve("average", pts, lambda p: p.result.lat_mean_us),
               _curve("99.9th percentile", pts, p999))
     values = np.concatenate([c.y for c in curves])
     values = values[np.isfinite(values) & (values > 0)]
     wide = values.size > 1 and float(values.max()) / float(values.min()) > LOG_SPREAD
-    return XYChart(curves, QD_LABEL, LAT_LABEL, f"{w.title}: response time vs queue depth",
-                     xlog=2, ylog=10 if wide else 0, xticks=tuple(float(p.qd) for p in pts),
-                     ylim=(None, None) if wide else (0.0, None))
+    return api.XYChart(curves, QD_LABEL, LAT_LABEL, f"{w.title}: response time vs queue depth",
+                       xlog=2, ylog=10 if wide else 0, xticks=tuple(float(p.qd) for p in pts),
+                       ylim=(None, None) if wide else (0.0, None))
 
 
-def workload_blocks(ctx: ReportContext, test: TestRun, w: QdWorkload) -> list:
+def workload_blocks(ctx: api.ReportContext, test: api.TestRun, w: QdWorkload) -> list:
     pts = sorted(points(test, w), key=lambda p: p.qd)
     if not pts:
-        return [Heading(w.title, 2), Paragraph("No point of this sweep was measured.")]
+        return [api.Heading(w.title, 2), api.Paragraph("No point of this sweep was measured.")]
     rows = [[str(p.qd), fmt(p.result.iops, "IOPS"), fmt(mb(p.result.bw_bytes), "MB/s"),
              fmt(p.result.lat_mean_us, "µs"), _p999_text(p)] for p in pts]
-    out: list = [Heading(w.title, 2, room_cm=10),
-                 table(["QD", "IOPS", "MB/s", "Average (µs)", "99.9% (µs)"], rows,
-                         title=f"{w.title} at TC 1, by queue depth (response times)",
-                         widths=[10, 22, 22, 23, 23])]
+    out: list = [api.Heading(w.title, 2, room_cm=10),
+                 api.table(["QD", "IOPS", "MB/s", "Average (µs)", "99.9% (µs)"], rows,
+                           title=f"{w.title} at TC 1, by queue depth (response times)",
+                           widths=[10, 22, 22, 23, 23])]
     if any(not histogram.supported(p.ios, "99.9") for p in pts):
-        out.append(Paragraph(f"{NOT_SUPPORTED}: fewer than 1,000 I/Os, too few for a 99.9th percentile."))
+        out.append(api.Paragraph(f"{NOT_SUPPORTED}: fewer than 1,000 I/Os, too few for a 99.9th percentile."))
     unit = "MB/s" if w.sequential else "IOPS"
     out += [
         ctx.chart(test, f"{w.job}-{'mbs' if w.sequential else 'iops'}-vs-qd",
@@ -179,25 +155,25 @@ def workload_blocks(ctx: ReportContext, test: TestRun, w: QdWorkload) -> list:
     return out
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
+    return test_sections(ctx, tests, QueueDepthTest.title, qd_header, measured_blocks)
+
+
+def measured_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
+    """The blocks of one test that measured something."""
     out: list = []
-    for test in tests:
-        opening, measured = open_test(test, QueueDepthTest.title, qd_header(ctx, test))
-        out += opening
-        if not measured:
-            continue
-        headline = headline_table(_kind(), test)
-        out += [Heading("Figures and phases", 2)] + ([headline] if headline is not None else [])
-        out.append(phases_table(test))
-        out += [x for w in chosen(test) for x in workload_blocks(ctx, test, w)]
-        if ctx.run.options.get("latency_histograms") == "true":
-            out += qos_blocks(ctx, test, f"{test.key}, every phase")
+    headline = api.headline_table(_kind(), test)
+    out += [api.Heading("Figures and phases", 2)] + ([headline] if headline is not None else [])
+    out.append(phases_table(test))
+    out += [x for w in chosen(test) for x in workload_blocks(ctx, test, w)]
+    if ctx.run.options.get("latency_histograms") == "true":
+        out += qos_blocks(ctx, test, f"{test.key}, every phase")
     return out
 
 
 # --- comparison -----------------------------------------------------------------------------
 
-def _run_points(runs: Sequence[RunResult], w: QdWorkload) -> List[Dict[int, Point]]:
+def _run_points(runs: Sequence[api.RunResult], w: QdWorkload) -> List[Dict[int, Point]]:
     """Per run, its points of ``w`` by queue depth (empty where it has none)."""
     out = []
     for run in runs:
@@ -206,8 +182,8 @@ def _run_points(runs: Sequence[RunResult], w: QdWorkload) -> List[Dict[int, Poin
     return out
 
 
-def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-    out = generic_compare_section(_kind(), ctx, runs, labels)
+def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
+    out = api.compare_section(_kind(), ctx, runs, labels)
     if not out:
         return []
     for w in WORKLOADS:
@@ -224,28 +200,26 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
         grid = ctx.by_runs([(str(d), float(d)) for d in depths], value, unit, "QD")
         curves = [_curve(label, [found[d] for d in sorted(found)], lambda p, w=w: w.performance(p.result))
                   for label, found in zip(ctx.labels, per_run) if found]
-        out += [Heading(w.title, 2, room_cm=10),
+        out += [api.Heading(w.title, 2, room_cm=10),
                 ctx.grid_table(grid, f"{w.title}: {unit} by queue depth (TC 1)"),
                 Chart(f"qd-{w.job}-vs-qd.png", perf_chart(w, curves, depths),
-                        f"{w.title}: {unit} at each queue depth, every run overlaid.")]
+                      f"{w.title}: {unit} at each queue depth, every run overlaid.")]
     return out
 
 
-class QueueDepthView(View):
+class QueueDepthView(api.View):
     """How QueueDepth results are shown."""
 
     shows_histograms = True
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+    def summary(self, test: api.TestRun) -> Dict[str, api.SummaryValue]:
         return {}  # peaks at different queue depths are none of the PTS summary lines
 
-    def check_data(self, test: TestRun) -> None:
+    def check_data(self, test: api.TestRun) -> None:
         if test.series:
             raise ValueError("a QD test keeps its phases as rounds, not as a series")
         for r in test.rounds:

@@ -29,9 +29,9 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Sequence, Tuple
 
-from tkperf.api import CaptureStep as Step
-from tkperf.api import CaptureStream as Stream
-from tkperf.api import transfer_size_text as size_text
+from tkperf.pts import CaptureStep as Step
+from tkperf.pts import CaptureStream as Stream
+from tkperf.pts import transfer_size_text as size_text
 
 #: At most this many streams of a step run as jobs of their own (the largest;
 #: the rest are left out and their share is disclosed).

@@ -9,20 +9,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import ClassVar, List
 
-from tkperf.api import (
-    Blocks,
-    Options,
-    OptionSet,
-    Plan,
-    SweepPts,
-    SweepSettings,
-    SweepTest,
-    TestType,
-    captures_of,
-    stored_values,
-    sweep_options,
-    sweep_plan,
-)
+from tkperf.api import Blocks, Options, OptionSet, Plan, TestType, stored_values
+from tkperf.pts import SweepPts, SweepSettings, SweepTest, captures_of, sweep_options, sweep_plan
 from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl

@@ -6,15 +6,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tkperf.api import (
-    RunResult,
-    SweepView,
-    TestRun,
-    sweep_compare_section,
-    sweep_header,
-    sweep_report_section,
-    sweep_stimulus_words,
-)
+from tkperf.api import RunResult, TestRun
+from tkperf.pts import SweepView, sweep_compare_section, sweep_header, sweep_report_section, sweep_stimulus_words
 from tkperf.testtypes.realworld.dirth import RwswDirthTest
 from tkperf.testtypes.realworld.wsatview import applied_blocks
 

@@ -28,18 +28,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Tuple
 
-from tkperf.api import (
-    Capture,
-    Estimate,
-    FioJob,
-    Round,
-    Shape,
-    TestRun,
-    UsageError,
-    check_iolog,
-    iolog_path,
-    scan_iolog,
-)
+from tkperf.api import FioJob, Round, TestRun, UsageError
+from tkperf.pts import Capture, Estimate, Shape, check_iolog, iolog_path, scan_iolog
 from tkperf.testtypes.realworld import blockstats, exactlog
 
 LABEL = "exact"

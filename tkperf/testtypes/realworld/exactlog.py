@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 from typing import IO, Dict, List, Optional, Set, Tuple
 
-from tkperf.api import Capture, ResultFileError, open_to_read
+from tkperf.pts import Capture, ResultFileError, open_to_read
 
 HEADER = "fio version 3 iolog"
 IO_ACTIONS = ("read", "write")

@@ -7,7 +7,8 @@ import os
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tkperf.api import Option, UsageError, in_range, parse_duration, parse_tgbw
+from tkperf.api import Option, UsageError, in_range, parse_duration
+from tkperf.pts import parse_tgbw
 
 #: The share of the I/Os the dominant streams make up (the RWSW PTS's applied test workload).
 DEFAULT_SHARE = 0.8

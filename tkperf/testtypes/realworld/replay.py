@@ -35,13 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Dict, List, Mapping, Sequence, Tuple
 
 from tkperf.api import (
-    FIO_GAP_S,
-    IOLOG_ALIGN,
     Blocks,
-    Capture,
-    CaptureStep,
-    CaptureStream,
-    Estimate,
     Figure,
     FioJob,
     Options,
@@ -54,11 +48,19 @@ from tkperf.api import (
     TestRun,
     TestType,
     UsageError,
+    stored_values,
+)
+from tkperf.pts import (
+    FIO_GAP_S,
+    IOLOG_ALIGN,
+    Capture,
+    CaptureStep,
+    CaptureStream,
+    Estimate,
     duration_rough,
     load_capture,
     progress_of,
     record_round,
-    stored_values,
 )
 from tkperf.testtypes.realworld import applied, blockstats, exact, exactlog
 from tkperf.testtypes.realworld import options as ro

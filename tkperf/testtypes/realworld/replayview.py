@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from tkperf.api import Heading, Paragraph, RunResult, TestRun, View, headline_table, open_test, snia_header, table
+from tkperf.api import Heading, Paragraph, RunResult, TestRun, View, headline_table, table
 from tkperf.api import compare_section as generic_compare_section
+from tkperf.pts import open_test, snia_header
 from tkperf.testtypes.realworld import blockstats, exact
 from tkperf.testtypes.realworld.delivered import BLOCK, CALIBRATION, STEP, block_figures, outstanding, overall, steps
 from tkperf.testtypes.realworld.replay import ReplayTest, captured_rt_us

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import Dict, List, Mapping, Tuple
 
-from tkperf.api import Capture, CaptureStream, FioJob, Options, UsageError, dominant_streams, load_capture
+from tkperf.api import FioJob, Options, UsageError
+from tkperf.pts import Capture, CaptureStream, dominant_streams, load_capture
 from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.words import RWSW_PTS

@@ -21,11 +21,9 @@ from tkperf.api import (
     TestType,
     Tracking,
     UsageError,
-    dominant_streams,
-    load_capture,
     stored_values,
-    tgbw_bytes,
 )
+from tkperf.pts import dominant_streams, load_capture, tgbw_bytes
 from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl

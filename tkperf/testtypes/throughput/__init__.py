@@ -21,38 +21,16 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar, List, Sequence, Tuple
 
-from tkperf.api import (
-    OIO_FIXED,
-    Blocks,
-    Figure,
-    FioJob,
-    Option,
-    Options,
-    OptionSet,
-    Plan,
-    PtsRules,
-    Round,
-    Rounds,
-    TestRun,
-    TestType,
-    Tracking,
-    UsageError,
-    advance,
-    format_bs,
-    nonempty,
-    parse_block_sizes,
-    place,
-    stored_values,
-)
-from tkperf.api import format_block_sizes as sizes_text
-from tkperf.api import tp_workload as workload_name
+from tkperf import api
+from tkperf.pts import advance, nonempty, place
+from tkperf.pts import tp_workload as workload_name
 
 BLOCK_SIZES = {"enterprise": (1024 * 1024, 128 * 1024), "client": (1024 * 1024,)}
 #: The block size the summary page quotes.
 SUMMARY_BS = 1024 * 1024
 
 
-def block_size(test: TestRun) -> int:
+def block_size(test: api.TestRun) -> int:
     """The block size of a TP test instance, from its workloads or its parameters."""
     for r in test.rounds:
         for w in r.workloads:
@@ -69,19 +47,19 @@ class SequentialSweep:
     0) placed where the workloads of the same name in earlier rounds left
     off, within the first ``active`` bytes (see the module's docstring)."""
 
-    write: FioJob
-    read: FioJob
+    write: api.FioJob
+    read: api.FioJob
     active: int
 
-    def __call__(self, test: TestRun, index: int) -> Tuple[FioJob, ...]:
+    def __call__(self, test: api.TestRun, index: int) -> Tuple[api.FioJob, ...]:
         earlier = [r for r in test.rounds if r.index < index]
         return tuple(self.placed(job, earlier) for job in (self.write, self.read))
 
-    def placed(self, job: FioJob, earlier: Sequence[Round]) -> FioJob:
+    def placed(self, job: api.FioJob, earlier: Sequence[api.Round]) -> api.FioJob:
         """``job`` as it runs after the rounds ``earlier``."""
         end = self.active // job.bs * job.bs
         if end <= 0:
-            raise ValueError(f"the active range ({self.active} bytes) is smaller than {format_bs(job.bs)}")
+            raise ValueError(f"the active range ({self.active} bytes) is smaller than {api.format_bs(job.bs)}")
         cursor = expected = 0
         for r in earlier:
             w = r.workload(job.name)
@@ -105,12 +83,12 @@ def parse_oio(text: str, flag: str) -> Tuple[int, int]:
     t = (text or "").strip().upper().replace("TC", "").replace("QD", "").replace("/", "X")
     parts = t.split("X")
     if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise UsageError(f"{flag} {text!r}: give TCxQD, e.g. 1x32")
+        raise api.UsageError(f"{flag} {text!r}: give TCxQD, e.g. 1x32")
     tc, qd = (int(p) for p in parts)
     if tc != 1:  # the sweep follows one stream; several jobs would write the same blocks
-        raise UsageError(f"{flag} {text!r}: TP runs one sequential stream, TC must be 1")
+        raise api.UsageError(f"{flag} {text!r}: TP runs one sequential stream, TC must be 1")
     if not 1 <= qd <= 1024:
-        raise UsageError(f"{flag} {text!r}: QD is out of range (1..1024)")
+        raise api.UsageError(f"{flag} {text!r}: QD is out of range (1..1024)")
     return tc, qd
 
 
@@ -134,18 +112,18 @@ class ThroughputSettings:
     oio: Tuple[int, int]
 
 
-class ThroughputPts(PtsRules):
+class ThroughputPts(api.PtsRules):
     """Throughput's SNIA PTS rules."""
 
-    oio = OIO_FIXED
+    oio = api.OIO_FIXED
 
-    def deviations(self, kind: TestType, options, revision) -> List[str]:
-        v = stored_values(kind, options)
+    def deviations(self, kind: api.TestType, options, revision) -> List[str]:
+        v = api.stored_values(kind, options)
         sizes = tuple(v["tp_bs"])
         out = []
         if set(sizes) != set(revision.tp_block_sizes):
-            out.append(f"TP block sizes {sizes_text(sorted(sizes, reverse=True))} instead of "
-                       f"{sizes_text(revision.tp_block_sizes)} ({revision.title})")
+            out.append(f"TP block sizes {api.format_block_sizes(sorted(sizes, reverse=True))} instead of "
+                       f"{api.format_block_sizes(revision.tp_block_sizes)} ({revision.title})")
         if "tp_oio" in options or options.get("quick") == "true":
             tc, qd = v["tp_oio"]
         else:  # a file from before --tp-oio: one job at QD numjobs x iodepth
@@ -155,7 +133,7 @@ class ThroughputPts(PtsRules):
         return out
 
 
-class ThroughputTest(TestType):
+class ThroughputTest(api.TestType):
     pts = ThroughputPts()
     name = "tp"
     title = "Throughput"
@@ -163,46 +141,46 @@ class ThroughputTest(TestType):
     default_profiles = ("ssd",)
     order = 20
     view = "tkperf.testtypes.throughput.view:ThroughputView"
-    options = OptionSet(ThroughputSettings, (
-        Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
-               parse=parse_block_sizes, format=sizes_text, default=_default_sizes,
-               quick=(1024 * 1024,), check=nonempty("--tp-bs"), metavar="SIZES"),
-        Option("tp_oio", ("--tp-oio",), "TP thread count x queue depth (default 1x32, TC1/QD32 as the PTS "
-               "runs TP; --numjobs and --iodepth do not apply to TP)", parse=parse_oio, format=format_oio,
-               default=TP_OIO, quick=(1, 8), metavar="TCxQD"),
+    options = api.OptionSet(ThroughputSettings, (
+        api.Option("tp_bs", ("--tp-bs",), "TP block sizes (default: enterprise 1024k,128k; client 1024k)",
+                   parse=api.parse_block_sizes, format=api.format_block_sizes, default=_default_sizes,
+                   quick=(1024 * 1024,), check=nonempty("--tp-bs"), metavar="SIZES"),
+        api.Option("tp_oio", ("--tp-oio",), "TP thread count x queue depth (default 1x32, TC1/QD32 as the PTS "
+                   "runs TP; --numjobs and --iodepth do not apply to TP)", parse=parse_oio, format=format_oio,
+                   default=TP_OIO, quick=(1, 8), metavar="TCxQD"),
     ))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         active = opts.active_bytes(capacity)
         return [self.plan_size(opts, bs, active) for bs in sorted(opts.of(ThroughputSettings).bs, reverse=True)]
 
-    def plan_size(self, opts: Options, bs: int, active: int) -> Plan:
+    def plan_size(self, opts: api.Options, bs: int, active: int) -> api.Plan:
         """The test instance of one block size over ``active`` bytes."""
-        name = format_bs(bs)
+        name = api.format_bs(bs)
         tc, qd = opts.of(ThroughputSettings).oio
-        write = FioJob(name=workload_name(bs, "w"), rw="write", bs=bs, runtime=opts.runtime,
-                       numjobs=tc, iodepth=qd)
-        read = FioJob(name=workload_name(bs, "r"), rw="read", bs=bs, runtime=opts.runtime,
-                      numjobs=tc, iodepth=qd)
-        return Plan(
-            key=f"{self.name}-{name}", shape=Rounds(jobs_for=SequentialSweep(write, read, active)),
-            tracking=Tracking(write.name, "write.bw_bytes", f"SEQ {name} 100% W MB/s"),
+        write = api.FioJob(name=workload_name(bs, "w"), rw="write", bs=bs, runtime=opts.runtime,
+                           numjobs=tc, iodepth=qd)
+        read = api.FioJob(name=workload_name(bs, "r"), rw="read", bs=bs, runtime=opts.runtime,
+                          numjobs=tc, iodepth=qd)
+        return api.Plan(
+            key=f"{self.name}-{name}", shape=api.Rounds(jobs_for=SequentialSweep(write, read, active)),
+            tracking=api.Tracking(write.name, "write.bw_bytes", f"SEQ {name} 100% W MB/s"),
             params={"block_size": name, "access": "sequential", "numjobs": str(tc),
                     "iodepth": str(qd), "runtime": str(opts.runtime)},
             wipc_bs=bs if opts.revision.tp_wipc_with_test_bs else 0,
         )
 
-    def headline(self, test: TestRun) -> List[Figure]:
+    def headline(self, test: api.TestRun) -> List[api.Figure]:
         bs = block_size(test)
         out = []
         for side, key, label in (("w", "seq_write_mb_s", "W"), ("r", "seq_read_mb_s", "R")):
             v = test.window_average(workload_name(bs, side), "bw_bytes") if bs else None
             if v is not None:
-                out.append(Figure(key, label, v / 1e6, "MB/s", "higher", "{:,.1f}"))
+                out.append(api.Figure(key, label, v / 1e6, "MB/s", "higher", "{:,.1f}"))
         return out
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(0, max(opts.of(ThroughputSettings).bs))
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(0, max(opts.of(ThroughputSettings).bs))
 
 
 def _int(text, default: int) -> int:

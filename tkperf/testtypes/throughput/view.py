@@ -3,24 +3,17 @@
 one table and bar chart; in a comparison, W and R MB/s per block size."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Callable, Dict, Optional, Sequence
 
-from tkperf.api import (
+from tkperf import api
+from tkperf.pts import (
     NA,
     BarsChart,
     Chart,
-    CompareContext,
     Convergence,
     Grid,
     Header,
-    Heading,
     Panel,
-    ReportContext,
-    RunResult,
-    SummaryValue,
-    TestRun,
-    View,
-    format_bs,
     grid_table,
     mb,
     open_test,
@@ -35,68 +28,68 @@ from tkperf.testtypes.throughput import SUMMARY_BS, ThroughputTest, block_size, 
 SIDES = (("w", "SEQ 100% W", "write.bw_bytes"), ("r", "SEQ 100% R", "read.bw_bytes"))
 
 
-def size_label(test: TestRun) -> str:
-    return test.params.get("block_size", format_bs(block_size(test)))
+def size_label(test: api.TestRun) -> str:
+    return test.params.get("block_size", api.format_bs(block_size(test)))
 
 
-def average_mb_s(test: TestRun, side: str) -> Optional[float]:
+def average_mb_s(test: api.TestRun, side: str) -> Optional[float]:
     bs = block_size(test)
     v = test.window_average(workload_name(bs, side), "bw_bytes") if bs else None
     return None if v is None else mb(v)
 
 
-def tp_grid(tests: Sequence[TestRun]) -> Grid:
+def tp_grid(tests: Sequence[api.TestRun]) -> Grid:
     """Window-average MB/s of SEQ 100% W and 100% R per TP block size."""
     tests = sorted(tests, key=block_size)
     return Grid(rows=tuple(size_label(t) for t in tests), row_keys=tuple(float(block_size(t)) for t in tests),
-                  cols=("100% W", "100% R"),
-                  values=tuple((average_mb_s(t, "w"), average_mb_s(t, "r")) for t in tests),
-                  unit="MB/s", col_title="SEQ")
+                cols=("100% W", "100% R"),
+                values=tuple((average_mb_s(t, "w"), average_mb_s(t, "r")) for t in tests),
+                unit="MB/s", col_title="SEQ")
 
 
-def convergence(test: TestRun) -> Convergence:
+def convergence(test: api.TestRun) -> Convergence:
     """The write and read MB/s of the block size, per round."""
     bs = block_size(test)
     series = tuple(per_round(test, label, workload_name(bs, side) if bs else None, key, mb)
                    for side, label, key in SIDES)
     return Convergence(title=f"TP {test.params.get('block_size', '')}: MB/s per round", ylabel="MB/s",
-                              series=series, rounds=tuple(r.index for r in test.rounds))
+                       series=series, rounds=tuple(r.index for r in test.rounds))
 
 
-def tp_header(ctx: ReportContext, test: TestRun) -> Header:
+def tp_header(ctx: api.ReportContext, test: api.TestRun) -> Header:
     bs = test.params.get("block_size", NA)
     return snia_header(ctx.run, test, f"SEQ {bs} 100% W, then SEQ {bs} 100% R",
-                              round_fields(ctx.run, test))
+                       round_fields(ctx.run, test))
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
-    out: list = [Heading(ThroughputTest.title)]
+def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
+    out: list = [api.Heading(ThroughputTest.title)]
     tests = sorted(tests, key=block_size)
     for t in tests:
         opening, measured = open_test(t, f"{ThroughputTest.title} {t.params.get('block_size', '')}",
-                                             tp_header(ctx, t), level=2)
+                                      tp_header(ctx, t), level=2)
         out += opening
         if not measured:
             continue
         out.append(grid_table(tp_grid([t]), f"SEQ {t.params.get('block_size', '')} MB/s, "
-                                            f"{window_source(t)}", corner="Block size"))
+                              f"{window_source(t)}", corner="Block size"))
         out += steady_sections(ctx, t, convergence(t), 3)
     with_rounds = [t for t in tests if t.rounds]
     if with_rounds:
         g = tp_grid(with_rounds)
-        out += [Heading("Throughput by block size", 2, room_cm=10),
+        out += [api.Heading("Throughput by block size", 2, room_cm=10),
                 grid_table(g, "Average MB/s over each block size's measurement window", corner="Block size"),
                 Chart("tp-by-bs.png",
-                        BarsChart((Panel(g, "SEQ throughput by block size", "Throughput (MB/s)"),)),
-                        "Sequential throughput in MB/s (decimal) per block size, 100% W and 100% R.")]
+                      BarsChart((Panel(g, "SEQ throughput by block size", "Throughput (MB/s)"),)),
+                      "Sequential throughput in MB/s (decimal) per block size, 100% W and 100% R.")]
     return out
 
 
-def tp_grids(ctx: CompareContext):
+def tp_grids(ctx: api.CompareContext):
     """SEQ write and read MB/s per block size (rows) and run (columns)."""
     sizes = sorted({block_size(t) for r in ctx.runs for t in r.tests_of(ThroughputTest.name) if t.rounds})
 
-    def test_of(run: RunResult, bs: int) -> Optional[TestRun]:
+    def test_of(run: api.RunResult, bs: int) -> Optional[api.TestRun]:
         return next((t for t in run.tests_of(ThroughputTest.name) if block_size(t) == bs), None)
 
     def value(side: str) -> Callable[[int, int], Optional[float]]:
@@ -105,31 +98,29 @@ def tp_grids(ctx: CompareContext):
             return None if t is None else average_mb_s(t, side)
         return get
 
-    rows = [(format_bs(x), float(x)) for x in sizes]
+    rows = [(api.format_bs(x), float(x)) for x in sizes]
     return (ctx.by_runs(rows, value("w"), "MB/s", "Block size"),
             ctx.by_runs(rows, value("r"), "MB/s", "Block size"))
 
 
-def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
     write, read = tp_grids(ctx)
     return ctx.paired(ThroughputTest.title, "tp.png", "Throughput (MB/s)",
                       (write, "SEQ 100% W", "MB/s"), (read, "SEQ 100% R", "MB/s"),
                       "Sequential throughput in MB/s (decimal) per block size, one bar per run.")
 
 
-class ThroughputView(View):
+class ThroughputView(api.View):
     """How Throughput results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def instance_title(self, test: TestRun) -> str:
+    def instance_title(self, test: api.TestRun) -> str:
         return f"TP {test.params.get('block_size', '')}".strip()
 
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+    def summary(self, test: api.TestRun) -> Dict[str, api.SummaryValue]:
         if block_size(test) != SUMMARY_BS:
             return {}
-        return {f.key: SummaryValue(f.value) for f in self.kind.headline(test)}
+        return {f.key: api.SummaryValue(f.value) for f in self.kind.headline(test)}

@@ -13,34 +13,9 @@ from __future__ import annotations
 
 from typing import List
 
-from tkperf.api import (
-    OIO_OPERATOR,
-    WSAT_SERIES,
-    Blocks,
-    Figure,
-    FioJob,
-    Headline,
-    Option,
-    Options,
-    OptionSet,
-    Plan,
-    PtsRules,
-    Stream,
-    TestRun,
-    TestType,
-    Tracking,
-    UsageError,
-    duration,
-    format_bs,
-    parse_block_sizes,
-    parse_duration,
-    parse_tgbw,
-    settings_from,
-    stored_values,
-    tgbw_bytes,
-)
-from tkperf.api import in_range as _in_range
-from tkperf.api import wsat_workload as workload_name
+from tkperf import api
+from tkperf.pts import WSAT_SERIES, duration, parse_tgbw, tgbw_bytes
+from tkperf.pts import wsat_workload as workload_name
 from tkperf.testtypes.writesat.settings import WsatSettings
 
 WORKLOAD = "wsat-rnd-4k-0-100"
@@ -50,14 +25,14 @@ ACCESS = ("random", "sequential")
 def _access(text: str, flag: str) -> str:
     t = text.strip().lower()
     if t not in ACCESS:
-        raise UsageError(f"{flag} {text!r}: choose random or sequential")
+        raise api.UsageError(f"{flag} {text!r}: choose random or sequential")
     return t
 
 
 def _one_size(text: str, flag: str) -> int:
-    sizes = parse_block_sizes(text, flag)
+    sizes = api.parse_block_sizes(text, flag)
     if len(sizes) != 1:
-        raise UsageError(f"{flag} takes one block size, not {text!r}")
+        raise api.UsageError(f"{flag} takes one block size, not {text!r}")
     return sizes[0]
 
 
@@ -95,7 +70,7 @@ def _tgbw_reaches_pts(tgbw: str, capacity) -> bool:
 TAIL = 5
 
 
-def iops(test: TestRun):
+def iops(test: api.TestRun):
     """IOPS of every interval (a numpy array; empty before the first)."""
     import numpy as np
 
@@ -103,37 +78,37 @@ def iops(test: TestRun):
     return s.column("iops") if s is not None else np.zeros(0)
 
 
-class WsatStream(Stream):
+class WsatStream(api.Stream):
     """The WSAT stream, whose first figure is its first interval's IOPS."""
 
-    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+    def first_figures(self, headline: api.Headline, test: api.TestRun) -> List[api.Figure]:
         values = iops(test)
         if not values.size:
             return []
-        return [Figure("first_interval_iops", stimulus(test.params).replace(" 100%", ""), float(values[0]), "IOPS")]
+        return [api.Figure("first_interval_iops", stimulus(test.params).replace(" 100%", ""), float(values[0]), "IOPS")]
 
 
-class WriteSaturationPts(PtsRules):
+class WriteSaturationPts(api.PtsRules):
     """WriteSaturation's SNIA PTS rules."""
 
-    oio = OIO_OPERATOR
+    oio = api.OIO_OPERATOR
 
-    def deviations(self, kind: TestType, options, revision) -> List[str]:
-        v = settings_from(WsatSettings, stored_values(kind, options))
+    def deviations(self, kind: api.TestType, options, revision) -> List[str]:
+        v = api.settings_from(WsatSettings, api.stored_values(kind, options))
         out = []
         if v.access != "random" or v.bs != 4096:
-            out.append(f"WSAT stimulus {stimulus({'access': v.access, 'block_size': format_bs(v.bs)})}"
+            out.append(f"WSAT stimulus {stimulus({'access': v.access, 'block_size': api.format_bs(v.bs)})}"
                        " instead of RND 4k 100% W (a disclosed variant)")
         interval = v.interval
         if interval != PTS_INTERVAL_S:
             out.append(f"WSAT reports every {interval} s instead of the PTS's {PTS_INTERVAL_S} s")
         return out
 
-    def planned_deviations(self, kind: TestType, options, revision) -> List[str]:
+    def planned_deviations(self, kind: api.TestType, options, revision) -> List[str]:
         """Before the run only what may happen can be said: a limit below the
         PTS's is a deviation if it ends the run (judged afterwards by the
         recorded stop reason, :meth:`result_deviations`)."""
-        v = settings_from(WsatSettings, stored_values(kind, options))
+        v = api.settings_from(WsatSettings, api.stored_values(kind, options))
         out = []
         if v.time < PTS_TIME_S:
             out.append(f"WSAT time limit {duration(v.time, rough=True)} is below 24 h: a deviation "
@@ -147,13 +122,13 @@ class WriteSaturationPts(PtsRules):
                        "PTS's 30 min: a deviation if it ends the run")
         return out
 
-    def result_deviations(self, kind: TestType, test: TestRun, options, revision, capacity: int) -> List[str]:
+    def result_deviations(self, kind: api.TestType, test: api.TestRun, options, revision, capacity: int) -> List[str]:
         """Judged by what happened: the PTS's WSAT runs 24 h or until 4x the
         capacity is written; a lower limit that ended the run is a deviation,
         and so is a steady-state stop judged on points other than 30 min apart."""
         if test.status != "complete":
             return []
-        v = settings_from(WsatSettings, stored_values(kind, options))
+        v = api.settings_from(WsatSettings, api.stored_values(kind, options))
         reason = test.stop_reason
         if reason.startswith("time limit") and v.time < PTS_TIME_S:
             return [f"{test.key}: stopped by its time limit of {duration(v.time, rough=True)}, "
@@ -169,7 +144,7 @@ class WriteSaturationPts(PtsRules):
         return []
 
 
-class WriteSaturationTest(TestType):
+class WriteSaturationTest(api.TestType):
     pts = WriteSaturationPts()
     name = "wsat"
     title = "Write Saturation"
@@ -177,51 +152,51 @@ class WriteSaturationTest(TestType):
     default_profiles = ("ssd",)
     order = 40
     view = "tkperf.testtypes.writesat.view:WriteSaturationView"
-    options = OptionSet(WsatSettings, (
-        Option("wsat_time", ("--wsat-time",), "WSAT time limit: seconds or with s/m/h/d (default 24h)",
-               parse=parse_duration, default=24 * 3600, quick=8,
-               check=_in_range(1, 366 * 86400, "--wsat-time"), metavar="DURATION"),
-        Option("wsat_tgbw", ("--wsat-tgbw",),
-               "WSAT total GB written limit, or drive fills like 4x (default 4x)",
-               parse=parse_tgbw, default="4x", metavar="GB|Nx"),
-        Option("wsat_interval", ("--wsat-interval",), "WSAT reporting interval (default 60s)",
-               parse=parse_duration, default=60, quick=1,
-               check=_in_range(1, 3600, "--wsat-interval"), metavar="DURATION"),
-        Option("wsat_access", ("--wsat-access",),
-               "WSAT access pattern: random (the PTS's) or sequential, a disclosed variant (SNIA SSSI, "
-               "'SSD Performance - A Primer', 2013, section 'WSAT')",
-               parse=_access, default="random", metavar="random|sequential"),
-        Option("wsat_bs", ("--wsat-bs",), "WSAT block size (default 4k, the PTS's; e.g. 128k with "
-               "--wsat-access sequential)", parse=_one_size, format=format_bs, default=4096, metavar="SIZE"),
-        Option("wsat_steady", ("--wsat-steady",),
-               "also stop WSAT at steady state: 20/10 on 5 points --wsat-steady-spacing apart, "
-               "checked only after one drive fill (default: run to the time or TGBW limit)",
-               switch=True, default=False),
+    options = api.OptionSet(WsatSettings, (
+        api.Option("wsat_time", ("--wsat-time",), "WSAT time limit: seconds or with s/m/h/d (default 24h)",
+                   parse=api.parse_duration, default=24 * 3600, quick=8,
+                   check=api.in_range(1, 366 * 86400, "--wsat-time"), metavar="DURATION"),
+        api.Option("wsat_tgbw", ("--wsat-tgbw",),
+                   "WSAT total GB written limit, or drive fills like 4x (default 4x)",
+                   parse=parse_tgbw, default="4x", metavar="GB|Nx"),
+        api.Option("wsat_interval", ("--wsat-interval",), "WSAT reporting interval (default 60s)",
+                   parse=api.parse_duration, default=60, quick=1,
+                   check=api.in_range(1, 3600, "--wsat-interval"), metavar="DURATION"),
+        api.Option("wsat_access", ("--wsat-access",),
+                   "WSAT access pattern: random (the PTS's) or sequential, a disclosed variant (SNIA SSSI, "
+                   "'SSD Performance - A Primer', 2013, section 'WSAT')",
+                   parse=_access, default="random", metavar="random|sequential"),
+        api.Option("wsat_bs", ("--wsat-bs",), "WSAT block size (default 4k, the PTS's; e.g. 128k with "
+                   "--wsat-access sequential)", parse=_one_size, format=api.format_bs, default=4096, metavar="SIZE"),
+        api.Option("wsat_steady", ("--wsat-steady",),
+                   "also stop WSAT at steady state: 20/10 on 5 points --wsat-steady-spacing apart, "
+                   "checked only after one drive fill (default: run to the time or TGBW limit)",
+                   switch=True, default=False),
         # Stored in the same field: old command lines keep working, and old
         # result files (wsat_steady=true: they stopped at steady state) load.
-        Option("wsat_steady", ("--no-wsat-steady",),
-               "no steady-state stop: the default now, accepted so old command lines still work",
-               switch=False, default=False),
-        Option("wsat_steady_spacing", ("--wsat-steady-spacing",),
-               "spacing of the points the WSAT steady state is judged on, each the mean IOPS of "
-               "its block of intervals (default 30m)",
-               parse=parse_duration, default=30 * 60, quick=1,
-               check=_in_range(1, 366 * 86400, "--wsat-steady-spacing"), metavar="DURATION"),
+        api.Option("wsat_steady", ("--no-wsat-steady",),
+                   "no steady-state stop: the default now, accepted so old command lines still work",
+                   switch=False, default=False),
+        api.Option("wsat_steady_spacing", ("--wsat-steady-spacing",),
+                   "spacing of the points the WSAT steady state is judged on, each the mean IOPS of "
+                   "its block of intervals (default 30m)",
+                   parse=api.parse_duration, default=30 * 60, quick=1,
+                   check=api.in_range(1, 366 * 86400, "--wsat-steady-spacing"), metavar="DURATION"),
     ))
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         w = opts.of(WsatSettings)
         name = workload_name(w.access, w.bs)
-        job = FioJob(name=name, rw="write" if w.access == "sequential" else "randwrite",
-                     bs=w.bs, runtime=w.time,
-                     numjobs=opts.numjobs, iodepth=opts.iodepth)
-        params = {"block_size": format_bs(w.bs), "access": w.access}
+        job = api.FioJob(name=name, rw="write" if w.access == "sequential" else "randwrite",
+                         bs=w.bs, runtime=w.time,
+                         numjobs=opts.numjobs, iodepth=opts.iodepth)
+        params = {"block_size": api.format_bs(w.bs), "access": w.access}
         stream = WsatStream(job, w.interval, stop_bytes=w.tgbw_bytes(capacity),
-                        steady_stop=w.steady, steady_after_bytes=capacity, series=SERIES,
-                        steady_spacing_s=w.steady_spacing)
-        return [Plan(
+                            steady_stop=w.steady, steady_after_bytes=capacity, series=SERIES,
+                            steady_spacing_s=w.steady_spacing)
+        return [api.Plan(
             key=self.name, shape=stream,
-            tracking=Tracking(name, "write.iops", f"{stimulus(params)} IOPS per interval"),
+            tracking=api.Tracking(name, "write.iops", f"{stimulus(params)} IOPS per interval"),
             wipc=False,
             params={**params, "numjobs": str(opts.numjobs),
                     "iodepth": str(opts.iodepth), "interval": str(w.interval),
@@ -230,16 +205,16 @@ class WriteSaturationTest(TestType):
                     "steady_spacing": str(stream.steady_every * w.interval)},
         )]
 
-    def headline(self, test: TestRun) -> List[Figure]:
+    def headline(self, test: api.TestRun) -> List[api.Figure]:
         values = iops(test)
         if not values.size:
             return []
         s = test.series[SERIES]
         tail = values[-TAIL:]
-        return [Figure("first_interval_iops", "first", float(values[0]), "IOPS"),
-                Figure(f"last_{TAIL}_intervals_iops", f"last {TAIL}", float(tail.sum() / tail.size), "IOPS"),
-                Figure("gb_written", "written", float(s.column("io_bytes").sum()) / 1e9, "GB", "",
-                       "{:,.2f}")]
+        return [api.Figure("first_interval_iops", "first", float(values[0]), "IOPS"),
+                api.Figure(f"last_{TAIL}_intervals_iops", f"last {TAIL}", float(tail.sum() / tail.size), "IOPS"),
+                api.Figure("gb_written", "written", float(s.column("io_bytes").sum()) / 1e9, "GB", "",
+                           "{:,.2f}")]
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(0, opts.of(WsatSettings).bs)
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(0, opts.of(WsatSettings).bs)

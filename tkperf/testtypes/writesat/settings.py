@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tkperf.api import tgbw_bytes
+from tkperf.pts import tgbw_bytes
 
 
 @dataclass(frozen=True)

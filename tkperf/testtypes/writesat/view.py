@@ -10,33 +10,12 @@ day of 1-second intervals costs no Python work per interval.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from tkperf.api import (
-    NA,
-    Chart,
-    CompareContext,
-    Curve,
-    CurvesChart,
-    Header,
-    Heading,
-    ReportContext,
-    RunResult,
-    SteadyState,
-    SummaryValue,
-    TestRun,
-    View,
-    XYChart,
-    duration,
-    fmt,
-    open_test,
-    plural,
-    snia_header,
-    steady_state,
-    table,
-)
+from tkperf import api
+from tkperf.pts import NA, Chart, CurvesChart, Header, duration, fmt, open_test, plural, snia_header, steady_state
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
 
 #: Tables list every interval up to this many, else this many bins of intervals.
@@ -56,7 +35,7 @@ class WsatData:
     iops: np.ndarray
 
 
-def wsat_data(test: TestRun) -> WsatData:
+def wsat_data(test: api.TestRun) -> WsatData:
     s = test.series.get(SERIES)
     if s is None or not len(s):
         empty = np.zeros(0)
@@ -77,7 +56,7 @@ class WsatSummary:
     tail_label: str
 
 
-def wsat_summary(test: TestRun, data: Optional[WsatData] = None) -> WsatSummary:
+def wsat_summary(test: api.TestRun, data: Optional[WsatData] = None) -> WsatSummary:
     """The WSAT figures; the final IOPS are the steady-state window's average
     where it was steady, else the last :data:`TAIL` intervals'."""
     d = data if data is not None else wsat_data(test)
@@ -129,20 +108,20 @@ def wsat_bins(data: WsatData, rows: int = TABLE_ROWS) -> List[WsatBin]:
     return out
 
 
-def spacing_s(test: TestRun) -> Optional[int]:
+def spacing_s(test: api.TestRun) -> Optional[int]:
     """Seconds between the points WSAT's steady state is judged on; None for
     a file from before the spacing (adjacent intervals)."""
     text = test.params.get("steady_spacing", "")
     return int(text) if text.isdigit() and int(text) > 0 else None
 
 
-def window_start(test: TestRun, s: SteadyState) -> int:
+def window_start(test: api.TestRun, s: api.SteadyState) -> int:
     """The first interval the steady-state window's points average."""
     every = _every(test)
     return max(1, s.first_round - every + 1) if every else s.first_round
 
 
-def _every(test: TestRun) -> int:
+def _every(test: api.TestRun) -> int:
     """Intervals per steady-state point (0: a file from before the spacing)."""
     spacing, interval = spacing_s(test), test.params.get("interval", "")
     if spacing is None or not interval.isdigit() or int(interval) <= 0:
@@ -150,7 +129,7 @@ def _every(test: TestRun) -> int:
     return max(1, spacing // int(interval))
 
 
-def steady_rule(test: TestRun, window: int) -> str:
+def steady_rule(test: api.TestRun, window: int) -> str:
     """The steady-state rule of a WSAT test in words."""
     spacing = spacing_s(test)
     if spacing is None:
@@ -159,7 +138,7 @@ def steady_rule(test: TestRun, window: int) -> str:
             f"of the intervals it ends")
 
 
-def _steady_words(test: TestRun, window: int) -> str:
+def _steady_words(test: api.TestRun, window: int) -> str:
     s = steady_state(test, window)
     if test.params.get("steady_stop") != "true":
         return "not a stop rule (WSAT runs to its time or TGBW limit)"
@@ -169,7 +148,7 @@ def _steady_words(test: TestRun, window: int) -> str:
     return f"{rule}: not reached"
 
 
-def stop_rules(test: TestRun) -> str:
+def stop_rules(test: api.TestRun) -> str:
     """The limits a WSAT test ran under: 'time 24.0 h, TGBW 4x, steady state (points 30.0 min apart)'."""
     p = test.params
     out = f"time {duration(float(p.get('time_limit', '0') or 0))}, TGBW {p.get('tgbw', NA)}"
@@ -179,41 +158,41 @@ def stop_rules(test: TestRun) -> str:
     return out + ", steady state" + (f" (points {duration(float(spacing))} apart)" if spacing else "")
 
 
-def wsat_header(ctx: ReportContext, test: TestRun, d: WsatData) -> Header:
+def wsat_header(ctx: api.ReportContext, test: api.TestRun, d: WsatData) -> Header:
     p = test.params
     n = int(d.iops.size)
     middle = (
         ("Interval", f"{p.get('interval', NA)} s"),
         ("Stop rules", stop_rules(test)),
         ("Intervals run", f"{n} ({duration(float(d.seconds[-1]) if n else 0.0)}, "
-                          f"{float(d.written_gb[-1]) if n else 0.0:,.2f} GB written)"),
+         f"{float(d.written_gb[-1]) if n else 0.0:,.2f} GB written)"),
         ("Steady state", _steady_words(test, ctx.window)),
     )
     return snia_header(ctx.run, test, f"{stimulus(p)}, continuous", middle,
-                              without_wipc="none: WSAT starts fresh after the purge", wdpc="none")
+                       without_wipc="none: WSAT starts fresh after the purge", wdpc="none")
 
 
-def curve_charts(curves: Sequence[Curve], by_gb: Sequence[Curve], capacity_gb: float = 0.0):
+def curve_charts(curves: Sequence[api.Curve], by_gb: Sequence[api.Curve], capacity_gb: float = 0.0):
     """(IOPS vs time, IOPS vs GB written) chart specs of one or more runs;
     with ``capacity_gb`` (one run) the GB axis has drive fills along the top."""
     by_time = CurvesChart(tuple(curves), TIME_LABEL, IOPS_LABEL, "WSAT: IOPS vs time", time_axis=True)
     dense = max((c.y.size for c in by_gb), default=0) > 200
-    written = XYChart(tuple(by_gb), GB_LABEL, IOPS_LABEL, "WSAT: IOPS vs total GB written (TGBW)",
-                        dots=dense, top_axis=("Drive fills (data written / capacity)", capacity_gb)
-                        if capacity_gb > 0 else None)
+    written = api.XYChart(tuple(by_gb), GB_LABEL, IOPS_LABEL, "WSAT: IOPS vs total GB written (TGBW)",
+                          dots=dense, top_axis=("Drive fills (data written / capacity)", capacity_gb)
+                          if capacity_gb > 0 else None)
     return by_time, written
 
 
-def fills_chart(curves: Sequence[WsatCurve]) -> XYChart:
+def fills_chart(curves: Sequence[WsatCurve]) -> api.XYChart:
     """IOPS against drive fills (data written over each run's own capacity),
     so that drives of different sizes compare."""
     dense = max((c.iops.size for c in curves), default=0) > 200
-    return XYChart(tuple(Curve(c.label, c.data.written_gb / c.capacity_gb, c.iops) for c in curves
-                           if c.capacity_gb > 0),  # an unknown capacity (0) has no drive fills
-                     "Drive fills (data written / capacity)", IOPS_LABEL, "WSAT: IOPS vs drive fills", dots=dense)
+    return api.XYChart(tuple(api.Curve(c.label, c.data.written_gb / c.capacity_gb, c.iops) for c in curves
+                             if c.capacity_gb > 0),  # an unknown capacity (0) has no drive fills
+                       "Drive fills (data written / capacity)", IOPS_LABEL, "WSAT: IOPS vs drive fills", dots=dense)
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
     out: list = []
     for test in tests:
         data = wsat_data(test)
@@ -222,8 +201,8 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         if not measured:
             continue
         ws = wsat_summary(test, data)
-        out += [Heading("WSAT figures", 2),
-                table(["Figure", "Value", "Unit"], [
+        out += [api.Heading("WSAT figures", 2),
+                api.table(["Figure", "Value", "Unit"], [
                     ["Intervals", str(ws.intervals), f"of {test.params.get('interval', NA)} s"],
                     ["Duration", fmt(ws.duration_s, "s"), "s"],
                     ["Total data written", fmt(ws.written_gb, "GB"), "GB"],
@@ -233,8 +212,8 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
                     [f"Average of the {ws.tail_label}", fmt(ws.tail_iops), "IOPS"],
                     ["Stopped by", test.stop_reason or NA, ""],
                 ], title=f"Write saturation, {stimulus(test.params)}", widths=[40, 30, 30])]
-        by_time, by_gb = curve_charts([Curve(ctx.run.name, data.seconds, data.iops)],
-                                      [Curve(ctx.run.name, data.written_gb, data.iops)],
+        by_time, by_gb = curve_charts([api.Curve(ctx.run.name, data.seconds, data.iops)],
+                                      [api.Curve(ctx.run.name, data.written_gb, data.iops)],
                                       ctx.run.device.size_bytes / 1e9)
         out += [ctx.chart(test, "iops-vs-time", by_time,
                           "WSAT: IOPS of each interval against time since the purge."),
@@ -250,7 +229,7 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
                    "IOPS" if every else "Mean IOPS"] + ([] if every else ["Min IOPS", "Max IOPS"])
         title = ("IOPS of every interval" if every else
                  f"IOPS in {len(bins)} bins of consecutive intervals (every interval is in the XML file)")
-        out.append(table(headers, rows, title=title))
+        out.append(api.table(headers, rows, title=title))
     return out
 
 
@@ -259,7 +238,7 @@ class WsatCurve:
     """One run's WSAT in a comparison."""
 
     label: str
-    test: TestRun
+    test: api.TestRun
     data: WsatData
     capacity_gb: float = 1.0
 
@@ -272,7 +251,7 @@ class WsatCurve:
         return self.data.iops
 
 
-def wsat_curves(ctx: CompareContext) -> List[WsatCurve]:
+def wsat_curves(ctx: api.CompareContext) -> List[WsatCurve]:
     """Every run that measured WSAT intervals, with its label."""
     out = []
     for run, label in zip(ctx.runs, ctx.labels):
@@ -287,12 +266,12 @@ def wsat_curves(ctx: CompareContext) -> List[WsatCurve]:
 def normalised_chart(curves: Sequence[WsatCurve]) -> CurvesChart:
     """IOPS vs time, each run divided by its own maximum interval (the SNIA
     primer's Figure 5): 1.0 is each drive's peak."""
-    return CurvesChart(tuple(Curve(c.label, c.data.seconds, c.data.iops).normalised() for c in curves),
-                         TIME_LABEL, "IOPS / the drive's maximum IOPS",
-                         "WSAT: IOPS normalised to each drive's maximum, vs time", time_axis=True, thousands=False)
+    return CurvesChart(tuple(api.Curve(c.label, c.data.seconds, c.data.iops).normalised() for c in curves),
+                       TIME_LABEL, "IOPS / the drive's maximum IOPS",
+                       "WSAT: IOPS normalised to each drive's maximum, vs time", time_axis=True, thousands=False)
 
 
-def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
     curves = wsat_curves(ctx)
     if not curves:
         return []
@@ -301,42 +280,40 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
         s = wsat_summary(c.test, c.data)
         rows.append([c.label, str(s.intervals), fmt(s.duration_s, "s"), fmt(s.written_gb, "GB"),
                      fmt(s.first_iops), fmt(s.max_iops), fmt(s.tail_iops), c.test.stop_reason or NA])
-    by_time, by_gb = curve_charts([Curve(c.label, c.data.seconds, c.data.iops) for c in curves],
-                                  [Curve(c.label, c.data.written_gb, c.data.iops) for c in curves])
-    return [Heading(WriteSaturationTest.title),
-            table(["Run", "Intervals", "Duration (s)", "Written (GB)", "FOB IOPS", "Max IOPS",
-                     "Last 5 / SS IOPS", "Stopped by"], rows,
-                    title="WSAT, " + ", ".join(sorted({stimulus(c.test.params) for c in curves})),
-                    widths=[18, 9, 10, 10, 11, 11, 12, 19]),
+    by_time, by_gb = curve_charts([api.Curve(c.label, c.data.seconds, c.data.iops) for c in curves],
+                                  [api.Curve(c.label, c.data.written_gb, c.data.iops) for c in curves])
+    return [api.Heading(WriteSaturationTest.title),
+            api.table(["Run", "Intervals", "Duration (s)", "Written (GB)", "FOB IOPS", "Max IOPS",
+                       "Last 5 / SS IOPS", "Stopped by"], rows,
+                      title="WSAT, " + ", ".join(sorted({stimulus(c.test.params) for c in curves})),
+                      widths=[18, 9, 10, 10, 11, 11, 12, 19]),
             Chart("wsat-iops-vs-time.png", by_time, "WSAT IOPS per interval against time, every run overlaid."),
             Chart("wsat-normalised-vs-time.png", normalised_chart(curves),
-                    "WSAT IOPS divided by each run's own maximum interval (1.0 = the drive's peak), "
-                    "so the shapes compare regardless of speed."),
+                  "WSAT IOPS divided by each run's own maximum interval (1.0 = the drive's peak), "
+                  "so the shapes compare regardless of speed."),
             Chart("wsat-iops-vs-tgbw.png", by_gb,
-                    "WSAT IOPS per interval against the total data written (GB, decimal)."),
+                  "WSAT IOPS per interval against the total data written (GB, decimal)."),
     ] + ([Chart("wsat-iops-vs-fills.png", fills_chart(curves),
-                  "WSAT IOPS per interval against drive fills: data written over each run's own "
-                  "capacity, so drives of different sizes compare"
-                  + ("." if all(c.capacity_gb > 0 for c in curves) else " (runs whose capacity is unknown left out)."))]
+                "WSAT IOPS per interval against drive fills: data written over each run's own "
+                "capacity, so drives of different sizes compare"
+                + ("." if all(c.capacity_gb > 0 for c in curves) else " (runs whose capacity is unknown left out)."))]
          if any(c.capacity_gb > 0 for c in curves) else [])
 
 
-class WriteSaturationView(View):
+class WriteSaturationView(api.View):
     """How WriteSaturation results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+    def summary(self, test: api.TestRun) -> Dict[str, api.SummaryValue]:
         values = iops(test)
         if not values.size or stimulus(test.params) != "RND 4k 100% W":  # the summary's FOB is RND 4K W
             return {}
-        return {"fob_iops": SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10,
-                                              definition="WSAT: first interval after the purge (FOB)")}
+        return {"fob_iops": api.SummaryValue(float(values[0]), "WSAT interval 1, after purge", rank=10,
+                                             definition="WSAT: first interval after the purge (FOB)")}
 
-    def check_data(self, test: TestRun) -> None:
+    def check_data(self, test: api.TestRun) -> None:
         if test.rounds:
             raise ValueError("a WSAT test keeps its intervals as a series, not as rounds")

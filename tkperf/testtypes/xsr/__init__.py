@@ -21,28 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping
 
-from tkperf.api import (
-    MAX_IODEPTH,
-    MAX_NUMJOBS,
-    OIO_FIXED,
-    Blocks,
-    Figure,
-    FioJob,
-    Headline,
-    Option,
-    Options,
-    OptionSet,
-    Plan,
-    PtsRules,
-    TestRun,
-    TestType,
-    UsageError,
-    duration,
-    parse_duration,
-    stored_values,
-)
-from tkperf.api import in_range as _in_range
-from tkperf.api import parse_count as _count
+from tkperf import api
+from tkperf.pts import MAX_NUMJOBS, duration
 from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
 from tkperf.testtypes.xsr.stream import Phase, XsrStream
 
@@ -66,9 +46,9 @@ def parse_band(text: str, flag: str) -> float:
     try:
         value = float(t)
     except ValueError:
-        raise UsageError(f"{flag} {text!r} is not a percentage like 10 or 12.5%") from None
+        raise api.UsageError(f"{flag} {text!r} is not a percentage like 10 or 12.5%") from None
     if not 0 < value < 100:
-        raise UsageError(f"{flag} {text!r} is out of range (more than 0, less than 100 percent)")
+        raise api.UsageError(f"{flag} {text!r} is out of range (more than 0, less than 100 percent)")
     return value
 
 
@@ -99,21 +79,21 @@ class XsrSettings:
 class XsrShape(XsrStream):
     """The XSR stream, whose first figure is the first SEQ phase's level."""
 
-    def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
+    def first_figures(self, headline: api.Headline, test: api.TestRun) -> List[api.Figure]:
         """The first interval after the purge, beside the first SEQ phase's level."""
         a = analyse(test)
         if a is None or not a.phases or a.phases[0].kind != SEQ1:
             return []
-        return [Figure("seq1_level_mb_s", "SEQ 1024k W", a.phases[0].first_mb_s, "MB/s", "higher", "{:,.1f}")]
+        return [api.Figure("seq1_level_mb_s", "SEQ 1024k W", a.phases[0].first_mb_s, "MB/s", "higher", "{:,.1f}")]
 
 
-class CrossStimulusRecoveryPts(PtsRules):
+class CrossStimulusRecoveryPts(api.PtsRules):
     """CrossStimulusRecovery's SNIA PTS rules."""
 
-    oio = OIO_FIXED
+    oio = api.OIO_FIXED
 
-    def deviations(self, kind: TestType, options_: Mapping[str, str], revision) -> List[str]:
-        v = stored_values(kind, options_)
+    def deviations(self, kind: api.TestType, options_: Mapping[str, str], revision) -> List[str]:
+        v = api.stored_values(kind, options_)
         out: List[str] = []
         if revision.id == "pts-c-1.1":
             out.append("XSR is a PTS-E test, not part of PTS-C 1.1")
@@ -129,49 +109,49 @@ class CrossStimulusRecoveryPts(PtsRules):
         return out
 
 
-class CrossStimulusRecoveryTest(TestType):
+class CrossStimulusRecoveryTest(api.TestType):
     pts = CrossStimulusRecoveryPts()
     name = "xsr"
     title = "Cross Stimulus Recovery"
     short = "XSR"
     order = 75
     view = "tkperf.testtypes.xsr.view:CrossStimulusRecoveryView"
-    options = OptionSet(XsrSettings, (
-        Option("xsr_seq1", (FLAGS[SEQ1],), "XSR: the first SEQ 1024KiB W phase (default 8h; 10s with --quick)",
-               parse=parse_duration, default=PTS_SEQ1_S, quick=10,
-               check=_in_range(1, MAX_TIME, FLAGS[SEQ1]), metavar="DURATION"),
-        Option("xsr_rnd", (FLAGS[RND],), "XSR: the RND 8KiB W phase (default 6h; 10s with --quick)",
-               parse=parse_duration, default=PTS_RND_S, quick=10,
-               check=_in_range(1, MAX_TIME, FLAGS[RND]), metavar="DURATION"),
-        Option("xsr_seq2", (FLAGS[SEQ2],), "XSR: the second SEQ 1024KiB W phase (default 8h; 10s with --quick)",
-               parse=parse_duration, default=PTS_SEQ2_S, quick=10,
-               check=_in_range(1, MAX_TIME, FLAGS[SEQ2]), metavar="DURATION"),
-        Option("xsr_interval", ("--xsr-interval",), "XSR reporting interval (default 60s; 1s with --quick)",
-               parse=parse_duration, default=PTS_INTERVAL_S, quick=1,
-               check=_in_range(1, 3600, "--xsr-interval"), metavar="DURATION"),
-        Option("xsr_tc", ("--xsr-tc",), "XSR thread count TC, fio numjobs (default 1)", parse=_count,
-               default=PTS_TC, check=_in_range(1, MAX_NUMJOBS, "--xsr-tc"), metavar="TC"),
-        Option("xsr_qd", ("--xsr-qd",), "XSR queue depth QD per thread (default 32)", parse=_count,
-               default=PTS_QD, check=_in_range(1, MAX_IODEPTH, "--xsr-qd"), metavar="QD"),
-        Option("xsr_settle_band", ("--xsr-settle-band",),
-               "XSR: a phase has settled once every later interval stays within this many percent "
-               "of its level (default 10)", parse=parse_band, format=band_text,
-               default=10.0, metavar="PCT"),
+    options = api.OptionSet(XsrSettings, (
+        api.Option("xsr_seq1", (FLAGS[SEQ1],), "XSR: the first SEQ 1024KiB W phase (default 8h; 10s with --quick)",
+                   parse=api.parse_duration, default=PTS_SEQ1_S, quick=10,
+                   check=api.in_range(1, MAX_TIME, FLAGS[SEQ1]), metavar="DURATION"),
+        api.Option("xsr_rnd", (FLAGS[RND],), "XSR: the RND 8KiB W phase (default 6h; 10s with --quick)",
+                   parse=api.parse_duration, default=PTS_RND_S, quick=10,
+                   check=api.in_range(1, MAX_TIME, FLAGS[RND]), metavar="DURATION"),
+        api.Option("xsr_seq2", (FLAGS[SEQ2],), "XSR: the second SEQ 1024KiB W phase (default 8h; 10s with --quick)",
+                   parse=api.parse_duration, default=PTS_SEQ2_S, quick=10,
+                   check=api.in_range(1, MAX_TIME, FLAGS[SEQ2]), metavar="DURATION"),
+        api.Option("xsr_interval", ("--xsr-interval",), "XSR reporting interval (default 60s; 1s with --quick)",
+                   parse=api.parse_duration, default=PTS_INTERVAL_S, quick=1,
+                   check=api.in_range(1, 3600, "--xsr-interval"), metavar="DURATION"),
+        api.Option("xsr_tc", ("--xsr-tc",), "XSR thread count TC, fio numjobs (default 1)", parse=api.parse_count,
+                   default=PTS_TC, check=api.in_range(1, MAX_NUMJOBS, "--xsr-tc"), metavar="TC"),
+        api.Option("xsr_qd", ("--xsr-qd",), "XSR queue depth QD per thread (default 32)", parse=api.parse_count,
+                   default=PTS_QD, check=api.in_range(1, api.MAX_IODEPTH, "--xsr-qd"), metavar="QD"),
+        api.Option("xsr_settle_band", ("--xsr-settle-band",),
+                   "XSR: a phase has settled once every later interval stays within this many percent "
+                   "of its level (default 10)", parse=parse_band, format=band_text,
+                   default=10.0, metavar="PCT"),
     ))
 
     # --- running ---------------------------------------------------------------
-    def phases(self, opts: Options) -> List[Phase]:
+    def phases(self, opts: api.Options) -> List[Phase]:
         cfg = opts.of(XsrSettings)
         tc, qd = cfg.tc, cfg.qd
         times = {SEQ1: cfg.seq1, RND: cfg.rnd, SEQ2: cfg.seq2}
         out = []
         for kind in (SEQ1, RND, SEQ2):
             rw, bs = ("randwrite", RND_BS) if kind == RND else ("write", SEQ_BS)
-            job = FioJob(name=JOB_NAMES[kind], rw=rw, bs=bs, runtime=times[kind], numjobs=tc, iodepth=qd)
+            job = api.FioJob(name=JOB_NAMES[kind], rw=rw, bs=bs, runtime=times[kind], numjobs=tc, iodepth=qd)
             out.append(Phase(job, LABELS[kind], kind))
         return out
 
-    def plan(self, opts: Options, capacity: int) -> List[Plan]:
+    def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         # A phase shorter than the interval is one short interval (fio's final report).
         cfg = opts.of(XsrSettings)
         interval = cfg.interval
@@ -180,32 +160,32 @@ class CrossStimulusRecoveryTest(TestType):
                   "iodepth": str(cfg.qd), "interval": str(interval), "seq1": str(cfg.seq1),
                   "rnd": str(cfg.rnd), "seq2": str(cfg.seq2),
                   "settle_band_pct": band_text(cfg.settle_band)}
-        return [Plan(key=self.name, shape=XsrShape(tuple(self.phases(opts)), interval), params=params,
-                     wipc=False)]
+        return [api.Plan(key=self.name, shape=XsrShape(tuple(self.phases(opts)), interval), params=params,
+                         wipc=False)]
 
     # --- reading results -------------------------------------------------------------
-    def headline(self, test: TestRun) -> List[Figure]:
+    def headline(self, test: api.TestRun) -> List[api.Figure]:
         a = analyse(test)
         if a is None:
             return []
-        out: List[Figure] = []
+        out: List[api.Figure] = []
         for kind, key, label in ((SEQ1, "seq1_level_mb_s", "SEQ 1 level"), (RND, "rnd_level_mb_s", "RND 8k level"),
                                  (SEQ2, "seq2_level_mb_s", "SEQ 2 level")):
             value = a.level_of(kind)
             if value is not None:
-                out.append(Figure(key, label, value, "MB/s", "higher", "{:,.1f}"))
+                out.append(api.Figure(key, label, value, "MB/s", "higher", "{:,.1f}"))
             rnd = a.of(RND) if kind == RND else None
             if rnd is not None and rnd.level_iops is not None:
-                out.append(Figure("rnd_level_iops", "RND 8k level", rnd.level_iops, "IOPS"))
+                out.append(api.Figure("rnd_level_iops", "RND 8k level", rnd.level_iops, "IOPS"))
         recovery = a.recovery_pct()
         if recovery is not None:
-            out.append(Figure("seq_recovery_pct", "SEQ 2 / SEQ 1", recovery, "%", "higher", "{:,.1f}"))
+            out.append(api.Figure("seq_recovery_pct", "SEQ 2 / SEQ 1", recovery, "%", "higher", "{:,.1f}"))
         for kind, key, label in ((RND, "rnd_settle_s", "RND settled after"),
                                  (SEQ2, "seq2_settle_s", "SEQ 2 settled after")):
             p = a.of(kind)
             if p is not None and p.settle.settled and p.settle.time_s is not None:
-                out.append(Figure(key, label, p.settle.time_s, "s", "lower"))
+                out.append(api.Figure(key, label, p.settle.time_s, "s", "lower"))
         return out
 
-    def blocks(self, opts: Options) -> Blocks:
-        return Blocks(RND_BS, SEQ_BS)
+    def blocks(self, opts: api.Options) -> api.Blocks:
+        return api.Blocks(RND_BS, SEQ_BS)

@@ -36,7 +36,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tkperf.api import TestRun, phase_rows
+from tkperf import api
+from tkperf.pts import phase_rows
 from tkperf.testtypes.xsr.stream import SERIES
 
 #: Phase kinds, in the order they run.
@@ -176,12 +177,12 @@ class Analysis:
         return z / a * 100.0 if a and z is not None else None
 
 
-def interval_of(test: TestRun) -> int:
+def interval_of(test: api.TestRun) -> int:
     text = test.params.get("interval", "60")
     return int(text) if text.isdigit() and int(text) > 0 else 60
 
 
-def band_of(test: TestRun) -> float:
+def band_of(test: api.TestRun) -> float:
     """The settle band in percent the test was run with."""
     try:
         value = float(test.params.get("settle_band_pct", DEFAULT_BAND_PCT))
@@ -204,7 +205,7 @@ def _figures(index: int, kind: str, label: str, rows: np.ndarray, a_fio: np.ndar
                         got)
 
 
-def analyse(test: TestRun) -> Optional[Analysis]:
+def analyse(test: api.TestRun) -> Optional[Analysis]:
     """The test's arrays and figures; None before its first interval."""
     s = test.series.get(SERIES)
     if s is None or not len(s):

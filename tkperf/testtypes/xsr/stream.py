@@ -2,7 +2,7 @@
 right after the other and cut into intervals as they run.
 
 It is the consistency test's multi-phase stream
-(:class:`tkperf.kit.phasestream.ConsistencyStream`) without
+(:class:`tkperf.pts.stream.phases.ConsistencyStream`) without
 fio's latency logs: XSR's figures are throughput per interval, which the
 status reports give exactly.  Every phase is one ``--status-interval``
 stream through the fio back end; its intervals are appended to the
@@ -17,10 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tkperf.api import FIO_GAP_S, ConsistencyStream, Estimate, duration
-from tkperf.api import INTERVAL_COLUMNS as COLUMNS
-from tkperf.api import INTERVAL_SERIES as SERIES
-from tkperf.api import StreamPhase as Phase
+from tkperf.pts import (
+    FIO_GAP_S,
+    ConsistencyStream,
+    Estimate,
+    duration,
+)
+from tkperf.pts import INTERVAL_COLUMNS as COLUMNS
+from tkperf.pts import INTERVAL_SERIES as SERIES
+from tkperf.pts import StreamPhase as Phase
 
 __all__ = ["COLUMNS", "SERIES", "Phase", "XsrStream"]
 

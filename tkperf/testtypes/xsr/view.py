@@ -9,35 +9,12 @@ Everything is read as numpy columns (:mod:`.analysis`).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.api import (
-    NA,
-    Chart,
-    CompareContext,
-    Curve,
-    Header,
-    Heading,
-    Paragraph,
-    ReportContext,
-    RunResult,
-    SummaryValue,
-    Table,
-    TestRun,
-    View,
-    XYChart,
-    clock,
-    duration,
-    fmt,
-    open_test,
-    shown_unit,
-    snia_header,
-    started_from_purge,
-)
-from tkperf.api import compare_section as generic_compare_section
-from tkperf.api import table as b_table
+from tkperf import api
+from tkperf.pts import NA, Chart, Header, clock, duration, fmt, open_test, shown_unit, snia_header, started_from_purge
 from tkperf.testtypes import xsr
 from tkperf.testtypes.xsr.analysis import LEVEL_PART, RND, SEQ1, SEQ2, SMOOTH, Analysis, PhaseFigures, analyse
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES
@@ -70,7 +47,7 @@ def _settle_text(p: PhaseFigures) -> str:
     return f"{duration(s.time_s or 0.0)} (interval {s.row + 1})" if s.row else "0 s (from its first interval)"
 
 
-def xsr_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> Header:
+def xsr_header(ctx: api.ReportContext, test: api.TestRun, a: Optional[Analysis]) -> Header:
     p = test.params
     planned = ", ".join(f"{label} {duration(float(p.get(key, 0) or 0))}" for key, label in
                         (("seq1", "SEQ 1024KiB W"), ("rnd", "RND 8KiB W"), ("seq2", "SEQ 1024KiB W")))
@@ -84,13 +61,13 @@ def xsr_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> Head
         middle.append(("Intervals run", f"{a.n} ({duration(float(a.end_s[-1]))}): "
                        + ", ".join(f"{ph.short} {ph.rows} ({duration(ph.seconds)})" for ph in a.phases)))
     return snia_header(ctx.run, test, "SEQ 1024KiB W, then RND 8KiB W, then SEQ 1024KiB W; "
-                              "100% write, one continuous job per phase", middle,
-                              without_wipc="none: XSR starts from the purge, its first phase "
-                                           "preconditions the drive",
-                              wdpc="none: the phases themselves")
+                       "100% write, one continuous job per phase", middle,
+                       without_wipc="none: XSR starts from the purge, its first phase "
+                       "preconditions the drive",
+                       wdpc="none: the phases themselves")
 
 
-def figures_table(kind: xsr.CrossStimulusRecoveryTest, test: TestRun, a: Analysis) -> Table:
+def figures_table(kind: xsr.CrossStimulusRecoveryTest, test: api.TestRun, a: Analysis) -> api.Table:
     rows = [[f.label, f.text.format(f.value), shown_unit(f.unit), f.better] for f in kind.headline(test)]
     for ph in a.phases:
         if ph.complete and not ph.settle.settled and ph.index > 1:
@@ -98,20 +75,20 @@ def figures_table(kind: xsr.CrossStimulusRecoveryTest, test: TestRun, a: Analysi
     first = a.phases[0]
     if started_from_purge(test):
         rows.append(["SEQ 1 first interval (FOB)", fmt(first.first_mb_s, "MB/s"), "MB/s", "higher"])
-    return b_table(["Figure", "Value", "Unit", "Better"], rows, title="XSR figures", widths=[40, 25, 15, 20])
+    return api.table(["Figure", "Value", "Unit", "Better"], rows, title="XSR figures", widths=[40, 25, 15, 20])
 
 
-def phase_table(a: Analysis) -> Table:
+def phase_table(a: Analysis) -> api.Table:
     rows = []
     for ph in a.phases:
         rows.append([f"{ph.index}: {ph.label}", str(ph.rows), duration(ph.seconds), fmt(ph.first_mb_s, "MB/s"),
                      fmt(ph.level_mb_s, "MB/s"), fmt(ph.level_iops), f"{fmt(ph.min_mb_s, 'MB/s')} - "
                      f"{fmt(ph.max_mb_s, 'MB/s')}", _settle_text(ph)])
-    return b_table(["Phase", "Intervals", "Time", "First MB/s", "Level MB/s", "Level IOPS", "Range MB/s",
-                    "Settled after"], rows, title="Every phase", widths=[20, 9, 9, 11, 11, 11, 15, 14])
+    return api.table(["Phase", "Intervals", "Time", "First MB/s", "Level MB/s", "Level IOPS", "Range MB/s",
+                      "Settled after"], rows, title="Every phase", widths=[20, 9, 9, 11, 11, 11, 15, 14])
 
 
-def transition_table(a: Analysis) -> Optional[Table]:
+def transition_table(a: Analysis) -> Optional[api.Table]:
     rows = []
     for before, after in zip(a.phases, a.phases[1:]):
         share = (f"{after.first_mb_s / after.level_mb_s:.0%} of the new level"
@@ -121,15 +98,15 @@ def transition_table(a: Analysis) -> Optional[Table]:
                      _settle_text(after)])
     if not rows:
         return None
-    return b_table(["Transition", "At", "Level before", "First interval after", "Level after", "Settled after"],
-                   rows, title="The transitions", widths=[14, 12, 14, 26, 14, 20])
+    return api.table(["Transition", "At", "Level before", "First interval after", "Level after", "Settled after"],
+                     rows, title="The transitions", widths=[14, 12, 14, 26, 14, 20])
 
 
-def _phase_curves(a: Analysis, x: np.ndarray) -> Tuple[Curve, ...]:
-    return tuple(Curve(ph.label, x[ph.start:ph.stop], a.mb_s[ph.start:ph.stop]) for ph in a.phases)
+def _phase_curves(a: Analysis, x: np.ndarray) -> Tuple[api.Curve, ...]:
+    return tuple(api.Curve(ph.label, x[ph.start:ph.stop], a.mb_s[ph.start:ph.stop]) for ph in a.phases)
 
 
-def _level_curve(a: Analysis, x: np.ndarray) -> Optional[Curve]:
+def _level_curve(a: Analysis, x: np.ndarray) -> Optional[api.Curve]:
     """Each phase's level drawn over its level window (the intervals it is the
     median of), the segments apart; None before any phase has a level."""
     xs: List[float] = []
@@ -143,26 +120,26 @@ def _level_curve(a: Analysis, x: np.ndarray) -> Optional[Curve]:
         ys += [ph.level_mb_s, ph.level_mb_s, np.nan]
     if not xs:
         return None
-    return Curve("level (median of each phase's last quarter)", np.array(xs[:-1]), np.array(ys[:-1]))
+    return api.Curve("level (median of each phase's last quarter)", np.array(xs[:-1]), np.array(ys[:-1]))
 
 
-def overall_chart(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
+def overall_chart(ctx: api.ReportContext, test: api.TestRun, a: Analysis) -> list:
     marks = tuple((f"{ph.short} starts", ph.begin_s) for ph in a.phases[1:])
     curves = _phase_curves(a, a.end_s)
     level = _level_curve(a, a.end_s)
-    spec = XYChart(curves + ((level,) if level is not None else ()), TIME_LABEL, MB_LABEL,
-                     f"XSR: throughput per {a.interval_s} s interval across the transitions",
-                     time_axis=True, vlines=marks)
+    spec = api.XYChart(curves + ((level,) if level is not None else ()), TIME_LABEL, MB_LABEL,
+                       f"XSR: throughput per {a.interval_s} s interval across the transitions",
+                       time_axis=True, vlines=marks)
     levels = "; ".join(f"{ph.short} level {fmt(ph.level_mb_s, 'MB/s')} MB/s" for ph in a.phases
                        if ph.level_mb_s is not None)
-    return [Heading("Throughput across the transitions", 2, room_cm=10),
+    return [api.Heading("Throughput across the transitions", 2, room_cm=10),
             ctx.chart(test, "throughput", spec,
                       f"Throughput of every {a.interval_s} s interval against time, a colour per phase; "
                       "the red lines mark the transitions; the level line of each phase spans the last "
                       "quarter of its intervals, whose median it is" + (f" ({levels})." if levels else "."))]
 
 
-def transition_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
+def transition_charts(ctx: api.ReportContext, test: api.TestRun, a: Analysis) -> list:
     """Per transition: the phase it starts against the time since the
     transition, with the phase's level, its band and the settle point."""
     out: list = []
@@ -181,17 +158,17 @@ def transition_charts(ctx: ReportContext, test: TestRun, a: Analysis) -> list:
         settled_s = after.settle.time_s
         if after.settle.settled and after.settle.row and settled_s is not None:
             marks.append((f"settled after {duration(settled_s)}", settled_s / scale))
-        spec = XYChart((Curve(after.label, x / scale, a.mb_s[after.start:after.stop]),),
-                         f"{TIME_LABEL} since the transition ({unit})", MB_LABEL,
-                         f"XSR: {before.short} -> {after.short}, "
-                         + ("settling into the band" if lines else "stopped early"), hlines=lines,
-                         vlines=tuple(marks), ylim=(0.0, top * 1.12 if top > 0 else None))
+        spec = api.XYChart((api.Curve(after.label, x / scale, a.mb_s[after.start:after.stop]),),
+                           f"{TIME_LABEL} since the transition ({unit})", MB_LABEL,
+                           f"XSR: {before.short} -> {after.short}, "
+                           + ("settling into the band" if lines else "stopped early"), hlines=lines,
+                           vlines=tuple(marks), ylim=(0.0, top * 1.12 if top > 0 else None))
         out.append(ctx.chart(test, f"transition-{after.kind}", spec,
                              f"{after.label} after {before.label}: throughput of every interval against the "
                              f"time since the transition; the dashed lines are its level and the band of "
                              f"±{after.settle.band_pct:g}% around it. {_settle_sentence(after)}"))
     if out:
-        out.insert(0, Heading("The transitions", 2, room_cm=10))
+        out.insert(0, api.Heading("The transitions", 2, room_cm=10))
     return out
 
 
@@ -206,7 +183,7 @@ def _settle_sentence(p: PhaseFigures) -> str:
             "and stayed within the band.")
 
 
-def interval_table(a: Analysis) -> Table:
+def interval_table(a: Analysis) -> api.Table:
     """Every interval of a phase when it has at most :data:`BINS_PER_PHASE`,
     else that many bins of consecutive intervals."""
     rows = []
@@ -220,13 +197,13 @@ def interval_table(a: Analysis) -> Table:
             rows.append([ph.short, span, duration(float(a.end_s[hi - 1] - ph.begin_s)),
                          fmt(float(chunk.mean()), "MB/s"), fmt(float(chunk.min()), "MB/s"),
                          fmt(float(chunk.max()), "MB/s"), fmt(float(a.iops[lo:hi].mean()))])
-    return b_table(["Phase", "Intervals", "Until", "MB/s mean", "MB/s min", "MB/s max", "IOPS mean"], rows,
-                   title=f"Throughput per interval (bins of consecutive intervals beyond {BINS_PER_PHASE} per "
-                         "phase; Until: time since the phase started)",
-                   widths=[10, 12, 14, 16, 16, 16, 16])
+    return api.table(["Phase", "Intervals", "Until", "MB/s mean", "MB/s min", "MB/s max", "IOPS mean"], rows,
+                     title=f"Throughput per interval (bins of consecutive intervals beyond {BINS_PER_PHASE} per "
+                     "phase; Until: time since the phase started)",
+                     widths=[10, 12, 14, 16, 16, 16, 16])
 
 
-def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
+def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
     kind = xsr.CrossStimulusRecoveryTest()
     out: list = []
     for test in tests:
@@ -235,17 +212,17 @@ def report_section(ctx: ReportContext, tests: Sequence[TestRun]) -> list:
         out += opening
         if not measured or a is None:
             continue
-        out += [Heading("XSR figures", 2), figures_table(kind, test, a),
-                Paragraph(DEFINITIONS.format(band=a.band_pct, smooth=SMOOTH))]
+        out += [api.Heading("XSR figures", 2), figures_table(kind, test, a),
+                api.Paragraph(DEFINITIONS.format(band=a.band_pct, smooth=SMOOTH))]
         out += overall_chart(ctx, test, a)
         out += transition_charts(ctx, test, a)
         table = transition_table(a)
-        out += [Heading("Phases and intervals", 2), phase_table(a)] + ([table] if table else [])
+        out += [api.Heading("Phases and intervals", 2), phase_table(a)] + ([table] if table else [])
         out.append(interval_table(a))
     return out
 
 
-def _runs(ctx: CompareContext) -> List[Tuple[str, Analysis]]:
+def _runs(ctx: api.CompareContext) -> List[Tuple[str, Analysis]]:
     return ctx.first_of_each(xsr.CrossStimulusRecoveryTest.name, analyse)
 
 
@@ -255,11 +232,11 @@ def _broken(a: Analysis) -> Tuple[np.ndarray, np.ndarray]:
     return np.insert(a.end_s, cuts, np.nan), np.insert(a.mb_s, cuts, np.nan)
 
 
-def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
     found = _runs(ctx)
     if not found:
         return []
-    out = generic_compare_section(xsr.CrossStimulusRecoveryTest(), ctx, runs, labels)
+    out = api.compare_section(xsr.CrossStimulusRecoveryTest(), ctx, runs, labels)
     # The transitions are marked when every run's come within an interval of the first run's.
     first_starts = np.array([ph.begin_s for ph in found[0][1].phases])
     same = all(len(a.phases) == first_starts.size and
@@ -269,29 +246,27 @@ def compare_section(ctx: CompareContext, runs: Sequence[RunResult], labels: Sequ
     if same:
         first = found[0][1]
         marks = tuple((f"{ph.short} starts", ph.begin_s) for ph in first.phases[1:])
-    spec = XYChart(tuple(Curve(label, *_broken(a)) for label, a in found), TIME_LABEL, MB_LABEL,
-                     "XSR: throughput per interval, every run", time_axis=True, vlines=marks)
+    spec = api.XYChart(tuple(api.Curve(label, *_broken(a)) for label, a in found), TIME_LABEL, MB_LABEL,
+                       "XSR: throughput per interval, every run", time_axis=True, vlines=marks)
     out.append(Chart("xsr-throughput.png", spec,
-                       "Throughput of every interval of every run against time"
-                       + ("; the red lines mark the transitions." if same and marks else
-                          "; the runs' phases differ in length, so no transition is marked.")))
+                     "Throughput of every interval of every run against time"
+                     + ("; the red lines mark the transitions." if same and marks else
+                        "; the runs' phases differ in length, so no transition is marked.")))
     rows = [[f"{label}: {ph.short}", fmt(ph.level_mb_s, "MB/s"), _settle_text(ph)]
             for label, a in found for ph in a.phases]
-    out.append(b_table(["Run: phase", "Level MB/s", "Settled after"], rows, title="XSR phases of every run",
-                       widths=[40, 25, 35]))
+    out.append(api.table(["Run: phase", "Level MB/s", "Settled after"], rows, title="XSR phases of every run",
+                         widths=[40, 25, 35]))
     return out
 
 
-class CrossStimulusRecoveryView(View):
+class CrossStimulusRecoveryView(api.View):
     """How CrossStimulusRecovery results are shown."""
 
-    def report_section(self, ctx: Any, tests: Sequence[TestRun]) -> list:
-        return report_section(ctx, tests)
+    # its sections are this module's functions
+    report_section = staticmethod(report_section)
+    compare_section = staticmethod(compare_section)
 
-    def compare_section(self, ctx: Any, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def summary(self, test: TestRun) -> Dict[str, SummaryValue]:
+    def summary(self, test: api.TestRun) -> Dict[str, api.SummaryValue]:
         a = analyse(test)
         value = a.level_of(SEQ1) if a is not None else None
         if value is None:
@@ -299,10 +274,10 @@ class CrossStimulusRecoveryView(View):
         # Not TP's steady-state window: a high rank lets the TP test's figure win.
         source = (f"XSR test: level of the first SEQ 1024KiB W phase (median of its last quarter), "
                   f"TC{test.params.get('numjobs', '?')}/QD{test.params.get('iodepth', '?')}")
-        return {"seq_write_mb_s": SummaryValue(value, source, rank=60, definition=(
+        return {"seq_write_mb_s": api.SummaryValue(value, source, rank=60, definition=(
             "XSR: level of the first SEQ 1024KiB W phase after a purge, no WIPC (not a steady-state window)"))}
 
-    def check_data(self, test: TestRun) -> None:
+    def check_data(self, test: api.TestRun) -> None:
         if test.rounds:
             raise ValueError("an XSR test keeps its intervals as a series, not as rounds")
         kinds = [test.data.get(f"phase.{i}.kind") for i in (1, 2, 3)]

@@ -4,13 +4,13 @@ from __future__ import annotations
 from typing import Sequence, Tuple
 
 from tkperf.durations import duration
-from tkperf.kit import sweepstructure as st
 from tkperf.kit.composite import WDPC_SERIES, capture_round, steady_rounds, sweep_round, wdpc_verdict
 from tkperf.kit.longrounds import header_fields
-from tkperf.kit.sweep import rt_limit_us
+from tkperf.kit.sections import ReportContext
 from tkperf.model.results import TestRun
+from tkperf.pts.sweep import structure as st
+from tkperf.pts.sweep.plan import rt_limit_us
 from tkperf.render.blocks import Header
-from tkperf.report.context import ReportContext
 from tkperf.report.header import snia_header
 from tkperf.report.words import NA, oio, plural, tracking_label, verdict
 
@@ -21,7 +21,7 @@ def limit_text(us: float) -> str:
 
 
 def structure(test: TestRun) -> str:
-    """The round structure a test ran (:mod:`tkperf.kit.sweepstructure`)."""
+    """The round structure a test ran (:mod:`tkperf.pts.sweep.structure`)."""
     return st.PTS20 if test.params.get("structure") == st.PTS20 else st.SHORT
 
 

@@ -18,7 +18,7 @@ comes from fio's own latency log (``write_lat_log`` with ``log_avg_msec`` a
 tenth of the interval and ``log_max_value=1``; fio 3.33 logs one value kind
 per log), written
 into a temporary directory next to the result file, read when the phase's
-fio ends (:mod:`tkperf.kit.latlog`) and kept as the
+fio ends (:mod:`tkperf.pts.stream.latlog`) and kept as the
 ``lat_max`` series, row for row with ``intervals``.  The mean stays the
 stream's: one job can write only one latency log, and the stream's mean is
 exact over every I/O of the interval.
@@ -39,11 +39,11 @@ from tkperf.fio.intervals import Cut, IntervalCutter, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.logs import log_directory
 from tkperf.fio.output import cumulative_write
-from tkperf.kit import latlog
 from tkperf.kit.progress import progress_of
 from tkperf.kit.shapes import FIO_GAP_S, REVISED, Estimate, Shape
 from tkperf.model.results import TestRun
 from tkperf.model.series import Series
+from tkperf.pts.stream import latlog
 
 if TYPE_CHECKING:  # pragma: no cover
     from tkperf.kit.context import PlanLike, RunContext

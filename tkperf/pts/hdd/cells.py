@@ -8,11 +8,11 @@ from typing import Dict, List, Sequence, Tuple
 
 from tkperf.fio.jobs import FioJob
 from tkperf.kit.base import Plan, Tracking
-from tkperf.kit.matrix import judge_all
 from tkperf.kit.policy import Steady
 from tkperf.kit.shapes import Rounds
 from tkperf.model.names import hdd_cell as cell_name
 from tkperf.model.results import TestRun, Workload, format_bs, mix_label
+from tkperf.pts.matrix.plan import judge_all
 
 #: The summary page's lines of the HDD tests come from this rank (the SSD tests' own lines win).
 HDD_SUMMARY_RANK = 20

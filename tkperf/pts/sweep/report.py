@@ -24,12 +24,14 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tkperf.durations import duration
-from tkperf.kit import sweepstructure as st
 from tkperf.kit.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
-from tkperf.kit.sweep import TAIL, SweepTest, choice, response_bins, sweep_points, tail_us
-from tkperf.kit.sweeppoints import RULE, Choice, Point
+from tkperf.kit.sections import CompareContext, ReportContext
 from tkperf.model import histogram
 from tkperf.model.results import RunResult, TestRun, mb
+from tkperf.pts.sweep import structure as st
+from tkperf.pts.sweep.header import limit_text, structure
+from tkperf.pts.sweep.plan import TAIL, SweepTest, choice, response_bins, sweep_points, tail_us
+from tkperf.pts.sweep.points import RULE, Choice, Point
 from tkperf.render.blocks import (
     Admonition,
     Chart,
@@ -45,11 +47,10 @@ from tkperf.render.blocks import (
     XYChart,
     table,
 )
-from tkperf.report.context import CompareContext, ReportContext, chart_name, grid_table
+from tkperf.report.context import chart_name, grid_table
 from tkperf.report.header import open_test
 from tkperf.report.qos import confidence_curve, histogram_curve, supported_marks
 from tkperf.report.steady import Convergence, named_window_blocks, steady_sections
-from tkperf.report.sweepheader import limit_text, structure
 from tkperf.report.words import NA, fmt, test_title, tracking_label, verdict
 
 NINES_SHOWN: Tuple[str, ...] = histogram.NINES
@@ -253,7 +254,7 @@ More = Callable[[ReportContext, TestRun, Sequence[Point]], list]
 def report_section(ctx: ReportContext, tests: Sequence[TestRun], kind: SweepTest,
                    header_of: Callable[[ReportContext, TestRun], Header], more: Optional[More] = None) -> list:
     """The section of ``kind`` with ``header_of``'s header per instance
-    (:func:`~tkperf.report.sweepheader.sweep_header`, given the type's
+    (:func:`~tkperf.pts.sweep.header.sweep_header`, given the type's
     words) and ``more``'s blocks after the table of every point."""
     out: list = [Heading(kind.title)]
     for test in tests:

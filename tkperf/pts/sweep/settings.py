@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Optional, Tuple
 
-from tkperf.kit import sweepstructure as st
+from tkperf.pts.sweep import structure as st
 
 
 @dataclass(frozen=True)

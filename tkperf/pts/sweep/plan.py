@@ -13,7 +13,7 @@ whose points keep their response-time histograms
 (:class:`~tkperf.kit.composite.SteadyThenSweep`).
 
 Three points of the sweep are shown in detail
-(:func:`~tkperf.kit.sweeppoints.choose_points`): the max point, the
+(:func:`~tkperf.pts.sweep.points.choose_points`): the max point, the
 highest IOPS with a mean response time within the limit; the min point,
 the lowest OIO; the mid point, the point under the limit whose IOPS are
 nearest the middle of the two.
@@ -31,7 +31,6 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
-from tkperf.kit import sweepstructure as st
 from tkperf.kit.base import OIO_SWEEP, Figure, Option, Plan, PtsRules, TestType, Tracking, View, stored_values
 from tkperf.kit.base import in_range as _in_range
 from tkperf.kit.composite import (
@@ -46,10 +45,11 @@ from tkperf.kit.composite import (
 )
 from tkperf.kit.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
 from tkperf.kit.options import MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, parse_duration
-from tkperf.kit.sweeppoints import PREWRITE, Choice, Point, capture_name, choose_points, window_points
-from tkperf.kit.sweepsettings import Captures
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload
+from tkperf.pts.sweep import structure as st
+from tkperf.pts.sweep.points import PREWRITE, Choice, Point, capture_name, choose_points, window_points
+from tkperf.pts.sweep.settings import Captures
 
 #: The TC and QD of the sweep as the PTS 2.0 implementation runs it: 32, 16,
 #: 8, 6, 4, 2, 1 each (49 points); PTS-E 1.1 sweeps 1 to 32 in powers of two

@@ -4,12 +4,13 @@ where the figures were measured), the header of a test with no preparation,
 and the figures table."""
 from __future__ import annotations
 
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
-from tkperf.model.results import TestRun
+from tkperf.kit.base import TestType
+from tkperf.kit.sections import CompareContext, ReportContext
+from tkperf.model.results import RunResult, TestRun
 from tkperf.render.blocks import Header, Heading, Paragraph
-from tkperf.report.context import ReportContext
-from tkperf.report.generic import headline_table
+from tkperf.report.generic import compare_section, headline_table
 from tkperf.report.header import snia_header
 from tkperf.report.steady import Convergence, convergence_blocks, steady_state, window_blocks
 from tkperf.report.words import NA, test_title, tracking_label
@@ -71,3 +72,19 @@ def figures_blocks(kind, test: TestRun) -> list:
     """A "Figures" heading over the type's headline table (where it has one)."""
     table = headline_table(kind, test)
     return [Heading("Figures", 2)] + ([table] if table is not None else [])
+
+
+def hdd_comparison(kind: TestType, ctx: CompareContext, runs: Sequence[RunResult],
+                   labels: Sequence[str]) -> Tuple[list, List[Optional[TestRun]]]:
+    """The generic comparison section of an HDD type (nothing when no run
+    has a test of it), and each run's first test of it (None where a run
+    has none), for the type's own tables and charts."""
+    out = compare_section(kind, ctx, runs, labels)
+    return out, [next(iter(r.tests_of(kind.name)), None) for r in ctx.runs] if out else []
+
+
+def hdd_blocks(ctx: ReportContext, kind: TestType, test: TestRun, body: list, conv: Convergence) -> list:
+    """What an HDD round test's report shows of one measured test: its
+    headline figures, ``body`` (the type's own tables and charts), then its
+    repeatability over the rounds (:func:`repeat_blocks`)."""
+    return figures_blocks(kind, test) + body + repeat_blocks(ctx, test, conv)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Tuple
 
+from tkperf.kit.sections import ReportContext
 from tkperf.model.names import iops_workload as workload_name
 from tkperf.model.results import RunResult, TestRun, Workload, format_bs, mix_label
 from tkperf.render.blocks import Grid, Header
-from tkperf.report.context import ReportContext
 from tkperf.report.header import round_fields, snia_header
 from tkperf.report.steady import Convergence, per_round
 from tkperf.report.words import NA, metric_display, test_title
