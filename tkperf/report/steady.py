@@ -44,6 +44,17 @@ def steady_state(test: TestRun, window: int = WINDOW) -> Optional[SteadyState]:
     return None
 
 
+def window_definition(short: str, test: TestRun) -> str:
+    """What a round-based test's window figures are, for a comparison to set
+    like beside like: 'IOPS: steady-state window average', or for a test that
+    reached no steady state 'IOPS: mean of the last 5 rounds, NO steady state'
+    (another definition: such a figure may still be drifting)."""
+    s = steady_state(test)
+    if s is not None and s.rounds and not s.steady:
+        return f"{short}: mean of the last {len(s.rounds)} rounds, NO steady state"
+    return f"{short}: steady-state window average"
+
+
 def window_source(test: TestRun) -> str:
     """Where a test's figures were measured: 'IOPS rounds 3-7, steady'."""
     s = steady_state(test)
