@@ -11,7 +11,7 @@ import sys
 from collections import Counter
 from typing import Optional, Sequence
 
-from tkperf.cli import common, runargs
+from tkperf.cli import common, runargs, shorthelp
 from tkperf.cli import progress as shown
 from tkperf.cli.runargs import add_run_options, add_unattended_options, epilog
 from tkperf.durations import micro_unit
@@ -165,8 +165,11 @@ def register(sub) -> None:
         p = sub.add_parser(profile, help=f"test an {profile.upper()}", allow_abbrev=False)
         psub = p.add_subparsers(dest="action", metavar="ACTION")
         run = psub.add_parser("run", help="run the tests and write XML, log and summary",
-                              allow_abbrev=False, epilog=epilog(profile),
+                              description="Run the tests on each device and write XML, log, summary and report.",
+                              usage="%(prog)s [options] DEVICE [DEVICE ...]",
+                              allow_abbrev=False, epilog=epilog(profile), add_help=False,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
+        shorthelp.add_help_options(run)
         add_run_options(run, profile)
         p.set_defaults(func=cmd_run)
     res = sub.add_parser("resume", help="continue an interrupted run from its result file",

@@ -225,8 +225,10 @@ def summary_rows(runs: Sequence[RunResult]) -> List[Tuple[str, List[Optional[flo
 
 
 def _pct(value: Optional[float], first: Optional[float]) -> Optional[float]:
-    text = difference(value, first)
-    return None if text == NA else round((value - first) / abs(first) * 100, 3)  # type: ignore[operator]
+    """The difference in % as :func:`difference` takes it; None where it says n/a."""
+    if value is None or first is None or difference(value, first) == NA:
+        return None
+    return round((value - first) / abs(first) * 100, 3)
 
 
 def as_dict(runs: Sequence[RunResult], paths: Sequence[str]) -> dict:
