@@ -303,6 +303,15 @@ def progress_of(ctx: HasProgress) -> Progress:
     return ctx.progress
 
 
+def tracking_text(value: float) -> str:
+    """A tracking value as the round lines and the panel show it: grouped,
+    with as many decimals as a reader of a 10% band needs ('17,804',
+    '79.7', '0.912')."""
+    if value != value or abs(value) >= 1000:  # nan shows as itself
+        return f"{value:,.0f}"
+    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3g}"
+
+
 def eta_text(lo: float, hi: float) -> str:
     """'ETA 2.3 h to 11.5 h' (or one figure when both ends agree)."""
     a, b = duration(lo, rough=True), duration(hi, rough=True)

@@ -29,12 +29,12 @@ from typing import Any, Callable, ClassVar, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.durations import duration
+from tkperf.durations import duration, unit_words
 from tkperf.fio.intervals import IntervalCutter, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.output import CPU_BOUND_MARK, cpu_bound_warning
 from tkperf.kit.context import PlanLike, RunContext
-from tkperf.kit.progress import progress_of
+from tkperf.kit.progress import progress_of, tracking_text
 from tkperf.kit.steps import Steps
 from tkperf.model.results import Round, TestRun, format_gb, now_iso
 from tkperf.model.series import Series
@@ -178,8 +178,8 @@ class Rounds(Shape):
             value = _scaled(test.tracking_values()[-1][1], plan.tracking.metric)
             prog.round_finished(index, value, test.steady, rnd.wall_s)
             debug_steady(plan.key, test.steady)
-            progress.info("[%s] round %d: %s = %.6g (%s)", plan.key, index, plan.tracking.label,
-                          value, "steady" if test.steady.steady else "not steady yet")
+            progress.info("[%s] round %d: %s = %s (%s)", plan.key, index, unit_words(plan.tracking.label),
+                          tracking_text(value), "steady" if test.steady.steady else "not steady yet")
             ctx.save()
             if test.steady.steady:
                 test.stop_reason = "steady state"
