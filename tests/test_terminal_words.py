@@ -140,3 +140,21 @@ def test_lat_round_lines_and_the_panel_say_micro_seconds(loopdev, tmp_path):
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
     assert rc == 0 and "mean response time (µs): " in shown, shown[-3000:]  # the panel's tracking line
     assert "(us)" not in shown
+
+
+@needs_fio
+def test_the_wsat_summary_names_the_intervals_it_averaged(loopdev, tmp_path):
+    """issue 48 item 3: a WSAT of fewer than 5 intervals says so on the terminal, as its report does."""
+    from tkperf.testtypes.writesat import view as wsat_view
+    out = tmp_path / "w"
+    assert main(["ssd", "run", loopdev, "--quick", "--tests", "wsat", "--wsat-time", "3", "--wsat-interval", "1",
+                 "--wsat-tgbw", "100", "--purge", "none", "--yes", "--no-report", "--quiet",
+                 "--outdir", str(out), "--name", "w"]) == 0
+    run = store.load(str(out / "w.xml"))
+    (test,) = run.tests
+    report = wsat_view.wsat_summary(test)
+    assert 1 <= report.intervals < 5, report.intervals
+    line = next(ln for ln in summary.lines(run) if ln.lstrip().startswith("WSAT"))
+    assert f"mean of the {report.tail_label} " in line, (line, report.tail_label)
+    assert f"last {report.intervals} interval" in line and "last 5" not in line
+    assert f"{report.tail_iops:,.0f} IOPS" in line
