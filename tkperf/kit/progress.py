@@ -22,9 +22,12 @@ from typing import Any, Callable, List, Optional, Protocol, Sequence, Tuple
 from tkperf.durations import duration
 from tkperf.fio import live as fio_live
 from tkperf.fio.live import LiveFigures
+from tkperf.kit import writerate
 
-#: Preconditioning speed assumed before a WIPC has been measured (as the dry run).
-WIPC_RATE = 500e6
+#: Preconditioning speed assumed before a WIPC has been measured, for a
+#: drive tkperf knows nothing of; a run starts from the dry run's rate
+#: (:func:`tkperf.kit.writerate.bps`: an emulated SSD's model speed).
+WIPC_RATE = writerate.DEFAULT.bps
 
 Listener = Callable[["Progress", str], None]
 _listeners: List[Listener] = []
@@ -83,6 +86,9 @@ class PlannedTest:
     high_s: float
     wipc_bytes: int = 0
     done: bool = False
+    #: Its time is rounds of a planned length, which the rounds measured so
+    #: far correct; a stream's time limit or a sweep's points are not corrected.
+    rounds: bool = True
 
 
 @dataclass
@@ -105,6 +111,7 @@ class Progress:
     round: int = 0  # the round in progress (0: none)
     done: int = 0  # rounds completed in this test
     per_round_s: float = 0.0
+    planned_round_s: float = 0.0
     round_walls: List[float] = field(default_factory=list)
     values: List[float] = field(default_factory=list)
     label: str = ""
@@ -119,6 +126,9 @@ class Progress:
     #: Seconds planned after the round loop of the test running (a sweep, idle settings).
     after_rounds_s: float = 0.0
     wipc_rate: float = WIPC_RATE
+    #: Rounds measured in this run against their plan: (planned s, measured s) summed.
+    rounds_planned_s: float = 0.0
+    rounds_measured_s: float = 0.0
     finished: bool = False
     #: The running workload's current figures (fio's status reports), or None.
     live: Optional[LiveFigures] = None
@@ -131,6 +141,7 @@ class Progress:
     def run_started(self, tests: Sequence[PlannedTest]) -> None:
         self.tests = list(tests)
         self.started = self.clock()
+        self.wipc_rate = writerate.bps()  # the dry run's rate, until a WIPC is measured
         # fio reports its status every second only when someone shows it
         fio_live.set_sink(self.live_figures if _listeners else None)
         self._emit("run")
@@ -174,8 +185,9 @@ class Progress:
         estimate of one round, used until a round has been measured."""
         self.kind = "rounds"
         self.label = label or self.label
-        if not self.round_walls:
-            self.per_round_s = per_round_s
+        self.planned_round_s = per_round_s
+        if not self.round_walls:  # the plan's round, as the rounds of earlier tests ran against theirs
+            self.per_round_s = per_round_s * self.round_scale()
         self.round = index
         self.done = index - 1
         self.set_phase(f"round {index} of {self.max_rounds}")
@@ -189,6 +201,9 @@ class Progress:
         if wall_s > 0:
             self.round_walls.append(wall_s)
             self.per_round_s = sum(self.round_walls) / len(self.round_walls)
+            if self.planned_round_s > 0:
+                self.rounds_planned_s += self.planned_round_s
+                self.rounds_measured_s += wall_s
         self._emit("round done")
 
     def stream_started(self, limit_s: float, stop_bytes: int = 0) -> None:
@@ -259,17 +274,29 @@ class Progress:
         wipc = me.wipc_bytes / self.wipc_rate
         if self.phase.startswith("WIPC"):
             wipc = max(wipc - (now - self.phase_since), 0.0)
-        return me.low_s + wipc, me.high_s + wipc
+        k = self.round_scale() if me.rounds else 1.0
+        return me.low_s * k + wipc, me.high_s * k + wipc
+
+    def round_scale(self) -> float:
+        """How long this run's rounds took against their plan (1.0 before
+        any was measured): fio's start and stop, a slow drive's long
+        rounds.  Later tests' round times are corrected by it."""
+        if self.rounds_planned_s <= 0 or self.rounds_measured_s <= 0:
+            return 1.0
+        return self.rounds_measured_s / self.rounds_planned_s
 
     def later_left(self) -> Tuple[float, float]:
-        """Seconds (fewest, most) of the tests not started yet."""
+        """Seconds (fewest, most) of the tests not started yet: their rounds
+        corrected by :meth:`round_scale`, their WIPC at the measured rate."""
         lo = hi = 0.0
+        scale = self.round_scale()
         for t in self.tests:
             if t.done or t.key == self.key:
                 continue
             wipc = t.wipc_bytes / self.wipc_rate
-            lo += t.low_s + wipc
-            hi += t.high_s + wipc
+            k = scale if t.rounds else 1.0
+            lo += t.low_s * k + wipc
+            hi += t.high_s * k + wipc
         return lo, hi
 
     def eta(self) -> Tuple[float, float]:
