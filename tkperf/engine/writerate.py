@@ -5,6 +5,7 @@ change of the model's defaults or a drive made with other parameters is
 timed as it is; any other drive the stated default."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping, Optional
 
 from tkperf.kit.writerate import DEFAULT, WriteRate
@@ -37,11 +38,46 @@ def model_rate(params: Mapping[str, Any]) -> Optional[WriteRate]:
                      f"({program_us:g} µs program + {erase_us:g} µs erase / {block_pages:g} pages))")
 
 
+def with_random(rate: WriteRate, params: Mapping[str, Any], capacity: float, blocks: float) -> WriteRate:
+    """``rate`` and the model's random-write speed past its burst: greedy GC
+    under uniform random writes copies about WAF - 1 pages per page written,
+    WAF = (1 + s) / (2 s) for the spare share s of the capacity (the
+    physical blocks less those GC keeps free and one open block); each page
+    written then costs a program, WAF - 1 copies and WAF / block_pages
+    erases on one of ``units`` units.  The burst is the physical space a
+    purged drive fills before GC starts."""
+    try:
+        units, page = _value(params, "units"), _value(params, "page_kib") * 1024
+        program_us, copy_us = _value(params, "program_us"), _value(params, "copy_us")
+        erase_us, block_pages = _value(params, "erase_us"), _value(params, "block_pages")
+        low = _value(params, "gc_low_blocks")
+    except (KeyError, TypeError, ValueError):
+        return rate
+    spare = ((blocks - low - 1) * block_pages * page - capacity) / capacity if capacity > 0 else 0.0
+    if spare <= 0 or units <= 0:
+        return rate
+    waf = (1 + spare) / (2 * spare)
+    per_page_s = (program_us + (waf - 1) * copy_us + waf * erase_us / max(block_pages, 1.0)) / 1e6
+    random_bps = units * page / per_page_s
+    return dataclasses.replace(rate, random_bps=random_bps, burst_bytes=blocks * block_pages * page,
+                               source=rate.source + f"; random writes past the burst {random_bps / 1e6:,.1f} "
+                                                    f"MB/s (greedy GC, write amplification {waf:.1f})")
+
+
 def of_facts(facts: Any) -> Optional[WriteRate]:
     """The model's rate from a run's recorded facts (``facts['simdrive']``)."""
     got = facts.get("simdrive") if isinstance(facts, Mapping) else None
     params = got.get("params") if isinstance(got, Mapping) else None
-    return model_rate(params) if isinstance(params, Mapping) else None
+    if not isinstance(got, Mapping) or not isinstance(params, Mapping):
+        return None
+    rate = model_rate(params)
+    if rate is None:
+        return rate
+    try:
+        capacity, blocks = float(got["capacity_bytes"]), float(got["physical_blocks"])
+    except (KeyError, TypeError, ValueError):
+        return rate
+    return with_random(rate, params, capacity, blocks)
 
 
 def of_device(dev: DeviceInfo, facts: Any = None) -> WriteRate:

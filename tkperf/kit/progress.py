@@ -29,6 +29,9 @@ from tkperf.kit import writerate
 #: (:func:`tkperf.kit.writerate.bps`: an emulated SSD's model speed).
 WIPC_RATE = writerate.DEFAULT.bps
 
+#: A stream's ETA writes at the rate of this many last intervals.
+RATE_INTERVALS = 5
+
 Listener = Callable[["Progress", str], None]
 _listeners: List[Listener] = []
 
@@ -120,6 +123,7 @@ class Progress:
     stream_bytes: int = 0
     stream_written: int = 0
     stream_rate: float = 0.0
+    stream_marks: List[Tuple[float, int]] = field(default_factory=list)
     stream_iops: float = 0.0
     once_s: float = 0.0
     once_since: float = 0.0
@@ -162,7 +166,7 @@ class Progress:
         self.index = next((i for i, t in enumerate(self.tests, 1) if t.key == key), 0)
         self.kind, self.round, self.done, self.after_rounds_s = "", 0, 0, 0.0
         self.round_walls, self.values, self.steady, self.label = [], [], None, ""
-        self.stream_written, self.stream_rate, self.stream_iops = 0, 0.0, 0.0
+        self.stream_written, self.stream_rate, self.stream_iops, self.stream_marks = 0, 0.0, 0.0, []
         self.live = None
         self.set_phase("start")
         self._emit("test")
@@ -208,14 +212,19 @@ class Progress:
 
     def stream_started(self, limit_s: float, stop_bytes: int = 0) -> None:
         self.kind = "stream"
-        self.stream_limit_s, self.stream_bytes = float(limit_s), stop_bytes
+        self.stream_limit_s, self.stream_bytes, self.stream_marks = float(limit_s), stop_bytes, []
         self.set_phase("interval 1")
         self._emit("stream")
 
     def interval(self, index: int, iops: float, written: int) -> None:
-        elapsed = self.clock() - self.phase_since
+        """A stream's interval; the rate the ETA writes at is that of the last
+        :data:`RATE_INTERVALS` intervals, so it follows a drive down its cliff."""
+        now = self.clock()
+        elapsed = now - self.phase_since
         self.stream_written, self.stream_iops = written, iops
-        self.stream_rate = written / elapsed if elapsed > 0 else 0.0
+        self.stream_marks = (self.stream_marks + [(now, written)])[-(RATE_INTERVALS + 1):]
+        t0, w0 = self.stream_marks[0] if len(self.stream_marks) > 1 else (self.phase_since, 0)
+        self.stream_rate = (written - w0) / (now - t0) if now > t0 else (written / elapsed if elapsed > 0 else 0.0)
         self.round = index
         self._emit("interval")
 

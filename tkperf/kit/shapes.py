@@ -303,9 +303,13 @@ class Stream(Shape):
         stops = [duration_rough(runtime)]
         high = runtime
         if self.stop_bytes:  # the stream stops at the end of the interval that reaches the amount
-            at_rate = math.ceil(self.stop_bytes / writerate.bps() / self.interval_s) * self.interval_s
-            stops.append(f"{format_gb(self.stop_bytes)} written ({duration_rough(at_rate)} at "
-                         f"{writerate.current().text().split(',')[0]})")
+            random = self.job.rw in ("randwrite", "randrw")  # past a drive's burst, slower
+            at_rate = math.ceil(writerate.current().seconds(self.stop_bytes, random) / self.interval_s) \
+                * self.interval_s
+            rate = writerate.current()
+            speed = (f"{rate.bps / 1e6:,.1f} MB/s for the burst, then {rate.random_bps / 1e6:,.1f} MB/s"
+                     if random and rate.random_bps > 0 else rate.text().split(",")[0])
+            stops.append(f"{format_gb(self.stop_bytes)} written ({duration_rough(at_rate)} at {speed})")
             high = min(high, at_rate)
         low = high
         if self.steady_stop:

@@ -21,6 +21,20 @@ class WriteRate:
 
     bps: float
     source: str
+    #: Random writes once the drive is past its fresh-out-of-box burst, whose
+    #: garbage collection copies what they overwrite (0: as ``bps``).
+    random_bps: float = 0.0
+    #: Bytes a purged drive takes at ``bps`` before random writes slow down (0: none known).
+    burst_bytes: float = 0.0
+
+    def seconds(self, amount: float, random: bool = False) -> float:
+        """How long writing ``amount`` bytes takes from a purged drive:
+        sequential writes at ``bps``; random writes at ``bps`` for the burst,
+        then at ``random_bps``."""
+        if not random or self.random_bps <= 0:
+            return amount / self.bps
+        burst = min(amount, self.burst_bytes)
+        return burst / self.bps + (amount - burst) / self.random_bps
 
     def text(self) -> str:
         """'500 MB/s, an assumed rate ...': the rate and its source, for the dry run."""
