@@ -76,3 +76,8 @@ def test_the_comparison_table_gives_the_figure_its_room():
     assert table.widths[0] >= 40 and sum(table.widths) <= 100  # was 20 of 100: 3-4 lines a label
     three = compare.CompareContext(tuple(runs + runs[:1]), ("a", "b", "c"))
     assert three.numbers_table("Figure", compare.summary_rows(runs + runs[:1]), "S").widths[0] >= 32
+
+
+def test_the_window_average_in_the_legend_is_rounded_as_the_tables_round():
+    from tkperf.render.charts import _average_text
+    assert [_average_text(v) for v in (973.136, 17804.2, 79.7013, 0.91234)] == ["973.1", "17,804", "79.7", "0.912"]
