@@ -59,9 +59,10 @@ def with_random(rate: WriteRate, params: Mapping[str, Any], capacity: float, blo
     waf = (1 + spare) / (2 * spare)
     per_page_s = (program_us + (waf - 1) * copy_us + waf * erase_us / max(block_pages, 1.0)) / 1e6
     random_bps = units * page / per_page_s
+    said = (f"; random writes past the burst {random_bps / 1e6:,.1f} MB/s (greedy GC at its steady state, "
+            f"write amplification {waf:.1f}; a stream of a few drive fills ends before that and runs faster)")
     return dataclasses.replace(rate, random_bps=random_bps, burst_bytes=blocks * block_pages * page,
-                               source=rate.source + f"; random writes past the burst {random_bps / 1e6:,.1f} "
-                                                    f"MB/s (greedy GC, write amplification {waf:.1f})")
+                               source=rate.source + said)
 
 
 def of_facts(facts: Any) -> Optional[WriteRate]:
