@@ -80,7 +80,7 @@ def test_a_command_parsed_alone_says_what_the_whole_parser_says(name):
 def test_the_first_word_routes_and_anything_else_gets_the_whole_parser(capsys):
     assert route(["ssd", "run", "/dev/null"]) == "ssd" and route(["help", "--man"]) == "help"
     assert route([]) is None and route(["--help"]) is None and route(["sdd"]) is None
-    bash = completion.script(build_parser(), "bash", {"topic": list(manual.topics())})
+    bash = completion.script(build_parser(), "bash", {"topic": manual.topic_names()})
     for argv, whole in ((["help", "--man"], manual.man_page(build_parser())), (["completion", "bash"], bash)):
         assert main(argv) == 0  # read off the whole tree, though only help's module built its parser
         assert capsys.readouterr().out == whole

@@ -2,22 +2,24 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import subprocess
 
+import jsonschema
 import lxml.html
 import pytest
 
+from tkperf import store
+from tkperf.cli import main
+from tkperf.errors import EXIT_OK, EXIT_RESULT_FILE, EXIT_USAGE, UsageError
 from tkperf.report import compare
 from tkperf.report.context import CompareContext
-from tkperf import store
 from tkperf.testtypes.iops import view as iops_view
 from tkperf.testtypes.latency import view as lat_view
 from tkperf.testtypes.throughput import view as tp_view
 from tkperf.testtypes.writesat import view as wsat_view
-from tkperf.cli import main
-from tkperf.errors import EXIT_OK, EXIT_RESULT_FILE, EXIT_USAGE, UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAME = ["example-ssd", "example-ssd-2"]            # same options, two loop devices
@@ -197,3 +199,48 @@ def test_cli_compare_bad_inputs(tmp_path, capsys, files, code, words):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_last_rounds_means_are_their_own_rows_with_the_same_caveats_everywhere(tmp_path, capsys):
+    """example-ssd's TP reached steady state, example-full's did not: its
+    last-rounds mean is another definition, in a row of its own, never
+    labelled a steady-state average; the terminal, the JSON and the report
+    give the same caveats (issue 43 item 4, issue 48 item 5)."""
+    files = [example("example-ssd"), example("example-full")]
+    runs = [store.load(f) for f in files]
+    caveats = compare.comparison_caveats(runs, compare.run_labels(runs))
+    unsteady = next(c for c in caveats if c.startswith("No steady state reached in "))
+    assert "example-ssd (IOPS, LAT); example-full (IOPS, TP 1024k, TP 128k, LAT)" in unsteady
+    rows = {r.title: r.values for r in compare.figure_rows(runs)}
+    assert rows["Throughput, SEQ 1024KiB 100% W (MB/s) [TP: steady-state window average]"] == (
+        pytest.approx(3283.5, abs=0.05), None)
+    last = rows["Throughput, SEQ 1024KiB 100% W (MB/s) [TP: mean of the last 5 rounds, NO steady state]"]
+    assert last[0] is None and last[1] == pytest.approx(3936.0, abs=0.05)
+    assert not [t for t in rows if "NO steady state" in t and "steady-state window average" in t]
+    assert not [t for t in rows if "NO steady state" in t and t.startswith("Steady-state")]
+
+    assert main(["compare", *files, "--outdir", str(tmp_path / "t"), "--format", "rst,html"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert [ln[len("warning: "):] for ln in out.splitlines() if ln.startswith("warning: ")] == caveats
+    tp = [ln for ln in out.splitlines() if ln.startswith("Throughput, SEQ 1024KiB 100% W")]
+    assert len(tp) == 2 and all(ln.rstrip().endswith("n/a") for ln in tp)  # no difference across definitions
+
+    assert main(["compare", *files, "--outdir", str(tmp_path / "j"), "--format", "rst", "--json"]) == EXIT_OK
+    doc = json.loads(capsys.readouterr().out)
+    from test_json_schemas import _schema
+    jsonschema.validate(doc, _schema("compare"), cls=jsonschema.Draft202012Validator)
+    assert doc["caveats"] == caveats
+    assert [r["not_steady"] for r in doc["runs"]] == [["iops", "lat"], ["iops", "tp-1024k", "tp-128k", "lat"]]
+    flagged = {(f["figure"], f["pattern"], f["last_rounds_mean"]) for f in doc["figures"]}
+    assert {("Throughput", "SEQ 1024KiB 100% W", True), ("Throughput", "SEQ 1024KiB 100% W", False)} <= flagged
+    assert doc["reports"] == [str(tmp_path / "j" / "comparison.rst"), str(tmp_path / "j" / "comparison-plots")]
+
+    assert main(["compare", *files, "--outdir", str(tmp_path / "q"), "--format", "rst", "-q"]) == EXIT_OK
+    quiet = capsys.readouterr().out
+    assert [ln[len("warning: "):] for ln in quiet.splitlines() if ln.startswith("warning: ")] == caveats
+    assert "Summary figures" not in quiet
+
+    html = " ".join(lxml.html.parse(str(tmp_path / "t" / "comparison.html")).getroot().text_content().split())
+    for caveat in caveats:
+        assert " ".join(caveat.split()) in html
+    assert "[TP: mean of the last 5 rounds, NO steady state]" in html

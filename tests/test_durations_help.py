@@ -48,7 +48,8 @@ def test_bad_runtime_is_one_line(tmp_path, capsys):
 
 
 def _help(capsys, profile):
-    assert main([profile, "run", "--help"]) == 0
+    """The whole help (the short --help has the common options only)."""
+    assert main([profile, "run", "--help-all"]) == 0
     return capsys.readouterr().out
 
 

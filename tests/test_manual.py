@@ -91,7 +91,7 @@ def test_unknown_topic_is_one_line_and_exit_2(capsys):
     assert main(["help", "no-such-topic"]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith("tkperf: error: no help topic 'no-such-topic'; 'tkperf help' lists them: check, ")
+    assert err.startswith("tkperf: error: no help topic 'no-such-topic'; 'tkperf help' lists them: api, check, completion, ")
 
 
 # --- completion --------------------------------------------------------------
@@ -169,14 +169,14 @@ def test_bash_completes_only_xml_files_and_directories_for_a_result(capsys, tmp_
 
 
 def test_bash_completes_pts_revisions_and_help_topics(capsys, tmp_path):
-    from tkperf.cli.manual import topics
+    from tkperf.cli.manual import topic_names
     from tkperf.model import pts
     script = _script(capsys, "bash", tmp_path)
     assert _complete_bash(script, ["tkperf", "ssd", "run", "--pts", ""]) == list(pts.REVISIONS)
     assert _complete_bash(script, ["tkperf", "ssd", "run", "--pts", "pts-c"]) == \
         [r for r in pts.REVISIONS if r.startswith("pts-c")]
     assert _complete_bash(script, ["tkperf", "help", "exit"]) == ["exit-codes"]
-    assert sorted(_complete_bash(script, ["tkperf", "help", ""])) == sorted(topics())
+    assert sorted(_complete_bash(script, ["tkperf", "help", ""])) == sorted(topic_names())
 
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")

@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tkperf.kit import progress as ep
 from tkperf.model.steadystate import evaluate
 
@@ -96,16 +98,50 @@ def test_eta_from_measured_rounds_plus_later_tests():
         clock.now += wall
         prog.round_finished(index, 1000.0 * index, evaluate(list(range(1, index + 1)),
                                                             [1000.0 * i for i in range(1, index + 1)]), wall)
-    # not steady after 2 of window 5, max 25: 3 to 23 rounds of the measured 60 s
-    later = (150.0 + 2, 460.0 + 2)
-    assert prog.eta() == (3 * 60.0 + later[0], 23 * 60.0 + later[1])
+    # not steady after 2 of window 5, max 25: 3 to 23 rounds of the measured 60 s; the
+    # later tests' rounds as this run's rounds ran against their plan (120 s for 198 s)
+    k = 120.0 / 198.0
+    assert prog.round_scale() == pytest.approx(k)
+    later = (150.0 * k + 2, 460.0 * k + 2)
+    assert prog.eta() == pytest.approx((3 * 60.0 + later[0], 23 * 60.0 + later[1]))
     assert "range" in prog.closeness() and "of 20%" in prog.closeness() and "of 10%" in prog.closeness()
     prog.test_finished("iops", "steady state")
-    assert prog.eta() == later
+    assert prog.eta() == pytest.approx(later)
     prog.test_started("tp")
-    assert prog.eta() == (100.0 + 50 + 2, 400.0 + 60 + 2)
+    assert prog.eta() == pytest.approx(later)
     prog.run_finished()
     assert prog.eta() == (0.0, 0.0)
+
+
+def test_eta_corrects_itself_from_the_measured_wipc_and_rounds():
+    """issue 48 item 4: the first ETA is the plan at the assumed write rate;
+    a measured WIPC sets the rate of the WIPCs to come, measured rounds the
+    length of the later tests' rounds (not a stream's time limit)."""
+    from tkperf.kit import writerate
+    clock = Clock()
+    prog = ep.Progress(window=5, max_rounds=25, clock=clock)
+    tests = [ep.PlannedTest("iops", 50.0, 250.0, wipc_bytes=int(300e6)),
+             ep.PlannedTest("lat", 20.0, 100.0, wipc_bytes=int(300e6)),
+             ep.PlannedTest("wsat", 8.0, 8.0, rounds=False)]
+    with writerate.assumed(writerate.WriteRate(30e6, "a model's speed")):
+        prog.run_started(tests)  # the dry run's rate: the emulated SSD's 30 MB/s, not 500 MB/s
+    assert prog.wipc_rate == 30e6
+    prog.test_started("iops")
+    prog.phase_started("WIPC 2x")
+    assert prog.eta() == pytest.approx((50 + 10 + 20 + 10 + 8, 250 + 10 + 100 + 10 + 8))
+    clock.now += 15.0
+    prog.wipc_finished(int(300e6), 15.0)  # the drive writes 20 MB/s, not 30
+    assert prog.wipc_rate == 20e6
+    for index in (1, 2, 3, 4, 5):  # rounds planned at 10 s take 20 s
+        prog.round_started(index, per_round_s=10.0)
+        clock.now += 20.0
+        prog.round_finished(index, 1000.0, evaluate(list(range(1, index + 1)), [1000.0] * index), 20.0)
+    assert prog.round_scale() == 2.0
+    prog.test_finished("iops", "steady state")
+    assert prog.eta() == pytest.approx((20 * 2 + 15 + 8, 100 * 2 + 15 + 8))
+    prog.test_started("lat")
+    prog.round_started(1, per_round_s=4.0)  # before its first round is measured: the plan x 2
+    assert prog.per_round_s == 8.0
 
 
 def test_eta_of_a_round_loop_counts_what_follows_it_until_that_starts():

@@ -78,14 +78,21 @@ def test_admonition_table_literal():
     assert rst.to_rst([b.Literal("line 1\n  line 2")]) == "::\n\n   line 1\n     line 2\n"
 
 
-def test_header_is_two_list_tables():
+def test_header_is_one_list_table_whose_columns_run_on():
+    """Platform then set-up on the left, device then test on the right: a
+    short group does not leave blank rows beside a long one (issue 48 item 9)."""
     h = b.Header(platform=(("Host", "vm"),), device=(("Model", "X"), ("Serial", "1")),
                  setup=(("Data pattern", "random"),), test=(("Stimulus", "RND"),))
     text = rst.to_rst([h])
-    assert text.count(".. list-table::") == 2 and text.count(":widths: 16 34 16 34") == 2
+    assert text.count(".. list-table::") == 1 and text.count(":widths: 16 34 16 34") == 1
     assert "   * - Test platform\n     -\n     - Device under test\n     -\n" in text
-    assert "   * - Set-up parameters\n     -\n     - Test parameters\n     -\n" in text
-    assert "   * - Host\n     - vm\n     - Model\n     - X\n   * -\n     -\n     - Serial\n     - 1\n" in text
+    assert ("   * - Host\n     - vm\n     - Model\n     - X\n"
+            "   * - **Set-up parameters**\n     -\n     - Serial\n     - 1\n"
+            "   * - Data pattern\n     - random\n     - **Test parameters**\n     -\n"
+            "   * -\n     -\n     - Stimulus\n     - RND\n") in text
+    # a value that looks like a group title is text, escaped, never bold
+    text = rst.to_rst([b.Header(platform=(("Host", "**Set-up parameters**"),), device=(), setup=(), test=())])
+    assert "     - \\*\\*Set-up parameters\\*\\*\n" in text
 
 
 def test_chart_is_a_figure_or_a_sentence():

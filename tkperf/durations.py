@@ -1,7 +1,9 @@
 """Durations as text, the one place tkperf words them and reads them
-(:func:`parse`, behind every duration option)."""
+(:func:`parse`, behind every duration option), and the one word for a
+unit of time (:func:`unit_word`: 'µs' wherever the output can show it)."""
 from __future__ import annotations
 
+import io
 import re
 import sys
 from typing import IO, Optional
@@ -21,6 +23,25 @@ def micro_unit(stream: Optional[IO[str]] = None) -> str:
     except (UnicodeEncodeError, LookupError):
         return "us"
     return "µs"
+
+
+#: Where a text goes that holds any character: a report, a UTF-8 file.
+ANY_TEXT: IO[str] = io.StringIO()
+_MICRO_IN_LABEL = re.compile(r"(?<=[\s(\d])(?:us|µs)\b")
+
+
+def unit_word(unit: str, stream: Optional[IO[str]] = None) -> str:
+    """The one word for a unit wherever tkperf writes one: microseconds
+    (test types and fio say 'us') as :func:`micro_unit` of ``stream``
+    (stderr by default; :data:`ANY_TEXT` for a report), every other unit as
+    it is."""
+    return micro_unit(stream) if unit in ("us", "µs") else unit
+
+
+def unit_words(text: str, stream: Optional[IO[str]] = None) -> str:
+    """A label with microseconds in it ('mean response time (us)', '400.0 us')
+    in :func:`unit_word`'s word for ``stream``."""
+    return _MICRO_IN_LABEL.sub(micro_unit(stream), text)
 
 
 def duration(seconds: float, rough: bool = False) -> str:

@@ -14,11 +14,13 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import sys
 from typing import List, Optional, Sequence
 
 from lxml import etree
 
 from tkperf import store, strictjson
+from tkperf.durations import unit_word
 from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, UsageError
 from tkperf.model import noise
 from tkperf.report import checked
@@ -129,7 +131,7 @@ def p_text(p: Optional[float]) -> str:
 
 def row(cell: Cell, tolerance_pct: float = 10.0) -> List[str]:
     """The cells of one table row."""
-    return [cell.test, cell.figure, cell.unit, cell.text.format(cell.baseline),
+    return [cell.test, cell.figure, unit_word(cell.unit, sys.stdout), cell.text.format(cell.baseline),
             cell.text.format(cell.result), _change(cell, tolerance_pct), p_text(cell.p_value),
             p_text(cell.p_adjusted), SHOWN_VERDICT[cell.verdict]]
 

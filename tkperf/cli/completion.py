@@ -2,8 +2,9 @@
 
 One bash function, ``_tkperf``, completes subcommands, every option of the
 command typed so far, the choices of an option that has them, comma lists of
-test names (from the registry, plug-ins included), block devices where a
-command takes a device, the values of an option or argument that names one
+test names (from the registry, plug-ins included) and of report formats,
+block devices where a command takes a device (the emulated SSDs that are up
+where ``simdrive down`` or ``stats`` takes one), the values of an option or argument that names one
 of a known list (``--pts`` revisions, ``help`` topics), directories and
 ``.xml`` files where a result file is expected, and file names elsewhere.  zsh runs the same function
 through its ``bashcompinit`` layer, so the two cannot disagree.
@@ -17,6 +18,7 @@ from typing import Dict, List, Mapping, Optional, Sequence
 from tkperf import __version__
 from tkperf.cli import parsertree
 from tkperf.kit import registry
+from tkperf.kit.options import REPORT_FORMATS
 from tkperf.model import pts
 
 SHELLS = ("bash", "zsh")
@@ -28,6 +30,10 @@ _DEVICE_DESTS = ("device", "devices", "target", "targets")
 _DIR_DESTS = ("outdir", "output_dir", "rwdir")
 #: Arguments that take a result file: directories (a run's own) and .xml files.
 _XML_DESTS = ("result", "results", "baseline", "old", "inputs")
+#: Options whose value is a comma list of report formats.
+_FORMAT_DESTS = ("format", "report_format")
+#: Commands whose device is an emulated SSD that is up (``tkperf simdrive list``).
+_SIMDRIVE_PATHS = (("simdrive", "down"), ("simdrive", "stats"))
 
 
 def _words(items: List[str]) -> str:
@@ -42,6 +48,8 @@ def _value_kind(opt: parsertree.Option) -> str:
         return "xml"
     if opt.dest == "tests":
         return "tests"
+    if opt.dest in _FORMAT_DESTS:
+        return "formats"
     if opt.dest in _DEVICE_DESTS:
         return "device"
     if opt.dest in _DIR_DESTS or opt.metavar == "DIR":
@@ -80,6 +88,8 @@ def _cases(tree: parsertree.Command) -> Dict[str, List[str]]:
         pos = [o for o in cmd.options if o.positional]
         if pos and not cmd.subcommands:
             kind = _value_kind(pos[0])
+            if kind == "device" and cmd.path in _SIMDRIVE_PATHS:
+                kind = "simdrive"
             positional.append(f"{key}) echo {'words' if kind == 'choices' else kind} ;;")
             if pos[0].choices:
                 poschoices.append(f"{key}) echo {_words(list(pos[0].choices))} ;;")
@@ -134,13 +144,17 @@ _tkperf() {
     fi
     case "$kind" in
         choices) COMPREPLY=($(compgen -W "$(_tkperf_choices "${path:+$path }$prev")" -- "$cur")) ;;
-        tests)
-            local done_="" last="$cur"
+        tests|formats)
+            local done_="" last="$cur" words_="$_tkperf_test_names"
+            [ "$kind" = formats ] && words_="$_tkperf_formats"
             case "$cur" in *,*) done_="${cur%,*},"; last="${cur##*,}" ;; esac
-            COMPREPLY=($(compgen -P "$done_" -W "$_tkperf_test_names" -- "$last"))
+            COMPREPLY=($(compgen -P "$done_" -W "$words_" -- "$last"))
             ;;
         words) COMPREPLY=($(compgen -W "$(_tkperf_poschoices "$path")" -- "$cur")) ;;
         device) COMPREPLY=($(compgen -W "$(lsblk -lnpo NAME 2>/dev/null)" -- "$cur")) ;;
+        simdrive)  # the emulated SSDs that are up, by name and by device
+            COMPREPLY=($(compgen -W "$("${COMP_WORDS[0]}" simdrive list 2>/dev/null | tr ' ' '\n' | grep -v '^-$')" \
+                -- "$cur")) ;;
         dir) COMPREPLY=($(compgen -d -- "$cur")) ;;
         xml) COMPREPLY=($(compgen -d -- "$cur") $(compgen -f -X '!*.xml' -- "$cur")) ;;
         file) COMPREPLY=($(compgen -f -- "$cur")) ;;
@@ -161,7 +175,8 @@ def script(parser: argparse.ArgumentParser, shell: str, values: Optional[Mapping
     if shell == "zsh":
         head += "autoload -U +X compinit && compinit -u\nautoload -U +X bashcompinit && bashcompinit\n"
     body = "".join(_case_fn(name, arms) for name, arms in cases.items())
-    names = f"_tkperf_test_names={_words(list(registry.names()))}\n"
+    names = (f"_tkperf_test_names={_words(list(registry.names()))}\n"
+             f"_tkperf_formats={_words(list(REPORT_FORMATS))}\n")
     # bash: -o filenames for a slash after a directory and quoting; zsh's
     # bashcompinit would then add no space after an option or a test name.
     bind = "complete -F _tkperf tkperf\n" if shell == "zsh" else "complete -o filenames -F _tkperf tkperf\n"

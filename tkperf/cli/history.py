@@ -15,6 +15,7 @@ from typing import List, Sequence
 
 from tkperf import history, strictjson
 from tkperf.cli.common import prepare_outdir
+from tkperf.durations import unit_word
 from tkperf.errors import EXIT_OK
 from tkperf.history import page
 from tkperf.history.page import value_text
@@ -32,11 +33,12 @@ def lines(devices: Sequence[Device]) -> List[str]:
                       if last.lo is not None and last.hi is not None else "")
             found = ("series too short for a change point" if not t.changes and page.too_short(t) else
                      f"{len(t.changes)} change point{'' if len(t.changes) == 1 else 's'}")
-            out.append(f"  {t.test}/{t.figure}: last {value_text(t, last.value)} {t.unit}{spread}, {found}")
+            unit = unit_word(t.unit, sys.stdout)
+            out.append(f"  {t.test}/{t.figure}: last {value_text(t, last.value)} {unit}{spread}, {found}")
             for c in t.changes:
                 pct = "n/a" if c.change_pct is None else f"{c.change_pct:+.1f}%"
                 out.append(f"    change at run {c.index + 1} ({c.started}): {value_text(t, c.before)} -> "
-                           f"{value_text(t, c.after)} {t.unit} ({pct}, p {c.p_value:.3f}) from {c.path}")
+                           f"{value_text(t, c.after)} {unit} ({pct}, p {c.p_value:.3f}) from {c.path}")
     return out
 
 

@@ -12,13 +12,14 @@ import argparse
 import datetime
 import os
 import re
-from typing import Dict, List
+from typing import Callable, Dict, List, Tuple
 
 from tkperf import __version__
 from tkperf.cli import completion, parsertree
 from tkperf.errors import EXIT_CODES, EXIT_OK, UsageError
 
-#: Pages of the documentation site that only arrange or include others.
+#: Pages of the documentation site that only arrange or include others
+#: (``api`` is the site's page of autodoc; its topic is written below).
 _SITE_ONLY = ("index", "getting-started", "api")
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -39,6 +40,53 @@ def topics() -> Dict[str, str]:
         return {}
     return {name[:-4]: os.path.join(d, name) for name in sorted(os.listdir(d))
             if name.endswith(".rst") and name[:-4] not in _SITE_ONLY}
+
+
+def _api_text(parser: argparse.ArgumentParser) -> str:
+    """The ``api`` topic: every name of ``tkperf.api`` with the first line of
+    its documentation (the documentation site's API page has them whole)."""
+    import inspect
+
+    from tkperf import api
+
+    out = [f"The plug-in API: tkperf.api, version {'.'.join(map(str, api.API_VERSION))}",
+           "",
+           "The one module a plug-in imports; everything else in tkperf is internal.",
+           "tkperf help extending walks through a complete plug-in and the rule of API_VERSION.",
+           ""]
+    kinds: Dict[str, List[str]] = {"Classes": [], "Functions": [], "Constants": []}
+    for name in sorted(api.__all__, key=str.lower):
+        obj = getattr(api, name)
+        if inspect.isclass(obj):
+            kind, first = "Classes", (inspect.getdoc(obj) or "").split("\n")[0]
+        elif callable(obj):
+            kind, first = "Functions", (inspect.getdoc(obj) or "").split("\n")[0]
+        else:
+            kind, first = "Constants", repr(obj) if len(repr(obj)) <= 60 else type(obj).__name__
+        kinds[kind].append(f"  {name:<28} {first}")
+    for kind, lines in kinds.items():
+        out += [f"{kind}:"] + lines + [""]
+    return "\n".join(out)
+
+
+def _options_text(parser: argparse.ArgumentParser) -> str:
+    """The ``options`` topic: every option of ``ssd run`` and ``hdd run``
+    (their ``--help-all``), which their short ``--help`` points to."""
+    from tkperf.cli.typos import command_of
+
+    return "\n\n".join(command_of(parser, [profile, "run"]).format_help() for profile in ("ssd", "hdd"))
+
+
+#: Topics written from the code rather than a document: name -> (title, text maker).
+GENERATED: Dict[str, Tuple[str, Callable[[argparse.ArgumentParser], str]]] = {
+    "api": ("The plug-in API, tkperf.api: every name and its first line", _api_text),
+    "options": ("Every option of ssd run and hdd run (their --help-all)", _options_text),
+}
+
+
+def topic_names() -> List[str]:
+    """Every topic ``tkperf help`` shows: the documents and the written ones."""
+    return sorted(list(topics()) + list(GENERATED))
 
 
 def _title(path: str) -> str:
@@ -98,7 +146,7 @@ def man_page(parser: argparse.ArgumentParser) -> str:
         out += [".TP", f"\\fB{code}\\fR", _roff(meaning)]
     out += [".PP", _roff("With several devices the exit code is the highest of the targets' codes. "
                          "'tkperf help exit-codes' has the long form.")]
-    names = list(topics())
+    names = topic_names()
     if names:
         out += [".SH TOPICS", _roff("tkperf help TOPIC shows one of: " + ", ".join(names) + ".")]
     out += [".SH FILES",
@@ -115,25 +163,30 @@ def cmd_help(args: argparse.Namespace) -> int:
         print(man_page(args.whole_parser()), end="")
         return EXIT_OK
     known = topics()
+    names = topic_names()
     if not args.topic:
-        width = max((len(n) for n in known), default=0)
+        width = max((len(n) for n in names), default=0)
         print("tkperf help TOPIC shows a document; tkperf help --man prints the man page tkperf(1).")
         print("Topics:")
-        for name, path in known.items():
-            print(f"  {name:<{width}}  {_title(path)}")
+        for name in names:
+            title = GENERATED[name][0] if name in GENERATED else _title(known[name])
+            print(f"  {name:<{width}}  {title}")
         if not known:
             print("  (none: this tkperf was installed without its documents)")
         return EXIT_OK
     topic = args.topic[:-4] if args.topic.endswith(".rst") else args.topic
+    if topic in GENERATED:
+        print(GENERATED[topic][1](args.whole_parser()).rstrip("\n"))
+        return EXIT_OK
     if topic not in known:
-        raise UsageError(f"no help topic {args.topic!r}; 'tkperf help' lists them: {', '.join(known)}")
+        raise UsageError(f"no help topic {args.topic!r}; 'tkperf help' lists them: {', '.join(names)}")
     with open(known[topic], encoding="utf-8") as fh:
         print(fh.read(), end="")
     return EXIT_OK
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    print(completion.script(args.whole_parser(), args.shell, {"topic": list(topics())}), end="")
+    print(completion.script(args.whole_parser(), args.shell, {"topic": topic_names()}), end="")
     return EXIT_OK
 
 

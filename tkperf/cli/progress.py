@@ -24,9 +24,9 @@ import sys
 import time
 from typing import IO, Optional, Sequence, Tuple
 
-from tkperf.durations import duration, micro_unit
+from tkperf.durations import duration, micro_unit, unit_words
 from tkperf.kit import progress as engine_progress
-from tkperf.kit.progress import Progress, RemoteRun, combined_eta, eta_text, finish_clock
+from tkperf.kit.progress import Progress, RemoteRun, combined_eta, eta_text, finish_clock, tracking_text
 from tkperf.untrusted import for_terminal, raw_stream
 
 log = logging.getLogger("tkperf")
@@ -149,8 +149,8 @@ class LiveRenderer(_Renderer):
         if now is not None:
             grid.add_row("now", _text(now.text()))
         if s.values:
-            last = ", ".join(f"{v:.6g}" for v in s.values[-5:])
-            grid.add_row("tracking", _text(f"{s.label}: {last}"))
+            last = ", ".join(tracking_text(v) for v in s.values[-5:])
+            grid.add_row("tracking", _text(f"{unit_words(s.label)}: {last}"))
             near = s.closeness()
             if near:
                 verdict = "steady" if getattr(s.steady, "steady", False) else "not steady yet"
@@ -346,7 +346,7 @@ def combined_row(run: RemoteRun) -> Tuple[str, str, str, str, str, str, str]:
             phase += _live_words(now)
     test = f"{s['test']} ({s.get('index', 0)} of {s.get('tests', 0)})" if s.get("test") else "-"
     values = s.get("values") or []
-    tracking = ", ".join(f"{v:.6g}" for v in values[-3:])
+    tracking = ", ".join(tracking_text(float(v)) for v in values[-3:])
     if tracking:
         tracking += " (steady)" if s.get("steady") else ""
     eta = run.eta()

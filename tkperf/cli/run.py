@@ -11,7 +11,7 @@ import sys
 from collections import Counter
 from typing import Optional, Sequence
 
-from tkperf.cli import common, runargs
+from tkperf.cli import common, runargs, shorthelp, typos
 from tkperf.cli import progress as shown
 from tkperf.cli.runargs import add_run_options, add_unattended_options, epilog
 from tkperf.durations import micro_unit
@@ -51,6 +51,9 @@ def habit(argv: Sequence[str]) -> None:
     if len(argv) < 2 or argv[0] not in PROFILES or argv[1] == "run" or argv[1].startswith("-"):
         return
     profile, rest = argv[0], list(argv[1:])
+    if typos.nearest(rest[0], ["run"]) and not rest[0].startswith("/"):  # a typo of the action: runn, rnu
+        raise UsageError(f"tkperf {profile}: invalid action {rest[0]!r}; did you mean run? "
+                         f"tkperf {_command([profile, 'run', *rest[1:]])}")
     if len(rest) >= 2 and not rest[0].startswith("/") and rest[1].startswith("/dev/"):
         # TKperf 2: tkperf ssd TESTNAME DEVICE [options]; the test name is --name now
         suggestion = [profile, "run", rest[1], "--name", rest[0], *rest[2:]]
@@ -165,8 +168,11 @@ def register(sub) -> None:
         p = sub.add_parser(profile, help=f"test an {profile.upper()}", allow_abbrev=False)
         psub = p.add_subparsers(dest="action", metavar="ACTION")
         run = psub.add_parser("run", help="run the tests and write XML, log and summary",
-                              allow_abbrev=False, epilog=epilog(profile),
+                              description="Run the tests on each device and write XML, log, summary and report.",
+                              usage="%(prog)s [options] DEVICE [DEVICE ...]",
+                              allow_abbrev=False, epilog=epilog(profile), add_help=False,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
+        shorthelp.add_help_options(run)
         add_run_options(run, profile)
         p.set_defaults(func=cmd_run)
     res = sub.add_parser("resume", help="continue an interrupted run from its result file",

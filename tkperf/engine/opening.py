@@ -16,12 +16,13 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import notify
 from tkperf.engine import plan
+from tkperf.engine import writerate as target_rate
 from tkperf.engine.request import MailRequest, RemoteSettings, ResumeRequest, RunRequest
 from tkperf.engine.session import fio_settings
 from tkperf.errors import OutputError, ResumeError, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.jobs import FioSettings
-from tkperf.kit import registry
+from tkperf.kit import registry, writerate
 from tkperf.kit.options import RunOptions, check_fits
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.remote import FIO_PORT, fio_host
@@ -278,9 +279,10 @@ class DryRun:
 
 def dry_run(dev: DeviceInfo, opts: RunOptions, profile: str, side: TargetSide,
             jobs: bool = False) -> DryRun:
-    lines, rows = plan.summary(dev, opts)
+    with writerate.assumed(target_rate.of_device(dev)):  # an emulated SSD: its model's speed
+        lines, rows = plan.summary(dev, opts)
+        files = tuple(plan.job_files(dev, opts, fio_settings(dev, opts))) if jobs else None
     verdict, unknown = conformance.of_target(opts.to_dict(), dev, profile,
                                              [r.key for r in rows if r.purge != "none"])
     return DryRun(summary=tuple(lines), verdict=verdict.sentence(), deviations=tuple(verdict.deviations),
-                  unknown=tuple(unknown), refusals=tuple(side.safety_problems(dev)),
-                  job_files=tuple(plan.job_files(dev, opts, fio_settings(dev, opts))) if jobs else None)
+                  unknown=tuple(unknown), refusals=tuple(side.safety_problems(dev)), job_files=files)

@@ -5,8 +5,9 @@ The summary comes first: one row per test with its purge, its WIPC, its
 measurement as rounds x round time (or a stream's limits) and its time as a
 range; then the total, whose lower bound is the sum of the rows' lower
 bounds.  Writes whose length depends on an amount (WIPC, WSAT's TGBW, a
-purge that overwrites) are timed at a stated write rate,
-:data:`~tkperf.kit.shapes.ESTIMATE_WRITE_RATE`.
+purge that overwrites) are timed at a stated write rate
+(:mod:`tkperf.kit.writerate`: the emulated SSD's model speed, or an
+assumed 500 MB/s), and the summary says which.
 """
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from dataclasses import dataclass
 from typing import List, Tuple
 
 from tkperf.fio.jobs import FioSettings, job_file
-from tkperf.kit import registry
+from tkperf.kit import registry, writerate
 from tkperf.kit.options import RunOptions
 from tkperf.kit.precondition import WIPC_BS, wipc_job
-from tkperf.kit.shapes import ESTIMATE_WRITE_RATE, Estimate, duration_rough
+from tkperf.kit.shapes import Estimate, duration_rough
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo, format_gb
 from tkperf.target import purge as purge_mod
@@ -38,9 +39,12 @@ class TestTime:
     low_s: float
     high_s: float
 
+    #: The write rate the WIPC is timed at (bytes/s).
+    rate_bps: float = writerate.DEFAULT.bps
+
     @property
     def wipc_s(self) -> float:
-        return self.wipc_bytes / ESTIMATE_WRITE_RATE
+        return self.wipc_bytes / self.rate_bps
 
     @property
     def total_low_s(self) -> float:
@@ -72,12 +76,13 @@ def times(dev: DeviceInfo, opts: RunOptions) -> List[TestTime]:
     """Every test's row of the summary, in run order."""
     method = purge_method(opts, dev)
     # a discard or a crypto erase takes seconds; an overwrite, the device at the stated rate
-    purge_high = dev.size_bytes / ESTIMATE_WRITE_RATE if method in OVERWRITING else 0.0
+    rate = writerate.bps()
+    purge_high = dev.size_bytes / rate if method in OVERWRITING else 0.0
     out = []
     for _, plan in registry.plan_all(opts, dev.size_bytes):
         est = plan.shape.estimate(opts, dev.size_bytes)
         wipc = opts.wipc_loops * opts.active_bytes(dev.size_bytes) if plan.wipc and opts.wipc_loops > 0 else 0
-        out.append(TestTime(plan.key, method, purge_high, wipc, measurement(est), est.low_s, est.high_s))
+        out.append(TestTime(plan.key, method, purge_high, wipc, measurement(est), est.low_s, est.high_s, rate))
     return out
 
 
@@ -115,7 +120,7 @@ def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime
         + (["the purges' overwrites"] if purge_total else [])
     if amounts:
         lines.append(f"# writes of a set amount ({', '.join(amounts)}) are timed at "
-                     f"{ESTIMATE_WRITE_RATE / 1e6:.0f} MB/s; a slower drive takes longer")
+                     f"{writerate.current().text()}")
     return lines, rows
 
 

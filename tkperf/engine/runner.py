@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from tkperf import store
+from tkperf.engine import writerate as target_rate
 from tkperf.errors import FioError, Interrupted
 from tkperf.fio.backend import FioBackend
-from tkperf.kit import precondition, registry
+from tkperf.kit import precondition, registry, writerate
 from tkperf.kit.base import Plan
 from tkperf.kit.options import RunOptions
 from tkperf.kit.progress import PlannedTest, Progress
@@ -69,7 +70,12 @@ class Runner:
     # --- the run -----------------------------------------------------------
     def execute(self) -> None:
         """Run every test not yet complete; on any exception, record where and
-        why the run stopped, save, and let the exception go on to the CLI."""
+        why the run stopped, save, and let the exception go on to the CLI.
+        Estimates assume the target's write rate, as its dry run did."""
+        with writerate.assumed(target_rate.of_device(self.device, self.run.facts)):
+            self._execute()
+
+    def _execute(self) -> None:
         self.run.status = "running"
         try:
             plans = registry.plan_all(self.opts, self.device.size_bytes)
@@ -191,5 +197,6 @@ class Runner:
                 if plan.wipc and self.opts.wipc_loops > 0 else 0
             old = self.run.test(plan.key)
             out.append(PlannedTest(plan.key, est.low_s, est.high_s, wipc,
-                                   done=old is not None and old.status == "complete"))
+                                   done=old is not None and old.status == "complete",
+                                   rounds=bool(est.rounds[1])))
         return out

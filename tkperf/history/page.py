@@ -16,6 +16,7 @@ import re
 from typing import List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
+from tkperf.durations import ANY_TEXT, unit_word
 from tkperf.history import changepoints
 from tkperf.history.index import FileFacts
 from tkperf.history.trends import Device, Trend
@@ -119,7 +120,7 @@ def device_page(device: Device, charts: bool, outdir: str = ".") -> bytes:
         quick = " (a --quick run)" if tail.quick else ""
         steady = "" if tail.steady in (None, True) else " (window not steady)"
         body += [f"<h2>{e(t.test)}: {e(t.label)} <small>({e(t.figure)})</small></h2>",
-                 f"<p>Last: {e(value_text(t, tail.value))} {e(t.unit)}{e(quick)}{e(steady)}; "
+                 f"<p>Last: {e(value_text(t, tail.value))} {e(unit_word(t.unit, ANY_TEXT))}{e(quick)}{e(steady)}; "
                  f"{len(t.points)} runs, {plural(len(t.changes), 'change point')}.</p>"]
         if charts:
             body.append(f"<img src=\"{chart_name(device, t)}\" alt=\"{e(t.test)} {e(t.figure)} trend\">")
@@ -170,7 +171,7 @@ def chart_spec(t: Trend):
 
     nan = float("nan")
     values = [p.value for p in t.points]
-    return TrendChart(f"{t.test}: {t.label} ({t.figure})", t.unit, tuple(values),
+    return TrendChart(f"{t.test}: {t.label} ({t.figure})", unit_word(t.unit, ANY_TEXT), tuple(values),
                       tuple(nan if p.lo is None else p.lo for p in t.points),
                       tuple(nan if p.hi is None else p.hi for p in t.points),
                       tuple(changepoints.levels(len(values), _as_points(t), values)),

@@ -187,8 +187,9 @@ class SummaryValue:
     own measurement window (the renderer words it).  When two tests offer
     the same line, the lower ``rank`` wins.  ``definition`` names what the
     figure is, the same in every run that measures it so (empty: the test's
-    steady-state window average): a comparison sets side by side only
-    figures of one definition.
+    steady-state window average, or the mean of its last rounds where it
+    reached no steady state): a comparison sets side by side only figures
+    of one definition.
     """
 
     value: float

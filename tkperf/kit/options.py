@@ -6,6 +6,7 @@ it and ``--resume`` can check it.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, fields
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
@@ -168,6 +169,15 @@ def parse_report_formats(formats: str | Sequence[str]) -> Tuple[str, ...]:
     return tuple(out)
 
 
+def _did_you_mean(word: str, known: Sequence[str]) -> str:
+    """': did you mean iops?' for the known name nearest ``word`` (one that
+    starts with it first, as ``iop`` for ``iops``), '' when none is near."""
+    longer = [k for k in known if k.startswith(word)] if len(word) >= 2 else []
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    guess = longer[0] if len(longer) == 1 else (close[0] if close else "")
+    return f": did you mean {guess}?" if guess else ""
+
+
 def parse_tests(text: str) -> Tuple[str, ...]:
     """'iops,lat' -> the installed test types named, in run order."""
     known = registry.names()
@@ -175,7 +185,8 @@ def parse_tests(text: str) -> Tuple[str, ...]:
     for part in (text or "").split(","):
         name = part.strip().lower()
         if name not in known:
-            raise UsageError(f"unknown test {part.strip()!r}; choose from {', '.join(known)}")
+            raise UsageError(f"unknown test {part.strip()!r}{_did_you_mean(name, known)} "
+                             f"(choose from {', '.join(known)})")
         if name not in names:
             names.append(name)
     return tuple(n for n in known if n in names)

@@ -22,9 +22,15 @@ from typing import Any, Callable, List, Optional, Protocol, Sequence, Tuple
 from tkperf.durations import duration
 from tkperf.fio import live as fio_live
 from tkperf.fio.live import LiveFigures
+from tkperf.kit import writerate
 
-#: Preconditioning speed assumed before a WIPC has been measured (as the dry run).
-WIPC_RATE = 500e6
+#: Preconditioning speed assumed before a WIPC has been measured, for a
+#: drive tkperf knows nothing of; a run starts from the dry run's rate
+#: (:func:`tkperf.kit.writerate.bps`: an emulated SSD's model speed).
+WIPC_RATE = writerate.DEFAULT.bps
+
+#: A stream's ETA writes at the rate of this many last intervals.
+RATE_INTERVALS = 5
 
 Listener = Callable[["Progress", str], None]
 _listeners: List[Listener] = []
@@ -83,6 +89,9 @@ class PlannedTest:
     high_s: float
     wipc_bytes: int = 0
     done: bool = False
+    #: Its time is rounds of a planned length, which the rounds measured so
+    #: far correct; a stream's time limit or a sweep's points are not corrected.
+    rounds: bool = True
 
 
 @dataclass
@@ -105,6 +114,7 @@ class Progress:
     round: int = 0  # the round in progress (0: none)
     done: int = 0  # rounds completed in this test
     per_round_s: float = 0.0
+    planned_round_s: float = 0.0
     round_walls: List[float] = field(default_factory=list)
     values: List[float] = field(default_factory=list)
     label: str = ""
@@ -113,12 +123,16 @@ class Progress:
     stream_bytes: int = 0
     stream_written: int = 0
     stream_rate: float = 0.0
+    stream_marks: List[Tuple[float, int]] = field(default_factory=list)
     stream_iops: float = 0.0
     once_s: float = 0.0
     once_since: float = 0.0
     #: Seconds planned after the round loop of the test running (a sweep, idle settings).
     after_rounds_s: float = 0.0
     wipc_rate: float = WIPC_RATE
+    #: Rounds measured in this run against their plan: (planned s, measured s) summed.
+    rounds_planned_s: float = 0.0
+    rounds_measured_s: float = 0.0
     finished: bool = False
     #: The running workload's current figures (fio's status reports), or None.
     live: Optional[LiveFigures] = None
@@ -131,6 +145,7 @@ class Progress:
     def run_started(self, tests: Sequence[PlannedTest]) -> None:
         self.tests = list(tests)
         self.started = self.clock()
+        self.wipc_rate = writerate.bps()  # the dry run's rate, until a WIPC is measured
         # fio reports its status every second only when someone shows it
         fio_live.set_sink(self.live_figures if _listeners else None)
         self._emit("run")
@@ -151,7 +166,7 @@ class Progress:
         self.index = next((i for i, t in enumerate(self.tests, 1) if t.key == key), 0)
         self.kind, self.round, self.done, self.after_rounds_s = "", 0, 0, 0.0
         self.round_walls, self.values, self.steady, self.label = [], [], None, ""
-        self.stream_written, self.stream_rate, self.stream_iops = 0, 0.0, 0.0
+        self.stream_written, self.stream_rate, self.stream_iops, self.stream_marks = 0, 0.0, 0.0, []
         self.live = None
         self.set_phase("start")
         self._emit("test")
@@ -174,8 +189,9 @@ class Progress:
         estimate of one round, used until a round has been measured."""
         self.kind = "rounds"
         self.label = label or self.label
-        if not self.round_walls:
-            self.per_round_s = per_round_s
+        self.planned_round_s = per_round_s
+        if not self.round_walls:  # the plan's round, as the rounds of earlier tests ran against theirs
+            self.per_round_s = per_round_s * self.round_scale()
         self.round = index
         self.done = index - 1
         self.set_phase(f"round {index} of {self.max_rounds}")
@@ -189,18 +205,26 @@ class Progress:
         if wall_s > 0:
             self.round_walls.append(wall_s)
             self.per_round_s = sum(self.round_walls) / len(self.round_walls)
+            if self.planned_round_s > 0:
+                self.rounds_planned_s += self.planned_round_s
+                self.rounds_measured_s += wall_s
         self._emit("round done")
 
     def stream_started(self, limit_s: float, stop_bytes: int = 0) -> None:
         self.kind = "stream"
-        self.stream_limit_s, self.stream_bytes = float(limit_s), stop_bytes
+        self.stream_limit_s, self.stream_bytes, self.stream_marks = float(limit_s), stop_bytes, []
         self.set_phase("interval 1")
         self._emit("stream")
 
     def interval(self, index: int, iops: float, written: int) -> None:
-        elapsed = self.clock() - self.phase_since
+        """A stream's interval; the rate the ETA writes at is that of the last
+        :data:`RATE_INTERVALS` intervals, so it follows a drive down its cliff."""
+        now = self.clock()
+        elapsed = now - self.phase_since
         self.stream_written, self.stream_iops = written, iops
-        self.stream_rate = written / elapsed if elapsed > 0 else 0.0
+        self.stream_marks = (self.stream_marks + [(now, written)])[-(RATE_INTERVALS + 1):]
+        t0, w0 = self.stream_marks[0] if len(self.stream_marks) > 1 else (self.phase_since, 0)
+        self.stream_rate = (written - w0) / (now - t0) if now > t0 else (written / elapsed if elapsed > 0 else 0.0)
         self.round = index
         self._emit("interval")
 
@@ -259,17 +283,29 @@ class Progress:
         wipc = me.wipc_bytes / self.wipc_rate
         if self.phase.startswith("WIPC"):
             wipc = max(wipc - (now - self.phase_since), 0.0)
-        return me.low_s + wipc, me.high_s + wipc
+        k = self.round_scale() if me.rounds else 1.0
+        return me.low_s * k + wipc, me.high_s * k + wipc
+
+    def round_scale(self) -> float:
+        """How long this run's rounds took against their plan (1.0 before
+        any was measured): fio's start and stop, a slow drive's long
+        rounds.  Later tests' round times are corrected by it."""
+        if self.rounds_planned_s <= 0 or self.rounds_measured_s <= 0:
+            return 1.0
+        return self.rounds_measured_s / self.rounds_planned_s
 
     def later_left(self) -> Tuple[float, float]:
-        """Seconds (fewest, most) of the tests not started yet."""
+        """Seconds (fewest, most) of the tests not started yet: their rounds
+        corrected by :meth:`round_scale`, their WIPC at the measured rate."""
         lo = hi = 0.0
+        scale = self.round_scale()
         for t in self.tests:
             if t.done or t.key == self.key:
                 continue
             wipc = t.wipc_bytes / self.wipc_rate
-            lo += t.low_s + wipc
-            hi += t.high_s + wipc
+            k = scale if t.rounds else 1.0
+            lo += t.low_s * k + wipc
+            hi += t.high_s * k + wipc
         return lo, hi
 
     def eta(self) -> Tuple[float, float]:
@@ -301,6 +337,15 @@ class HasProgress(Protocol):
 def progress_of(ctx: HasProgress) -> Progress:
     """The run's structured progress (``ctx.progress``)."""
     return ctx.progress
+
+
+def tracking_text(value: float) -> str:
+    """A tracking value as the round lines and the panel show it: grouped,
+    with as many decimals as a reader of a 10% band needs ('17,804',
+    '79.7', '0.912')."""
+    if value != value or abs(value) >= 1000:  # nan shows as itself
+        return f"{value:,.0f}"
+    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3g}"
 
 
 def eta_text(lo: float, hi: float) -> str:

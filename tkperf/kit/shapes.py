@@ -29,12 +29,13 @@ from typing import Any, Callable, ClassVar, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.durations import duration
+from tkperf.durations import duration, unit_words
 from tkperf.fio.intervals import IntervalCutter, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.output import CPU_BOUND_MARK, cpu_bound_warning
+from tkperf.kit import writerate
 from tkperf.kit.context import PlanLike, RunContext
-from tkperf.kit.progress import progress_of
+from tkperf.kit.progress import progress_of, tracking_text
 from tkperf.kit.steps import Steps
 from tkperf.model.results import Round, TestRun, format_gb, now_iso
 from tkperf.model.series import Series
@@ -62,9 +63,9 @@ def debug_steady(key: str, verdict: Any) -> None:
 # fio leaves about this much between stonewalled workloads (its scheduler
 # polls every 100 ms), measured with fio 3.33; used only for estimates.
 FIO_GAP_S = 0.3
-#: Write rate the estimates assume where a test stops at an amount written
-#: (WSAT's TGBW, the purges' and WIPC's fills); the dry run states it.
-ESTIMATE_WRITE_RATE = 500e6
+#: Write rate the estimates assume for a drive tkperf knows nothing of
+#: (:data:`tkperf.kit.writerate.DEFAULT`; the rate in force: :func:`tkperf.kit.writerate.bps`).
+ESTIMATE_WRITE_RATE = writerate.DEFAULT.bps
 #: Said of an interval printed again with fio's last, short report merged in.
 REVISED = " (revised: fio's final report merged into it)"
 
@@ -178,8 +179,8 @@ class Rounds(Shape):
             value = _scaled(test.tracking_values()[-1][1], plan.tracking.metric)
             prog.round_finished(index, value, test.steady, rnd.wall_s)
             debug_steady(plan.key, test.steady)
-            progress.info("[%s] round %d: %s = %.6g (%s)", plan.key, index, plan.tracking.label,
-                          value, "steady" if test.steady.steady else "not steady yet")
+            progress.info("[%s] round %d: %s = %s (%s)", plan.key, index, unit_words(plan.tracking.label),
+                          tracking_text(value), "steady" if test.steady.steady else "not steady yet")
             ctx.save()
             if test.steady.steady:
                 test.stop_reason = "steady state"
@@ -295,20 +296,25 @@ class Stream(Shape):
         test.stop_reason = reason_of_stop[0]
 
     def estimate(self, opts, capacity: int) -> Estimate:
-        """The time limit, or the byte limit at :data:`ESTIMATE_WRITE_RATE` when
-        that comes first; steady state after ``steady_after_bytes`` and a window."""
+        """The time limit, or the byte limit at the assumed write rate
+        (:mod:`tkperf.kit.writerate`) when that comes first; steady state
+        after ``steady_after_bytes`` and a window."""
         runtime = float(self.job.runtime)
         stops = [duration_rough(runtime)]
         high = runtime
         if self.stop_bytes:  # the stream stops at the end of the interval that reaches the amount
-            at_rate = math.ceil(self.stop_bytes / ESTIMATE_WRITE_RATE / self.interval_s) * self.interval_s
-            stops.append(f"{format_gb(self.stop_bytes)} written ({duration_rough(at_rate)} at "
-                         f"{ESTIMATE_WRITE_RATE / 1e6:.0f} MB/s)")
+            random = self.job.rw in ("randwrite", "randrw")  # past a drive's burst, slower
+            at_rate = math.ceil(writerate.current().seconds(self.stop_bytes, random) / self.interval_s) \
+                * self.interval_s
+            rate = writerate.current()
+            speed = (f"{rate.bps / 1e6:,.1f} MB/s for the burst, then {rate.random_bps / 1e6:,.1f} MB/s"
+                     if random and rate.random_bps > 0 else rate.text().split(",")[0])
+            stops.append(f"{format_gb(self.stop_bytes)} written ({duration_rough(at_rate)} at {speed})")
             high = min(high, at_rate)
         low = high
         if self.steady_stop:
             stops.append(f"steady state ({self.steady_rule(opts.window)})")
-            low = min(high, max(self.steady_after_bytes / ESTIMATE_WRITE_RATE,
+            low = min(high, max(self.steady_after_bytes / writerate.bps(),
                                 opts.window * self.steady_every * self.interval_s))
         return Estimate((f"# one continuous job, reported every {self.interval_s} s, stopping at "
                          + " or ".join(stops),), (self.job,), low, high)

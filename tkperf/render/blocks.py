@@ -99,7 +99,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], title: str = ""
 @dataclass(frozen=True)
 class Header:
     """The SNIA report header: four groups of (label, value) pairs, shown as
-    two tables, test platform | device under test and set-up | test parameters."""
+    one table: test platform then set-up parameters | device under test then
+    test parameters, each side running on where its first group ends."""
 
     platform: Pairs
     device: Pairs

@@ -77,6 +77,14 @@ def convergence(path: str, spec: ConvergenceChart) -> str:
     return _draw(path, build)
 
 
+def _average_text(value: float) -> str:
+    """The window's average in the legend as the tables show figures:
+    '913.5', '17,804', '0.912' (not '913.47' or '973.136')."""
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.3g}"
+
+
 def measurement_window(path: str, view: WindowChart) -> str:
     """The tracking variable per round with what the 20/10 criterion checks:
     the window's average, lines at 110% and 90% of it (a range within 20% of
@@ -91,7 +99,7 @@ def measurement_window(path: str, view: WindowChart) -> str:
             lo, hi = min(view.window_rounds), max(view.window_rounds)
             xs = np.array([lo, hi], dtype=float)
             avg = view.average
-            ax.plot(xs, [avg, avg], color="tab:green", linewidth=1.5, label=f"window average {_thousands(avg)}")
+            ax.plot(xs, [avg, avg], color="tab:green", linewidth=1.5, label=f"window average {_average_text(avg)}")
             ax.plot(xs, [avg * 1.1, avg * 1.1], color="tab:green", linestyle=":", linewidth=1.5,
                     label="110% of average")
             ax.plot(xs, [avg * 0.9, avg * 0.9], color="tab:olive", linestyle=":", linewidth=1.5,

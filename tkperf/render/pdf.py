@@ -149,6 +149,10 @@ pageSetup:
 styles:
   base:
     fontSize: 9
+  table:
+    commands: [[VALIGN, [0, 0], [-1, -1], TOP], [INNERGRID, [0, 0], [-1, -1], 0.25, black],
+               [ROWBACKGROUNDS, [0, 0], [-1, -1], [white, '#E0E0E0']], [BOX, [0, 0], [-1, -1], 0.25, black],
+               [TOPPADDING, [0, 0], [-1, -1], 1.5], [BOTTOMPADDING, [0, 0], [-1, -1], 1.5]]
   table-body:
     fontSize: 7.5
     leading: 9

@@ -82,21 +82,38 @@ def _side_by_side(left: Sequence[Tuple[str, str]], right: Sequence[Tuple[str, st
     return [[a, v, c, d] for (a, v), (c, d) in zip(left, right)]
 
 
+#: A group's title inside the header table, where the group after it starts.
+_GROUP_TITLE = "\x00title\x00"
+
+
 def header_rst(h: b.Header) -> str:
-    """The SNIA header as two list tables: platform | device, set-up | test.
+    """The SNIA header as one list table of two columns of (label, value):
+    test platform, then set-up parameters on the left; device under test,
+    then test parameters on the right.  Each column runs on where its first
+    group ends (the second group's title a bold row), so the short platform
+    rows do not leave blank rows beside the device's tall cells.
 
     A list table, not a grid table: a grid table's cells are wrapped by hand
     and a word longer than its column (a model number, a serial, a
     ``/dev/disk/by-id/...`` path) would be cut, and docutils joins the
     pieces with a space.  Each group's title spans its label and value
     columns in spirit; a list table has no spans, so the value column's
-    heading stays empty.
+    title cell stays empty.
     """
-    return (list_table(["Test platform", "", "Device under test", ""],
-                       _side_by_side(h.platform, h.device), widths=HEADER_WIDTHS) + "\n"
-            + list_table(["Set-up parameters", "", "Test parameters", ""],
-                         _side_by_side(h.setup, h.test), widths=HEADER_WIDTHS)
-            + _notes(h.notes_title, h.notes, h.link, h.link_text))
+    left = list(h.platform) + [(_GROUP_TITLE, "Set-up parameters")] + list(h.setup)
+    right = list(h.device) + [(_GROUP_TITLE, "Test parameters")] + list(h.test)
+    lines = [".. list-table::", "   :header-rows: 1",
+             "   :widths: " + " ".join(str(w) for w in HEADER_WIDTHS), ""]
+    for row in [["Test platform", "", "Device under test", ""]] + _side_by_side(left, right):
+        for i, cell in enumerate(row):
+            if cell == _GROUP_TITLE:  # our own words, bold: never text from a file
+                text = f"**{rst_escape(row[i + 1])}**"
+            elif i % 2 and row[i - 1] == _GROUP_TITLE:
+                text = ""
+            else:
+                text = rst_escape(cell)
+            lines.append(("   * - " if i == 0 else "     - ") + text if text else ("   * -" if i == 0 else "     -"))
+    return "\n".join(lines) + "\n" + _notes(h.notes_title, h.notes, h.link, h.link_text)
 
 
 def _notes(title: str, notes: Sequence[str], link: str = "", link_text: str = "") -> str:

@@ -32,11 +32,26 @@ from tkperf.report import generic, page
 from tkperf.report.context import FULL_NAME_COLUMNS, CompareContext, difference
 from tkperf.report.header import device_fields
 from tkperf.report.steady import steady_state
-from tkperf.report.words import NA, capacity_text, fmt, is_stream, plural, test_title, unit_of
+from tkperf.report.words import (
+    NA,
+    capacity_text,
+    fmt,
+    is_stream,
+    plural,
+    seeks_steady_state,
+    test_title,
+    unit_of,
+)
 from tkperf.untrusted import for_terminal
 
 MIN_RUNS = 2
 MAX_RUNS = 8
+#: What ``compare --json`` prints: its ``schema`` name and ``version``
+#: (tkperf/model/data/compare.schema.json).
+JSON_SCHEMA = "tkperf-compare"
+JSON_VERSION = 1
+#: The words a last-rounds mean carries in its definition (page.window_definition).
+LAST_ROUNDS = "NO steady state"
 
 
 def run_labels(runs: Sequence[RunResult]) -> List[str]:
@@ -139,40 +154,118 @@ def comparison_caveats(runs: Sequence[RunResult], labels: Sequence[str]) -> List
     resumed = [label for run, label in zip(runs, labels) if run.resumed]
     if resumed:
         out.append(f"Resumed runs: {', '.join(resumed)}.")
+    unsteady = [f"{label} ({', '.join(test_title(t) for t in unsteady_tests(run))})"
+                for run, label in zip(runs, labels) if unsteady_tests(run)]
+    if unsteady:
+        out.append("No steady state reached in " + "; ".join(unsteady) + ": those tests' figures are the "
+                   "means of their last rounds, not steady-state averages, and may still have been drifting; "
+                   "they stand in rows of their own, labelled 'mean of the last N rounds, NO steady state', "
+                   "and a difference between two of them says little about the drives.")
+    return out
+
+
+def unsteady_tests(run: RunResult) -> List[TestRun]:
+    """The round-based tests of ``run`` that sought a steady state and reached none."""
+    out = []
+    for t in run.tests:
+        if is_stream(t) or not seeks_steady_state(t):
+            continue
+        s = steady_state(t)
+        if s is not None and s.rounds and not s.steady:
+            out.append(t)
+    return out
+
+
+@dataclass(frozen=True)
+class FigureRow:
+    """One row of the summary side by side: a figure under one definition,
+    each run's value where the run measured it so (None elsewhere)."""
+
+    figure: str
+    pattern: str
+    unit: str
+    definition: str
+    values: Tuple[Optional[float], ...]
+
+    @property
+    def title(self) -> str:
+        """'Steady-state IOPS, RND 4KiB 100% W (IOPS) [IOPS: steady-state window average]';
+        a last-rounds mean is not called steady-state, not even in its figure's name."""
+        figure = self.figure
+        if self.last_rounds and figure.startswith("Steady-state "):
+            figure = figure[len("Steady-state "):]
+        return f"{figure}, {self.pattern} ({self.unit})" + (f" [{self.definition}]" if self.definition else "")
+
+    @property
+    def last_rounds(self) -> bool:
+        """A mean of the last rounds of a test that reached no steady state."""
+        return LAST_ROUNDS in self.definition
+
+
+def figure_rows(runs: Sequence[RunResult]) -> List[FigureRow]:
+    """The summary figures of the runs, like set beside like: a figure the
+    runs measured under different definitions (an XSR phase level and a TP
+    steady-state window; a steady-state average and a last-rounds mean) is
+    one row per definition, each run's value only in the row of its own,
+    so no difference is ever taken between them."""
+    figures = [page.summary_figures(r) for r in runs]
+    out: List[FigureRow] = []
+    for i, f in enumerate(figures[0]):
+        definitions = list(dict.fromkeys(fs[i].definition for fs in figures if fs[i].value is not None))
+        for d in definitions or [""]:
+            out.append(FigureRow(f.group, f.pattern, f.unit, d,
+                                 tuple(fs[i].value if fs[i].definition == d else None for fs in figures)))
     return out
 
 
 def summary_rows(runs: Sequence[RunResult]) -> List[Tuple[str, List[Optional[float]], List[str]]]:
-    """The summary figures of the runs: (figure and its definition, the
-    runs' values, their texts).  Like is set beside like: a figure the runs
-    measured under different definitions (an XSR phase level and a TP
-    steady-state window) is one row per definition, each run's value only
-    in the row of its own, so no difference is ever taken between them."""
-    figures = [page.summary_figures(r) for r in runs]
-    out: List[Tuple[str, List[Optional[float]], List[str]]] = []
-    for i, f in enumerate(figures[0]):
-        definitions = list(dict.fromkeys(fs[i].definition for fs in figures if fs[i].value is not None))
-        for d in definitions or [""]:
-            mine = [fs[i].value if fs[i].definition == d else None for fs in figures]
-            out.append((f"{f.group}, {f.pattern} ({f.unit})" + (f" [{d}]" if d else ""), mine,
-                        [fmt(v, f.unit) for v in mine]))
-    return out
+    """:func:`figure_rows` as table rows: (figure and its definition, the
+    runs' values, their texts)."""
+    return [(r.title, list(r.values), [fmt(v, r.unit) for v in r.values]) for r in figure_rows(runs)]
+
+
+def _pct(value: Optional[float], first: Optional[float]) -> Optional[float]:
+    """The difference in % as :func:`difference` takes it; None where it says n/a."""
+    if value is None or first is None or difference(value, first) == NA:
+        return None
+    return round((value - first) / abs(first) * 100, 3)
+
+
+def as_dict(runs: Sequence[RunResult], paths: Sequence[str]) -> dict:
+    """What ``compare --json`` prints: the runs, the caveats the report and
+    the terminal give, and the summary figures side by side (each later
+    run's difference from the first in %)."""
+    labels = run_labels(runs)
+    rows = [r for r in figure_rows(runs) if any(v is not None for v in r.values)]
+    return {
+        "schema": JSON_SCHEMA, "version": JSON_VERSION,
+        "runs": [{"label": label, "file": path, "name": run.name, "quick": run.quick, "status": run.status,
+                  "not_steady": [t.key for t in unsteady_tests(run)]}
+                 for run, label, path in zip(runs, labels, paths)],
+        "caveats": comparison_caveats(runs, labels),
+        "figures": [{"figure": r.figure, "pattern": r.pattern, "unit": r.unit, "definition": r.definition,
+                     "last_rounds_mean": r.last_rounds, "values": list(r.values),
+                     "difference_pct": [_pct(v, r.values[0]) for v in r.values[1:]]} for r in rows],
+    }
 
 
 def terminal_table(runs: Sequence[RunResult]) -> List[str]:
     """The summary figures side by side as plain lines for the terminal, as
     ``tkperf check`` prints its table: numbers right-aligned, each later
-    run's difference from the first in %; figures no run measured left out.
-    Run names come from the result files: control characters are made visible."""
+    run's difference from the first in %; figures no run measured left out;
+    then the report's caveats, one 'warning:' line each.  Run names come
+    from the result files: control characters are made visible."""
     labels = [for_terminal(x) for x in run_labels(runs)]
     header = ["figure"] + labels + [f"{x} %" for x in labels[1:]]
     rows = [[name] + texts + [difference(v, values[0]) for v in values[1:]]
             for name, values, texts in summary_rows(runs) if any(v is not None for v in values)]
     table = [header] + rows
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    caveats = [for_terminal(c) for c in comparison_caveats(runs, run_labels(runs))]
     return ([f"Summary figures side by side; each '%' column: that run's difference from {labels[0]}."]
             + ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-               for r in table])
+               for r in table]
+            + [f"warning: {c}" for c in caveats])
 
 
 def summary_blocks(ctx: CompareContext) -> list:
@@ -232,8 +325,8 @@ def comparison_blocks(runs: Sequence[RunResult]) -> list:
     return ([b.Title(f"tkperf comparison: {', '.join(labels)}" if len(labels) <= FULL_NAME_COLUMNS
                      else f"tkperf comparison of {len(labels)} runs"),
              b.Paragraph(f"{len(runs)} tkperf result files side by side; every figure is the average over "
-                         "each run's own steady-state measurement window (or its last 5 rounds where it "
-                         "reached none)."),
+                         "each run's own steady-state measurement window; where a test reached none, the mean "
+                         "of its last rounds, in a row of its own labelled so."),
              b.Admonition("warning", tuple(comparison_caveats(runs, labels)))]
             + summary_blocks(ctx) + settings_blocks(ctx) + test_sections(ctx))
 

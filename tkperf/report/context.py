@@ -120,9 +120,12 @@ class CompareContext:
             for v, t in zip(values[1:], texts[1:]):
                 row += [t, difference(v, values[0]).rstrip("%")]
             body.append(row)
-        rest = 100 - 20 - 8 * (n - 1)
+        # The figure's title is the long text (its definition in brackets): its column
+        # takes what the numbers leave, so a title wraps over two lines, not four.
+        first_width = max(28, 52 - 8 * (n - 1))
+        rest = 100 - first_width - 8 * (n - 1)
         return b.table(headers, body, title=f"{title} ('{DIFFERENCE}': the difference from {cols[0]})",
-                       widths=[20, rest // n] + [rest // n, 8] * (n - 1), stub_columns=1)
+                       widths=[first_width, rest // n] + [rest // n, 8] * (n - 1), stub_columns=1)
 
     def by_runs(self, rows: Sequence[Tuple[str, float]], value: Callable[[int, int], Optional[float]],
                 unit: str, row_title: str) -> b.Grid:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Callable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from tkperf.durations import duration
+from tkperf.durations import ANY_TEXT, duration, unit_word
 from tkperf.kit.sections import ReportContext
 from tkperf.model import pts
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
@@ -160,7 +160,8 @@ def emulated_model(run: RunResult) -> str:
     params = got.get("params") if isinstance(got, dict) else None
     if not isinstance(params, dict):
         return ""
-    parts = [f"{k} {v.get('value')} {v.get('unit', '')}".strip() for k, v in params.items() if isinstance(v, dict)]
+    parts = [f"{k} {v.get('value')} {unit_word(str(v.get('unit', '')), ANY_TEXT)}".strip()
+             for k, v in params.items() if isinstance(v, dict)]
     blocks = got.get("physical_blocks") if isinstance(got, dict) else None
     return "page-mapped FTL (tkperf simdrive)" + (f", {blocks} blocks" if blocks else "") + ": " + ", ".join(parts)
 

@@ -17,7 +17,7 @@ from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
 from tkperf.report.generic import view_of
 from tkperf.report.header import DEVIATIONS_ANCHOR, device_or_desc
-from tkperf.report.steady import steady_state, window_source
+from tkperf.report.steady import steady_state, window_definition, window_source
 from tkperf.report.words import (
     NA,
     capacity_text,
@@ -43,7 +43,8 @@ class SummaryFigure:
     unit: str
     value: Optional[float]
     source: str
-    #: What the figure is, the same in every run measuring it so ('TP: steady-state window average');
+    #: What the figure is, the same in every run measuring it so ('TP: steady-state window average',
+    #: 'TP: mean of the last 5 rounds, NO steady state');
     #: '' when not measured.  A comparison sets only figures of one definition side by side.
     definition: str = ""
 
@@ -75,7 +76,7 @@ def summary_figures(run: RunResult) -> List[SummaryFigure]:
         for key, sv in view_of(kind).summary(t).items():
             if key not in found or sv.rank < found[key][0]:
                 found[key] = (sv.rank, sv.value, sv.source or window_source(t),
-                              sv.definition or f"{kind.short}: steady-state window average")
+                              sv.definition or window_definition(kind.short, t))
     out = []
     for key, group, pattern, unit in SUMMARY_LAYOUT:
         _, value, source, definition = found.get(key, (0, None, "not measured", ""))

@@ -44,6 +44,17 @@ def steady_state(test: TestRun, window: int = WINDOW) -> Optional[SteadyState]:
     return None
 
 
+def window_definition(short: str, test: TestRun) -> str:
+    """What a round-based test's window figures are, for a comparison to set
+    like beside like: 'IOPS: steady-state window average', or for a test that
+    reached no steady state 'IOPS: mean of the last 5 rounds, NO steady state'
+    (another definition: such a figure may still be drifting)."""
+    s = steady_state(test)
+    if s is not None and s.rounds and not s.steady:
+        return f"{short}: mean of the last {len(s.rounds)} rounds, NO steady state"
+    return f"{short}: steady-state window average"
+
+
 def window_source(test: TestRun) -> str:
     """Where a test's figures were measured: 'IOPS rounds 3-7, steady'."""
     s = steady_state(test)
@@ -92,7 +103,11 @@ def convergence_blocks(ctx, test: TestRun, conv: Convergence, level: int) -> lis
         return []
     s = steady_state(test)
     window = tuple(s.rounds) if s is not None else ()
-    spec = b.ConvergenceChart(conv.series, conv.ylabel, conv.title, window, conv.legend_title)
+    # a window of every round shades the whole plot and marks nothing: no band then
+    every = bool(window) and set(conv.rounds) <= set(window)
+    spec = b.ConvergenceChart(conv.series, conv.ylabel, conv.title, () if every else window, conv.legend_title)
+    said = (f"the measurement window is every round ({window[0]}-{window[-1]}), so no band is shaded"
+            if every else "the shaded band is the measurement window")
     headers = ["Round"] + [f"{x.label} ({conv.ylabel})" for x in conv.series]
     rows = []
     for i, rnd in enumerate(conv.rounds):
@@ -101,7 +116,7 @@ def convergence_blocks(ctx, test: TestRun, conv: Convergence, level: int) -> lis
                                         for x in conv.series])
     return [b.Heading("Steady-state convergence", level, room_cm=10),
             ctx.chart(test, "convergence", spec,
-                  f"{conv.title} ({conv.ylabel}); the shaded band is the measurement window."),
+                  f"{conv.title} ({conv.ylabel}); {said}."),
             b.table(headers, rows, title=f"{conv.title} (* = measurement window)",
                     widths=[10] + [13] * len(conv.series))]
 

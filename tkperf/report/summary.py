@@ -42,19 +42,31 @@ def headline(t: TestRun) -> Dict[str, float]:
 
 
 #: Figures whose short label a report explains beside it; the terminal has
-#: no such text, so it says what they are.
+#: no such text, so it says what they are.  ``{last}``: the steps a
+#: 'last N' figure averages, as many as the test measured, at most N.
 TERMINAL_LABELS = {
     "rnd_4k_write_lat_max_us": "MAX (mean of round maxima)",
     "rnd_4k_write_lat_largest_us": "largest single I/O",
-    "last_5_intervals_iops": "mean of the last 5 intervals",
+    "last_5_intervals_iops": "mean of {last}",
 }
+#: The most steps a 'last N' figure averages, by its key.
+_LAST_N = {"last_5_intervals_iops": (5, "interval")}
 
 
-def _shown(f: Figure, micro: str, window: bool = False) -> str:
+def _last(key: str, done: int) -> str:
+    """'the last 3 intervals': what a 'last N' figure of a test that measured
+    ``done`` steps averages, worded as the report words it."""
+    most, unit = _LAST_N.get(key, (0, "step"))
+    return f"the last {words.plural(min(most, done) if done > 0 else most, unit)}"
+
+
+def _shown(f: Figure, micro: str, window: bool = False, done: int = 0) -> str:
     """'MAX (mean of round maxima) 12,218.2 µs': the terminal's words for a
-    figure (a ``window`` figure's label explained, as a report does beside it)."""
+    figure (a ``window`` figure's label explained, as a report does beside
+    it; ``done``: the steps the test measured)."""
     unit = micro if f.unit == "us" else f.unit
     label = TERMINAL_LABELS.get(f.key, f.label) if window else f.label
+    label = label.format(last=_last(f.key, done)) if "{last}" in label else label
     return f"{label} {f.text.format(f.value)}" + (f" {unit}" if unit else "")
 
 
@@ -68,7 +80,7 @@ def lines(run: RunResult, micro: str = "µs") -> List[str]:
     out.append(f"  {verdict.sentence()}")
     out += [f"    - {d}" for d in verdict.deviations]
     for t in run.tests:
-        shown = ", ".join(_shown(f, micro, window=True) for f in figures(t))
+        shown = ", ".join(_shown(f, micro, window=True, done=words.steps_done(t)) for f in figures(t))
         out.append(f"  {words.test_title(t):<9} {words.test_verdict(t)}" + (f"; {shown}" if shown else ""))
         fob = fob_figures(t)
         if fob:

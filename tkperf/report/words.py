@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
+from tkperf.durations import ANY_TEXT, unit_word
 from tkperf.kit import registry
 from tkperf.kit.base import instance_title
 from tkperf.kit.rules import steps_of
@@ -162,8 +163,8 @@ def metric_display(key: str) -> Metric:
 
 def shown_unit(unit: str) -> str:
     """A unit as the reports write it: microseconds are always 'µs' (test
-    types' figures and fio's fields say 'us')."""
-    return "µs" if unit == "us" else unit
+    types' figures and fio's fields say 'us'; :func:`~tkperf.durations.unit_word`)."""
+    return unit_word(unit, ANY_TEXT)
 
 
 def shown_figure(f: Any) -> str:
