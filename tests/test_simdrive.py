@@ -189,6 +189,20 @@ def test_trim_and_zero_return_pages_and_a_full_trim_is_a_purge():
     assert d.stats()["fresh"] is True
 
 
+def test_tables_take_about_0_2_percent_of_the_capacity_and_up_refuses_what_would_not_fit():
+    from tkperf.cli.simdrive import check_memory
+    from tkperf.errors import UsageError
+    d = Drive(64 * MiB)
+    got = table_bytes(64 * MiB)
+    assert got == d.l2p.itemsize * len(d.l2p) + d.p2l.itemsize * len(d.p2l) + d.blocks * 24
+    assert 0.0019 < got / (64 * MiB) < 0.0022  # 4 bytes a page, logical and physical (7% spare)
+    assert 0.0019 < table_bytes(2 << 40) / (2 << 40) < 0.0022  # 2 TiB: about 4.3 GiB
+    check_memory(64 * MiB, {}, got)  # fits exactly
+    check_memory(2 << 40, {}, 0)  # unknown: not checked
+    with pytest.raises(UsageError, match=r"tables would take 4,445 MiB of memory, 1,024 MiB are available"):
+        check_memory(2 << 40, {}, 1 << 30)
+
+
 def test_history_has_a_sample_per_model_second():
     d = Drive(16 * MiB)
     closed_loop(d, 4, 20000, rnd(d))
@@ -264,6 +278,8 @@ def test_down_after_the_server_was_killed(simdrive):
     (["up", "--capacity", "64m", "--name", "../x"], 2, "--name"),
     (["up", "--capacity", "64m", "--bg-duty-pct", "150"], 2, "bg_duty_pct must be at most 100"),
     (["up", "--capacity", "64m", "--program-us", "inf"], 2, "must be a finite number"),
+    (["up", "--capacity", "64m", "--program-pages", "3"], 2, "program_pages must divide block_pages"),
+    (["up", "--capacity", "64t"], 2, "the model's tables would take"),
     (["down", "/dev/null"], 4, "is not an emulated SSD"),
     (["stats", "nosuchdrive", "--json"], 4, "is not an emulated SSD"),
 ])
