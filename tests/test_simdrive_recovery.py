@@ -56,7 +56,7 @@ def test_hir_recovery_follows_the_models_background_gc(simdrive, tmp_path, monke
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "hir", "--tests", "hir", "--hir-wipc", "--wipc-loops", "1",
                      "--hir-idle", "1,3", "--hir-cycles", "2", "--hir-write", "1", "--hir-return", "2",
-                     "--hir-round", "2", "--hir-qd", "32", "--max-rounds", "10", "--purge", "discard")
+                     "--hir-round", "2", "--hir-qd", "32", "--max-rounds", "10", "--purge", "discard", watch=watch)
     (t,) = run.tests
     assert t.stop_reason == "all idle settings run after steady state" and t.steady.steady
     base = baseline(t)
@@ -96,7 +96,7 @@ def test_xsr_settles_where_the_model_does(simdrive, tmp_path, monkeypatch):
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "xsr", "--tests", "xsr", "--xsr-seq1", "4s", "--xsr-rnd", "10s",
-                     "--xsr-seq2", "10s", "--xsr-interval", "1s", "--purge", "discard")
+                     "--xsr-seq2", "10s", "--xsr-interval", "1s", "--purge", "discard", watch=watch)
     (t,) = run.tests
     a = analyse(t)
     assert a is not None

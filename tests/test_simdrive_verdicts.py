@@ -63,7 +63,7 @@ def test_wsat_fob_cliff_and_bytes_are_the_models(simdrive, tmp_path, monkeypatch
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "wsat", "--tests", "wsat", "--purge", "discard", "-nj", "1", "-iod", "32",
-                     "--wsat-interval", "1", "--wsat-time", "60", "--wsat-tgbw", "1.6x")
+                     "--wsat-interval", "1", "--wsat-time", "60", "--wsat-tgbw", "1.6x", watch=watch)
     (t,) = run.tests
     purge, stream = watch.one("purge", "discard"), watch.one("stream", "wsat")
     assert purge.after["fresh"] and stream.before["fresh"]
@@ -121,7 +121,7 @@ def test_iops_steady_state_is_the_models_rate(simdrive, tmp_path, monkeypatch):
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "iops", "--tests", "iops", "--bs", "4k", "--mix", "0/100", "--runtime", "2",
-                     "--max-rounds", "12", "--wipc-loops", "1", "-nj", "1", "-iod", "32", "--purge", "discard")
+                     "--max-rounds", "12", "--wipc-loops", "1", "-nj", "1", "-iod", "32", "--purge", "discard", watch=watch)
     (t,) = run.tests
     assert watch.one("purge", "discard").after["fresh"]
     wipc = watch.one("run", "iops WIPC")
@@ -163,7 +163,7 @@ def test_tp_sequential_write_beats_random_128k_as_the_waf_says(simdrive, tmp_pat
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "tp", "--tests", "iops,tp", "--bs", "128k", "--mix", "0/100", "--tp-bs", "128k",
                      "--runtime", "1", "--max-rounds", "10", "--wipc-loops", "1", "-nj", "1", "-iod", "32",
-                     "--purge", "discard")
+                     "--purge", "discard", watch=watch)
     rnd, tp = run.test("iops"), run.test("tp-128k")
     assert rnd.stop_reason == "steady state" and tp.stop_reason == "steady state"
     rnd_mb = rnd.window_average("rnd-128k-0-100", "write.bw_bytes")
@@ -197,7 +197,7 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     run = run_tkperf(drive, tmp_path, "dirth", "--tests", "dirth", "--dirth-structure", "steady-sweep",
                      "--dirth-mixes", "100/0", "--dirth-tc", "1,2", "--dirth-qd", "1,2,4,8", "--dirth-time", "1",
                      "--dirth-round", "1", "--dirth-rt-limit", "15ms", "--max-rounds", "8", "--wipc-loops", "1",
-                     "--purge", "none")
+                     "--purge", "none", watch=watch)
     (t,) = run.tests
     units, read_s, cmd_s = c.param("units"), c.param("read_us") / 1e6, c.param("cmd_us") / 1e6
     points = sweep_points(t)
