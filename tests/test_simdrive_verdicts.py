@@ -47,19 +47,20 @@ CLIFF_DROP = 0.25
 MiB = 1024 * 1024
 
 
-def fresh_iops(c: Counters, oio: int, pages: int = 1) -> float:
-    """The model's fresh write rate: ``pages`` page programs per command on
-    ``units`` parallel units, all busy when ``oio`` >= units."""
-    units, program_s = c.param("units"), c.param("program_us") / 1e6
-    if oio >= units:
-        return units / (program_s * pages)
-    return oio / (program_s * -(-pages // units) + c.param("cmd_us") / 1e6)
+def fresh_iops(c: Counters, pages: int = 1) -> float:
+    """The model's fresh write rate, commands a second: a write completes
+    once its ``pages`` are in the write buffer, so the controller (one
+    command per ``cmd_us``) or the units programming ``program_pages`` at a
+    time, whichever is slower, set it at any queue depth the buffer holds."""
+    controller = 1e6 / c.param("cmd_us")
+    flash = c.param("units") * c.param("program_pages") / (c.param("program_us") / 1e6) / pages
+    return min(controller, flash)
 
 
 # --- WSAT: FOB, the cliff and the bytes written ---------------------------------------------
 
 def test_wsat_fob_cliff_and_bytes_are_the_models(simdrive, tmp_path, monkeypatch):
-    drive = simdrive(name=unique_name(), capacity="64M", op=7, program_us=1000)
+    drive = simdrive(name=unique_name(), capacity="64M", op=7, cmd_us=250)  # 4,000 IOPS: the host keeps up
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "wsat", "--tests", "wsat", "--purge", "discard", "-nj", "1", "-iod", "32",
@@ -91,7 +92,7 @@ def test_wsat_fob_cliff_and_bytes_are_the_models(simdrive, tmp_path, monkeypatch
 
     # FOB: the first interval is the model's fresh rate (its I/Os over its
     # time in the fresh intervals after the first, whose stretch holds fio's start).
-    fresh = fresh_iops(c, 32)
+    fresh = fresh_iops(c)
     model_fresh = sum(x.ios for x in truth[1:k]) / sum(x.model_s for x in truth[1:k])
     note("wsat", fob=iops[0], model_fresh=model_fresh, ideal=fresh, cliff_interval=k + 1,
          worst_interval=max(rel(v, x.ios / x.model_s) for x, v in zip(truth[1:-1], iops[1:-1])))
@@ -154,7 +155,8 @@ def _unit_cost(marks, c: Counters) -> float:
     host = sum(m.delta("host_write_bytes") for m in marks) / page
     copies = sum(m.delta("gc_copies") + m.delta("bg_gc_copies") for m in marks)
     erases = sum(m.delta("erases") for m in marks)
-    return (host * c.param("program_us") + copies * c.param("copy_us") + erases * c.param("erase_us")) / 1e6 / host
+    programs = host * c.param("program_us") / c.param("program_pages")  # a program takes program_pages pages
+    return (programs + copies * c.param("copy_us") + erases * c.param("erase_us")) / 1e6 / host
 
 
 def test_tp_sequential_write_beats_random_128k_as_the_waf_says(simdrive, tmp_path, monkeypatch):
@@ -191,7 +193,8 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     # Reads: their pace is the units alone (no GC), so the curve is known
     # exactly.  No purge: the drive is new, and the purge's verification would
     # read all of it at 5 ms a page.
-    drive = simdrive(name=unique_name(), capacity="64M", op=7, read_us=5000)
+    # Four units (the default has 32, beyond what the host carries at 5 ms a read on two shared cores).
+    drive = simdrive(name=unique_name(), capacity="64M", op=7, read_us=5000, units=4)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "dirth", "--tests", "dirth", "--dirth-structure", "steady-sweep",

@@ -11,37 +11,15 @@ from __future__ import annotations
 
 import copy
 import heapq
-import math
 import random
 
 import pytest
 
 from tkperf.simdrive.model import Drive
+from tkperf.simdrive.reference import greedy_waf as desnoyers_greedy
 
 MiB = 1024 * 1024
 PAGE = 4096
-
-
-def lambert_w0(x: float) -> float:
-    """The principal branch of Lambert's W on [-1/e, 0) (Newton's method)."""
-    w = -0.5
-    for _ in range(100):
-        e = math.exp(w)
-        step = (w * e - x) / (e * (w + 1))
-        w -= step
-        if abs(step) < 1e-15:
-            break
-    return w
-
-
-def desnoyers_greedy(op_pct: float, np_: int = 64) -> float:
-    alpha = 1 + op_pct / 100
-    k = 1 + 1 / (2 * np_)
-
-    def lrw(a: float) -> float:
-        return a / (a + lambert_w0(-a * math.exp(-a)))
-
-    return lrw(k * alpha) / k
 
 
 def test_the_formula_gives_the_published_values():

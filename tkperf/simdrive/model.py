@@ -55,7 +55,7 @@ PARAMS: Dict[str, Tuple[float, str, str]] = {
     "copy_us": (5000.0, "us", "GC copying one valid page (its read and its share of a program)"),
     "erase_us": (20000.0, "us", "erasing one block"),
     "cmd_us": (125.0, "us", "the controller's time for one command (one command at a time)"),
-    "buffer_programs": (48, "programs", "write buffer, in programs: writes complete once in it"),
+    "buffer_programs": (32, "programs", "write buffer, in programs: writes complete once in it"),
     "gc_low_blocks": (2, "blocks", "foreground GC runs while fewer blocks than this are free"),
     "bg_free_blocks": (0, "blocks", "background GC collects in idle time until this many are free "
                                     "(0: the spare area's worth)"),
@@ -349,8 +349,10 @@ class Drive:
         start = self._controller(t)
         end = start
         for lpn in self._pages(offset, length):
-            ready = self._invalidate(lpn, start, trim=False)
-            ppn, ready = self._alloc(ready, gc=False)
+            erased = self._invalidate(lpn, start, trim=False)  # an emptied block's erase: a unit's work,
+            if erased > self.busy_until:  # not in the way of the new page, which goes elsewhere
+                self.busy_until = erased
+            ppn, ready = self._alloc(start, gc=False)
             self.p2l[ppn] = lpn
             self.l2p[lpn] = ppn
             self.valid[ppn // self.ppb] += 1
