@@ -51,7 +51,7 @@ PAGE = 4096
 
 
 def load() -> str:
-    return "load %.1f" % os.getloadavg()[0]
+    return f"load {os.getloadavg()[0]:.1f}"
 
 
 def fio(device: str, rw: str, bs: str, qd: int, *args: str) -> Dict[str, Any]:
@@ -69,7 +69,7 @@ class Up:
     def __init__(self, capacity: int, name: str, params: Dict[str, float]) -> None:
         self.capacity, self.name, self.params = capacity, name, params
 
-    def __enter__(self) -> "Up":
+    def __enter__(self) -> Up:
         self.device = control.up(self.capacity, self.params, self.name)
         self.rundir = control.find(self.device)
         return self

@@ -122,7 +122,8 @@ def test_iops_steady_state_is_the_models_rate(simdrive, tmp_path, monkeypatch):
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "iops", "--tests", "iops", "--bs", "4k", "--mix", "0/100", "--runtime", "2",
-                     "--max-rounds", "12", "--wipc-loops", "1", "-nj", "1", "-iod", "32", "--purge", "discard", watch=watch)
+                     "--max-rounds", "12", "--wipc-loops", "1", "-nj", "1", "-iod", "32", "--purge", "discard",
+                     watch=watch)
     (t,) = run.tests
     assert watch.one("purge", "discard").after["fresh"]
     wipc = watch.one("run", "iops WIPC")
