@@ -245,8 +245,14 @@ def test_up_stats_down_leaves_nothing(simdrive):
     s = drive.stats()
     for key in ("host_write_bytes", "host_read_bytes", "host_trim_bytes", "nand_write_bytes", "mapped_bytes",
                 "free_blocks", "erases", "gc_copies", "bg_gc_copies", "first_fg_gc_host_write_bytes",
-                "model_time_s", "idle_time_s", "purges", "fresh", "waf", "params"):
+                "model_time_s", "idle_time_s", "purges", "fresh", "waf", "params", "unmapped_read_pages",
+                "late_replies", "max_late_s"):
         assert key in s
+    text = tkperf("simdrive", "stats", drive.path)
+    assert text.returncode == 0, text.stderr
+    lines = {line.split()[0]: line.split()[1] for line in text.stdout.splitlines()[1:-1]}
+    # (udev may read the new device meanwhile: never fewer)
+    assert int(lines["unmapped_read_pages"].replace(",", "")) >= s["unmapped_read_pages"] and "late_replies" in lines
     assert s["fresh"] is True and s["mapped_bytes"] == 0 and s["capacity_bytes"] == 64 * MiB
     assert set(s["params"]) == set(PARAMS) and s["params"]["op_pct"] == {"value": 7.0, "unit": "%",
                                                                             "what": PARAMS["op_pct"][2]}

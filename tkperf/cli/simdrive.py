@@ -79,7 +79,8 @@ def cmd_stats(args) -> int:
           f"(idle {doc['idle_time_s']:.3f} s)")
     for key in ("host_write_bytes", "host_read_bytes", "host_trim_bytes", "nand_write_bytes", "mapped_bytes",
                 "free_blocks", "physical_blocks", "erases", "gc_copies", "bg_gc_copies",
-                "first_fg_gc_host_write_bytes", "purges", "fresh", "waf"):
+                "unmapped_read_pages", "first_fg_gc_host_write_bytes", "purges", "fresh", "waf",
+                "late_replies", "max_late_s"):
         value = doc[key]
         shown = f"{value:.3f}" if isinstance(value, float) else ("-" if value is None else f"{value:,}")
         print(f"  {key:30} {shown}")
