@@ -13,8 +13,8 @@ curves):
   ``op_pct`` per cent over-provisioning, rounded up to whole blocks;
 * writes go to an open block; an overwritten or trimmed page becomes
   invalid; a closed block whose last valid page goes is erased at once
-  (the erase is charged to the command that emptied it), which is what a
-  sequential overwrite does to whole blocks;
+  (on a unit: a trim waits for it, a write's new page goes elsewhere),
+  which is what a sequential overwrite does to whole blocks;
 * foreground GC: when fewer than ``gc_low_blocks`` blocks are free, a write
   first copies the valid pages of the closed block with the fewest of them
   (greedy) and erases it;
