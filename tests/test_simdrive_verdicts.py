@@ -20,6 +20,9 @@ time) is held to :data:`SAME`; a figure against the model's ideal pace
 """
 from __future__ import annotations
 
+import json
+import subprocess
+
 import numpy as np
 import pytest
 from conftest import needs_fio
@@ -236,3 +239,36 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     assert ch.max.oio in (4, 8) and ch.max.lat_mean_us <= 15000 and ch.max.iops >= level[4]
     assert {p.label for p in points if p.lat_mean_us > 15000} == {"TC2/QD8"}
     assert ch.min.iops < ch.mid.iops < ch.max.iops and 1 < ch.mid.oio <= 8
+
+
+# --- queue depth: reads scale with the units ------------------------------------------------
+
+def test_read_iops_follow_the_units_up_to_their_number_then_only_latency_grows(simdrive):
+    # 8 units at 16 ms a read: slow enough that the host path (about 1 ms) is a small part of a command
+    drive = simdrive(name=unique_name(), capacity="16M", units=8, read_us=16000)
+    c = Counters(drive)
+    fill = ["fio", "--name=fill", f"--filename={drive.path}", "--direct=1", "--ioengine=libaio", "--rw=write",
+            "--bs=128k", "--iodepth=8", "--output-format=json"]
+    subprocess.run(fill, check=True, capture_output=True)
+    units, read_s, cmd_s = c.param("units"), c.param("read_us") / 1e6, c.param("cmd_us") / 1e6
+    got = {}
+    for qd in (1, 4, 8, 16):
+        before = c()
+        out = subprocess.run(["fio", "--name=qd", f"--filename={drive.path}", "--direct=1", "--ioengine=libaio",
+                              "--rw=randread", "--bs=4k", f"--iodepth={qd}", "--time_based", "--runtime=2",
+                              "--randrepeat=0", "--norandommap=1", "--output-format=json"],
+                             check=True, capture_output=True, text=True)
+        after = c()
+        read = json.loads(out.stdout[out.stdout.index("{"):])["jobs"][0]["read"]
+        busy = (after["model_time_s"] - before["model_time_s"]) - (after["idle_time_s"] - before["idle_time_s"])
+        assert after["host_read_ios"] - before["host_read_ios"] >= read["total_ios"]  # every read reached the model
+        assert after["unmapped_read_pages"] == before["unmapped_read_pages"]  # all of them flash reads
+        got[qd] = (read["iops"], (after["host_read_ios"] - before["host_read_ios"]) / busy, read["clat_ns"]["mean"])
+    note("qd", **{f"qd{q}": v[0] for q, v in got.items()}, **{f"model{q}": v[1] for q, v in got.items()})
+    ideal = {qd: min(qd, units) / (read_s + cmd_s) for qd in got}
+    for qd, (iops, model, _lat) in got.items():
+        assert iops <= 1.03 * ideal[qd]  # never faster than the units allow
+        assert rel(model, ideal[qd]) <= PACE, (qd, model, ideal[qd])  # the drive's own pace per busy second
+        assert rel(iops, ideal[qd]) <= PACE, (qd, iops, ideal[qd])
+    assert rel(got[16][0], got[8][0]) <= PACE  # flat past the units ...
+    assert got[16][2] > 1.6 * got[8][2]  # ... where the response time doubles
