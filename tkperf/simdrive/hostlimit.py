@@ -7,7 +7,7 @@ counts the replies more than ``LATE_S`` (1 ms) late (``late_replies``,
 ``max_late_s`` in ``tkperf simdrive stats``).  A run reads the counters at
 its start (facts ``simdrive``) and at its end, and keeps the difference as
 facts ``simdrive_host``, with the share of the run's model time the
-drive was idle, no command outstanding and its write buffer drained (``idle_share``: the host's pauses, a
+drive had no command outstanding (``idle_share``: the host's pauses, a
 test's own idle periods and the host path at low queue depth, not a
 verdict by itself); when more than :data:`THRESHOLD` of the replies
 were late, the run carries a warning and the report a caveat.

@@ -175,7 +175,6 @@ class Drive:
         self.now = 0.0
         self.busy_until = 0.0  # the last completion owed (commands and GC work)
         self.cmd_until = 0.0  # the last command's completion
-        self.drain_until = 0.0  # the end of the last program of the write buffer (host data still owed to flash)
         self.c = dict(host_write_bytes=0, host_read_bytes=0, host_trim_bytes=0, host_write_ios=0,
                       host_read_ios=0, host_trim_ios=0, nand_write_pages=0, erases=0, gc_copies=0,
                       bg_gc_copies=0, purges=0, unmapped_read_pages=0)
@@ -208,16 +207,15 @@ class Drive:
             self._next_sample += 1
         if len(self.history) > HISTORY_MAX:
             del self.history[:len(self.history) - HISTORY_MAX]
-        idle_from = max(self.cmd_until, self.drain_until)
-        if t > idle_from:  # no command outstanding, the write buffer drained: idle time, whatever GC does in it
-            self.idle_time += t - max(idle_from, self.now)
+        if t > self.cmd_until:  # no command outstanding: idle time, whatever GC does in it
+            self.idle_time += t - max(self.cmd_until, self.now)
         if t > self.busy_until:
             start = self._bg_next
             if start is None:
                 start = self.busy_until + self.params["bg_delay_ms"] / 1e3
             rest = 100.0 / self.params["bg_duty_pct"] - 1.0
             if self.fill and start < t:  # idle: the buffer's last pages go to the flash
-                self.busy_until = max(self.busy_until, self._program(start, drain=False))
+                self.busy_until = max(self.busy_until, self._program(start))
             while start < t and len(self.free) < self.params["bg_free_blocks"]:
                 end = self._gc_step(start, background=True)
                 if end is None:
@@ -337,15 +335,11 @@ class Drive:
                 self.busy_until = end
         return inside
 
-    def _program(self, t: float, drain: bool = True) -> float:
-        """Program the slot being filled (all its planes at once) from ``t``; its end.
-        ``drain``: the host waits on it (not so the buffer's last pages the drive
-        writes on its own once idle: that is idle time, like background GC)."""
+    def _program(self, t: float) -> float:
+        """Program the slot being filled (all its planes at once) from ``t``; its end."""
         end = self._unit(max(t, self.fill_at, self.fill_ready), self.t_prog)
         heapq.heappush(self.slot_free, end)
         self.fill = 0
-        if drain and end > self.drain_until:
-            self.drain_until = end
         return end
 
     def write(self, t: float, offset: int, length: int) -> float:
