@@ -79,7 +79,9 @@ def test_hir_recovery_follows_the_models_background_gc(simdrive, tmp_path, monke
     buffered = c.param("buffer_programs") * c.param("program_pages") / (base * float(t.params["write"]))
     assert rel(float(after_gap[1].mean()), base) <= PERIOD + buffered
     assert float(after_gap[3].mean()) > (1 + 2 * PERIOD) * base
-    assert float(after_gap[3].mean()) > (1 + 2 * PERIOD) * float(after_gap[1].mean())
+    # Both gaps let the write buffer drain (its pages are in both periods); what the 3 s gaps add on top is
+    # the background GC's, an amount of pages, not a factor: more than a period's jitter of the baseline.
+    assert float(after_gap[3].mean()) > float(after_gap[1].mean()) + PERIOD * base
     assert got[3].gain_pct(base) > got[1].gain_pct(base)
     # ... and each of them is the model's own count of that write period.
     history = c(history=True)["history"]
