@@ -1,131 +1,209 @@
-"""The emulated SSD (``tkperf simdrive``): how fast its server is, and how
-far host jitter moves its figures.
+"""The emulated SSD (``tkperf simdrive``): the default model as a drive, and
+how fast its server is.
 
-Prints figures, asserts nothing.  Needs root, /dev/fuse and fio.
+Prints figures, asserts nothing.  Needs root, /dev/fuse and fio (the WAF
+part needs neither: it drives the model on its own clock).
 
-1. **Server**: 4 KiB random writes, numjobs 4 x iodepth 32, on a 1 GiB drive
-   whose model costs are all zero (every reply as soon as it is handled):
-   the IOPS the server carries.  Target >= 40,000.
-2. **Burst**: the default model's fresh-out-of-box 4 KiB random write
-   IOPS, from its parameters (units / program time) and as fio measures it
-   on a fresh drive (QD32, the first half capacity).  Target: at most a
-   quarter of (1).
-3. **Up**: ``tkperf simdrive up`` until it prints the device, and
-   ``control.up`` alone (without Python's and tkperf's start).  Target <= 2 s.
-4. **Spread**: two fresh drives, the same fio run on each (4 KiB random
-   writes, QD32: ``--fills`` capacities to steady state, then one more
-   capacity measured); the measured IOPS and WAF of each and their spread.
-   Target within 2%.
+1. **WAF**: steady write amplification of the model under uniform random
+   4 KiB writes (an ideal host on the model's clock, ``--fills`` capacities
+   to steady state, as many measured) at 7, 14 and 28% over-provisioning,
+   beside Desnoyers' analytic value for greedy cleaning (P. Desnoyers,
+   "Analytic Modeling of SSD Write Performance", SYSTOR 2012, Eq. 12).
+2. **Queue depth**: 4 KiB random reads of a written drive at QD 1, 8 and
+   32 by fio, beside the model's count per busy second and what its
+   parameters allow.
+3. **Unmapped reads**: the same at QD 8 on a fresh drive (nothing mapped:
+   no flash read) against the written one.
+4. **Transfer size**: fresh MB/s of RND 4K, SEQ 4K and SEQ 128K writes at
+   QD 32 (half a capacity each, on a fresh drive).
+5. **Idle recovery**: after two capacities of random writes, the free
+   blocks after 1, 3 and 10 s of idle (the model's background GC).
+6. **Server**: 4 KiB random writes, numjobs 4 x iodepth 32, on a 1 GiB
+   drive whose model costs are all zero: the IOPS the server itself
+   carries.  The default model's ceilings are to stay well below it.
 
-The machine's load average is printed with each figure: the server shares
-the CPUs with fio, the loop device's worker and everything else running.
+Every line gives the drive's late replies (sent more than 1 ms after the
+model's time) and the machine's load average: the server shares the CPUs
+with fio, the loop device's worker and everything else running.
 
-    python3 benchmarks/simdrive.py [--capacity 32m] [--fills 6] [--seconds 10]
+    python3 benchmarks/simdrive.py [--capacity 64m] [--fills 6] [--seconds 5] [--tiny]
 """
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import os
+import random
 import subprocess
 import sys
 import time
-from typing import Dict, List
+from typing import Any, Dict, Iterator, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from tkperf.simdrive import control  # noqa: E402
-from tkperf.simdrive.model import PARAMS  # noqa: E402
+from tkperf.simdrive.model import Drive, rates  # noqa: E402
+from tkperf.simdrive.reference import greedy_waf as desnoyers_greedy  # noqa: E402
 
 ZERO = {"read_us": 0, "program_us": 0, "copy_us": 0, "erase_us": 0, "cmd_us": 0}
+PAGE = 4096
 
 
 def load() -> str:
-    return "load %.1f" % os.getloadavg()[0]
+    return f"load {os.getloadavg()[0]:.1f}"
 
 
-def fio(device: str, *args: str) -> Dict:
+def fio(device: str, rw: str, bs: str, qd: int, *args: str) -> Dict[str, Any]:
     argv = ["fio", "--output-format=json", "--name=b", f"--filename={device}", "--direct=1",
-            "--ioengine=libaio", "--bs=4k", "--rw=randwrite", "--randrepeat=0", "--norandommap=1",
-            "--group_reporting", *args]  # norandommap: uniform random, as tkperf's jobs
+            "--ioengine=libaio", f"--bs={bs}", f"--rw={rw}", f"--iodepth={qd}", "--randrepeat=0",
+            "--norandommap=1", "--group_reporting", *args]  # norandommap: uniform random, as tkperf's jobs
     out = subprocess.run(argv, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout[out.stdout.index("{"):])["jobs"][0]["write"]
+    job = json.loads(out.stdout[out.stdout.index("{"):])["jobs"][0]
+    return job["read"] if "read" in rw else job["write"]
 
 
-def server_iops(capacity: int, seconds: int) -> None:
-    device = control.up(capacity, ZERO, "bench-zero")
-    try:
-        w = fio(device, "--numjobs=4", "--iodepth=32", "--time_based", f"--runtime={seconds}")
-        s = control.stats(control.find(device))
-        print(f"server, zero model delays: {w['iops']:,.0f} IOPS of 4 KiB random writes at 4 x QD32 "
-              f"({seconds} s; {s['late_replies']} replies > 1 ms late; {load()})  target >= 40,000")
-    finally:
-        control.down(control.find(device))
+class Up:
+    """An emulated SSD for a ``with`` block; ``stats()`` its counters."""
+
+    def __init__(self, capacity: int, name: str, params: Dict[str, float]) -> None:
+        self.capacity, self.name, self.params = capacity, name, params
+
+    def __enter__(self) -> Up:
+        self.device = control.up(self.capacity, self.params, self.name)
+        self.rundir = control.find(self.device)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        control.down(self.rundir)
+
+    def stats(self) -> Dict[str, Any]:
+        return control.stats(self.rundir)
 
 
-def burst(capacity: int) -> float:
-    units, prog = PARAMS["units"][0], PARAMS["program_us"][0]
-    model = units / (prog / 1e6)
-    device = control.up(capacity, {}, "bench-burst")
-    try:
-        w = fio(device, "--iodepth=32", f"--size={capacity // 2}")
-        s = control.stats(control.find(device))
-        print(f"default model burst: {model:,.0f} IOPS by its parameters ({units} units / {prog:g} us); "
-              f"fio on a fresh drive: {w['iops']:,.0f} IOPS (first half capacity, QD32, "
-              f"{s['late_replies']} late replies; {load()})")
-    finally:
-        control.down(control.find(device))
-    return model
+def busy_rate(a: Dict[str, Any], z: Dict[str, Any], key: str) -> float:
+    busy = (z["model_time_s"] - a["model_time_s"]) - (z["idle_time_s"] - a["idle_time_s"])
+    return (z[key] - a[key]) / busy if busy > 0 else 0.0
 
 
-def up_time(capacity: int) -> None:
-    t0 = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "tkperf", "simdrive", "up", "--capacity", str(capacity),
-                          "--name", "bench-up"], capture_output=True, text=True, check=True)
-    cli = time.monotonic() - t0
-    control.down(control.find(out.stdout.strip()))
-    t0 = time.monotonic()
-    device = control.up(capacity, {}, "bench-up")
-    inner = time.monotonic() - t0
-    control.down(control.find(device))
-    print(f"up to ready: tkperf simdrive up {cli:.2f} s (control.up alone {inner:.2f} s; {load()})  target <= 2 s")
+def late(a: Dict[str, Any], z: Dict[str, Any]) -> str:
+    return f"{z['late_replies'] - a['late_replies']} late replies; {load()}"
 
 
-def steady(capacity: int, fills: int, name: str) -> List[float]:
-    device = control.up(capacity, {}, name)
-    try:
-        fio(device, "--iodepth=32", f"--io_size={fills * capacity}")
-        before = control.stats(control.find(device))
-        w = fio(device, "--iodepth=32", f"--io_size={capacity}")
-        after = control.stats(control.find(device))
-    finally:
-        control.down(control.find(device))
-    host = after["host_write_bytes"] - before["host_write_bytes"]
-    waf = (after["nand_write_bytes"] - before["nand_write_bytes"]) / host
-    span = after["model_time_s"] - before["model_time_s"]
-    return [w["iops"], waf, host / 4096 / span]
+def waf(capacity: int, fills: int) -> None:
+    print(f"1. steady WAF, uniform random 4 KiB writes, {capacity >> 20} MiB, fills {fills}-{2 * fills} "
+          "(the model on its own clock):")
+    for op in (7, 14, 28):
+        d = Drive(capacity, {"op_pct": op})
+        rng = random.Random(1)
+        pending = [0.0] * 32
+        mark: Tuple[int, int] = (0, 0)
+        for i in range(2 * fills * d.logical_pages):
+            if i == fills * d.logical_pages:
+                mark = (d.c["host_write_bytes"], d.c["nand_write_pages"])
+            t = heapq.heappop(pending)
+            heapq.heappush(pending, d.write(t, rng.randrange(d.logical_pages) * PAGE, PAGE))
+        got = (d.c["nand_write_pages"] - mark[1]) * PAGE / (d.c["host_write_bytes"] - mark[0])
+        ref = desnoyers_greedy(op)
+        print(f"   OP {op:2}%: model {got:.2f}, Desnoyers greedy {ref:.2f} ({(got / ref - 1) * 100:+.1f}%)")
+
+
+def queue_depth(capacity: int, seconds: int) -> None:
+    r = rates()
+    print("2. 4 KiB random reads of a written drive (fio; the model's own count per busy second; "
+          "what its parameters allow):")
+    with Up(capacity, "bench-qd", {}) as drive:
+        fio(drive.device, "write", "128k", 32)
+        for qd in (1, 8, 32):
+            a = drive.stats()
+            got = fio(drive.device, "randread", "4k", qd, "--time_based", f"--runtime={seconds}")
+            z = drive.stats()
+            ideal = min(qd * r["read_qd1_iops"], r["read_iops"])
+            print(f"   QD {qd:2}: fio {got['iops']:7,.0f} IOPS, model {busy_rate(a, z, 'host_read_ios'):7,.0f}, "
+                  f"parameters {ideal:7,.0f}; mean latency {got['clat_ns']['mean'] / 1e3:,.0f} us ({late(a, z)})")
+
+
+def unmapped(capacity: int, seconds: int) -> None:
+    print("3. 4 KiB random reads at QD 8, fresh (nothing mapped) and written:")
+    for fill in (False, True):
+        with Up(capacity, "bench-unmapped", {}) as drive:
+            if fill:
+                fio(drive.device, "write", "128k", 32)
+            a = drive.stats()
+            got = fio(drive.device, "randread", "4k", 8, "--time_based", f"--runtime={seconds}")
+            z = drive.stats()
+            print(f"   {'written' if fill else 'unmapped'}: fio {got['iops']:7,.0f} IOPS, model "
+                  f"{busy_rate(a, z, 'host_read_ios'):7,.0f}; unmapped pages read "
+                  f"{z['unmapped_read_pages'] - a['unmapped_read_pages']:,} ({late(a, z)})")
+
+
+def transfer_size(capacity: int) -> None:
+    r = rates()
+    print(f"4. fresh writes at QD 32, half a capacity each (parameters: 4 KiB {r['write_iops']:,.0f} IOPS = "
+          f"{r['write_iops'] * PAGE / 1e6:.1f} MB/s; whole blocks {r['seq_write_bytes_s'] / 1e6:.1f} MB/s):")
+    for rw, bs in (("randwrite", "4k"), ("write", "4k"), ("write", "128k")):
+        with Up(capacity, "bench-fresh", {}) as drive:
+            a = drive.stats()
+            got = fio(drive.device, rw, bs, 32, f"--size={capacity // 2}")
+            z = drive.stats()
+            model = busy_rate(a, z, "host_write_bytes") / 1e6
+            print(f"   {'RND' if rw.startswith('rand') else 'SEQ'} {bs:>4}: fio {got['bw_bytes'] / 1e6:6.1f} MB/s "
+                  f"({got['iops']:,.0f} IOPS), model {model:6.1f} MB/s; GC copies {z['gc_copies']} ({late(a, z)})")
+
+
+def idle(capacity: int, gaps: Tuple[float, ...]) -> None:
+    print(f"5. free blocks after 2 capacities of random writes and idle ({capacity >> 20} MiB):")
+    with Up(capacity, "bench-idle", {}) as drive:
+        fio(drive.device, "randwrite", "4k", 32, f"--io_size={2 * capacity}")
+        a = drive.stats()
+        start, said = time.monotonic(), []
+        for gap in gaps:
+            time.sleep(max(0.0, start + gap - time.monotonic()))
+            s = drive.stats()
+            said.append(f"{gap:g} s: {s['free_blocks']} ({s['bg_gc_copies'] - a['bg_gc_copies']:,} copies)")
+        spare = a["params"]["bg_free_blocks"]["value"]
+        print(f"   at the end of the writes: {a['free_blocks']}; " + "; ".join(said)
+              + f"; the spare area: {spare} of {a['physical_blocks']} blocks ({late(a, s)})")
+
+
+def server(seconds: int) -> None:
+    with Up(1 << 30, "bench-zero", ZERO) as drive:  # large enough that no GC runs: the server, not the model
+        a = drive.stats()
+        got = fio(drive.device, "randwrite", "4k", 32, "--numjobs=4", "--time_based", f"--runtime={seconds}")
+        z = drive.stats()
+        print(f"6. server, zero model costs: {got['iops']:,.0f} IOPS of 4 KiB random writes at 4 x QD 32 "
+              f"({seconds} s; {late(a, z)}); the default model's ceiling: {rates()['read_iops']:,.0f} IOPS")
+
+
+def sizes(text: str) -> int:
+    units: Iterator[Tuple[str, int]] = iter((("k", 10), ("m", 20), ("g", 30)))
+    for suffix, shift in units:
+        if text.lower().endswith(suffix):
+            return int(text[:-1]) << shift
+    return int(text)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--capacity", default="32m", help="drive capacity for (2)-(4) (default 32m)")
-    p.add_argument("--fills", type=int, default=6, help="capacities written before the measured one (default 6)")
-    p.add_argument("--seconds", type=int, default=10, help="length of the server measurement (default 10)")
+    p.add_argument("--capacity", default="64m", help="drive capacity (default 64m)")
+    p.add_argument("--fills", type=int, default=6, help="WAF: capacities to steady state, as many measured (default 6)")
+    p.add_argument("--seconds", type=int, default=5, help="length of each timed fio run (default 5)")
+    p.add_argument("--tiny", action="store_true", help="a quick look: 16 MiB, 2 fills, 1 s runs, idle 1 and 3 s")
     args = p.parse_args()
+    capacity = sizes(args.capacity)
+    fills, seconds, gaps = args.fills, args.seconds, (1.0, 3.0, 10.0)
+    if args.tiny:
+        capacity, fills, seconds, gaps = 16 << 20, 2, 1, (1.0, 3.0)
+    waf(capacity, fills)
     why = control.available()
     if why:
-        print(f"cannot run: {why}")
+        print(f"2-6 not run: {why}")
         return 1
-    capacity = int(args.capacity[:-1]) << 20 if args.capacity.lower().endswith("m") else int(args.capacity)
-    server_iops(1 << 30, args.seconds)  # large enough that no GC runs: the server, not the model
-    burst(capacity)
-    up_time(capacity)
-    a = steady(capacity, args.fills, "bench-a")
-    b = steady(capacity, args.fills, "bench-b")
-    spread = abs(a[0] - b[0]) / max(a[0], b[0]) * 100
-    print(f"steady state after {args.fills} fills, two fresh drives: {a[0]:,.0f} and {b[0]:,.0f} IOPS (fio), "
-          f"model {a[2]:,.0f} and {b[2]:,.0f}; WAF {a[1]:.2f} and {b[1]:.2f}; spread {spread:.1f}% "
-          f"({load()})  target within 2%")
+    queue_depth(capacity, seconds)
+    unmapped(capacity, seconds)
+    transfer_size(capacity)
+    idle(capacity, gaps)
+    server(seconds)
     return 0
 
 

@@ -18,20 +18,22 @@ import pytest
 
 from conftest import _tkperf_env, needs_fio
 from tkperf.simdrive import control
-from tkperf.simdrive.model import PARAMS, Drive
+from tkperf.simdrive.model import PARAMS, Drive, rates, table_bytes
 
 MiB = 1024 * 1024
 PAGE = 4096
 
 
-def closed_loop(drive: Drive, qd: int, count: int, offsets, size: int = PAGE, start: float = 0.0) -> float:
-    """``count`` writes at queue depth ``qd``, each sent when one completes
-    (an ideal host); the model time the last one completes."""
+def closed_loop(drive: Drive, qd: int, count: int, offsets, size: int = PAGE, start: float = 0.0,
+                op: str = "write") -> float:
+    """``count`` writes (or reads) at queue depth ``qd``, each sent when one
+    completes (an ideal host); the model time the last one completes."""
     pending = [start] * qd
     end = start
+    command = getattr(drive, op)
     for i in range(count):
         t = heapq.heappop(pending)
-        end = drive.write(t, offsets(i), size)
+        end = command(t, offsets(i), size)
         heapq.heappush(pending, end)
     return max(pending + [end])
 
@@ -55,8 +57,9 @@ def test_fresh_burst_then_cliff_then_waf_above_one():
     pages = d.logical_pages
     t_burst = closed_loop(d, 32, pages // 2, rnd(d))
     burst = (pages // 2) / t_burst
-    units, prog = d.params["units"], d.params["program_us"] / 1e6
-    assert burst == pytest.approx(units / prog, rel=0.02)  # every unit programs, nothing else
+    # the controller's pace (one command per cmd_us): the units program 8 pages at a time, faster than that
+    assert burst == pytest.approx(rates(d.params)["write_iops"], rel=0.02)
+    assert burst == pytest.approx(1e6 / d.params["cmd_us"], rel=0.02)
     assert d.c["gc_copies"] == 0 and d.first_fg_gc is None
     t0 = d.now
     closed_loop(d, 32, 3 * pages, rnd(d, 2), start=t_burst)
@@ -93,16 +96,68 @@ def test_sequential_overwrite_invalidates_whole_blocks():
     assert s["erases"] >= 3 * d.logical_pages // d.ppb
 
 
-def test_parallel_units_iops_grow_with_queue_depth_then_flatten():
-    rates = {}
-    for qd in (1, 2, 4, 8, 16):
-        d = Drive(16 * MiB)
-        n = 2000
-        rates[qd] = n / closed_loop(d, qd, n, rnd(d))
+def _filled(capacity: int = 16 * MiB, **params) -> Drive:
+    d = Drive(capacity, params)
+    closed_loop(d, 32, d.logical_pages // 32, lambda i: i * 32 * PAGE, size=32 * PAGE)
+    d.advance(d.busy_until + 0.05)  # the buffer's last pages programmed; no GC to do
+    return d
+
+
+def test_parallel_units_reads_grow_with_queue_depth_up_to_the_units_then_flatten():
+    iops, lat = {}, {}
     units = PARAMS["units"][0]
-    assert rates[2] == pytest.approx(2 * rates[1], rel=0.05)
-    assert rates[units] == pytest.approx(units * rates[1], rel=0.05)
-    assert rates[16] == pytest.approx(rates[units], rel=0.05)  # flat beyond the units: only latency grows
+    for qd in (1, 2, 8, units, 2 * units):
+        d = _filled()
+        n = 4000
+        start = d.now
+        iops[qd] = n / (closed_loop(d, qd, n, rnd(d), start=start, op="read") - start)
+        lat[qd] = qd / iops[qd]
+    assert units >= 32  # reads scale to QD 32, as NVMe drives' do
+    one = 1e6 / (PARAMS["cmd_us"][0] + PARAMS["read_us"][0])
+    assert iops[1] == pytest.approx(one, rel=0.01)
+    assert iops[8] == pytest.approx(8 * iops[1], rel=0.02)
+    assert iops[units] == pytest.approx(units * iops[1], rel=0.05)
+    assert iops[2 * units] == pytest.approx(iops[units], rel=0.05)  # flat beyond the units ...
+    assert lat[2 * units] > 1.8 * lat[units]  # ... where only latency grows
+    assert iops[2 * units] <= rates()["read_iops"] * 1.001
+
+
+def test_unmapped_reads_need_no_flash_read():
+    mapped, unmapped = _filled(), Drive(16 * MiB)
+    got = {}
+    for name, d in (("mapped", mapped), ("unmapped", unmapped)):
+        start = d.now
+        got[name] = 2000 / (closed_loop(d, 8, 2000, rnd(d), start=start, op="read") - start)
+    assert unmapped.c["unmapped_read_pages"] == 2000 and mapped.c["unmapped_read_pages"] == 0
+    # the controller's time alone (one command per cmd_us), against a flash read per command on 8 units
+    assert got["unmapped"] == pytest.approx(1e6 / PARAMS["cmd_us"][0], rel=0.01)
+    assert got["mapped"] == pytest.approx(8e6 / (PARAMS["cmd_us"][0] + PARAMS["read_us"][0]), rel=0.02)
+    assert got["unmapped"] > 3 * got["mapped"]
+
+
+def test_large_sequential_writes_outrun_small_random_ones_when_fresh():
+    # 4 KiB commands are the controller's (one per cmd_us); 128 KiB ones fill the write buffer 32 pages a
+    # command and are programmed a flash page times its planes at a time on every unit
+    mb = {}
+    for name, pages, seq in (("rnd4k", 1, False), ("seq4k", 1, True), ("seq128k", 32, True)):
+        d = Drive(16 * MiB)
+        n = d.logical_pages // 2 // pages
+        offsets = (lambda i, p=pages: i * p * PAGE) if seq else rnd(d)
+        mb[name] = n * pages * PAGE / closed_loop(d, 32, n, offsets, size=pages * PAGE) / 1e6
+        assert d.c["gc_copies"] == 0
+    assert mb["seq4k"] == pytest.approx(mb["rnd4k"], rel=0.02)  # the buffer coalesces small writes either way
+    assert 2 * mb["rnd4k"] < mb["seq128k"] < 5 * mb["rnd4k"]
+
+
+def test_a_write_completes_once_in_the_buffer_and_a_full_buffer_waits_for_the_flash():
+    d = Drive(16 * MiB, {"buffer_programs": 4, "units": 4})
+    p = d.params
+    cmd, prog = p["cmd_us"] / 1e6, p["program_us"] / 1e6
+    assert d.write(0.0, 0, PAGE) == pytest.approx(cmd)  # into the buffer: the controller's time only
+    # 4 slots of 8 pages: 32 pages in at once, the 33rd waits until the first program ends
+    end = d.write(cmd, PAGE, 31 * PAGE)
+    assert end == pytest.approx(2 * cmd)
+    assert d.write(end, 32 * PAGE, PAGE) == pytest.approx(end + prog)  # the first program began as its slot filled
 
 
 def test_idle_time_gives_background_gc_and_a_faster_start():
@@ -114,8 +169,9 @@ def test_idle_time_gives_background_gc_and_a_faster_start():
     before, idle = d.c["bg_gc_copies"], d.idle_time
     d.advance(t + 0.09)  # shorter than bg_delay_ms: nothing collected
     assert d.c["bg_gc_copies"] == before
+    free = len(d.free)
     d.advance(t + 5.0)
-    assert d.c["bg_gc_copies"] > before and len(d.free) >= d.params["bg_free_blocks"]
+    assert d.c["bg_gc_copies"] > before and len(d.free) > free
     assert d.idle_time - idle == pytest.approx(5.0, abs=0.01)
     after = n / (closed_loop(d, 32, n, rnd(d, 3), start=t + 5.0) - t - 5.0)
     assert after > 2 * steady
@@ -131,6 +187,20 @@ def test_trim_and_zero_return_pages_and_a_full_trim_is_a_purge():
     d.trim(d.now, 8 * MiB, PAGE)
     assert d.fresh and d.c["purges"] == 1 and len(d.free) == d.blocks
     assert d.stats()["fresh"] is True
+
+
+def test_tables_take_about_0_2_percent_of_the_capacity_and_up_refuses_what_would_not_fit():
+    from tkperf.cli.simdrive import check_memory
+    from tkperf.errors import UsageError
+    d = Drive(64 * MiB)
+    got = table_bytes(64 * MiB)
+    assert got == d.l2p.itemsize * len(d.l2p) + d.p2l.itemsize * len(d.p2l) + d.blocks * 24
+    assert 0.0019 < got / (64 * MiB) < 0.0022  # 4 bytes a page, logical and physical (7% spare)
+    assert 0.0019 < table_bytes(2 << 40) / (2 << 40) < 0.0022  # 2 TiB: about 4.3 GiB
+    check_memory(64 * MiB, {}, got)  # fits exactly
+    check_memory(2 << 40, {}, 0)  # unknown: not checked
+    with pytest.raises(UsageError, match=r"tables would take 4,445 MiB of memory, 1,024 MiB are available"):
+        check_memory(2 << 40, {}, 1 << 30)
 
 
 def test_history_has_a_sample_per_model_second():
@@ -175,8 +245,14 @@ def test_up_stats_down_leaves_nothing(simdrive):
     s = drive.stats()
     for key in ("host_write_bytes", "host_read_bytes", "host_trim_bytes", "nand_write_bytes", "mapped_bytes",
                 "free_blocks", "erases", "gc_copies", "bg_gc_copies", "first_fg_gc_host_write_bytes",
-                "model_time_s", "idle_time_s", "purges", "fresh", "waf", "params"):
+                "model_time_s", "idle_time_s", "purges", "fresh", "waf", "params", "unmapped_read_pages",
+                "late_replies", "max_late_s"):
         assert key in s
+    text = tkperf("simdrive", "stats", drive.path)
+    assert text.returncode == 0, text.stderr
+    lines = {line.split()[0]: line.split()[1] for line in text.stdout.splitlines()[1:-1]}
+    # (udev may read the new device meanwhile: never fewer)
+    assert int(lines["unmapped_read_pages"].replace(",", "")) >= s["unmapped_read_pages"] and "late_replies" in lines
     assert s["fresh"] is True and s["mapped_bytes"] == 0 and s["capacity_bytes"] == 64 * MiB
     assert set(s["params"]) == set(PARAMS) and s["params"]["op_pct"] == {"value": 7.0, "unit": "%",
                                                                             "what": PARAMS["op_pct"][2]}
@@ -208,6 +284,8 @@ def test_down_after_the_server_was_killed(simdrive):
     (["up", "--capacity", "64m", "--name", "../x"], 2, "--name"),
     (["up", "--capacity", "64m", "--bg-duty-pct", "150"], 2, "bg_duty_pct must be at most 100"),
     (["up", "--capacity", "64m", "--program-us", "inf"], 2, "must be a finite number"),
+    (["up", "--capacity", "64m", "--program-pages", "3"], 2, "program_pages must divide block_pages"),
+    (["up", "--capacity", "64t"], 2, "the model's tables would take"),
     (["down", "/dev/null"], 4, "is not an emulated SSD"),
     (["stats", "nosuchdrive", "--json"], 4, "is not an emulated SSD"),
 ])
@@ -360,4 +438,4 @@ def test_help_of_every_subcommand(sub, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"usage: tkperf simdrive {sub}")
     if sub == "up":
-        assert "--bg-duty-pct" in out and "(default 100 %)" in out
+        assert "--bg-duty-pct" in out and "(default 10 %)" in out

@@ -51,12 +51,12 @@ def write_bursts(history: List[List[float]], start: float, end: float) -> List[T
 def test_hir_recovery_follows_the_models_background_gc(simdrive, tmp_path, monkeypatch):
     # Background GC starts after 1.5 s of idle: a 1 s gap gives the drive
     # nothing, a 3 s gap 1.5 s of collecting (up to 16 free blocks).
-    drive = simdrive(name=unique_name(), capacity="64M", op=7, bg_delay_ms=1500, bg_free_blocks=16)
+    drive = simdrive(name=unique_name(), capacity="64M", op=7, bg_delay_ms=1500, bg_free_blocks=16, bg_duty_pct=100)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "hir", "--tests", "hir", "--hir-wipc", "--wipc-loops", "1",
                      "--hir-idle", "1,3", "--hir-cycles", "2", "--hir-write", "1", "--hir-return", "2",
-                     "--hir-round", "2", "--hir-qd", "32", "--max-rounds", "10", "--purge", "discard")
+                     "--hir-round", "2", "--hir-qd", "32", "--max-rounds", "10", "--purge", "discard", watch=watch)
     (t,) = run.tests
     assert t.stop_reason == "all idle settings run after steady state" and t.steady.steady
     base = baseline(t)
@@ -75,9 +75,13 @@ def test_hir_recovery_follows_the_models_background_gc(simdrive, tmp_path, monke
     note("hir", baseline=base, model=model_base, idle1=float(after_gap[1].mean()), idle3=float(after_gap[3].mean()),
          bg1=marks[1].delta("bg_gc_copies"), bg3=marks[3].delta("bg_gc_copies"))
     assert all(v.size for v in after_gap.values())
-    assert rel(float(after_gap[1].mean()), base) <= PERIOD
+    # (a gap without GC still lets the write buffer drain: its pages are taken at the controller's pace)
+    buffered = c.param("buffer_programs") * c.param("program_pages") / (base * float(t.params["write"]))
+    assert rel(float(after_gap[1].mean()), base) <= PERIOD + buffered
     assert float(after_gap[3].mean()) > (1 + 2 * PERIOD) * base
-    assert float(after_gap[3].mean()) > (1 + 2 * PERIOD) * float(after_gap[1].mean())
+    # Both gaps let the write buffer drain (its pages are in both periods); what the 3 s gaps add on top is
+    # the background GC's, an amount of pages, not a factor: more than a period's jitter of the baseline.
+    assert float(after_gap[3].mean()) > float(after_gap[1].mean()) + PERIOD * base
     assert got[3].gain_pct(base) > got[1].gain_pct(base)
     # ... and each of them is the model's own count of that write period.
     history = c(history=True)["history"]
@@ -89,6 +93,32 @@ def test_hir_recovery_follows_the_models_background_gc(simdrive, tmp_path, monke
         assert rel(iops * float(t.params["write"]), ios) <= PERIOD
 
 
+def test_hir_gains_grow_with_idle_time_as_the_default_models_background_gc(simdrive, tmp_path, monkeypatch):
+    # The default model: background GC from 100 ms of idle on, at 10% of the
+    # time, up to the spare area: a 10 s gap collects about ten times what a
+    # 1 s gap does, and the write period after it gains that much more.
+    drive = simdrive(name=unique_name(), capacity="64M")
+    c = Counters(drive)
+    watch = Watch(c, monkeypatch)
+    run = run_tkperf(drive, tmp_path, "hir", "--tests", "hir", "--hir-wipc", "--wipc-loops", "1",
+                     "--hir-idle", "1,10", "--hir-cycles", "2", "--hir-write", "1", "--hir-return", "2",
+                     "--hir-round", "2", "--hir-qd", "32", "--max-rounds", "10", "--purge", "discard", watch=watch)
+    (t,) = run.tests
+    assert t.stop_reason == "all idle settings run after steady state" and t.steady.steady
+    base = baseline(t)
+    got = {s.idle_s: s for s in settings(t)}
+    marks = {idle: watch.one("run", f"hir idle {idle} s") for idle in (1, 10)}
+    bg = {idle: m.delta("bg_gc_copies") for idle, m in marks.items()}
+    after_gap = {idle: float(s.iops[s.kind == iopslog.WHOLE].mean()) for idle, s in got.items()}
+    note("hir default", baseline=base, idle1=after_gap[1], idle10=after_gap[10], bg1=bg[1], bg10=bg[10])
+    # The model: its background GC works in proportion to the idle time (the
+    # 100 ms before it starts aside), and so frees more blocks.
+    assert bg[1] > 0 and bg[10] > 5 * bg[1]
+    # tkperf: the write periods after 10 s gaps gain clearly more than after 1 s gaps.
+    assert after_gap[10] > (1 + PERIOD) * after_gap[1]
+    assert got[10].gain_pct(base) > got[1].gain_pct(base) + 100 * PERIOD
+
+
 # --- XSR ------------------------------------------------------------------------------------
 
 def test_xsr_settles_where_the_model_does(simdrive, tmp_path, monkeypatch):
@@ -96,7 +126,7 @@ def test_xsr_settles_where_the_model_does(simdrive, tmp_path, monkeypatch):
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "xsr", "--tests", "xsr", "--xsr-seq1", "4s", "--xsr-rnd", "10s",
-                     "--xsr-seq2", "10s", "--xsr-interval", "1s", "--purge", "discard")
+                     "--xsr-seq2", "10s", "--xsr-interval", "1s", "--purge", "discard", watch=watch)
     (t,) = run.tests
     a = analyse(t)
     assert a is not None

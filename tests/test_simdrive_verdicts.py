@@ -20,6 +20,9 @@ time) is held to :data:`SAME`; a figure against the model's ideal pace
 """
 from __future__ import annotations
 
+import json
+import subprocess
+
 import numpy as np
 import pytest
 from conftest import needs_fio
@@ -47,23 +50,26 @@ CLIFF_DROP = 0.25
 MiB = 1024 * 1024
 
 
-def fresh_iops(c: Counters, oio: int, pages: int = 1) -> float:
-    """The model's fresh write rate: ``pages`` page programs per command on
-    ``units`` parallel units, all busy when ``oio`` >= units."""
-    units, program_s = c.param("units"), c.param("program_us") / 1e6
-    if oio >= units:
-        return units / (program_s * pages)
-    return oio / (program_s * -(-pages // units) + c.param("cmd_us") / 1e6)
+def fresh_iops(c: Counters, pages: int = 1) -> float:
+    """The model's fresh write rate, commands a second: a write completes
+    once its ``pages`` are in the write buffer, so the controller (one
+    command per ``cmd_us``) or the units programming ``program_pages`` at a
+    time, whichever is slower, set it at any queue depth the buffer holds."""
+    controller = 1e6 / c.param("cmd_us")
+    flash = c.param("units") * c.param("program_pages") / (c.param("program_us") / 1e6) / pages
+    return min(controller, flash)
 
 
 # --- WSAT: FOB, the cliff and the bytes written ---------------------------------------------
 
 def test_wsat_fob_cliff_and_bytes_are_the_models(simdrive, tmp_path, monkeypatch):
-    drive = simdrive(name=unique_name(), capacity="64M", op=7, program_us=1000)
+    # The default model at half its pace (every time doubled): a burst of 4,000 IOPS, which the host keeps up with
+    drive = simdrive(name=unique_name(), capacity="64M", op=7, cmd_us=250, read_us=8000, program_us=26000,
+                     copy_us=12000, erase_us=40000)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "wsat", "--tests", "wsat", "--purge", "discard", "-nj", "1", "-iod", "32",
-                     "--wsat-interval", "1", "--wsat-time", "60", "--wsat-tgbw", "1.6x")
+                     "--wsat-interval", "1", "--wsat-time", "60", "--wsat-tgbw", "1.6x", watch=watch)
     (t,) = run.tests
     purge, stream = watch.one("purge", "discard"), watch.one("stream", "wsat")
     assert purge.after["fresh"] and stream.before["fresh"]
@@ -91,7 +97,7 @@ def test_wsat_fob_cliff_and_bytes_are_the_models(simdrive, tmp_path, monkeypatch
 
     # FOB: the first interval is the model's fresh rate (its I/Os over its
     # time in the fresh intervals after the first, whose stretch holds fio's start).
-    fresh = fresh_iops(c, 32)
+    fresh = fresh_iops(c)
     model_fresh = sum(x.ios for x in truth[1:k]) / sum(x.model_s for x in truth[1:k])
     note("wsat", fob=iops[0], model_fresh=model_fresh, ideal=fresh, cliff_interval=k + 1,
          worst_interval=max(rel(v, x.ios / x.model_s) for x, v in zip(truth[1:-1], iops[1:-1])))
@@ -121,7 +127,8 @@ def test_iops_steady_state_is_the_models_rate(simdrive, tmp_path, monkeypatch):
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "iops", "--tests", "iops", "--bs", "4k", "--mix", "0/100", "--runtime", "2",
-                     "--max-rounds", "12", "--wipc-loops", "1", "-nj", "1", "-iod", "32", "--purge", "discard")
+                     "--max-rounds", "12", "--wipc-loops", "1", "-nj", "1", "-iod", "32", "--purge", "discard",
+                     watch=watch)
     (t,) = run.tests
     assert watch.one("purge", "discard").after["fresh"]
     wipc = watch.one("run", "iops WIPC")
@@ -154,7 +161,8 @@ def _unit_cost(marks, c: Counters) -> float:
     host = sum(m.delta("host_write_bytes") for m in marks) / page
     copies = sum(m.delta("gc_copies") + m.delta("bg_gc_copies") for m in marks)
     erases = sum(m.delta("erases") for m in marks)
-    return (host * c.param("program_us") + copies * c.param("copy_us") + erases * c.param("erase_us")) / 1e6 / host
+    programs = host * c.param("program_us") / c.param("program_pages")  # a program takes program_pages pages
+    return (programs + copies * c.param("copy_us") + erases * c.param("erase_us")) / 1e6 / host
 
 
 def test_tp_sequential_write_beats_random_128k_as_the_waf_says(simdrive, tmp_path, monkeypatch):
@@ -163,7 +171,7 @@ def test_tp_sequential_write_beats_random_128k_as_the_waf_says(simdrive, tmp_pat
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "tp", "--tests", "iops,tp", "--bs", "128k", "--mix", "0/100", "--tp-bs", "128k",
                      "--runtime", "1", "--max-rounds", "10", "--wipc-loops", "1", "-nj", "1", "-iod", "32",
-                     "--purge", "discard")
+                     "--purge", "discard", watch=watch)
     rnd, tp = run.test("iops"), run.test("tp-128k")
     assert rnd.stop_reason == "steady state" and tp.stop_reason == "steady state"
     rnd_mb = rnd.window_average("rnd-128k-0-100", "write.bw_bytes")
@@ -191,13 +199,14 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     # Reads: their pace is the units alone (no GC), so the curve is known
     # exactly.  No purge: the drive is new, and the purge's verification would
     # read all of it at 5 ms a page.
-    drive = simdrive(name=unique_name(), capacity="64M", op=7, read_us=5000)
+    # Four units (the default has 32, beyond what the host carries at 5 ms a read on two shared cores).
+    drive = simdrive(name=unique_name(), capacity="64M", op=7, read_us=5000, units=4)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "dirth", "--tests", "dirth", "--dirth-structure", "steady-sweep",
                      "--dirth-mixes", "100/0", "--dirth-tc", "1,2", "--dirth-qd", "1,2,4,8", "--dirth-time", "1",
                      "--dirth-round", "1", "--dirth-rt-limit", "15ms", "--max-rounds", "8", "--wipc-loops", "1",
-                     "--purge", "none")
+                     "--purge", "none", watch=watch)
     (t,) = run.tests
     units, read_s, cmd_s = c.param("units"), c.param("read_us") / 1e6, c.param("cmd_us") / 1e6
     points = sweep_points(t)
@@ -230,3 +239,43 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     assert ch.max.oio in (4, 8) and ch.max.lat_mean_us <= 15000 and ch.max.iops >= level[4]
     assert {p.label for p in points if p.lat_mean_us > 15000} == {"TC2/QD8"}
     assert ch.min.iops < ch.mid.iops < ch.max.iops and 1 < ch.mid.oio <= 8
+
+
+# --- queue depth: reads scale with the units ------------------------------------------------
+
+def test_read_iops_follow_the_units_up_to_their_number_then_only_latency_grows(simdrive):
+    # 8 units at 16 ms a read: slow enough that the host path (about 1 ms) is a small part of a command
+    drive = simdrive(name=unique_name(), capacity="16M", units=8, read_us=16000)
+    c = Counters(drive)
+    fill = ["fio", "--name=fill", f"--filename={drive.path}", "--direct=1", "--ioengine=libaio", "--rw=write",
+            "--bs=128k", "--iodepth=8", "--output-format=json"]
+    subprocess.run(fill, check=True, capture_output=True)
+    units, read_s, cmd_s = c.param("units"), c.param("read_us") / 1e6, c.param("cmd_us") / 1e6
+    got = {}
+    for qd in (1, 4, 8, 16):
+        before = c()
+        out = subprocess.run(["fio", "--name=qd", f"--filename={drive.path}", "--direct=1", "--ioengine=libaio",
+                              "--rw=randread", "--bs=4k", f"--iodepth={qd}", "--time_based", "--runtime=2",
+                              "--randrepeat=0", "--norandommap=1", "--output-format=json"],
+                             check=True, capture_output=True, text=True)
+        after = c()
+        read = json.loads(out.stdout[out.stdout.index("{"):])["jobs"][0]["read"]
+        busy = (after["model_time_s"] - before["model_time_s"]) - (after["idle_time_s"] - before["idle_time_s"])
+        assert after["host_read_ios"] - before["host_read_ios"] >= read["total_ios"]  # every read reached the model
+        assert after["unmapped_read_pages"] == before["unmapped_read_pages"]  # all of them flash reads
+        got[qd] = (read["iops"], (after["host_read_ios"] - before["host_read_ios"]) / busy, read["clat_ns"]["mean"])
+    note("qd", **{f"qd{q}": v[0] for q, v in got.items()}, **{f"model{q}": v[1] for q, v in got.items()})
+    ideal = {qd: min(qd, units) / (read_s + cmd_s) for qd in got}
+    for qd, (iops, model, _lat) in got.items():
+        assert iops <= 1.03 * ideal[qd] and model <= 1.03 * ideal[qd]  # never faster than the units allow
+        # the drive's own pace per busy second: min(QD, units) reads at a time (the host path at QD 1 is
+        # idle time for the drive, not part of its pace; at QD = units every host delay leaves a unit
+        # idle, so that point is held only between its neighbours)
+        if qd != units:
+            assert rel(model, ideal[qd]) <= PACE, (qd, model, ideal[qd])
+    assert got[4][1] < got[8][1] < 1.03 * got[16][1]
+    # Past the units the drive's pace is flat (above) and its response time doubles (fio's figure there is
+    # the host's as much as the drive's on a loaded machine: the drive's own count is what is held).
+    one = (read_s + cmd_s) * 1e9  # a read's time, ns
+    assert got[1][2] < 1.5 * one  # alone: one read and the host path
+    assert got[16][2] > 0.95 * 2 * one  # twice as many commands as units: each waits for one before it

@@ -14,7 +14,7 @@ from typing import Dict
 from tkperf.errors import EXIT_OK, UsageError
 from tkperf.kit import options
 from tkperf.simdrive import control
-from tkperf.simdrive.model import INT_PARAMS, PARAMS
+from tkperf.simdrive.model import INT_PARAMS, PARAMS, table_bytes
 
 
 def _param_option(name: str) -> str:
@@ -31,9 +31,35 @@ def model_params(args: argparse.Namespace) -> Dict[str, float]:
     return out
 
 
+def available_memory() -> int:
+    """``MemAvailable`` of /proc/meminfo in bytes (0 when it cannot be read)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def check_memory(capacity: int, params: Dict[str, float], available: int) -> None:
+    """UsageError when the model's tables (about 0.2% of the capacity) would
+    not fit into ``available`` bytes of memory (0: unknown, not checked)."""
+    try:
+        need = table_bytes(capacity, params)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if available and need > available:
+        raise UsageError(f"--capacity {capacity:,} bytes: the model's tables would take {need / 2**20:,.0f} MiB "
+                         f"of memory, {available / 2**20:,.0f} MiB are available; choose a smaller capacity")
+
+
 def cmd_up(args) -> int:
     capacity = options.parse_size(args.drive_capacity, "--capacity")
-    print(control.up(capacity, model_params(args), args.name or ""))
+    params = model_params(args)
+    check_memory(capacity, params, available_memory())
+    print(control.up(capacity, params, args.name or ""))
     return EXIT_OK
 
 
@@ -53,7 +79,8 @@ def cmd_stats(args) -> int:
           f"(idle {doc['idle_time_s']:.3f} s)")
     for key in ("host_write_bytes", "host_read_bytes", "host_trim_bytes", "nand_write_bytes", "mapped_bytes",
                 "free_blocks", "physical_blocks", "erases", "gc_copies", "bg_gc_copies",
-                "first_fg_gc_host_write_bytes", "purges", "fresh", "waf"):
+                "unmapped_read_pages", "first_fg_gc_host_write_bytes", "purges", "fresh", "waf",
+                "late_replies", "max_late_s"):
         value = doc[key]
         shown = f"{value:.3f}" if isinstance(value, float) else ("-" if value is None else f"{value:,}")
         print(f"  {key:30} {shown}")

@@ -23,7 +23,9 @@ from tkperf.kit.base import Plan
 from tkperf.kit.options import RunOptions
 from tkperf.kit.progress import PlannedTest, Progress
 from tkperf.model.results import DeviceInfo, Event, RunResult, TestRun, format_bs, now_iso
-from tkperf.target import health
+from tkperf.simdrive import TRANSPORT as EMULATED
+from tkperf.simdrive import hostlimit
+from tkperf.target import facts, health
 from tkperf.target.side import LocalSide, TargetSide
 
 log = logging.getLogger("tkperf")
@@ -96,6 +98,7 @@ class Runner:
             self.phase = "end"
             self.progress.run_finished()
             self._health_after()
+            self._emulated_host_share()
             self.run.status = "complete"
             self.run.finished = now_iso()
             self.save()
@@ -103,6 +106,20 @@ class Runner:
         except BaseException as exc:
             self._stopped(exc)
             raise
+
+    def _emulated_host_share(self) -> None:
+        """On an emulated SSD: how much the host limited the run (facts
+        ``simdrive_host``), and a warning when that is material."""
+        if self.device.transport != EMULATED or not isinstance(self.side, LocalSide):
+            return
+        try:
+            now = facts.simdrive_facts(self.device)
+        except Exception as exc:  # noqa: BLE001 - the run is done; say why the share is missing
+            log.warning("emulated SSD: counters at the end not read (%s)", exc)
+            return
+        said = hostlimit.record(self.run.facts, now)
+        if said:
+            self.event("warning", said)
 
     def _stopped(self, exc: BaseException) -> None:
         interrupted = isinstance(exc, (Interrupted, KeyboardInterrupt))

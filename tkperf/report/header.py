@@ -29,6 +29,7 @@ from tkperf.report.words import (
     verdict,
 )
 from tkperf.simdrive import TRANSPORT as EMULATED
+from tkperf.simdrive import hostlimit
 from tkperf.verdict import conformance
 
 Pairs = Tuple[Tuple[str, str], ...]
@@ -135,6 +136,9 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
     model = emulated_model(run)
     if model:
         out.append(("Emulated SSD model", model))
+        host = hostlimit.summary(run.facts.get(hostlimit.FACT) if isinstance(run.facts, dict) else None)
+        if host:
+            out.append(("Emulated SSD host limit", host))
     for label, keys in (("Form factor", ("form_factor",)), ("NAND type", ("nand_type", "nand"))):
         value = _desc(run, *keys)
         if value:  # only a description file tells these

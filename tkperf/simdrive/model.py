@@ -13,19 +13,28 @@ curves):
   ``op_pct`` per cent over-provisioning, rounded up to whole blocks;
 * writes go to an open block; an overwritten or trimmed page becomes
   invalid; a closed block whose last valid page goes is erased at once
-  (the erase is charged to the command that emptied it), which is what a
-  sequential overwrite does to whole blocks;
+  (on a unit: a trim waits for it, a write's new page goes elsewhere),
+  which is what a sequential overwrite does to whole blocks;
 * foreground GC: when fewer than ``gc_low_blocks`` blocks are free, a write
   first copies the valid pages of the closed block with the fewest of them
   (greedy) and erases it;
 * background GC: after ``bg_delay_ms`` without a command outstanding the
-  drive collects blocks the same way until ``bg_free_blocks`` are free,
-  working ``bg_duty_pct`` per cent of the time; a step under way when a
+  drive collects blocks the same way until ``bg_free_blocks`` are free (0:
+  the spare area's worth, physical less logical blocks) or no block would
+  give a page back, working ``bg_duty_pct`` per cent of the time, so that
+  what idle time recovers grows with its length; a step under way when a
   command arrives delays it;
-* ``units`` parallel units (dies): every page operation (read, program, a
-  GC copy = read + program, an erase) occupies the unit free first, so
-  IOPS grow with outstanding I/O up to ``units`` and response time grows
-  after that; ``cmd_us`` is added to every command's response time.
+* a controller that takes ``cmd_us`` for every command, one command at a
+  time (so no more than ``1 / cmd_us`` commands a second);
+* ``units`` parallel units (dies): every flash operation (a page read, a
+  program, a GC copy, an erase) occupies the unit free first, so IOPS grow
+  with outstanding I/O up to ``units``;
+* a write buffer of ``buffer_programs`` programs: written pages collect in
+  it and are programmed ``program_pages`` at a time (a flash page times its
+  planes), so a write completes once its pages are in the buffer, small
+  writes coalesce, and a large write costs one command for many pages;
+* a read of a page never written (or trimmed) is answered by the
+  controller alone, without a flash read.
 """
 from __future__ import annotations
 
@@ -37,20 +46,24 @@ from typing import Any, Dict, List, Optional, Tuple
 #: name -> (default, unit, what it is); the order is the order of ``params``.
 PARAMS: Dict[str, Tuple[float, str, str]] = {
     "op_pct": (7.0, "%", "over-provisioning: physical space beyond the capacity"),
-    "page_kib": (4, "KiB", "flash page: the unit of mapping, read and program"),
+    "page_kib": (4, "KiB", "the unit of mapping (a logical page)"),
     "block_pages": (64, "pages", "pages per erase block"),
-    "units": (4, "units", "parallel units (dies) that work at the same time"),
-    "read_us": (400.0, "us", "reading one page"),
-    "program_us": (500.0, "us", "programming one page"),
-    "copy_us": (500.0, "us", "GC copying one valid page inside the flash (copy-back)"),
-    "erase_us": (3000.0, "us", "erasing one block"),
-    "cmd_us": (20.0, "us", "fixed overhead added to every command's response time"),
+    "program_pages": (8, "pages", "pages programmed at once: a flash page times its planes"),
+    "units": (32, "units", "parallel units (dies) that work at the same time"),
+    "read_us": (4000.0, "us", "reading one page"),
+    "program_us": (13000.0, "us", "one program (program_pages pages, all planes at once)"),
+    "copy_us": (6000.0, "us", "GC copying one valid page (its read and its share of a program)"),
+    "erase_us": (20000.0, "us", "erasing one block"),
+    "cmd_us": (125.0, "us", "the controller's time for one command (one command at a time)"),
+    "buffer_programs": (32, "programs", "write buffer, in programs: writes complete once in it"),
     "gc_low_blocks": (2, "blocks", "foreground GC runs while fewer blocks than this are free"),
-    "bg_free_blocks": (8, "blocks", "background GC collects in idle time until this many are free"),
+    "bg_free_blocks": (0, "blocks", "background GC collects in idle time until this many are free "
+                                    "(0: the spare area's worth)"),
     "bg_delay_ms": (100.0, "ms", "idle time before background GC starts"),
-    "bg_duty_pct": (100.0, "%", "share of idle time background GC works (it rests the rest)"),
+    "bg_duty_pct": (10.0, "%", "share of idle time background GC works (it rests the rest)"),
 }
-INT_PARAMS = ("page_kib", "block_pages", "units", "gc_low_blocks", "bg_free_blocks")
+INT_PARAMS = ("page_kib", "block_pages", "program_pages", "units", "buffer_programs", "gc_low_blocks",
+              "bg_free_blocks")
 HISTORY_MAX = 86400  #: model seconds of history kept (a day)
 
 
@@ -65,8 +78,8 @@ def check_params(capacity: int, params: Dict[str, float]) -> Dict[str, Any]:
             value = int(value)
         if not math.isfinite(value):
             raise ValueError(f"{name} must be a finite number, not {value}")
-        if not value >= 0 or (value == 0 and name not in ("cmd_us", "bg_delay_ms", "read_us",
-                                                          "program_us", "copy_us", "erase_us", "op_pct")):
+        if not value >= 0 or (value == 0 and name not in ("cmd_us", "bg_delay_ms", "read_us", "program_us",
+                                                          "copy_us", "erase_us", "op_pct", "bg_free_blocks")):
             raise ValueError(f"{name} must be {'positive' if value == 0 else 'at least 0'}, not {value}")
         out[name] = value
     unknown = set(params) - set(PARAMS)
@@ -87,8 +100,42 @@ def check_params(capacity: int, params: Dict[str, float]) -> Dict[str, Any]:
     if blocks - capacity // page // out["block_pages"] < out["gc_low_blocks"] + 2:
         raise ValueError(f"op_pct {out['op_pct']} leaves fewer spare blocks than GC needs "
                          f"(gc_low_blocks + 2 = {out['gc_low_blocks'] + 2}); raise --op or the capacity")
+    if out["block_pages"] % out["program_pages"]:
+        raise ValueError(f"program_pages must divide block_pages ({out['block_pages']}), not {out['program_pages']}")
+    if out["bg_free_blocks"] == 0:  # the spare area's worth
+        out["bg_free_blocks"] = blocks - capacity // page // out["block_pages"]
     out["bg_free_blocks"] = max(out["bg_free_blocks"], out["gc_low_blocks"])
     return out
+
+
+def table_bytes(capacity: int, params: Optional[Dict[str, float]] = None) -> int:
+    """The memory the model's tables take (ValueError as :func:`check_params`):
+    a logical-to-physical and a physical-to-logical entry per page, 4 bytes
+    each (8 above 2**31 pages), and a few per block."""
+    p = check_params(capacity, params or {})
+    logical = capacity // (p["page_kib"] * 1024)
+    blocks = _physical_blocks(logical, p)
+    physical = blocks * p["block_pages"]
+    return (logical + physical) * _typecode(physical)[1] + blocks * 24
+
+
+def _typecode(pages: int) -> Tuple[str, int]:
+    return ("i", 4) if pages < 2 ** 31 - 1 else ("q", 8)
+
+
+def rates(params: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+    """What the parameters allow, fresh (no GC), with every unit busy:
+    4 KiB read and write IOPS (the controller's pace or the units',
+    whichever is slower), QD 1 reads, and sequential write bytes a second
+    (whole blocks: programs and their erase)."""
+    p = check_params(1 << 30, params or {})
+    page = p["page_kib"] * 1024
+    ctrl = 1e6 / p["cmd_us"] if p["cmd_us"] else math.inf
+    per_block = p["block_pages"] // p["program_pages"] * p["program_us"] + p["erase_us"]
+    flash_pages = p["units"] * p["block_pages"] / (per_block / 1e6) if per_block else math.inf
+    read = p["units"] / (p["read_us"] / 1e6) if p["read_us"] else math.inf
+    return dict(read_iops=min(ctrl, read), read_qd1_iops=1e6 / (p["cmd_us"] + p["read_us"]),
+                write_iops=min(ctrl, flash_pages), seq_write_bytes_s=flash_pages * page)
 
 
 def _physical_blocks(logical_pages: int, p: Dict[str, Any]) -> int:
@@ -111,20 +158,26 @@ class Drive:
         self.t_read, self.t_prog = p["read_us"] / 1e6, p["program_us"] / 1e6
         self.t_erase, self.t_cmd = p["erase_us"] / 1e6, p["cmd_us"] / 1e6
         self.t_copy = p["copy_us"] / 1e6
-        self.l2p = array("q", [-1]) * self.logical_pages
-        self.p2l = array("q", [-1]) * (self.blocks * self.ppb)
+        code = _typecode(self.blocks * self.ppb)[0]
+        self.l2p = array(code, [-1]) * self.logical_pages
+        self.p2l = array(code, [-1]) * (self.blocks * self.ppb)
         self.valid = [0] * self.blocks
         self.free: List[int] = list(range(self.blocks - 1, -1, -1))  # pop() takes block 0 first
         self.is_free = [True] * self.blocks
         self.open_host: Optional[List[int]] = None  # [block, next page index]
         self.open_gc: Optional[List[int]] = None
         self.unit_free = [0.0] * p["units"]
+        self.ctrl_free = 0.0  #: when the controller takes the next command
+        self.slot_free = [0.0] * p["buffer_programs"]  #: when each write buffer slot is free (a heap)
+        self.fill = 0  #: pages in the buffer slot being filled
+        self.fill_at = 0.0  #: when that slot was free to fill
+        self.fill_ready = 0.0  #: the flash may program that slot's pages from then on (after GC, an erase)
         self.now = 0.0
         self.busy_until = 0.0  # the last completion owed (commands and GC work)
         self.cmd_until = 0.0  # the last command's completion
         self.c = dict(host_write_bytes=0, host_read_bytes=0, host_trim_bytes=0, host_write_ios=0,
                       host_read_ios=0, host_trim_ios=0, nand_write_pages=0, erases=0, gc_copies=0,
-                      bg_gc_copies=0, purges=0)
+                      bg_gc_copies=0, purges=0, unmapped_read_pages=0)
         self.first_fg_gc: Optional[int] = None
         self.idle_time = 0.0
         self.mapped = 0
@@ -161,6 +214,8 @@ class Drive:
             if start is None:
                 start = self.busy_until + self.params["bg_delay_ms"] / 1e3
             rest = 100.0 / self.params["bg_duty_pct"] - 1.0
+            if self.fill and start < t:  # idle: the buffer's last pages go to the flash
+                self.busy_until = max(self.busy_until, self._program(start))
             while start < t and len(self.free) < self.params["bg_free_blocks"]:
                 end = self._gc_step(start, background=True)
                 if end is None:
@@ -223,7 +278,10 @@ class Drive:
             self.c["nand_write_pages"] += 1
             self.c["bg_gc_copies" if background else "gc_copies"] += 1
             end = max(end, self._unit(t, self.t_copy))
-        return max(end, self._erase(best, end))
+        erased = self._erase(best, end)  # on a unit of its own: writes wait for the copies, not for it
+        if erased > self.busy_until:
+            self.busy_until = erased
+        return end
 
     def _erase(self, b: int, t: float) -> float:
         for o in ("open_host", "open_gc"):
@@ -254,31 +312,72 @@ class Drive:
         return range(offset // self.page, (offset + length - 1) // self.page + 1)
 
     # -- commands ----------------------------------------------------------
+    def _controller(self, t: float) -> float:
+        """The controller takes the command at ``t`` or once it is free; when it is done."""
+        start = t if t > self.ctrl_free else self.ctrl_free
+        self.ctrl_free = start + self.t_cmd
+        return self.ctrl_free
+
+    def _buffer(self, t: float, ready: float) -> float:
+        """One written page into the write buffer at ``t`` (the flash may program
+        it from ``ready``); when it is in.  A full slot is programmed."""
+        if self.fill == 0:
+            slot = heapq.heappop(self.slot_free)
+            self.fill_at = slot
+            self.fill_ready = ready
+        elif ready > self.fill_ready:
+            self.fill_ready = ready
+        inside = t if t > self.fill_at else self.fill_at
+        self.fill += 1
+        if self.fill == self.params["program_pages"]:
+            end = self._program(inside)
+            if end > self.busy_until:
+                self.busy_until = end
+        return inside
+
+    def _program(self, t: float) -> float:
+        """Program the slot being filled (all its planes at once) from ``t``; its end."""
+        end = self._unit(max(t, self.fill_at, self.fill_ready), self.t_prog)
+        heapq.heappush(self.slot_free, end)
+        self.fill = 0
+        return end
+
     def write(self, t: float, offset: int, length: int) -> float:
         t = self.advance(t)
         self.c["host_write_bytes"] += length
         self.c["host_write_ios"] += 1
-        end = t
+        start = self._controller(t)
+        end = start
         for lpn in self._pages(offset, length):
-            ready = self._invalidate(lpn, t, trim=False)
-            ppn, ready = self._alloc(ready, gc=False)
+            erased = self._invalidate(lpn, start, trim=False)  # an emptied block's erase: a unit's work,
+            if erased > self.busy_until:  # not in the way of the new page, which goes elsewhere
+                self.busy_until = erased
+            ppn, ready = self._alloc(start, gc=False)
             self.p2l[ppn] = lpn
             self.l2p[lpn] = ppn
             self.valid[ppn // self.ppb] += 1
             self.mapped += 1
             self.c["nand_write_pages"] += 1
-            end = max(end, self._unit(ready, self.t_prog))
-        return self._done(end + self.t_cmd)
+            inside = self._buffer(start, ready)
+            if inside > end:
+                end = inside
+        return self._done(end)
 
     def read(self, t: float, offset: int, length: int) -> float:
-        """Mapped or not, a page read costs ``read_us`` (so reads never outrun the server)."""
+        """A mapped page costs a flash read on a unit; one never written (or
+        trimmed) only the controller's time, as a drive answers it from its table."""
         t = self.advance(t)
         self.c["host_read_bytes"] += length
         self.c["host_read_ios"] += 1
-        end = t
-        for _ in self._pages(offset, length):
-            end = max(end, self._unit(t, self.t_read))
-        return self._done(end + self.t_cmd)
+        start = self._controller(t)
+        end = start
+        l2p = self.l2p
+        for lpn in self._pages(offset, length):
+            if l2p[lpn] >= 0:
+                end = max(end, self._unit(start, self.t_read))
+            else:
+                self.c["unmapped_read_pages"] += 1
+        return self._done(end)
 
     def trim(self, t: float, offset: int, length: int) -> float:
         """Trim or zero a range: whole pages in it lose their mapping (reads give
@@ -290,7 +389,7 @@ class Drive:
         self.c["host_trim_ios"] += 1
         first = -(-offset // self.page)
         last = (offset + length) // self.page
-        end = t
+        t = end = self._controller(t)
         for lpn in range(first, min(last, self.logical_pages)):
             end = max(end, self._invalidate(lpn, t, trim=True))
         if self.mapped == 0:
@@ -299,11 +398,16 @@ class Drive:
                     end = max(end, self._erase(b, end))
             if not was_fresh:
                 self.c["purges"] += 1
-        return self._done(end + self.t_cmd)
+        return self._done(end)
 
     def flush(self, t: float) -> float:
+        """The buffer's last pages go to the flash; the command completes with the
+        controller (the buffer is the drive's: power-loss protected, as on
+        enterprise drives)."""
         t = self.advance(t)
-        return self._done(t + self.t_cmd)
+        if self.fill:
+            self.busy_until = max(self.busy_until, self._program(t))
+        return self._done(self._controller(t))
 
     def _done(self, end: float) -> float:
         self._bg_next = None  # a command: background GC waits for bg_delay_ms of idle again

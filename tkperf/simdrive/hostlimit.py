@@ -1,0 +1,77 @@
+"""How much the host, not the model, limited a run on an emulated SSD.
+
+The server answers every request when the model says it completes; when
+the machine gives it no CPU in time, the reply goes out late, and the
+drive's figures then follow the host's load, not the model.  The server
+counts the replies more than ``LATE_S`` (1 ms) late (``late_replies``,
+``max_late_s`` in ``tkperf simdrive stats``).  A run reads the counters at
+its start (facts ``simdrive``) and at its end, and keeps the difference as
+facts ``simdrive_host``, with the share of the run's model time the
+drive had no command outstanding (``idle_share``: the host's pauses, a
+test's own idle periods and the host path at low queue depth, not a
+verdict by itself); when more than :data:`THRESHOLD` of the replies
+were late, the run carries a warning and the report a caveat.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+from tkperf.simdrive.server import LATE_S
+
+#: The share of late replies from which a run's figures are called host-limited.
+THRESHOLD = 0.05
+FACT = "simdrive_host"
+_IOS = ("host_write_ios", "host_read_ios", "host_trim_ios")
+
+
+def _num(doc: Mapping[str, Any], key: str) -> float:
+    value = doc.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def share(before: Mapping[str, Any], after: Mapping[str, Any]) -> Dict[str, Any]:
+    """The replies between two readings of the counters and how many were late."""
+    replies = sum(_num(after, k) - _num(before, k) for k in _IOS)
+    late = _num(after, "late_replies") - _num(before, "late_replies")
+    if replies < 0 or late < 0:  # another server (the drive was made again): nothing to compare
+        replies = late = 0.0
+    span = _num(after, "model_time_s") - _num(before, "model_time_s")
+    idle = _num(after, "idle_time_s") - _num(before, "idle_time_s")
+    return {"replies": int(replies), "late_replies": int(late),
+            "late_share": late / replies if replies else 0.0,
+            "idle_share": idle / span if span > 0 and 0 <= idle <= span else 0.0,
+            "max_late_s": _num(after, "max_late_s"), "late_s": LATE_S, "threshold": THRESHOLD}
+
+
+def caveat(doc: Any) -> str:
+    """The caveat a run's ``simdrive_host`` fact calls for; '' below the threshold."""
+    if not isinstance(doc, dict):
+        return ""
+    got, limit = _num(doc, "late_share"), _num(doc, "threshold") or THRESHOLD
+    if got <= limit:
+        return ""
+    return (f"emulated SSD host-limited: {int(_num(doc, 'late_replies')):,} of {int(_num(doc, 'replies')):,} "
+            f"replies ({got:.1%}) went out more than {_num(doc, 'late_s') * 1e3:g} ms after the model's time "
+            f"(worst {_num(doc, 'max_late_s') * 1e3:.1f} ms): the machine's load, not the model, set part of "
+            f"these figures (caveat above {limit:.0%})")
+
+
+def summary(doc: Any) -> str:
+    """One line for a report header ('' when the run did not record it)."""
+    if not isinstance(doc, dict) or not doc.get("replies"):
+        return ""
+    return (f"{int(_num(doc, 'late_replies')):,} of {int(_num(doc, 'replies')):,} replies "
+            f"({_num(doc, 'late_share'):.1%}) more than {_num(doc, 'late_s') * 1e3:g} ms late "
+            f"(worst {_num(doc, 'max_late_s') * 1e3:.1f} ms), the model idle {_num(doc, 'idle_share'):.0%} of "
+            f"the run's time; " + ("host-limited" if caveat(doc) else
+                                   f"below the {_num(doc, 'threshold') or THRESHOLD:.0%} caveat"))
+
+
+def record(facts: Dict[str, Any], now: Optional[Mapping[str, Any]]) -> str:
+    """Keep the run's share in ``facts`` from the counters at its start
+    (facts ``simdrive``) and ``now``; the caveat, or ''."""
+    start = facts.get("simdrive")
+    if not isinstance(start, dict) or not isinstance(now, Mapping):
+        return ""
+    facts[FACT] = share(start, now)
+    return caveat(facts[FACT])
