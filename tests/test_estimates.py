@@ -21,10 +21,11 @@ FACTOR = 1.5  # the issue's bound between estimate and run
 
 def _model_bps(params: dict) -> float:
     """The model's sequential write speed, worked out here from its parameters:
-    ``units`` dies each programming a page, and a sequential overwrite erasing
-    each block once per ``block_pages`` pages."""
+    ``units`` dies each programming ``program_pages`` pages at once, and a
+    sequential overwrite erasing each block once per ``block_pages`` pages."""
     v = {k: float(p["value"]) for k, p in params.items()}
-    return v["units"] * v["page_kib"] * 1024 / ((v["program_us"] + v["erase_us"] / v["block_pages"]) / 1e6)
+    per_page_us = v["program_us"] / v.get("program_pages", 1.0) + v["erase_us"] / v["block_pages"]
+    return v["units"] * v["page_kib"] * 1024 / (per_page_us / 1e6)
 
 
 def _seconds(text: str) -> float:
@@ -37,7 +38,9 @@ def test_a_model_rate_is_worked_out_from_its_parameters():
               "erase_us": {"value": 6400.0}, "block_pages": {"value": 128}}
     rate = target_rate.model_rate(params)
     assert rate is not None and rate.bps == pytest.approx(8 * 16384 / 1050e-6)
-    assert "8 units x 16 KiB pages / (1000 µs program + 6400 µs erase / 128 pages)" in rate.source
+    assert "8 units x 16 KiB pages / (1000 µs program a page + 6400 µs erase / 128 pages)" in rate.source
+    four = target_rate.model_rate(dict(params, program_pages={"value": 4}))
+    assert four is not None and four.bps == pytest.approx(8 * 16384 / 300e-6)  # 4 pages a program
     assert target_rate.model_rate({"units": {"value": 4}}) is None  # a model of another kind: the default
     assert target_rate.of_facts({}) is None
 

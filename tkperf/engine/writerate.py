@@ -18,15 +18,27 @@ def _value(params: Mapping[str, Any], name: str) -> float:
     return float(got["value"] if isinstance(got, Mapping) else got)
 
 
+def _program_us(params: Mapping[str, Any]) -> float:
+    """One page's share of a program: a program writes ``program_pages``
+    pages at once (a flash page times its planes; one page in models
+    recorded before that parameter existed)."""
+    try:
+        pages = _value(params, "program_pages")
+    except KeyError:
+        pages = 1.0
+    return _value(params, "program_us") / max(pages, 1.0)
+
+
 def model_rate(params: Mapping[str, Any]) -> Optional[WriteRate]:
     """The model's sequential write speed from its parameters (``{name:
     {value, unit}}`` as ``stats`` gives them, or ``{name: value}``): every
-    unit programs a page at a time, and each block a sequential overwrite
-    empties is erased once per ``block_pages`` pages, so ``units`` x page /
-    (program + erase / block_pages).  None when a parameter is missing."""
+    unit programs ``program_pages`` pages at a time, and each block a
+    sequential overwrite empties is erased once per ``block_pages`` pages,
+    so ``units`` x page / (program / program_pages + erase / block_pages).
+    None when a parameter is missing."""
     try:
         units, page_kib = _value(params, "units"), _value(params, "page_kib")
-        program_us, erase_us = _value(params, "program_us"), _value(params, "erase_us")
+        program_us, erase_us = _program_us(params), _value(params, "erase_us")
         block_pages = _value(params, "block_pages")
     except (KeyError, TypeError, ValueError):
         return None
@@ -35,7 +47,7 @@ def model_rate(params: Mapping[str, Any]) -> Optional[WriteRate]:
         return None
     return WriteRate(units * page_kib * 1024 / per_page_s,
                      f"the emulated SSD's model speed ({units:g} units x {page_kib:g} KiB pages / "
-                     f"({program_us:g} µs program + {erase_us:g} µs erase / {block_pages:g} pages))")
+                     f"({program_us:g} µs program a page + {erase_us:g} µs erase / {block_pages:g} pages))")
 
 
 def with_random(rate: WriteRate, params: Mapping[str, Any], capacity: float, blocks: float) -> WriteRate:
@@ -48,7 +60,7 @@ def with_random(rate: WriteRate, params: Mapping[str, Any], capacity: float, blo
     purged drive fills before GC starts."""
     try:
         units, page = _value(params, "units"), _value(params, "page_kib") * 1024
-        program_us, copy_us = _value(params, "program_us"), _value(params, "copy_us")
+        program_us, copy_us = _program_us(params), _value(params, "copy_us")
         erase_us, block_pages = _value(params, "erase_us"), _value(params, "block_pages")
         low = _value(params, "gc_low_blocks")
     except (KeyError, TypeError, ValueError):
