@@ -136,7 +136,7 @@ from tkperf.kit.sweepstructure import PTS20 as SWEEP_PTS20
 from tkperf.kit.writelimit import parse_tgbw, tgbw_bytes
 
 # modules a type reads as a namespace
-from tkperf.model import histogram
+from tkperf.model import histogram, stored
 from tkperf.model.names import (
     WSAT_SERIES,
     hdd_cell,
@@ -277,8 +277,8 @@ __all__ = [
     "steady_state", "window_blocks", "window_source", "compare_blocks", "confidence_curve",
     "histogram_curve", "qos_blocks", "supported_marks", "fmt", "metric_display", "NA", "oio", "plural",
     "shown_unit", "test_title", "tracking_label", "verdict",
-    # namespaces
-    "histogram",
+    # namespaces: latency histograms; stored fields read by their ranges (stored.number, stored.whole)
+    "histogram", "stored",
     # the PTS machinery the built-ins share: the block size x R/W mix matrix
     "judge_all", "matrix_jobs", "parse_also", "tracking_cell", "tracking_figure", "variable_verdicts",
     "cell_average", "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header",

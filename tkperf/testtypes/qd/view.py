@@ -37,6 +37,7 @@ from tkperf.api import (
     open_test,
     qos_blocks,
     snia_header,
+    stored,
     table,
 )
 from tkperf.api import compare_section as generic_compare_section
@@ -77,10 +78,10 @@ def chosen(test: TestRun) -> List[QdWorkload]:
 def qd_header(ctx: ReportContext, test: TestRun) -> Header:
     p = test.params
     sequence = [s for s in p.get("sequence", "").split(", ") if s]
-    pre = duration(float(p.get("precondition_time", "0") or 0), rough=True)
+    pre = duration(stored.number(test, "precondition_time"), rough=True)
     middle = [
         ("Queue depths", f"{p.get('depths', NA).replace(',', ', ')} (TC 1, QD = fio iodepth)"),
-        ("Time per point", f"{duration(float(p.get('runtime', '0') or 0), rough=True)}, "
+        ("Time per point", f"{duration(stored.number(test, 'runtime'), rough=True)}, "
                            "the points of a random sweep back to back in one fio process, each SEQ "
                            "point its own fio process right after the last; no idle time"),
         ("Sequence", ", ".join(sequence) or NA),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tkperf.api import Heading, Paragraph, RunResult, TestRun, View, table
+from tkperf.api import Heading, Paragraph, RunResult, TestRun, View, stored, table
 from tkperf.api import compare_section as generic_compare_section
 from tkperf.api import report_section as generic_report_section
 from tkperf.testtypes.realworld import exact
@@ -39,17 +39,14 @@ def step_blocks(test: TestRun) -> list:
 
 
 def _param(test: TestRun, key: str) -> float:
-    try:
-        return float(test.params.get(key, "0"))
-    except ValueError:
-        return 0.0
+    return stored.number(test, key)
 
 
 def exact_blocks(test: TestRun) -> list:
     if "exact.reads" not in test.data or not test.rounds:
         return []
     issued = sum(w.read.ios + w.write.ios for w in test.rounds[0].workloads)
-    asked = int(test.data["exact.reads"]) + int(test.data["exact.writes"])
+    asked = stored.whole(test, "exact.reads") + stored.whole(test, "exact.writes")
     w = test.rounds[0].workloads
     iops = sum(x.iops for x in w)
     qd = sum(outstanding(x) for x in w)

@@ -35,6 +35,7 @@ from tkperf.api import (
     plural,
     snia_header,
     steady_state,
+    stored,
     table,
 )
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
@@ -172,7 +173,7 @@ def _steady_words(test: TestRun, window: int) -> str:
 def stop_rules(test: TestRun) -> str:
     """The limits a WSAT test ran under: 'time 24.0 h, TGBW 4x, steady state (points 30.0 min apart)'."""
     p = test.params
-    out = f"time {duration(float(p.get('time_limit', '0') or 0))}, TGBW {p.get('tgbw', NA)}"
+    out = f"time {duration(stored.number(test, 'time_limit'))}, TGBW {p.get('tgbw', NA)}"
     if p.get("steady_stop") != "true":
         return out
     spacing = spacing_s(test)

@@ -35,6 +35,7 @@ from tkperf.api import (
     shown_unit,
     snia_header,
     started_from_purge,
+    stored,
 )
 from tkperf.api import compare_section as generic_compare_section
 from tkperf.api import table as b_table
@@ -72,7 +73,7 @@ def _settle_text(p: PhaseFigures) -> str:
 
 def xsr_header(ctx: ReportContext, test: TestRun, a: Optional[Analysis]) -> Header:
     p = test.params
-    planned = ", ".join(f"{label} {duration(float(p.get(key, 0) or 0))}" for key, label in
+    planned = ", ".join(f"{label} {duration(stored.number(test, key))}" for key, label in
                         (("seq1", "SEQ 1024KiB W"), ("rnd", "RND 8KiB W"), ("seq2", "SEQ 1024KiB W")))
     middle: List[Tuple[str, str]] = [
         ("Planned phases", planned + ", one right after the other"),
