@@ -31,6 +31,10 @@ log = logging.getLogger("tkperf")
 _BLKTRACE_MAGIC = b"\x74\x61\x65"
 #: An imported file larger than this is refused (a blkparse text of ~10**7 I/Os).
 MAX_IMPORT_BYTES = 4 << 30
+#: The most steps an imported trace is cut into: every step is kept, an
+#: empty one too, so two I/Os years apart at a step of seconds are refused
+#: (give a longer --step) instead of costing minutes and gigabytes.
+MAX_IMPORT_STEPS = 100_000
 
 
 @dataclass(frozen=True)
@@ -95,10 +99,14 @@ def _write(trace_: trace.IoTrace, capture: model.Capture, xml: str, iolog: str) 
     _write_iolog(trace_, iolog)
     try:
         model.save(capture, xml)
-    except BaseException:
-        os.unlink(iolog)
+        model.load(xml)  # what was written reads back
+    except BaseException:  # nothing is left where a capture fails: a retry under the name works
+        for path in (xml, iolog):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
         raise
-    model.load(xml)  # what was written reads back
 
 
 def _notes(trace_: trace.IoTrace, lost: int = 0, problems: Sequence[str] = ()) -> Tuple[str, ...]:
@@ -186,6 +194,11 @@ def import_file(path: str, name: str, outdir: str, step: float) -> Written:
                 events, device = trace.read_blkparse(fh, path)
     finally:
         os.close(src)
+    steps = (events.t1 - events.t0) / step
+    if steps > MAX_IMPORT_STEPS:
+        raise ResultFileError(f"{path}: its I/Os span {events.t1 - events.t0:.0f} s, {steps:.0f} steps of "
+                              f"{step:g} s: more than the {MAX_IMPORT_STEPS} steps a capture holds; give a "
+                              f"--step of at least {(events.t1 - events.t0) / MAX_IMPORT_STEPS:.0f} s")
     size = int((events.offset + events.length).max()) if len(events) else 0
     capture = analysis.analyse(events, step, name=name, device=device, size=size, source="import",
                                started=_utc(st.st_mtime), iolog=os.path.basename(iolog))
