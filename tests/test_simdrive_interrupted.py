@@ -4,7 +4,8 @@ the next ``up``.  The kill is SIGKILL, which no handler sees, at a
 test-only pause point (``TKPERF_SIMDRIVE_TEST_PAUSE``): after the runtime
 directory is made, after the mount point, after the server started, after
 the loop device is attached but before it is recorded, and once the drive
-is ready but before ``up`` says so."""
+is ready but before ``up`` says so; ``down`` killed after the detach,
+after stopping the server and after the unmount is run again."""
 from __future__ import annotations
 
 import os
@@ -100,3 +101,22 @@ def test_an_up_under_way_is_not_swept():
         proc.wait()
         _run("down", "underway")
     assert _traces("underway") == (False, [], [], [])
+
+
+@pytest.mark.parametrize("step", ["detached", "stopped", "unmounted"])
+def test_a_down_killed_half_way_is_finished_by_the_next(step):
+    name = f"down-{step}"
+    made = _run("up", "--capacity", "64m", "--name", name)
+    assert made.returncode == 0, made.stderr
+    env = dict(os.environ, TKPERF_SIMDRIVE_TEST_PAUSE=step)
+    proc = subprocess.Popen([sys.executable, "-m", "tkperf", "simdrive", "down", name],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        assert proc.stderr is not None and proc.stderr.readline().strip() == f"paused at {step}".encode()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert _traces(name)[0]  # killed before it removed the directory
+    done = _run("down", name)
+    assert done.returncode == 0, done.stderr
+    assert _traces(name) == (False, [], [], [])

@@ -169,7 +169,8 @@ def up(capacity: int, params: Dict[str, float], name: str = "") -> str:
 #: The file of an ``up`` under way: ``PID STARTTIME`` of its process.
 UP_FILE = "up"
 #: Test-only: ``up`` stops at this step (``made``, ``mnt``, ``server``, ``attached``,
-#: ``ready``) and waits to be killed there (tests/test_simdrive_interrupted.py).
+#: ``ready``), ``down`` at ``detached``, ``stopped``, ``unmounted``, and waits to be
+#: killed there (tests/test_simdrive_interrupted.py).
 _PAUSE_ENV = "TKPERF_SIMDRIVE_TEST_PAUSE"
 
 
@@ -295,6 +296,7 @@ def down(rundir: str) -> None:
     for device in _loops_over(rundir):  # the recorded one and any an interrupted up did not record
         programs.run([programs.require("losetup"), "--detach", device], timeout=30, check=False,
                      what="losetup --detach")
+    _pause("detached")
     pid = _server_pid(rundir)
     if pid is not None:
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -307,8 +309,10 @@ def down(rundir: str) -> None:
                 time.sleep(0.02)
             if _gone(pid):
                 break
+    _pause("stopped")
     mnt = os.path.join(rundir, "mnt")
     fuse_proto.unmount(mnt)
+    _pause("unmounted")
     for name in ("params.json", "pid", "device", "server.log", "control", UP_FILE, "data"):  # data: older
         try:
             os.unlink(os.path.join(rundir, name))
