@@ -31,6 +31,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from tkperf import __version__, store
 from tkperf.errors import ResultFileError, TkperfError
 from tkperf.history import folder, indexfile
+from tkperf.kit import registry
 from tkperf.model import noise, stored
 from tkperf.model.results import RunResult
 from tkperf.verdict import regression
@@ -127,7 +128,8 @@ def facts(run: RunResult, path: str) -> FileFacts:
     rows: List[FigureRow] = []
     for test in run.tests:
         try:
-            stored.check_test(test)
+            if registry.is_builtin(test.type):
+                stored.check_test(test)
         except stored.StoredValueError:
             continue  # a stored number out of its range: as show leaves the test out, so does the index
         spread = noise.window_values(test, regression.figures)

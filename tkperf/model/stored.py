@@ -15,6 +15,9 @@ into numbers, by the same rules, so no stored text reaches a ``float()``
 unchecked.  A :class:`StoredValueError` is a ValueError naming the item,
 its value and what it should be (docs/resilience.rst, "Result files").
 
+The tables are of tkperf's own test types (a plug-in's keys are its own:
+it reads them through :func:`number` and :func:`whole` too, as finite
+numbers of at least 0, and checks them in its view's ``check_data``).
 The ranges are physical: counts and byte figures a signed 64-bit number
 (what the kernel and fio count in), times at most ten years, shares 0 to 1,
 percentages 0 to 100; every number finite.  A name not in the tables is
