@@ -228,12 +228,26 @@ def test_every_forgery_of_every_field_shows_or_is_refused(path, tmp_path, capsys
         assert codes.get((7, False))  # the format's elements: the file refused
 
 
+def _only(path: str, i: int) -> Tuple[etree._Element, bytes]:
+    """The file's head with its ``i``-th test alone (the others and their
+    series rows dropped: example-ssd.xml holds four types), and its tail."""
+    root, tail = _head(path)
+    tests = root.findall("test")
+    keep = {decl.get("id") for decl in tests[i].iter("series")}
+    for j, t in enumerate(tests):
+        if j != i:
+            root.remove(t)
+    ids = {k.encode() for k in keep if k}
+    rows = [line for line in tail.split(b"\n") if len(line.split()) > 1 and line.split()[1] in ids]
+    return root, (b"\n" + b"\n".join(rows) + b"\n") if rows else b"\n"
+
+
 def _forged_in_range(path: str, i: int) -> bytes:
     """The test's every param and data item forged at once, but past the
     layer: text where text is stored (markup, a control character, NaN,
     a number), each number at the top of its range."""
-    root, tail = _head(path)
-    test = root.findall("test")[i]
+    root, tail = _only(path, i)
+    test = root.findall("test")[0]
     texts = ["<b>NaN</b>", "-1", "1e308", "\x1b[2Jtext", "inf"]
     for n, el in enumerate(test.iter("item", "param")):
         table = stored.DATA if el.tag == "item" else stored.PARAMS
@@ -255,8 +269,8 @@ def test_every_command_reads_a_forged_test(kind, tmp_path, capsys):
     forged = tmp_path / "forged.xml"
     forged.write_bytes(_forged_in_range(path, i))
     bad = tmp_path / "bad.xml"
-    root, tail = _head(path)
-    for el in root.findall("test")[i].iter("item", "param"):
+    root, tail = _only(path, i)
+    for el in root.findall("test")[0].iter("item", "param"):
         table = stored.DATA if el.tag == "item" else stored.PARAMS
         if stored.rule_of(table, el.get("name", "")) is not None:
             el.set("value", "NaN")
