@@ -145,7 +145,7 @@ from remote_lab import fio_servers, old_fio, ssh_lab, ssh_refusing_config  # noq
 #: group with pytest 9: it renames node ids through an attribute pytest 9
 #: no longer reads.)
 TRACEFS_FILES = ("test_rwsw_capture.py", "test_rwsw_pgbench.py", "test_rwsw_planted.py", "test_rwsw_report.py",
-                 "test_rwsw_import.py", "test_rwsw_seen.py")
+                 "test_rwsw_import.py", "test_rwsw_seen.py", "test_rwsw_shared_state.py")
 TRACEFS_LOCK = "/run/tkperf-tests-tracefs.lock"
 
 

@@ -31,7 +31,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf import strictjson
 from tkperf.errors import Interrupted, OutputError, UsageError
-from tkperf.model.files import atomic_write
+from tkperf.model.files import atomic_write, read_limited
 from tkperf.model.results import RunResult
 from tkperf.verdict import conformance
 
@@ -127,11 +127,12 @@ def read_password(path: Optional[str], env: Mapping[str, str]) -> str:
     """The SMTP password: from the file ``path`` (its first line) or else
     from ``TKPERF_SMTP_PASSWORD``; '' when neither is given."""
     if path:
+        # Never through another user's link: root would mail what it points at.
+        data = read_limited(path, "--smtp-password-file", 1 << 16, UsageError)
         try:
-            with open(path, encoding="utf-8") as fh:
-                return fh.readline().rstrip("\r\n")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--smtp-password-file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+            return data.decode("utf-8").split("\n", 1)[0].rstrip("\r")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"--smtp-password-file {path}: {exc}") from None
     return env.get(PASSWORD_ENV, "")
 
 

@@ -24,6 +24,7 @@ from typing import Any, Dict, Optional, Tuple
 from tkperf.errors import UsageError
 from tkperf.kit import options
 from tkperf.kit.options import REPORT_FORMATS, RunOptions
+from tkperf.model.files import read_limited
 
 SCHEMA = "tkperf-run-request"
 VERSION = 1
@@ -223,11 +224,15 @@ def write(request: RunRequest, path: str) -> None:
         fh.write(request.to_json() + "\n")
 
 
+#: A request is a few kilobytes of JSON; a larger file is not one.
+MAX_REQUEST_BYTES = 1 << 20
+
+
 def load(path: str) -> RunRequest:
     """The request in ``path``; a one-line UsageError if it cannot be read or is not one."""
+    data = read_limited(path, "--request", MAX_REQUEST_BYTES, UsageError)  # never through another user's link
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--request {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--request {path}: {exc}") from None
     return RunRequest.from_json(text, f"--request {path}")

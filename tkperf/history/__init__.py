@@ -15,6 +15,7 @@ from tkperf.errors import ResultFileError
 from tkperf.history.folder import scan
 from tkperf.history.index import INDEX_NAME, Index, UpdateStats
 from tkperf.history.trends import Device, build
+from tkperf.model.files import foreign_link
 
 __all__ = ["collect", "INDEX_NAME"]
 
@@ -27,6 +28,11 @@ def _paths(inputs: Sequence[str], links: List[str]) -> Tuple[List[str], Optional
     paths: List[str] = []
     named = True
     for item in inputs:
+        # A folder is scanned and its index written in it, a file read: neither
+        # through another user's link (a folder's own entries are never followed).
+        why = foreign_link(item)
+        if why:
+            raise ResultFileError(f"{item}: {why}; tkperf does not follow it")
         if os.path.isdir(item):
             found = list(scan(item, links))
             named = False

@@ -17,18 +17,23 @@ from typing import Iterator, List, Optional, Tuple
 
 from tkperf.errors import ResultFileError
 from tkperf.history.indexfile import read_all
+from tkperf.model.files import open_to_read
 from tkperf.store.fileformat import MAX_FILE_BYTES
 
 
 def read_result(path: str, follow: bool) -> Tuple[bytes, os.stat_result]:
     """A result file's bytes and status from one descriptor (the bytes hashed
-    are the bytes parsed); ``follow`` False: a link is not opened."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        why = "a symbolic link, not opened" if exc.errno == errno.ELOOP and not follow else exc.strerror
-        raise ResultFileError(f"{path}: {why}") from None
+    are the bytes parsed); ``follow`` False: a link is not opened; True (a
+    file named on the command line): a link of root's or this user's is,
+    another user's is not (:func:`tkperf.model.files.open_to_read`)."""
+    if follow:
+        fd = open_to_read(path, "")
+    else:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError as exc:
+            why = "a symbolic link, not opened" if exc.errno == errno.ELOOP else exc.strerror
+            raise ResultFileError(f"{path}: {why}") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

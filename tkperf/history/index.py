@@ -31,7 +31,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from tkperf import __version__, store
 from tkperf.errors import ResultFileError, TkperfError
 from tkperf.history import folder, indexfile
-from tkperf.model import noise
+from tkperf.kit import registry
+from tkperf.model import noise, stored
 from tkperf.model.results import RunResult
 from tkperf.verdict import regression
 
@@ -133,10 +134,17 @@ def _finite(x: float) -> Optional[float]:
 def facts(run: RunResult, path: str) -> FileFacts:
     """The device, start and headline figures (with their window spread) of
     a run.  A figure a test type computed as no finite number is left out
-    (no trend or change point rests on it), and so are such window values."""
+    (no trend or change point rests on it), and so are such window values
+    and every test whose stored numbers are not in their ranges
+    (:func:`tkperf.model.stored.check_test`)."""
     key, label = device_key(run)
     rows: List[FigureRow] = []
     for test in run.tests:
+        try:
+            if registry.is_builtin(test.type):
+                stored.check_test(test)
+        except stored.StoredValueError:
+            continue  # a stored number out of its range: as show leaves the test out, so does the index
         spread = noise.window_values(test, regression.figures)
         steady = None if test.steady is None else bool(test.steady.steady)
         for fig in regression.figures(test):

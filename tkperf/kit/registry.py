@@ -175,6 +175,13 @@ def types() -> Dict[str, TestType]:
     return _types
 
 
+def is_builtin(name: str) -> bool:
+    """Whether ``name`` is one of tkperf's own test types (whose stored fields
+    :mod:`tkperf.model.stored` knows); a plug-in's are its own to check."""
+    kind = types().get(name)
+    return kind is not None and type(kind).__module__.startswith(BUILTIN_PACKAGE)
+
+
 def problems() -> List[str]:
     """Why installed test types were left out (empty when all loaded)."""
     types()

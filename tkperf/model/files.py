@@ -8,9 +8,11 @@ Every file a run or a report creates is either written through
 replaces a planted link instead of following it) or opened with
 :func:`open_own` (``O_NOFOLLOW``, and refused unless it is a regular file
 of ours with one link); the directories tkperf names itself (the plots)
-are made with :func:`ensure_own_dir`.  A file that is read from where
-others may write (a capture, its iolog, an imported trace) is opened with
-:func:`open_to_read`: never through another user's link, never a FIFO.
+are made with :func:`ensure_own_dir`.  Every file tkperf reads on a
+user's behalf (a result, a baseline, an archive to import, a description
+or feature file, a request, a password file, a capture, its iolog, an
+imported trace) is opened with :func:`open_to_read` (or read whole with
+:func:`read_limited`): never through another user's link, never a FIFO.
 """
 from __future__ import annotations
 
@@ -171,23 +173,52 @@ def open_to_read(path: str, what: str, error: Type[TkperfError] = ResultFileErro
     stands, as tkperf runs as root and the kernel may not enforce it (the
     sysctl is off).  A FIFO or a device is not read (opened ``O_NONBLOCK``,
     then ``fstat``), so a planted one can neither hang nor feed the read.
-    The path is checked again once open: a link swapped in meanwhile is found."""
+    The path is checked again once open: a link swapped in meanwhile is found.
+    The line names the file as ``WHAT PATH`` (``what`` may be empty)."""
+    label = f"{what} {path}".strip()
     why = foreign_link(path)
     if why:
-        raise error(f"{what} {path}: {why}; tkperf does not follow it")
+        raise error(f"{label}: {why}; tkperf does not follow it")
     flags = os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW
     if os.path.islink(path):  # a link of root's or this user's: followed
         flags &= ~getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise error(f"{what} {path}: {exc.strerror or exc}") from None
+        raise error(f"{label}: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
         why = foreign_link(path) or ("" if stat.S_ISREG(st.st_mode) else "not a regular file")
         if why:
-            raise error(f"{what} {path}: {why}; tkperf does not read it")
+            raise error(f"{label}: {why}; tkperf does not read it")
         return fd
     except BaseException:
         os.close(fd)
         raise
+
+
+def read_limited(path: str, what: str, limit: int, error: Type[TkperfError] = ResultFileError) -> bytes:
+    """The bytes of the regular file ``path``, opened by :func:`open_to_read`
+    (never through another user's link, never a FIFO or a device), at most
+    ``limit`` of them: a larger file is ``error`` in one line."""
+    label = f"{what} {path}".strip()
+    fd = open_to_read(path, what, error)
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise error(f"{label}: {size} bytes, larger than the {limit} byte limit")
+        chunks = []
+        got = 0
+        while got <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - got))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+    except OSError as exc:
+        raise error(f"{label}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if got > limit:  # grew since the fstat
+        raise error(f"{label}: larger than the {limit} byte limit")
+    return b"".join(chunks)

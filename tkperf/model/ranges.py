@@ -17,6 +17,8 @@ and attribute (a :class:`ResultFileError`, exit 7).  The rules
 * percentages (a workload's read share ``rwmixread``): 0 to 100;
 * steady-state values, average and range: finite and at least 0; slope,
   intercept and slope excursion: finite (they may be negative);
+* a test's tracking metric: a figure tkperf measures (``write.iops``,
+  ``lat_mean_us``: :meth:`Workload.is_metric`);
 * drive-health values (a temperature may be below 0) and series rows:
   finite; series rows also at least 0 (every column tkperf writes is a
   count, a time, a rate or an index).
@@ -33,7 +35,7 @@ from typing import Iterable, List, Optional, Tuple
 import numpy as np
 
 from tkperf.errors import ResultFileError
-from tkperf.model.results import IoStats, RunResult, TestRun
+from tkperf.model.results import IoStats, RunResult, TestRun, Workload
 
 #: IoStats fields that are not a single number.
 _NOT_FIGURES = ("percentiles", "bins")
@@ -90,6 +92,9 @@ def _io(where: str, io: IoStats) -> None:
 
 
 def _test(where: str, t: TestRun) -> None:
+    if t.tracking_metric and not Workload.is_metric(t.tracking_metric):
+        raise ResultFileError(f"{where} <tracking> attribute metric is {t.tracking_metric[:40]!r}, not a figure "
+                              "tkperf measures")
     for r in t.rounds:
         rw = f"{where} <round index={r.index}>"
         _check(rw, (("index", r.index), ("wall-s", r.wall_s), ("fio-s", r.fio_s)))

@@ -6,7 +6,7 @@ IOPS, bytes per second, bytes, microseconds.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
@@ -125,6 +125,14 @@ class Workload:
     def lat_max_us(self) -> float:
         return max(self.read.lat_max_us, self.write.lat_max_us)
 
+    @staticmethod
+    def is_metric(key: str) -> bool:
+        """Whether :meth:`metric` knows ``key`` (a stored tracking metric is checked with it)."""
+        if "." in key:
+            side, name = key.split(".", 1)
+            return side in ("read", "write") and name in _IO_FIGURES
+        return key in _WORKLOAD_FIGURES
+
     def metric(self, key: str) -> float:
         """A figure by name: ``iops``, ``lat_mean_us``, ``cpu_pct`` or any field of :class:`IoStats`
         after ``read.`` or ``write.`` (``write.iops``, ``read.bw_bytes``, ``write.clat_mean_us`` ...)."""
@@ -132,6 +140,12 @@ class Workload:
             side, name = key.split(".", 1)
             return float(getattr(self.read if side == "read" else self.write, name))
         return float(getattr(self, key))
+
+
+#: The figures :meth:`Workload.metric` reads: a side's (``read.iops``) and a workload's own.
+_IO_FIGURES = frozenset(f.name for f in fields(IoStats) if f.type in ("float", "int", float, int))
+_WORKLOAD_FIGURES = frozenset({"iops", "bw_bytes", "lat_mean_us", "lat_max_us", "cpu_pct", "bs", "rwmixread",
+                               "numjobs", "iodepth", "runtime_ms", "error"})
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ from tkperf.kit.shapes import (
     duration_rough,
     record_round,
 )
-from tkperf.model import histogram
+from tkperf.model import histogram, stored
 from tkperf.model.files import open_to_read
 from tkperf.model.names import (
     WSAT_SERIES,
@@ -253,7 +253,7 @@ __all__ = [
     "window_source", "compare_blocks", "qos_blocks", "fmt",
     "metric_display", "NA", "oio", "plural", "shown_unit", "test_title", "tracking_label", "verdict",
     # namespaces
-    "histogram",
+    "histogram", "stored",
     # the block size x R/W mix matrix (IOPS, LAT)
     "judge_all", "matrix_jobs", "parse_also", "tracking_cell", "tracking_figure", "variable_verdicts", "cell_average",
     "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header",

@@ -1,9 +1,11 @@
 """Result files read for showing: each test's stored data checked by its own type.
 
-:func:`load` is :func:`tkperf.store.load` plus, for every test whose
-type is installed, :meth:`~tkperf.kit.base.View.check_data` of its view: a
-test whose stored data its type would never write (a sweep round that is
-not there, a phase without its offsets ...) is left out of the run that
+:func:`load` is :func:`tkperf.store.load` plus, for every test, the
+check of its numeric data items and parameters against their ranges
+(:func:`tkperf.model.stored.check_test`, for tkperf's own test types) and, where its type is installed,
+:meth:`~tkperf.kit.base.View.check_data` of its view: a test whose stored
+data its type would never write (a sweep round that is not there, a phase
+without its offsets, a share that is text or NaN ...) is left out of the run that
 ``show``, ``report``, ``compare``, ``check`` and ``export`` see, and named
 in a warning event (shown in the report's run notes and on stderr); the
 rest of the file still shows.  The file itself is not changed.
@@ -14,7 +16,8 @@ import sys
 from typing import List
 
 from tkperf import store
-from tkperf.kit.registry import get
+from tkperf.kit.registry import get, is_builtin
+from tkperf.model import stored
 from tkperf.model.results import Event, RunResult, now_iso
 from tkperf.report.generic import view_of
 
@@ -26,6 +29,8 @@ def problems(run: RunResult) -> List[str]:
     for t in run.tests:
         kind = get(t.type)
         try:
+            if is_builtin(t.type):  # every numeric data item and param in its range
+                stored.check_test(t)
             if kind is not None:
                 view_of(kind).check_data(t)
         except (ValueError, KeyError, TypeError) as exc:

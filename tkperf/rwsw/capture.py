@@ -40,6 +40,10 @@ log = logging.getLogger("tkperf")
 _BLKTRACE_MAGIC = b"\x74\x61\x65"
 #: An imported file larger than this is refused (a blkparse text of ~10**7 I/Os).
 MAX_IMPORT_BYTES = 4 << 30
+#: The most steps an imported trace is cut into: every step is kept, an
+#: empty one too, so two I/Os years apart at a step of seconds are refused
+#: (give a longer --step) instead of costing minutes and gigabytes.
+MAX_IMPORT_STEPS = 100_000
 
 
 @dataclass(frozen=True)
@@ -114,10 +118,14 @@ def _write(log_: _Iolog, capture: model.Capture, xml: str) -> None:
     log_.commit()
     try:
         model.save(capture, xml)
-    except BaseException:
-        os.unlink(log_.path)
+        model.load(xml)  # what was written reads back
+    except BaseException:  # nothing is left where a capture fails: a retry under the name works
+        for path in (xml, log_.path):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
         raise
-    model.load(xml)  # what was written reads back
 
 
 def _notes(skipped: Dict[str, int], ios: int, lost: int = 0, problems: Sequence[str] = (),
@@ -245,6 +253,17 @@ def _blkparse(src: int, path: str, out: int) -> None:
         raise ToolError(f"blkparse failed on {path}: {last[-1] if last else f'exit code {proc.returncode}'}")
 
 
+def _check_span(acc: steps.Accumulator, path: str, step: float) -> None:
+    """A ResultFileError when the trace's I/Os span more steps than a capture
+    holds (two I/Os years apart would make millions of empty steps)."""
+    assert acc.t0 is not None and acc.t1 is not None
+    span = acc.t1 - acc.t0
+    if span / step > MAX_IMPORT_STEPS:
+        raise ResultFileError(f"{path}: its I/Os span {span:.0f} s, {span / step:.0f} steps of "
+                              f"{step:g} s: more than the {MAX_IMPORT_STEPS} steps a capture holds; give a "
+                              f"--step of at least {span / MAX_IMPORT_STEPS:.0f} s")
+
+
 def import_file(path: str, name: str, outdir: str, step: float) -> Written:
     """Read blkparse's default text output (or blktrace's binary records,
     through ``blkparse -i -``) at ``path`` and write the capture.  The file is
@@ -267,6 +286,7 @@ def import_file(path: str, name: str, outdir: str, step: float) -> Written:
             else:
                 with os.fdopen(src, "rb", closefd=False) as fh:
                     device, pairer = trace.read_blkparse(fh, path, acc)
+            _check_span(acc, path, step)
             capture = acc.finish(name=name, device=device, size=pairer.span, source="import",
                                  started=_utc(st.st_mtime), iolog=os.path.basename(iolog))
             _write(log_, capture, xml)

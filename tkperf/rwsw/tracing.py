@@ -8,9 +8,16 @@ instance's ``per_cpu/cpuN/trace_pipe_raw`` (binary pages, which the kernel
 need not format) into a file while the capture lasts.  The
 global tracing state (``current_tracer``, the global buffer, the events
 enabled there) is never touched; the instance is removed afterwards, and
-a tracefs (or debugfs) that tkperf mounted for the capture is unmounted --
-on any exit, also when a signal stops the capture.  The device itself is
-never opened.
+a tracefs (or debugfs) that tkperf mounted is unmounted by the last
+capture to end -- on any exit, also when a signal stops the capture, and
+whatever the order in which concurrent captures end.  Captures under way
+register in :data:`STATE_DIR` (root's, closed to others), each by its
+owner tag ``PID-STARTTIME`` (the process's start in clock ticks since
+boot: a reused pid has another), under a lock; a capture that mounts
+tracefs says so there.  Each capture, as it starts and as it ends, first
+takes away what captures that are gone (SIGKILL) left: their registration
+and their instance, found by its owner tag, not only by whether the pid
+exists.  The device itself is never opened.
 
 The kernel issues a partition's requests to its disk with the disk's
 sectors: a partition is recorded as its disk's events in the partition's
@@ -19,6 +26,7 @@ sector range (:func:`device_facts`).
 from __future__ import annotations
 
 import errno
+import fcntl
 import logging
 import os
 import stat
@@ -37,6 +45,52 @@ TRACEFS = "/sys/kernel/tracing"
 DEBUGFS = "/sys/kernel/debug"
 BUFFER_KB = 8192          # per CPU, in the instance only
 PREFIX = "tkperf-capture-"
+#: Where captures under way register (one file per capture, named by its
+#: owner tag) and ``mounted`` lists what a capture mounted for them all.
+STATE_DIR = "/run/tkperf-capture"
+MOUNTED = "mounted"
+
+
+def owner_tag(pid: int) -> str:
+    """``PID-STARTTIME`` of a process, '' when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            rest = fh.read().rsplit(b")", 1)[1].split()
+        return f"{pid}-{int(rest[19])}"
+    except (OSError, IndexError, ValueError):
+        return ""
+
+
+def _alive(tag: str) -> bool:
+    """Whether the capture of owner tag ``tag`` (or a bare pid, of an older tkperf) still runs."""
+    pid = tag.split("-")[0]
+    if not pid.isdigit():
+        return False
+    return owner_tag(int(pid)) == tag if "-" in tag else os.path.exists(f"/proc/{pid}")
+
+
+class _Shared:
+    """The registry of captures under way, locked (``flock``) while held."""
+
+    def __enter__(self) -> str:
+        try:
+            os.mkdir(STATE_DIR, 0o700)
+        except FileExistsError:
+            pass
+        st = os.lstat(STATE_DIR)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+            raise ToolError(f"{STATE_DIR} is not a directory of root's closed to others; not using it")
+        self.fd = os.open(os.path.join(STATE_DIR, "lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                          0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return STATE_DIR
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # and the lock with it
+
+
+def _users() -> List[str]:
+    return [n for n in os.listdir(STATE_DIR) if n[:1].isdigit()]
 
 
 @dataclass(frozen=True)
@@ -143,6 +197,17 @@ class Recorder:
         self.pipes: Dict[int, int] = {}  # CPU -> its trace_pipe_raw
         self.lost = 0
         self.problems: List[str] = []  # what could not be put back, for the user
+        self.tag = ""
+        self.registered = False
+
+    @staticmethod
+    def _instances() -> Optional[str]:
+        """The instances directory of a tracefs mounted now, if any."""
+        for point, kind in _mounts():
+            for sub in ("instances", os.path.join("tracing", "instances")):
+                if kind in ("tracefs", "debugfs") and os.path.isdir(os.path.join(point, sub)):
+                    return os.path.join(point, sub)
+        return None
 
     # -- set-up and clean-up ---------------------------------------------------
     def _tracing_dir(self) -> str:
@@ -163,12 +228,19 @@ class Recorder:
         return os.path.join(DEBUGFS, "tracing")
 
     @staticmethod
-    def _remove_stale(instances: str) -> None:
-        """Instances of captures whose process is gone (killed with SIGKILL,
-        which nothing can catch): their events disabled, removed."""
+    def _remove_stale(instances: Optional[str]) -> None:
+        """What captures whose process is gone (killed with SIGKILL, which
+        nothing can catch) left: their registration and their instance (its
+        events disabled, removed), told by the owner tag, so a pid reused
+        by another process does not keep it.  Under the registry's lock."""
+        for tag in _users():
+            if not _alive(tag):
+                os.unlink(os.path.join(STATE_DIR, tag))
+        if instances is None or not os.path.isdir(instances):
+            return
         for name in os.listdir(instances):
-            pid = name[len(PREFIX):]
-            if not name.startswith(PREFIX) or not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+            tag = name[len(PREFIX):]
+            if not name.startswith(PREFIX) or _alive(tag):
                 continue
             path = os.path.join(instances, name)
             for e in EVENTS:
@@ -184,13 +256,25 @@ class Recorder:
 
     def __enter__(self) -> Recorder:
         try:
-            root = self.root = self._tracing_dir()
+            self.tag = owner_tag(os.getpid())
+            with _Shared():  # registered before anything is changed: the last to end puts it back
+                self._remove_stale(self._instances())
+                with open(os.path.join(STATE_DIR, self.tag), "w", encoding="ascii") as fh:
+                    fh.write(f"{self.tag}\n")
+                self.registered = True
+                try:
+                    root = self.root = self._tracing_dir()
+                finally:
+                    if self.mounted:  # mounted for every capture: the last to end unmounts it
+                        with open(os.path.join(STATE_DIR, MOUNTED), "a", encoding="utf-8") as fh:
+                            fh.write("".join(f"{point}\n" for point in self.mounted))
+                        self.mounted = []
+                self._remove_stale(os.path.join(root, "instances"))
             events = os.path.join(root, "events", "block")
             if not all(os.path.isdir(os.path.join(events, e)) for e in EVENTS):
                 raise ToolError(f"this kernel has no block tracepoints ({events}/{EVENTS[0]}): "
                                 "it was built without CONFIG_BLK_DEV_IO_TRACE's events")
-            self._remove_stale(os.path.join(root, "instances"))
-            base = os.path.join(root, "instances", f"{PREFIX}{os.getpid()}")
+            base = os.path.join(root, "instances", f"{PREFIX}{self.tag}")
             self.instance = base
             try:
                 os.mkdir(base)
@@ -233,6 +317,30 @@ class Recorder:
                         break
                     time.sleep(0.1)
             self.instance = None
+        if self.registered:
+            with _Shared():
+                try:
+                    os.unlink(os.path.join(STATE_DIR, self.tag))
+                except FileNotFoundError:
+                    pass
+                self.registered = False
+                self._remove_stale(self._instances())
+                if not _users():  # the last capture: what any of them mounted goes
+                    self._unmount_shared()
+        self._unmount()
+
+    def _unmount_shared(self) -> None:
+        path = os.path.join(STATE_DIR, MOUNTED)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                points = [line.strip() for line in fh if line.strip()]
+        except FileNotFoundError:
+            return
+        os.unlink(path)
+        mounted = {point for point, _kind in _mounts()}
+        self.mounted = [p for p in dict.fromkeys(points) if p in mounted]
+
+    def _unmount(self) -> None:
         while self.mounted:
             point = self.mounted.pop()
             for sub, kind in reversed(_mounts()):  # debugfs: the tracefs under it first

@@ -5,6 +5,14 @@ holding ``params.json``, ``pid``, ``device``, ``server.log``,
 the control socket and the FUSE mount point ``mnt``.  Nothing there is
 followed as a link: the base directory must be a real directory owned by
 root and closed to others, files are opened with ``O_NOFOLLOW``.
+
+An ``up`` stopped at any point (a signal, SIGKILL too) leaves nothing that
+cannot be found: its first act is to write ``up`` (its pid and start
+time) into the new directory, removed when the drive is ready; :func:`down`
+finds the loop device by its backing file (the drive file under ``mnt``),
+whether or not ``device`` was written, and the server by its command line;
+and the next ``up`` takes down every drive whose ``up`` never finished and
+whose process is gone (:func:`sweep`).
 """
 from __future__ import annotations
 
@@ -130,6 +138,7 @@ def up(capacity: int, params: Dict[str, float], name: str = "") -> str:
     if name and not NAME.match(name):
         raise UsageError(f"--name {name!r}: use 1-32 of a-z, 0-9, '_' and '-', starting with a letter or digit")
     base = _base(create=True)
+    sweep()
     rundir = ""
     for candidate in [name] if name else [f"simdrive{i}" for i in range(1000)]:
         try:
@@ -137,19 +146,85 @@ def up(capacity: int, params: Dict[str, float], name: str = "") -> str:
         except FileExistsError:
             continue  # another up took it meanwhile: the next name
         name, rundir = candidate, os.path.join(base, candidate)
+        _write(rundir, UP_FILE, _owner(os.getpid()))  # the intent, before anything is made
         break
     if not rundir:
         raise RefusedError(f"an emulated SSD named {name or 'simdrive0..999'} is already up "
                            f"(tkperf simdrive list; tkperf simdrive down NAME)")
     try:
+        _pause("made")
         _write(rundir, "params.json", json.dumps({"capacity": capacity, "params": full}))
         os.mkdir(os.path.join(rundir, "mnt"), 0o700)
+        _pause("mnt")
         _start_server(rundir)
         device = _attach(rundir)
+        _pause("ready")
+        os.unlink(os.path.join(rundir, UP_FILE))
     except BaseException:
         down(rundir)
         raise
     return device
+
+
+#: The file of an ``up`` under way: ``PID STARTTIME`` of its process.
+UP_FILE = "up"
+#: Test-only: ``up`` stops at this step (``made``, ``mnt``, ``server``, ``attached``,
+#: ``ready``), ``down`` at ``detached``, ``stopped``, ``unmounted``, and waits to be
+#: killed there (tests/test_simdrive_interrupted.py).
+_PAUSE_ENV = "TKPERF_SIMDRIVE_TEST_PAUSE"
+
+
+def _pause(step: str) -> None:
+    if os.environ.get(_PAUSE_ENV) == step:
+        sys.stderr.write(f"paused at {step}\n")
+        sys.stderr.flush()
+        while True:
+            time.sleep(1)
+
+
+def _owner(pid: int) -> str:
+    """``PID STARTTIME`` (the process's start in clock ticks since boot): a
+    pid reused by another process has another start time."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            rest = fh.read().rsplit(b")", 1)[1].split()
+        return f"{pid} {int(rest[19])}"
+    except (OSError, IndexError, ValueError):
+        return ""
+
+
+def _unfinished(rundir: str) -> bool:
+    """Whether ``rundir`` is of an ``up`` that never finished and whose process is gone."""
+    text = _read(rundir, UP_FILE)
+    if not os.path.lexists(os.path.join(rundir, UP_FILE)):
+        return False
+    pid = text.split()[0] if text.split() else ""
+    return not pid.isdigit() or _owner(int(pid)) != text
+
+
+def sweep() -> List[str]:
+    """Take down every drive whose ``up`` was stopped half-way (its process
+    gone); the names taken down."""
+    done = []
+    for rundir in drives():
+        if _unfinished(rundir):
+            try:
+                down(rundir)
+                done.append(os.path.basename(rundir))
+            except (RefusedError, ToolError):
+                pass  # still busy: the next up or down tries again
+    return done
+
+
+def _loops_over(rundir: str) -> List[str]:
+    """The loop devices whose backing file is this drive's file, found by
+    their backing file (recorded in ``device`` or not)."""
+    prefix = os.path.join(rundir, "mnt") + "/"
+    try:
+        names = sorted(n for n in os.listdir("/sys/block") if n.startswith("loop"))
+    except OSError:
+        return []
+    return [f"/dev/{n}" for n in names if _sysfs(f"/dev/{n}", "loop/backing_file").startswith(prefix)]
 
 
 def _start_server(rundir: str) -> None:
@@ -162,6 +237,7 @@ def _start_server(rundir: str) -> None:
     finally:
         os.close(logfd)
     _write(rundir, "pid", str(proc.pid))
+    _pause("server")
     assert proc.stdout is not None
     deadline = time.monotonic() + READY_TIMEOUT
     line = b""
@@ -180,6 +256,7 @@ def _attach(rundir: str) -> str:
     out = programs.run([programs.require("losetup"), "--find", "--show", "--direct-io=on",
                         os.path.join(rundir, "mnt", fuse_proto.FILE_NAME.decode())], timeout=30, what="losetup")
     device = out.stdout.strip()
+    _pause("attached")
     _write(rundir, "device", device)
     dio = _sysfs(device, "loop/dio")
     if dio != "1":
@@ -196,26 +273,30 @@ def _sysfs(device: str, name: str) -> str:
 
 
 def _server_pid(rundir: str) -> Optional[int]:
-    """The server's pid when that process is still this drive's server."""
+    """The server's pid when that process is still this drive's server; found
+    by its command line when ``pid`` was not written (an ``up`` killed just
+    after starting it)."""
     text = _read(rundir, "pid")
-    if not text.isdigit():
-        return None
-    pid = int(text)
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            argv = fh.read().split(b"\0")
-    except OSError:
-        return None
-    return pid if b"tkperf.simdrive" in argv and os.fsencode(rundir) in argv else None
+    candidates = [int(text)] if text.isdigit() else \
+        [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]
+    for pid in candidates:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if b"tkperf.simdrive" in argv and os.fsencode(rundir) in argv:
+            return pid
+    return None
 
 
 def down(rundir: str) -> None:
     """Detach the loop device, stop the server, unmount, remove the runtime directory.
     Works whatever state the drive is in (server crashed, half made)."""
-    device = _read(rundir, "device")
-    if device and _sysfs(device, "loop/backing_file").startswith(os.path.join(rundir, "mnt") + "/"):
+    for device in _loops_over(rundir):  # the recorded one and any an interrupted up did not record
         programs.run([programs.require("losetup"), "--detach", device], timeout=30, check=False,
                      what="losetup --detach")
+    _pause("detached")
     pid = _server_pid(rundir)
     if pid is not None:
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -228,9 +309,11 @@ def down(rundir: str) -> None:
                 time.sleep(0.02)
             if _gone(pid):
                 break
+    _pause("stopped")
     mnt = os.path.join(rundir, "mnt")
     fuse_proto.unmount(mnt)
-    for name in ("params.json", "pid", "device", "server.log", "control", "data"):  # data: of older versions
+    _pause("unmounted")
+    for name in ("params.json", "pid", "device", "server.log", "control", UP_FILE, "data"):  # data: older
         try:
             os.unlink(os.path.join(rundir, name))
         except FileNotFoundError:

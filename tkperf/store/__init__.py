@@ -25,7 +25,7 @@ from typing import Any, Dict, List
 
 from tkperf.errors import ResultFileError
 from tkperf.model import ranges
-from tkperf.model.files import atomic_write, ensure_dir
+from tkperf.model.files import atomic_write, ensure_dir, read_limited
 from tkperf.model.results import RunResult
 from tkperf.model.series import Series, parse_rows
 from tkperf.store.fileformat import FORMAT_VERSION, MAX_FILE_BYTES, SCHEMA_PATH, safe_parser, schema
@@ -107,21 +107,16 @@ def _inside(path: str) -> str:
 
 
 def read_bytes(path: str) -> bytes:
-    """A result file's bytes: a regular file within the size limit, or a
-    ResultFileError saying why not."""
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        raise ResultFileError(f"{path}: {exc.strerror}") from exc
-    if not os.path.isfile(path):
+    """A result file's bytes: a regular file within the size limit, not
+    read through another user's link (:func:`tkperf.model.files.read_limited`),
+    or a ResultFileError saying why not."""
+    if os.path.isdir(path):
         raise ResultFileError(f"{path}: not a regular file" + _inside(path))
-    if st.st_size > MAX_FILE_BYTES:
-        raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_FILE_BYTES} byte limit")
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        os.stat(path)
     except OSError as exc:
         raise ResultFileError(f"{path}: {exc.strerror}") from exc
+    return read_limited(path, "", MAX_FILE_BYTES)
 
 
 def validate(run: RunResult) -> List[str]:

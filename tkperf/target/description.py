@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from tkperf.errors import UsageError
+from tkperf.model.files import read_limited
 
 #: Largest description or feature file tkperf reads.
 MAX_BYTES = 64 * 1024
@@ -117,13 +118,8 @@ def _read_text(path: str, what: str) -> str:
     if st.st_size > MAX_BYTES:
         raise UsageError(f"{what} {path}: {st.st_size:,} bytes is more than the "
                          f"{MAX_BYTES // 1024} KiB limit; is it the right file?")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: {(exc.strerror or str(exc)).lower()}") from None
-    if len(data) > MAX_BYTES:  # grew since the stat
-        raise UsageError(f"{what} {path}: more than the {MAX_BYTES // 1024} KiB limit")
+    # Read through no link another user planted, and no FIFO swapped in since the stat.
+    data = read_limited(path, what, MAX_BYTES, UsageError)
     for bom, name in ((codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"),
                       (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16")):
         if data.startswith(bom):

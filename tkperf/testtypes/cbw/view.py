@@ -127,3 +127,16 @@ class CompositeWorkloadView(SweepView):
 
     def instance_title(self, test: api.TestRun) -> str:
         return self.kind.short
+
+    def check_data(self, test: api.TestRun) -> None:
+        super().check_data(test)
+        text = test.params.get("bssplit")
+        if text is None:
+            return
+        try:
+            pairs = bssplit_shares(text)
+        except ValueError:
+            raise ValueError(f"param bssplit {text[:40]!r} is not fio's SIZE/PERCENT:... form") from None
+        if not pairs or any(n <= 0 or not 0 <= share <= 100 for n, share in pairs) or \
+                not 0 < sum(share for _n, share in pairs) <= 100:
+            raise ValueError(f"param bssplit {text[:40]!r} has a size of 0 or shares that do not add up to 1-100%")

@@ -29,6 +29,7 @@ from tkperf.pts import (
     open_test,
     plural,
     snia_header,
+    stored,
 )
 from tkperf.testtypes import consistency as cons
 from tkperf.testtypes.consistency import figures as fg
@@ -96,17 +97,17 @@ def consistency_header(ctx: api.ReportContext, test: api.TestRun, a: Optional[An
          f"({p.get('latency_log', NA)})"),
     ]
     if jedec:
-        middle.append(("Planned phases", f"preconditioning {duration(float(p.get('precondition', 0)))}, then "
-                       f"{p.get('cycles', '?')} x (100% W {duration(float(p.get('write', 0)))}"
-                       f" + 40/60 {duration(float(p.get('mixed', 0)))})"))
+        middle.append(("Planned phases", f"preconditioning {duration(stored.number(test, 'precondition'))}, then "
+                                         f"{p.get('cycles', '?')} x (100% W {duration(stored.number(test, 'write'))}"
+                                         f" + 40/60 {duration(stored.number(test, 'mixed'))})"))
     else:
-        middle.append(("Planned duration", duration(float(p.get("duration", 0) or 0))))
+        middle.append(("Planned duration", duration(stored.number(test, "duration"))))
     if a is not None:
         middle += [("Intervals run", f"{a.n} ({duration(float(a.end_s[-1]))}): {_phases_text(a)}"),
                    ("Steady part", _steady_definition(a) if jedec else f"{a.steady_label} ({_steady_definition(a)})"),
                    ("Write cliff", cliff_words(a))]
     without = "none: the JEDEC workload preconditions the drive itself" if jedec else ""
-    wdpc = (f"JEDEC mix 100% W for {duration(float(p.get('precondition', 0)))} (the preconditioning phase)"
+    wdpc = (f"JEDEC mix 100% W for {duration(stored.number(test, 'precondition'))} (the preconditioning phase)"
             if jedec else "none: the stimulus starts right after the WIPC")
     return snia_header(ctx.run, test, _stimulus(test), middle, without_wipc=without, wdpc=wdpc)
 

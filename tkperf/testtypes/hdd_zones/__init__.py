@@ -24,11 +24,12 @@ Each zone's offset and size are kept in the test's data (``zone.K.offset``,
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, List, Optional, Sequence, Tuple
 
 from tkperf import api
-from tkperf.pts import Estimate, TargetError, mb
+from tkperf.pts import Estimate, TargetError, mb, stored
 from tkperf.pts import hdd_zone as zone_name
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -134,19 +135,21 @@ class Zone:
         mean = self.mb_s(side)
         return 100.0 * (max(v) - min(v)) / mean if len(v) > 1 and mean else None
 
+#: A zone's offset item: ``zone.N.offset``.
+_ZONE_OFFSET = re.compile(r"zone\.(\d{1,6})\.offset")
+
 
 def zones(test: api.TestRun) -> List[Zone]:
     """The zones of a test in order, with what was measured in each."""
-    capacity = int(test.data.get("zones.capacity", "0") or 0)
+    capacity = stored.whole(test, "zones.capacity")
     found: Dict[int, Dict[str, List[float]]] = {}
     for r in test.rounds:
         for w in r.workloads:
             parsed = parse_zone_name(w.name)
             if parsed is not None:
                 found.setdefault(parsed[0], {"w": [], "r": []})[parsed[1]].append(mb(w.bw_bytes))
-    indices = sorted(set(found) | {int(k.split(".")[1]) for k in test.data
-                                   if k.startswith("zone.") and k.endswith(".offset")})
-    return [Zone(i, int(test.data.get(f"zone.{i}.offset", "0")), int(test.data.get(f"zone.{i}.size", "0")),
+    indices = sorted(set(found) | {int(m.group(1)) for m in map(_ZONE_OFFSET.fullmatch, test.data) if m})
+    return [Zone(i, stored.whole(test, f"zone.{i}.offset"), stored.whole(test, f"zone.{i}.size"),
                  capacity, tuple(found.get(i, {}).get("w", ())), tuple(found.get(i, {}).get("r", ())))
             for i in indices]
 

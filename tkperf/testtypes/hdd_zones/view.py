@@ -24,6 +24,7 @@ from tkperf.pts import (
     gb,
     hdd_comparison,
     snia_header,
+    stored,
     test_sections,
 )
 from tkperf.testtypes.hdd_zones import BS, DIRECTIONS, HddZonesTest, Zone, measured, parse_zone_name, sizes_text, zones
@@ -44,11 +45,11 @@ def zones_header(ctx: api.ReportContext, test: api.TestRun) -> Header:
     zs = zones(test)
     passes = p.get("passes", "1")
     middle = [
-        ("Zones", f"{p.get('zones', NA)} from outer to inner over {gb(int(p.get('span_bytes', '0') or 0)):,.1f} GB; "
-         "zone i of N starts at i/N of the range, aligned to 1 MiB"),
+        ("Zones", f"{p.get('zones', NA)} from outer to inner over {gb(stored.whole(test, 'span_bytes')):,.1f} GB; "
+                  "zone i of N starts at i/N of the range, aligned to 1 MiB"),
         ("Zone size", sizes_text([(z.offset, z.size) for z in zs]) if zs else NA),
-        ("Time per zone", f"{duration(float(p.get('runtime', '0') or 0), rough=True)} per direction, "
-         "time based, wrapping inside the zone"),
+        ("Time per zone", f"{duration(stored.number(test, 'runtime'), rough=True)} per direction, "
+                          "time based, wrapping inside the zone"),
         ("Passes", f"{passes}: each a write sweep, then a read sweep, each one fio process"
          + ("; a zone's spread over the passes shows the repeatability" if passes != "1" else "")),
         ("Phases run", f"{len(test.rounds)} of {2 * int(passes) if passes.isdigit() else NA}"),

@@ -22,6 +22,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from tkperf import api
+from tkperf.pts import stored
 from tkperf.testtypes.hir import iopslog
 from tkperf.testtypes.hir.shape import LOGGED, PERIODS, RETURN, setting_rounds
 
@@ -95,12 +96,9 @@ def baseline(test: api.TestRun) -> Optional[float]:
     return test.window_average(test.tracking_workload, test.tracking_metric)
 
 
-def _logged(text: str) -> Tuple[float, float]:
-    try:
-        a, z = (float(x) for x in text.split(","))
-    except ValueError:
-        return float("nan"), float("nan")
-    return a, z
+def _logged(test: api.TestRun, key: str) -> Tuple[float, float]:
+    got = stored.pair(test, key)
+    return got if got is not None else (float("nan"), float("nan"))
 
 
 def settings(test: api.TestRun) -> List[SettingResult]:
@@ -123,7 +121,7 @@ def settings(test: api.TestRun) -> List[SettingResult]:
             r_end = r_iops = np.zeros(0)
         out.append(SettingResult(k, idle, index, p["start_s"], p["length_s"], p["gap_s"], p["iops"],
                                  p["kind"].astype(np.int64), r_end, r_iops,
-                                 _logged(test.data.get(f"{LOGGED}{k}", ""))))
+                                 _logged(test, f"{LOGGED}{k}")))
     return out
 
 

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from tkperf import api
-from tkperf.pts import NA, Chart, Header, duration, fmt, histogram, mb, qos_blocks, snia_header, test_sections
+from tkperf.pts import NA, Chart, Header, duration, fmt, histogram, mb, qos_blocks, snia_header, stored, test_sections
 from tkperf.testtypes.qd import (
     BY_WORD,
     FILL_JOB,
@@ -53,7 +53,7 @@ def chosen(test: api.TestRun) -> List[QdWorkload]:
 def qd_header(ctx: api.ReportContext, test: api.TestRun) -> Header:
     p = test.params
     sequence = [s for s in p.get("sequence", "").split(", ") if s]
-    pre = duration(float(p.get("precondition_time", "0") or 0), rough=True)
+    pre = duration(stored.number(test, "precondition_time"), rough=True)
     middle = [
         ("Queue depths", f"{p.get('depths', NA).replace(',', ', ')} (TC 1, QD = fio iodepth)"),
         ("Time per point", f"{duration(float(p.get('runtime', '0') or 0), rough=True)}, "

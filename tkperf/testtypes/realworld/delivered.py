@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from tkperf.api import Round, TestRun, Workload
+from tkperf.pts import stored
 from tkperf.testtypes.realworld import blockstats
 
 #: Round labels (``phase.N`` in the test's data) of the replay's calibration runs and steps.
@@ -79,10 +80,7 @@ class StepFigures:
 
 
 def _float(test: TestRun, key: str) -> float:
-    try:
-        return float(test.params.get(key, "0"))
-    except ValueError:
-        return 0.0
+    return stored.number(test, key)
 
 
 def step_rounds(test: TestRun) -> List[Tuple[int, Round]]:

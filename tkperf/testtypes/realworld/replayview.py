@@ -13,7 +13,7 @@ from typing import Sequence
 
 from tkperf.api import Heading, Paragraph, RunResult, TestRun, View, headline_table, table
 from tkperf.api import compare_section as generic_compare_section
-from tkperf.pts import open_test, snia_header
+from tkperf.pts import open_test, snia_header, stored
 from tkperf.testtypes.realworld import blockstats, exact
 from tkperf.testtypes.realworld.delivered import BLOCK, CALIBRATION, STEP, block_figures, outstanding, overall, steps
 from tkperf.testtypes.realworld.replay import ReplayTest, captured_rt_us
@@ -58,10 +58,7 @@ def step_blocks(test: TestRun) -> list:
 
 
 def _param(test: TestRun, key: str) -> float:
-    try:
-        return float(test.params.get(key, "0"))
-    except ValueError:
-        return 0.0
+    return stored.number(test, key)
 
 
 def exact_blocks(test: TestRun) -> list:
@@ -70,7 +67,7 @@ def exact_blocks(test: TestRun) -> list:
     rnd = test.rounds[0]
     w = rnd.workloads
     issued = sum(x.read.ios + x.write.ios for x in w)
-    asked = int(test.data["exact.reads"]) + int(test.data["exact.writes"])
+    asked = stored.whole(test, "exact.reads") + stored.whole(test, "exact.writes")
     iops = sum(x.iops for x in w)
     captured_rt = captured_rt_us(test)
     block = block_figures(test, rnd)

@@ -15,7 +15,19 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from tkperf import api
-from tkperf.pts import NA, Chart, CurvesChart, Header, duration, fmt, open_test, plural, snia_header, steady_state
+from tkperf.pts import (
+    NA,
+    Chart,
+    CurvesChart,
+    Header,
+    duration,
+    fmt,
+    open_test,
+    plural,
+    snia_header,
+    steady_state,
+    stored,
+)
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
 
 #: Tables list every interval up to this many, else this many bins of intervals.
@@ -151,7 +163,7 @@ def _steady_words(test: api.TestRun, window: int) -> str:
 def stop_rules(test: api.TestRun) -> str:
     """The limits a WSAT test ran under: 'time 24.0 h, TGBW 4x, steady state (points 30.0 min apart)'."""
     p = test.params
-    out = f"time {duration(float(p.get('time_limit', '0') or 0))}, TGBW {p.get('tgbw', NA)}"
+    out = f"time {duration(stored.number(test, 'time_limit'))}, TGBW {p.get('tgbw', NA)}"
     if p.get("steady_stop") != "true":
         return out
     spacing = spacing_s(test)

@@ -37,7 +37,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from tkperf import api
-from tkperf.pts import phase_rows
+from tkperf.pts import phase_rows, stored
 from tkperf.testtypes.xsr.stream import SERIES
 
 #: Phase kinds, in the order they run.
@@ -184,10 +184,7 @@ def interval_of(test: api.TestRun) -> int:
 
 def band_of(test: api.TestRun) -> float:
     """The settle band in percent the test was run with."""
-    try:
-        value = float(test.params.get("settle_band_pct", DEFAULT_BAND_PCT))
-    except ValueError:
-        return DEFAULT_BAND_PCT
+    value = stored.number(test, "settle_band_pct", DEFAULT_BAND_PCT)
     return value if 0 < value < 100 else DEFAULT_BAND_PCT
 
 

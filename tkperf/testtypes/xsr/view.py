@@ -14,7 +14,19 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tkperf import api
-from tkperf.pts import NA, Chart, Header, clock, duration, fmt, open_test, shown_unit, snia_header, started_from_purge
+from tkperf.pts import (
+    NA,
+    Chart,
+    Header,
+    clock,
+    duration,
+    fmt,
+    open_test,
+    shown_unit,
+    snia_header,
+    started_from_purge,
+    stored,
+)
 from tkperf.testtypes import xsr
 from tkperf.testtypes.xsr.analysis import LEVEL_PART, RND, SEQ1, SEQ2, SMOOTH, Analysis, PhaseFigures, analyse
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES
@@ -49,7 +61,7 @@ def _settle_text(p: PhaseFigures) -> str:
 
 def xsr_header(ctx: api.ReportContext, test: api.TestRun, a: Optional[Analysis]) -> Header:
     p = test.params
-    planned = ", ".join(f"{label} {duration(float(p.get(key, 0) or 0))}" for key, label in
+    planned = ", ".join(f"{label} {duration(stored.number(test, key))}" for key, label in
                         (("seq1", "SEQ 1024KiB W"), ("rnd", "RND 8KiB W"), ("seq2", "SEQ 1024KiB W")))
     middle: List[Tuple[str, str]] = [
         ("Planned phases", planned + ", one right after the other"),
