@@ -28,7 +28,7 @@ from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "lab"))
 
 from remote_lab import free_port, start_ssh_lab  # noqa: E402  (the tests' lab: sshd on loopback)
 

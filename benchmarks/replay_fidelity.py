@@ -6,7 +6,7 @@ response time, from fio's report, added up).
 Prints figures, asserts nothing.  Runs ``tkperf ssd run --tests replay
 --quick`` ``--runs`` times (default 3) on a fresh 256 MiB loop device over a
 sparse file (root and fio needed; always detached), with the capture of
-tests/rwsw_captures.py.  Targets (issue 38): every dominant stream within
+tests/lab/rwsw_captures.py.  Targets (issue 38): every dominant stream within
 3 points of its captured share, the queue depth within 10%.
 
     sudo python benchmarks/replay_fidelity.py [--runs N]
@@ -19,7 +19,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "tests")]
+sys.path[:0] = [os.path.dirname(HERE), os.path.join(os.path.dirname(HERE), "tests", "lab")]
 
 import rwsw_captures  # noqa: E402
 

@@ -7,7 +7,7 @@ application starts, and analysed after it ends):
 
 * ``fio`` (default): 70% random 4 KiB reads and 30% sequential 64 KiB
   writes at queue depth 4, direct I/O; the figure is fio's IOPS.
-* ``pgbench``: PostgreSQL on ext4 on the loop device (tests/pgbench_lab.py),
+* ``pgbench``: PostgreSQL on ext4 on the loop device (tests/lab/pgbench_lab.py),
   4 clients; the figure is pgbench's transactions per second.
 
 The captures are written to /dev/shm (``--outdir``): as ``tkperf capture``
@@ -35,7 +35,7 @@ import time
 from typing import Callable, List
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "lab")]
 
 from pgbench_lab import PgbenchLab  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402

@@ -5,7 +5,7 @@ The agent is driven here as a plain user's sudo rule would let it be
 driven: a real ``tkperf agent`` process fed request lines on its stdin,
 against loop devices made here (one of them mounted).  The controlling side
 is tried against a hostile peer: a small program in place of the agent,
-reached through the real SSH lab (tests/remote_lab.py), that answers with
+reached through the real SSH lab (tests/lab/remote_lab.py), that answers with
 what a compromised test host could send.
 """
 from __future__ import annotations

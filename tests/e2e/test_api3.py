@@ -24,7 +24,7 @@ from tkperf.kit.adapter import API2_ENDS, Api2Type
 from tkperf.kit.base import Plan, TestType
 from tkperf.verdict import conformance
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 API2_PLUGIN = HERE / "data" / "plugin_api2" / "tkperf_rw4k_api2.py"
 EXAMPLE = HERE.parent / "examples" / "plugin" / "tkperf_rw4k.py"
 TITLE = "Random 4KiB R/W mix"

@@ -117,7 +117,7 @@ def test_one_line_from_the_installed_command_too(tmp_path):
     (no echo of the log record by Python's last-resort logging handler)."""
     import subprocess
     import sys
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     res = subprocess.run([sys.executable, "-m", "tkperf", "ssd", "run", "/dev/null", "--yes"],
                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=repo))
     assert res.returncode == EXIT_TARGET

@@ -7,7 +7,7 @@ from conftest import needs_fio
 from tkperf import store
 from tkperf.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def attached_loops():

@@ -15,7 +15,7 @@ from tkperf.render import rst
 from tkperf.report.features import features_blocks
 from tkperf.target import description
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(REPO, "examples")
 SMALL = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1",
          "--max-rounds", "1", "--wipc-loops", "0", "--no-report", "-q"]

@@ -3,7 +3,7 @@ every round a pre-write at the highest OIO and the whole sweep, until the
 highest-OIO point is steady; the points' figures are window means; then a
 pre-write and a capture at each of the max, mid and min points, whose
 histograms the report shows.  The other structure (steady-sweep) is in
-tests/test_dirth.py and tests/test_cbw.py."""
+tests/e2e/test_dirth.py and tests/e2e/test_cbw.py."""
 from __future__ import annotations
 
 import json

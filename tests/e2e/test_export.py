@@ -13,7 +13,7 @@ from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE
 from tkperf.fio import keep
 from tkperf import store
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 FULL = os.path.join(EXAMPLES, "example-full.xml")
 QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--max-rounds", "2",
          "--runtime", "1", "--quick", "--wipc-loops", "1", "--yes", "-q", "--no-report"]

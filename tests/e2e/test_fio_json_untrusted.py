@@ -28,7 +28,7 @@ from tkperf.remote.fio import client_jobs
 from test_remote import QUICK as REMOTE_QUICK, loops, remote_options, servers  # noqa: F401 - fixtures
 
 REAL_FIO = shutil.which("fio")
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")
 JOB = "rnd-4k-0-100"  # the one workload of --tests lat --lat-bs 4k --lat-mix 0/100: all writes
 
 #: The corrupting fio: runs the real one, then changes the first job of its

@@ -18,7 +18,7 @@ from tkperf.engine.request import RunRequest
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.render.documents import ReportResult
 
-ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tkperf", "engine")
+ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tkperf", "engine")
 
 
 class Recorded:

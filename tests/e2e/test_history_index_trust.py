@@ -21,7 +21,7 @@ from tkperf.errors import EXIT_OK, EXIT_OUTPUT
 from tkperf.history import INDEX_NAME, collect, indexfile
 from tkperf import store
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "example-ssd.xml")
 FIGURE = "rnd_4k_write_iops"
 

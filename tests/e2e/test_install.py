@@ -18,7 +18,7 @@ import pytest
 
 from tkperf import __version__
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 
@@ -33,7 +33,7 @@ def test_ci_runs_the_readme_test_command():
     install_demo, test_cmd, offline = readme_commands()
     assert install_demo.endswith("tkperf demo") and "python3 -m venv" in install_demo
     assert "pytest" in test_cmd
-    # the remote-host lab (tests/remote_lab.py) runs a real sshd and ssh client
+    # the remote-host lab (tests/lab/remote_lab.py) runs a real sshd and ssh client
     assert {"openssh-server", "openssh-client"} <= set(test_cmd.split())
     ci = (REPO / ".ci" / "run").read_text()
     assert test_cmd in ci.splitlines()

@@ -11,7 +11,7 @@ import tkperf
 from tkperf.cli import main
 
 DATA = os.path.join(os.path.dirname(tkperf.__file__), "model", "data")
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 
 
 def _schema(name):
@@ -39,7 +39,7 @@ def test_show_json(example, capsys):
 
 
 def test_show_json_of_an_imported_tkperf2_file(capsys):
-    doc = _printed(["show", os.path.join(os.path.dirname(__file__), "data", "tkperf2", "ssd-2.2-apacer.xml"),
+    doc = _printed(["show", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "tkperf2", "ssd-2.2-apacer.xml"),
                     "--json"], capsys)
     _valid(doc, "show")
     assert doc["imported"]["tool"]

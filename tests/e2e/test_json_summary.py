@@ -15,7 +15,7 @@ from tkperf.errors import EXIT_FIO, EXIT_OUTPUT
 from tkperf import store
 from tkperf.report import summary
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(HERE, "..", "examples")
 QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--max-rounds", "1",
          "--runtime", "1", "--quick", "--wipc-loops", "1", "--yes", "-q"]

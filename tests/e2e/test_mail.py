@@ -22,7 +22,7 @@ from tkperf import store
 from tkperf.verdict import conformance
 from tkperf.report import summary
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(HERE, "..", "examples", "example-ssd.xml")
 QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--max-rounds", "1",
          "--runtime", "1", "--quick", "--wipc-loops", "1", "--yes", "-q"]

@@ -21,7 +21,7 @@ from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, EXIT_RESUME, EXIT_USAGE, FioError, UsageError
 from tkperf import store
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(HERE, "..", "examples", "example-ssd.xml")
 CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 HOSTILE = ["a@example.org\r\nBcc: victim@example.org", "a@example.org\n", "a@example.org\x00",

@@ -16,7 +16,7 @@ from tkperf.kit import registry
 from tkperf.cli import build_parser, main, manual, parsertree
 from tkperf.errors import EXIT_CODES, EXIT_USAGE
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TREE = parsertree.read(build_parser())
 
 

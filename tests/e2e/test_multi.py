@@ -32,7 +32,7 @@ from tkperf.target.loopdev import try_loop
 from tkperf.testtypes.latency import LatencySettings
 
 MiB = 1024 * 1024
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # One workload, two rounds, one WIPC pass: a run of a few seconds.
 QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1", "--max-rounds", "2",
          "-nj", "1", "-iod", "4", "--wipc-loops", "1", "--yes", "--report-format", "rst"]

@@ -16,7 +16,7 @@ from tkperf import store
 
 pytestmark = needs_fio
 
-SCRIPT = Path(__file__).resolve().parent.parent / "examples" / "nightly" / "tkperf-nightly"
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "nightly" / "tkperf-nightly"
 
 
 def night(tmp_path: Path, loopdev: str, **extra: str) -> subprocess.CompletedProcess:
@@ -103,7 +103,7 @@ def test_nightly_waits_for_three_good_nights_before_it_judges(tmp_path, loopdev)
 def test_the_nightly_benchmark_runs_on_a_tiny_setting():
     """benchmarks/nightly.py (docs/check.rst, "Measured rates") prints its
     figures next to their targets; here only that it runs, a few trials each."""
-    bench = Path(__file__).resolve().parent.parent / "benchmarks" / "nightly.py"
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "nightly.py"
     proc = subprocess.run([sys.executable, str(bench), "--tiny"], capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=str(bench.parent.parent)))
     assert proc.returncode == 0, proc.stderr

@@ -16,7 +16,7 @@ from tkperf.errors import EXIT_NOT_CONFIRMED, EXIT_OUTPUT
 #: 128 + SIGPIPE, what a shell reports for a program its pipe stopped
 EXIT_SIGPIPE = 141
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(REPO, "examples", "example-ssd.xml")
 TKPERF = [sys.executable, "-m", "tkperf"]
 

@@ -24,7 +24,7 @@ import pytest
 from conftest import needs_fio
 from tkperf import store
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PLUGIN_SRC = REPO / "examples" / "plugin"
 SECOND_PLUGIN = REPO / "tests" / "data" / "plugin_bsweep" / "tkperf_bsweep.py"
 TKPERF_SRC = REPO / "tkperf"
@@ -179,7 +179,7 @@ def test_a_plugin_cannot_take_a_built_in_name(monkeypatch):
         assert any("evil:Impostor" in p and "the name 'iops' is taken" in p for p in registry.problems())
     finally:
         registry.reset()
-    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert '[project.entry-points."tkperf.tests"]' in text
     assert {name for name, _v, _ep in registry._source_tree_builtins()} == set(registry.types())
 

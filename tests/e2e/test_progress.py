@@ -13,7 +13,7 @@ from tkperf.model.steadystate import evaluate
 
 from conftest import needs_fio
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d tkperf: ")
 ETA_RANGE = re.compile(r"ETA \d+(\.\d+)? (s|min|h) to \d+(\.\d+)? (s|min|h)")
 

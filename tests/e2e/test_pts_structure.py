@@ -31,7 +31,7 @@ def dry_run(tmp_path, capsys, *argv) -> str:
     return capsys.readouterr().out
 
 
-# (item 7, TP at TC1/QD32: tests/test_conformance.py and tests/test_tp_sweep.py)
+# (item 7, TP at TC1/QD32: tests/e2e/test_conformance.py and tests/unit/test_tp_sweep.py)
 
 #: CBW's 512 B aligned offsets: a departure the header discloses, so a deviation of every CBW run (issue 34).
 CBW_ALWAYS = {"dirth": (), "cbw": (ALIGNMENT_DEVIATION,)}

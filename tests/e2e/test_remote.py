@@ -27,7 +27,7 @@ from tkperf.target.loopdev import try_loop
 pytestmark = needs_fio
 
 MiB = 1024 * 1024
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AGENT = f"{sys.executable} -m tkperf"
 # One workload of one block size and mix, two rounds, one WIPC pass.
 QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1", "--max-rounds", "2",

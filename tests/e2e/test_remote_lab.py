@@ -1,4 +1,4 @@
-"""The remote-host lab itself (tests/remote_lab.py): real sshd logins on both
+"""The remote-host lab itself (tests/lab/remote_lab.py): real sshd logins on both
 loopback hosts, a refused key, fio jobs through real fio servers, a server
 killed, and a real fio of another version."""
 from __future__ import annotations

@@ -126,7 +126,7 @@ def test_the_agent_greets_answers_and_refuses_what_is_not_a_block_device(tmp_pat
     assert replies[1]["error"]["type"] == "TargetError" and "not a block device" in replies[1]["error"]["message"]
     assert replies[2]["error"]["message"] == "no device resolved yet"
     assert replies[3]["ok"]["fio_version"] == "fio-3.33" and replies[3]["ok"]["hostname"]
-    # a request that is not the protocol ends the session (tests/test_agent_boundary.py)
+    # a request that is not the protocol ends the session (tests/e2e/test_agent_boundary.py)
     assert 4 not in replies
     assert [m["fatal"] for m in out if "fatal" in m] == [
         f"tkperf agent on {platform.node()} ended the session: the controlling side sent not a request: "

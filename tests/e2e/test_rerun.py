@@ -15,7 +15,7 @@ pytestmark = needs_fio
 
 SMALL = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1",
          "--max-rounds", "1", "--wipc-loops", "0", "--no-report", "-q", "--yes", "--purge", "none"]
-EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples",
                        "example-ssd.xml")
 MARK = b"tkperf-rerun-marker" * 100
 

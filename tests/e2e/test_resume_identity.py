@@ -30,7 +30,7 @@ from tkperf.target import identity
 pytestmark = needs_fio
 MiB = 1024 * 1024
 SIZE = 256 * MiB
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN = ["--tests", "iops,lat", "--bs", "4k", "--mix", "0/100", "--lat-bs", "4k", "--lat-mix", "0/100",
        "--runtime", "1", "--max-rounds", "2", "-nj", "1", "-iod", "4", "--yes", "--no-report"]
 PATTERN = bytes(range(256)) * 4096  # 1 MiB
@@ -322,7 +322,7 @@ def test_an_interrupted_demo_is_never_told_to_resume(tmp_path):
     assert "tkperf resume" not in err and "continue the run" not in err
     assert f"run the demo again (tkperf demo --overwrite --outdir {out})" in err
     assert store.load(str(out / "demo.xml")).status == "interrupted"
-    # a second demo there keeps the interrupted one and runs as demo-2 (tests/test_demo.py runs it)
+    # a second demo there keeps the interrupted one and runs as demo-2 (tests/e2e/test_demo.py runs it)
     assert demo.demo_name(str(out), overwrite=False) == "demo-2"
     assert demo.demo_name(str(out), overwrite=True) == "demo"
 

@@ -13,7 +13,7 @@ from tkperf.cli import main
 from tkperf.errors import EXIT_NOT_CONFIRMED, EXIT_OUTPUT
 
 pytestmark = needs_fio
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1",
          "--max-rounds", "1", "--wipc-loops", "1", "--no-report", "-q"]
 

@@ -1,5 +1,5 @@
 """A real application captured: PostgreSQL under pgbench on an ext4 file
-system on a loop device (tests/pgbench_lab.py), recorded by `tkperf capture`."""
+system on a loop device (tests/lab/pgbench_lab.py), recorded by `tkperf capture`."""
 import pytest
 
 from pgbench_lab import PgbenchLab, why_not

@@ -14,7 +14,7 @@ from tkperf.durations import micro_unit
 from tkperf import store
 from tkperf.report import summary
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_micro_sign_only_where_the_output_can_show_it():

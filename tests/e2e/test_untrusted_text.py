@@ -144,7 +144,7 @@ from tkperf.cli import main  # noqa: E402
 from tkperf import store  # noqa: E402
 from tkperf.untrusted import for_terminal  # noqa: E402
 
-EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples",
                        "example-ssd.xml")
 #: Anything a terminal acts on instead of showing: C0 but newline and tab,
 #: DEL, C1 (0x9b is an 8-bit CSI), bidirectional overrides and isolates.

@@ -1,7 +1,7 @@
 """A real application to capture: PostgreSQL with its data directory on an
 ext4 file system on a loop device made for it, loaded by ``pgbench``.
 
-Used by tests/test_rwsw_pgbench.py, benchmarks/rwsw.py and
+Used by tests/e2e/test_rwsw_pgbench.py, benchmarks/rwsw.py and
 examples/rwsw/regenerate.py.  Needs root (the loop device, mkfs, mount)
 and Debian's ``postgresql`` (server binaries under
 /usr/lib/postgresql/VERSION/bin, the ``postgres`` user) and ``pgbench``.

@@ -1,7 +1,7 @@
-"""Write the golden files of tests/test_golden.py again with this checkout's
+"""Write the golden files of tests/unit/test_golden.py again with this checkout's
 code, after a change that is meant to alter the output:
 
-    python tests/regenerate_golden.py
+    python tests/lab/regenerate_golden.py
 
 writes ``show``, ``show --json`` and the report's reST of the four
 ``examples/*.xml`` and of every recorded input under
@@ -10,7 +10,7 @@ type), and the comparison of the four examples.  Then read
 ``git diff tests/data/golden`` line by line and give the reason in the
 commit: the golden files pin what users see.
 
-    sudo python tests/regenerate_golden.py --record [--only dirth,cbw]
+    sudo python tests/lab/regenerate_golden.py --record [--only dirth,cbw]
 
 first makes the recorded inputs again as real ``--quick`` runs (root and fio
 needed), each on its own 256 MiB loop device over a sparse file that is
@@ -27,7 +27,7 @@ import shutil
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
@@ -53,7 +53,7 @@ RECORDED = {
     "hdd-zones": [*HDD, "--tests", "hdd-zones"],
     "hdd-iops": [*HDD, "--tests", "hdd-iops"],
     "hdd-lat": [*HDD, "--tests", "hdd-lat"],
-    # the real-world workload tests run the capture tests/rwsw_captures.py writes (recorded from REPO)
+    # the real-world workload tests run the capture tests/lab/rwsw_captures.py writes (recorded from REPO)
     "replay": [*SSD, "--tests", "replay", "--workload", "tests/data/rwsw/golden-capture.xml"],
     "rwsw-wsat": [*SSD, "--tests", "rwsw-wsat", "--workload", "tests/data/rwsw/golden-capture.xml",
                   "--rwsw-wsat-time", "4"],
@@ -104,7 +104,7 @@ def write_provenance() -> None:
     from tkperf import store
 
     out = ["Recorded golden inputs", "======================", "",
-           "Written by ``sudo python tests/regenerate_golden.py --record`` (do not edit): one short",
+           "Written by ``sudo python tests/lab/regenerate_golden.py --record`` (do not edit): one short",
            "real ``--quick`` run per built-in test type that the four ``examples/`` files do not",
            "run, each on its own 256 MiB loop device over a sparse file (the figures describe the",
            "page cache behind a loop device, not a drive; none is PTS-conformant).  Every run also",
@@ -135,7 +135,7 @@ def regenerate() -> None:
         _stdout(["compare", *(os.path.join(EXAMPLES, f"{n}.xml") for n in NAMES), "--format", "rst",
                  "--outdir", os.path.join(tmp, "cmp"), "-q"])
         shutil.copyfile(os.path.join(tmp, "cmp", "comparison.rst"), os.path.join(GOLDEN, "compare-all.report.rst"))
-        # the summary page's table of example-ssd (tests/test_report.py)
+        # the summary page's table of example-ssd (tests/unit/test_report.py)
         from tkperf import store
         from tkperf.report import page
         from tkperf.render import rst

@@ -1,4 +1,4 @@
-"""Run inside the QEMU guest of tests/vm_lab.py: tkperf's own code against
+"""Run inside the QEMU guest of tests/lab/vm_lab.py: tkperf's own code against
 real (emulated) NVMe, SATA (AHCI) and SCSI controllers.
 
 The guest boots the host's own root file system (virtme-ng), so this file,

@@ -5,7 +5,7 @@ sectors), an AHCI SATA disk and a virtio-scsi disk, each over a sparse file
 under a temporary directory.  virtme-ng boots Debian's generic kernel with
 the host's own root file system (so this checkout and the test's Python run
 unchanged inside), under software emulation (TCG; no KVM here), runs
-``tests/vm_guest.py`` and powers off; its ``results.json`` comes back
+``tests/lab/vm_guest.py`` and powers off; its ``results.json`` comes back
 through a shared directory (``--rwdir``).  Nothing runs afterwards: the
 whole QEMU process group is killed when the time limit is reached.
 
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 REPO = HERE.parent
 MiB = 1024 * 1024
 DISK_MB = 128
@@ -80,7 +80,7 @@ def boot(workdir: Path, limit_s: float = BOOT_LIMIT_S) -> dict:
         opts.append(device.format(id=f"d{name}"))
     argv = [vng(), "--run", kernel(), "--disable-kvm", "--disable-microvm", "--memory", "1536M", "--cpus", "2",
             "--rwdir", str(out), f"--qemu-opts={' '.join(opts)}",
-            "--exec", f"{sys.executable} {HERE / 'vm_guest.py'} {out} {REPO}"]
+            "--exec", f"{sys.executable} {Path(__file__).resolve().parent / 'vm_guest.py'} {out} {REPO}"]
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
     console = workdir / "console.txt"
     started = time.monotonic()

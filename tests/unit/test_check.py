@@ -22,7 +22,7 @@ from tkperf import store
 from tkperf.verdict import regression
 from tkperf.model.results import RunResult, Workload
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = os.path.join(ROOT, "tkperf", "model", "data", "check.schema.json")
 WRITE_4K = "rnd-4k-0-100"  # IOPS: the RND 4k write workload; LAT: the tracked workload
 

@@ -10,7 +10,7 @@ from tkperf.cli import main
 from tkperf.kit.composite import SWEEP_ROUND
 from tkperf import store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def mixed_file(tmp_path) -> str:

@@ -19,7 +19,7 @@ from tkperf.testtypes.writesat import view as wsat_view
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_RESULT_FILE, EXIT_USAGE, UsageError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SAME = ["example-ssd", "example-ssd-2"]            # same options, two loop devices
 MIXED = ["example-ssd", "example-client", "example-ssd-2"]  # example-client: --class client -iod 4
 

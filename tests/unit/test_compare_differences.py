@@ -15,7 +15,7 @@ from tkperf.report import compare
 from tkperf.render import rst
 from tkperf.report.context import CompareContext, difference
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def example(name: str) -> str:

@@ -1,4 +1,4 @@
-"""The conformance verdict's paths that tests/test_conformance.py leaves
+"""The conformance verdict's paths that tests/e2e/test_conformance.py leaves
 out: the steady-state window, a vendor purge command, the HDD profile, a
 data pattern, a file imported from the original TKperf, a run whose
 write-cache option differs from the state recorded (the record wins),

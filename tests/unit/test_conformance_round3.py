@@ -2,7 +2,7 @@
 OIO, what the header calls a departure the verdict counts, the PTS 2.0 IOPS
 header's tracking variables, a test range the device cannot hold, and a
 comparison that sets only like beside like.  (The DIRTH/CBW preconditioning,
-pre-writes, fill floor and sweep order: tests/test_dirth_rounds.py.)"""
+pre-writes, fill floor and sweep order: tests/e2e/test_dirth_rounds.py.)"""
 from __future__ import annotations
 
 import dataclasses
@@ -237,7 +237,7 @@ def test_each_summary_figure_carries_its_definition():
     from tkperf import store
     from tkperf.report import page
 
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     run = store.load(os.path.join(os.path.dirname(here), "examples", "example-ssd.xml"))
     figures = {f.key: f for f in page.summary_figures(run)}
     assert figures["seq_write_mb_s"].definition == "TP: steady-state window average"

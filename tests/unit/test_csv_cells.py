@@ -10,7 +10,7 @@ from dataclasses import replace
 from tkperf.cli import export, main
 from tkperf import store
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 FULL = os.path.join(EXAMPLES, "example-full.xml")
 
 #: Texts an attacker or a careless lab puts into a result file.

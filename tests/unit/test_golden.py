@@ -3,7 +3,7 @@ and the report's reST of the four ``examples/`` files and of one short real
 run per other built-in test type (``tests/data/golden/inputs/``), and the
 comparison's reST of the examples, are pinned as golden files.
 
-``python tests/regenerate_golden.py`` writes them again (README.rst there).
+``python tests/lab/regenerate_golden.py`` writes them again (README.rst there).
 A line that names the result format version is the only kind of line
 allowed to differ (the first golden files were written at format 1).
 """

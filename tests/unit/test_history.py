@@ -18,7 +18,7 @@ from tkperf.history import INDEX_NAME, changepoints, collect
 from tkperf import store
 from tkperf.model.results import IoStats, RunResult
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "example-ssd.xml")
 NIGHTS = 30
 STEP_AT = 20       # the first night of the new level

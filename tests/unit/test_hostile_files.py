@@ -75,7 +75,7 @@ def test_schema_invalid_figures_are_refused(tmp_path):
         store.loads(data, "x.xml")
 
 
-EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples",
                        "example-ssd.xml")
 
 
@@ -105,7 +105,7 @@ def test_resume_of_a_complete_run_does_nothing(capsys):
     assert open(path, "rb").read() == before
 
 
-ARCHIVE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tkperf2", "ssd-2.2-apacer.xml")
+ARCHIVE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "tkperf2", "ssd-2.2-apacer.xml")
 
 
 def test_import_of_an_archive_with_control_characters_replaces_and_notes_them(tmp_path, capsys):

@@ -13,7 +13,7 @@ import os
 import re
 from typing import Dict, List, Set, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGE = os.path.join(ROOT, "tkperf")
 LAYOUT = os.path.join(ROOT, "docs", "layout.rst")
 #: The data model's rule from issue 25: nothing of these above it.

@@ -17,7 +17,7 @@ from tkperf import store
 from tkperf.render import documents, listtable, rst
 from tkperf.report import report
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def parse(text, fast):

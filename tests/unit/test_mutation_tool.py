@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _spec = importlib.util.spec_from_file_location("mutation", os.path.join(ROOT, "benchmarks", "mutation.py"))
 mutation = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("mutation", mutation)  # dataclasses look their module up

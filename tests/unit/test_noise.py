@@ -20,7 +20,7 @@ from tkperf.model import noise
 from tkperf import store
 from tkperf.model.series import Series
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REL = 1e-9
 
 

@@ -16,7 +16,7 @@ from tkperf.errors import EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_RESULT_FILE, Result
 from tkperf import store
 from tkperf.verdict import regression
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "example-ssd.xml")
 FORMAT1 = os.path.join(ROOT, "tests", "data", "format1", "example-ssd.xml")
 TKPERF2 = os.path.join(ROOT, "tests", "data", "tkperf2", "hdd-2.2-hdwd110.xml")

@@ -17,7 +17,7 @@ from tkperf.render import documents, parallel
 from tkperf.report import report
 from tkperf.render.pdf import PdfGraphic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def example_charts(name: str = "example-full"):

@@ -27,7 +27,7 @@ from tkperf.kit.shapes import Stream
 from tkperf.fio.jobs import FioJob
 from tkperf.kit.base import Figure, Plan, TestType
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PNG = b"\x89PNG\r\n\x1a\n"
 NOTE = "test type nosuchtype is not installed; install it to see its own figures"
 

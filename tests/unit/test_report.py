@@ -31,7 +31,7 @@ from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_RESULT_FILE, EXIT_USAGE, OutputError, UsageError
 from tkperf.model.results import Event, IoStats, Round, RunResult, TestRun, Workload
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")
 GOLDEN = os.path.join(ROOT, "tests", "data", "example-ssd-summary.rst")
 PNG = b"\x89PNG\r\n\x1a\n"

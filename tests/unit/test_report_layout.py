@@ -13,7 +13,7 @@ import pytest
 from tkperf import store
 from tkperf.report import report
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = "SAMSUNGMZQL27T6HBLA-00A07-ENTERPRISE-U.2-NVMe-SSD-7.68TB-rev-X9"  # 60+ characters
 SERIAL = "S6CKNA0W900123ZZXQ4711ABCDEF0123456789"
 BY_ID = "/dev/disk/by-id/nvme-SAMSUNG_MZQL27T6HBLA-00A07_S6CKNA0W900123ZZXQ4711"
@@ -163,7 +163,7 @@ def test_a_relative_outdir_keeps_the_pdf_plots(tmp_path, monkeypatch, capsys):
     every plot that way: 'Missing image file: tkperf-demo/tkperf-demo/...')."""
     from tkperf.cli import main
 
-    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "example-ssd.xml")
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples", "example-ssd.xml")
     monkeypatch.chdir(tmp_path)
     assert main(["report", example, "--outdir", "rel", "--format", "html,pdf", "-q"]) == 0
     err = capsys.readouterr().err

@@ -140,7 +140,7 @@ def test_show_json_of_the_example_capture_matches_its_schema(capsys):
 
     import tkperf
 
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "rwsw",
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples", "rwsw",
                         "pgbench.xml")
     assert main(["show", path, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -15,7 +15,7 @@ from tkperf import store
 from tkperf.model.results import TestRun
 from tkperf.model.series import DIGITS, Series, format_row, parse_rows, round_value
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLUMNS = ("wall_s", "fio_s", "ios", "io_bytes", "iops", "lat_mean_us")
 
 

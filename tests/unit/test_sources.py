@@ -8,7 +8,7 @@ import os
 import re
 from typing import Iterator, List, Tuple
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: Internal references a user cannot follow.
 PRIVATE = [re.compile(r"\bseeds? \d{3}\b", re.I), re.compile(r"shared/"), re.compile(r"pts-notes"),
            re.compile(r"house-style\.md")]

@@ -25,7 +25,7 @@ XG6 = data_path("tkperf2/ssd-2.0-4kn-nvme.xml")
 S840 = data_path("tkperf2/ssd-1.0-samsung840.xml")
 HDD = data_path("tkperf2/hdd-2.2-hdwd110.xml")
 OLD_FILES = (APACER, XG6, S840, HDD)
-EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "examples", "example-ssd.xml")
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples", "example-ssd.xml")
 
 
 def element(path, test, name=""):

@@ -1,7 +1,7 @@
 """TP placement at its edges: byte counts that are not whole MiB (fio moves
 whatever it managed in 60 s), block sizes other than 1 MiB, a range of
 exactly one block, and earlier rounds lacking a workload, as an
-interrupted round does (see tests/test_tp_sweep.py for the sweep itself)."""
+interrupted round does (see tests/unit/test_tp_sweep.py for the sweep itself)."""
 from typing import Optional, Sequence, Tuple
 
 import pytest

@@ -155,7 +155,7 @@ def test_the_example_plugin_reads_its_typed_settings(monkeypatch):
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "examples" / "plugin" / "tkperf_rw4k.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "plugin" / "tkperf_rw4k.py"
     spec = importlib.util.spec_from_file_location("tkperf_rw4k", path)
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(__import__("sys").modules, "tkperf_rw4k", module)

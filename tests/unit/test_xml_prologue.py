@@ -15,7 +15,7 @@ from tkperf.errors import EXIT_RESULT_FILE, ResultFileError
 from tkperf import store
 from tkperf.store.fileformat import has_doctype
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(os.path.dirname(HERE), "examples", "example-ssd.xml")
 ARCHIVE = os.path.join(HERE, "data", "tkperf2", "ssd-2.2-apacer.xml")
 MARK = "PWNED-ENTITY-TEXT"

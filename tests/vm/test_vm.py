@@ -1,5 +1,5 @@
 """tkperf against real (emulated) drive controllers: QEMU's NVMe, AHCI SATA
-and virtio-scsi disks in one guest (tests/vm_lab.py, tests/vm_guest.py).
+and virtio-scsi disks in one guest (tests/lab/vm_lab.py, tests/lab/vm_guest.py).
 
 nvme-cli, hdparm and sdparm talk to these controllers as they would to a
 drive: what tkperf sends is answered by a controller, not by a test double.
