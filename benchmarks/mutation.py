@@ -242,6 +242,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--max-children", type=int, help="mutants tested at once (mutmut's default: the CPUs)")
     ap.add_argument("--survivors", action="store_true", help="print the diff of each surviving mutant")
     ap.add_argument("--report-only", action="store_true", help="only report the results already in --workdir")
+    ap.add_argument("--tiny", action="store_true",
+                    help="prepare the copy and read the equivalents, without mutmut: does it run")
     args = ap.parse_args(argv)
     by_name = {m.name: m for m in MODULES}
     unknown = [n for n in args.modules if n not in by_name]
@@ -258,6 +260,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         temp = tempfile.TemporaryDirectory(prefix="tkperf-mutation-")
         workdir = Path(temp.name)
     try:
+        if args.tiny:
+            prepare(workdir, modules)
+            missing = [t for t in TESTS if not (workdir / t).is_file()]
+            if missing:
+                print(f"tests not in the copy: {', '.join(missing)}", file=sys.stderr)
+                return 1
+            print(f"prepared {workdir}: {len(modules)} modules, {len(TESTS)} test files, "
+                  f"{len(read_equivalents())} listed equivalents (mutmut not run)")
+            return 0
         if not args.report_only:
             prepare(workdir, modules)
             cmd = [sys.executable, "-m", "mutmut", "run"]

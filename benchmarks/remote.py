@@ -57,7 +57,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--requests", type=int, default=50)
+    ap.add_argument("--tiny", action="store_true", help="a small run of the same code paths (seconds): does it run")
     args = ap.parse_args()
+    if args.tiny:
+        args.rounds, args.requests = 1, 5
     with tempfile.TemporaryDirectory(prefix="tkperf-bench-remote-") as tmp:
         (Path(tmp) / "ssh").mkdir()
         lab = start_ssh_lab(Path(tmp) / "ssh")

@@ -52,7 +52,10 @@ def one(scratch: str, index: int, capture: str) -> None:
 def cli() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--tiny", action="store_true", help="one run: does it run")
     args = p.parse_args()
+    if args.tiny:
+        args.runs = 1
     with tempfile.TemporaryDirectory(prefix="tkperf-replay-bench-") as scratch:
         capture = rwsw_captures.write(scratch)
         for i in range(1, args.runs + 1):

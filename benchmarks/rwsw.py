@@ -119,7 +119,10 @@ def main_bench() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=8)
     ap.add_argument("--outdir", help="where the captures go (default: /dev/shm, a disk of its own)")
+    ap.add_argument("--tiny", action="store_true", help="a small run of the same code paths (seconds): does it run")
     args = ap.parse_args()
+    if args.tiny:
+        args.runs, args.seconds = 1, 2
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     with tempfile.TemporaryDirectory(prefix="tkperf-rwsw-bench-") as tmp, \
             tempfile.TemporaryDirectory(prefix="tkperf-rwsw-captures-", dir=args.outdir or shm) as outdir:
