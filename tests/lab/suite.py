@@ -106,8 +106,8 @@ def _unit_stays_pure(request, monkeypatch):
 
 def tag_run(config: pytest.Config) -> None:
     """In the controlling process (not an xdist worker): the tag and ledger."""
-    if hasattr(config, "workerinput") or os.environ.get(TAG):
-        return
+    if hasattr(config, "workerinput"):
+        return  # a worker keeps its controller's tag (a pytest run inside a test makes its own)
     base = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
     os.environ[TAG] = str(os.getpid())
     os.environ[LEDGER] = str(base / "simdrives-made.txt")
