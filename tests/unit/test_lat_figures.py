@@ -19,7 +19,7 @@ from tkperf.kit.registry import get
 from tkperf.api import window_workloads
 from tkperf.testtypes.latency import view as lat_view
 
-EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "..", "examples", "example-full.xml")
+EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "example-full.xml")
 
 
 @pytest.fixture(scope="module")
