@@ -72,3 +72,20 @@ def test_a_unit_test_starting_fio_fails(probe):
     assert out.returncode == 1, out.stdout + out.stderr
     assert "a test under tests/unit/ started fio" in out.stdout, out.stdout
     assert "1 failed, 1 passed" in out.stdout, out.stdout
+
+
+def test_durations_prints_the_slowest_and_the_total(tmp_path, capsys):
+    sys.path.insert(0, str(TESTS / "lab"))
+    import durations
+    xml = tmp_path / "suite.xml"
+    xml.write_text('<?xml version="1.0"?><testsuites><testsuite name="pytest" time="90.5">'
+                   '<testcase classname="tests.e2e.test_a" name="test_slow" time="60"/>'
+                   '<testcase classname="tests.unit.test_b" name="test_quick[x]" time="0.5"/>'
+                   '<testcase classname="tests.unit.test_b" name="test_mid" time="19.5"/>'
+                   '</testsuite></testsuites>')
+    assert durations.main([str(xml), "--top", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "3 tests, wall 1.5 min, 1.3 min of test time in all workers; the slowest 2 take 99% of it"
+    assert lines[1:3] == ["    60.0 s  tests/e2e/test_a.py::test_slow", "    19.5 s  tests/unit/test_b.py::test_mid"]
+    assert lines[3:] == ["tests/e2e: 1 tests, 1.0 min", "tests/unit: 2 tests, 0.3 min"]
+    assert durations.main([str(tmp_path / "none.xml")]) == 2
