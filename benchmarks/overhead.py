@@ -51,7 +51,8 @@ def main_bench() -> None:
     with tempfile.TemporaryDirectory() as tmp, LoopDevice(parse_size(args.size), tmp) as dev:
         samples = [plain_fio(dev, args.nj, args.iod) for _ in range(2 if args.tiny else 5)]
         one = statistics.median(samples)
-        print(f"plain fio, one 1 s job: median {one:.3f} s of {len(samples)} ({', '.join(f'{s:.3f}' for s in samples)})")
+        each = ", ".join(f"{s:.3f}" for s in samples)
+        print(f"plain fio, one 1 s job: median {one:.3f} s of {len(samples)} ({each})")
         out = os.path.join(tmp, "out")
         t0 = time.monotonic()
         rc = main(["ssd", "run", dev, "--tests", "iops", "--runtime", "1", "--max-rounds", str(args.rounds),

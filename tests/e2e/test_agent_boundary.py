@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 
@@ -218,9 +217,7 @@ def test_a_hostile_request_line_ends_the_session_in_one_line(line, why, loop, tm
     agent.call("lock")
     assert not lock_is_free(loop)
     agent.send_raw(line)
-    started = time.monotonic()
-    rc = agent.finish(timeout=20)
-    assert time.monotonic() - started < 15
+    rc = agent.finish(timeout=20)  # ended by the agent, not by the timeout (which raises)
     assert rc == EXIT_REMOTE
     fatal = [m["fatal"] for m in agent.lines if "fatal" in m]
     assert len(fatal) == 1 and why in fatal[0], agent.lines

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import TRACEFS_LOCK, simdrive_missing
 
 ROOT = Path(__file__).resolve().parents[2]

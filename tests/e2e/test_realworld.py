@@ -192,7 +192,8 @@ def test_replay_holds_each_steps_stream_shares_and_queue_depth(loopdev, tmp_path
         else:
             assert named == [f"replay: step {got.step} ran at a queue depth of {got.qd:.2f} against the captured "
                              f"{got.asked_qd:.2f}"], (named, got.qd, step.qd)
-            assert abs(got.qd / step.qd - 1.0) <= 0.25, (got.step, got.qd, step.qd)  # starved, not misconfigured
+        # starved, not misconfigured: what tkperf asked of fio is the capture's queue depth
+        assert got.asked_qd == pytest.approx(step.qd, rel=0.01), (got.step, got.asked_qd, step.qd)
 
 
 @needs_fio

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 import suite
-
 from conftest import simdrive_missing
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -36,10 +36,10 @@ LAUGHS = b"""<?xml version="1.0"?>
 def test_doctype_files_are_refused_without_expanding(data, tmp_path, capsys):
     path = tmp_path / "evil.xml"
     path.write_bytes(data)
-    t0 = time.monotonic()
+    t0 = time.process_time()  # this process's CPU time: what expanding would cost, whatever else runs
     with pytest.raises(ResultFileError, match="DOCTYPE"):
         store.load(str(path))
-    assert time.monotonic() - t0 < 5
+    assert time.process_time() - t0 < 5
     assert main(["show", str(path)]) == EXIT_RESULT_FILE
     err = capsys.readouterr().err
     assert "DOCTYPE" in err and "root:" not in err and "lol" not in err
