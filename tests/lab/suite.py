@@ -94,11 +94,20 @@ class _PurePopen(subprocess.Popen):  # type: ignore[type-arg]
 
 
 @pytest.fixture(autouse=True)
-def _unit_stays_pure(request, monkeypatch):
-    """Under tests/unit/, starting fio, losetup, mount ... fails the test."""
-    if folder_of(request.node.path) == "unit":
-        monkeypatch.setattr(subprocess, "Popen", _PurePopen)
-    yield
+def _unit_stays_pure(request):
+    """Under tests/unit/, starting fio, losetup, mount ... fails the test.
+    (Not through ``monkeypatch``: an autouse fixture asking for it would set
+    it up first and so undo a test's own PATH changes only after the other
+    fixtures' teardowns, which need the real PATH to detach a loop device.)"""
+    if folder_of(request.node.path) != "unit":
+        yield
+        return
+    real = subprocess.Popen
+    subprocess.Popen = _PurePopen  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        subprocess.Popen = real  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------------------
