@@ -4,7 +4,7 @@ Prints figures, asserts nothing.  Two cases (default 86,400 one-second
 intervals):
 
 1. **The run**: the consistency test's real loop shape
-   (:class:`tkperf.testtypes.consistency.stream.ConsistencyStream`) driven
+   (:class:`tkperf.kit.phasestream.ConsistencyStream`) driven
    by a real :class:`tkperf.engine.runner.Runner` with a replaying fio back
    end: every interval a cumulative ``--status-interval`` report (the first
    report of tests/data/fio-3.33-status-interval.json, real fio 3.33 output,
@@ -56,7 +56,7 @@ from tkperf import store  # noqa: E402
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun  # noqa: E402
 from tkperf.model.series import Series  # noqa: E402
 from tkperf.testtypes.consistency import ConsistencyTest  # noqa: E402
-from tkperf.testtypes.consistency.stream import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES, log_msec  # noqa: E402
+from tkperf.kit.phasestream import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES, log_msec  # noqa: E402
 
 REPORTS = os.path.join(ROOT, "tests", "data", "fio-3.33-status-interval.json")
 TARGET_CPU_PCT = 1.0
@@ -257,7 +257,10 @@ def main() -> None:
     ap.add_argument("--intervals", type=int, default=86400, help="1-second intervals (default 86400: 24 h)")
     ap.add_argument("--repeat", type=int, default=3, help="report builds; the median time is shown")
     ap.add_argument("--keep", help="keep the files in this directory")
+    ap.add_argument("--tiny", action="store_true", help="a small run of the same code paths (seconds): does it run")
     args = ap.parse_args()
+    if args.tiny:
+        args.intervals, args.repeat = 60, 1
     if args.intervals < 10:
         ap.error("--intervals must be at least 10")
     out = args.keep or tempfile.mkdtemp(prefix="tkperf-consistency-bench-")

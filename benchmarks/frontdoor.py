@@ -10,7 +10,9 @@ review of issue 36 started its count of 52), from the moment the command
 line has become a request, and from the call of ``run(request)``.  Every module of tkperf is imported
 first, so code run at import time is not counted.  Needs root.
 
-    sudo python benchmarks/frontdoor.py [-v]
+    sudo python benchmarks/frontdoor.py [-v] [--tiny]
+
+``--tiny`` is the same run (it is small already: it stops at the first fio).
 """
 from __future__ import annotations
 

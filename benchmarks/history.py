@@ -99,7 +99,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nights", type=int, default=365)
     ap.add_argument("--out", help="keep the results here (default: a temporary directory, removed)")
+    ap.add_argument("--tiny", action="store_true", help="a small run of the same code paths (seconds): does it run")
     args = ap.parse_args()
+    if args.tiny:
+        args.nights = 64  # the step is planted 60 nights before the last
     folder = args.out or tempfile.mkdtemp(prefix="tkperf-history-bench-")
     os.makedirs(folder, exist_ok=True)
     base = store.load(EXAMPLE)

@@ -77,7 +77,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=56)
     ap.add_argument("--reports", type=int, default=300)
+    ap.add_argument("--tiny", action="store_true", help="a small run of the same code paths (seconds): does it run")
     args = ap.parse_args()
+    if args.tiny:
+        args.jobs, args.reports = 4, 10
     for label, name in (("json ", "fio-3.33-status-interval.json"), ("json+", "fio-3.33-jsonplus-randread-2jobs.json")):
         text = reports(_first_job(name), args.jobs, args.reports)
         cpu = measure(text)

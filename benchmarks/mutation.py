@@ -69,29 +69,29 @@ VERDICT = ("steadystate", "conformance", "regression", "noise", "histogram")
 
 #: The unit tests run against the mutants: none needs a device or fio.
 TESTS: Tuple[str, ...] = (
-    "tests/test_steadystate.py",
-    "tests/test_method_limits.py",
-    "tests/test_conformance.py",
-    "tests/test_conformance_paths.py",
-    "tests/test_dryrun.py",
-    "tests/test_check.py",
-    "tests/test_history.py",
-    "tests/test_noise.py",
-    "tests/test_changepoints.py",
-    "tests/test_histogram.py",
-    "tests/test_fio_json.py",
-    "tests/test_fio_output_limits.py",
-    "tests/test_response_time.py",
-    "tests/test_tp_sweep.py",
-    "tests/test_tp_placement.py",
+    "tests/unit/test_steadystate.py",
+    "tests/unit/test_method_limits.py",
+    "tests/e2e/test_conformance.py",
+    "tests/unit/test_conformance_paths.py",
+    "tests/e2e/test_dryrun.py",
+    "tests/unit/test_check.py",
+    "tests/unit/test_history.py",
+    "tests/unit/test_noise.py",
+    "tests/unit/test_changepoints.py",
+    "tests/unit/test_histogram.py",
+    "tests/unit/test_fio_json.py",
+    "tests/unit/test_fio_output_limits.py",
+    "tests/e2e/test_response_time.py",
+    "tests/unit/test_tp_sweep.py",
+    "tests/unit/test_tp_placement.py",
 )
 #: Tests of those files that need a loop device (and fio), or start a new
 #: Python: they are left out.
 DESELECT: Tuple[str, ...] = (
-    "tests/test_conformance.py::test_dry_run_says_conformant_or_lists_deviations",
-    "tests/test_dryrun.py::test_the_dry_runs_verdict_is_the_one_the_run_reaches",
-    "tests/test_check.py::test_check_leaves_matplotlib_out",
-    "tests/test_history.py::test_the_nightly_example_checks_the_last_nights_and_updates_the_history",
+    "tests/e2e/test_conformance.py::test_dry_run_says_conformant_or_lists_deviations",
+    "tests/e2e/test_dryrun.py::test_the_dry_runs_verdict_is_the_one_the_run_reaches",
+    "tests/unit/test_check.py::test_check_leaves_matplotlib_out",
+    "tests/unit/test_history.py::test_the_nightly_example_checks_the_last_nights_and_updates_the_history",
 )
 
 #: What the tests read besides the code.
@@ -242,6 +242,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--max-children", type=int, help="mutants tested at once (mutmut's default: the CPUs)")
     ap.add_argument("--survivors", action="store_true", help="print the diff of each surviving mutant")
     ap.add_argument("--report-only", action="store_true", help="only report the results already in --workdir")
+    ap.add_argument("--tiny", action="store_true",
+                    help="prepare the copy and read the equivalents, without mutmut: does it run")
     args = ap.parse_args(argv)
     by_name = {m.name: m for m in MODULES}
     unknown = [n for n in args.modules if n not in by_name]
@@ -258,6 +260,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         temp = tempfile.TemporaryDirectory(prefix="tkperf-mutation-")
         workdir = Path(temp.name)
     try:
+        if args.tiny:
+            prepare(workdir, modules)
+            missing = [t for t in TESTS if not (workdir / t).is_file()]
+            if missing:
+                print(f"tests not in the copy: {', '.join(missing)}", file=sys.stderr)
+                return 1
+            print(f"prepared {workdir}: {len(modules)} modules, {len(TESTS)} test files, "
+                  f"{len(read_equivalents())} listed equivalents (mutmut not run)")
+            return 0
         if not args.report_only:
             prepare(workdir, modules)
             cmd = [sys.executable, "-m", "mutmut", "run"]

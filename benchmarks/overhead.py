@@ -42,16 +42,22 @@ def main_bench() -> None:
     ap.add_argument("--size", default="256m")
     ap.add_argument("-nj", type=int, default=1)
     ap.add_argument("-iod", type=int, default=8)
+    ap.add_argument("--tiny", action="store_true",
+                    help="one round of one workload (RND 4KiB W) on 64 MiB, two plain fio samples: does it run")
     args = ap.parse_args()
+    narrow = ["--bs", "4k", "--mix", "0/100"] if args.tiny else []
+    if args.tiny:
+        args.rounds, args.size = 1, "64m"
     with tempfile.TemporaryDirectory() as tmp, LoopDevice(parse_size(args.size), tmp) as dev:
-        samples = [plain_fio(dev, args.nj, args.iod) for _ in range(5)]
+        samples = [plain_fio(dev, args.nj, args.iod) for _ in range(2 if args.tiny else 5)]
         one = statistics.median(samples)
-        print(f"plain fio, one 1 s job: median {one:.3f} s of 5 ({', '.join(f'{s:.3f}' for s in samples)})")
+        each = ", ".join(f"{s:.3f}" for s in samples)
+        print(f"plain fio, one 1 s job: median {one:.3f} s of {len(samples)} ({each})")
         out = os.path.join(tmp, "out")
         t0 = time.monotonic()
         rc = main(["ssd", "run", dev, "--tests", "iops", "--runtime", "1", "--max-rounds", str(args.rounds),
                    "--yes", "--quiet", "-nj", str(args.nj), "-iod", str(args.iod), "--name", "bench",
-                   "--outdir", out])
+                   "--outdir", out, *narrow])
         wall = time.monotonic() - t0
         if rc != 0:
             raise SystemExit(f"tkperf run failed with exit code {rc}")

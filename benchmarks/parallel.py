@@ -74,7 +74,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runtime", type=int, default=1)
     ap.add_argument("--no-report", action="store_true", help="children write no report (no charts)")
+    ap.add_argument("--tiny", action="store_true", help="a small run of the same code paths (seconds): does it run")
     args = ap.parse_args()
+    if args.tiny:
+        args.counts, args.size, args.rounds, args.no_report = "1,2", 64, 1, True
     run_args = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", str(args.runtime),
                 "--max-rounds", str(args.rounds), "-nj", "1", "-iod", "4", "--wipc-loops", "1",
                 *(["--no-report"] if args.no_report else ["--report-format", "rst"])]

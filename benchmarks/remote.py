@@ -28,7 +28,7 @@ from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
-sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "lab"))
 
 from remote_lab import free_port, start_ssh_lab  # noqa: E402  (the tests' lab: sshd on loopback)
 
@@ -57,7 +57,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--requests", type=int, default=50)
+    ap.add_argument("--tiny", action="store_true", help="a small run of the same code paths (seconds): does it run")
     args = ap.parse_args()
+    if args.tiny:
+        args.rounds, args.requests = 1, 5
     with tempfile.TemporaryDirectory(prefix="tkperf-bench-remote-") as tmp:
         (Path(tmp) / "ssh").mkdir()
         lab = start_ssh_lab(Path(tmp) / "ssh")

@@ -153,7 +153,11 @@ def main_bench() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="runs per case; the median time is shown")
     ap.add_argument("--keep", help="keep the reports in this directory")
+    ap.add_argument("--tiny", action="store_true",
+                    help="one run per case, one example, the 1,440-point WSAT only: does it run")
     args = ap.parse_args()
+    if args.tiny:
+        args.repeat = 1
     tmp = args.keep or tempfile.mkdtemp(prefix="tkperf-bench-")
     os.makedirs(tmp, exist_ok=True)
     try:
@@ -161,10 +165,10 @@ def main_bench() -> None:
               f"median of {args.repeat} child processes, each doing what tkperf report --format rst,html,pdf does")
         print(f"pace of this Python here: 10,000,000 additions in a loop take {python_pace():.2f} s "
               "(a figure to tell machines apart: the report's work is mostly Python)")
-        for name in EXAMPLES:
+        for name in EXAMPLES[:1] if args.tiny else EXAMPLES:
             report_case(f"examples/{name}.xml (real quick run)", os.path.join(ROOT, "examples", f"{name}.xml"),
                         tmp, args.repeat, TARGETS["example"])
-        for intervals, interval_s in ((1440, 60), (86400, 1)):
+        for intervals, interval_s in ((1440, 60),) if args.tiny else ((1440, 60), (86400, 1)):
             t0 = time.monotonic()
             xml = os.path.join(tmp, f"synthetic-wsat-{intervals}.xml")
             # In a child of its own: a child's peak RSS counts its parent's

@@ -41,7 +41,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--tiny", action="store_true", help="a small run of the same code paths (seconds): does it run")
     args = ap.parse_args()
+    if args.tiny:
+        args.trials = 1
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp, LoopDevice(512 << 20, tmp) as dev:
         t0 = time.monotonic()

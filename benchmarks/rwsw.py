@@ -7,7 +7,7 @@ application starts, and analysed after it ends):
 
 * ``fio`` (default): 70% random 4 KiB reads and 30% sequential 64 KiB
   writes at queue depth 4, direct I/O; the figure is fio's IOPS.
-* ``pgbench``: PostgreSQL on ext4 on the loop device (tests/pgbench_lab.py),
+* ``pgbench``: PostgreSQL on ext4 on the loop device (tests/lab/pgbench_lab.py),
   4 clients; the figure is pgbench's transactions per second.
 
 The captures are written to /dev/shm (``--outdir``): as ``tkperf capture``
@@ -24,7 +24,7 @@ while it records (measured from /proc, independent of the scatter).
 
 ``--memory`` measures instead the memory of the capture's analysis
 (no root, no device): a synthetic blkparse text of N I/Os
-(tests/rwsw_synth.py: 60% random 4 KiB reads, 25% sequential 64 KiB
+(tests/lab/rwsw_synth.py: 60% random 4 KiB reads, 25% sequential 64 KiB
 writes, 15% random 8 KiB writes over 8 GiB, some 8 in flight) is imported
 with ``tkperf capture --import`` in a process of its own, and its peak
 resident memory (the kernel's ``ru_maxrss``) printed per size, with the
@@ -46,7 +46,7 @@ import time
 from typing import Callable, List
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "lab")]
 
 import rwsw_synth  # noqa: E402
 from pgbench_lab import PgbenchLab  # noqa: E402

@@ -183,7 +183,7 @@ def replay(intervals: int, path: str) -> None:
 
 def time_load(path: str, intervals: int):
     """(seconds, peak RSS MB) of ``store.load`` in a child process of its own."""
-    code = ("import sys, time; sys.path.insert(0, sys.argv[2]); from tkperf.model import store; "
+    code = ("import sys, time; sys.path.insert(0, sys.argv[2]); from tkperf import store; "
             "t0 = time.perf_counter(); run = store.load(sys.argv[1]); t = time.perf_counter() - t0; "
             "n = len(run.tests[0].series['intervals']); print(t, n)")
     proc = subprocess.Popen([sys.executable, "-c", code, path, ROOT], stdout=subprocess.PIPE)
@@ -201,7 +201,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--intervals", type=int, default=86400, help="1-second intervals to replay (default 86400)")
     ap.add_argument("--out", help="keep the result file in this directory")
+    ap.add_argument("--tiny", action="store_true", help="a small run of the same code paths (seconds): does it run")
     args = ap.parse_args()
+    if args.tiny:
+        args.intervals = 120
     if args.intervals < 2:
         ap.error("--intervals must be at least 2")
     out = args.out or tempfile.mkdtemp(prefix="tkperf-series-")

@@ -1,5 +1,11 @@
 """Fixtures: real loop devices over sparse files, always detached afterwards.
 
+A test's folder says what it needs (tests/lab/suite.py): ``tests/unit/``
+pure Python, ``tests/e2e/`` (marked ``e2e``) fio, loop devices, the
+emulated SSD or a server, ``tests/vm/`` (marked ``vm``) the QEMU guest; the
+helpers the tests share live in ``tests/lab/``, recorded data in
+``tests/data/``.
+
 End-to-end tests need root (losetup); where no loop device can be made the
 ``target`` fixture falls back to a file target and says so in the test
 report, as the project's standards ask.
@@ -7,6 +13,7 @@ report, as the project's standards ask.
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
 import shutil
@@ -15,7 +22,13 @@ import sys
 
 import pytest
 
-from tkperf.target.loopdev import try_loop
+# the lab helpers; and the unit tests' sample results, which end-to-end tests reuse
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in ("lab", "unit")]
+
+import suite  # noqa: E402
+from suite import _unit_stays_pure  # noqa: E402,F401
+
+from tkperf.target.loopdev import try_loop  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 MiB = 1024 * 1024
@@ -23,6 +36,25 @@ MiB = 1024 * 1024
 
 def data_path(name: str) -> str:
     return os.path.join(DATA, name)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    suite.tag_run(config)
+
+
+def pytest_collection_modifyitems(config, items):
+    suite.mark_by_folder(items)
+
+
+def pytest_runtest_setup(item):
+    suite.guard_unit(item)
+
+
+def pytest_unconfigure(config):
+    undone = suite.sweep(config)
+    if undone:
+        sys.stderr.write("\ntests/conftest.py: undone after the run: " + "; ".join(undone) + "\n")
 
 
 @pytest.fixture
@@ -87,6 +119,9 @@ def simdrive_missing() -> str:
     return available()
 
 
+_DRIVES = itertools.count()
+
+
 @pytest.fixture
 def simdrive():
     """Factory: ``simdrive(capacity="64M", op=7, units=4, ...)`` brings an
@@ -103,8 +138,10 @@ def simdrive():
         argv = [sys.executable, "-m", "tkperf", "simdrive", "up", "--capacity", str(capacity)]
         if op is not None:
             argv += ["--op", str(op)]
-        if name is not None:
-            argv += ["--name", name]
+        if name is None:
+            name = f"t{os.getpid()}-{next(_DRIVES)}"
+        suite.note_simdrive(name)
+        argv += ["--name", name]
         for key, value in params.items():
             argv += ["--" + key.replace("_", "-"), str(value)]
         out = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=_tkperf_env())

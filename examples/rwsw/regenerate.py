@@ -2,7 +2,7 @@
 
 A real application's capture: PostgreSQL, with its data directory on an
 ext4 file system on a 512 MiB loop device over a sparse file made for it
-(tests/pgbench_lab.py; detached afterwards), runs pgbench's TPC-B-like
+(tests/lab/pgbench_lab.py; detached afterwards), runs pgbench's TPC-B-like
 transactions with 4 clients while ``tkperf capture`` records the device for
 10 s in steps of 1 s.  Its report is built from the file, not shipped;
 two of its plots go to docs/images for docs/rwsw.rst (``rwsw-stream-map.png``,
@@ -23,7 +23,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "lab")]
 
 from pgbench_lab import PgbenchLab, why_not  # noqa: E402
 

@@ -170,7 +170,7 @@ def up(capacity: int, params: Dict[str, float], name: str = "") -> str:
 UP_FILE = "up"
 #: Test-only: ``up`` stops at this step (``made``, ``mnt``, ``server``, ``attached``,
 #: ``ready``), ``down`` at ``detached``, ``stopped``, ``unmounted``, and waits to be
-#: killed there (tests/test_simdrive_interrupted.py).
+#: killed there (tests/e2e/test_simdrive_interrupted.py).
 _PAUSE_ENV = "TKPERF_SIMDRIVE_TEST_PAUSE"
 
 

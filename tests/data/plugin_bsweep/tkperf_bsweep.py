@@ -4,7 +4,7 @@ A second plug-in, written from docs/extending.rst alone (the first is
 examples/plugin): one ``Sweep`` over block sizes, no steady state, its
 options as typed settings, and a view of its own (a table and an
 ``XYChart`` of MB/s over the block size).  It imports nothing of tkperf
-but :mod:`tkperf.api`; tests/test_plugin.py runs mypy --strict on it and
+but :mod:`tkperf.api`; tests/e2e/test_plugin.py runs mypy --strict on it and
 runs it on a loop device.
 """
 from __future__ import annotations

@@ -1,0 +1,138 @@
+"""What a real capture keeps beyond its streams (docs/rwsw.rst): response
+times, flushes and discards, checked against fio's own counts and latencies
+on a loop device the test makes; and 48 concurrent sequential fio writers
+captured as sequential."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from conftest import needs_fio
+
+from tkperf.cli import main
+from tkperf.rwsw import analysis, model
+
+pytestmark = [needs_fio, pytest.mark.skipif(os.geteuid() != 0, reason="tkperf capture needs root")]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _instance(pid):
+    for point in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"):
+        if os.path.isdir(os.path.join(point, "instances", f"tkperf-capture-{pid}")):
+            return True
+    return False
+
+
+def _queue(dev, name):
+    with open(f"/sys/block/{os.path.basename(dev)}/queue/{name}") as fh:
+        return fh.read().strip()
+
+
+def _captured_while(loopdev, tmp_path, name, fio_argv):
+    """Capture ``loopdev`` while fio runs ``fio_argv`` to its end; the capture
+    is then stopped with SIGINT (kept).  Returns (capture, fio's JSON)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    cap = subprocess.Popen([sys.executable, "-m", "tkperf", "capture", loopdev, "--duration", "600", "--name", name,
+                            "--outdir", str(tmp_path), "--step", "1s", "-q"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not _instance(cap.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _instance(cap.pid), "the capture never set up its tracefs instance"
+        time.sleep(0.5)  # the start mark follows the instance
+        out = tmp_path / f"{name}.json"
+        subprocess.run(["fio", *fio_argv, "--output-format=json", f"--output={out}"], check=True,
+                       stdout=subprocess.DEVNULL, timeout=600)
+        time.sleep(0.5)
+    finally:
+        cap.send_signal(signal.SIGINT)
+        _, err = cap.communicate(timeout=600)
+    assert cap.returncode == 0, err
+    c = model.load(str(tmp_path / f"{name}.xml"))
+    assert c.stopped_by == "SIGINT"
+    return c, json.loads(out.read_text())
+
+
+def test_response_times_flushes_and_discards_against_fio(loopdev, tmp_path):
+    trims = _queue(loopdev, "discard_max_bytes") != "0"
+    flushes = _queue(loopdev, "write_cache") == "write back"
+    argv = ["--direct=1", "--ioengine=psync", f"--filename={loopdev}",
+            "--name=rw", "--rw=randrw", "--rwmixread=50", "--bs=4k", "--number_ios=400", "--fsync=10",
+            "--randseed=42"]
+    if trims:
+        argv += ["--name=trim", "--stonewall", "--rw=randtrim", "--bs=64k", "--number_ios=20", "--size=64m"]
+    c, doc = _captured_while(loopdev, tmp_path, "seen", argv)
+    rw = doc["jobs"][0]
+    reads, writes = rw["read"]["total_ios"], rw["write"]["total_ios"]
+    seen = c.seen
+    # iodepth 1: every I/O fio made reached the device as one request, and completed
+    assert sum(s.ios for s in c.streams) == reads + writes
+    assert seen.read.ios == reads and seen.write.ios == writes and seen.lat.ios == reads + writes
+    # the block layer's issue-to-completion lies within fio's submit-to-completion of the same I/O
+    for d, lat in (("read", seen.read), ("write", seen.write)):
+        fio_lat = rw[d]["lat_ns"]
+        assert 0 < lat.mean_us <= fio_lat["mean"] / 1e3, (d, lat, fio_lat["mean"])
+        assert lat.max_us <= fio_lat["max"] / 1e3 and lat.p99_us <= lat.max_us
+    if flushes:  # fio's fsync of the block device: one flush request each
+        fsyncs = rw["sync"]["total_ios"] if "sync" in rw else writes // 10
+        assert fsyncs <= seen.flushes <= fsyncs + 2, (fsyncs, seen.flushes)
+    if trims:
+        trim = doc["jobs"][1]["trim"]
+        assert seen.discards == trim["total_ios"] == 20 and seen.discard_bytes == 20 * 65536
+    assert seen.fua == 0  # a loop device takes no FUA: the block layer makes it a flush
+    assert seen.lost_events == 0
+    assert sum(st.seen.flushes for st in c.steps) == seen.flushes
+    assert sum(st.seen.discards for st in c.steps) == seen.discards
+    assert sum(st.seen.lat.ios for st in c.steps if st.seen.lat) == seen.lat.ios
+    # the iolog holds the flushes and discards as fio actions, in issue order
+    actions = [ln.split()[2] for ln in (tmp_path / "seen.iolog").read_text().splitlines()[3:-1]]
+    assert actions.count("sync") == seen.flushes and actions.count("trim") == seen.discards
+
+
+def test_48_concurrent_sequential_writers_are_captured_sequential(loopdev, tmp_path):
+    """48 fio jobs, each writing its own 4 MiB region sequentially in 64 KiB I/Os, all at once."""
+    argv = ["--name=w", f"--filename={loopdev}", "--direct=1", "--ioengine=psync", "--rw=write", "--bs=64k",
+            "--numjobs=48", "--size=4m", "--offset_increment=4m", "--rate_iops=40", "--group_reporting"]
+    c, doc = _captured_while(loopdev, tmp_path, "w48", argv)
+    fio_ios = doc["jobs"][0]["write"]["total_ios"]
+    assert fio_ios == 48 * 64
+    by_key = {s.key: s for s in c.streams}
+    assert sum(s.ios for s in c.streams) == fio_ios
+    seq = by_key["SEQ 64KiB write"]
+    assert seq.share >= 0.95, c.streams
+    # each writer on its own: the stream rule over the captured I/Os, by region
+    lines = [ln.split() for ln in (tmp_path / "w48.iolog").read_text().splitlines()[3:-1]]
+    off = np.array([int(x[3]) for x in lines if x[2] == "write"], dtype=np.int64)
+    n = np.array([int(x[4]) for x in lines if x[2] == "write"], dtype=np.int64)
+    marks = analysis.SeqRule().mark(np.ones(off.size, dtype=np.int64), off, n)
+    region = off // (4 << 20)
+    shares = [float(marks[region == r].mean()) for r in np.unique(region)]
+    assert len(shares) == 48 and min(shares) >= 0.95, shares
+
+
+def test_a_capture_that_lost_events_says_so(loopdev, tmp_path, capsys, monkeypatch):
+    """A trace buffer of a few KiB per CPU under fio at queue depth 16 overflows between two reads."""
+    from tkperf.rwsw import tracing
+    monkeypatch.setattr(tracing, "BUFFER_KB", 8)
+    fio = subprocess.Popen(["fio", "--name=r", f"--filename={loopdev}", "--direct=1", "--ioengine=libaio",
+                            "--iodepth=16", "--rw=randread", "--bs=4k", "--norandommap", "--runtime=6",
+                            "--time_based"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)
+        rc = main(["capture", loopdev, "--duration", "3", "--name", "lossy", "--outdir", str(tmp_path),
+                   "--step", "1s"])
+    finally:
+        fio.wait(timeout=120)
+    out = capsys.readouterr().out
+    assert rc == 0
+    c = model.load(str(tmp_path / "lossy.xml"))
+    lost = c.seen.lost_events
+    assert lost > 0 and f"{lost} events were lost" in out
+    # per step: what the pages said was lost before them, never more than the kernel's count
+    assert 0 < sum(st.seen.lost_events for st in c.steps) <= lost

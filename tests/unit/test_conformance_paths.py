@@ -1,0 +1,381 @@
+"""The conformance verdict's paths that tests/e2e/test_conformance.py leaves
+out: the steady-state window, a vendor purge command, the HDD profile, a
+data pattern, a file imported from the original TKperf, a run whose
+write-cache option differs from the state recorded (the record wins),
+each setting's limit from both sides, and the one-line sentence.
+
+Each deviation is asserted as its whole text, present in the list: new
+deviations (of other test types, of other settings) may join the list
+without breaking these tests, but a changed wording cannot pass."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import data_path
+from tkperf.kit import options
+from tkperf.model.steadystate import evaluate
+from tkperf import store
+from tkperf.verdict import conformance
+from tkperf.model.results import (DeviceInfo, Event, HostInfo, IoStats, PurgeRecord, Round, RunResult,
+                                  TestRun, Workload)
+
+BLOCK = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_bytes=400 * 10 ** 9,
+                   transport="sata", write_cache="WCD")
+ENTERPRISE = "SNIA PTS 2.0.2, enterprise"
+
+
+def opts(**given) -> dict:
+    """The stored options of an IOPS run with every PTS parameter but ``given``."""
+    return options.build({"tests": ("iops",), **given}).to_dict()
+
+
+def settings(profile: str = "ssd", **given) -> tuple:
+    return conformance.of_settings(opts(**given), BLOCK, profile).deviations
+
+
+def result(device: DeviceInfo = BLOCK, **given) -> RunResult:
+    """A complete IOPS run, steady, purged by ATA secure erase (a PTS PURGE)."""
+    t = TestRun(type="iops", key="iops", tracking_workload="rnd-4k-0-100", tracking_metric="write.iops",
+                tracking_label="RND 4k 0/100 IOPS", status="complete", stop_reason="steady state",
+                purge=PurgeRecord("auto", "ata-secure-erase", 30.0, True, "hdparm ...", ""))
+    for i, v in enumerate((100.0, 101.0, 99.0, 100.0, 100.5), 1):
+        w = Workload(name="rnd-4k-0-100", rw="randrw", bs=4096, rwmixread=0, numjobs=4, iodepth=32,
+                     runtime_ms=60000, write=IoStats(iops=v, ios=int(v)))
+        t.rounds.append(Round(index=i, started="", wall_s=60.3, fio_s=60.0, workloads=(w,)))
+    t.steady = t.evaluate()
+    return RunResult(name="r", started="", device=device, host=HostInfo(), options=opts(**given),
+                     status="complete", tests=[t])
+
+
+def test_the_base_of_these_tests_is_conformant():
+    assert settings() == ()
+    c = conformance.of_run(result())
+    assert c.deviations == () and c.conformant
+    assert c.sentence() == f"PTS-conformant ({ENTERPRISE})"
+
+
+# --- the steady-state window ---------------------------------------------------------------
+
+@pytest.mark.parametrize("window, deviates", [(4, True), (5, False), (6, True), (2, True)])
+def test_the_steady_state_window_is_five_rounds(window, deviates):
+    text = f"steady state judged over {window} rounds instead of 5"
+    assert (text in settings(window=window)) is deviates
+    assert (text in conformance.of_run(result(window=window)).deviations) is deviates
+    if not deviates:
+        assert not any("steady state judged" in d for d in settings(window=window))
+
+
+# --- the other settings at their limits ----------------------------------------------------
+
+@pytest.mark.parametrize("runtime, deviates", [(59, True), (60, False), (61, True)])
+def test_the_runtime_is_60_s(runtime, deviates):
+    text = f"workloads run {runtime} s each instead of 60 s"
+    assert (text in settings(runtime=runtime)) is deviates
+
+
+@pytest.mark.parametrize("loops, deviates", [(1, True), (2, False), (3, True), (0, True)])
+def test_wipc_is_twice_the_active_range(loops, deviates):
+    text = f"WIPC writes {loops}x the active range instead of 2x"
+    assert (text in settings(wipc_loops=loops)) is deviates
+
+
+@pytest.mark.parametrize("ar, deviates", [(99, True), (100, False)])
+def test_the_active_range(ar, deviates):
+    text = f"active range {ar}% instead of the 100% {ENTERPRISE} requires"
+    assert (text in settings(active_range=ar)) is deviates
+
+
+def test_unreadable_numbers_are_not_judged():
+    stored = opts()
+    stored.update(runtime="", max_rounds="many", window="x", wipc_loops="", active_range="all")
+    assert conformance.of_settings(stored, BLOCK).deviations == ()
+
+
+# --- purge ---------------------------------------------------------------------------------
+
+VENDOR = "PURGE by a vendor command (--purge-cmd), which tkperf cannot count as a PTS PURGE"
+
+
+def test_a_vendor_purge_command_is_not_a_pts_purge():
+    assert VENDOR in settings(purge="cmd:vendor-tool --sanitize {device}")
+    run = result(purge="cmd:vendor-tool --sanitize {device}")
+    run.tests[0].purge = PurgeRecord("cmd", "vendor command", 12.0, False, "vendor-tool --sanitize /dev/sdx", "")
+    found = conformance.of_run(run).deviations
+    assert VENDOR in found
+    # the tests it purged are named as well: a vendor purge is judged per test, unlike none or discard
+    assert "purged by vendor command, which is not a PTS PURGE (iops)" in found
+
+
+@pytest.mark.parametrize("purge, text", [
+    ("none", "no PURGE before the tests (--purge none)"),
+    ("discard", "PURGE by whole-device discard, which is not a PTS PURGE"),
+])
+def test_no_purge_or_discard_is_said_once_with_the_settings(purge, text):
+    run = result(purge=purge)
+    run.tests[0].purge = PurgeRecord(purge, purge, 0.0, False, "", "")
+    found = conformance.of_run(run).deviations
+    assert text in found
+    assert not any(d.startswith("purged by") for d in found)
+
+
+def test_tests_purged_alike_are_named_together():
+    run = result()
+    second = TestRun(type="iops", key="iops-2", tracking_workload="", tracking_metric="", tracking_label="",
+                     status="", purge=PurgeRecord("auto", "discard", 0.1, False, "", ""))
+    third = TestRun(type="iops", key="iops-3", tracking_workload="", tracking_metric="", tracking_label="",
+                    status="", purge=PurgeRecord("auto", "format", 0.1, False, "", ""))
+    run.tests[0].purge = PurgeRecord("auto", "discard", 0.1, False, "", "")
+    run.tests += [second, third]
+    found = conformance.of_run(run).deviations
+    assert "purged by discard, which is not a PTS PURGE (iops, iops-2)" in found
+    assert "purged by format, which is not a PTS PURGE (iops-3)" in found
+
+
+# --- profile, data pattern, target ---------------------------------------------------------
+
+HDD = "hdd run: the SNIA PTS is a solid-state test; this profile skips PURGE and WIPC"
+
+
+def test_the_hdd_profile_is_not_the_pts():
+    assert HDD in settings(profile="hdd")
+    # what the profile skips is said once, not again as a WIPC of 0x and a missing PURGE
+    hdd = settings(profile="hdd", wipc_loops=0, purge="none")
+    assert not any(d.startswith(("WIPC writes", "no PURGE")) for d in hdd), hdd
+    assert "WIPC writes 1x the active range instead of 2x" in settings(profile="hdd", wipc_loops=1)
+    assert HDD not in settings()
+    run = result()
+    run.profile = "hdd"
+    assert HDD in conformance.of_run(run).deviations
+    run.profile = ""
+    assert HDD not in conformance.of_run(run).deviations  # an older file's run: the SSD profile
+
+
+@pytest.mark.parametrize("pattern", ["zero", "compressible:50"])
+def test_a_data_pattern_other_than_random(pattern):
+    text = (f"data pattern {pattern} instead of random (incompressible) data: a drive that "
+            "compresses or deduplicates would look faster than it is")
+    assert text in settings(data_pattern=pattern)
+    assert text in conformance.of_run(result(data_pattern=pattern)).deviations
+    assert not any(d.startswith("data pattern") for d in settings(data_pattern="random"))
+
+
+# --- the write cache: the option before the run, the state recorded after it --------------
+
+@pytest.mark.parametrize("option", ["on", "keep", "off"])
+def test_after_the_run_the_recorded_write_cache_wins_over_the_option(option):
+    c = conformance.of_run(result(write_cache=option))  # recorded: WCD, as the PTS requires
+    assert not any("write cache" in d for d in c.deviations), c.deviations
+    assert c.conformant
+
+
+@pytest.mark.parametrize("option", ["on", "keep", "off"])
+def test_a_recorded_wce_deviates_whatever_the_option(option):
+    run = result(DeviceInfo(**{**BLOCK.__dict__, "write_cache": "WCE"}), write_cache=option)
+    cache = [d for d in conformance.of_run(run).deviations if "write cache" in d]
+    assert cache == [f"write cache was WCE during the run ({ENTERPRISE} requires WCD)"]
+
+
+@pytest.mark.parametrize("recorded", ["", "write back", "write through"])
+def test_a_write_cache_state_not_recorded_is_unknown(recorded):
+    run = result(DeviceInfo(**{**BLOCK.__dict__, "write_cache": recorded}), write_cache="off")
+    cache = [d for d in conformance.of_run(run).deviations if "write cache" in d]
+    assert cache == [f"write cache state unknown ({ENTERPRISE} requires WCD)"]
+
+
+@pytest.mark.parametrize("option, text", [
+    ("on", f"write cache set on ({ENTERPRISE} requires WCD)"),
+    ("keep", f"write cache kept as found ({ENTERPRISE} requires WCD)"),
+])
+def test_before_the_run_the_option_is_judged(option, text):
+    assert text in settings(write_cache=option)
+    assert not any("write cache" in d for d in settings(write_cache="off"))
+
+
+def test_the_client_revision_wants_the_cache_on():
+    stored = options.build({"tests": ("iops",), "write_cache": "on", "active_range": 75}, pts="pts-c-2.0").to_dict()
+    assert not any("write cache" in d for d in conformance.of_settings(stored, BLOCK).deviations)
+    run = result()
+    run.options = stored
+    assert "write cache was WCD during the run (SNIA PTS 2.0.2, client requires WCE)" in \
+        conformance.of_run(run).deviations
+
+
+# --- what only the results show --------------------------------------------------------------
+
+def test_a_run_that_did_not_complete():
+    run = result()
+    run.status = "interrupted"
+    assert "the run did not complete (status: interrupted)" in conformance.of_run(run).deviations
+
+
+def test_a_resumed_run_without_test_names():
+    run = result()
+    run.events.append(Event("", "resume", "resumed", "", 0))
+    assert "the run was interrupted and resumed" in conformance.of_run(run).deviations
+
+
+def test_a_resumed_run_names_its_tests():
+    run = result()
+    run.events += [Event("", "resume", "resumed", "tp-1024k", 3), Event("", "resume", "resumed", "iops", 2),
+                   Event("", "resume", "resumed", "iops", 4)]
+    assert "the run was interrupted and resumed (iops, tp-1024k)" in conformance.of_run(run).deviations
+
+
+def test_no_steady_state_counts_the_rounds_that_measured_the_tracking_workload():
+    run = result()
+    t = run.tests[0]
+    t.steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
+    # a sixth round (interrupted, resumed) without the tracking workload
+    t.rounds.append(Round(index=6, started="", wall_s=1.0, fio_s=1.0, workloads=()))
+    assert "iops: no steady state within 5 rounds" in conformance.of_run(run).deviations
+    # none measured it: the rounds run are counted
+    t.tracking_workload = "rnd-4k-65-35"
+    assert "iops: no steady state within 6 rounds" in conformance.of_run(run).deviations
+
+
+def test_tests_that_did_not_finish_or_reach_steady_state():
+    run = result()
+    t = run.tests[0]
+    t.steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
+    failed = TestRun("tp", "tp-1024k", "seq-1024k-w", "write.bw_bytes", "", status="failed")
+    untracked = TestRun("lat", "lat", "", "", "", status="complete")  # no tracking workload: not judged
+    pending = TestRun("wsat", "wsat", "rnd-4k-0-100", "write.iops", "", status="")
+    run.tests += [failed, untracked, pending]
+    found = conformance.of_run(run).deviations
+    assert "iops: no steady state within 5 rounds" in found
+    assert "tp-1024k: test failed" in found
+    assert not any(d.startswith(("lat:", "wsat:")) for d in found)
+    t.steady = None
+    assert "iops: no steady state within 5 rounds" in conformance.of_run(run).deviations
+
+
+def test_each_deviation_is_said_once_in_order():
+    run = result(iops_bs=(4096,))
+    run.options["tests"] = "iops,iops"  # the same test type's deviations twice
+    found = conformance.of_run(run).deviations
+    assert len(found) == len(set(found)) and found
+
+
+# --- a file of the original TKperf -----------------------------------------------------------
+
+def test_the_verdict_on_an_imported_tkperf_1_file():
+    run = store.load(data_path("tkperf2/ssd-1.0-samsung840.xml"))
+    c = conformance.of_run(run)
+    assert c.revision == "revision not recorded (imported from TKperf 1.0)"
+    missing = "; ".join(run.facts["imported"]["not_recorded"])
+    assert "write cache state" in missing
+    assert c.deviations == (f"imported from a result file of the original TKperf 1.0: cannot be known: {missing}",)
+    assert c.sentence() == "NOT PTS-conformant (revision not recorded (imported from TKperf 1.0)): 1 deviation"
+    assert c.as_dict() == {"conformant": False, "deviations": list(c.deviations)}
+
+
+def test_an_imported_file_that_says_little():
+    run = result()
+    run.facts = {"imported": {}}
+    c = conformance.of_run(run)
+    assert c.revision == "revision not recorded (imported from TKperf 1.x)"
+    assert c.deviations == ("imported from a result file of the original TKperf 1.x: cannot be known: its settings",)
+    run.facts = {"imported": {"tool": "OtherTool", "version": "3.1", "not_recorded": ["a", 2]}}
+    c = conformance.of_run(run)
+    assert c.revision == "revision not recorded (imported from OtherTool 3.1)"
+    assert c.deviations == ("imported from a result file of the original TKperf 3.1: cannot be known: a; 2",)
+    run.facts = {"imported": "yes"}  # not what an import writes: judged as a run of tkperf
+    assert conformance.of_run(run).conformant
+    run.facts = None  # not a dict at all (a hand-made RunResult): no import, judged the same
+    assert conformance.of_run(run).conformant
+
+
+def test_the_sentence_counts_deviations():
+    assert conformance.Conformance("R", ("a",)).sentence() == "NOT PTS-conformant (R): 1 deviation"
+    assert conformance.Conformance("R", ("a", "b")).sentence() == "NOT PTS-conformant (R): 2 deviations"
+    assert conformance.Conformance("R", ()).sentence() == "PTS-conformant (R)"
+
+
+def test_options_an_older_file_did_not_store_are_not_deviations():
+    assert conformance.of_settings({}, BLOCK).deviations == ()
+    assert conformance.of_settings({"runtime": None, "tests": ""}, BLOCK).deviations == ()
+
+
+def test_the_quick_profile_in_words():
+    stored = options.build({"tests": ("iops",)}, quick=True).to_dict()
+    assert "--quick smoke-test profile (1 s workloads, narrowed matrices, few rounds)" in \
+        conformance.of_settings(stored, BLOCK).deviations
+
+
+def test_a_missing_test_type_does_not_hide_the_next_ones():
+    stored = dict(opts(iops_bs=(4096,)), tests="nosuch,iops")
+    found = conformance.of_settings(stored, BLOCK).deviations
+    assert found[0] == "test type 'nosuch' is not installed, its settings cannot be checked"
+    assert len(found) > 1  # the IOPS matrix narrowed, said after it
+    assert found[1:] == conformance.of_settings(opts(iops_bs=(4096,)), BLOCK).deviations
+
+
+# --- after issue 19: the survivors of a mutation run on conformance ----------------------------
+
+def test_an_unknown_test_type_without_steady_state_is_judged_without_its_variables():
+    run = result()
+    t = run.tests[0]
+    t.type = "nosuch"  # a plug-in no longer installed
+    t.steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
+    assert "iops: no steady state within 5 rounds" in conformance.of_run(run).deviations
+
+
+def test_the_variables_that_failed_are_listed_with_commas():
+    from tkperf.model.results import Workload as W
+
+    run = result(iops_bs=(4096, 65536, 1024 * 1024), iops_mixes=(0, 65, 100))
+    t = run.tests[0]
+    t.params["also_tracking"] = "rnd-64k-65-35:iops,rnd-1024k-100-0:iops"
+    t.rounds.clear()
+    for i in range(1, 6):  # RND 4k 0/100 steady; 64k 65/35 and 1024k 100/0 swing
+        swing = 100.0 if i % 2 else 40.0
+        t.rounds.append(Round(index=i, started="", wall_s=1.0, fio_s=1.0, workloads=(
+            W("rnd-4k-0-100", "randrw", 4096, 0, 4, 32, 60000, write=IoStats(iops=100.0, ios=100)),
+            W("rnd-64k-65-35", "randrw", 65536, 65, 4, 32, 60000, read=IoStats(iops=swing, ios=100),
+              write=IoStats(iops=swing, ios=100)),
+            W("rnd-1024k-100-0", "randrw", 1024 * 1024, 100, 4, 32, 60000, read=IoStats(iops=swing, ios=100)))))
+    t.steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
+    found = [d for d in conformance.of_run(run).deviations if d.startswith("iops: no steady state")]
+    assert found == ["iops: no steady state within 5 rounds (not steady: RND 64k 65/35 IOPS, RND 1024k 100/0 IOPS)"], found
+
+
+@pytest.mark.parametrize("rev, deviates", [("pts-c-1.1", False), ("pts-e-2.0", True)])
+def test_a_test_range_is_judged_by_the_revision(rev, deviates):
+    found = conformance.of_settings(opts(pts=rev, active_range=80 if rev == "pts-c-1.1" else 100,
+                                         test_range=8 * 2 ** 30), BLOCK).deviations
+    text = ("tests use the first 8 GiB of the LBA range instead of the whole preconditioned range "
+            f"({ENTERPRISE})")
+    assert (text in found) == deviates, found
+    assert not any("8 GiB" in d for d in found) or deviates
+
+
+def test_a_window_that_ends_in_round_25_is_a_pts_steady_state():
+    run = result()
+    t = run.tests[0]
+    t.steady = evaluate([21, 22, 23, 24, 25], [100.0, 101.0, 99.0, 100.0, 100.5])
+    assert t.steady.steady and conformance.late_window(t) is False
+    assert not any("after round 25" in d for d in conformance.of_run(run).deviations)
+    t.steady = evaluate([22, 23, 24, 25, 26], [100.0, 101.0, 99.0, 100.0, 100.5])
+    assert conformance.late_window(t) is True
+
+
+def test_planned_and_result_deviations_are_given_the_revision(monkeypatch):
+    """A test type may judge by the revision (the interface passes it): a
+    plug-in whose deviations name the revision shows it before and after."""
+    from tkperf.kit import registry
+    from tkperf.kit.base import PtsRules
+    from tkperf.testtypes.iops import IopsTest
+
+    class Rules(PtsRules):
+        def planned_deviations(self, kind, options, revision):
+            return [f"planned under {revision.title}"]
+
+        def result_deviations(self, kind, test, options, revision, capacity):
+            return [f"measured under {revision.title}"]
+
+    class ByRevision(IopsTest):
+        pts = Rules()
+
+    monkeypatch.setattr(registry, "get", lambda name: ByRevision() if name == "iops" else None)
+    assert f"planned under {ENTERPRISE}" in conformance.of_settings(opts(), BLOCK).deviations
+    assert f"measured under {ENTERPRISE}" in conformance.of_run(result()).deviations

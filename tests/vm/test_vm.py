@@ -1,0 +1,138 @@
+"""tkperf against real (emulated) drive controllers: QEMU's NVMe, AHCI SATA
+and virtio-scsi disks in one guest (tests/lab/vm_lab.py, tests/lab/vm_guest.py).
+
+nvme-cli, hdparm and sdparm talk to these controllers as they would to a
+drive: what tkperf sends is answered by a controller, not by a test double.
+The guest is booted once for the whole session; each test judges one part
+of what it recorded.  Not emulated, so not tested here (docs/testing.rst):
+NVMe sanitize and ATA security erase succeeding on a drive.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import vm_lab
+
+pytestmark = pytest.mark.vm
+
+
+@pytest.fixture(scope="session")
+def guest(tmp_path_factory):
+    why = vm_lab.missing()
+    if why:
+        pytest.skip(f"no emulated controllers: {why}")
+    results = vm_lab.boot(tmp_path_factory.mktemp("vm"))
+    assert results.get("disks"), f"the guest did not start its script: {results['boot']['console'][-2500:]}"
+    return results
+
+
+def test_the_guest_sees_every_controller(guest):
+    disks = guest["disks"]
+    assert re.fullmatch(r"/dev/nvme\dn1", disks["nvme"]) and re.fullmatch(r"/dev/nvme\dn1", disks["nvme4k"])
+    assert re.fullmatch(r"/dev/sd[a-z]", disks["sata"]) and re.fullmatch(r"/dev/sd[a-z]", disks["scsi"])
+
+
+@pytest.mark.parametrize("kind,transport,serial", [
+    ("nvme", "nvme", "TKNVME01"), ("sata", "sata", "TKSATA01"), ("scsi", "scsi", "TKSCSI01")])
+def test_info_reports_each_drive_right(guest, kind, transport, serial):
+    info = vm_lab.step(guest, "info")[kind]
+    target = info["target"]
+    assert target["serial"] == serial
+    assert target["transport"] == transport  # virtio-scsi: lsblk says nothing; the sd driver owns it
+    assert target["size_bytes"] == vm_lab.DISK_MB * 1024 * 1024
+    assert target["model"] and target["firmware"]
+    # the drive's own answer, read the way a run reads it (read only)
+    assert info["write_cache"]["state"] in ("WCE", "WCD"), info["write_cache"]
+    assert not [n for n in info["write_cache"]["notes"] if "could not" in n], info["write_cache"]
+
+
+def test_info_on_nvme_has_the_volatile_cache_bit(guest):
+    info = vm_lab.step(guest, "info")["nvme"]
+    assert info["nvme_id_ctrl"]["volatile_write_cache"] is True
+    assert info["write_cache"]["read_by"].endswith("get-feature /dev/nvme0 --feature-id=6")
+
+
+@pytest.mark.parametrize("kind", ["nvme", "sata", "scsi"])
+def test_write_cache_is_set_read_back_and_restored(guest, kind):
+    per = vm_lab.step(guest, "write_cache")[kind]
+    for wanted, during in (("off", "WCD"), ("on", "WCE")):
+        got = per[wanted]
+        assert got["during"] == during and got["probe"] == during, got
+        assert got["after"] == got["before"], got  # the drive's previous state is back
+    keep = per["keep"]
+    assert keep["during"] == keep["before"] == keep["after"] and keep["before"] in ("WCE", "WCD")
+    assert not [e for e in per["off"]["events"] if e[0] == "warning"], per["off"]["events"]
+
+
+def test_a_short_lat_run_on_nvme_records_wcd_and_restores_wce(guest):
+    from tkperf import store
+    from tkperf.report.health import fio_written_bytes
+    from tkperf.target import health
+
+    got = vm_lab.step(guest, "run_nvme_lat")
+    assert got["run"]["rc"] == 0, got["run"]["err"]
+    assert got["cache_after"] == "WCE"
+    run = store.load(got["xml"])
+    assert run.status == "complete"
+    assert run.device.write_cache == "WCD"
+    test = run.tests[0]
+    assert test.purge.method == "nvme-format" and test.purge.pts_purge
+    assert "--ses=0" in test.purge.command or "format" in test.purge.command
+    before = [h for h in run.health if h.when == "before"]
+    after = [h for h in run.health if h.when == "after"]
+    assert before and after, [h.when for h in run.health]
+    assert before[0].value("temperature_c") is not None
+    # the host-write check: the controller counted what fio wrote (WIPC and
+    # rounds), to within its 512,000-byte data unit
+    counted = health.deltas(before[0], after[0])["host_written_bytes"]
+    wrote, partial = fio_written_bytes(run)
+    assert not partial and wrote > 100 * 2**20
+    assert abs(counted - wrote) <= 2 * 512000, (counted, wrote)
+
+
+def test_sigterm_restores_the_write_cache(guest):
+    got = vm_lab.step(guest, "sigterm_sata")
+    assert got["rc"] == 143, got
+    assert got["during"] == "WCD", got["log_tail"]
+    assert got["after"] == "WCE", got["log_tail"]
+
+
+def test_purges_that_the_controllers_do(guest):
+    purges = vm_lab.step(guest, "purge")
+    fmt = purges["nvme-format"]
+    assert fmt["done"] and fmt["pts"] and fmt["method"] == "nvme-format", fmt
+    assert "--ses=1" in fmt["command"], fmt
+    scsi = purges["scsi"]
+    assert scsi["done"] and scsi["pts"] and "sg_format" in scsi["command"], scsi
+    discard = purges["discard-sata"]
+    assert discard["done"] and not discard["pts"] and discard["verification"], discard
+
+
+def test_purges_the_controllers_refuse_are_one_line_and_never_recorded_as_done(guest):
+    purges = vm_lab.step(guest, "purge")
+    for method in ("sanitize-block", "ata-enhanced", "ata"):
+        got = purges[method]
+        assert not got["done"], (method, got)
+        assert "\n" not in got["error"].strip(), got
+    # hdparm exits 0 when the drive rejects a security command; tkperf read
+    # the drive's state back, and no password is left set
+    security = purges["sata_security_after"]
+    assert not re.search(r"^\s+enabled", security, re.M), security
+
+
+def test_health_reads_temperature_and_data_written_from_the_controller(guest):
+    got = vm_lab.step(guest, "health")
+    assert got["source"].startswith("nvme")
+    names = set(got["values"])
+    assert any("temp" in n for n in names), names
+    assert any("data_units_written" in n or "written" in n for n in names), names
+
+
+def test_a_4kn_namespace_is_refused_for_512_byte_tests(guest):
+    got = vm_lab.step(guest, "refuse_4kn")
+    assert got["logical_sector"] == 4096
+    assert got["run"]["rc"] == 4, got["run"]
+    err = got["run"]["err"].strip().splitlines()
+    assert len(err) == 1 and "4096" in err[0], err
