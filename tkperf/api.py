@@ -114,7 +114,7 @@ from tkperf.kit.progress import progress_of
 from tkperf.kit.settings import settings_from
 from tkperf.kit.shapes import (
     FIO_GAP_S,
-    REVISED,
+    UNHELD,
     Estimate,
     Phase,
     Phases,
@@ -257,7 +257,7 @@ __all__ = [
     "OutputError", "TargetError", "UsageError",
     # what runs: loop shapes, precondition, fio jobs, fio's logs
     "advance", "place",
-    "duration_rough", "Estimate", "FIO_GAP_S", "Phase", "Phases", "record_round", "REVISED", "Rounds",
+    "duration_rough", "Estimate", "FIO_GAP_S", "Phase", "Phases", "record_round", "Rounds", "UNHELD",
     "Shape", "Stream", "Sweep", "capture_round", "steady_rounds", "SteadyThenSweep", "SWEEP_ROUND",
     "sweep_round", "SweepRounds", "WDPC_SERIES", "WDPC_STOP", "wdpc_verdict", "header_fields", "MIN_WRITTEN",
     "OneFillFirst", "round_deviation", "round_option", "SLOWEST_PLAUSIBLE_BPS", "progress_of", "FioJob",

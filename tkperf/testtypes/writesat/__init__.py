@@ -15,6 +15,7 @@ from typing import List
 
 from tkperf.api import (
     OIO_OPERATOR,
+    UNHELD,
     WSAT_SERIES,
     Blocks,
     Figure,
@@ -166,6 +167,9 @@ class WriteSaturationPts(PtsRules):
         if reason.startswith("steady state") and spacing != PTS_STEADY_SPACING_S:
             return [f"{test.key}: stopped at steady state judged on points {duration(spacing, rough=True)} apart, "
                     "not the PTS's 5 points 30 min apart (an early stop can hide a later write cliff)"]
+        if reason.startswith(UNHELD):
+            return [f"{test.key}: stopped before 24 h or 4x the capacity written for a steady state that its "
+                    "stored figures do not hold (fio's final report, merged into the last interval, changed it)"]
         return []
 
 

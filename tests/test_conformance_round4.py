@@ -1,0 +1,77 @@
+"""Issue 43 (PTS verdicts, round 4) on stored results: what the verdict says
+of them.  The dynamic side of each item runs on the emulated SSD
+(tests/test_pts_round4_simdrive.py)."""
+from __future__ import annotations
+
+import pytest
+
+from tkperf.kit.options import build
+from tkperf.kit.shapes import STREAM_COLUMNS, UNHELD
+from tkperf.model.results import DeviceInfo, HostInfo, PurgeRecord, RunResult, TestRun
+from tkperf.model.series import Series
+from tkperf.model.steadystate import spaced_steady
+from tkperf.testtypes.writesat import SERIES
+from tkperf.testtypes.writesat.view import _steady_words
+from tkperf.verdict import conformance
+
+BLOCK = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_bytes=400 * 10 ** 9,
+                   transport="sata", write_cache="WCD")
+
+
+def wsat_run(spacing_s: int, intervals: int, stop_reason: str, last_point_iops: float = 0.0) -> RunResult:
+    """A WSAT of 60 s intervals with the steady-state stop on points ``spacing_s``
+    apart, its IOPS flat from the middle on (steady on the last 5 points)."""
+    opts = build({"tests": ("wsat",), "wsat_steady": True, "wsat_steady_spacing": spacing_s}).to_dict()
+    series = Series(SERIES, STREAM_COLUMNS)
+    for i in range(1, intervals + 1):
+        iops = 40000.0 if i < intervals // 4 else 9000.0 + (i % 3)
+        if last_point_iops and i > intervals - spacing_s // 60:
+            iops = last_point_iops
+        series.set_row(i, (60.0, 60.0, int(iops * 60), int(iops * 60) * 4096, iops, 100.0))
+    every = spacing_s // 60
+    t = TestRun(type="wsat", key="wsat", tracking_workload="wsat-rnd-4k-0-100", tracking_metric="write.iops",
+                tracking_label="RND 4k 100% W IOPS per interval", status="complete", stop_reason=stop_reason,
+                purge=PurgeRecord("auto", "ata-secure-erase", 30.0, True, "hdparm ...", ""),
+                series={SERIES: series},
+                params={"interval": "60", "steady_stop": "true", "steady_spacing": str(spacing_s),
+                        "time_limit": "86400", "tgbw": "4x"})
+    t.steady = spaced_steady(series.column("iops"), every, 5)
+    return RunResult(name="r", started="", device=BLOCK, host=HostInfo(), options=opts, status="complete",
+                     tests=[t])
+
+
+def test_wsat_stopped_by_the_pts_steady_rule_is_conformant():
+    # 5 points 30 min apart end at interval 150 or later: read as rounds, always "after round 25"
+    run = wsat_run(30 * 60, 300, "steady state (20/10 on 5 points 30 min apart)")
+    (t,) = run.tests
+    assert t.steady.steady and t.steady.last_round == 300 > conformance.PTS_MAX_ROUNDS
+    c = conformance.of_run(run)
+    assert c.conformant, c.deviations
+    assert conformance.late_window(t)  # the rounds rule alone would have said so: it no longer applies to WSAT
+    assert _steady_words(t, 5).endswith("reached in intervals 151-300")
+
+
+def test_wsat_steady_stop_on_other_points_is_its_one_deviation():
+    run = wsat_run(60, 300, "steady state (20/10 on 5 points 60 s apart)")
+    assert conformance.of_run(run).deviations == (
+        "wsat: stopped at steady state judged on points 60 s apart, not the PTS's 5 points 30 min apart "
+        "(an early stop can hide a later write cliff)",)
+
+
+def test_a_steady_stop_the_stored_figures_do_not_hold_is_not_called_steady():
+    # what the stream records when fio's final report, merged into the deciding interval, undoes 20/10
+    reason = (f"{UNHELD} (20/10 on 5 points 30 min apart) on interval 300 as first measured; with fio's "
+              "final report merged into it, the stored points are not steady")
+    run = wsat_run(30 * 60, 300, reason, last_point_iops=4000.0)
+    (t,) = run.tests
+    assert not t.steady.steady
+    assert conformance.of_run(run).deviations == (
+        "wsat: stopped before 24 h or 4x the capacity written for a steady state that its stored figures do "
+        "not hold (fio's final report, merged into the last interval, changed it)",)
+    assert _steady_words(t, 5).endswith("not reached")
+
+
+@pytest.mark.parametrize("reason", ["time limit", "TGBW reached (1600.00 GB)"])
+def test_a_wsat_that_ran_to_its_limits_is_not_judged_by_its_window(reason):
+    run = wsat_run(30 * 60, 300, reason)
+    assert conformance.of_run(run).conformant
