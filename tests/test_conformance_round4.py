@@ -47,7 +47,11 @@ def test_wsat_stopped_by_the_pts_steady_rule_is_conformant():
     assert t.steady.steady and t.steady.last_round == 300 > conformance.PTS_MAX_ROUNDS
     c = conformance.of_run(run)
     assert c.conformant, c.deviations
-    assert conformance.late_window(t)  # the rounds rule alone would have said so: it no longer applies to WSAT
+    assert not conformance.late_window(t)  # read as rounds, the window would end "after round 25"
+    from tkperf.report import summary
+
+    (entry,) = summary.as_dict(run)["tests"]
+    assert entry["steady"] is True and entry["pts_steady"] is True and entry["stop_reason"].startswith("steady")
     assert _steady_words(t, 5).endswith("reached in intervals 151-300")
 
 
@@ -75,3 +79,39 @@ def test_a_steady_stop_the_stored_figures_do_not_hold_is_not_called_steady():
 def test_a_wsat_that_ran_to_its_limits_is_not_judged_by_its_window(reason):
     run = wsat_run(30 * 60, 300, reason)
     assert conformance.of_run(run).conformant
+
+
+# --- item 8: imported WSATs of the original TKperf replay one LBA sequence ------------------------
+
+def test_an_imported_tkperf_wsat_is_said_to_measure_no_cliff(tmp_path, capsys):
+    import json
+    import os
+
+    from tkperf import store
+    from tkperf.cli import main
+    from tkperf.report import summary
+
+    path = os.path.join(os.path.dirname(__file__), "data", "tkperf2", "ssd-2.2-apacer.xml")
+    run = store.load(path)
+    said = conformance.imported_caveats(run)
+    assert said == [conformance.REPLAYED_ROUNDS.format(key="iops"), conformance.REPLAYED_ROUNDS.format(key="lat"),
+                    conformance.REPLAYED_WSAT.format(key="wsat")]
+    wsat = said[-1]
+    assert wsat.startswith("wsat: the original TKperf's WSAT measures no write cliff") and "randrepeat=1" in wsat
+    # the terminal, the JSON and the report
+    assert main(["show", path]) == 0
+    assert wsat in capsys.readouterr().out
+    assert main(["show", path, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert wsat in shown["conformance"]["deviations"] and wsat in shown["imported"]["warnings"]
+    assert main(["report", path, "--format", "rst", "--outdir", str(tmp_path), "-q"]) == 0
+    (rst,) = tmp_path.glob("*.rst")
+    text = " ".join(rst.read_text().split())
+    assert "Imported result, wsat: the original TKperf's WSAT measures no write cliff" in text
+    # tkperf's own runs carry no such words
+    own = wsat_run(30 * 60, 300, "time limit")
+    assert conformance.imported_caveats(own) == [] and "warnings" not in summary.as_dict(own).get("imported", {})
+    # an imported file without a WSAT or a random-write test of rounds: nothing to say of it
+    tp_only = store.load(path)
+    tp_only.tests = [t for t in tp_only.tests if t.type == "tp"]
+    assert conformance.imported_caveats(tp_only) == []

@@ -335,15 +335,15 @@ def test_cbw_prewrites_are_the_jedec_split_and_zones_writes_only():
 
 def test_the_fill_floor_counts_only_the_tests_own_writes_after_the_wipc():
     from tkperf.model.results import WipcRecord
-    from tkperf.kit.longrounds import OneFillFirst, written_by_the_test
+    from tkperf.kit.longrounds import FillFloor, written_by_the_test
 
     _, _, test = run_rounds([1.0] * 5)
     own = written_by_the_test(test)
     # every fake workload writes 64 MiB: 5 preconditioning rounds + 5 sweep rounds of 5 jobs + 6 capture jobs
     assert own == (5 + 5 * 5 + 6) * 64 * MiB
     test.wipc = WipcRecord(2, 128 * 1024, 32, 1, 10 * own, 1.0, 1.0)  # a WIPC of ten fills does not count
-    assert not OneFillFirst(own + 1)(test, 5).steady
-    assert OneFillFirst(own)(test, 5).steady
+    assert not FillFloor(own + 1)(test, 5).steady
+    assert FillFloor(own)(test, 5).steady
 
 
 def test_sweep_order_tc_outer_qd_inner_both_high_to_low():

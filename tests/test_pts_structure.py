@@ -130,7 +130,7 @@ def test_jedec_mix_offsets_are_512_aligned_and_the_header_says_so(loopdev, tmp_p
     assert "512 B aligned offset" in ALIGNMENT and "not 4 KiB aligned" in ALIGNMENT
 
 
-# --- item 4: rounds of 30 minutes and one drive fill before a steady state -------------------
+# --- item 4: rounds of 30 minutes and two drive fills (issue 43) before a steady state -------------------
 
 @pytest.mark.parametrize("test", ["hir", "dirth", "cbw"])
 def test_steady_rounds_are_30_minutes_and_shorter_ones_are_named(test):
@@ -142,7 +142,7 @@ def test_steady_rounds_are_30_minutes_and_shorter_ones_are_named(test):
     (plan, *_) = get(test).plan(options.build({"tests": (test,)}, pts=rev), 1 << 34)
     steady = plan.shape.steady if test == "hir" else plan.shape.steady[0]
     assert steady.runtime == 1800 and plan.params["round_s"] == "1800"
-    assert plan.params["steady_min_written"] == str(1 << 34)
+    assert plan.params["steady_min_written"] == str(2 << 34) and plan.params["steady_min_fills"] == "2"
     (quick, *_) = get(test).plan(options.build({"tests": (test,)}, quick=True, pts=rev), 1 << 34)
     assert (quick.shape.steady if test == "hir" else quick.shape.steady[0]).runtime == 1  # --quick shortens it
     always = CBW_ALWAYS.get(test, ())
@@ -165,15 +165,18 @@ def _rounds(values, written_each):
     return t
 
 
-def test_no_steady_state_before_one_drive_fill():
-    from tkperf.kit.longrounds import OneFillFirst
+def test_no_steady_state_before_two_drive_fills():
+    from tkperf.kit.longrounds import FILLS, FillFloor, floor_bytes
 
-    judge = OneFillFirst(capacity=10 * GiB)
+    assert FILLS == 2 and floor_bytes(10 * GiB) == 20 * GiB  # FOB "usually only lasts 2 SSD capacity fills"
+    judge = FillFloor(floor_bytes(10 * GiB))
     flat = [100.0] * 5
     assert _rounds(flat, GiB).evaluate(5).steady  # 20/10 alone would pass after 5 GiB
     assert not judge(_rounds(flat, GiB), 5).steady
-    assert judge(_rounds(flat, 2 * GiB), 5).steady  # 10 GiB written: one fill
-    assert not judge(_rounds([100.0, 50.0] * 3, 4 * GiB), 5).steady  # and 20/10 still has its say
+    assert not judge(_rounds(flat, 2 * GiB), 5).steady  # one fill is still FOB's plateau
+    assert not judge(_rounds(flat, 4 * GiB - 1), 5).steady
+    assert judge(_rounds(flat, 4 * GiB), 5).steady  # 20 GiB written: two fills
+    assert not judge(_rounds([100.0, 50.0] * 3, 8 * GiB), 5).steady  # and 20/10 still has its say
 
 
 # --- item 6: HIR without WIPC, as both open implementations run it ---------------------------

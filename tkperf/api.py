@@ -78,7 +78,17 @@ from tkperf.kit.hddcells import (
     side_word,
 )
 from tkperf.kit.jedec import JEDEC_BSSPLIT, JEDEC_LARGEST, JEDEC_ZONED, jedec_job
-from tkperf.kit.longrounds import MIN_WRITTEN, OneFillFirst, header_fields, round_deviation, round_option
+from tkperf.kit.longrounds import (
+    FILLS,
+    MIN_FILLS,
+    MIN_WRITTEN,
+    FillFloor,
+    floor_bytes,
+    floor_params,
+    header_fields,
+    round_deviation,
+    round_option,
+)
 from tkperf.kit.matrix import judge_all, matrix_jobs, parse_also, tracking_cell, tracking_figure, variable_verdicts
 
 # options every test shares, value parsers and their formatters
@@ -260,7 +270,8 @@ __all__ = [
     "duration_rough", "Estimate", "FIO_GAP_S", "Phase", "Phases", "record_round", "Rounds", "UNHELD",
     "Shape", "Stream", "Sweep", "capture_round", "steady_rounds", "SteadyThenSweep", "SWEEP_ROUND",
     "sweep_round", "SweepRounds", "WDPC_SERIES", "WDPC_STOP", "wdpc_verdict", "header_fields", "MIN_WRITTEN",
-    "OneFillFirst", "round_deviation", "round_option", "SLOWEST_PLAUSIBLE_BPS", "progress_of", "FioJob",
+    "MIN_FILLS", "FILLS", "FillFloor", "floor_bytes", "floor_params", "round_deviation", "round_option",
+    "SLOWEST_PLAUSIBLE_BPS", "progress_of", "FioJob",
     "Cut", "IntervalCutter", "report_time", "log_directory", "log_files", "parse_log", "cumulative_write",
     # the result model, to read; stored workload names; steady state
     "format_bs", "gb", "IoStats", "mb", "mix_label", "PERCENTILES", "Round", "RunResult", "TestRun",

@@ -94,7 +94,8 @@ def _imported(run: RunResult) -> dict:
     steady = info.get("steady_state") or {}
     disputed = sorted(k for k, v in steady.items() if isinstance(v, dict) and v.get("agree") is False)
     return {"tool": str(info.get("tool") or "TKperf"), "version": str(info.get("version") or ""),
-            "source": str(info.get("source") or ""), "steady_disagreements": disputed}
+            "source": str(info.get("source") or ""), "steady_disagreements": disputed,
+            "warnings": conformance.imported_caveats(run)}
 
 
 def as_dict(run: RunResult) -> dict:

@@ -197,7 +197,7 @@ def _measured(run: RunResult) -> List[str]:
             failed = steps_of(kind, t).unsteady_variables(t)
             out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"
                        + (f" (not steady: {', '.join(failed)})" if failed else ""))
-        elif t.status == "complete" and sought and steps_of(kind, t).unit == "round" and late_window(t):
+        elif t.status == "complete" and sought and late_window(t):
             out.append(f"{t.key}: steady state only in rounds {t.steady.first_round}-{t.steady.last_round}, "  # type: ignore[union-attr]  # late_window: steady is set
                        f"after round {PTS_MAX_ROUNDS}: not a PTS steady state")
         elif t.status not in ("complete", ""):
@@ -211,7 +211,8 @@ def late_window(t: TestRun) -> bool:
     measured in rounds: a stream's window (WSAT's) holds interval numbers,
     and its steady state is judged by its own stop rules (its type's
     ``result_deviations``)."""
-    return bool(t.steady and t.steady.rounds and t.steady.last_round > PTS_MAX_ROUNDS)
+    return bool(t.steady and t.steady.rounds and t.steady.last_round > PTS_MAX_ROUNDS
+                and steps_of(registry.get(t.type), t).unit == "round")
 
 
 def of_run(run: RunResult) -> Conformance:
@@ -223,10 +224,42 @@ def of_run(run: RunResult) -> Conformance:
         return Conformance(f"revision not recorded (imported from {info.get('tool') or 'TKperf'} "
                            f"{info.get('version') or '1.x'})",
                            (f"imported from a result file of the original TKperf {info.get('version') or '1.x'}: "
-                            f"cannot be known: {missing}",))
+                            f"cannot be known: {missing}",) + tuple(imported_caveats(run)))
     settings = _settings(run.options, run.device, run.profile or "ssd", before_run=False)
     found = settings + _tests(run.options) + _measured(run)
     return Conformance(rev.title, tuple(dict.fromkeys(found)))  # each said once, in order
+
+
+#: What the original TKperf's WSAT measured (see :func:`imported_caveats`).
+REPLAYED_WSAT = ("{key}: the original TKperf's WSAT measures no write cliff: each of its rounds is a new "
+                 "fio process with fio's default randrepeat=1 (and no norandommap), so every round rewrites "
+                 "round 1's offsets in the same order (on tkperf's emulated SSD: 4.2 capacities written, "
+                 "91.9% of the LBAs touched, no garbage collection, every round at burst speed); "
+                 "its figures are not random-write saturation")
+#: ... and its other random-write tests, whose rounds repeat their offsets the same way.
+REPLAYED_ROUNDS = ("{key}: each round of the original TKperf ran every workload as a new fio process with "
+                   "fio's default randrepeat=1, so its random workloads repeat the same offsets every round")
+
+
+def imported_caveats(run: RunResult) -> List[str]:
+    """What an imported result of the original TKperf measured other than
+    its name says: its WSAT, and each random-write test of rounds, ran every
+    round (or workload) as a new fio process with fio's default
+    ``randrepeat=1`` and no ``norandommap``, so each round replays the
+    same offsets (fio's manual, ``randrepeat``: "Seed the random number
+    generator used for random I/O patterns in a predictable way so the
+    pattern is repeatable across runs"); tkperf's own WSAT is one job with
+    ``randrepeat=0`` and ``norandommap``.  Empty for tkperf's own runs."""
+    info = run.facts.get("imported") if isinstance(run.facts, dict) else None
+    if not isinstance(info, dict) or str(info.get("tool") or "TKperf") != "TKperf":
+        return []
+    out = []
+    for t in run.tests:
+        if t.type == "wsat":
+            out.append(REPLAYED_WSAT.format(key=t.key))
+        elif t.type in ("iops", "lat"):
+            out.append(REPLAYED_ROUNDS.format(key=t.key))
+    return out
 
 
 def _int(text: Optional[str]) -> Optional[int]:

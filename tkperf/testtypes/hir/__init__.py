@@ -5,7 +5,7 @@ After the purge (no WIPC unless ``--hir-wipc``: both open PTS
 implementations skip it for HIR, as for WSAT and XSR), RND 4KiB W (one
 thread, ``--hir-qd`` outstanding I/Os) in rounds of ``--hir-round`` (30
 min) until its IOPS are steady (20/10) and its own random writes (the
-WIPC's fill not counted) reach one drive fill (:mod:`~tkperf.kit.longrounds`): their window
+WIPC's fill not counted) reach two drive fills (:mod:`~tkperf.kit.longrounds`): their window
 average is the baseline.  Then, per idle time of
 ``--hir-idle`` (5, 10, 15, 25, 50 s), ``--hir-cycles`` (360) write periods
 of ``--hir-write`` (5 s), each followed by that idle time, then
@@ -23,12 +23,11 @@ from typing import ClassVar, List, Mapping, Tuple
 
 from tkperf.api import (
     MAX_IODEPTH,
-    MIN_WRITTEN,
     OIO_OPERATOR,
     Blocks,
     Figure,
+    FillFloor,
     FioJob,
-    OneFillFirst,
     Option,
     Options,
     OptionSet,
@@ -38,6 +37,8 @@ from tkperf.api import (
     TestType,
     Tracking,
     UsageError,
+    floor_bytes,
+    floor_params,
     parse_duration,
     round_deviation,
     round_option,
@@ -193,8 +194,8 @@ class HostIdleRecoveryTest(TestType):
                     "runtime": str(cfg.round), "idle": idles_text(cfg.idle),
                     "cycles": str(cfg.cycles), "write": str(write), "return": str(back),
                     "log_avg_msec": str(sample_ms(write)), "round_s": str(cfg.round),
-                    MIN_WRITTEN: str(capacity), "wipc": "yes" if cfg.wipc else "no"},
-            judge=OneFillFirst(capacity),
+                    **floor_params(capacity), "wipc": "yes" if cfg.wipc else "no"},
+            judge=FillFloor(floor_bytes(capacity)),
         )]
 
     # --- reading results -------------------------------------------------------------

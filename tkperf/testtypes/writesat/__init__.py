@@ -5,15 +5,18 @@ Steady state is optional, as in the PTS (an early stop hides later write
 cliffs): with ``--wsat-steady`` the test also stops once the 20/10 rule
 holds on the last 5 points ``--wsat-steady-spacing`` apart (30 minutes),
 each point the mean IOPS of the block of intervals it ends, checked only
-after one drive fill.  The verdict on those points is recorded either way;
-the params disclose the rule (``steady_stop``, ``steady_spacing`` in
-seconds) and the stop reason names it.
+after two drive fills (FOB's plateau, :mod:`tkperf.kit.longrounds`).  The
+verdict on those points is recorded either way; the params disclose the
+rule (``steady_stop``, ``steady_spacing`` in seconds,
+``steady_min_fills``) and the stop reason names it.
 """
 from __future__ import annotations
 
 from typing import List
 
 from tkperf.api import (
+    FILLS,
+    MIN_FILLS,
     OIO_OPERATOR,
     UNHELD,
     WSAT_SERIES,
@@ -32,6 +35,7 @@ from tkperf.api import (
     Tracking,
     UsageError,
     duration,
+    floor_bytes,
     format_bs,
     parse_block_sizes,
     parse_duration,
@@ -199,7 +203,7 @@ class WriteSaturationTest(TestType):
                "--wsat-access sequential)", parse=_one_size, format=format_bs, default=4096, metavar="SIZE"),
         Option("wsat_steady", ("--wsat-steady",),
                "also stop WSAT at steady state: 20/10 on 5 points --wsat-steady-spacing apart, "
-               "checked only after one drive fill (default: run to the time or TGBW limit)",
+               "checked only after two drive fills (default: run to the time or TGBW limit)",
                switch=True, default=False),
         # Stored in the same field: old command lines keep working, and old
         # result files (wsat_steady=true: they stopped at steady state) load.
@@ -221,7 +225,7 @@ class WriteSaturationTest(TestType):
                      numjobs=opts.numjobs, iodepth=opts.iodepth)
         params = {"block_size": format_bs(w.bs), "access": w.access}
         stream = WsatStream(job, w.interval, stop_bytes=w.tgbw_bytes(capacity),
-                        steady_stop=w.steady, steady_after_bytes=capacity, series=SERIES,
+                        steady_stop=w.steady, steady_after_bytes=floor_bytes(capacity), series=SERIES,
                         steady_spacing_s=w.steady_spacing)
         return [Plan(
             key=self.name, shape=stream,
@@ -231,7 +235,7 @@ class WriteSaturationTest(TestType):
                     "iodepth": str(opts.iodepth), "interval": str(w.interval),
                     "time_limit": str(w.time), "tgbw": w.tgbw,
                     "steady_stop": "true" if w.steady else "false",
-                    "steady_spacing": str(stream.steady_every * w.interval)},
+                    "steady_spacing": str(stream.steady_every * w.interval), MIN_FILLS: str(FILLS)},
         )]
 
     def headline(self, test: TestRun) -> List[Figure]:
