@@ -173,9 +173,10 @@ def test_a_test_range_larger_than_the_device_is_named_at_the_size_used(tmp_path,
     c = conformance.of_settings(stored(("iops",), "pts-c-1.1", active_range=80, test_range=8 * GiB), small)
     used = pts.tested_bytes(small.size_bytes, 80, 8 * GiB)
     assert used == 409 * 1024 * 1024  # 80% of 512 MiB, down to whole MiB
-    (said,) = c.deviations
+    (segments, said) = c.deviations
     assert said == (f"test range 8 GiB asked, but the device's active range holds only {used:,} bytes: the tests "
                     f"use {used:,} bytes instead of the SNIA PTS-C 1.1 test range")
+    assert "not the 2,048 ActiveRange segments" in segments
     # the dry run's header line gives the same size, in the same words
     out = dry_run(tmp_path, capsys, "--pts", "pts-c-1.1", "--tests", "iops", "--active-range", "80",
                   "--test-range", "8g", size="512m")

@@ -115,3 +115,28 @@ def test_an_imported_tkperf_wsat_is_said_to_measure_no_cliff(tmp_path, capsys):
     tp_only = store.load(path)
     tp_only.tests = [t for t in tp_only.tests if t.type == "tp"]
     assert conformance.imported_caveats(tp_only) == []
+
+
+# --- item 3: the PTS-C 1.1 test range is one span, not 2,048 ActiveRange segments -----------------
+
+def test_the_pts_c_1_1_test_range_is_said_to_be_one_span(tmp_path, capsys):
+    from tkperf.cli import main
+    from tkperf.report import header
+
+    opts = build({"tests": ("iops", "tp", "lat")}, pts="pts-c-1.1").to_dict()
+    assert conformance.of_settings(opts, BLOCK).conformant  # the revision's defaults: the whole range
+    ranged = build({"tests": ("iops", "tp", "lat"), "active_range": 80, "test_range": 8 << 30},
+                   pts="pts-c-1.1").to_dict()
+    assert conformance.of_settings(ranged, BLOCK).deviations == (
+        "the test range is one span at the start of the LBA range, not the 2,048 ActiveRange segments spread "
+        "randomly across the active range that SNIA PTS-C 1.1 defines for IOPS, TP and LAT",)
+    # the SNIA header's "AR Segments" field: N/A over the whole active range, one span with a test range
+    run = RunResult(name="r", started="", device=BLOCK, host=HostInfo(), options=ranged, tests=[])
+    fields = dict(header.setup_fields(run, TestRun("iops", "iops", "", "", "")))
+    assert fields["AR Segments"].startswith("1: one contiguous span at the start of the LBA range")
+    run.options = opts
+    assert dict(header.setup_fields(run, TestRun("iops", "iops", "", "", "")))["AR Segments"].startswith("N/A")
+    # the dry run says it too
+    assert main(["ssd", "run", str(tmp_path / "img"), "--size", "20g", "--dry-run", "--pts", "pts-c-1.1",
+                 "--tests", "iops", "--active-range", "80", "--test-range", "8g"]) == 0
+    assert "not the 2,048 ActiveRange segments" in capsys.readouterr().out

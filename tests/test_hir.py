@@ -228,9 +228,9 @@ class RecordedFio(FioBackend):
         if len(jobs) == 1:
             j = jobs[0]
             v = self.iops.pop(0)
-            # 64 MiB a round: a drive fill (256 MiB) written after round 4, before the window of rounds 3-7
+            # 128 MiB a round: two drive fills (2 x 256 MiB) written after round 4, before the window of rounds 3-7
             return [Workload(j.name, j.rw, j.bs, 0, 1, j.iodepth, 1000,
-                             write=IoStats(iops=v, ios=int(v), io_bytes=64 * MiB))], 1.0
+                             write=IoStats(iops=v, ios=int(v), io_bytes=128 * MiB))], 1.0
         report = first_json_object(open(recorded("fio-3.33-hir-rate.json")).read())
         names = ("hir-idle-2s", "hir-return-2s")
         got = parse_jobs(report, {n: j.spec() for n, j in zip(names, jobs)})
