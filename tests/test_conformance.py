@@ -117,7 +117,12 @@ def test_result_deviations_each_alone():
     not_steady = result()
     not_steady.tests[0].steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
     assert not not_steady.tests[0].steady.steady
-    assert conformance.of_run(not_steady).deviations == ("iops: no steady state within 5 rounds",)
+    # one tracked variable: named too (issue 43 item 9)
+    assert conformance.of_run(not_steady).deviations == (
+        "iops: no steady state within 5 rounds (not steady: RND 4k 0/100 IOPS)",)
+    from tkperf.report import summary
+
+    assert summary.as_dict(not_steady)["tests"][0]["not_steady_variables"] == ["RND 4k 0/100 IOPS"]
 
     weak_purge = result()
     weak_purge.tests[0].purge = PurgeRecord("auto", "discard", 0.1, False, "blkdiscard", "not a PTS PURGE")

@@ -76,7 +76,7 @@ def lines(run: RunResult, micro: str = "µs") -> List[str]:
                        + ", ".join(_shown(f, micro) for f in fob))
         first = round1_figures(t)
         if first:
-            out.append(f"  {'':<9} round 1, after WIPC (not FOB): "
+            out.append(f"  {'':<9} round 1, {words.round1_after(t)} (not FOB): "
                        + ", ".join(_shown(f, micro) for f in first))
     return out
 

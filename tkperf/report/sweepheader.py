@@ -95,7 +95,9 @@ def _wdpc_fields(ctx: ReportContext, test: TestRun, top: str) -> Tuple[Tuple[str
     done = (f"{plural(len(s), 'round')}, " + ("steady" if v is not None and v.steady else "NOT steady")
             + (f" (rounds {v.first_round}-{v.last_round})" if v is not None and v.rounds else "")
             if s is not None and len(s) else "not run")
-    return (("Preconditioning", f"workload dependent, before the rounds: RND {p.get('prewrite_mix', '0/100')} at "
+    what = (f"the JEDEC mix's transfer sizes and zones, writes only ({p.get('prewrite_mix', '0/100')})"
+            if test.type == "cbw" else f"RND {p.get('prewrite_mix', '0/100')}")
+    return (("Preconditioning", f"workload dependent, before the rounds: {what} at "
                                 f"the highest OIO ({top}) in rounds of {_minutes(p.get(st.WDPC_ROUND_PARAM, ''))}, "
                                 f"the IOPS of each round's first {p.get('wdpc_tracked_s', NA)} s tracked, until "
                                 f"20/10 holds: {done}"),)

@@ -94,6 +94,10 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     if pattern != "random":
         out.append(f"data pattern {pattern} instead of random (incompressible) data: a drive that "
                    "compresses or deduplicates would look faster than it is")
+    elif options.get("refill_buffers") == "false" and profile != "hdd":
+        out.append("data pattern: fio's random buffers reused (scrambled, not refilled: mostly, not wholly "
+                   "incompressible) instead of the PTS's random data; refill_buffers makes it wholly "
+                   "incompressible")
     out += rev.range_deviations(_int(options.get("active_range")), _int(options.get("test_range")) or 0,
                                 device.size_bytes or 0)
     want = "on" if rev.wce else "off"
