@@ -94,7 +94,7 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     if pattern != "random":
         out.append(f"data pattern {pattern} instead of random (incompressible) data: a drive that "
                    "compresses or deduplicates would look faster than it is")
-    elif options.get("refill_buffers") == "false" and profile != "hdd":
+    elif options.get("refill_buffers") == "false" and profile != "hdd" and not _all_refill(options):
         out.append("data pattern: fio's random buffers reused (scrambled, not refilled: mostly, not wholly "
                    "incompressible) instead of the PTS's random data; refill_buffers makes it wholly "
                    "incompressible")
@@ -106,6 +106,13 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
         out.append(f"write cache {'kept as found' if wc == 'keep' else 'set ' + wc} "
                    f"({rev.title} requires {rev.write_cache})")
     return out
+
+
+def _all_refill(options: Mapping[str, str]) -> bool:
+    """Whether every chosen test writes new random data whatever the run's
+    ``refill_buffers`` (a type whose ``refills_buffers`` is true: CBW)."""
+    kinds = [registry.get(n) for n in options.get("tests", "").split(",") if n]
+    return bool(kinds) and all(getattr(k, "refills_buffers", False) for k in kinds)
 
 
 def _tests(options: Mapping[str, str], before_run: bool = False) -> List[str]:
