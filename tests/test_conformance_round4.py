@@ -140,3 +140,24 @@ def test_the_pts_c_1_1_test_range_is_said_to_be_one_span(tmp_path, capsys):
     assert main(["ssd", "run", str(tmp_path / "img"), "--size", "20g", "--dry-run", "--pts", "pts-c-1.1",
                  "--tests", "iops", "--active-range", "80", "--test-range", "8g"]) == 0
     assert "not the 2,048 ActiveRange segments" in capsys.readouterr().out
+
+
+# --- item 9: minor labels ---------------------------------------------------------------------------------
+
+def test_mixed_sweep_tracking_says_which_iops_and_round_1_follows_the_wdpc():
+    import os
+
+    from tkperf import store
+    from tkperf.report import summary, words
+    from tkperf.report.sweepheader import _mixed_tracking
+
+    golden = os.path.join(os.path.dirname(__file__), "data", "golden", "inputs")
+    cbw = store.load(os.path.join(golden, "cbw.xml"))
+    (t,) = cbw.tests
+    assert _mixed_tracking(t).startswith("; read + write IOPS") and "judges the point's write IOPS" in _mixed_tracking(t)
+    assert words.round1_after(t) == "after WIPC and WDPC"  # PTS 2.0 CBW: the WDPC ran before round 1
+    assert any("round 1, after WIPC and WDPC (not FOB)" in ln for ln in summary.lines(cbw))
+    dirth = store.load(os.path.join(golden, "dirth.xml")).tests[0]
+    assert _mixed_tracking(dirth) == ""  # RND 4k 0/100: write IOPS are the IOPS
+    iops = store.load(os.path.join(os.path.dirname(__file__), "..", "examples", "example-ssd.xml")).test("iops")
+    assert words.round1_after(iops) == "after WIPC"

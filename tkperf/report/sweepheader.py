@@ -29,12 +29,24 @@ def _minutes(text: str) -> str:
     return duration(float(text), rough=True) if text.isdigit() else NA
 
 
+def _mixed_tracking(test: TestRun) -> str:
+    """What a mixed tracking point's figure is: read + write IOPS, where the
+    PTS 2.0 implementation (Alan-ADATA/SSS-PTS-TEST, ``BlockStorageTestDirth.php``
+    and ``...Cbw.php``) judges the point's write IOPS; '' for a write-only point."""
+    w = next((r.workload(test.tracking_workload) for r in test.rounds
+              if r.workload(test.tracking_workload) is not None), None)
+    if test.type not in ("dirth", "cbw") or test.tracking_metric != "iops" or w is None or w.rwmixread == 0:
+        return ""
+    return ("; read + write IOPS, as the curve is drawn (the PTS 2.0 implementation judges the point's write "
+            "IOPS; with the mix fixed, both move together)")
+
+
 def _steady_fields(ctx: ReportContext, test: TestRun, tracked: str = "") -> Tuple[Tuple[str, str], ...]:
     """The rule's lines, the rounds run, the tracking figure (``tracked`` after
     it) and the verdict: the same under either structure."""
     return (*header_fields(test.params, test),
             ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
-            ("Tracking", tracking_label(test) + tracked),
+            ("Tracking", tracking_label(test) + tracked + _mixed_tracking(test)),
             ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
                              + verdict(test, test.steady)))
 
