@@ -114,6 +114,8 @@ class Progress:
     stream_written: int = 0
     stream_rate: float = 0.0
     stream_iops: float = 0.0
+    #: (written, clock) at the interval before the last: the rate is the last interval's
+    stream_mark: Tuple[int, float] = (0, 0.0)
     once_s: float = 0.0
     once_since: float = 0.0
     #: Seconds planned after the round loop of the test running (a sweep, idle settings).
@@ -152,6 +154,7 @@ class Progress:
         self.kind, self.round, self.done, self.after_rounds_s = "", 0, 0, 0.0
         self.round_walls, self.values, self.steady, self.label = [], [], None, ""
         self.stream_written, self.stream_rate, self.stream_iops = 0, 0.0, 0.0
+        self.stream_mark = (0, 0.0)
         self.live = None
         self.set_phase("start")
         self._emit("test")
@@ -195,12 +198,20 @@ class Progress:
         self.kind = "stream"
         self.stream_limit_s, self.stream_bytes = float(limit_s), stop_bytes
         self.set_phase("interval 1")
+        self.stream_mark = (0, self.phase_since)
         self._emit("stream")
 
     def interval(self, index: int, iops: float, written: int) -> None:
-        elapsed = self.clock() - self.phase_since
+        """An interval of a stream ended (or was completed by fio's last report).
+        The bytes limit's ETA uses the rate of the latest interval, not the
+        mean since the start: through a write cliff the mean keeps the fresh
+        drive's burst and the ETA would go stale (a WSAT said 14 s for 30 s)."""
+        now = self.clock()
+        was_written, was_at = self.stream_mark
+        if written > was_written and now > was_at:
+            self.stream_rate = (written - was_written) / (now - was_at)
+            self.stream_mark = (written, now)
         self.stream_written, self.stream_iops = written, iops
-        self.stream_rate = written / elapsed if elapsed > 0 else 0.0
         self.round = index
         self._emit("interval")
 
