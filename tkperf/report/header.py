@@ -176,7 +176,7 @@ def data_pattern_words(o: Mapping[str, str]) -> str:
     if o.get("refill_buffers") == "true":
         return "random, refill_buffers (new incompressible data for every write)"
     return ("random (fio's random buffers, scrambled on reuse but not refilled: mostly, not wholly "
-            "incompressible; --refill-buffers for fully incompressible data)")
+            "incompressible, so not the PTS's random data; refill_buffers, tkperf's default now, is)")
 
 
 def ar_segments(options) -> str:
