@@ -2,13 +2,14 @@
 normalised) run from a purge to steady state with WSAT's stop rules: one
 continuous job cut into intervals, stopped at the time limit, the total
 written (TGBW) or, with ``--rwsw-wsat-steady``, at steady state (20/10 on 5
-points 30 minutes apart, after one drive fill) -- WSAT's rules and
+points 30 minutes apart, after two drive fills) -- WSAT's rules and
 defaults, under options of its own (docs/rwsw-tests.rst)."""
 from __future__ import annotations
 
 from typing import List
 
 from tkperf.api import (
+    UNHELD,
     Blocks,
     Figure,
     Options,
@@ -20,6 +21,7 @@ from tkperf.api import (
     TestType,
     Tracking,
     dominant_streams,
+    floor_bytes,
     load_capture,
     stored_values,
     tgbw_bytes,
@@ -94,6 +96,8 @@ class RwswWsatPts(PtsRules):
         spacing = test.params.get("steady_spacing", "")
         if reason.startswith("steady state") and spacing != str(PTS_SPACING_S):
             return [f"{test.key}: stopped at steady state judged on points {spacing} s apart, not 30 min"]
+        if reason.startswith(UNHELD):
+            return [f"{test.key}: stopped early for a steady state that its stored figures do not hold"]
         return []
 
 
@@ -112,7 +116,7 @@ class RwswWsatTest(TestType):
         mix = wl.mixed(streams)
         job = wl.job(mix, opts.numjobs, opts.iodepth, cfg.wsat_time, JOB)
         shape = Stream(job, cfg.wsat_interval, stop_bytes=tgbw_bytes(cfg.wsat_tgbw, capacity),
-                       steady_stop=cfg.wsat_steady, steady_after_bytes=capacity, series=SERIES,
+                       steady_stop=cfg.wsat_steady, steady_after_bytes=floor_bytes(capacity), series=SERIES,
                        steady_spacing_s=cfg.wsat_steady_spacing)
         return [Plan(key=self.name, shape=shape, wipc=False,
                      tracking=Tracking(JOB, "iops", "applied workload IOPS per interval"),
