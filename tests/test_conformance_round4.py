@@ -98,7 +98,9 @@ def test_an_imported_tkperf_wsat_is_said_to_measure_no_cliff(tmp_path, capsys):
                     conformance.REPLAYED_WSAT.format(key="wsat")]
     wsat = said[-1]
     assert wsat.startswith("wsat: the original TKperf's WSAT measures no write cliff") and "randrepeat=1" in wsat
-    # the terminal, the JSON and the report
+    # the import, the terminal, the JSON and the report
+    assert main(["import", path, "-o", str(tmp_path / "imported.xml")]) == 0
+    assert f"  warning: {wsat}" in capsys.readouterr().out
     assert main(["show", path]) == 0
     assert wsat in capsys.readouterr().out
     assert main(["show", path, "--json"]) == 0
