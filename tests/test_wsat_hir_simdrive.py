@@ -15,7 +15,8 @@ import pytest
 from conftest import needs_fio
 from tkperf.cli import main
 from tkperf import store
-from tkperf.model.steadystate import evaluate
+from tkperf.kit.shapes import UNHELD
+from tkperf.model.steadystate import evaluate, spaced_steady
 from tkperf.kit.longrounds import written_by_the_test
 from tkperf.verdict import conformance
 
@@ -34,12 +35,23 @@ def test_wsat_steady_stop_on_1_s_points_is_named_by_the_result(simdrive, tmp_pat
     assert rc in (0, 1), rc
     run = store.load(str(out / "w.xml"))
     (t,) = run.tests
-    assert t.stop_reason.startswith("steady state"), t.stop_reason
-    written = float(t.series[next(iter(t.series))].column("io_bytes").sum())
+    s = t.series[next(iter(t.series))]
+    written = float(s.column("io_bytes").sum())
     assert written >= 2 * CAPACITY  # the stop rule is checked only after two fills (issue 43)
     said = conformance.of_run(run).deviations
-    assert ("wsat: stopped at steady state judged on points 1 s apart, not the PTS's 5 points 30 min apart "
-            "(an early stop can hide a later write cliff)") in said
+    # The stop is called steady only if the stored figures (fio's last report merged into the deciding
+    # interval) still pass 20/10 (issue 43 item 1); with 1 s intervals that report often undoes it.  Either
+    # way the result names the early stop.
+    stored = spaced_steady(s.column("iops"), 1, 5)
+    assert t.steady == stored
+    if stored.steady:
+        assert t.stop_reason.startswith("steady state"), t.stop_reason
+        assert ("wsat: stopped at steady state judged on points 1 s apart, not the PTS's 5 points 30 min apart "
+                "(an early stop can hide a later write cliff)") in said
+    else:
+        assert t.stop_reason.startswith(UNHELD), t.stop_reason
+        assert ("wsat: stopped before 24 h or 4x the capacity written for a steady state that its stored figures "
+                "do not hold (fio's final report, merged into the last interval, changed it)") in said
     # the drive did pass its cliff: steady means after it, which the 1 s points cannot tell from a plateau
     assert drive.stats()["first_fg_gc_host_write_bytes"] is not None
 
