@@ -112,7 +112,6 @@ _FORMER_NAMES_END = "tkperf 0.2.0"
 #: :mod:`tkperf.pts`'s, by the module that holds them now.
 _FORMER_ELSEWHERE = {
     "tkperf.durations": ("micro_unit",),
-    "tkperf.kit.shapes": ("REVISED",),
     "tkperf.kit.composite": ("SWEEP_ROUND", "WDPC_SERIES", "WDPC_STOP", "SteadyThenSweep", "SweepRounds",
                              "capture_round", "sweep_round", "wdpc_verdict"),
     "tkperf.fio.intervals": ("Cut", "IntervalCutter", "report_time"),
@@ -127,11 +126,22 @@ _FORMER_ELSEWHERE = {
     "tkperf.pts.sweep.plan": ("sweep_points",),
 }
 
+#: Names API 3.0 exported that are gone, with what took their place: the
+#: steady-state floor of one drive fill became two (``FillFloor``; the SNIA
+#: Primer: FOB "usually only lasts 2 SSD capacity fills"), and a WSAT
+#: interval is no longer printed twice, so nothing is said to be revised.
+_FORMER_GONE = {
+    "OneFillFirst": "tkperf.pts.FillFloor (a floor of two drive fills, no longer one)",
+    "REVISED": "nothing: each interval is printed once, when it is final",
+}
+
 if not TYPE_CHECKING:  # a type checker sees the contract only
     def __getattr__(name: str) -> object:
         """A name API 3.0 exported and the contract no longer holds: served
         from its home, with a warning naming it."""
         from tkperf import pts  # loaded only for a former name
+        if name in _FORMER_GONE:
+            raise AttributeError(f"tkperf.api.{name} is gone since API 3.1; use {_FORMER_GONE[name]}")
         if name in pts.__all__:
             home, where = pts, f"tkperf.pts.{name} (tkperf's own PTS layer, no stability promise)"
         else:
@@ -148,7 +158,7 @@ if not TYPE_CHECKING:  # a type checker sees the contract only
         (tkperf loads its own modules by import statements only)."""
         from tkperf import durations
         from tkperf.fio import intervals, output
-        from tkperf.kit import composite, shapes
+        from tkperf.kit import composite
         from tkperf.pts.hdd import cells as hdd_cells
         from tkperf.pts.hdd import report as hdd_report
         from tkperf.pts.matrix import report as matrix_report
@@ -156,7 +166,7 @@ if not TYPE_CHECKING:  # a type checker sees the contract only
         from tkperf.render import blocks
         from tkperf.report import qos, steady
         return {"tkperf.durations": durations, "tkperf.fio.intervals": intervals, "tkperf.fio.output": output,
-                "tkperf.kit.composite": composite, "tkperf.kit.shapes": shapes, "tkperf.pts.hdd.cells": hdd_cells,
+                "tkperf.kit.composite": composite, "tkperf.pts.hdd.cells": hdd_cells,
                 "tkperf.pts.hdd.report": hdd_report, "tkperf.pts.matrix.report": matrix_report,
                 "tkperf.pts.sweep.plan": sweep_plan, "tkperf.render.blocks": blocks, "tkperf.report.qos": qos,
                 "tkperf.report.steady": steady}[dotted]

@@ -117,7 +117,12 @@ def test_result_deviations_each_alone():
     not_steady = result()
     not_steady.tests[0].steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
     assert not not_steady.tests[0].steady.steady
-    assert conformance.of_run(not_steady).deviations == ("iops: no steady state within 5 rounds",)
+    # one tracked variable: named too (issue 43 item 9)
+    assert conformance.of_run(not_steady).deviations == (
+        "iops: no steady state within 5 rounds (not steady: RND 4k 0/100 IOPS)",)
+    from tkperf.report import summary
+
+    assert summary.as_dict(not_steady)["tests"][0]["not_steady_variables"] == ["RND 4k 0/100 IOPS"]
 
     weak_purge = result()
     weak_purge.tests[0].purge = PurgeRecord("auto", "discard", 0.1, False, "blkdiscard", "not a PTS PURGE")
@@ -334,3 +339,61 @@ def test_bad_revision_options(argv, message, tmp_path, capsys):
     assert main(["ssd", "run", str(tmp_path / "f"), "--size", "64m", "--dry-run", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+# --- issue 43: reused random buffers, imported TKperf results, WSAT's window -------------------------
+
+REUSED = ("data pattern: fio's random buffers reused (scrambled, not refilled: mostly, not wholly incompressible) "
+          "instead of the PTS's random data; refill_buffers makes it wholly incompressible")
+
+
+@pytest.mark.parametrize("tests, profile, named", [
+    (("iops",), "ssd", True), (("cbw", "iops"), "ssd", True),  # IOPS writes the run's buffers
+    (("cbw",), "ssd", False),  # every CBW job refills its own buffers
+    (("hdd-iops",), "hdd", False),  # not a PTS run at all: said once as such
+])
+def test_reused_random_buffers_are_a_deviation(tests, profile, named):
+    given = options.build({"tests": tests, "refill_buffers": False}).to_dict()
+    assert given["refill_buffers"] == "false"
+    found = conformance.of_settings(given, BLOCK, profile).deviations
+    assert (REUSED in found) is named, found
+    # the default refills: no such deviation
+    default = options.build({"tests": tests}).to_dict()
+    assert default["refill_buffers"] == "true" and REUSED not in conformance.of_settings(default, BLOCK, profile).deviations
+    # a file that does not record the option is not judged on it
+    del given["refill_buffers"]
+    assert REUSED not in conformance.of_settings(given, BLOCK, profile).deviations
+
+
+def test_imported_tkperf_results_carry_their_replay_caveats_whole():
+    run = result()
+    run.tests.append(TestRun("wsat", "wsat", "wsat-rnd-4k-0-100", "write.iops", "", status="complete"))
+    run.tests.append(TestRun("tp", "tp-1024k", "seq-1024k-w", "write.bw_bytes", "", status="complete"))
+    run.tests.append(TestRun("lat", "lat", "rnd-4k-0-100", "write.lat_mean_us", "", status="complete"))
+    assert conformance.imported_caveats(run) == []  # tkperf's own run
+    run.facts = {"imported": {"tool": "TKperf", "version": "2.2"}}
+    iops_words = ("iops: each round of the original TKperf ran every workload as a new fio process with fio's "
+                  "default randrepeat=1, so its random workloads repeat the same offsets every round")
+    wsat_words = ("wsat: the original TKperf's WSAT measures no write cliff: each of its rounds is a new fio "
+                  "process with fio's default randrepeat=1 (and no norandommap), so every round rewrites round 1's "
+                  "offsets in the same order (on tkperf's emulated SSD: 4.2 capacities written, 91.9% of the LBAs "
+                  "touched, no garbage collection, every round at burst speed); its figures are not random-write "
+                  "saturation")
+    assert conformance.imported_caveats(run) == [iops_words, wsat_words, iops_words.replace("iops:", "lat:", 1)]
+    assert conformance.of_run(run).deviations[1:] == (iops_words, wsat_words, iops_words.replace("iops:", "lat:", 1))
+    run.facts = {"imported": {"tool": "OtherTool"}}
+    assert conformance.imported_caveats(run) == []
+
+
+def test_the_25_round_rule_is_for_round_tests_only():
+    late = result()
+    t = late.tests[0]
+    t.steady = evaluate(list(range(22, 27)), [100.0] * 5)
+    assert conformance.late_window(t)  # rounds 22-26: after round 25
+    t.steady = evaluate(list(range(21, 26)), [100.0] * 5)
+    assert not conformance.late_window(t)  # ends at round 25 exactly
+    wsat = TestRun("wsat", "wsat", "wsat-rnd-4k-0-100", "write.iops", "", status="complete")
+    wsat.steady = evaluate(list(range(22, 27)), [100.0] * 5)
+    assert not conformance.late_window(wsat)  # interval numbers, not rounds
+    t.steady = None
+    assert not conformance.late_window(t)

@@ -123,10 +123,13 @@ def test_compressible_compresses_about_as_asked(tmp_path):
     assert "buffer_compress_percentage=50" in log and "refill_buffers=1" in log
 
 
+@pytest.mark.parametrize("argv", [(), ("--refill-buffers",)])
 @needs_fio
-def test_random_with_refill_does_not_compress(tmp_path, capsys):
-    # fio's reused (scrambled) buffers compress by a few percent; refilled ones do not
-    xml, data = run_on(tmp_path, "random", "--refill-buffers")
+def test_random_with_refill_does_not_compress(tmp_path, capsys, argv):
+    # fio's reused (scrambled) buffers compress by a few percent; refilled ones do not, and are the default
+    xml, data = run_on(tmp_path, "random", *argv)
+    assert store.load(str(xml)).options["refill_buffers"] == "true"
+    assert "refill_buffers=1" in (xml.parent / "t.log").read_text()
     data = written(data)
     assert len(zlib.compress(data, 6)) / len(data) > 0.99
     run = store.load(str(xml))
@@ -134,3 +137,17 @@ def test_random_with_refill_does_not_compress(tmp_path, capsys):
     out = tmp_path / "rep"
     assert main(["report", str(xml), "--outdir", str(out), "--format", "rst", "-q"]) == 0
     assert "- random, refill\\_buffers (new" in (out / "t.rst").read_text()  # the header's data pattern
+
+
+@needs_fio
+def test_reused_buffers_are_named_in_the_verdict(tmp_path):
+    # --no-refill-buffers: fio's buffers reused, scrambled only; they compress, and the verdict says so
+    xml, data = run_on(tmp_path, "random", "--no-refill-buffers")
+    assert len(zlib.compress(data, 6)) / len(data) < 0.99
+    run = store.load(str(xml))
+    assert run.options["refill_buffers"] == "false"
+    assert "refill_buffers=1" not in (xml.parent / "t.log").read_text()
+    said = [d for d in conformance.of_run(run).deviations if d.startswith("data pattern")]
+    assert said == ["data pattern: fio's random buffers reused (scrambled, not refilled: mostly, not wholly "
+                    "incompressible) instead of the PTS's random data; refill_buffers makes it wholly "
+                    "incompressible"]

@@ -228,9 +228,9 @@ class RecordedFio(FioBackend):
         if len(jobs) == 1:
             j = jobs[0]
             v = self.iops.pop(0)
-            # 64 MiB a round: a drive fill (256 MiB) written after round 4, before the window of rounds 3-7
+            # 128 MiB a round: two drive fills (2 x 256 MiB) written after round 4, before the window of rounds 3-7
             return [Workload(j.name, j.rw, j.bs, 0, 1, j.iodepth, 1000,
-                             write=IoStats(iops=v, ios=int(v), io_bytes=64 * MiB))], 1.0
+                             write=IoStats(iops=v, ios=int(v), io_bytes=128 * MiB))], 1.0
         report = first_json_object(open(recorded("fio-3.33-hir-rate.json")).read())
         names = ("hir-idle-2s", "hir-return-2s")
         got = parse_jobs(report, {n: j.spec() for n, j in zip(names, jobs)})
@@ -349,7 +349,7 @@ def test_hir_end_to_end(loopdev, tmp_path, capsys):
     run = store.load(xml)
     (t,) = run.tests
     assert run.status == "complete" and t.purge is not None and t.wipc is None  # HIR skips the WIPC
-    assert t.params["wipc"] == "no" and t.params["round_s"] == "1" and t.params["steady_min_written"] == str(256 * MiB)
+    assert t.params["wipc"] == "no" and t.params["round_s"] == "1" and t.params["steady_min_written"] == str(2 * 256 * MiB)
     view_of(KIND).check_data(t)
     ss = settings(t)
     assert [s.idle_s for s in ss] == [1, 2] and [r.index for r in t.rounds] == [1, 2, 3, 4, 5]
@@ -386,7 +386,8 @@ def test_hir_end_to_end(loopdev, tmp_path, capsys):
     text = (rep / "a.rst").read_text()
     for words in ("Host Idle Recovery", "Recovery per idle setting", "Write-period IOPS per idle setting against",
                   "IOPS over time", "Idle 2 s", "Write periods and idle gaps", "2 of 2", "Measurement window",
-                  "HIR skips the WIPC", "at least one drive fill (0.3 GB)", "Round 1", "not FOB"):
+                  "HIR skips the WIPC", "at least 2 drive fills (0.5 GB)", "FOB usually lasts 2 fills", "Round 1",
+                  "not FOB"):
         assert words in text
     plots = {p.name: p.stat().st_size for p in (rep / "a-plots").iterdir()}
     for what in ("gain", "iops-vs-idle", "timeline", "idle-1s", "idle-2s", "convergence", "window"):

@@ -222,3 +222,20 @@ def test_quiet_prints_nothing_and_keeps_no_debug_detail(loopdev, tmp_path):
     assert res.stderr == ""
     log = (out / "p.log").read_text()
     assert "[lat] round 1: " in log and "steady state over rounds" not in log
+
+
+def test_stream_eta_follows_the_latest_interval_through_a_cliff():
+    # 10 s at 100 MB/s, then 10 s at 10 MB/s: 3 GB to write.  The mean since the start (55 MB/s) would
+    # say 49 s left; the drive writes 10 MB/s now, so 190 s are (issue 43 item 9)
+    clock = Clock()
+    prog = ep.Progress(window=5, max_rounds=25, clock=clock)
+    prog.run_started([ep.PlannedTest("wsat", 100.0, 100.0)])
+    prog.test_started("wsat")
+    prog.stream_started(3600.0, int(3e9))
+    written = 0
+    for rate in [100e6] * 10 + [10e6] * 10:
+        clock.now += 1.0
+        written += int(rate)
+        prog.interval(1, 0.0, written)
+    assert written == int(1.1e9)
+    assert prog.eta() == (190.0, 190.0)

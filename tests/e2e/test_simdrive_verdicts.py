@@ -85,6 +85,9 @@ def test_wsat_fob_cliff_and_bytes_are_the_models(simdrive, tmp_path, monkeypatch
     assert stream.delta("host_write_bytes") == io_bytes.sum() == sum(x.host_bytes for x in truth)
     assert stream.delta("host_read_bytes") <= 1 * MiB and stream.delta("host_trim_bytes") == 0
     assert sum(x.fio_ios for x in truth) == sum(x.ios for x in truth) == s.column("ios").sum()
+    # Each interval counts the I/Os that completed in it (its bytes over 4 KiB), not those fio issued
+    # (its total_ios, up to the queue depth ahead: the first interval high, the last low).
+    assert [int(n) * 4096 for n in s.column("ios")] == [int(b) for b in io_bytes]
 
     # The cliff: the model's first foreground GC, placed on tkperf's TGBW axis.
     first = stream.after["first_fg_gc_host_write_bytes"]

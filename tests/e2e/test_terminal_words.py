@@ -1,6 +1,6 @@
 """Words on the terminal: µs where the output can show it, figures whose
 report label needs the report's explanation explained, and each WSAT
-interval printed once (a revision of the last one said to be one)."""
+interval printed once, with the figure stored."""
 from __future__ import annotations
 
 import io
@@ -44,12 +44,14 @@ def test_wsat_prints_each_interval_once(loopdev, tmp_path, caplog):
     assert main(["ssd", "run", loopdev, "--quick", "--tests", "wsat", "--yes", "--no-report",
                  "--outdir", str(tmp_path / "o"), "--name", "w"]) == 0
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[wsat] interval")]
-    plain = [int(m.group(1)) for ln in lines if "revised" not in ln
-             for m in [re.match(r"\[wsat\] interval (\d+):", ln)] if m]
-    assert plain and len(plain) == len(set(plain)), lines
-    revised = [ln for ln in lines if "revised" in ln]
-    assert all(re.match(r"\[wsat\] interval \d+ \(revised: fio's final report merged into it\):", ln)
-               for ln in revised), revised
+    printed = [(int(m.group(1)), float(m.group(2).replace(",", ""))) for ln in lines
+               for m in [re.match(r"\[wsat\] interval (\d+): ([\d,.]+) IOPS", ln)] if m]
+    assert len(printed) == len(lines) and not any("revised" in ln for ln in lines), lines
+    (t,) = store.load(str(tmp_path / "o" / "w.xml")).tests
+    stored = t.series["intervals"].column("iops")
+    # each interval once, in order, with the figure stored (printed when final, fio's last report merged in)
+    assert [n for n, _ in printed] == list(range(1, len(stored) + 1)), lines
+    assert all(abs(v - float(w)) <= 1.0 for (_, v), w in zip(printed, stored)), (printed, stored.tolist())
 
 
 # --- one unit word, on a UTF-8 terminal (issue 48 item 1) -------------------------------

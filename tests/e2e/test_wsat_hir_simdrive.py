@@ -5,9 +5,9 @@ write cliff comes after one capacity (plus its spare blocks) written:
   PTS's 30 min, is named as a deviation by the result, not just by the
   dry run;
 * HIR with ``--hir-wipc``: the WIPC's sequential fill does not count
-  toward the one-fill floor, so no steady state is declared before the
-  test's own random writes reach the capacity (before, the WIPC alone met
-  the floor before round 1)."""
+  toward the fill floor (two capacities since issue 43), so no steady
+  state is declared before the test's own random writes reach it (before,
+  the WIPC alone met the floor before round 1)."""
 from __future__ import annotations
 
 import pytest
@@ -15,7 +15,8 @@ import pytest
 from conftest import needs_fio
 from tkperf.cli import main
 from tkperf import store
-from tkperf.model.steadystate import evaluate
+from tkperf.kit.shapes import UNHELD
+from tkperf.model.steadystate import evaluate, spaced_steady
 from tkperf.kit.longrounds import written_by_the_test
 from tkperf.verdict import conformance
 
@@ -34,12 +35,23 @@ def test_wsat_steady_stop_on_1_s_points_is_named_by_the_result(simdrive, tmp_pat
     assert rc in (0, 1), rc
     run = store.load(str(out / "w.xml"))
     (t,) = run.tests
-    assert t.stop_reason.startswith("steady state"), t.stop_reason
-    written = float(t.series[next(iter(t.series))].column("io_bytes").sum())
-    assert written >= CAPACITY  # the stop rule is checked only after one fill
+    s = t.series[next(iter(t.series))]
+    written = float(s.column("io_bytes").sum())
+    assert written >= 2 * CAPACITY  # the stop rule is checked only after two fills (issue 43)
     said = conformance.of_run(run).deviations
-    assert ("wsat: stopped at steady state judged on points 1 s apart, not the PTS's 5 points 30 min apart "
-            "(an early stop can hide a later write cliff)") in said
+    # The stop is called steady only if the stored figures (fio's last report merged into the deciding
+    # interval) still pass 20/10 (issue 43 item 1); with 1 s intervals that report often undoes it.  Either
+    # way the result names the early stop.
+    stored = spaced_steady(s.column("iops"), 1, 5)
+    assert t.steady == stored
+    if stored.steady:
+        assert t.stop_reason.startswith("steady state"), t.stop_reason
+        assert ("wsat: stopped at steady state judged on points 1 s apart, not the PTS's 5 points 30 min apart "
+                "(an early stop can hide a later write cliff)") in said
+    else:
+        assert t.stop_reason.startswith(UNHELD), t.stop_reason
+        assert ("wsat: stopped before 24 h or 4x the capacity written for a steady state that its stored figures "
+                "do not hold (fio's final report, merged into the last interval, changed it)") in said
     # the drive did pass its cliff: steady means after it, which the 1 s points cannot tell from a plateau
     assert drive.stats()["first_fg_gc_host_write_bytes"] is not None
 
@@ -61,12 +73,13 @@ def test_hir_with_wipc_is_not_steady_before_its_own_writes_fill_the_drive(simdri
     assert steady is not None and steady.steady, [r.index for r in t.rounds]
     rounds = [r for r in t.rounds if r.index <= steady.last_round]
     own = [sum(w.write.io_bytes for w in r.workloads) for r in rounds]
-    # steady only once the test's own random writes reached the capacity (the WIPC's fill not counted) ...
-    assert sum(own) >= HIR_CAPACITY > sum(own[:-1]), own
+    # steady only once the test's own random writes reached two capacities (the WIPC's fill not counted) ...
+    assert sum(own) >= 2 * HIR_CAPACITY, own
     assert written_by_the_test(t) == sum(sum(w.write.io_bytes for w in r.workloads) for r in t.rounds)
-    # ... while 20/10 alone held on an earlier window, when the WIPC had long filled the drive: the floor
-    # counted as before (WIPC included) would have ended the rounds there
+    # ... while 20/10 alone held on an earlier window, ending before the floor, when the WIPC had long
+    # filled the drive: the floor counted as before (WIPC included) would have ended the rounds there
     values = [(r.index, r.workloads[0].write.iops) for r in rounds]
     earlier = [k for k in range(5, len(values)) if evaluate([i for i, _ in values[k - 5:k]],
-                                                            [v for _, v in values[k - 5:k]], 5).steady]
+                                                            [v for _, v in values[k - 5:k]], 5).steady
+               and sum(own[:k]) < 2 * HIR_CAPACITY]
     assert earlier, [round(v) for _, v in values]

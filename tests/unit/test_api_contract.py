@@ -181,7 +181,10 @@ def test_former_names_are_served_with_a_warning() -> None:
     assert "tkperf.kit.composite.SteadyThenSweep" in str(seen[0].message)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert all(hasattr(api, name) for name in API_30)
+        assert all(hasattr(api, name) for name in set(API_30) - {"OneFillFirst", "REVISED"})
+    for gone, instead in (("OneFillFirst", "FillFloor"), ("REVISED", "printed once")):  # API 3.1 replaced these
+        with pytest.raises(AttributeError, match=instead):
+            getattr(api, gone)
     with pytest.raises(AttributeError):
         api.no_such_name  # type: ignore[attr-defined]  # noqa: B018
 

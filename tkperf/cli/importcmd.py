@@ -20,6 +20,7 @@ from tkperf.model import ranges
 from tkperf.model.results import RunResult
 from tkperf.store.legacy import tkperf2, tkperf2_run
 from tkperf.store.xml_read import check_head
+from tkperf.verdict import conformance
 
 SUFFIX = ".tkperf.xml"
 
@@ -56,6 +57,7 @@ def lines(run: RunResult, old: str, new: str) -> List[str]:
         else:
             out.append(f"  steady state {key}: TKperf's verdict and tkperf's 20/10 check DISAGREE; "
                        f"tkperf's verdict ({state}) is used (the report's run notes say why)")
+    out += [f"  warning: {w}" for w in conformance.imported_caveats(run)]
     out.append("  not recorded: " + "; ".join(info["not_recorded"]))
     if info.get("control_characters_replaced"):
         out.append("  control characters replaced by U+FFFD in "

@@ -68,7 +68,11 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                    help="data written: random (incompressible, the PTS's; default), compressible:PCT "
                         "(fio buffer_compress_percentage with refill_buffers) or zero (zero_buffers)")
     p.add_argument("--refill-buffers", "-rfb", action="store_true", default=None,
-                   help="new random data for every write (for controllers that compress)")
+                   help="new random data for every write: wholly incompressible, the PTS's random data "
+                        "(the default; accepted for old command lines)")
+    p.add_argument("--no-refill-buffers", dest="refill_buffers", action="store_false", default=None,
+                   help="reuse fio's random buffers (scrambled, not refilled: mostly, not wholly "
+                        "incompressible; less CPU per write); a deviation from the PTS's random data")
     p.add_argument("--latency-histograms", action="store_true", default=None,
                    help="keep every workload's response-time histogram (fio json+ bins) for every "
                         "test: histogram, confidence plot and nines table in the report (LAT always keeps them)")

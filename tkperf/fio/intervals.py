@@ -6,6 +6,10 @@ stopped) usually comes a fraction of an interval after the one before; such
 a short tail would stand as a noisy point, so it is merged into the interval
 before it, which is then measured again from the cut before it and replaces
 that interval's row.
+
+An interval's I/Os are the I/Os *completed* in it (fio's ``total_ios``
+counts them as issued; :func:`tkperf.fio.output.cumulative_write`), and
+its mean response time is weighted by those completions.
 """
 from __future__ import annotations
 
@@ -52,7 +56,6 @@ class _Mark:
     io_bytes: float
     lat_sum: float
     lat_n: float
-    lat_samples: float
     at: float
 
 
@@ -61,16 +64,20 @@ class IntervalCutter:
 
     ``start`` is when the stream started (``time.monotonic()`` seconds,
     the clock ``feed``'s ``at`` must use too); by default, now.
+    ``block_size``: the job's one block size (0: several, or unknown), by
+    which its completed bytes count its completed I/Os exactly.
     """
 
-    def __init__(self, job_name: str, interval_s: float, start: Optional[float] = None) -> None:
+    def __init__(self, job_name: str, interval_s: float, start: Optional[float] = None,
+                 block_size: int = 0) -> None:
         if interval_s <= 0:
             raise ValueError("the interval must be positive")
         self.job_name = job_name
+        self.block_size = int(block_size)
         self.interval_s = float(interval_s)
         # Only the last two cuts matter (a merge goes back one): the memory
         # stays the same however long the stream.
-        self._last = _Mark(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, time.monotonic() if start is None else float(start))
+        self._last = _Mark(0.0, 0.0, 0.0, 0.0, 0.0, time.monotonic() if start is None else float(start))
         self._before: Optional[_Mark] = None  # the cut before _last (None at the start)
         self.count = 0  #: intervals cut so far
 
@@ -82,14 +89,13 @@ class IntervalCutter:
             err = int(j.get("error", 0) or 0)
             if err:
                 raise FioError(f"fio reported I/O error {err} ({os.strerror(err)}) in {self.job_name}")
-        parts = [cumulative_write(j) for j in jobs]
+        parts = [cumulative_write(j, self.block_size) for j in jobs]
         if len(parts) == 1:
             return parts[0]
         # The same job reported once per clone (no group_reporting): sum them.
         return dict(runtime_ms=max(p["runtime_ms"] for p in parts),
                     ios=sum(p["ios"] for p in parts), io_bytes=sum(p["io_bytes"] for p in parts),
-                    lat_sum=sum(p["lat_sum"] for p in parts), lat_n=sum(p["lat_n"] for p in parts),
-                    lat_samples=sum(p["lat_samples"] for p in parts))
+                    lat_sum=sum(p["lat_sum"] for p in parts), lat_n=sum(p["lat_n"] for p in parts))
 
     def feed(self, report: dict, at: float) -> Optional[Cut]:
         """The interval ``report`` ends, or None (not this job's, nothing new).
@@ -99,8 +105,7 @@ class IntervalCutter:
         totals = self._totals(report)
         if totals is None:
             return None
-        mark = _Mark(totals["runtime_ms"], totals["ios"], totals["io_bytes"], totals["lat_sum"], totals["lat_n"],
-                     totals.get("lat_samples", totals["lat_sum"]), at)
+        mark = _Mark(totals["runtime_ms"], totals["ios"], totals["io_bytes"], totals["lat_sum"], totals["lat_n"], at)
         last = self._last
         if mark.runtime_ms <= last.runtime_ms:
             return None  # no new run time: nothing to measure
@@ -115,10 +120,8 @@ class IntervalCutter:
         d_ms = mark.runtime_ms - base.runtime_ms
         d_ios = mark.ios - base.ios
         d_bytes = mark.io_bytes - base.io_bytes
-        lat_mean = (mark.lat_sum - base.lat_sum) / d_ios if d_ios > 0 else 0.0
-        if lat_mean < 0:  # counts and latency samples parted (fio's report as it is stopped): the samples'
-            d_n = mark.lat_n - base.lat_n
-            lat_mean = max(0.0, (mark.lat_samples - base.lat_samples) / d_n) if d_n > 0 else 0.0
+        d_n = mark.lat_n - base.lat_n  # the response times sampled: one per completion
+        lat_mean = max(0.0, (mark.lat_sum - base.lat_sum) / d_n) if d_n > 0 else 0.0
         self._last = mark
         return Cut(
             index=self.count, replaces=replaces, wall_s=mark.at - base.at, fio_s=d_ms / 1000.0,

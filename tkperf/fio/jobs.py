@@ -56,6 +56,13 @@ class FioJob:
         per_thread = max(1, -(-total_bytes // (self.bs * self.numjobs))) * self.bs
         return replace(self, time_based=False, extra=self.extra + (("io_size", str(per_thread)),))
 
+    def one_block_size(self) -> int:
+        """The job's block size when every I/O has it (0 when ``bssplit`` or a
+        range of sizes in ``extra`` mixes sizes): completed bytes over it
+        count completed I/Os exactly (:func:`tkperf.fio.output.cumulative_write`)."""
+        mixed = {"bssplit", "bsrange", "blocksize_range", "blocksize", "bs", "bs_unaligned"}
+        return 0 if any(k in mixed for k, _ in self.extra) or "," in str(self.bs) else int(self.bs)
+
     def spec(self) -> dict:
         """What the parser needs to label fio's report of this job."""
         read_share = {"read": 100, "randread": 100, "write": 0, "randwrite": 0}.get(self.rw, self.rwmixread)

@@ -84,14 +84,23 @@ _Totals = Tuple[float, float, float, float]  # run time ms, I/Os, bytes, sum of 
 
 
 def _direction(side: object) -> Tuple[float, float, float]:
+    """(I/Os completed, bytes, sum of response times in us) of one direction.
+
+    fio's ``total_ios`` counts I/Os as issued; the completions are the
+    response times it sampled (``lat_ns``'s ``N``), and the mean is weighted
+    by them (:func:`tkperf.fio.output.cumulative_write`, which the stored
+    intervals use, says the same)."""
     if not isinstance(side, dict):
         return 0.0, 0.0, 0.0
-    ios = float(side.get("total_ios", 0) or 0)
     nbytes = float(side["io_bytes"]) if "io_bytes" in side else float(side.get("io_kbytes", 0) or 0) * 1024
     lat = side.get("lat_ns")
-    mean_us = float(lat.get("mean", 0.0) or 0.0) / 1000.0 if isinstance(lat, dict) else \
-        float((side.get("lat") or {}).get("mean", 0.0) or 0.0)
-    return ios, nbytes, mean_us * ios
+    if isinstance(lat, dict):
+        done = float(lat.get("N", side.get("total_ios", 0)) or 0)
+        mean_us = float(lat.get("mean", 0.0) or 0.0) / 1000.0
+    else:
+        done = float(side.get("total_ios", 0) or 0)
+        mean_us = float((side.get("lat") or {}).get("mean", 0.0) or 0.0)
+    return done, nbytes, mean_us * done
 
 
 def _totals(job: dict) -> _Totals:

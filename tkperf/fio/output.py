@@ -194,20 +194,34 @@ def cpu_bound_warning(workloads: Sequence[Workload], sharing: object = None,
     return text
 
 
-def cumulative_write(job: dict) -> Dict[str, float]:
+def cumulative_write(job: dict, block_size: int = 0) -> Dict[str, float]:
     """The running totals of one job in a ``--status-interval`` report: run
-    time (ms), write I/Os, bytes written and the sum of their response times
-    (fio's total latency, us), so that two reports give one interval by difference."""
+    time (ms), write I/Os *completed*, bytes written and the sum of their
+    response times (fio's total latency, us), so that two reports give one
+    interval by difference.
+
+    fio's ``total_ios`` counts I/Os as they are issued, ``io_bytes`` as they
+    complete: a running job's ``total_ios`` is ahead by up to its queue
+    depth, which makes a first interval high and a last one low.  So the
+    I/Os are the completions: ``io_bytes / block_size`` for a job of one
+    block size (exactly the bytes' count), else the number of response
+    times fio sampled (``lat_ns``'s ``N``, one per completion); only a fio
+    that reports neither falls back on ``total_ios``.  The response times
+    are summed over those samples (``mean x N``), so a mean is weighted by
+    completions (``lat_n``, the samples' count, is its divisor)."""
     wr = job.get("write", {})
-    ios = float(wr.get("total_ios", 0))
     lat = _latency(wr, "lat")
-    # The mean is over fio's latency samples (``N``), which a report can count
-    # apart from ``total_ios`` (the one fio prints as it is stopped):
-    # ``lat_n`` and ``lat_samples`` let an interval fall back on them.
-    samples = float(lat.get("N", ios) or 0)
+    nbytes = float(_io_bytes(wr))
+    samples = float(lat.get("N", 0) or 0) if "N" in lat else float(wr.get("total_ios", 0) or 0)
+    if block_size > 0:
+        ios = float(nbytes // block_size)
+    elif "N" in lat:
+        ios = samples
+    else:
+        ios = float(wr.get("total_ios", 0) or 0)
     mean = float(lat.get("mean", 0.0))
-    return dict(runtime_ms=float(_runtime_ms(job)), ios=ios, io_bytes=float(_io_bytes(wr)),
-                lat_sum=mean * ios / 1000.0, lat_n=samples, lat_samples=mean * samples / 1000.0)
+    return dict(runtime_ms=float(_runtime_ms(job)), ios=ios, io_bytes=nbytes,
+                lat_sum=mean * samples / 1000.0, lat_n=samples)
 
 
 def _errored(job: dict) -> dict:

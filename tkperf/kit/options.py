@@ -244,7 +244,9 @@ class RunOptions:
     iodepth: int = 32
     max_rounds: int = 25
     window: int = WINDOW
-    refill_buffers: bool = False
+    #: New random data for every write: wholly incompressible, the PTS's random
+    #: data (fio's buffers reused, only scrambled, compress to about 93%).
+    refill_buffers: bool = True
     #: Keep every workload's response-time histogram (fio json+), for every test.
     latency_histograms: bool = False
     #: What is written: random (incompressible), compressible:PCT or zero.

@@ -125,6 +125,8 @@ class Progress:
     stream_rate: float = 0.0
     stream_marks: List[Tuple[float, int]] = field(default_factory=list)
     stream_iops: float = 0.0
+    #: (written, clock) at the interval before the last: the rate is the last interval's
+    stream_mark: Tuple[int, float] = (0, 0.0)
     once_s: float = 0.0
     once_since: float = 0.0
     #: Seconds planned after the round loop of the test running (a sweep, idle settings).
@@ -214,6 +216,7 @@ class Progress:
         self.kind = "stream"
         self.stream_limit_s, self.stream_bytes, self.stream_marks = float(limit_s), stop_bytes, []
         self.set_phase("interval 1")
+        self.stream_mark = (0, self.phase_since)
         self._emit("stream")
 
     def interval(self, index: int, iops: float, written: int) -> None:

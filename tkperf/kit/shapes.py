@@ -66,8 +66,9 @@ FIO_GAP_S = 0.3
 #: Write rate the estimates assume for a drive tkperf knows nothing of
 #: (:data:`tkperf.kit.writerate.DEFAULT`; the rate in force: :func:`tkperf.kit.writerate.bps`).
 ESTIMATE_WRITE_RATE = writerate.DEFAULT.bps
-#: Said of an interval printed again with fio's last, short report merged in.
-REVISED = " (revised: fio's final report merged into it)"
+#: The start of a stream's stop reason when a steady-state stop was asked for
+#: but the stored figures (fio's last report merged in) do not hold it.
+UNHELD = "stopped early for a steady state"
 
 
 @dataclass(frozen=True)
@@ -250,16 +251,28 @@ class Stream(Shape):
         return ""
 
     def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
+        """Each interval is stored as it comes and printed once, when it is
+        final: only the latest interval can change (fio's short last report
+        is merged into it, :class:`~tkperf.fio.intervals.IntervalCutter`), so
+        its line waits for the next report or the end.  A steady-state stop
+        is decided on the stored figures: the verdict is taken again once
+        fio's last report is in, and the stop is called steady only if that
+        verdict, the one stored, still holds (:meth:`settled_reason`)."""
         series = Series(self.series, STREAM_COLUMNS)
         test.series = {self.series: series}  # a stream starts afresh, never half-way
         series_id = f"{plan.key}.{self.series}"
         column = _steady_column(plan)
         ctx.save()
-        cutter = IntervalCutter(self.job.name, self.interval_s)
+        cutter = IntervalCutter(self.job.name, self.interval_s, block_size=self.job.one_block_size())
         reason_of_stop = ["time limit"]
         stopping = [False]  # a stop was asked for: later reports only complete the last interval
         synced = [time.monotonic()]
         prog = progress_of(ctx)
+        pending: list = [None]  # the latest interval, printed once the next report shows it final
+
+        def say(cut) -> None:
+            progress.info("[%s] interval %d: %.0f IOPS, %.2f GB written", plan.key, cut.index,
+                          cut.iops, cut.written_total / 1e9)
 
         def on_report(report: dict) -> bool:
             cut = cutter.feed(report, report_time(report))
@@ -277,8 +290,9 @@ class Stream(Shape):
             test.steady = self.verdict(series.column(column) if column else (), ctx.opts.window)
             prog.interval(cut.index, cut.iops, cut.written_total)
             debug_steady(plan.key, test.steady)
-            progress.info("[%s] interval %d%s: %.0f IOPS, %.2f GB written", plan.key, cut.index,
-                          REVISED if cut.replaces else "", cut.iops, cut.written_total / 1e9)
+            if pending[0] is not None and pending[0].index != cut.index:
+                say(pending[0])
+            pending[0] = cut
             if stopping[0]:  # fio's report as it stops: the writes since, in the last interval
                 return True
             reason = self.stop_reason(test.steady, cut.written_total, ctx.opts.window)
@@ -290,10 +304,25 @@ class Stream(Shape):
         ctx.phase = "interval 1"
         prog.stream_started(self.job.runtime, self.stop_bytes)
         late = self.stop_bytes and not ctx.fio.live_intervals  # fio must stop itself at the TGBW
-        ctx.fio.stream(self.job.stopping_after(self.stop_bytes) if late else self.job, self.interval_s,
-                       what=plan.key, on_report=on_report, timeout=self.job.runtime * 2.0 + 300.0)
+        try:
+            ctx.fio.stream(self.job.stopping_after(self.stop_bytes) if late else self.job, self.interval_s,
+                           what=plan.key, on_report=on_report, timeout=self.job.runtime * 2.0 + 300.0)
+        finally:
+            if pending[0] is not None:
+                say(pending[0])
         ctx.writer.sync()
-        test.stop_reason = reason_of_stop[0]
+        test.stop_reason = self.settled_reason(reason_of_stop[0], test.steady, len(series), ctx.opts.window)
+
+    def settled_reason(self, reason: str, steady: Optional[SteadyState], intervals: int, window: int) -> str:
+        """The stop reason as the stored figures support it.  A steady-state
+        stop is asked for on the interval that passed 20/10; fio's report as
+        it stops then completes that interval.  ``steady`` is the verdict on
+        the stored figures: if it no longer holds, the stop is not called a
+        steady state (the stored verdict, the stop and every text agree)."""
+        if not reason.startswith("steady state") or (steady is not None and steady.steady):
+            return reason
+        return (f"{UNHELD} ({self.steady_rule(window)}) on interval {intervals} as first measured; "
+                "with fio's final report merged into it, the stored points are not steady")
 
     def estimate(self, opts, capacity: int) -> Estimate:
         """The time limit, or the byte limit at the assumed write rate

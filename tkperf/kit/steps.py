@@ -51,11 +51,15 @@ class Steps:
 
     def unsteady_variables(self, test: TestRun) -> List[str]:
         """Labels of the tracking variables that failed 20/10 in the window,
-        when the test tracks more than one and is not steady."""
+        when the test is not steady: of several, those that failed; of one,
+        that one (a verdict of no steady state always names what failed)."""
         if test.steady is None or test.steady.steady:
             return []
         window = test.steady.window or 5
-        return [v.tracking_label for v in self.tracking_variables(test) if not v.evaluate(window).steady]
+        several = self.tracking_variables(test)
+        if not several:
+            return [test.tracking_label] if test.tracking_label else []
+        return [v.tracking_label for v in several if not v.evaluate(window).steady]
 
     def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
         """The headline figures of the first step alone, whatever came

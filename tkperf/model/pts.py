@@ -40,6 +40,12 @@ class Revision:
     #: 0 / (): only ``active_range`` for both.
     min_precondition_range: int = 0
     test_ranges: Tuple[int, ...] = ()
+    #: The test range as ActiveRange segments: contiguous, equal LBA ranges
+    #: whose starts are spread randomly across the active range, 2,048 for
+    #: IOPS, TP and LAT (SNIA SSSI, "PTS Test Terminology", "ActiveRange
+    #: Segments"; the Primer's sample headers carry an "AR Segments" field).
+    #: tkperf tests one contiguous span instead (a deviation, named).
+    test_range_segments: int = 0
 
     @property
     def wce(self) -> bool:
@@ -52,6 +58,10 @@ class Revision:
         named at the size the tests use (:func:`tested_bytes`), never shrunk
         silently."""
         out: List[str] = []
+        if test_range and test_range in self.test_ranges and self.test_range_segments:
+            out.append(f"the test range is one span at the start of the LBA range, not the "
+                       f"{self.test_range_segments:,} ActiveRange segments spread randomly across the active "
+                       f"range that {self.title} defines for IOPS, TP and LAT")
         used = tested_bytes(capacity, active_range or self.active_range, test_range) if capacity else test_range
         if test_range and used < test_range:
             out.append(f"test range {range_text(test_range)} asked, but the device's active range holds only "
@@ -103,7 +113,8 @@ REVISIONS: Dict[str, Revision] = {r.id: r for r in (
     Revision("pts-e-1.1", "SNIA PTS-E 1.1", "enterprise", 4, 32, 100, "WCD",
              (1024 * K, 128 * K), False, ((4 * K, 0),)),
     Revision("pts-c-1.1", "SNIA PTS-C 1.1", "client", 2, 16, 100, "WCE",
-             (1024 * K,), False, ((4 * K, 0),), min_precondition_range=80, test_ranges=(8 * K ** 3,)),
+             (1024 * K,), False, ((4 * K, 0),), min_precondition_range=80, test_ranges=(8 * K ** 3,),
+             test_range_segments=2048),
 )}
 DEFAULT = "pts-e-2.0"
 #: ``--class`` is a short form of the current revision of a class.

@@ -47,8 +47,12 @@ from tkperf.kit.context import (
     RunContext,
 )
 from tkperf.kit.longrounds import (
+    FILLS,
+    MIN_FILLS,
     MIN_WRITTEN,
-    OneFillFirst,
+    FillFloor,
+    floor_bytes,
+    floor_params,
     header_fields,
     round_deviation,
     round_option,
@@ -67,6 +71,7 @@ from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
 from tkperf.kit.progress import progress_of
 from tkperf.kit.shapes import (
     FIO_GAP_S,
+    UNHELD,
     Estimate,
     Shape,
     duration_rough,
@@ -238,7 +243,8 @@ __all__ = [
     # what runs: placement, shapes' parts, DIRTH's steady state then sweep, long rounds, fio's logs
     "advance", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
     "steady_rounds",
-    "header_fields", "MIN_WRITTEN", "OneFillFirst", "round_deviation", "round_option",
+    "header_fields", "MIN_WRITTEN", "MIN_FILLS", "FILLS", "FillFloor", "floor_bytes", "floor_params",
+    "round_deviation", "round_option", "UNHELD",
     "SLOWEST_PLAUSIBLE_BPS", "MAX_NUMJOBS", "progress_of", "log_directory",
     "log_files", "parse_log",
     # the result model: units, percentiles, series; stored workload names

@@ -182,7 +182,16 @@ def data_pattern_words(o: Mapping[str, str]) -> str:
     if o.get("refill_buffers") == "true":
         return "random, refill_buffers (new incompressible data for every write)"
     return ("random (fio's random buffers, scrambled on reuse but not refilled: mostly, not wholly "
-            "incompressible; --refill-buffers for fully incompressible data)")
+            "incompressible, so not the PTS's random data; refill_buffers, tkperf's default now, is)")
+
+
+def ar_segments(options) -> str:
+    """The SNIA header's "AR Segments" field: how the test range lies in the
+    active range (SNIA SSSI, "PTS Test Terminology", "ActiveRange Segments")."""
+    if options.get("test_range", "0") in ("", "0"):
+        return "N/A (the tests use the whole active range)"
+    return ("1: one contiguous span at the start of the LBA range (not split into the PTS's ActiveRange "
+            "segments spread across the active range)")
 
 
 def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
@@ -203,6 +212,7 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
          + (f" {pts.range_text(int(o['test_range']))}, more than the active range holds)"
             if _tested(run) < int(o['test_range']) else ")")
          if o["test_range"].isdigit() else f"{o.get('active_range', '100')}%"),
+        ("AR Segments", ar_segments(o)),
         ("Latency histograms", "kept for every workload (--latency-histograms)"
          if o.get("latency_histograms") == "true" else "LAT and tests that ask for them"),
         ("Device class", f"{o.get('device_class', NA)} ({run.profile or 'ssd'} profile)"),

@@ -150,6 +150,7 @@ def run_caveats(run: RunResult) -> List[str]:
     for t in run.tests:
         if t.status != "complete":
             out.append(f"{test_title(t)} is {t.status or 'incomplete'} after {plural(steps_done(t), unit_of(t))}.")
+    out += [f"Imported result, {text}." for text in conformance.imported_caveats(run)]
     missing = sorted({t.type for t in run.tests if registry.get(t.type) is None})
     if missing:
         out.append(f"Test type{'s' if len(missing) > 1 else ''} {', '.join(missing)} "

@@ -20,6 +20,7 @@ from tkperf.report.words import (
     NA,
     fmt,
     metric_display,
+    round1_after,
     short_verdict,
     shown_figure,
     test_title,
@@ -220,10 +221,11 @@ def fob_blocks(test: TestRun, level: int) -> list:
                 b.table(["Figure", f"FOB ({step})", window, "Change"], rows,
                         title="The headline figures as first measured after the purge, before any "
                         "preconditioning, and over the window", widths=[26, 24, 34, 16])]
-    return [b.Heading("Round 1 (after WIPC) and steady state", level),
-            b.table(["Figure", "Round 1, after WIPC", window, "Change"], rows,
-                    title="The headline figures of round 1, measured after the WIPC (so not fresh out "
-                    "of box), and over the window", widths=[26, 24, 34, 16])]
+    after = round1_after(test)
+    return [b.Heading(f"Round 1 ({after}) and steady state", level),
+            b.table(["Figure", f"Round 1, {after}", window, "Change"], rows,
+                    title=f"The headline figures of round 1, measured {after.replace('WIPC', 'the WIPC', 1)} "
+                    "(so not fresh out of box), and over the window", widths=[26, 24, 34, 16])]
 
 
 def steady_sections(ctx, test: TestRun, conv: Convergence, level: int) -> list:

@@ -88,7 +88,7 @@ def lines(run: RunResult, micro: str = "µs") -> List[str]:
                        + ", ".join(_shown(f, micro) for f in fob))
         first = round1_figures(t)
         if first:
-            out.append(f"  {'':<9} round 1, after WIPC (not FOB): "
+            out.append(f"  {'':<9} round 1, {words.round1_after(t)} (not FOB): "
                        + ", ".join(_shown(f, micro) for f in first))
     return out
 
@@ -106,7 +106,8 @@ def _imported(run: RunResult) -> dict:
     steady = info.get("steady_state") or {}
     disputed = sorted(k for k, v in steady.items() if isinstance(v, dict) and v.get("agree") is False)
     return {"tool": str(info.get("tool") or "TKperf"), "version": str(info.get("version") or ""),
-            "source": str(info.get("source") or ""), "steady_disagreements": disputed}
+            "source": str(info.get("source") or ""), "steady_disagreements": disputed,
+            "warnings": conformance.imported_caveats(run)}
 
 
 def as_dict(run: RunResult) -> dict:

@@ -13,6 +13,7 @@ from typing import Any, Optional, Tuple
 from tkperf.durations import ANY_TEXT, unit_word
 from tkperf.kit import registry
 from tkperf.kit.base import instance_title
+from tkperf.kit.composite import WDPC_SERIES
 from tkperf.kit.rules import steps_of
 from tkperf.model.results import TestRun, format_gb
 from tkperf.model.steadystate import DATA_EXCURSION, SLOPE_EXCURSION, Steady, SteadyState
@@ -20,6 +21,14 @@ from tkperf.verdict.conformance import PTS_MAX_ROUNDS
 
 #: What a table shows for a figure that was not measured.
 NA = "n/a"
+
+
+def round1_after(t: TestRun) -> str:
+    """What round 1 follows: 'after WIPC', or, where a workload dependent
+    preconditioning ran before the rounds (PTS 2.0 DIRTH and CBW), 'after
+    WIPC and WDPC'."""
+    wdpc = t.series.get(WDPC_SERIES)
+    return "after WIPC and WDPC" if wdpc is not None and len(wdpc) else "after WIPC"
 
 
 def test_title(t: TestRun) -> str:

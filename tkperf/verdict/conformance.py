@@ -94,6 +94,10 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     if pattern != "random":
         out.append(f"data pattern {pattern} instead of random (incompressible) data: a drive that "
                    "compresses or deduplicates would look faster than it is")
+    elif options.get("refill_buffers") == "false" and profile != "hdd" and not _all_refill(options):
+        out.append("data pattern: fio's random buffers reused (scrambled, not refilled: mostly, not wholly "
+                   "incompressible) instead of the PTS's random data; refill_buffers makes it wholly "
+                   "incompressible")
     out += rev.range_deviations(_int(options.get("active_range")), _int(options.get("test_range")) or 0,
                                 device.size_bytes or 0)
     want = "on" if rev.wce else "off"
@@ -102,6 +106,13 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
         out.append(f"write cache {'kept as found' if wc == 'keep' else 'set ' + wc} "
                    f"({rev.title} requires {rev.write_cache})")
     return out
+
+
+def _all_refill(options: Mapping[str, str]) -> bool:
+    """Whether every chosen test writes new random data whatever the run's
+    ``refill_buffers`` (a type whose ``refills_buffers`` is true: CBW)."""
+    kinds = [registry.get(n) for n in options.get("tests", "").split(",") if n]
+    return bool(kinds) and all(getattr(k, "refills_buffers", False) for k in kinds)
 
 
 def _tests(options: Mapping[str, str], before_run: bool = False) -> List[str]:
@@ -207,8 +218,12 @@ def _measured(run: RunResult) -> List[str]:
 
 def late_window(t: TestRun) -> bool:
     """A window that ends after round 25: steady by the 20/10 rule, but not a
-    PTS steady state (the PTS allows at most 25 rounds)."""
-    return bool(t.steady and t.steady.rounds and t.steady.last_round > PTS_MAX_ROUNDS)
+    PTS steady state (the PTS allows at most 25 rounds).  Only for a test
+    measured in rounds: a stream's window (WSAT's) holds interval numbers,
+    and its steady state is judged by its own stop rules (its type's
+    ``result_deviations``)."""
+    return bool(t.steady and t.steady.rounds and t.steady.last_round > PTS_MAX_ROUNDS
+                and steps_of(registry.get(t.type), t).unit == "round")
 
 
 def of_run(run: RunResult) -> Conformance:
@@ -220,10 +235,42 @@ def of_run(run: RunResult) -> Conformance:
         return Conformance(f"revision not recorded (imported from {info.get('tool') or 'TKperf'} "
                            f"{info.get('version') or '1.x'})",
                            (f"imported from a result file of the original TKperf {info.get('version') or '1.x'}: "
-                            f"cannot be known: {missing}",))
+                            f"cannot be known: {missing}",) + tuple(imported_caveats(run)))
     settings = _settings(run.options, run.device, run.profile or "ssd", before_run=False)
     found = settings + _tests(run.options) + _measured(run)
     return Conformance(rev.title, tuple(dict.fromkeys(found)))  # each said once, in order
+
+
+#: What the original TKperf's WSAT measured (see :func:`imported_caveats`).
+REPLAYED_WSAT = ("{key}: the original TKperf's WSAT measures no write cliff: each of its rounds is a new "
+                 "fio process with fio's default randrepeat=1 (and no norandommap), so every round rewrites "
+                 "round 1's offsets in the same order (on tkperf's emulated SSD: 4.2 capacities written, "
+                 "91.9% of the LBAs touched, no garbage collection, every round at burst speed); "
+                 "its figures are not random-write saturation")
+#: ... and its other random-write tests, whose rounds repeat their offsets the same way.
+REPLAYED_ROUNDS = ("{key}: each round of the original TKperf ran every workload as a new fio process with "
+                   "fio's default randrepeat=1, so its random workloads repeat the same offsets every round")
+
+
+def imported_caveats(run: RunResult) -> List[str]:
+    """What an imported result of the original TKperf measured other than
+    its name says: its WSAT, and each random-write test of rounds, ran every
+    round (or workload) as a new fio process with fio's default
+    ``randrepeat=1`` and no ``norandommap``, so each round replays the
+    same offsets (fio's manual, ``randrepeat``: "Seed the random number
+    generator used for random I/O patterns in a predictable way so the
+    pattern is repeatable across runs"); tkperf's own WSAT is one job with
+    ``randrepeat=0`` and ``norandommap``.  Empty for tkperf's own runs."""
+    info = run.facts.get("imported") if isinstance(run.facts, dict) else None
+    if not isinstance(info, dict) or str(info.get("tool") or "TKperf") != "TKperf":
+        return []
+    out = []
+    for t in run.tests:
+        if t.type == "wsat":
+            out.append(REPLAYED_WSAT.format(key=t.key))
+        elif t.type in ("iops", "lat"):
+            out.append(REPLAYED_ROUNDS.format(key=t.key))
+    return out
 
 
 def _int(text: Optional[str]) -> Optional[int]:

@@ -40,7 +40,7 @@ from tkperf.fio.jobs import FioJob
 from tkperf.fio.logs import log_directory
 from tkperf.fio.output import cumulative_write
 from tkperf.kit.progress import progress_of
-from tkperf.kit.shapes import FIO_GAP_S, REVISED, Estimate, Shape
+from tkperf.kit.shapes import FIO_GAP_S, Estimate, Shape
 from tkperf.model.results import TestRun
 from tkperf.model.series import Series
 from tkperf.pts.stream import latlog
@@ -81,7 +81,7 @@ def with_log(job: FioJob, prefix: str, interval_s: int) -> FioJob:
                                            ("log_max_value", "1")))
 
 
-def both_directions(report: dict, job_name: str) -> Tuple[dict, float]:
+def both_directions(report: dict, job_name: str, block_size: int = 0) -> Tuple[dict, float]:
     """A ``--status-interval`` report in which the job's ``write`` side holds
     reads and writes together (what the interval cutter measures), and the
     job's cumulative read count.  Each side is read by fio's own parser
@@ -94,12 +94,13 @@ def both_directions(report: dict, job_name: str) -> Tuple[dict, float]:
             jobs.append(job)
             continue
         rd, wr = job.get("read", {}) or {}, job.get("write", {}) or {}
-        w = cumulative_write(job)
-        r = cumulative_write({**job, "write": rd})
-        ios = w["ios"] + r["ios"]
+        w = cumulative_write(job, block_size)
+        r = cumulative_write({**job, "write": rd}, block_size)
+        ios = w["ios"] + r["ios"]  # completed, each side (cumulative_write)
         reads += r["ios"]
+        n = w["lat_n"] + r["lat_n"]
         side = {"total_ios": ios, "io_bytes": w["io_bytes"] + r["io_bytes"],
-                "lat_ns": {"mean": (w["lat_sum"] + r["lat_sum"]) * 1000.0 / ios if ios else 0.0},
+                "lat_ns": {"mean": (w["lat_sum"] + r["lat_sum"]) * 1000.0 / n if n else 0.0, "N": n},
                 "runtime": max(int(rd.get("runtime", 0) or 0), int(wr.get("runtime", 0) or 0))}
         jobs.append({**job, "write": side})
     return {**report, "jobs": jobs}, reads
@@ -109,13 +110,14 @@ class PhaseCutter:
     """The interval cutter of one phase over both directions, with each
     interval's read count."""
 
-    def __init__(self, job_name: str, interval_s: float, start: Optional[float] = None) -> None:
-        self.cutter = IntervalCutter(job_name, interval_s, start)
+    def __init__(self, job_name: str, interval_s: float, start: Optional[float] = None,
+                 block_size: int = 0) -> None:
+        self.cutter = IntervalCutter(job_name, interval_s, start, block_size)
         self._reads = (0.0, 0.0)  # cumulative reads at the cut before the last, and at the last
 
     def feed(self, report: dict, at: float) -> Optional[Tuple[Cut, float]]:
         """(the interval ``report`` ends, its reads), or None."""
-        view, reads = both_directions(report, self.cutter.job_name)
+        view, reads = both_directions(report, self.cutter.job_name, self.cutter.block_size)
         cut = self.cutter.feed(view, at)
         if cut is None:
             return None
@@ -177,9 +179,14 @@ class ConsistencyStream(Shape):
                    series: Series) -> None:
         series_id = f"{plan.key}.{SERIES}"
         offset = len(series)
-        cutter = PhaseCutter(job.name, self.interval_s)
+        cutter = PhaseCutter(job.name, self.interval_s, block_size=job.one_block_size())
         prog = progress_of(ctx)
         state = {"synced": time.monotonic()}
+        pending: list = [None]  # the latest interval, printed once the next report shows it final
+
+        def say(n: int, cut) -> None:
+            progress.info("[%s] %s, interval %d: %.0f IOPS, mean response time %.1f %s", plan.key,
+                          phase.label, n, cut.iops, cut.lat_mean_us, micro_unit())
 
         def on_report(report: dict) -> bool:
             got = cutter.feed(report, report_time(report))
@@ -197,15 +204,19 @@ class ConsistencyStream(Shape):
                 state["synced"] = now
             ctx.phase = f"{phase.label}, interval {n + 1}"
             prog.interval(n, cut.iops, cut.written_total)
-            progress.info("[%s] %s, interval %d%s: %.0f IOPS, mean response time %.1f %s", plan.key,
-                          phase.label, n, REVISED if cut.replaces else "", cut.iops, cut.lat_mean_us,
-                          micro_unit())
+            if pending[0] is not None and pending[0][0] != n:  # only the latest interval can still change
+                say(*pending[0])
+            pending[0] = (n, cut)
             return False
 
         ctx.phase = f"{phase.label}, interval {offset + 1}"
         progress.info("[%s] %s: %s for %s", plan.key, phase.label, job.name, duration(float(job.runtime)))
-        ctx.fio.stream(job, self.interval_s, what=f"{plan.key} {phase.label}", on_report=on_report,
-                       timeout=job.runtime * 2.0 + 300.0)
+        try:
+            ctx.fio.stream(job, self.interval_s, what=f"{plan.key} {phase.label}", on_report=on_report,
+                           timeout=job.runtime * 2.0 + 300.0)
+        finally:
+            if pending[0] is not None:
+                say(*pending[0])
         ctx.writer.sync()
 
     def _add_maxima(self, ctx: RunContext, plan: PlanLike, phase: Phase, job: FioJob, series: Series,

@@ -29,12 +29,24 @@ def _minutes(text: str) -> str:
     return duration(float(text), rough=True) if text.isdigit() else NA
 
 
+def _mixed_tracking(test: TestRun) -> str:
+    """What a mixed tracking point's figure is: read + write IOPS, where the
+    PTS 2.0 implementation (Alan-ADATA/SSS-PTS-TEST, ``BlockStorageTestDirth.php``
+    and ``...Cbw.php``) judges the point's write IOPS; '' for a write-only point."""
+    w = next((r.workload(test.tracking_workload) for r in test.rounds
+              if r.workload(test.tracking_workload) is not None), None)
+    if test.type not in ("dirth", "cbw") or test.tracking_metric != "iops" or w is None or w.rwmixread == 0:
+        return ""
+    return ("; read + write IOPS, as the curve is drawn (the PTS 2.0 implementation judges the point's write "
+            "IOPS; with the mix fixed, both move together)")
+
+
 def _steady_fields(ctx: ReportContext, test: TestRun, tracked: str = "") -> Tuple[Tuple[str, str], ...]:
     """The rule's lines, the rounds run, the tracking figure (``tracked`` after
     it) and the verdict: the same under either structure."""
     return (*header_fields(test.params, test),
             ("Steady-state rounds", f"{len(steady_rounds(test))} of at most {ctx.run.options.get('max_rounds', NA)}"),
-            ("Tracking", tracking_label(test) + tracked),
+            ("Tracking", tracking_label(test) + tracked + _mixed_tracking(test)),
             ("Steady state", f"20/10 over {test.steady.window if test.steady else ctx.window} rounds: "
                              + verdict(test, test.steady)))
 
@@ -95,7 +107,9 @@ def _wdpc_fields(ctx: ReportContext, test: TestRun, top: str) -> Tuple[Tuple[str
     done = (f"{plural(len(s), 'round')}, " + ("steady" if v is not None and v.steady else "NOT steady")
             + (f" (rounds {v.first_round}-{v.last_round})" if v is not None and v.rounds else "")
             if s is not None and len(s) else "not run")
-    return (("Preconditioning", f"workload dependent, before the rounds: RND {p.get('prewrite_mix', '0/100')} at "
+    what = (f"the JEDEC mix's transfer sizes and zones, writes only ({p.get('prewrite_mix', '0/100')})"
+            if test.type == "cbw" else f"RND {p.get('prewrite_mix', '0/100')}")
+    return (("Preconditioning", f"workload dependent, before the rounds: {what} at "
                                 f"the highest OIO ({top}) in rounds of {_minutes(p.get(st.WDPC_ROUND_PARAM, ''))}, "
                                 f"the IOPS of each round's first {p.get('wdpc_tracked_s', NA)} s tracked, until "
                                 f"20/10 holds: {done}"),)

@@ -43,7 +43,7 @@ from tkperf.kit.composite import (
     steady_rounds,
     sweep_round,
 )
-from tkperf.kit.longrounds import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
+from tkperf.kit.longrounds import FillFloor, floor_bytes, floor_params, round_deviation, round_option
 from tkperf.kit.options import MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, parse_duration
 from tkperf.model import histogram
 from tkperf.model.results import TestRun, Workload
@@ -124,7 +124,7 @@ def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequ
     ``point_time`` s each) from high to low OIO, steady state judged on the
     IOPS at the highest OIO and, with ``capacity``, never before that many
     bytes of the test's own random writes followed the WIPC
-    (:class:`~tkperf.kit.longrounds.OneFillFirst`).
+    (:class:`~tkperf.kit.longrounds.FillFloor`: two drive fills).
 
     Without ``captures``, tkperf's shorter structure: rounds of ``make`` at
     the highest OIO (``ss-<base>-tcN-qdM``, ``runtime`` s each: the
@@ -142,8 +142,8 @@ def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequ
     points = tuple(make(tc, qd, point_time, f"{base}-tc{tc}-qd{qd}") for tc, qd in order)
     common = {**params, "numjobs": str(top_tc), "iodepth": str(top_qd), "tc": counts_text(tcs),
               "qd": counts_text(qds), "point_time": str(point_time), "rt_limit_us": str(rt_limit),
-              **({MIN_WRITTEN: str(capacity)} if capacity else {})}
-    judge = OneFillFirst(capacity) if capacity else None
+              **(floor_params(capacity) if capacity else {})}
+    judge = FillFloor(floor_bytes(capacity)) if capacity else None
     tracking_label = f"{label} TC{top_tc}/QD{top_qd} IOPS"
     if captures is None:
         steady = make(top_tc, top_qd, runtime, f"ss-{base}-tc{top_tc}-qd{top_qd}")

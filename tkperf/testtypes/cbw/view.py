@@ -67,8 +67,8 @@ def cbw_header(ctx: api.ReportContext, test: api.TestRun) -> Header:
 #: What the header says of the offsets of the mix (docs/test-cbw.rst, "Alignment").
 ALIGNMENT = ("every transfer at a 512 B aligned offset: fio aligns a bssplit mix to its smallest size, so "
              "most transfers of 4 KiB and more are not 4 KiB aligned (87% in a fio run on a loop "
-             "device); JESD219's own alignment rule was not at hand: a departure, counted as a deviation in the "
-             "conformance verdict")
+             "device); JESD219's own alignment rule could not be established, so it is disclosed here, not "
+             "judged in the conformance verdict")
 
 
 def mix_table(test: api.TestRun) -> api.Table:

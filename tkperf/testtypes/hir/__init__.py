@@ -5,7 +5,7 @@ After the purge (no WIPC unless ``--hir-wipc``: both open PTS
 implementations skip it for HIR, as for WSAT and XSR), RND 4KiB W (one
 thread, ``--hir-qd`` outstanding I/Os) in rounds of ``--hir-round`` (30
 min) until its IOPS are steady (20/10) and its own random writes (the
-WIPC's fill not counted) reach one drive fill (:mod:`~tkperf.kit.longrounds`): their window
+WIPC's fill not counted) reach two drive fills (:mod:`~tkperf.kit.longrounds`): their window
 average is the baseline.  Then, per idle time of
 ``--hir-idle`` (5, 10, 15, 25, 50 s), ``--hir-cycles`` (360) write periods
 of ``--hir-write`` (5 s), each followed by that idle time, then
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
 from tkperf import api
-from tkperf.pts import MIN_WRITTEN, OneFillFirst, round_deviation, round_option
+from tkperf.pts import FillFloor, floor_bytes, floor_params, round_deviation, round_option
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.hir.shape import HostIdleShape, Setting, sample_ms
 
@@ -172,8 +172,8 @@ class HostIdleRecoveryTest(api.TestType):
                     "runtime": str(cfg.round), "idle": idles_text(cfg.idle),
                     "cycles": str(cfg.cycles), "write": str(write), "return": str(back),
                     "log_avg_msec": str(sample_ms(write)), "round_s": str(cfg.round),
-                    MIN_WRITTEN: str(capacity), "wipc": "yes" if cfg.wipc else "no"},
-            judge=OneFillFirst(capacity),
+                    **floor_params(capacity), "wipc": "yes" if cfg.wipc else "no"},
+            judge=FillFloor(floor_bytes(capacity)),
         )]
 
     # --- reading results -------------------------------------------------------------

@@ -157,7 +157,7 @@ WSAT_OPTIONS = (
            check=in_range(1, 3600, "--rwsw-wsat-interval"), metavar="DURATION"),
     Option("rwsw_wsat_steady", ("--rwsw-wsat-steady",),
            "also stop rwsw-wsat at steady state: 20/10 on 5 points --rwsw-wsat-steady-spacing apart, "
-           "checked only after one drive fill (WSAT's optional stop)", switch=True, default=False),
+           "checked only after two drive fills (WSAT's optional stop)", switch=True, default=False),
     Option("rwsw_wsat_steady_spacing", ("--rwsw-wsat-steady-spacing",),
            "spacing of the points the rwsw-wsat steady state is judged on (default 30m)",
            parse=parse_duration, default=30 * 60, quick=1,

@@ -2,7 +2,7 @@
 normalised) run from a purge to steady state with WSAT's stop rules: one
 continuous job cut into intervals, stopped at the time limit, the total
 written (TGBW) or, with ``--rwsw-wsat-steady``, at steady state (20/10 on 5
-points 30 minutes apart, after one drive fill) -- WSAT's rules and
+points 30 minutes apart, after two drive fills) -- WSAT's rules and
 defaults, under options of its own (docs/rwsw-tests.rst)."""
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tkperf.api import (
     UsageError,
     stored_values,
 )
-from tkperf.pts import dominant_streams, load_capture, tgbw_bytes
+from tkperf.pts import UNHELD, dominant_streams, floor_bytes, load_capture, tgbw_bytes
 from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl
@@ -101,6 +101,8 @@ class RwswWsatPts(PtsRules):
         spacing = test.params.get("steady_spacing", "")
         if reason.startswith("steady state") and spacing != str(PTS_SPACING_S):
             return [f"{test.key}: stopped at steady state judged on points {spacing} s apart, not 30 min"]
+        if reason.startswith(UNHELD):
+            return [f"{test.key}: stopped early for a steady state that its stored figures do not hold"]
         return []
 
 
@@ -120,7 +122,7 @@ class RwswWsatTest(TestType):
         mix = wl.mixed(streams)
         job = wl.job(mix, opts.numjobs, opts.iodepth, cfg.wsat_time, JOB)
         shape = Stream(job, cfg.wsat_interval, stop_bytes=tgbw_bytes(cfg.wsat_tgbw, capacity),
-                       steady_stop=cfg.wsat_steady, steady_after_bytes=capacity, series=SERIES,
+                       steady_stop=cfg.wsat_steady, steady_after_bytes=floor_bytes(capacity), series=SERIES,
                        steady_spacing_s=cfg.wsat_steady_spacing)
         return [Plan(key=self.name, shape=shape, wipc=False,
                      tracking=Tracking(JOB, "iops", "applied workload IOPS per interval"),

@@ -5,16 +5,17 @@ Steady state is optional, as in the PTS (an early stop hides later write
 cliffs): with ``--wsat-steady`` the test also stops once the 20/10 rule
 holds on the last 5 points ``--wsat-steady-spacing`` apart (30 minutes),
 each point the mean IOPS of the block of intervals it ends, checked only
-after one drive fill.  The verdict on those points is recorded either way;
-the params disclose the rule (``steady_stop``, ``steady_spacing`` in
-seconds) and the stop reason names it.
+after two drive fills (FOB's plateau, :mod:`tkperf.kit.longrounds`).  The
+verdict on those points is recorded either way; the params disclose the
+rule (``steady_stop``, ``steady_spacing`` in seconds,
+``steady_min_fills``) and the stop reason names it.
 """
 from __future__ import annotations
 
 from typing import List
 
 from tkperf import api
-from tkperf.pts import WSAT_SERIES, duration, parse_tgbw, tgbw_bytes
+from tkperf.pts import FILLS, MIN_FILLS, UNHELD, WSAT_SERIES, duration, floor_bytes, parse_tgbw, tgbw_bytes
 from tkperf.pts import wsat_workload as workload_name
 from tkperf.testtypes.writesat.settings import WsatSettings
 
@@ -141,6 +142,9 @@ class WriteSaturationPts(api.PtsRules):
         if reason.startswith("steady state") and spacing != PTS_STEADY_SPACING_S:
             return [f"{test.key}: stopped at steady state judged on points {duration(spacing, rough=True)} apart, "
                     "not the PTS's 5 points 30 min apart (an early stop can hide a later write cliff)"]
+        if reason.startswith(UNHELD):
+            return [f"{test.key}: stopped before 24 h or 4x the capacity written for a steady state that its "
+                    "stored figures do not hold (fio's final report, merged into the last interval, changed it)"]
         return []
 
 
@@ -170,7 +174,7 @@ class WriteSaturationTest(api.TestType):
                    "--wsat-access sequential)", parse=_one_size, format=api.format_bs, default=4096, metavar="SIZE"),
         api.Option("wsat_steady", ("--wsat-steady",),
                    "also stop WSAT at steady state: 20/10 on 5 points --wsat-steady-spacing apart, "
-                   "checked only after one drive fill (default: run to the time or TGBW limit)",
+                   "checked only after two drive fills (default: run to the time or TGBW limit)",
                    switch=True, default=False),
         # Stored in the same field: old command lines keep working, and old
         # result files (wsat_steady=true: they stopped at steady state) load.
@@ -192,7 +196,7 @@ class WriteSaturationTest(api.TestType):
                          numjobs=opts.numjobs, iodepth=opts.iodepth)
         params = {"block_size": api.format_bs(w.bs), "access": w.access}
         stream = WsatStream(job, w.interval, stop_bytes=w.tgbw_bytes(capacity),
-                            steady_stop=w.steady, steady_after_bytes=capacity, series=SERIES,
+                            steady_stop=w.steady, steady_after_bytes=floor_bytes(capacity), series=SERIES,
                             steady_spacing_s=w.steady_spacing)
         return [api.Plan(
             key=self.name, shape=stream,
@@ -202,7 +206,7 @@ class WriteSaturationTest(api.TestType):
                     "iodepth": str(opts.iodepth), "interval": str(w.interval),
                     "time_limit": str(w.time), "tgbw": w.tgbw,
                     "steady_stop": "true" if w.steady else "false",
-                    "steady_spacing": str(stream.steady_every * w.interval)},
+                    "steady_spacing": str(stream.steady_every * w.interval), MIN_FILLS: str(FILLS)},
         )]
 
     def headline(self, test: api.TestRun) -> List[api.Figure]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from tkperf import api
 from tkperf.pts import (
+    MIN_FILLS,
     NA,
     Chart,
     CurvesChart,
@@ -150,11 +151,18 @@ def steady_rule(test: api.TestRun, window: int) -> str:
             f"of the intervals it ends")
 
 
+def _floor_words(test: api.TestRun) -> str:
+    """The written amount the steady-state stop waits for: two drive fills
+    (files from before that rule: one)."""
+    fills = test.params.get(MIN_FILLS, "1")
+    return "one drive fill" if fills == "1" else f"{fills} drive fills"
+
+
 def _steady_words(test: api.TestRun, window: int) -> str:
     s = steady_state(test, window)
     if test.params.get("steady_stop") != "true":
         return "not a stop rule (WSAT runs to its time or TGBW limit)"
-    rule = f"{steady_rule(test, s.window if s else 5)}, a stop rule after one drive fill"
+    rule = f"{steady_rule(test, s.window if s else 5)}, a stop rule after {_floor_words(test)}"
     if test.stop_reason.startswith("steady state") and s is not None:
         return f"{rule}: reached in intervals {window_start(test, s)}-{s.last_round}"
     return f"{rule}: not reached"
