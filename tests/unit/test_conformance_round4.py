@@ -1,6 +1,6 @@
 """Issue 43 (PTS verdicts, round 4) on stored results: what the verdict says
 of them.  The dynamic side of each item runs on the emulated SSD
-(tests/test_pts_round4_simdrive.py)."""
+(tests/e2e/test_pts_round4_simdrive.py)."""
 from __future__ import annotations
 
 import pytest
@@ -91,7 +91,7 @@ def test_an_imported_tkperf_wsat_is_said_to_measure_no_cliff(tmp_path, capsys):
     from tkperf.cli import main
     from tkperf.report import summary
 
-    path = os.path.join(os.path.dirname(__file__), "data", "tkperf2", "ssd-2.2-apacer.xml")
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "tkperf2", "ssd-2.2-apacer.xml")
     run = store.load(path)
     said = conformance.imported_caveats(run)
     assert said == [conformance.REPLAYED_ROUNDS.format(key="iops"), conformance.REPLAYED_ROUNDS.format(key="lat"),
@@ -153,7 +153,7 @@ def test_mixed_sweep_tracking_says_which_iops_and_round_1_follows_the_wdpc():
     from tkperf.report import summary, words
     from tkperf.report.sweepheader import _mixed_tracking
 
-    golden = os.path.join(os.path.dirname(__file__), "data", "golden", "inputs")
+    golden = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "golden", "inputs")
     cbw = store.load(os.path.join(golden, "cbw.xml"))
     (t,) = cbw.tests
     assert _mixed_tracking(t).startswith("; read + write IOPS") and "judges the point's write IOPS" in _mixed_tracking(t)
@@ -161,5 +161,5 @@ def test_mixed_sweep_tracking_says_which_iops_and_round_1_follows_the_wdpc():
     assert any("round 1, after WIPC and WDPC (not FOB)" in ln for ln in summary.lines(cbw))
     dirth = store.load(os.path.join(golden, "dirth.xml")).tests[0]
     assert _mixed_tracking(dirth) == ""  # RND 4k 0/100: write IOPS are the IOPS
-    iops = store.load(os.path.join(os.path.dirname(__file__), "..", "examples", "example-ssd.xml")).test("iops")
+    iops = store.load(os.path.join(os.path.dirname(__file__), "..", "..", "examples", "example-ssd.xml")).test("iops")
     assert words.round1_after(iops) == "after WIPC"
