@@ -4,7 +4,7 @@ Prints figures, asserts nothing.  Two cases (default 86,400 one-second
 intervals):
 
 1. **The run**: the consistency test's real loop shape
-   (:class:`tkperf.kit.phasestream.ConsistencyStream`) driven
+   (:class:`tkperf.pts.stream.phases.ConsistencyStream`) driven
    by a real :class:`tkperf.engine.runner.Runner` with a replaying fio back
    end: every interval a cumulative ``--status-interval`` report (the first
    report of tests/data/fio-3.33-status-interval.json, real fio 3.33 output,
@@ -56,7 +56,7 @@ from tkperf import store  # noqa: E402
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun  # noqa: E402
 from tkperf.model.series import Series  # noqa: E402
 from tkperf.testtypes.consistency import ConsistencyTest  # noqa: E402
-from tkperf.kit.phasestream import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES, log_msec  # noqa: E402
+from tkperf.pts.stream.phases import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES, log_msec  # noqa: E402
 
 REPORTS = os.path.join(ROOT, "tests", "data", "fio-3.33-status-interval.json")
 TARGET_CPU_PCT = 1.0

@@ -22,8 +22,8 @@ import sys
 
 import pytest
 
-# the lab helpers; and the unit tests' sample results, which end-to-end tests reuse
-sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in ("lab", "unit")]
+# the lab helpers; and the sample results of unit and end-to-end tests, which the others reuse
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in ("lab", "unit", "e2e")]
 
 import suite  # noqa: E402
 from suite import _unit_stays_pure  # noqa: E402,F401

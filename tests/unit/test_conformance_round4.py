@@ -151,7 +151,7 @@ def test_mixed_sweep_tracking_says_which_iops_and_round_1_follows_the_wdpc():
 
     from tkperf import store
     from tkperf.report import summary, words
-    from tkperf.report.sweepheader import _mixed_tracking
+    from tkperf.pts.sweep.header import _mixed_tracking
 
     golden = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "golden", "inputs")
     cbw = store.load(os.path.join(golden, "cbw.xml"))

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
-from tkperf.durations import ANY_TEXT, unit_word
+from tkperf.durations import ANY_TEXT, unit_word, unit_words
 from tkperf.kit import registry
 from tkperf.kit.base import instance_title
 from tkperf.kit.composite import WDPC_SERIES
@@ -89,7 +89,7 @@ def unsteady_variables(t: TestRun) -> list:
 
 
 def _failed(t: TestRun) -> str:
-    failed = unsteady_variables(t)
+    failed = [unit_words(x, ANY_TEXT) for x in unsteady_variables(t)]
     return f" (not steady: {', '.join(failed)})" if failed else ""
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+from tkperf.durations import unit_words
 from tkperf.kit import registry
 from tkperf.kit.rules import steps_of
 from tkperf.model import pts
@@ -205,7 +206,7 @@ def _measured(run: RunResult) -> List[str]:
             out += kind.pts.result_deviations(kind, t, run.options, rev, run.device.size_bytes)
         sought = registry.steady_policy(t) is not Steady.NONE
         if t.status == "complete" and sought and t.rounds and not (t.steady and t.steady.steady):
-            failed = steps_of(kind, t).unsteady_variables(t)
+            failed = [unit_words(x) for x in steps_of(kind, t).unsteady_variables(t)]  # µs where it can be shown
             out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"
                        + (f" (not steady: {', '.join(failed)})" if failed else ""))
         elif t.status == "complete" and sought and late_window(t):
