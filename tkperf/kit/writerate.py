@@ -4,7 +4,8 @@ Writes whose length depends on an amount (a WIPC, WSAT's TGBW, a purge
 that overwrites, a fill) are timed at this rate by the dry run and by the
 ETA until the run has measured the drive.  It is :data:`DEFAULT` (an
 assumption, said as one) unless the engine knows better for the target
-(the emulated SSD's model speed, :mod:`tkperf.engine.writerate`) and sets
+(the emulated SSD's model speed, and its model's own timing of random
+writes from a purged drive: :mod:`tkperf.engine.writerate`) and sets
 it around the dry run and the run with :func:`assumed`.
 """
 from __future__ import annotations
