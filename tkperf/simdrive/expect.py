@@ -65,13 +65,15 @@ def random_writes(capacity: int, params: Mapping[str, Any], amount: float, bs: i
     size, p = _copy(capacity, params)
     scale = capacity / size
     drive = Drive(size, p)
-    slots = max(size // max(bs, 1), 1)
-    bs = min(bs, size)
-    target = min(amount / scale, MAX_FILLS * size)
+    bs = max(min(bs, size), 1)
+    slots = size // bs
+    per_write = -(-bs // drive.page)  # pages a write programs (a smaller write: a whole page)
+    fill = size * bs / (per_write * drive.page)  # host bytes of one capacity's worth of page writes
+    target = min(amount / scale, MAX_FILLS * fill)
     rng = random.Random(SEED)
     done: List[float] = [0.0] * max(depth, 1)
     marks: List[Tuple[int, int, float]] = [(0, 0, 0.0)]  # (host bytes, nand pages, time) every 1/8 capacity
-    step, next_mark = size / 8.0, size / 8.0
+    next_mark = fill / 8.0
     burst: Tuple[float, float] = (-1.0, 0.0)
     written = 0
     while written < target:
@@ -82,16 +84,16 @@ def random_writes(capacity: int, params: Mapping[str, Any], amount: float, bs: i
             burst = (float(drive.first_fg_gc), t)
         if written >= next_mark:
             marks.append((written, drive.c["nand_write_pages"], max(done)))
-            next_mark += step
+            next_mark += fill / 8.0
     end = max(done)
     if marks[-1][0] != written:
         marks.append((written, drive.c["nand_write_pages"], end))
-    back = next(m for m in reversed(marks) if m[0] <= written - size) if written > size else marks[0]
-    host_pages = (written - back[0]) / drive.page
+    back = next((m for m in reversed(marks) if m[0] <= written - fill), marks[0])  # a capacity ago
+    host_pages = (written - back[0]) / bs * per_write
     waf = (drive.c["nand_write_pages"] - back[1]) / host_pages if host_pages else 1.0
     seconds = end
     rest = amount / scale - written
-    if rest > 0 and end > back[2]:
+    if rest > 0 and end > back[2]:  # past MAX_FILLS: at the last capacity's rate
         seconds += rest * (end - back[2]) / (written - back[0])
     if burst[0] < 0:
         burst = (float(written), end)
