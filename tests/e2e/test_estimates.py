@@ -15,6 +15,7 @@ from tkperf import store
 from tkperf.engine import writerate as target_rate
 from tkperf.kit import writerate
 from tkperf.kit.shapes import duration_rough
+from tkperf.simdrive import expect, model
 
 FACTOR = 1.5  # the issue's bound between estimate and run
 
@@ -82,21 +83,54 @@ def test_the_dry_run_of_an_emulated_ssd_fits_its_run(simdrive, tmp_path, capsys)
         assert duration_rough(est) in [w[1] for w in wipc_said]
 
 
+def test_random_writes_in_the_burst_go_at_the_controllers_pace_or_the_flashs():
+    cap = 32 << 20
+    p = model.check_params(cap, {})
+    fresh = expect.random_writes(cap, {}, 16 << 20, 4096, 8)  # half the drive: no GC yet
+    assert fresh.seconds == pytest.approx((16 << 20) / 4096 * p["cmd_us"] / 1e6, rel=0.01)  # 8,000 commands/s
+    assert (fresh.waf, fresh.burst_bytes) == (1.0, 16 << 20)
+    flash = expect.random_writes(cap, {"cmd_us": 0}, 16 << 20, 4096, 64)  # no controller ceiling: the units'
+    per_s = p["units"] * p["program_pages"] * 4096 / (p["program_us"] / 1e6)
+    buffered = p["buffer_programs"] * p["program_pages"] * 4096  # the last MiB completes once in the buffer
+    assert flash.seconds == pytest.approx(((16 << 20) - buffered) / per_s, rel=0.01)
+
+
+def test_past_the_burst_gc_slows_random_writes_over_the_capacities_written():
+    cap = 32 << 20
+    two, six = (expect.random_writes(cap, {}, n * cap, 4096, 8) for n in (2, 6))
+    assert 1.0 < two.waf < six.waf < 9  # rising toward greedy GC's steady state (about 7 with 7% spare)
+    assert two.burst_bytes == six.burst_bytes > cap  # the capacity and most of the spare
+    early = (2 * cap - two.burst_bytes) / (two.seconds - two.burst_s)  # bytes/s from the burst's end to 2x
+    assert 4 * cap / (six.seconds - two.seconds) < early / 2  # from 2x to 6x: less than half that
+    # past MAX_FILLS capacities: the last capacity's rate, steady from then on
+    nine, ten, twelve = (expect.random_writes(cap, {}, n * cap, 4096, 8).seconds for n in (9, 10, 12))
+    assert twelve - ten == pytest.approx(2 * (ten - nine))
+
+
+def test_a_larger_drive_is_timed_on_a_copy_with_its_spare_share(monkeypatch):
+    cap = 128 << 20  # four times SIM_PAGES
+    copy = expect.random_writes(cap, {}, 3 * cap, 4096, 8)
+    monkeypatch.setattr(expect, "SIM_PAGES", cap // 4096)
+    whole = expect.random_writes(cap, {}, 3 * cap, 4096, 8)
+    assert copy.seconds == pytest.approx(whole.seconds, rel=0.1)
+    assert copy.burst_bytes == pytest.approx(whole.burst_bytes, rel=0.02)
+
+
 @needs_fio
-def test_a_wsat_past_the_burst_is_timed_at_the_models_random_write_speed(simdrive, tmp_path, capsys):
+@pytest.mark.parametrize("capacity, tgbw", [("32M", "6x"), ("16M", "4x")])
+def test_a_wsat_past_the_burst_is_timed_at_the_models_random_write_speed(simdrive, tmp_path, capsys, capacity, tgbw):
     """WSAT's random writes slow down once a purged drive's free space is
     used up (the demo's WSAT ran 40 s where 500 MB/s said 1 s): the dry run
-    times the bytes past the burst at the model's steady random-write speed.
-    The demo's drive and WSAT (32 MiB, 6x): most of it runs at the steady
-    state.  (A WSAT of 4x on 16 MiB ends in the transition, with the model
-    at a write amplification of about 4 against the steady 11: it runs in
-    about half the time said, as the dry run's words warn.)"""
-    drive = simdrive(capacity="32M")
-    argv = ["ssd", "run", drive.path, "--quick", "--tests", "wsat", "--wsat-time", "10m", "--wsat-tgbw", "6x"]
+    times them as the model's own FTL does, the burst at the controller's
+    pace, then greedy GC's write amplification rising over the capacities
+    written.  The demo's drive and WSAT (32 MiB, 6x: mostly near the steady
+    state), and one that ends in the transition (16 MiB, 4x)."""
+    drive = simdrive(capacity=capacity)
+    argv = ["ssd", "run", drive.path, "--quick", "--tests", "wsat", "--wsat-time", "10m", "--wsat-tgbw", tgbw]
     assert main(argv + ["--dry-run"]) == 0
     out = capsys.readouterr().out
     row = re.search(r"^# wsat\s+\S+\s+-\s+(\S+ \S+)\s+one continuous job.* written \(\S+ \S+ at ([\d.]+) MB/s for the "
-                    r"burst, then ([\d.]+) MB/s\)", out, re.M)
+                    r"burst, then ([\d.]+) MB/s on average \(write amplification rising to ([\d.]+)\)\)", out, re.M)
     assert row, out
     planned = _seconds(row.group(1))
     assert main(argv + ["--yes", "--no-report", "--quiet", "--outdir", str(tmp_path), "--name", "w"]) == 0

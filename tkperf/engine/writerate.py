@@ -6,11 +6,14 @@ timed as it is; any other drive the stated default."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Optional
+import functools
+from typing import Any, Mapping, Optional, Tuple
 
-from tkperf.kit.writerate import DEFAULT, WriteRate
+from tkperf.kit.writerate import DEFAULT, RandomTiming, WriteRate
 from tkperf.model.results import DeviceInfo
 from tkperf.simdrive import TRANSPORT as EMULATED
+from tkperf.simdrive import expect
+from tkperf.simdrive.model import PARAMS
 
 
 def _value(params: Mapping[str, Any], name: str) -> float:
@@ -50,31 +53,36 @@ def model_rate(params: Mapping[str, Any]) -> Optional[WriteRate]:
                      f"({program_us:g} µs program a page + {erase_us:g} µs erase / {block_pages:g} pages))")
 
 
-def with_random(rate: WriteRate, params: Mapping[str, Any], capacity: float, blocks: float) -> WriteRate:
-    """``rate`` and the model's random-write speed past its burst: greedy GC
-    under uniform random writes copies about WAF - 1 pages per page written,
-    WAF = (1 + s) / (2 s) for the spare share s of the capacity (the
-    physical blocks less those GC keeps free and one open block); each page
-    written then costs a program, WAF - 1 copies and WAF / block_pages
-    erases on one of ``units`` units.  The burst is the physical space a
-    purged drive fills before GC starts."""
+def with_random(rate: WriteRate, params: Mapping[str, Any], capacity: float) -> WriteRate:
+    """``rate`` and the model's timing of random writes from a purged drive
+    (:func:`tkperf.simdrive.expect.random_writes`: the model's own FTL run
+    on a copy of the drive, at the stream's block size and outstanding
+    I/Os): the burst at the controller's pace or the flash's, then greedy
+    GC's write amplification rising over the first capacities written to
+    its steady state.  ``rate`` as it is when the parameters are not a
+    model this version runs."""
+    if set(params) != set(PARAMS):  # a model of another version: not the FTL this one runs
+        return rate
     try:
-        units, page = _value(params, "units"), _value(params, "page_kib") * 1024
-        program_us, copy_us = _program_us(params), _value(params, "copy_us")
-        erase_us, block_pages = _value(params, "erase_us"), _value(params, "block_pages")
-        low = _value(params, "gc_low_blocks")
+        values = tuple(sorted((name, _value(params, name)) for name in params))
+        size = int(capacity)
+        expect.random_writes(size, dict(values), 0.0)  # the parameters check
     except (KeyError, TypeError, ValueError):
         return rate
-    spare = ((blocks - low - 1) * block_pages * page - capacity) / capacity if capacity > 0 else 0.0
-    if spare <= 0 or units <= 0:
-        return rate
-    waf = (1 + spare) / (2 * spare)
-    per_page_s = (program_us + (waf - 1) * copy_us + waf * erase_us / max(block_pages, 1.0)) / 1e6
-    random_bps = units * page / per_page_s
-    said = (f"; random writes past the burst {random_bps / 1e6:,.1f} MB/s (greedy GC at its steady state, "
-            f"write amplification {waf:.1f}; a stream of a few drive fills ends before that and runs faster)")
-    return dataclasses.replace(rate, random_bps=random_bps, burst_bytes=blocks * block_pages * page,
-                               source=rate.source + said)
+
+    def timer(amount: float, bs: int, depth: int) -> RandomTiming:
+        return RandomTiming(*_timed(size, values, float(amount), int(bs), int(depth)))
+
+    said = ("; random ones from a purged drive as the model's own FTL, run here on a copy of the drive, takes "
+            "them at the stream's block size and queue depth (the burst, then greedy GC's write amplification "
+            "rising toward its steady state)")
+    return dataclasses.replace(rate, random=timer, source=rate.source + said)
+
+
+@functools.lru_cache(maxsize=64)
+def _timed(size: int, values: Tuple[Tuple[str, float], ...], amount: float, bs: int,
+           depth: int) -> expect.RandomTiming:
+    return expect.random_writes(size, dict(values), amount, bs, depth)
 
 
 def of_facts(facts: Any) -> Optional[WriteRate]:
@@ -87,10 +95,10 @@ def of_facts(facts: Any) -> Optional[WriteRate]:
     if rate is None:
         return rate
     try:
-        capacity, blocks = float(got["capacity_bytes"]), float(got["physical_blocks"])
+        capacity = float(got["capacity_bytes"])
     except (KeyError, TypeError, ValueError):
         return rate
-    return with_random(rate, params, capacity, blocks)
+    return with_random(rate, params, capacity)
 
 
 def of_device(dev: DeviceInfo, facts: Any = None) -> WriteRate:

@@ -332,12 +332,14 @@ class Stream(Shape):
         stops = [duration_rough(runtime)]
         high = runtime
         if self.stop_bytes:  # the stream stops at the end of the interval that reaches the amount
-            random = self.job.rw in ("randwrite", "randrw")  # past a drive's burst, slower
-            at_rate = math.ceil(writerate.current().seconds(self.stop_bytes, random) / self.interval_s) \
-                * self.interval_s
             rate = writerate.current()
-            speed = (f"{rate.bps / 1e6:,.1f} MB/s for the burst, then {rate.random_bps / 1e6:,.1f} MB/s"
-                     if random and rate.random_bps > 0 else rate.text().split(",")[0])
+            speed = rate.text().split(",")[0]
+            seconds = self.stop_bytes / rate.bps
+            if self.job.rw in ("randwrite", "randrw") and rate.random is not None:  # slower past the burst
+                timed = rate.random(self.stop_bytes, self.job.bs, self.job.iodepth * self.job.numjobs)
+                seconds = timed.seconds
+                speed = _random_speed(timed, self.stop_bytes)
+            at_rate = math.ceil(seconds / self.interval_s) * self.interval_s
             stops.append(f"{format_gb(self.stop_bytes)} written ({duration_rough(at_rate)} at {speed})")
             high = min(high, at_rate)
         low = high
@@ -347,6 +349,17 @@ class Stream(Shape):
                                 opts.window * self.steady_every * self.interval_s))
         return Estimate((f"# one continuous job, reported every {self.interval_s} s, stopping at "
                          + " or ".join(stops),), (self.job,), low, high)
+
+
+def _random_speed(timed: writerate.RandomTiming, amount: float) -> str:
+    """'32.8 MB/s for the burst, then 4.5 MB/s on average (write amplification
+    rising to 7.0)': how random writes of ``amount`` bytes were timed."""
+    after, after_s = amount - timed.burst_bytes, timed.seconds - timed.burst_s
+    burst = timed.burst_bytes / timed.burst_s if timed.burst_s > 0 else 0.0
+    if after <= 0 or after_s <= 0:
+        return f"{burst / 1e6:,.1f} MB/s, all in the burst before garbage collection"
+    return (f"{burst / 1e6:,.1f} MB/s for the burst, then {after / after_s / 1e6:,.1f} MB/s on average "
+            f"(write amplification rising to {timed.waf:.1f})")
 
 
 def _steady_column(plan: PlanLike) -> str:

@@ -4,15 +4,29 @@ Writes whose length depends on an amount (a WIPC, WSAT's TGBW, a purge
 that overwrites, a fill) are timed at this rate by the dry run and by the
 ETA until the run has measured the drive.  It is :data:`DEFAULT` (an
 assumption, said as one) unless the engine knows better for the target
-(the emulated SSD's model speed, :mod:`tkperf.engine.writerate`) and sets
+(the emulated SSD's model speed, and its model's own timing of random
+writes from a purged drive: :mod:`tkperf.engine.writerate`) and sets
 it around the dry run and the run with :func:`assumed`.
 """
 from __future__ import annotations
 
 import contextlib
 import contextvars
-from dataclasses import dataclass
-from typing import Iterator
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, NamedTuple, Optional
+
+
+class RandomTiming(NamedTuple):
+    """Random writes of an amount from a purged drive, as the target's model times them."""
+
+    seconds: float
+    burst_bytes: float  #: written before garbage collection first slowed them (all when it never did)
+    burst_s: float      #: the time those took
+    waf: float          #: write amplification at the end (1: no garbage collection)
+
+
+#: (bytes, block size, outstanding I/Os) -> how the target's model times random writes of them.
+RandomTimer = Callable[[float, int, int], RandomTiming]
 
 
 @dataclass(frozen=True)
@@ -21,20 +35,17 @@ class WriteRate:
 
     bps: float
     source: str
-    #: Random writes once the drive is past its fresh-out-of-box burst, whose
-    #: garbage collection copies what they overwrite (0: as ``bps``).
-    random_bps: float = 0.0
-    #: Bytes a purged drive takes at ``bps`` before random writes slow down (0: none known).
-    burst_bytes: float = 0.0
+    #: Random writes from a purged drive, whose garbage collection copies
+    #: what they overwrite once the drive's free space is used (None: at ``bps``).
+    random: Optional[RandomTimer] = field(default=None, compare=False)
 
-    def seconds(self, amount: float, random: bool = False) -> float:
+    def seconds(self, amount: float, random: bool = False, bs: int = 4096, depth: int = 1) -> float:
         """How long writing ``amount`` bytes takes from a purged drive:
-        sequential writes at ``bps``; random writes at ``bps`` for the burst,
-        then at ``random_bps``."""
-        if not random or self.random_bps <= 0:
-            return amount / self.bps
-        burst = min(amount, self.burst_bytes)
-        return burst / self.bps + (amount - burst) / self.random_bps
+        sequential writes at ``bps``; random ``bs``-byte writes with ``depth``
+        outstanding as :attr:`random` times them, when known."""
+        if random and self.random is not None:
+            return self.random(amount, bs, depth).seconds
+        return amount / self.bps
 
     def text(self) -> str:
         """'500 MB/s, an assumed rate ...': the rate and its source, for the dry run."""
