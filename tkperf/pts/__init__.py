@@ -223,6 +223,7 @@ from tkperf.rwsw.iolog import (
     iolog_path,
     map_iolog,
 )
+from tkperf.rwsw.iolog import place as iolog_place
 from tkperf.rwsw.iolog import scan as scan_iolog
 from tkperf.rwsw.model import Capture
 from tkperf.rwsw.model import Latency as CaptureLatency
@@ -282,5 +283,5 @@ __all__ = [
     # capture files (tkperf capture): the capture, its steps and IO streams, and its iolog
     "Capture", "CaptureStep", "CaptureStream", "dominant_streams", "load_capture", "transfer_size_text",
     "CaptureSeen", "CaptureLatency", "stream_coverage",
-    "IOLOG_ALIGN", "check_iolog", "iolog_path", "map_iolog", "scan_iolog",
+    "IOLOG_ALIGN", "check_iolog", "iolog_path", "iolog_place", "map_iolog", "scan_iolog",
 ]

@@ -29,13 +29,12 @@ import math
 from dataclasses import dataclass
 from typing import IO, Dict, List, Optional, Set, Tuple
 
-from tkperf.pts import Capture, ResultFileError, open_to_read
+from tkperf.pts import Capture, ResultFileError, iolog_place, open_to_read
 
 HEADER = "fio version 3 iolog"
 IO_ACTIONS = ("read", "write")
 SYNC_ACTIONS = ("sync", "datasync")
 TRIM = "trim"
-ALIGN = 4096
 MAX_LINE = 4096
 #: Slack on the capture's duration: its time stamps are whole microseconds.
 STAMP_SLACK_US = 1000
@@ -176,15 +175,6 @@ def check(path: str, cap: Capture) -> Checked:
     return Checked(reads, writes, flushes, discards, last, largest, peak_in_flight(stamps, cap))
 
 
-def _place(offset: int, length: int, span: int) -> int:
-    if offset + length <= span:
-        return offset
-    moved = offset % span
-    if moved + length > span:
-        moved = (span - length) // ALIGN * ALIGN
-    return max(0, moved)
-
-
 @dataclass(frozen=True)
 class Written:
     """What the mapped copy holds."""
@@ -222,7 +212,7 @@ def write_mapped(src: str, dst: IO[str], target: str, span: int) -> Written:
         if ln.length == 0 or ln.length > span:
             dropped += 1
             continue
-        where = _place(ln.offset, ln.length, span)
+        where = iolog_place(ln.offset, ln.length, span)
         moved += where != ln.offset
         counts[ln.action] += 1
         if ln.action != TRIM:
