@@ -138,6 +138,7 @@ from tkperf.pts.matrix.report import (
 )
 from tkperf.pts.placement import (
     advance,
+    continuing,
     place,
 )
 from tkperf.pts.stream.phases import COLUMNS as INTERVAL_COLUMNS
@@ -242,7 +243,7 @@ __all__ = [
     "nonempty", "parse_depths", "check_depths", "format_depths", "format_mixes", "MAX_RUNTIME", "parse_mixes",
     "duration", "OutputError", "ResultFileError", "TargetError", "open_to_read",
     # what runs: placement, shapes' parts, DIRTH's steady state then sweep, long rounds, fio's logs
-    "advance", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
+    "advance", "continuing", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
     "steady_rounds",
     "header_fields", "MIN_WRITTEN", "MIN_FILLS", "FILLS", "FillFloor", "floor_bytes", "floor_params",
     "round_deviation", "round_option", "UNHELD",
