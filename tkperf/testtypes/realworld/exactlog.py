@@ -51,21 +51,27 @@ class Line:
 
 
 @dataclass(frozen=True)
-class Checked:
-    """What an iolog holds, once checked against its capture."""
+class Counts:
+    """An iolog's actions, counted: reads and writes (its I/Os), flushes, discards."""
 
     reads: int
     writes: int
     flushes: int
     discards: int
-    last_us: int
-    largest: int
-    #: The capture's peak in-flight count (the replay's fio iodepth).
-    depth: int
 
     @property
     def ios(self) -> int:
         return self.reads + self.writes
+
+
+@dataclass(frozen=True)
+class Checked(Counts):
+    """What an iolog holds, once checked against its capture."""
+
+    last_us: int
+    largest: int
+    #: The capture's peak in-flight count (the replay's fio iodepth).
+    depth: int
 
 
 def _lines(path: str) -> List[Line]:
@@ -176,22 +182,14 @@ def check(path: str, cap: Capture) -> Checked:
 
 
 @dataclass(frozen=True)
-class Written:
+class Written(Counts):
     """What the mapped copy holds."""
 
-    reads: int
-    writes: int
-    flushes: int
-    discards: int
     moved: int
     dropped: int
     span: int
     last_us: int
     largest: int
-
-    @property
-    def ios(self) -> int:
-        return self.reads + self.writes
 
 
 def write_mapped(src: str, dst: IO[str], target: str, span: int) -> Written:
