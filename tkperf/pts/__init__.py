@@ -61,9 +61,11 @@ from tkperf.kit.options import (
     MAX_NUMJOBS,
     MAX_RUNTIME,
     check_depths,
+    format_auto_duration,
     format_depths,
     format_mixes,
     nonempty,
+    parse_auto_duration,
     parse_depths,
     parse_mixes,
 )
@@ -241,6 +243,7 @@ __all__ = [
     "started_from_purge", "PlanLike", "RunContext",
     # more limits, value parsers and formatters; errors
     "nonempty", "parse_depths", "check_depths", "format_depths", "format_mixes", "MAX_RUNTIME", "parse_mixes",
+    "parse_auto_duration", "format_auto_duration",
     "duration", "OutputError", "ResultFileError", "TargetError", "open_to_read",
     # what runs: placement, shapes' parts, DIRTH's steady state then sweep, long rounds, fio's logs
     "advance", "continuing", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
