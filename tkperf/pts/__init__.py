@@ -90,6 +90,7 @@ from tkperf.model.names import (
     tp_workload,
     wsat_workload,
 )
+from tkperf.model.pts import enterprise_only
 from tkperf.model.results import (
     PERCENTILES,
     gb,
@@ -246,6 +247,7 @@ __all__ = [
     "parse_auto_duration", "format_auto_duration",
     "duration", "OutputError", "ResultFileError", "TargetError", "open_to_read",
     # what runs: placement, shapes' parts, DIRTH's steady state then sweep, long rounds, fio's logs
+    "enterprise_only",
     "advance", "continuing", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
     "steady_rounds",
     "header_fields", "MIN_WRITTEN", "MIN_FILLS", "FILLS", "FillFloor", "floor_bytes", "floor_params",

@@ -24,6 +24,7 @@ from typing import ClassVar, List, Mapping, Tuple
 from tkperf import api
 from tkperf.pts import (
     FillFloor,
+    enterprise_only,
     floor_bytes,
     floor_params,
     format_auto_duration,
@@ -104,9 +105,7 @@ class HostIdleRecoveryPts(api.PtsRules):
 
     def deviations(self, kind: api.TestType, options: Mapping[str, str], revision) -> List[str]:
         v = api.stored_values(kind, options)
-        out: List[str] = []
-        if revision.id == "pts-c-1.1":
-            out.append("HIR is a PTS-E test, not part of PTS-C 1.1")
+        out = enterprise_only("HIR", revision)
         if tuple(v["hir_idle"]) != PTS_IDLE:
             out.append(f"HIR idle times {idles_text(v['hir_idle'])} s instead of {idles_text(PTS_IDLE)} s")
         if int(v["hir_cycles"]) != PTS_CYCLES:
