@@ -165,3 +165,15 @@ def output(argv: List[str], timeout: float = 60.0) -> str:
         return run(argv, timeout=timeout).stdout
     except (TkperfError, OSError):
         return ""
+
+
+def start_ticks(pid: int) -> Optional[int]:
+    """When process ``pid`` started, in clock ticks since boot (field 22 of
+    ``/proc/PID/stat``), None when it is gone: a pid the kernel gave to
+    another process since has another start time."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            rest = fh.read().rsplit(b")", 1)[1].split()
+        return int(rest[19])
+    except (OSError, IndexError, ValueError):
+        return None

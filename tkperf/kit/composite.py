@@ -46,6 +46,19 @@ SWEEP_ROUND = "sweep_round"
 CAPTURE_ROUND = "capture_round"
 
 
+def _names_of_their_own(jobs: Sequence[FioJob], what: str) -> None:
+    """A ValueError unless every job of ``jobs`` (``what`` they are) has a name no other has."""
+    names = [j.name for j in jobs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what} need names of their own")
+
+
+def _tracks_one_of(plan: PlanLike, jobs: Sequence[FioJob], what: str) -> None:
+    """A ValueError unless the plan's tracking figure is one of ``jobs`` (``what`` it must be)."""
+    if plan.tracking is None or plan.tracking.workload not in {j.name for j in jobs}:
+        raise ValueError(f"{plan.key}: the tracking figure must be {what}")
+
+
 def _seconds(jobs: Sequence[FioJob]) -> float:
     """Planned seconds of one fio process running ``jobs`` back to back."""
     return sum(j.planned_seconds + FIO_GAP_S for j in jobs)
@@ -68,16 +81,13 @@ class SteadyThenSweep(Shape):
     def __post_init__(self) -> None:
         if not self.steady or not self.sweep:
             raise ValueError("a steady-then-sweep shape needs steady jobs and sweep points")
-        names = [j.name for j in self.steady + self.sweep]
-        if len(set(names)) != len(names):
-            raise ValueError("steady jobs and sweep points need names of their own")
+        _names_of_their_own(self.steady + self.sweep, "steady jobs and sweep points")
 
     def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
         return first_round_figure(test)
 
     def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
-        if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.steady}:
-            raise ValueError(f"{plan.key}: the tracking figure must be a workload of the steady-state rounds")
+        _tracks_one_of(plan, self.steady, "a workload of the steady-state rounds")
         test.rounds.clear()  # steady state and sweep are one unbroken run
         test.data.pop(SWEEP_ROUND, None)
         progress_of(ctx).rounds_then(_seconds(self.sweep))
@@ -188,16 +198,14 @@ class SweepRounds(Shape):
     def __post_init__(self) -> None:
         if not self.sweep:
             raise ValueError("a sweep-rounds shape needs sweep points")
-        names = [j.name for j in (self.prewrite,) + self.sweep + self.precondition]
-        if len(set(names)) != len(names):
-            raise ValueError("the pre-write, the preconditioning and the sweep points need names of their own")
+        _names_of_their_own((self.prewrite,) + self.sweep + self.precondition,
+                            "the pre-write, the preconditioning and the sweep points")
 
     def first_figures(self, headline: Headline, test: TestRun) -> List[Figure]:
         return first_round_figure(test)
 
     def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
-        if plan.tracking is None or plan.tracking.workload not in {j.name for j in self.sweep}:
-            raise ValueError(f"{plan.key}: the tracking figure must be a point of the sweep")
+        _tracks_one_of(plan, self.sweep, "a point of the sweep")
         test.rounds.clear()  # the rounds and the captures are one unbroken run
         test.data.pop(CAPTURE_ROUND, None)
         test.series.pop(WDPC_SERIES, None)

@@ -127,6 +127,16 @@ def parse_duration(text: str, what: str = "duration") -> int:
     return durations.parse(text, what)
 
 
+def parse_auto_duration(text: str, flag: str) -> int:
+    """'auto' -> 0 (the test works the value out), else a duration in seconds."""
+    return 0 if (text or "").strip().lower() == "auto" else parse_duration(text, flag)
+
+
+def format_auto_duration(value: int) -> str:
+    """What :func:`parse_auto_duration` reads back: 0 -> 'auto'."""
+    return "auto" if value == 0 else str(value)
+
+
 #: ``--data-pattern`` words; ``compressible:PCT`` takes a percentage.
 DATA_PATTERNS = ("random", "compressible:PCT", "zero")
 

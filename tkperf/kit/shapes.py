@@ -431,6 +431,19 @@ class Phases(Shape):
     phases: Tuple[Phase, ...]
 
     def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
+        histograms = wants_histograms(ctx, plan)
+
+        def record(index: int, phase: Phase, jobs: Tuple[FioJob, ...]) -> None:
+            record_round(ctx, test, jobs, index, f"{plan.key} phase {index}", histograms, phase.timeout_s or None)
+            progress.info("[%s] phase %d of %d%s", plan.key, index, len(self.phases),
+                          f" ({phase.label})" if phase.label else "")
+
+        self._run_phases(ctx, test, record, "all phases run")
+
+    def _run_phases(self, ctx: RunContext, test: TestRun, record: Callable[[int, Phase, Tuple[FioJob, ...]], None],
+                    finished: str) -> None:
+        """Every phase in turn: placed, run by ``record(index, phase, jobs)``, its label and idle time kept, the
+        run saved, then its idle gap; ``finished`` is the test's stop reason after the last."""
         test.rounds.clear()  # idle time is part of the stimulus: never resumed half-way
         prog = progress_of(ctx)
         total = self.estimate(ctx.opts, 0).high_s
@@ -440,18 +453,15 @@ class Phases(Shape):
             jobs = phase.placed(test.rounds)
             if phase.place is not None:
                 test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
-            record_round(ctx, test, jobs, index, f"{plan.key} phase {index}",
-                         wants_histograms(ctx, plan), phase.timeout_s or None)
+            record(index, phase, jobs)
             test.data[f"phase.{index}"] = phase.label or f"phase {index}"
             test.data[f"idle.{index}"] = repr(float(phase.idle_s))
-            progress.info("[%s] phase %d of %d%s", plan.key, index, len(self.phases),
-                          f" ({phase.label})" if phase.label else "")
             ctx.save()
             if phase.idle_s > 0 and index < len(self.phases):
                 ctx.phase = f"idle after phase {index}"
                 prog.once_started(ctx.phase, total)
                 time.sleep(phase.idle_s)
-        test.stop_reason = "all phases run"
+        test.stop_reason = finished
 
     def estimate(self, opts, capacity: int) -> Estimate:
         jobs = tuple(j for p in self.phases for j in p.jobs)

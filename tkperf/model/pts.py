@@ -84,6 +84,12 @@ class Revision:
         return out
 
 
+def enterprise_only(what: str, revision: Revision) -> List[str]:
+    """The deviation of a PTS-E test (``what``: XSR, HIR, DIRTH ...) run
+    against PTS-C 1.1, which does not define it; empty for any other revision."""
+    return [f"{what} is a PTS-E test, not part of PTS-C 1.1"] if revision.id == "pts-c-1.1" else []
+
+
 def active_bytes(capacity: int, active_range: int, align: int = 1024 * 1024) -> int:
     """The active range in bytes: ``active_range`` percent of ``capacity``,
     rounded down to ``align`` (the whole capacity at 100%)."""

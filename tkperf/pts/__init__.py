@@ -61,9 +61,11 @@ from tkperf.kit.options import (
     MAX_NUMJOBS,
     MAX_RUNTIME,
     check_depths,
+    format_auto_duration,
     format_depths,
     format_mixes,
     nonempty,
+    parse_auto_duration,
     parse_depths,
     parse_mixes,
 )
@@ -88,6 +90,7 @@ from tkperf.model.names import (
     tp_workload,
     wsat_workload,
 )
+from tkperf.model.pts import enterprise_only
 from tkperf.model.results import (
     PERCENTILES,
     gb,
@@ -138,6 +141,7 @@ from tkperf.pts.matrix.report import (
 )
 from tkperf.pts.placement import (
     advance,
+    continuing,
     place,
 )
 from tkperf.pts.stream.phases import COLUMNS as INTERVAL_COLUMNS
@@ -223,6 +227,7 @@ from tkperf.rwsw.iolog import (
     iolog_path,
     map_iolog,
 )
+from tkperf.rwsw.iolog import place as iolog_place
 from tkperf.rwsw.iolog import scan as scan_iolog
 from tkperf.rwsw.model import Capture
 from tkperf.rwsw.model import Latency as CaptureLatency
@@ -239,9 +244,11 @@ __all__ = [
     "started_from_purge", "PlanLike", "RunContext",
     # more limits, value parsers and formatters; errors
     "nonempty", "parse_depths", "check_depths", "format_depths", "format_mixes", "MAX_RUNTIME", "parse_mixes",
+    "parse_auto_duration", "format_auto_duration",
     "duration", "OutputError", "ResultFileError", "TargetError", "open_to_read",
     # what runs: placement, shapes' parts, DIRTH's steady state then sweep, long rounds, fio's logs
-    "advance", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
+    "enterprise_only",
+    "advance", "continuing", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
     "steady_rounds",
     "header_fields", "MIN_WRITTEN", "MIN_FILLS", "FILLS", "FillFloor", "floor_bytes", "floor_params",
     "round_deviation", "round_option", "UNHELD",
@@ -282,5 +289,5 @@ __all__ = [
     # capture files (tkperf capture): the capture, its steps and IO streams, and its iolog
     "Capture", "CaptureStep", "CaptureStream", "dominant_streams", "load_capture", "transfer_size_text",
     "CaptureSeen", "CaptureLatency", "stream_coverage",
-    "IOLOG_ALIGN", "check_iolog", "iolog_path", "map_iolog", "scan_iolog",
+    "IOLOG_ALIGN", "check_iolog", "iolog_path", "iolog_place", "map_iolog", "scan_iolog",
 ]

@@ -106,8 +106,27 @@ def coverage(streams: Sequence[Stream], share: float = 0.8) -> Optional[Tuple[fl
     return 100.0 * min(1.0, sum(s.share for s in chosen)), 100.0 * min(1.0, sum(s.byte_share for s in chosen))
 
 
+class _Covered:
+    """The coverage of a step's or a whole capture's streams."""
+
+    streams: Tuple[Stream, ...]
+
+    @property
+    def coverage_ios_pct(self) -> Optional[float]:
+        """The dominant streams' (80% of the I/Os) share of the I/Os (%), None without I/O."""
+        c = coverage(self.streams)
+        return None if c is None else c[0]
+
+    @property
+    def coverage_bytes_pct(self) -> Optional[float]:
+        """The dominant streams' (80% of the I/Os) share of the bytes (%), None without I/O:
+        far below the I/O share when the large transfers are in the streams left out."""
+        c = coverage(self.streams)
+        return None if c is None else c[1]
+
+
 @dataclass(frozen=True)
-class Step:
+class Step(_Covered):
     """One time step of a capture."""
 
     index: int         # 0-based (shown as :attr:`number`, from 1)
@@ -124,21 +143,9 @@ class Step:
         """The step's number as users see it, from 1."""
         return self.index + 1
 
-    @property
-    def coverage_ios_pct(self) -> Optional[float]:
-        """The dominant streams' share of the step's I/Os (%), None without I/O."""
-        c = coverage(self.streams)
-        return None if c is None else c[0]
-
-    @property
-    def coverage_bytes_pct(self) -> Optional[float]:
-        """The dominant streams' share of the step's bytes (%), None without I/O."""
-        c = coverage(self.streams)
-        return None if c is None else c[1]
-
 
 @dataclass(frozen=True)
-class Capture:
+class Capture(_Covered):
     """A whole capture: its facts, steps and streams."""
 
     name: str
@@ -159,19 +166,6 @@ class Capture:
     #: start) and by what (``SIGINT``, ``SIGTERM``); None: it ran its course.
     stopped_at: Optional[float] = None
     stopped_by: Optional[str] = None
-
-    @property
-    def coverage_ios_pct(self) -> Optional[float]:
-        """The dominant streams' (80% of the I/Os) share of the I/Os (%), None without I/O."""
-        c = coverage(self.streams)
-        return None if c is None else c[0]
-
-    @property
-    def coverage_bytes_pct(self) -> Optional[float]:
-        """The dominant streams' (80% of the I/Os) share of the bytes (%), None without I/O:
-        far below the I/O share when the large transfers are in the streams left out."""
-        c = coverage(self.streams)
-        return None if c is None else c[1]
 
 
 def _chosen(streams: Sequence[Stream], share: float) -> List[Stream]:

@@ -53,12 +53,8 @@ MOUNTED = "mounted"
 
 def owner_tag(pid: int) -> str:
     """``PID-STARTTIME`` of a process, '' when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            rest = fh.read().rsplit(b")", 1)[1].split()
-        return f"{pid}-{int(rest[19])}"
-    except (OSError, IndexError, ValueError):
-        return ""
+    started = programs.start_ticks(pid)
+    return "" if started is None else f"{pid}-{started}"
 
 
 def _alive(tag: str) -> bool:

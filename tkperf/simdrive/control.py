@@ -185,12 +185,8 @@ def _pause(step: str) -> None:
 def _owner(pid: int) -> str:
     """``PID STARTTIME`` (the process's start in clock ticks since boot): a
     pid reused by another process has another start time."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            rest = fh.read().rsplit(b")", 1)[1].split()
-        return f"{pid} {int(rest[19])}"
-    except (OSError, IndexError, ValueError):
-        return ""
+    started = programs.start_ticks(pid)
+    return "" if started is None else f"{pid} {started}"
 
 
 def _unfinished(rundir: str) -> bool:

@@ -46,6 +46,7 @@ from tkperf.kit.composite import (
 from tkperf.kit.longrounds import FillFloor, floor_bytes, floor_params, round_deviation, round_option
 from tkperf.kit.options import MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, parse_duration
 from tkperf.model import histogram
+from tkperf.model.pts import enterprise_only
 from tkperf.model.results import TestRun, Workload
 from tkperf.pts.sweep import structure as st
 from tkperf.pts.sweep.points import PREWRITE, Choice, Point, capture_name, choose_points, window_points
@@ -255,9 +256,7 @@ class SweepPts(PtsRules):
 
     def deviations(self, kind: TestType, options: Mapping[str, str], revision) -> List[str]:
         v, what = stored_values(kind, options), kind.short
-        out: List[str] = []
-        if revision.id == "pts-c-1.1":
-            out.append(f"{what} is a PTS-E test, not part of PTS-C 1.1")
+        out = enterprise_only(what, revision)
         tcs, qds = v[f"{kind.name}_tc"], v[f"{kind.name}_qd"]
         if revision.id.endswith("-2.0"):
             pts_grid = set(tcs) == set(DEFAULT_TC) and set(qds) == set(DEFAULT_QD)

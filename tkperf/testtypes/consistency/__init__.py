@@ -30,8 +30,10 @@ from tkperf.pts import (
     JEDEC_LARGEST,
     MAX_NUMJOBS,
     ConsistencyStream,
+    format_auto_duration,
     jedec_job,
     log_msec,
+    parse_auto_duration,
 )
 from tkperf.pts import JEDEC_ZONED as ZONED
 from tkperf.pts import StreamPhase as Phase
@@ -49,17 +51,6 @@ def _workload(text: str, flag: str) -> str:
     if t not in WORKLOADS:
         raise api.UsageError(f"{flag} {text!r}: choose {' or '.join(WORKLOADS)}")
     return t
-
-
-def _interval(text: str, flag: str) -> int:
-    """'auto' (0: 1 s for rnd4k, 5 s for jedec), '1', '5s' ... -> seconds."""
-    if (text or "").strip().lower() == "auto":
-        return 0
-    return api.parse_duration(text, flag)
-
-
-def _interval_text(value: int) -> str:
-    return "auto" if value == 0 else str(value)
 
 
 def _check_interval(value: int) -> None:
@@ -132,7 +123,8 @@ class ConsistencyTest(api.TestType):
         api.Option("consistency_interval", ("--consistency-interval",),
                    "consistency interval of the IOPS and the latency logs: 1s or 5s "
                    "(default auto: 1s for rnd4k, 5s for jedec)",
-                   parse=_interval, format=_interval_text, default=0, check=_check_interval, metavar="1s|5s"),
+                   parse=parse_auto_duration, format=format_auto_duration, default=0, check=_check_interval,
+                   metavar="1s|5s"),
         api.Option("jedec_precondition", ("--jedec-precondition",),
                    "jedec: preconditioning, the JEDEC mix write-only (default 24h; 8s with --quick)",
                    parse=api.parse_duration, default=24 * 3600, quick=8,

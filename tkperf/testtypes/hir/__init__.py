@@ -22,7 +22,16 @@ from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
 from tkperf import api
-from tkperf.pts import FillFloor, floor_bytes, floor_params, round_deviation, round_option
+from tkperf.pts import (
+    FillFloor,
+    enterprise_only,
+    floor_bytes,
+    floor_params,
+    format_auto_duration,
+    parse_auto_duration,
+    round_deviation,
+    round_option,
+)
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.hir.shape import HostIdleShape, Setting, sample_ms
 
@@ -53,24 +62,6 @@ def parse_idles(text: str, flag: str) -> Tuple[int, ...]:
 
 def idles_text(values: Tuple[int, ...]) -> str:
     return ",".join(str(v) for v in values)
-
-
-def parse_count(text: str, flag: str) -> int:
-    t = (text or "").strip()
-    if not t.isdigit():
-        raise api.UsageError(f"{flag} {text!r} is not a whole number")
-    return int(t)
-
-
-def parse_return(text: str, flag: str) -> int:
-    """'auto' (0: cycles x the write period) or a duration in seconds."""
-    if (text or "").strip().lower() == "auto":
-        return 0
-    return api.parse_duration(text, flag)
-
-
-def return_text(value: int) -> str:
-    return "auto" if value == 0 else str(value)
 
 
 def _check_return(value: int) -> None:
@@ -114,9 +105,7 @@ class HostIdleRecoveryPts(api.PtsRules):
 
     def deviations(self, kind: api.TestType, options: Mapping[str, str], revision) -> List[str]:
         v = api.stored_values(kind, options)
-        out: List[str] = []
-        if revision.id == "pts-c-1.1":
-            out.append("HIR is a PTS-E test, not part of PTS-C 1.1")
+        out = enterprise_only("HIR", revision)
         if tuple(v["hir_idle"]) != PTS_IDLE:
             out.append(f"HIR idle times {idles_text(v['hir_idle'])} s instead of {idles_text(PTS_IDLE)} s")
         if int(v["hir_cycles"]) != PTS_CYCLES:
@@ -141,16 +130,17 @@ class HostIdleRecoveryTest(api.TestType):
                    "(default 5,10,15,25,50 s; 1,2 with --quick)", parse=parse_idles, format=idles_text,
                    default=PTS_IDLE, quick=(1, 2), metavar="TIMES"),
         api.Option("hir_cycles", ("--hir-cycles",), "HIR write periods (each followed by the idle time) per idle "
-                   "setting (default 360; 3 with --quick)", parse=parse_count, default=PTS_CYCLES, quick=3,
+                   "setting (default 360; 3 with --quick)", parse=api.parse_count, default=PTS_CYCLES, quick=3,
                    check=api.in_range(1, MAX_CYCLES, "--hir-cycles"), metavar="N"),
         api.Option("hir_write", ("--hir-write",), "HIR length of a write period (default 5s; 1s with --quick)",
                    parse=api.parse_duration, default=PTS_WRITE_S, quick=1,
                    check=api.in_range(1, MAX_WRITE_S, "--hir-write"), metavar="DURATION"),
         api.Option("hir_return", ("--hir-return",), "HIR continuous writes back to baseline after each idle "
                    "setting (default auto: cycles x the write period, 1800s; 3s with --quick)",
-                   parse=parse_return, format=return_text, default=0, check=_check_return, metavar="DURATION"),
+                   parse=parse_auto_duration, format=format_auto_duration, default=0, check=_check_return,
+                   metavar="DURATION"),
         api.Option("hir_qd", ("--hir-qd",), "HIR outstanding writes of its one thread, fio iodepth (default 32)",
-                   parse=parse_count, default=32, check=api.in_range(1, api.MAX_IODEPTH, "--hir-qd"),
+                   parse=api.parse_count, default=32, check=api.in_range(1, api.MAX_IODEPTH, "--hir-qd"),
                    metavar="QD"),
         round_option("hir", "HIR"),
         api.Option("hir_wipc", ("--hir-wipc",), "HIR: run the WIPC (SEQ 128KiB W, 2x) after the purge; by "

@@ -30,7 +30,7 @@ offsets are kept in the test's data as ``offset.PHASE.POINT``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import api
@@ -38,11 +38,10 @@ from tkperf.pts import (
     MAX_RUNTIME,
     SLOWEST_PLAUSIBLE_BPS,
     Estimate,
-    advance,
+    continuing,
     duration,
     duration_rough,
     histogram,
-    place,
 )
 from tkperf.testtypes.qd.settings import QdSettings, check_depths, depths_text, parse_depths
 
@@ -172,19 +171,8 @@ class ContinuingSweep:
     active: int
 
     def __call__(self, job: api.FioJob, earlier: Sequence[api.Round]) -> api.FioJob:
-        end = self.active // job.bs * job.bs
-        if end <= 0:
-            raise ValueError(f"the active range ({self.active} bytes) is smaller than {job.bs // 1024}k")
-        cursor = expected = 0
-        for r in earlier:
-            for w in r.workloads:
-                if w.name not in self.names or w.name == job.name:
-                    continue
-                offset = place(cursor, expected, end, job.bs)
-                expected = w.read.io_bytes + w.write.io_bytes
-                cursor = advance(offset, expected, end, job.bs)
-        offset = place(cursor, expected, end, job.bs)
-        return replace(job, offset=offset, size=end - offset)
+        return continuing(job, self.active, (w.read.io_bytes + w.write.io_bytes for r in earlier
+                                             for w in r.workloads if w.name in self.names and w.name != job.name))
 
 
 def sweep_jobs(w: QdWorkload, depths: Sequence[int], seconds: int) -> Tuple[api.FioJob, ...]:

@@ -29,13 +29,12 @@ import math
 from dataclasses import dataclass
 from typing import IO, Dict, List, Optional, Set, Tuple
 
-from tkperf.pts import Capture, ResultFileError, open_to_read
+from tkperf.pts import Capture, ResultFileError, iolog_place, open_to_read
 
 HEADER = "fio version 3 iolog"
 IO_ACTIONS = ("read", "write")
 SYNC_ACTIONS = ("sync", "datasync")
 TRIM = "trim"
-ALIGN = 4096
 MAX_LINE = 4096
 #: Slack on the capture's duration: its time stamps are whole microseconds.
 STAMP_SLACK_US = 1000
@@ -52,21 +51,27 @@ class Line:
 
 
 @dataclass(frozen=True)
-class Checked:
-    """What an iolog holds, once checked against its capture."""
+class Counts:
+    """An iolog's actions, counted: reads and writes (its I/Os), flushes, discards."""
 
     reads: int
     writes: int
     flushes: int
     discards: int
-    last_us: int
-    largest: int
-    #: The capture's peak in-flight count (the replay's fio iodepth).
-    depth: int
 
     @property
     def ios(self) -> int:
         return self.reads + self.writes
+
+
+@dataclass(frozen=True)
+class Checked(Counts):
+    """What an iolog holds, once checked against its capture."""
+
+    last_us: int
+    largest: int
+    #: The capture's peak in-flight count (the replay's fio iodepth).
+    depth: int
 
 
 def _lines(path: str) -> List[Line]:
@@ -176,32 +181,15 @@ def check(path: str, cap: Capture) -> Checked:
     return Checked(reads, writes, flushes, discards, last, largest, peak_in_flight(stamps, cap))
 
 
-def _place(offset: int, length: int, span: int) -> int:
-    if offset + length <= span:
-        return offset
-    moved = offset % span
-    if moved + length > span:
-        moved = (span - length) // ALIGN * ALIGN
-    return max(0, moved)
-
-
 @dataclass(frozen=True)
-class Written:
+class Written(Counts):
     """What the mapped copy holds."""
 
-    reads: int
-    writes: int
-    flushes: int
-    discards: int
     moved: int
     dropped: int
     span: int
     last_us: int
     largest: int
-
-    @property
-    def ios(self) -> int:
-        return self.reads + self.writes
 
 
 def write_mapped(src: str, dst: IO[str], target: str, span: int) -> Written:
@@ -222,7 +210,7 @@ def write_mapped(src: str, dst: IO[str], target: str, span: int) -> Written:
         if ln.length == 0 or ln.length > span:
             dropped += 1
             continue
-        where = _place(ln.offset, ln.length, span)
+        where = iolog_place(ln.offset, ln.length, span)
         moved += where != ln.offset
         counts[ln.action] += 1
         if ln.action != TRIM:

@@ -125,13 +125,10 @@ REPLAY_OPTIONS = (
 
 
 @dataclass(frozen=True)
-class RwswWsatSettings:
-    """rwsw-wsat's options: the applied workload and WSAT's stop rules (``--rwsw-wsat-*``)."""
+class RwswWsatSettings(WorkloadSettings):
+    """rwsw-wsat's options: the applied workload (:class:`WorkloadSettings`)
+    and WSAT's stop rules (``--rwsw-wsat-*``)."""
 
-    option_prefix: ClassVar[str] = "rwsw_"
-
-    workload: str
-    streams_share: float
     #: Time limit in seconds.
     wsat_time: int
     #: Total written limit: drive fills ('4x') or GB ('800').

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from dataclasses import dataclass, replace
 from typing import Dict, List, Mapping, Sequence, Tuple
 
@@ -59,7 +58,6 @@ from tkperf.pts import (
     Estimate,
     duration_rough,
     load_capture,
-    progress_of,
     record_round,
 )
 from tkperf.testtypes.realworld import applied, blockstats, exact, exactlog
@@ -219,32 +217,20 @@ class StepReplay(Phases):
     and each round's fio time that of its longest job (they run at once)."""
 
     def run(self, ctx, plan, test: TestRun) -> None:
-        test.rounds.clear()  # idle time is part of the stimulus: never resumed half-way
         meter = blockstats.Meter(ctx.fio.settings.filename) if not getattr(ctx.fio, "host", None) else None
-        prog = progress_of(ctx)
-        total = self.estimate(ctx.opts, 0).high_s
         histograms = bool(plan.histograms or ctx.opts.latency_histograms)
-        for index, phase in enumerate(self.phases, 1):
-            ctx.phase = f"phase {index}"
-            prog.once_started(f"phase {index} of {len(self.phases)}", total)
+        for phase in self.phases:
             if isinstance(phase.place, _Placer):
                 phase.place.data = test.data
-            jobs = phase.placed(test.rounds)
-            if phase.place is not None:
-                test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
+
+        def record(index: int, phase: Phase, jobs: Tuple[FioJob, ...]) -> None:
             before = meter.start() if meter is not None else None
             rnd = record_round(ctx, test, jobs, index, f"{plan.key} {phase.label or index}", histograms)
             if meter is not None:
                 meter.stop(test.data, index, before)
             test.rounds[-1] = replace(rnd, fio_s=max((w.runtime_ms for w in rnd.workloads), default=0) / 1000.0)
-            test.data[f"phase.{index}"] = phase.label or f"phase {index}"
-            test.data[f"idle.{index}"] = repr(float(phase.idle_s))
-            ctx.save()
-            if phase.idle_s > 0 and index < len(self.phases):
-                ctx.phase = f"idle after phase {index}"
-                prog.once_started(ctx.phase, total)
-                time.sleep(phase.idle_s)
-        test.stop_reason = "all steps run"
+
+        self._run_phases(ctx, test, record, "all steps run")
 
     def estimate(self, opts, capacity: int) -> Estimate:
         """Concurrent jobs take the time of the longest: about the capture's duration, plus the calibration runs."""

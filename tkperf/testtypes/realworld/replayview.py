@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from tkperf.api import Heading, Paragraph, RunResult, TestRun, View, headline_table, table
-from tkperf.api import compare_section as generic_compare_section
+from tkperf.api import Heading, Paragraph, TestRun, headline_table, table
 from tkperf.pts import open_test, snia_header, stored
 from tkperf.testtypes.realworld import blockstats, exact
+from tkperf.testtypes.realworld.captureview import CaptureView, capture_title
 from tkperf.testtypes.realworld.delivered import BLOCK, CALIBRATION, STEP, block_figures, outstanding, overall, steps
 from tkperf.testtypes.realworld.replay import ReplayTest, captured_rt_us
 
@@ -122,7 +122,7 @@ def report_section(ctx, tests: Sequence[TestRun]) -> list:
     out: list = [Heading(kind.title)]
     level = 2 if len(tests) > 1 else 1
     for test in tests:
-        opening, measured = open_test(test, f"Replay of {test.params.get('capture', '')}".strip(),
+        opening, measured = open_test(test, capture_title(ReplayView.word, test),
                                       _header(ctx, test), level)
         out += opening[1:] if level == 1 else opening
         if not measured:
@@ -132,21 +132,13 @@ def report_section(ctx, tests: Sequence[TestRun]) -> list:
     return out
 
 
-def compare_section(ctx, runs, labels) -> list:
-    return generic_compare_section(ReplayTest(), ctx, runs, labels)
+class ReplayView(CaptureView):
+    """How a replay is shown (this module's report section) and what its stored data must be."""
 
-
-class ReplayView(View):
-    """How a replay is shown (this module's sections) and what its stored data must be."""
+    word = "Replay"
 
     def report_section(self, ctx, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
-
-    def compare_section(self, ctx, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def instance_title(self, test: TestRun) -> str:
-        return f"Replay of {test.params.get('capture', '')}".strip()
 
     def check_data(self, test: TestRun) -> None:
         for rnd in test.rounds:

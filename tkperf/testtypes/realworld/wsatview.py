@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tkperf.api import Heading, RunResult, TestRun, View, table
-from tkperf.api import compare_section as generic_compare_section
+from tkperf.api import Heading, TestRun, table
 from tkperf.api import report_section as generic_report_section
+from tkperf.testtypes.realworld.captureview import CaptureView
 from tkperf.testtypes.realworld.workload import stream_rows
 from tkperf.testtypes.realworld.wsat import RwswWsatTest
 
@@ -38,21 +38,13 @@ def report_section(ctx, tests: Sequence[TestRun]) -> list:
     return out
 
 
-def compare_section(ctx, runs, labels) -> list:
-    return generic_compare_section(RwswWsatTest(), ctx, runs, labels)
+class RwswWsatView(CaptureView):
+    """How rwsw-wsat is shown (this module's report section) and what its stored data must be."""
 
-
-class RwswWsatView(View):
-    """How rwsw-wsat is shown (this module's sections) and what its stored data must be."""
+    word = "RWSW-WSAT"
 
     def report_section(self, ctx, tests: Sequence[TestRun]) -> list:
         return report_section(ctx, tests)
-
-    def compare_section(self, ctx, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-        return compare_section(ctx, runs, labels)
-
-    def instance_title(self, test: TestRun) -> str:
-        return f"RWSW-WSAT of {test.params.get('capture', '')}".strip()
 
     def check_data(self, test: TestRun) -> None:
         if test.rounds:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import ClassVar, List, Mapping
 
 from tkperf import api
-from tkperf.pts import MAX_NUMJOBS, duration
+from tkperf.pts import MAX_NUMJOBS, duration, enterprise_only
 from tkperf.testtypes.xsr.analysis import RND, SEQ1, SEQ2, WORKLOADS, analyse
 from tkperf.testtypes.xsr.stream import Phase, XsrStream
 
@@ -94,9 +94,7 @@ class CrossStimulusRecoveryPts(api.PtsRules):
 
     def deviations(self, kind: api.TestType, options_: Mapping[str, str], revision) -> List[str]:
         v = api.stored_values(kind, options_)
-        out: List[str] = []
-        if revision.id == "pts-c-1.1":
-            out.append("XSR is a PTS-E test, not part of PTS-C 1.1")
+        out = enterprise_only("XSR", revision)
         times = [int(v[f"xsr_{k}"]) for k in (SEQ1, RND, SEQ2)]
         if times != [PTS_SEQ1_S, PTS_RND_S, PTS_SEQ2_S]:
             out.append("XSR phases run " + ", ".join(f"{WORKLOADS[k]} {duration(float(t))}" for k, t in
