@@ -199,7 +199,7 @@ def test_mail_usage_errors_before_the_run(extra, words, loopdev, tmp_path, monke
 
 
 def test_no_password_option_exists(capsys):
-    main(["ssd", "run", "--help"])
+    main(["ssd", "run", "--help-all"])  # every option (the short --help names the common ones)
     text = capsys.readouterr().out
     assert "--smtp-password-file" in text
     assert "--smtp-password " not in text and "--smtp-pass " not in text and "--password" not in text

@@ -330,7 +330,7 @@ def test_a_step_off_its_capture_is_named_in_the_verdict():
     from tkperf.kit import registry as testtypes
     from tkperf.model.pts import REVISIONS
 
-    test = store.load(os.path.join(os.path.dirname(__file__), "data", "golden", "inputs", "replay.xml")).tests[0]
+    test = store.load(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "golden", "inputs", "replay.xml")).tests[0]
     kind, rev = testtypes.get("replay"), next(iter(REVISIONS.values()))
     assert kind.pts.result_deviations(kind, test, {}, rev, 256 * MiB) == []  # the recorded run held its capture
     name = next(k[len("share."):] for k in test.params if k.startswith("share.st1-"))

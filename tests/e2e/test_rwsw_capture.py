@@ -24,6 +24,11 @@ def _mounts():
         return sorted(line.split()[1] for line in fh if line.split()[2] in ("tracefs", "debugfs"))
 
 
+def _mine(pid):
+    """The tracing instances of the capture of ``pid`` (named ``tkperf-capture-PID-STARTTIME``)."""
+    return [n for n in _instances() if n.startswith(f"tkperf-capture-{pid}-")]
+
+
 def _instances():
     out = []
     for point in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"):
@@ -99,9 +104,9 @@ def _start_capture(loopdev, out, name, seconds=60):
                              "--name", name, "--outdir", str(out)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while f"tkperf-capture-{proc.pid}" not in _instances() and time.monotonic() < deadline:
+    while not _mine(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert f"tkperf-capture-{proc.pid}" in _instances(), "the capture never set up its tracefs instance"
+    assert _mine(proc.pid), "the capture never set up its tracefs instance"
     time.sleep(0.5)  # the start mark follows the instance
     return proc
 
@@ -120,7 +125,7 @@ def test_a_first_signal_stops_the_capture_and_keeps_it(loopdev, tmp_path, sig):
     assert c.stopped_by == name and c.stopped_at == c.duration and c.duration < 60
     assert b'stopped-early-at="' in (tmp_path / "cut.xml").read_bytes()
     assert (tmp_path / "cut.iolog").exists()
-    assert _mounts() == before and f"tkperf-capture-{proc.pid}" not in _instances()
+    assert _mounts() == before and not _mine(proc.pid)
 
 
 def test_a_second_signal_aborts_and_restores_tracing(loopdev, tmp_path):
@@ -133,7 +138,7 @@ def test_a_second_signal_aborts_and_restores_tracing(loopdev, tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
     assert "stopped" in err and "Traceback" not in err
-    assert _mounts() == before and f"tkperf-capture-{proc.pid}" not in _instances()
+    assert _mounts() == before and not _mine(proc.pid)
     assert os.listdir(out) == []  # no result, no temporary file
 
 
@@ -145,7 +150,7 @@ def test_the_instance_of_a_killed_capture_is_removed_by_the_next(loopdev, tmp_pa
                              "--name", "killed", "--outdir", str(tmp_path / "a")], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
-    while not _instances() and time.monotonic() < deadline:
+    while not _mine(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     proc.kill()
     proc.wait(timeout=30)

@@ -21,7 +21,7 @@ from tkperf.rwsw import model
 from tkperf.testtypes.realworld.delivered import BLOCK, overall, steps
 from tkperf.verdict import conformance
 
-EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "rwsw",
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples", "rwsw",
                        "pgbench.xml")
 
 

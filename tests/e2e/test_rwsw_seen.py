@@ -23,7 +23,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def _instance(pid):
     for point in ("/sys/kernel/tracing", "/sys/kernel/debug/tracing"):
-        if os.path.isdir(os.path.join(point, "instances", f"tkperf-capture-{pid}")):
+        d = os.path.join(point, "instances")  # named tkperf-capture-PID-STARTTIME
+        if os.path.isdir(d) and any(n.startswith(f"tkperf-capture-{pid}-") for n in os.listdir(d)):
             return True
     return False
 

@@ -56,7 +56,7 @@ def test_hir_recovery_follows_the_models_background_gc(simdrive, tmp_path, monke
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "hir", "--tests", "hir", "--hir-wipc", "--wipc-loops", "1",
                      "--hir-idle", "1,3", "--hir-cycles", "2", "--hir-write", "1", "--hir-return", "2",
-                     "--hir-round", "2", "--hir-qd", "32", "--max-rounds", "10", "--purge", "discard", watch=watch)
+                     "--hir-round", "2", "--hir-qd", "32", "--max-rounds", "25", "--purge", "discard", watch=watch)
     (t,) = run.tests
     assert t.stop_reason == "all idle settings run after steady state" and t.steady.steady
     base = baseline(t)
@@ -102,7 +102,7 @@ def test_hir_gains_grow_with_idle_time_as_the_default_models_background_gc(simdr
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "hir", "--tests", "hir", "--hir-wipc", "--wipc-loops", "1",
                      "--hir-idle", "1,10", "--hir-cycles", "2", "--hir-write", "1", "--hir-return", "2",
-                     "--hir-round", "2", "--hir-qd", "32", "--max-rounds", "10", "--purge", "discard", watch=watch)
+                     "--hir-round", "2", "--hir-qd", "32", "--max-rounds", "25", "--purge", "discard", watch=watch)
     (t,) = run.tests
     assert t.stop_reason == "all idle settings run after steady state" and t.steady.steady
     base = baseline(t)

@@ -78,10 +78,11 @@ def lines(run: RunResult, micro: str = "µs") -> List[str]:
            + (f", imported from {_imported(run)['tool']} {_imported(run)['version']}" if _imported(run) else "")]
     verdict = conformance.of_run(run)  # a --quick run's first deviation says so: not said twice
     out.append(f"  {verdict.sentence()}")
-    out += [f"    - {d}" for d in verdict.deviations]
+    out += [f"    - {d.replace('µs', micro)}" for d in verdict.deviations]
     for t in run.tests:
         shown = ", ".join(_shown(f, micro, window=True, done=words.steps_done(t)) for f in figures(t))
-        out.append(f"  {words.test_title(t):<9} {words.test_verdict(t)}" + (f"; {shown}" if shown else ""))
+        said = words.test_verdict(t).replace("µs", micro)  # a tracked label's unit, in this output's word
+        out.append(f"  {words.test_title(t):<9} {said}" + (f"; {shown}" if shown else ""))
         fob = fob_figures(t)
         if fob:
             out.append(f"  {'':<9} FOB (first {_first_step(t)} after the purge, before any preconditioning): "

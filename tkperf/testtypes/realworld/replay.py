@@ -373,7 +373,6 @@ class ReplayTest(TestType):
         return [Plan(key=self.name, shape=StepReplay(tuple(phases)), wipc=False,
                      params={**params, **more, "steps": str(len(cap.steps)),
                              "step_time": str(cfg.replay_step_time),
-                             "iodepth": "per stream job, by step",
                              "access": f"each step's IO streams ({cfg.replay_intensity} intensity)"})]
 
     def blocks(self, opts: Options) -> Blocks:
