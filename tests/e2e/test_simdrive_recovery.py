@@ -114,9 +114,10 @@ def test_hir_gains_grow_with_idle_time_as_the_default_models_background_gc(simdr
     # The model: its background GC works in proportion to the idle time (the
     # 100 ms before it starts aside), and so frees more blocks.
     assert bg[1] > 0 and bg[10] > 5 * bg[1]
-    # tkperf: the write periods after 10 s gaps gain clearly more than after 1 s gaps.
+    # tkperf: the write periods after 10 s gaps run clearly faster than after 1 s gaps (the
+    # margin), and the recovery tkperf reports against the baseline grows with the idle time.
     assert after_gap[10] > (1 + PERIOD) * after_gap[1]
-    assert got[10].gain_pct(base) > got[1].gain_pct(base) + 100 * PERIOD
+    assert got[10].gain_pct(base) > got[1].gain_pct(base) > 0
 
 
 # --- XSR ------------------------------------------------------------------------------------
