@@ -126,12 +126,15 @@ def test_compressible_compresses_about_as_asked(tmp_path):
 @pytest.mark.parametrize("argv", [(), ("--refill-buffers",)])
 @needs_fio
 def test_random_with_refill_does_not_compress(tmp_path, capsys, argv):
-    # fio's reused (scrambled) buffers compress by a few percent; refilled ones do not, and are the default
+    # fio's reused (scrambled) buffers compress to about 0.87; refilled ones hardly do, and are the
+    # default.  fio's random buffers are not a cipher's: each buffer is one seed times a constant word
+    # by word, so its low bits repeat within the buffer, and zlib takes 16 MiB of them to between 0.98
+    # and 1.0 (fio 3.33, measured 4 MiB at a time: 0.982 to 1.0003); 0.97 and 0.95 keep the two apart.
     xml, data = run_on(tmp_path, "random", *argv)
     assert store.load(str(xml)).options["refill_buffers"] == "true"
     assert "refill_buffers=1" in (xml.parent / "t.log").read_text()
     data = written(data)
-    assert len(zlib.compress(data, 6)) / len(data) > 0.99
+    assert len(zlib.compress(data, 6)) / len(data) > 0.97
     run = store.load(str(xml))
     assert not any("data pattern" in d for d in conformance.of_run(run).deviations)
     out = tmp_path / "rep"
@@ -143,7 +146,7 @@ def test_random_with_refill_does_not_compress(tmp_path, capsys, argv):
 def test_reused_buffers_are_named_in_the_verdict(tmp_path):
     # --no-refill-buffers: fio's buffers reused, scrambled only; they compress, and the verdict says so
     xml, data = run_on(tmp_path, "random", "--no-refill-buffers")
-    assert len(zlib.compress(data, 6)) / len(data) < 0.99
+    assert len(zlib.compress(data, 6)) / len(data) < 0.95  # measured 0.872 and 0.876
     run = store.load(str(xml))
     assert run.options["refill_buffers"] == "false"
     assert "refill_buffers=1" not in (xml.parent / "t.log").read_text()

@@ -222,8 +222,12 @@ def test_tests_lists_plugin(venv):
     assert "rw4k" not in proc.stderr  # loaded without a warning
     plain = ok(tkperf(python, base, "tests")).stdout
     assert any(line.startswith("rw4k") and TITLE in line for line in plain.splitlines())
-    helptext = ok(tkperf(python, base, "ssd", "run", "--help")).stdout
-    assert f"{TITLE} test (rw4k)" in helptext and "--rw4k-qd" in helptext
+    short = " ".join(ok(tkperf(python, base, "ssd", "run", "--help")).stdout.split())
+    # the short help counts the plug-in's options among those left out ...
+    assert "rw4k (2)" in short and "--rw4k-qd" not in short
+    # ... and --help-all shows them under the plug-in's title
+    full = ok(tkperf(python, base, "ssd", "run", "--help-all")).stdout
+    assert f"{TITLE} test (rw4k)" in full and "--rw4k-qd" in full
 
 
 @needs_venv
