@@ -70,6 +70,22 @@ def loopdev(tmp_path):
 
 
 @pytest.fixture
+def tools(monkeypatch):
+    """The purge tests' stand-in for ``programs.run`` (tests/lab/purgefakes.py)."""
+    from purgefakes import install_fake
+
+    return install_fake(monkeypatch)
+
+
+@pytest.fixture
+def fake_disk(tmp_path):
+    """The purge tests' stand-in drives: sparse files (tests/lab/purgefakes.py)."""
+    from purgefakes import disk_maker
+
+    return disk_maker(tmp_path)
+
+
+@pytest.fixture
 def target(tmp_path):
     """(argv fragment, kind): a loop device, or a file target where none can be made."""
     loop, why = try_loop(256 * MiB, str(tmp_path))

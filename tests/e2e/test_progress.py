@@ -3,7 +3,6 @@ lines elsewhere, nothing with --quiet; the ETA range; --debug detail."""
 from __future__ import annotations
 
 import os
-import pty
 import re
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from tkperf.kit import progress as ep
 from tkperf.model.steadystate import evaluate
 
 from conftest import needs_fio
+from ptyrun import run_on_pty
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d tkperf: ")
@@ -35,22 +35,7 @@ def env(**given):
 
 def on_pty(cmd, term):
     """Run ``cmd`` with its stderr on a pseudo-terminal; (exit code, all it wrote there)."""
-    master, slave = pty.openpty()
-    with open(os.devnull, "w") as devnull:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=devnull, stderr=slave,
-                                env=env(TERM=term, COLUMNS="100", LINES="30"))
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(timeout=120), b"".join(chunks).decode("utf-8", "replace")
+    return run_on_pty(cmd, env(TERM=term, COLUMNS="100", LINES="30"))
 
 
 def rounds_logged(xml_dir):

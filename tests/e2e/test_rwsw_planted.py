@@ -18,30 +18,21 @@ import pytest
 import rwsw_captures
 from conftest import data_path
 
+from planted import needs_root, plant, shared_dir
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_RESULT_FILE, ResultFileError
 from tkperf.rwsw import iolog, model, summary
 
-NOBODY = 65534
 MIX = data_path(os.path.join("rwsw", "blkparse-mix.txt"))
 BINARY = data_path(os.path.join("rwsw", "blktrace-mix.bin.gz"))
 SECRET = b"victim: must stay unchanged\n"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="planting another user's link needs root (lchown)")
+pytestmark = needs_root
 
 
 @pytest.fixture
 def shared(tmp_path):
-    """A directory every user may write, sticky, as /tmp is."""
-    d = tmp_path / "shared"
-    d.mkdir()
-    os.chmod(d, 0o1777)
-    return d
-
-
-def _plant(link, target, uid=NOBODY) -> None:
-    os.symlink(str(target), str(link))
-    os.lchown(str(link), uid, uid)
+    return shared_dir(tmp_path)
 
 
 def _one_error(capsys) -> str:
@@ -59,7 +50,7 @@ def test_an_import_through_another_users_link_is_refused(tmp_path, shared, capsy
     private = tmp_path / "private.txt"
     shutil.copy(MIX, private)
     link = shared / "trace.txt"
-    _plant(link, private)
+    plant(link, private)
     if _kernel_follows():  # the kernel would let root read through it: tkperf is what refuses
         assert link.read_bytes() == private.read_bytes()
     out = tmp_path / "out"
@@ -74,7 +65,7 @@ def test_a_link_of_roots_own_is_followed(tmp_path, shared, capsys):
     private = tmp_path / "private.txt"
     shutil.copy(MIX, private)
     link = shared / "trace.txt"
-    _plant(link, private, uid=0)
+    plant(link, private, uid=0)
     assert main(["capture", "--import", str(link), "--name", "x", "--outdir", str(tmp_path), "-q"]) == EXIT_OK
     assert sum(s.ios for s in model.load(str(tmp_path / "x.xml")).streams) == 400
 
@@ -83,7 +74,7 @@ def test_a_directory_link_of_another_user_on_the_path_is_refused(tmp_path, share
     real = tmp_path / "real"
     real.mkdir()
     shutil.copy(MIX, real / "trace.txt")
-    _plant(shared / "dir", real)
+    plant(shared / "dir", real)
     assert main(["capture", "--import", str(shared / "dir" / "trace.txt"), "--name", "x",
                  "--outdir", str(tmp_path)]) == EXIT_RESULT_FILE
     assert f"{shared / 'dir'} is a symbolic link of another user" in _one_error(capsys)
@@ -108,7 +99,7 @@ def test_a_planted_fifo_is_refused_without_waiting(tmp_path, shared, capsys):
 def test_outdir_through_another_users_link_is_refused(tmp_path, shared, capsys):
     victim = tmp_path / "victim-dir"
     victim.mkdir()
-    _plant(shared / "out", victim)
+    plant(shared / "out", victim)
     assert main(["capture", "--import", MIX, "--name", "x", "--outdir", str(shared / "out")]) == EXIT_OUTPUT
     assert "--outdir" in _one_error(capsys)
     assert os.listdir(victim) == []
@@ -119,13 +110,13 @@ def test_planted_outputs_are_never_written_through(tmp_path, shared, capsys):
     victim.write_bytes(SECRET)
     for name in ("x.xml", "x.iolog"):
         link = shared / name
-        _plant(link, victim)
+        plant(link, victim)
         assert main(["capture", "--import", MIX, "--name", "x", "--outdir", str(shared)]) == EXIT_OUTPUT
         assert "exists" in _one_error(capsys)
         link.unlink()
     # the names the old import gave its temporary files: nothing there is opened now
     for name in ("x.iolog.tmp", ".x.blkparse.tmp"):
-        _plant(shared / name, victim)
+        plant(shared / name, victim)
     assert main(["capture", "--import", MIX, "--name", "x", "--outdir", str(shared), "-q"]) == EXIT_OK
     assert victim.read_bytes() == SECRET
     assert sorted(os.listdir(shared)) == [".x.blkparse.tmp", "x.iolog", "x.iolog.tmp", "x.xml"]
@@ -140,7 +131,7 @@ def test_blkparse_writes_no_named_file_a_link_could_take(tmp_path, shared):
         shutil.copyfileobj(src, dst)
     victim = tmp_path / "victim"
     victim.write_bytes(SECRET)
-    _plant(shared / ".b.blkparse.tmp", victim)
+    plant(shared / ".b.blkparse.tmp", victim)
     assert main(["capture", "--import", str(binary), "--name", "b", "--outdir", str(shared), "-q"]) == EXIT_OK
     assert victim.read_bytes() == SECRET
     assert sum(s.ios for s in model.load(str(shared / "b.xml")).streams) == 400
@@ -149,7 +140,7 @@ def test_blkparse_writes_no_named_file_a_link_could_take(tmp_path, shared):
 def test_a_capture_through_another_users_link_is_refused(loopdev, tmp_path, shared, capsys):
     real = rwsw_captures.write(str(tmp_path))
     link = shared / "cap.xml"
-    _plant(link, real)
+    plant(link, real)
     with pytest.raises(ResultFileError, match="symbolic link of another user"):
         model.load(str(link))
     assert not summary.is_capture_file(str(link))  # show and report do not read it as a capture
@@ -166,7 +157,7 @@ def test_an_iolog_planted_beside_a_capture_is_refused(loopdev, tmp_path, shared,
     shutil.copy(path, shared / "cap.xml")
     other = tmp_path / "other.iolog"
     shutil.copy(made / "cap.iolog", other)
-    _plant(shared / "cap.iolog", other)
+    plant(shared / "cap.iolog", other)
     with pytest.raises(ResultFileError, match="symbolic link of another user"):
         iolog.scan(str(shared / "cap.iolog"))
     rc = main(["ssd", "run", loopdev, "--tests", "replay", "--replay", "exact", "--workload",
@@ -176,7 +167,7 @@ def test_an_iolog_planted_beside_a_capture_is_refused(loopdev, tmp_path, shared,
     assert "cap.iolog" in line and "symbolic link of another user" in line
     # the same link made by root is the user's own: the dry run goes ahead
     (shared / "cap.iolog").unlink()
-    _plant(shared / "cap.iolog", other, uid=0)
+    plant(shared / "cap.iolog", other, uid=0)
     rc = main(["ssd", "run", loopdev, "--tests", "replay", "--replay", "exact", "--workload",
                str(shared / "cap.xml"), "--dry-run"])
     assert rc == EXIT_OK

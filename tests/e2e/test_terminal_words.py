@@ -9,6 +9,7 @@ import os
 import re
 
 from conftest import needs_fio
+from ptyrun import run_on_pty
 from tkperf.cli import main
 from tkperf.durations import micro_unit
 from tkperf import store
@@ -59,28 +60,13 @@ def test_wsat_prints_each_interval_once(loopdev, tmp_path, caplog):
 def _on_pty(argv, **given):
     """Run tkperf with stdout and stderr on one pseudo-terminal under a UTF-8
     locale (``given`` overrides the environment); (exit code, what it wrote)."""
-    import pty
-    import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LANG", "LC_ALL", "LC_CTYPE")}
     env.update({"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb", "COLUMNS": "200", "PYTHONPATH": ROOT},
                **given)
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "tkperf", *argv], stdin=subprocess.DEVNULL, stdout=slave,
-                            stderr=slave, env=env)
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(timeout=300), b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    rc, text = run_on_pty([sys.executable, "-m", "tkperf", *argv], env, stdout_too=True, timeout=300)
+    return rc, text.replace("\r\n", "\n")
 
 
 def _example(name):

@@ -17,6 +17,7 @@ import threading
 
 import pytest
 
+from planted import needs_root, plant, shared_dir
 from tkperf.cli import main
 from tkperf.engine import request
 from tkperf.errors import EXIT_OK, EXIT_RESULT_FILE, EXIT_USAGE, UsageError
@@ -25,24 +26,13 @@ from tkperf.notify import read_password
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULT = os.path.join(ROOT, "examples", "example-ssd.xml")
 ARCHIVE = os.path.join(ROOT, "tests", "data", "tkperf2", "ssd-2.2-apacer.xml")
-NOBODY = 65534
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="planting another user's link needs root (lchown)")
+pytestmark = needs_root
 
 
 @pytest.fixture
 def shared(tmp_path):
-    """A directory every user may write, sticky, as /tmp is."""
-    d = tmp_path / "shared"
-    d.mkdir()
-    os.chmod(d, 0o1777)
-    return d
-
-
-def _plant(link, target, uid=NOBODY) -> str:
-    os.symlink(str(target), str(link))
-    os.lchown(str(link), uid, uid)
-    return str(link)
+    return shared_dir(tmp_path)
 
 
 def _private(tmp_path, source=RESULT, name="private.xml") -> str:
@@ -84,7 +74,7 @@ COMMANDS = sorted(_commands("L", "G", "O"))
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_result_through_another_users_link_is_refused(command, tmp_path, shared, capsys):
     private = _private(tmp_path, ARCHIVE if command == "import" else RESULT)
-    link = _plant(shared / "result.xml", private)
+    link = plant(shared / "result.xml", private)
     out = str(tmp_path / "out")
     argv = _commands(link, RESULT, out)[command]
     assert main(argv) == EXIT_RESULT_FILE
@@ -95,14 +85,14 @@ def test_a_result_through_another_users_link_is_refused(command, tmp_path, share
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_link_on_a_folder_of_the_path_is_refused_too(command, tmp_path, shared, capsys):
     private = _private(tmp_path, ARCHIVE if command == "import" else RESULT, "r.xml")
-    link = _plant(shared / "dir", os.path.dirname(private))
+    link = plant(shared / "dir", os.path.dirname(private))
     out = str(tmp_path / "out")
     assert main(_commands(os.path.join(link, "r.xml"), RESULT, out)[command]) == EXIT_RESULT_FILE
     _one_error(capsys, link)
 
 
 def test_a_link_of_roots_own_is_followed(tmp_path, shared, capsys):
-    link = _plant(shared / "result.xml", _private(tmp_path), uid=0)
+    link = plant(shared / "result.xml", _private(tmp_path), uid=0)
     assert main(["show", link, "--json"]) == EXIT_OK
     assert main(["history", link, "--json"]) == EXIT_OK
 
@@ -111,7 +101,7 @@ def test_a_history_folder_through_another_users_link_is_refused(tmp_path, shared
     """A folder is scanned and its index written in it: through a planted
     link, root would write the index into another user's folder."""
     folder = os.path.dirname(_private(tmp_path))
-    link = _plant(shared / "nightly", folder)
+    link = plant(shared / "nightly", folder)
     assert main(["history", link, "--json"]) == EXIT_RESULT_FILE
     _one_error(capsys, link)
     assert sorted(os.listdir(folder)) == ["private.xml"]  # no index written there
@@ -136,7 +126,7 @@ def test_a_fifo_in_place_of_a_result_is_not_read(tmp_path, capsys):
 def test_a_description_or_feature_file_through_another_users_link_is_refused(flag, tmp_path, shared, capsys):
     private = tmp_path / "secret.txt"
     private.write_text("Model: from the victim's file\n")
-    link = _plant(shared / "desc.txt", private)
+    link = plant(shared / "desc.txt", private)
     target = tmp_path / "target.img"
     rc = main(["ssd", "run", str(target), "--size", "64m", "--yes", "--outdir", str(tmp_path / "o"),
                "--tests", "iops", "--quick", flag, link])
@@ -148,11 +138,11 @@ def test_a_description_or_feature_file_through_another_users_link_is_refused(fla
 def test_a_request_or_password_file_through_another_users_link_is_refused(tmp_path, shared):
     secret = tmp_path / "secret"
     secret.write_text("root's password\n")
-    link = _plant(shared / "file", secret)
+    link = plant(shared / "file", secret)
     with pytest.raises(UsageError, match="symbolic link of another user"):
         request.load(link)
     with pytest.raises(UsageError, match="symbolic link of another user"):
         read_password(link, {})
     own = tmp_path / "pw"
     own.write_text("mine\nsecond line\n")
-    assert read_password(_plant(shared / "own", own, uid=0), {}) == "mine"
+    assert read_password(plant(shared / "own", own, uid=0), {}) == "mine"

@@ -3,7 +3,7 @@
 These tests check tkperf's choice logic and state handling with recorded
 ``hdparm -I`` output of real drives (tests/data/purge/README.rst) and a
 fake ``programs.run`` that records every argument list (:class:`FakeTools`
-in test_purge.py); they do not erase a drive.  The "device" is a sparse file
+in tests/lab/purgefakes.py); they do not erase a drive.  The "device" is a sparse file
 of the test's own.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ import signal
 import pytest
 
 from conftest import data_path
-from test_purge import disk_maker, install_fake, recorded
+from purgefakes import recorded
 from tkperf.errors import EXIT_TARGET, EXIT_TOOL, Interrupted, TargetError, ToolError
 from tkperf.target import guard, parsers, purge, purge_ata
 
@@ -29,16 +29,6 @@ def recorded_facts(name: str) -> str:
     """A recording of tests/data/facts/ (README.rst there says whose)."""
     with open(data_path(os.path.join("facts", name)), encoding="utf-8") as fh:
         return fh.read()
-
-
-@pytest.fixture
-def tools(monkeypatch):
-    return install_fake(monkeypatch)
-
-
-@pytest.fixture
-def fake_disk(tmp_path):
-    return disk_maker(tmp_path)
 
 
 def test_security_section_of_real_drives():

@@ -3,14 +3,14 @@
 These tests check tkperf's choice logic and its reading of the sanitize log
 with recorded nvme-cli output of real drives (tests/data/purge/README.rst)
 and a fake ``programs.run`` that records every argument list
-(:class:`FakeTools` in test_purge.py); they do not format a drive.  The
+(:class:`FakeTools` in tests/lab/purgefakes.py); they do not format a drive.  The
 "device" is a sparse file of the test's own.
 """
 from __future__ import annotations
 
 import pytest
 
-from test_purge import disk_maker, install_fake, recorded
+from purgefakes import recorded
 from tkperf.errors import EXIT_TARGET, TargetError
 from tkperf.target import purge, purge_nvme
 
@@ -18,16 +18,6 @@ H10 = ("nvme-optane-h10-id-ctrl.txt", "nvme-optane-h10-id-ns.txt")
 PM1733 = ("nvme-samsung-pm1733-id-ctrl.txt", "nvme-samsung-id-ns-4k.txt")
 RUNNING = "nvme-intel-660p-sanitize-log-running.txt"
 DONE = "nvme-intel-660p-sanitize-log-done.txt"
-
-
-@pytest.fixture
-def tools(monkeypatch):
-    return install_fake(monkeypatch)
-
-
-@pytest.fixture
-def fake_disk(tmp_path):
-    return disk_maker(tmp_path)
 
 
 def test_identify_fields_of_real_controllers():
