@@ -13,6 +13,7 @@ report, as the project's standards ask.
 from __future__ import annotations
 
 import fcntl
+import glob
 import itertools
 import json
 import os
@@ -83,15 +84,41 @@ def target(tmp_path):
         loop.__exit__(None, None, None)
 
 
+def _fio_children() -> list:
+    """PIDs of this process's children named fio: from /proc (each thread's
+    ``children`` list), as ``pgrep -P PID -x fio`` finds them but without
+    starting a process after every one of the suite's thousands of tests;
+    through pgrep where the kernel has no ``children`` lists."""
+    lists = glob.glob(f"/proc/{os.getpid()}/task/*/children")
+    if not lists:
+        if not shutil.which("pgrep"):
+            return []
+        return subprocess.run(["pgrep", "-P", str(os.getpid()), "-x", "fio"],
+                              capture_output=True, text=True).stdout.split()
+    out = []
+    for path in lists:
+        try:
+            with open(path, encoding="ascii") as fh:
+                pids = fh.read().split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+                    if fh.read().rstrip("\n") == "fio":
+                        out.append(pid)
+            except OSError:  # reaped meanwhile
+                continue
+    return out
+
+
 @pytest.fixture(autouse=True)
 def _no_fio_left():
     """No test may leave a fio child of this process behind (other fio
     processes on the machine are not ours to judge)."""
     yield
-    if shutil.which("pgrep"):
-        out = subprocess.run(["pgrep", "-P", str(os.getpid()), "-x", "fio"],
-                             capture_output=True, text=True).stdout.split()
-        assert not out, f"fio processes left running: {out}"
+    out = _fio_children()
+    assert not out, f"fio processes left running: {out}"
 
 
 class SimDrive:
