@@ -12,8 +12,10 @@ report, as the project's standards ask.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import glob
+import io
 import itertools
 import json
 import os
@@ -162,7 +164,7 @@ def simdrive():
     made = []
 
     def make(capacity: str = "64M", op: float = None, name: str = None, **params) -> SimDrive:
-        argv = [sys.executable, "-m", "tkperf", "simdrive", "up", "--capacity", str(capacity)]
+        argv = ["simdrive", "up", "--capacity", str(capacity)]
         if op is not None:
             argv += ["--op", str(op)]
         if name is None:
@@ -171,11 +173,11 @@ def simdrive():
         argv += ["--name", name]
         for key, value in params.items():
             argv += ["--" + key.replace("_", "-"), str(value)]
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=_tkperf_env())
-        if out.returncode != 0 and "direct I/O" in out.stderr:
-            pytest.skip(out.stderr.strip())
-        assert out.returncode == 0, out.stderr
-        drive = SimDrive(out.stdout.strip())
+        rc, out, err = _tkperf_here(argv)
+        if rc != 0 and "direct I/O" in err:
+            pytest.skip(err.strip())
+        assert rc == 0, err
+        drive = SimDrive(out.strip())
         made.append(drive)
         return drive
 
@@ -183,8 +185,20 @@ def simdrive():
         yield make
     finally:
         for drive in made:
-            subprocess.run([sys.executable, "-m", "tkperf", "simdrive", "down", drive.path],
-                           capture_output=True, timeout=120, env=_tkperf_env())
+            _tkperf_here(["simdrive", "down", drive.path])
+
+
+def _tkperf_here(argv: list) -> tuple:
+    """(exit code, stdout, stderr) of ``tkperf ARGV`` run by the CLI's own
+    entry in this process: the command line's code path without starting an
+    interpreter, twice for each of the suite's emulated SSDs (``tkperf
+    simdrive up`` and ``down`` as commands: tests/e2e/test_simdrive.py)."""
+    from tkperf.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    return rc, out.getvalue(), err.getvalue()
 
 
 def fio_available() -> bool:
