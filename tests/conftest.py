@@ -125,17 +125,17 @@ def _no_fio_left():
 
 class SimDrive:
     """An emulated SSD made by ``tkperf simdrive up`` (a real server process,
-    FUSE mount and loop device); ``stats()`` is ``tkperf simdrive stats --json``."""
+    FUSE mount and loop device); ``stats()`` is ``tkperf simdrive stats --json``
+    (run by the CLI's entry in this process)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
 
     def stats(self, history: bool = False) -> dict:
         argv = ["simdrive", "stats", self.path, "--json"] + (["--history"] if history else [])
-        out = subprocess.run([sys.executable, "-m", "tkperf"] + argv, capture_output=True, text=True,
-                             timeout=60, env=_tkperf_env())
-        assert out.returncode == 0, out.stderr
-        return json.loads(out.stdout)
+        rc, out, err = _tkperf_here(argv)
+        assert rc == 0, err
+        return json.loads(out)
 
 
 def _tkperf_env() -> dict:
