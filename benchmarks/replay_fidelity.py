@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -86,7 +87,9 @@ def tk(argv: List[str]) -> int:
 
 
 def recorded(dev: str, seconds: float, step: str, name: str, outdir: str, action: Callable[[], None]) -> Optional[str]:
-    """Record ``dev`` with tkperf capture while ``action`` runs; the capture's path, or None."""
+    """Record ``dev`` with tkperf capture while ``action`` runs; the capture's path, or None.
+    ``seconds`` bounds the recording; it is stopped early (Ctrl-C: the capture keeps what it
+    recorded) a second after ``action`` returns, so no recording idles on to its bound."""
     argv = [sys.executable, "-m", "tkperf", "capture", dev, "--duration", f"{int(seconds)}s", "--step", step,
             "--name", name, "--outdir", outdir, "--quiet"]
     print("  $ " + " ".join(argv[2:]))
@@ -95,7 +98,11 @@ def recorded(dev: str, seconds: float, step: str, name: str, outdir: str, action
     try:
         action()
     finally:
-        rc = proc.wait()
+        try:
+            rc = proc.wait(timeout=1.0)  # the last completions reach the trace
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)
+            rc = proc.wait()
     path = os.path.join(outdir, f"{name}.xml")
     if rc != 0 or not os.path.exists(path):
         print(f"  capture {name}: exit {rc}, no file")

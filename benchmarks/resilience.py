@@ -43,10 +43,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--tiny", action="store_true", help="a small run of the same code paths (seconds): does it run")
     args = ap.parse_args()
+    size = 512 << 20
     if args.tiny:
-        args.trials = 1
+        args.trials, size = 1, 128 << 20  # the same steps; a smaller WIPC
     rng = random.Random(args.seed)
-    with tempfile.TemporaryDirectory() as tmp, LoopDevice(512 << 20, tmp) as dev:
+    with tempfile.TemporaryDirectory() as tmp, LoopDevice(size, tmp) as dev:
         t0 = time.monotonic()
         ref = os.path.join(tmp, "ref")
         tkperf("ssd", "run", dev, "--name", "k", "--outdir", ref, *RUN).wait()

@@ -12,7 +12,10 @@ report, as the project's standards ask.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import glob
+import io
 import itertools
 import json
 import os
@@ -99,30 +102,56 @@ def target(tmp_path):
         loop.__exit__(None, None, None)
 
 
+def _fio_children() -> list:
+    """PIDs of this process's children named fio: from /proc (each thread's
+    ``children`` list), as ``pgrep -P PID -x fio`` finds them but without
+    starting a process after every one of the suite's thousands of tests;
+    through pgrep where the kernel has no ``children`` lists."""
+    lists = glob.glob(f"/proc/{os.getpid()}/task/*/children")
+    if not lists:
+        if not shutil.which("pgrep"):
+            return []
+        return subprocess.run(["pgrep", "-P", str(os.getpid()), "-x", "fio"],
+                              capture_output=True, text=True).stdout.split()
+    out = []
+    for path in lists:
+        try:
+            with open(path, encoding="ascii") as fh:
+                pids = fh.read().split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+                    if fh.read().rstrip("\n") == "fio":
+                        out.append(pid)
+            except OSError:  # reaped meanwhile
+                continue
+    return out
+
+
 @pytest.fixture(autouse=True)
 def _no_fio_left():
     """No test may leave a fio child of this process behind (other fio
     processes on the machine are not ours to judge)."""
     yield
-    if shutil.which("pgrep"):
-        out = subprocess.run(["pgrep", "-P", str(os.getpid()), "-x", "fio"],
-                             capture_output=True, text=True).stdout.split()
-        assert not out, f"fio processes left running: {out}"
+    out = _fio_children()
+    assert not out, f"fio processes left running: {out}"
 
 
 class SimDrive:
     """An emulated SSD made by ``tkperf simdrive up`` (a real server process,
-    FUSE mount and loop device); ``stats()`` is ``tkperf simdrive stats --json``."""
+    FUSE mount and loop device); ``stats()`` is ``tkperf simdrive stats --json``
+    (run by the CLI's entry in this process)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
 
     def stats(self, history: bool = False) -> dict:
         argv = ["simdrive", "stats", self.path, "--json"] + (["--history"] if history else [])
-        out = subprocess.run([sys.executable, "-m", "tkperf"] + argv, capture_output=True, text=True,
-                             timeout=60, env=_tkperf_env())
-        assert out.returncode == 0, out.stderr
-        return json.loads(out.stdout)
+        rc, out, err = _tkperf_here(argv)
+        assert rc == 0, err
+        return json.loads(out)
 
 
 def _tkperf_env() -> dict:
@@ -151,7 +180,7 @@ def simdrive():
     made = []
 
     def make(capacity: str = "64M", op: float = None, name: str = None, **params) -> SimDrive:
-        argv = [sys.executable, "-m", "tkperf", "simdrive", "up", "--capacity", str(capacity)]
+        argv = ["simdrive", "up", "--capacity", str(capacity)]
         if op is not None:
             argv += ["--op", str(op)]
         if name is None:
@@ -160,11 +189,11 @@ def simdrive():
         argv += ["--name", name]
         for key, value in params.items():
             argv += ["--" + key.replace("_", "-"), str(value)]
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=_tkperf_env())
-        if out.returncode != 0 and "direct I/O" in out.stderr:
-            pytest.skip(out.stderr.strip())
-        assert out.returncode == 0, out.stderr
-        drive = SimDrive(out.stdout.strip())
+        rc, out, err = _tkperf_here(argv)
+        if rc != 0 and "direct I/O" in err:
+            pytest.skip(err.strip())
+        assert rc == 0, err
+        drive = SimDrive(out.strip())
         made.append(drive)
         return drive
 
@@ -172,8 +201,20 @@ def simdrive():
         yield make
     finally:
         for drive in made:
-            subprocess.run([sys.executable, "-m", "tkperf", "simdrive", "down", drive.path],
-                           capture_output=True, timeout=120, env=_tkperf_env())
+            _tkperf_here(["simdrive", "down", drive.path])
+
+
+def _tkperf_here(argv: list) -> tuple:
+    """(exit code, stdout, stderr) of ``tkperf ARGV`` run by the CLI's own
+    entry in this process: the command line's code path without starting an
+    interpreter, twice for each of the suite's emulated SSDs (``tkperf
+    simdrive up`` and ``down`` as commands: tests/e2e/test_simdrive.py)."""
+    from tkperf.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    return rc, out.getvalue(), err.getvalue()
 
 
 def fio_available() -> bool:
@@ -196,9 +237,11 @@ from remote_lab import fio_servers, old_fio, ssh_lab, ssh_refusing_config  # noq
 #: Under pytest-xdist (README's ``-n 2``) their tests take turns on a lock
 #: file, never running beside each other.  (xdist's ``xdist_group`` does not
 #: group with pytest 9: it renames node ids through an attribute pytest 9
-#: no longer reads.)
-TRACEFS_FILES = ("test_rwsw_capture.py", "test_rwsw_pgbench.py", "test_rwsw_planted.py", "test_rwsw_report.py",
-                 "test_rwsw_import.py", "test_rwsw_seen.py", "test_rwsw_shared_state.py")
+#: no longer reads.)  The pure-Python files that read captures (``capture
+#: --import``: blkparse text, no tracefs) are not among them: a test waiting
+#: for the lock is time the suite spends doing nothing.
+TRACEFS_FILES = ("test_rwsw_capture.py", "test_rwsw_pgbench.py", "test_rwsw_planted.py", "test_rwsw_seen.py",
+                 "test_rwsw_shared_state.py")
 TRACEFS_LOCK = "/run/tkperf-tests-tracefs.lock"
 
 

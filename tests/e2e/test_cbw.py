@@ -287,7 +287,7 @@ def test_mix_table_and_zones_in_words():
 # --- end to end on a loop device -----------------------------------------------------------
 
 # 3 rounds never fill the 5-round window: the sweep follows "max rounds".
-FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet", "--cbw-structure", "steady-sweep"]
+FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet", "--no-report", "--cbw-structure", "steady-sweep"]
 
 
 def run_cbw(loop: str, out, name: str, *extra: str) -> str:
@@ -344,7 +344,9 @@ def test_cbw_end_to_end(loopdev, tmp_path, capsys):
     assert shown["fob"] == {}  # round 1 follows the WIPC (issue 19)
     assert shown["round1_after_wipc"] == {"max_oio_iops": pytest.approx(t.rounds[0].workloads[0].iops)}
     rep = tmp_path / "rep"
-    assert main(["report", xml, "--format", "rst,html", "--outdir", str(rep), "-q"]) == 0
+    # the runs build no report of their own (FAST): this one is rendered in every format a run's is
+    assert main(["report", xml, "--format", "rst,html,pdf", "--outdir", str(rep), "-q"]) == 0
+    assert (rep / "a.pdf").stat().st_size > 0
     text = (rep / "a.rst").read_text()
     for words in ("Enterprise Composite Workload (CBW)", "Max, mid and min points", "The max point is the point with the highest IOPS",
                   "CBW: IOPS by thread count (TC) and queue depth per thread (QD)", "Every point of the sweep",

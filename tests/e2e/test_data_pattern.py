@@ -85,6 +85,9 @@ def written(data: bytes) -> bytes:
 
 
 def run_on(tmp_path, pattern, *extra):
+    """A TP round writing ``pattern`` over a loop device filled with 0xFF; the
+    result file and what is on the device after.  No report: the figures
+    here are the device's bytes (one test renders the stored run's header)."""
     from conftest import try_loop
 
     loop, why = try_loop(SIZE, str(tmp_path))
@@ -95,7 +98,7 @@ def run_on(tmp_path, pattern, *extra):
         out = tmp_path / "out"
         rc = main(["ssd", "run", loop.path, "--name", "t", "--outdir", str(out), "--tests", "tp",
                    "--tp-bs", "1024k", "--purge", "none", "--wipc-loops", "1", "--runtime", "1",
-                   "--max-rounds", "1", "-nj", "1", "-iod", "4", "--data-pattern", pattern, "--yes", "--quiet", *extra])
+                   "--max-rounds", "1", "-nj", "1", "-iod", "4", "--data-pattern", pattern, "--yes", "--quiet", "--no-report", *extra])
         assert rc == 0
         return out / "t.xml", read_back(loop.path, 16 * MiB)
     finally:

@@ -354,7 +354,7 @@ def test_check_data_refuses_a_sweep_round_that_is_not_there():
 # --- end to end on a loop device -----------------------------------------------------------
 
 # 3 rounds never fill the 5-round window: the sweep follows "max rounds" (steady: see above).
-FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet", "--dirth-structure", "steady-sweep"]
+FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet", "--no-report", "--dirth-structure", "steady-sweep"]
 
 
 def run_dirth(loop: str, out, name: str, *extra: str) -> str:
@@ -420,7 +420,9 @@ def test_dirth_end_to_end(loopdev, tmp_path, capsys):
         ios = c.max.workload.read.ios + c.max.workload.write.ios
         assert ("max_iops_lat_99_99_us" in shown[t.key]) == (ios >= 10000)
     rep = tmp_path / "rep"
-    assert main(["report", xml, "--format", "rst,html", "--outdir", str(rep), "-q"]) == 0
+    # the runs build no report of their own (FAST): this one is rendered in every format a run's is
+    assert main(["report", xml, "--format", "rst,html,pdf", "--outdir", str(rep), "-q"]) == 0
+    assert (rep / "a.pdf").stat().st_size > 0
     text = (rep / "a.rst").read_text()
     for words in ("Demand Intensity / Response Time Histogram", "DIRTH 4k 0/100", "DIRTH 4k 70/30",
                   "Max, mid and min points", "The max point is the point with the highest IOPS",

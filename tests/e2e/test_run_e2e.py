@@ -13,10 +13,12 @@ MiB = 1024 * 1024
 FAST = ["--runtime", "1", "--wipc-loops", "1", "-nj", "1", "-iod", "4", "--yes", "--quiet"]
 
 
-def run_cli(target, tmp_path, *extra):
+def run_cli(target, tmp_path, *extra, report=False):
+    """A run with FAST's settings; without its report unless ``report`` (the
+    report of a run on a loop device is built end to end by test_iops here)."""
     out = tmp_path / "out"
     argv = ["ssd", "run", *target, "--name", "t", "--outdir", str(out), *FAST, *extra]
-    rc = main(argv)
+    rc = main(argv + ([] if report else ["--no-report"]))
     return rc, out / "t.xml", out / "t.log"
 
 
@@ -37,7 +39,7 @@ def check_common(xml, log, kind):
 def test_iops(target, tmp_path, capsys):
     argv, kind = target
     rc, xml, log = run_cli(argv, tmp_path, "--tests", "iops", "--bs", "4k,64k",
-                           "--mix", "65/35,0/100", "--max-rounds", "5")
+                           "--mix", "65/35,0/100", "--max-rounds", "5", report=True)
     assert rc == 0
     run, text = check_common(xml, log, kind)
     (t,) = run.tests
@@ -58,6 +60,7 @@ def test_iops(target, tmp_path, capsys):
     assert text.count("stonewall") >= 4 * len(t.rounds)
     out = capsys.readouterr().out
     assert "IOPS" in out and ("steady state in rounds" in out or "NO steady state" in out)
+    assert all((xml.parent / f"t.{ext}").stat().st_size > 0 for ext in ("rst", "html", "pdf"))  # its report
 
 
 def test_tp(target, tmp_path):

@@ -217,6 +217,17 @@ def tkperf(*argv: str, timeout: float = 120):
                           timeout=timeout, env=_tkperf_env())
 
 
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs: there and not a zombie (an ended server whose
+    exit status waits for init, its parent once ``up`` ended, to collect it;
+    it has closed its files and holds nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
 def _left_behind(path: str, rundir: str, pid: int) -> list:
     out = []
     if rundir in subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout:
@@ -224,7 +235,7 @@ def _left_behind(path: str, rundir: str, pid: int) -> list:
     with open("/proc/mounts") as fh:
         if rundir in fh.read():
             out.append("mount")
-    if os.path.exists(f"/proc/{pid}"):
+    if _running(pid):
         out.append("server process")
     if os.path.exists(rundir):
         out.append("runtime directory")
@@ -267,7 +278,7 @@ def test_down_after_the_server_was_killed(simdrive):
     rundir, pid = _rundir_pid(drive.path)
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+    while _running(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     out = tkperf("simdrive", "stats", drive.path, "--json")
     assert out.returncode == 4 and len(out.stderr.strip().splitlines()) == 1

@@ -203,7 +203,7 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     # exactly.  No purge: the drive is new, and the purge's verification would
     # read all of it at 5 ms a page.
     # Four units (the default has 32, beyond what the host carries at 5 ms a read on two shared cores).
-    drive = simdrive(name=unique_name(), capacity="64M", op=7, read_us=5000, units=4)
+    drive = simdrive(name=unique_name(), capacity="16M", op=7, read_us=5000, units=4)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "dirth", "--tests", "dirth", "--dirth-structure", "steady-sweep",

@@ -62,13 +62,15 @@ def test_tgbw_chart_has_drive_fills_along_the_top():
 def test_variant_end_to_end_and_fills_in_a_comparison(loopdev, tmp_path, capsys):
     out = tmp_path / "seq"
     assert main(["ssd", "run", loopdev, "--tests", "wsat", "--quick", "--wsat-access", "sequential",
-                 "--wsat-bs", "128k", "--yes", "--quiet", "--outdir", str(out), "--name", "seq"]) == 0
+                 "--wsat-bs", "128k", "--yes", "--quiet", "--no-report", "--outdir", str(out), "--name", "seq"]) == 0
     run = store.load(str(out / "seq.xml"))
     (t,) = run.tests
     assert t.params["access"] == "sequential" and t.tracking_workload == "wsat-seq-128k-0-100"
     assert any("disclosed variant" in d for d in conformance.of_run(run).deviations)
     rep = tmp_path / "rep"
-    assert main(["report", str(out / "seq.xml"), "--outdir", str(rep), "--format", "rst", "-q"]) == 0
+    # the run built no report of its own: this one is rendered in every format a run's is
+    assert main(["report", str(out / "seq.xml"), "--outdir", str(rep), "--format", "rst,html,pdf", "-q"]) == 0
+    assert (rep / "seq.html").stat().st_size > 0 and (rep / "seq.pdf").stat().st_size > 0
     text = (rep / "seq.rst").read_text()
     assert "SEQ 128k 100% W, continuous" in text and "Write saturation, SEQ 128k 100% W" in text
     cmp_dir = tmp_path / "cmp"

@@ -325,13 +325,21 @@ def down(rundir: str) -> None:
 
 
 def _gone(pid: int) -> bool:
-    """Whether ``pid`` has ended and been reaped (here, when it is our child)."""
+    """Whether ``pid`` has ended: reaped here when it is our child; otherwise
+    gone, or a zombie (it has exited, closed its files and left the FUSE
+    connection; only its exit status waits for its parent, init for a server
+    whose ``up`` has ended, which may collect it seconds later)."""
     try:
         if os.waitpid(pid, os.WNOHANG)[0] == pid:
             return True
     except ChildProcessError:
         pass
-    return not os.path.exists(f"/proc/{pid}")
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in (b"Z", b"X")
 
 
 def stats(rundir: str, history: bool = False) -> Dict[str, Any]:
