@@ -7,6 +7,7 @@ it and ``--resume`` can check it.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass, fields
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
@@ -17,6 +18,7 @@ from tkperf.kit import registry
 from tkperf.kit.precondition import WIPC_BS
 from tkperf.kit.settings import S, settings_from
 from tkperf.model import pts as pts_model
+from tkperf.model import segments as segments_model
 from tkperf.model.results import format_bs, mix_label
 from tkperf.model.steadystate import WINDOW
 
@@ -24,6 +26,7 @@ MAX_NUMJOBS = 256
 MAX_IODEPTH = 4096
 MAX_RUNTIME = 24 * 3600
 MAX_ROUNDS = 1000
+MAX_SEED = 2 ** 31 - 1
 
 _UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1024, "m": 1024 ** 2, "mib": 1024 ** 2,
           "mb": 1024 ** 2, "g": 1024 ** 3, "gib": 1024 ** 3, "gb": 1024 ** 3,
@@ -247,6 +250,11 @@ class RunOptions:
     #: Bytes at the start of the LBA range the tests use after preconditioning
     #: over ``active_range`` (PTS-C 1.1: 80% / 8 GiB); 0: the active range.
     test_range: int = 0
+    #: The test range as this many ActiveRange segments spread randomly across
+    #: the active range (:mod:`tkperf.model.segments`); 1: one span at the start.
+    ar_segments: int = 1
+    #: The seed that places the segments (chosen when the run starts, stored).
+    ar_segment_seed: int = 0
     #: Drive write cache during the run: on (WCE), off (WCD) or keep as found.
     write_cache: str = "keep"
     runtime: int = 60
@@ -276,6 +284,11 @@ class RunOptions:
         _int_in(self.active_range, 1, 100, "--active-range")
         if self.test_range < 0:
             raise UsageError(f"--test-range {self.test_range} must not be negative")
+        _int_in(self.ar_segments, 1, segments_model.MAX_SEGMENTS, "--ar-segments")
+        if self.ar_segments > 1 and not self.test_range:
+            raise UsageError(f"--ar-segments {self.ar_segments} needs --test-range: the segments split the "
+                             "test range (without it the tests use the whole active range)")
+        _int_in(self.ar_segment_seed, 0, MAX_SEED, "the segment seed")
         parse_data_pattern(self.data_pattern)
         if self.write_cache not in WRITE_CACHE:
             raise UsageError(f"--write-cache {self.write_cache!r}: choose on, off or keep")
@@ -304,6 +317,8 @@ class RunOptions:
             value = getattr(self, f.name)
             if f.name == "values":
                 continue
+            if f.name in ("ar_segments", "ar_segment_seed") and not self.segmented:
+                continue  # one span: stored as before segments existed
             if f.name == "tests":
                 out[f.name] = ",".join(value)
             elif isinstance(value, bool):
@@ -353,15 +368,34 @@ class RunOptions:
         rounded down to ``align`` (the whole capacity at 100%)."""
         return pts_model.active_bytes(capacity, self.active_range, align)
 
+    @property
+    def segmented(self) -> bool:
+        """Whether the tests use ActiveRange segments (a device-mapper map), not one span."""
+        return self.ar_segments > 1
+
     def test_bytes(self, capacity: int) -> int:
         """The range the tests use: ``--test-range`` when given (never beyond
-        the preconditioned range), else the active range."""
-        return pts_model.tested_bytes(capacity, self.active_range, self.test_range)
+        the preconditioned range), else the active range; with segments,
+        their total (the test range rounded down to whole 4 KiB segments)."""
+        tested = pts_model.tested_bytes(capacity, self.active_range, self.test_range)
+        if self.segmented:
+            return segments_model.segment_size(tested, self.ar_segments) * self.ar_segments
+        return tested
+
+    def segment_layout(self, capacity: int) -> segments_model.Layout:
+        """Where the run's segments lie on a device of ``capacity`` bytes (a
+        UsageError when they do not fit)."""
+        return segments_model.layout(self.active_bytes(capacity),
+                                     pts_model.tested_bytes(capacity, self.active_range, self.test_range),
+                                     self.ar_segments, self.ar_segment_seed)
 
     def wipc_size(self, capacity: int) -> int:
         """The ``size=`` of the WIPC job: the preconditioning range when the
-        tests use a narrower one (their [global] ``size=``), else 0."""
+        tests use a narrower one (their [global] ``size=``) or another device
+        (segments), else 0."""
         active = self.active_bytes(capacity)
+        if self.segmented:
+            return active if active < capacity else 0
         return active if self.test_range and self.test_bytes(capacity) < active else 0
 
 
@@ -406,7 +440,20 @@ def build(overrides: Mapping[str, object], quick: bool = False, device_class: Op
             raise UsageError(f"option {_flag(key)} belongs to a test that is not among --tests "
                              f"({','.join(tests)})")
     base["values"] = tuple(values)
+    _segments_defaults(base, rev, "ar_segments" in given)
     return RunOptions(**base)  # type: ignore[arg-type]
+
+
+def _segments_defaults(base: Dict[str, object], rev: pts_model.Revision, asked: bool) -> None:
+    """``--ar-segments``: the revision's count with a test range (PTS-C 1.1:
+    2,048), else 1; a seed for the layout when there are several, chosen now."""
+    if asked and not base.get("test_range"):
+        raise UsageError(f"--ar-segments {base.get('ar_segments')} needs --test-range: the segments split "
+                         "the test range (without it the tests use the whole active range)")
+    if not asked:
+        base["ar_segments"] = rev.test_range_segments if base.get("test_range") and rev.test_range_segments else 1
+    if int(base.get("ar_segments", 1)) > 1 and not base.get("ar_segment_seed"):  # type: ignore[call-overload]
+        base["ar_segment_seed"] = int.from_bytes(os.urandom(4), "big") % MAX_SEED + 1
 
 
 def _flag(field_name: str) -> str:
