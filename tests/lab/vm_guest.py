@@ -236,5 +236,42 @@ def _refuse_4kn():
     return {"logical_sector": dev.logical_sector, "run": r}
 
 
+@step("ar_segments")
+def _ar_segments():
+    """A short PTS-C 1.1 LAT run on the NVMe drive in 64 ActiveRange segments
+    of its 8 MiB test range, mapped by device-mapper (this kernel has it):
+    the drive filled with 0xFF first, read back after; every changed 4 KiB
+    block is held against the segments regenerated from the stored seed
+    (tests/lab/archeck.py), and the map is gone afterwards."""
+    import contextlib
+    import io
+
+    import archeck
+    from tkperf import store
+    from tkperf.cli import main
+    from tkperf.kit.options import RunOptions
+
+    archeck.fill(DEV["nvme"], 0xFF)
+    out = os.path.join(OUT, "run-ar")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = main(["ssd", "run", DEV["nvme"], "--name", "ar", "--outdir", out, "--yes", "--quiet",
+                   "--pts", "pts-c-1.1", "--test-range", "8m", "--ar-segments", "64", "--tests", "lat",
+                   "--quick", "--purge", "none", "--wipc-loops", "0", "--max-rounds", "1", "--runtime", "1",
+                   "--no-report"])
+    got = {"rc": rc, "err": err.getvalue()[-3000:], "dmsetup_ls": run(["dmsetup", "ls"])["out"]}
+    log = os.path.join(out, "ar.log")
+    got["log"] = [line for line in open(log).read().splitlines()
+                  if "dmsetup" in line or "mapped" in line or "map " in line][-12:] if os.path.exists(log) else []
+    if rc == 0:
+        saved = store.load(os.path.join(out, "ar.xml"))
+        lay = RunOptions.from_dict(saved.options).segment_layout(saved.device.size_bytes)
+        got.update(archeck.judge(archeck.changed_blocks(DEV["nvme"], 0xFF), list(lay.starts), lay.size))
+        got.update(seed=lay.seed, segment_size=lay.size, status=saved.status,
+                   filenames=sorted({line.split("=", 1)[1] for line in open(log).read().splitlines()
+                                     if line.startswith("filename=")}))
+    return got
+
+
 results["done"] = True
 save()

@@ -45,8 +45,9 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                    help="percent of the LBA range preconditioned and tested (default: the "
                         "revision's: 100 for enterprise, 75 for PTS 2.0 client)")
     p.add_argument("--test-range", metavar="SIZE",
-                   help="bytes at the start of the LBA range the tests use, when narrower than the "
-                        "preconditioned --active-range (PTS-C 1.1: --active-range 80 --test-range 8g); "
+                   help="bytes of the preconditioned --active-range the tests use, when narrower "
+                        "(PTS-C 1.1: --active-range 80 --test-range 8g): in --ar-segments segments spread "
+                        "across the active range, or one span at the start of the LBA range; "
                         "default: the active range")
     p.add_argument("--ar-segments", type=int, metavar="N",
                    help="split the test range into N ActiveRange segments of equal size, 4 KiB aligned, "

@@ -68,6 +68,8 @@ class Revision:
                        f"range that {self.title} defines for IOPS, TP and LAT")
         used = tested_bytes(capacity, active_range or self.active_range, test_range) if capacity else test_range
         if test_range and used < test_range:
+            if segments > 1:  # whole 4 KiB segments of what the active range holds
+                used = used // segments // SEGMENT_ALIGN * SEGMENT_ALIGN * segments
             out.append(f"test range {range_text(test_range)} asked, but the device's active range holds only "
                        f"{range_text(used)}: the tests use {range_text(used)}"
                        + (f" instead of the {self.title} test range" if test_range in self.test_ranges else ""))
@@ -102,6 +104,10 @@ def active_bytes(capacity: int, active_range: int, align: int = 1024 * 1024) -> 
     if active_range >= 100:
         return capacity
     return max(align, capacity * active_range // 100 // align * align)
+
+
+#: ActiveRange segments are whole multiples of 4 KiB (:mod:`tkperf.model.segments`).
+SEGMENT_ALIGN = 4096
 
 
 def tested_bytes(capacity: int, active_range: int, test_range: int) -> int:

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from typing import List, Tuple
 
 from tkperf.errors import UsageError
+from tkperf.model.pts import SEGMENT_ALIGN
 
 #: Segment sizes are whole multiples of this (4 KiB: every logical sector size).
-ALIGN = 4096
+ALIGN = SEGMENT_ALIGN
 #: The most segments a run may ask for (one device-mapper table line each).
 MAX_SEGMENTS = 65536
 SECTOR = 512
