@@ -54,7 +54,10 @@ def test_pts_c_1_1_two_ranges_are_conformant_in_the_revisions_segments():
 
 @pytest.mark.parametrize("rev,given,words", [
     ("pts-c-1.1", {"active_range": 70}, "active range 70% instead of the 80% to 100% SNIA PTS-C 1.1 requires"),
-    ("pts-c-1.1", {"active_range": 80, "test_range": 4 * GiB}, "first 4 GiB of the LBA range instead of"),
+    ("pts-c-1.1", {"active_range": 80, "test_range": 4 * GiB},
+     "tests use 4 GiB in 2,048 ActiveRange segments instead of"),
+    ("pts-c-1.1", {"active_range": 80, "test_range": 4 * GiB, "ar_segments": 1},
+     "first 4 GiB of the LBA range instead of"),
     ("pts-e-2.0", {"test_range": 8 * GiB}, "first 8 GiB of the LBA range instead of the whole preconditioned"),
     ("pts-e-1.1", {"active_range": 80}, "active range 80% instead of the 100% SNIA PTS-E 1.1 requires"),
 ])
