@@ -206,8 +206,10 @@ class Hold:
         self._let_go()
         try:
             path = create(dmsetup, self.dev, lay, name)
-        except ToolError as exc:
-            if "busy" in str(exc).lower():
+        except BaseException as exc:  # also a signal while dmsetup ran: no map is left behind
+            if name in _maps():
+                remove(dmsetup, name)
+            if isinstance(exc, ToolError) and "busy" in str(exc).lower():
                 raise RefusedError(f"{self.dev.path}: cannot map its segments ({exc}); something else "
                                    "is using it") from None
             raise
