@@ -27,7 +27,7 @@ from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
 from tkperf.kit import options
 from tkperf.kit.options import RunOptions
-from tkperf.model import files
+from tkperf.model import files, segments
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
 from tkperf.target import armap, device, guard
 from tkperf.target.side import CacheHandle, LocalSide, TargetSide
@@ -163,7 +163,7 @@ class Session(store.RunFiles):
         lay = self.opts.segment_layout(self.device.size_bytes)
         if self.saved is None:
             runner.event("note", f"test range: {lay.count:,} ActiveRange segments of "
-                                  f"{armap.segments.size_text(lay.size)} spread randomly across the active "
+                                  f"{segments.size_text(lay.size)} spread randomly across the active "
                                   f"range (seed {lay.seed}), mapped as {armap.map_path()}")
         return hold.mapped(lay, self.opts.ar_segments)
 
