@@ -27,9 +27,6 @@ class FioJob:
     loops: int = 1
     size: int = 0             # bytes; 0 = the whole target (or the active range)
     offset: int = 0           # bytes from the start of the target where the job begins
-    #: The job's own target instead of the [global] one ('': that one): the
-    #: WIPC writes the real device while the tests use the segments' map.
-    filename: str = ""
     extra: Tuple[Tuple[str, str], ...] = ()
     #: False: ``runtime`` is only a limit, and the job ends sooner when its
     #: ``io_size`` is done (see :meth:`stopping_after`).
@@ -75,8 +72,6 @@ class FioJob:
     def section(self) -> List[str]:
         lines = [f"[{self.name}]", "stonewall", f"rw={self.rw}", f"bs={format_bs(self.bs)}",
                  f"numjobs={self.numjobs}", f"iodepth={self.iodepth}"]
-        if self.filename:
-            lines.append(f"filename={self.filename}")
         if self.rw in ("randrw", "rw"):
             lines.append(f"rwmixread={self.rwmixread}")
         if self.runtime:

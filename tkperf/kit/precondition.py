@@ -18,8 +18,9 @@ def wipc_job(loops: int, iodepth: int, bs: int = WIPC_BS, size: int = 0, filenam
     than the tests' (``--test-range``), else the [global] range; ``filename``
     the real device when the tests' [global] target is the segments' map."""
     # One job: several jobs writing "sequentially" would interleave their streams.
+    # its own target: fio's filename= in the job section replaces the [global] one
     return FioJob(name=f"wipc-seq-{format_bs(bs)}-w", rw="write", bs=bs, numjobs=1, iodepth=iodepth,
-                  loops=loops, size=size, filename=filename)
+                  loops=loops, size=size, extra=(("filename", filename),) if filename else ())
 
 
 def wipc(runner: FioBackend, dev: DeviceInfo, loops: int, iodepth: int, what: str,
