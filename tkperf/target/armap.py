@@ -213,18 +213,31 @@ class Hold:
                 raise RefusedError(f"{self.dev.path}: cannot map its segments ({exc}); something else "
                                    "is using it") from None
             raise
+        ended = False
         try:
             fd = os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
             try:
                 log.info("test range: %d ActiveRange segments of %s (seed %d) mapped as %s",
                          lay.count, segments.size_text(lay.size), lay.seed, path)
                 yield path
+                ended = True
             finally:
                 os.close(fd)
         finally:
+            self._unmap(dmsetup, name, ended)
+
+    def _unmap(self, dmsetup: str, name: str, raise_failure: bool) -> None:
+        """Remove the map and hold the device again; a map that cannot be
+        removed is an error of its own only when nothing else ended the run."""
+        try:
             remove(dmsetup, name)
             log.info("removed the map %s", name)
-            try:
-                self.fd = device.open_exclusive(self.dev)
-            except Exception as exc:  # noqa: BLE001 - the run is over; its outcome is the one to report
-                log.warning("%s: not held exclusively again after the map was removed: %s", self.dev.path, exc)
+        except ToolError as exc:
+            log.error("%s; remove it by hand: dmsetup remove %s", exc, name)
+            if raise_failure:
+                raise
+            return
+        try:
+            self.fd = device.open_exclusive(self.dev)
+        except Exception as exc:  # noqa: BLE001 - the run is over; its outcome is the one to report
+            log.warning("%s: not held exclusively again after the map was removed: %s", self.dev.path, exc)
