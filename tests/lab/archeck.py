@@ -2,7 +2,7 @@
 it with one byte value, let tkperf run, read it back (O_DIRECT both ways,
 so no page cache stands between the test and the device), and hold every
 changed 4 KiB block against the ActiveRange segments regenerated from the
-seed the result file stored.  Used on this host (tests/e2e/test_ar_segments.py)
+seed the result file stored.  Used on this host (tests/e2e/test_ar_segments_device.py)
 and in the QEMU guest, whose kernel has device-mapper (tests/lab/vm_guest.py)."""
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ across the active range (SNIA PTS test terminology, "ActiveRange Segments";
 PTS-C 1.1: 2,048 for IOPS, TP and LAT).  The layout, its device-mapper
 table, the options and the job files; the map itself is made in the QEMU
 guest (tests/vm/test_vm.py), the refusals on this host in
-tests/e2e/test_ar_segments.py."""
+tests/e2e/test_ar_segments_device.py."""
 from __future__ import annotations
 
 import os

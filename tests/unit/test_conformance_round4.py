@@ -120,7 +120,7 @@ def test_an_imported_tkperf_wsat_is_said_to_measure_no_cliff(tmp_path, capsys):
 
 
 # --- item 3: the PTS-C 1.1 test range as 2,048 ActiveRange segments ------------------------------
-# (the layout, the map and the refusals: tests/unit/test_ar_segments.py, tests/e2e/test_ar_segments.py,
+# (the layout, the map and the refusals: tests/unit/test_ar_segments.py, tests/e2e/test_ar_segments_device.py,
 # the device-mapper map itself in the QEMU guest: tests/vm/test_vm.py)
 
 def test_the_pts_c_1_1_test_range_is_its_segments_and_one_span_is_a_deviation(tmp_path, capsys):
