@@ -142,6 +142,9 @@ def test_active_range_segments_hold_every_write_and_the_map_is_removed(guest):
     """Issue 43 item 3 with the real device-mapper: a PTS-C 1.1 LAT run in 64
     segments of an 8 MiB test range on the 128 MB NVMe drive, read back."""
     got = vm_lab.step(guest, "ar_segments")
+    # a run killed with SIGKILL leaves its map, which holds the drive; the next run removes it
+    killed = got["killed"]
+    assert killed["rc"] == -9 and "tkperf-ar-" in killed["dmsetup_ls"], killed
     assert got["rc"] == 0, (got["err"], got["log"])
     assert got["status"] == "complete"
     # every fio job ran on the map (no WIPC: --wipc-loops 0)

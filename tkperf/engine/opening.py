@@ -61,6 +61,7 @@ def open_run(request: RunRequest, device: str, size: Optional[int]) -> OpenedTar
     try:
         if not request.dry_run:
             need_root(dev, [profile, "run", device, "..."])
+            sweep_maps(side)
         check_fits(opts, dev.size_bytes, dev.logical_sector)
         check_segments(opts, dev, side, request.dry_run)
         registry.plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
@@ -69,6 +70,14 @@ def open_run(request: RunRequest, device: str, size: Optional[int]) -> OpenedTar
         side.close()
         raise
     return OpenedTarget(dev, name, request.outdir or name, desc, features, side)
+
+
+def sweep_maps(side: TargetSide) -> None:
+    """Remove what killed tkperf runs on this host left of their segments'
+    maps (:func:`tkperf.target.armap.sweep`): such a map still holds its
+    device, which the safety checks would call in use."""
+    if not side.host:
+        armap.sweep()
 
 
 def check_segments(opts: RunOptions, dev: DeviceInfo, side: TargetSide, dry_run: bool = False) -> None:

@@ -118,18 +118,34 @@ def _alive(tag: str) -> bool:
     return pid.isdigit() and owner_tag(int(pid)) == tag
 
 
+def sweep() -> List[str]:
+    """Remove the maps of tkperf runs whose process is gone (killed with
+    SIGKILL), before a run on this host checks its target: such a map
+    still holds its device.  Nothing is run when there is none."""
+    if not _stale():
+        return []
+    dmsetup = _which("dmsetup")
+    if not dmsetup:
+        log.warning("maps of killed tkperf runs are left (%s): dmsetup is missing", ", ".join(_stale()))
+        return []
+    return remove_stale(dmsetup)
+
+
+def _stale() -> List[str]:
+    return [n for n in _maps() if n.startswith(PREFIX) and not _alive(n[len(PREFIX):])]
+
+
 def remove_stale(dmsetup: str) -> List[str]:
     """Remove the maps of tkperf runs whose process is gone; their names."""
     gone = []
-    for name in _maps():
-        if name.startswith(PREFIX) and not _alive(name[len(PREFIX):]):
-            try:
-                remove(dmsetup, name)
-            except ToolError as exc:
-                log.warning("cannot remove the stale map %s of a run that was killed: %s", name, exc)
-                continue
-            log.info("removed the map %s of a run that was killed", name)
-            gone.append(name)
+    for name in _stale():
+        try:
+            remove(dmsetup, name)
+        except ToolError as exc:
+            log.warning("cannot remove the stale map %s of a run that was killed: %s", name, exc)
+            continue
+        log.info("removed the map %s of a run that was killed", name)
+        gone.append(name)
     return gone
 
 
