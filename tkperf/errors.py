@@ -38,7 +38,8 @@ EXIT_CODES = {
     EXIT_USAGE: "bad option or argument",
     EXIT_REFUSED: "the target looks in use (mounted, holders, swap, RAID/LVM, holds /); --force overrides",
     EXIT_TARGET: "the target does not exist, is the wrong kind or too small, or its state forbids the purge",
-    EXIT_TOOL: "a required program is missing or too old, or a program other than fio failed",
+    EXIT_TOOL: ("a required program (or the kernel's device-mapper) is missing or too old, or a program "
+                "other than fio failed"),
     EXIT_FIO: "fio failed, printed invalid JSON or impossible figures, reported an I/O error or hung",
     EXIT_RESULT_FILE: ("a result file is missing, unreadable, corrupt, foreign or of a newer format, "
                        "or holds a figure that is not a finite number in its range"),

@@ -31,6 +31,7 @@ PACKAGES = {
     "lsblk": "util-linux",
     "blkid": "util-linux",
     "blkdiscard": "util-linux",
+    "dmsetup": "dmsetup",
     "losetup": "util-linux",
     "fallocate": "util-linux",
     "hdparm": "hdparm",
@@ -136,12 +137,14 @@ def stop_all(timeout: float = 10.0) -> None:
 
 
 def run(argv: Sequence[str], timeout: Optional[float] = None, check: bool = True,
-        what: str = "") -> subprocess.CompletedProcess:
-    """Run to completion and capture output; a non-zero exit raises a TkperfError with stderr."""
-    proc = start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        what: str = "", stdin_text: Optional[str] = None) -> subprocess.CompletedProcess:
+    """Run to completion and capture output; a non-zero exit raises a TkperfError with stderr.
+    ``stdin_text``: what the program reads on its standard input (else tkperf's own)."""
+    piped = {"stdin": subprocess.PIPE} if stdin_text is not None else {}
+    proc = start(argv, **piped, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                  errors="replace")  # a tool may print bytes of any encoding (sg_format did)
     try:
-        out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(input=stdin_text, timeout=timeout)
     except subprocess.TimeoutExpired:
         kill(proc)
         proc.communicate()

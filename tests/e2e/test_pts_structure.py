@@ -39,9 +39,13 @@ CBW_ALWAYS: dict = {"dirth": (), "cbw": ()}
 
 # --- item 10: PTS-C 1.1 preconditions over 80% and tests 8 GiB ---------------------------------
 
-def test_pts_c_1_1_two_ranges_are_conformant_but_for_the_test_ranges_segments():
-    c = conformance.of_settings(stored(("iops",), "pts-c-1.1", active_range=80, test_range=8 * GiB), BLOCK)
-    # the 8 GiB are one span, not the PTS's 2,048 ActiveRange segments (issue 43 item 3): that alone
+def test_pts_c_1_1_two_ranges_are_conformant_in_the_revisions_segments():
+    # the 8 GiB in the PTS's 2,048 ActiveRange segments (issue 43 item 3), the default: conformant
+    assert conformance.of_settings(stored(("iops",), "pts-c-1.1", active_range=80, test_range=8 * GiB),
+                                   BLOCK).conformant
+    # as one span (--ar-segments 1): that alone is the deviation
+    c = conformance.of_settings(stored(("iops",), "pts-c-1.1", active_range=80, test_range=8 * GiB,
+                                       ar_segments=1), BLOCK)
     (said,) = c.deviations
     assert "not the 2,048 ActiveRange segments" in said
     for ar in (80, 90, 100):
@@ -50,7 +54,10 @@ def test_pts_c_1_1_two_ranges_are_conformant_but_for_the_test_ranges_segments():
 
 @pytest.mark.parametrize("rev,given,words", [
     ("pts-c-1.1", {"active_range": 70}, "active range 70% instead of the 80% to 100% SNIA PTS-C 1.1 requires"),
-    ("pts-c-1.1", {"active_range": 80, "test_range": 4 * GiB}, "first 4 GiB of the LBA range instead of"),
+    ("pts-c-1.1", {"active_range": 80, "test_range": 4 * GiB},
+     "tests use 4 GiB in 2,048 ActiveRange segments instead of"),
+    ("pts-c-1.1", {"active_range": 80, "test_range": 4 * GiB, "ar_segments": 1},
+     "first 4 GiB of the LBA range instead of"),
     ("pts-e-2.0", {"test_range": 8 * GiB}, "first 8 GiB of the LBA range instead of the whole preconditioned"),
     ("pts-e-1.1", {"active_range": 80}, "active range 80% instead of the 100% SNIA PTS-E 1.1 requires"),
 ])
@@ -61,7 +68,7 @@ def test_each_range_deviation_alone(rev, given, words):
 
 def test_two_ranges_reach_fio_wipc_over_80_percent_tests_over_8_gib(tmp_path, capsys):
     out = dry_run(tmp_path, capsys, "--pts", "pts-c-1.1", "--tests", "tp", "--active-range", "80",
-                  "--test-range", "8g")
+                  "--test-range", "8g", "--ar-segments", "1")  # a file target: one span
     size = 20 * GiB
     active = size * 80 // 100 // (1 << 20) * (1 << 20)
     assert f"size={8 * GiB}" in out.split("[global]")[1].split("\n\n")[0]  # the tests' range

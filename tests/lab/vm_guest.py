@@ -236,5 +236,65 @@ def _refuse_4kn():
     return {"logical_sector": dev.logical_sector, "run": r}
 
 
+def _ar_killed():
+    """A segmented run killed with SIGKILL once its map exists: the map is left."""
+    out = os.path.join(OUT, "run-ar-killed")
+    p = subprocess.Popen([*TKPERF, "ssd", "run", DEV["nvme"], "--name", "killed", "--outdir", out, "--yes", "--quiet",
+                          "--pts", "pts-c-1.1", "--test-range", "8m", "--ar-segments", "64", "--tests", "lat",
+                          "--quick", "--purge", "none", "--wipc-loops", "0", "--max-rounds", "1", "--runtime",
+                          "60", "--no-report"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = os.path.join(out, "killed.log")
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and p.poll() is None:
+        if os.path.exists(log) and "mapped as" in open(log).read():
+            break
+        time.sleep(0.5)
+    p.kill()
+    _, err = p.communicate()
+    for _ in range(60):  # fio dies with it (PR_SET_PDEATHSIG)
+        if run(["pgrep", "-x", "fio"])["rc"] != 0:
+            break
+        time.sleep(0.5)
+    return {"rc": p.returncode, "err": err[-2000:], "dmsetup_ls": run(["dmsetup", "ls"])["out"]}
+
+
+@step("ar_segments")
+def _ar_segments():
+    """A short PTS-C 1.1 LAT run on the NVMe drive in 64 ActiveRange segments
+    of its 8 MiB test range, mapped by device-mapper (this kernel has it):
+    the drive filled with 0xFF first, read back after; every changed 4 KiB
+    block is held against the segments regenerated from the stored seed
+    (tests/lab/archeck.py), and the map is gone afterwards."""
+    import contextlib
+    import io
+
+    import archeck
+    from tkperf import store
+    from tkperf.cli import main
+    from tkperf.kit.options import RunOptions
+
+    got = {"killed": _ar_killed()}  # a map left by a run killed with SIGKILL, swept by the run below
+    archeck.fill(DEV["nvme"], 0xFF)
+    out = os.path.join(OUT, "run-ar")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        rc = main(["ssd", "run", DEV["nvme"], "--name", "ar", "--outdir", out, "--yes", "--quiet",
+                   "--pts", "pts-c-1.1", "--test-range", "8m", "--ar-segments", "64", "--tests", "lat",
+                   "--quick", "--purge", "none", "--wipc-loops", "0", "--max-rounds", "1", "--runtime", "1",
+                   "--no-report"])
+    got.update(rc=rc, err=err.getvalue()[-3000:], dmsetup_ls=run(["dmsetup", "ls"])["out"])
+    log = os.path.join(out, "ar.log")
+    got["log"] = [line for line in open(log).read().splitlines()
+                  if "dmsetup" in line or "mapped" in line or "map " in line][-12:] if os.path.exists(log) else []
+    if rc == 0:
+        saved = store.load(os.path.join(out, "ar.xml"))
+        lay = RunOptions.from_dict(saved.options).segment_layout(saved.device.size_bytes)
+        got.update(archeck.judge(archeck.changed_blocks(DEV["nvme"], 0xFF), list(lay.starts), lay.size))
+        got.update(seed=lay.seed, segment_size=lay.size, status=saved.status,
+                   filenames=sorted({line.split("=", 1)[1] for line in open(log).read().splitlines()
+                                     if line.startswith("filename=")}))
+    return got
+
+
 results["done"] = True
 save()

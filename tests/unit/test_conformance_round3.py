@@ -169,7 +169,14 @@ def test_pts_2_0_iops_header_names_every_tracking_variable():
 
 def test_a_test_range_larger_than_the_device_is_named_at_the_size_used(tmp_path, capsys):
     small = dataclasses.replace(BLOCK, size_bytes=512 * 1024 * 1024)
-    c = conformance.of_settings(stored(("iops",), "pts-c-1.1", active_range=80, test_range=8 * GiB), small)
+    # in the revision's 2,048 ActiveRange segments: whole 4 KiB segments of what the active range holds
+    (said,) = conformance.of_settings(stored(("iops",), "pts-c-1.1", active_range=80, test_range=8 * GiB),
+                                      small).deviations
+    assert said == ("test range 8 GiB asked, but the device's active range holds only 427,819,008 bytes: the "
+                    "tests use 427,819,008 bytes instead of the SNIA PTS-C 1.1 test range")  # 2,048 x 204 KiB
+    # as one span (a file target can only be that)
+    c = conformance.of_settings(stored(("iops",), "pts-c-1.1", active_range=80, test_range=8 * GiB,
+                                       ar_segments=1), small)
     used = pts.tested_bytes(small.size_bytes, 80, 8 * GiB)
     assert used == 409 * 1024 * 1024  # 80% of 512 MiB, down to whole MiB
     (segments, said) = c.deviations
@@ -178,13 +185,14 @@ def test_a_test_range_larger_than_the_device_is_named_at_the_size_used(tmp_path,
     assert "not the 2,048 ActiveRange segments" in segments
     # the dry run's header line gives the same size, in the same words
     out = dry_run(tmp_path, capsys, "--pts", "pts-c-1.1", "--tests", "iops", "--active-range", "80",
-                  "--test-range", "8g", size="512m")
+                  "--test-range", "8g", "--ar-segments", "1", size="512m")
     assert f"test range {used:,} bytes" in out and said in out
     # the report header too
     from tkperf.report import header
 
     run = RunResult(name="r", started="", device=small, host=HostInfo(),
-                    options=stored(("iops",), "pts-c-1.1", active_range=80, test_range=8 * GiB), tests=[])
+                    options=stored(("iops",), "pts-c-1.1", active_range=80, test_range=8 * GiB, ar_segments=1),
+                    tests=[])
     line = dict(header.setup_fields(run, TestRun("iops", "iops", "", "", "")))["Active range"]
     assert f"tests over the first {used:,} bytes (--test-range 8 GiB, more than the active range holds)" in line
 

@@ -119,28 +119,44 @@ def test_an_imported_tkperf_wsat_is_said_to_measure_no_cliff(tmp_path, capsys):
     assert conformance.imported_caveats(tp_only) == []
 
 
-# --- item 3: the PTS-C 1.1 test range is one span, not 2,048 ActiveRange segments -----------------
+# --- item 3: the PTS-C 1.1 test range as 2,048 ActiveRange segments ------------------------------
+# (the layout, the map and the refusals: tests/unit/test_ar_segments.py, tests/e2e/test_ar_segments_device.py,
+# the device-mapper map itself in the QEMU guest: tests/vm/test_vm.py)
 
-def test_the_pts_c_1_1_test_range_is_said_to_be_one_span(tmp_path, capsys):
+def test_the_pts_c_1_1_test_range_is_its_segments_and_one_span_is_a_deviation(tmp_path, capsys):
     from tkperf.cli import main
     from tkperf.report import header
 
     opts = build({"tests": ("iops", "tp", "lat")}, pts="pts-c-1.1").to_dict()
     assert conformance.of_settings(opts, BLOCK).conformant  # the revision's defaults: the whole range
-    ranged = build({"tests": ("iops", "tp", "lat"), "active_range": 80, "test_range": 8 << 30},
-                   pts="pts-c-1.1").to_dict()
-    assert conformance.of_settings(ranged, BLOCK).deviations == (
+    given = {"tests": ("iops", "tp", "lat"), "active_range": 80, "test_range": 8 << 30}
+    ranged = build(given, pts="pts-c-1.1").to_dict()  # the revision's 2,048 segments by default
+    assert ranged["ar_segments"] == "2048" and int(ranged["ar_segment_seed"]) > 0
+    assert conformance.of_settings(ranged, BLOCK).conformant
+    span = build({**given, "ar_segments": 1}, pts="pts-c-1.1").to_dict()
+    assert "ar_segments" not in span and "ar_segment_seed" not in span  # stored as before segments existed
+    assert conformance.of_settings(span, BLOCK).deviations == (
         "the test range is one span at the start of the LBA range, not the 2,048 ActiveRange segments spread "
         "randomly across the active range that SNIA PTS-C 1.1 defines for IOPS, TP and LAT",)
-    # the SNIA header's "AR Segments" field: N/A over the whole active range, one span with a test range
-    run = RunResult(name="r", started="", device=BLOCK, host=HostInfo(), options=ranged, tests=[])
+    fewer = build({**given, "ar_segments": 64}, pts="pts-c-1.1").to_dict()
+    assert conformance.of_settings(fewer, BLOCK).deviations == (
+        "the test range is 64 ActiveRange segments, not the 2,048 ActiveRange segments spread "
+        "randomly across the active range that SNIA PTS-C 1.1 defines for IOPS, TP and LAT",)
+    # the SNIA header's "AR Segments" field: N/A over the whole active range, one span, or the segments
+    run = RunResult(name="r", started="", device=BLOCK, host=HostInfo(), options=span, tests=[])
     fields = dict(header.setup_fields(run, TestRun("iops", "iops", "", "", "")))
     assert fields["AR Segments"].startswith("1: one contiguous span at the start of the LBA range")
+    assert "over the first 8 GiB" in fields["Active range"]
+    run.options = ranged
+    fields = dict(header.setup_fields(run, TestRun("iops", "iops", "", "", "")))
+    assert fields["AR Segments"] == (f"2,048 of 4 MiB spread randomly across the active range (seed "
+                                     f"{ranged['ar_segment_seed']}; one device-mapper linear map)")
+    assert fields["Active range"] == "80% preconditioning; tests over 8 GiB in ActiveRange segments (--test-range)"
     run.options = opts
     assert dict(header.setup_fields(run, TestRun("iops", "iops", "", "", "")))["AR Segments"].startswith("N/A")
-    # the dry run says it too
+    # the dry run says it too (one span: a file target cannot be mapped)
     assert main(["ssd", "run", str(tmp_path / "img"), "--size", "20g", "--dry-run", "--pts", "pts-c-1.1",
-                 "--tests", "iops", "--active-range", "80", "--test-range", "8g"]) == 0
+                 "--tests", "iops", "--active-range", "80", "--test-range", "8g", "--ar-segments", "1"]) == 0
     assert "not the 2,048 ActiveRange segments" in capsys.readouterr().out
 
 

@@ -136,3 +136,22 @@ def test_a_4kn_namespace_is_refused_for_512_byte_tests(guest):
     assert got["run"]["rc"] == 4, got["run"]
     err = got["run"]["err"].strip().splitlines()
     assert len(err) == 1 and "4096" in err[0], err
+
+
+def test_active_range_segments_hold_every_write_and_the_map_is_removed(guest):
+    """Issue 43 item 3 with the real device-mapper: a PTS-C 1.1 LAT run in 64
+    segments of an 8 MiB test range on the 128 MB NVMe drive, read back."""
+    got = vm_lab.step(guest, "ar_segments")
+    # a run killed with SIGKILL leaves its map, which holds the drive; the next run removes it
+    killed = got["killed"]
+    assert killed["rc"] == -9 and "tkperf-ar-" in killed["dmsetup_ls"], killed
+    assert got["rc"] == 0, (got["err"], got["log"])
+    assert got["status"] == "complete"
+    # every fio job ran on the map (no WIPC: --wipc-loops 0)
+    assert got["filenames"] and all(f.startswith("/dev/mapper/tkperf-ar-") for f in got["filenames"]), got
+    assert got["segments"] == 64 and got["segment_size"] == 128 * 1024  # 8 MiB / 64
+    assert got["changed_blocks"] > 0 and got["outside_count"] == 0, got  # nothing outside a segment changed
+    assert got["segments_written"] > 32, got  # the writes spread over most segments
+    assert "tkperf-ar-" not in got["dmsetup_ls"], got["dmsetup_ls"]  # the map is gone
+    assert any("dmsetup create tkperf-ar-" in line for line in got["log"]), got["log"]
+    assert any("dmsetup remove tkperf-ar-" in line for line in got["log"]), got["log"]

@@ -45,9 +45,17 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                    help="percent of the LBA range preconditioned and tested (default: the "
                         "revision's: 100 for enterprise, 75 for PTS 2.0 client)")
     p.add_argument("--test-range", metavar="SIZE",
-                   help="bytes at the start of the LBA range the tests use, when narrower than the "
-                        "preconditioned --active-range (PTS-C 1.1: --active-range 80 --test-range 8g); "
+                   help="bytes of the preconditioned --active-range the tests use, when narrower "
+                        "(PTS-C 1.1: --active-range 80 --test-range 8g): in --ar-segments segments spread "
+                        "across the active range, or one span at the start of the LBA range; "
                         "default: the active range")
+    p.add_argument("--ar-segments", type=int, metavar="N",
+                   help="split the test range into N ActiveRange segments of equal size, 4 KiB aligned, "
+                        "spread randomly across the active range (SNIA PTS test terminology) and mapped "
+                        "by device-mapper into one device the tests run on (needs --test-range, a block "
+                        "device on this host, dmsetup; the seed is stored with the run); default: the "
+                        "revision's with --test-range (PTS-C 1.1: 2048), else 1 (one span at the start "
+                        "of the LBA range)")
     p.add_argument("--write-cache", choices=("on", "off", "keep"),
                    help="set the drive's write cache for the run and restore it after: on (WCE), "
                         "off (WCD) or keep (default: what the revision requires, WCD for enterprise, "
@@ -261,6 +269,7 @@ def overrides(args: argparse.Namespace, profile: str) -> dict:
         latency_histograms=args.latency_histograms, purge=args.purge, wipc_loops=args.wipc_loops,
         active_range=args.active_range, write_cache=args.write_cache,
         test_range=options.parse_size(args.test_range, "--test-range") if args.test_range is not None else None,
+        ar_segments=args.ar_segments,
     )
     if profile == "hdd":
         o["purge"] = args.purge or "none"

@@ -26,7 +26,7 @@ from tkperf.kit import registry, writerate
 from tkperf.kit.options import RunOptions, check_fits
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.remote import FIO_PORT, fio_host
-from tkperf.target import description, device
+from tkperf.target import armap, description, device
 from tkperf.target.identity import split_target
 from tkperf.target.side import LocalSide, TargetSide
 from tkperf.verdict import conformance
@@ -61,13 +61,34 @@ def open_run(request: RunRequest, device: str, size: Optional[int]) -> OpenedTar
     try:
         if not request.dry_run:
             need_root(dev, [profile, "run", device, "..."])
+            sweep_maps(side)
         check_fits(opts, dev.size_bytes, dev.logical_sector)
+        check_segments(opts, dev, side, request.dry_run)
         registry.plan_all(opts, dev.size_bytes)  # a plan that cannot be made is refused before anything runs
         name = check_name(request.name) if request.name else default_name(dev)
     except BaseException:
         side.close()
         raise
     return OpenedTarget(dev, name, request.outdir or name, desc, features, side)
+
+
+def sweep_maps(side: TargetSide) -> None:
+    """Remove what killed tkperf runs on this host left of their segments'
+    maps (:func:`tkperf.target.armap.sweep`): such a map still holds its
+    device, which the safety checks would call in use."""
+    if not side.host:
+        armap.sweep()
+
+
+def check_segments(opts: RunOptions, dev: DeviceInfo, side: TargetSide, dry_run: bool = False) -> None:
+    """``--ar-segments`` N > 1 where the segments can be mapped, all before
+    anything is written: a block device on this host, a kernel with
+    device-mapper and ``dmsetup``, segments that fit the active range."""
+    if not opts.segmented:
+        return
+    armap.refuse_target(dev, bool(side.host), opts.ar_segments)
+    opts.segment_layout(dev.size_bytes)
+    armap.require(opts.ar_segments, load=not dry_run)
 
 
 def resume_request(asked: ResumeRequest, saved: RunResult, path: str) -> RunRequest:

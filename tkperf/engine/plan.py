@@ -19,8 +19,9 @@ from tkperf.kit import registry, writerate
 from tkperf.kit.options import RunOptions
 from tkperf.kit.precondition import WIPC_BS, wipc_job
 from tkperf.kit.shapes import Estimate, duration_rough
-from tkperf.model import pts
+from tkperf.model import pts, segments
 from tkperf.model.results import DeviceInfo, format_gb
+from tkperf.target import armap
 from tkperf.target import purge as purge_mod
 
 #: Purge methods that write the whole device (their time is its size at the stated rate).
@@ -96,7 +97,14 @@ def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime
                         f"# {rev.title}: OIO TC{opts.numjobs}/QD{opts.iodepth}, active range "
                         f"{opts.active_range}%" + (f", test range {pts.range_text(opts.test_bytes(dev.size_bytes))}"
                                                    if opts.test_range else "")
+                        + (f" in {opts.ar_segments:,} ActiveRange segments (seed {opts.ar_segment_seed})"
+                           if opts.segmented else "")
                         + f", write cache {opts.write_cache}"]
+    if opts.segmented:
+        lay = opts.segment_layout(dev.size_bytes)
+        lines.append(f"# the tests' fio runs on {armap.map_path()}, a device-mapper map of {lay.count:,} segments "
+                     f"of {segments.size_text(lay.size)} spread randomly across the active range; the WIPC, "
+                     "purge and health readings use the device itself")
     if opts.purge.startswith(purge_mod.CMD_PREFIX):
         lines.append(f"# each test's purge runs the vendor command {opts.purge}")
     lines.append("#")
@@ -133,7 +141,8 @@ def job_files(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[
                      + (f", WIPC {opts.wipc_loops}x the active range" if wipc else ""))
         if wipc:
             lines.append(job_file(settings, [wipc_job(opts.wipc_loops, opts.iodepth, plan.wipc_bs or WIPC_BS,
-                                                      opts.wipc_size(dev.size_bytes))]))
+                                                      opts.wipc_size(dev.size_bytes),
+                                                      dev.resolved if opts.segmented else "")]))
         est = plan.shape.estimate(opts, dev.size_bytes)
         lines.extend(est.lines)
         lines.append(job_file(settings, est.jobs))

@@ -137,6 +137,8 @@ def resume_run(request: RunRequest, saved: RunResult, path: str, mail: Optional[
     try:
         opening.need_root(dev, ["resume", path, "..."])
         _say_forced(resuming.check(saved, dev, opts, request.force), listener)
+        opening.check_segments(opts, dev, side)
+        opening.sweep_maps(side)
         outdir = request.outdir or os.path.dirname(os.path.abspath(path))
         fio = opening.backend(side, fio_settings(dev, opts), outdir, request.remote, was)
         return _execute(request, Session(profile=request.profile, opts=opts, device=dev, name=saved.name,

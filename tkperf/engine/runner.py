@@ -192,7 +192,8 @@ class Runner:
             progress.info("[%s] WIPC: %dx the active range of SEQ %s writes", plan.key,
                           self.opts.wipc_loops, format_bs(bs))
             t.wipc = precondition.wipc(self.fio, self.device, self.opts.wipc_loops, self.opts.iodepth,
-                                       plan.key, bs, self.opts.wipc_size(self.device.size_bytes))
+                                       plan.key, bs, self.opts.wipc_size(self.device.size_bytes),
+                                       self.device.resolved if self.opts.segmented else "")
             self.progress.wipc_finished(t.wipc.bytes_written, t.wipc.seconds)
             progress.info("[%s] WIPC wrote %.1f GB in %.1f s (%.1f MB/s)", plan.key,
                           t.wipc.bytes_written / 1e9, t.wipc.seconds, t.wipc.bw_bytes / 1e6)

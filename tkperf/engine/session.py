@@ -12,6 +12,7 @@ restored however the run ends.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from dataclasses import dataclass, field, replace
@@ -26,9 +27,9 @@ from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
 from tkperf.kit import options
 from tkperf.kit.options import RunOptions
-from tkperf.model import files
+from tkperf.model import files, segments
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
-from tkperf.target import device, guard
+from tkperf.target import armap, device, guard
 from tkperf.target.side import CacheHandle, LocalSide, TargetSide
 from tkperf.untrusted import for_terminal
 
@@ -75,9 +76,10 @@ class Session(store.RunFiles):
             problems = side.check_safe(self.device, self.force)
             confirm(self.device)
             store.ensure_dir(self.outdir, "output directory")  # after a "no", none is left behind
-            with side.exclusive(self.device):
+            hold = armap.Hold(self.device) if self.opts.segmented else None
+            with hold if hold is not None else side.exclusive(self.device):
                 self._open_log()
-                return self._locked(fio, problems)
+                return self._locked(fio, problems, hold)
 
     def _open_log(self) -> None:
         """The run's log file; it stays open after ``execute`` so that what
@@ -93,7 +95,7 @@ class Session(store.RunFiles):
             handler.close()
             self._handler = None
 
-    def _locked(self, fio: FioBackend, problems: List[str]) -> RunResult:
+    def _locked(self, fio: FioBackend, problems: List[str], hold: Optional[armap.Hold] = None) -> RunResult:
         dev = self.device
         log.info("tkperf %s: %s %s of %s as %r", __version__, self.profile,
                  "resumed run" if self.saved else "run", dev.path, self.name)
@@ -147,10 +149,23 @@ class Session(store.RunFiles):
                                           lambda kind, message: self._cache_event(runner, kind, message))
             try:
                 run.device = replace(run.device, write_cache=cache.state)
-                runner.execute()
+                with self._segments(hold, runner):
+                    runner.execute()
             finally:
                 self._restore_cache(cache, run)
         return run
+
+    def _segments(self, hold: Optional[armap.Hold], runner: Runner) -> contextlib.AbstractContextManager[object]:
+        """The ActiveRange segments' map while the tests run (``--ar-segments``
+        N > 1): every test workload's fio runs on it."""
+        if hold is None:
+            return contextlib.nullcontext()
+        lay = self.opts.segment_layout(self.device.size_bytes)
+        if self.saved is None:
+            runner.event("note", f"test range: {lay.count:,} ActiveRange segments of "
+                                  f"{segments.size_text(lay.size)} spread randomly across the active "
+                                  f"range (seed {lay.seed}), mapped as {armap.map_path()}")
+        return hold.mapped(lay, self.opts.ar_segments)
 
     def _cache_event(self, runner: Runner, kind: str, message: str) -> None:
         runner.event(kind, message)
@@ -210,9 +225,13 @@ class _TerminalSafeFormatter(logging.Formatter):
 def fio_settings(dev: DeviceInfo, opts: RunOptions) -> FioSettings:
     """The [global] section of every fio job of a run on ``dev``: the target,
     the data pattern and the range the tests use (as ``size=`` when below 100%;
-the WIPC job carries its own when ``--test-range`` narrows the tests)."""
+    the WIPC job carries its own when ``--test-range`` narrows the tests).
+    With ActiveRange segments the target is their map, whole
+    (:mod:`tkperf.target.armap`), and the WIPC names the real device."""
     active = opts.test_bytes(dev.size_bytes)
     pattern = options.data_pattern_fio(opts.data_pattern)
     refill = opts.refill_buffers and not any(k == "refill_buffers" for k, _ in pattern)
+    if opts.segmented:
+        return FioSettings(filename=armap.map_path(), refill_buffers=refill, extra=pattern)
     return FioSettings(filename=dev.resolved, refill_buffers=refill,
                        size=active if active < dev.size_bytes else 0, extra=pattern)

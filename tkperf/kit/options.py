@@ -7,137 +7,42 @@ it and ``--resume`` can check it.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from dataclasses import dataclass, fields
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Type
+from typing import Dict, Mapping, Optional, Sequence, Tuple, Type
 
-from tkperf import durations
 from tkperf.errors import TargetError, UsageError
 from tkperf.kit import registry
 from tkperf.kit.precondition import WIPC_BS
 from tkperf.kit.settings import S, settings_from
+from tkperf.kit.values import (  # noqa: F401 - the options' values, re-exported
+    MAX_IODEPTH,
+    check_depths,
+    format_auto_duration,
+    format_block_sizes,
+    format_depths,
+    format_mixes,
+    nonempty,
+    parse_auto_duration,
+    parse_block_sizes,
+    parse_depths,
+    parse_duration,
+    parse_mix,
+    parse_mixes,
+    parse_size,
+)
 from tkperf.model import pts as pts_model
-from tkperf.model.results import format_bs, mix_label
+from tkperf.model import segments as segments_model
+from tkperf.model.results import format_bs
 from tkperf.model.steadystate import WINDOW
 
 MAX_NUMJOBS = 256
-MAX_IODEPTH = 4096
 MAX_RUNTIME = 24 * 3600
 MAX_ROUNDS = 1000
-
-_UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "kb": 1024, "m": 1024 ** 2, "mib": 1024 ** 2,
-          "mb": 1024 ** 2, "g": 1024 ** 3, "gib": 1024 ** 3, "gb": 1024 ** 3,
-          "t": 1024 ** 4, "tib": 1024 ** 4, "tb": 1024 ** 4}
+MAX_SEED = 2 ** 31 - 1
 
 
-def parse_size(text: str, what: str = "size") -> int:
-    """'4k', '1024K', '512', '1m', '10G' -> bytes (binary units, as fio reads them)."""
-    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", text or "")
-    if not m or m.group(2).lower() not in _UNITS:
-        raise UsageError(f"{what} {text!r} is not a size like 512, 4k, 1m or 10g")
-    value = int(m.group(1)) * _UNITS[m.group(2).lower()]
-    if value <= 0:
-        raise UsageError(f"{what} {text!r} must be larger than 0")
-    return value
-
-
-def parse_block_sizes(text: str, what: str) -> Tuple[int, ...]:
-    sizes = []
-    for part in (text or "").split(","):
-        size = parse_size(part, f"{what} block size")
-        if size % 512:
-            raise UsageError(f"{what} block size {part.strip()!r} is not a multiple of 512 bytes")
-        if size > 64 * 1024 * 1024:
-            raise UsageError(f"{what} block size {part.strip()!r} is larger than 64m")
-        if size not in sizes:
-            sizes.append(size)
-    return tuple(sizes)
-
-
-def parse_mix(text: str) -> int:
-    """'65/35' (read/write) or '65' (read share) -> read percentage."""
-    t = text.strip()
-    m = re.fullmatch(r"(\d{1,3})\s*(?:/\s*(\d{1,3}))?", t)
-    if not m:
-        raise UsageError(f"R/W mix {t!r} is not like 65/35 (read/write percent)")
-    read = int(m.group(1))
-    if read > 100 or (m.group(2) is not None and read + int(m.group(2)) != 100):
-        raise UsageError(f"R/W mix {t!r} does not add up to 100")
-    return read
-
-
-def parse_mixes(text: str, flag: str = "") -> Tuple[int, ...]:
-    out = []  # an Option's parse: ``flag`` is not needed in the messages
-    for part in (text or "").split(","):
-        mix = parse_mix(part)
-        if mix not in out:
-            out.append(mix)
-    return tuple(out)
-
-
-def nonempty(flag: str) -> Callable[[Sequence[object]], None]:
-    """An option check: the list given is not empty (the error names ``flag``)."""
-    def check(value: Sequence[object]) -> None:
-        if not value:
-            raise UsageError(f"{flag} is empty")
-    return check
-
-
-def format_block_sizes(sizes: Sequence[int]) -> str:
-    """(4096, 131072) -> '4k,128k': what :func:`parse_block_sizes` reads back."""
-    return ",".join(format_bs(b) for b in sizes)
-
-
-def format_mixes(mixes: Sequence[int]) -> str:
-    """(65, 100) -> '65/35,100/0': what :func:`parse_mixes` reads back."""
-    return ",".join(mix_label(m) for m in mixes)
-
-
-def parse_depths(text: str, flag: str) -> Tuple[int, ...]:
-    """'1,2,4,32' -> (1, 2, 4, 32): queue depths in the order given, each once."""
-    out: List[int] = []
-    for part in (text or "").split(","):
-        p = part.strip()
-        if not p:
-            continue
-        if not p.isdigit() or not 1 <= int(p) <= MAX_IODEPTH:
-            raise UsageError(f"{flag} {p!r} is not a queue depth from 1 to {MAX_IODEPTH}")
-        if int(p) not in out:
-            out.append(int(p))
-    check_depths(tuple(out), flag)
-    return tuple(out)
-
-
-def check_depths(depths: Sequence[int], flag: str) -> None:
-    """An option check: at least one queue depth, each from 1 to MAX_IODEPTH."""
-    if not depths:
-        raise UsageError(f"{flag} names no queue depth (give e.g. 1,2,4,8)")
-    for d in depths:
-        if not 1 <= d <= MAX_IODEPTH:
-            raise UsageError(f"{flag} {d} is not a queue depth from 1 to {MAX_IODEPTH}")
-
-
-def format_depths(depths: Sequence[int]) -> str:
-    """(1, 2, 4) -> '1,2,4': what :func:`parse_depths` reads back."""
-    return ",".join(str(d) for d in depths)
-
-
-def parse_duration(text: str, what: str = "duration") -> int:
-    """'3600', '90s', '30m', '1h30m', '1.5h', '2d' -> seconds (:func:`tkperf.durations.parse`)."""
-    return durations.parse(text, what)
-
-
-def parse_auto_duration(text: str, flag: str) -> int:
-    """'auto' -> 0 (the test works the value out), else a duration in seconds."""
-    return 0 if (text or "").strip().lower() == "auto" else parse_duration(text, flag)
-
-
-def format_auto_duration(value: int) -> str:
-    """What :func:`parse_auto_duration` reads back: 0 -> 'auto'."""
-    return "auto" if value == 0 else str(value)
-
-
-#: ``--data-pattern`` words; ``compressible:PCT`` takes a percentage.
 DATA_PATTERNS = ("random", "compressible:PCT", "zero")
 
 
@@ -247,6 +152,11 @@ class RunOptions:
     #: Bytes at the start of the LBA range the tests use after preconditioning
     #: over ``active_range`` (PTS-C 1.1: 80% / 8 GiB); 0: the active range.
     test_range: int = 0
+    #: The test range as this many ActiveRange segments spread randomly across
+    #: the active range (:mod:`tkperf.model.segments`); 1: one span at the start.
+    ar_segments: int = 1
+    #: The seed that places the segments (chosen when the run starts, stored).
+    ar_segment_seed: int = 0
     #: Drive write cache during the run: on (WCE), off (WCD) or keep as found.
     write_cache: str = "keep"
     runtime: int = 60
@@ -276,6 +186,11 @@ class RunOptions:
         _int_in(self.active_range, 1, 100, "--active-range")
         if self.test_range < 0:
             raise UsageError(f"--test-range {self.test_range} must not be negative")
+        _int_in(self.ar_segments, 1, segments_model.MAX_SEGMENTS, "--ar-segments")
+        if self.ar_segments > 1 and not self.test_range:
+            raise UsageError(f"--ar-segments {self.ar_segments} needs --test-range: the segments split the "
+                             "test range (without it the tests use the whole active range)")
+        _int_in(self.ar_segment_seed, 0, MAX_SEED, "the segment seed")
         parse_data_pattern(self.data_pattern)
         if self.write_cache not in WRITE_CACHE:
             raise UsageError(f"--write-cache {self.write_cache!r}: choose on, off or keep")
@@ -304,6 +219,8 @@ class RunOptions:
             value = getattr(self, f.name)
             if f.name == "values":
                 continue
+            if f.name in ("ar_segments", "ar_segment_seed") and not self.segmented:
+                continue  # one span: stored as before segments existed
             if f.name == "tests":
                 out[f.name] = ",".join(value)
             elif isinstance(value, bool):
@@ -353,15 +270,34 @@ class RunOptions:
         rounded down to ``align`` (the whole capacity at 100%)."""
         return pts_model.active_bytes(capacity, self.active_range, align)
 
+    @property
+    def segmented(self) -> bool:
+        """Whether the tests use ActiveRange segments (a device-mapper map), not one span."""
+        return self.ar_segments > 1
+
     def test_bytes(self, capacity: int) -> int:
         """The range the tests use: ``--test-range`` when given (never beyond
-        the preconditioned range), else the active range."""
-        return pts_model.tested_bytes(capacity, self.active_range, self.test_range)
+        the preconditioned range), else the active range; with segments,
+        their total (the test range rounded down to whole 4 KiB segments)."""
+        tested = pts_model.tested_bytes(capacity, self.active_range, self.test_range)
+        if self.segmented:
+            return segments_model.segment_size(tested, self.ar_segments) * self.ar_segments
+        return tested
+
+    def segment_layout(self, capacity: int) -> segments_model.Layout:
+        """Where the run's segments lie on a device of ``capacity`` bytes (a
+        UsageError when they do not fit)."""
+        return segments_model.layout(self.active_bytes(capacity),
+                                     pts_model.tested_bytes(capacity, self.active_range, self.test_range),
+                                     self.ar_segments, self.ar_segment_seed)
 
     def wipc_size(self, capacity: int) -> int:
         """The ``size=`` of the WIPC job: the preconditioning range when the
-        tests use a narrower one (their [global] ``size=``), else 0."""
+        tests use a narrower one (their [global] ``size=``) or another device
+        (segments), else 0."""
         active = self.active_bytes(capacity)
+        if self.segmented:
+            return active if active < capacity else 0
         return active if self.test_range and self.test_bytes(capacity) < active else 0
 
 
@@ -406,7 +342,20 @@ def build(overrides: Mapping[str, object], quick: bool = False, device_class: Op
             raise UsageError(f"option {_flag(key)} belongs to a test that is not among --tests "
                              f"({','.join(tests)})")
     base["values"] = tuple(values)
+    _segments_defaults(base, rev, "ar_segments" in given)
     return RunOptions(**base)  # type: ignore[arg-type]
+
+
+def _segments_defaults(base: Dict[str, object], rev: pts_model.Revision, asked: bool) -> None:
+    """``--ar-segments``: the revision's count with a test range (PTS-C 1.1:
+    2,048), else 1; a seed for the layout when there are several, chosen now."""
+    if asked and not base.get("test_range"):
+        raise UsageError(f"--ar-segments {base.get('ar_segments')} needs --test-range: the segments split "
+                         "the test range (without it the tests use the whole active range)")
+    if not asked:
+        base["ar_segments"] = rev.test_range_segments if base.get("test_range") and rev.test_range_segments else 1
+    if int(base.get("ar_segments", 1)) > 1 and not base.get("ar_segment_seed"):  # type: ignore[call-overload]
+        base["ar_segment_seed"] = int.from_bytes(os.urandom(4), "big") % MAX_SEED + 1
 
 
 def _flag(field_name: str) -> str:

@@ -13,17 +13,19 @@ WIPC_BS = 128 * 1024
 SLOWEST_PLAUSIBLE_BPS = 1e6
 
 
-def wipc_job(loops: int, iodepth: int, bs: int = WIPC_BS, size: int = 0) -> FioJob:
+def wipc_job(loops: int, iodepth: int, bs: int = WIPC_BS, size: int = 0, filename: str = "") -> FioJob:
     """The WIPC job; ``size`` (bytes) when the preconditioning range is wider
-    than the tests' (``--test-range``), else the [global] range."""
+    than the tests' (``--test-range``), else the [global] range; ``filename``
+    the real device when the tests' [global] target is the segments' map."""
     # One job: several jobs writing "sequentially" would interleave their streams.
+    # its own target: fio's filename= in the job section replaces the [global] one
     return FioJob(name=f"wipc-seq-{format_bs(bs)}-w", rw="write", bs=bs, numjobs=1, iodepth=iodepth,
-                  loops=loops, size=size)
+                  loops=loops, size=size, extra=(("filename", filename),) if filename else ())
 
 
 def wipc(runner: FioBackend, dev: DeviceInfo, loops: int, iodepth: int, what: str,
-         bs: int = WIPC_BS, size: int = 0) -> WipcRecord:
-    job = wipc_job(loops, iodepth, bs or WIPC_BS, size)
+         bs: int = WIPC_BS, size: int = 0, filename: str = "") -> WipcRecord:
+    job = wipc_job(loops, iodepth, bs or WIPC_BS, size, filename)
     timeout = loops * dev.size_bytes / SLOWEST_PLAUSIBLE_BPS + 60
     (w,), wall = runner.run([job], what=f"{what} WIPC", timeout=timeout)
     seconds = w.runtime_ms / 1000.0 if w.runtime_ms else wall

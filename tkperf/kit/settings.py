@@ -68,6 +68,9 @@ class Options(Protocol):
 
     def test_bytes(self, capacity: int) -> int: ...
 
+    @property
+    def segmented(self) -> bool: ...
+
     def of(self, kind: Type[S]) -> S:
         """The run's values of a test type's options as ``kind``, that
         type's frozen settings dataclass (see :func:`~tkperf.kit.settings.settings_from`)."""

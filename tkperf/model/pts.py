@@ -44,33 +44,41 @@ class Revision:
     #: whose starts are spread randomly across the active range, 2,048 for
     #: IOPS, TP and LAT (SNIA SSSI, "PTS Test Terminology", "ActiveRange
     #: Segments"; the Primer's sample headers carry an "AR Segments" field).
-    #: tkperf tests one contiguous span instead (a deviation, named).
+    #: The default of ``--ar-segments`` with a test range; another count, or
+    #: one span (``--ar-segments 1``), is a deviation, named.
     test_range_segments: int = 0
 
     @property
     def wce(self) -> bool:
         return self.write_cache == "WCE"
 
-    def range_deviations(self, active_range: Optional[int], test_range: int, capacity: int = 0) -> List[str]:
+    def range_deviations(self, active_range: Optional[int], test_range: int, capacity: int = 0,
+                         segments: int = 1) -> List[str]:
         """What the preconditioning range (percent) and the test range (bytes,
-        0: the same range) depart from this revision, in words.  With the
-        ``capacity`` known, a test range larger than the active range is
-        named at the size the tests use (:func:`tested_bytes`), never shrunk
-        silently."""
+        0: the same range; ``segments``: in how many ActiveRange segments)
+        depart from this revision, in words.  With the ``capacity`` known, a
+        test range larger than the active range is named at the size the
+        tests use (:func:`tested_bytes`), never shrunk silently."""
         out: List[str] = []
-        if test_range and test_range in self.test_ranges and self.test_range_segments:
-            out.append(f"the test range is one span at the start of the LBA range, not the "
-                       f"{self.test_range_segments:,} ActiveRange segments spread randomly across the active "
+        if test_range and test_range in self.test_ranges and self.test_range_segments \
+                and segments != self.test_range_segments:
+            out.append((f"the test range is {segments:,} ActiveRange segments, not the "
+                        if segments > 1 else "the test range is one span at the start of the LBA range, not the ")
+                       + f"{self.test_range_segments:,} ActiveRange segments spread randomly across the active "
                        f"range that {self.title} defines for IOPS, TP and LAT")
         used = tested_bytes(capacity, active_range or self.active_range, test_range) if capacity else test_range
         if test_range and used < test_range:
+            if segments > 1:  # whole 4 KiB segments of what the active range holds
+                used = used // segments // SEGMENT_ALIGN * SEGMENT_ALIGN * segments
             out.append(f"test range {range_text(test_range)} asked, but the device's active range holds only "
                        f"{range_text(used)}: the tests use {range_text(used)}"
                        + (f" instead of the {self.title} test range" if test_range in self.test_ranges else ""))
             return out + self._range_percent(active_range)
         if test_range and test_range not in self.test_ranges:
             allowed = " or ".join(range_text(r) for r in self.test_ranges)
-            out.append(f"tests use the first {range_text(test_range)} of the LBA range instead of the whole "
+            where = (f"{range_text(test_range)} in {segments:,} ActiveRange segments" if segments > 1
+                     else f"the first {range_text(test_range)} of the LBA range")
+            out.append(f"tests use {where} instead of the whole "
                        f"preconditioned range{' or ' + allowed if allowed else ''} ({self.title})")
         return self._range_percent(active_range) + out
 
@@ -96,6 +104,10 @@ def active_bytes(capacity: int, active_range: int, align: int = 1024 * 1024) -> 
     if active_range >= 100:
         return capacity
     return max(align, capacity * active_range // 100 // align * align)
+
+
+#: ActiveRange segments are whole multiples of 4 KiB (:mod:`tkperf.model.segments`).
+SEGMENT_ALIGN = 4096
 
 
 def tested_bytes(capacity: int, active_range: int, test_range: int) -> int:

@@ -12,7 +12,7 @@ from typing import Callable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from tkperf.durations import ANY_TEXT, duration, unit_word
 from tkperf.kit.sections import ReportContext
-from tkperf.model import pts
+from tkperf.model import pts, segments
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
 from tkperf.render import blocks as b
 from tkperf.report import steady
@@ -185,13 +185,25 @@ def data_pattern_words(o: Mapping[str, str]) -> str:
             "incompressible, so not the PTS's random data; refill_buffers, tkperf's default now, is)")
 
 
-def ar_segments(options) -> str:
+def ar_segments(run: RunResult) -> str:
     """The SNIA header's "AR Segments" field: how the test range lies in the
     active range (SNIA SSSI, "PTS Test Terminology", "ActiveRange Segments")."""
-    if options.get("test_range", "0") in ("", "0"):
+    o = run.options
+    if o.get("test_range", "0") in ("", "0"):
         return "N/A (the tests use the whole active range)"
-    return ("1: one contiguous span at the start of the LBA range (not split into the PTS's ActiveRange "
-            "segments spread across the active range)")
+    count = _segments(o)
+    if count <= 1:
+        return ("1: one contiguous span at the start of the LBA range (not split into the PTS's ActiveRange "
+                "segments spread across the active range)")
+    size = segments.segment_size(_tested(run), count)
+    seed = o.get("ar_segment_seed", "")
+    return (f"{count:,} of {segments.size_text(size)} spread randomly across the active range "
+            f"(seed {seed if seed.isdigit() else NA}; one device-mapper linear map)")
+
+
+def _segments(o) -> int:
+    text = o.get("ar_segments", "1")
+    return int(text) if text.isdigit() else 1
 
 
 def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
@@ -207,12 +219,14 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
         ("Data pattern", data_pattern_words(o)),
         ("Active range", f"{o.get('active_range', '100')}% (preconditioning and test)"
          if o.get("test_range", "0") in ("", "0") else
-         f"{o.get('active_range', '100')}% preconditioning; tests over the first "
-         f"{pts.range_text(_tested(run))} (--test-range"
+         f"{o.get('active_range', '100')}% preconditioning; tests over "
+         + (f"{pts.range_text(segments.segment_size(_tested(run), _segments(o)) * _segments(o))} in "
+            "ActiveRange segments" if _segments(o) > 1 else f"the first {pts.range_text(_tested(run))}")
+         + " (--test-range"
          + (f" {pts.range_text(int(o['test_range']))}, more than the active range holds)"
             if _tested(run) < int(o['test_range']) else ")")
          if o["test_range"].isdigit() else f"{o.get('active_range', '100')}%"),
-        ("AR Segments", ar_segments(o)),
+        ("AR Segments", ar_segments(run)),
         ("Latency histograms", "kept for every workload (--latency-histograms)"
          if o.get("latency_histograms") == "true" else "LAT and tests that ask for them"),
         ("Device class", f"{o.get('device_class', NA)} ({run.profile or 'ssd'} profile)"),

@@ -100,7 +100,7 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
                    "incompressible) instead of the PTS's random data; refill_buffers makes it wholly "
                    "incompressible")
     out += rev.range_deviations(_int(options.get("active_range")), _int(options.get("test_range")) or 0,
-                                device.size_bytes or 0)
+                                device.size_bytes or 0, _int(options.get("ar_segments")) or 1)
     want = "on" if rev.wce else "off"
     wc = options.get("write_cache", "")
     if before_run and wc and wc != want:

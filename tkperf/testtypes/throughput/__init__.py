@@ -142,7 +142,8 @@ class ThroughputTest(api.TestType):
     ))
 
     def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
-        active = opts.active_bytes(capacity)
+        # with ActiveRange segments the tests' device is the segments' map: its offsets
+        active = opts.test_bytes(capacity) if opts.segmented else opts.active_bytes(capacity)
         return [self.plan_size(opts, bs, active) for bs in sorted(opts.of(ThroughputSettings).bs, reverse=True)]
 
     def plan_size(self, opts: api.Options, bs: int, active: int) -> api.Plan:

@@ -1,0 +1,96 @@
+"""Issue 43 item 3 on a real loop device: ActiveRange segments where this
+host can map them (device-mapper and dmsetup), and where it cannot, the
+one-line refusal before anything is written.  The device's own bytes say
+where a run wrote (tests/lab/archeck.py).  The map itself is also made in
+the QEMU guest, whose kernel has device-mapper (tests/vm/test_vm.py)."""
+from __future__ import annotations
+
+import json
+
+import archeck
+import pytest
+from conftest import needs_fio
+
+from tkperf import store
+from tkperf.cli import main
+from tkperf.errors import EXIT_TOOL, EXIT_USAGE, ToolError
+from tkperf.kit.options import RunOptions
+from tkperf.target import armap
+
+pytestmark = needs_fio
+
+SHORT = ["--pts", "pts-c-1.1", "--tests", "lat", "--quick", "--purge", "none", "--wipc-loops", "0",
+         "--max-rounds", "1", "--runtime", "1", "--yes", "--quiet", "--no-report"]
+
+
+def device_mapper() -> str:
+    """'' where this host can map segments, else why not."""
+    try:
+        armap.require(2, load=True)
+    except ToolError as exc:
+        return str(exc)
+    return ""
+
+
+def test_without_device_mapper_a_segmented_run_is_one_line_and_writes_nothing(loopdev, tmp_path, capsys):
+    why = device_mapper()
+    if not why:
+        pytest.skip("this kernel has device-mapper: test_segments_hold_every_write_of_the_tests runs instead")
+    archeck.fill(loopdev, 0xA5)
+    before = archeck.digest(loopdev)
+    out = tmp_path / "out"
+    # the revision's default: 2,048 segments of the 8 MiB test range
+    rc = main(["ssd", "run", loopdev, "--test-range", "8m", "--name", "t", "--outdir", str(out), *SHORT])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == EXIT_TOOL == 5
+    assert len(err) == 1, err
+    assert "--ar-segments 2,048: this kernel has no device-mapper" in err[0]
+    assert "--ar-segments 1 tests the test range as one span" in err[0]
+    assert archeck.digest(loopdev) == before  # not a byte written
+    assert not out.exists()  # nor a result
+
+
+def test_a_file_target_with_segments_is_a_usage_error_and_nothing_is_made(tmp_path, capsys):
+    img = tmp_path / "img"
+    rc = main(["ssd", "run", str(img), "--size", "64m", "--test-range", "8m", "--ar-segments", "64",
+               "--outdir", str(tmp_path / "out"), *SHORT])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == EXIT_USAGE == 2 and len(err) == 1, err
+    assert err[0] == ("tkperf: error: --ar-segments 64 needs a block device on this host (a device-mapper "
+                      "map), not a file target; --ar-segments 1 tests the test range as one span at the "
+                      "start of the LBA range (a deviation)")
+    assert not img.exists() and not (tmp_path / "out").exists()
+
+
+def test_one_span_writes_only_the_first_test_range_and_says_so(loopdev, tmp_path, capsys):
+    archeck.fill(loopdev, 0xFF)
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", loopdev, "--test-range", "8m", "--ar-segments", "1", "--name", "t",
+               "--outdir", str(out), *SHORT])
+    assert rc == 0, capsys.readouterr().err
+    run = store.load(str(out / "t.xml"))
+    assert run.status == "complete" and "ar_segments" not in run.options
+    changed = archeck.changed_blocks(loopdev, 0xFF)
+    assert changed and max(changed) < 8 << 20, (len(changed), max(changed))  # the first 8 MiB alone
+    log = (out / "t.log").read_text()
+    assert f"filename={loopdev}" in log and "size=8388608" in log and "/dev/mapper/" not in log
+    from tkperf.report import header
+    fields = dict(header.setup_fields(run, run.tests[0]))
+    assert fields["AR Segments"].startswith("1: one contiguous span")
+
+
+def test_segments_hold_every_write_of_the_tests(loopdev, tmp_path, capsys):
+    why = device_mapper()
+    if why:
+        pytest.skip(f"no device-mapper here ({why}); the QEMU guest runs this (tests/vm/test_vm.py)")
+    archeck.fill(loopdev, 0xFF)
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", loopdev, "--test-range", "8m", "--ar-segments", "64", "--name", "t",
+               "--outdir", str(out), *SHORT])
+    assert rc == 0, capsys.readouterr().err
+    run = store.load(str(out / "t.xml"))
+    lay = RunOptions.from_dict(run.options).segment_layout(run.device.size_bytes)
+    got = archeck.judge(archeck.changed_blocks(loopdev, 0xFF), list(lay.starts), lay.size)
+    assert got["outside_count"] == 0 and got["changed_blocks"] > 0, json.dumps(got)
+    assert got["segments_written"] > lay.count // 2, got
+    assert not [n for n in armap._maps() if n.startswith(armap.PREFIX)]  # the map is gone

@@ -1,0 +1,99 @@
+"""ActiveRange segments: the test range as contiguous, equal LBA ranges whose
+starts are spread randomly across the active range.
+
+SNIA's PTS test terminology ("ActiveRange Segments", SNIA Solid State
+Storage Performance Test Specification (PTS) Client 1.1) defines them, and
+PTS-C 1.1 uses 2,048 of them for IOPS, TP and LAT when the tests use an
+8 GiB test range.  The layout here is a pure function of the active range,
+the test range, the count and a seed, so a resumed run rebuilds the same
+layout and a reader of the result file can regenerate it:
+
+1. each segment is ``size = test_range // count`` bytes, rounded down to a
+   multiple of :data:`ALIGN` (4 KiB);
+2. the active range is cut into ``active // size`` slots of that size;
+3. ``random.Random(seed).sample(range(slots), count)``, sorted, are the
+   slots used: segment ``i`` starts at byte ``slot_i * size``.
+
+The engine maps the segments, in order, into one contiguous device-mapper
+linear device (:mod:`tkperf.target.armap`); :func:`dm_table` is its table.
+"""
+from __future__ import annotations
+
+import bisect
+import random
+from dataclasses import dataclass
+from typing import List, Tuple
+
+from tkperf.errors import UsageError
+from tkperf.model.pts import SEGMENT_ALIGN
+
+#: Segment sizes are whole multiples of this (4 KiB: every logical sector size).
+ALIGN = SEGMENT_ALIGN
+#: The most segments a run may ask for (one device-mapper table line each).
+MAX_SEGMENTS = 65536
+SECTOR = 512
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the segments lie: ``starts`` (bytes from the start of the
+    device, ascending) of ``count`` segments of ``size`` bytes each."""
+
+    count: int
+    size: int
+    seed: int
+    starts: Tuple[int, ...]
+
+    @property
+    def total(self) -> int:
+        """The bytes the tests use: the mapped device's size."""
+        return self.count * self.size
+
+    def segment_of(self, offset: int) -> int:
+        """The index of the segment holding device byte ``offset``, -1 when none does."""
+        i = bisect.bisect_right(self.starts, offset) - 1
+        return i if i >= 0 and offset < self.starts[i] + self.size else -1
+
+
+def segment_size(tested: int, count: int) -> int:
+    """The bytes of one segment: ``tested // count`` rounded down to 4 KiB."""
+    return tested // max(count, 1) // ALIGN * ALIGN
+
+
+def check(active: int, tested: int, count: int) -> int:
+    """The segment size, or a UsageError when ``count`` segments do not fit."""
+    if not 1 <= count <= MAX_SEGMENTS:
+        raise UsageError(f"--ar-segments {count} is out of range (1..{MAX_SEGMENTS:,})")
+    size = segment_size(tested, count)
+    if size < ALIGN:
+        raise UsageError(f"--ar-segments {count:,}: a test range of {tested:,} bytes makes segments smaller "
+                         f"than {ALIGN // 1024} KiB; give fewer segments or a larger --test-range")
+    if active // size < count:
+        raise UsageError(f"--ar-segments {count:,}: the active range ({active:,} bytes) holds only "
+                         f"{active // size:,} segments of {size:,} bytes")
+    return size
+
+
+def layout(active: int, tested: int, count: int, seed: int) -> Layout:
+    """The segments of ``tested`` bytes, ``count`` of them, spread over the
+    first ``active`` bytes of the device by ``seed`` (see the module's text)."""
+    size = check(active, tested, count)
+    slots = random.Random(seed).sample(range(active // size), count)
+    return Layout(count=count, size=size, seed=seed, starts=tuple(s * size for s in sorted(slots)))
+
+
+def dm_table(lay: Layout, major: int, minor: int) -> str:
+    """The device-mapper table that maps the segments, in order, into one
+    contiguous device: one ``linear`` line per segment (512-byte sectors)."""
+    n = lay.size // SECTOR
+    lines: List[str] = [f"{i * n} {n} linear {major}:{minor} {start // SECTOR}"
+                        for i, start in enumerate(lay.starts)]
+    return "\n".join(lines) + "\n"
+
+
+def size_text(n: int) -> str:
+    """A segment's size as the header writes it: '4 MiB', '12 KiB', '1,052,672 bytes'."""
+    for unit, name in ((2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
+        if n >= unit and n % unit == 0:
+            return f"{n // unit:,} {name}"
+    return f"{n:,} bytes"

@@ -1,0 +1,259 @@
+"""The ActiveRange segments as one device: a device-mapper linear map.
+
+fio cannot address 2,048 equal segments itself (``random_distribution=
+zoned_abs`` takes at most 256 ranges and whole percentages), so a run with
+``--ar-segments N`` (N > 1) maps the segments of its layout
+(:mod:`tkperf.model.segments`), in order, into one contiguous device
+``/dev/mapper/tkperf-ar-PID-STARTTIME`` with ``dmsetup create``; every test
+workload runs on that device, while the WIPC, the PURGE and the health
+readings keep the real device.
+
+The map is shared kernel state: it is removed when the run ends, fails or
+is interrupted (``dmsetup remove``, retried while the device is busy), and
+a run that starts removes the maps of runs whose process is gone (killed
+with SIGKILL), told by the owner tag ``PID-STARTTIME`` in the name (the
+process's start in clock ticks since boot: a reused pid has another).
+
+While the map exists the kernel holds the real device for it exclusively
+(no mount, no other exclusive opener), so the run's own ``O_EXCL`` hold
+(:func:`tkperf.target.device.open_exclusive`) moves from the real device
+to the mapped one for that time (:class:`Hold`).
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from typing import Iterator, List, Optional
+
+from tkperf import programs
+from tkperf.errors import RefusedError, ToolError, UsageError
+from tkperf.model import segments
+from tkperf.model.results import DeviceInfo
+from tkperf.target import device
+
+log = logging.getLogger("tkperf")
+
+PREFIX = "tkperf-ar-"
+MAPPER = "/dev/mapper"
+CONTROL = "/dev/mapper/control"
+SYS_BLOCK = "/sys/block"
+#: ``dmsetup remove`` of a busy map (udev still probing it) is tried this often, this far apart.
+REMOVE_TRIES = 20
+REMOVE_PAUSE_S = 0.5
+ONE_SPAN = "--ar-segments 1 tests the test range as one span at the start of the LBA range (a deviation)"
+
+
+def owner_tag(pid: int) -> str:
+    """``PID-STARTTIME`` of a process, '' when it is gone."""
+    started = programs.start_ticks(pid)
+    return "" if started is None else f"{pid}-{started}"
+
+
+def map_name() -> str:
+    """The name of this process's map: ``tkperf-ar-PID-STARTTIME``."""
+    return PREFIX + owner_tag(os.getpid())
+
+
+def map_path(name: str = "") -> str:
+    return os.path.join(MAPPER, name or map_name())
+
+
+def refuse_target(dev: DeviceInfo, remote: bool, count: int) -> None:
+    """A UsageError where segments cannot be built on the target: a file, a
+    device on a test host (the map is made on this host's kernel)."""
+    where = "a file target" if dev.kind == "file" else "a target on a test host" if remote else ""
+    if where:
+        raise UsageError(f"--ar-segments {count:,} needs a block device on this host (a device-mapper "
+                         f"map), not {where}; {ONE_SPAN}")
+
+
+def require(count: int, load: bool) -> str:
+    """``dmsetup``'s path when this host can map the segments, else a
+    ToolError; ``load``: try ``modprobe dm-mod`` once when the kernel has
+    no device-mapper yet (a dry run only asks ``modprobe --dry-run``)."""
+    try:
+        dmsetup = programs.require("dmsetup")
+    except ToolError as exc:
+        raise ToolError(f"--ar-segments {count:,}: {exc}; {ONE_SPAN}") from None
+    if not os.path.exists(CONTROL):
+        modprobe = _which("modprobe")
+        if modprobe:
+            argv = [modprobe, "dm-mod"] if load else [modprobe, "--dry-run", "--quiet", "dm-mod"]
+            found = programs.run(argv, timeout=60, check=False, what="modprobe dm-mod").returncode == 0
+            if not load and found:
+                return dmsetup
+        if not os.path.exists(CONTROL):
+            raise ToolError(f"--ar-segments {count:,}: this kernel has no device-mapper ({CONTROL} is "
+                            f"missing{', modprobe dm-mod failed' if modprobe else ''}); {ONE_SPAN}")
+    return dmsetup
+
+
+def _which(tool: str) -> str:
+    try:
+        return programs.require(tool)
+    except ToolError:
+        return ""
+
+
+def _maps() -> List[str]:
+    """The device-mapper devices' names (``/sys/block/dm-N/dm/name``)."""
+    out: List[str] = []
+    try:
+        nodes = os.listdir(SYS_BLOCK)
+    except OSError:
+        return out
+    for node in nodes:
+        try:
+            with open(os.path.join(SYS_BLOCK, node, "dm", "name"), encoding="utf-8", errors="replace") as fh:
+                out.append(fh.read().strip())
+        except OSError:
+            continue
+    return out
+
+
+def _alive(tag: str) -> bool:
+    pid = tag.split("-")[0]
+    return pid.isdigit() and owner_tag(int(pid)) == tag
+
+
+def sweep() -> List[str]:
+    """Remove the maps of tkperf runs whose process is gone (killed with
+    SIGKILL), before a run on this host checks its target: such a map
+    still holds its device.  Nothing is run when there is none."""
+    if not _stale():
+        return []
+    dmsetup = _which("dmsetup")
+    if not dmsetup:
+        log.warning("maps of killed tkperf runs are left (%s): dmsetup is missing", ", ".join(_stale()))
+        return []
+    return remove_stale(dmsetup)
+
+
+def _stale() -> List[str]:
+    return [n for n in _maps() if n.startswith(PREFIX) and not _alive(n[len(PREFIX):])]
+
+
+def remove_stale(dmsetup: str) -> List[str]:
+    """Remove the maps of tkperf runs whose process is gone; their names."""
+    gone = []
+    for name in _stale():
+        try:
+            remove(dmsetup, name)
+        except ToolError as exc:
+            log.warning("cannot remove the stale map %s of a run that was killed: %s", name, exc)
+            continue
+        log.info("removed the map %s of a run that was killed", name)
+        gone.append(name)
+    return gone
+
+
+def remove(dmsetup: str, name: str) -> None:
+    """``dmsetup remove NAME``, tried again while the device is busy."""
+    for attempt in range(REMOVE_TRIES):
+        done = programs.run([dmsetup, "remove", name], timeout=60, check=False, what="dmsetup remove")
+        if done.returncode == 0 or name not in _maps():
+            return
+        if attempt + 1 < REMOVE_TRIES:
+            time.sleep(REMOVE_PAUSE_S)
+    tail = (done.stderr or done.stdout or "").strip().splitlines()
+    raise ToolError(f"dmsetup remove {name} failed {REMOVE_TRIES} times: {tail[-1] if tail else 'busy'}")
+
+
+def create(dmsetup: str, dev: DeviceInfo, lay: segments.Layout, name: str) -> str:
+    """Make the map of ``lay`` on ``dev`` as ``name``; its path, once the node exists."""
+    major, minor = (int(x) for x in dev.devnum.split(":"))
+    programs.run([dmsetup, "create", name], stdin_text=segments.dm_table(lay, major, minor), timeout=120,
+                 what="dmsetup create")
+    path = map_path(name)
+    try:
+        for _ in range(100):  # udev makes the node; without udev dmsetup made it already
+            if os.path.exists(path):
+                break
+            time.sleep(0.1)
+        else:
+            programs.run([dmsetup, "mknodes", name], timeout=60, what="dmsetup mknodes")
+        if _size(path) != lay.total:
+            raise ToolError(f"{path} holds {_size(path):,} bytes, not the {lay.total:,} of the segments")
+    except BaseException:
+        remove(dmsetup, name)
+        raise
+    return path
+
+
+def _size(path: str) -> int:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return os.lseek(fd, 0, os.SEEK_END)
+    finally:
+        os.close(fd)
+
+
+class Hold:
+    """The run's ``O_EXCL`` hold on its device, which :meth:`mapped` moves
+    to the map for as long as the map exists (the kernel holds the real
+    device for the map then)."""
+
+    def __init__(self, dev: DeviceInfo) -> None:
+        self.dev = dev
+        self.fd: Optional[int] = None
+
+    def __enter__(self) -> Hold:
+        self.fd = device.open_exclusive(self.dev)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._let_go()
+
+    def _let_go(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    @contextlib.contextmanager
+    def mapped(self, lay: segments.Layout, count: int) -> Iterator[str]:
+        """The map of ``lay`` while the block runs (its path); removed
+        however the block ends, and the real device held again."""
+        dmsetup = require(count, load=True)
+        remove_stale(dmsetup)
+        name = map_name()
+        device.check_still(self.dev)
+        self._let_go()
+        try:
+            path = create(dmsetup, self.dev, lay, name)
+        except BaseException as exc:  # also a signal while dmsetup ran: no map is left behind
+            if name in _maps():
+                remove(dmsetup, name)
+            if isinstance(exc, ToolError) and "busy" in str(exc).lower():
+                raise RefusedError(f"{self.dev.path}: cannot map its segments ({exc}); something else "
+                                   "is using it") from None
+            raise
+        ended = False
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+            try:
+                log.info("test range: %d ActiveRange segments of %s (seed %d) mapped as %s",
+                         lay.count, segments.size_text(lay.size), lay.seed, path)
+                yield path
+                ended = True
+            finally:
+                os.close(fd)
+        finally:
+            self._unmap(dmsetup, name, ended)
+
+    def _unmap(self, dmsetup: str, name: str, raise_failure: bool) -> None:
+        """Remove the map and hold the device again; a map that cannot be
+        removed is an error of its own only when nothing else ended the run."""
+        try:
+            remove(dmsetup, name)
+            log.info("removed the map %s", name)
+        except ToolError as exc:
+            log.error("%s; remove it by hand: dmsetup remove %s", exc, name)
+            if raise_failure:
+                raise
+            return
+        try:
+            self.fd = device.open_exclusive(self.dev)
+        except Exception as exc:  # noqa: BLE001 - the run is over; its outcome is the one to report
+            log.warning("%s: not held exclusively again after the map was removed: %s", self.dev.path, exc)
