@@ -50,6 +50,24 @@ def pytest_collection_modifyitems(config, items):
     suite.mark_by_folder(items)
 
 
+def pytest_collection_finish(session):
+    # An xdist worker with vm tests among those selected boots the one guest
+    # early, in the background (tests/lab/vm_lab.py, start_early).
+    # (A worker is told by its workerinput: a pytest that a test starts inherits
+    # the worker's environment, not that; a --collect-only boots nothing.)
+    config = session.config
+    if hasattr(config, "workerinput") and not config.option.collectonly \
+            and any(item.get_closest_marker("vm") for item in session.items):
+        import vm_lab
+
+        vm_lab.start_early(config._tmp_path_factory.getbasetemp())
+
+
+def pytest_sessionfinish(session):
+    if "vm_lab" in sys.modules:
+        sys.modules["vm_lab"].finish_early()
+
+
 def pytest_runtest_setup(item):
     suite.guard_unit(item)
 

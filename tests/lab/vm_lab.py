@@ -16,6 +16,7 @@ covered here and what only by recorded output.
 """
 from __future__ import annotations
 
+import fcntl
 import glob
 import json
 import os
@@ -23,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Optional
@@ -32,6 +34,11 @@ REPO = HERE.parent
 MiB = 1024 * 1024
 DISK_MB = 128
 BOOT_LIMIT_S = 1500.0
+
+#: The real Popen, taken at import: a boot started early (:func:`start_early`)
+#: runs in a thread while a unit test may have swapped ``subprocess.Popen``
+#: for its guard against starting programs (tests/lab/suite.py).
+_POPEN = subprocess.Popen
 
 #: (serial, QEMU device options after the drive) of each emulated disk.
 DISKS = {
@@ -85,7 +92,7 @@ def boot(workdir: Path, limit_s: float = BOOT_LIMIT_S) -> dict:
     console = workdir / "console.txt"
     started = time.monotonic()
     with open(console, "wb") as fh:
-        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        proc = _POPEN(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 env=env, start_new_session=True)
         try:
             proc.wait(timeout=limit_s)
@@ -99,6 +106,57 @@ def boot(workdir: Path, limit_s: float = BOOT_LIMIT_S) -> dict:
     results["boot"] = {"seconds": round(took, 1), "rc": proc.returncode, "argv": argv,
                        "console": console.read_text(errors="replace")[-4000:]}
     return results
+
+
+def boot_once(shared: Path, limit_s: float = BOOT_LIMIT_S) -> dict:
+    """:func:`boot`, once for all of a session's pytest-xdist workers: the
+    first to come boots the guest under ``shared`` (the workers' common temp
+    folder) and keeps its results there; the others wait for it on a lock
+    and read them.  One guest, whichever worker its tests are dealt to
+    (two guests at once would each take the two cores the suite has)."""
+    shared.mkdir(parents=True, exist_ok=True)
+    kept = shared / "vm-results.json"
+    with open(shared / "vm.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if kept.exists():
+                return json.loads(kept.read_text())
+            results = boot(shared / "vm", limit_s)
+            tmp = kept.with_suffix(".tmp")
+            tmp.write_text(json.dumps(results))
+            os.replace(tmp, kept)
+            return results
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def shared_dir(basetemp: Path) -> Path:
+    """Where an xdist worker (basetemp ``.../popen-gwN``) finds the guest
+    booted for the whole session."""
+    return basetemp.parent / "vm-guest"
+
+
+_early: list = []
+
+
+def start_early(basetemp: Path) -> None:
+    """In an xdist worker whose session has vm tests: boot the guest now, in
+    a thread (:func:`boot_once`), while the worker runs its other tests; the
+    ``guest`` fixture then finds it booted or waits for it, not a worker
+    idle through a boot.  QEMU inherits the run's tag, so an interrupted
+    run's sweep ends it (tests/lab/suite.py)."""
+    if missing():
+        return
+    thread = threading.Thread(target=boot_once, args=(shared_dir(basetemp),), name="vm-guest", daemon=True)
+    thread.start()
+    _early.append(thread)
+
+
+def finish_early() -> None:
+    """At the worker's end: a boot it started is seen through (the other
+    worker may be waiting for its results), never cut off."""
+    for thread in _early:
+        thread.join(BOOT_LIMIT_S + 60)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

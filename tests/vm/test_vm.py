@@ -3,7 +3,8 @@ and virtio-scsi disks in one guest (tests/lab/vm_lab.py, tests/lab/vm_guest.py).
 
 nvme-cli, hdparm and sdparm talk to these controllers as they would to a
 drive: what tkperf sends is answered by a controller, not by a test double.
-The guest is booted once for the whole session; each test judges one part
+The guest is booted once for the whole session (once for all its
+pytest-xdist workers: :func:`vm_lab.boot_once`); each test judges one part
 of what it recorded.  Not emulated, so not tested here (docs/testing.rst):
 NVMe sanitize and ATA security erase succeeding on a drive.
 """
@@ -19,11 +20,14 @@ pytestmark = pytest.mark.vm
 
 
 @pytest.fixture(scope="session")
-def guest(tmp_path_factory):
+def guest(tmp_path_factory, request):
     why = vm_lab.missing()
     if why:
         pytest.skip(f"no emulated controllers: {why}")
-    results = vm_lab.boot(tmp_path_factory.mktemp("vm"))
+    if hasattr(request.config, "workerinput"):  # one guest for all xdist workers (README's -n 2)
+        results = vm_lab.boot_once(vm_lab.shared_dir(tmp_path_factory.getbasetemp()))
+    else:
+        results = vm_lab.boot(tmp_path_factory.mktemp("vm"))
     assert results.get("disks"), f"the guest did not start its script: {results['boot']['console'][-2500:]}"
     return results
 
