@@ -243,10 +243,10 @@ def _ar_killed():
                           "--pts", "pts-c-1.1", "--test-range", "8m", "--ar-segments", "64", "--tests", "lat",
                           "--quick", "--purge", "none", "--wipc-loops", "0", "--max-rounds", "1", "--runtime",
                           "60", "--no-report"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    log = os.path.join(out, "killed.log")
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.poll() is None:
-        if os.path.exists(log) and "mapped as" in open(log).read():
+        # the map itself, not a log line: the run says what it maps before dmsetup has made it
+        if "tkperf-ar-" in run(["dmsetup", "ls"])["out"]:
             break
         time.sleep(0.5)
     p.kill()
