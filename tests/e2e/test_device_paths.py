@@ -10,15 +10,14 @@ and the second device still holds its pattern, byte for byte.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
-import subprocess
 import sys
 from dataclasses import replace
 
 import pytest
 
+from agentpipe import converse
 from tkperf.cli import main
 from tkperf.errors import EXIT_TARGET, TargetError
 from tkperf.target import device, identity
@@ -132,19 +131,16 @@ def test_the_agent_refuses_it_on_its_own_side(two_loops, tmp_path):
     before = digest(b)
     policy = tmp_path / "agent.conf"
     policy.write_text("allow_force = yes\n")
-    proc = subprocess.Popen([*AGENT, "--policy", str(policy)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
     requests = [("resolve", {"path": through(a, b)}), ("lock", {}), ("check_safe", {"force": True}),
                 ("exclusive", {}), ("purge", {"method": "discard"})]
-    data = b"".join(json.dumps({"id": i, "op": op, "args": args}).encode() + b"\n"
-                    for i, (op, args) in enumerate(requests, 1))
-    out, _ = proc.communicate(data, timeout=120)
-    replies = {m["id"]: m for m in map(json.loads, out.splitlines()) if "id" in m}
-    assert proc.returncode == 0
+    rc, out, _ = converse([*AGENT, "--policy", str(policy)],
+                          ({"id": i, "op": op, "args": args} for i, (op, args) in enumerate(requests, 1)))
+    replies = {m["id"]: m for m in out if "id" in m}
+    assert rc == 0
     err = replies[1]["error"]
     assert err["type"] == "TargetError" and "not a directory" in err["message"], err
     assert all("error" in replies[i] for i in range(2, 6)), replies  # no device: nothing served
-    logs = [m["log"][2] for m in map(json.loads, out.splitlines()) if "log" in m]
+    logs = [m["log"][2] for m in out if "log" in m]
     assert any(t.startswith("agent refused:") and "not a directory" in t for t in logs), logs
     assert digest(b) == before
 

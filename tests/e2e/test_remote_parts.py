@@ -1,7 +1,6 @@
 """The parts of remote runs that need no server: fio's client JSON
 (recorded, tests/data/client/README.rst), the probe line, target names,
 the agent's wire format and the agent itself on a pipe."""
-import json
 import platform
 import os
 import subprocess
@@ -10,6 +9,7 @@ import sys
 import pytest
 
 from conftest import data_path, needs_fio
+from agentpipe import converse
 from tkperf import __version__
 from tkperf.cli import common
 from tkperf.errors import FioError, LockedError, RemoteError
@@ -107,11 +107,9 @@ def test_what_crosses_the_wire_comes_back_the_same():
 
 def _agent(requests, rc=0):
     """Run ``tkperf agent`` as the test host would, on pipes; its output lines."""
-    lines = "".join(json.dumps(r) + "\n" for r in requests)
-    proc = subprocess.run([sys.executable, "-m", "tkperf", "agent"], input=lines, capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == rc, proc.stderr
-    return [json.loads(ln) for ln in proc.stdout.splitlines()]
+    code, out, err = converse([sys.executable, "-m", "tkperf", "agent"], requests)
+    assert code == rc, err
+    return out
 
 
 def test_the_agent_greets_answers_and_refuses_what_is_not_a_block_device(tmp_path):
