@@ -138,11 +138,13 @@ def test_iops_steady_state_is_the_models_rate(simdrive, tmp_path, monkeypatch):
     assert wipc.delta("host_write_bytes") == t.wipc.bytes_written == 64 * MiB and wipc.waf() == 1.0
     assert t.stop_reason == "steady state" and t.steady.steady
     window = [watch.one("run", f"iops round {r}") for r in t.steady.rounds]
-    # The model is past its cliff and itself steady over the window.
+    # The model is past its cliff and itself steady over the window: its
+    # write amplification, which the request sequence sets, not the host's
+    # pace (its rate per busy second also moves with how late a loaded host
+    # delivers the queue).
     assert all(m.delta("gc_copies") > 0 for m in window)
     assert min(m.waf() for m in window) > 2.0
-    per_round = [m.delta("host_write_ios") / m.busy_s for m in window]
-    assert evaluate(list(t.steady.rounds), per_round).steady
+    assert evaluate(list(t.steady.rounds), [m.waf() for m in window]).steady
     # tkperf's RND 4K W figure is the model's host write rate over the window.
     model = window_rate(window)
     note("iops", rounds=len(t.rounds), window=t.steady.average, model=model, waf=min(m.waf() for m in window),
@@ -201,14 +203,16 @@ def test_tp_sequential_write_beats_random_128k_as_the_waf_says(simdrive, tmp_pat
 def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, monkeypatch):
     # Reads: their pace is the units alone (no GC), so the curve is known
     # exactly.  No purge: the drive is new, and the purge's verification would
-    # read all of it at 5 ms a page.
-    # Four units (the default has 32, beyond what the host carries at 5 ms a read on two shared cores).
-    drive = simdrive(name=unique_name(), capacity="16M", op=7, read_us=5000, units=4)
+    # read all of it at 20 ms a page.
+    # Four units (the default has 32, beyond what the host carries on two
+    # shared cores) at 20 ms a read: the host's own path (a few ms a read
+    # on a loaded machine) stays a small part of each point's time.
+    drive = simdrive(name=unique_name(), capacity="16M", op=7, read_us=20000, units=4)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "dirth", "--tests", "dirth", "--dirth-structure", "steady-sweep",
                      "--dirth-mixes", "100/0", "--dirth-tc", "1,2", "--dirth-qd", "1,2,4,8", "--dirth-time", "1",
-                     "--dirth-round", "1", "--dirth-rt-limit", "15ms", "--max-rounds", "8", "--wipc-loops", "1",
+                     "--dirth-round", "1", "--dirth-rt-limit", "60ms", "--max-rounds", "8", "--wipc-loops", "1",
                      "--purge", "none", watch=watch)
     (t,) = run.tests
     units, read_s, cmd_s = c.param("units"), c.param("read_us") / 1e6, c.param("cmd_us") / 1e6
@@ -217,7 +221,7 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     sweep = watch.one("run", f"{t.key} sweep")
     assert sum(p.workload.read.ios for p in points) == sweep.delta("host_read_ios")
     assert sweep.delta("host_write_ios") == 0
-    plateau = units / read_s  # every unit busy: 800 reads a second
+    plateau = units / read_s  # every unit busy: 200 reads a second
     note("dirth", **{p.label.replace("/", "_"): p.iops for p in points}, plateau=plateau)
     level = {o: float(np.mean([p.iops for p in points if p.oio == o])) for o in (1, 2, 4, 8, 16)}
     # No point is faster than the model allows: OIO reads at a time, each a
@@ -234,13 +238,13 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     lat16 = np.mean([p.lat_mean_us for p in points if p.oio == 16])
     assert rel(lat16 / 1e6, 16 * read_s / units + cmd_s) <= PACE
     # The three points, chosen on that curve: the max on the flat part within
-    # the limit (OIO 16 queues for 20 ms, over it), the min at OIO 1, the mid
+    # the limit (OIO 16 queues for 80 ms, over it), the min at OIO 1, the mid
     # between them.
     ch = choice(t)
     assert ch is not None and ch.under_limit
     assert ch.min.oio == 1
-    assert ch.max.oio in (4, 8) and ch.max.lat_mean_us <= 15000 and ch.max.iops >= level[4]
-    assert {p.label for p in points if p.lat_mean_us > 15000} == {"TC2/QD8"}
+    assert ch.max.oio in (4, 8) and ch.max.lat_mean_us <= 60000 and ch.max.iops >= level[4]
+    assert {p.label for p in points if p.lat_mean_us > 60000} == {"TC2/QD8"}
     assert ch.min.iops < ch.mid.iops < ch.max.iops and 1 < ch.mid.oio <= 8
 
 

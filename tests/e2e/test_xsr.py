@@ -362,8 +362,12 @@ def test_xsr_end_to_end(loopdev, tmp_path, capsys):
     assert t.purge is not None and t.purge.method not in ("", "none")
     view_of(KIND).check_data(t)
     s = t.series[SERIES]
-    phase = s.column("phase")  # 4 s at 1 s: 4 intervals, or 3 when a short tail was merged
-    assert all(3 <= np.count_nonzero(phase == i) <= 4 for i in (1, 2, 3))
+    # 4 s at 1 s: 4 intervals, 3 when a short tail was merged; fio's reports
+    # come late on a loaded host, so the count is not held, fio's own time is
+    phase = s.column("phase")
+    assert all(np.count_nonzero(phase == i) >= 2 for i in (1, 2, 3))
+    for i in (1, 2, 3):
+        assert s.column("fio_s")[phase == i].sum() == pytest.approx(4.0, abs=0.25), i
     assert np.all(s.column("io_bytes") > 0) and np.all(s.column("read_ios") == 0)
     assert s.column("fio_s").sum() == pytest.approx(12.0, abs=0.5)
     # Per I/O: 1 MiB in the SEQ phases, 8 KiB in the RND phase.
