@@ -1,5 +1,4 @@
 """Mistakes answered with what to do (issue 22, item 9)."""
-import os
 import subprocess
 import sys
 

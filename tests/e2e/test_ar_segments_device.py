@@ -62,13 +62,19 @@ def test_a_file_target_with_segments_is_a_usage_error_and_nothing_is_made(tmp_pa
     assert not img.exists() and not (tmp_path / "out").exists()
 
 
-def test_one_span_writes_only_the_first_test_range_and_says_so(loopdev, tmp_path, capsys):
+def _run_on_filled(loopdev, tmp_path, capsys, segments: int):
+    """``ssd run`` over 8 MiB in ``segments`` on the device, first filled
+    with 0xFF; (its outdir, its stored run)."""
     archeck.fill(loopdev, 0xFF)
     out = tmp_path / "out"
-    rc = main(["ssd", "run", loopdev, "--test-range", "8m", "--ar-segments", "1", "--name", "t",
+    rc = main(["ssd", "run", loopdev, "--test-range", "8m", "--ar-segments", str(segments), "--name", "t",
                "--outdir", str(out), *SHORT])
     assert rc == 0, capsys.readouterr().err
-    run = store.load(str(out / "t.xml"))
+    return out, store.load(str(out / "t.xml"))
+
+
+def test_one_span_writes_only_the_first_test_range_and_says_so(loopdev, tmp_path, capsys):
+    out, run = _run_on_filled(loopdev, tmp_path, capsys, 1)
     assert run.status == "complete" and "ar_segments" not in run.options
     changed = archeck.changed_blocks(loopdev, 0xFF)
     assert changed and max(changed) < 8 << 20, (len(changed), max(changed))  # the first 8 MiB alone
@@ -83,12 +89,7 @@ def test_segments_hold_every_write_of_the_tests(loopdev, tmp_path, capsys):
     why = device_mapper()
     if why:
         pytest.skip(f"no device-mapper here ({why}); the QEMU guest runs this (tests/vm/test_vm.py)")
-    archeck.fill(loopdev, 0xFF)
-    out = tmp_path / "out"
-    rc = main(["ssd", "run", loopdev, "--test-range", "8m", "--ar-segments", "64", "--name", "t",
-               "--outdir", str(out), *SHORT])
-    assert rc == 0, capsys.readouterr().err
-    run = store.load(str(out / "t.xml"))
+    out, run = _run_on_filled(loopdev, tmp_path, capsys, 64)
     lay = RunOptions.from_dict(run.options).segment_layout(run.device.size_bytes)
     got = archeck.judge(archeck.changed_blocks(loopdev, 0xFF), list(lay.starts), lay.size)
     assert got["outside_count"] == 0 and got["changed_blocks"] > 0, json.dumps(got)

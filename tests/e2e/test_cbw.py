@@ -22,7 +22,7 @@ from conftest import data_path, needs_fio
 from tkperf.cli import main
 from tkperf.kit import options
 from tkperf.kit.composite import SWEEP_ROUND, SteadyThenSweep, steady_rounds, sweep_round
-from tkperf.errors import EXIT_FIO, EXIT_TARGET, EXIT_USAGE
+from tkperf.errors import EXIT_TARGET, EXIT_USAGE
 from tkperf.fio.jobs import FioJob, FioSettings, job_file
 from tkperf.fio.output import first_json_object, parse_jobs
 from tkperf import store

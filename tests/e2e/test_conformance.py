@@ -7,7 +7,6 @@ steady state, a resumed run, the write cache state recorded) from a result.
 """
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest

@@ -5,7 +5,6 @@ import gzip
 import json
 import os
 
-import pytest
 
 from conftest import needs_fio
 from tkperf.cli import export, main

@@ -10,8 +10,6 @@ from conftest import needs_fio
 
 from tkperf.cli import main
 from tkperf.kit import options
-from tkperf.kit.shapes import blank_test
-from tkperf.model import pts
 from tkperf.verdict import conformance
 from tkperf.model.results import DeviceInfo
 

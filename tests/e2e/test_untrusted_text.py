@@ -114,7 +114,6 @@ def test_no_link_but_http_from_untrusted_text_in_any_format(tmp_path):
 @pytest.mark.parametrize("text", HOSTILE)
 def test_each_hostile_line_escaped_parses_to_plain_text(text):
     # docutils itself, without the tree check behind the escaping.
-    from docutils import nodes
     from docutils.core import publish_doctree
     warnings = io.StringIO()
     tree = publish_doctree(rst.rst_escape(text) + "\n", settings_overrides={

@@ -10,7 +10,6 @@ write cliff comes after one capacity (plus its spare blocks) written:
   the WIPC alone met the floor before round 1)."""
 from __future__ import annotations
 
-import pytest
 
 from conftest import needs_fio
 from tkperf.cli import main

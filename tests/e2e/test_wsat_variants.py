@@ -6,7 +6,6 @@ import pytest
 from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.kit import options
-from tkperf.errors import UsageError
 from tkperf import store
 from tkperf.verdict import conformance
 from tkperf.render import blocks as b

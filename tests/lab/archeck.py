@@ -23,61 +23,52 @@ def _size(path: str) -> int:
         os.close(fd)
 
 
-def fill(path: str, byte: int) -> int:
-    """Every byte of the device ``path`` set to ``byte``; its size."""
+def _chunks(path: str, flags: int, fill: int = -1):
+    """(offset, length, buffer) for each 1 MiB chunk of ``path`` opened
+    O_DIRECT with ``flags``: read into the buffer (O_RDONLY), or written
+    from it, every byte ``fill`` (O_WRONLY)."""
     size = _size(path)
     buf = mmap.mmap(-1, CHUNK)
-    buf.write(bytes([byte]) * CHUNK)
-    fd = os.open(path, os.O_WRONLY | os.O_DIRECT)
+    if fill >= 0:
+        buf.write(bytes([fill]) * CHUNK)
+    fd = os.open(path, flags | os.O_DIRECT)
     try:
         for off in range(0, size, CHUNK):
             n = min(CHUNK, size - off)
             view = memoryview(buf)[:n]
-            assert os.pwritev(fd, [view], off) == n
+            io = os.pwritev if fill >= 0 else os.preadv
+            assert io(fd, [view], off) == n
             view.release()
-        os.fsync(fd)
+            yield off, n, buf
+        if fill >= 0:
+            os.fsync(fd)
     finally:
         os.close(fd)
-    return size
+
+
+def fill(path: str, byte: int) -> int:
+    """Every byte of the device ``path`` set to ``byte``; its size."""
+    for _ in _chunks(path, os.O_WRONLY, byte):
+        pass
+    return _size(path)
 
 
 def changed_blocks(path: str, byte: int) -> List[int]:
     """The offsets of the 4 KiB blocks of ``path`` holding any other byte than ``byte``."""
-    size = _size(path)
-    buf = mmap.mmap(-1, CHUNK)
     same = bytes([byte]) * BLOCK
     out: List[int] = []
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-    try:
-        for off in range(0, size, CHUNK):
-            n = min(CHUNK, size - off)
-            view = memoryview(buf)[:n]
-            assert os.preadv(fd, [view], off) == n
-            view.release()
-            data = buf[:n]
-            if data.count(byte) == n:
-                continue
+    for off, n, buf in _chunks(path, os.O_RDONLY):
+        data = buf[:n]
+        if data.count(byte) != n:
             out += [off + i for i in range(0, n, BLOCK) if data[i:i + BLOCK] != same]
-    finally:
-        os.close(fd)
     return out
 
 
 def digest(path: str) -> str:
     """sha256 of the whole device, read with O_DIRECT."""
-    size = _size(path)
-    buf = mmap.mmap(-1, CHUNK)
     h = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-    try:
-        for off in range(0, size, CHUNK):
-            n = min(CHUNK, size - off)
-            view = memoryview(buf)[:n]
-            assert os.preadv(fd, [view], off) == n
-            view.release()
-            h.update(buf[:n])
-    finally:
-        os.close(fd)
+    for _, n, buf in _chunks(path, os.O_RDONLY):
+        h.update(buf[:n])
     return h.hexdigest()
 
 

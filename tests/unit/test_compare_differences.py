@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import os
 
-import pytest
 
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK

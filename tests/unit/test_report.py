@@ -22,7 +22,7 @@ import numpy as np
 
 from tkperf.report import header, page, report, steady, words
 from tkperf.render import rst
-from tkperf import api, pts, store
+from tkperf import pts, store
 from tkperf.testtypes import writesat
 from tkperf.testtypes.iops import view as iops_view
 from tkperf.testtypes.latency import view as lat_view

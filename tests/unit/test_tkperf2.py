@@ -14,7 +14,7 @@ import pytest
 from lxml import etree
 
 from conftest import data_path
-from tkperf.cli import importcmd, main
+from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_REGRESSION, EXIT_RESULT_FILE, EXIT_USAGE, ResultFileError
 from tkperf import store
 from tkperf.store.legacy import tkperf2, tkperf2_run

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import data_path
 from tkperf.cli import main
-from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE, ResultFileError
+from tkperf.errors import EXIT_USAGE
 from tkperf.store.legacy import tkperf2_device
 from tkperf import store
 from tkperf.store.legacy.tkperf2_device import given_capacity
