@@ -226,7 +226,7 @@ def partitioned(tmp_path):
     disk = done.stdout.strip()
     try:
         parts = [f"{disk}p1", f"{disk}p2"]
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 30
         while not all(os.path.exists(p) for p in parts) and time.monotonic() < deadline:
             subprocess.run(["partx", "-a", disk], capture_output=True)
             time.sleep(0.2)
