@@ -6,7 +6,9 @@ terminal and an XML file.  The reST of the reports has its own escaping
 * :func:`for_terminal`: every character that a terminal would act on
   instead of showing (C0 controls but newline and tab, DEL, C1 controls,
   among them the 8-bit CSI, and the bidirectional overrides and isolates
-  that reorder what is shown) becomes a visible ``\\uXXXX``.  A crafted
+  that reorder what is shown; lone surrogates, which stand for the bytes
+  of a path that are not UTF-8, and would reach the terminal as those raw
+  bytes) becomes a visible ``\\uXXXX``.  A crafted
   model string cannot retitle, clear or recolour the terminal, move the
   cursor, ring the bell or hide text.  The escape is JSON's, so a JSON
   document stays valid JSON.
@@ -26,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import IO, Any, Tuple
 
-_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 _XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 REPLACEMENT = "\ufffd"
 

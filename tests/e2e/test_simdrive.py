@@ -230,7 +230,8 @@ def _running(pid: int) -> bool:
 
 def _left_behind(path: str, rundir: str, pid: int) -> list:
     out = []
-    if rundir in subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout:
+    if rundir in subprocess.run(["losetup", "-a"], capture_output=True, text=True,
+                                    errors="surrogateescape").stdout:
         out.append("loop device")
     with open("/proc/mounts") as fh:
         if rundir in fh.read():
@@ -286,6 +287,25 @@ def test_down_after_the_server_was_killed(simdrive):
     out = tkperf("simdrive", "down", drive.path)
     assert out.returncode == 0, out.stderr
     assert _left_behind(drive.path, rundir, pid) == []
+
+
+def test_down_beside_a_loop_device_whose_file_name_is_not_utf8(simdrive, tmp_path):
+    # down looks at every loop device's backing file; another one's path may
+    # hold any bytes (a CI run saw such a file of another test's stop it)
+    drive = simdrive(capacity="32M")
+    rundir, pid = _rundir_pid(drive.path)
+    other = os.fsencode(tmp_path) + b"/not-utf8-\xff\xc2.img"
+    with open(other, "wb") as fh:
+        fh.truncate(16 << 20)
+    dev = subprocess.run(["losetup", "-f", "--show", other], capture_output=True, text=True)
+    if dev.returncode:
+        pytest.skip(f"needs a loop device: {dev.stderr.strip()}")
+    try:
+        out = tkperf("simdrive", "down", drive.path)
+        assert out.returncode == 0, out.stderr
+        assert _left_behind(drive.path, rundir, pid) == []
+    finally:
+        subprocess.run(["losetup", "-d", dev.stdout.strip()], check=False)
 
 
 @pytest.mark.parametrize("argv, code, words", [

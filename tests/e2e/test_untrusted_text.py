@@ -208,21 +208,27 @@ def test_commands_print_no_control_sequence(argv, tmp_path, capsys):
             assert "EVIL" in text and "<script" not in text.lower()
 
 
-def test_info_of_a_device_with_a_hostile_name(tmp_path):
-    # A loop device over a file whose name carries an OSC (retitle) sequence and a BEL.
-    backing = tmp_path / "evil\x1b]0;pwned\x07\u009b2J.img"
-    backing.write_bytes(b"")
-    os.truncate(backing, 16 << 20)
-    proc = subprocess.run(["losetup", "-f", "--show", str(backing)], capture_output=True, text=True)
+@pytest.mark.parametrize("name", ["evil\x1b]0;pwned\x07\u009b2J.img".encode(), b"evil\xff\x1b]0;pwned\x07.img"],
+                         ids=["utf-8", "not-utf-8"])
+def test_info_of_a_device_with_a_hostile_name(tmp_path, name):
+    # A loop device over a file whose name carries an OSC (retitle) sequence
+    # and a BEL, in UTF-8 or with a byte that is not (a path is any bytes).
+    backing = os.fsencode(tmp_path) + b"/" + name
+    with open(backing, "wb") as fh:
+        fh.truncate(16 << 20)
+    proc = subprocess.run(["losetup", "-f", "--show", backing], capture_output=True, text=True)
     if proc.returncode:
         pytest.skip(f"needs a loop device: {proc.stderr.strip()}")
     dev = proc.stdout.strip()
     try:
         for extra in ([], ["--json"]):
             out = subprocess.run([sys.executable, "-m", "tkperf", "info", dev, *extra], capture_output=True,
-                                 text=True, timeout=120)
+                                 text=True, errors="strict", timeout=120)
             assert out.returncode == 0, out.stderr
             assert "pwned" in out.stdout
             assert not ACTS_ON.search((out.stdout + out.stderr).replace("\n", "").replace("\t", ""))
+            if extra:  # JSON still, the path's bytes as the file system's escapes (os.fsdecode's)
+                facts = json.loads(out.stdout)
+                assert facts["sysfs"]["loop"]["backing_file"] == os.fsdecode(backing)
     finally:
         subprocess.run(["losetup", "-d", dev], check=False)

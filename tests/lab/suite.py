@@ -168,7 +168,7 @@ def _mounts_under(base: str) -> List[str]:
 
 def _loops_under(base: str) -> List[str]:
     out = subprocess.run(["losetup", "--list", "--json", "-O", "NAME,BACK-FILE"], capture_output=True,
-                         text=True, timeout=30)
+                         text=True, errors="surrogateescape", timeout=30)  # a backing file's name: any bytes
     if out.returncode != 0 or not out.stdout.strip():
         return []
     loops = []

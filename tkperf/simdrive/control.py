@@ -16,6 +16,8 @@ whose process is gone (:func:`sweep`).
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -27,7 +29,7 @@ import stat
 import subprocess
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from tkperf import programs
 from tkperf.errors import RefusedError, TargetError, ToolError, UsageError
@@ -64,6 +66,23 @@ def _base(create: bool) -> str:
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
         raise RefusedError(f"{BASE} is not a directory of root's closed to others; not using it")
     return BASE
+
+
+@contextlib.contextmanager
+def _loops_locked() -> Iterator[None]:
+    """Loop devices are bound and unbound under one lock over every tkperf
+    simdrive process: a ``down`` detaches a device it found by its backing
+    file, and without the lock two downs of one drive (the explicit one and
+    another ``up``'s sweep) could both find it, the first detach it, an
+    ``up`` bind that free number to its own drive, and the second detach
+    that drive."""
+    fd = os.open(os.path.join(_base(create=True), ".loops.lock"),
+                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _read(rundir: str, name: str) -> str:
@@ -249,8 +268,9 @@ def _start_server(rundir: str) -> None:
 
 
 def _attach(rundir: str) -> str:
-    out = programs.run([programs.require("losetup"), "--find", "--show", "--direct-io=on",
-                        os.path.join(rundir, "mnt", fuse_proto.FILE_NAME.decode())], timeout=30, what="losetup")
+    with _loops_locked():
+        out = programs.run([programs.require("losetup"), "--find", "--show", "--direct-io=on",
+                            os.path.join(rundir, "mnt", fuse_proto.FILE_NAME.decode())], timeout=30, what="losetup")
     device = out.stdout.strip()
     _pause("attached")
     _write(rundir, "device", device)
@@ -262,7 +282,8 @@ def _attach(rundir: str) -> str:
 
 def _sysfs(device: str, name: str) -> str:
     try:
-        with open(f"/sys/block/{os.path.basename(device)}/{name}", encoding="ascii") as fh:
+        # a backing file's path may hold any bytes (another user's loop device's too)
+        with open(f"/sys/block/{os.path.basename(device)}/{name}", encoding="utf-8", errors="surrogateescape") as fh:
             return fh.read().strip()
     except OSError:
         return ""
@@ -289,9 +310,10 @@ def _server_pid(rundir: str) -> Optional[int]:
 def down(rundir: str) -> None:
     """Detach the loop device, stop the server, unmount, remove the runtime directory.
     Works whatever state the drive is in (server crashed, half made)."""
-    for device in _loops_over(rundir):  # the recorded one and any an interrupted up did not record
-        programs.run([programs.require("losetup"), "--detach", device], timeout=30, check=False,
-                     what="losetup --detach")
+    with _loops_locked():
+        for device in _loops_over(rundir):  # the recorded one and any an interrupted up did not record
+            programs.run([programs.require("losetup"), "--detach", device], timeout=30, check=False,
+                         what="losetup --detach")
     _pause("detached")
     pid = _server_pid(rundir)
     if pid is not None:

@@ -192,9 +192,11 @@ _UNSET = {"", "0", "00000000-0000-0000-0000-000000000000"}
 
 
 def read_text(path: str) -> str:
-    """A small sysfs file's text, stripped; '' when it cannot be read."""
+    """A small sysfs file's text, stripped; '' when it cannot be read.  A
+    loop device's ``backing_file`` is a path, any bytes but NUL: bytes that
+    are not UTF-8 come back as the file system's escapes (os.fsdecode's)."""
     try:
-        with open(path) as fh:
+        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
             return fh.read().strip()
     except OSError:
         return ""

@@ -184,9 +184,8 @@ def _zeros_promised(dev: DeviceInfo) -> bool:
         return True
     name = os.path.basename(os.path.realpath(dev.resolved))
     backing = f"/sys/block/{name}/loop/backing_file"
-    if os.path.exists(backing):
-        with open(backing) as fh:  # a loop device over a file punches holes: zeros
-            return os.path.isfile(fh.read().strip())
+    if os.path.exists(backing):  # a loop device over a file punches holes: zeros
+        return os.path.isfile(device_read(backing))
     if dev.transport.lower() in ("sata", "ata", "pata") or dev.vendor.strip() == "ATA":
         return purge_ata.reads_zeros_after_trim(dev)
     if dev.transport.lower() == "nvme" or dev.resolved.startswith("/dev/nvme"):
