@@ -128,6 +128,17 @@ def test_plan_sweeps_the_active_range():
     assert (write.rw, read.rw) == ("write", "read")
 
 
+@pytest.mark.parametrize("segments", [1, 64])
+def test_plan_sweeps_the_test_range_in_one_span_or_in_segments(segments):
+    """--test-range narrower than the active range: TP's sequential sweep
+    stays in it, one span at the start of the LBA range (--ar-segments 1,
+    where each job's own size= would otherwise reach over the whole active
+    range) or the segments' map."""
+    (plan,) = tp_plans("pts-c-1.1", capacity=1 << 30, test_range=64 * MiB, ar_segments=segments)
+    write, read = plan.shape.round_jobs(blank_test(), 1)
+    assert write.offset == read.offset == 0 and write.size == read.size == 64 * MiB
+
+
 def test_dry_run_estimate_shows_round_one():
     opts = options.build({"tests": ("tp",), "runtime": 10, "max_rounds": 7, "window": 3})
     plan = ThroughputTest().plan(opts, 1 << 30)[0]

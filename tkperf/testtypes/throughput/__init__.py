@@ -5,9 +5,11 @@ Each block size is its own test instance (key ``tp-1024k``) with its own
 steady state.  PTS 2.0 preconditions with the test's block size
 (``Plan.wipc_bs``), PTS 1.1 with SEQ 128KiB.
 
-The rounds sweep the whole active range: each SEQ workload starts where the
-last one of its kind (write, read) stopped, aligned down to the block size,
-with ``size`` reaching to the end of the active range, since fio wraps to
+The rounds sweep the whole test range (the active range, unless
+``--test-range`` narrows it to one span or ActiveRange segments): each SEQ
+workload starts where the last one of its kind (write, read) stopped,
+aligned down to the block size, with ``size`` reaching to the end of the
+range, since fio wraps to
 the job's own offset.  When the bytes the last one moved predict that the
 rest of the range would run out, the workload starts that many bytes before
 the end instead (at 0 when they exceed the range), so the end is covered
@@ -142,8 +144,10 @@ class ThroughputTest(api.TestType):
     ))
 
     def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
-        # with ActiveRange segments the tests' device is the segments' map: its offsets
-        active = opts.test_bytes(capacity) if opts.segmented else opts.active_bytes(capacity)
+        # the test range: one span at the start of the LBA range, the segments'
+        # map (its offsets), or the active range when no --test-range narrows it
+        # (each job's own size= reaches to the end of it)
+        active = opts.test_bytes(capacity)
         return [self.plan_size(opts, bs, active) for bs in sorted(opts.of(ThroughputSettings).bs, reverse=True)]
 
     def plan_size(self, opts: api.Options, bs: int, active: int) -> api.Plan:
