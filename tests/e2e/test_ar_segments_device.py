@@ -62,20 +62,22 @@ def test_a_file_target_with_segments_is_a_usage_error_and_nothing_is_made(tmp_pa
     assert not img.exists() and not (tmp_path / "out").exists()
 
 
-def _run_on_filled(loopdev, tmp_path, capsys, segments: int):
+def _run_on_filled(loopdev, tmp_path, capsys, segments: int, *extra: str):
     """``ssd run`` over 8 MiB in ``segments`` on the device, first filled
     with 0xFF; (its outdir, its stored run)."""
     archeck.fill(loopdev, 0xFF)
     out = tmp_path / "out"
     rc = main(["ssd", "run", loopdev, "--test-range", "8m", "--ar-segments", str(segments), "--name", "t",
-               "--outdir", str(out), *SHORT])
+               "--outdir", str(out), *SHORT, *extra])
     assert rc == 0, capsys.readouterr().err
     return out, store.load(str(out / "t.xml"))
 
 
 def test_one_span_writes_only_the_first_test_range_and_says_so(loopdev, tmp_path, capsys):
-    out, run = _run_on_filled(loopdev, tmp_path, capsys, 1)
+    # LAT, and TP, whose sequential sweep sets each job's own size=
+    out, run = _run_on_filled(loopdev, tmp_path, capsys, 1, "--tests", "lat,tp", "--tp-bs", "128k")
     assert run.status == "complete" and "ar_segments" not in run.options
+    assert sorted(t.type for t in run.tests) == ["lat", "tp"]
     changed = archeck.changed_blocks(loopdev, 0xFF)
     assert changed and max(changed) < 8 << 20, (len(changed), max(changed))  # the first 8 MiB alone
     log = (out / "t.log").read_text()
