@@ -33,9 +33,13 @@ def test_ctrl_c_of_a_parallel_run_leaves_nothing_behind(tmp_path):
         pytest.skip(why)
     base = tmp_path / "run"
     ledger = str(base / "simdrives-made.txt")
+    # SIGINT as a terminal's pytest has it: a suite started in the background
+    # by a shell without job control (cron, CI, nohup ... &) ignores SIGINT,
+    # its workers and their children too, and so would this run
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider",
                              "--basetemp", str(base), *VICTIMS], cwd=str(ROOT), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     tag = str(proc.pid)
     try:
         made = []
