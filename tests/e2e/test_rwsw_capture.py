@@ -12,6 +12,7 @@ import pytest
 from conftest import needs_fio
 
 from tkperf.cli import main
+from tkperf.fio.output import first_json_object
 from tkperf.rwsw import model
 
 pytestmark = [needs_fio, pytest.mark.skipif(os.geteuid() != 0, reason="tkperf capture needs root")]
@@ -55,15 +56,20 @@ def _fio_mix(dev, seconds, out):
 
 def test_capture_finds_the_streams_of_a_known_mix(loopdev, tmp_path, capsys):
     before = _mounts()
-    fio = _fio_mix(loopdev, 7, tmp_path / "fio.json")
+    # fio runs before the capture starts (its I/O seen on the device) and
+    # after it ends (stopped then), however late a loaded host starts either
+    fio = _fio_mix(loopdev, 300, tmp_path / "fio.json")
     try:
-        time.sleep(1.0)
+        deadline = time.monotonic() + 60
+        while sum(_loop_stat(loopdev)) < 100 and time.monotonic() < deadline and fio.poll() is None:
+            time.sleep(0.05)
         rc = main(["capture", loopdev, "--duration", "4", "--name", "mix", "--outdir", str(tmp_path),
                    "--step", "2s", "-q"])
     finally:
+        fio.send_signal(signal.SIGINT)  # fio ends its job and writes its report
         fio.wait(timeout=60)
     assert rc == 0, capsys.readouterr().err
-    job = json.loads((tmp_path / "fio.json").read_text())["jobs"][0]
+    job = first_json_object((tmp_path / "fio.json").read_text())["jobs"][0]  # after "fio: terminating on signal 2"
     reads, writes = job["read"]["total_ios"], job["write"]["total_ios"]
     truth = {"RND 4KiB read": reads / (reads + writes), "SEQ 64KiB write": writes / (reads + writes)}
     c = model.load(str(tmp_path / "mix.xml"))
