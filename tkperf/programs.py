@@ -136,6 +136,10 @@ def stop_all(timeout: float = 10.0) -> None:
         forget(p)
 
 
+#: Closing lines that say only that a tool failed (dmsetup, lvm): the line before says why.
+GENERIC_LAST_LINES = frozenset({"Command failed.", "Command failed"})
+
+
 def run(argv: Sequence[str], timeout: Optional[float] = None, check: bool = True,
         what: str = "", stdin_text: Optional[str] = None) -> subprocess.CompletedProcess:
     """Run to completion and capture output; a non-zero exit raises a TkperfError with stderr.
@@ -156,7 +160,9 @@ def run(argv: Sequence[str], timeout: Optional[float] = None, check: bool = True
     finally:
         forget(proc)
     if check and proc.returncode != 0:
-        tail = (err or out or "").strip().splitlines()
+        tail = [line for line in (err or out or "").strip().splitlines() if line.strip()]
+        if len(tail) > 1 and tail[-1].strip() in GENERIC_LAST_LINES:
+            tail.pop()  # dmsetup's reason is the line before its "Command failed."
         detail = tail[-1] if tail else f"exit code {proc.returncode}"
         raise ToolError(f"{what or os.path.basename(argv[0])} failed: {detail}")
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)

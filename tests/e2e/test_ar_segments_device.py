@@ -6,6 +6,8 @@ the QEMU guest, whose kernel has device-mapper (tests/vm/test_vm.py)."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 import archeck
 import pytest
@@ -48,6 +50,25 @@ def test_without_device_mapper_a_segmented_run_is_one_line_and_writes_nothing(lo
     assert "--ar-segments 1 tests the test range as one span" in err[0]
     assert archeck.digest(loopdev) == before  # not a byte written
     assert not out.exists()  # nor a result
+
+
+def test_a_control_node_without_a_driver_behind_it_is_no_device_mapper(tmp_path, monkeypatch):
+    # /dev/mapper/control outlives a kernel without device-mapper (libdevmapper
+    # makes the node on first use): a run checked only that the node existed,
+    # then failed with "dmsetup create failed: Command failed." after its WIPC
+    # had written the device.  A node of a character device no driver holds
+    # answers as that one does (ENXIO or ENODEV).
+    node = tmp_path / "control"
+    os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(242, 77))
+    monkeypatch.setattr(armap, "CONTROL", str(node))
+    monkeypatch.setattr(armap, "_which", lambda tool: "")  # no modprobe to try
+    for load in (True, False):
+        with pytest.raises(ToolError) as got:
+            armap.require(64, load=load)
+        assert str(got.value).startswith(f"--ar-segments 64: this kernel has no device-mapper ({node}: No such ")
+    monkeypatch.setattr(armap, "CONTROL", str(tmp_path / "none"))
+    with pytest.raises(ToolError, match=r"\(.*/none is missing\)"):
+        armap.require(64, load=True)
 
 
 def test_a_file_target_with_segments_is_a_usage_error_and_nothing_is_made(tmp_path, capsys):

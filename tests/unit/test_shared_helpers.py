@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tkperf import programs
-from tkperf.errors import UsageError
+from tkperf.errors import ToolError, UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.model import pts as revisions
 from tkperf.pts import continuing, enterprise_only, format_auto_duration, parse_auto_duration
@@ -26,6 +26,18 @@ def test_a_running_process_has_a_start_time_and_a_reaped_one_none() -> None:
     finally:
         child.communicate(b"")
     assert programs.start_ticks(child.pid) is None
+
+
+def test_a_failed_tool_is_told_by_its_reason_not_by_a_closing_command_failed() -> None:
+    # dmsetup ends every failure with "Command failed." and says why on the line before
+    script = ("import sys; sys.stderr.write('device-mapper: reload ioctl failed: Device or resource busy"
+              "\\nCommand failed.\\n'); sys.exit(1)")
+    with pytest.raises(ToolError) as got:
+        programs.run([sys.executable, "-c", script], what="dmsetup create")
+    assert str(got.value) == "dmsetup create failed: device-mapper: reload ioctl failed: Device or resource busy"
+    alone = "import sys; sys.stderr.write('Command failed.\\n'); sys.exit(1)"
+    with pytest.raises(ToolError, match=r"^dmsetup create failed: Command failed\.$"):
+        programs.run([sys.executable, "-c", alone], what="dmsetup create")
 
 
 @pytest.mark.parametrize("text, seconds", [("auto", 0), (" AUTO ", 0), ("5s", 5), ("2m", 120), ("90", 90)])

@@ -72,22 +72,40 @@ def refuse_target(dev: DeviceInfo, remote: bool, count: int) -> None:
 def require(count: int, load: bool) -> str:
     """``dmsetup``'s path when this host can map the segments, else a
     ToolError; ``load``: try ``modprobe dm-mod`` once when the kernel has
-    no device-mapper yet (a dry run only asks ``modprobe --dry-run``)."""
+    no device-mapper yet (a dry run only asks ``modprobe --dry-run``).
+
+    The kernel's driver is asked, not the node: ``/dev/mapper/control``
+    outlives a kernel without device-mapper (libdevmapper makes it on
+    first use, and a container's /dev may come with it), and there
+    ``dmsetup create`` fails only after the WIPC has written the device."""
     try:
         dmsetup = programs.require("dmsetup")
     except ToolError as exc:
         raise ToolError(f"--ar-segments {count:,}: {exc}; {ONE_SPAN}") from None
-    if not os.path.exists(CONTROL):
+    why = _driver()
+    if why:
         modprobe = _which("modprobe")
         if modprobe:
             argv = [modprobe, "dm-mod"] if load else [modprobe, "--dry-run", "--quiet", "dm-mod"]
             found = programs.run(argv, timeout=60, check=False, what="modprobe dm-mod").returncode == 0
             if not load and found:
                 return dmsetup
-        if not os.path.exists(CONTROL):
-            raise ToolError(f"--ar-segments {count:,}: this kernel has no device-mapper ({CONTROL} is "
-                            f"missing{', modprobe dm-mod failed' if modprobe else ''}); {ONE_SPAN}")
+            why = _driver() and why + ("" if found else ", modprobe dm-mod failed")
+        if why:
+            raise ToolError(f"--ar-segments {count:,}: this kernel has no device-mapper ({why}); {ONE_SPAN}")
     return dmsetup
+
+
+def _driver() -> str:
+    """'' when the kernel's device-mapper answers on its control node, else why not."""
+    try:
+        fd = os.open(CONTROL, os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return f"{CONTROL} is missing"
+    except OSError as exc:
+        return f"{CONTROL}: {exc.strerror}"
+    os.close(fd)
+    return ""
 
 
 def _which(tool: str) -> str:
