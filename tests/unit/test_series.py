@@ -186,18 +186,17 @@ def test_malformed_rows_are_refused(tmp_path, line, message):
     assert msg.startswith("bad.xml: line ") and "\n" not in msg
 
 
-def test_rows_stream_into_columns_fast(tmp_path):
+def test_a_day_of_rows_reads_back_whole(tmp_path):
+    # how fast it loads is benchmarks/series.py's figure (store.load in a child
+    # process of its own), not a timed assertion here
     run = stream_run(0)
     s = run.test("wsat").series["intervals"]
     for i in range(1, 86401):
         s.append(row_values(i))
     path = tmp_path / "day.xml"
     store.save(run, str(path))
-    t0 = time.process_time()
     back = store.load(str(path))
-    took = time.process_time() - t0
     assert back.test("wsat").series["intervals"] == s
-    assert took < 1.5, f"loading 86,400 rows took {took:.2f} s"  # about 0.2 s; slack for slow CI
 
 
 CHILD = r"""
