@@ -1,6 +1,6 @@
 """The slowest tests and the total, from a pytest junit XML file.
 
-    python -m pytest -q -n 2 tests --junitxml=suite.xml
+    python -m pytest -q -n 4 tests --junitxml=suite.xml
     python tests/lab/durations.py suite.xml [--top 20]
 
 Prints the run's wall time (the ``time`` of the test suite element), the
