@@ -55,8 +55,8 @@ def test_without_device_mapper_a_segmented_run_is_one_line_and_writes_nothing(lo
 def test_a_control_node_without_a_driver_behind_it_is_no_device_mapper(tmp_path, monkeypatch):
     # /dev/mapper/control outlives a kernel without device-mapper (libdevmapper
     # makes the node on first use): a run checked only that the node existed,
-    # then failed with "dmsetup create failed: Command failed." after its WIPC
-    # had written the device.  A node of a character device no driver holds
+    # and its dry run went ahead, and the run stopped at "dmsetup create
+    # failed: Command failed.".  A node of a character device no driver holds
     # answers as that one does (ENXIO or ENODEV).
     node = tmp_path / "control"
     os.mknod(node, 0o600 | stat.S_IFCHR, os.makedev(242, 77))

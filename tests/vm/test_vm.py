@@ -159,3 +159,7 @@ def test_active_range_segments_hold_every_write_and_the_map_is_removed(guest):
     assert "tkperf-ar-" not in got["dmsetup_ls"], got["dmsetup_ls"]  # the map is gone
     assert any("dmsetup create tkperf-ar-" in line for line in got["log"]), got["log"]
     assert any("dmsetup remove tkperf-ar-" in line for line in got["log"]), got["log"]
+    # the run's note names the map once it exists, not before dmsetup made it
+    created = next(i for i, line in enumerate(got["log"]) if "dmsetup create tkperf-ar-" in line)
+    noted = [i for i, line in enumerate(got["log"]) if "mapped as /dev/mapper/tkperf-ar-" in line]
+    assert len(noted) == 1 and noted[0] > created, got["log"]

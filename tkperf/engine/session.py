@@ -16,7 +16,7 @@ import contextlib
 import logging
 import os
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from tkperf import __version__, store
 from tkperf.engine import resume
@@ -155,17 +155,23 @@ class Session(store.RunFiles):
                 self._restore_cache(cache, run)
         return run
 
-    def _segments(self, hold: Optional[armap.Hold], runner: Runner) -> contextlib.AbstractContextManager[object]:
+    @contextlib.contextmanager
+    def _segments(self, hold: Optional[armap.Hold], runner: Runner) -> Iterator[None]:
         """The ActiveRange segments' map while the tests run (``--ar-segments``
-        N > 1): every test workload's fio runs on it."""
+        N > 1): every test workload's fio runs on it; the run's note names
+        the map once it exists."""
         if hold is None:
-            return contextlib.nullcontext()
+            yield
+            return
         lay = self.opts.segment_layout(self.device.size_bytes)
-        if self.saved is None:
-            runner.event("note", f"test range: {lay.count:,} ActiveRange segments of "
-                                  f"{segments.size_text(lay.size)} spread randomly across the active "
-                                  f"range (seed {lay.seed}), mapped as {armap.map_path()}")
-        return hold.mapped(lay, self.opts.ar_segments)
+        with hold.mapped(lay, self.opts.ar_segments) as path:
+            said = (f"test range: {lay.count:,} ActiveRange segments of {segments.size_text(lay.size)} spread "
+                    f"randomly across the active range (seed {lay.seed}), mapped as {path}")
+            if self.saved is None:
+                runner.event("note", said)
+            else:  # a resumed run has the note already; its log says where this part ran
+                log.info("%s", said)
+            yield
 
     def _cache_event(self, runner: Runner, kind: str, message: str) -> None:
         runner.event(kind, message)

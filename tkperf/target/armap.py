@@ -76,8 +76,9 @@ def require(count: int, load: bool) -> str:
 
     The kernel's driver is asked, not the node: ``/dev/mapper/control``
     outlives a kernel without device-mapper (libdevmapper makes it on
-    first use, and a container's /dev may come with it), and there
-    ``dmsetup create`` fails only after the WIPC has written the device."""
+    first use, and a container's /dev may come with it); there a run and
+    its dry run went ahead, and the run stopped at ``dmsetup create`` with
+    only "Command failed."."""
     try:
         dmsetup = programs.require("dmsetup")
     except ToolError as exc:
@@ -251,8 +252,6 @@ class Hold:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
             try:
-                log.info("test range: %d ActiveRange segments of %s (seed %d) mapped as %s",
-                         lay.count, segments.size_text(lay.size), lay.seed, path)
                 yield path
                 ended = True
             finally:
