@@ -35,6 +35,7 @@ from tkperf import programs
 from tkperf.errors import RefusedError, TargetError, ToolError, UsageError
 from tkperf.simdrive import fuse_proto
 from tkperf.simdrive.model import check_params
+from tkperf.target import identity
 
 BASE = "/run/tkperf-simdrive"
 NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
@@ -281,12 +282,8 @@ def _attach(rundir: str) -> str:
 
 
 def _sysfs(device: str, name: str) -> str:
-    try:
-        # a backing file's path may hold any bytes (another user's loop device's too)
-        with open(f"/sys/block/{os.path.basename(device)}/{name}", encoding="utf-8", errors="surrogateescape") as fh:
-            return fh.read().strip()
-    except OSError:
-        return ""
+    # a backing file's path may hold any bytes (another user's loop device's too)
+    return identity.read_text(f"/sys/block/{os.path.basename(device)}/{name}")
 
 
 def _server_pid(rundir: str) -> Optional[int]:
