@@ -249,26 +249,33 @@ def _refuse_4kn():
     return {"logical_sector": dev.logical_sector, "run": r}
 
 
-def _ar_killed():
-    """A segmented run killed with SIGKILL once its map exists: the map is left."""
-    out = os.path.join(OUT, "run-ar-killed")
-    p = subprocess.Popen([*TKPERF, "ssd", "run", DEV["nvme"], "--name", "killed", "--outdir", out, "--yes", "--quiet",
+def _ar_signalled(sig, name):
+    """A segmented run sent ``sig`` once its map exists; what is left of it."""
+    out = os.path.join(OUT, f"run-ar-{name}")
+    p = subprocess.Popen([*TKPERF, "ssd", "run", DEV["nvme"], "--name", name, "--outdir", out, "--yes", "--quiet",
                           "--pts", "pts-c-1.1", "--test-range", "8m", "--ar-segments", "64", "--tests", "lat",
                           "--quick", "--purge", "none", "--wipc-loops", "0", "--max-rounds", "1", "--runtime",
                           "60", "--no-report"], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and p.poll() is None:
-        # the map itself, not a log line: the run says what it maps before dmsetup has made it
+        # the map itself, not a log line
         if "tkperf-ar-" in run(["dmsetup", "ls"])["out"]:
             break
         time.sleep(0.5)
-    p.kill()
-    _, err = p.communicate()
-    for _ in range(60):  # fio dies with it (PR_SET_PDEATHSIG)
+    p.send_signal(sig)
+    try:
+        _, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        _, err = p.communicate()
+    for _ in range(60):  # fio dies with it (PR_SET_PDEATHSIG, or tkperf's own clean-up)
         if run(["pgrep", "-x", "fio"])["rc"] != 0:
             break
         time.sleep(0.5)
-    return {"rc": p.returncode, "err": err[-2000:], "dmsetup_ls": run(["dmsetup", "ls"])["out"]}
+    log = os.path.join(out, f"{name}.log")
+    return {"rc": p.returncode, "err": err[-2000:], "dmsetup_ls": run(["dmsetup", "ls"])["out"],
+            "log": [line for line in open(log).read().splitlines() if "dmsetup" in line or "map" in line][-8:]
+            if os.path.exists(log) else []}
 
 
 @step("ar_segments")
@@ -286,7 +293,9 @@ def _ar_segments():
     from tkperf.cli import main
     from tkperf.kit.options import RunOptions
 
-    got = {"killed": _ar_killed()}  # a map left by a run killed with SIGKILL, swept by the run below
+    # SIGTERM: the run removes its map on the way out; SIGKILL: the map is
+    # left, and the run below sweeps it
+    got = {"terminated": _ar_signalled(signal.SIGTERM, "terminated"), "killed": _ar_signalled(signal.SIGKILL, "killed")}
     archeck.fill(DEV["nvme"], 0xFF)
     out = os.path.join(OUT, "run-ar")
     err = io.StringIO()

@@ -149,6 +149,11 @@ def test_active_range_segments_hold_every_write_and_the_map_is_removed(guest):
     # a run killed with SIGKILL leaves its map, which holds the drive; the next run removes it
     killed = got["killed"]
     assert killed["rc"] == -9 and "tkperf-ar-" in killed["dmsetup_ls"], killed
+    # SIGTERM while the map exists: the run removes it on its way out (exit 143)
+    term = got["terminated"]
+    assert term["rc"] == 143, term
+    assert any("dmsetup remove tkperf-ar-" in line for line in term["log"]), term
+    assert "tkperf-ar-" not in term["dmsetup_ls"], term  # read before the SIGKILL run started
     assert got["rc"] == 0, (got["err"], got["log"])
     assert got["status"] == "complete"
     # every fio job ran on the map (no WIPC: --wipc-loops 0)
