@@ -241,3 +241,32 @@ def note(what: str, **figures: float) -> None:
 def rel(a: float, b: float) -> float:
     """|a - b| relative to b."""
     return abs(a - b) / abs(b)
+
+
+def busy_s(before: Stats, after: Stats) -> float:
+    """The seconds of the model's own clock between two readings in which
+    the drive had a command outstanding: its work, however late a loaded
+    host sent it."""
+    return (after["model_time_s"] - before["model_time_s"]) - (after["idle_time_s"] - before["idle_time_s"])
+
+
+#: The share of a stretch the drive must have had a command outstanding for
+#: its wall time to be held to a plan from above: below it the host, not the
+#: drive, set the pace (the model's record says so: idle while the host paused).
+KEPT_BUSY = 0.8
+
+
+def hold_to_plan(planned_s: float, took_s: float, busy: float, factor: float) -> str:
+    """Hold a stretch that writes a set amount to its dry-run plan, by what
+    a loaded host cannot move: a loaded host only lengthens a run (from
+    below, always), and from above where the host kept the drive busy (the
+    model's clock: ``busy`` of ``took_s``).  Where it did not, the drive's
+    idle time also changed what the model did (background GC in the
+    pauses), so the plan is not held to either clock from above.  '' when
+    it holds, else why not."""
+    if took_s < planned_s / factor:
+        return f"took {took_s:.2f} s, under the plan's {planned_s:.2f} s / {factor}"
+    if busy >= KEPT_BUSY * took_s and took_s > planned_s * factor:
+        return (f"took {took_s:.2f} s with the drive busy {busy:.2f} s of it, over the plan's "
+                f"{planned_s:.2f} s x {factor}")
+    return ""
