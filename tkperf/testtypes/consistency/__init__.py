@@ -21,6 +21,7 @@ see :mod:`~tkperf.pts.stream.phases` and, for the figures,
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar, List
 
@@ -183,8 +184,9 @@ class ConsistencyTest(api.TestType):
         out = [api.Figure("first_interval_iops", "first interval", float(a.iops[0]), "IOPS")]
         sp = a.spread()
         if sp is not None:
-            out += [api.Figure("steady_iops", "steady median", sp.median, "IOPS"),
-                    api.Figure("iops_spread_pct", "spread p1-p99", sp.pct, "%", "lower", "{:,.1f}")]
+            out.append(api.Figure("steady_iops", "steady median", sp.median, "IOPS"))
+            if not math.isnan(sp.pct):  # a steady part of one interval has no spread
+                out.append(api.Figure("iops_spread_pct", "spread p1-p99", sp.pct, "%", "lower", "{:,.1f}"))
         mean, peak, avg_max = a.lat_mean(a.measured), a.lat_max(a.measured), a.avg_max_5s(a.measured)
         if mean is not None:
             out.append(api.Figure("lat_mean_us", "lat AVE", mean, "us", "lower", "{:,.1f}"))

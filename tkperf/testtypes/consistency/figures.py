@@ -129,7 +129,8 @@ def spread(values: np.ndarray) -> Optional[Spread]:
     if not v.size:
         return None
     low, median, high = (float(x) for x in np.percentile(v, [LOW_PCT, 50.0, HIGH_PCT]))
-    pct = (high - low) / median * 100.0 if median > 0 else float("nan")
+    # one interval has no spread (p1 = p99 of one value is not a steady 0%)
+    pct = (high - low) / median * 100.0 if median > 0 and v.size > 1 else float("nan")
     return Spread(median, low, high, pct, int(v.size))
 
 
