@@ -1,7 +1,8 @@
 """Ctrl-C of a parallel run of the suite leaves nothing behind.
 
 A pytest run of two tests in two workers (one holding a loop device, one an
-emulated SSD: tests/lab/interrupt_victims.py) is interrupted with SIGINT to
+emulated SSD: tests/lab/interrupt_victims.py) is interrupted with SIGINT
+(Ctrl-C) or SIGTERM (kill, a CI runner's time-out) to
 its controlling process alone, in the middle of both tests: xdist then ends its workers
 without their finalizers, and tests/lab/suite.py's sweep must undo what
 they made.  Checked against the kernel's own lists (``losetup``,
@@ -25,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 VICTIMS = ["tests/lab/interrupt_victims.py"]
 
 
-def test_ctrl_c_of_a_parallel_run_leaves_nothing_behind(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["sigint", "sigterm"])
+def test_ctrl_c_of_a_parallel_run_leaves_nothing_behind(sig, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root: loop devices and emulated SSDs")
     why = simdrive_missing()
@@ -50,7 +52,7 @@ def test_ctrl_c_of_a_parallel_run_leaves_nothing_behind(tmp_path):
                 break
             time.sleep(0.5)
         assert proc.poll() is None, "the run ended before both tests had made their devices:\n" + proc.stdout.read()
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, _ = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:

@@ -121,6 +121,15 @@ def tag_run(config: pytest.Config) -> None:
     os.environ[TAG] = str(os.getpid())
     os.environ[LEDGER] = str(base / "simdrives-made.txt")
     config.stash[_BASE] = str(base)
+    if getattr(config.option, "numprocesses", None):
+        # SIGTERM (kill, a CI runner's time-out; the only signal that stops a
+        # suite started in the background, which ignores SIGINT) ends the
+        # controller as Ctrl-C does, so the sweep runs; it runs no test itself
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 _BASE = pytest.StashKey[str]()
