@@ -91,7 +91,9 @@ def require(count: int, load: bool) -> str:
             found = programs.run(argv, timeout=60, check=False, what="modprobe dm-mod").returncode == 0
             if not load and found:
                 return dmsetup
-            why = _driver() and why + ("" if found else ", modprobe dm-mod failed")
+            why = _driver()
+            if why and not found:
+                why += ", modprobe dm-mod failed"
         if why:
             raise ToolError(f"--ar-segments {count:,}: this kernel has no device-mapper ({why}); {ONE_SPAN}")
     return dmsetup
