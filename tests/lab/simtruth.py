@@ -250,6 +250,27 @@ def busy_s(before: Stats, after: Stats) -> float:
     return (after["model_time_s"] - before["model_time_s"]) - (after["idle_time_s"] - before["idle_time_s"])
 
 
+def hold_to_drive(figure: float, marks: Sequence[Mark], fio_s: float, tol: float, key: str = "host_write_ios") -> str:
+    """Hold tkperf's rate figure over ``marks`` (fio ran ``fio_s`` seconds in
+    them, by its own clock) to the model's record of the same stretch: to the
+    model's count over fio's time, both ways; to the drive's own pace (its
+    count per busy second) from above, always, and from below where the
+    drive was busy for all but ``tol`` of fio's time.  A loaded host that
+    delivers the queue late leaves the drive idle for a moment: that lowers
+    what fio measures below the drive's pace, by the idle time the model
+    records, and never raises it.  '' when it holds, else why not."""
+    count = sum(m.delta(key) for m in marks)
+    busy = sum(m.busy_s for m in marks)
+    seen, pace = count / fio_s, count / busy
+    if rel(figure, seen) > tol:
+        return f"{figure:.1f} against the model's {count:.0f} over fio's {fio_s:.3f} s: {seen:.1f}"
+    if figure > pace * (1 + tol):
+        return f"{figure:.1f} above the drive's pace {pace:.1f} ({count:.0f} in {busy:.3f} busy s)"
+    if figure < pace * (1 - tol) and busy >= (1 - tol) * fio_s:
+        return f"{figure:.1f} below the drive's pace {pace:.1f} with the drive busy {busy:.3f} of fio's {fio_s:.3f} s"
+    return ""
+
+
 #: The share of a stretch the drive must have had a command outstanding for
 #: its wall time to be held to a plan from above: below it the host, not the
 #: drive, set the pace (the model's record says so: idle while the host paused).
