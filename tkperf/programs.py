@@ -7,6 +7,7 @@ anything goes wrong while tkperf waits for it.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
@@ -15,7 +16,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from typing import Callable, List, Optional, Sequence, Set
+from typing import Callable, Iterator, List, Optional, Sequence, Set
 
 from tkperf.errors import TkperfError, ToolError
 
@@ -71,15 +72,34 @@ _starting = threading.local()
 
 
 def starting() -> bool:
-    """Whether this thread is inside :func:`start` (forking a child): a signal
-    handler must not raise there -- an exception raised in Python's fork
-    hooks is lost -- but hand its work to :func:`defer`."""
+    """Whether this thread is inside :func:`signals_held` (forking a child in
+    :func:`start`, making a temporary file): a signal handler must not raise
+    there -- an exception raised in Python's fork hooks is lost -- but hand
+    its work to :func:`defer`."""
     return getattr(_starting, "depth", 0) > 0
 
 
 def defer(action: Callable[[], None]) -> None:
-    """Run ``action`` (a signal handler's raise) when :func:`start` is done."""
+    """Run ``action`` (a signal handler's raise) when :func:`signals_held`'s block is done."""
     _starting.deferred = action
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """A block that a signal handler's raise must not cut in two: the raise
+    (see :func:`starting`) waits until the block is done.  Forking a child
+    (its fork hooks lose an exception), or making a temporary file (a raise
+    between the file's creation and the name reaching its owner leaves it
+    behind)."""
+    _starting.depth = getattr(_starting, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _starting.depth -= 1
+        action = getattr(_starting, "deferred", None) if _starting.depth == 0 else None
+        if action is not None:
+            _starting.deferred = None
+            action()  # the handler's raise; an interruption outranks the block's own error
 
 
 def start(argv: Sequence[str], **kwargs) -> subprocess.Popen:
@@ -87,17 +107,10 @@ def start(argv: Sequence[str], **kwargs) -> subprocess.Popen:
     A signal that arrives while the child is forked takes effect right after
     it is tracked (so the clean-up stops it)."""
     log.info("run: %s", command_line(argv))
-    _starting.depth = getattr(_starting, "depth", 0) + 1
-    try:
+    with signals_held():
         proc = subprocess.Popen(list(argv), start_new_session=True, preexec_fn=_die_with_parent, **kwargs)
         with _children_lock:
             _children.add(proc)
-    finally:
-        _starting.depth -= 1
-        action = getattr(_starting, "deferred", None) if _starting.depth == 0 else None
-        if action is not None:
-            _starting.deferred = None
-            action()  # the handler's raise; an interruption outranks a failed start
     return proc
 
 

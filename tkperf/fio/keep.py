@@ -32,6 +32,7 @@ import tempfile
 from datetime import datetime, timezone
 from typing import Callable, Dict, Iterator, List, Optional
 
+from tkperf import programs
 from tkperf.errors import OutputError
 from tkperf.model import files
 
@@ -127,12 +128,20 @@ class _Gzip:
     def __init__(self, directory: str, name: str) -> None:
         files.ensure_own_dir(directory, "fio output folder")
         self.final = os.path.join(directory, name)
-        fd, self.tmp = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=directory)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(fd, 0o666 & ~mask)  # what any new file gets, as the result file
-        self.raw = os.fdopen(fd, "wb")
-        self.gz = gzip.GzipFile(filename=name[:-3], mode="wb", compresslevel=6, fileobj=self.raw)
+        self.tmp = ""
+        try:
+            with programs.signals_held():  # a signal's raise waits until ``tmp`` names the file made
+                fd, self.tmp = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=directory)
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(fd, 0o666 & ~mask)  # what any new file gets, as the result file
+            self.raw = os.fdopen(fd, "wb")
+            self.gz = gzip.GzipFile(filename=name[:-3], mode="wb", compresslevel=6, fileobj=self.raw)
+        except BaseException:
+            if self.tmp:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.tmp)
+            raise
         self.written = False
 
     def commit(self) -> int:

@@ -21,18 +21,17 @@ import stat
 import tempfile
 from typing import Optional, Type
 
+from tkperf import programs
 from tkperf.errors import OutputError, ResultFileError, TkperfError
 
 
 def atomic_write(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a crash leaves the old or the new file, never half."""
     directory = os.path.dirname(os.path.abspath(path))
+    tmp = ""
     try:
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                                   dir=directory)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    try:
+        with programs.signals_held():  # a signal's raise waits until ``tmp`` names the file made
+            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
         # mkstemp makes the file owner-only; give it what any new file gets.
         mask = os.umask(0)
         os.umask(mask)
@@ -44,10 +43,11 @@ def atomic_write(path: str, data: bytes) -> None:
         os.replace(tmp, path)
     except BaseException as exc:
         # Also on a signal mid-write: the old file stays, the temp file goes.
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         if isinstance(exc, OSError):
             raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
         raise

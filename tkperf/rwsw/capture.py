@@ -17,6 +17,7 @@ written through a link another user could plant there
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -83,15 +84,22 @@ class _Iolog:
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.tmp = ""
         try:
-            fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                            dir=os.path.dirname(os.path.abspath(path)))
-        except OSError as exc:
-            raise OutputError(f"cannot write {path}: {exc.strerror}") from None
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(fd, 0o644 & ~mask)
-        self.fh: IO[bytes] = os.fdopen(fd, "wb", buffering=1 << 20)
+            with programs.signals_held():  # a signal's raise waits until ``tmp`` names the file made
+                fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
+                                                dir=os.path.dirname(os.path.abspath(path)))
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(fd, 0o644 & ~mask)
+            self.fh: IO[bytes] = os.fdopen(fd, "wb", buffering=1 << 20)
+        except BaseException as exc:
+            if self.tmp:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.tmp)
+            if isinstance(exc, OSError):
+                raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise
 
     def __enter__(self) -> _Iolog:
         return self
