@@ -23,7 +23,6 @@ import re
 import smtplib
 import socket
 import ssl
-import tempfile
 from collections import deque
 from dataclasses import dataclass, field
 from email.message import EmailMessage
@@ -31,7 +30,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf import strictjson
 from tkperf.errors import Interrupted, OutputError, UsageError
-from tkperf.model.files import atomic_write, read_limited
+from tkperf.model.files import atomic_write, read_limited, temp_file
 from tkperf.model.results import RunResult
 from tkperf.verdict import conformance
 
@@ -53,11 +52,11 @@ def check_summary_path(path: str) -> None:
         raise OutputError(f"--json-summary {path}: is a directory")
     folder = os.path.dirname(os.path.abspath(path))
     try:
-        fd, probe = tempfile.mkstemp(prefix=".tkperf-probe.", dir=folder)
+        with temp_file(folder, ".tkperf-probe.") as (probe, name):
+            probe.close()
+            os.unlink(name)
     except OSError as exc:
         raise OutputError(f"--json-summary {path}: cannot write there ({exc.strerror or exc})") from None
-    os.close(fd)
-    os.unlink(probe)
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise OutputError(f"--json-summary {path}: not writable")
 

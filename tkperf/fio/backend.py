@@ -16,7 +16,6 @@ import os
 import select
 import signal
 import subprocess
-import tempfile
 import time
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
@@ -28,6 +27,7 @@ from tkperf.fio.jobs import FioJob, FioSettings, job_file, parse_version
 from tkperf.fio.keep import OutputKeeper, now_utc
 from tkperf.fio.live import LiveMeter
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
+from tkperf.model import files
 from tkperf.model.results import Workload
 
 log = logging.getLogger("tkperf")
@@ -96,21 +96,24 @@ class LocalFio(FioBackend):
             raise ToolError(f"fio {version[0]}.{version[1]} is too old; tkperf needs fio >= 3.0")
         return out.strip()
 
-    def _write_job_file(self, text: str) -> str:
+    @contextlib.contextmanager
+    def _job_file(self, text: str) -> Iterator[str]:
+        """``text`` in a fresh job file in ``workdir`` (the run's output
+        folder), removed when the block ends, however it ends: also on a
+        signal as the file is made or written."""
+        path = ""
         try:
-            fd, path = tempfile.mkstemp(prefix=".tkperf-", suffix=".fio", dir=self.workdir)
-        except OSError as exc:
-            raise OutputError(f"cannot write a fio job file in {self.workdir}: {exc.strerror or exc}") from None
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-        except OSError as exc:
             try:
-                os.unlink(path)
-            except OSError:
-                pass
-            raise OutputError(f"cannot write fio job file {path}: {exc.strerror or exc}") from None
-        return path
+                with files.temp_file(self.workdir, ".tkperf-", ".fio", perms=0o600, mode="w") as (fh, path):
+                    with fh:
+                        fh.write(text)
+            except OSError as exc:
+                raise OutputError(f"cannot write a fio job file in {self.workdir}: {exc.strerror or exc}") from None
+            yield path
+        finally:
+            if path:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
 
     @contextlib.contextmanager
     def _process(self, job_text: str, what: str, flags: Sequence[str], **popen: object) -> Iterator[subprocess.Popen]:
@@ -119,8 +122,7 @@ class LocalFio(FioBackend):
         if self.target_check is not None:
             self.target_check()
         log.info("fio job file for %s:\n%s", what, job_text)
-        path = self._write_job_file(job_text)
-        try:
+        with self._job_file(job_text) as path:
             fmt = [] if any(f.startswith("--output-format=") for f in flags) else ["--output-format=json"]
             proc = programs.start(self.command([*fmt, *flags], path), **popen)
             try:
@@ -131,8 +133,6 @@ class LocalFio(FioBackend):
                 raise
             finally:
                 programs.forget(proc)
-        finally:
-            os.unlink(path)
 
     def command(self, flags: Sequence[str], job_path: str) -> List[str]:
         """fio's command line for the job file at ``job_path``."""

@@ -28,11 +28,9 @@ import gzip
 import logging
 import os
 import re
-import tempfile
 from datetime import datetime, timezone
-from typing import Callable, Dict, Iterator, List, Optional
+from typing import IO, Callable, Dict, Iterator, List, Optional
 
-from tkperf import programs
 from tkperf.errors import OutputError
 from tkperf.model import files
 
@@ -125,23 +123,14 @@ class _Gzip:
     """A gzip file written under a temporary name in a folder of ours (not a
     link someone planted) and renamed to ``name`` when whole."""
 
+    raw: IO[bytes]
+    tmp: str
+
     def __init__(self, directory: str, name: str) -> None:
         files.ensure_own_dir(directory, "fio output folder")
         self.final = os.path.join(directory, name)
-        self.tmp = ""
-        try:
-            with programs.signals_held():  # a signal's raise waits until ``tmp`` names the file made
-                fd, self.tmp = tempfile.mkstemp(prefix=name + ".", suffix=".tmp", dir=directory)
-            mask = os.umask(0)
-            os.umask(mask)
-            os.fchmod(fd, 0o666 & ~mask)  # what any new file gets, as the result file
-            self.raw = os.fdopen(fd, "wb")
+        with files.temp_file(directory, name + ".") as (self.raw, self.tmp):  # what any new file gets
             self.gz = gzip.GzipFile(filename=name[:-3], mode="wb", compresslevel=6, fileobj=self.raw)
-        except BaseException:
-            if self.tmp:
-                with contextlib.suppress(OSError):
-                    os.unlink(self.tmp)
-            raise
         self.written = False
 
     def commit(self) -> int:

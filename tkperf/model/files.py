@@ -4,8 +4,9 @@ planted where others may write (``/run/lock``, ``/tmp``, a shared output
 directory): tkperf runs as root, and a link there could point it at any file.
 
 Every file a run or a report creates is either written through
-:func:`atomic_write` (a fresh temporary file, then ``os.replace``, which
-replaces a planted link instead of following it) or opened with
+:func:`atomic_write` or another :func:`temp_file` (a fresh temporary
+file, then ``os.replace``, which replaces a planted link instead of
+following it; no signal leaves the temporary file behind) or opened with
 :func:`open_own` (``O_NOFOLLOW``, and refused unless it is a regular file
 of ours with one link); the directories tkperf names itself (the plots)
 are made with :func:`ensure_own_dir`.  Every file tkperf reads on a
@@ -16,41 +17,66 @@ imported trace) is opened with :func:`open_to_read` (or read whole with
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
-from typing import Optional, Type
+from typing import IO, Iterator, Optional, Tuple, Type
 
 from tkperf import programs
 from tkperf.errors import OutputError, ResultFileError, TkperfError
 
 
+@contextlib.contextmanager
+def temp_file(directory: str, prefix: str, suffix: str = ".tmp", perms: int = 0o666, mode: str = "wb",
+              buffering: int = -1) -> Iterator[Tuple[IO, str]]:
+    """A fresh file in ``directory`` for something written under a temporary
+    name: made with O_EXCL (nothing planted there is written through), with
+    the permissions any new file gets (``perms`` less the umask), opened in
+    ``mode``.  Yields the open file and its name; if the block raises, the
+    file is closed and removed.  A signal that arrives as the file is made
+    raises only once its name is known here (:func:`programs.signals_held`),
+    so no signal leaves it behind.  Where the block ends normally the file
+    stays open and its owner's: renamed when whole, or removed."""
+    path = ""
+    fh: Optional[IO] = None
+    try:
+        with programs.signals_held():
+            fd, path = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
+        try:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(fd, perms & ~mask)
+            fh = os.fdopen(fd, mode, buffering)
+        except BaseException:
+            if fh is None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            raise
+        yield fh, path
+    except BaseException:
+        if fh is not None:
+            with contextlib.suppress(OSError, ValueError):
+                fh.close()
+        if path:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        raise
+
+
 def atomic_write(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` so that a crash leaves the old or the new file, never half."""
     directory = os.path.dirname(os.path.abspath(path))
-    tmp = ""
     try:
-        with programs.signals_held():  # a signal's raise waits until ``tmp`` names the file made
-            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-        # mkstemp makes the file owner-only; give it what any new file gets.
-        mask = os.umask(0)
-        os.umask(mask)
-        os.fchmod(fd, 0o666 & ~mask)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
         # Also on a signal mid-write: the old file stays, the temp file goes.
-        if tmp:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-        if isinstance(exc, OSError):
-            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
-        raise
+        with temp_file(directory, "." + os.path.basename(path) + ".") as (fh, tmp):
+            with fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     try:
         dfd = os.open(directory, os.O_RDONLY)
         try:

@@ -17,7 +17,6 @@ written through a link another user could plant there
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import os
@@ -31,7 +30,7 @@ from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
 
 from tkperf import durations, programs
 from tkperf.errors import Interrupted, OutputError, ResultFileError, ToolError
-from tkperf.model.files import foreign_link, open_to_read
+from tkperf.model.files import foreign_link, open_to_read, temp_file
 from tkperf.rwsw import model, rawtrace, steps, trace, tracing
 from tkperf.target import guard
 
@@ -82,24 +81,17 @@ class _Iolog:
     in the directory is written through) that becomes ``path`` when the
     capture is complete, or is removed."""
 
+    fh: IO[bytes]
+    tmp: str
+
     def __init__(self, path: str) -> None:
         self.path = path
-        self.tmp = ""
         try:
-            with programs.signals_held():  # a signal's raise waits until ``tmp`` names the file made
-                fd, self.tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                                dir=os.path.dirname(os.path.abspath(path)))
-            mask = os.umask(0)
-            os.umask(mask)
-            os.fchmod(fd, 0o644 & ~mask)
-            self.fh: IO[bytes] = os.fdopen(fd, "wb", buffering=1 << 20)
-        except BaseException as exc:
-            if self.tmp:
-                with contextlib.suppress(OSError):
-                    os.unlink(self.tmp)
-            if isinstance(exc, OSError):
-                raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-            raise
+            with temp_file(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.",
+                                 perms=0o644, buffering=1 << 20) as (self.fh, self.tmp):
+                pass  # written as the requests stream by; committed or removed by its owner
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
     def __enter__(self) -> _Iolog:
         return self
