@@ -269,7 +269,8 @@ def test_a_partition_is_captured_alone(partitioned, tmp_path, capsys):
                               f"--output={tmp_path / 'p2.json'}"] + common,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
             subprocess.Popen(["fio", "--name=disk", f"--filename={disk}", "--rw=randread", "--bs=64k",
-                              "--iodepth=1", "--offset=192m", "--size=64m", f"--output={tmp_path / 'disk.json'}"] + common,
+                              "--iodepth=1", "--offset=192m", "--size=64m",
+                              f"--output={tmp_path / 'disk.json'}"] + common,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)]
     try:
         time.sleep(1.0)
