@@ -25,6 +25,7 @@ from tkperf.kit.registry import builtins
 from tkperf.model import stored
 from tkperf.report import checked
 from tkperf.store.xml_read import split_tail
+from sealing import reseal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden", "inputs")
@@ -134,7 +135,9 @@ def _head(path: str) -> Tuple[etree._Element, bytes]:
 
 
 def _bytes(root: etree._Element, tail: bytes) -> bytes:
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8") + tail
+    """The forged file, sealed again as its forger would (tests/lab/sealing.py)."""
+    data = etree.tostring(root, xml_declaration=True, encoding="UTF-8") + tail
+    return reseal(data) if b"<?tkperf-seal" in tail else data
 
 
 def _path_of(el: etree._Element) -> str:

@@ -11,6 +11,7 @@ from test_store import sample_run
 from tkperf.errors import ResultFileError
 from tkperf.store.legacy import format1 as legacy
 from tkperf import store
+from tkperf.store import seal
 
 FORMAT1 = sorted(glob.glob(os.path.join(DATA, "format1", "*.xml")))
 
@@ -47,10 +48,10 @@ def test_format1_file_upgrades(path, tmp_path):
         assert t.steady is not None and t.steady.average == float(ss.get("average"))
         assert list(t.steady.values) == [float(p.get("value")) for p in ss.iterfind("point")]
         assert t.tracking_values()[0][1] == float(write[0].get("iops"))
-    # saved, it is a format-2 file that loads back equal
+    # saved, it is a file of the current format that loads back equal
     out = tmp_path / "upgraded.xml"
     store.save(run, str(out))
-    assert etree.parse(str(out)).getroot().get("format") == "2"
+    assert etree.parse(str(out)).getroot().get("format") == str(store.FORMAT_VERSION)
     back = store.load(str(out))
     assert back == run
     store.save(back, str(tmp_path / "again.xml"))
@@ -84,7 +85,7 @@ UNKNOWN_TEST = b"""  <test type="acme-endurance" key="acme-1" status="complete" 
 
 def test_unknown_test_type_keeps_its_data(tmp_path):
     data = store.dumps(sample_run())
-    data = data[: data.index(b"</tkperf>")] + UNKNOWN_TEST
+    data = seal.sealed(data[: data.index(b"</tkperf>")] + UNKNOWN_TEST)
     run = store.loads(data, "acme.xml")
     t = run.test("acme-1")
     assert t.type == "acme-endurance"

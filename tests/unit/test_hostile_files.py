@@ -9,6 +9,7 @@ from test_store import sample_run
 from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_RESUME, ResultFileError
+from sealing import reseal
 
 XXE = b"""<?xml version="1.0"?>
 <!DOCTYPE tkperf [<!ENTITY secret SYSTEM "file:///etc/passwd">]>
@@ -62,15 +63,15 @@ def test_oversized_file_is_refused_before_reading(tmp_path, monkeypatch):
 
 
 def test_future_and_foreign_versions(tmp_path, capsys):
-    data = store.dumps(sample_run()).replace(b'format="2"', b'format="3"')
+    data = reseal(store.dumps(sample_run()).replace(b'format="3"', b'format="4"'))
     path = tmp_path / "future.xml"
     path.write_bytes(data)
     assert main(["show", str(path)]) == EXIT_RESULT_FILE
-    assert "format version 3 is newer than this tkperf reads (2); upgrade tkperf" in capsys.readouterr().err
+    assert "format version 4 is newer than this tkperf reads (3); upgrade tkperf" in capsys.readouterr().err
 
 
 def test_schema_invalid_figures_are_refused(tmp_path):
-    data = store.dumps(sample_run()).replace(b'iops="', b'iops="lots', 1)
+    data = reseal(store.dumps(sample_run()).replace(b'iops="', b'iops="lots', 1))
     with pytest.raises(ResultFileError, match="not a valid tkperf result"):
         store.loads(data, "x.xml")
 

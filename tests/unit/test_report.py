@@ -491,7 +491,7 @@ def _other_xml(tmp_path):
 @pytest.mark.parametrize("make, argv_tail, code, words", [
     (_not_xml, [], EXIT_RESULT_FILE, "not valid XML"),
     (_other_xml, [], EXIT_RESULT_FILE, "XML of another kind (root <{http://www.w3.org/2000/svg}svg>)"),
-    (_truncated, [], EXIT_RESULT_FILE, "truncated or corrupt"),
+    (_truncated, [], EXIT_RESULT_FILE, "cut short"),
     (lambda p: str(p / "missing.xml"), [], EXIT_RESULT_FILE, "No such file"),
     (lambda p: example("example-client"), ["--outdir", "FILE/sub"], EXIT_OUTPUT, "output directory"),
     (lambda p: example("example-client"), ["--format", "html,docx"], EXIT_USAGE, "unknown report format"),

@@ -11,6 +11,7 @@ from conftest import data_path
 
 from tkperf.cli import main
 from tkperf.rwsw import model
+from sealing import reseal
 
 MIX = data_path(os.path.join("rwsw", "blkparse-mix.txt"))
 
@@ -102,23 +103,29 @@ def test_model_round_trip_and_dominant(tmp_path):
     (lambda t: t.replace('share="0.7"', 'share="1.5"', 1), "share"),
     (lambda t: t.replace('access="random"', 'access="chaotic"', 1), "access"),
     (lambda t: t.replace('iolog="x.iolog"', 'iolog="../../etc/passwd"', 1), "iolog"),
-    (lambda t: t.replace('version="2"', 'version="9"', 1), "newer"),
+    (lambda t: t.replace('version="3"', 'version="9"', 1), "newer"),
     (lambda t: t.replace('number="2"', 'number="5"', 1), "numbers"),
     (lambda t: t.replace('number="1"', 'number="0"', 1), "number"),
-    (lambda t: t.replace('version="2"', 'version="1"', 1), "index"),  # a version 1 file has index, not number
+    (lambda t: t.replace('version="3"', 'version="1"', 1), "index"),  # a version 1 file has index, not number
     (lambda t: t.replace('mean-us="400.0"', 'mean-us="inf"', 1), "mean-us"),
     (lambda t: t.replace('max-us="900.0"', 'max-us="10.0"', 1), "max-us"),
     (lambda t: t.replace('flushes="3"', 'flushes="-3"', 1), "flushes"),
     (lambda t: t.replace('stopped-by="SIGINT"', 'stopped-by="&lt;b&gt;"', 1), "stopped-by"),
     (lambda t: t.replace('stopped-early-at="7.5"', 'stopped-early-at="70.5"', 1), "stopped-early-at"),
-    (lambda t: t[: len(t) // 2], "not valid XML"),
+    (lambda t: t[: len(t) // 2], "cut short: no closing record"),
+    (lambda t: t[: t.index("<?tkperf-seal") + 20], "cut short or damaged: its closing record"),
+    (lambda t: t.replace('share="0.7"', 'share="0.8"', 1), "damaged: "),
     (lambda t: t.replace("<tkperf-capture", '<!DOCTYPE x [<!ENTITY a "b">]><tkperf-capture', 1), "DOCTYPE"),
 ])
 def test_a_bad_capture_file_is_one_line_and_exit_7(tmp_path, capsys, mutate, words):
     path = tmp_path / "x.xml"
     text = model.dumps(_capture()).decode()
     text = text.replace("<?xml version='1.0' encoding='UTF-8'?>\n", "")
-    path.write_text(mutate(text))
+    forged = mutate(text)
+    if words not in ("cut short", "damaged") and not words.startswith(("cut short", "damaged")) \
+            and "<?tkperf-seal" in forged:
+        forged = reseal(forged.encode()).decode()  # as a forger who knows the format would
+    path.write_text(forged)
     assert main(["show", str(path)]) == 7
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0] and err[0].startswith("tkperf: error:"), err

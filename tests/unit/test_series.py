@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 
 import pytest
 from lxml import etree
@@ -144,25 +145,67 @@ def test_writer_appends_and_replaces(tmp_path):
 
 
 def _saved_with_rows(tmp_path, rows=20) -> bytes:
-    path = tmp_path / "r.xml"
-    store.save(stream_run(rows), str(path))
-    return path.read_bytes()
+    """A run saved whole with no rows, then ``rows`` rows appended by its
+    writer (after the file's closing record, each with its own check)."""
+    path = str(tmp_path / "r.xml")
+    run = stream_run(0)
+    w = store.ResultWriter(path)
+    w.save(run)
+    for i in range(1, rows + 1):
+        w.append("wsat.intervals", i, row_values(i))
+    w.close()
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _with_check(line: bytes) -> bytes:
+    """A hand-made row line with the check an appended row carries."""
+    if not (line.startswith(b"<?") and line.endswith(b"?>")):
+        return line
+    return line[:-2] + b" c%08x?>" % zlib.crc32(line[:-2])
 
 
 def test_torn_tail_is_dropped(tmp_path):
     data = _saved_with_rows(tmp_path)
     last_start = data.rstrip(b"\n").rfind(b"\n") + 1
-    # cut anywhere inside the last row: 19 rows; with only its newline gone: 20
+    # cut anywhere inside the last row: 19 rows, and the run says it was cut;
+    # with only its newline gone: 20
     for cut in range(last_start, len(data)):
         run = store.loads(data[:cut], "torn.xml")
         n = len(run.test("wsat").series["intervals"])
-        assert n == (20 if data[:cut].endswith(b"?>") else 19), cut
+        whole = data[:cut].endswith(b"?>")
+        assert n == (20 if whole else 19), cut
+        assert ("torn last row" in run.integrity) == (not whole and cut > last_start), (cut, run.integrity)
+    assert store.loads(data, "whole.xml").integrity == ""
     # a power loss: the file grew but the blocks are zeros
     for junk in (b"\0" * 4096, b"<?tkperf-row wsat.inter" + b"\0" * 100):
-        assert len(store.loads(data + junk, "nul.xml").test("wsat").series["intervals"]) == 20
+        run = store.loads(data + junk, "nul.xml")
+        assert len(run.test("wsat").series["intervals"]) == 20 and "dropped" in run.integrity
     # a kill before the first row: no rows
     head = data[: data.find(b"<?tkperf-row")]
-    assert len(store.loads(head + b"<?tkperf-r", "x").test("wsat").series["intervals"]) == 0
+    run = store.loads(head + b"<?tkperf-r", "x")
+    assert len(run.test("wsat").series["intervals"]) == 0 and "torn last row" in run.integrity
+
+
+def test_a_cut_before_the_closing_record_is_refused(tmp_path):
+    """Rows a full save wrote are covered by the closing record: a file cut
+    among them is refused, whatever the XML parser forgives."""
+    path = tmp_path / "r.xml"
+    store.save(stream_run(20), str(path))
+    data = path.read_bytes()
+    end = data.index(b"<?tkperf-seal")
+    for cut in range(data.index(b"<?tkperf-row"), end + 10):
+        with pytest.raises(ResultFileError, match="cut short"):
+            store.loads(data[:cut], "cut.xml")
+
+
+def test_an_appended_row_that_was_changed_is_refused(tmp_path):
+    data = _saved_with_rows(tmp_path)
+    i = data.index(b"<?tkperf-row wsat.intervals 5 ")
+    j = data.index(b" ", i + len(b"<?tkperf-row wsat.intervals 5 "))
+    bad = data[:j - 1] + (b"7" if data[j - 1:j] != b"7" else b"8") + data[j:]
+    with pytest.raises(ResultFileError, match=r"line \d+: damaged series row: its check does not match"):
+        store.loads(bad, "bad.xml")
 
 
 @pytest.mark.parametrize("line, message", [
@@ -178,8 +221,9 @@ def test_torn_tail_is_dropped(tmp_path):
 ])
 def test_malformed_rows_are_refused(tmp_path, line, message):
     data = _saved_with_rows(tmp_path)
-    good = b"<?tkperf-row wsat.intervals 21 1 2 3 4 5 6?>\n"
-    bad = data + line + b"\n" + (good.replace(b" 21 ", b" 22 ") if b" 21 " in line else good)
+    good = b"<?tkperf-row wsat.intervals 21 1 2 3 4 5 6?>"
+    bad = data + _with_check(line) + b"\n" + _with_check(good.replace(b" 21 ", b" 22 ") if b" 21 " in line
+                                                          else good) + b"\n"
     with pytest.raises(ResultFileError, match=message) as info:
         store.loads(bad, "bad.xml")
     msg = str(info.value)

@@ -10,6 +10,7 @@ from tkperf.errors import ResultFileError
 from tkperf.fio.output import parse_jobs
 from tkperf.model.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,
                             WipcRecord)
+from sealing import reseal
 
 
 def sample_run() -> RunResult:
@@ -64,7 +65,7 @@ def test_written_file_validates_against_shipped_schema(tmp_path):
     doc = etree.parse(str(path))
     assert schema.validate(doc), schema.error_log
     root = doc.getroot()
-    assert root.get("format") == "2"
+    assert root.get("format") == "3"
     # real elements and attributes, not blobs
     w = root.find("test/round/workload")
     assert float(w.find("write").get("iops")) >= 0
@@ -74,8 +75,10 @@ def test_written_file_validates_against_shipped_schema(tmp_path):
 
 def test_schema_rejects_a_broken_tree(tmp_path):
     data = store.dumps(sample_run()).replace(b'kind="block"', b'kind="tape"')
-    with pytest.raises(ResultFileError, match="not a valid tkperf result"):
+    with pytest.raises(ResultFileError, match="x.xml: damaged: "):
         store.loads(data, "x.xml")
+    with pytest.raises(ResultFileError, match="not a valid tkperf result"):
+        store.loads(reseal(data), "x.xml")
 
 
 def test_atomic_write_leaves_no_temp_files(tmp_path):
@@ -101,5 +104,6 @@ def test_truncated_file(tmp_path):
     data = store.dumps(sample_run())
     path = tmp_path / "t.xml"
     path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ResultFileError, match="truncated or corrupt"):
+    with pytest.raises(ResultFileError, match=r"cut short: the document has no end tag </tkperf> "
+                       r"\(the file ends at byte [0-9,]+\)"):
         store.load(str(path))

@@ -35,7 +35,7 @@ from tkperf.engine.listener import Listener, RunOutcome
 from tkperf.engine.request import ResumeRequest, RunRequest
 from tkperf.engine.session import Session, fio_settings
 from tkperf.errors import Interrupted, UsageError
-from tkperf.model.results import RunResult
+from tkperf.model.results import Event, RunResult, now_iso
 
 
 def run(request: RunRequest, listener: Listener) -> RunOutcome:
@@ -124,6 +124,10 @@ def resume(asked: ResumeRequest, path: str, listener: Listener) -> RunOutcome:
     saved = store.load(path)
     if saved.status == "complete":
         return RunOutcome(run=saved, xml_path=path, already_complete=True)
+    if saved.integrity:  # a torn last row dropped, or an older format: said, and kept with the run
+        listener.warning(f"{path}: result file: {saved.integrity}")
+        saved.events.append(Event(now_iso(), "warning", f"resumed from a result file that was read as: "
+                                                         f"{saved.integrity}"))
     request = opening.resume_request(asked, saved, path)
     with child_hooks() as hooks:
         return resume_run(request, saved, path, mail, listener, hooks)

@@ -258,7 +258,7 @@ class Index:
         self._loaded = loaded.data or b""
         try:
             db = sqlite3.connect(work)
-            why = _unsound(db) if loaded.data else ""
+            why = (indexfile.cut_short(loaded.data) or _unsound(db)) if loaded.data else ""
             if why:
                 if not _older(db):  # an older tkperf's index is rebuilt without a word
                     self.notes.append(f"{path}: not a readable index ({why}); rebuilt from the result files")

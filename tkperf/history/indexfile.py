@@ -59,6 +59,26 @@ class Loaded:
     note: str = ""
 
 
+def cut_short(data: bytes) -> str:
+    """Why ``data`` is not a whole SQLite database ("" when its size is the
+    one its header records): a copy or a disk that lost its end.  Told from
+    what SQLite itself records in the file's header (page size at byte 16,
+    page count at byte 28, valid while the change counters at bytes 24 and
+    92 agree), not from whether a query happens to fail."""
+    if not data:
+        return ""
+    if len(data) < 100 or not data.startswith(b"SQLite format 3\x00"):
+        return f"not an SQLite database ({len(data):,} bytes)"
+    page = int.from_bytes(data[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(data[28:32], "big")
+    if data[24:28] != data[92:96] or pages == 0 or page < 512:
+        return ""  # a header whose size field an older SQLite did not keep: quick_check judges
+    if len(data) < pages * page:
+        return f"cut short: {len(data):,} bytes of the {pages * page:,} its header records"
+    return ""
+
+
 def _untrusted(path: str, why: str) -> Loaded:
     return Loaded(None, False, f"{path}: {why}; not trusted: the history is built from the result "
                                f"files in memory and the index is left as it is")

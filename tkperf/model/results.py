@@ -400,6 +400,11 @@ class RunResult:
     health: List[HealthSnapshot] = field(default_factory=list)  #: before, samples, after
     #: The feature matrix of ``-fm FILE``: (feature, value) in file order.
     features: List[Tuple[str, str]] = field(default_factory=list)
+    #: What reading the file found about its completeness, for the reader
+    #: (never written): "" for a whole file whose closing record checked, else
+    #: one line (cut: a torn last row dropped; or an older format, which
+    #: records no completeness, so a cut cannot be told).
+    integrity: str = field(default="", compare=False)
 
     def test(self, key: str) -> Optional[TestRun]:
         for t in self.tests:

@@ -17,6 +17,15 @@ series id, 1-based row index, one number per column.  A row with the index
 of the row before it replaces that row; a last line without its newline
 (a kill or a power loss in the middle of an append) is dropped on reading.
 
+Since format 3 the rows a full save writes are covered by the file's
+closing record (:mod:`tkperf.store.seal`), and a row appended after it
+carries its own check, the CRC-32 of the line before it as a last token
+``c`` + 8 hex digits (:func:`format_row` with ``check=True``)::
+
+    <?tkperf-row wsat.intervals 2 1.0008 1.0002 45120 184811520 45120.5 707.1 c1f0e33a2?>
+
+so a row that a cut or a stray write changed is told from a whole one.
+
 This module knows nothing of XML libraries: the store parses the document,
 this module the rows.
 """
@@ -24,6 +33,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -231,12 +241,28 @@ def check_id(series_id: str) -> str:
     return series_id
 
 
-def format_row(series_id: str, index: int, values: Sequence[float]) -> bytes:
-    """One row as its line in the result file (with the newline)."""
+def format_row(series_id: str, index: int, values: Sequence[float], check: bool = False) -> bytes:
+    """One row as its line in the result file (with the newline); with
+    ``check``, the line's CRC-32 as its last token (a row appended after
+    the file's closing record)."""
     check_id(series_id)
     if int(index) < 1:
         raise ValueError(f"series {series_id}: row index {index} (rows count from 1)")
-    return f"<?tkperf-row {series_id} {index:d} {' '.join(map(format_value, values))}?>\n".encode("ascii")
+    text = f"<?tkperf-row {series_id} {index:d} {' '.join(map(format_value, values))}".encode("ascii")
+    if check:
+        text += b" c%08x" % zlib.crc32(text)
+    return text + b"?>\n"
+
+
+_CHECK_RE = re.compile(rb" c([0-9a-f]{8})\?>\Z")
+
+
+def _checked(line: bytes) -> Optional[bytes]:
+    """The row ``line`` without its check token when the check matches, else None."""
+    m = _CHECK_RE.search(line)
+    if m is None or zlib.crc32(line[:m.start()]) != int(m.group(1), 16):
+        return None
+    return line[:m.start()] + b"?>"
 
 
 def format_rows(series_id: str, series: Series, chunk: int = 4096) -> bytes:
@@ -291,28 +317,44 @@ def _flush(p: _Pending, source: str) -> None:
     p.lines = []
 
 
-def parse_rows(tail: bytes, series: Mapping[str, Series], source: str = "<data>",
-               first_line: int = 1) -> int:
-    """Read the rows after the root element (``tail``) into the declared
-    ``series`` (id -> Series); returns how many lines were read as rows.
-
-    A last line without its newline (a torn append; also when a power loss
-    left NUL bytes) is dropped.  Blank lines are allowed.  Anything else that
-    is not a well-formed row of a declared series, in order, is a
-    ResultFileError naming the line (``first_line`` is the file's line
-    number of the tail's first line).
-    """
+def _whole_lines(tail: bytes, first_line: int, checked: bool, dropped: Optional[List[str]]) -> List[bytes]:
+    """The lines of ``tail`` without a torn last one (nor the NUL bytes a
+    power loss leaves), what was dropped said in ``dropped``."""
     body = tail.rstrip(b"\x00")
     last = body.rfind(b"\n")
     torn = body[last + 1:]
     body = body[: last + 1]
     lines = body.split(b"\n")
     lines.pop()  # the empty piece after the final newline
-    if torn.strip():
-        t = torn.strip()
-        # A complete row that lost only its newline is kept; anything less is torn.
-        if t.startswith(b"<?") and t.endswith(b"?>") and b"\x00" not in t:
-            lines.append(t)
+    t = torn.strip()
+    # A complete row that lost only its newline is kept; anything less is torn.
+    if t and t.startswith(b"<?") and t.endswith(b"?>") and b"\x00" not in t \
+            and (not checked or _checked(t) is not None):
+        lines.append(t)
+    elif t and dropped is not None:
+        dropped.append(f"a torn last row ({len(torn):,} bytes, line {first_line + len(lines)}) "
+                       "was dropped: the file was cut there")
+    elif dropped is not None and tail[len(body):].strip(b"\n \t"):
+        dropped.append(f"{len(tail) - len(body):,} NUL bytes after the last row (what a power loss "
+                       "leaves) were dropped")
+    return lines
+
+
+def parse_rows(tail: bytes, series: Mapping[str, Series], source: str = "<data>",
+               first_line: int = 1, checked: bool = False,
+               dropped: Optional[List[str]] = None) -> int:
+    """Read the rows after the root element (``tail``) into the declared
+    ``series`` (id -> Series); returns how many lines were read as rows.
+
+    A last line without its newline (a torn append; also when a power loss
+    left NUL bytes) is dropped, and said in ``dropped``.  Blank lines are
+    allowed.  With ``checked`` (rows appended after a closing record) every
+    row must carry its own check (:func:`format_row`), and a last row whose
+    check fails is torn too.  Anything else that is not a well-formed row
+    of a declared series, in order, is a ResultFileError naming the line
+    (``first_line`` is the file's line number of the tail's first line).
+    """
+    lines = _whole_lines(tail, first_line, checked, dropped)
     pending: Dict[bytes, _Pending] = {}
     for sid, s in series.items():
         pending[sid.encode("ascii")] = _Pending(s)
@@ -326,6 +368,12 @@ def parse_rows(tail: bytes, series: Mapping[str, Series], source: str = "<data>"
         if not (line.startswith(b"<?") and line.endswith(b"?>")):
             raise ResultFileError(f"{source}: line {lineno}: after </tkperf> only series rows "
                                   f"(<?tkperf-row ...?>) may follow")
+        if checked:
+            whole = _checked(line)
+            if whole is None:
+                raise ResultFileError(f"{source}: line {lineno}: damaged series row: its check "
+                                      "does not match (or it has none)")
+            line = whole
         parts = line[2:-2].split()
         if len(parts) < 3 or parts[0] != ROW_TARGET:
             raise ResultFileError(f"{source}: line {lineno}: bad series row: expected "

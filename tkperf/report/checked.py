@@ -43,9 +43,14 @@ def problems(run: RunResult) -> List[str]:
     return said
 
 
-def load(path: str) -> RunResult:
-    """Read a result file for showing (:mod:`module docs <tkperf.report.checked>`)."""
+def load(path: str, say_integrity: bool = True) -> RunResult:
+    """Read a result file for showing (:mod:`module docs <tkperf.report.checked>`).
+    What is known of the file's completeness, when there is something to
+    say (rows cut from its end, a format that records none), is said once
+    on stderr (``say_integrity``; ``show`` says it in its summary instead)."""
     run = store.load(path)
-    for text in problems(run):  # stderr is made safe for the terminal by tkperf.cli.main
+    if run.integrity and say_integrity:  # stderr is made safe for the terminal by tkperf.cli.main
+        print(f"tkperf: warning: {path}: result file: {run.integrity}", file=sys.stderr)
+    for text in problems(run):
         print(f"tkperf: warning: {path}: {text}", file=sys.stderr)
     return run

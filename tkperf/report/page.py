@@ -141,6 +141,8 @@ def run_caveats(run: RunResult) -> List[str]:
     if run.device.kind == "file":
         out.append(f"The target {run.device.path} is a FILE, not a raw block device: the figures "
                    "describe the filesystem and host as much as any drive.")
+    if run.integrity:
+        out.append(f"The result file: {run.integrity}.")
     if run.status != "complete":
         out.append(f"The run is {run.status or 'incomplete'}: this is a partial report of what "
                    "was measured before it stopped.")

@@ -76,6 +76,8 @@ def lines(run: RunResult, micro: str = "µs") -> List[str]:
     out = [f"{run.name}: {run.device.model or run.device.path} ({capacity_text(run.device.size_bytes)}, "
            f"{run.device.kind}) - run {run.status}" + (", resumed" if run.resumed else "")
            + (f", imported from {_imported(run)['tool']} {_imported(run)['version']}" if _imported(run) else "")]
+    if run.integrity:  # what is known of the file's completeness, said once
+        out.append(f"  result file: {run.integrity}")
     verdict = conformance.of_run(run)  # a --quick run's first deviation says so: not said twice
     out.append(f"  {verdict.sentence()}")
     out += [f"    - {d.replace('µs', micro)}" for d in verdict.deviations]
@@ -124,6 +126,7 @@ def _as_dict(run: RunResult) -> dict:
         "pts": pts.of_options(run.options).id,
         "conformance": conformance.of_run(run).as_dict(),
         "status": run.status,
+        "file_integrity": run.integrity,
         "quick": run.quick,
         "resumed": run.resumed,
         "device": {"path": run.device.path, "model": run.device.model, "serial": run.device.serial,

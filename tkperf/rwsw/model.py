@@ -25,18 +25,26 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
+import re
+from dataclasses import dataclass, field, replace
 from typing import List, Optional, Sequence, Tuple
 
 from lxml import etree
 
 from tkperf.errors import OutputError, ResultFileError
 from tkperf.model.files import atomic_write, open_to_read
+from tkperf.store import seal
 from tkperf.store.fileformat import MAX_FILE_BYTES, refuse_doctype, refuse_doctype_tree, safe_parser
 from tkperf.untrusted import for_xml
 
 ROOT_TAG = "tkperf-capture"
-VERSION = 2
+#: 1: steps indexed from 0; 2: steps numbered from 1, what the application
+#: saw (:class:`Seen`); 3: the file ends with its closing record
+#: (:mod:`tkperf.store.seal`), so a cut one is refused.
+VERSION = 3
+#: What ``show`` says of a capture of a version that records no completeness.
+UNVERIFIED = ("written as capture version {version}, which records no completeness: "
+              "a capture cut short cannot be told from a whole one")
 ACCESS = ("random", "sequential")
 RW = ("read", "write")
 SOURCES = ("tracefs", "blktrace", "import")
@@ -166,6 +174,9 @@ class Capture(_Covered):
     #: start) and by what (``SIGINT``, ``SIGTERM``); None: it ran its course.
     stopped_at: Optional[float] = None
     stopped_by: Optional[str] = None
+    #: What reading the file found about its completeness (never written): ""
+    #: for a whole file whose closing record checked; else one line.
+    integrity: str = field(default="", compare=False)
 
 
 def _chosen(streams: Sequence[Stream], share: float) -> List[Stream]:
@@ -242,7 +253,9 @@ def to_element(capture: Capture) -> etree._Element:
 
 
 def dumps(capture: Capture) -> bytes:
-    return etree.tostring(to_element(capture), xml_declaration=True, encoding="UTF-8", pretty_print=True)
+    """The capture's file: its document, then its closing record."""
+    return seal.sealed(etree.tostring(to_element(capture), xml_declaration=True, encoding="UTF-8",
+                                      pretty_print=True))
 
 
 def save(capture: Capture, path: str, overwrite: bool = False) -> None:
@@ -354,6 +367,12 @@ def loads(data: bytes, source: str = "<data>") -> Capture:
     if not data.strip():
         raise ResultFileError(f"{source}: empty file, not a tkperf capture")
     refuse_doctype(data, source)
+    integrity = ""
+    if seal.find(data) >= 0 or _declared_version(data) >= 3:
+        data = data[:seal.check(data, source, "capture")[0]]
+    elif _END_TAG.search(data) is None:  # told from the bytes, not from the parser's leniency
+        raise ResultFileError(f"{source}: cut short: the document has no end tag </{ROOT_TAG}> "
+                              f"({seal.where(data)})")
     try:
         root = etree.fromstring(data, safe_parser(remove_comments=True, remove_pis=True))
     except etree.XMLSyntaxError as exc:
@@ -366,6 +385,8 @@ def loads(data: bytes, source: str = "<data>") -> Capture:
     if version > VERSION:
         raise ResultFileError(f"{source}: capture version {version} is newer than this tkperf reads "
                               f"({VERSION}); upgrade tkperf")
+    if version < 3:
+        integrity = UNVERIFIED.format(version=version)
     steps: List[Step] = []
     steps_el = root.find("steps")
     for el in (steps_el.iterfind("step") if steps_el is not None else ()):
@@ -388,7 +409,19 @@ def loads(data: bytes, source: str = "<data>") -> Capture:
                    duration=duration, step=step_len, steps=tuple(steps),
                    streams=r.streams(root.find("streams")), qd=r.number(root, "qd"), iops=r.number(root, "iops"),
                    mbps=r.number(root, "mbps"), iolog=_iolog_name(r, root), seen=r.seen(root, version),
-                   stopped_at=stopped_at, stopped_by=stopped_by)
+                   stopped_at=stopped_at, stopped_by=stopped_by, integrity=integrity)
+
+
+_END_TAG = re.compile(rb"</" + ROOT_TAG.encode("ascii") + rb"\s*>")
+_VERSION_ATTR = re.compile(rb"<" + ROOT_TAG.encode("ascii") + rb"\s[^>]*?\bversion=[\"']([0-9]{1,6})[\"']")
+
+
+def _declared_version(data: bytes) -> int:
+    """The version a capture's root start tag declares, read from its first
+    bytes (0 when it cannot be told there): a file of version 3 or later
+    without its closing record is cut, not old."""
+    m = _VERSION_ATTR.search(data, 0, 8192)
+    return int(m.group(1)) if m else 0
 
 
 def is_capture(data: bytes) -> bool:

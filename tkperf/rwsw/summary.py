@@ -74,7 +74,7 @@ def as_dict(c: Capture) -> Dict[str, Any]:
     """Every figure of the capture, streams and steps with all their streams."""
     return {"schema": JSON_SCHEMA, "version": JSON_VERSION, "name": c.name, "device": c.device,
             "size": c.size, "source": c.source, "started": c.started, "duration": c.duration, "step": c.step,
-            "qd": c.qd, "iops": c.iops, "mbps": c.mbps, "iolog": c.iolog,
+            "qd": c.qd, "iops": c.iops, "mbps": c.mbps, "iolog": c.iolog, "file_integrity": c.integrity,
             "stopped_early": None if c.stopped_at is None else {"at": c.stopped_at, "by": c.stopped_by},
             **seen_dict(c.seen), "coverage_ios_pct": c.coverage_ios_pct, "coverage_bytes_pct": c.coverage_bytes_pct,
             "streams": [_stream_dict(s) for s in c.streams],
@@ -140,6 +140,8 @@ def lines(c: Capture) -> List[str]:
            f"  {duration(c.duration)} in {len(c.steps)} step{'s' if len(c.steps) != 1 else ''} of "
            f"{duration(c.step)}; {ios:,} I/Os, {c.iops:,.0f} IOPS, {c.mbps:,.1f} MB/s, queue depth {c.qd:.2f}",
            f"  I/Os: {c.iolog}" if c.iolog else "  I/Os: not kept (no iolog)"]
+    if c.integrity:
+        out.append(f"  capture file: {c.integrity}")
     out += seen_lines(c)
     out += ["",
            f"  {'stream':<22} {'I/Os':>12}  {'share':>7}  {'bytes':>7}"]

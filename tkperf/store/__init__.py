@@ -28,6 +28,7 @@ from tkperf.model import ranges
 from tkperf.model.files import atomic_write, ensure_dir, read_limited
 from tkperf.model.results import RunResult
 from tkperf.model.series import Series, parse_rows
+from tkperf.store import seal
 from tkperf.store.fileformat import FORMAT_VERSION, MAX_FILE_BYTES, SCHEMA_PATH, safe_parser, schema
 from tkperf.store.legacy import format1, tkperf2, tkperf2_run
 from tkperf.store.xml_read import check_head, parse_document, split_tail
@@ -65,22 +66,69 @@ def save(run: RunResult, path: str) -> None:
     atomic_write(path, dumps(run))
 
 
+#: What ``show`` and the report say of a file whose format records no
+#: completeness (``integrity``), by format.
+UNVERIFIED: Dict[str, str] = {
+    "tkperf2": ("a result file of the original TKperf, which records no completeness: "
+                "whether it was cut short cannot be told"),
+    "1": ("written in tkperf result format 1, which records no completeness: "
+        "a file cut short cannot be told from a whole one"),
+    "2": ("written in tkperf result format 2, which records no completeness: "
+        "series rows cut from its end cannot be told"),
+}
+
+
 def loads(data: bytes, source: str = "<data>") -> RunResult:
     """Parse, validate and read a result file's bytes (any format this tkperf
     reads; older ones are upgraded); every failure is a ResultFileError
     naming ``source``, a figure that is not a finite number in its range
-    too (:func:`tkperf.model.ranges.check_run`)."""
+    too (:func:`tkperf.model.ranges.check_run`).
+
+    A file of the current format is whole when its closing record checks
+    (:mod:`tkperf.store.seal`): one cut before it is refused, whatever the
+    XML parser would forgive; rows appended after it are read up to a cut
+    (a torn last row is dropped).  Of every format, a document without its
+    root end tag is refused.  What is known of the file's completeness is
+    in the run's ``integrity`` ("" for a whole file)."""
     if tkperf2.detect(data):
-        return ranges.check_run(tkperf2_run.loads(data, source), source)
-    version = check_head(data, source)
-    if version < FORMAT_VERSION:
-        return ranges.check_run(format1.loads(data, source, version), source)
+        run = tkperf2_run.loads(data, source)
+        run.integrity = UNVERIFIED["tkperf2"]
+        return ranges.check_run(run, source)
     head, tail, first_line = split_tail(data)
+    version = check_head(head, source)
+    if not _ascii_compatible(head):
+        raise ResultFileError(f"{source}: not in UTF-8 (re-encoded by another tool?): tkperf writes and "
+                              "reads its result files in UTF-8 only, so that what the file holds can be checked")
+    if first_line == 0:  # no </tkperf>: told from the bytes, not from the parser's leniency
+        raise ResultFileError(f"{source}: cut short: the document has no end tag </tkperf> "
+                              f"({seal.where(data)})")
+    if version == 1:
+        run = format1.loads(data, source, version)
+        run.integrity = UNVERIFIED["1"]
+        return ranges.check_run(run, source)
+    notes: List[str] = [] if version >= 3 else [UNVERIFIED[str(version)]]
+    appended = b""
+    appended_line = 0
+    if version >= 3:
+        sealed_end, record_end = seal.check(data, source, "result file", start=len(head))
+        tail = data[len(head):sealed_end]
+        appended = data[record_end:]
+        appended_line = data.count(b"\n", 0, record_end) + 1
     declared: Dict[str, Series] = {}
     run = parse_document(head, source, schema(), declared=declared)
     if tail:
-        parse_rows(tail, declared, source, first_line)
+        parse_rows(tail, declared, source, first_line, dropped=notes)
+    if appended:
+        parse_rows(appended, declared, source, appended_line, checked=True, dropped=notes)
+    run.integrity = "; ".join(notes)
     return ranges.check_run(run, source)
+
+
+def _ascii_compatible(data: bytes) -> bool:
+    """Whether ``data`` is in an encoding whose markup is ASCII bytes (UTF-8,
+    which tkperf writes; not UTF-16 or UTF-32, with or without a byte order mark)."""
+    start = data[:4]
+    return b"\x00" not in start and not start.startswith((b"\xff\xfe", b"\xfe\xff"))
 
 
 def load(path: str) -> RunResult:

@@ -11,6 +11,13 @@ Format versions (the ``format`` attribute of the root element):
   ``<?tkperf-row ID INDEX VALUE...?>`` lines, appended as they come
   (:class:`tkperf.store.xml_write.ResultWriter`); a test type's own data is an optional ``<data>``
   of ``<item name value/>``.
+* 3 -- the file records its own completeness: every full save ends with a
+  closing record ``<?tkperf-seal BYTES sha256:HEX?>`` over all bytes before
+  it (:mod:`tkperf.store.seal`), and every row appended after it carries its
+  own CRC-32 (``... cXXXXXXXX?>``).  A file cut anywhere before the record's
+  end is refused, whatever the XML parser forgives; one cut among the
+  appended rows reads as the rows before the cut, and says so.  The
+  document itself is as in format 2.
 
 A change to the file's structure raises FORMAT_VERSION, adds a line here
 and an upgrade step in :mod:`tkperf.store.legacy.format1`.
@@ -25,7 +32,7 @@ from lxml import etree
 
 from tkperf.errors import ResultFileError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MAX_FILE_BYTES = 1 << 30
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "data", "tkperf-result.xsd")
 

@@ -277,14 +277,23 @@ def parse_document(head: bytes, source: str, sch: etree.XMLSchema, type_attr: st
                 bad_value = bad_value or exc
     except etree.XMLSyntaxError as exc:
         msg = exc.msg or str(exc)
-        if "truncated" in msg.lower() or "end of data" in msg.lower() or "Premature" in msg:
-            raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?): {msg}") from None
-        raise ResultFileError(f"{source}: not a valid tkperf result ({msg})") from None
+        # Told by where the error came from (libxml2's error domain), not its wording.
+        if _schema_error(exc):
+            raise ResultFileError(f"{source}: not a valid tkperf result ({msg})") from None
+        raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?): {msg}") from None
     if bad_value is not None:
         raise ResultFileError(f"{source}: not a valid tkperf result ({bad_value})")
     if root is None:
         raise ResultFileError(f"{source}: not valid XML (truncated or corrupt?)")
     return _read_run(root, tests)
+
+
+def _schema_error(exc: etree.XMLSyntaxError) -> bool:
+    """Whether the parse failed on the XML Schema (the document is XML, but
+    not a tkperf result) rather than on the XML itself."""
+    # The log's last entry is the error raised (it may hold earlier ones of the thread).
+    last = getattr(getattr(exc, "error_log", None), "last_error", None)
+    return last is not None and last.domain in (etree.ErrorDomains.SCHEMASV, etree.ErrorDomains.SCHEMASP)
 
 
 _END_TAG = b"</tkperf"

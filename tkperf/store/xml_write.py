@@ -14,6 +14,7 @@ from tkperf.model import files, histogram
 from tkperf.model.files import atomic_write
 from tkperf.model.results import IoStats, RunResult, TestRun
 from tkperf.model.series import check_id, format_row, format_rows
+from tkperf.store import seal
 from tkperf.store.fileformat import FORMAT_VERSION, safe_parser
 from tkperf.untrusted import for_xml
 
@@ -187,18 +188,20 @@ def _all_rows(run: RunResult) -> bytes:
 
 
 def dumps(run: RunResult) -> bytes:
-    """The whole file: the document, then every series row after its end tag."""
+    """The whole file: the document, then every series row after its end
+    tag, then the closing record of all that (:mod:`tkperf.store.seal`)."""
     main = etree.tostring(to_element(run), xml_declaration=True, encoding="UTF-8",
                           pretty_print=True)
-    return main + _all_rows(run)
+    return seal.sealed(main + _all_rows(run))
 
 
 
 class ResultWriter:
     """The result file of a run as it grows: full saves, and rows appended.
 
-    :meth:`save` rewrites the whole file atomically and then opens it for
-    appending; :meth:`append` adds one series row with one ``write`` on an
+    :meth:`save` rewrites the whole file atomically, sealed by its closing
+    record, and then opens it for appending; :meth:`append` adds one series
+    row, carrying its own check, with one ``write`` on an
     ``O_APPEND`` descriptor: no Python buffering, no run object, no fsync,
     the same cost for the first row and the 86,400th.  A kill leaves every
     row whose write returned; a power loss may also lose what was not yet
@@ -234,7 +237,7 @@ class ResultWriter:
                               "(or closed)")
         if self._broken:
             raise OutputError(self._broken)
-        line = format_row(series_id, index, values)
+        line = format_row(series_id, index, values, check=True)  # after the closing record
         done = 0
         try:
             while done < len(line):
