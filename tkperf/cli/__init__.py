@@ -28,13 +28,15 @@ exit-codes``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import logging
 import os
 import select
 import sys
+import threading
 import traceback
-from typing import Optional, Sequence
+from typing import ContextManager, Optional, Sequence
 
 from tkperf import __version__
 from tkperf.cli import (
@@ -211,6 +213,19 @@ def _output_gone(exc: BaseException) -> bool:
     return any(ev & select.POLLERR for _, ev in poller.poll(0))
 
 
+def _signals_raise() -> ContextManager[None]:
+    """SIGINT, SIGTERM and SIGHUP raise Interrupted while a command runs, so
+    that every command ends through its clean-up (a temporary file a signal
+    arrives at is removed, ``programs.signals_held``) and exits with the
+    signal's code.  Signal handlers belong to the main thread: a command run
+    in another thread (a test's) keeps the handlers it has."""
+    if threading.current_thread() is not threading.main_thread():
+        return contextlib.nullcontext()
+    from tkperf.target import guard  # not at import: ``--version`` loads no more than it needs
+
+    return guard.signals_raise()
+
+
 def _command(argv: Optional[Sequence[str]]) -> int:
     logging.raiseExceptions = False  # a full disk must not print logging tracebacks
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -226,10 +241,11 @@ def _command(argv: Optional[Sequence[str]]) -> int:
             parser.print_help()
             return EXIT_OK if not argv else 2
         given = getattr(args, "capacity", None)
-        if given is None:
-            return func(args)
-        with tkperf2_device.given_capacity(tkperf2_device.parse_capacity(given)):
-            return func(args)
+        with _signals_raise():
+            if given is None:
+                return func(args)
+            with tkperf2_device.given_capacity(tkperf2_device.parse_capacity(given)):
+                return func(args)
     except Interrupted as exc:
         log.error("%s", exc)
         _say(f"tkperf: stopped: {exc}")

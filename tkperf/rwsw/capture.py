@@ -17,6 +17,7 @@ written through a link another user could plant there
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -82,25 +83,38 @@ class _Iolog:
     capture is complete, or is removed."""
 
     fh: IO[bytes]
-    tmp: str
 
     def __init__(self, path: str) -> None:
         self.path = path
-        try:
-            with temp_file(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.",
-                                 perms=0o644, buffering=1 << 20) as (self.fh, self.tmp):
-                pass  # written as the requests stream by; committed or removed by its owner
-        except OSError as exc:
-            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        self.tmp = ""
 
     def __enter__(self) -> _Iolog:
+        # Made here, not in __init__: a signal between the two would leave a
+        # file no __exit__ removes.  One that arrives once the file is made
+        # removes it on the way out.
+        try:
+            with temp_file(os.path.dirname(os.path.abspath(self.path)), f".{os.path.basename(self.path)}.",
+                           perms=0o644, buffering=1 << 20) as (fh, tmp):
+                self.fh, self.tmp = fh, tmp  # written as the requests stream by; committed or removed
+        except OSError as exc:
+            raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
+        except BaseException:
+            self._discard()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if not self.fh.closed:
-            self.fh.close()
-        if os.path.lexists(self.tmp):
-            os.unlink(self.tmp)
+        with programs.signals_held():  # a signal now waits until the file is gone
+            self._discard()
+
+    def _discard(self) -> None:
+        fh = getattr(self, "fh", None)
+        if fh is not None and not fh.closed:
+            with contextlib.suppress(OSError):
+                fh.close()
+        if self.tmp and os.path.lexists(self.tmp):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.tmp)
 
     def commit(self) -> None:
         try:
