@@ -22,6 +22,7 @@ EXIT_LOCKED = 10         # another tkperf run holds the device
 EXIT_NOT_CONFIRMED = 11  # the user declined, or no terminal to ask and no --yes
 EXIT_NOT_COMPARABLE = 12  # tkperf check: result and baseline do not measure the same thing
 EXIT_REMOTE = 13         # a test host: SSH login refused or lost, no fio server, another fio version
+EXIT_NO_RESULT = 14      # the command's job produced nothing it was asked for, though nothing said why
 EXIT_INTERNAL = 70       # unexpected error (traceback in the run's log); EX_SOFTWARE of sysexits.h
 EXIT_SIGHUP = 129
 EXIT_SIGINT = 130
@@ -50,6 +51,8 @@ EXIT_CODES = {
     EXIT_NOT_COMPARABLE: ("tkperf check: the result and the baseline do not measure the same thing, "
                           "or a figure is not a number and cannot be judged"),
     EXIT_REMOTE: "a test host cannot be used (SSH, fio server, versions) or its session ended",
+    EXIT_NO_RESULT: ("nothing that was asked for was produced, though no error said why (a target's run "
+                     "that exited 0 without a result)"),
     EXIT_INTERNAL: "unexpected error; the traceback is in the run's log",
     EXIT_SIGHUP: "stopped by SIGHUP (terminal or SSH session gone)",
     EXIT_SIGINT: "stopped by SIGINT (Ctrl-C)",
@@ -77,6 +80,11 @@ class TargetError(TkperfError):
 
 class ToolError(TkperfError):
     exit_code = EXIT_TOOL
+
+
+class ToolTimeout(ToolError):
+    """A program tkperf ran did not finish within its time and was killed
+    (:func:`tkperf.programs.run`): told by its class, not its words."""
 
 
 class FioError(TkperfError):

@@ -4,6 +4,13 @@ Every child gets an argument list (never a shell string), is logged before
 it starts, runs in its own session so a signal to tkperf does not reach it
 unasked, is tracked so an interrupted run can stop it, and is killed if
 anything goes wrong while tkperf waits for it.
+
+Programs are found where PATH says, then where Debian installs them
+(:data:`SYSTEM_DIRS`: cron's ``PATH=/usr/bin:/bin`` has no ``sbin``), never
+in the current folder (a relative entry of PATH is skipped); every child
+gets that PATH.  A Python child (:func:`python_module`) runs the tkperf
+package this process runs, in isolated mode: nothing from the folder it
+was started in, nor ``PYTHONPATH`` or the user's site packages, is loaded.
 """
 from __future__ import annotations
 
@@ -15,10 +22,11 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import threading
-from typing import Callable, Iterator, List, Optional, Sequence, Set
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set
 
-from tkperf.errors import TkperfError, ToolError
+from tkperf.errors import TkperfError, ToolError, ToolTimeout
 
 log = logging.getLogger("tkperf")
 
@@ -45,13 +53,61 @@ PACKAGES = {
 }
 
 
+#: Where Debian installs programs, searched after PATH's own folders: a root
+#: crontab's default ``PATH=/usr/bin:/bin`` holds none of the ``sbin`` folders
+#: (losetup, blkid, blkdiscard, dmsetup, hdparm, nvme).
+SYSTEM_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+def search_path(path: Optional[str] = None) -> str:
+    """The folders programs are found in, as a PATH: those of ``path`` (by
+    default the environment's PATH) in their order, without relative ones
+    (an empty entry or ``.`` is the current folder, which may be anyone's),
+    then each folder of :data:`SYSTEM_DIRS` they lack."""
+    if path is None:
+        path = os.environ.get("PATH", os.defpath)
+    dirs: List[str] = []
+    for d in [*path.split(os.pathsep), *SYSTEM_DIRS]:
+        d = os.path.normpath(d) if os.path.isabs(d) else ""
+        if d and d not in dirs:
+            dirs.append(d)
+    return os.pathsep.join(dirs)
+
+
+def child_env(env: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+    """``env`` (by default this process's environment) with the PATH of
+    :func:`search_path`: what every child tkperf starts gets."""
+    out = dict(os.environ if env is None else env)
+    out["PATH"] = search_path(out.get("PATH", os.defpath))
+    return out
+
+
+def find(tool: str) -> Optional[str]:
+    """Absolute path of ``tool`` (PATH's folders first, then :data:`SYSTEM_DIRS`), or None."""
+    return shutil.which(tool, path=search_path())
+
+
 def require(tool: str) -> str:
     """Absolute path of ``tool``, or a ToolError naming the package that has it."""
-    path = shutil.which(tool)
+    path = find(tool)
     if path is None:
         pkg = PACKAGES.get(tool, tool)
         raise ToolError(f"'{tool}' not found on PATH; install it (Debian package {pkg})")
     return path
+
+
+#: The folder of the tkperf package this process runs (a checkout's or site-packages').
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def python_module(module: str, *args: str) -> List[str]:
+    """The command line of ``python -m MODULE ARGS`` (``module``: tkperf or one
+    of its modules) running this process's tkperf.  Not ``python -m``, which
+    puts the current folder first on sys.path (a ``tkperf/`` planted there
+    would run as root): isolated mode (``-I``: neither the current folder nor
+    the script's, no ``PYTHON*`` variable, no user site packages) and
+    :mod:`tkperf.bootstrap`, which loads the package it is in by its path."""
+    return [sys.executable, "-I", os.path.join(PACKAGE_DIR, "bootstrap.py"), module, *args]
 
 
 def command_line(argv: Sequence[str]) -> str:
@@ -107,6 +163,7 @@ def start(argv: Sequence[str], **kwargs) -> subprocess.Popen:
     A signal that arrives while the child is forked takes effect right after
     it is tracked (so the clean-up stops it)."""
     log.info("run: %s", command_line(argv))
+    kwargs["env"] = child_env(kwargs.get("env"))
     with signals_held():
         proc = subprocess.Popen(list(argv), start_new_session=True, preexec_fn=_die_with_parent, **kwargs)
         with _children_lock:
@@ -118,6 +175,7 @@ def daemon(argv: Sequence[str], **kwargs) -> subprocess.Popen:
     """Start a child meant to outlive tkperf (the emulated SSD's server):
     logged, in its own session, neither tracked nor killed when tkperf dies."""
     log.info("run (stays running): %s", command_line(argv))
+    kwargs["env"] = child_env(kwargs.get("env"))
     return subprocess.Popen(list(argv), start_new_session=True, **kwargs)
 
 
@@ -155,7 +213,8 @@ GENERIC_LAST_LINES = frozenset({"Command failed.", "Command failed"})
 
 def run(argv: Sequence[str], timeout: Optional[float] = None, check: bool = True,
         what: str = "", stdin_text: Optional[str] = None) -> subprocess.CompletedProcess:
-    """Run to completion and capture output; a non-zero exit raises a TkperfError with stderr.
+    """Run to completion and capture output; a non-zero exit raises a TkperfError with stderr,
+    running past ``timeout`` a ToolTimeout.
     ``stdin_text``: what the program reads on its standard input (else tkperf's own)."""
     piped = {"stdin": subprocess.PIPE} if stdin_text is not None else {}
     proc = start(argv, **piped, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -165,7 +224,7 @@ def run(argv: Sequence[str], timeout: Optional[float] = None, check: bool = True
     except subprocess.TimeoutExpired:
         kill(proc)
         proc.communicate()
-        raise ToolError(f"{what or argv[0]} did not finish within {timeout:.0f} s") from None
+        raise ToolTimeout(f"{what or argv[0]} did not finish within {timeout:.0f} s") from None
     except BaseException:
         kill(proc)
         proc.wait()

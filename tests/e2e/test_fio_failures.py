@@ -91,6 +91,7 @@ def test_fio_missing(loopdev, tmp_path, monkeypatch, capsys):
     for tool in ("lsblk", "blkid", "blkdiscard", "losetup"):
         os.symlink(shutil.which(tool), bindir / tool)
     monkeypatch.setenv("PATH", str(bindir))
+    monkeypatch.setattr("tkperf.programs.SYSTEM_DIRS", ())  # PATH alone: no system folder to fall back on
     rc, _ = run(loopdev, tmp_path)
     err = capsys.readouterr().err.strip()
     assert rc == EXIT_TOOL

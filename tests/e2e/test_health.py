@@ -206,6 +206,7 @@ def test_a_loop_device_has_no_snapshot_and_nothing_is_run(loopdev, caplog, monke
 
 def test_a_missing_tool_is_logged_not_raised(loopdev, caplog, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # no smartctl, no nvme
+    monkeypatch.setattr("tkperf.programs.SYSTEM_DIRS", ())  # PATH alone: no system folder to fall back on
     dev = DeviceInfo(path=loopdev, resolved=loopdev, kind="block", size_bytes=2**28, transport="sata")
     with caplog.at_level(logging.WARNING, logger="tkperf"):
         assert health.snapshot(dev, "before") is None

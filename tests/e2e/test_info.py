@@ -272,6 +272,7 @@ def test_drive_tools_by_transport_are_optional_and_never_write(loopdev, tmp_path
     before = _sha(loopdev)
     info = dataclasses.replace(device.resolve(loopdev), transport=transport)
     monkeypatch.setenv("PATH", _path_with(tmp_path, "lsblk", *ran))
+    monkeypatch.setattr("tkperf.programs.SYSTEM_DIRS", ())  # PATH alone: no system folder to fall back on
     f = facts.collect(info)
     assert {e["source"] for e in f["errors"]} == failed          # the real tools fail on a loop device
     assert all(e["command"] and e["message"] for e in f["errors"])
@@ -292,6 +293,7 @@ def test_smartctl_exit_status_is_a_bit_mask(status, usable):
 
 def test_facts_without_lsblk(loopdev, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", _path_with(tmp_path))
+    monkeypatch.setattr("tkperf.programs.SYSTEM_DIRS", ())  # PATH alone: no system folder to fall back on
     f = facts.collect(loopdev)
     assert f["missing"] == [{"tool": "lsblk", "package": "util-linux"}]
     assert f["target"]["size_bytes"] == 256 * 2 ** 20 and f["sysfs"]["queue"]["scheduler"]

@@ -33,6 +33,8 @@ from tkperf.testtypes.latency import LatencySettings
 
 MiB = 1024 * 1024
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+#: A child's command line after the interpreter: isolated mode, this checkout's tkperf.
+CHILD = ("-I", os.path.join(REPO, "tkperf", "bootstrap.py"), "tkperf")
 # One workload, two rounds, one WIPC pass: a run of a few seconds.
 QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1", "--max-rounds", "2",
          "-nj", "1", "-iod", "4", "--wipc-loops", "1", "--yes", "--report-format", "rst"]
@@ -96,7 +98,7 @@ def test_two_loop_devices_run_at_once_with_comparison_and_summary(loops, tmp_pat
     assert rc == EXIT_OK, captured.err
     names = [os.path.basename(a), os.path.basename(b)]
     for (argv, req), dev, name in zip(given, (a, b), names):  # the request, not a rebuilt command line
-        assert argv[1:] == ("-m", "tkperf", "ssd", "run", dev, "--request", argv[-1])
+        assert argv[1:] == (*CHILD, "ssd", "run", dev, "--request", argv[-1])
         assert req.devices == (dev,) and req.name == name and req.outdir == str(out / name)
         assert req.yes and req.quiet and req.report_formats == ("rst",)
         assert req.options.tests == ("lat",) and req.options.max_rounds == 2
@@ -258,7 +260,8 @@ def test_each_child_gets_the_request_with_its_own_target_names_and_summary(tmp_p
     (tmp_path / "requests").mkdir()
     planned = parallel.Planned("/dev/b", None, request.options, "p-b", False, None)
     target = parallel._target(request, planned, "o/p-b", str(tmp_path))
-    assert target.argv[1:] == ("-m", "tkperf", "ssd", "run", "/dev/b", "--request", target.argv[-1])
+    assert target.argv[:1] == (sys.executable,)  # isolated, with this tkperf (tests/e2e/test_caller_folder.py)
+    assert target.argv[1:] == (*CHILD, "ssd", "run", "/dev/b", "--request", target.argv[-1])
     assert oct(os.stat(target.argv[-1]).st_mode & 0o777) == "0o600"
     child = request_file.load(target.argv[-1])
     assert child.devices == ("/dev/b",) and child.name == "p-b" and child.outdir == "o/p-b"

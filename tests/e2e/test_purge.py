@@ -77,6 +77,7 @@ def test_command_lines_are_argument_lists():
     ("nvme", "nvme", "nvme-cli"), ("ata", "hdparm", "hdparm"), ("scsi", "sg_format", "sg3-utils")])
 def test_a_missing_purge_tool_names_its_debian_package(method, tool, package, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no tool at all
+    monkeypatch.setattr("tkperf.programs.SYSTEM_DIRS", ())  # PATH alone: no system folder to fall back on
     with pytest.raises(ToolError, match=f"'{tool}' not found on PATH; install it \\(Debian package {package}\\)"):
         purge.commands(method, dev("nvme", "/dev/nvme0n1"))
 

@@ -152,7 +152,7 @@ def test_an_instance_whose_pid_was_reused_is_removed(loopdev, tmp_path, unmounte
     with open(os.path.join(tracing.STATE_DIR, stale), "w") as fh:
         fh.write(stale + "\n")
     with open(os.path.join(tracing.STATE_DIR, tracing.MOUNTED), "a") as fh:
-        fh.write(tracing.TRACEFS + "\n")  # as the killed capture had mounted it
+        fh.write(tracing.mount_at(tracing.TRACEFS).line())  # as the killed capture had mounted it
     proc = _capture(loopdev, 1, tmp_path, "next")
     proc.wait(timeout=120)
     assert proc.returncode == 0

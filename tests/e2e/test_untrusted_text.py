@@ -227,8 +227,9 @@ def test_info_of_a_device_with_a_hostile_name(tmp_path, name):
             assert out.returncode == 0, out.stderr
             assert "pwned" in out.stdout
             assert not ACTS_ON.search((out.stdout + out.stderr).replace("\n", "").replace("\t", ""))
-            if extra:  # JSON still, the path's bytes as the file system's escapes (os.fsdecode's)
+            if extra:  # JSON still, valid UTF-8: a byte that is not UTF-8 as U+FFFD (strictjson.text)
                 facts = json.loads(out.stdout)
-                assert facts["sysfs"]["loop"]["backing_file"] == os.fsdecode(backing)
+                assert facts["sysfs"]["loop"]["backing_file"] == os.fsdecode(backing).replace("\udcff", "\ufffd")
+                facts["sysfs"]["loop"]["backing_file"].encode("utf-8")
     finally:
         subprocess.run(["losetup", "-d", dev], check=False)

@@ -106,6 +106,7 @@ def test_command_lines_are_argument_lists():
     ("sata", "hdparm", "hdparm"), ("nvme", "nvme", "nvme-cli"), ("sas", "sdparm", "sdparm")])
 def test_a_missing_tool_names_its_debian_package(transport, tool, package, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no tool at all
+    monkeypatch.setattr("tkperf.programs.SYSTEM_DIRS", ())  # PATH alone: no system folder to fall back on
     events = []
     cache = WriteCache(dev(transport), "off", lambda kind, message: events.append((kind, message)))
     with pytest.raises(ToolError) as err:
@@ -129,6 +130,7 @@ def test_a_missing_tool_stops_the_run_before_it_starts(monkeypatch, tmp_path, ca
     bin_dir.mkdir()
     (bin_dir / "fio").symlink_to(shutil.which("fio"))
     monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setattr("tkperf.programs.SYSTEM_DIRS", ())  # PATH alone: no system folder to fall back on
     monkeypatch.setattr(writecache, "transport_kind", lambda d: "ata")
     out = tmp_path / "out"
     rc = main(["ssd", "run", str(tmp_path / "t.img"), "--size", "64m", "--name", "t", "--outdir", str(out),

@@ -318,5 +318,54 @@ def _ar_segments():
     return got
 
 
+@step("stale_maps")
+def _stale_maps():
+    """Issue 54 item 3 with the real device-mapper: four maps of the SATA
+    drive's first MiB, named as tkperf never names its maps
+    (``tkperf-ar-backup``), as a live run's (pid 1 and its start), and as
+    runs whose pid no process can have (one of them held open: busy).  The
+    sweep, timed, with every ``dmsetup remove`` it runs counted, then a
+    second sweep; every map made is removed afterwards."""
+    from tkperf import programs
+    from tkperf.target import armap
+
+    rdev = os.stat(DEV["sata"]).st_rdev
+    with open("/proc/sys/kernel/pid_max") as fh:
+        dead = int(fh.read())
+    names = {"foreign": "tkperf-ar-backup", "live": f"tkperf-ar-1-{armap.owner_tag(1).split('-')[1]}",
+             "gone": f"tkperf-ar-{dead}-1", "busy": f"tkperf-ar-{dead}-2"}
+    got: dict = {"names": names}
+    made, tried, real = [], [], programs.run
+
+    def counting(argv, *a, **kw):
+        tried.append(list(argv))
+        return real(argv, *a, **kw)
+
+    try:
+        for name in names.values():
+            subprocess.run(["dmsetup", "create", name], input=f"0 2048 linear {os.major(rdev)}:{os.minor(rdev)} 0\n",
+                           text=True, check=True, capture_output=True)
+            made.append(name)
+        fd = os.open(armap.map_path(names["busy"]), os.O_RDONLY)
+        programs.run = counting
+        try:
+            started = time.monotonic()
+            got["swept"] = armap.sweep()
+            got["seconds"] = round(time.monotonic() - started, 1)
+            got["again"] = armap.sweep() + armap.remove_stale(armap.require(2, load=False))
+        finally:
+            programs.run = real
+            os.close(fd)
+        got["removed"] = [a[-1] for a in tried if a[1:2] == ["remove"]]
+        got["left"] = sorted(n for n in armap._maps() if n in names.values())
+        got["said"] = armap.unsaid()
+    finally:
+        for name in made:
+            if name in armap._maps():
+                subprocess.run(["dmsetup", "remove", "--retry", name], capture_output=True)
+        got["after"] = run(["dmsetup", "ls"])["out"]
+    return got
+
+
 results["done"] = True
 save()

@@ -7,10 +7,17 @@ exit 0 (the test left out, said) or 7 (the file refused), never 70.
 
 The sweep is over a real result file of each of the 16 built-in test
 types (tests/data/golden/inputs and examples/example-ssd.xml): every
-distinct element and attribute, every data item and param."""
+distinct element and attribute, every data item and param.  Issue 54 item
+4 extends it to every other stored value: each run option (a number out of
+its range, text, NaN, 5,000 digits: the file refused, exit 7, naming the
+option), each fact tkperf reads back (an emulated SSD's late replies, the
+runs that shared the host, a test host, an imported file's record: the
+fact left out, said, exit 0) and an exact replay's counters and
+block-layer counters (the test left out, said)."""
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 import re
@@ -32,7 +39,7 @@ GOLDEN = os.path.join(ROOT, "tests", "data", "golden", "inputs")
 EXAMPLE = os.path.join(ROOT, "examples", "example-ssd.xml")
 FILES = [EXAMPLE] + sorted(os.path.join(GOLDEN, f) for f in os.listdir(GOLDEN) if f.endswith(".xml"))
 #: What a forger writes in a stored value.
-BAD = ("text", "NaN", "-1", "1e308", "99999999999999999999999", "inf", "", "0x10", " 12 ")
+BAD = ("text", "NaN", "-1", "1e308", "99999999999999999999999", "inf", "", "0x10", " 12 ", "1" * 5000, "\u00b2")
 OK = (0, 7)
 #: ``check`` also answers with its verdicts: a regression (1), not comparable (12).
 CHECK_OK = (0, 1, 7, 12)
@@ -233,7 +240,9 @@ def test_every_forgery_of_every_field_shows_or_is_refused(path, tmp_path, capsys
 
 def _only(path: str, i: int) -> Tuple[etree._Element, bytes]:
     """The file's head with its ``i``-th test alone (the others and their
-    series rows dropped: example-ssd.xml holds four types), and its tail."""
+    series rows dropped: example-ssd.xml holds four types), and its tail
+    with the closing record kept where it stood, so :func:`_bytes` seals
+    the forged file again (without it the file is refused as cut short)."""
     root, tail = _head(path)
     tests = root.findall("test")
     keep = {decl.get("id") for decl in tests[i].iter("series")}
@@ -241,7 +250,8 @@ def _only(path: str, i: int) -> Tuple[etree._Element, bytes]:
         if j != i:
             root.remove(t)
     ids = {k.encode() for k in keep if k}
-    rows = [line for line in tail.split(b"\n") if len(line.split()) > 1 and line.split()[1] in ids]
+    rows = [line for line in tail.split(b"\n") if line.startswith(b"<?tkperf-seal ")
+            or (len(line.split()) > 1 and line.split()[1] in ids)]
     return root, (b"\n" + b"\n".join(rows) + b"\n") if rows else b"\n"
 
 
@@ -285,3 +295,261 @@ def test_every_command_reads_a_forged_test(kind, tmp_path, capsys):
             assert _exit(argv, capsys) in (CHECK_OK if argv[0] == "check" else OK), argv
     assert _exit(["report", str(forged), "--format", "rst", "--outdir", str(tmp_path / "r"), "-q"], capsys) in OK
     assert _exit(["compare", str(bad), path, "--format", "rst", "--outdir", str(tmp_path / "c")], capsys) in OK
+
+
+# --- issue 54 item 4: an exact replay's counters ------------------------------------------------
+
+#: What an exact replay stores (realworld/exact.py, blockstats.py, replay.py's plan).
+EXACT_DATA = {"phase.1": "exact", "exact.reads": "14000", "exact.writes": "6000", "exact.flushes": "12",
+              "exact.discards": "3", "exact.moved": "5", "exact.dropped": "1", "exact.span": "1073741824",
+              "exact.length_us": "6000000", "exact.iodepth": "32",
+              "block.1.ios": "20000", "block.1.busy_ms": "30000", "block.1.flushes": "12", "block.1.flush_ms": "4",
+              "block.1.discards": "3", "block.1.discard_ms": "2"}
+EXACT_PARAMS = {"mode": "exact", "iodepth": "32", "iolog": "golden.iolog", "span": "1073741824",
+                "iolog_ios": "20000", "iolog_flushes": "12", "iolog_discards": "3", "capture_duration": "6.0",
+                "capture_lat_mean_us": "1500.0", "capture_lat_p99_us": "4000.0", "capture_flushes": "12",
+                "capture_fua": "0", "capture_discards": "3"}
+
+
+def _exact_replay(data: Dict[str, str] = EXACT_DATA, params: Dict[str, str] = EXACT_PARAMS) -> bytes:
+    """The golden replay made an exact one (one round, the counters an exact
+    replay stores, each as given), sealed."""
+    path, i = TYPES["replay"]
+    root, tail = _only(path, i)
+    test = root.find("test")
+    for r in test.findall("round")[1:]:
+        test.remove(r)
+    p, d = test.find("params"), test.find("data")
+    for el in list(p):
+        if el.get("name").startswith(("step.", "stream.", "share.")) or el.get("name") in ("steps", "step_time",
+                                                                                            "mode"):
+            p.remove(el)
+    for el in list(d):
+        d.remove(el)
+    for parent, tag, items in ((p, "param", params), (d, "item", data)):
+        for k, v in items.items():
+            etree.SubElement(parent, tag, name=k, value=v)
+    return _bytes(root, tail)
+
+
+def test_an_exact_replay_stores_only_numbers_the_tables_name(tmp_path, capsys):
+    target = tmp_path / "exact.xml"
+    target.write_bytes(_exact_replay())
+    test = store.load(str(target)).tests[0]
+    missing = [f"{where} {key}" for where, key, value in _items(test)
+               if _number(value) and stored.rule_of(stored.DATA if where == "data" else stored.PARAMS, key) is None]
+    assert missing == []
+    assert _exit(["show", str(target)], capsys) == 0 and " is left out" not in _exit.err  # type: ignore[attr-defined]
+
+
+def test_every_exact_replay_counter_is_checked(tmp_path, capsys):
+    """Each counter of an exact replay (the captured I/Os, flushes and
+    discards, the block layer's counters around the replay, its length)
+    forged: the test is left out, said, whatever reads it (a negative
+    block-layer count too); show and report exit 0."""
+    target = tmp_path / "exact.xml"
+    for key in sorted({**EXACT_DATA, **EXACT_PARAMS}.keys() - {"phase.1", "mode", "iolog"}):
+        for bad in ("-1", "text", "NaN", "1" * 5000, "1e999", "\u00b2"):
+            data, params = dict(EXACT_DATA), dict(EXACT_PARAMS)
+            (data if key in data else params)[key] = bad
+            target.write_bytes(_exact_replay(data, params))
+            for argv in (["show", str(target), "--json"],
+                         ["report", str(target), "--format", "rst", "--outdir", str(tmp_path / "r"), "-q"]):
+                assert _exit(argv, capsys) == 0, (key, bad, argv)
+                err = _exit.err  # type: ignore[attr-defined]
+                assert "test replay is left out" in err and key in err, (key, bad, argv, err)
+
+
+# --- issue 54 item 4: the facts tkperf reads back -------------------------------------------------
+
+EMULATED = os.path.join(ROOT, "examples", "example-emulated.xml")
+#: Facts no example holds, as tkperf writes them (engine/multi.py, engine/opening.py, store/legacy).
+MORE_FACTS = {"host_sharing": {"runs": 2, "host_cpus": 4, "targets": [{"name": "a", "device": "/dev/loop1"},
+                                                                     {"name": "b", "device": "/dev/loop2"}]},
+              "remote": {"host": "testhost", "fio_host": "testhost", "fio_port": 8765}}
+#: What a forger writes in a fact, as JSON text (Python's json reads NaN,
+#: Infinity and 1e999 as floats, and 5,000 digits as an int before 3.11).
+FORGED = ('"text"', "NaN", "Infinity", "-1", "1" * 5000, "1e999", "null", "[]", "{}", "true")
+
+
+def _value(token: str) -> object:
+    return 10 ** 4999 if token == "1" * 5000 else json.loads(token)
+
+
+def _facts_base() -> Tuple[etree._Element, bytes, dict]:
+    """The emulated SSD's example with every fact of stored.FACTS: its own,
+    the two above, and an imported file's record (a TKperf 2.2 import's)."""
+    root, tail = _head(EMULATED)
+    facts = json.loads(root.findtext("facts"))
+    facts.update(copy.deepcopy(MORE_FACTS))
+    facts["imported"] = store.load(os.path.join(ROOT, "tests", "data", "tkperf2", "ssd-2.2-apacer.xml")).facts[
+        "imported"]
+    assert sorted(k for k in stored.FACTS if k in facts) == sorted(stored.FACTS)
+    return root, tail, facts
+
+
+def _fact_points(facts: dict) -> List[Tuple[Tuple[object, ...], object]]:
+    """(path, spec) of every member of a fact stored.FACTS names that the
+    base holds, objects and lists too (their first item, one member of a map)."""
+    out: List[Tuple[Tuple[object, ...], object]] = []
+
+    def walk(value: object, spec: object, path: Tuple[object, ...]) -> None:
+        out.append((path, spec))
+        inner = spec.spec if isinstance(spec, stored.Maybe) else spec
+        if isinstance(inner, stored.Many) and isinstance(value, list) and value:
+            walk(value[0], inner.spec, path + (0,))
+        elif isinstance(inner, stored.Each) and isinstance(value, dict) and value:
+            first = next(iter(value))
+            walk(value[first], inner.spec, path + (first,))
+        elif isinstance(inner, dict) and isinstance(value, dict):
+            for k, part in inner.items():
+                if k in value:
+                    walk(value[k], part, path + (k,))
+
+    for key, spec in stored.FACTS.items():
+        walk(facts[key], spec, (key,))
+    return out
+
+
+def _fits(spec: object, value: object) -> bool:
+    """Whether tkperf writes ``value`` where ``spec`` stands (the forged lists and objects are empty)."""
+    if isinstance(spec, stored.Maybe):
+        return value is None or _fits(spec.spec, value)
+    if isinstance(spec, stored.Text):
+        return isinstance(value, str)
+    if isinstance(spec, stored.Switch):
+        return isinstance(value, bool)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(spec, stored.Scalar):
+        return isinstance(value, (str, bool)) or (number and math.isfinite(value) and abs(value) < 2 ** 63)
+    if isinstance(spec, stored.Rule):
+        whole = isinstance(value, int) if spec.kind == "whole" else number
+        return number and whole and math.isfinite(value) and spec.low <= value <= spec.high
+    return value == ([] if isinstance(spec, stored.Many) else {})
+
+
+def _forge_facts(root: etree._Element, tail: bytes, facts: dict, paths, token: str) -> bytes:
+    doc = copy.deepcopy(facts)
+    for path in paths:
+        obj = doc
+        for step in path[:-1]:
+            obj = obj[step]
+        obj[path[-1]] = "@@FORGED@@"
+    element = root.find("facts")
+    kept = element.text
+    element.text = json.dumps(doc).replace('"@@FORGED@@"', token)
+    try:
+        return _bytes(root, tail)
+    finally:
+        element.text = kept
+
+
+def test_every_fact_tkperf_reads_is_checked(tmp_path, capsys):
+    """Each member of each fact tkperf reads back, forged with text, NaN,
+    infinities, -1, 5,000 digits, null, an empty list or object: ``show``
+    and ``show --json`` exit 0 with the fact left out and said when the
+    value is not what tkperf writes there, kept when it is; 7 only when
+    Python's json itself refuses the number (5,000 digits, Python 3.11)."""
+    root, tail, facts = _facts_base()
+    target = tmp_path / "forged.xml"
+    points = _fact_points(facts)
+    assert len(points) > 40
+    for path, spec in points:
+        for token in FORGED:
+            target.write_bytes(_forge_facts(root, tail, facts, [path], token))
+            label = f"{'.'.join(map(str, path))}={token[:10]}"
+            for argv in (["show", str(target), "--json"], ["show", str(target)]):
+                code = _exit(argv, capsys)
+                err = _exit.err  # type: ignore[attr-defined]
+                if code == 7:
+                    assert token == "1" * 5000 and "facts are not JSON" in err, (label, err)
+                    continue
+                assert code == 0, (label, argv)
+                assert (f"fact {path[0]} is left out" in err) == (not _fits(spec, _value(token))), (label, err)
+
+
+@pytest.mark.parametrize("tokens", [('"text"',), ("NaN", "1" * 5000), ("Infinity",), ("-1", "[]")],
+                         ids=("text", "NaN-digits", "Infinity", "-1-list"))
+def test_every_command_reads_forged_facts(tokens, tmp_path, capsys):
+    """Every member of every fact forged at once: ``show``, ``report`` and
+    ``compare`` exit 0 (each fact left out, said) or 7, never 70."""
+    root, tail, facts = _facts_base()
+    paths = [path for path, _spec in _fact_points(facts)]
+    leaves = [p for p in paths if not any(q[:len(p)] == p and q != p for q in paths)]
+    target = tmp_path / "forged.xml"
+    whole = tmp_path / "whole.xml"
+    whole.write_bytes(_forge_facts(root, tail, facts, [], '""'))
+    for token in tokens:
+        target.write_bytes(_forge_facts(root, tail, facts, leaves, token))
+        for argv in (["show", str(target)], ["show", str(target), "--json"],
+                     ["report", str(target), "--format", "rst", "--outdir", str(tmp_path / "r"), "-q"],
+                     ["compare", str(whole), str(target), "--json", "--format", "rst", "--outdir",
+                      str(tmp_path / "c")]):
+            code = _exit(argv, capsys)
+            assert code in OK, (token[:10], argv)
+            if code == 0:  # text is what most members are: the numbers' facts go whatever the token
+                assert "fact simdrive_host is left out" in _exit.err, argv  # type: ignore[attr-defined]
+
+
+# --- issue 54 item 4: the run's options ----------------------------------------------------------
+
+#: What a forger writes in an option.
+FORGED_OPTIONS = ("text", "NaN", "-1", "1" * 5000, "1e999", "\u00b2")
+
+
+def _option_plan() -> Dict[str, List[str]]:
+    """Per file, the options it forges: each option name once, in the smallest file that holds it."""
+    seen, plan = set(), {}
+    for path in sorted(FILES + [EMULATED], key=os.path.getsize):
+        names = [k for k in store.load(path).options if k not in seen]
+        seen.update(names)
+        plan[path] = names
+    return plan
+
+
+OPTION_PLAN = _option_plan()
+
+
+def _refused(parse, text: str) -> bool:
+    try:
+        parse(text)
+    except Exception:  # noqa: BLE001 - whatever a type's parser raises
+        return True
+    return False
+
+
+@pytest.mark.parametrize("path", sorted(OPTION_PLAN), ids=os.path.basename)
+def test_every_option_is_checked(path, tmp_path, capsys):
+    """Each run option forged with text, NaN, -1, 5,000 digits, an infinity
+    and a superscript digit: every command exits 0 or 7; a number (test
+    range, active range, segments, window ...) or a switch that is not one
+    refuses the file in one line naming the option; a test type's option,
+    when its own parser refuses the value; options that are text show."""
+    root, tail = _head(path)
+    parsers = checked.option_parsers()
+    target = tmp_path / "forged.xml"
+    for option in root.find("options").iter("option"):
+        name, kept = option.get("name"), option.get("value")
+        if name not in OPTION_PLAN[path]:
+            continue
+        for bad in FORGED_OPTIONS:
+            option.set("value", bad)
+            target.write_bytes(_bytes(root, tail))
+            label = f"{name}={bad[:10]!r}"
+            code = _exit(["show", str(target), "--json"], capsys)
+            err = _exit.err  # type: ignore[attr-defined]
+            assert code in OK, label
+            if code == 7:
+                assert err.count("\n") == 1 and f"option {name} is" in err and len(err) < 1000, (label, err)
+            if name in stored.OPTIONS or name in stored.SWITCHES:
+                assert code == 7, label
+            elif name in parsers:  # its type's own parser decides
+                assert code == (7 if _refused(parsers[name], bad) else 0), label
+            else:
+                assert code == 0, label
+            if bad == "1" * 5000:  # the slower readers too (the digits that made report exit 70)
+                for argv in (["show", str(target)],
+                             ["report", str(target), "--format", "rst", "--outdir", str(tmp_path / "r"), "-q"],
+                             ["compare", str(target), path, "--format", "rst", "--outdir", str(tmp_path / "c")]):
+                    assert _exit(argv, capsys) == code, (label, argv)
+        option.set("value", kept)

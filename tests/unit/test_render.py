@@ -9,6 +9,7 @@ import json
 import os
 import pickle
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -336,6 +337,45 @@ def test_drawers_not_used_are_stopped(tmp_path):
             leader = drawers._ready[0]
             raise RuntimeError("the result file was bad")
     assert leader.exitcode is not None and not leader.is_alive()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+def test_drawers_not_used_end_when_their_pipe_is_closed_without_a_signal():
+    """The SIGTERM that stops unused drawers is lost when it arrives while
+    the fork's own hooks run (tkperf's handler raises there, and the raise
+    goes nowhere), so closing the jobs pipe alone must end the drawer: it
+    holds no writing end of its own."""
+    drawers = parallel.Drawers()
+    ready = drawers.take()
+    assert ready is not None
+    leader, answers, jobs_in = ready
+    jobs_in.close()  # what close() does, without the signal
+    leader.join(60)
+    alive = leader.is_alive()
+    if alive:
+        leader.kill()
+        leader.join()
+    answers.close()
+    assert not alive and leader.exitcode == 0
+
+
+def _stopped_by_sigterm() -> None:
+    from tkperf.errors import Interrupted
+
+    raise Interrupted(signal.SIGTERM, "SIGTERM")  # what tkperf's handler, inherited by the fork, raises
+
+
+def test_a_drawing_process_stopped_by_a_signal_ends_quietly(capfd):
+    """A drawing process stopped by a signal ends with its exit status and
+    writes nothing: a command's stderr keeps its one line."""
+    import multiprocessing
+
+    proc = multiprocessing.get_context("fork").Process(target=parallel._started,
+                                                       args=(os.getpid(), _stopped_by_sigterm))
+    proc.start()
+    proc.join(60)
+    assert proc.exitcode == 128 + signal.SIGTERM
+    assert capfd.readouterr().err == ""
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")

@@ -168,3 +168,20 @@ def test_active_range_segments_hold_every_write_and_the_map_is_removed(guest):
     created = next(i for i, line in enumerate(got["log"]) if "dmsetup create tkperf-ar-" in line)
     noted = [i for i, line in enumerate(got["log"]) if "mapped as /dev/mapper/tkperf-ar-" in line]
     assert len(noted) == 1 and noted[0] > created, got["log"]
+
+
+def test_the_map_sweep_removes_only_what_tkperf_made(guest):
+    """Issue 54 item 3 with the real device-mapper (tests/lab/vm_guest.py,
+    step stale_maps): of four maps, only the one of tkperf's exact name
+    whose owner is gone is removed; the busy one is tried once, in bounded
+    time, and said once; a name tkperf never makes and a live run's map are
+    not touched (never even given to dmsetup)."""
+    got = vm_lab.step(guest, "stale_maps")
+    names = got["names"]
+    assert got["swept"] == [names["gone"]] and got["again"] == [], got
+    assert sorted(got["removed"]) == sorted([names["gone"], names["busy"]]), got
+    assert got["left"] == sorted([names["foreign"], names["live"], names["busy"]]), got
+    assert len(got["said"]) == 1 and names["busy"] in got["said"][0], got
+    assert names["foreign"] not in got["said"][0] and "busy" in got["said"][0].lower(), got
+    assert got["seconds"] < 30, got
+    assert not any(name in got["after"] for name in names.values()), got["after"]  # every map made is gone

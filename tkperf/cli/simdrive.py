@@ -8,9 +8,9 @@ model and its parameters: ``docs/simdrive.rst`` (``tkperf help simdrive``).
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Dict
 
+from tkperf import strictjson
 from tkperf.errors import EXIT_OK, UsageError
 from tkperf.kit import options
 from tkperf.simdrive import control
@@ -71,7 +71,7 @@ def cmd_down(args) -> int:
 def cmd_stats(args) -> int:
     doc = control.stats(control.find(args.device), history=args.history)
     if args.json:
-        print(json.dumps(doc, indent=1))
+        print(strictjson.dumps(doc, indent=1))  # strict JSON, valid UTF-8, as every document tkperf prints
         return EXIT_OK
     if args.history:
         raise UsageError("--history goes with --json")

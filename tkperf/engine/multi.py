@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf import programs, store
+from tkperf.errors import EXIT_NO_RESULT, EXIT_OK
 from tkperf.remote import fio_host
 from tkperf.target.identity import split_target
 
@@ -66,7 +67,8 @@ class Target(store.RunFiles):
 @dataclass
 class Outcome:
     """What became of one target.  ``exit_code`` is the child's (128 + N
-    when signal N ended it; None while it runs or if it never started);
+    when signal N ended it; None while it runs or if it never started;
+    14 when it exited 0 without a complete run, :func:`judge`);
     ``cpu_self_s`` is the child's own CPU time (tkperf, not fio),
     ``cpu_children_s`` that of the programs it ran (fio above all); both
     None when the child could not say.  ``error`` is why it stopped, as
@@ -123,7 +125,9 @@ def worst_exit(codes: Sequence[int]) -> int:
 
     The order is the codes' numbers (docs/exit-codes.rst): a stop by a
     signal (129-143) outranks an internal error (70), which outranks the
-    errors of one kind (2-12); 0 only when every target exited 0."""
+    errors of one kind (2-14); 0 only when every target exited 0 with a
+    complete run (:func:`judge` gives one that exited 0 without it 14).
+    Targets that all failed alike give their code."""
     return max(codes, default=0)
 
 
@@ -317,6 +321,7 @@ class ParallelRuns:
         if o.exit_code != 0 and not o.error:
             o.error = died_reason(o.proc.returncode)
         o.summary = read_summary(o.target.summary_path)
+        judge(o)
         self.listener.ended(o)
 
     def _stop_all(self) -> None:
@@ -336,6 +341,18 @@ class ParallelRuns:
             if key.data[1] == "chan":
                 os.close(key.fd)
         self._sel.close()
+
+
+def judge(o: Outcome) -> None:
+    """What the child achieved, not only how it exited: one that exited 0
+    without a complete run in its ``--json-summary`` (none written, or a
+    run that is not complete) produced nothing it was asked for; its code
+    becomes :data:`~tkperf.errors.EXIT_NO_RESULT` and its error says why."""
+    if o.exit_code != EXIT_OK or o.status == "complete":
+        return
+    o.exit_code = EXIT_NO_RESULT
+    o.error = ("its process exited 0 without a result" if o.summary is None
+               else f"its process exited 0, but its run is {o.status}")
 
 
 def died_reason(returncode: int) -> str:

@@ -12,7 +12,7 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf import notify
 from tkperf.engine import plan
@@ -75,9 +75,17 @@ def open_run(request: RunRequest, device: str, size: Optional[int]) -> OpenedTar
 def sweep_maps(side: TargetSide) -> None:
     """Remove what killed tkperf runs on this host left of their segments'
     maps (:func:`tkperf.target.armap.sweep`): such a map still holds its
-    device, which the safety checks would call in use."""
+    device, which the safety checks would call in use.  What it leaves
+    :func:`say_left` tells."""
     if not side.host:
         armap.sweep()
+
+
+def say_left(warning: Callable[[str], None]) -> None:
+    """Tell once what the sweep of maps left, and why (before any error
+    the run stops with: a left map may be why its device is in use)."""
+    for line in armap.unsaid():
+        warning(line)
 
 
 def check_segments(opts: RunOptions, dev: DeviceInfo, side: TargetSide, dry_run: bool = False) -> None:

@@ -20,14 +20,13 @@ import resource
 import shutil
 import signal
 import stat
-import sys
 import tempfile
 import time
 from collections import Counter
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from tkperf import notify, store
-from tkperf.engine import multi
+from tkperf import notify, programs, store
+from tkperf.engine import multi, opening
 from tkperf.engine import request as request_file
 from tkperf.engine.ending import warn_on_failure
 from tkperf.engine.listener import Listener, ParallelView, RunOutcome, SeveralEnded
@@ -132,7 +131,10 @@ def run_several(request: RunRequest, listener: Listener) -> RunOutcome:
     if twice:
         raise UsageError(f"{twice[0]} is given twice: give each target once")
     unattended(request.json_summary, request.mail)  # checked before anything runs
-    planned = plan_targets(request)
+    try:
+        planned = plan_targets(request)
+    finally:
+        opening.say_left(listener.warning)
     try:
         return _start(request, planned, listener)
     finally:
@@ -178,7 +180,7 @@ def _target(request: RunRequest, p: Planned, outdir: str, tmp: str) -> multi.Tar
                               json_summary=summary, size=request.size if p.is_file else None)
     path = os.path.join(tmp, "requests", f"{p.name}.json")
     request_file.write(own, path)
-    argv = (sys.executable, "-m", "tkperf", request.profile, "run", p.arg, "--request", path)
+    argv = tuple(programs.python_module("tkperf", request.profile, "run", p.arg, "--request", path))
     return multi.Target(p.name, p.arg, outdir, argv, summary)
 
 

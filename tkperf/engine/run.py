@@ -34,8 +34,9 @@ from tkperf.engine.child import CHILD_ENV, ChildHooks, child_hooks
 from tkperf.engine.listener import Listener, RunOutcome
 from tkperf.engine.request import ResumeRequest, RunRequest
 from tkperf.engine.session import Session, fio_settings
-from tkperf.errors import Interrupted, UsageError
+from tkperf.errors import EXIT_OK, Interrupted, UsageError
 from tkperf.model.results import Event, RunResult, now_iso
+from tkperf.report import summary
 
 
 def run(request: RunRequest, listener: Listener) -> RunOutcome:
@@ -60,7 +61,11 @@ def run_child(path: str, profile: str, devices: Tuple[str, ...], listener: Liste
 
 
 def _run_one(request: RunRequest, listener: Listener, hooks: Optional[ChildHooks]) -> RunOutcome:
-    opts, target = request.options, opening.open_run(request, request.device, request.size)
+    try:
+        target = opening.open_run(request, request.device, request.size)
+    finally:
+        opening.say_left(listener.warning)
+    opts = request.options
     try:
         mail = opening.unattended(request.json_summary, request.mail)
         if request.dry_run:
@@ -77,7 +82,7 @@ def _run_one(request: RunRequest, listener: Listener, hooks: Optional[ChildHooks
             saved = store.load(xml_path)
             _say_forced(resuming.check(saved, target.device, opts, request.force), listener)
             if saved.status == "complete":
-                return RunOutcome(run=saved, xml_path=xml_path, already_complete=True)
+                return _already_complete(request.json_summary, saved, xml_path, listener)
         fio = opening.backend(target.side, fio_settings(target.device, opts), target.outdir, request.remote)
         return _execute(request, Session(
             profile=request.profile, opts=opts, device=target.device, name=target.name, outdir=target.outdir,
@@ -86,6 +91,19 @@ def _run_one(request: RunRequest, listener: Listener, hooks: Optional[ChildHooks
             fio=fio, remote_facts=opening.facts(target.side, request.remote)), mail, hooks, listener)
     finally:
         target.close()
+
+
+def _already_complete(json_summary: Optional[str], saved: RunResult, xml_path: str,
+                      listener: Listener) -> RunOutcome:
+    """A resume that found its run complete: nothing to do, and the
+    ``--json-summary`` says so as the run's end did (a parent of several
+    runs reads what its child achieved there, docs/parallel.rst)."""
+    if json_summary:
+        log_path = os.path.splitext(xml_path)[0] + ".log"
+        paths = notify.paths_dict(xml_path, log_path if os.path.exists(log_path) else "", [])
+        ending.warn_on_failure("no JSON summary", lambda: notify.write_summary(
+            json_summary, summary.as_document(saved, paths, EXIT_OK)), listener)
+    return RunOutcome(run=saved, xml_path=xml_path, already_complete=True)
 
 
 def _execute(request: RunRequest, session: Session, mail: Optional[notify.MailSettings],
@@ -123,9 +141,10 @@ def resume(asked: ResumeRequest, path: str, listener: Listener) -> RunOutcome:
     mail = opening.unattended(asked.json_summary, asked.mail)
     saved = store.load(path)
     if saved.status == "complete":
-        return RunOutcome(run=saved, xml_path=path, already_complete=True)
+        return _already_complete(asked.json_summary, saved, path, listener)
     if saved.integrity:  # a torn last row dropped, or an older format: said, and kept with the run
-        listener.warning(f"{path}: result file: {saved.integrity}")
+        if store.cut_notes(saved):
+            listener.warning(f"{path}: result file: {store.cut_notes(saved)}")
         saved.events.append(Event(now_iso(), "warning", f"resumed from a result file that was read as: "
                                                          f"{saved.integrity}"))
     request = opening.resume_request(asked, saved, path)
@@ -142,7 +161,10 @@ def resume_run(request: RunRequest, saved: RunResult, path: str, mail: Optional[
         opening.need_root(dev, ["resume", path, "..."])
         _say_forced(resuming.check(saved, dev, opts, request.force), listener)
         opening.check_segments(opts, dev, side)
-        opening.sweep_maps(side)
+        try:
+            opening.sweep_maps(side)
+        finally:
+            opening.say_left(listener.warning)
         outdir = request.outdir or os.path.dirname(os.path.abspath(path))
         fio = opening.backend(side, fio_settings(dev, opts), outdir, request.remote, was)
         return _execute(request, Session(profile=request.profile, opts=opts, device=dev, name=saved.name,

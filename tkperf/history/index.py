@@ -28,11 +28,11 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from tkperf import __version__, store
+from tkperf import __version__, store, strictjson
 from tkperf.errors import ResultFileError, TkperfError
 from tkperf.history import folder, indexfile
 from tkperf.kit import registry
-from tkperf.model import noise, stored
+from tkperf.model import noise, shown, stored
 from tkperf.model.results import RunResult
 from tkperf.verdict import regression
 
@@ -136,11 +136,19 @@ def facts(run: RunResult, path: str) -> FileFacts:
     a run.  A figure a test type computed as no finite number is left out
     (no trend or change point rests on it), and so are such window values
     and every test whose stored numbers are not in their ranges
-    (:func:`tkperf.model.stored.check_test`)."""
+    (:func:`tkperf.model.stored.check_test`).  A file whose options are not
+    what a run stores is no result (:func:`tkperf.report.checked.check_run`,
+    a ResultFileError), and its long texts are cut as ``show`` cuts them
+    (:func:`tkperf.model.shown.bound_run`)."""
+    from tkperf.report import checked  # the reading layer of show and check, the report's modules with it
+
+    checked.check_run(run)
+    shown.bound_run(run)
     key, label = device_key(run)
     rows: List[FigureRow] = []
     for test in run.tests:
         try:
+            stored.check_counts(test)
             if registry.is_builtin(test.type):
                 stored.check_test(test)
         except stored.StoredValueError:
@@ -224,9 +232,19 @@ class Index:
         self.db = self._connect(path, wait_s)
 
     def _key(self, path: str) -> str:
-        return os.path.relpath(path, self.base) if self.base is not None else path
+        """The file's row name: its path (relative to ``base``); a path whose
+        bytes are not UTF-8 (lone surrogates, which SQLite's text cannot
+        hold) as a NUL, which no path holds, and the hex of its bytes."""
+        key = os.path.relpath(path, self.base) if self.base is not None else path
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:
+            return "\0" + os.fsencode(key).hex()
+        return key
 
     def _real(self, key: str) -> str:
+        if key.startswith("\0"):
+            key = os.fsdecode(bytes.fromhex(key[1:]))
         return os.path.join(self.base, key) if self.base is not None else key
 
     def _memory(self) -> sqlite3.Connection:
@@ -355,7 +373,7 @@ class Index:
         try:
             f = facts(store.loads(data, path), path)
         except TkperfError as exc:
-            error = str(exc) or "not a tkperf result"
+            error = strictjson.text(str(exc)) or "not a tkperf result"  # SQLite's text holds no lone surrogate
             self.db.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, '', '', '', '', 0)",
                             (key, st.st_mtime_ns, st.st_size, digest, error))
             return error

@@ -6,6 +6,7 @@ draws nothing.  :func:`as_dict` is what ``tkperf history --json`` prints.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -73,10 +74,21 @@ class Device:
                 "trends": [t.as_dict() for t in self.trends]}
 
 
+#: A start time the history orders by: the ISO 8601 forms tkperf writes (a
+#: date, a time to the second, millisecond or microsecond, an offset or Z),
+#: checked before ``datetime.fromisoformat``, which reads more on newer
+#: Pythons than on 3.9 (3.11: basic format, week dates, Z; later: 24:00):
+#: the order is the same on every Python.
+_STARTED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+                      r"(\.[0-9]{3}|\.[0-9]{6})?([+-][0-9]{2}:[0-9]{2}|Z)?)?")
+
+
 def when(f: FileFacts) -> Tuple[float, str]:
     """The sort key of a result: its start time (files without one first, by path)."""
     try:
-        stamp = datetime.fromisoformat(f.started)
+        if not _STARTED.fullmatch(f.started):
+            raise ValueError(f"not a start time tkperf writes: {f.started!r}")
+        stamp = datetime.fromisoformat(f.started[:-1] + "+00:00" if f.started.endswith("Z") else f.started)
         if stamp.tzinfo is None:
             stamp = stamp.astimezone()
         return stamp.timestamp(), f.path

@@ -12,7 +12,11 @@ read from the same table of the tree's ``pyproject.toml``, so there is
 one list.
 
 A plug-in that fails to load, or that reuses a taken name, is left out
-with a warning in the log (and in ``tkperf tests``); it never stops tkperf.
+with a warning in the log (and in ``tkperf tests``); it never stops tkperf:
+also not one that calls ``sys.exit`` (or runs argparse, which does), or
+raises ``KeyboardInterrupt``, as it is imported (:class:`_Loading`; what it
+printed meanwhile is kept out of tkperf's output and its last line quoted
+in the warning).  A real Ctrl-C while plug-ins load still stops tkperf.
 The version test is here (:func:`api_of`); a type written for API 2 is
 wrapped in :class:`~tkperf.kit.adapter.Api2Type`
 (:func:`adapted` says which, for ``tkperf tests``).  A type may name its
@@ -21,10 +25,14 @@ view ``"package.module:Class"`` (a view module imports its type's):
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import logging
 import os
 import re
+import signal
+import threading
 from importlib import metadata
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Type
 
@@ -141,6 +149,80 @@ def builtins() -> List[Tuple[str, str, object]]:
     return own + [c for c in _source_tree_builtins() if c[0] not in known]
 
 
+class _Loading:
+    """Around the import of one test type: what it prints goes to a buffer
+    (a plug-in's output is no part of ``--json`` or a summary), and a SIGINT
+    that arrives meanwhile is noted before the handler in place runs, so a
+    ``KeyboardInterrupt`` is told apart: the user's Ctrl-C (``signalled``)
+    or the plug-in's own raise."""
+
+    def __init__(self) -> None:
+        self.signalled = False
+        self.printed = io.StringIO()
+        self._previous: Any = None
+        self._redirect = contextlib.ExitStack()
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self.signalled = True
+        self._previous(signum, frame)  # the handler in place: KeyboardInterrupt, or tkperf's own
+
+    def __enter__(self) -> _Loading:
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):  # SIG_IGN and SIG_DFL need no telling apart: nothing is raised
+                self._previous = previous
+                signal.signal(signal.SIGINT, self._on_sigint)
+        self._redirect.enter_context(contextlib.redirect_stdout(self.printed))
+        self._redirect.enter_context(contextlib.redirect_stderr(self.printed))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._redirect.close()
+        if self._previous is not None:  # also over a handler the plug-in set
+            signal.signal(signal.SIGINT, self._previous)
+
+    def said(self) -> str:
+        """The last line the plug-in printed, shortened: '' when it printed nothing."""
+        lines = [line.strip() for line in self.printed.getvalue().splitlines() if line.strip()]
+        return lines[-1][:160] if lines else ""
+
+
+def _why(exc: BaseException, loading: _Loading) -> str:
+    """Why a test type could not be loaded, in a few words."""
+    if isinstance(exc, SystemExit):
+        code = exc.code
+        why = f"it called sys.exit({code!r}) as it was imported" if code is None or isinstance(code, int) \
+            else f"it called sys.exit() as it was imported: {code}"
+    elif isinstance(exc, KeyboardInterrupt):
+        why = "it raised KeyboardInterrupt as it was imported"
+    else:
+        why = f"{type(exc).__name__}: {exc}"
+    said = loading.said()
+    why = " ".join((f"{why} (it printed: {said})" if said and said not in why else why).split())  # one line
+    return why if len(why) <= 400 else why[:397] + "..."
+
+
+def _loaded(value: str, ep: object, where: str) -> TestType:
+    """The test type an entry point names, as an instance; raises what its
+    import or its checks raised (SystemExit and KeyboardInterrupt too,
+    unless the user pressed Ctrl-C: then that KeyboardInterrupt goes on as
+    a RuntimeError would not)."""
+    with _Loading() as loading:
+        try:
+            obj = ep.load() if ep is not None else _load(value)  # type: ignore[attr-defined]
+            return _instance(obj, where)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            if isinstance(exc, KeyboardInterrupt) and loading.signalled:
+                raise  # the user's Ctrl-C, not the plug-in's
+            raise _LoadFailed(_why(exc, loading)) from None
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not stop tkperf
+            raise _LoadFailed(_why(exc, loading)) from None
+
+
+class _LoadFailed(Exception):
+    """A test type that could not be loaded; the message says why."""
+
+
 def _discover() -> Dict[str, TestType]:
     found: Dict[str, TestType] = {}
     problems: List[str] = []
@@ -150,10 +232,9 @@ def _discover() -> Dict[str, TestType]:
     for name, value, ep in candidates:
         where = f"test type {name} ({value})"
         try:
-            obj = ep.load() if ep is not None else _load(value)  # type: ignore[attr-defined]
-            inst = _instance(obj, where)
-        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not stop tkperf
-            problems.append(f"{where} could not be loaded: {type(exc).__name__}: {exc}")
+            inst = _loaded(value, ep, where)
+        except _LoadFailed as exc:
+            problems.append(f"{where} could not be loaded: {exc}")
             continue
         if inst.name in found:
             if type(found[inst.name]) is not type(inst):

@@ -44,11 +44,25 @@ def _params(run: RunResult) -> Dict[str, str]:
     return out
 
 
+#: The most differing parameters a warning names (the rest are counted), and
+#: the most characters of a parameter's name or value it shows.
+SHOWN_DIFFERENCES = 12
+SHOWN_CHARS = 200
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}... ({len(text):,} characters)"
+
+
 def param_differences(result: RunResult, baseline: RunResult) -> List[str]:
-    """'runtime 1 vs 10' for each option or test parameter that differs."""
+    """'runtime 1 vs 10' for each option or test parameter that differs: the
+    first :data:`SHOWN_DIFFERENCES`, then how many more ('and 3 more')."""
     mine, theirs = _params(result), _params(baseline)
-    return [f"{k} {mine.get(k, '-')} vs {theirs.get(k, '-')}"
-            for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
+    keys = [k for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
+    out = [f"{_cut(k)} {_cut(mine.get(k, '-'))} vs {_cut(theirs.get(k, '-'))}" for k in keys[:SHOWN_DIFFERENCES]]
+    if len(keys) > SHOWN_DIFFERENCES:
+        out.append(f"and {len(keys) - SHOWN_DIFFERENCES:,} more")
+    return out
 
 
 def _together(sides: List[str]) -> str:

@@ -11,9 +11,8 @@ from tkperf.errors import UsageError
 def parse_tgbw(text: str, flag: str = "--wsat-tgbw") -> str:
     """'4x' (drive fills) or a GB figure ('800', '1.5') -> normalised text."""
     t = (text or "").strip().lower()
-    if re.fullmatch(r"\d+(\.\d+)?x", t) and float(t[:-1]) > 0:
-        return t
-    if re.fullmatch(r"\d+(\.\d+)?", t) and float(t) > 0:
+    # at most 12 digits (a zettabyte, a trillion fills): a figure, not thousands of digits that make no number
+    if re.fullmatch(r"\d{1,12}(\.\d{1,9})?x?", t) and float(t.rstrip("x")) > 0:
         return t
     raise UsageError(f"--wsat-tgbw {text!r} is not a GB figure (e.g. 800) or drive fills (e.g. 4x)")
 

@@ -12,7 +12,7 @@ import subprocess
 from typing import List, Optional, Sequence
 
 from tkperf import programs
-from tkperf.errors import RemoteError, ToolError
+from tkperf.errors import RemoteError, ToolError, ToolTimeout
 
 #: A dead connection is noticed within about a minute.
 OPTIONS = ("-o", "BatchMode=yes", "-o", "ConnectTimeout=15",
@@ -53,10 +53,8 @@ class Ssh:
         """Run ``remote`` on the host; its stdout, or RemoteError."""
         try:
             proc = programs.run(self.argv(remote), timeout=timeout, check=False, what=f"ssh {self.host}")
-        except ToolError as exc:
-            if "did not finish" in str(exc):
-                raise RemoteError(f"{what} on {self.host}: no answer within {timeout:.0f} s") from None
-            raise
+        except ToolTimeout:
+            raise RemoteError(f"{what} on {self.host}: no answer within {timeout:.0f} s") from None
         if proc.returncode != 0:
             raise self.failure(proc.returncode, proc.stderr, what)
         return proc.stdout

@@ -21,7 +21,6 @@ pickle: a test host cannot make the controlling host run code).
 from __future__ import annotations
 
 import dataclasses
-import json
 import typing
 from typing import Any, Dict, List, Optional, Tuple, Type, TypeVar
 
@@ -80,7 +79,7 @@ def decode(line: bytes, limit: int = MAX_LINE) -> Dict[str, Any]:
     if text.count("[") + text.count("{") > MAX_DEPTH and _depth(text) > MAX_DEPTH:
         raise WireError(f"JSON nested deeper than {MAX_DEPTH} levels")
     try:
-        obj = json.loads(text)
+        obj = strictjson.loads(text)  # NaN and Infinity are Python's, not JSON (the agent never sends them)
     except (ValueError, RecursionError) as exc:
         raise WireError(f"not JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
     if not isinstance(obj, dict):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Sequence
 
-import matplotlib
+from tkperf.render.mpl import matplotlib  # first: no settings file of the caller's (tkperf/render/mpl.py)
 
 matplotlib.use("Agg")
 
@@ -178,11 +178,11 @@ def heatmap(path: str, spec: HeatmapChart) -> str:
         # its own colour: no hairline seams where a viewer smooths the edges.
         rows, cols = data.shape
         ax.set_facecolor(_NO_VALUE)
+        ax.grid(False)  # before the mesh, whose own removal of a grid is deprecated (matplotlib 3.6 warns)
         cells = ax.pcolormesh(np.arange(cols + 1) - 0.5, np.arange(rows + 1) - 0.5, masked,
                               cmap=cmap, norm=norm, edgecolors="face", linewidth=0.4)
         ax.set_xlim(-0.5, cols - 0.5)
         ax.set_ylim(rows - 0.5, -0.5)
-        ax.grid(False)
         ax.set_xticks(range(len(grid.cols)))
         ax.set_xticklabels(list(grid.cols))
         ax.set_yticks(range(len(grid.rows)))

@@ -20,10 +20,11 @@ import secrets
 import tempfile
 from dataclasses import dataclass
 from html import escape as html_escape
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.errors import OutputError
 from tkperf.model.files import ensure_own_dir
+from tkperf.model.shown import file_stem
 from tkperf.render import blocks as b
 from tkperf.render import navigation, parallel, rst
 from tkperf.render.pdf import PdfGraphic, load_rst2pdf, svg_beside, vector_of
@@ -72,9 +73,51 @@ def _docutils_settings(warnings: io.StringIO) -> Dict[str, object]:
     }
 
 
-def _warnings_of(stream: io.StringIO, what: str) -> List[str]:
-    return [f"{what}: {line.strip()}" for line in stream.getvalue().splitlines() if "(WARNING" in line
-            or "(ERROR" in line or "(SEVERE" in line]
+#: docutils' WARNING level: a system message at it or above is a warning of the build.
+_WARNING_LEVEL = 2
+
+
+def _noting(what: str, warnings: List[str]) -> Callable[[Any], None]:
+    """An observer of docutils' reporter (``Reporter.attach_observer``): each
+    system message of WARNING level or above, told by its ``level``, is
+    noted in ``warnings`` as its first line (where the warning stream's
+    text goes on with the source it quotes, which may say anything)."""
+    def note(message: Any) -> None:
+        if message["level"] >= _WARNING_LEVEL:
+            warnings.append(f"{what}: {message.astext().splitlines()[0].strip()}")
+    return note
+
+
+def _observed_reader(note: Callable[[Any], None]) -> Any:
+    """docutils' standalone reader, its document's reporter observed by ``note``."""
+    from docutils.readers import standalone
+
+    class Reader(standalone.Reader):
+        def new_document(self) -> Any:
+            document = super().new_document()
+            document.reporter.attach_observer(note)
+            return document
+
+    return Reader()
+
+
+def _observed_html_writer(note: Callable[[Any], None]) -> Any:
+    """docutils' HTML5 writer; the reporter made for its publishing (from a
+    doctree: a new one) observed by ``note`` from its first transform on."""
+    from docutils.transforms import Transform
+    from docutils.writers import html5_polyglot
+
+    class Observe(Transform):
+        default_priority = 0  # before every other transform
+
+        def apply(self) -> None:
+            self.document.reporter.attach_observer(note)
+
+    class Writer(html5_polyglot.Writer):
+        def get_transforms(self) -> List[Any]:
+            return [Observe, *super().get_transforms()]
+
+    return Writer()
 
 
 #: The only link targets a report may hold (the HTML ``href``, the PDF ``/URI``).
@@ -90,11 +133,11 @@ def parse_rst(text: str, source_path: str) -> Tuple[object, List[str]]:
     from tkperf.render import listtable  # with docutils
 
     listtable.register()
-    stream = io.StringIO()
-    doctree = publish_doctree(text, source_path=source_path,
-                              settings_overrides=_docutils_settings(stream))
+    warnings: List[str] = []
+    doctree = publish_doctree(text, source_path=source_path, reader=_observed_reader(_noting("reST", warnings)),
+                              settings_overrides=_docutils_settings(io.StringIO()))  # the stream is not read
     unlinked = unlink(doctree)
-    return doctree, _warnings_of(stream, "reST") + [f"reST: link to {u!r} made plain text" for u in unlinked]
+    return doctree, warnings + [f"reST: link to {u!r} made plain text" for u in unlinked]
 
 
 def unlink(doctree: object) -> List[str]:
@@ -164,15 +207,15 @@ def render_html(doctree: object, base_dir: str, copy: bool = True,
         kind = "image/svg+xml" if path.endswith(".svg") else "image/png"
         image["uri"] = f"data:{kind};base64," + base64.b64encode(data).decode("ascii")
     navigation.prepare(tree)
-    stream = io.StringIO()
     with tempfile.TemporaryDirectory(prefix="tkperf-css-") as tmp:
         css = os.path.join(tmp, "tkperf.css")
         with open(css, "w", encoding="utf-8") as fh:
             fh.write(_HTML_CSS)
-        settings = dict(_docutils_settings(stream), stylesheet_path=f"minimal.css,plain.css,{css}",
+        settings = dict(_docutils_settings(io.StringIO()), stylesheet_path=f"minimal.css,plain.css,{css}",
                         stylesheet_dirs=list(html5_polyglot.Writer.default_stylesheet_dirs))
-        out = publish_from_doctree(tree, writer=html5_polyglot.Writer(), settings_overrides=settings)
-    return out, warnings + _warnings_of(stream, "HTML")
+        out = publish_from_doctree(tree, writer=_observed_html_writer(_noting("HTML", warnings)),
+                                   settings_overrides=settings)
+    return out, warnings
 
 
 def fill_html(html: bytes, later: Mapping[str, Optional[Tuple[str, str]]]) -> Tuple[bytes, List[str]]:
@@ -195,8 +238,9 @@ def fill_html(html: bytes, later: Mapping[str, Optional[Tuple[str, str]]]) -> Tu
 
 
 def safe_name(name: str) -> str:
-    """A run name fit for file names: no directories, nothing hidden."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-") or "report"
+    """A run name fit for file names: no directories, nothing hidden, short
+    enough for every file system (:func:`tkperf.model.shown.file_stem`)."""
+    return file_stem(re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-") or "report")
 
 
 def prepare_outdir(outdir: str, plot_dirname: str) -> str:

@@ -21,10 +21,11 @@ import gc
 import multiprocessing
 import os
 import signal
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.errors import OutputError
+from tkperf.errors import Interrupted, OutputError
 from tkperf.render.pdf import PdfGraphic, svg_beside
 
 MAX_WORKERS = 2
@@ -108,9 +109,16 @@ def _end_with(parent: int) -> None:
 
 
 def _started(parent: int, target: Callable[..., None], *args: Any) -> None:
-    """``target(*args)`` in a process forked by ``parent``, ended with it."""
-    _end_with(parent)
-    target(*args)
+    """``target(*args)`` in a process forked by ``parent``, ended with it.
+    Stopped by a signal (the parent's ``terminate()``, the parent's end),
+    which tkperf's handlers, inherited, raise as :class:`Interrupted`: it
+    ends with the signal's exit status, and no traceback on the command's
+    stderr."""
+    try:
+        _end_with(parent)
+        target(*args)
+    except Interrupted as exc:
+        sys.exit(exc.exit_code)
 
 
 def _draw_share(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Sequence[int],
@@ -196,10 +204,15 @@ def _stop(leader: Any, answers: Any, terminate: bool = True) -> None:
     answers.close()
 
 
-def _lead_when_told(jobs_in: Any, taken: Any, answers: Any, lock: Any, followers: int) -> None:
+def _lead_when_told(jobs_in: Any, parents_end: Any, taken: Any, answers: Any, lock: Any, followers: int) -> None:
     """A first drawing process started before its charts are known
     (:class:`Drawers`): it imports what drawing needs now, then waits for
-    (jobs, outputs, order); a closed pipe (nothing to draw) ends it."""
+    (jobs, outputs, order); a closed pipe (nothing to draw) ends it.  Its
+    copy of the parent's writing end (``parents_end``, inherited by the
+    fork) is closed first, so the parent's close is the end of the pipe:
+    the process ends without a signal, which one arriving while the fork's
+    own hooks run would lose."""
+    parents_end.close()
     _preload()
     try:
         jobs, outputs, order = jobs_in.recv()
@@ -229,7 +242,7 @@ class Drawers:
         except (ValueError, OSError):  # no fork, no pipes: the charts are drawn as Drawing can
             return
         roomy(jobs_in)  # the charts are handed over while the drawer still imports: no waiting for it
-        started = _fork_leader(_lead_when_told, (jobs_out,), self.workers - 1)
+        started = _fork_leader(_lead_when_told, (jobs_out, jobs_in), self.workers - 1)
         jobs_out.close()  # the leader's end
         if started is None:
             jobs_in.close()

@@ -4,6 +4,7 @@ graphics: each drawn from the PDF graphic recorded while its SVG was drawn
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import logging
@@ -11,7 +12,7 @@ import os
 import sys
 import tempfile
 import zlib
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
 
 def svg_beside(path: str) -> str:
@@ -138,6 +139,27 @@ def _graphic_backend(graphics: Mapping[str, PdfGraphic], sizes: Mapping[str, Tup
     return backend
 
 
+#: rst2pdf's own cover template (title and subtitle), written into the PDF's
+#: private folder: rst2pdf looks for ``cover.tmpl`` in its basedir, then in
+#: ``~/.rst2pdf``, and renders what it finds with Jinja2, which runs code.
+_COVER = """{% if title: %}
+
+.. class:: title
+
+{{title}}
+
+{% endif %}
+
+{% if subtitle: %}
+
+.. class:: subtitle
+
+{{subtitle}}
+
+{% endif %}
+"""
+_COVER_NAME = "tkperf-cover.tmpl"
+
 # rst2pdf stylesheet: A4, small table text so an 8-column matrix fits the page.
 _PDF_STYLE = """
 pageSetup:
@@ -227,6 +249,8 @@ def _vector_images(tree: object, base_dir: str, graphics: Mapping[str, PdfGraphi
             svglib_reads = True
         elif path.endswith(".svg") and os.path.isfile(path[:-4] + ".png"):
             image["uri"] = path[:-4] + ".png"
+        else:
+            image["uri"] = path  # rst2pdf's basedir is a private folder (render_pdf)
     image_module.SVGImage = _graphic_backend(graphics, sizes, charts, fallback)
 
     def restore() -> None:
@@ -264,6 +288,23 @@ def load_rst2pdf() -> Any:
             if sys.modules.get(name, True) is None:
                 del sys.modules[name]
     return RstToPdf
+
+
+@contextlib.contextmanager
+def _no_docutils_config() -> Iterator[None]:
+    """Within: docutils reads no configuration file (``DOCUTILSCONFIG`` empty:
+    not ``./docutils.conf``, ``~/.docutils`` nor ``/etc/docutils.conf``), as
+    for tkperf's own parsing (``_disable_config``); rst2pdf parses its cover
+    page with docutils' defaults."""
+    saved = os.environ.get("DOCUTILSCONFIG")
+    os.environ["DOCUTILSCONFIG"] = ""
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("DOCUTILSCONFIG", None)
+        else:
+            os.environ["DOCUTILSCONFIG"] = saved
 
 
 def render_pdf(doctree: object, base_dir: str, copy: bool = True,
@@ -314,9 +355,15 @@ def render_pdf(doctree: object, base_dir: str, copy: bool = True,
             style = os.path.join(tmp, "tkperf.yaml")
             with open(style, "w", encoding="utf-8") as fh:
                 fh.write(_PDF_STYLE)
-            rc = RstToPdf(stylesheets=[style], basedir=base_dir, breaklevel=1, breakside="any", splittables=True,
-                          repeat_table_rows=True, footer="###Page###").createPdf(
-                doctree=tree, output=buf)
+            with open(os.path.join(tmp, _COVER_NAME), "w", encoding="utf-8") as fh:
+                fh.write(_COVER)
+            # basedir: the private folder, where rst2pdf finds tkperf's cover
+            # first (every image path is absolute); no docutils.conf read
+            # for the cover's text, neither the current folder's nor ~/.docutils.
+            with _no_docutils_config():
+                rc = RstToPdf(stylesheets=[style], basedir=tmp, custom_cover=_COVER_NAME, breaklevel=1,
+                              breakside="any", splittables=True, repeat_table_rows=True,
+                              footer="###Page###").createPdf(doctree=tree, output=buf)
     except Exception as exc:  # noqa: BLE001 - a failing PDF writer must not cost the other formats
         return None, [f"PDF not written: rst2pdf failed: {type(exc).__name__}: {exc}"]
     finally:

@@ -11,7 +11,7 @@ import io
 import textwrap
 from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, cast
 
-import matplotlib
+from tkperf.render.mpl import matplotlib  # first: no settings file of the caller's (tkperf/render/mpl.py)
 
 matplotlib.use("Agg")
 
@@ -23,6 +23,7 @@ from matplotlib.ticker import FuncFormatter, LogFormatter, MaxNLocator  # noqa: 
 from PIL import Image  # noqa: E402 - matplotlib's own PNG writer
 
 from tkperf.render.blocks import CHART_HEIGHT_IN, CHART_WIDTH_IN  # noqa: E402
+from tkperf.render.mpl import drawing_style  # noqa: E402
 from tkperf.render.pdf import svg_beside as svg_path  # noqa: E402 - the one rule for where an SVG goes
 from tkperf.render.recorder import measured_text, svg_and_graphic  # noqa: E402
 from tkperf.store import atomic_write  # noqa: E402
@@ -120,7 +121,7 @@ def _draw(path: str, build: Callable[[], Figure]) -> str:
     the same pixels, a smaller file.  The SVG keeps text as text (smaller,
     selectable).
     """
-    with matplotlib.rc_context(_RC):
+    with drawing_style(_RC):  # matplotlib's built-in settings, whatever a matplotlibrc says
         fig = build()
         _lay_out(fig)
         if "png" in _OUTPUTS:
@@ -162,16 +163,24 @@ def _lay_out(fig: Figure) -> None:
     engine: Any = fig.get_layout_engine()
     if engine is None:
         return
+    with _measuring(fig):
+        engine.execute(fig)
+    fig.set_layout_engine("none")
+
+
+@contextlib.contextmanager
+def _measuring(fig: Figure) -> Iterator[_Measuring]:
+    """Within: the figure at 72 dpi, its canvas handing out (and this
+    yielding) a :class:`_Measuring` renderer; no Agg renderer is made."""
     canvas = cast(_Canvas, fig.canvas)  # set by _figure
     dpi = fig.dpi
     fig.dpi = 72
     canvas.measuring = _Measuring(*fig.bbox.size)
     try:
-        engine.execute(fig)
+        yield canvas.measuring
     finally:
         canvas.measuring = None
         fig.dpi = dpi
-    fig.set_layout_engine("none")
 
 
 def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title: str = "") -> None:
@@ -193,7 +202,8 @@ def _legend_below(fig: Figure, axes: Sequence, ncol: Optional[int] = None, title
         fig.legend(handles, labels, loc="outside lower center", **style)
     except ValueError:  # matplotlib 3.6 (Debian 12) has no "outside" legends: keep room for it by hand
         legend = fig.legend(handles, labels, loc="lower center", **style)
-        height = legend.get_window_extent(cast(FigureCanvasAgg, fig.canvas).get_renderer()).height / fig.bbox.height
+        with _measuring(fig) as renderer:  # measured as the layout measures it, a fraction of the height
+            height = legend.get_window_extent(renderer).height / fig.bbox.height
         engine: Any = fig.get_layout_engine()  # the figure's constrained layout (_figure)
         engine.set(rect=(0, height, 1, 1 - height))
 

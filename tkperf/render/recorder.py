@@ -22,15 +22,19 @@ import math
 import zlib
 from typing import Any, Dict, List, Optional, Tuple, cast
 
-import numpy as np
-from matplotlib.backend_bases import GraphicsContextBase, RendererBase
-from matplotlib.backends.backend_mixed import MixedModeRenderer
-from matplotlib.backends.backend_svg import RendererSVG
-from matplotlib.figure import Figure
-from matplotlib.path import Path
-from matplotlib.textpath import TextToPath
+from tkperf.render.mpl import matplotlib  # first: no settings file of the caller's (tkperf/render/mpl.py)
 
-from tkperf.render.pdf import PdfGraphic
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+from matplotlib.backend_bases import GraphicsContextBase, RendererBase  # noqa: E402
+from matplotlib.backends.backend_mixed import MixedModeRenderer  # noqa: E402
+from matplotlib.backends.backend_svg import RendererSVG  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.path import Path  # noqa: E402
+from matplotlib.textpath import TextToPath  # noqa: E402
+
+from tkperf.render.pdf import PdfGraphic  # noqa: E402
 
 _CAPS = {"butt": 0, "round": 1, "projecting": 2}
 _JOINS = {"miter": 0, "round": 1, "bevel": 2}

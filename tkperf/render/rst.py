@@ -15,6 +15,7 @@ import re
 import unicodedata
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from tkperf.model.shown import cut
 from tkperf.render import blocks as b
 from tkperf.render.pdf import svg_beside
 
@@ -31,10 +32,17 @@ HEADER_WIDTHS = (16, 34, 16, 34)
 _UNDERLINE = "=-~^"
 
 
+#: The most characters of one text a report shows: a longer one (only a
+#: file's can be: tkperf/model/shown.py bounds most at load) is cut, with a note.
+MAX_SHOWN = 64 * 1024
+
+
 def rst_escape(text: object) -> str:
     """One line of plain text made inert in reST: inline markup escaped, no
-    line breaks, and nothing that starts a list, field or comment."""
-    s = "".join(ch if ch.isprintable() else " " for ch in str(text))
+    line breaks, and nothing that starts a list, field or comment; at most
+    :data:`MAX_SHOWN` characters of it (then a note of how many were cut)."""
+    s = cut(str(text), MAX_SHOWN)
+    s = "".join(ch if ch.isprintable() else " " for ch in s)
     s = " ".join(s.split())
     s = _INLINE.sub(r"\\\1", s)
     s = _SCHEME_COLON.sub(r"\1\\:", s).replace("@", "\\@")

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List
 
-import numpy as np
-from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+from tkperf.render.mpl import matplotlib  # first: no settings file of the caller's (tkperf/render/mpl.py)
 
-from tkperf.render.blocks import ConfidenceChart, Curve, HistogramChart, XYChart
-from tkperf.render.plotting import (
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+
+from tkperf.render.blocks import ConfidenceChart, Curve, HistogramChart, XYChart  # noqa: E402
+from tkperf.render.plotting import (  # noqa: E402
     DENSE_POINTS,
     MANY_MARKERS,
     _draw,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable, List, Optional, Sequence, Tuple, TypeVar
 
 from tkperf.model.results import RunResult, TestRun
+from tkperf.model.shown import file_stem
 from tkperf.render import blocks as b
 from tkperf.report.steady import run_window
 from tkperf.report.words import NA, fmt
@@ -36,8 +37,9 @@ def difference(value: Optional[float], first: Optional[float]) -> str:
 
 
 def chart_name(stem: str) -> str:
-    """A chart's file name: ``stem`` made safe, ``.png`` added."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", stem) + ".png"
+    """A chart's file name: ``stem`` made safe and short (a test key from a
+    file may be long: :func:`tkperf.model.shown.file_stem`), ``.png`` added."""
+    return file_stem(re.sub(r"[^A-Za-z0-9._-]+", "-", stem)) + ".png"
 
 
 def grid_table(grid: b.Grid, title: str, corner: str = "") -> b.Table:

@@ -98,12 +98,18 @@ def _remote(run: RunResult) -> Pairs:
                                  "everything else by tkperf's agent over SSH"),)
 
 
+#: The most names of the runs that shared the host the header lists.
+SHOWN_TARGETS = 16
+
+
 def _sharing(run: RunResult) -> Pairs:
     """'Runs sharing the host' when the run was one of several at once."""
     share = run.facts.get("host_sharing") if isinstance(run.facts, dict) else None
     if not isinstance(share, dict) or int(share.get("runs") or 0) < 2:
         return ()  # alone on its host
-    names = ", ".join(str(t.get("name", "")) for t in share.get("targets", []) if isinstance(t, dict))
+    named = [str(t.get("name", "")) for t in share.get("targets", []) if isinstance(t, dict)]
+    names = ", ".join(named[:SHOWN_TARGETS]) + (f" and {len(named) - SHOWN_TARGETS:,} more"
+                                                 if len(named) > SHOWN_TARGETS else "")
     cpus = f" on {share['host_cpus']} CPUs" if share.get("host_cpus") else ""
     return (("Runs sharing the host", f"{share['runs']}{cpus}" + (f" ({names})" if names else "")),)
 

@@ -22,7 +22,6 @@ import json
 import os
 import re
 import select
-import shutil
 import signal
 import socket
 import stat
@@ -48,7 +47,7 @@ def available() -> str:
         return "an emulated SSD needs root (mount and losetup)"
     if not os.path.exists("/dev/fuse"):
         return "an emulated SSD needs /dev/fuse (the fuse kernel module)"
-    if shutil.which("losetup") is None:
+    if programs.find("losetup") is None:
         return "an emulated SSD needs losetup (Debian package util-linux)"
     return ""
 
@@ -244,12 +243,12 @@ def _loops_over(rundir: str) -> List[str]:
 
 
 def _start_server(rundir: str) -> None:
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=root)
     logfd = os.open(os.path.join(rundir, "server.log"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        proc = programs.daemon([sys.executable, "-m", "tkperf.simdrive", rundir], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE, stderr=logfd, env=env, close_fds=True)
+        # This tkperf's code only (programs.python_module), in "/": the server
+        # outlives the command and keeps no one's folder busy.
+        proc = programs.daemon(programs.python_module("tkperf.simdrive", rundir), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=logfd, close_fds=True, cwd="/")
     finally:
         os.close(logfd)
     _write(rundir, "pid", str(proc.pid))

@@ -124,6 +124,13 @@ def loads(data: bytes, source: str = "<data>") -> RunResult:
     return ranges.check_run(run, source)
 
 
+def cut_notes(run: RunResult) -> str:
+    """What reading ``run``'s file found cut (a torn last row dropped ...),
+    without the notes every file of an older format carries: "" when nothing was cut."""
+    old = set(UNVERIFIED.values())
+    return "; ".join(n for n in run.integrity.split("; ") if n and n not in old)
+
+
 def _ascii_compatible(data: bytes) -> bool:
     """Whether ``data`` is in an encoding whose markup is ASCII bytes (UTF-8,
     which tkperf writes; not UTF-16 or UTF-32, with or without a byte order mark)."""

@@ -13,6 +13,12 @@ is interrupted (``dmsetup remove``, retried while the device is busy), and
 a run that starts removes the maps of runs whose process is gone (killed
 with SIGKILL), told by the owner tag ``PID-STARTTIME`` in the name (the
 process's start in clock ticks since boot: a reused pid has another).
+Only what tkperf can prove it made is removed: a name of exactly that
+pattern (``tkperf-ar-backup`` is someone else's) whose owner is gone.
+Each such map is tried once per tkperf process, one ``dmsetup remove``
+of at most :data:`STALE_REMOVE_S` within a sweep of at most
+:data:`SWEEP_BUDGET_S`; one that stays (busy: something holds it) is
+left, and said once, in one line (:func:`unsaid`).
 
 While the map exists the kernel holds the real device for it exclusively
 (no mount, no other exclusive opener), so the run's own ``O_EXCL`` hold
@@ -22,10 +28,12 @@ to the mapped one for that time (:class:`Hold`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import re
 import time
-from typing import Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 from tkperf import programs
 from tkperf.errors import RefusedError, ToolError, UsageError
@@ -42,6 +50,12 @@ SYS_BLOCK = "/sys/block"
 #: ``dmsetup remove`` of a busy map (udev still probing it) is tried this often, this far apart.
 REMOVE_TRIES = 20
 REMOVE_PAUSE_S = 0.5
+#: The names tkperf gives its maps, exactly: ``tkperf-ar-PID-STARTTIME`` (:func:`map_name`).
+NAME_RE = re.compile(r"tkperf-ar-([1-9][0-9]*)-([0-9]+)")
+#: A stale map is tried once per process: one ``dmsetup remove`` of at most this long ...
+STALE_REMOVE_S = 10.0
+#: ... and all of a sweep's removals together take at most this long.
+SWEEP_BUDGET_S = 30.0
 ONE_SPAN = "--ar-segments 1 tests the test range as one span at the start of the LBA range (a deviation)"
 
 
@@ -128,7 +142,7 @@ def _maps() -> List[str]:
     for node in nodes:
         try:
             with open(os.path.join(SYS_BLOCK, node, "dm", "name"), encoding="utf-8", errors="replace") as fh:
-                out.append(fh.read().strip())
+                out.append(fh.read().rstrip("\n"))  # the name exactly: "x " is not "x"
         except OSError:
             continue
     return out
@@ -139,35 +153,88 @@ def _alive(tag: str) -> bool:
     return pid.isdigit() and owner_tag(int(pid)) == tag
 
 
+def is_own(name: str) -> bool:
+    """Whether ``name`` is one tkperf gives its maps (exactly ``tkperf-ar-PID-STARTTIME``)."""
+    return NAME_RE.fullmatch(name) is not None
+
+
+#: The stale maps this process tried and left, with why (tried once per process).
+_left: Dict[str, str] = {}
+#: What was left and not yet said (:func:`unsaid`).
+_unsaid: List[str] = []
+
+
 def sweep() -> List[str]:
     """Remove the maps of tkperf runs whose process is gone (killed with
     SIGKILL), before a run on this host checks its target: such a map
     still holds its device.  Nothing is run when there is none."""
-    if not _stale():
+    stale = _stale()
+    if not stale:
         return []
     dmsetup = _which("dmsetup")
     if not dmsetup:
-        log.warning("maps of killed tkperf runs are left (%s): dmsetup is missing", ", ".join(_stale()))
+        _leave({name: "dmsetup is missing" for name in stale})
         return []
     return remove_stale(dmsetup)
 
 
 def _stale() -> List[str]:
-    return [n for n in _maps() if n.startswith(PREFIX) and not _alive(n[len(PREFIX):])]
+    """The maps tkperf made whose run is gone, not tried by this process yet."""
+    return [n for n in _maps() if is_own(n) and not _alive(n[len(PREFIX):]) and n not in _left]
 
 
 def remove_stale(dmsetup: str) -> List[str]:
-    """Remove the maps of tkperf runs whose process is gone; their names."""
-    gone = []
+    """Remove the maps of tkperf runs whose process is gone, each tried
+    once, within :data:`SWEEP_BUDGET_S`; their names.  What stays is said
+    once (:func:`unsaid`) and not tried again by this process."""
+    gone: List[str] = []
+    left: Dict[str, str] = {}
+    deadline = time.monotonic() + SWEEP_BUDGET_S
     for name in _stale():
-        try:
-            remove(dmsetup, name)
-        except ToolError as exc:
-            log.warning("cannot remove the stale map %s of a run that was killed: %s", name, exc)
+        budget = min(STALE_REMOVE_S, deadline - time.monotonic())
+        why = _remove_once(dmsetup, name, budget) if budget > 0 else "not tried: the sweep's time was up"
+        if why:
+            left[name] = why
             continue
         log.info("removed the map %s of a run that was killed", name)
         gone.append(name)
+    _leave(left)
     return gone
+
+
+def _remove_once(dmsetup: str, name: str, timeout: float) -> str:
+    """One ``dmsetup remove NAME`` of at most ``timeout`` seconds: '' when
+    the map is gone, else why it stays."""
+    try:
+        done = programs.run([dmsetup, "remove", name], timeout=max(timeout, 1.0), check=False,
+                            what=f"dmsetup remove {name}")
+    except ToolError as exc:  # it did not finish in its time
+        return str(exc)
+    if done.returncode == 0 or name not in _maps():
+        return ""
+    tail = [line.strip() for line in (done.stderr or done.stdout or "").splitlines() if line.strip()]
+    if len(tail) > 1 and tail[-1] in programs.GENERIC_LAST_LINES:
+        tail.pop()  # dmsetup's reason is the line before its "Command failed."
+    return f"dmsetup remove failed: {tail[-1] if tail else f'exit code {done.returncode}'}"
+
+
+def _leave(left: Dict[str, str]) -> None:
+    if not left:
+        return
+    _left.update(left)
+    line = (f"left {len(left)} device-mapper map{'s' if len(left) > 1 else ''} of killed tkperf runs, "
+            "each still holding its device: " + "; ".join(f"{n} ({why})" for n, why in left.items())
+            + "; remove by hand (dmsetup remove NAME) once nothing uses it")
+    log.warning("%s", line)
+    _unsaid.append(line)
+
+
+def unsaid() -> List[str]:
+    """The lines about left maps not yet said (each is said once): the
+    caller tells the user; a sweep before the run's log exists logs nowhere."""
+    lines = list(_unsaid)
+    del _unsaid[:]
+    return lines
 
 
 def remove(dmsetup: str, name: str) -> None:
@@ -211,6 +278,19 @@ def _size(path: str) -> int:
         os.close(fd)
 
 
+def _held_elsewhere(dev: DeviceInfo) -> bool:
+    """Whether something else holds ``dev`` exclusively (a mount, a RAID,
+    another exclusive opener), which is why a map cannot be made on it:
+    the kernel's EBUSY for an ``O_EXCL`` open, not dmsetup's words (the C
+    library's text for the errno, in the user's language)."""
+    try:
+        fd = os.open(dev.resolved, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+    except OSError as exc:
+        return exc.errno == errno.EBUSY
+    os.close(fd)
+    return False
+
+
 class Hold:
     """The run's ``O_EXCL`` hold on its device, which :meth:`mapped` moves
     to the map for as long as the map exists (the kernel holds the real
@@ -246,7 +326,7 @@ class Hold:
         except BaseException as exc:  # also a signal while dmsetup ran: no map is left behind
             if name in _maps():
                 remove(dmsetup, name)
-            if isinstance(exc, ToolError) and "busy" in str(exc).lower():
+            if isinstance(exc, ToolError) and _held_elsewhere(self.dev):
                 raise RefusedError(f"{self.dev.path}: cannot map its segments ({exc}); something else "
                                    "is using it") from None
             raise

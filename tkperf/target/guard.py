@@ -77,12 +77,26 @@ class DeviceLock:
         self.release()
 
 
+def _raise(signum: int) -> None:
+    raise Interrupted(signum, SIGNALS.get(signum, str(signum)))
+
+
 @contextlib.contextmanager
 def signals_raise() -> Iterator[None]:
     """Within the block, SIGINT/SIGTERM/SIGHUP raise Interrupted (once)."""
     previous = {s: signal.getsignal(s) for s in SIGNALS}
+    owner = os.getpid()
 
     def handler(signum: int, frame: object) -> None:
+        if os.getpid() != owner:  # a forked helper (a drawing process) ends by the signal
+            if programs.starting():  # making a temporary file: raised once its name is known
+                programs.defer(lambda: _raise(signum))
+                return
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            signal.signal(signum, signal.SIG_DFL)  # its own effect, as without tkperf's handler
+            os.kill(os.getpid(), signum)
+            return
         if programs.starting():  # raised inside fork hooks, it would be lost
             programs.defer(lambda: handler(signum, frame))
             return

@@ -25,6 +25,7 @@ from tkperf.kit import registry
 from tkperf.model import caveats, family, noise
 from tkperf.model.figures import Figure
 from tkperf.model.results import RunResult, TestRun, format_gb
+from tkperf.model.shown import cut
 
 #: Verdicts of one figure (warn: worse beyond the tolerance, but no noise estimate to judge it by).
 OK, REGRESSION, IMPROVED, INFO, NOISE, WARN = "ok", "regression", "improved", "info", "noise", "warn"
@@ -151,30 +152,45 @@ def judge(better: str, change: Optional[float], tolerance_pct: float,
 def not_comparable(result: RunResult, baseline: RunResult) -> List[str]:
     """Why the two runs cannot be compared (empty when they can)."""
     keys, base_keys = [t.key for t in result.tests], [t.key for t in baseline.tests]
-    common = [k for k in keys if k in base_keys]
+    mine, theirs = set(keys), set(base_keys)
+    common = [k for k in keys if k in theirs]
     if not common:
         return [f"no test in common (result: {_names(keys)}; baseline: {_names(base_keys)})"]
     reasons = []
-    if set(keys) != set(base_keys):
-        reasons.append(f"different tests (only in result: {_names(k for k in keys if k not in base_keys)}; "
-                       f"only in baseline: {_names(k for k in base_keys if k not in keys)})")
+    if mine != theirs:
+        reasons.append(f"different tests (only in result: {_names([k for k in keys if k not in theirs])}; "
+                       f"only in baseline: {_names([k for k in base_keys if k not in mine])})")
     reasons += _param_differences(result, baseline, common)
     reasons += _device_differences(result, baseline)
     return reasons
 
 
-def _names(keys) -> str:
-    return ",".join(keys) or "none"
+def _by_key(run: RunResult) -> dict:
+    """Each test by its key (the first of a key, as :meth:`RunResult.test` finds it)."""
+    out: dict = {}
+    for t in run.tests:
+        out.setdefault(t.key, t)
+    return out
+
+
+#: The most test keys a reason names (the rest are counted).
+SHOWN_KEYS = 20
+
+
+def _names(keys: Sequence[str]) -> str:
+    shown = ",".join(cut(k, 200) for k in keys[:SHOWN_KEYS])
+    return (shown + (f" and {len(keys) - SHOWN_KEYS:,} more" if len(keys) > SHOWN_KEYS else "")) or "none"
 
 
 def _param_differences(result: RunResult, baseline: RunResult, common: Sequence[str]) -> List[str]:
     out = []
+    tests, base_tests = _by_key(result), _by_key(baseline)
     for key in common:
-        mine, theirs = result.test(key).params, baseline.test(key).params  # type: ignore[union-attr]
+        mine, theirs = tests[key].params, base_tests[key].params
         for name in MATCHED_PARAMS:
             if mine.get(name, "") != theirs.get(name, ""):
-                out.append(f"{key}: different {name.replace('_', ' ')} "
-                           f"({mine.get(name, '-')} vs baseline {theirs.get(name, '-')})")
+                out.append(f"{cut(key, 200)}: different {name.replace('_', ' ')} "
+                           f"({cut(mine.get(name, '-'), 200)} vs baseline {cut(theirs.get(name, '-'), 200)})")
     return out
 
 
@@ -200,7 +216,8 @@ def figure_keys(result: RunResult, baseline: RunResult) -> List[str]:
 
 
 def _pairs(result: RunResult, baseline: RunResult) -> List[Tuple[TestRun, TestRun]]:
-    return [(t, baseline.test(t.key)) for t in result.tests if baseline.test(t.key) is not None]  # type: ignore[misc]
+    theirs = _by_key(baseline)
+    return [(t, theirs[t.key]) for t in result.tests if t.key in theirs]
 
 
 Baselines = Union[RunResult, Sequence[RunResult]]

@@ -86,11 +86,16 @@ def store(data: Dict[str, str], index: int, got: Counters) -> None:
 
 
 def stored(data: Dict[str, str], index: int) -> Optional[Counters]:
-    """Round ``index``'s counters from the test's data, or None if not measured."""
+    """Round ``index``'s counters from the test's data, or None if not
+    measured.  A file's counters are counts of at least 0: the stored-field
+    table (:data:`tkperf.model.stored.DATA`, ``block.N.KEY``) leaves a test
+    with one that is not out before it is shown; one that slipped past is
+    not measured here either."""
     try:
-        return Counters(*(int(data[f"block.{index}.{k}"]) for k in KEYS))
+        got = Counters(*(int(data[f"block.{index}.{k}"]) for k in KEYS))
     except (KeyError, ValueError):
         return None
+    return got if min(getattr(got, k) for k in KEYS) >= 0 else None
 
 
 class Meter:

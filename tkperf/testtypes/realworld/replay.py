@@ -59,6 +59,7 @@ from tkperf.pts import (
     duration_rough,
     load_capture,
     record_round,
+    stored,
 )
 from tkperf.testtypes.realworld import applied, blockstats, exact, exactlog
 from tkperf.testtypes.realworld import options as ro
@@ -285,24 +286,22 @@ class ReplayPts(PtsRules):
                            "are judged among the kept streams")
         out += [f"{test.key}: {v}" for v in step_verdicts(test, QD_TOLERANCE, SHARE_TOLERANCE)]
         out += [f"{test.key}: {v}" for v in exact_verdicts(test)]
-        moved = test.data.get("exact.moved", "0")
-        if moved not in ("", "0"):
+        moved = stored.whole(test, "exact.moved")
+        if moved:
             out.append(f"{test.key}: {moved} captured I/Os moved to fit the target's range")
-        dropped = test.data.get("exact.dropped", "0")
-        if dropped not in ("", "0"):
+        dropped = stored.whole(test, "exact.dropped")
+        if dropped:
             out.append(f"{test.key}: {dropped} captured I/Os longer than the target's range left out")
         return out
 
 
 def captured_rt_us(test: TestRun) -> float:
     """The capture's mean response time (µs): recorded, or its queue depth / its IOPS (Little's law)."""
-    try:
-        recorded = float(test.params.get("capture_lat_mean_us", "0"))
-        if recorded > 0:
-            return recorded
-        return 1e6 * float(test.params.get("capture_qd", "0")) / float(test.params.get("capture_iops", "0"))
-    except (ValueError, ZeroDivisionError):
-        return 0.0
+    recorded = stored.number(test, "capture_lat_mean_us")
+    if recorded > 0:
+        return recorded
+    iops = stored.number(test, "capture_iops")
+    return 1e6 * stored.number(test, "capture_qd") / iops if iops > 0 else 0.0
 
 
 def exact_verdicts(test: TestRun) -> List[str]:
@@ -312,7 +311,7 @@ def exact_verdicts(test: TestRun) -> List[str]:
     if "exact.length_us" not in test.data or not test.rounds:
         return []
     out = []
-    captured = int(test.data["exact.length_us"]) / 1e6
+    captured = stored.whole(test, "exact.length_us") / 1e6
     took = max((w.runtime_ms for w in test.rounds[0].workloads), default=0) / 1000.0
     if took > captured * 1.1 + 1.0:
         out.append(f"the exact replay took {took:,.1f} s against the capture's {captured:,.1f} s: the drive did not "
@@ -320,7 +319,7 @@ def exact_verdicts(test: TestRun) -> List[str]:
     counters = blockstats.stored(test.data, test.rounds[0].index)
     for what, key, seen in (("discards", "exact.discards", counters.discards if counters else None),
                             ("flushes", "exact.flushes", counters.flushes if counters else None)):
-        count = int(test.data.get(key, "0") or 0)
+        count = stored.whole(test, key)
         if count and (seen is None or seen < count):
             out.append(f"{count} captured {what} in the iolog, " + (
                 f"{seen} seen at the target's block layer: fio's iolog replay did not issue them all"

@@ -76,7 +76,7 @@ def exact_blocks(test: TestRun) -> list:
     rows = [["Captured I/Os replayed", f"{asked:,}"], ["I/Os fio issued", f"{issued:,}"],
             ["IOPS, captured / delivered", f"{_param(test, 'capture_iops'):,.0f} / {iops:,.0f}"],
             ["Length (s), captured / replayed",
-             f"{int(test.data.get('exact.length_us', '0')) / 1e6:,.1f} / "
+             f"{stored.whole(test, 'exact.length_us') / 1e6:,.1f} / "
              f"{max((x.runtime_ms for x in w), default=0) / 1000.0:,.1f}"],
             ["Most I/Os outstanding (fio iodepth: the capture's peak in flight)", test.data.get("exact.iodepth", "")]]
     if block is not None:

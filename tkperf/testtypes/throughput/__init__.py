@@ -39,7 +39,7 @@ def block_size(test: api.TestRun) -> int:
     for r in test.rounds:
         for w in r.workloads:
             return w.bs
-    m = re.fullmatch(r"(\d+)(k?)", test.params.get("block_size", ""))
+    m = re.fullmatch(r"(\d{1,18})(k?)", test.params.get("block_size", ""))  # a number, not 5,000 digits
     if not m:
         return 0
     return int(m.group(1)) * (1024 if m.group(2) else 1)
