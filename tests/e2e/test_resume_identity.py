@@ -26,6 +26,7 @@ from tkperf.errors import EXIT_RESUME, ResumeError
 from tkperf import store
 from tkperf.model.results import DeviceInfo
 from tkperf.target import identity
+from sealing import reseal
 
 pytestmark = needs_fio
 MiB = 1024 * 1024
@@ -183,8 +184,8 @@ def test_a_file_without_identity_needs_force(tmp_path, attached, capsys):
         text = fh.read()
     saved = store.load(xml)
     assert f' inode="{saved.device.inode}"' in text
-    with open(xml, "w", encoding="utf-8") as fh:  # as tkperf wrote it before it kept an identity
-        fh.write(text.replace(f' inode="{saved.device.inode}"', ""))
+    with open(xml, "wb") as fh:  # as tkperf wrote it before it kept an identity (sealed again)
+        fh.write(reseal(text.replace(f' inode="{saved.device.inode}"', "").encode("utf-8")))
     assert store.load(xml).device.inode == ""
     before = digest(dev)
     capsys.readouterr()

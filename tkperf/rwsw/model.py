@@ -370,7 +370,7 @@ def loads(data: bytes, source: str = "<data>") -> Capture:
     integrity = ""
     if seal.find(data) >= 0 or _declared_version(data) >= 3:
         data = data[:seal.check(data, source, "capture")[0]]
-    elif _END_TAG.search(data) is None:  # told from the bytes, not from the parser's leniency
+    elif _START_TAG.search(data, 0, 8192) and _END_TAG.search(data) is None:  # from the bytes, not the parser
         raise ResultFileError(f"{source}: cut short: the document has no end tag </{ROOT_TAG}> "
                               f"({seal.where(data)})")
     try:
@@ -412,6 +412,7 @@ def loads(data: bytes, source: str = "<data>") -> Capture:
                    stopped_at=stopped_at, stopped_by=stopped_by, integrity=integrity)
 
 
+_START_TAG = re.compile(rb"<" + ROOT_TAG.encode("ascii") + rb"[\s/>]")
 _END_TAG = re.compile(rb"</" + ROOT_TAG.encode("ascii") + rb"\s*>")
 _VERSION_ATTR = re.compile(rb"<" + ROOT_TAG.encode("ascii") + rb"\s[^>]*?\bversion=[\"']([0-9]{1,6})[\"']")
 
