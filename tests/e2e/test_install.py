@@ -1,9 +1,9 @@
 """The README's install path: a fresh virtual environment made from the
 system Python (``/usr/bin/python3`` where there is one, as on a stock
-Debian or Ubuntu box), ``pip install .`` of a copy of this source tree, and
-a working ``tkperf`` command from it.  And CI runs the README's own test
-command.  The install fetches tkperf's dependencies from the package index
-(pip's cache makes a second run quick).
+Debian or Ubuntu box), ``pip install -c constraints.txt .`` of a copy of
+this source tree, and a working ``tkperf`` command from it.  And CI runs
+the README's own test command.  The install fetches tkperf's dependencies
+from the package index (pip's cache makes a second run quick).
 """
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ def test_ci_runs_the_readme_test_command():
     install_demo, test_cmd, offline = readme_commands()
     assert install_demo.endswith("tkperf demo") and "python3 -m venv" in install_demo
     assert "pytest" in test_cmd
+    # both install the versions of constraints.txt (docs/install.rst)
+    assert "/opt/tkperf/bin/pip install -c constraints.txt . && " in install_demo
+    assert "/opt/tkperf/bin/pip install -c constraints.txt '.[test]' && " in test_cmd
     # the remote-host lab (tests/lab/remote_lab.py) runs a real sshd and ssh client
     assert {"openssh-server", "openssh-client"} <= set(test_cmd.split())
     ci = (REPO / ".ci" / "run").read_text()
@@ -56,9 +59,15 @@ def test_readme_install_in_a_fresh_venv_from_the_system_python(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__",
                                                             ".pytest_cache"))
-    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", str(src)], capture_output=True,
-                         text=True, env=env, timeout=900)
+    pip = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "-c", str(src / "constraints.txt"),
+                          str(src)], capture_output=True, text=True, env=env, timeout=900)
     assert pip.returncode == 0, pip.stderr[-2000:]
+    # every package installed is the version constraints.txt pins
+    frozen = subprocess.run([str(venv / "bin" / "pip"), "freeze", "--exclude", "tkperf"], capture_output=True,
+                            text=True, env=env)
+    pinned = set((src / "constraints.txt").read_text().splitlines())
+    assert frozen.returncode == 0 and frozen.stdout.split(), frozen.stderr
+    assert set(frozen.stdout.splitlines()) <= pinned, sorted(set(frozen.stdout.splitlines()) - pinned)
     tkperf = venv / "bin" / "tkperf"
     version = subprocess.run([str(tkperf), "--version"], capture_output=True, text=True, env=env)
     assert version.stdout.strip() == f"tkperf {__version__}"

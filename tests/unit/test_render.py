@@ -359,6 +359,38 @@ def test_drawers_not_used_end_when_their_pipe_is_closed_without_a_signal():
     assert not alive and leader.exitcode == 0
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+def test_drawers_stopped_the_moment_they_start_end_by_the_signal():
+    """Under the command's handler, a drawer stopped the moment it is
+    forked ends by that signal: the signal waits until the child is in its
+    own code, instead of coming while the fork is made (Python's own
+    after-fork step then drops it, and the drawer went on until its pipe
+    closed; raised before the child's code, it carried the copy of the
+    caller on with the caller's code, as a test's copy ran the next tests)."""
+    from tkperf.target import guard
+
+    me, codes = os.getpid(), []
+    with guard.signals_raise():
+        for _ in range(10):
+            try:
+                drawers = parallel.Drawers()
+            finally:
+                if os.getpid() != me:  # a copy of this process, carried out of the fork
+                    os._exit(99)
+            ready = drawers.take()
+            assert ready is not None
+            leader, answers, jobs_in = ready
+            leader.terminate()
+            jobs_in.close()
+            leader.join(60)
+            if leader.is_alive():
+                leader.kill()
+                leader.join()
+            answers.close()
+            codes.append(leader.exitcode)
+    assert codes == [-signal.SIGTERM] * 10  # ended by the signal itself, as without tkperf's handler
+
+
 def _stopped_by_sigterm() -> None:
     from tkperf.errors import Interrupted
 

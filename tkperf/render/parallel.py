@@ -17,13 +17,14 @@ matplotlib is imported while the parent does other work.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
 import signal
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf.errors import Interrupted, OutputError
 from tkperf.render.pdf import PdfGraphic, svg_beside
@@ -108,13 +109,40 @@ def _end_with(parent: int) -> None:
         os._exit(0)
 
 
-def _started(parent: int, target: Callable[..., None], *args: Any) -> None:
-    """``target(*args)`` in a process forked by ``parent``, ended with it.
-    Stopped by a signal (the parent's ``terminate()``, the parent's end),
-    which tkperf's handlers, inherited, raise as :class:`Interrupted`: it
-    ends with the signal's exit status, and no traceback on the command's
-    stderr."""
+#: The signals a command stops on (tkperf's handlers raise them as Interrupted).
+_STOPS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def stops_held() -> Iterator[None]:
+    """Within: SIGINT, SIGTERM and SIGHUP wait (blocked in this thread), so
+    that a process forked here starts with them waiting until it is inside
+    its own code (:func:`stops_released`).  Otherwise one that comes while
+    the fork is made is dropped by Python's own after-fork step, or runs
+    the handler the child inherited before the child's code begins, where
+    a raise (SIGINT's KeyboardInterrupt) carries the copy of this process
+    on with its caller's code."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
     try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def stops_released() -> None:
+    """In a process forked under :func:`stops_held`: a stop asked for since
+    the fork is taken now."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
+
+
+def _started(parent: int, target: Callable[..., None], *args: Any) -> None:
+    """``target(*args)`` in a process forked by ``parent`` (under
+    :func:`stops_held`), ended with it.  A stop asked for since the fork
+    is taken first; an :class:`Interrupted` raised by a handler it
+    inherited ends it with the signal's exit status and no traceback on
+    the command's stderr."""
+    try:
+        stops_released()
         _end_with(parent)
         target(*args)
     except Interrupted as exc:
@@ -151,7 +179,8 @@ def _lead(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str], order: Seq
         proc = ctx.Process(target=_started, args=(os.getpid(), _draw_share, jobs, outputs, order, taken, answers,
                                                   lock), name="tkperf-charts", daemon=True)
         try:
-            proc.start()
+            with stops_held():
+                proc.start()
         except OSError:
             break  # fewer hands: this process draws the rest
         procs.append(proc)
@@ -187,7 +216,8 @@ def _fork_leader(target: Callable[..., None], head: tuple, followers: int) -> Op
         taken, lock = ctx.Value("i", 0), ctx.Lock()
         leader = ctx.Process(target=_started, args=(os.getpid(), target) + head + (taken, send, lock, followers),
                              name="tkperf-charts")
-        leader.start()
+        with stops_held():
+            leader.start()
     except (ValueError, OSError, ImportError):
         receive.close()
         return None

@@ -78,6 +78,7 @@ class PdfChild:
                 feed_in.close()  # the parent's end: EOF when the parent has sent all or is gone
                 arriving = _Arriving(feed_out)
             try:
+                parallel.stops_released()  # forked under stops_held: a stop asked for meanwhile comes now
                 send.send(("ok",) + write_pdf(doctree, outdir, path, False, arriving, sizes))
             except OutputError as exc:
                 send.send(("output", str(exc), []))
@@ -86,7 +87,8 @@ class PdfChild:
 
         proc = ctx.Process(target=child, name="tkperf-pdf", daemon=True)
         try:
-            proc.start()
+            with parallel.stops_held():
+                proc.start()
         except OSError:
             for conn in (receive, send, feed_out, feed_in):
                 if conn is not None:
