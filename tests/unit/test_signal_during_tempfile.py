@@ -108,6 +108,9 @@ WRITERS = {
     "export": lambda d: ["export", EXAMPLE, "--csv", d],
     "check --junit": lambda d: ["check", EXAMPLE, "--baseline", EXAMPLE, "--junit", os.path.join(d, "j.xml")],
     "report": lambda d: ["report", EXAMPLE, "--format", "rst", "--outdir", d, "-q"],
+    "compare": lambda d: ["compare", EXAMPLE, EXAMPLE.replace("example-ssd.xml", "example-ssd-2.xml"),
+                          "--format", "rst", "--outdir", d],
+    "history": lambda d: ["history", EXAMPLE, "--outdir", d, "--no-plots"],
 }
 
 
