@@ -4,12 +4,12 @@ import os
 import time
 
 import pytest
-
+from sealing import reseal
 from test_store import sample_run
+
 from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_RESUME, ResultFileError
-from sealing import reseal
 
 XXE = b"""<?xml version="1.0"?>
 <!DOCTYPE tkperf [<!ENTITY secret SYSTEM "file:///etc/passwd">]>
@@ -94,8 +94,8 @@ def test_resume_needs_the_run_name_and_readable_options(tmp_path, capsys):
     assert main(["resume", str(path), "--yes"]) == EXIT_RESUME
     assert f"needs the file under its run name {run.name}.xml" in capsys.readouterr().err
     path, _ = _interrupted_example(tmp_path, f"{run.name}.xml", runtime="soon")
-    assert main(["resume", str(path), "--yes"]) == EXIT_RESUME
-    assert "its options cannot be read back" in capsys.readouterr().err
+    assert main(["resume", str(path), "--yes"]) == EXIT_RESULT_FILE  # an option no run stores
+    assert "option runtime" in capsys.readouterr().err
 
 
 def test_resume_of_a_complete_run_does_nothing(capsys):
@@ -129,3 +129,22 @@ def test_import_of_an_archive_with_control_characters_replaces_and_notes_them(tm
     assert main(["show", str(old)]) == 0
     shown = capsys.readouterr().out
     assert "\x1b" not in shown and "\x07" not in shown and "pwned" in shown
+
+
+@pytest.mark.parametrize("forge", [
+    lambda run: run.options.update(test_range="1" * 5000),
+    lambda run: run.facts.update(target={"target_kind": {"kind": float("nan"), "detail": []}}),
+], ids=["option", "fact"])
+def test_resume_refuses_a_forged_option_or_fact_in_one_line(tmp_path, capsys, forge):
+    """A resume rewrites the file: an option or fact no run stores refuses it
+    (exit 7, one line), not an internal error, and the file stays as it was."""
+    run = store.load(EXAMPLE)
+    run.status = "interrupted"
+    forge(run)
+    path = tmp_path / f"{run.name}.xml"
+    store.save(run, str(path))
+    before = path.read_bytes()
+    assert main(["resume", str(path), "--yes"]) == EXIT_RESULT_FILE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith("; not resumed"), err
+    assert path.read_bytes() == before

@@ -34,9 +34,10 @@ from tkperf.engine.child import CHILD_ENV, ChildHooks, child_hooks
 from tkperf.engine.listener import Listener, RunOutcome
 from tkperf.engine.request import ResumeRequest, RunRequest
 from tkperf.engine.session import Session, fio_settings
-from tkperf.errors import EXIT_OK, Interrupted, UsageError
+from tkperf.errors import EXIT_OK, Interrupted, ResultFileError, UsageError
+from tkperf.model import stored
 from tkperf.model.results import Event, RunResult, now_iso
-from tkperf.report import summary
+from tkperf.report import checked, summary
 
 
 def run(request: RunRequest, listener: Listener) -> RunOutcome:
@@ -136,10 +137,24 @@ def _execute(request: RunRequest, session: Session, mail: Optional[notify.MailSe
     return RunOutcome(run=session.run, xml_path=session.xml_path)
 
 
+def _check_resumable(saved: RunResult, path: str) -> None:
+    """A ResultFileError (exit 7) naming an option or fact of ``saved`` that
+    is not what a run stores (:mod:`tkperf.report.checked`'s layer).  A
+    resume rewrites the file, so nothing is left out here: it is refused."""
+    try:
+        checked.check_run(saved)
+    except ResultFileError as exc:
+        raise ResultFileError(f"{path}: {exc}; not resumed") from None
+    bad = stored.check_facts(dict(saved.facts))  # on a copy: the saved facts stay as they are
+    if bad:
+        raise ResultFileError(f"{path}: {bad[0]}; not resumed")
+
+
 def resume(asked: ResumeRequest, path: str, listener: Listener) -> RunOutcome:
     """``tkperf resume PATH``: continue the run saved in ``path``."""
     mail = opening.unattended(asked.json_summary, asked.mail)
     saved = store.load(path)
+    _check_resumable(saved, path)
     if saved.status == "complete":
         return _already_complete(asked.json_summary, saved, path, listener)
     if saved.integrity:  # a torn last row dropped, or an older format: said, and kept with the run
