@@ -14,9 +14,11 @@ import runpy
 import sys
 
 
-def main() -> None:
+def main() -> int:
+    """Run the module; 2 (a usage error, said on stderr) when it is no tkperf module."""
     if len(sys.argv) < 2 or sys.argv[1].partition(".")[0] != "tkperf":
-        sys.exit("usage: python -I tkperf/bootstrap.py tkperf[.MODULE] [ARGS...]")
+        print("usage: python -I tkperf/bootstrap.py tkperf[.MODULE] [ARGS...]", file=sys.stderr)
+        return 2
     module = sys.argv.pop(1)
     if "tkperf" not in sys.modules:
         package = os.path.dirname(os.path.abspath(__file__))
@@ -26,8 +28,9 @@ def main() -> None:
         tkperf = importlib.util.module_from_spec(spec)
         sys.modules["tkperf"] = tkperf
         spec.loader.exec_module(tkperf)
-    runpy.run_module(module, run_name="__main__", alter_sys=True)
+    runpy.run_module(module, run_name="__main__", alter_sys=True)  # the module's own exit ends the process
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
