@@ -371,8 +371,7 @@ def loads(data: bytes, source: str = "<data>") -> Capture:
     if seal.find(data) >= 0 or _declared_version(data) >= 3:
         data = data[:seal.check(data, source, "capture")[0]]
     elif _START_TAG.search(data, 0, 8192) and _END_TAG.search(data) is None:  # from the bytes, not the parser
-        raise ResultFileError(f"{source}: cut short: the document has no end tag </{ROOT_TAG}> "
-                              f"({seal.where(data)})")
+        raise seal.no_end_tag(data, source, ROOT_TAG)
     try:
         root = etree.fromstring(data, safe_parser(remove_comments=True, remove_pis=True))
     except etree.XMLSyntaxError as exc:

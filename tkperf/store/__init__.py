@@ -100,8 +100,7 @@ def loads(data: bytes, source: str = "<data>") -> RunResult:
         raise ResultFileError(f"{source}: not in UTF-8 (re-encoded by another tool?): tkperf writes and "
                               "reads its result files in UTF-8 only, so that what the file holds can be checked")
     if first_line == 0:  # no </tkperf>: told from the bytes, not from the parser's leniency
-        raise ResultFileError(f"{source}: cut short: the document has no end tag </tkperf> "
-                              f"({seal.where(data)})")
+        raise seal.no_end_tag(data, source, "tkperf")
     if version == 1:
         run = format1.loads(data, source, version)
         run.integrity = UNVERIFIED["1"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Optional, Tuple
+from typing import Tuple
 
 from tkperf.errors import ResultFileError
 
@@ -59,6 +59,12 @@ def where(data: bytes) -> str:
     return f"the file ends at byte {len(data):,}"
 
 
+def no_end_tag(data: bytes, source: str, root: str) -> ResultFileError:
+    """The error for a document whose root end tag ``</root>`` is not in its
+    bytes: it was cut (told from the bytes, not from the parser's leniency)."""
+    return ResultFileError(f"{source}: cut short: the document has no end tag </{root}> ({where(data)})")
+
+
 def check(data: bytes, source: str, what: str, start: int = 0) -> Tuple[int, int]:
     """Find and check the closing record of ``data`` at or after ``start``:
     (where the sealed bytes end, where the record's line ends).  A missing,
@@ -89,17 +95,3 @@ def check(data: bytes, source: str, what: str, start: int = 0) -> Tuple[int, int
     if find(data, end) >= 0:
         raise ResultFileError(f"{source}: damaged: a second closing record follows the first")
     return pos, end
-
-
-def strip(data: bytes) -> Optional[Tuple[bytes, bytes]]:
-    """(what the record covers, what follows it) of a file that has a
-    record anywhere; None when it has none (a file of an older format, or
-    one cut before its record).  Does not check it: :func:`check` does."""
-    pos = find(data)
-    if pos < 0:
-        return None
-    m = _RECORD.match(data, pos)
-    end = m.end() if m else len(data)
-    if data[end:end + 1] == b"\n":
-        end += 1
-    return data[:pos], data[end:]
