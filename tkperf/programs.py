@@ -258,3 +258,17 @@ def start_ticks(pid: int) -> Optional[int]:
         return int(rest[19])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def owner_tag(pid: int) -> str:
+    """``PID-STARTTIME`` of a process, '' when it is gone: what names the
+    state a process leaves for others to sweep (a device-mapper map, a
+    capture's registration), so that a pid the kernel reused is no owner."""
+    started = start_ticks(pid)
+    return "" if started is None else f"{pid}-{started}"
+
+
+def owner_alive(tag: str) -> bool:
+    """Whether the process of owner tag ``tag`` (``PID-STARTTIME``) still runs."""
+    pid = tag.split("-")[0]
+    return pid.isdigit() and owner_tag(int(pid)) == tag

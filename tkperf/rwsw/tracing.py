@@ -73,18 +73,14 @@ TAG_RE = re.compile(r"[1-9][0-9]*(-[0-9]+)?")
 INSTANCE_RE = re.compile(re.escape(PREFIX) + TAG_RE.pattern)
 
 
-def owner_tag(pid: int) -> str:
-    """``PID-STARTTIME`` of a process, '' when it is gone."""
-    started = programs.start_ticks(pid)
-    return "" if started is None else f"{pid}-{started}"
+owner_tag = programs.owner_tag
 
 
 def _alive(tag: str) -> bool:
     """Whether the capture of owner tag ``tag`` (or a bare pid, of an older tkperf) still runs."""
-    pid = tag.split("-")[0]
-    if not pid.isdigit():
-        return False
-    return owner_tag(int(pid)) == tag if "-" in tag else os.path.exists(f"/proc/{pid}")
+    if "-" in tag:
+        return programs.owner_alive(tag)
+    return tag.isdigit() and os.path.exists(f"/proc/{tag}")
 
 
 def _kind(mode: int) -> str:

@@ -59,10 +59,7 @@ SWEEP_BUDGET_S = 30.0
 ONE_SPAN = "--ar-segments 1 tests the test range as one span at the start of the LBA range (a deviation)"
 
 
-def owner_tag(pid: int) -> str:
-    """``PID-STARTTIME`` of a process, '' when it is gone."""
-    started = programs.start_ticks(pid)
-    return "" if started is None else f"{pid}-{started}"
+owner_tag = programs.owner_tag
 
 
 def map_name() -> str:
@@ -148,11 +145,6 @@ def _maps() -> List[str]:
     return out
 
 
-def _alive(tag: str) -> bool:
-    pid = tag.split("-")[0]
-    return pid.isdigit() and owner_tag(int(pid)) == tag
-
-
 def is_own(name: str) -> bool:
     """Whether ``name`` is one tkperf gives its maps (exactly ``tkperf-ar-PID-STARTTIME``)."""
     return NAME_RE.fullmatch(name) is not None
@@ -180,7 +172,7 @@ def sweep() -> List[str]:
 
 def _stale() -> List[str]:
     """The maps tkperf made whose run is gone, not tried by this process yet."""
-    return [n for n in _maps() if is_own(n) and not _alive(n[len(PREFIX):]) and n not in _left]
+    return [n for n in _maps() if is_own(n) and not programs.owner_alive(n[len(PREFIX):]) and n not in _left]
 
 
 def remove_stale(dmsetup: str) -> List[str]:
