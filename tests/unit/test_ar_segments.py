@@ -10,6 +10,7 @@ import os
 
 import pytest
 
+from tkperf import programs
 from tkperf.engine import plan
 from tkperf.engine.session import fio_settings
 from tkperf.errors import UsageError
@@ -162,7 +163,7 @@ def test_where_no_map_can_be_made_the_refusal_is_one_line_naming_one_span():
 
 def test_stale_maps_are_told_by_their_owner_tag():
     mine = armap.owner_tag(os.getpid())
-    assert armap._alive(mine)
+    assert programs.owner_alive(mine)
     pid, ticks = mine.split("-")
-    assert not armap._alive(f"{pid}-{int(ticks) + 1}")  # a reused pid has another start time
-    assert not armap._alive("x-1") and not armap._alive("999999999-1")
+    assert not programs.owner_alive(f"{pid}-{int(ticks) + 1}")  # a reused pid has another start time
+    assert not programs.owner_alive("x-1") and not programs.owner_alive("999999999-1")
