@@ -14,23 +14,15 @@ import time
 
 import pytest
 
+from test_ar_segments_device import device_mapper
 from tkperf import programs
-from tkperf.errors import ToolError
 from tkperf.target import armap
-
-
-def _no_device_mapper() -> str:
-    try:
-        armap.require(2, load=True)
-    except ToolError as exc:
-        return str(exc)
-    return ""
 
 
 @pytest.fixture
 def maps(loopdev, monkeypatch):
     """make(name): a linear map of the loop device's first MiB; all removed afterwards."""
-    why = _no_device_mapper()
+    why = device_mapper()
     if why:
         pytest.skip(f"no device-mapper here: {why}")
     monkeypatch.setattr(armap, "_left", {})
