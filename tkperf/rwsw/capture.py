@@ -237,7 +237,8 @@ def record(device: str, seconds: float, name: str, outdir: str, step: float,
             with _Iolog(iolog) as log_:
                 acc = steps.Accumulator(step, log_.fh, lost_known=True)
                 pairer = rawtrace.read_raw(raw, rec.layout, dev.kernel_dev, acc, dev.first_sector,
-                                           dev.sectors if dev.first_sector else None)
+                                           dev.sectors if dev.first_sector else None,
+                                           seconds=None if stop.stopped_by else seconds)
                 capture = acc.finish(name=name, device=device, size=dev.size, source="tracefs",
                                      started=_utc(started), iolog=os.path.basename(iolog), lost_events=rec.lost)
                 if stop.stopped_by is not None:

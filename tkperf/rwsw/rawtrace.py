@@ -194,10 +194,13 @@ def _page_events(data: bytes, layout: Layout, dev: int) -> Iterator[Tuple[int, i
 
 
 def read_raw(fh: IO[bytes], layout: Layout, dev: int, sink: Sink, first_sector: int = 0,
-             sectors: Optional[int] = None) -> Pairer:
+             sectors: Optional[int] = None, seconds: Optional[float] = None) -> Pairer:
     """Hand the requests of a capture's raw file between its start and end
     marks to ``sink`` (every CPU's events merged in time order, a page at a
-    time); returns the pairer (its counts)."""
+    time); returns the pairer (its counts).  ``seconds``: the capture ran its
+    whole time, which ends that long after the start mark (the end mark,
+    written once the recorder wakes, is late by however long a loaded host
+    kept it asleep: what was issued in between is outside the capture)."""
     spans = _chunks(fh)
     p = Pairer(sink, first_sector, sectors, auto_start=False)
     # each CPU's events in time order, merged: the file is read a page at a time per CPU
@@ -208,6 +211,8 @@ def read_raw(fh: IO[bytes], layout: Layout, dev: int, sink: Sink, first_sector: 
             p.event(t, _NAMES[what], info[0], info[1], info[2])
         elif what == _START:
             p.start(t)
+            if seconds is not None and p.t0 == t:
+                p.end(t + seconds)
         elif what == _END:
             p.end(t)
         elif p.t0 is not None:
