@@ -177,7 +177,9 @@ def subject(name: str, host: str, run: Optional[RunResult], error: Optional[Base
     """'tkperf: NAME complete on HOST (conformant)', 'tkperf: NAME interrupted on
     HOST: why' (a signal) or 'tkperf: NAME FAILED on HOST: why'."""
     if error is None and run is not None and run.status == "complete":
-        verdict = "conformant" if conformance.of_run(run).conformant else "NOT PTS-conformant"
+        judged = conformance.of_run(run)
+        verdict = ("conformant" if judged.conformant else "NOT PTS-conformant" if judged.pts_run
+                   else "not a PTS run")
         return f"tkperf: {name} complete on {host} ({verdict})"
     why = one_line(error) if error is not None else f"run {run.status if run else 'not started'}"
     what = "interrupted" if isinstance(error, (Interrupted, KeyboardInterrupt)) else "FAILED"

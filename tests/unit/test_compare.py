@@ -244,3 +244,100 @@ def test_last_rounds_means_are_their_own_rows_with_the_same_caveats_everywhere(t
     for caveat in caveats:
         assert " ".join(caveat.split()) in html
     assert "[TP: mean of the last 5 rounds, NO steady state]" in html
+
+
+# --- issue 55 item 2: every run's own caveats, an imported TKperf 2.x result's first ------------------
+
+def _warnings(text: str) -> list:
+    return [ln[len("warning: "):] for ln in text.splitlines() if ln.startswith("warning: ")]
+
+
+def test_an_imported_tkperf2_results_caveats_lead_on_the_terminal_in_json_and_in_the_report(tmp_path, capsys):
+    """An old TKperf 2.2 file, imported by ``tkperf import``, compared with a
+    tkperf run: its caveats (WSAT measures no cliff, IOPS and LAT rounds
+    replay their offsets, what the file did not record) come first, naming
+    the run, on the terminal, in --json and in the report's warning box (reST,
+    HTML, PDF); its WSAT's first round and window averages stand under the
+    import's definitions, in rows of their own, with no difference taken."""
+    from conftest import data_path
+    from tkperf.verdict import conformance
+
+    old = str(tmp_path / "apacer.xml")
+    assert main(["import", data_path("tkperf2/ssd-2.2-apacer.xml"), "-o", old]) == EXIT_OK
+    files = [old, example("example-ssd")]
+    runs = [store.load(f) for f in files]
+    assert compare.run_labels(runs) == ["apacer-as340", "example-ssd"]
+    replayed = conformance.imported_caveats(runs[0])
+    assert [c.split(":")[0] for c in replayed] == ["iops", "lat", "wsat"]
+    assert "measures no write cliff" in replayed[2]
+    caveats = compare.comparison_caveats(runs, compare.run_labels(runs))
+    assert caveats[:3] == [f"apacer-as340: {c}" for c in replayed]  # imported first, naming the run
+    assert caveats[3].startswith("apacer-as340: imported from a result file of the original TKperf 2.2: "
+                                 "cannot be known: ")
+    assert caveats[4].startswith("These runs were made with different settings")
+    # example-ssd's own verdict lines follow, each naming it
+    assert "example-ssd: --quick smoke-test profile (1 s workloads, narrowed matrices, few rounds)" in caveats
+    assert "example-ssd: write cache state unknown (SNIA PTS 2.0.2, enterprise requires WCD)" in caveats
+
+    rows = {r.title: r.values for r in compare.figure_rows(runs)}
+    fob = "FOB IOPS, RND 4KiB 100% W (IOPS) "
+    assert rows[fob + "[WSAT: first round of the original TKperf, no cliff measured]"] == (40000.0, None)
+    assert rows[fob + "[WSAT: first interval after the purge (FOB)]"][0] is None
+    assert rows["Steady-state IOPS, RND 4KiB 100% W (IOPS) [IOPS: steady-state window average, of the original "
+                "TKperf (every round replays the same offsets)]"][1] is None
+    # TP's sequential rounds replay nothing: its figures share tkperf's definition
+    tp = rows["Throughput, SEQ 1024KiB 100% W (MB/s) [TP: steady-state window average]"]
+    assert tp[0] == pytest.approx(494.5, abs=0.05)
+
+    assert main(["compare", *files, "--outdir", str(tmp_path / "t"), "--format", "rst,html,pdf"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert _warnings(out) == caveats
+    shown = [ln for ln in out.splitlines() if ln.startswith(fob)]
+    assert len(shown) == 2 and all(ln.rstrip().endswith("n/a") for ln in shown)  # no -80% across definitions
+
+    assert main(["compare", *files, "--outdir", str(tmp_path / "j"), "--format", "rst", "--json"]) == EXIT_OK
+    doc = json.loads(capsys.readouterr().out)
+    from test_json_schemas import _schema
+    jsonschema.validate(doc, _schema("compare"), cls=jsonschema.Draft202012Validator)
+    assert doc["caveats"] == caveats
+    apacer, ssd = doc["runs"]
+    assert (apacer["file"], apacer["imported_from"], ssd["imported_from"]) == (old, "TKperf 2.2", "")
+    assert apacer["caveats"][:3] == replayed and len(apacer["caveats"]) == 4
+    assert apacer["verdict"] == "NOT PTS-conformant (revision not recorded (imported from TKperf 2.2)): 4 deviations"
+    assert ssd["caveats"] == list(conformance.of_run(runs[1]).deviations)
+    definitions = {f["definition"] for f in doc["figures"] if f["figure"] == "FOB IOPS"}
+    assert definitions == {"WSAT: first round of the original TKperf, no cliff measured",
+                           "WSAT: first interval after the purge (FOB)"}
+
+    html = " ".join(lxml.html.parse(str(tmp_path / "t" / "comparison.html")).getroot().text_content().split())
+    pdf = pdf_text(str(tmp_path / "t" / "comparison.pdf"))
+    for caveat in caveats[:4]:
+        assert " ".join(caveat.split()) in html
+    assert "apacer-as340: wsat: the original TKperf's WSAT measures no write cliff" in pdf
+    assert "[WSAT: first round of the original TKperf, no cliff measured]" in html
+
+
+def test_a_run_on_the_emulated_ssd_carries_its_caveat_though_not_quick(tmp_path, capsys):
+    """A run on tkperf's emulated SSD (its device's transport, as the verdict
+    reads it) that is not --quick still says it measured a model, not a drive."""
+    from tkperf.simdrive import TRANSPORT
+
+    run = store.load(example("example-emulated"))
+    assert run.device.transport == TRANSPORT
+    run.options = {**run.options, "quick": "false", "runtime": "60"}
+    run.quick = False
+    path = str(tmp_path / "emulated.xml")
+    store.save(run, path)
+    assert not store.load(path).quick
+    files = [example("example-ssd"), path]
+    emulated = "example-emulated: emulated SSD: the target is tkperf's FTL model (tkperf simdrive), not a drive"
+    assert main(["compare", *files, "--outdir", str(tmp_path / "t"), "--format", "rst", "-q"]) == EXIT_OK
+    said = _warnings(capsys.readouterr().out)
+    assert emulated in said
+    assert not [c for c in said if "example-emulated" in c and "--quick" in c]  # not quick: said of example-ssd only
+    assert main(["compare", *files, "--outdir", str(tmp_path / "j"), "--format", "rst", "--json"]) == EXIT_OK
+    doc = json.loads(capsys.readouterr().out)
+    assert emulated in doc["caveats"] and doc["caveats"] == said
+    assert emulated.split(": ", 1)[1] in doc["runs"][1]["caveats"]
+    rst = (tmp_path / "t" / "comparison.rst").read_text()
+    assert "example-emulated: emulated SSD: the target is tkperf's FTL model" in rst

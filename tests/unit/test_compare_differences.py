@@ -108,9 +108,15 @@ def test_cli_compare_prints_the_table(tmp_path, capsys):
     table = out[1:out.index(next(x for x in out if x.startswith("warning:")))]
     assert len({len(line) for line in table}) == 1
     warnings = [x for x in out if x.startswith("warning:")]
-    assert len(warnings) == 3  # settings differ, --quick, no steady state: as the report's box says
+    runs = [store.load(example(n)) for n in ("example-ssd", "example-ssd-2", "example-client")]
+    # settings differ, each run's own caveats, no steady state: as the report's box says
+    assert warnings == [f"warning: {c}" for c in compare.comparison_caveats(runs, compare.run_labels(runs))]
+    assert warnings[0].startswith("warning: These runs were made with different settings")
+    assert "warning: every run: --quick smoke-test profile (1 s workloads, narrowed matrices, few rounds)" in warnings
+    assert warnings[-1].startswith("warning: No steady state reached in ")
     assert main(argv + ["--quiet"]) == EXIT_OK  # no table; the caveats are still said
-    assert [x.split(":")[0] for x in capsys.readouterr().out.splitlines()] == ["warning"] * 3 + ["report", "report"]
+    n = len(warnings)
+    assert [x.split(":")[0] for x in capsys.readouterr().out.splitlines()] == ["warning"] * n + ["report", "report"]
 
 
 def test_terminal_table_makes_control_characters_visible():

@@ -9,6 +9,8 @@ deviations (of other test types, of other settings) may join the list
 without breaking these tests, but a changed wording cannot pass."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from conftest import data_path
@@ -140,14 +142,63 @@ def test_the_hdd_profile_is_not_the_pts():
     assert HDD in settings(profile="hdd")
     # what the profile skips is said once, not again as a WIPC of 0x and a missing PURGE
     hdd = settings(profile="hdd", wipc_loops=0, purge="none")
-    assert not any(d.startswith(("WIPC writes", "no PURGE")) for d in hdd), hdd
-    assert "WIPC writes 1x the active range instead of 2x" in settings(profile="hdd", wipc_loops=1)
+    assert not any(d.startswith(("WIPC writes", "no PURGE", "a WIPC")) for d in hdd), hdd
+    assert "a WIPC of 1x the active range before the tests (the HDD profile's default: none)" in \
+        settings(profile="hdd", wipc_loops=1)
     assert HDD not in settings()
     run = result()
     run.profile = "hdd"
     assert HDD in conformance.of_run(run).deviations
     run.profile = ""
     assert HDD not in conformance.of_run(run).deviations  # an older file's run: the SSD profile
+
+
+def test_an_hdd_run_is_headed_not_a_pts_run_and_judges_against_no_revision():
+    """An HDD run's verdict (issue 55 item 8): headed 'HDD profile: not a
+    SNIA PTS run', its lines disclosures set against tkperf's defaults, none
+    naming a PTS revision or what one requires; never conformant."""
+    run = store.load(data_path("golden/inputs/hdd-iops.xml"))  # tkperf hdd run LOOP --quick --tests hdd-iops
+    assert run.profile == "hdd" and run.device.write_cache == ""
+    c = conformance.of_run(run)
+    assert not c.pts_run and not c.conformant
+    assert c.sentence() == "HDD profile: not a SNIA PTS run: 6 disclosures"
+    assert c.heading() == conformance.HDD_HEADING
+    assert c.deviations == (HDD, "--quick smoke-test profile (1 s workloads, narrowed matrices, few rounds)",
+                            "workloads run 1 s each instead of the default 60 s",
+                            "at most 5 rounds per test instead of the default 25",
+                            "write cache state unknown (tkperf could not read it on this target)",
+                            "hdd-iops: no steady state within 5 rounds (not steady: RND 4k 100/0 QD4 IOPS)")
+    assert not any("SNIA PTS 2" in d or "requires" in d or "not a SNIA PTS test" in d for d in c.deviations)
+    assert c.as_dict() == {"conformant": False, "deviations": list(c.deviations),
+                           "verdict": c.sentence(), "pts_run": False}
+    # a recorded cache state is disclosed, not judged; a PTS test type under the HDD profile is not judged either
+    run.device = dataclasses.replace(run.device, write_cache="WCE")
+    run.options = {**run.options, "tests": "hdd-iops,iops"}
+    found = conformance.of_run(run).deviations
+    assert "write cache WCE during the run (kept as found unless set)" in found
+    assert not any("requires" in d or "IOPS matrix" in d for d in found), found
+    # the same run under the SSD profile is judged against its revision
+    run.profile = "ssd"
+    judged = conformance.of_run(run)
+    assert judged.pts_run and judged.sentence().startswith(f"NOT PTS-conformant ({ENTERPRISE}): ")
+    assert f"write cache was WCE during the run ({ENTERPRISE} requires WCD)" in judged.deviations
+
+
+def hdd_opts(**given) -> dict:
+    """An hdd-iops run's stored options as ``hdd run`` builds them (no PURGE, no WIPC unless given)."""
+    return options.build({"tests": ("hdd-iops",), "purge": "none", "wipc_loops": 0, **given},
+                         profile="hdd").to_dict()
+
+
+def test_the_hdd_profiles_settings_are_disclosed_before_the_run():
+    c = conformance.of_settings(hdd_opts(runtime=5, write_cache="on", purge="discard", active_range=50), BLOCK, "hdd")
+    assert c.sentence() == "HDD profile: not a SNIA PTS run: 5 disclosures"
+    assert c.deviations == (HDD, "workloads run 5 s each instead of the default 60 s",
+                            "the disk was purged before each test (--purge discard; the HDD profile's default: none)",
+                            "the tests use 50% of the disk's LBA range",
+                            "write cache set on (the HDD profile's default: kept as found)")
+    bare = conformance.of_settings(hdd_opts(), BLOCK, "hdd")
+    assert bare.sentence() == "HDD profile: not a SNIA PTS run: 1 disclosure" and bare.deviations == (HDD,)
 
 
 @pytest.mark.parametrize("pattern", ["zero", "compressible:50"])
@@ -273,7 +324,8 @@ def test_the_verdict_on_an_imported_tkperf_1_file():
                             conformance.REPLAYED_ROUNDS.format(key="iops"),
                             conformance.REPLAYED_ROUNDS.format(key="lat"))
     assert c.sentence() == "NOT PTS-conformant (revision not recorded (imported from TKperf 1.0)): 3 deviations"
-    assert c.as_dict() == {"conformant": False, "deviations": list(c.deviations)}
+    assert c.as_dict() == {"conformant": False, "deviations": list(c.deviations), "verdict": c.sentence(),
+                           "pts_run": True}
 
 
 def test_an_imported_file_that_says_little():

@@ -3,6 +3,9 @@
 Assembled like the report (:mod:`tkperf.report.report`) and written by the
 same publisher.  What the comparison shows:
 
+* every run's own conformance caveats (its verdict's lines, those of a
+  file imported from the original TKperf first), each naming the runs it
+  is true of, beside what makes the runs less than comparable;
 * the summary figures of every run side by side, and which tests reached
   steady state;
 * a visible note listing every option that differs between the runs
@@ -28,7 +31,7 @@ from tkperf.kit.options import REPORT_FORMATS, parse_report_formats
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render.documents import ReportResult, publish, safe_name
-from tkperf.report import generic, page
+from tkperf.report import generic, header, page
 from tkperf.report.context import FULL_NAME_COLUMNS, CompareContext, difference
 from tkperf.report.header import device_fields
 from tkperf.report.steady import steady_state
@@ -43,6 +46,7 @@ from tkperf.report.words import (
     unit_of,
 )
 from tkperf.untrusted import for_terminal
+from tkperf.verdict import conformance
 
 MIN_RUNS = 2
 MAX_RUNS = 8
@@ -129,31 +133,47 @@ def _describe(run: RunResult) -> List[Tuple[str, str]]:
         ("Class", o.get("device_class", NA)),
         ("OIO", f"TC {o.get('numjobs', '?')} x QD {o.get('iodepth', '?')}"),
         ("Quick", "yes: NOT PTS-conformant" if run.quick else "no"),
+        ("Verdict", conformance.of_run(run).sentence()),
         ("Status", run.status + (", resumed" if run.resumed else "")),
         ("Started", run.started or NA),
     ]
 
 
+def run_caveats(run: RunResult) -> List[str]:
+    """A run's own conformance caveats: the lines of its verdict
+    (:func:`tkperf.verdict.conformance.of_run`, as ``show`` and its report
+    list them), what a file imported from the original TKperf measured other
+    than its name says first."""
+    imported = conformance.imported_caveats(run)
+    return imported + [d for d in conformance.of_run(run).deviations if d not in imported]
+
+
+def _relayed(runs: Sequence[RunResult], labels: Sequence[str], imported: bool) -> List[str]:
+    """The runs' own caveats (:func:`run_caveats`) of the imported runs or of
+    the others, each once, prefixed with the runs it is true of:
+    'example-ssd, example-full: --quick smoke-test profile (...)', or
+    'every run: ...' when it is true of all of them."""
+    by_line: Dict[str, List[str]] = {}
+    for run, label in zip(runs, labels):
+        if bool(header.imported_from(run)) == imported:
+            for line in run_caveats(run):
+                by_line.setdefault(line, []).append(label)
+    return [f"{'every run' if len(names) == len(runs) else ', '.join(names)}: {line}"
+            for line, names in by_line.items()]
+
+
 def comparison_caveats(runs: Sequence[RunResult], labels: Sequence[str]) -> List[str]:
-    """What makes the runs less than comparable, in plain words."""
-    out = []
+    """What makes the runs less than comparable, in plain words: the caveats
+    of the runs imported from the original TKperf, that the settings differ,
+    every other run's own caveats (each naming its runs), and what a row of
+    last-rounds means is."""
+    out = _relayed(runs, labels, imported=True)
     diffs = setting_differences(runs)
     if diffs:
         names = ", ".join(d.option for d in diffs)
         out.append(f"These runs were made with different settings ({names}): their figures are "
                    "not directly comparable; the table 'Settings that differ' lists the values.")
-    quick = [label for run, label in zip(runs, labels) if run.quick]
-    if quick:
-        out.append(f"--quick smoke tests, NOT PTS-conformant measurements: {', '.join(quick)}.")
-    files = [label for run, label in zip(runs, labels) if run.device.kind == "file"]
-    if files:
-        out.append(f"File targets, not raw block devices: {', '.join(files)}.")
-    partial = [f"{label} ({run.status})" for run, label in zip(runs, labels) if run.status != "complete"]
-    if partial:
-        out.append(f"Incomplete runs, shown with what they measured: {', '.join(partial)}.")
-    resumed = [label for run, label in zip(runs, labels) if run.resumed]
-    if resumed:
-        out.append(f"Resumed runs: {', '.join(resumed)}.")
+    out += _relayed(runs, labels, imported=False)
     unsteady = [f"{label} ({', '.join(test_title(t) for t in unsteady_tests(run))})"
                 for run, label in zip(runs, labels) if unsteady_tests(run)]
     if unsteady:
@@ -240,7 +260,9 @@ def as_dict(runs: Sequence[RunResult], paths: Sequence[str]) -> dict:
     return {
         "schema": JSON_SCHEMA, "version": JSON_VERSION,
         "runs": [{"label": label, "file": path, "name": run.name, "quick": run.quick, "status": run.status,
-                  "not_steady": [t.key for t in unsteady_tests(run)]}
+                  "not_steady": [t.key for t in unsteady_tests(run)],
+                  "imported_from": header.imported_from(run),
+                  "verdict": conformance.of_run(run).sentence(), "caveats": run_caveats(run)}
                  for run, label, path in zip(runs, labels, paths)],
         "caveats": comparison_caveats(runs, labels),
         "figures": [{"figure": r.figure, "pattern": r.pattern, "unit": r.unit, "definition": r.definition,

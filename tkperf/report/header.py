@@ -74,8 +74,12 @@ def platform_fields(run: RunResult) -> Pairs:
     na = _absent(run)
     mem = f"{h.memory_bytes / 2 ** 30:.1f} GiB" if h.memory_bytes else na
     imported = imported_from(run)
+    if run.profile == conformance.HDD:
+        revision = "none: the HDD profile is not a SNIA PTS run"
+    else:
+        revision = f"not recorded ({imported})" if imported else pts.of_options(run.options).title
     return (
-        ("PTS revision", f"not recorded ({imported})" if imported else pts.of_options(run.options).title),
+        ("PTS revision", revision),
         ("Test sponsor", _desc(run, "sponsor", "test_sponsor") or "not given"),
         ("Host", h.hostname or na),
         ("CPU", f"{h.cpu or na}" + (f", {h.cores} cores" if h.cores else "")),
@@ -302,6 +306,12 @@ def stream_fields(test: TestRun) -> Pairs:
 DEVIATIONS_ANCHOR = "deviations"
 
 
+def list_anchor(judged: conformance.Conformance) -> str:
+    """The anchor of the verdict's list, named for its lines: 'deviations',
+    or 'disclosures' for a run of no PTS revision (the HDD profile)."""
+    return DEVIATIONS_ANCHOR if judged.pts_run else f"{judged.line_word}s"
+
+
 def _names(t: TestRun) -> Set[str]:
     """The words a deviation names a test by: its key (``tp-1024k``) and its
     title's first word (``TP``, ``IOPS``)."""
@@ -320,16 +330,17 @@ def applies_to(deviation: str, test: TestRun, run: RunResult) -> bool:
 
 def conformance_of_test(judged: conformance.Conformance, test: TestRun, run: RunResult) -> str:
     """'NOT PTS-conformant (SNIA PTS 2.0.2, enterprise): 9 of the run's 14
-    deviations apply to this test' (or the plain verdict when it is conformant)."""
-    if judged.conformant:
+    deviations apply to this test' (or the plain verdict when it is
+    conformant; for the HDD profile 'HDD profile: not a SNIA PTS run: 4 of
+    the run's 5 disclosures apply to this test')."""
+    if judged.conformant or not judged.deviations:
         return judged.sentence()
     n = sum(1 for d in judged.deviations if applies_to(d, test, run))
     total = len(judged.deviations)
+    word = judged.line_word
     if n == total:
-        return f"NOT PTS-conformant ({judged.revision}): every one of the run's {plural(total, 'deviation')} " \
-               "applies to this test"
-    return (f"NOT PTS-conformant ({judged.revision}): {n} of the run's {total} "
-            f"deviation{'s' if total != 1 else ''} apply to this test")
+        return f"{judged.heading()}: every one of the run's {plural(total, word)} applies to this test"
+    return f"{judged.heading()}: {n} of the run's {total} {word}{'s' if total != 1 else ''} apply to this test"
 
 
 def test_fields(test: TestRun, stimulus: str, middle: Sequence[Tuple[str, str]],
@@ -359,8 +370,9 @@ def snia_header(run: RunResult, test: TestRun, stimulus: str, middle: Sequence[T
                     setup=setup_fields(run, test, without_wipc, wdpc),
                     test=test_fields(test, stimulus, middle, c, run),
                     notes_title=f"See the run's {len(c.deviations)}" if c.deviations else "",
-                    link=DEVIATIONS_ANCHOR if c.deviations else "",
-                    link_text=f"from {c.revision}, listed once on the first page")
+                    link=list_anchor(c) if c.deviations else "",
+                    link_text=(f"from {c.revision}, listed once on the first page" if c.pts_run
+                               else "listed once on the first page"))
 
 
 def test_sections(ctx: ReportContext, tests: Sequence[TestRun], title: str,

@@ -16,7 +16,7 @@ from tkperf.kit import registry
 from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
 from tkperf.report.generic import view_of
-from tkperf.report.header import DEVIATIONS_ANCHOR, device_or_desc
+from tkperf.report.header import device_or_desc, list_anchor
 from tkperf.report.steady import steady_state, window_definition, window_source
 from tkperf.report.words import (
     NA,
@@ -75,8 +75,10 @@ def summary_figures(run: RunResult) -> List[SummaryFigure]:
             continue
         for key, sv in view_of(kind).summary(t).items():
             if key not in found or sv.rank < found[key][0]:
-                found[key] = (sv.rank, sv.value, sv.source or window_source(t),
-                              sv.definition or window_definition(kind.short, t))
+                # a test of the original TKperf is named so: a comparison sets it apart
+                definition, source = conformance.imported_figure(
+                    run, t, key, sv.definition or window_definition(kind.short, t), sv.source or window_source(t))
+                found[key] = (sv.rank, sv.value, source, definition)
     out = []
     for key, group, pattern, unit in SUMMARY_LAYOUT:
         _, value, source, definition = found.get(key, (0, None, "not measured", ""))
@@ -162,10 +164,11 @@ def run_caveats(run: RunResult) -> List[str]:
 
 
 def title_blocks(run: RunResult) -> list:
+    what = ("Hard disk tests of tkperf's HDD profile (not a SNIA PTS run)" if run.profile == conformance.HDD
+            else "SNIA Solid State Storage Performance Test Specification (PTS) tests")
     return [b.Title(f"tkperf report: {run.name}"),
-            b.Paragraph(f"SNIA Solid State Storage Performance Test Specification (PTS) tests run with fio "
-                        f"by tkperf {run.tkperf_version or 'unknown version'}; report built by tkperf "
-                        f"{__version__}.")]
+            b.Paragraph(f"{what} run with fio by tkperf {run.tkperf_version or 'unknown version'}; "
+                        f"report built by tkperf {__version__}.")]
 
 
 def summary_blocks(run: RunResult) -> list:
@@ -196,14 +199,17 @@ def conformance_blocks(run: RunResult) -> list:
     c = conformance.of_run(run)
     if c.conformant:
         return [b.Paragraph(f"Conformance: {c.sentence()}: every parameter matches the revision.")]
+    if not c.deviations:  # a run of no PTS revision with nothing to disclose
+        return [b.Paragraph(f"Conformance: {c.sentence()}.")]
+    word = c.line_word.capitalize()
     # a table of two columns, not a list: half the rows of a list's items,
     # so the summary stays on the first page (tested per page with pdftotext)
     items = [(str(i), d) for i, d in enumerate(c.deviations, 1)]
     half = (len(items) + 1) // 2
     left, right = items[:half], items[half:] + [("", "")] * (2 * half - len(items))
     return [b.Paragraph(f"Conformance: {c.sentence()}, each listed here once (every test's header "
-                        "links here):", anchor=DEVIATIONS_ANCHOR),
-            b.table(["#", "Deviation", "#", "Deviation"], [[n, d, m, e] for (n, d), (m, e) in zip(left, right)],
+                        "links here):", anchor=list_anchor(c)),
+            b.table(["#", word, "#", word], [[n, d, m, e] for (n, d), (m, e) in zip(left, right)],
                     widths=[5, 45, 5, 45])]
 
 

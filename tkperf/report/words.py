@@ -77,7 +77,7 @@ def test_verdict(t: TestRun) -> str:
     if not seeks_steady_state(t):  # a sweep or phases: no steady state to reach
         return f"{plural(steps_done(t), unit_of(t))}: {t.stop_reason or t.status}"
     if s is not None and s.steady:
-        return f"steady state in rounds {s.first_round}-{s.last_round}" + _late(s)
+        return f"steady state in rounds {s.first_round}-{s.last_round}" + _late(s, t)
     # rounds that ran the tracked workload (a sweep after them is no such round)
     return (f"NO steady state in {plural(len(t.tracking_values()) or t.done, 'round')}"
             + _failed(t) + ("" if t.status == "complete" else f" ({t.status})"))
@@ -101,14 +101,16 @@ def verdict(test: TestRun, s: Optional[SteadyState]) -> str:
         return "no rounds measured"
     span = f"rounds {s.first_round}-{s.last_round}"
     if s.steady:
-        return f"steady state reached in {span}" + _late(s)
+        return f"steady state reached in {span}" + _late(s, test)
     return (f"NO steady state in {plural(len(test.tracking_values()) or test.done, 'round')} (window {span})"
             + _failed(test))
 
 
-def _late(s: SteadyState) -> str:
-    """What a steady window that ends after the PTS's last round is."""
-    if s.last_round <= PTS_MAX_ROUNDS:
+def _late(s: SteadyState, test: TestRun) -> str:
+    """What a steady window that ends after the PTS's last round is (nothing
+    for a test that is no PTS test, e.g. an HDD test's repeatability)."""
+    kind = registry.get(test.type)
+    if s.last_round <= PTS_MAX_ROUNDS or (kind is not None and kind.pts is None):
         return ""
     return f" (20/10), after round {PTS_MAX_ROUNDS}: NOT a PTS steady state"
 

@@ -10,6 +10,10 @@ Settings common to every test are checked here; each test type adds the
 deviations of its own options (a narrowed matrix, a shorter WSAT) through
 :meth:`tkperf.kit.base.PtsRules.deviations` (the type's ``pts``; a
 type whose ``pts`` is None is not a PTS test).
+
+A run of the HDD profile (``tkperf hdd run``) follows no PTS revision: its
+verdict is headed :data:`HDD_HEADING` and lists disclosures (what the run
+did, set against tkperf's defaults), never a PTS revision's requirement.
 """
 from __future__ import annotations
 
@@ -29,63 +33,72 @@ PTS_RUNTIME_S = 60
 PTS_MAX_ROUNDS = 25
 PTS_WINDOW = 5
 PTS_WIPC_LOOPS = 2
+#: The verdict's heading for a run of the HDD profile, which no PTS revision covers.
+HDD_HEADING = "HDD profile: not a SNIA PTS run"
+HDD = "hdd"
+#: The HDD profile's disclosure of a write cache no tool could read on the target.
+HDD_CACHE_UNKNOWN = "write cache state unknown (tkperf could not read it on this target)"
 
 
 @dataclass(frozen=True)
 class Conformance:
-    """The verdict: ``conformant`` when ``deviations`` is empty."""
+    """The verdict: ``conformant`` when ``deviations`` is empty.  A run that
+    follows no PTS revision (``pts_run`` False: the HDD profile) is never
+    conformant, and its lines are disclosures, not deviations."""
 
     revision: str
     deviations: Tuple[str, ...]
+    pts_run: bool = True
 
     @property
     def conformant(self) -> bool:
-        return not self.deviations
+        return self.pts_run and not self.deviations
+
+    @property
+    def line_word(self) -> str:
+        """What one of its lines is called: 'deviation' ('disclosure' for a run that follows no PTS)."""
+        return "deviation" if self.pts_run else "disclosure"
 
     def as_dict(self) -> Dict[str, object]:
-        """What ``show --json`` prints under ``conformance``."""
-        return {"conformant": self.conformant, "deviations": list(self.deviations)}
+        """What ``show --json`` prints under ``conformance``: whether the run
+        is conformant, its lines, the one-line ``verdict`` and whether it
+        follows a PTS revision at all (``pts_run``; false for the HDD profile)."""
+        return {"conformant": self.conformant, "deviations": list(self.deviations),
+                "verdict": self.sentence(), "pts_run": self.pts_run}
 
     def sentence(self) -> str:
-        """One line: 'PTS-conformant (SNIA PTS 2.0.2, enterprise)' or the count of deviations."""
+        """One line: 'PTS-conformant (SNIA PTS 2.0.2, enterprise)' or the
+        count of deviations; for the HDD profile 'HDD profile: not a SNIA PTS
+        run: 5 disclosures'."""
+        n = len(self.deviations)
+        if not self.pts_run:
+            return self.revision + (f": {n} {self.line_word}{'s' if n != 1 else ''}" if n else "")
         if self.conformant:
             return f"PTS-conformant ({self.revision})"
-        n = len(self.deviations)
         return f"NOT PTS-conformant ({self.revision}): {n} deviation{'s' if n != 1 else ''}"
+
+    def heading(self) -> str:
+        """The verdict without its count: 'NOT PTS-conformant (SNIA PTS 2.0.2,
+        enterprise)', 'PTS-conformant (...)' or :data:`HDD_HEADING`."""
+        if not self.pts_run:
+            return self.revision
+        return f"{'' if self.conformant else 'NOT '}PTS-conformant ({self.revision})"
 
 
 def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
               before_run: bool = True) -> List[str]:
     """Deviations that the options and the target alone show.  Before the
-    run the write-cache option is judged; after it, the state recorded."""
+    run the write-cache option is judged; after it, the state recorded.
+    For the HDD profile, disclosures instead (:func:`_hdd_settings`)."""
+    if profile == HDD:
+        return _hdd_settings(options, device, before_run)
     rev = pts.of_options(dict(options))
-    out: List[str] = []
-    if profile == "hdd":
-        out.append("hdd run: the SNIA PTS is a solid-state test; this profile skips PURGE and WIPC")
-    if options.get("quick") == "true":
-        out.append("--quick smoke-test profile (1 s workloads, narrowed matrices, few rounds)")
-    if device.kind == "file":
-        out.append("the target is a file, not a raw block device")
-    if device.transport == EMULATED:
-        out.append("emulated SSD: the target is tkperf's FTL model (tkperf simdrive), not a drive")
-    runtime = _int(options.get("runtime"))
-    if runtime is not None and runtime != PTS_RUNTIME_S:
-        out.append(f"workloads run {runtime} s each instead of {PTS_RUNTIME_S} s")
-    rounds = _int(options.get("max_rounds"))
-    if rounds is not None and rounds != PTS_MAX_ROUNDS:
-        # more rounds is no kinder: a steady state after round 25 is not the PTS's (docs/method.rst)
-        out.append(f"at most {rounds} rounds per test instead of {PTS_MAX_ROUNDS}")
-    window = _int(options.get("window"))
-    if window is not None and window != PTS_WINDOW:
-        out.append(f"steady state judged over {window} rounds instead of {PTS_WINDOW}")
+    out = _common(options, device, "instead of")
     loops = _int(options.get("wipc_loops"))
-    # the HDD profile's first line already says it skips PURGE and WIPC
-    if loops is not None and loops != PTS_WIPC_LOOPS and not (profile == "hdd" and loops == 0):
+    if loops is not None and loops != PTS_WIPC_LOOPS:
         out.append(f"WIPC writes {loops}x the active range instead of {PTS_WIPC_LOOPS}x")
     purge = options.get("purge", "auto")
-    if purge == "none" and profile == "hdd":
-        pass
-    elif purge == "none":
+    if purge == "none":
         out.append("no PURGE before the tests (--purge none)")
     elif purge == "discard":
         out.append("PURGE by whole-device discard, which is not a PTS PURGE")
@@ -95,7 +108,7 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     if pattern != "random":
         out.append(f"data pattern {pattern} instead of random (incompressible) data: a drive that "
                    "compresses or deduplicates would look faster than it is")
-    elif options.get("refill_buffers") == "false" and profile != "hdd" and not _all_refill(options):
+    elif options.get("refill_buffers") == "false" and not _all_refill(options):
         out.append("data pattern: fio's random buffers reused (scrambled, not refilled: mostly, not wholly "
                    "incompressible) instead of the PTS's random data; refill_buffers makes it wholly "
                    "incompressible")
@@ -109,6 +122,59 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
     return out
 
 
+def _common(options: Mapping[str, str], device: DeviceInfo, against: str) -> List[str]:
+    """The lines every profile words alike: --quick, the target, and the
+    round settings set ``against`` ('instead of') the PTS's values, which are
+    tkperf's defaults too."""
+    out: List[str] = []
+    if options.get("quick") == "true":
+        out.append("--quick smoke-test profile (1 s workloads, narrowed matrices, few rounds)")
+    if device.kind == "file":
+        out.append("the target is a file, not a raw block device")
+    if device.transport == EMULATED:
+        out.append("emulated SSD: the target is tkperf's FTL model (tkperf simdrive), not a drive")
+    runtime = _int(options.get("runtime"))
+    if runtime is not None and runtime != PTS_RUNTIME_S:
+        out.append(f"workloads run {runtime} s each {against} {PTS_RUNTIME_S} s")
+    rounds = _int(options.get("max_rounds"))
+    if rounds is not None and rounds != PTS_MAX_ROUNDS:
+        # more rounds is no kinder: a steady state after round 25 is not the PTS's (docs/method.rst)
+        out.append(f"at most {rounds} rounds per test {against} {PTS_MAX_ROUNDS}")
+    window = _int(options.get("window"))
+    if window is not None and window != PTS_WINDOW:
+        out.append(f"steady state judged over {window} rounds {against} {PTS_WINDOW}")
+    return out
+
+
+def _hdd_settings(options: Mapping[str, str], device: DeviceInfo, before_run: bool) -> List[str]:
+    """What a run of the HDD profile did that a reader must know, as
+    disclosures: no PTS revision applies to a hard disk, so nothing here is
+    set against one; a setting that differs is set against tkperf's default."""
+    out = ["hdd run: the SNIA PTS is a solid-state test; this profile skips PURGE and WIPC"]
+    out += _common(options, device, "instead of the default")
+    loops = _int(options.get("wipc_loops"))
+    if loops:
+        out.append(f"a WIPC of {loops}x the active range before the tests (the HDD profile's default: none)")
+    purge = options.get("purge", "none")
+    if purge.startswith("cmd:"):
+        out.append("the disk was purged by a vendor command (--purge-cmd) before each test")
+    elif purge != "none":
+        out.append(f"the disk was purged before each test (--purge {purge}; the HDD profile's default: none)")
+    pattern = options.get("data_pattern", "random")
+    if pattern != "random":
+        out.append(f"data pattern {pattern} instead of random data")
+    active = _int(options.get("active_range"))
+    if active is not None and active != 100:
+        out.append(f"the tests use {active}% of the disk's LBA range")
+    test_range = _int(options.get("test_range")) or 0
+    if test_range:
+        out.append(f"the tests use the first {pts.range_text(test_range)} of the LBA range")
+    wc = options.get("write_cache", "")
+    if before_run and wc in ("on", "off"):
+        out.append(f"write cache set {wc} (the HDD profile's default: kept as found)")
+    return out
+
+
 def _all_refill(options: Mapping[str, str]) -> bool:
     """Whether every chosen test writes new random data whatever the run's
     ``refill_buffers`` (a type whose ``refills_buffers`` is true: CBW)."""
@@ -116,8 +182,9 @@ def _all_refill(options: Mapping[str, str]) -> bool:
     return bool(kinds) and all(getattr(k, "refills_buffers", False) for k in kinds)
 
 
-def _tests(options: Mapping[str, str], before_run: bool = False) -> List[str]:
-    """What each chosen test type says of its own options."""
+def _tests(options: Mapping[str, str], before_run: bool = False, profile: str = "ssd") -> List[str]:
+    """What each chosen test type says of its own options (for the HDD
+    profile, which follows no PTS revision, only what cannot be checked)."""
     rev = pts.of_options(dict(options))
     out: List[str] = []
     names = [n for n in options.get("tests", "").split(",") if n]
@@ -125,6 +192,8 @@ def _tests(options: Mapping[str, str], before_run: bool = False) -> List[str]:
         kind = registry.get(name)
         if kind is None:
             out.append(f"test type {name!r} is not installed, its settings cannot be checked")
+            continue
+        if profile == HDD:
             continue
         if kind.pts is None:
             out.append(f"{kind.name} ({kind.title}) is not a SNIA PTS test")
@@ -137,8 +206,17 @@ def _tests(options: Mapping[str, str], before_run: bool = False) -> List[str]:
 
 def of_settings(options: Mapping[str, str], device: DeviceInfo, profile: str = "ssd") -> Conformance:
     """The verdict on a run's settings before it runs (the dry run)."""
-    rev = pts.of_options(dict(options))
-    return Conformance(rev.title, tuple(_settings(options, device, profile) + _tests(options, before_run=True)))
+    found = _settings(options, device, profile) + _tests(options, before_run=True, profile=profile)
+    return _verdict(options, profile, found)
+
+
+def _verdict(options: Mapping[str, str], profile: str, found: Sequence[str]) -> Conformance:
+    """The verdict on ``found``, each line said once: against the run's PTS
+    revision, or for the HDD profile headed :data:`HDD_HEADING`."""
+    lines = tuple(dict.fromkeys(found))
+    if profile == HDD:
+        return Conformance(HDD_HEADING, lines, pts_run=False)
+    return Conformance(pts.of_options(dict(options)).title, lines)
 
 
 def of_target(options: Mapping[str, str], device: DeviceInfo, profile: str,
@@ -153,7 +231,7 @@ def of_target(options: Mapping[str, str], device: DeviceInfo, profile: str,
     verdict words it (:func:`_purges`, :func:`_measured`).
     """
     rev = pts.of_options(dict(options))
-    found = _settings(options, device, profile) + _tests(options, before_run=True)
+    found = _settings(options, device, profile) + _tests(options, before_run=True, profile=profile)
     unknown = []
     requested = options.get("purge", "auto")
     if requested == "auto" and purged and profile != "hdd":
@@ -162,14 +240,18 @@ def of_target(options: Mapping[str, str], device: DeviceInfo, profile: str,
             found.append(f"purged by {method}, which is not a PTS PURGE ({', '.join(purged)})")
         else:
             unknown.append(f"whether the drive supports a {method.upper()} PURGE (read at the start of each test)")
-    if profile != "hdd":
+    if profile != HDD:
         if not writecache.transport_kind(device):
             found.append(f"write cache state unknown ({rev.title} requires {rev.write_cache})")
         else:
             unknown.append(f"the write cache state ({rev.title} requires {rev.write_cache}; "
                            "read and set at the start of the run)")
+    elif not writecache.transport_kind(device):
+        found.append(HDD_CACHE_UNKNOWN)
+    else:
+        unknown.append("the write cache state (read at the start of the run)")
     unknown.append("whether each test reaches steady state within its rounds")
-    return Conformance(rev.title, tuple(dict.fromkeys(found))), tuple(unknown)
+    return _verdict(options, profile, found), tuple(unknown)
 
 
 def _purges(run: RunResult) -> List[str]:
@@ -185,11 +267,16 @@ def _purges(run: RunResult) -> List[str]:
 
 
 def _measured(run: RunResult) -> List[str]:
-    """Deviations only the results show."""
+    """Deviations only the results show (for the HDD profile, disclosures:
+    no PTS revision's write cache, PURGE or steady-state rule applies)."""
     rev = pts.of_options(run.options)
+    hdd = run.profile == HDD
     out: List[str] = []
     recorded = run.device.write_cache
-    if recorded not in ("WCE", "WCD"):
+    if hdd:
+        out.append(f"write cache {recorded} during the run (kept as found unless set)"
+                   if recorded in ("WCE", "WCD") else HDD_CACHE_UNKNOWN)
+    elif recorded not in ("WCE", "WCD"):
         # '' or, in files of older tkperf, sysfs's 'write back': not the drive's setting
         out.append(f"write cache state unknown ({rev.title} requires {rev.write_cache})")
     elif recorded != rev.write_cache:
@@ -199,17 +286,17 @@ def _measured(run: RunResult) -> List[str]:
     resumed = sorted({e.test for e in run.events if e.kind == "resume" and e.test})
     if run.resumed:
         out.append("the run was interrupted and resumed" + (f" ({', '.join(resumed)})" if resumed else ""))
-    out += _purges(run)
+    out += [] if hdd else _purges(run)
     for t in run.tests:
         kind = registry.get(t.type)
-        if kind is not None and kind.pts is not None:
+        if kind is not None and kind.pts is not None and not hdd:
             out += kind.pts.result_deviations(kind, t, run.options, rev, run.device.size_bytes)
         sought = registry.steady_policy(t) is not Steady.NONE
         if t.status == "complete" and sought and t.rounds and not (t.steady and t.steady.steady):
             failed = [unit_words(x) for x in steps_of(kind, t).unsteady_variables(t)]  # µs where it can be shown
             out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"
                        + (f" (not steady: {', '.join(failed)})" if failed else ""))
-        elif t.status == "complete" and sought and late_window(t):
+        elif t.status == "complete" and sought and late_window(t) and not hdd:
             out.append(f"{t.key}: steady state only in rounds {t.steady.first_round}-{t.steady.last_round}, "  # type: ignore[union-attr]  # late_window: steady is set
                        f"after round {PTS_MAX_ROUNDS}: not a PTS steady state")
         elif t.status not in ("complete", ""):
@@ -229,17 +316,18 @@ def late_window(t: TestRun) -> bool:
 
 def of_run(run: RunResult) -> Conformance:
     """The verdict on a run: its settings, then what its results show."""
-    rev = pts.of_options(run.options)
+    profile = run.profile or "ssd"
     info = run.facts.get("imported") if isinstance(run.facts, dict) else None
     if isinstance(info, dict):  # an older tool's file: what it did not record cannot be judged
         missing = "; ".join(str(x) for x in info.get("not_recorded", [])) or "its settings"
-        return Conformance(f"revision not recorded (imported from {info.get('tool') or 'TKperf'} "
-                           f"{info.get('version') or '1.x'})",
-                           (f"imported from a result file of the original TKperf {info.get('version') or '1.x'}: "
-                            f"cannot be known: {missing}",) + tuple(imported_caveats(run)))
-    settings = _settings(run.options, run.device, run.profile or "ssd", before_run=False)
-    found = settings + _tests(run.options) + _measured(run)
-    return Conformance(rev.title, tuple(dict.fromkeys(found)))  # each said once, in order
+        source = f"imported from {info.get('tool') or 'TKperf'} {info.get('version') or '1.x'}"
+        lines = (f"imported from a result file of the original TKperf {info.get('version') or '1.x'}: "
+                 f"cannot be known: {missing}",) + tuple(imported_caveats(run))
+        if profile == HDD:
+            return Conformance(f"{HDD_HEADING} ({source})", lines, pts_run=False)
+        return Conformance(f"revision not recorded ({source})", lines)
+    settings = _settings(run.options, run.device, profile, before_run=False)
+    return _verdict(run.options, profile, settings + _tests(run.options, profile=profile) + _measured(run))
 
 
 #: What the original TKperf's WSAT measured (see :func:`imported_caveats`).
@@ -253,6 +341,34 @@ REPLAYED_ROUNDS = ("{key}: each round of the original TKperf ran every workload 
                    "fio's default randrepeat=1, so its random workloads repeat the same offsets every round")
 
 
+#: What an imported WSAT's first round is, where tkperf's own says 'first interval after the purge (FOB)'.
+IMPORTED_FOB = "WSAT: first round of the original TKperf, no cliff measured"
+#: ... and what the other figures of a test the original TKperf replayed are ({definition}: tkperf's own words).
+IMPORTED_FIGURE = "{definition}, of the original TKperf (every round replays the same offsets)"
+
+
+def imported_figure(run: RunResult, test: TestRun, key: str, definition: str, source: str) -> Tuple[str, str]:
+    """A summary figure's definition and source (where it was measured) for
+    a test of an imported run that :func:`imported_caveats` names: the
+    import's own words, so a comparison sets it in a row of its own, never
+    beside tkperf's figure of that name; unchanged for any other test."""
+    if test.type not in REPLAYED_TYPES or not replays(run):
+        return definition, source
+    if test.type == "wsat" and key == "fob_iops":
+        return IMPORTED_FOB, "WSAT round 1 of the original TKperf (its rounds replay one offset sequence)"
+    return IMPORTED_FIGURE.format(definition=definition), f"{source}, of the original TKperf"
+
+
+#: The test types whose imported rounds replay their offsets (:func:`imported_caveats`).
+REPLAYED_TYPES = ("wsat", "iops", "lat")
+
+
+def replays(run: RunResult) -> bool:
+    """Whether ``run`` was imported from a result file of the original TKperf."""
+    info = run.facts.get("imported") if isinstance(run.facts, dict) else None
+    return isinstance(info, dict) and str(info.get("tool") or "TKperf") == "TKperf"
+
+
 def imported_caveats(run: RunResult) -> List[str]:
     """What an imported result of the original TKperf measured other than
     its name says: its WSAT, and each random-write test of rounds, ran every
@@ -262,8 +378,7 @@ def imported_caveats(run: RunResult) -> List[str]:
     generator used for random I/O patterns in a predictable way so the
     pattern is repeatable across runs"); tkperf's own WSAT is one job with
     ``randrepeat=0`` and ``norandommap``.  Empty for tkperf's own runs."""
-    info = run.facts.get("imported") if isinstance(run.facts, dict) else None
-    if not isinstance(info, dict) or str(info.get("tool") or "TKperf") != "TKperf":
+    if not replays(run):
         return []
     out = []
     for t in run.tests:
