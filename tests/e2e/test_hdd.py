@@ -315,6 +315,10 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
     dry = main(["hdd", "run", loopdev, "--tests", HDD_TESTS, *FAST, "--dry-run", "--jobs"])
     planned = capsys.readouterr().out
     assert dry == 0 and "# 5 zones of 51 to 52 MiB, outer (offset 0) to inner (offset 213,909,504)" in planned
+    # the HDD profile is judged against no PTS revision (issue 55 item 8): the dry run, the run's closing
+    # lines, show, show --json and the report say so, and no line names what a revision requires
+    assert "# verdict on this target: HDD profile: not a SNIA PTS run: " in planned
+    assert "requires" not in planned and "NOT PTS-conformant" not in planned
     offsets = [i * capacity // 5 // MiB * MiB for i in range(5)]
     assert offsets == [0, 51 * MiB, 102 * MiB, 153 * MiB, 204 * MiB]
     for side in ("w", "r"):
@@ -323,7 +327,14 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
 
     assert main(["hdd", "run", loopdev, "--tests", HDD_TESTS, *FAST, "--name", "a", "--outdir", str(out),
                  "--report-format", "rst,html"]) == 0
+    closing = capsys.readouterr().out
     xml = str(out / "a.xml")
+    assert main(["show", xml]) == 0
+    shown_text = capsys.readouterr().out
+    for said in (closing, shown_text):
+        assert "\n  HDD profile: not a SNIA PTS run: " in said, said
+        assert "    - write cache state unknown (tkperf could not read it on this target)\n" in said
+        assert "SNIA PTS 2.0.2, enterprise requires" not in said and "NOT PTS-conformant" not in said
     schema = etree.XMLSchema(etree.parse(store.SCHEMA_PATH))
     assert schema.validate(etree.parse(xml)), schema.error_log
     run = store.load(xml)
@@ -361,7 +372,12 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
 
     capsys.readouterr()
     assert main(["show", xml, "--json"]) == 0
-    shown = {t["key"]: t["headline"] for t in json.loads(capsys.readouterr().out)["tests"]}
+    doc = json.loads(capsys.readouterr().out)
+    verdict = doc["conformance"]
+    assert (verdict["conformant"], verdict["pts_run"]) == (False, False)
+    assert verdict["verdict"] == f"HDD profile: not a SNIA PTS run: {len(verdict['deviations'])} disclosures"
+    assert not [d for d in verdict["deviations"] if "requires" in d or "SNIA PTS 2" in d]
+    shown = {t["key"]: t["headline"] for t in doc["tests"]}
     assert shown["hdd-zones"]["seq_read_outer_mb_s"] == zs[0].mb_s("r")
     assert shown["hdd-zones"]["seq_write_inner_mb_s"] == zs[-1].mb_s("w")
     assert set(shown["hdd-iops"]) == {f"rnd_4k_{s}_{q}_iops" for s in ("read", "write") for q in ("qd1", "peak")}
@@ -369,6 +385,8 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
             "rnd_4k_write_lat_mean_us"} <= set(shown["hdd-lat"])
 
     rst = (out / "a.rst").read_text()
+    assert "Conformance: HDD profile: not a SNIA PTS run: " in rst and "     - none: the HDD profile is not a SNIA PTS run" in rst
+    assert "SNIA PTS 2.0.2, enterprise requires" not in rst and "NOT PTS-conformant" not in rst
     zones_page = rst.split("\nHDD throughput by zone\n===")[1].split("\nHDD random IOPS\n===")[0]
     assert "MB/s vs position on the disk" in zones_page and "a-plots/hdd-zones-mbs-vs-position.svg" in zones_page
     table = zones_page.split("MB/s of every zone, outer to inner (one pass)")[1].split("Phases in the order run")[0]
