@@ -11,7 +11,7 @@ from typing import Iterator, List, Tuple
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: Internal references a user cannot follow.
 PRIVATE = [re.compile(r"\bseeds? \d{3}\b", re.I), re.compile(r"shared/"), re.compile(r"pts-notes"),
-           re.compile(r"house-style\.md")]
+           re.compile(r"house-style\.md"), re.compile(r"\b(?:tkperf's|our|the team's)\s+notes\b", re.I)]
 #: A path inside the repository: a top folder of it, then a file name with an extension.
 REPO_PATH = re.compile(r"(?<![\w/.-])((?:docs|tkperf|tests|examples|benchmarks)/[\w./-]*\w\.(?:rst|py|md|txt|xml|"
                        r"json|svg|png|sh|toml|cfg))\b")
@@ -61,6 +61,7 @@ def test_the_patterns_find_what_they_look_for():
     # the checks above are only as good as their patterns
     assert _hits(PRIVATE[0], "a disclosed variant (seed 000)") and _hits(PRIVATE[0], "(seeds 002 and 004)")
     assert _hits(PRIVATE[1], "``shared/seeds``") and _hits(PRIVATE[2], '(pts-notes.md, "LAT MAX")')
+    assert _hits(PRIVATE[4], "is marked *check* in tkperf's\n  notes") and not _hits(PRIVATE[4], "the run notes")
     assert [m.group(1) for m in REPO_PATH.finditer("see docs/nowhere.rst and tkperf/cli/run.py.")] == \
         ["docs/nowhere.rst", "tkperf/cli/run.py"]
     assert [m.group(1) for m in MARKDOWN.finditer("(pts-notes.md)")] == ["pts-notes.md"]
@@ -70,3 +71,19 @@ def test_method_names_the_plots_as_they_are_written():
     text = open(os.path.join(ROOT, "docs", "method.rst"), encoding="utf-8").read()
     assert "iops-window.svg" in text and "iops-window.png``" not in text
     assert not re.search(r"iops-window-[\w-]+\.png", text)
+
+
+def test_method_gives_hir_the_oio_it_runs():
+    """docs/method.rst's OIO table (issue 55 item 8): HIR runs one thread at
+    --hir-qd whatever --numjobs says, as its plan does, not the operator's
+    TC x QD of IOPS and WSAT."""
+    from tkperf.kit import options, registry
+
+    text = open(os.path.join(ROOT, "docs", "method.rst"), encoding="utf-8").read()
+    table = text.split("**One rule for the OIO.**")[1].split("**A test range the device cannot hold.**")[0]
+    rows = {line[:7].strip(): line[7:30].strip() for line in table.splitlines() if re.match(r"[A-Z]{2,5} ", line)}
+    assert rows["HIR"] == "TC1 x ``--hir-qd``" and rows["WSAT"].startswith("(``--numjobs``")
+    assert "its thread count is always 1, whatever ``--numjobs`` says" in " ".join(table.split())
+    hir = registry.get("hir")
+    (plan,) = hir.plan(options.build({"tests": ("hir",), "numjobs": 4, "hir_qd": 16}), 1 << 30)
+    assert (plan.params["numjobs"], plan.params["iodepth"]) == ("1", "16")
