@@ -171,6 +171,8 @@ def test_an_hdd_run_is_headed_not_a_pts_run_and_judges_against_no_revision():
     assert not any("SNIA PTS 2" in d or "requires" in d or "not a SNIA PTS test" in d for d in c.deviations)
     assert c.as_dict() == {"conformant": False, "deviations": list(c.deviations),
                            "verdict": c.sentence(), "pts_run": False}
+    from tkperf import notify
+    assert notify.subject("n", "h", run, None) == "tkperf: n complete on h (not a PTS run)"
     # a recorded cache state is disclosed, not judged; a PTS test type under the HDD profile is not judged either
     run.device = dataclasses.replace(run.device, write_cache="WCE")
     run.options = {**run.options, "tests": "hdd-iops,iops"}
