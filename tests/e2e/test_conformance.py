@@ -37,7 +37,8 @@ def full(**overrides) -> dict:
 def test_full_parameters_are_conformant(rev):
     c = conformance.of_settings(full(pts=rev), BLOCK)
     assert c.conformant, c.deviations
-    assert c.as_dict() == {"conformant": True, "deviations": []}
+    assert c.as_dict() == {"conformant": True, "deviations": [], "verdict": f"PTS-conformant ({c.revision})",
+                           "pts_run": True}
     assert c.revision == pts.REVISIONS[rev].title
 
 
@@ -322,7 +323,9 @@ def test_show_json_has_pts_and_conformance(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["pts"] == "pts-e-2.0"
     assert data["conformance"] == {"conformant": False,
-                                   "deviations": ["workloads run 30 s each instead of 60 s"]}
+                                   "deviations": ["workloads run 30 s each instead of 60 s"],
+                                   "verdict": "NOT PTS-conformant (SNIA PTS 2.0.2, enterprise): 1 deviation",
+                                   "pts_run": True}
     assert main(["show", str(path)]) == 0
     out = capsys.readouterr().out
     assert "NOT PTS-conformant (SNIA PTS 2.0.2, enterprise): 1 deviation" in out

@@ -100,7 +100,7 @@ def test_compare_prints_its_caveats_on_a_utf8_terminal(tmp_path):
                         "--format", "rst"])
     assert rc == 0, text
     warnings = [ln for ln in text.splitlines() if ln.startswith("warning: ")]
-    assert any("--quick smoke tests" in w for w in warnings)
+    assert "warning: every run: --quick smoke-test profile (1 s workloads, narrowed matrices, few rounds)" in warnings
     assert any(w.startswith("warning: No steady state reached in example-ssd (IOPS, LAT)") for w in warnings)
     assert "Response time AVE, RND 4KiB 100% W (µs)" in text and "(us)" not in text
 
