@@ -177,7 +177,9 @@ def test_an_hdd_run_is_headed_not_a_pts_run_and_judges_against_no_revision():
     run.device = dataclasses.replace(run.device, write_cache="WCE")
     run.options = {**run.options, "tests": "hdd-iops,iops"}
     found = conformance.of_run(run).deviations
-    assert "write cache WCE during the run (kept as found unless set)" in found
+    assert "write cache WCE during the run (kept as found)" in found
+    run.options = {**run.options, "write_cache": "on"}
+    assert "write cache WCE during the run (set on by --write-cache)" in conformance.of_run(run).deviations
     assert not any("requires" in d or "IOPS matrix" in d for d in found), found
     # the same run under the SSD profile is judged against its revision
     run.profile = "ssd"

@@ -274,8 +274,10 @@ def _measured(run: RunResult) -> List[str]:
     out: List[str] = []
     recorded = run.device.write_cache
     if hdd:
-        out.append(f"write cache {recorded} during the run (kept as found unless set)"
-                   if recorded in ("WCE", "WCD") else HDD_CACHE_UNKNOWN)
+        asked = run.options.get("write_cache", "")
+        how = f"set {asked} by --write-cache" if asked in ("on", "off") else "kept as found"
+        out.append(f"write cache {recorded} during the run ({how})" if recorded in ("WCE", "WCD")
+                   else HDD_CACHE_UNKNOWN)
     elif recorded not in ("WCE", "WCD"):
         # '' or, in files of older tkperf, sysfs's 'write back': not the drive's setting
         out.append(f"write cache state unknown ({rev.title} requires {rev.write_cache})")
