@@ -309,6 +309,12 @@ def test_an_imported_tkperf2_results_caveats_lead_on_the_terminal_in_json_and_in
     assert definitions == {"WSAT: first round of the original TKperf, no cliff measured",
                            "WSAT: first interval after the purge (FOB)"}
 
+    # show words the imported WSAT's first round as the comparison does, not as tkperf's FOB
+    assert main(["show", old]) == EXIT_OK
+    fob_lines = [ln.strip() for ln in capsys.readouterr().out.splitlines() if "RND 4k W 40,000 IOPS" in ln]
+    assert fob_lines == ["first round of the original TKperf, no cliff measured (its rounds replay one offset "
+                         "sequence): RND 4k W 40,000 IOPS"]
+
     html = " ".join(lxml.html.parse(str(tmp_path / "t" / "comparison.html")).getroot().text_content().split())
     pdf = pdf_text(str(tmp_path / "t" / "comparison.pdf"))
     for caveat in caveats[:4]:

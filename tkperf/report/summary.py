@@ -87,8 +87,7 @@ def lines(run: RunResult, micro: str = "µs") -> List[str]:
         out.append(f"  {words.test_title(t):<9} {said}" + (f"; {shown}" if shown else ""))
         fob = fob_figures(t)
         if fob:
-            out.append(f"  {'':<9} FOB (first {_first_step(t)} after the purge, before any preconditioning): "
-                       + ", ".join(_shown(f, micro) for f in fob))
+            out.append(f"  {'':<9} {_fob_words(run, t)}: " + ", ".join(_shown(f, micro) for f in fob))
         first = round1_figures(t)
         if first:
             out.append(f"  {'':<9} round 1, {words.round1_after(t)} (not FOB): "
@@ -98,6 +97,16 @@ def lines(run: RunResult, micro: str = "µs") -> List[str]:
 
 def _first_step(t: TestRun) -> str:
     return steps_of(registry.get(t.type), t).unit
+
+
+def _fob_words(run: RunResult, t: TestRun) -> str:
+    """What a test's first figures are: 'FOB (first interval after the purge,
+    before any preconditioning)'; for the WSAT of a result imported from the
+    original TKperf its own words, as a comparison labels it
+    (:data:`tkperf.verdict.conformance.IMPORTED_FOB`)."""
+    if t.type == "wsat" and conformance.replays(run):
+        return "first round of the original TKperf, no cliff measured (its rounds replay one offset sequence)"
+    return f"FOB (first {_first_step(t)} after the purge, before any preconditioning)"
 
 
 def _imported(run: RunResult) -> dict:
