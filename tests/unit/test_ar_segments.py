@@ -29,21 +29,56 @@ BLOCK = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_byte
     (320 * 10 ** 9, 8 * GiB, 2048),      # PTS-C 1.1 on a 400 GB drive at 80%
     (128 * MiB, 8 * MiB, 64),            # the QEMU guest's disk
     (10 * GiB + 12345, 8 * GiB + 7, 3),  # sizes that are no multiple of anything
-    (8 * GiB, 8 * GiB, 2048),            # a test range as large as the active range: every slot
+    (8 * GiB, 4 * GiB, 2048),            # half the active range in segments
 ])
-def test_layout_is_count_equal_aligned_segments_inside_the_active_range_without_overlap(active, tested, count):
+def test_layout_is_count_equal_aligned_segments_inside_the_active_range_apart(active, tested, count):
     lay = segments.layout(active, tested, count, seed=1234)
     assert lay.count == count == len(lay.starts) == len(set(lay.starts))
     assert lay.size % 4096 == 0 and lay.size == tested // count // 4096 * 4096
     assert lay.total == count * lay.size <= tested
     assert list(lay.starts) == sorted(lay.starts)
-    assert all(s % lay.size == 0 and 0 <= s and s + lay.size <= active for s in lay.starts)
-    assert all(b - a >= lay.size for a, b in zip(lay.starts, lay.starts[1:]))  # no overlap
+    assert all(s % 4096 == 0 and 0 <= s and s + lay.size <= active for s in lay.starts)
+    # SNIA: "ActiveRange segments shall not touch to form a single segment": 4 KiB at least between
+    assert all(b - a >= lay.size + 4096 for a, b in zip(lay.starts, lay.starts[1:]))
     # each segment's bytes map to it, the bytes between segments to none
     for i, s in enumerate(lay.starts[:50]):
         assert lay.segment_of(s) == lay.segment_of(s + lay.size - 1) == i
-        if s + lay.size not in lay.starts and s + lay.size < active:
-            assert lay.segment_of(s + lay.size) == -1
+        assert lay.segment_of(s + lay.size) == -1 and (s == 0 or lay.segment_of(s - 1) == -1)
+
+
+@pytest.mark.parametrize("capacity", [20 * 10 ** 9, 64 * 10 ** 9, 256 * 10 ** 9, 10 ** 12, 4 * 10 ** 12])
+def test_pts_c_1_1_segments_never_touch_on_drives_of_20_gb_to_4_tb(capacity):
+    # the sixth audit: AR 80%, 8 GiB in 2,048 segments, seed 12345: 1,092 of 2,047 neighbouring pairs
+    # touched on a 20 GB drive with the drawn slots of an earlier tkperf (91 on 256 GB)
+    opts = build({"tests": ("iops",), "test_range": 8 * GiB, "active_range": 80, "ar_segment_seed": 12345},
+                 pts="pts-c-1.1")
+    active = opts.active_bytes(capacity)
+    for seed in (12345, 1, 2 ** 31 - 1):
+        lay = RunOptions.from_dict({**opts.to_dict(), "ar_segment_seed": str(seed)}).segment_layout(capacity)
+        assert lay.count == 2048 and lay.size == 4 * MiB
+        assert sum(1 for a, b in zip(lay.starts, lay.starts[1:]) if b - a <= lay.size) == 0
+        assert lay.starts[0] >= 0 and lay.starts[-1] + lay.size <= active
+        assert lay == segments.layout(active, 8 * GiB, 2048, seed)  # a pure function of its seed
+    # spread across the whole active range, not bunched at its start
+    assert lay.starts[0] < active // 100 and lay.starts[-1] > active * 99 // 100
+
+
+def test_an_earlier_tkperfs_result_regenerates_its_own_layout_which_may_touch():
+    import random
+    capacity = 20 * 10 ** 9
+    new = build({"tests": ("iops",), "test_range": 8 * GiB, "active_range": 80, "ar_segment_seed": 12345},
+                pts="pts-c-1.1").to_dict()
+    assert new["range_rules"] == "2"
+    old = {k: v for k, v in new.items() if k != "range_rules"}  # a file of an earlier tkperf
+    opts = RunOptions.from_dict(old)
+    assert opts.range_rules == 1 and opts.to_dict()["range_rules"] == "1"
+    lay = opts.segment_layout(capacity)
+    # the earlier algorithm, exactly: N distinct slots of the segment size, drawn with the seed, sorted
+    active = opts.active_bytes(capacity)
+    slots = sorted(random.Random(12345).sample(range(active // (4 * MiB)), 2048))
+    assert lay.starts == tuple(s * 4 * MiB for s in slots)
+    assert sum(1 for a, b in zip(lay.starts, lay.starts[1:]) if b - a == lay.size) == 1092  # the audit's figure
+    assert lay != RunOptions.from_dict(new).segment_layout(capacity)
 
 
 def test_layout_is_deterministic_from_its_seed_and_seeds_differ():
@@ -55,14 +90,20 @@ def test_layout_is_deterministic_from_its_seed_and_seeds_differ():
     assert a.starts[0] < 320 * 10 ** 9 // 100 and a.starts[-1] > 320 * 10 ** 9 * 99 // 100
 
 
-@pytest.mark.parametrize("active,tested,count,words", [
-    (8 * GiB, 4096 * 100, 101, "smaller than 4 KiB"),
-    (4 * MiB, 8 * MiB, 64, "holds only 32 segments of 131,072 bytes"),
-    (8 * GiB, 8 * GiB, 70000, "out of range"),
+@pytest.mark.parametrize("active,tested,count,placement,words", [
+    (8 * GiB, 4096 * 100, 101, segments.APART, "smaller than 4 KiB"),
+    (4 * MiB, 8 * MiB, 64, segments.TOUCHING, "holds only 32 segments of 131,072 bytes"),
+    (8 * GiB, 8 * GiB, 70000, segments.APART, "out of range"),
+    # a test range as large as the active range: its segments would fill it, each touching the next
+    (8 * GiB, 8 * GiB, 2048, segments.APART,
+     r"^--ar-segments 2,048: the active range \(8,589,934,592 bytes\) cannot hold 2,048 segments of 4 MiB "
+     r"that do not touch \(at least 4 KiB between neighbours: 8,598,319,104 bytes\); give fewer segments, "
+     r"a smaller --test-range, or --ar-segments 1$"),
+    (4 * MiB, 8 * MiB, 64, segments.APART, "cannot hold 64 segments of 128 KiB that do not touch"),
 ])
-def test_segments_that_cannot_be_laid_out_are_refused(active, tested, count, words):
+def test_segments_that_cannot_be_laid_out_are_refused(active, tested, count, placement, words):
     with pytest.raises(UsageError, match=words):
-        segments.layout(active, tested, count, seed=1)
+        segments.layout(active, tested, count, seed=1, placement=placement)
 
 
 def test_dm_table_maps_the_segments_in_order_into_one_contiguous_device():
