@@ -127,3 +127,14 @@ def test_pts_c_1_1_wsat_writes_beyond_its_test_range_on_the_emulated_ssd(simdriv
             "SNIA defines the test range for three PTS tests only; an earlier tkperf narrowed every test") in said
     fields = dict(header.setup_fields(run, t, "none: WSAT starts fresh after the purge", "none"))
     assert fields["Active range"] == "80%, no preconditioning; this test over the first 8,388,608 bytes (--test-range)"
+
+
+def test_segments_that_would_touch_are_refused_in_one_line(loop20g, capsys):
+    # issue 55 item 3: a test range as large as the active range leaves no room between 2,048 segments
+    rc = main(["ssd", "run", loop20g, "--pts", "pts-c-1.1", "--active-range", "80", "--test-range", "16g",
+               "--dry-run", "--yes"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert err[0] == ("tkperf: error: --ar-segments 2,048: the active range (17,179,869,184 bytes) cannot hold "
+                      "2,048 segments of 8 MiB that do not touch (at least 4 KiB between neighbours: "
+                      "17,188,253,696 bytes); give fewer segments, a smaller --test-range, or --ar-segments 1")
