@@ -208,3 +208,81 @@ def test_stale_maps_are_told_by_their_owner_tag():
     pid, ticks = mine.split("-")
     assert not programs.owner_alive(f"{pid}-{int(ticks) + 1}")  # a reused pid has another start time
     assert not programs.owner_alive("x-1") and not programs.owner_alive("999999999-1")
+
+
+# --- issue 55: which tests use the test range; an earlier tkperf's results --------------------------
+
+def test_only_iops_tp_lat_and_the_hdd_tests_use_the_test_range():
+    from tkperf.kit import registry
+    opts = build({"tests": ("iops",), "test_range": 8 * GiB, "active_range": 80}, pts="pts-c-1.1")
+    using = {n for n in registry.names() if opts.uses_test_range(registry.get(n))}
+    assert using == {"iops", "tp", "lat", "hdd-zones", "hdd-iops", "hdd-lat"}
+    wsat = opts.for_test(registry.get("wsat"))
+    assert (wsat.test_range, wsat.ar_segments, wsat.segmented) == (0, 1, False)
+    assert wsat.test_bytes(BLOCK.size_bytes) == opts.active_bytes(BLOCK.size_bytes)
+    assert opts.for_test(registry.get("iops")) is opts
+    # an earlier tkperf's run (no range_rules stored) narrowed every test
+    old = RunOptions.from_dict({k: v for k, v in opts.to_dict().items() if k != "range_rules"})
+    assert old.for_test(registry.get("wsat")) is old and old.uses_test_range(None)
+    # without a test range nothing is narrowed and nothing about the rules is stored
+    plain = build({"tests": ("iops",)}, pts="pts-c-1.1")
+    assert not plain.uses_test_range(registry.get("iops")) and "range_rules" not in plain.to_dict()
+
+
+def test_wsat_gets_the_device_and_the_active_range_iops_the_map():
+    opts = build({"tests": ("iops", "wsat"), "test_range": 8 * GiB, "active_range": 80}, pts="pts-c-1.1",
+                 quick=True)
+    active = opts.active_bytes(BLOCK.size_bytes)
+    files = plan.job_files(BLOCK, opts, fio_settings(BLOCK, opts))
+    text = "\n".join(files)
+    wsat = text[text.index("# --- wsat"):]
+    iops = text[text.index("# --- iops"):text.index("# --- wsat")]
+    assert "filename=/dev/sdx" in wsat and f"size={active}" in wsat and "/dev/mapper/" not in wsat
+    assert "over the whole active range" in wsat.splitlines()[0]
+    assert "filename=/dev/mapper/tkperf-ar-" in iops.split("[wipc-seq-")[1]  # the measurement, after the WIPC
+    lines, _ = plan.summary(BLOCK, opts)
+    said = "\n".join(lines)
+    assert "# iops: fio runs on /dev/mapper/tkperf-ar-" in said
+    assert "# wsat: over the whole active range, on the device itself" in said
+    # WSAT alone maps nothing: the segments are not made when no chosen test uses them
+    alone = build({"tests": ("wsat",), "test_range": 8 * GiB, "active_range": 80}, pts="pts-c-1.1")
+    assert alone.segmented and not alone.maps_segments
+    assert fio_settings(BLOCK, alone).filename == "/dev/sdx"
+
+
+def test_an_earlier_tkperfs_touching_segments_and_narrowed_wsat_are_named():
+    from tkperf.model.results import HostInfo, RunResult, TestRun
+    from tkperf.report import header
+    from tkperf.verdict import conformance
+    drive = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_bytes=20 * 10 ** 9,
+                       transport="sata", write_cache="WCD", devnum="8:16")
+    new = build({"tests": ("iops", "wsat"), "test_range": 8 * GiB, "active_range": 80, "ar_segment_seed": 12345},
+                pts="pts-c-1.1").to_dict()
+    assert conformance.of_settings(new, drive).conformant
+    old = {k: v for k, v in new.items() if k != "range_rules"}
+    assert conformance.of_settings(old, drive).deviations == (
+        "WSAT ran over the test range (in 2,048 ActiveRange segments), not the whole active range: SNIA defines "
+        "the test range for three PTS tests only; an earlier tkperf narrowed every test",
+        "ActiveRange segments touch: 1,092 of 2,047 neighbouring pairs (layout of an earlier tkperf; SNIA: "
+        "\"ActiveRange segments shall not touch to form a single segment\")")
+    unknown = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_bytes=0)
+    assert conformance.of_settings(old, unknown).deviations[-1].startswith(
+        "ActiveRange segments may touch (layout of an earlier tkperf;")
+    run = RunResult(name="r", started="", device=drive, host=HostInfo(), options=old, tests=[])
+    fields = dict(header.setup_fields(run, TestRun("iops", "iops", "", "", "")))
+    assert fields["AR Segments"] == ("2,048 of 4 MiB spread randomly across the active range (seed 12345; "
+                                     "segments may touch (layout of an earlier tkperf); one device-mapper "
+                                     "linear map)")
+    wsat = dict(header.setup_fields(run, TestRun("wsat", "wsat", "", "", ""),
+                                    "none: WSAT starts fresh after the purge", "none"))
+    assert wsat["Active range"] == ("80%, no preconditioning; this test over 8 GiB in ActiveRange segments "
+                                    "(--test-range)")
+    run.options = new
+    wsat = dict(header.setup_fields(run, TestRun("wsat", "wsat", "", "", ""),
+                                    "none: WSAT starts fresh after the purge", "none"))
+    assert wsat["Active range"].startswith("80% (no preconditioning; the whole active range")
+    assert wsat["AR Segments"] == "N/A (this test uses the whole active range)"
+    # a stored rule this tkperf does not know is refused as the other numbers are
+    from tkperf.model import stored
+    with pytest.raises(stored.StoredValueError):
+        stored.check_options({**new, "range_rules": "3"})

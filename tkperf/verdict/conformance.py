@@ -128,7 +128,7 @@ def _test_range(options: Mapping[str, str], device: DeviceInfo, rev: pts.Revisio
         return rev.range_deviations(_int(options.get("active_range")), 0, device.size_bytes or 0)
     out = rev.range_deviations(_int(options.get("active_range")), asked, device.size_bytes or 0, count)
     if narrowed:
-        shown = [(kinds[n].short if kinds[n] is not None and kinds[n].short else n.upper()) for n in narrowed]
+        shown = [getattr(kinds[n], "short", "") or n.upper() for n in narrowed]
         where = f"in {count:,} ActiveRange segments" if count > 1 else "one span at the start of the LBA range"
         out.append(f"{', '.join(shown)} ran over the test range ({where}), not the whole active range: SNIA "
                    "defines the test range for three PTS tests only; an earlier tkperf narrowed every test")
