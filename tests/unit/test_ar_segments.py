@@ -286,3 +286,21 @@ def test_an_earlier_tkperfs_touching_segments_and_narrowed_wsat_are_named():
     from tkperf.model import stored
     with pytest.raises(stored.StoredValueError):
         stored.check_options({**new, "range_rules": "3"})
+
+
+def test_a_run_of_an_earlier_tkperf_with_a_test_range_can_be_resumed_by_its_own_rules():
+    from dataclasses import replace
+
+    from tkperf.engine import resume
+    from tkperf.model.results import HostInfo, RunResult
+    drive = replace(BLOCK, serial="S1")
+    new = build({"tests": ("iops", "wsat"), "test_range": 8 * GiB, "active_range": 80}, pts="pts-c-1.1").to_dict()
+    old = {k: v for k, v in new.items() if k != "range_rules"}
+    saved = RunResult(name="r", started="", device=drive, host=HostInfo(), options=old, tests=[])
+    opts = RunOptions.from_dict(saved.options)
+    assert opts.range_rules == 1
+    assert resume.check(saved, drive, opts) == ""  # not refused for the option its file does not hold
+    assert "range_rules" not in saved.options  # and the file keeps saying it is an earlier tkperf's run
+    with pytest.raises(Exception, match="option range_rules was '2'"):
+        resume.check(RunResult(name="r", started="", device=drive, host=HostInfo(), options=new, tests=[]),
+                     drive, opts)

@@ -214,6 +214,9 @@ class Runner:
         and fio's [global] section for it while it runs: a test that does not
         use the run's test range runs on the device over the active range."""
         opts = self.opts.for_test(registry.get(self.type_of(plan)))
+        if opts is self.opts:  # the run's own range: the back end's settings as they are
+            yield opts
+            return
         base = self.fio.settings
         self.fio.settings = settings_for(base, self.device, self.opts, opts)
         try:
