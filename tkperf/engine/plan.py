@@ -81,8 +81,8 @@ def times(dev: DeviceInfo, opts: RunOptions) -> List[TestTime]:
     rate = writerate.bps()
     purge_high = dev.size_bytes / rate if method in OVERWRITING else 0.0
     out = []
-    for _, plan in registry.plan_all(opts, dev.size_bytes):
-        est = plan.shape.estimate(opts, dev.size_bytes)
+    for name, plan in registry.plan_all(opts, dev.size_bytes):
+        est = plan.shape.estimate(opts.for_test(registry.get(name)), dev.size_bytes)
         wipc = opts.wipc_loops * opts.active_bytes(dev.size_bytes) if plan.wipc and opts.wipc_loops > 0 else 0
         out.append(TestTime(plan.key, method, purge_high, wipc, measurement(est), est.low_s, est.high_s, rate))
     return out

@@ -228,8 +228,8 @@ class Runner:
         """Every test's estimate, for the ETA; complete ones count as done."""
         out = []
         capacity = self.device.size_bytes
-        for _, plan in plans:
-            est = plan.shape.estimate(self.opts, capacity)
+        for name, plan in plans:
+            est = plan.shape.estimate(self.opts.for_test(registry.get(name)), capacity)
             wipc = self.opts.wipc_loops * self.opts.active_bytes(capacity) \
                 if plan.wipc and self.opts.wipc_loops > 0 else 0
             old = self.run.test(plan.key)
