@@ -150,7 +150,7 @@ def test_the_pts_c_1_1_test_range_is_its_segments_and_one_span_is_a_deviation(tm
     run.options = ranged
     fields = dict(header.setup_fields(run, TestRun("iops", "iops", "", "", "")))
     assert fields["AR Segments"] == (f"2,048 of 4 MiB spread randomly across the active range (seed "
-                                     f"{ranged['ar_segment_seed']}; one device-mapper linear map)")
+                                     f"{ranged['ar_segment_seed']}; none touching; one device-mapper linear map)")
     assert fields["Active range"] == "80% preconditioning; tests over 8 GiB in ActiveRange segments (--test-range)"
     run.options = opts
     assert dict(header.setup_fields(run, TestRun("iops", "iops", "", "", "")))["AR Segments"].startswith("N/A")

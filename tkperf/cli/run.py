@@ -157,6 +157,8 @@ def _print_dry_run(dry: DryRun) -> None:
     print("# known only after the run: " + "; ".join(dry.unknown))
     for p in dry.refusals:
         print(f"# a real run would refuse: {p} (unless --force)")
+    for n in dry.needs:
+        print(f"# note: {n}")
     if dry.job_files is not None:
         print("\n".join(["#", "# fio job files", *dry.job_files]))
     else:

@@ -45,14 +45,16 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                    help="percent of the LBA range preconditioned and tested (default: the "
                         "revision's: 100 for enterprise, 75 for PTS 2.0 client)")
     p.add_argument("--test-range", metavar="SIZE",
-                   help="bytes of the preconditioned --active-range the tests use, when narrower "
-                        "(PTS-C 1.1: --active-range 80 --test-range 8g): in --ar-segments segments spread "
-                        "across the active range, or one span at the start of the LBA range; "
+                   help="bytes of the preconditioned --active-range that IOPS, TP and LAT use (and the "
+                        "HDD tests), when narrower (PTS-C 1.1: --active-range 80 --test-range 8g): in "
+                        "--ar-segments segments spread across the active range, or one span at the start "
+                        "of the LBA range; every other test (WSAT ...) uses the whole active range; "
                         "default: the active range")
     p.add_argument("--ar-segments", type=int, metavar="N",
                    help="split the test range into N ActiveRange segments of equal size, 4 KiB aligned, "
-                        "spread randomly across the active range (SNIA PTS test terminology) and mapped "
-                        "by device-mapper into one device the tests run on (needs --test-range, a block "
+                        "spread randomly across the active range, none touching another (SNIA PTS test "
+                        "terminology), and mapped by device-mapper into one device IOPS, TP and LAT run "
+                        "on (needs --test-range, a block "
                         "device on this host, dmsetup; the seed is stored with the run); default: the "
                         "revision's with --test-range (PTS-C 1.1: 2048), else 1 (one span at the start "
                         "of the LBA range)")

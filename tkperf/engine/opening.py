@@ -19,7 +19,7 @@ from tkperf.engine import plan
 from tkperf.engine import writerate as target_rate
 from tkperf.engine.request import MailRequest, RemoteSettings, ResumeRequest, RunRequest
 from tkperf.engine.session import fio_settings
-from tkperf.errors import OutputError, ResumeError, UsageError
+from tkperf.errors import OutputError, ResumeError, ToolError, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.jobs import FioSettings
 from tkperf.kit import registry, writerate
@@ -91,12 +91,28 @@ def say_left(warning: Callable[[str], None]) -> None:
 def check_segments(opts: RunOptions, dev: DeviceInfo, side: TargetSide, dry_run: bool = False) -> None:
     """``--ar-segments`` N > 1 where the segments can be mapped, all before
     anything is written: a block device on this host, a kernel with
-    device-mapper and ``dmsetup``, segments that fit the active range."""
-    if not opts.segmented:
+    device-mapper and ``dmsetup``, segments that fit the active range.  A
+    dry run makes no map: what this host lacks for one is a note of its
+    plan instead (:func:`map_needs`)."""
+    if not opts.maps_segments:  # one span, or no test runs over the test range
         return
     armap.refuse_target(dev, bool(side.host), opts.ar_segments)
     opts.segment_layout(dev.size_bytes)
-    armap.require(opts.ar_segments, load=not dry_run)
+    if not dry_run:
+        armap.require(opts.ar_segments, load=True)
+
+
+def map_needs(opts: RunOptions, side: TargetSide) -> Tuple[str, ...]:
+    """What a run with segments needs that this host lacks (device-mapper,
+    ``dmsetup``), in one line for the dry run, which maps nothing; the run
+    itself is refused with the same words (exit 5)."""
+    if not opts.maps_segments or side.host:
+        return ()
+    try:
+        armap.require(opts.ar_segments, load=False)
+    except ToolError as exc:
+        return (f"the run itself needs device-mapper and dmsetup to map its segments, and would stop: {exc}",)
+    return ()
 
 
 def resume_request(asked: ResumeRequest, saved: RunResult, path: str) -> RunRequest:
@@ -300,6 +316,9 @@ class DryRun:
     unknown: Tuple[str, ...]
     refusals: Tuple[str, ...]
     job_files: Optional[Tuple[str, ...]]
+    #: What the run itself needs that this host lacks (device-mapper for
+    #: ActiveRange segments): the dry run shows its plan all the same.
+    needs: Tuple[str, ...] = ()
     #: A run of several targets: the target as given, its run's name and outdir.
     target: str = ""
     name: str = ""
@@ -314,4 +333,5 @@ def dry_run(dev: DeviceInfo, opts: RunOptions, profile: str, side: TargetSide,
     verdict, unknown = conformance.of_target(opts.to_dict(), dev, profile,
                                              [r.key for r in rows if r.purge != "none"])
     return DryRun(summary=tuple(lines), verdict=verdict.sentence(), deviations=tuple(verdict.deviations),
-                  unknown=tuple(unknown), refusals=tuple(side.safety_problems(dev)), job_files=files)
+                  unknown=tuple(unknown), refusals=tuple(side.safety_problems(dev)), job_files=files,
+                  needs=map_needs(opts, side))

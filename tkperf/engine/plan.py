@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Tuple
 
+from tkperf.engine.runner import settings_for
 from tkperf.fio.jobs import FioSettings, job_file
 from tkperf.kit import registry, writerate
 from tkperf.kit.options import RunOptions
@@ -80,8 +81,8 @@ def times(dev: DeviceInfo, opts: RunOptions) -> List[TestTime]:
     rate = writerate.bps()
     purge_high = dev.size_bytes / rate if method in OVERWRITING else 0.0
     out = []
-    for _, plan in registry.plan_all(opts, dev.size_bytes):
-        est = plan.shape.estimate(opts, dev.size_bytes)
+    for name, plan in registry.plan_all(opts, dev.size_bytes):
+        est = plan.shape.estimate(opts.for_test(registry.get(name)), dev.size_bytes)
         wipc = opts.wipc_loops * opts.active_bytes(dev.size_bytes) if plan.wipc and opts.wipc_loops > 0 else 0
         out.append(TestTime(plan.key, method, purge_high, wipc, measurement(est), est.low_s, est.high_s, rate))
     return out
@@ -100,11 +101,16 @@ def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime
                         + (f" in {opts.ar_segments:,} ActiveRange segments (seed {opts.ar_segment_seed})"
                            if opts.segmented else "")
                         + f", write cache {opts.write_cache}"]
-    if opts.segmented:
+    narrowed = [n for n in opts.tests if opts.uses_test_range(registry.get(n))]
+    whole = [n for n in opts.tests if n not in narrowed]
+    if opts.segmented and narrowed:
         lay = opts.segment_layout(dev.size_bytes)
-        lines.append(f"# the tests' fio runs on {armap.map_path()}, a device-mapper map of {lay.count:,} segments "
-                     f"of {segments.size_text(lay.size)} spread randomly across the active range; the WIPC, "
-                     "purge and health readings use the device itself")
+        lines.append(f"# {', '.join(narrowed)}: fio runs on {armap.map_path()}, a device-mapper map of "
+                     f"{lay.count:,} segments of {segments.size_text(lay.size)} spread randomly across the active "
+                     "range, none touching; the WIPC, purge and health readings use the device itself")
+    if opts.test_range and whole:
+        lines.append(f"# {', '.join(whole)}: over the whole active range, on the device itself (SNIA defines "
+                     "the test range for IOPS, TP and LAT)")
     if opts.purge.startswith(purge_mod.CMD_PREFIX):
         lines.append(f"# each test's purge runs the vendor command {opts.purge}")
     lines.append("#")
@@ -135,15 +141,27 @@ def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime
 def job_files(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[str]:
     """Every test's fio job files (``--jobs``): the WIPC, then the measurement."""
     lines: List[str] = []
-    for _, plan in registry.plan_all(opts, dev.size_bytes):
-        wipc = plan.wipc and opts.wipc_loops > 0
+    for name, plan in registry.plan_all(opts, dev.size_bytes):
+        mine = opts.for_test(registry.get(name))
+        own = settings_for(settings, dev, opts, mine)
+        wipc = plan.wipc and mine.wipc_loops > 0
         lines.append(f"# --- {plan.key}: purge ({opts.purge})"
-                     + (f", WIPC {opts.wipc_loops}x the active range" if wipc else ""))
+                     + (f", WIPC {opts.wipc_loops}x the active range" if wipc else "")
+                     + (f"; over {_range_words(dev, mine)}" if opts.test_range else ""))
         if wipc:
-            lines.append(job_file(settings, [wipc_job(opts.wipc_loops, opts.iodepth, plan.wipc_bs or WIPC_BS,
-                                                      opts.wipc_size(dev.size_bytes),
-                                                      dev.resolved if opts.segmented else "")]))
-        est = plan.shape.estimate(opts, dev.size_bytes)
+            lines.append(job_file(own, [wipc_job(mine.wipc_loops, mine.iodepth, plan.wipc_bs or WIPC_BS,
+                                                 mine.wipc_size(dev.size_bytes),
+                                                 dev.resolved if mine.segmented else "")]))
+        est = plan.shape.estimate(mine, dev.size_bytes)
         lines.extend(est.lines)
-        lines.append(job_file(settings, est.jobs))
+        lines.append(job_file(own, est.jobs))
     return lines
+
+
+def _range_words(dev: DeviceInfo, mine: RunOptions) -> str:
+    """What one test of a run with a test range covers, as the plan says it."""
+    if not mine.test_range:
+        return f"the whole active range ({pts.range_text(mine.test_bytes(dev.size_bytes))}): " \
+               "the test range is for the tests SNIA defines it for"
+    return f"the test range ({pts.range_text(mine.test_bytes(dev.size_bytes))}" \
+           + (f" in {mine.ar_segments:,} ActiveRange segments)" if mine.segmented else " at the start)")

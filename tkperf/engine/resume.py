@@ -64,6 +64,8 @@ def check(saved: RunResult, dev: DeviceInfo, opts: options.RunOptions, force: bo
     # Only the options this run uses: a format-1 file also lists the options
     # of tests it did not run.
     now = opts.to_dict()
+    if "range_rules" not in saved.options:  # an earlier tkperf's file: its rules are read as 1, and kept
+        now.pop("range_rules", None)
     diffs = options.differences({k: v for k, v in saved.options.items() if k in now}, now)
     if diffs:
         key, (was, is_now) = next(iter(diffs.items()))

@@ -10,14 +10,16 @@ type: :func:`tkperf.kit.registry.plan_all` asks the registry.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Dict, Iterator, List, Optional, Tuple
 
 from tkperf import store
 from tkperf.engine import writerate as target_rate
 from tkperf.errors import FioError, Interrupted
 from tkperf.fio.backend import FioBackend
+from tkperf.fio.jobs import FioSettings
 from tkperf.kit import precondition, registry, writerate
 from tkperf.kit.base import Plan
 from tkperf.kit.options import RunOptions
@@ -185,32 +187,49 @@ class Runner:
         if t.purge.note:
             self.event("warning", f"purge: {t.purge.note}", plan.key)
         self.save()
-        if plan.wipc and self.opts.wipc_loops > 0:
-            self.phase = "WIPC"
-            bs = plan.wipc_bs or precondition.WIPC_BS
-            self.progress.phase_started(f"WIPC {self.opts.wipc_loops}x")
-            progress.info("[%s] WIPC: %dx the active range of SEQ %s writes", plan.key,
-                          self.opts.wipc_loops, format_bs(bs))
-            t.wipc = precondition.wipc(self.fio, self.device, self.opts.wipc_loops, self.opts.iodepth,
-                                       plan.key, bs, self.opts.wipc_size(self.device.size_bytes),
-                                       self.device.resolved if self.opts.segmented else "")
-            self.progress.wipc_finished(t.wipc.bytes_written, t.wipc.seconds)
-            progress.info("[%s] WIPC wrote %.1f GB in %.1f s (%.1f MB/s)", plan.key,
-                          t.wipc.bytes_written / 1e9, t.wipc.seconds, t.wipc.bw_bytes / 1e6)
-            self.save()
-        plan.shape.run(self, plan, t)
+        with self._range_of(plan) as opts:
+            if plan.wipc and opts.wipc_loops > 0:
+                self.phase = "WIPC"
+                bs = plan.wipc_bs or precondition.WIPC_BS
+                self.progress.phase_started(f"WIPC {opts.wipc_loops}x")
+                progress.info("[%s] WIPC: %dx the active range of SEQ %s writes", plan.key,
+                              opts.wipc_loops, format_bs(bs))
+                t.wipc = precondition.wipc(self.fio, self.device, opts.wipc_loops, opts.iodepth,
+                                           plan.key, bs, opts.wipc_size(self.device.size_bytes),
+                                           self.device.resolved if opts.segmented else "")
+                self.progress.wipc_finished(t.wipc.bytes_written, t.wipc.seconds)
+                progress.info("[%s] WIPC wrote %.1f GB in %.1f s (%.1f MB/s)", plan.key,
+                              t.wipc.bytes_written / 1e9, t.wipc.seconds, t.wipc.bw_bytes / 1e6)
+                self.save()
+            plan.shape.run(self, plan, t)
         t.status = "complete"
         t.finished = now_iso()
         self.save()
         self.progress.test_finished(plan.key, t.stop_reason)
         return t
 
+    @contextlib.contextmanager
+    def _range_of(self, plan: Plan) -> Iterator[RunOptions]:
+        """The options ``plan``'s test runs with (:meth:`RunOptions.for_test`),
+        and fio's [global] section for it while it runs: a test that does not
+        use the run's test range runs on the device over the active range."""
+        opts = self.opts.for_test(registry.get(self.type_of(plan)))
+        if opts is self.opts:  # the run's own range: the back end's settings as they are
+            yield opts
+            return
+        base = self.fio.settings
+        self.fio.settings = settings_for(base, self.device, self.opts, opts)
+        try:
+            yield opts
+        finally:
+            self.fio.settings = base
+
     def _planned(self, plans: List[Tuple[str, Plan]]) -> List[PlannedTest]:
         """Every test's estimate, for the ETA; complete ones count as done."""
         out = []
         capacity = self.device.size_bytes
-        for _, plan in plans:
-            est = plan.shape.estimate(self.opts, capacity)
+        for name, plan in plans:
+            est = plan.shape.estimate(self.opts.for_test(registry.get(name)), capacity)
             wipc = self.opts.wipc_loops * self.opts.active_bytes(capacity) \
                 if plan.wipc and self.opts.wipc_loops > 0 else 0
             old = self.run.test(plan.key)
@@ -218,3 +237,15 @@ class Runner:
                                    done=old is not None and old.status == "complete",
                                    rounds=bool(est.rounds[1])))
         return out
+
+
+def settings_for(base: FioSettings, dev: DeviceInfo, run_opts: RunOptions, test_opts: RunOptions) -> FioSettings:
+    """The [global] section of one test's jobs: the run's own (``base``,
+    :func:`tkperf.engine.session.fio_settings`) for a test over the run's
+    range; for a test that does not use the run's test range
+    (``test_opts``, :meth:`RunOptions.for_test`), the device itself with the
+    active range as its ``size=`` (none at 100%)."""
+    if test_opts is run_opts:
+        return base
+    active = test_opts.test_bytes(dev.size_bytes)
+    return replace(base, filename=dev.resolved, size=active if active < dev.size_bytes else 0)

@@ -76,7 +76,7 @@ class Session(store.RunFiles):
             problems = side.check_safe(self.device, self.force)
             confirm(self.device)
             store.ensure_dir(self.outdir, "output directory")  # after a "no", none is left behind
-            hold = armap.Hold(self.device) if self.opts.segmented else None
+            hold = armap.Hold(self.device) if self.opts.maps_segments else None
             with hold if hold is not None else side.exclusive(self.device):
                 self._open_log()
                 return self._locked(fio, problems, hold)
@@ -158,8 +158,9 @@ class Session(store.RunFiles):
     @contextlib.contextmanager
     def _segments(self, hold: Optional[armap.Hold], runner: Runner) -> Iterator[None]:
         """The ActiveRange segments' map while the tests run (``--ar-segments``
-        N > 1): every test workload's fio runs on it; the run's note names
-        the map once it exists."""
+        N > 1): the workloads of every test that uses the test range run on
+        it (the others on the device, :meth:`RunOptions.for_test`); the
+        run's note names the map once it exists."""
         if hold is None:
             yield
             return
@@ -229,15 +230,17 @@ class _TerminalSafeFormatter(logging.Formatter):
 
 
 def fio_settings(dev: DeviceInfo, opts: RunOptions) -> FioSettings:
-    """The [global] section of every fio job of a run on ``dev``: the target,
+    """The [global] section of the fio jobs of a run on ``dev``: the target,
     the data pattern and the range the tests use (as ``size=`` when below 100%;
     the WIPC job carries its own when ``--test-range`` narrows the tests).
     With ActiveRange segments the target is their map, whole
-    (:mod:`tkperf.target.armap`), and the WIPC names the real device."""
+    (:mod:`tkperf.target.armap`), and the WIPC names the real device.  A
+    test that does not use the test range gets the device and the active
+    range instead (:func:`tkperf.engine.runner.settings_for`)."""
     active = opts.test_bytes(dev.size_bytes)
     pattern = options.data_pattern_fio(opts.data_pattern)
     refill = opts.refill_buffers and not any(k == "refill_buffers" for k, _ in pattern)
-    if opts.segmented:
+    if opts.maps_segments:
         return FioSettings(filename=armap.map_path(), refill_buffers=refill, extra=pattern)
     return FioSettings(filename=dev.resolved, refill_buffers=refill,
                        size=active if active < dev.size_bytes else 0, extra=pattern)

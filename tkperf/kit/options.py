@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Dict, Mapping, Optional, Sequence, Tuple, Type
 
 from tkperf.errors import TargetError, UsageError
@@ -41,6 +41,13 @@ MAX_NUMJOBS = 256
 MAX_RUNTIME = 24 * 3600
 MAX_ROUNDS = 1000
 MAX_SEED = 2 ** 31 - 1
+#: The rules of the test range a run follows (stored as ``range_rules`` with a
+#: test range; a file without it is an earlier tkperf's, rules 1): 1, every
+#: test ran over the test range and its segments were drawn slots that may
+#: touch; 2, only the test types that use a test range (IOPS, TP, LAT and
+#: the HDD profile's) run over it, the others over the active range, and
+#: segments never touch (:mod:`tkperf.model.segments`).
+RANGE_RULES = 2
 
 
 DATA_PATTERNS = ("random", "compressible:PCT", "zero")
@@ -157,6 +164,10 @@ class RunOptions:
     ar_segments: int = 1
     #: The seed that places the segments (chosen when the run starts, stored).
     ar_segment_seed: int = 0
+    #: The rules of the test range (:data:`RANGE_RULES`; 1: an earlier
+    #: tkperf's run, read from a file without them): which tests it narrows
+    #: and how its segments are placed (:meth:`uses_test_range`).
+    range_rules: int = RANGE_RULES
     #: Drive write cache during the run: on (WCE), off (WCD) or keep as found.
     write_cache: str = "keep"
     runtime: int = 60
@@ -191,6 +202,7 @@ class RunOptions:
             raise UsageError(f"--ar-segments {self.ar_segments} needs --test-range: the segments split the "
                              "test range (without it the tests use the whole active range)")
         _int_in(self.ar_segment_seed, 0, MAX_SEED, "the segment seed")
+        _int_in(self.range_rules, 1, RANGE_RULES, "the test range rules")
         parse_data_pattern(self.data_pattern)
         if self.write_cache not in WRITE_CACHE:
             raise UsageError(f"--write-cache {self.write_cache!r}: choose on, off or keep")
@@ -221,6 +233,8 @@ class RunOptions:
                 continue
             if f.name in ("ar_segments", "ar_segment_seed") and not self.segmented:
                 continue  # one span: stored as before segments existed
+            if f.name == "range_rules" and not self.test_range:
+                continue  # no test range: nothing they decide
             if f.name == "tests":
                 out[f.name] = ",".join(value)
             elif isinstance(value, bool):
@@ -249,6 +263,8 @@ class RunOptions:
                 kwargs[f.name] = text
         tests = kwargs.get("tests") or _default_tests()
         device_class = str(kwargs.get("device_class", "enterprise"))
+        if "range_rules" not in kwargs and kwargs.get("test_range"):  # a file from before them: an earlier tkperf's
+            kwargs["range_rules"] = 1
         if "pts" not in kwargs:  # a file from before --pts: its class's current revision
             kwargs["pts"] = pts_model.BY_CLASS.get(device_class, pts_model.DEFAULT)
         quick = bool(kwargs.get("quick", False))
@@ -286,10 +302,36 @@ class RunOptions:
 
     def segment_layout(self, capacity: int) -> segments_model.Layout:
         """Where the run's segments lie on a device of ``capacity`` bytes (a
-        UsageError when they do not fit)."""
+        UsageError when they do not fit), placed by the run's own rules: an
+        earlier tkperf's run regenerates its own layout."""
         return segments_model.layout(self.active_bytes(capacity),
                                      pts_model.tested_bytes(capacity, self.active_range, self.test_range),
-                                     self.ar_segments, self.ar_segment_seed)
+                                     self.ar_segments, self.ar_segment_seed,
+                                     segments_model.TOUCHING if self.range_rules < 2 else segments_model.APART)
+
+    def uses_test_range(self, kind: object) -> bool:
+        """Whether a test of type ``kind`` runs over the test range (in its
+        segments) rather than the whole active range: with a test range, a
+        type that says it uses one (``uses_test_range``: IOPS, TP and LAT,
+        for which SNIA defines the test range's segments, and the HDD
+        profile's tests); under an earlier tkperf's rules, every test."""
+        if not self.test_range:
+            return False
+        return self.range_rules < 2 or bool(getattr(kind, "uses_test_range", False))
+
+    @property
+    def maps_segments(self) -> bool:
+        """Whether the run maps its ActiveRange segments: it has several and
+        a chosen test runs over them (:meth:`uses_test_range`)."""
+        return self.segmented and any(self.uses_test_range(registry.get(n)) for n in self.tests)
+
+    def for_test(self, kind: object) -> RunOptions:
+        """The options a test of type ``kind`` runs with: the run's own when
+        it uses the test range, else the same without it (the whole active
+        range, no segments)."""
+        if not self.test_range or self.uses_test_range(kind):
+            return self
+        return replace(self, test_range=0, ar_segments=1, ar_segment_seed=0)
 
     def wipc_size(self, capacity: int) -> int:
         """The ``size=`` of the WIPC job: the preconditioning range when the

@@ -275,13 +275,16 @@ def get(name: str) -> Optional[TestType]:
 
 
 def plan_all(opts: Options, capacity: int) -> List[Tuple[str, Plan]]:
-    """(test type name, plan) of every test instance the options ask for, in run order."""
+    """(test type name, plan) of every test instance the options ask for, in
+    run order; each type planned on the options its tests run with (a run's
+    ``for_test``: without the test range for a type that does not use one)."""
     out: List[Tuple[str, Plan]] = []
     for name in opts.tests:
         t = get(name)
         if t is None:
             raise ValueError(f"test type {name!r} is not installed")
-        out.extend((name, p) for p in t.plan(opts, capacity))
+        narrowed = getattr(opts, "for_test", None)
+        out.extend((name, p) for p in t.plan(narrowed(t) if narrowed is not None else opts, capacity))
     return out
 
 

@@ -249,6 +249,8 @@ OPTIONS = {
     "test_range": _BYTES,
     "ar_segments": Rule("whole", 1, _MAX_SEGMENTS, "a segment count"),
     "ar_segment_seed": Rule("whole", 0, _MAX_SEED, "a seed"),
+    #: The test range's rules (kit/options.py, RANGE_RULES): 1 an earlier tkperf's, 2 today's.
+    "range_rules": Rule("whole", 1, 2, "the test range's rules (1 or 2)"),
     "runtime": _WHOLE_SECONDS,
     "numjobs": _SMALL,
     "iodepth": _SMALL,

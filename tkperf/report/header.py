@@ -11,6 +11,7 @@ import re
 from typing import Callable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from tkperf.durations import ANY_TEXT, duration, unit_word
+from tkperf.kit import registry
 from tkperf.kit.sections import ReportContext
 from tkperf.model import pts, segments
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
@@ -195,20 +196,68 @@ def data_pattern_words(o: Mapping[str, str]) -> str:
             "incompressible, so not the PTS's random data; refill_buffers, tkperf's default now, is)")
 
 
-def ar_segments(run: RunResult) -> str:
+def narrowed(run: RunResult, test: Optional[TestRun] = None) -> bool:
+    """Whether ``test`` ran over the run's test range (in its segments), not
+    the whole active range: a type that uses one (IOPS, TP, LAT, the HDD
+    profile's), or any test of an earlier tkperf's run (no ``range_rules``:
+    it narrowed every test); no test without a test range."""
+    o = run.options
+    if not o.get("test_range", "0").isdigit() or o.get("test_range", "0") == "0":
+        return False
+    rules = o.get("range_rules", "")
+    if test is None or not rules.isdigit() or int(rules) < 2:
+        return True
+    return bool(getattr(registry.get(test.type), "uses_test_range", False))
+
+
+def _no_preconditioning(test: TestRun, without_wipc: str, wdpc: Optional[str]) -> bool:
+    """A test that has neither a WIPC nor a workload-dependent one (WSAT, XSR ...)."""
+    return test.wipc is None and without_wipc.startswith("none:") and (wdpc or "").startswith("none")
+
+
+def active_range_words(run: RunResult, test: TestRun, without_wipc: str = "", wdpc: Optional[str] = None) -> str:
+    """The header's "Active range": the range ``test`` covered, and whether
+    it was preconditioned (never "preconditioning" for a test that has none)."""
+    o = run.options
+    pct = o.get("active_range", "100")
+    bare = _no_preconditioning(test, without_wipc, wdpc)
+    asked = o.get("test_range", "0")
+    if asked in ("", "0") or not asked.isdigit():
+        return f"{pct}%" if asked not in ("", "0") else \
+            f"{pct}% (no preconditioning)" if bare else f"{pct}% (preconditioning and test)"
+    if not narrowed(run, test):
+        return (f"{pct}% ({'no preconditioning' if bare else 'preconditioning and test'}; the whole active "
+                f"range: the run's --test-range {pts.range_text(int(asked))} is for IOPS, TP and LAT, the "
+                "tests SNIA defines it for)")
+    where = (f"{pts.range_text(segments.segment_size(_tested(run), _segments(o)) * _segments(o))} in "
+             "ActiveRange segments" if _segments(o) > 1 else f"the first {pts.range_text(_tested(run))}")
+    told = " (--test-range" + (f" {pts.range_text(int(asked))}, more than the active range holds)"
+                               if _tested(run) < int(asked) else ")")
+    if bare:  # an earlier tkperf narrowed it too
+        return f"{pct}%, no preconditioning; this test over {where}{told}"
+    return f"{pct}% preconditioning; tests over {where}{told}"
+
+
+def ar_segments(run: RunResult, test: Optional[TestRun] = None) -> str:
     """The SNIA header's "AR Segments" field: how the test range lies in the
-    active range (SNIA SSSI, "PTS Test Terminology", "ActiveRange Segments")."""
+    active range (SNIA SSSI, "PTS Test Terminology", "ActiveRange Segments"),
+    for ``test`` (one that does not use the test range: N/A)."""
     o = run.options
     if o.get("test_range", "0") in ("", "0"):
         return "N/A (the tests use the whole active range)"
+    if not narrowed(run, test):
+        return "N/A (this test uses the whole active range)"
     count = _segments(o)
     if count <= 1:
         return ("1: one contiguous span at the start of the LBA range (not split into the PTS's ActiveRange "
                 "segments spread across the active range)")
     size = segments.segment_size(_tested(run), count)
     seed = o.get("ar_segment_seed", "")
+    rules = o.get("range_rules", "")
+    apart = ("none touching" if rules.isdigit() and int(rules) >= 2
+             else "segments may touch (layout of an earlier tkperf)")
     return (f"{count:,} of {segments.size_text(size)} spread randomly across the active range "
-            f"(seed {seed if seed.isdigit() else NA}; one device-mapper linear map)")
+            f"(seed {seed if seed.isdigit() else NA}; {apart}; one device-mapper linear map)")
 
 
 def _segments(o) -> int:
@@ -227,16 +276,8 @@ def setup_fields(run: RunResult, test: TestRun, without_wipc: str = "",
     o = run.options
     out = [
         ("Data pattern", data_pattern_words(o)),
-        ("Active range", f"{o.get('active_range', '100')}% (preconditioning and test)"
-         if o.get("test_range", "0") in ("", "0") else
-         f"{o.get('active_range', '100')}% preconditioning; tests over "
-         + (f"{pts.range_text(segments.segment_size(_tested(run), _segments(o)) * _segments(o))} in "
-            "ActiveRange segments" if _segments(o) > 1 else f"the first {pts.range_text(_tested(run))}")
-         + " (--test-range"
-         + (f" {pts.range_text(int(o['test_range']))}, more than the active range holds)"
-            if _tested(run) < int(o['test_range']) else ")")
-         if o["test_range"].isdigit() else f"{o.get('active_range', '100')}%"),
-        ("AR Segments", ar_segments(run)),
+        ("Active range", active_range_words(run, test, without_wipc, wdpc)),
+        ("AR Segments", ar_segments(run, test)),
         ("Latency histograms", "kept for every workload (--latency-histograms)"
          if o.get("latency_histograms") == "true" else "LAT and tests that ask for them"),
         ("Device class", f"{o.get('device_class', NA)} ({run.profile or 'ssd'} profile)"),

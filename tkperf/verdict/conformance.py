@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.durations import unit_words
+from tkperf.errors import UsageError
 from tkperf.kit import registry
+from tkperf.kit.options import RunOptions
 from tkperf.kit.rules import steps_of
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo, RunResult, TestRun
@@ -112,8 +114,7 @@ def _settings(options: Mapping[str, str], device: DeviceInfo, profile: str,
         out.append("data pattern: fio's random buffers reused (scrambled, not refilled: mostly, not wholly "
                    "incompressible) instead of the PTS's random data; refill_buffers makes it wholly "
                    "incompressible")
-    out += rev.range_deviations(_int(options.get("active_range")), _int(options.get("test_range")) or 0,
-                                device.size_bytes or 0, _int(options.get("ar_segments")) or 1)
+    out += _test_range(options, device, rev)
     want = "on" if rev.wce else "off"
     wc = options.get("write_cache", "")
     if before_run and wc and wc != want:
@@ -173,6 +174,49 @@ def _hdd_settings(options: Mapping[str, str], device: DeviceInfo, before_run: bo
     if before_run and wc in ("on", "off"):
         out.append(f"write cache set {wc} (the HDD profile's default: kept as found)")
     return out
+
+
+def _test_range(options: Mapping[str, str], device: DeviceInfo, rev: pts.Revision) -> List[str]:
+    """The test range's deviations: the revision's range rules when a test
+    ran (or runs) over it; a test SNIA does not define it for that an
+    earlier tkperf narrowed to it (``range_rules`` 1: every test); and
+    segments of an earlier tkperf's layout, which may touch."""
+    asked = _int(options.get("test_range")) or 0
+    if not asked:
+        return rev.range_deviations(_int(options.get("active_range")), 0, device.size_bytes or 0)
+    count = _int(options.get("ar_segments")) or 1
+    rules = _int(options.get("range_rules")) or 1
+    names = [n for n in options.get("tests", "").split(",") if n]
+    kinds = {n: registry.get(n) for n in names}
+    uses = [n for n in names if getattr(kinds[n], "uses_test_range", False)]
+    narrowed = [n for n in names if n not in uses] if rules < 2 else []
+    if not uses and not narrowed:  # no test runs over it: only the active range counts
+        return rev.range_deviations(_int(options.get("active_range")), 0, device.size_bytes or 0)
+    out = rev.range_deviations(_int(options.get("active_range")), asked, device.size_bytes or 0, count)
+    if narrowed:
+        shown = [getattr(kinds[n], "short", "") or n.upper() for n in narrowed]
+        where = f"in {count:,} ActiveRange segments" if count > 1 else "one span at the start of the LBA range"
+        out.append(f"{', '.join(shown)} ran over the test range ({where}), not the whole active range: SNIA "
+                   "defines the test range for three PTS tests only; an earlier tkperf narrowed every test")
+    if count > 1 and rules < 2:
+        out += _touching(options, device, count)
+    return out
+
+
+def _touching(options: Mapping[str, str], device: DeviceInfo, count: int) -> List[str]:
+    """How an earlier tkperf's segments lie: how many neighbours touch when
+    the layout can be regenerated here (none: nothing to say), else that they may."""
+    said = ("ActiveRange segments may touch (layout of an earlier tkperf; SNIA: \"ActiveRange segments shall "
+            "not touch to form a single segment\")")
+    if not device.size_bytes:
+        return [said]
+    try:
+        lay = RunOptions.from_dict(options).segment_layout(device.size_bytes)
+    except (UsageError, ValueError, TypeError, KeyError):
+        return [said]
+    touching = sum(1 for a, b in zip(lay.starts, lay.starts[1:]) if b - a <= lay.size)
+    return [said.replace("may touch", f"touch: {touching:,} of {count - 1:,} neighbouring pairs", 1)] \
+        if touching else []
 
 
 def _all_refill(options: Mapping[str, str]) -> bool:

@@ -78,6 +78,10 @@ class HddIopsSettings:
 
 
 class HddIopsTest(api.TestType):
+    #: Runs over the test range (``--test-range``): the HDD profile has no
+    #: preconditioning, so the test range is simply the range it tests
+    #: (``RunOptions.for_test``).
+    uses_test_range = True
     name = "hdd-iops"
     title = "HDD random IOPS"
     short = "HDD-IOPS"

@@ -74,6 +74,10 @@ class HddLatencySettings:
 
 
 class HddLatencyTest(api.TestType):
+    #: Runs over the test range (``--test-range``): the HDD profile has no
+    #: preconditioning, so the test range is simply the range it tests
+    #: (``RunOptions.for_test``).
+    uses_test_range = True
     name = "hdd-lat"
     title = "HDD random-access latency"
     short = "HDD-LAT"

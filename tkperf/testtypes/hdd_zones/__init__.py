@@ -171,6 +171,10 @@ class ZoneSettings:
 
 
 class HddZonesTest(api.TestType):
+    #: Runs over the test range (``--test-range``): the HDD profile has no
+    #: preconditioning, so the test range is simply the range it tests
+    #: (``RunOptions.for_test``).
+    uses_test_range = True
     name = "hdd-zones"
     title = "HDD throughput by zone"
     short = "HDD-ZONES"

@@ -101,6 +101,10 @@ class IopsPts(api.PtsRules):
 
 class IopsTest(api.TestType):
     pts = IopsPts()
+    #: Runs over the test range (``--test-range``, in its ActiveRange segments):
+    #: SNIA defines them for IOPS, TP and LAT; every other test runs over the
+    #: whole active range (``RunOptions.for_test``).
+    uses_test_range = True
     name = "iops"
     title = "IOPS"
     short = "IOPS"

@@ -72,6 +72,10 @@ class LatencyPts(api.PtsRules):
 
 class LatencyTest(api.TestType):
     pts = LatencyPts()
+    #: Runs over the test range (``--test-range``, in its ActiveRange segments):
+    #: SNIA defines them for IOPS, TP and LAT; every other test runs over the
+    #: whole active range (``RunOptions.for_test``).
+    uses_test_range = True
     name = "lat"
     title = "Latency"
     short = "LAT"

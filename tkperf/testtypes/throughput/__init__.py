@@ -128,6 +128,10 @@ class ThroughputPts(api.PtsRules):
 
 class ThroughputTest(api.TestType):
     pts = ThroughputPts()
+    #: Runs over the test range (``--test-range``, in its ActiveRange segments):
+    #: SNIA defines them for IOPS, TP and LAT; every other test runs over the
+    #: whole active range (``RunOptions.for_test``).
+    uses_test_range = True
     name = "tp"
     title = "Throughput"
     short = "TP"
