@@ -77,9 +77,10 @@ def test_steady_sweep_plan_precondition_at_tc32_qd32_then_49_points_high_to_low(
     assert plan.key == "dirth-4k-0-100" and plan.wipc and plan.histograms
     shape = plan.shape
     assert isinstance(shape, SteadyThenSweep)
-    (steady,) = shape.steady
+    rest, steady = shape.steady  # the rest of the round, then its measured last minute (issue 55)
     assert (steady.numjobs, steady.iodepth, steady.bs, steady.rw, steady.rwmixread) == (32, 32, 4096, "randrw", 0)
-    assert steady.runtime == 1800 and plan.tracking.workload == steady.name and plan.tracking.metric == "iops"
+    assert (rest.runtime, steady.runtime) == (1740, 60) and rest.name == "ss-rest-" + steady.name[3:]
+    assert plan.tracking.workload == steady.name and plan.tracking.metric == "iops"
     assert len(shape.sweep) == 49 and all(j.runtime == 60 for j in shape.sweep)
     # TC outer, QD inner, both high to low, as the PTS 2.0 implementation nests its loops (issue 34)
     assert [(j.numjobs, j.iodepth) for j in shape.sweep] == [(t, q) for t in (32, 16, 8, 6, 4, 2, 1)
@@ -129,7 +130,8 @@ def test_block_size_mixes_time_and_limit():
     assert [p.key for p in ps] == ["dirth-8k-100-0", "dirth-8k-70-30"]
     for p, mix in zip(ps, (100, 70)):
         assert all(j.bs == 8192 and j.rwmixread == mix and j.runtime == 5 for j in p.shape.sweep)
-        assert p.shape.steady[0].bs == 8192 and p.shape.steady[0].runtime == 1800  # --dirth-round, 30 min
+        assert all(j.bs == 8192 for j in p.shape.steady)
+        assert sum(j.runtime for j in p.shape.steady) == 1800  # --dirth-round, 30 min
         assert p.params["mix"] == f"{mix}/{100 - mix}" and p.params["rt_limit_us"] == "750"
         assert p.params["point_time"] == "5"
 
@@ -259,7 +261,8 @@ def test_estimate_counts_steady_rounds_and_one_sweep():
     (plan,) = plans(dirth_tc=(1, 2), dirth_qd=(1,), dirth_time=30, dirth_structure="steady-sweep")
     est = plan.shape.estimate(SimpleNamespace(window=5, max_rounds=25), 256 * MiB)
     assert est.jobs == plan.shape.steady + plan.shape.sweep
-    assert est.low_s == pytest.approx(5 * 1800.3 + 2 * 30.3) and est.high_s == pytest.approx(25 * 1800.3 + 2 * 30.3)
+    # a round is two stonewalled jobs (the rest, then the measured last minute), each counted with fio's gap
+    assert est.low_s == pytest.approx(5 * 1800.6 + 2 * 30.3) and est.high_s == pytest.approx(25 * 1800.6 + 2 * 30.3)
 
 
 # --- the three points, on recorded data ------------------------------------------------------
