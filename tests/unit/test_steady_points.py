@@ -185,3 +185,25 @@ def test_headers_name_the_definition_and_an_older_results_own():
     assert round1_words(test).startswith("the mean of a whole steady-state round (30 min here)")
     test.params.update(steady_point="last-minute", steady_point_s="60")
     assert round1_words(test).startswith("the last minute of the first steady-state round (30 min here), not FOB")
+
+
+def test_show_says_how_each_test_took_its_points():
+    import os
+
+    from tkperf import store
+    from tkperf.report import summary
+
+    golden = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "golden", "inputs")
+    hir = store.load(os.path.join(golden, "hir.xml"))  # recorded before the one-minute points
+    assert "steady-state points: the mean IOPS of the whole round (this result's earlier definition)" in [
+        ln.strip() for ln in summary.lines(hir)]
+    assert summary.as_dict(hir)["tests"][0]["steady_points"] == "whole-round-mean"
+    dirth = store.load(os.path.join(golden, "dirth.xml"))  # PTS 2.0 structure: its preconditioning's first minute
+    assert summary.as_dict(dirth)["tests"][0]["steady_points"] == "first-minute"
+    lat = store.load(os.path.join(golden, "..", "..", "..", "..", "examples", "example-ssd.xml"))
+    assert all("steady_points" not in t for t in summary.as_dict(lat)["tests"])  # its WSAT: no steady stop
+    assert longrounds.stored_definition({"steady_spacing": "1800", "steady_stop": "true"})[0] == "block-mean"
+    hir.tests[0].params.update(steady_point="last-minute", steady_point_s="60")
+    assert summary.as_dict(hir)["tests"][0]["steady_points"] == "last-minute"
+    assert any(ln.endswith("steady-state points: the IOPS of the last minute of each 30-minute round or stretch "
+                           "(SNIA Primer; PTS 2.0 implementation)") for ln in summary.lines(hir))

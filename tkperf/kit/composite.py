@@ -234,7 +234,7 @@ class SweepRounds(Shape):
         if self.precondition:
             lines = (f"# workload dependent preconditioning: rounds of the first {len(self.precondition)} job(s) "
                      f"below, one fio process each, about {duration_rough(pre)} a round, until the IOPS of the "
-                     f"first hold 20/10; {first} to {opts.max_rounds} rounds",)
+                     f"last (the round's measured last minute) hold 20/10; {first} to {opts.max_rounds} rounds",)
         return Estimate(lines + (
                         f"# then each round: the pre-write, then the {len(self.sweep)} sweep points below, one fio "
                         f"process, about {duration_rough(per_round)}; {first} to {opts.max_rounds} rounds",

@@ -42,7 +42,7 @@ which each test names (:func:`point_words`).
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, List, Mapping, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
@@ -117,6 +117,37 @@ def point_words(params: Mapping[str, str], earlier: str, unit: str = "round") ->
         return (f"the IOPS of the last {secs} s of each {unit} (shorter than a minute here, so the point is the whole "
                 f"{unit}); {DEFINITION}")
     return f"the IOPS of the last one-minute test period of each {unit}; {DEFINITION}"
+
+
+#: The earlier definitions of results from before the last-minute points, by
+#: what their params show: (name, words).
+EARLIER_ROUND = ("whole-round-mean", "the mean IOPS of the whole round")
+EARLIER_WDPC = ("first-minute", "the IOPS of the first minute of each workload dependent preconditioning "
+                                "round, as the PTS 2.0 implementation tracks it")
+EARLIER_SPACED = ("block-mean", "the mean IOPS of the intervals each point ends")
+
+
+def stored_definition(params: Mapping[str, str]) -> Optional[Tuple[str, str]]:
+    """(name, words) of how a stored test took its 30-minute steady-state
+    points: :data:`LAST_MINUTE`, or for a result from before, the earlier
+    definition its params show (HIR and ``steady-sweep`` rounds,
+    DIRTH/CBW preconditioning rounds, WSAT's spaced points); None for a
+    test without such points, and for a WSAT run without its steady-state
+    stop (no point decides anything there)."""
+    if "steady_spacing" in params and params.get("steady_stop") != "true":
+        return None
+    if last_minute(params):
+        secs = params.get(POINT_S_PARAM, "")
+        if secs.isdigit() and int(secs) < POINT_S:
+            return LAST_MINUTE, f"the IOPS of the last {secs} s of each round or stretch (shorter than a minute here)"
+        what = " workload dependent preconditioning" if "wdpc_round_s" in params else ""
+        return LAST_MINUTE, (f"the IOPS of the last minute of each 30-minute{what} round or stretch (SNIA Primer; "
+                             "PTS 2.0 implementation)")
+    for key, earlier in (("wdpc_round_s", EARLIER_WDPC), ("round_s", EARLIER_ROUND),
+                         ("steady_spacing", EARLIER_SPACED)):
+        if key in params:
+            return earlier[0], f"{earlier[1]} (this result's earlier definition)"
+    return None
 
 
 def floor_bytes(capacity: int) -> int:
