@@ -5,7 +5,7 @@ from typing import Sequence, Tuple
 
 from tkperf.durations import duration
 from tkperf.kit.composite import WDPC_SERIES, capture_round, steady_rounds, sweep_round, wdpc_verdict
-from tkperf.kit.longrounds import header_fields, point_words
+from tkperf.kit.longrounds import header_fields, last_minute, point_words
 from tkperf.kit.sections import ReportContext
 from tkperf.model.results import TestRun
 from tkperf.pts.sweep import structure as st
@@ -118,8 +118,11 @@ def wdpc_point_words(p) -> str:
     """What each preconditioning round's tracked point is: its last minute
     (:func:`~tkperf.kit.longrounds.point_words`), or in results from before,
     its first."""
-    return point_words(p, f"the IOPS of its first {p.get('wdpc_tracked_s', NA)} s, as the PTS 2.0 implementation "
-                          "tracks it")
+    words = point_words(p, f"the IOPS of its first {p.get('wdpc_tracked_s', NA)} s, as the PTS 2.0 implementation "
+                           "tracks it")
+    if last_minute(p):  # a departure from the PTS 2.0 implementation here, for one definition: said
+        words += " (the PTS 2.0 implementation tracks the first minute of these rounds)"
+    return words
 
 
 def stimulus_words(test: TestRun, long: str, short: str) -> Tuple[str, str]:
