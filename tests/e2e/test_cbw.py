@@ -53,7 +53,7 @@ def plans(quick: bool = False, **given) -> List[Plan]:
 
 
 def tc_qd(job_: FioJob):
-    m = re.fullmatch(r"(?:ss-|pre-)?jedec-40-60-tc(\d+)-qd(\d+)", job_.name)
+    m = re.fullmatch(r"(?:ss-|ss-rest-|pre-)?jedec-40-60-tc(\d+)-qd(\d+)", job_.name)
     return int(m.group(1)), int(m.group(2))
 
 
@@ -71,8 +71,9 @@ def test_default_plan_steady_at_tc32_qd32_then_49_points_high_to_low():
     assert plan.key == "cbw" and plan.wipc and plan.histograms
     shape = plan.shape
     assert isinstance(shape, SteadyThenSweep)
-    (steady,) = shape.steady
-    assert (steady.numjobs, steady.iodepth, steady.rw, steady.rwmixread, steady.runtime) == (32, 32, "randrw", 40, 1800)
+    rest, steady = shape.steady  # the rest of the round, then its measured last minute (issue 55)
+    assert (steady.numjobs, steady.iodepth, steady.rw, steady.rwmixread, steady.runtime) == (32, 32, "randrw", 40, 60)
+    assert (rest.numjobs, rest.iodepth, rest.rw, rest.rwmixread, rest.runtime) == (32, 32, "randrw", 40, 1740)
     assert plan.tracking.workload == steady.name and plan.tracking.metric == "iops"
     assert plan.tracking.label == "JEDEC mix 40/60 TC32/QD32 IOPS"
     assert len(shape.sweep) == 49 and all(j.runtime == 60 for j in shape.sweep)
@@ -197,11 +198,12 @@ def test_dry_run_describes_the_plan(tmp_path, capsys):
                  "--cbw-structure", "steady-sweep", "--jobs"]) == 0
     out = capsys.readouterr().out
     assert not img.exists() or img.stat().st_size == 0
-    assert "rounds of the first job below" in out and "then the other 49 jobs below as one sweep" in out
+    assert "rounds of the first 2 jobs below" in out and "then the other 49 jobs below as one sweep" in out
     names = re.findall(r"^\[(.*jedec[^\]]*)\]$", out, re.M)
-    assert names[:3] == ["ss-jedec-40-60-tc32-qd32", "jedec-40-60-tc32-qd32", "jedec-40-60-tc32-qd16"]
-    assert names[-1] == "jedec-40-60-tc1-qd1" and len(names) == 50
-    assert out.count(f"bssplit={JEDEC_BSSPLIT}") == 50 and out.count(f"random_distribution={JEDEC_ZONED}") == 50
+    assert names[:4] == ["ss-rest-jedec-40-60-tc32-qd32", "ss-jedec-40-60-tc32-qd32", "jedec-40-60-tc32-qd32",
+                         "jedec-40-60-tc32-qd16"]
+    assert names[-1] == "jedec-40-60-tc1-qd1" and len(names) == 51
+    assert out.count(f"bssplit={JEDEC_BSSPLIT}") == 51 and out.count(f"random_distribution={JEDEC_ZONED}") == 51
     assert "# total: 3.3 h to 13.3 h" in out  # 5 to 25 rounds of 30 min, then 49 min
 
 

@@ -61,9 +61,12 @@ def test_default_plan_is_the_pts_2_0_round_structure():
     assert isinstance(shape, SweepRounds) and plan.params["structure"] == "pts-2.0"
     pre = shape.prewrite
     assert (pre.name, pre.numjobs, pre.iodepth, pre.bs, pre.rwmixread, pre.runtime) == (
-        "pre-rnd-4k-0-100-tc32-qd32", 32, 32, 4096, 0, 300)
+        "pre-rnd-8k-0-100-tc32-qd32", 32, 32, 8192, 0, 300)
     assert len(shape.sweep) == 49 and all(j.runtime == 60 for j in shape.sweep)
-    assert plan.tracking.workload == shape.sweep[0].name == "rnd-4k-0-100-tc32-qd32"
+    assert plan.tracking.workload == shape.sweep[0].name == "rnd-8k-65-35-tc32-qd32"
+    # the default stimulus: RND 8KiB 65:35, the PTS 2.0 implementation's "DIRTH - OLTP" (issue 55 item 7)
+    assert all((j.rw, j.bs, j.rwmixread) == ("randrw", 8192, 65) for j in shape.sweep)
+    assert (plan.params["block_size"], plan.params["mix"], plan.params["stimulus_default"]) == ("8k", "65/35", "yes")
     assert shape.capture_seconds == 3 * (3600 + 600)
     assert (plan.params["prewrite_s"], plan.params["capture_prewrite_s"], plan.params["capture_s"]) == (
         "300", "3600", "600")
@@ -74,12 +77,13 @@ def test_default_plan_is_the_pts_2_0_round_structure():
 
 def test_steady_sweep_plan_precondition_at_tc32_qd32_then_49_points_high_to_low():
     (plan,) = plans(dirth_structure="steady-sweep")
-    assert plan.key == "dirth-4k-0-100" and plan.wipc and plan.histograms
+    assert plan.key == "dirth-8k-65-35" and plan.wipc and plan.histograms
     shape = plan.shape
     assert isinstance(shape, SteadyThenSweep)
-    (steady,) = shape.steady
-    assert (steady.numjobs, steady.iodepth, steady.bs, steady.rw, steady.rwmixread) == (32, 32, 4096, "randrw", 0)
-    assert steady.runtime == 1800 and plan.tracking.workload == steady.name and plan.tracking.metric == "iops"
+    rest, steady = shape.steady  # the rest of the round, then its measured last minute (issue 55)
+    assert (steady.numjobs, steady.iodepth, steady.bs, steady.rw, steady.rwmixread) == (32, 32, 8192, "randrw", 65)
+    assert (rest.runtime, steady.runtime) == (1740, 60) and rest.name == "ss-rest-" + steady.name[3:]
+    assert plan.tracking.workload == steady.name and plan.tracking.metric == "iops"
     assert len(shape.sweep) == 49 and all(j.runtime == 60 for j in shape.sweep)
     # TC outer, QD inner, both high to low, as the PTS 2.0 implementation nests its loops (issue 34)
     assert [(j.numjobs, j.iodepth) for j in shape.sweep] == [(t, q) for t in (32, 16, 8, 6, 4, 2, 1)
@@ -129,7 +133,8 @@ def test_block_size_mixes_time_and_limit():
     assert [p.key for p in ps] == ["dirth-8k-100-0", "dirth-8k-70-30"]
     for p, mix in zip(ps, (100, 70)):
         assert all(j.bs == 8192 and j.rwmixread == mix and j.runtime == 5 for j in p.shape.sweep)
-        assert p.shape.steady[0].bs == 8192 and p.shape.steady[0].runtime == 1800  # --dirth-round, 30 min
+        assert all(j.bs == 8192 for j in p.shape.steady)
+        assert sum(j.runtime for j in p.shape.steady) == 1800  # --dirth-round, 30 min
         assert p.params["mix"] == f"{mix}/{100 - mix}" and p.params["rt_limit_us"] == "750"
         assert p.params["point_time"] == "5"
 
@@ -259,7 +264,8 @@ def test_estimate_counts_steady_rounds_and_one_sweep():
     (plan,) = plans(dirth_tc=(1, 2), dirth_qd=(1,), dirth_time=30, dirth_structure="steady-sweep")
     est = plan.shape.estimate(SimpleNamespace(window=5, max_rounds=25), 256 * MiB)
     assert est.jobs == plan.shape.steady + plan.shape.sweep
-    assert est.low_s == pytest.approx(5 * 1800.3 + 2 * 30.3) and est.high_s == pytest.approx(25 * 1800.3 + 2 * 30.3)
+    # a round is two stonewalled jobs (the rest, then the measured last minute), each counted with fio's gap
+    assert est.low_s == pytest.approx(5 * 1800.6 + 2 * 30.3) and est.high_s == pytest.approx(25 * 1800.6 + 2 * 30.3)
 
 
 # --- the three points, on recorded data ------------------------------------------------------
@@ -391,7 +397,7 @@ def test_dirth_end_to_end(loopdev, tmp_path, capsys):
 
     ep.add_listener(listen)
     try:
-        xml = run_dirth(loopdev, out, "a", "--dirth-mixes", "0/100,70/30")
+        xml = run_dirth(loopdev, out, "a", "--dirth-bs", "4k", "--dirth-mixes", "0/100,70/30")
     finally:
         ep.remove_listener(listen)
     # while the steady-state rounds run, the ETA counts the sweep that follows (4 points of 1 s)

@@ -7,6 +7,7 @@ tests/e2e/test_dirth.py and tests/e2e/test_cbw.py."""
 from __future__ import annotations
 
 import json
+import re
 from types import SimpleNamespace
 from typing import List, Optional, Sequence
 
@@ -87,7 +88,7 @@ def test_every_round_is_the_prewrite_and_the_sweep_then_captures_at_three_points
     shape = plan.shape
     assert isinstance(shape, SweepRounds)
     names = [shape.prewrite.name] + [j.name for j in shape.sweep]
-    assert names[0] == "pre-rnd-4k-0-100-tc2-qd4"
+    assert names[0] == "pre-rnd-8k-0-100-tc2-qd4"
     assert [c for c in calls[:-1]] == [(names, False)] * 6  # the rounds keep no histograms
     assert test.steady.steady and test.steady.rounds == (2, 3, 4, 5, 6)
     assert test.data[CAPTURE_ROUND] == "7" and capture_round(test) is test.rounds[-1]
@@ -100,7 +101,7 @@ def test_every_round_is_the_prewrite_and_the_sweep_then_captures_at_three_points
     c = choose_points(means, 200)
     expected = []
     for role, p in c.named():  # each capture's pre-write at the captured point's own TC/QD (issue 34)
-        expected += [f"pre-{role}-rnd-4k-0-100-tc{p.tc}-qd{p.qd}", f"cap-{role}-rnd-4k-0-100-tc{p.tc}-qd{p.qd}"]
+        expected += [f"pre-{role}-rnd-8k-0-100-tc{p.tc}-qd{p.qd}", f"cap-{role}-rnd-8k-65-35-tc{p.tc}-qd{p.qd}"]
     assert caps == expected and len(caps) == 6
     assert (c.max.label, c.mid.label, c.min.label) == ("TC2/QD1", "TC1/QD4", "TC1/QD1")  # TC2/QD4: 320 us > 200
 
@@ -112,7 +113,7 @@ def test_points_are_window_means_and_the_three_carry_their_captures():
     window = [r for r in test.rounds if r.index in test.steady.rounds]
     assert len(window) == 5 and 1 not in test.steady.rounds
     top = points[0]
-    ws = [r.workload("rnd-4k-0-100-tc2-qd4") for r in window]
+    ws = [r.workload("rnd-8k-65-35-tc2-qd4") for r in window]
     assert top.iops == pytest.approx(sum(w.iops for w in ws) / 5)
     assert top.lat_mean_us == pytest.approx(sum(w.lat_mean_us for w in ws) / 5)
     assert top.lat_max_us == pytest.approx(sum(w.lat_max_us for w in ws) / 5)
@@ -223,17 +224,17 @@ def test_dirth_pts_2_0_end_to_end(loopdev, tmp_path, capsys):
     assert pre.column("round").tolist() == [1, 2] and all(pre.column("iops") > 0) and all(pre.column("io_bytes") > 0)
     assert t.data[WDPC_STOP] == "max rounds"
     assert any("workload dependent preconditioning: no steady state" in e.message for e in run.events)
-    assert "dirth-4k-0-100: workload dependent preconditioning not steady within 2 rounds" in (
+    assert "dirth-8k-65-35: workload dependent preconditioning not steady within 2 rounds" in (
         conformance.of_run(run).deviations)
     for r in steady_rounds(t):
-        assert [w.name for w in r.workloads] == ["pre-rnd-4k-0-100-tc2-qd4"] + [
-            f"rnd-4k-0-100-tc{tc}-qd{qd}" for tc, qd in GRID]
+        assert [w.name for w in r.workloads] == ["pre-rnd-8k-0-100-tc2-qd4"] + [
+            f"rnd-8k-65-35-tc{tc}-qd{qd}" for tc, qd in GRID]
         assert all(not w.write.bins for w in r.workloads)
     caps = capture_round(t)
     assert caps is t.rounds[-1] and len(caps.workloads) == 6
     c = choice(t)
     for role, p in c.named():
-        assert p.workload.name == f"cap-{role}-rnd-4k-0-100-tc{p.tc}-qd{p.qd}" and p.workload.write.bins
+        assert p.workload.name == f"cap-{role}-rnd-8k-65-35-tc{p.tc}-qd{p.qd}" and p.workload.write.bins
         assert p.workload.runtime_ms >= 1900  # --quick: 2 s captures
     capsys.readouterr()
     assert main(["show", xml, "--json"]) == 0
@@ -262,14 +263,14 @@ def test_preconditioning_runs_before_the_sweep_rounds_until_its_own_steady_state
     # the preconditioning's IOPS fall for two rounds (the write cliff), then hold: steady on rounds 3-7
     plan, calls, test = run_rounds([1.0] * 5, wdpc=[3.0, 2.0, 1.0, 1.0, 1.0, 1.0, 1.0])
     pre = test.pre_calls
-    assert len(pre) == 7 and all(c == (["wdpc-rnd-4k-0-100-tc2-qd4"], False) for c in pre)  # --quick: a 1 s round
+    assert len(pre) == 7 and all(c == (["wdpc-rnd-8k-0-100-tc2-qd4"], False) for c in pre)  # --quick: a 1 s round
     series = test.series[WDPC_SERIES]
     assert series.column("round").tolist() == [1, 2, 3, 4, 5, 6, 7]
     v = wdpc_verdict(test, 5)
     assert v.steady and v.rounds == (3, 4, 5, 6, 7) and test.data[WDPC_STOP] == "steady state"
     assert get("dirth").pts.result_deviations(get("dirth"), test, {}, REVISIONS["pts-e-2.0"], 0) == []
     # the sweep rounds come after it and are numbered from 1
-    assert [r.index for r in steady_rounds(test)] == [1, 2, 3, 4, 5] and calls[0][0][0] == "pre-rnd-4k-0-100-tc2-qd4"
+    assert [r.index for r in steady_rounds(test)] == [1, 2, 3, 4, 5] and calls[0][0][0] == "pre-rnd-8k-0-100-tc2-qd4"
     job = plan.shape.precondition[0]
     assert (job.rw, job.numjobs, job.iodepth, job.rwmixread) == ("randwrite", 2, 4, 0)
 
@@ -280,16 +281,17 @@ def test_preconditioning_without_steady_state_is_said_and_the_rounds_follow():
     assert len(test.pre_calls) == 6 and test.data[WDPC_STOP] == "max rounds"
     assert not wdpc_verdict(test, 5).steady
     assert get("dirth").pts.result_deviations(get("dirth"), test, {}, REVISIONS["pts-e-2.0"], 0) == [
-        "dirth-4k-0-100: workload dependent preconditioning not steady within 6 rounds"]
+        "dirth-8k-65-35: workload dependent preconditioning not steady within 6 rounds"]
     assert any("workload dependent preconditioning: no steady state within 6 rounds" in e[1] for e in events)
     assert len(calls) == 6  # 5 sweep rounds (steady), then the captures
 
 
-def test_a_full_round_tracks_its_first_minute():
+def test_a_full_round_tracks_its_last_minute():
+    # issue 55: the last minute of each 30-minute round, as every test tracked in 30-minute stretches
     plan = plan_of(quick=False)
-    first, rest = plan.shape.precondition
-    assert (first.name, first.runtime, first.numjobs, first.iodepth) == ("wdpc-rnd-4k-0-100-tc32-qd32", 60, 32, 32)
-    assert (rest.name, rest.runtime) == ("wdpc-rest-rnd-4k-0-100-tc32-qd32", 30 * 60 - 60)
+    rest, last = plan.shape.precondition
+    assert (last.name, last.runtime, last.numjobs, last.iodepth) == ("wdpc-rnd-8k-0-100-tc32-qd32", 60, 32, 32)
+    assert (rest.name, rest.runtime) == ("wdpc-rest-rnd-8k-0-100-tc32-qd32", 30 * 60 - 60)
     assert plan.params["wdpc_round_s"] == "1800" and plan.params["wdpc_tracked_s"] == "60"
 
 
@@ -313,7 +315,7 @@ def test_mixed_dirth_prewrites_and_preconditioning_are_all_writes():
     _, calls, test = run_rounds([1.0] * 5, dirth_mixes=(65,))
     caps = calls[-1][0]
     pres = [n for n in caps if n.startswith("pre-")]
-    assert len(pres) == 3 and all("-rnd-4k-0-100-" in n for n in pres)
+    assert len(pres) == 3 and all("-rnd-8k-0-100-" in n for n in pres)
 
 
 def test_cbw_prewrites_are_the_jedec_split_and_zones_writes_only():
@@ -352,8 +354,8 @@ def test_sweep_order_tc_outer_qd_inner_both_high_to_low():
     assert sweep_order((1, 2, 32), (1, 8, 32)) == [(32, 32), (32, 8), (32, 1), (2, 32), (2, 8), (2, 1),
                                                     (1, 32), (1, 8), (1, 1)]
     plan = plan_of(quick=False)
-    assert [j.name for j in plan.shape.sweep[:8]] == [f"rnd-4k-0-100-tc32-qd{q}" for q in (32, 16, 8, 6, 4, 2, 1)] + [
-        "rnd-4k-0-100-tc16-qd32"]
+    assert [j.name for j in plan.shape.sweep[:8]] == [f"rnd-8k-65-35-tc32-qd{q}" for q in (32, 16, 8, 6, 4, 2, 1)] + [
+        "rnd-8k-65-35-tc16-qd32"]
 
 
 @pytest.mark.parametrize("test", ["dirth", "cbw"])
@@ -361,5 +363,9 @@ def test_dry_run_names_the_workload_dependent_preconditioning(test, tmp_path, ca
     assert main(["ssd", "run", str(tmp_path / "img"), "--size", "20g", "--dry-run", "--jobs", "--tests", test]) == 0
     out = capsys.readouterr().out
     assert "# workload dependent preconditioning: rounds of the first 2 job(s) below" in out
-    assert f"[wdpc-{'rnd-4k' if test == 'dirth' else 'jedec'}-0-100-tc32-qd32]" in out
+    assert f"[wdpc-{'rnd-8k' if test == 'dirth' else 'jedec'}-0-100-tc32-qd32]" in out
+    if test == "dirth":  # the default stimulus, RND 8KiB 65:35 (issue 55 item 7): every sweep point
+        points = re.findall(r"^\[rnd-8k-65-35-tc\d+-qd\d+\]\nstonewall\nrw=randrw\nbs=8k\n(?:.*\n){2}rwmixread=65$",
+                            out, re.M)
+        assert len(points) == 49 and "rnd-4k" not in out
     assert out.index("[wdpc-") < out.index("[pre-")

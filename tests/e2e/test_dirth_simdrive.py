@@ -60,7 +60,8 @@ def test_dirth_preconditioning_reaches_the_models_steady_state_before_the_sweep_
     rc = main(["ssd", "run", drive.path, "--tests", "dirth", "--name", "s", "--outdir", str(out), "--yes",
                "--quiet", "--wipc-loops", "1", "--dirth-tc", "2", "--dirth-qd", "1,16", "--dirth-time", "1",
                "--dirth-prewrite", "1", "--dirth-capture-prewrite", "1", "--dirth-capture", "1",
-               "--dirth-wdpc-round", "3", "--max-rounds", "25", "--write-cache", "keep"])
+               "--dirth-wdpc-round", "3", "--max-rounds", "25", "--write-cache", "keep",
+               "--dirth-bs", "4k"])  # the model's steady state above is of RND 4 KiB writes
     assert rc in (0, 1), rc  # 1: not PTS-conformant (shortened), which the run says
     run = store.load(str(out / "s.xml"))
     (t,) = run.tests

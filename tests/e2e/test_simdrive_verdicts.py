@@ -237,7 +237,8 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "dirth", "--tests", "dirth", "--dirth-structure", "steady-sweep",
-                     "--dirth-mixes", "100/0", "--dirth-tc", "1,2", "--dirth-qd", "1,2,4,8", "--dirth-time", "1",
+                     "--dirth-mixes", "100/0", "--dirth-bs", "4k",  # a read of one model page each
+                     "--dirth-tc", "1,2", "--dirth-qd", "1,2,4,8", "--dirth-time", "1",
                      "--dirth-round", "1", "--dirth-rt-limit", "60ms", "--max-rounds", "8", "--wipc-loops", "1",
                      "--purge", "none", watch=watch)
     (t,) = run.tests

@@ -116,8 +116,8 @@ class SteadyThenSweep(Shape):
 
 #: The series of the workload-dependent preconditioning rounds before the
 #: sweep rounds (:class:`SweepRounds`), one row a round: the round, the IOPS
-#: and mean response time of its first (tracked) workload, the bytes the
-#: whole round wrote and its wall seconds.
+#: and mean response time of its tracked workload (its last; results from
+#: before tracked its first), the bytes the whole round wrote and its wall seconds.
 WDPC_SERIES = "wdpc"
 WDPC_COLUMNS: Tuple[str, ...] = ("round", "iops", "lat_mean_us", "io_bytes", "wall_s")
 #: The key of ``test.data`` holding why the preconditioning ended ("steady state" or "max rounds").
@@ -140,9 +140,9 @@ def wdpc_written(test: TestRun) -> int:
 
 
 def _precondition(ctx: RunContext, plan: PlanLike, test: TestRun, jobs: Tuple[FioJob, ...]) -> None:
-    """Rounds of ``jobs`` (one fio process each) until the IOPS of the first
-    job hold 20/10 over the last window, at most ``--max-rounds``; every
-    round a row of the test's :data:`WDPC_SERIES`."""
+    """Rounds of ``jobs`` (one fio process each) until the IOPS of the last
+    job (the round's measured last minute) hold 20/10 over the last window,
+    at most ``--max-rounds``; every round a row of the test's :data:`WDPC_SERIES`."""
     series = Series(WDPC_SERIES, WDPC_COLUMNS)
     test.series[WDPC_SERIES] = series
     test.data.pop(WDPC_STOP, None)
@@ -151,10 +151,10 @@ def _precondition(ctx: RunContext, plan: PlanLike, test: TestRun, jobs: Tuple[Fi
         ctx.phase = f"preconditioning round {index}"
         progress_of(ctx).phase_started(f"workload dependent preconditioning round {index}")
         workloads, wall = ctx.fio.run(jobs, what=f"{plan.key} preconditioning round {index}")
-        first = workloads[0]
-        series.append((index, first.iops, first.lat_mean_us, sum(w.write.io_bytes for w in workloads), wall))
+        tracked = workloads[-1]
+        series.append((index, tracked.iops, tracked.lat_mean_us, sum(w.write.io_bytes for w in workloads), wall))
         verdict = wdpc_verdict(test, opts.window)
-        progress.info("[%s] preconditioning round %d: %.6g IOPS (%s)", plan.key, index, first.iops,
+        progress.info("[%s] preconditioning round %d: %.6g IOPS (%s)", plan.key, index, tracked.iops,
                       "steady" if verdict is not None and verdict.steady else "not steady yet")
         ctx.save()
         if verdict is not None and verdict.steady:
@@ -189,7 +189,7 @@ class SweepRounds(Shape):
     captures: Captures
     capture_seconds: float
     #: The workload-dependent preconditioning before the sweep rounds: rounds
-    #: of these jobs, one fio process a round, until the IOPS of the first one
+    #: of these jobs, one fio process a round, until the IOPS of the last one
     #: hold 20/10 (at most ``--max-rounds``), kept as the test's
     #: :data:`WDPC_SERIES` with its stop reason under :data:`WDPC_STOP`; the
     #: sweep rounds are numbered from 1 after it.  Empty: none.
@@ -234,7 +234,7 @@ class SweepRounds(Shape):
         if self.precondition:
             lines = (f"# workload dependent preconditioning: rounds of the first {len(self.precondition)} job(s) "
                      f"below, one fio process each, about {duration_rough(pre)} a round, until the IOPS of the "
-                     f"first hold 20/10; {first} to {opts.max_rounds} rounds",)
+                     f"last (the round's measured last minute) hold 20/10; {first} to {opts.max_rounds} rounds",)
         return Estimate(lines + (
                         f"# then each round: the pre-write, then the {len(self.sweep)} sweep points below, one fio "
                         f"process, about {duration_rough(per_round)}; {first} to {opts.max_rounds} rounds",

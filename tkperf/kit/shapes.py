@@ -127,8 +127,12 @@ class Stream(Shape):
     IOPS are steady (20/10) on the last ``window`` points
     ``steady_spacing_s`` apart (0: adjacent intervals; see
     :func:`spaced_steady`) and at least ``steady_after_bytes`` were written
-    (fresh drives look steady before their write cliff).  The verdict on
-    those points is kept as the test's steady state either way.
+    (fresh drives look steady before their write cliff).  Each point is the
+    IOPS of the last ``point_s`` seconds of intervals before it (whole
+    intervals, at least one, never more than the spacing: the last minute,
+    :data:`tkperf.kit.longrounds.POINT_S`); ``point_s`` 0: the mean of all
+    the intervals since the point before (the earlier definition).  The
+    verdict on those points is kept as the test's steady state either way.
     """
 
     unit: ClassVar[str] = "interval"
@@ -141,6 +145,16 @@ class Stream(Shape):
     steady_after_bytes: int = 0
     series: str = "intervals"
     steady_spacing_s: int = 0
+    point_s: int = 0
+
+    @property
+    def point_intervals(self) -> int:
+        """Intervals each point measures: the fewest whole intervals that hold
+        ``point_s`` (a 60 s interval: one; 7 s: nine), at most a spacing's
+        worth; 0 for a whole spacing (``point_s`` 0, the earlier definition)."""
+        if self.point_s <= 0:
+            return 0
+        return min(self.steady_every, max(1, math.ceil(self.point_s / self.interval_s)))
 
     @property
     def steady_every(self) -> int:
@@ -154,9 +168,17 @@ class Stream(Shape):
         """The steady-state rule in words: '20/10 on 5 points 30 min apart'."""
         return f"20/10 on {window} points {duration_rough(self.steady_every * self.interval_s)} apart"
 
+    def point_words(self) -> str:
+        """', each the IOPS of its last 60 s (1 interval)': what a point is ('' for the earlier definition)."""
+        take = self.point_intervals
+        if not take:
+            return ""
+        return (f", each the IOPS of its last {take * self.interval_s} s ({take} interval"
+                f"{'s' if take != 1 else ''})")
+
     def verdict(self, values: Sequence[float] | np.ndarray, window: int) -> SteadyState:
         """The steady-state verdict on the interval figures ``values`` so far."""
-        return spaced_steady(values, self.steady_every, window)
+        return spaced_steady(values, self.steady_every, window, self.point_intervals)
 
     def stop_reason(self, steady: SteadyState, written: int, window: int) -> str:
         """Why the stream stops now ('' to go on), after ``written`` bytes."""
@@ -260,7 +282,7 @@ class Stream(Shape):
             high = min(high, at_rate)
         low = high
         if self.steady_stop:
-            stops.append(f"steady state ({self.steady_rule(opts.window)})")
+            stops.append(f"steady state ({self.steady_rule(opts.window)}{self.point_words()})")
             low = min(high, max(self.steady_after_bytes / writerate.bps(),
                                 opts.window * self.steady_every * self.interval_s))
         return Estimate((f"# one continuous job, reported every {self.interval_s} s, stopping at "

@@ -119,21 +119,24 @@ class Steady(enum.Enum):
     SEVERAL = "several figures"
 
 
-def spaced_steady(values: Sequence[float] | np.ndarray, every: int, window: int) -> SteadyState:
+def spaced_steady(values: Sequence[float] | np.ndarray, every: int, window: int, last: int = 0) -> SteadyState:
     """The 20/10 verdict on points ``every`` intervals apart.
 
-    Point k is the mean of intervals ``(k-1)*every+1 .. k*every`` (whole
-    blocks only; a block still filling does not count); the rule is applied
-    to the last ``window`` points.  The verdict names each point by the
-    interval that ends it, and its slope is per interval, so the line reads
-    against interval numbers like any other verdict.
+    Point k ends at interval ``k*every`` (whole blocks only; a block still
+    filling does not count) and is the mean of the last ``last`` intervals
+    of its block (0, or more than ``every``: the whole block, the
+    definition of results from before the one-minute points); the rule is
+    applied to the last ``window`` points.  The verdict names each point by
+    the interval that ends it, and its slope is per interval, so the line
+    reads against interval numbers like any other verdict.
     """
     if every < 1:
         raise ValueError("points must be at least one interval apart")
+    take = every if last <= 0 else min(last, every)
     count = len(values) // every
     first = max(0, count - window)
     blocks = np.asarray(values[first * every:count * every], dtype=float).reshape(-1, every)
-    points = [float(v) for v in blocks.mean(axis=1)]
+    points = [float(v) for v in blocks[:, every - take:].mean(axis=1)]
     verdict = evaluate(list(range(first + 1, count + 1)), points, window)
     # x = k*every turns the line y = s*k + b into y = (s/every)*x + b: same intercept.
     return replace(verdict, rounds=tuple((k + 1) * every for k in range(first, count)),

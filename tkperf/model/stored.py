@@ -98,7 +98,7 @@ DATA = _table({
 PARAMS = _table({
     r"(runtime|duration|time_limit|precondition_time|precondition|mixed|round_s|capture_s|"
     r"capture_prewrite_s|prewrite_s|point_time|wdpc_round_s|wdpc_tracked_s|step_time|seq1|rnd|seq2)": _SECONDS,
-    r"interval|steady_spacing": _WHOLE_SECONDS,
+    r"interval|steady_spacing|steady_point_s": _WHOLE_SECONDS,
     r"write": _SECONDS,                                   # hir, consistency: the write phase
     r"log_avg_msec": Rule("whole", 0, int(MAX_SECONDS * 1000), "milliseconds"),
     r"rt_limit_us": Rule("number", 0.0, MAX_SECONDS * 1e6, "microseconds"),

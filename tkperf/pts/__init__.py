@@ -46,16 +46,23 @@ from tkperf.kit.context import (
     PlanLike,
     RunContext,
 )
+from tkperf.kit.longrounds import DEFINITION as POINT_DEFINITION
 from tkperf.kit.longrounds import (
     FILLS,
     MIN_FILLS,
     MIN_WRITTEN,
+    POINT_S_PARAM,
     FillFloor,
     floor_bytes,
     floor_params,
     header_fields,
+    last_minute,
+    point_params,
+    point_seconds,
+    point_words,
     round_deviation,
     round_option,
+    split_round,
 )
 from tkperf.kit.options import (
     MAX_NUMJOBS,
@@ -251,7 +258,9 @@ __all__ = [
     "advance", "continuing", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
     "steady_rounds",
     "header_fields", "MIN_WRITTEN", "MIN_FILLS", "FILLS", "FillFloor", "floor_bytes", "floor_params",
-    "round_deviation", "round_option", "UNHELD",
+    "round_deviation", "round_option", "UNHELD", "last_minute", "point_params", "point_seconds", "point_words",
+    "POINT_DEFINITION", "POINT_S_PARAM",
+    "split_round",
     "SLOWEST_PLAUSIBLE_BPS", "MAX_NUMJOBS", "progress_of", "log_directory",
     "log_files", "parse_log",
     # the result model: units, percentiles, series; stored workload names

@@ -9,6 +9,7 @@ from typing import Dict, List
 
 from tkperf.kit import registry
 from tkperf.kit.base import Figure
+from tkperf.kit.longrounds import stored_definition
 from tkperf.kit.rules import steps_of
 from tkperf.model import pts
 from tkperf.model.results import RunResult, TestRun
@@ -88,11 +89,20 @@ def lines(run: RunResult, micro: str = "µs") -> List[str]:
         fob = fob_figures(t)
         if fob:
             out.append(f"  {'':<9} {_fob_words(run, t)}: " + ", ".join(_shown(f, micro) for f in fob))
+        points = stored_definition(t.params)
+        if points is not None:
+            out.append(f"  {'':<9} steady-state points: {points[1]}")
         first = round1_figures(t)
         if first:
             out.append(f"  {'':<9} round 1, {words.round1_after(t)} (not FOB): "
                        + ", ".join(_shown(f, micro) for f in first))
     return out
+
+
+def _points(t: TestRun) -> dict:
+    """``steady_points``: how a test tracked in 30-minute stretches took its points (none for other tests)."""
+    points = stored_definition(t.params)
+    return {"steady_points": points[0]} if points is not None else {}
 
 
 def _first_step(t: TestRun) -> str:
@@ -148,7 +158,8 @@ def _as_dict(run: RunResult) -> dict:
              "not_steady_variables": words.unsteady_variables(t),
              "headline": headline(t),
              "fob": {f.key: f.value for f in fob_figures(t)},
-             "round1_after_wipc": {f.key: f.value for f in round1_figures(t)}}
+             "round1_after_wipc": {f.key: f.value for f in round1_figures(t)},
+             **_points(t)}
             for t in run.tests
         ],
     }

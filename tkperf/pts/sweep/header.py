@@ -5,7 +5,7 @@ from typing import Sequence, Tuple
 
 from tkperf.durations import duration
 from tkperf.kit.composite import WDPC_SERIES, capture_round, steady_rounds, sweep_round, wdpc_verdict
-from tkperf.kit.longrounds import header_fields
+from tkperf.kit.longrounds import header_fields, last_minute, point_words
 from tkperf.kit.sections import ReportContext
 from tkperf.model.results import TestRun
 from tkperf.pts.sweep import structure as st
@@ -111,8 +111,18 @@ def _wdpc_fields(ctx: ReportContext, test: TestRun, top: str) -> Tuple[Tuple[str
             if test.type == "cbw" else f"RND {p.get('prewrite_mix', '0/100')}")
     return (("Preconditioning", f"workload dependent, before the rounds: {what} at "
                                 f"the highest OIO ({top}) in rounds of {_minutes(p.get(st.WDPC_ROUND_PARAM, ''))}, "
-                                f"the IOPS of each round's first {p.get('wdpc_tracked_s', NA)} s tracked, until "
-                                f"20/10 holds: {done}"),)
+                                f"each round's point {wdpc_point_words(p)}, until 20/10 holds: {done}"),)
+
+
+def wdpc_point_words(p) -> str:
+    """What each preconditioning round's tracked point is: its last minute
+    (:func:`~tkperf.kit.longrounds.point_words`), or in results from before,
+    its first."""
+    words = point_words(p, f"the IOPS of its first {p.get('wdpc_tracked_s', NA)} s, as the PTS 2.0 implementation "
+                           "tracks it")
+    if last_minute(p):  # a departure from the PTS 2.0 implementation here, for one definition: said
+        words += " (the PTS 2.0 implementation tracks the first minute of these rounds)"
+    return words
 
 
 def stimulus_words(test: TestRun, long: str, short: str) -> Tuple[str, str]:

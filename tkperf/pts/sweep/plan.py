@@ -43,7 +43,16 @@ from tkperf.kit.composite import (
     steady_rounds,
     sweep_round,
 )
-from tkperf.kit.longrounds import FillFloor, floor_bytes, floor_params, round_deviation, round_option
+from tkperf.kit.longrounds import (
+    FillFloor,
+    floor_bytes,
+    floor_params,
+    point_params,
+    point_seconds,
+    round_deviation,
+    round_option,
+    split_round,
+)
 from tkperf.kit.options import MAX_IODEPTH, MAX_NUMJOBS, MAX_RUNTIME, parse_duration
 from tkperf.model import histogram
 from tkperf.model.pts import enterprise_only
@@ -147,10 +156,13 @@ def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequ
     judge = FillFloor(floor_bytes(capacity)) if capacity else None
     tracking_label = f"{label} TC{top_tc}/QD{top_qd} IOPS"
     if captures is None:
-        steady = make(top_tc, top_qd, runtime, f"ss-{base}-tc{top_tc}-qd{top_qd}")
-        return Plan(key=key, shape=SteadyThenSweep((steady,), points),
-                    tracking=Tracking(steady.name, "iops", tracking_label),
-                    params={**common, "runtime": str(runtime), "round_s": str(runtime), "structure": st.SHORT},
+        # each round: the rest of it, then its measured last minute (the tracking figure)
+        steady = split_round(lambda rt, name: make(top_tc, top_qd, rt, name), runtime,
+                             f"ss-{base}-tc{top_tc}-qd{top_qd}", f"ss-rest-{base}-tc{top_tc}-qd{top_qd}")
+        return Plan(key=key, shape=SteadyThenSweep(steady, points),
+                    tracking=Tracking(steady[-1].name, "iops", tracking_label),
+                    params={**common, "runtime": str(runtime), "round_s": str(runtime), "structure": st.SHORT,
+                            **point_params(point_seconds(runtime))},
                     histograms=True, judge=judge)
     writer, wname = write or make, wbase or base
     prewrite = writer(top_tc, top_qd, captures.prewrite_s, f"{PREWRITE}{wname}-tc{top_tc}-qd{top_qd}")
@@ -163,7 +175,8 @@ def sweep_plan(key: str, make: MakeJob, base: str, tcs: Sequence[int], qds: Sequ
                 params={**common, "structure": st.PTS20, "runtime": str(captures.prewrite_s),
                         "prewrite_s": str(captures.prewrite_s), "capture_prewrite_s": str(captures.capture_prewrite_s),
                         "capture_s": str(captures.capture_s), st.WDPC_ROUND_PARAM: str(captures.wdpc_round_s),
-                        "wdpc_tracked_s": str(wdpc[0].runtime)},
+                        "wdpc_tracked_s": str(st.wdpc_tracked(wdpc).runtime),
+                        **point_params(point_seconds(captures.wdpc_round_s))},
                 histograms=True, judge=judge)
 
 

@@ -23,13 +23,12 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.durations import duration
 from tkperf.kit.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
 from tkperf.kit.sections import CompareContext, ReportContext
 from tkperf.model import histogram
 from tkperf.model.results import RunResult, TestRun, mb
 from tkperf.pts.sweep import structure as st
-from tkperf.pts.sweep.header import limit_text, structure
+from tkperf.pts.sweep.header import limit_text, structure, wdpc_point_words
 from tkperf.pts.sweep.plan import TAIL, SweepTest, choice, response_bins, sweep_points, tail_us
 from tkperf.pts.sweep.points import RULE, Choice, Point
 from tkperf.render.blocks import (
@@ -292,10 +291,6 @@ def wdpc_test(test: TestRun, window: int = 5) -> Optional[TestRun]:
     return replace(phase, steady=wdpc_verdict(phase, window))
 
 
-def _seconds(text: str) -> str:
-    return duration(float(text), rough=True) if text.isdigit() else NA
-
-
 def wdpc_blocks(ctx: ReportContext, test: TestRun, level: int) -> list:
     """The preconditioning's rounds, window chart and verdict, before the sweep rounds' own."""
     phase = wdpc_test(test, ctx.window)
@@ -305,12 +300,10 @@ def wdpc_blocks(ctx: ReportContext, test: TestRun, level: int) -> list:
             for r, v, w in zip(phase.series[WDPC_SERIES].column("round"), phase.series[WDPC_SERIES].column("iops"),
                                 phase.series[WDPC_SERIES].column("io_bytes"))]
     stop = test.data.get(WDPC_STOP, "")
-    tracked = _seconds(test.params.get("wdpc_tracked_s", ""))
     said = (f"Workload dependent preconditioning before the sweep rounds: {len(rows)} rounds, "
             + ("steady (20/10)" if stop == "steady state" else "no steady state within the rounds allowed"
                if stop == "max rounds" else "not finished") + ". Each round is one fio process of 100% writes at "
-            f"the highest OIO; the tracked figure is the IOPS of its first {tracked} "
-            "(the PTS 2.0 implementation tracks the first minute of each 30-minute round); the sweep rounds follow "
+            f"the highest OIO; the tracked figure is {wdpc_point_words(test.params)}; the sweep rounds follow "
             "without a pause.")
     return ([Heading("Workload dependent preconditioning", level, room_cm=10), Paragraph(said),
              table(["Round", "IOPS (tracked)", "GB written"], rows,

@@ -5,7 +5,9 @@ the PTS 2.0 implementation (ADATA's fork of CloudHarmony's block-storage)
 runs it: first the workload-dependent preconditioning (its "Test Flow
 2.2"): RND 100% writes (DIRTH: its block size; CBW: the JEDEC block-size
 split and zones) at the highest OIO in rounds of ``--<test>-wdpc-round``
-(30 min), the IOPS of each round's first minute tracked, until 20/10 holds
+(30 min), the IOPS of each round's last minute tracked (the points tkperf
+takes of every 30-minute round, :mod:`tkperf.kit.longrounds`; the PTS 2.0
+implementation tracks the first minute here), until 20/10 holds
 (at most ``--max-rounds``); then every round is a pre-write of 100% writes
 at the highest OIO (TC32/QD32 on the PTS grid, ``--<test>-prewrite``,
 5 min) followed by the whole sweep, in one fio process, repeated until the
@@ -36,6 +38,7 @@ from tkperf.durations import duration
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.kit.base import Option, in_range
+from tkperf.kit.longrounds import split_round
 from tkperf.kit.options import MAX_RUNTIME, parse_duration
 
 PTS20 = "pts-2.0"
@@ -47,7 +50,7 @@ PREWRITE_S = 5 * 60
 CAPTURE_PREWRITE_S = 60 * 60
 CAPTURE_S = 10 * 60
 #: The workload-dependent preconditioning before the sweep rounds: rounds of 30 minutes
-#: (its tracked figure the IOPS of each round's first minute); the start of its workloads' names;
+#: (its tracked figure the IOPS of each round's last minute); the start of its workloads' names;
 #: the plan parameter holding its round length.
 WDPC_ROUND_S = 30 * 60
 WDPC = "wdpc-"
@@ -105,7 +108,7 @@ def structure_options(prefix: str, what: str) -> Tuple[Option, ...]:
                 "and QD before each capture"),
         seconds("capture", CAPTURE_S, 2, "capture at each of the max, mid and min points"),
         seconds("wdpc_round", WDPC_ROUND_S, 1, "round of the workload dependent preconditioning before the sweep "
-                "rounds (the IOPS of its first minute are tracked)"),
+                "rounds (the IOPS of its last minute are tracked)"),
     )
 
 
@@ -131,20 +134,20 @@ def structure_deviations(stored: Mapping[str, str], values: Mapping[str, object]
     return used, out
 
 
-#: The workload-dependent preconditioning's tracked first part of each round (s): the
-#: PTS 2.0 implementation tracks the first minute of every 30-minute round.
-WDPC_TRACKED_S = 60
-
-
 def wdpc_jobs(write: Callable[[int, int, int, str], FioJob], wbase: str, top: Tuple[int, int],
               round_s: int) -> Tuple[FioJob, ...]:
     """One round of the workload-dependent preconditioning: ``write(tc, qd,
-    runtime, name)`` at the highest OIO ``top`` for ``round_s``, its first
-    minute (or the whole round when shorter) its own job, whose IOPS are the
-    tracked figure."""
-    tracked = min(WDPC_TRACKED_S, round_s)
+    runtime, name)`` at the highest OIO ``top`` for ``round_s``, the rest of
+    the round first, then its last minute (or the whole round when shorter)
+    as its own job, whose IOPS are the tracked figure: the point of every
+    30-minute round (:func:`~tkperf.kit.longrounds.split_round`).  Results
+    from before tracked the round's first minute (the PTS 2.0
+    implementation's ``wdpc()`` in ``test/lib/BlockStorageTestDirth.php``)."""
     name = f"{wbase}-tc{top[0]}-qd{top[1]}"
-    first = write(top[0], top[1], tracked, f"{WDPC}{name}")
-    if round_s <= tracked:
-        return (first,)
-    return (first, write(top[0], top[1], round_s - tracked, f"{WDPC}rest-{name}"))
+    return split_round(lambda runtime, job: write(top[0], top[1], runtime, job), round_s, f"{WDPC}{name}",
+                       f"{WDPC}rest-{name}")
+
+
+def wdpc_tracked(jobs: Tuple[FioJob, ...]) -> FioJob:
+    """The tracked job of a preconditioning round (:func:`wdpc_jobs`): its last."""
+    return jobs[-1]

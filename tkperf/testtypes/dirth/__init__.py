@@ -1,6 +1,12 @@
 """Demand intensity / response-time histogram (PTS-E DIRTH).
 
-Per R/W mix (an instance each, key ``dirth-4k-0-100``): purge, WIPC, then
+The default stimulus is RND 8KiB 65:35, the PTS 2.0 implementation's
+default ("DIRTH - OLTP"; Alan-ADATA/SSS-PTS-TEST, ``web/t_test.php``:
+``dirth_rw`` 65, ``dirth_bs`` 8192, a "test operator choice"; the title in
+``test/lib/BlockStorageTestDirth.php``): :data:`DEFAULT_BS`,
+:data:`DEFAULT_MIXES`, :func:`stimulus_source`.
+
+Per R/W mix (an instance each, key ``dirth-8k-65-35``): purge, WIPC, then
 one of two round structures (:mod:`tkperf.pts.sweep.structure`).  ``pts-2.0`` (the default
 under the 2.0 revisions): the workload dependent preconditioning (100%
 writes at the highest OIO until steady), then rounds of a pre-write (100%
@@ -60,6 +66,28 @@ class DirthSettings(SweepSettings):
 
 # --- options ----------------------------------------------------------------------------
 
+#: The default stimulus: RND 8KiB at 65% reads, the PTS 2.0 implementation's
+#: ("DIRTH - OLTP"), under every revision (the PTS texts were not available;
+#: tkperf's earlier default, RND 4KiB 100% W, had no source).
+DEFAULT_BS = 8192
+DEFAULT_MIXES: Tuple[int, ...] = (65,)
+#: Where the default comes from, as the help, the header and the docs give it.
+SOURCE = ("the PTS 2.0 implementation's default, 'DIRTH - OLTP' (Alan-ADATA/SSS-PTS-TEST, web/t_test.php: "
+          "dirth_rw 65, dirth_bs 8192)")
+
+
+def stimulus_source(params) -> str:
+    """Where a stored instance's stimulus comes from, in words: the PTS 2.0
+    implementation's default, or the operator's choice (which, for RND
+    4KiB 100% W in a result from before the default changed, may have been
+    tkperf's earlier default)."""
+    bs, mix = params.get("block_size", ""), params.get("mix", "")
+    if bs == api.format_bs(DEFAULT_BS) and mix == api.mix_label(DEFAULT_MIXES[0]):
+        return SOURCE
+    ours = ("tkperf's earlier default or the operator's choice"
+            if (bs, mix) == ("4k", api.mix_label(0)) and "stimulus_default" not in params else "the operator's choice")
+    return f"{ours}; the PTS 2.0 implementation's default is RND 8KiB 65:35, 'DIRTH - OLTP'"
+
 def parse_bs(text: str, flag: str) -> int:
     sizes = api.parse_block_sizes(text, flag)
     if len(sizes) != 1:
@@ -78,17 +106,17 @@ def parse_mixes(text: str, flag: str) -> Tuple[int, ...]:
 # --- the plan -----------------------------------------------------------------------------
 
 def stem(bs: int, mix: int) -> str:
-    """``rnd-4k-0-100``: the access pattern of one instance."""
+    """``rnd-8k-65-35``: the access pattern of one instance."""
     return f"rnd-{api.format_bs(bs)}-{mix}-{100 - mix}"
 
 
 def instance_key(bs: int, mix: int) -> str:
-    """The key of the instance of one mix: ``dirth-4k-0-100``."""
+    """The key of the instance of one mix: ``dirth-8k-65-35``."""
     return f"dirth-{api.format_bs(bs)}-{mix}-{100 - mix}"
 
 
 def point_name(bs: int, mix: int, tc: int, qd: int) -> str:
-    """The workload of one sweep point: ``rnd-4k-0-100-tc32-qd1``."""
+    """The workload of one sweep point: ``rnd-8k-65-35-tc32-qd1``."""
     return f"{stem(bs, mix)}-tc{tc}-qd{qd}"
 
 
@@ -118,11 +146,12 @@ class DemandIntensityTest(SweepTest):
     view = "tkperf.testtypes.dirth.view:DemandIntensityView"
     options = api.OptionSet(DirthSettings, (
         _TC, _QD,
-        api.Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 4k)", parse=parse_bs,
-                   format=api.format_bs, default=4096, metavar="SIZE"),
+        api.Option("dirth_bs", ("--dirth-bs",), "DIRTH block size (default 8k: with the default mix 65/35, the "
+                   "PTS 2.0 implementation's default, 'DIRTH - OLTP', Alan-ADATA/SSS-PTS-TEST)", parse=parse_bs,
+                   format=api.format_bs, default=DEFAULT_BS, metavar="SIZE"),
         api.Option("dirth_mixes", ("--dirth-mixes", "--dirth-mix"), "DIRTH R/W mixes as read/write, "
-                   "each its own test (default 0/100; e.g. 0/100,100/0,70/30)", parse=parse_mixes,
-                   format=format_mixes, default=(0,), metavar="MIXES"),
+                   "each its own test (default 65/35, the PTS 2.0 implementation's; e.g. 0/100,100/0,70/30)",
+                   parse=parse_mixes, format=format_mixes, default=DEFAULT_MIXES, metavar="MIXES"),
         _TIME, _RT_LIMIT, _ROUND, *_STRUCTURE,
     ))
 
@@ -132,7 +161,9 @@ class DemandIntensityTest(SweepTest):
         return [sweep_plan(instance_key(bs, mix), partial(job, bs, mix), stem(bs, mix), cfg.tc, cfg.qd,
                            cfg.round, cfg.time, cfg.rt_limit, f"RND {api.format_bs(bs)} {api.mix_label(mix)}",
                            {"block_size": api.format_bs(bs), "access": "random", "mix": api.mix_label(mix),
-                            "prewrite_mix": api.mix_label(0)}, capacity,
+                            "prewrite_mix": api.mix_label(0),
+                            "stimulus_default": "yes" if (bs, mix) == (DEFAULT_BS, DEFAULT_MIXES[0]) else "no"},
+                           capacity,
                            captures_of(cfg, opts.revision.id), partial(write_job, bs), stem(bs, 0))
                 for mix in cfg.mixes]
 

@@ -22,13 +22,13 @@ from tkperf.pts import (
     sweep_report_section,
     sweep_stimulus_words,
 )
-from tkperf.testtypes.dirth import DemandIntensityTest
+from tkperf.testtypes.dirth import DemandIntensityTest, stimulus_source
 
 
 def dirth_header(ctx: api.ReportContext, test: api.TestRun) -> Header:
     p = test.params
     bs, mix = p.get("block_size", NA), p.get("mix", NA)
-    stimulus, wdpc = sweep_stimulus_words(test, f"RND {bs} R/W {mix}", f"RND {bs} {mix}")
+    stimulus, wdpc = sweep_stimulus_words(test, f"RND {bs} R/W {mix} ({stimulus_source(p)})", f"RND {bs} {mix}")
     return sweep_header(ctx, test, stimulus, wdpc)
 
 

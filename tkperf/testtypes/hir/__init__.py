@@ -4,7 +4,8 @@ from idle time between writes.
 After the purge (no WIPC unless ``--hir-wipc``: both open PTS
 implementations skip it for HIR, as for WSAT and XSR), RND 4KiB W (one
 thread, ``--hir-qd`` outstanding I/Os) in rounds of ``--hir-round`` (30
-min) until its IOPS are steady (20/10) and its own random writes (the
+min), each round's point the IOPS of its last minute
+(:func:`~tkperf.kit.longrounds.split_round`), until they are steady (20/10) and its own random writes (the
 WIPC's fill not counted) reach two drive fills (:mod:`~tkperf.kit.longrounds`): their window
 average is the baseline.  Then, per idle time of
 ``--hir-idle`` (5, 10, 15, 25, 50 s), ``--hir-cycles`` (360) write periods
@@ -18,6 +19,7 @@ fio's IOPS log: see :mod:`~tkperf.testtypes.hir.shape` and
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, List, Mapping, Tuple
 
@@ -29,8 +31,11 @@ from tkperf.pts import (
     floor_params,
     format_auto_duration,
     parse_auto_duration,
+    point_params,
+    point_seconds,
     round_deviation,
     round_option,
+    split_round,
 )
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.hir.shape import HostIdleShape, Setting, sample_ms
@@ -45,6 +50,8 @@ MAX_WRITE_S = 600
 MAX_CYCLES = 100_000
 MAX_RETURN_S = 7 * 86400
 STEADY_JOB = "hir-ss-rnd-4k-w"
+#: The rest of each steady-state round before its measured last minute (:func:`~tkperf.kit.longrounds.split_round`).
+REST_JOB = "hir-ss-rest-rnd-4k-w"
 
 
 def parse_idles(text: str, flag: str) -> Tuple[int, ...]:
@@ -154,7 +161,10 @@ class HostIdleRecoveryTest(api.TestType):
         qd, write = cfg.qd, cfg.write
         back = return_of(opts)
         steady = api.FioJob(name=STEADY_JOB, rw="randwrite", bs=4096, runtime=cfg.round, numjobs=1, iodepth=qd)
-        shape = HostIdleShape(steady, tuple(Setting(i, write, cfg.cycles, back) for i in cfg.idle))
+        # each round: the rest of it, then its measured last minute (the tracking figure)
+        rounds = split_round(lambda runtime, name: dataclasses.replace(steady, name=name, runtime=runtime),
+                             cfg.round, STEADY_JOB, REST_JOB)
+        shape = HostIdleShape(steady, tuple(Setting(i, write, cfg.cycles, back) for i in cfg.idle), rounds)
         return [api.Plan(
             key=self.name, shape=shape, wipc=cfg.wipc,
             tracking=api.Tracking(steady.name, "write.iops", f"RND 4KiB W TC1/QD{qd} IOPS"),
@@ -162,7 +172,8 @@ class HostIdleRecoveryTest(api.TestType):
                     "runtime": str(cfg.round), "idle": idles_text(cfg.idle),
                     "cycles": str(cfg.cycles), "write": str(write), "return": str(back),
                     "log_avg_msec": str(sample_ms(write)), "round_s": str(cfg.round),
-                    **floor_params(capacity), "wipc": "yes" if cfg.wipc else "no"},
+                    **floor_params(capacity), **point_params(point_seconds(cfg.round)),
+                    "wipc": "yes" if cfg.wipc else "no"},
             judge=FillFloor(floor_bytes(capacity)),
         )]
 

@@ -160,12 +160,22 @@ class HostIdleShape(Shape):
 
     steady: api.FioJob
     settings: Tuple[Setting, ...]
+    #: The jobs of one steady-state round, one fio process: the rest of the
+    #: round, then its measured last minute, named as ``steady`` (the tracking
+    #: figure); empty: ``steady`` alone (the whole round measured).
+    round_jobs: Tuple[api.FioJob, ...] = ()
+
+    @property
+    def rounds(self) -> Tuple[api.FioJob, ...]:
+        """The jobs of every steady-state round."""
+        return self.round_jobs or (self.steady,)
 
     def fob(self, headline: api.Headline, test: api.TestRun) -> List[api.Figure]:
-        """None: HIR's round 1 is the mean of a whole round (30 min by
-        default), which blends the fresh-out-of-box level, the write cliff
-        and the transition; FOB is a first minute (WSAT's first interval),
-        which HIR does not record on its own.  Its report header says so."""
+        """None: HIR's round 1 is measured over its last minute (older
+        results: the mean of the whole round), after up to 29 minutes of
+        random writes that take the drive through its write cliff; FOB is a
+        first minute (WSAT's first interval), which HIR does not record on
+        its own.  Its report header says so."""
         return []
 
     def first_figures(self, headline: api.Headline, test: api.TestRun) -> List[api.Figure]:
@@ -183,6 +193,8 @@ class HostIdleShape(Shape):
         idles = [s.idle_s for s in self.settings]
         if len(set(idles)) != len(idles):
             raise ValueError("every idle setting needs an idle time of its own")
+        if self.rounds[-1].name != self.steady.name:
+            raise ValueError("a steady-state round ends with its measured job, named as the steady job")
 
     def jobs(self, logdir: str) -> Tuple[api.FioJob, ...]:
         return tuple(j for s in self.settings for j in setting_jobs(self.steady, s, logdir))
@@ -196,7 +208,7 @@ class HostIdleShape(Shape):
         periods, back = Series(PERIODS, PERIOD_COLUMNS), Series(RETURN, RETURN_COLUMNS)
         test.series = {}
         progress_of(ctx).rounds_then(sum(s.seconds for s in self.settings))
-        api.Rounds((self.steady,)).run(ctx, plan, test)
+        api.Rounds(self.rounds).run(ctx, plan, test)
         reached = test.stop_reason
         test.series = {PERIODS: periods, RETURN: back}
         logdir = log_directory(ctx.xml_path, ".tkperf-hir-", "IOPS logs")
@@ -256,10 +268,13 @@ class HostIdleShape(Shape):
                           f"{share:.0%} of the I/Os fio counted", plan.key)
 
     def estimate(self, opts, capacity: int) -> Estimate:
-        per_round = self.steady.planned_seconds + FIO_GAP_S
+        per_round = sum(j.planned_seconds for j in self.rounds) + FIO_GAP_S
         rest = sum(s.seconds for s in self.settings)
         first = min(opts.window, opts.max_rounds)
-        lines = [f"# steady state: rounds of the first job below, one fio process each, about "
+        what = ("the first job below" if len(self.rounds) == 1 else
+                f"the first {len(self.rounds)} jobs below (the rest of the round, then its measured last minute, "
+                f"{self.rounds[-1].runtime} s, whose IOPS are the point)")
+        lines = [f"# steady state: rounds of {what}, one fio process each, about "
                  f"{duration_rough(per_round)} a round; {first} to {opts.max_rounds} rounds",
                  f"# then per idle setting one fio process: the idle job (write periods with fio's "
                  f"thinktime) and the return job, {duration_rough(rest)} in all"]
@@ -267,7 +282,7 @@ class HostIdleShape(Shape):
                   f"idle), then {duration_rough(s.return_s)} continuous" for s in self.settings]
         lines.append(f"# {LOG_PLACEHOLDER}: a temporary directory beside the result file for fio's IOPS "
                      "logs, removed once read")
-        return Estimate(tuple(lines), (self.steady,) + self.jobs(LOG_PLACEHOLDER),
+        return Estimate(tuple(lines), self.rounds + self.jobs(LOG_PLACEHOLDER),
                         first * per_round + rest, opts.max_rounds * per_round + rest)
 
 

@@ -22,6 +22,7 @@ from tkperf.pts import (
     duration,
     fmt,
     header_fields,
+    last_minute,
     oio,
     open_test,
     plural,
@@ -59,6 +60,10 @@ def round1_words(test: api.TestRun) -> str:
     """What HIR's round 1 is, and why it is not shown as FOB (docs/method.rst, "HIR's round 1 is not FOB")."""
     rnd = test.params.get("round_s", test.params.get("runtime", ""))
     length = f" ({duration(float(rnd), rough=True)} here)" if rnd.isdigit() else ""
+    if last_minute(test.params):
+        return (f"the last minute of the first steady-state round{length}, not FOB: it follows the rest of a round "
+                "of RND 4KiB W (30 min by default), which takes the drive through its write cliff (the FOB figure is "
+                "WSAT's first 1-minute interval)")
     return (f"the mean of a whole steady-state round{length}, not FOB: a round of RND 4KiB W (30 min by default) "
             "blends the fresh-out-of-box level, the write cliff and the transition (the FOB figure is WSAT's first "
             "1-minute interval)")

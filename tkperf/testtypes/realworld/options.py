@@ -156,7 +156,8 @@ WSAT_OPTIONS = (
            "also stop rwsw-wsat at steady state: 20/10 on 5 points --rwsw-wsat-steady-spacing apart, "
            "checked only after two drive fills (WSAT's optional stop)", switch=True, default=False),
     Option("rwsw_wsat_steady_spacing", ("--rwsw-wsat-steady-spacing",),
-           "spacing of the points the rwsw-wsat steady state is judged on (default 30m)",
+           "spacing of the points the rwsw-wsat steady state is judged on (default 30m), each the IOPS of "
+           "the last minute of intervals before it",
            parse=parse_duration, default=30 * 60, quick=1,
            check=in_range(1, 366 * 86400, "--rwsw-wsat-steady-spacing"), metavar="DURATION"),
 )

@@ -23,7 +23,15 @@ from tkperf.api import (
     UsageError,
     stored_values,
 )
-from tkperf.pts import UNHELD, dominant_streams, floor_bytes, load_capture, tgbw_bytes
+from tkperf.pts import (
+    UNHELD,
+    dominant_streams,
+    floor_bytes,
+    load_capture,
+    point_params,
+    point_seconds,
+    tgbw_bytes,
+)
 from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl
@@ -123,14 +131,16 @@ class RwswWsatTest(TestType):
         job = wl.job(mix, opts.numjobs, opts.iodepth, cfg.wsat_time, JOB)
         shape = Stream(job, cfg.wsat_interval, stop_bytes=tgbw_bytes(cfg.wsat_tgbw, capacity),
                        steady_stop=cfg.wsat_steady, steady_after_bytes=floor_bytes(capacity), series=SERIES,
-                       steady_spacing_s=cfg.wsat_steady_spacing)
+                       steady_spacing_s=cfg.wsat_steady_spacing,
+                       point_s=point_seconds(cfg.wsat_steady_spacing))
         return [Plan(key=self.name, shape=shape, wipc=False,
                      tracking=Tracking(JOB, "iops", "applied workload IOPS per interval"),
                      params={**wl.params(opts, cap, streams, mix), "numjobs": str(opts.numjobs),
                              "iodepth": str(opts.iodepth), "interval": str(cfg.wsat_interval),
                              "time_limit": str(cfg.wsat_time), "tgbw": cfg.wsat_tgbw,
                              "steady_stop": "true" if cfg.wsat_steady else "false",
-                             "steady_spacing": str(shape.steady_every * cfg.wsat_interval)})]
+                             "steady_spacing": str(shape.steady_every * cfg.wsat_interval),
+                             **point_params(shape.point_intervals * cfg.wsat_interval)})]
 
     def blocks(self, opts: Options) -> Blocks:
         mix = wl.mixed(wl.dominant(opts)[1])

@@ -4,18 +4,31 @@ cut into intervals, until the time limit or the TGBW limit (PTS test 4).
 Steady state is optional, as in the PTS (an early stop hides later write
 cliffs): with ``--wsat-steady`` the test also stops once the 20/10 rule
 holds on the last 5 points ``--wsat-steady-spacing`` apart (30 minutes),
-each point the mean IOPS of the block of intervals it ends, checked only
-after two drive fills (FOB's plateau, :mod:`tkperf.kit.longrounds`).  The
-verdict on those points is recorded either way; the params disclose the
-rule (``steady_stop``, ``steady_spacing`` in seconds,
-``steady_min_fills``) and the stop reason names it.
+each point the IOPS of the last minute of intervals before it (with
+1-minute intervals: the last interval; :mod:`tkperf.kit.longrounds`),
+checked only after two drive fills (FOB's plateau).  The verdict on those
+points is recorded either way; the params disclose the rule
+(``steady_stop``, ``steady_spacing`` in seconds, ``steady_min_fills``,
+``steady_point`` and ``steady_point_s``: the seconds each point measured)
+and the stop reason names it.
 """
 from __future__ import annotations
 
 from typing import List
 
 from tkperf import api
-from tkperf.pts import FILLS, MIN_FILLS, UNHELD, WSAT_SERIES, duration, floor_bytes, parse_tgbw, tgbw_bytes
+from tkperf.pts import (
+    FILLS,
+    MIN_FILLS,
+    UNHELD,
+    WSAT_SERIES,
+    duration,
+    floor_bytes,
+    parse_tgbw,
+    point_params,
+    point_seconds,
+    tgbw_bytes,
+)
 from tkperf.pts import wsat_workload as workload_name
 from tkperf.testtypes.writesat.settings import WsatSettings
 
@@ -182,8 +195,8 @@ class WriteSaturationTest(api.TestType):
                    "no steady-state stop: the default now, accepted so old command lines still work",
                    switch=False, default=False),
         api.Option("wsat_steady_spacing", ("--wsat-steady-spacing",),
-                   "spacing of the points the WSAT steady state is judged on, each the mean IOPS of "
-                   "its block of intervals (default 30m)",
+                   "spacing of the points the WSAT steady state is judged on (default 30m), each the IOPS "
+                   "of the last minute of intervals before it (SNIA Primer: 5 points 30 minutes apart)",
                    parse=api.parse_duration, default=30 * 60, quick=1,
                    check=api.in_range(1, 366 * 86400, "--wsat-steady-spacing"), metavar="DURATION"),
     ))
@@ -197,7 +210,7 @@ class WriteSaturationTest(api.TestType):
         params = {"block_size": api.format_bs(w.bs), "access": w.access}
         stream = WsatStream(job, w.interval, stop_bytes=w.tgbw_bytes(capacity),
                             steady_stop=w.steady, steady_after_bytes=floor_bytes(capacity), series=SERIES,
-                            steady_spacing_s=w.steady_spacing)
+                            steady_spacing_s=w.steady_spacing, point_s=point_seconds(w.steady_spacing))
         return [api.Plan(
             key=self.name, shape=stream,
             tracking=api.Tracking(name, "write.iops", f"{stimulus(params)} IOPS per interval"),
@@ -206,7 +219,8 @@ class WriteSaturationTest(api.TestType):
                     "iodepth": str(opts.iodepth), "interval": str(w.interval),
                     "time_limit": str(w.time), "tgbw": w.tgbw,
                     "steady_stop": "true" if w.steady else "false",
-                    "steady_spacing": str(stream.steady_every * w.interval), MIN_FILLS: str(FILLS)},
+                    "steady_spacing": str(stream.steady_every * w.interval), MIN_FILLS: str(FILLS),
+                    **point_params(stream.point_intervals * w.interval)},
         )]
 
     def headline(self, test: api.TestRun) -> List[api.Figure]:

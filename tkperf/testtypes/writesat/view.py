@@ -18,16 +18,21 @@ from tkperf import api
 from tkperf.pts import (
     MIN_FILLS,
     NA,
+    POINT_S_PARAM,
     Chart,
     CurvesChart,
     Header,
     duration,
     fmt,
+    last_minute,
     open_test,
     plural,
     snia_header,
     steady_state,
     stored,
+)
+from tkperf.pts import (
+    POINT_DEFINITION as DEFINITION,
 )
 from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
 
@@ -129,9 +134,9 @@ def spacing_s(test: api.TestRun) -> Optional[int]:
 
 
 def window_start(test: api.TestRun, s: api.SteadyState) -> int:
-    """The first interval the steady-state window's points average."""
-    every = _every(test)
-    return max(1, s.first_round - every + 1) if every else s.first_round
+    """The first interval the steady-state window's points measure."""
+    take = point_intervals(test)
+    return max(1, s.first_round - take + 1) if take else s.first_round
 
 
 def _every(test: api.TestRun) -> int:
@@ -142,13 +147,31 @@ def _every(test: api.TestRun) -> int:
     return max(1, spacing // int(interval))
 
 
+def point_intervals(test: api.TestRun) -> int:
+    """Intervals each steady-state point measures: its last minute's (the
+    stored ``steady_point_s``), or in results from before that definition
+    the whole spacing (0: a file from before the spacing)."""
+    every, interval = _every(test), test.params.get("interval", "")
+    measured = test.params.get(POINT_S_PARAM, "")
+    if every and last_minute(test.params) and measured.isdigit() and interval.isdigit():
+        return max(1, min(every, int(measured) // max(1, int(interval))))
+    return every
+
+
 def steady_rule(test: api.TestRun, window: int) -> str:
-    """The steady-state rule of a WSAT test in words."""
+    """The steady-state rule of a WSAT test in words, with what each point is."""
     spacing = spacing_s(test)
     if spacing is None:
         return f"20/10 over {window} intervals"
-    return (f"20/10 on {window} points {duration(float(spacing))} apart, each the mean IOPS "
-            f"of the intervals it ends")
+    rule = f"20/10 on {window} points {duration(float(spacing))} apart"
+    if not last_minute(test.params):
+        return (f"{rule}, each the mean IOPS of the intervals it ends (this result's earlier definition; tkperf "
+                "now takes each point's last minute)")
+    take = point_intervals(test)
+    measured = take * int(test.params.get("interval", "0") or 0)
+    what = (f"the IOPS of the last {plural(take, 'interval')} before it ({measured} s)" if measured != 60
+            else "the IOPS of the last minute before it" + (f" ({plural(take, 'interval')})" if take > 1 else ""))
+    return f"{rule}, each {what} ({DEFINITION})"
 
 
 def _floor_words(test: api.TestRun) -> str:
