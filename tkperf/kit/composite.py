@@ -272,6 +272,10 @@ class RoundsThenCapture(Shape):
             raise ValueError("a round loop needs jobs")
         _names_of_their_own(self.jobs + self.capture, "the round jobs and the capture jobs")
 
+    def round_jobs(self, test: TestRun, index: int) -> Tuple[FioJob, ...]:
+        """The workloads of round ``index`` (every round runs ``jobs``; the capture is no round of the loop)."""
+        return self.jobs
+
     def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
         test.rounds.clear()  # the rounds and the capture are one unbroken run
         test.data.pop(CAPTURE_ROUND, None)

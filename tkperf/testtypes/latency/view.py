@@ -141,9 +141,8 @@ def histogram_blocks(ctx: api.ReportContext, test: api.TestRun, src: str) -> lis
             "Performance - A Primer', 2013, 'Response Time (RT) Histograms' and 'Confidence Plots', shows "
             "the plots).  The AVE and MAX tables above are the window rounds' figures."))
     return qos_blocks(ctx, test, src, source=(
-        "This result has no response-time capture after its rounds (recorded before tkperf ran one, or "
-        "run with --lat-capture 0): the histogram and confidence plots come from the window rounds, not "
-        f"from the 20-minute {CAPTURE_SOURCE}."))
+        "No response-time capture after the rounds (a result from before it, or --lat-capture 0): "
+        "these plots come from the window rounds."))
 
 
 def compare_grids(ctx: api.CompareContext) -> Tuple[Grid, Grid]:
