@@ -133,7 +133,7 @@ class LatencyTest(api.TestType):
                    parse=parse_mixes, format=mixes_text, default=MIXES, quick=(100, 0),
                    check=nonempty("--lat-mixes"), metavar="MIXES"),
         api.Option("lat_capture", ("--lat-capture",),
-                   "LAT response-time capture after the rounds: RND 4k 100%% W at TC1/QD1 for this long, "
+                   "LAT response-time capture after the rounds: RND 4k 100% W at TC1/QD1 for this long, "
                    "the source of the histogram and confidence plots, as the PTS 2.0 implementation "
                    "Alan-ADATA/SSS-PTS-TEST runs it (default 20m; 0: none, a disclosed deviation)",
                    parse=parse_capture, default=CAPTURE_S, quick=2,
