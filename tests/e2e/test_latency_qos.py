@@ -123,6 +123,7 @@ def test_lat_capture_after_the_rounds_is_the_histograms_source(lat_result, tmp_p
     rst = (out / "t.rst").read_text()
     assert "capture after the steady-state rounds, as the PTS 2.0 implementation" in rst
     assert "Alan-ADATA/SSS-PTS-TEST" in rst and f"round {cap.index}" in rst
+    assert f"{len(t.rounds) - 1} of at most 2, then the capture (round {cap.index})" in rst  # the header's rounds
     assert f"| {w.write.ios:,}" in rst.replace("\n", " ") or f"{w.write.ios:,}" in rst
     for name in ("lat-histogram-4k.svg", "lat-confidence-4k.svg"):
         assert (out / "t-plots" / name).stat().st_size > 10_000, name
