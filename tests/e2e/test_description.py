@@ -17,7 +17,7 @@ from tkperf.target import description
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(REPO, "examples")
-SMALL = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1",
+SMALL = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1",
          "--max-rounds", "1", "--wipc-loops", "0", "--no-report", "-q"]
 
 

@@ -15,7 +15,7 @@ from tkperf.model.results import DeviceInfo
 from tkperf.verdict import conformance
 
 ROW = re.compile(r"^# (\S+)\s+(\S+)\s+(?:-|(\d+\.\d) GB, .+?)\s{2,}(.+?)\s{2,}(.*)$", re.M)
-ROUNDS = re.compile(r"(\d+) to (\d+) rounds x (\d+\.\d) min")
+ROUNDS = re.compile(r"(\d+) to (\d+) rounds x (\d+\.\d) min \(\d+ workloads\)(?: \+ (\S+ \S+) after)?")
 
 
 def _dry(tmp_path, capsys, size: str, *argv: str) -> str:
@@ -37,11 +37,14 @@ def test_summary_comes_first_and_its_lower_bound_is_the_rounds_listed(tmp_path, 
     assert list(rows) == ["iops", "tp-1024k", "tp-128k", "lat", "wsat"]
     low = 0.0
     for key in ("iops", "tp-1024k", "tp-128k", "lat"):
-        first, most, minutes = ROUNDS.search(rows[key].group(5)).groups()  # type: ignore[union-attr]
+        first, most, minutes, after = ROUNDS.search(rows[key].group(5)).groups()  # type: ignore[union-attr]
         assert (int(first), int(most)) == (5, 25)
+        # LAT's response-time capture follows its rounds (20 minutes by default)
+        assert (after is not None) == (key == "lat") and (after is None or _hours(after) == 20 / 60)
+        rounds_h = int(first) * float(minutes) / 60 + (_hours(after) if after else 0.0)
         shown_low = _hours(rows[key].group(4).split(" to ")[0])
-        assert abs(shown_low - int(first) * float(minutes) / 60) <= 0.05 * shown_low + 1 / 60
-        low += int(first) * float(minutes) / 60 + float(rows[key].group(3)) * 1e9 / ESTIMATE_WRITE_RATE / 3600
+        assert abs(shown_low - rounds_h) <= 0.05 * shown_low + 1 / 60
+        low += rounds_h + float(rows[key].group(3)) * 1e9 / ESTIMATE_WRITE_RATE / 3600
     low += _hours(rows["wsat"].group(4).split(" to ")[0])
     total = re.search(r"^# total: (\S+ \S+) to (\S+ \S+)", out, re.M)
     assert total is not None

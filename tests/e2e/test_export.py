@@ -117,7 +117,9 @@ def test_a_run_keeps_each_fio_output(loopdev, tmp_path, capsys):
     kept = run.facts["fio_output"]
     assert kept["dir"] == "k.fio-json"
     whats = [f["what"] for f in kept["files"]]
-    assert whats == ["lat WIPC", "lat round 1", "lat round 2"]
+    # LAT's response-time capture (--quick: 2 s) follows its rounds, its own fio run
+    assert whats == ["lat WIPC", "lat round 1", "lat round 2", "lat capture"]
+    assert len(run.test("lat").rounds) == 3
     for entry, rnd in zip(kept["files"][1:], run.test("lat").rounds):
         report = json.loads(keep.read_kept(keep.kept_path(str(out / "k.xml"), run.facts, entry)))
         assert entry["format"] == "json+"  # LAT keeps its histograms
@@ -128,7 +130,7 @@ def test_a_run_keeps_each_fio_output(loopdev, tmp_path, capsys):
         assert "jobs" in json.load(fh)
     capsys.readouterr()
     assert main(["export", str(out / "k.xml"), "--csv", str(tmp_path / "csv")]) == 0
-    assert len(_read(tmp_path / "csv" / "workloads.csv")) == 2
+    assert len(_read(tmp_path / "csv" / "workloads.csv")) == 3  # two rounds and the capture
 
 
 @needs_fio

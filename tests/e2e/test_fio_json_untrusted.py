@@ -88,7 +88,7 @@ def corrupting_fio(tmp_path, mode):
 
 def run(loopdev, out):
     return main(["ssd", "run", loopdev, "--name", "f", "--outdir", str(out), "--tests", "lat",
-                 "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1", "--wipc-loops", "1",
+                 "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--wipc-loops", "1",
                  "--max-rounds", "2", "--yes", "--no-report", "-q"])  # 2 rounds: the resume completes
 
 

@@ -3,15 +3,16 @@
 plots, a comparison overlays the confidence curves, and
 ``--latency-histograms`` does the same for any round-based test.  The real
 fio on a real loop device."""
+import gzip
 import json
 import shutil
 
 import pytest
-
 from conftest import needs_fio
+
+from tkperf import store
 from tkperf.cli import main
 from tkperf.model import histogram
-from tkperf import store
 from tkperf.pts import iops_workload
 
 pytestmark = needs_fio
@@ -28,14 +29,15 @@ def run(target, outdir, *extra):
 
 @pytest.fixture(scope="module")
 def lat_result(tmp_path_factory):
-    from conftest import try_loop, MiB
+    from conftest import MiB, try_loop
 
     base = tmp_path_factory.mktemp("lat")
     loop, why = try_loop(256 * MiB, str(base))
     if loop is None:
         pytest.skip(why)
     try:
-        return run([loop.path], base / "out", "--tests", "lat", "--lat-bs", "4k", "--max-rounds", "2")
+        return run([loop.path], base / "out", "--tests", "lat", "--lat-bs", "4k", "--max-rounds", "2",
+                   "--lat-capture", "2")
     finally:
         loop.__exit__(None, None, None)
 
@@ -62,7 +64,8 @@ def test_report_shows_nines_histograms_and_confidence(lat_result, tmp_path, caps
     assert (out / "t.html").stat().st_size > 0 and (out / "t.pdf").stat().st_size > 0  # every format a run's is in
     rst = (out / "t.rst").read_text()
     assert "Response-time distribution (latency QoS)" in rst
-    assert "RND 4k 0/100 W" in rst and "RND 4k 100/0 R" in rst and "n/s" in rst
+    # the histograms are the capture's (RND 4k 0/100 W), not the window rounds' (no 100/0 R among them)
+    assert "RND 4k 0/100 W" in rst and "RND 4k 100/0 R" not in rst and "n/s" in rst
     for name in ("lat-histogram-4k.svg", "lat-confidence-4k.svg"):
         png = out / "t-plots" / name
         assert png.stat().st_size > 10_000, name
@@ -81,6 +84,53 @@ def test_report_shows_nines_histograms_and_confidence(lat_result, tmp_path, caps
         assert t["headline"]["rnd_4k_write_lat_p99_9_us"] >= t["headline"]["rnd_4k_write_lat_mean_us"]
     assert all(v > 0 for v in t["round1_after_wipc"].values())
     assert "Round 1 (after WIPC) and steady state" in rst and "Fresh out of box" not in rst
+
+
+def _kept(xml, what):
+    """fio's own JSON report of one invocation of the run (``what``: 'lat capture')."""
+    run = store.load(str(xml))
+    kept = run.facts["fio_output"]
+    (entry,) = [f for f in kept["files"] if f["what"] == what]
+    with gzip.open(xml.parent / kept["dir"] / entry["file"], "rt") as fh:
+        return entry, json.load(fh)
+
+
+def test_lat_capture_after_the_rounds_is_the_histograms_source(lat_result, tmp_path):
+    # PTS 2.0 implementation (Alan-ADATA/SSS-PTS-TEST): a RND 4k 100% W TC1/QD1 capture after the rounds
+    from tkperf.kit.composite import capture_round, steady_rounds
+    from tkperf.report import qos
+    from tkperf.testtypes import latency
+
+    t = store.load(str(lat_result)).test("lat")
+    cap = capture_round(t)
+    assert cap is not None and cap is t.rounds[-1] and len(steady_rounds(t)) == len(t.rounds) - 1
+    assert t.params["capture_s"] == "2" and t.stop_reason.startswith("capture complete after ")
+    (w,) = cap.workloads
+    assert w.name == latency.CAPTURE_WORKLOAD and w.rw == "randwrite" and w.bs == 4096 and w.read.ios == 0
+    entry, fio = _kept(lat_result, "lat capture")
+    assert entry["format"] == "json+"
+    (job,) = fio["jobs"]
+    # fio's own job: one thread at queue depth 1, random 4k writes
+    opts = {**fio.get("global options", {}), **job["job options"]}
+    assert opts["iodepth"] == "1" and opts.get("numjobs", "1") == "1" and opts["rw"] == "randwrite"
+    assert opts["bs"] in ("4096", "4k")
+    # every I/O fio counted is in the stored histogram
+    assert job["write"]["lat_ns"]["N"] == histogram.total(w.write.bins) == w.write.ios > 0
+    # the report's histogram and confidence plots come from the capture alone, and say so
+    assert [d.ios for d in qos.distributions(t, [cap])] == [w.write.ios]
+    out = tmp_path / "rep"
+    assert main(["report", str(lat_result), "--outdir", str(out), "--format", "rst"]) == 0
+    rst = (out / "t.rst").read_text()
+    assert "capture after the steady-state rounds, as the PTS 2.0 implementation" in rst
+    assert "Alan-ADATA/SSS-PTS-TEST" in rst and f"round {cap.index}" in rst
+    assert f"{len(t.rounds) - 1} of at most 2, then the capture (round {cap.index})" in rst  # the header's rounds
+    assert f"| {w.write.ios:,}" in rst.replace("\n", " ") or f"{w.write.ios:,}" in rst
+    for name in ("lat-histogram-4k.svg", "lat-confidence-4k.svg"):
+        assert (out / "t-plots" / name).stat().st_size > 10_000, name
+    # the matrix is unchanged: the capture is no cell of the AVE/MAX tables
+    from tkperf.pts import matrix_cells
+
+    assert set(matrix_cells(t).values()) == {iops_workload(4096, m) for m in (100, 65, 0)}
 
 
 def test_qos_ave_agrees_with_the_lat_ave_table(lat_result):

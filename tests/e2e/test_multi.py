@@ -36,7 +36,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 #: A child's command line after the interpreter: isolated mode, this checkout's tkperf.
 CHILD = ("-I", os.path.join(REPO, "tkperf", "bootstrap.py"), "tkperf")
 # One workload, two rounds, one WIPC pass: a run of a few seconds.
-QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1", "--max-rounds", "2",
+QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2",
          "-nj", "1", "-iod", "4", "--wipc-loops", "1", "--yes", "--report-format", "rst"]
 
 

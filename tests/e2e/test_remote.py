@@ -30,7 +30,7 @@ MiB = 1024 * 1024
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AGENT = f"{sys.executable} -m tkperf"
 # One workload of one block size and mix, two rounds, one WIPC pass.
-QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1", "--max-rounds", "2",
+QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2",
          "-nj", "1", "-iod", "4", "--wipc-loops", "1", "--yes", "--report-format", "rst"]
 
 

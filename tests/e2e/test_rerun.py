@@ -13,7 +13,7 @@ from tkperf import store
 
 pytestmark = needs_fio
 
-SMALL = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1",
+SMALL = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1",
          "--max-rounds", "1", "--wipc-loops", "0", "--no-report", "-q", "--yes", "--purge", "none"]
 EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples",
                        "example-ssd.xml")

@@ -207,7 +207,7 @@ def test_the_note_is_once_per_file_not_per_test():
 @needs_fio
 def test_lat_run_response_time_is_at_least_completion_latency(target, tmp_path):
     argv, _ = target
-    rc, xml, log = run_cli(argv, tmp_path, "--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100",
+    rc, xml, log = run_cli(argv, tmp_path, "--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0",
                            "--max-rounds", "1")
     assert rc == 0
     assert "lat_percentiles=1" in log.read_text()

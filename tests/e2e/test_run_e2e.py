@@ -79,7 +79,8 @@ def test_tp(target, tmp_path):
 
 def test_lat(target, tmp_path):
     argv, kind = target
-    rc, xml, log = run_cli(argv, tmp_path, "--tests", "lat", "--lat-bs", "4k", "--max-rounds", "2")
+    rc, xml, log = run_cli(argv, tmp_path, "--tests", "lat", "--lat-bs", "4k", "--max-rounds", "2",
+                               "--lat-capture", "0")
     assert rc == 0
     run, _ = check_common(xml, log, kind)
     (t,) = run.tests
@@ -144,7 +145,7 @@ def test_wsat_stops_by_tgbw(target, tmp_path):
 
 def test_show_prints_summary_and_json(target, tmp_path, capsys):
     argv, _ = target
-    rc, xml, _ = run_cli(argv, tmp_path, "--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100",
+    rc, xml, _ = run_cli(argv, tmp_path, "--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0",
                          "--max-rounds", "1")
     assert rc == 0
     capsys.readouterr()

@@ -14,7 +14,7 @@ from tkperf.errors import EXIT_NOT_CONFIRMED, EXIT_OUTPUT
 
 pytestmark = needs_fio
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SMALL = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", "1",
+SMALL = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1",
          "--max-rounds", "1", "--wipc-loops", "1", "--no-report", "-q"]
 
 
@@ -92,7 +92,7 @@ def test_terminal_prompt_yes_runs(loopdev, tmp_path):
 def test_device_held_exclusively_during_the_run(loopdev, tmp_path):
     env = dict(os.environ, PYTHONPATH=REPO)
     proc = subprocess.Popen([sys.executable, "-m", "tkperf", "ssd", "run", loopdev, "--yes", "--outdir",
-                             str(tmp_path / "o"), "--tests", "lat", "--lat-bs", "4k", "--runtime", "1",
+                             str(tmp_path / "o"), "--tests", "lat", "--lat-bs", "4k", "--lat-capture", "0", "--runtime", "1",
                              "--max-rounds", "3", "--no-report"],
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
@@ -114,7 +114,7 @@ def test_full_disk_for_results_stops_cleanly(loopdev, tmp_path, capsys):
         pytest.skip("cannot mount a tmpfs here")
     try:
         rc = main(["ssd", "run", loopdev, "--name", "full", "--outdir", str(mnt), "--yes",
-                   "--tests", "lat", "--runtime", "1", "--max-rounds", "3", "--wipc-loops", "1",
+                   "--tests", "lat", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "3", "--wipc-loops", "1",
                    "--no-report", "-q"])
         err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
         assert rc == EXIT_OUTPUT

@@ -177,7 +177,7 @@ class Watch:
             return out
 
         def stream(fio: LocalFio, job: Any, interval_s: int, what: str, on_report: Callable[[dict], bool],
-                   timeout: float) -> None:
+                   timeout: float, histograms: bool = False) -> None:
             before = counters()
             seen: List[Tuple[dict, Stats]] = []
 
@@ -185,7 +185,7 @@ class Watch:
                 seen.append((obj, counters()))
                 return on_report(obj)
 
-            real_stream(fio, job, interval_s, what, report, timeout)
+            real_stream(fio, job, interval_s, what, report, timeout, histograms=histograms)
             marks.append(Mark("stream", what, before, counters(), reports=tuple(seen)))
 
         monkeypatch.setattr(purge_mod, "purge", purge)

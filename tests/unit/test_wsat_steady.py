@@ -139,7 +139,7 @@ class FakeFio:
         self.fed = 0
 
     def stream(self, job: FioJob, interval_s: int, what: str, on_report: Callable[[dict], bool],
-               timeout: float) -> None:
+               timeout: float, histograms: bool = False) -> None:
         ios = 0.0
         for i, value in enumerate(self.iops, 1):
             ios += value

@@ -69,9 +69,11 @@ class FioBackend(abc.ABC):
 
     @abc.abstractmethod
     def stream(self, job: FioJob, interval_s: int, what: str,
-               on_report: Callable[[dict], bool], timeout: float) -> None:
+               on_report: Callable[[dict], bool], timeout: float, histograms: bool = False) -> None:
         """Run one long job, handing every interval's cumulative report to
-        ``on_report``, which returns True to stop the job."""
+        ``on_report``, which returns True to stop the job; with
+        ``histograms``, fio reports json+ (each report with the job's
+        cumulative latency histogram)."""
 
 
 class LocalFio(FioBackend):
@@ -189,7 +191,7 @@ class LocalFio(FioBackend):
         return workloads, wall
 
     def stream(self, job: FioJob, interval_s: int, what: str,
-               on_report: Callable[[dict], bool], timeout: float) -> None:
+               on_report: Callable[[dict], bool], timeout: float, histograms: bool = False) -> None:
         """Run one long job printing a cumulative JSON report every ``interval_s``.
 
         ``on_report`` gets each report and returns True to stop the job early.
@@ -205,8 +207,9 @@ class LocalFio(FioBackend):
         stopped = False
         err_chunks: List[bytes] = []
         meter = LiveMeter(what)
+        flags = (f"--status-interval={interval_s}",) + (("--output-format=json+",) if histograms else ())
         with self.kept(what, "json-stream") as keep, \
-                self._process(job_file(self.settings, [job]), what, (f"--status-interval={interval_s}",),
+                self._process(job_file(self.settings, [job]), what, flags,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
             start = last = time.monotonic()
             assert proc.stdout is not None and proc.stderr is not None  # both PIPE

@@ -224,6 +224,14 @@ def cumulative_write(job: dict, block_size: int = 0) -> Dict[str, float]:
                 lat_sum=mean * samples / 1000.0, lat_n=samples)
 
 
+def cumulative_write_bins(job: dict) -> Tuple[histogram.Bins, float]:
+    """The running latency histogram of one job's writes in a ``json+``
+    ``--status-interval`` report and its running maximum response time (us);
+    ``((), 0.0)`` where fio wrote neither (plain json, no I/O yet)."""
+    lat = _latency(job.get("write", {}), "lat")
+    return histogram.from_fio(lat.get("bins")), float(lat.get("max", 0.0) or 0.0) / 1000.0
+
+
 def _errored(job: dict) -> dict:
     """A job fio ended with an error, its figures as fio printed them if
     they read as figures, else none (the error is what counts)."""

@@ -244,6 +244,67 @@ class SweepRounds(Shape):
                         opts.max_rounds * (per_round + pre) + self.capture_seconds)
 
 
+@dataclass(frozen=True)
+class RoundsThenCapture(Shape):
+    """The round loop of :class:`~tkperf.kit.shapes.Rounds` (``jobs`` until
+    the tracking figure is steady or ``--max-rounds``), then, right after it
+    in one more fio process, the ``capture`` jobs with their response-time
+    histograms, recorded as the round whose index is kept under
+    :data:`CAPTURE_ROUND` (as :class:`SweepRounds` keeps its captures).  The
+    PTS 2.0 implementation (Alan-ADATA/SSS-PTS-TEST on GitHub,
+    test/lib/BlockStorageTestLatency.php) runs LAT this way: after the
+    steady-state rounds, a 20-minute RND 4KiB write capture at TC1/QD1 from
+    which the response-time histogram and confidence plots come.  No
+    ``capture`` jobs: the round loop alone.
+
+    The capture must follow the rounds without idle time, so a test
+    interrupted before it is done restarts from its PURGE on resume, steady
+    or not (``keeps_steady_on_resume``)."""
+
+    keeps_steady_on_resume: ClassVar[bool] = False
+    first_round_is_fob: ClassVar[bool] = True
+
+    jobs: Tuple[FioJob, ...]
+    capture: Tuple[FioJob, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.jobs:
+            raise ValueError("a round loop needs jobs")
+        _names_of_their_own(self.jobs + self.capture, "the round jobs and the capture jobs")
+
+    def round_jobs(self, test: TestRun, index: int) -> Tuple[FioJob, ...]:
+        """The workloads of round ``index`` (every round runs ``jobs``; the capture is no round of the loop)."""
+        return self.jobs
+
+    def run(self, ctx: RunContext, plan: PlanLike, test: TestRun) -> None:
+        test.rounds.clear()  # the rounds and the capture are one unbroken run
+        test.data.pop(CAPTURE_ROUND, None)
+        if self.capture:
+            progress_of(ctx).rounds_then(_seconds(self.capture))
+        Rounds(self.jobs).run(ctx, plan, test)
+        if not self.capture:
+            return
+        reached = test.stop_reason
+        index = len(test.rounds) + 1
+        ctx.phase = "capture"
+        progress_of(ctx).once_started("response-time capture", _seconds(self.capture))
+        progress.info("[%s] response-time capture, right after %s", plan.key, reached)
+        record_round(ctx, test, self.capture, index, f"{plan.key} capture", True)
+        test.data[CAPTURE_ROUND] = str(index)
+        test.stop_reason = f"capture complete after {reached}"
+        ctx.save()
+
+    def estimate(self, opts, capacity: int) -> Estimate:
+        est = Rounds(self.jobs).estimate(opts, capacity)
+        if not self.capture:
+            return est
+        cap = _seconds(self.capture)
+        return replace(est, lines=est.lines + (
+            f"# then the response-time capture (the last job below), one fio process, about "
+            f"{duration_rough(cap)}, right after the rounds",),
+            jobs=est.jobs + self.capture, low_s=est.low_s + cap, high_s=est.high_s + cap)
+
+
 def _indexed_round(test: TestRun, key: str) -> Optional[Round]:
     text = test.data.get(key, "")
     if not text.isdigit():

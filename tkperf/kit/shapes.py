@@ -116,6 +116,10 @@ class Rounds(Shape):
 
 
 STREAM_COLUMNS: Tuple[str, ...] = ("wall_s", "fio_s", "ios", "io_bytes", "iops", "lat_mean_us")
+#: The columns a stream with ``response_times`` adds: each interval's 99.999%
+#: (0 where its I/O count does not support it) and maximum response time, us
+#: (:mod:`tkperf.fio.intervals`).
+RESPONSE_TIME_COLUMNS: Tuple[str, ...] = ("lat_p99_999_us", "lat_max_us")
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,9 @@ class Stream(Shape):
     series: str = "intervals"
     steady_spacing_s: int = 0
     point_s: int = 0
+    #: fio reports json+ and every interval also keeps its 99.999% and
+    #: maximum response time (:data:`RESPONSE_TIME_COLUMNS`).
+    response_times: bool = False
 
     @property
     def point_intervals(self) -> int:
@@ -196,12 +203,13 @@ class Stream(Shape):
         is decided on the stored figures: the verdict is taken again once
         fio's last report is in, and the stop is called steady only if that
         verdict, the one stored, still holds (:meth:`settled_reason`)."""
-        series = Series(self.series, STREAM_COLUMNS)
+        series = Series(self.series, STREAM_COLUMNS + (RESPONSE_TIME_COLUMNS if self.response_times else ()))
         test.series = {self.series: series}  # a stream starts afresh, never half-way
         series_id = f"{plan.key}.{self.series}"
         column = _steady_column(plan)
         ctx.save()
-        cutter = IntervalCutter(self.job.name, self.interval_s, block_size=self.job.one_block_size())
+        cutter = IntervalCutter(self.job.name, self.interval_s, block_size=self.job.one_block_size(),
+                                response_times=self.response_times)
         reason_of_stop = ["time limit"]
         stopping = [False]  # a stop was asked for: later reports only complete the last interval
         synced = [time.monotonic()]
@@ -216,7 +224,9 @@ class Stream(Shape):
             cut = cutter.feed(report, report_time(report))
             if cut is None:
                 return False
-            row = (cut.wall_s, cut.fio_s, cut.ios, cut.io_bytes, cut.iops, cut.lat_mean_us)
+            row: Tuple[float, ...] = (cut.wall_s, cut.fio_s, cut.ios, cut.io_bytes, cut.iops, cut.lat_mean_us)
+            if self.response_times:
+                row += (cut.lat_p99_999_us, cut.lat_max_us)
             series.set_row(cut.index, row)
             ctx.writer.append(series_id, cut.index, series.row(cut.index - 1))
             ctx.health_check()
@@ -244,7 +254,8 @@ class Stream(Shape):
         late = self.stop_bytes and not ctx.fio.live_intervals  # fio must stop itself at the TGBW
         try:
             ctx.fio.stream(self.job.stopping_after(self.stop_bytes) if late else self.job, self.interval_s,
-                           what=plan.key, on_report=on_report, timeout=self.job.runtime * 2.0 + 300.0)
+                           what=plan.key, on_report=on_report, timeout=self.job.runtime * 2.0 + 300.0,
+                           **({"histograms": True} if self.response_times else {}))
         finally:
             if pending[0] is not None:
                 say(pending[0])

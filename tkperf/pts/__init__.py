@@ -40,6 +40,8 @@ from tkperf.fio.logs import (
 )
 from tkperf.kit.base import started_from_purge
 from tkperf.kit.composite import (
+    RoundsThenCapture,
+    capture_round,
     steady_rounds,
 )
 from tkperf.kit.context import (
@@ -256,7 +258,7 @@ __all__ = [
     # what runs: placement, shapes' parts, DIRTH's steady state then sweep, long rounds, fio's logs
     "enterprise_only",
     "advance", "continuing", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
-    "steady_rounds",
+    "steady_rounds", "RoundsThenCapture", "capture_round",
     "header_fields", "MIN_WRITTEN", "MIN_FILLS", "FILLS", "FillFloor", "floor_bytes", "floor_params",
     "round_deviation", "round_option", "UNHELD", "last_minute", "point_params", "point_seconds", "point_words",
     "POINT_DEFINITION", "POINT_S_PARAM",

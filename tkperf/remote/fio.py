@@ -167,12 +167,13 @@ class RemoteFio(LocalFio):
         return super().failure_line(err, out)
 
     def stream(self, job: FioJob, interval_s: int, what: str,
-               on_report: Callable[[dict], bool], timeout: float) -> None:
+               on_report: Callable[[dict], bool], timeout: float, histograms: bool = False) -> None:
         """Run the job to its end, then hand over its interval reports in order
         (``on_report`` returning True stops the hand-over: fio's client prints
         them only when the job ends)."""
         t0 = time.monotonic()
-        with self._process(job_file(self.settings, [job]), what, (f"--status-interval={interval_s}",),
+        flags = (f"--status-interval={interval_s}",) + (("--output-format=json+",) if histograms else ())
+        with self._process(job_file(self.settings, [job]), what, flags,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
             try:
                 out, err = proc.communicate(timeout=timeout)

@@ -12,6 +12,7 @@ from typing import Callable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from tkperf.durations import ANY_TEXT, duration, unit_word
 from tkperf.kit import registry
+from tkperf.kit.composite import capture_round, steady_rounds
 from tkperf.kit.sections import ReportContext
 from tkperf.model import pts, segments
 from tkperf.model.results import RunResult, TestRun, format_bs, gb, mb
@@ -320,9 +321,11 @@ def round_fields(run: RunResult, test: TestRun) -> Pairs:
     rounds run, the tracking figure and the steady-state verdict."""
     p = test.params
     s = steady.steady_state(test, steady.run_window(run))
+    cap = capture_round(test)  # LAT's response-time capture after its rounds
     return (
         ("Runtime", f"{p.get('runtime', NA)} s per workload"),
-        ("Rounds run", f"{len(test.rounds)} of at most {run.options.get('max_rounds', NA)}"),
+        ("Rounds run", f"{len(steady_rounds(test))} of at most {run.options.get('max_rounds', NA)}"
+                       + (f", then the capture (round {cap.index})" if cap is not None else "")),
         ("Tracking", tracking_labels(test) if test.tracking_workload else "none"),
         ("Steady state", f"20/10 over {s.window if s else run.options.get('window', 5)} rounds: "
                          + verdict(test, s) if seeks_steady_state(test) else

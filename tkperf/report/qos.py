@@ -62,9 +62,10 @@ def _label(w: Workload, direction: str, with_oio: bool) -> str:
     return text + (f" TC{w.numjobs}/QD{w.iodepth}" if with_oio else "")
 
 
-def distributions(test: TestRun) -> List[Distribution]:
-    """Every workload direction with a histogram, in the order first measured."""
-    rounds = measured_rounds(test)
+def distributions(test: TestRun, rounds: Optional[Sequence[Round]] = None) -> List[Distribution]:
+    """Every workload direction with a histogram, in the order first measured,
+    over ``rounds`` (by default the measured rounds, :func:`measured_rounds`)."""
+    rounds = measured_rounds(test) if rounds is None else list(rounds)
     oios = {(w.numjobs, w.iodepth) for r in rounds for w in r.workloads}
     merged: Dict[Tuple[str, str], List] = {}
     for r in rounds:
@@ -136,15 +137,19 @@ def supported_marks(ios: int) -> Tuple[str, ...]:
     return tuple(p for p in histogram.NINES if histogram.supported(ios, p))
 
 
-def qos_blocks(ctx: ReportContext, test: TestRun, where: str, level: int = 2) -> list:
+def qos_blocks(ctx: ReportContext, test: TestRun, where: str, level: int = 2,
+               rounds: Optional[Sequence[Round]] = None, source: str = "") -> list:
     """The latency QoS part of one test's section: nines table, histograms and
-    confidence plots per block size; nothing without histograms."""
-    dists = distributions(test)
+    confidence plots per block size; nothing without histograms.  ``rounds``:
+    the rounds whose histograms are shown (by default the measured rounds);
+    ``source``: a sentence saying where they come from, said first."""
+    dists = distributions(test, rounds)
     if not dists:
         return []
     out: list = [
         b.Heading("Response-time distribution (latency QoS)", level),
-        b.Paragraph(f"Response time (fio's total latency, submission to completion) of every I/O, "
+        b.Paragraph((source + " " if source else "")
+                    + f"Response time (fio's total latency, submission to completion) of every I/O, "
                     f"from fio's latency histograms added over {where}. A percentile is given only where "
                     "the I/O count supports it: at least one I/O beyond it (99.99% needs 10,000 I/Os, "
                     "99.9999% a million); 'n/s' marks the others."),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Tuple
 
+from tkperf.kit.composite import steady_rounds
 from tkperf.kit.sections import ReportContext
 from tkperf.model.names import iops_workload as workload_name
 from tkperf.model.results import RunResult, TestRun, Workload, format_bs, mix_label
@@ -15,9 +16,10 @@ from tkperf.report.words import NA, metric_display, test_title
 
 
 def matrix_cells(test: TestRun) -> Dict[Tuple[int, int], str]:
-    """(block size, read %) -> workload name, over every round of the test."""
+    """(block size, read %) -> workload name, over every round of the test
+    but a capture after them (LAT's response-time capture is no cell)."""
     out: Dict[Tuple[int, int], str] = {}
-    for r in test.rounds:
+    for r in steady_rounds(test):
         for w in r.workloads:
             out.setdefault((w.bs, w.rwmixread), w.name)
     return out

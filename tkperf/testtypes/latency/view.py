@@ -12,8 +12,10 @@ from tkperf.pts import (
     BarsChart,
     Grid,
     Panel,
+    capture_round,
     cell_average,
     compare_blocks,
+    duration,
     first_test,
     fmt,
     grid_table,
@@ -28,7 +30,14 @@ from tkperf.pts import (
     window_workloads,
 )
 from tkperf.pts import iops_workload as workload_name
-from tkperf.testtypes.latency import AVE_RULE, MAX_RULE, LatencyTest, largest_us, mean_of_maxima
+from tkperf.testtypes.latency import (
+    AVE_RULE,
+    CAPTURE_SOURCE,
+    MAX_RULE,
+    LatencyTest,
+    largest_us,
+    mean_of_maxima,
+)
 
 
 def lat_grids(test: api.TestRun) -> Tuple[Grid, Grid, Grid]:
@@ -104,7 +113,7 @@ def measured_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
                   f"AVE and MAX response time in µs per block size and R/W mix (TC1/QD1), {src}; "
                   f"AVE: {AVE_RULE}; MAX: {MAX_RULE}."),
     ]
-    qos = qos_blocks(ctx, test, src)
+    qos = histogram_blocks(ctx, test, src)
     rows = [[r.block_size, r.mix, r.direction, fmt(r.mean_us, "µs"), fmt(r.max_us, "µs")]
             + [fmt(v, "µs") for v in r.percentiles] for r in lat_percentiles(test)]
     out += qos
@@ -116,6 +125,24 @@ def measured_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
                           f"largest: the slowest single I/O), {src}")]
     out += steady_sections(ctx, test, matrix_convergence(test), 2)
     return out
+
+
+def histogram_blocks(ctx: api.ReportContext, test: api.TestRun, src: str) -> list:
+    """The response-time histogram and confidence ("nines") plots: from the
+    capture after the rounds (:data:`~tkperf.testtypes.latency.CAPTURE_SOURCE`),
+    or, in a result without one, from the window rounds, labelled as such."""
+    cap = capture_round(test)
+    if cap is not None:
+        seconds = test.params.get("capture_s", "")
+        length = duration(float(seconds), rough=True) if seconds.isdigit() else "the"
+        return qos_blocks(ctx, test, f"the {length} capture", rounds=[cap], source=(
+            f"The histogram and confidence plots come from the {length} {CAPTURE_SOURCE}, round {cap.index}; "
+            "the PTS 2.0 text is not at hand and tkperf follows that implementation (SNIA SSSI, 'SSD "
+            "Performance - A Primer', 2013, 'Response Time (RT) Histograms' and 'Confidence Plots', shows "
+            "the plots).  The AVE and MAX tables above are the window rounds' figures."))
+    return qos_blocks(ctx, test, src, source=(
+        "No response-time capture after the rounds (a result from before it, or --lat-capture 0): "
+        "these plots come from the window rounds."))
 
 
 def compare_grids(ctx: api.CompareContext) -> Tuple[Grid, Grid]:

@@ -11,6 +11,13 @@ points is recorded either way; the params disclose the rule
 (``steady_stop``, ``steady_spacing`` in seconds, ``steady_min_fills``,
 ``steady_point`` and ``steady_point_s``: the seconds each point measured)
 and the stop reason names it.
+
+Every interval also keeps its average, 99.999% ("five nines", where the
+interval's I/O count supports it) and maximum response time, for the
+optional plots PTS 2.0's revision list names ("WSAT Optional RTs & IOPS v
+Drive Fills: ART, 5 9s, MRT"): fio reports json+ and each interval's
+figures come from the difference of its cumulative histograms
+(:mod:`tkperf.fio.intervals`).
 """
 from __future__ import annotations
 
@@ -210,7 +217,8 @@ class WriteSaturationTest(api.TestType):
         params = {"block_size": api.format_bs(w.bs), "access": w.access}
         stream = WsatStream(job, w.interval, stop_bytes=w.tgbw_bytes(capacity),
                             steady_stop=w.steady, steady_after_bytes=floor_bytes(capacity), series=SERIES,
-                            steady_spacing_s=w.steady_spacing, point_s=point_seconds(w.steady_spacing))
+                            steady_spacing_s=w.steady_spacing, point_s=point_seconds(w.steady_spacing),
+                            response_times=True)
         return [api.Plan(
             key=self.name, shape=stream,
             tracking=api.Tracking(name, "write.iops", f"{stimulus(params)} IOPS per interval"),
