@@ -35,7 +35,10 @@ def test_wsat_intervals_keep_art_five_nines_and_mrt(tmp_path):
     assert {"lat_p99_999_us", "lat_max_us"} <= set(s.columns) and len(s) >= 2
     for ios, avg, p5, mx in zip(s.column("ios"), s.column("lat_mean_us"), s.column("lat_p99_999_us"),
                                 s.column("lat_max_us")):
-        assert ios > 0 and 0 < avg <= mx
+        if ios == 0:  # a second in which no write completed (a stalled host): nothing to read
+            assert avg == p5 == mx == 0
+            continue
+        assert 0 < avg <= mx
         if histogram.supported(int(ios), "99.999"):
             assert avg <= p5 <= mx
         else:  # fewer than 100,000 I/Os: no five nines

@@ -21,8 +21,13 @@ where the interval's I/O count supports it (:func:`~tkperf.model.histogram.suppo
 100,000 I/Os), else 0.  fio reports no per-interval maximum, only the
 running one: where that rose in the interval, the new maximum is the
 interval's, exactly; otherwise the interval's slowest I/O lies in its
-highest bin, whose value (fio's bin label, within 1/64 of a power of two of
-it, and never above the running maximum) is given.  A per-I/O latency log
+highest bin, and the top of that bin's range is given
+(:func:`~tkperf.model.histogram.bin_top_ns`: at most 1/64 of a power of
+two above the slowest I/O, never below it, so never below the interval's
+mean either, and never above the running maximum).  fio's own label of a
+bin is the middle of its range, which can lie below the slowest I/O it
+holds: an interval of a few similar I/Os would show a maximum below its
+mean.  A per-I/O latency log
 would give every maximum exactly, at one line per I/O (hours of WSAT at
 tens of thousands of IOPS); the histograms cost a few hundred numbers per
 report.
@@ -176,7 +181,8 @@ class IntervalCutter:
         bins = subtract(mark.bins, base.bins)
         if not bins:
             return 0.0, 0.0
-        worst = mark.max_us if mark.max_us > base.max_us else min(bins[-1][0] / 1000.0, mark.max_us or math.inf)
+        worst = mark.max_us if mark.max_us > base.max_us else min(
+            histogram.bin_top_ns(bins[-1][0]) / 1000.0, mark.max_us or math.inf)
         bins = histogram.clamp(bins, worst)
         counted = min(ios, histogram.total(bins)) if ios > 0 else histogram.total(bins)
         p5 = histogram.percentile_us(bins, float(FIVE_NINES)) if histogram.supported(counted, FIVE_NINES) else None

@@ -88,6 +88,17 @@ def percentile_us(bins: Bins, p: float) -> Optional[float]:
     return bins[-1][0] / 1000.0
 
 
+def bin_top_ns(ns: int) -> int:
+    """The top of the fio bin labelled ``ns``: no I/O the bin counts took
+    longer.  fio (``plat_idx_to_val`` in its ``stat.c``) labels a bin by the
+    middle of its range; values below 128 ns have a bin each, and above
+    them each power of two is cut into 64 bins, so the range of a bin
+    labelled ``ns`` is 2^(bit_length(ns) - 7) ns wide."""
+    if ns < 128:
+        return ns
+    return ns + (1 << (ns.bit_length() - 7)) // 2
+
+
 def clamp(bins: Bins, max_us: float) -> Bins:
     """The histogram with every bin above the recorded maximum (``max_us``)
     labelled with the maximum: fio's label of the top bin can lie above the
