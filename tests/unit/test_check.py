@@ -15,6 +15,7 @@ import lxml.etree
 import pytest
 
 from tkperf.cli import main
+from tkperf.cli import check as check_cli
 from tkperf.errors import (EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_REGRESSION,
                            EXIT_RESULT_FILE, EXIT_USAGE)
 from tkperf.model import noise
@@ -408,7 +409,11 @@ def test_junit(capsys, tmp_path, pair, ssd):
     assert "-20.0%" in message and "tolerance 10%" in message
     names = [p.get("name") for p in suite.find("properties")]
     assert names[:6] == ["result", "baseline", "tolerance_pct", "alpha", "test", "correction"]
-    assert set(names[6:]) == {"warning"}
+    assert set(names[6:-3]) == {"warning"} and names[-3:] == ["drive", "night", "host"]
+    # the suite names the drive, the night and the host, as a CI dashboard shows a suite
+    assert suite.get("name") == ("tkperf check: loop device over /tmp/tkperf-example-y3nmf706/tkperf-loop-"
+                                 "k4fu69lo.img, night 2026-11-25 00:16, host vm") == root.get("name")
+    assert (suite.get("hostname"), suite.get("timestamp")) == ("vm", "2026-11-25T00:16:44")
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
 
 
@@ -801,3 +806,93 @@ def test_a_latency_alone_against_nights_is_tested_in_its_own_direction():
     floor = noise.mean([noise.variance(w) / 2 for w in [[99.0, 101.0]] * 3 + [[129.0, 131.0]]])
     assert cell.p_value == noise.predict(130.0, [100.0, 104.0, 96.0], "lower", floor).p_worse < 0.05
     assert cell.verdict == "regression"
+
+
+# --- another drive, JUnit of the nights not judged and of noise, the JSON summary --------------
+
+def _other(run: RunResult, **device) -> RunResult:
+    run = copy.deepcopy(run)
+    run.device = dataclasses.replace(run.device, **device)
+    return run
+
+
+def test_a_baseline_of_another_drive_is_named_and_refused(capsys, tmp_path, ssd):
+    """A swapped drive (another serial; the model the same) is named with both
+    identities, and refused (exit 12) unless --allow-other-drive; then it is
+    the first line of the output and a warning of the JUnit and JSON."""
+    mine = saved(tmp_path, "mine", _other(ssd, vendor="ACME", model="FAST 1TB", serial="S1"))
+    other = saved(tmp_path, "other", _other(ssd, vendor="ACME", model="FAST 1TB", serial="S2"))
+    rc, out, err = check(capsys, mine, "--baseline", mine, other)
+    assert rc == EXIT_NOT_COMPARABLE and out == ""
+    assert err.startswith(f"tkperf: error: another drive: {mine} was measured on ACME FAST 1TB serial S1, "
+                          f"{other} on ACME FAST 1TB serial S2 (different serial);")
+    assert "--allow-other-drive" in err and len(err.splitlines()) == 1
+    junit = tmp_path / "junit.xml"
+    rc, out, _ = check(capsys, mine, "--baseline", mine, other, "--allow-other-drive", "--junit", str(junit))
+    assert rc == EXIT_OK and out.splitlines()[0].startswith("warning: another drive: ")
+    props = {p.get("name"): p.get("value") for p in lxml.etree.parse(str(junit)).iter("property")}
+    assert props["drive"] == "ACME FAST 1TB serial S1"
+    assert any(w.startswith("another drive:") for w in
+               [p.get("value") for p in lxml.etree.parse(str(junit)).iter("property") if p.get("name") == "warning"])
+
+
+def test_a_loop_devices_file_is_not_its_identity(ssd):
+    """A loop device's model names its file, made anew as often as not: not another drive."""
+    a = _other(ssd, model="loop device over /tmp/a.img")
+    assert regression.other_drive(a, _other(ssd, model="loop device over /tmp/b.img")) == []
+    assert regression.other_drive(a, _other(ssd, model="FAST 1TB")) == ["model"]
+    assert regression.other_drive(_other(ssd, serial="X"), _other(ssd, serial="")) == []  # not recorded
+
+
+def test_a_night_not_judged_is_a_junit_of_skipped_cases(capsys, tmp_path):
+    junit = tmp_path / "junit.xml"
+    rc, out, _ = check(capsys, example("example-ssd"), "--not-judged", "night 1 of 3", "--junit", str(junit))
+    assert rc == EXIT_OK and out.startswith("not judged: night 1 of 3 (")
+    root = lxml.etree.parse(str(junit)).getroot()
+    cases = root.findall("testsuite/testcase")
+    assert cases and all(c.find("skipped").get("message") == "night 1 of 3" for c in cases)
+    assert root.get("skipped") == str(len(cases)) and root.get("failures") == "0"
+    assert root.get("name").startswith("tkperf check: loop device over ")
+    rc, _, err = check(capsys, example("example-ssd"), "--not-judged", "x", "--baseline", example("example-ssd"))
+    assert rc == EXIT_USAGE and "--not-judged" in err
+    rc, _, err = check(capsys, example("example-ssd"))
+    assert rc == EXIT_USAGE and "--baseline" in err
+
+
+def test_noise_and_warn_are_visible_in_junit(capsys, tmp_path):
+    """warn (no noise estimate) is a skipped case; noise a passing case with the
+    property verdict=noise and its first output line saying so."""
+    cells = (regression.Cell("wsat", "first_interval_iops", "first", "IOPS", "higher", 100.0, 70.0, -30.0,
+                             regression.WARN),
+             regression.Cell("iops", "rnd_4k_read_iops", "R", "IOPS", "higher", 100.0, 80.0, -20.0,
+                             regression.NOISE, p_value=0.2, p_adjusted=0.4),
+             regression.Cell("tp", "seq_read_mb_s", "R", "MB/s", "higher", 100.0, 100.0, 0.0, regression.OK))
+    root = lxml.etree.fromstring(check_cli.junit_xml(regression.Comparison(10.0, cells), "r.xml", ["b.xml"]))
+    warn, noisy, ok = root.findall("testsuite/testcase")
+    assert warn.find("skipped").get("type") == "warn" and "no noise estimate" in warn.find("skipped").get("message")
+    assert noisy.find("skipped") is None and noisy.find("failure") is None
+    assert noisy.find("properties/property").attrib == {"name": "verdict", "value": "noise"}
+    assert noisy.find("system-out").text.startswith("noise: R: 100 -> 80 IOPS (-20.0%")
+    assert ok.find("properties") is None and root.get("skipped") == "1"
+    assert "2 figures worse beyond the tolerance but not failed" in root.find("testsuite/system-out").text
+
+
+def test_the_json_summary_gets_the_checks_verdict_and_host_facts(capsys, tmp_path, pair, ssd):
+    run = copy.deepcopy(scaled(ssd, "iops", WRITE_4K, "iops", 0.8))
+    run.facts = dict(run.facts, simdrive_host={"replies": 10, "late_replies": 1, "late_share": 0.1,
+                                               "idle_share": 0.3})
+    result, base = pair(run)
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"schema": "tkperf-summary", "version": 1, "name": "n"}))
+    rc, _, _ = check(capsys, result, "--baseline", base, "--summary", str(summary))
+    assert rc == EXIT_REGRESSION
+    doc = json.loads(summary.read_text())
+    assert doc["name"] == "n" and doc["check"]["verdict"] == "regression"
+    assert [(r["test"], r["figure"]) for r in doc["check"]["regressions"]] == [("iops", "rnd_4k_write_iops")]
+    assert doc["check"]["host"]["simdrive_host"]["idle_share"] == 0.3 and doc["check"]["host"]["hostname"] == "vm"
+    with open(os.path.join(ROOT, "tkperf", "model", "data", "summary.schema.json")) as fh:
+        schema = json.load(fh)
+    jsonschema.validate(doc["check"], schema["properties"]["check"])
+    (tmp_path / "bad.json").write_text("[1]")
+    rc, _, err = check(capsys, result, "--baseline", base, "--summary", str(tmp_path / "bad.json"))
+    assert rc == EXIT_USAGE and err.count("\n") == 1 and "not a tkperf --json-summary file" in err

@@ -24,7 +24,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 from tkperf.kit import registry
 from tkperf.model import caveats, family, noise
 from tkperf.model.figures import Figure
-from tkperf.model.results import RunResult, TestRun, format_gb
+from tkperf.model.results import DeviceInfo, RunResult, TestRun, format_gb
 from tkperf.model.shown import cut
 
 #: Verdicts of one figure (warn: worse beyond the tolerance, but no noise estimate to judge it by).
@@ -203,6 +203,42 @@ def _device_differences(result: RunResult, baseline: RunResult) -> List[str]:
     if min(size, base_size) > 0 and max(size, base_size) > MAX_CAPACITY_RATIO * min(size, base_size):
         out.append(f"capacities more than {MAX_CAPACITY_RATIO:g}x apart "
                    f"({format_gb(size)} vs baseline {format_gb(base_size)})")
+    return out
+
+
+#: The device fields that name a drive: two runs whose values differ where both
+#: recorded one were measured on different drives (a loop device's backing
+#: file and the path are not among them: a drive made anew each night, or a
+#: by-id link, keeps its name).
+IDENTITY_FIELDS = ("model", "serial", "wwn", "eui64", "nguid")
+
+
+def drive_text(run: RunResult) -> str:
+    """The drive as a person names it: 'VENDOR MODEL serial S' (its path when it has no name)."""
+    d = run.device
+    name = " ".join(cut(v.strip(), 80) for v in (d.vendor, d.model) if v.strip())
+    serial = f"serial {cut(d.serial.strip(), 80)}" if d.serial.strip() else ""
+    wwn = f"WWN {cut(d.wwn, 80)}" if d.wwn and not serial else ""
+    return " ".join(p for p in (name, serial, wwn) if p) or f"{cut(d.path, 200)} (no model or serial recorded)"
+
+
+#: The model tkperf records for a loop device ('loop device over FILE'): the
+#: file is made anew as often as not, so only 'loop device' names the drive.
+LOOP_MODEL = "loop device"
+
+
+def _identity(device: DeviceInfo, name: str) -> str:
+    value = getattr(device, name).strip()
+    return LOOP_MODEL if name == "model" and value.startswith(LOOP_MODEL + " ") else value
+
+
+def other_drive(result: RunResult, baseline: RunResult) -> List[str]:
+    """The identity fields in which the two runs' drives differ (both recorded, not equal)."""
+    out = []
+    for name in IDENTITY_FIELDS:
+        mine, theirs = _identity(result.device, name), _identity(baseline.device, name)
+        if mine and theirs and mine != theirs:
+            out.append(name)
     return out
 
 
