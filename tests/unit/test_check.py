@@ -536,6 +536,12 @@ def test_figure_keys_are_those_of_both_once_each(noisy):
     assert keys == ["rnd_4k_write_iops", "rnd_4k_mixed_iops", "rnd_4k_read_iops", "seq_write_mb_s",
                     "seq_read_mb_s", "rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us",
                     "rnd_4k_write_lat_largest_us", "rnd_4k_write_lat_p99_9_us", "rnd_4k_write_lat_p99_99_us",
+                    # every latency LAT measured: the mean of each workload's reads and writes
+                    "rnd_8k_read_lat_mean_us", "rnd_4k_read_lat_mean_us", "rnd_512_read_lat_mean_us",
+                    "rnd_8k_65_35_read_lat_mean_us", "rnd_8k_65_35_write_lat_mean_us",
+                    "rnd_4k_65_35_read_lat_mean_us", "rnd_4k_65_35_write_lat_mean_us",
+                    "rnd_512_65_35_read_lat_mean_us", "rnd_512_65_35_write_lat_mean_us",
+                    "rnd_8k_write_lat_mean_us", "rnd_512_write_lat_mean_us",
                     "first_interval_iops", "last_5_intervals_iops", "gb_written"]
     only_iops = copy.deepcopy(noisy)
     only_iops.tests = [t for t in only_iops.tests if t.key == "iops"]
@@ -896,3 +902,26 @@ def test_the_json_summary_gets_the_checks_verdict_and_host_facts(capsys, tmp_pat
     (tmp_path / "bad.json").write_text("[1]")
     rc, _, err = check(capsys, result, "--baseline", base, "--summary", str(tmp_path / "bad.json"))
     assert rc == EXIT_USAGE and err.count("\n") == 1 and "not a tkperf --json-summary file" in err
+
+
+def _reads(run: RunResult, level: float) -> RunResult:
+    """A copy whose LAT 4k reads' window mean response times lie within 1% of ``level``."""
+    run = copy.deepcopy(run)
+    t = run.test("lat")
+    window = [r.index for r in t.window_rounds()]
+
+    def read(w: Workload, i: int) -> Workload:
+        if w.name != "rnd-4k-100-0" or i not in window:
+            return w
+        return dataclasses.replace(w, read=dataclasses.replace(
+            w.read, lat_mean_us=level * CALM[window.index(i) % len(CALM)]))
+    t.rounds = [dataclasses.replace(r, workloads=tuple(read(w, r.index) for w in r.workloads)) for r in t.rounds]
+    return run
+
+
+def test_a_read_latency_rise_is_checked(capsys, tmp_path, ssd):
+    """LAT's headline holds the 4k writes; check also judges the reads it measured."""
+    base, result = saved(tmp_path, "base", _reads(ssd, 100.0)), saved(tmp_path, "result", _reads(ssd, 130.0))
+    rc, out, _ = check(capsys, result, "--baseline", base)
+    assert rc == EXIT_REGRESSION, out
+    assert out.splitlines()[-1].endswith(": lat/rnd_4k_read_lat_mean_us +30.0%")

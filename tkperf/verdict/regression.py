@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import AbstractSet, List, Optional, Sequence, Tuple, Union
 
 from tkperf.kit import registry
 from tkperf.model import caveats, family, noise
@@ -117,9 +117,48 @@ class Comparison:
 
 
 def figures(test: TestRun) -> List[Figure]:
-    """The test's headline figures; none when its test type is not installed."""
+    """The figures checked of a test: its headline figures, and of the
+    latency test every latency it measured (:func:`measured_latencies`);
+    none when its test type is not installed."""
     kind = registry.get(test.type)
-    return kind.headline(test) if kind is not None else []
+    if kind is None:
+        return []
+    out = kind.headline(test)
+    if test.type == LATENCY_TYPE:
+        out += measured_latencies(test, {f.key for f in out})
+    return out
+
+
+#: The latency test's type name, whose every measured latency is checked.
+LATENCY_TYPE = "lat"
+_DIRECTION = {"read": "R", "write": "W"}
+
+
+def measured_latencies(test: TestRun, known: AbstractSet[str] = frozenset()) -> List[Figure]:
+    """The mean response time of every workload and direction of the test's
+    window that carried I/O in every window round (its headline holds the
+    4k writes only: a slower read would be checked only through IOPS
+    otherwise); keys in ``known`` are left out.  ``rnd_4k_read_lat_mean_us``
+    for the 4k 100/0 reads, ``rnd_4k_65_35_read_lat_mean_us`` for those of
+    a mix."""
+    rounds = test.window_rounds()
+    out: List[Figure] = []
+    for name in test.workload_names():
+        parts = name.split("-")
+        if len(parts) != 4 or not rounds:
+            continue
+        kind, bs, rd, wr = parts
+        pure = rd in ("0", "100")
+        for direction, short in _DIRECTION.items():
+            stats = [getattr(w, direction) for r in rounds for w in r.workloads if w.name == name]
+            if len(stats) != len(rounds) or not all(s.ios > 0 for s in stats):
+                continue
+            key = f"{kind}_{bs}" + ("" if pure else f"_{rd}_{wr}") + f"_{direction}_lat_mean_us"
+            if key not in known:
+                label = f"{bs}" + ("" if pure else f" {rd}/{wr}") + f" {short} lat AVE"
+                out.append(Figure(key, label, sum(s.lat_mean_us for s in stats) / len(stats), "us", "lower",
+                                  "{:,.1f}"))
+    return out
 
 
 def change_pct(baseline: float, result: float) -> Optional[float]:
