@@ -86,7 +86,7 @@ def calmed(run: RunResult, test: str, workload: str, field: str) -> RunResult:
 
 def rows(out: str) -> list:
     """The table's rows: the lines between the header and the warnings or the summary."""
-    return [line for line in out.splitlines()[1:-1] if not line.startswith("warning: ")]
+    return [line for line in out.splitlines()[1:-1] if not line.startswith(("warning: ", "night's shift: "))]
 
 
 def saved(tmp_path, name: str, run: RunResult) -> str:
@@ -883,6 +883,18 @@ def test_noise_and_warn_are_visible_in_junit(capsys, tmp_path):
     assert "2 figures worse beyond the tolerance but not failed" in root.find("testsuite/system-out").text
 
 
+def test_the_nights_shift_is_printed_with_what_p_means(capsys, tmp_path, ssd):
+    nights = [saved(tmp_path, f"night{i}", scaled(ssd, "iops", WRITE_4K, "iops", f))
+              for i, f in enumerate((0.95, 1.0, 1.05))]
+    rc, out, _ = check(capsys, saved(tmp_path, "result", ssd), "--baseline", *nights)
+    (line,) = [line for line in out.splitlines() if line.startswith("night's shift: ")]
+    assert "p adj " in line and "never below p" in line and out.splitlines()[-2] == line
+    for cells in (r.split() for r in rows(out)[1:]):
+        p, adj = cells[-3], cells[-2]
+        if p not in ("-", "<0.001") and adj != "<0.001":
+            assert float(adj) >= float(p)
+
+
 def test_the_json_summary_gets_the_checks_verdict_and_host_facts(capsys, tmp_path, pair, ssd):
     run = copy.deepcopy(scaled(ssd, "iops", WRITE_4K, "iops", 0.8))
     run.facts = dict(run.facts, simdrive_host={"replies": 10, "late_replies": 1, "late_share": 0.1,
@@ -925,3 +937,35 @@ def test_a_read_latency_rise_is_checked(capsys, tmp_path, ssd):
     rc, out, _ = check(capsys, result, "--baseline", base)
     assert rc == EXIT_REGRESSION, out
     assert out.splitlines()[-1].endswith(": lat/rnd_4k_read_lat_mean_us +30.0%")
+
+
+def test_a_significant_small_shift_fails_no_figure_its_own_noise_explains():
+    """Twelve steady figures (0.2% apart night to night) all 2% lower: the
+    night's shift is significant.  A noisy figure (15% apart, one value a
+    night) 14% lower is beyond the tolerance, but its own nights show such
+    moves: noise, not a regression; a steady figure 20% lower is one."""
+    from tkperf.model import family
+    from tkperf.model.figures import Figure
+
+    steady = (1.0, 1.002, 0.998, 1.001, 0.999, 1.002, 0.998)
+    noisy = (1.0, 1.15, 0.85, 1.1, 0.9, 1.2, 0.8)
+
+    def item(k: int, nights, value: float, windows=True) -> regression.Input:
+        wins = tuple((v * 0.999, v, v * 1.001) for v in nights) if windows else ()
+        mine = (value * 0.999, value, value * 1.001) if windows else ()
+        data = family.Figure("higher", tuple(nights), value, wins, mine)
+        return regression.Input("t", Figure(f"f{k}", f"f{k}", value, "IOPS", "higher"), data)
+
+    def night(steady_tonight: list) -> regression.Comparison:
+        items = [item(k, [1000 * f for f in steady[k % 2:] + steady[:k % 2]], 1000 * t)
+                 for k, t in enumerate(steady_tonight)]
+        items.append(item(99, [5000 * f for f in noisy], 5000 * 0.86, windows=False))
+        return regression.assess(items, 10.0)
+
+    calm = night([0.98] * 12)
+    assert calm.method == regression.NIGHT_ADJUSTED and calm.night.adjusted_worse < 0.05
+    assert [c.verdict for c in calm.cells] == [regression.OK] * 12 + [regression.NOISE]
+    noisy_cell = calm.cells[-1]
+    assert noisy_cell.p_value is not None and noisy_cell.p_adjusted >= noisy_cell.p_value  # p adj never below p
+    one = night([0.98] * 11 + [0.8])
+    assert [c.figure for c in one.regressions] == ["f11"]

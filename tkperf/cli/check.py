@@ -113,7 +113,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(strictjson.dumps(as_dict(told, args.result, args.baseline), indent=2))
     else:
         print("\n".join([f"warning: {d}" for d in drives] + table(comparison) + warning_lines(comparison)
-                        + [summary_line(comparison)]))
+                        + night_lines(comparison) + [summary_line(comparison)]))
     return EXIT_REGRESSION if comparison.regressions else EXIT_OK
 
 
@@ -223,6 +223,19 @@ def warning_lines(comparison: Comparison) -> List[str]:
                      "estimate (no window values on either side, p -); such a figure cannot fail the "
                      "check on its own (--alpha 1: the tolerance alone decides)")
     return lines
+
+
+def night_lines(comparison: Comparison) -> List[str]:
+    """What the p columns mean when the night's shift was tested apart, with the shift itself."""
+    night = comparison.night
+    if night is None:
+        return []
+    worse = night.shift_pct < 0
+    return [f"night's shift: {night.shift_pct:+.1f}% (p adj {p_text(night.adjusted(worse))}, "
+            f"{'worse' if worse else 'better'}); p is each figure's own move with the shift taken out, or, "
+            f"where the shift decided, its whole move against its own nights (a figure moved beyond the "
+            f"tolerance with a significant shift fails only when its whole move is beyond its own noise "
+            f"too); p adj is what decided, never below p"]
 
 
 def test_text(comparison: Comparison) -> str:

@@ -369,11 +369,17 @@ def _tests(items: Sequence[Input], method: str) -> Tuple[List[Optional[noise.Wel
             night = found[1]
     for k, i in enumerate(items):
         if tests[k] is None:
-            d = i.data
-            windows = [list(w) or [v] for w, v in zip(d.windows, d.nights)] + [list(d.mine) or [d.value]]
-            floor = noise.mean([noise.variance(w) / len(w) for w in windows])
-            tests[k] = noise.predict(d.value, list(d.nights), i.fig.better or "higher", floor)
+            tests[k] = _alone(i)
     return tests, night
+
+
+def _alone(i: Input) -> Optional[noise.Welch]:
+    """The figure's whole move against its own nights (a prediction interval
+    whose spread is at least what the windows show): no shift taken out."""
+    d = i.data
+    windows = [list(w) or [v] for w, v in zip(d.windows, d.nights)] + [list(d.mine) or [d.value]]
+    floor = noise.mean([noise.variance(w) / len(w) for w in windows])
+    return noise.predict(d.value, list(d.nights), i.fig.better or "higher", floor)
 
 
 def _worse(better: str, change: Optional[float]) -> Optional[float]:
@@ -410,9 +416,16 @@ def assess(items: Sequence[Input], tolerance_pct: float, alpha: float = noise.AL
         if worse is not None and tests[k] is not None:
             own, adj = (worse_p[k], adj_worse[k]) if worse > 0 else (better_p[k], adj_better[k])
             p, p_adj = own, adj
-            if night_shift is not None:  # the night moved this way too: its test speaks for the figure
-                shared = night_shift.adjusted(worse > 0)
-                p_adj = min(p_adj, shared) if p_adj is not None else shared
+            whole = _alone(i) if night_shift is not None else None
+            if night_shift is not None and whole is not None:
+                # the night moved this way too: its test speaks for the figure, but only for a
+                # figure whose whole move is also beyond its own nights' noise (both must hold,
+                # the larger p decides): a significant shift of 1.7% fails no figure whose
+                # 12% move its own nights often show
+                whole_p = whole.p_worse if worse > 0 else whole.p_better
+                via = max(night_shift.adjusted(worse > 0), whole_p)
+                if p_adj is None or via < p_adj:
+                    p, p_adj = whole_p, via
         many = len(i.data.nights) > 1
         sample = list(i.data.nights) if many else list(i.data.windows[0]) or [base]
         mine = list(i.data.mine) or [i.fig.value]
