@@ -969,3 +969,21 @@ def test_a_significant_small_shift_fails_no_figure_its_own_noise_explains():
     assert noisy_cell.p_value is not None and noisy_cell.p_adjusted >= noisy_cell.p_value  # p adj never below p
     one = night([0.98] * 11 + [0.8])
     assert [c.figure for c in one.regressions] == ["f11"]
+
+
+def test_a_night_the_host_limited_is_said_to_be(ssd):
+    """The emulated SSD's idle share above every baseline's, or late replies
+    beyond the caveat: a warning that names the shares; the verdict stays."""
+    def host(run: RunResult, idle: float, late: float = 0.0) -> RunResult:
+        run = copy.deepcopy(run)
+        run.facts = dict(run.facts, simdrive_host={"replies": 1000, "late_replies": int(late * 1000),
+                                                   "late_share": late, "idle_share": idle, "max_late_s": 0.01,
+                                                   "late_s": 0.001, "threshold": 0.05})
+        return run
+    bases = [host(ssd, v) for v in (0.22, 0.30, 0.36)]
+    (line,) = regression.host_warnings(host(ssd, 0.38 + 0.001), bases)
+    assert line.startswith("host-limited night? the emulated SSD was idle 38% of the result's run, against 22%-36%")
+    assert regression.host_warnings(host(ssd, 0.37), bases) == []  # within 2 points of the busiest baseline
+    assert regression.host_warnings(ssd, bases) == []  # a run that recorded none
+    (late,) = regression.host_warnings(host(ssd, 0.30, late=0.08), bases)
+    assert late.startswith("result: emulated SSD host-limited: 80 of 1,000 replies (8.0%)")

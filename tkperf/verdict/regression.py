@@ -26,6 +26,7 @@ from tkperf.model import caveats, family, noise
 from tkperf.model.figures import Figure
 from tkperf.model.results import DeviceInfo, RunResult, TestRun, format_gb
 from tkperf.model.shown import cut
+from tkperf.simdrive import hostlimit
 
 #: Verdicts of one figure (warn: worse beyond the tolerance, but no noise estimate to judge it by).
 OK, REGRESSION, IMPROVED, INFO, NOISE, WARN = "ok", "regression", "improved", "info", "noise", "warn"
@@ -340,7 +341,40 @@ def compare(result: RunResult, baselines: Baselines, tolerance_pct: float,
     (only ``metrics`` when given); several baselines are one distribution."""
     bases = _as_list(baselines)
     return assess(inputs(result, bases, metrics), tolerance_pct, alpha, correction,
-                  tuple(caveats.warnings(result, bases)))
+                  tuple(caveats.warnings(result, bases) + host_warnings(result, bases)))
+
+
+#: How far (in share points) the result's idle share may lie above every
+#: baseline's before the check says the host may have limited the night.
+IDLE_MARGIN = 0.02
+
+
+def _host_share(run: RunResult, key: str) -> Optional[float]:
+    doc = run.facts.get(hostlimit.FACT) if isinstance(run.facts, dict) else None
+    value = doc.get(key) if isinstance(doc, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def host_warnings(result: RunResult, baselines: Sequence[RunResult]) -> List[str]:
+    """What the emulated SSD's host facts (``simdrive_host``) say of the
+    result's night: the caveat of late replies, and an idle share above
+    every baseline's (fio kept the drive less busy: a loaded host starves
+    the figures the host path sets, as QD 8 reads or WSAT's first interval,
+    while the drive is unchanged).  A caveat, not a verdict."""
+    out = []
+    late = hostlimit.caveat(result.facts.get(hostlimit.FACT) if isinstance(result.facts, dict) else None)
+    if late:
+        out.append(f"result: {late}")
+    idle = _host_share(result, "idle_share")
+    theirs = [v for v in (_host_share(b, "idle_share") for b in baselines) if v is not None]
+    if idle is not None and theirs and idle > max(theirs) + IDLE_MARGIN:
+        out.append(f"host-limited night? the emulated SSD was idle {idle:.0%} of the result's run, against "
+                   f"{min(theirs):.0%}-{max(theirs):.0%} in the baselines: fio kept it less busy (a loaded "
+                   f"host), so figures the host path sets (QD 8 reads, WSAT's first interval) may have moved "
+                   f"with the host, not the drive")
+    return out
 
 
 def method_of(items: Sequence[Input]) -> str:
