@@ -11,7 +11,7 @@ one without window values in the recorded file (WSAT's first interval)
 is a single round.  Two nights' families:
 
 * *quick*: the headline figures of ``examples/example-ssd.xml`` (a
-  ``--quick`` run of IOPS, TP, LAT and WSAT: 13 figures);
+  ``--quick`` run of IOPS, TP, LAT and WSAT: 14 figures, LAT's 4k read latency among them);
 * *full*: every cell of ``examples/example-full.xml``'s IOPS matrix (56:
   8 block sizes x 7 mixes) as a figure, plus its TP, LAT and WSAT
   headline figures.

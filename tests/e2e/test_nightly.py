@@ -4,6 +4,7 @@ within tolerance is silent, a regression prints the check and exits 1."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -57,6 +58,13 @@ def test_nightly_sets_the_baseline_then_checks_against_it(tmp_path, loopdev):
     assert first.returncode == 0, first.stdout + first.stderr
     assert "no baseline yet" in first.stdout
     assert store.load(str(tmp_path / "baseline.xml")).status == "complete"
+    # the first night is not judged: a JUnit file of skipped cases, named for the drive, night and host
+    (first_dir,) = (tmp_path / "nightly").glob("nightly-*")
+    first_junit = etree.parse(str(first_dir / "junit.xml")).getroot()
+    assert int(first_junit.get("skipped")) == int(first_junit.get("tests")) > 0
+    assert first_junit.get("name").startswith("tkperf check: loop device over ")
+    assert ", night 20" in first_junit.get("name") and first_junit[0].get("hostname")
+    assert json.loads((first_dir / "summary.json").read_text())["check"]["verdict"] == "not judged"
 
     # A loop device's MAX latency can jump tenfold from one night to the next
     # on a busy machine: a quiet night is made certain by a slower baseline.
@@ -64,11 +72,12 @@ def test_nightly_sets_the_baseline_then_checks_against_it(tmp_path, loopdev):
     quiet = night(tmp_path, loopdev, TKPERF_TOLERANCE="50%")
     assert quiet.returncode == 0, quiet.stdout + quiet.stderr
     assert quiet.stdout == ""  # cron mails nothing on a good night
-    (night_dir,) = [d for d in (tmp_path / "nightly").iterdir()
-                    if (d / "junit.xml").exists()]
+    night_dir = sorted((tmp_path / "nightly").glob("nightly-*"))[-1]
     junit = etree.parse(str(night_dir / "junit.xml")).getroot()
     assert int(junit.get("failures", junit[0].get("failures"))) == 0
-    assert (night_dir / "summary.json").exists()
+    checked = json.loads((night_dir / "summary.json").read_text())["check"]
+    assert checked["verdict"] == "ok" and checked["host"]["hostname"] == junit[0].get("hostname")
+    assert (night_dir / "loadavg-start").read_text().count(" ") == 4  # the host's load, kept with the night
 
     # A worse night made certain the same way: a baseline 1000x faster than
     # the first night (a night on an idle machine can be 10x faster than one
@@ -76,7 +85,7 @@ def test_nightly_sets_the_baseline_then_checks_against_it(tmp_path, loopdev):
     scale_baseline(tmp_path / "baseline.xml", 0.001 / 100.0)
     worse = night(tmp_path, loopdev)
     assert worse.returncode == 1, worse.stdout + worse.stderr
-    assert "check against" in worse.stdout and "REGRESSION" in worse.stdout
+    assert worse.stdout.startswith(f"tkperf nightly: REGRESSION against {tmp_path / 'baseline.xml'}, red since ")
     assert "lat_mean_us" in worse.stdout
 
 
@@ -100,7 +109,7 @@ def test_nightly_waits_for_three_good_nights_before_it_judges(tmp_path, loopdev)
     assert len(good.read_text().splitlines()) == 3
     fourth = night(tmp_path, loopdev, TKPERF_BASELINE="")
     assert fourth.returncode == 7, fourth.stdout + fourth.stderr  # judged: check met the missing files
-    assert "check against the last 3 nights failed (exit 7)" in fourth.stdout
+    assert "check against the last 3 normal nights failed (exit 7)" in fourth.stdout
 
 
 def test_the_nightly_benchmark_runs_on_a_tiny_setting():
@@ -112,5 +121,5 @@ def test_the_nightly_benchmark_runs_on_a_tiny_setting():
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert sum("target" in line for line in lines) == 10  # with the ceiling of the exact night
-    assert any(line.startswith("identical nights red, quick example (13 figures)") for line in lines)
+    assert any(line.startswith("identical nights red, quick example (14 figures)") for line in lines)
     assert any(line.startswith("history, 15% step: named at the right night") for line in lines)

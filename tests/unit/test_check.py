@@ -15,6 +15,7 @@ import lxml.etree
 import pytest
 
 from tkperf.cli import main
+from tkperf.cli import check as check_cli
 from tkperf.errors import (EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_REGRESSION,
                            EXIT_RESULT_FILE, EXIT_USAGE)
 from tkperf.model import noise
@@ -85,7 +86,7 @@ def calmed(run: RunResult, test: str, workload: str, field: str) -> RunResult:
 
 def rows(out: str) -> list:
     """The table's rows: the lines between the header and the warnings or the summary."""
-    return [line for line in out.splitlines()[1:-1] if not line.startswith("warning: ")]
+    return [line for line in out.splitlines()[1:-1] if not line.startswith(("warning: ", "night's shift: "))]
 
 
 def saved(tmp_path, name: str, run: RunResult) -> str:
@@ -408,7 +409,11 @@ def test_junit(capsys, tmp_path, pair, ssd):
     assert "-20.0%" in message and "tolerance 10%" in message
     names = [p.get("name") for p in suite.find("properties")]
     assert names[:6] == ["result", "baseline", "tolerance_pct", "alpha", "test", "correction"]
-    assert set(names[6:]) == {"warning"}
+    assert set(names[6:-3]) == {"warning"} and names[-3:] == ["drive", "night", "host"]
+    # the suite names the drive, the night and the host, as a CI dashboard shows a suite
+    assert suite.get("name") == ("tkperf check: loop device over /tmp/tkperf-example-y3nmf706/tkperf-loop-"
+                                 "k4fu69lo.img, night 2026-11-25 00:16, host vm") == root.get("name")
+    assert (suite.get("hostname"), suite.get("timestamp")) == ("vm", "2026-11-25T00:16:44")
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
 
 
@@ -531,6 +536,12 @@ def test_figure_keys_are_those_of_both_once_each(noisy):
     assert keys == ["rnd_4k_write_iops", "rnd_4k_mixed_iops", "rnd_4k_read_iops", "seq_write_mb_s",
                     "seq_read_mb_s", "rnd_4k_write_lat_mean_us", "rnd_4k_write_lat_max_us",
                     "rnd_4k_write_lat_largest_us", "rnd_4k_write_lat_p99_9_us", "rnd_4k_write_lat_p99_99_us",
+                    # every latency LAT measured: the mean of each workload's reads and writes
+                    "rnd_8k_read_lat_mean_us", "rnd_4k_read_lat_mean_us", "rnd_512_read_lat_mean_us",
+                    "rnd_8k_65_35_read_lat_mean_us", "rnd_8k_65_35_write_lat_mean_us",
+                    "rnd_4k_65_35_read_lat_mean_us", "rnd_4k_65_35_write_lat_mean_us",
+                    "rnd_512_65_35_read_lat_mean_us", "rnd_512_65_35_write_lat_mean_us",
+                    "rnd_8k_write_lat_mean_us", "rnd_512_write_lat_mean_us",
                     "first_interval_iops", "last_5_intervals_iops", "gb_written"]
     only_iops = copy.deepcopy(noisy)
     only_iops.tests = [t for t in only_iops.tests if t.key == "iops"]
@@ -801,3 +812,178 @@ def test_a_latency_alone_against_nights_is_tested_in_its_own_direction():
     floor = noise.mean([noise.variance(w) / 2 for w in [[99.0, 101.0]] * 3 + [[129.0, 131.0]]])
     assert cell.p_value == noise.predict(130.0, [100.0, 104.0, 96.0], "lower", floor).p_worse < 0.05
     assert cell.verdict == "regression"
+
+
+# --- another drive, JUnit of the nights not judged and of noise, the JSON summary --------------
+
+def _other(run: RunResult, **device) -> RunResult:
+    run = copy.deepcopy(run)
+    run.device = dataclasses.replace(run.device, **device)
+    return run
+
+
+def test_a_baseline_of_another_drive_is_named_and_refused(capsys, tmp_path, ssd):
+    """A swapped drive (another serial; the model the same) is named with both
+    identities, and refused (exit 12) unless --allow-other-drive; then it is
+    the first line of the output and a warning of the JUnit and JSON."""
+    mine = saved(tmp_path, "mine", _other(ssd, vendor="ACME", model="FAST 1TB", serial="S1"))
+    other = saved(tmp_path, "other", _other(ssd, vendor="ACME", model="FAST 1TB", serial="S2"))
+    rc, out, err = check(capsys, mine, "--baseline", mine, other)
+    assert rc == EXIT_NOT_COMPARABLE and out == ""
+    assert err.startswith(f"tkperf: error: another drive: {mine} was measured on ACME FAST 1TB serial S1, "
+                          f"{other} on ACME FAST 1TB serial S2 (different serial);")
+    assert "--allow-other-drive" in err and len(err.splitlines()) == 1
+    junit = tmp_path / "junit.xml"
+    rc, out, _ = check(capsys, mine, "--baseline", mine, other, "--allow-other-drive", "--junit", str(junit))
+    assert rc == EXIT_OK and out.splitlines()[0].startswith("warning: another drive: ")
+    props = {p.get("name"): p.get("value") for p in lxml.etree.parse(str(junit)).iter("property")}
+    assert props["drive"] == "ACME FAST 1TB serial S1"
+    assert any(w.startswith("another drive:") for w in
+               [p.get("value") for p in lxml.etree.parse(str(junit)).iter("property") if p.get("name") == "warning"])
+
+
+def test_a_loop_devices_file_is_not_its_identity(ssd):
+    """A loop device's model names its file, made anew as often as not: not another drive."""
+    a = _other(ssd, model="loop device over /tmp/a.img")
+    assert regression.other_drive(a, _other(ssd, model="loop device over /tmp/b.img")) == []
+    assert regression.other_drive(a, _other(ssd, model="FAST 1TB")) == ["model"]
+    assert regression.other_drive(_other(ssd, serial="X"), _other(ssd, serial="")) == []  # not recorded
+
+
+def test_a_night_not_judged_is_a_junit_of_skipped_cases(capsys, tmp_path):
+    junit = tmp_path / "junit.xml"
+    rc, out, _ = check(capsys, example("example-ssd"), "--not-judged", "night 1 of 3", "--junit", str(junit))
+    assert rc == EXIT_OK and out.startswith("not judged: night 1 of 3 (")
+    root = lxml.etree.parse(str(junit)).getroot()
+    cases = root.findall("testsuite/testcase")
+    assert cases and all(c.find("skipped").get("message") == "night 1 of 3" for c in cases)
+    assert root.get("skipped") == str(len(cases)) and root.get("failures") == "0"
+    assert root.get("name").startswith("tkperf check: loop device over ")
+    rc, _, err = check(capsys, example("example-ssd"), "--not-judged", "x", "--baseline", example("example-ssd"))
+    assert rc == EXIT_USAGE and "--not-judged" in err
+    rc, _, err = check(capsys, example("example-ssd"))
+    assert rc == EXIT_USAGE and "--baseline" in err
+
+
+def test_noise_and_warn_are_visible_in_junit(capsys, tmp_path):
+    """warn (no noise estimate) is a skipped case; noise a passing case with the
+    property verdict=noise and its first output line saying so."""
+    cells = (regression.Cell("wsat", "first_interval_iops", "first", "IOPS", "higher", 100.0, 70.0, -30.0,
+                             regression.WARN),
+             regression.Cell("iops", "rnd_4k_read_iops", "R", "IOPS", "higher", 100.0, 80.0, -20.0,
+                             regression.NOISE, p_value=0.2, p_adjusted=0.4),
+             regression.Cell("tp", "seq_read_mb_s", "R", "MB/s", "higher", 100.0, 100.0, 0.0, regression.OK))
+    root = lxml.etree.fromstring(check_cli.junit_xml(regression.Comparison(10.0, cells), "r.xml", ["b.xml"]))
+    warn, noisy, ok = root.findall("testsuite/testcase")
+    assert warn.find("skipped").get("type") == "warn" and "no noise estimate" in warn.find("skipped").get("message")
+    assert noisy.find("skipped") is None and noisy.find("failure") is None
+    assert noisy.find("properties/property").attrib == {"name": "verdict", "value": "noise"}
+    assert noisy.find("system-out").text.startswith("noise: R: 100 -> 80 IOPS (-20.0%")
+    assert ok.find("properties") is None and root.get("skipped") == "1"
+    assert "2 figures worse beyond the tolerance but not failed" in root.find("testsuite/system-out").text
+
+
+def test_the_nights_shift_is_printed_with_what_p_means(capsys, tmp_path, ssd):
+    nights = [saved(tmp_path, f"night{i}", scaled(ssd, "iops", WRITE_4K, "iops", f))
+              for i, f in enumerate((0.95, 1.0, 1.05))]
+    rc, out, _ = check(capsys, saved(tmp_path, "result", ssd), "--baseline", *nights)
+    (line,) = [line for line in out.splitlines() if line.startswith("night's shift: ")]
+    assert "p adj " in line and "never below p" in line and out.splitlines()[-2] == line
+    for cells in (r.split() for r in rows(out)[1:]):
+        p, adj = cells[-3], cells[-2]
+        if p not in ("-", "<0.001") and adj != "<0.001":
+            assert float(adj) >= float(p)
+
+
+def test_the_json_summary_gets_the_checks_verdict_and_host_facts(capsys, tmp_path, pair, ssd):
+    run = copy.deepcopy(scaled(ssd, "iops", WRITE_4K, "iops", 0.8))
+    run.facts = dict(run.facts, simdrive_host={"replies": 10, "late_replies": 1, "late_share": 0.1,
+                                               "idle_share": 0.3})
+    result, base = pair(run)
+    summary = tmp_path / "summary.json"
+    summary.write_text(json.dumps({"schema": "tkperf-summary", "version": 1, "name": "n"}))
+    rc, _, _ = check(capsys, result, "--baseline", base, "--summary", str(summary))
+    assert rc == EXIT_REGRESSION
+    doc = json.loads(summary.read_text())
+    assert doc["name"] == "n" and doc["check"]["verdict"] == "regression"
+    assert [(r["test"], r["figure"]) for r in doc["check"]["regressions"]] == [("iops", "rnd_4k_write_iops")]
+    assert doc["check"]["host"]["simdrive_host"]["idle_share"] == 0.3 and doc["check"]["host"]["hostname"] == "vm"
+    with open(os.path.join(ROOT, "tkperf", "model", "data", "summary.schema.json")) as fh:
+        schema = json.load(fh)
+    jsonschema.validate(doc["check"], schema["properties"]["check"])
+    (tmp_path / "bad.json").write_text("[1]")
+    rc, _, err = check(capsys, result, "--baseline", base, "--summary", str(tmp_path / "bad.json"))
+    assert rc == EXIT_USAGE and err.count("\n") == 1 and "not a tkperf --json-summary file" in err
+
+
+def _reads(run: RunResult, level: float) -> RunResult:
+    """A copy whose LAT 4k reads' window mean response times lie within 1% of ``level``."""
+    run = copy.deepcopy(run)
+    t = run.test("lat")
+    window = [r.index for r in t.window_rounds()]
+
+    def read(w: Workload, i: int) -> Workload:
+        if w.name != "rnd-4k-100-0" or i not in window:
+            return w
+        return dataclasses.replace(w, read=dataclasses.replace(
+            w.read, lat_mean_us=level * CALM[window.index(i) % len(CALM)]))
+    t.rounds = [dataclasses.replace(r, workloads=tuple(read(w, r.index) for w in r.workloads)) for r in t.rounds]
+    return run
+
+
+def test_a_read_latency_rise_is_checked(capsys, tmp_path, ssd):
+    """LAT's headline holds the 4k writes; check also judges the reads it measured."""
+    base, result = saved(tmp_path, "base", _reads(ssd, 100.0)), saved(tmp_path, "result", _reads(ssd, 130.0))
+    rc, out, _ = check(capsys, result, "--baseline", base)
+    assert rc == EXIT_REGRESSION, out
+    assert out.splitlines()[-1].endswith(": lat/rnd_4k_read_lat_mean_us +30.0%")
+
+
+def test_a_significant_small_shift_fails_no_figure_its_own_noise_explains():
+    """Twelve steady figures (0.2% apart night to night) all 2% lower: the
+    night's shift is significant.  A noisy figure (15% apart, one value a
+    night) 14% lower is beyond the tolerance, but its own nights show such
+    moves: noise, not a regression; a steady figure 20% lower is one."""
+    from tkperf.model import family
+    from tkperf.model.figures import Figure
+
+    steady = (1.0, 1.002, 0.998, 1.001, 0.999, 1.002, 0.998)
+    noisy = (1.0, 1.15, 0.85, 1.1, 0.9, 1.2, 0.8)
+
+    def item(k: int, nights, value: float, windows=True) -> regression.Input:
+        wins = tuple((v * 0.999, v, v * 1.001) for v in nights) if windows else ()
+        mine = (value * 0.999, value, value * 1.001) if windows else ()
+        data = family.Figure("higher", tuple(nights), value, wins, mine)
+        return regression.Input("t", Figure(f"f{k}", f"f{k}", value, "IOPS", "higher"), data)
+
+    def night(steady_tonight: list) -> regression.Comparison:
+        items = [item(k, [1000 * f for f in steady[k % 2:] + steady[:k % 2]], 1000 * t)
+                 for k, t in enumerate(steady_tonight)]
+        items.append(item(99, [5000 * f for f in noisy], 5000 * 0.86, windows=False))
+        return regression.assess(items, 10.0)
+
+    calm = night([0.98] * 12)
+    assert calm.method == regression.NIGHT_ADJUSTED and calm.night.adjusted_worse < 0.05
+    assert [c.verdict for c in calm.cells] == [regression.OK] * 12 + [regression.NOISE]
+    noisy_cell = calm.cells[-1]
+    assert noisy_cell.p_value is not None and noisy_cell.p_adjusted >= noisy_cell.p_value  # p adj never below p
+    one = night([0.98] * 11 + [0.8])
+    assert [c.figure for c in one.regressions] == ["f11"]
+
+
+def test_a_night_the_host_limited_is_said_to_be(ssd):
+    """The emulated SSD's idle share above every baseline's, or late replies
+    beyond the caveat: a warning that names the shares; the verdict stays."""
+    def host(run: RunResult, idle: float, late: float = 0.0) -> RunResult:
+        run = copy.deepcopy(run)
+        run.facts = dict(run.facts, simdrive_host={"replies": 1000, "late_replies": int(late * 1000),
+                                                   "late_share": late, "idle_share": idle, "max_late_s": 0.01,
+                                                   "late_s": 0.001, "threshold": 0.05})
+        return run
+    bases = [host(ssd, v) for v in (0.22, 0.30, 0.36)]
+    (line,) = regression.host_warnings(host(ssd, 0.38 + 0.001), bases)
+    assert line.startswith("host-limited night? the emulated SSD was idle 38% of the result's run, against 22%-36%")
+    assert regression.host_warnings(host(ssd, 0.37), bases) == []  # within 2 points of the busiest baseline
+    assert regression.host_warnings(ssd, bases) == []  # a run that recorded none
+    (late,) = regression.host_warnings(host(ssd, 0.30, late=0.08), bases)
+    assert late.startswith("result: emulated SSD host-limited: 80 of 1,000 replies (8.0%)")

@@ -65,7 +65,7 @@ def nightly(tmp_path_factory, example) -> str:
         folder = root / f"night-{i:02d}"
         folder.mkdir()
         store.save(night(example, i, f), str(folder / f"night-{i:02d}.xml"))
-    (root / "night-00" / "junit.xml").write_text("<testsuites/>")  # not a result: skipped
+    (root / "night-00" / "notes.xml").write_text("<notes/>")  # not a result: skipped
     return str(root)
 
 
@@ -209,9 +209,13 @@ def test_an_outdir_that_cannot_be_made(capsys, tmp_path):
 
 
 def test_a_directory_of_other_xml_only(capsys, tmp_path):
-    (tmp_path / "junit.xml").write_text("<testsuites/>")
+    (tmp_path / "notes.xml").write_text("<notes/>")
     rc, _, err = history(capsys, str(tmp_path))
     assert rc == EXIT_RESULT_FILE and err.strip().endswith("no tkperf result files (1 other XML files)")
+    (tmp_path / "notes.xml").unlink()
+    (tmp_path / "junit.xml").write_text("<testsuites/>")  # a check's JUnit report: not counted as another file
+    rc, _, err = history(capsys, str(tmp_path))
+    assert rc == EXIT_RESULT_FILE and err.strip().endswith("no tkperf result files")
 
 
 # --- pages -------------------------------------------------------------------------------------
@@ -261,7 +265,9 @@ exec "{python}" -m tkperf "$@"
 """
 
 
-def test_the_nightly_example_checks_the_last_nights_and_updates_the_history(tmp_path, example):
+def _nightly_env(tmp_path, example):
+    """(env, run_night, good result, bad result): the example job with a fake
+    ``tkperf ssd run`` that copies a result; one test (TP), two figures."""
     import subprocess
     import sys
     import time
@@ -273,30 +279,81 @@ def test_the_nightly_example_checks_the_last_nights_and_updates_the_history(tmp_
     good, bad = tmp_path / "good.xml", tmp_path / "bad.xml"
     one_test = copy.deepcopy(example)
     one_test.tests = [t for t in one_test.tests if t.key == "tp-1024k"]  # two figures, two plots: quick
-    store.save(night(one_test, 0, 1.0), str(good))
-    store.save(night(one_test, 0, 0.5), str(bad))  # every MB/s halved
-    outdir = tmp_path / "nightly"
+    store.save(night(one_test, 40, 1.0), str(good))
+    store.save(night(one_test, 40, 0.5), str(bad))  # every MB/s halved
     env = {"PATH": f"{bindir}:/usr/bin:/bin", "HOME": str(tmp_path), "TKPERF_DEVICE": "/dev/null",
-           "TKPERF_OUTDIR": str(outdir), "TKPERF_NIGHTS": "3", "PYTHONPATH": ROOT}
+           "TKPERF_OUTDIR": str(tmp_path / "nightly"), "TKPERF_NIGHTS": "3", "PYTHONPATH": ROOT}
     script = os.path.join(ROOT, "examples", "nightly", "tkperf-nightly")
 
-    def run_night(result) -> subprocess.CompletedProcess:
-        time.sleep(1.05)  # the script names a night by the second it starts
-        return subprocess.run(["bash", script], env=dict(env, TKPERF_FAKE_RESULT=str(result)),
+    def run_night(result, *argv: str, **extra: str) -> subprocess.CompletedProcess:
+        if not argv:
+            time.sleep(1.05)  # the script names a night by the second it starts
+        return subprocess.run(["bash", script, *argv], env=dict(env, TKPERF_FAKE_RESULT=str(result), **extra),
                               capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return env, run_night, good, bad
 
-    for _ in range(3):  # no night is judged before 3 good ones are in
-        proc = run_night(good)
+
+def test_the_nightly_example_keeps_a_regression_red_until_it_is_accepted(tmp_path, example):
+    """The first nights are not judged (a JUnit of skipped cases); a red night
+    is not a normal night: the next one is judged against the same normal
+    nights and stays red, saying since when; --accept makes the red nights
+    the new level, judged from there on; the history page marks the red nights."""
+    _, run_night, good, bad = _nightly_env(tmp_path, example)
+    outdir = tmp_path / "nightly"
+    for _ in range(2):  # no night is judged before TKPERF_MIN_NIGHTS (2 here) normal ones are in
+        proc = run_night(good, TKPERF_MIN_NIGHTS="2")
         assert (proc.returncode, proc.stdout) == (0, ""), proc.stdout + proc.stderr
-    proc = run_night(bad)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert proc.stdout.startswith("tkperf nightly: check against the last 3 nights failed (exit 1)")
-    assert "REGRESSION" in proc.stdout and "tp-1024k/seq_" in proc.stdout  # a halved MB/s beyond the noise
+    first_junit = lxml.etree.parse(str(next(outdir.glob("nightly-*/junit.xml")))).getroot()
+    assert first_junit.get("skipped") == first_junit.get("tests") == "2" and first_junit.get("failures") == "0"
+    assert first_junit.get("name").startswith("tkperf check: EXAMPLE SSD serial SN-HISTORY, night 2026-02-10")
+    reds = []
+    for k in (1, 2):  # the same regression, two nights: red on both
+        proc = run_night(bad, TKPERF_MIN_NIGHTS="2")
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "REGRESSION" in proc.stdout and "tp-1024k/seq_" in proc.stdout  # a halved MB/s beyond the noise
+        reds.append(sorted(outdir.glob("nightly-*"))[-1])
+        assert proc.stdout.startswith(f"tkperf nightly: REGRESSION against the last 2 normal nights, red since "
+                                      f"{reds[0].name} ({k} night(s));")
+        assert "tkperf-nightly --accept" in proc.stdout
     nights = (outdir / "good-nights").read_text().splitlines()
-    assert len(nights) == 4 and nights[-1].endswith(".xml") and os.path.isfile(nights[-1])
+    assert len(nights) == 2 and all(os.path.isfile(n) for n in nights)  # the red nights are not normal ones
+    assert len((outdir / "red-nights").read_text().splitlines()) == 2
+    summary = json.loads((reds[1] / "summary.json").read_text()) if (reds[1] / "summary.json").exists() else None
+    assert summary is None  # the fake run writes no summary; check --summary is tested in test_check
     page = (outdir / "history" / "index.html").read_text()
     assert "EXAMPLE SSD (serial SN-HISTORY)" in page and ">4</td>" in page  # four results
+    assert "junit.xml" not in page  # a night's JUnit report is not a skipped file
+    device = next(p for p in (outdir / "history").glob("*.html") if p.name != "index.html").read_text()
+    assert "2 nights red by the night's check" in device and device.count("<tr class=\"change\"><td") == 2
+    assert device.count("<td>RED: ") == 2 and device.count("<td>not judged</td>") == 2
     assert (outdir / INDEX_NAME).is_file()
+
+    proc = run_night(bad, "--accept")
+    assert proc.returncode == 0 and proc.stdout.startswith(
+        f"tkperf nightly: accepted 2 red night(s) since {reds[0] / reds[0].name}.xml"), proc.stdout + proc.stderr
+    assert not (outdir / "red-nights").exists()
+    assert (outdir / "good-nights").read_text().splitlines()[2].startswith("# accepted ")
+    proc = run_night(bad, TKPERF_MIN_NIGHTS="2")  # the new level: judged against the two accepted nights
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stdout + proc.stderr
+    assert lxml.etree.parse(str(sorted(outdir.glob("nightly-*"))[-1] / "junit.xml")).getroot().get("skipped") == "0"
+
+
+def test_the_nightly_example_tells_a_new_change_point_once(tmp_path, example):
+    """Results already in the folder hold a step: the job's next night tells the
+    change point (though the night is not judged), the night after stays silent."""
+    _, run_night, _, bad = _nightly_env(tmp_path, example)
+    old = tmp_path / "nightly" / "old"
+    old.mkdir(parents=True)
+    run = copy.deepcopy(example)
+    run.tests = [t for t in run.tests if t.key == "tp-1024k"]
+    for i in range(8):
+        store.save(night(run, i, 1.0 if i < 4 else 0.5), str(old / f"n{i}.xml"))
+    proc = run_night(bad)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("tkperf nightly: the history found 2 new change point(s)"), proc.stdout
+    assert f"from {old / 'n4.xml'}" in proc.stdout and "tp-1024k/seq_" in proc.stdout
+    proc = run_night(bad)
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stdout + proc.stderr
 
 
 def test_a_short_series_says_so_and_skipped_files_are_named(capsys, tmp_path, example):
@@ -308,13 +365,16 @@ def test_a_short_series_says_so_and_skipped_files_are_named(capsys, tmp_path, ex
     for i in range(4):
         store.save(night(run, i, 1.0), str(tmp_path / f"n{i}.xml"))
     (tmp_path / "n2.html").write_text("<html>the report of n2</html>")
-    (tmp_path / "junit.xml").write_text("<testsuites/>")
+    (tmp_path / "junit.xml").write_text("<?xml version='1.0'?>\n<testsuites/>")  # a check's: not listed
+    (tmp_path / "other.xml").write_text("<other/>")
     out_dir = tmp_path / "pages"
     rc, out, _ = history(capsys, str(tmp_path), "--outdir", str(out_dir))
     assert rc == EXIT_OK and "series too short for a change point" in out
-    assert f"skipped 1 XML files that are not tkperf results: {tmp_path / 'junit.xml'}" in out
+    assert f"skipped 1 XML files that are not tkperf results: {tmp_path / 'other.xml'}" in out
     index = (out_dir / "index.html").read_text()
-    assert "Skipped: 1 XML file" in index and "junit.xml" in index
+    assert "Skipped: 1 XML file" in index and "other.xml" in index and "junit.xml" not in index
+    rc, out, _ = history(capsys, str(tmp_path), "--outdir", str(out_dir))  # the same from the index
+    assert "junit.xml" not in out and "junit.xml" not in (out_dir / "index.html").read_text()
     device = next(p for p in os.listdir(out_dir) if p.endswith(".html") and p != "index.html")
     text = (out_dir / device).read_text()
     assert "Series too short for a change point: 4 runs" in text and "No change point" not in text

@@ -12,6 +12,7 @@ figures only; never imports matplotlib.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import re
 import sys
@@ -19,11 +20,14 @@ from typing import List, Optional, Sequence
 
 from lxml import etree
 
-from tkperf import store, strictjson
+from tkperf import notify, store, strictjson
 from tkperf.durations import unit_word
 from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, UsageError
 from tkperf.model import noise
+from tkperf.model.results import DeviceInfo, HostInfo, RunResult
+from tkperf.model.shown import cut
 from tkperf.report import checked
+from tkperf.untrusted import for_xml
 from tkperf.verdict import regression
 from tkperf.verdict.regression import Cell, Comparison
 
@@ -78,7 +82,14 @@ def parse_alpha(text: str) -> float:
 def cmd_check(args: argparse.Namespace) -> int:
     tolerance, alpha = parse_tolerance(args.tolerance), parse_alpha(args.alpha)
     result = checked.load(args.result)
+    if args.not_judged is not None:
+        if args.baseline:
+            raise UsageError("--not-judged: a night that is not judged has no --baseline; give one or the other")
+        return not_judged(args, result)
+    if not args.baseline:
+        raise UsageError("give --baseline BASE.xml (or --not-judged REASON for a night that is not judged)")
     baselines = [checked.load(path) for path in args.baseline]
+    drives = drive_lines(args.result, result, args.baseline, baselines, args.allow_other_drive)
     for path, baseline in zip(args.baseline, baselines):
         reasons = regression.not_comparable(result, baseline)
         if reasons:
@@ -93,13 +104,70 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise NotComparableError(
             f"{args.result}: cannot judge " + ", ".join(f"{c.test}/{c.figure}" for c in unjudged)
             + ": not a finite number in the result or the baseline; no verdict rests on it")
+    told = dataclasses.replace(comparison, warnings=tuple(drives) + comparison.warnings)
     if args.junit:
-        store.atomic_write(args.junit, junit_xml(comparison, args.result, args.baseline))
+        store.atomic_write(args.junit, junit_xml(told, args.result, args.baseline, result))
+    if args.summary:
+        add_to_summary(args.summary, summary_section(told, result, args.baseline))
     if args.json:
-        print(strictjson.dumps(as_dict(comparison, args.result, args.baseline), indent=2))
+        print(strictjson.dumps(as_dict(told, args.result, args.baseline), indent=2))
     else:
-        print("\n".join(table(comparison) + warning_lines(comparison) + [summary_line(comparison)]))
+        print("\n".join([f"warning: {d}" for d in drives] + table(comparison) + warning_lines(comparison)
+                        + night_lines(comparison) + [summary_line(comparison)]))
     return EXIT_REGRESSION if comparison.regressions else EXIT_OK
+
+
+def drive_lines(result_path: str, result: RunResult, paths: Sequence[str], baselines: Sequence[RunResult],
+                allowed: bool) -> List[str]:
+    """One line per baseline measured on another drive than the result (model,
+    serial or world-wide name differ), naming both; a NotComparableError
+    (exit 12) for the first unless ``allowed`` (``--allow-other-drive``)."""
+    lines = []
+    for path, baseline in zip(paths, baselines):
+        fields = regression.other_drive(result, baseline)
+        if not fields:
+            continue
+        line = (f"another drive: {result_path} was measured on {regression.drive_text(result)}, "
+                f"{path} on {regression.drive_text(baseline)} (different {', '.join(fields)})")
+        if not allowed:
+            raise NotComparableError(line + "; a swapped drive is not a regression: give --allow-other-drive "
+                                            "to compare them all the same")
+        lines.append(line)
+    return lines
+
+
+def night_text(run: RunResult) -> str:
+    """When the run started, as the night it stands for: '2026-12-07 01:30' ('' when not recorded)."""
+    return cut(run.started[:16].replace("T", " "), 40)
+
+
+def suite_name(run: RunResult) -> str:
+    """The JUnit suite's name: the drive, the night and the host, which a CI dashboard shows."""
+    host = cut(run.host.hostname, 80) or "an unnamed host"
+    return f"tkperf check: {regression.drive_text(run)}, night {night_text(run) or 'unknown'}, host {host}"
+
+
+def not_judged(args: argparse.Namespace, result: RunResult) -> int:
+    """``--not-judged REASON``: every headline figure of the result as a
+    skipped JUnit test case (a first night: too few nights to judge by);
+    exit 0, one line."""
+    cells = [(t.key, f) for t in result.tests for f in regression.figures(t)]
+    reason = args.not_judged.strip() or "not judged"
+    if args.junit:
+        root, suite = _suite(result, len(cells), 0, len(cells))
+        props = etree.SubElement(suite, "properties")
+        for name, value in _identity(args.result, result) + [("not_judged", reason)]:
+            etree.SubElement(props, "property", name=name, value=for_xml(value))
+        for test, fig in cells:
+            case = etree.SubElement(suite, "testcase", classname=test, name=fig.key, time="0")
+            etree.SubElement(case, "skipped", type="not-judged", message=for_xml(reason))
+        store.atomic_write(args.junit, etree.tostring(root, xml_declaration=True, encoding="UTF-8",
+                                                      pretty_print=True))
+    if args.summary:
+        add_to_summary(args.summary, {"verdict": "not judged", "reason": reason, **_host_facts(result)})
+    print(f"not judged: {reason} ({len(cells)} figure{'' if len(cells) == 1 else 's'}"
+          f"{', written as skipped test cases' if args.junit else ''})")
+    return EXIT_OK
 
 
 # --- text ------------------------------------------------------------------------------------
@@ -157,6 +225,19 @@ def warning_lines(comparison: Comparison) -> List[str]:
     return lines
 
 
+def night_lines(comparison: Comparison) -> List[str]:
+    """What the p columns mean when the night's shift was tested apart, with the shift itself."""
+    night = comparison.night
+    if night is None:
+        return []
+    worse = night.shift_pct < 0
+    return [f"night's shift: {night.shift_pct:+.1f}% (p adj {p_text(night.adjusted(worse))}, "
+            f"{'worse' if worse else 'better'}); p is each figure's own move with the shift taken out, or, "
+            f"where the shift decided, its whole move against its own nights (a figure moved beyond the "
+            f"tolerance with a significant shift fails only when its whole move is beyond its own noise "
+            f"too); p adj is what decided, never below p"]
+
+
 def test_text(comparison: Comparison) -> str:
     """The test and its error control, as the summary line names them."""
     n = sum(1 for c in comparison.cells if c.p_value is not None)
@@ -199,50 +280,118 @@ def as_dict(comparison: Comparison, result: str, baselines: Sequence[str]) -> di
             "figures": [c.as_dict() for c in comparison.cells]}
 
 
-def junit_xml(comparison: Comparison, result: str, baselines: Sequence[str]) -> bytes:
-    """JUnit XML: a testcase per compared figure, a failure per regression;
+def _suite(run: RunResult, tests: int, failures: int, skipped: int) -> tuple:
+    """The JUnit root and its one suite, named for the drive, night and host
+    (``timestamp`` and ``hostname`` as the JUnit schema has them)."""
+    n, failed, skips = str(tests), str(failures), str(skipped)
+    name = for_xml(suite_name(run))
+    root = etree.Element("testsuites", name=name, tests=n, failures=failed, errors="0", skipped=skips)
+    suite = etree.SubElement(root, "testsuite", name=name, tests=n, failures=failed, errors="0",
+                             skipped=skips, hostname=for_xml(cut(run.host.hostname, 80) or "unknown"))
+    if run.started:
+        suite.set("timestamp", for_xml(run.started[:19]))
+    return root, suite
+
+
+def _identity(path: str, run: RunResult) -> List[tuple]:
+    return [("result", path), ("drive", regression.drive_text(run)), ("night", night_text(run)),
+            ("host", cut(run.host.hostname, 80))]
+
+
+def junit_xml(comparison: Comparison, result: str, baselines: Sequence[str],
+              run: Optional[RunResult] = None) -> bytes:
+    """JUnit XML: a testcase per compared figure, a failure per regression, a
+    skipped case per ``warn`` (no noise estimate: not judged), a passing
+    case with the property ``verdict`` ``noise`` and a first output line
+    saying so per ``noise``; the suite named for the drive, night and host;
     the warnings as properties and in the suite's system-out."""
-    n, failures = str(len(comparison.cells)), str(len(comparison.regressions))
-    root = etree.Element("testsuites", name="tkperf check", tests=n, failures=failures, errors="0")
-    suite = etree.SubElement(root, "testsuite", name="tkperf check", tests=n, failures=failures,
-                             errors="0", skipped="0")
+    if run is None:
+        run = RunResult(name="", started="", device=DeviceInfo("", "", "block", 0), host=HostInfo(), options={})
+    warned = [c for c in comparison.cells if c.verdict == regression.WARN]
+    root, suite = _suite(run, len(comparison.cells), len(comparison.regressions), len(warned))
     props = etree.SubElement(suite, "properties")
-    pairs = [("result", result)] + [("baseline", b) for b in baselines] + [
+    pairs = _identity(result, run)[:1] + [("baseline", b) for b in baselines] + [
         ("tolerance_pct", f"{comparison.tolerance_pct:g}"), ("alpha", f"{comparison.alpha:g}"),
         ("test", comparison.method), ("correction", comparison.correction)]
     pairs += [("warning", w) for w in comparison.warnings]
+    pairs += _identity(result, run)[1:]
     for name, value in pairs:
-        etree.SubElement(props, "property", name=name, value=value)
+        etree.SubElement(props, "property", name=name, value=for_xml(value))
     for cell in comparison.cells:
         _testcase(suite, cell, comparison.tolerance_pct)
-    if comparison.warnings:
-        etree.SubElement(suite, "system-out").text = "\n".join(warning_lines(comparison))
+    noted = [f"{c.test}/{c.figure}: {c.verdict} ({_change(c, comparison.tolerance_pct)}%)"
+             for c in comparison.cells if c.verdict in (regression.NOISE, regression.WARN)]
+    if comparison.warnings or noted:
+        etree.SubElement(suite, "system-out").text = for_xml("\n".join(
+            [f"{len(noted)} figure{'' if len(noted) == 1 else 's'} worse beyond the tolerance but not "
+             f"failed: " + ", ".join(noted)] * bool(noted) + warning_lines(comparison)))
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
 def _testcase(suite: etree._Element, cell: Cell, tolerance_pct: float) -> None:
     case = etree.SubElement(suite, "testcase", classname=cell.test, name=cell.figure, time="0")
     moved = f"{cell.text.format(cell.baseline)} -> {cell.text.format(cell.result)} {cell.unit}".rstrip()
+    told = (f"{cell.label}: {moved} ({_change(cell, tolerance_pct)}%, {cell.better} is better, "
+            f"tolerance {tolerance_pct:g}%, p {p_text(cell.p_value)}, adjusted {p_text(cell.p_adjusted)})")
+    first = ""
     if cell.verdict == regression.REGRESSION:
-        failure = etree.SubElement(case, "failure", type="regression",
-                                   message=f"{cell.label}: {moved} ({_change(cell, tolerance_pct)}%, "
-                                           f"{cell.better} is better, tolerance {tolerance_pct:g}%, "
-                                           f"p {p_text(cell.p_value)}, adjusted {p_text(cell.p_adjusted)})")
+        failure = etree.SubElement(case, "failure", type="regression", message=for_xml(told))
         failure.text = moved
+    elif cell.verdict == regression.WARN:
+        etree.SubElement(case, "skipped", type="warn", message=for_xml(
+            f"warn: {told}: worse beyond the tolerance, but no noise estimate to judge it by"))
+    elif cell.verdict == regression.NOISE:
+        props = etree.SubElement(case, "properties")
+        etree.SubElement(props, "property", name="verdict", value="noise")
+        first = f"noise: {told}: worse beyond the tolerance, but within the nights' noise\n"
     out = etree.SubElement(case, "system-out")
-    out.text = (f"baseline={cell.baseline!r} result={cell.result!r} "
-                f"change_pct={_change(cell, tolerance_pct)} p={p_text(cell.p_value)} "
-                f"p_adjusted={p_text(cell.p_adjusted)} "
-                f"unit={cell.unit} better={cell.better or 'none'} verdict={cell.verdict}")
+    out.text = for_xml(first + f"baseline={cell.baseline!r} result={cell.result!r} "
+                       f"change_pct={_change(cell, tolerance_pct)} p={p_text(cell.p_value)} "
+                       f"p_adjusted={p_text(cell.p_adjusted)} "
+                       f"unit={cell.unit} better={cell.better or 'none'} verdict={cell.verdict}")
+
+
+def _host_facts(run: RunResult) -> dict:
+    """The tested host as the result records it, with the emulated SSD's host-limit facts (null: none)."""
+    facts = run.facts.get("simdrive_host") if isinstance(run.facts, dict) else None
+    return {"drive": regression.drive_text(run), "night": night_text(run),
+            "host": {"hostname": cut(run.host.hostname, 200), "cores": run.host.cores,
+                     "simdrive_host": facts if isinstance(facts, dict) else None}}
+
+
+def summary_section(comparison: Comparison, run: RunResult, baselines: Sequence[str]) -> dict:
+    """The ``check`` entry ``--summary`` adds to the run's JSON summary."""
+    def named(verdict: str) -> List[dict]:
+        return [{"test": c.test, "figure": c.figure, "change_pct": c.change_pct, "p_adjusted": c.p_adjusted}
+                for c in comparison.cells if c.verdict == verdict]
+    return {"verdict": comparison.verdict, "tolerance_pct": comparison.tolerance_pct,
+            "baseline": list(baselines), "test": comparison.method,
+            "regressions": named(regression.REGRESSION), "noise": named(regression.NOISE),
+            "warn": named(regression.WARN), "warnings": list(comparison.warnings), **_host_facts(run)}
+
+
+def add_to_summary(path: str, section: dict) -> None:
+    """Put ``section`` into the run's ``--json-summary`` file as its ``check``
+    entry (replacing one there); one clear line when it is not such a file."""
+    try:
+        with open(path, "rb") as fh:
+            doc = strictjson.loads(fh.read(4 << 20).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or "not a JSON summary"
+        raise UsageError(f"--summary {path}: {why}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != "tkperf-summary":
+        raise UsageError(f"--summary {path}: not a tkperf --json-summary file")
+    doc["check"] = section
+    notify.write_summary(path, doc)
 
 
 def register(sub) -> None:
     check = sub.add_parser("check", help="check a result against a baseline (exit 1 on a regression)",
                            allow_abbrev=False)
     check.add_argument("result", help="the tkperf result XML file to check")
-    check.add_argument("--baseline", required=True, nargs="+", action="extend", metavar="BASE.xml",
-                       help="the result file(s) to compare with; several (the last nights) are one "
-                            "baseline: their mean and their pooled window values")
+    check.add_argument("--baseline", nargs="+", action="extend", metavar="BASE.xml",
+                       help="the result file(s) to compare with (required unless --not-judged); several "
+                            "(the last nights) are one baseline: their mean and their pooled window values")
     check.add_argument("--tolerance", default=DEFAULT_TOLERANCE, metavar="PCT",
                        help="how much worse a figure may get, in percent: 10%% or 10 (default 10%%)")
     check.add_argument("--alpha", default=f"{noise.ALPHA:g}", metavar="LEVEL",
@@ -254,6 +403,16 @@ def register(sub) -> None:
                             "nights with no change go red) or none (each figure at LEVEL)")
     check.add_argument("--metric", action="append", metavar="KEY",
                        help="check only this figure key (repeatable; default all)")
-    check.add_argument("--junit", metavar="FILE", help="also write the comparison as JUnit XML")
+    check.add_argument("--junit", metavar="FILE", help="also write the comparison as JUnit XML (its suite "
+                                                         "names the drive, the night and the host)")
+    check.add_argument("--summary", metavar="FILE",
+                       help="add the check's verdict and the host's facts to the run's --json-summary FILE "
+                            "(its 'check' entry)")
+    check.add_argument("--allow-other-drive", action="store_true",
+                       help="compare also when a baseline was measured on another drive (model, serial or "
+                            "world-wide name differ); without it that is refused (exit 12)")
+    check.add_argument("--not-judged", metavar="REASON",
+                       help="judge nothing: no --baseline; with --junit every figure is a skipped test case "
+                            "with REASON (a nightly job's first nights)")
     check.add_argument("--json", action="store_true", help="print the comparison as JSON")
     check.set_defaults(func=cmd_check)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -39,7 +40,7 @@ from tkperf.verdict import regression
 #: The index's file name, in the results directory.
 INDEX_NAME = ".tkperf-history.sqlite"
 #: The layout of the tables; a change rebuilds the index.
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"  # 3: the figures include every mean latency LAT measured
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,6 +55,17 @@ CREATE TABLE IF NOT EXISTS figures(
 CREATE INDEX IF NOT EXISTS figures_by_path ON figures(path);
 """
 WORK_NAME = "index.sqlite"
+
+
+#: What a JUnit report (``tkperf check --junit``, a nightly job's junit.xml
+#: beside its result) is recorded as: not a result, and not listed as skipped.
+JUNIT = "a JUnit report (tkperf check --junit), not a tkperf result"
+_JUNIT_ROOT = re.compile(rb"\s*(<\?xml[^>]*\?>\s*)?<testsuites?[\s>/]")
+
+
+def is_junit(data: bytes) -> bool:
+    """Whether the bytes begin as a JUnit report (root element testsuites or testsuite)."""
+    return _JUNIT_ROOT.match(data[:4096]) is not None
 
 
 @dataclass(frozen=True)
@@ -350,6 +362,9 @@ class Index:
                 if old is not None:
                     self._forget(key)
                 error = self._read(path, key, st, data, digest)
+                if error and is_junit(data):
+                    self.db.execute("UPDATE files SET error = ? WHERE path = ?", (JUNIT, key))
+                    error = JUNIT
                 if error:
                     self._skip(error, path, strict, stats)
                 elif old is None:
@@ -361,8 +376,9 @@ class Index:
     @staticmethod
     def _skip(error: str, path: str, strict: bool, stats: UpdateStats) -> None:
         if strict:
-            raise ResultFileError(error)
-        stats.skipped.append(path)
+            raise ResultFileError(error if error != JUNIT else f"{path}: {JUNIT}")
+        if error != JUNIT:  # a night's own check report is not a stray file: not listed
+            stats.skipped.append(path)
 
     def _forget(self, path: str) -> None:
         self.db.execute("DELETE FROM figures WHERE path = ?", (path,))

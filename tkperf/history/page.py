@@ -16,11 +16,14 @@ import re
 from typing import List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
+from lxml import etree
+
 from tkperf.durations import ANY_TEXT, unit_word
 from tkperf.history import changepoints
 from tkperf.history.index import FileFacts
 from tkperf.history.trends import Device, Trend
 from tkperf.store import atomic_write
+from tkperf.store.fileformat import safe_parser
 
 STYLE = """body{font-family:sans-serif;margin:2em;max-width:60em}
 table{border-collapse:collapse}td,th{padding:.2em .6em;border-bottom:1px solid #ddd;text-align:left}
@@ -95,16 +98,50 @@ def report_link(path: str, outdir: str) -> Optional[str]:
     return quote(os.path.relpath(os.path.abspath(report), os.path.abspath(outdir)))
 
 
+#: The JUnit report of a night's ``tkperf check`` beside its result (the nightly job's).
+JUNIT_NAME = "junit.xml"
+#: The largest such report read.
+MAX_JUNIT_BYTES = 1 << 20
+
+
+def check_verdict(path: str) -> Tuple[str, bool]:
+    """What the night's check said, from the JUnit report beside the result
+    (``junit.xml`` in its folder): ('RED: 2 of 13 figures regressed', True),
+    ('ok', False), ('not judged', False), or ('-', False) when there is no
+    readable report.  Only its counts are read, never its text."""
+    junit = os.path.join(os.path.dirname(path), JUNIT_NAME)
+    try:
+        if os.path.islink(junit) or not os.path.isfile(junit) or os.path.getsize(junit) > MAX_JUNIT_BYTES:
+            return "-", False
+        with open(junit, "rb") as fh:
+            root = etree.fromstring(fh.read(), safe_parser())
+        counts = [int(root.get(k, "0")) for k in ("tests", "failures", "errors", "skipped")]
+    except (OSError, ValueError, etree.XMLSyntaxError):
+        return "-", False
+    tests, failures, errors, skipped = counts
+    if failures or errors:
+        return f"RED: {failures + errors} of {tests} figures regressed", True
+    if tests and skipped == tests:
+        return "not judged", False
+    return "ok", False
+
+
 def _runs(files: Sequence[FileFacts], outdir: str) -> List[str]:
-    rows = ["<h2>Runs</h2>", "<table><tr><th>run</th><th>name</th><th>started</th><th>firmware</th>"
+    verdicts = [check_verdict(f.path) for f in files]
+    red = sum(1 for _, r in verdicts if r)
+    rows = ["<h2>Runs</h2>", f"<p>{plural(red, 'night')} red by the night's check (its {JUNIT_NAME} beside the "
+            "result).</p>" if red else "",
+            "<table><tr><th>run</th><th>name</th><th>started</th><th>firmware</th><th>check</th>"
             "<th>report</th></tr>"]
-    for i, f in enumerate(files, 1):
+    for i, (f, (verdict, is_red)) in enumerate(zip(files, verdicts), 1):
         link = report_link(f.path, outdir)
         report = f"<a href=\"{e(link)}\">report</a>" if link else "-"
         quick = " (--quick)" if f.quick else ""
-        rows.append(f"<tr><td class=\"n\">{i}</td><td><code>{e(run_name(f.path))}</code>{e(quick)}</td>"
-                    f"<td>{e(f.started)}</td><td>{e(f.firmware or '-')}</td><td>{report}</td></tr>")
-    return rows + ["</table>"]
+        mark = " class=\"change\"" if is_red else ""
+        rows.append(f"<tr{mark}><td class=\"n\">{i}</td><td><code>{e(run_name(f.path))}</code>{e(quick)}</td>"
+                    f"<td>{e(f.started)}</td><td>{e(f.firmware or '-')}</td><td>{e(verdict)}</td>"
+                    f"<td>{report}</td></tr>")
+    return [r for r in rows if r] + ["</table>"]
 
 
 def device_page(device: Device, charts: bool, outdir: str = ".") -> bytes:

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import AbstractSet, List, Optional, Sequence, Tuple, Union
 
 from tkperf.kit import registry
 from tkperf.model import caveats, family, noise
 from tkperf.model.figures import Figure
-from tkperf.model.results import RunResult, TestRun, format_gb
+from tkperf.model.results import DeviceInfo, RunResult, TestRun, format_gb
 from tkperf.model.shown import cut
+from tkperf.simdrive import hostlimit
 
 #: Verdicts of one figure (warn: worse beyond the tolerance, but no noise estimate to judge it by).
 OK, REGRESSION, IMPROVED, INFO, NOISE, WARN = "ok", "regression", "improved", "info", "noise", "warn"
@@ -117,9 +118,48 @@ class Comparison:
 
 
 def figures(test: TestRun) -> List[Figure]:
-    """The test's headline figures; none when its test type is not installed."""
+    """The figures checked of a test: its headline figures, and of the
+    latency test every latency it measured (:func:`measured_latencies`);
+    none when its test type is not installed."""
     kind = registry.get(test.type)
-    return kind.headline(test) if kind is not None else []
+    if kind is None:
+        return []
+    out = kind.headline(test)
+    if test.type == LATENCY_TYPE:
+        out += measured_latencies(test, {f.key for f in out})
+    return out
+
+
+#: The latency test's type name, whose every measured latency is checked.
+LATENCY_TYPE = "lat"
+_DIRECTION = {"read": "R", "write": "W"}
+
+
+def measured_latencies(test: TestRun, known: AbstractSet[str] = frozenset()) -> List[Figure]:
+    """The mean response time of every workload and direction of the test's
+    window that carried I/O in every window round (its headline holds the
+    4k writes only: a slower read would be checked only through IOPS
+    otherwise); keys in ``known`` are left out.  ``rnd_4k_read_lat_mean_us``
+    for the 4k 100/0 reads, ``rnd_4k_65_35_read_lat_mean_us`` for those of
+    a mix."""
+    rounds = test.window_rounds()
+    out: List[Figure] = []
+    for name in test.workload_names():
+        parts = name.split("-")
+        if len(parts) != 4 or not rounds:
+            continue
+        kind, bs, rd, wr = parts
+        pure = rd in ("0", "100")
+        for direction, short in _DIRECTION.items():
+            stats = [getattr(w, direction) for r in rounds for w in r.workloads if w.name == name]
+            if len(stats) != len(rounds) or not all(s.ios > 0 for s in stats):
+                continue
+            key = f"{kind}_{bs}" + ("" if pure else f"_{rd}_{wr}") + f"_{direction}_lat_mean_us"
+            if key not in known:
+                label = f"{bs}" + ("" if pure else f" {rd}/{wr}") + f" {short} lat AVE"
+                out.append(Figure(key, label, sum(s.lat_mean_us for s in stats) / len(stats), "us", "lower",
+                                  "{:,.1f}"))
+    return out
 
 
 def change_pct(baseline: float, result: float) -> Optional[float]:
@@ -206,6 +246,42 @@ def _device_differences(result: RunResult, baseline: RunResult) -> List[str]:
     return out
 
 
+#: The device fields that name a drive: two runs whose values differ where both
+#: recorded one were measured on different drives (a loop device's backing
+#: file and the path are not among them: a drive made anew each night, or a
+#: by-id link, keeps its name).
+IDENTITY_FIELDS = ("model", "serial", "wwn", "eui64", "nguid")
+
+
+def drive_text(run: RunResult) -> str:
+    """The drive as a person names it: 'VENDOR MODEL serial S' (its path when it has no name)."""
+    d = run.device
+    name = " ".join(cut(v.strip(), 80) for v in (d.vendor, d.model) if v.strip())
+    serial = f"serial {cut(d.serial.strip(), 80)}" if d.serial.strip() else ""
+    wwn = f"WWN {cut(d.wwn, 80)}" if d.wwn and not serial else ""
+    return " ".join(p for p in (name, serial, wwn) if p) or f"{cut(d.path, 200)} (no model or serial recorded)"
+
+
+#: The model tkperf records for a loop device ('loop device over FILE'): the
+#: file is made anew as often as not, so only 'loop device' names the drive.
+LOOP_MODEL = "loop device"
+
+
+def _identity(device: DeviceInfo, name: str) -> str:
+    value = getattr(device, name).strip()
+    return LOOP_MODEL if name == "model" and value.startswith(LOOP_MODEL + " ") else value
+
+
+def other_drive(result: RunResult, baseline: RunResult) -> List[str]:
+    """The identity fields in which the two runs' drives differ (both recorded, not equal)."""
+    out = []
+    for name in IDENTITY_FIELDS:
+        mine, theirs = _identity(result.device, name), _identity(baseline.device, name)
+        if mine and theirs and mine != theirs:
+            out.append(name)
+    return out
+
+
 def figure_keys(result: RunResult, baseline: RunResult) -> List[str]:
     """Keys of the figures both runs hold for a test both ran, in run order."""
     out: List[str] = []
@@ -265,7 +341,40 @@ def compare(result: RunResult, baselines: Baselines, tolerance_pct: float,
     (only ``metrics`` when given); several baselines are one distribution."""
     bases = _as_list(baselines)
     return assess(inputs(result, bases, metrics), tolerance_pct, alpha, correction,
-                  tuple(caveats.warnings(result, bases)))
+                  tuple(caveats.warnings(result, bases) + host_warnings(result, bases)))
+
+
+#: How far (in share points) the result's idle share may lie above every
+#: baseline's before the check says the host may have limited the night.
+IDLE_MARGIN = 0.02
+
+
+def _host_share(run: RunResult, key: str) -> Optional[float]:
+    doc = run.facts.get(hostlimit.FACT) if isinstance(run.facts, dict) else None
+    value = doc.get(key) if isinstance(doc, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def host_warnings(result: RunResult, baselines: Sequence[RunResult]) -> List[str]:
+    """What the emulated SSD's host facts (``simdrive_host``) say of the
+    result's night: the caveat of late replies, and an idle share above
+    every baseline's (fio kept the drive less busy: a loaded host starves
+    the figures the host path sets, as QD 8 reads or WSAT's first interval,
+    while the drive is unchanged).  A caveat, not a verdict."""
+    out = []
+    late = hostlimit.caveat(result.facts.get(hostlimit.FACT) if isinstance(result.facts, dict) else None)
+    if late:
+        out.append(f"result: {late}")
+    idle = _host_share(result, "idle_share")
+    theirs = [v for v in (_host_share(b, "idle_share") for b in baselines) if v is not None]
+    if idle is not None and theirs and idle > max(theirs) + IDLE_MARGIN:
+        out.append(f"host-limited night? the emulated SSD was idle {idle:.0%} of the result's run, against "
+                   f"{min(theirs):.0%}-{max(theirs):.0%} in the baselines: fio kept it less busy (a loaded "
+                   f"host), so figures the host path sets (QD 8 reads, WSAT's first interval) may have moved "
+                   f"with the host, not the drive")
+    return out
 
 
 def method_of(items: Sequence[Input]) -> str:
@@ -294,11 +403,17 @@ def _tests(items: Sequence[Input], method: str) -> Tuple[List[Optional[noise.Wel
             night = found[1]
     for k, i in enumerate(items):
         if tests[k] is None:
-            d = i.data
-            windows = [list(w) or [v] for w, v in zip(d.windows, d.nights)] + [list(d.mine) or [d.value]]
-            floor = noise.mean([noise.variance(w) / len(w) for w in windows])
-            tests[k] = noise.predict(d.value, list(d.nights), i.fig.better or "higher", floor)
+            tests[k] = _alone(i)
     return tests, night
+
+
+def _alone(i: Input) -> Optional[noise.Welch]:
+    """The figure's whole move against its own nights (a prediction interval
+    whose spread is at least what the windows show): no shift taken out."""
+    d = i.data
+    windows = [list(w) or [v] for w, v in zip(d.windows, d.nights)] + [list(d.mine) or [d.value]]
+    floor = noise.mean([noise.variance(w) / len(w) for w in windows])
+    return noise.predict(d.value, list(d.nights), i.fig.better or "higher", floor)
 
 
 def _worse(better: str, change: Optional[float]) -> Optional[float]:
@@ -335,9 +450,16 @@ def assess(items: Sequence[Input], tolerance_pct: float, alpha: float = noise.AL
         if worse is not None and tests[k] is not None:
             own, adj = (worse_p[k], adj_worse[k]) if worse > 0 else (better_p[k], adj_better[k])
             p, p_adj = own, adj
-            if night_shift is not None:  # the night moved this way too: its test speaks for the figure
-                shared = night_shift.adjusted(worse > 0)
-                p_adj = min(p_adj, shared) if p_adj is not None else shared
+            whole = _alone(i) if night_shift is not None else None
+            if night_shift is not None and whole is not None:
+                # the night moved this way too: its test speaks for the figure, but only for a
+                # figure whose whole move is also beyond its own nights' noise (both must hold,
+                # the larger p decides): a significant shift of 1.7% fails no figure whose
+                # 12% move its own nights often show
+                whole_p = whole.p_worse if worse > 0 else whole.p_better
+                via = max(night_shift.adjusted(worse > 0), whole_p)
+                if p_adj is None or via < p_adj:
+                    p, p_adj = whole_p, via
         many = len(i.data.nights) > 1
         sample = list(i.data.nights) if many else list(i.data.windows[0]) or [base]
         mine = list(i.data.mine) or [i.fig.value]
