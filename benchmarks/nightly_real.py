@@ -22,10 +22,12 @@ Per night it prints the exit code, the first line the job printed, the
 and the emulated SSD's idle share (the check's ``host`` facts in the
 night's ``summary.json``).  ``--small`` is the cheap mode: 1 judged
 identical night, 2 nights of the ``program`` regression, TP and LAT only
-(a few minutes on 2 cores); the full run takes 40-60 minutes.
+(a few minutes on 2 cores); the full run takes 40-60 minutes.  ``--tiny``
+(the test suite's mode, so the script does not rot) runs one first night
+of TP alone, not judged, and prints its line.
 
     python3 benchmarks/nightly_real.py [--nights 20] [--regression-nights 3]
-                                      [--kinds program,read] [--tests iops,tp,lat,wsat] [--small]
+                                      [--kinds program,read] [--tests iops,tp,lat,wsat] [--small | --tiny]
 
 Needs root, fio and the kernel's NBD or ublk support that ``tkperf
 simdrive`` uses; writes only to the emulated SSDs it makes.
@@ -112,6 +114,19 @@ def show(label: str, n: Dict[str, object]) -> None:
           f"  {n['said']}", flush=True)
 
 
+def tiny(args: argparse.Namespace) -> int:
+    """One first night of TP alone: the job's whole path, nothing judged."""
+    work = Path(tempfile.mkdtemp(prefix="tkperf-nightly-real-"))
+    try:
+        bindir = work / "bin"
+        bindir.mkdir()
+        n = night(tkperf(bindir), work / "nightly", "tp", [])
+        show("N01 (first)", n)
+        return 0 if n["rc"] == 0 else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nights", type=int, default=20, help="identical nights judged (default 20)")
@@ -119,7 +134,10 @@ def main() -> int:
     ap.add_argument("--kinds", default="program,read", help="planted regressions: program, read")
     ap.add_argument("--tests", default="iops,tp,lat,wsat", help="the job's TKPERF_TESTS")
     ap.add_argument("--small", action="store_true", help="1 judged night, 2 nights of 'program', TP and LAT")
+    ap.add_argument("--tiny", action="store_true", help="one first night of TP, not judged (the test suite's mode)")
     args = ap.parse_args()
+    if args.tiny:
+        return tiny(args)
     if args.small:
         args.nights, args.regression_nights, args.kinds, args.tests = 1, 2, "program", "tp,lat"
     kinds = [k for k in args.kinds.split(",") if k]
