@@ -169,3 +169,9 @@ def test_xsr_settles_where_the_model_does(simdrive, tmp_path, monkeypatch):
         # interval: the rolling median does not see a one-interval transient
         # at a phase's start).
         assert gc_row <= p.settle.row + 1, (kind, p.settle, waf.tolist())
+        # The level tkperf reports (issue 56: not only the settle row) is the model's over the same
+        # intervals: its host bytes over fio's interval times, the same median of the phase's last
+        # quarter; and never above the drive's own pace (its busy time).
+        seen = np.array([x.host_bytes / (x.fio_ms / 1e3) / 1e6 for x in truth])
+        assert rel(p.level_mb_s, level(seen)) <= SAME_WINDOW, (kind, p.level_mb_s, level(seen))
+        assert p.level_mb_s <= (1 + SAME_WINDOW) * level(model_mb), (kind, p.level_mb_s, level(model_mb))
