@@ -100,32 +100,32 @@ def test_hir_recovery_follows_the_models_background_gc(simdrive, tmp_path, monke
 def test_hir_gains_grow_with_idle_time_as_the_default_models_background_gc(simdrive, tmp_path, monkeypatch):
     # The default model: background GC from 100 ms of idle on, at 10% of the
     # time and no faster than the spare area in bg_spare_s, up to the spare
-    # area: a 10 s gap collects about 3.4 times what a 3 s gap does (the
-    # 100 ms before it starts aside), and the write period after it gains
-    # more.  (A 1 s gap in steady state frees about one block: its gain is
-    # within a period's jitter since issue 56 made recovery grow with the
-    # wait, so the shorter gap here is 3 s.)
+    # area: a 10 s gap collects several times what a 1 s gap does, and the
+    # write period after it gains more.  (Since issue 56 made recovery grow
+    # with the wait, a 1 s gap in steady state frees about one block: its
+    # own gain is within a period's jitter, so only the 10 s gap's is held
+    # above the baseline.)
     drive = simdrive(name=unique_name(), capacity="64M")
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "hir", "--tests", "hir", "--hir-wipc", "--wipc-loops", "1",
-                     "--hir-idle", "3,10", "--hir-cycles", "2", "--hir-write", "1", "--hir-return", "2",
+                     "--hir-idle", "1,10", "--hir-cycles", "2", "--hir-write", "1", "--hir-return", "2",
                      "--hir-round", "2", "--hir-qd", "32", "--max-rounds", "25", "--purge", "discard", watch=watch)
     (t,) = run.tests
     assert t.stop_reason == "all idle settings run after steady state" and t.steady.steady
     base = baseline(t)
     got = {s.idle_s: s for s in settings(t)}
-    marks = {idle: watch.one("run", f"hir idle {idle} s") for idle in (3, 10)}
+    marks = {idle: watch.one("run", f"hir idle {idle} s") for idle in (1, 10)}
     bg = {idle: m.delta("bg_gc_copies") for idle, m in marks.items()}
     after_gap = {idle: float(s.iops[s.kind == iopslog.WHOLE].mean()) for idle, s in got.items()}
-    note("hir default", baseline=base, idle3=after_gap[3], idle10=after_gap[10], bg3=bg[3], bg10=bg[10])
+    note("hir default", baseline=base, idle1=after_gap[1], idle10=after_gap[10], bg1=bg[1], bg10=bg[10])
     # The model: its background GC works in proportion to the idle time (the
     # 100 ms before it starts aside), and so frees more blocks.
-    assert bg[3] > 0 and bg[10] > 3 * bg[3]
-    # tkperf: the write periods after 10 s gaps run clearly faster than after 3 s gaps (the
+    assert bg[1] > 0 and bg[10] > 5 * bg[1]
+    # tkperf: the write periods after 10 s gaps run clearly faster than after 1 s gaps (the
     # margin), and the recovery tkperf reports against the baseline grows with the idle time.
-    assert after_gap[10] > (1 + PERIOD) * after_gap[3]
-    assert got[10].gain_pct(base) > got[3].gain_pct(base) > 0
+    assert after_gap[10] > (1 + PERIOD) * after_gap[1]
+    assert got[10].gain_pct(base) > max(got[1].gain_pct(base), 0)
 
 
 # --- XSR ------------------------------------------------------------------------------------

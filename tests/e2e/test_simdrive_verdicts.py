@@ -253,13 +253,15 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "dirth", "--tests", "dirth", "--dirth-structure", "steady-sweep",
-                     "--dirth-mixes", "100/0", "--dirth-tc", "1,2", "--dirth-qd", "1,2,4,8", "--dirth-time", "1",
+                     "--dirth-mixes", "100/0", "--dirth-tc", "1", "--dirth-qd", "1,2,4,8,16", "--dirth-time", "1",
                      "--dirth-round", "1", "--dirth-rt-limit", "60ms", "--max-rounds", "8", "--wipc-loops", "1",
                      "--purge", "none", watch=watch)
     (t,) = run.tests
     units, read_s, cmd_s = c.param("units"), c.param("read_us") / 1e6, c.param("cmd_us") / 1e6
     points = sweep_points(t)
-    assert sorted(p.oio for p in points) == [1, 2, 2, 4, 4, 8, 8, 16]
+    # One fio thread (issue 56): reads land on their page's die, so a second thread the loaded host
+    # delivers late leaves dies idle that a deeper queue of one thread keeps busy
+    assert sorted(p.oio for p in points) == [1, 2, 4, 8, 16]
     sweep = watch.one("run", f"{t.key} sweep")
     assert sum(p.workload.read.ios for p in points) == sweep.delta("host_read_ios")
     assert sweep.delta("host_write_ios") == 0
@@ -291,7 +293,7 @@ def test_dirth_curve_flattens_at_the_models_parallel_units(simdrive, tmp_path, m
     assert ch is not None and ch.under_limit
     assert ch.min.oio == 1
     assert ch.max.oio in (4, 8) and ch.max.lat_mean_us <= 60000 and ch.max.iops >= level[4]
-    assert {p.label for p in points if p.lat_mean_us > 60000} == {"TC2/QD8"}
+    assert {p.label for p in points if p.lat_mean_us > 60000} == {"TC1/QD16"}
     assert ch.min.iops < ch.mid.iops < ch.max.iops and 1 < ch.mid.oio <= 8
 
 
