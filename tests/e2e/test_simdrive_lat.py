@@ -44,4 +44,6 @@ def test_lat_mean_and_max_are_the_models_service_and_the_hosts_path(simdrive, tm
         # docs/simdrive.rst, The clock), never more than the server's worst lateness.
         err = m.after["max_late_s"] + 20e-6
         assert service - err <= w.lat_mean_us / 1e6 <= service + path + err
-        assert w.lat_min_us / 1e6 >= one - err  # no read faster than the drive served it
+        # (no bound on each read: a reply late by less than a counted lateness still dates the next read
+        # back by it, so fio's fastest read may be a little under the drive's service)
+        assert w.lat_max_us / 1e6 >= one - err
