@@ -11,11 +11,22 @@ part needs neither: it drives the model on its own clock).
    "Analytic Modeling of SSD Write Performance", SYSTOR 2012, Eq. 12).
 2. **Queue depth**: 4 KiB random reads of a written drive at QD 1, 8 and
    32 by fio, beside the model's count per busy second and what its
-   parameters allow.
-3. **Unmapped reads**: the same at QD 8 on a fresh drive (nothing mapped:
+   parameters allow; QD 32 over QD 1 beside a data sheet's.
+3. **Unmapped reads**: the same at QD 1 on a fresh drive (nothing mapped:
    no flash read) against the written one.
 4. **Transfer size**: fresh MB/s of RND 4K, SEQ 4K and SEQ 128K writes at
-   QD 32 (half a capacity each, on a fresh drive).
+   QD 32 (half a capacity each, on a fresh drive), and SEQ 128K reads of
+   a written drive; SEQ 128K writes over RND 4K and SEQ 128K reads over
+   writes beside the data sheets'.
+4b. **QD 1 service**: a 4 KiB read's and write's service on the model's
+   clock (its parameters) and fio's mean latency at QD 1, read over write
+   beside the data sheets'.
+
+The published anchors (each drive's data sheet, Samsung Electronics):
+Samsung SSD 850 PRO: sequential 550 / 520 MB/s read / write, 4 KiB random
+QD 1 10,000 / 36,000 IOPS, QD 32 100,000 / 90,000 IOPS; Samsung NVMe SSD
+970 EVO Plus (1 TB): 3,500 / 3,300 MB/s, QD 1 19,000 / 60,000 IOPS, QD 32
+600,000 / 550,000 IOPS.
 5. **Idle recovery**: after two capacities of random writes, the free
    blocks after 1, 3 and 10 s of idle (the model's background GC).
 6. **Server**: 4 KiB random writes, numjobs 4 x iodepth 32, on a 1 GiB
@@ -108,10 +119,27 @@ def waf(capacity: int, fills: int) -> None:
         print(f"   OP {op:2}%: model {got:.2f}, Desnoyers greedy {ref:.2f} ({(got / ref - 1) * 100:+.1f}%)")
 
 
+#: (what, the drive's figure, its data sheet's): the anchors the model's ratios are printed beside
+ANCHORS = {
+    "qd32_qd1": ("4 KiB random reads QD 32 / QD 1", "850 PRO 100,000 / 10,000 IOPS = 10x"),
+    "seq_rnd_w": ("fresh SEQ 128K / RND 4K writes (MB/s)",
+                  "850 PRO 520 / 369 = 1.41x; 970 EVO Plus 3,300 / 2,253 = 1.46x"),
+    "seq_r_w": ("SEQ 128K reads / writes (MB/s)", "850 PRO 550 / 520 = 1.06x; 970 EVO Plus 3,500 / 3,300 = 1.06x"),
+    "qd1_r_w": ("QD 1 4 KiB read / write service",
+                "850 PRO 1/10,000 / 1/36,000 = 3.6x; 970 EVO Plus 1/19,000 / 1/60,000 = 3.2x"),
+}
+
+
+def ratio(key: str, model: float, fio_value: float) -> None:
+    what, anchor = ANCHORS[key]
+    print(f"   ratio {what}: model {model:.2f}x, fio {fio_value:.2f}x; published {anchor}")
+
+
 def queue_depth(capacity: int, seconds: int) -> None:
     r = rates()
     print("2. 4 KiB random reads of a written drive (fio; the model's own count per busy second; "
-          "what its parameters allow):")
+          "what its parameters allow with every die busy):")
+    fio_iops, model_iops = {}, {}
     with Up(capacity, "bench-qd", {}) as drive:
         fio(drive.device, "write", "128k", 32)
         for qd in (1, 8, 32):
@@ -119,18 +147,20 @@ def queue_depth(capacity: int, seconds: int) -> None:
             got = fio(drive.device, "randread", "4k", qd, "--time_based", f"--runtime={seconds}")
             z = drive.stats()
             ideal = min(qd * r["read_qd1_iops"], r["read_iops"])
-            print(f"   QD {qd:2}: fio {got['iops']:7,.0f} IOPS, model {busy_rate(a, z, 'host_read_ios'):7,.0f}, "
+            fio_iops[qd], model_iops[qd] = got["iops"], busy_rate(a, z, "host_read_ios")
+            print(f"   QD {qd:2}: fio {got['iops']:7,.0f} IOPS, model {model_iops[qd]:7,.0f}, "
                   f"parameters {ideal:7,.0f}; mean latency {got['clat_ns']['mean'] / 1e3:,.0f} us ({late(a, z)})")
+    ratio("qd32_qd1", model_iops[32] / model_iops[1], fio_iops[32] / fio_iops[1])
 
 
 def unmapped(capacity: int, seconds: int) -> None:
-    print("3. 4 KiB random reads at QD 8, fresh (nothing mapped) and written:")
+    print("3. 4 KiB random reads at QD 1, fresh (nothing mapped) and written:")
     for fill in (False, True):
         with Up(capacity, "bench-unmapped", {}) as drive:
             if fill:
                 fio(drive.device, "write", "128k", 32)
             a = drive.stats()
-            got = fio(drive.device, "randread", "4k", 8, "--time_based", f"--runtime={seconds}")
+            got = fio(drive.device, "randread", "4k", 1, "--time_based", f"--runtime={seconds}")
             z = drive.stats()
             print(f"   {'written' if fill else 'unmapped'}: fio {got['iops']:7,.0f} IOPS, model "
                   f"{busy_rate(a, z, 'host_read_ios'):7,.0f}; unmapped pages read "
@@ -140,15 +170,42 @@ def unmapped(capacity: int, seconds: int) -> None:
 def transfer_size(capacity: int) -> None:
     r = rates()
     print(f"4. fresh writes at QD 32, half a capacity each (parameters: 4 KiB {r['write_iops']:,.0f} IOPS = "
-          f"{r['write_iops'] * PAGE / 1e6:.1f} MB/s; whole blocks {r['seq_write_bytes_s'] / 1e6:.1f} MB/s):")
-    for rw, bs in (("randwrite", "4k"), ("write", "4k"), ("write", "128k")):
+          f"{r['write_iops'] * PAGE / 1e6:.1f} MB/s; whole blocks overwritten {r['seq_write_bytes_s'] / 1e6:.1f} "
+          f"MB/s; 128 KiB reads {r['seq_read_bytes_s'] / 1e6:.1f} MB/s), and reads of a written drive:")
+    fio_mb, model_mb = {}, {}
+    for rw, bs in (("randwrite", "4k"), ("write", "4k"), ("write", "128k"), ("read", "128k")):
         with Up(capacity, "bench-fresh", {}) as drive:
+            if rw == "read":
+                fio(drive.device, "write", "128k", 32)
             a = drive.stats()
             got = fio(drive.device, rw, bs, 32, f"--size={capacity // 2}")
             z = drive.stats()
-            model = busy_rate(a, z, "host_write_bytes") / 1e6
-            print(f"   {'RND' if rw.startswith('rand') else 'SEQ'} {bs:>4}: fio {got['bw_bytes'] / 1e6:6.1f} MB/s "
-                  f"({got['iops']:,.0f} IOPS), model {model:6.1f} MB/s; GC copies {z['gc_copies']} ({late(a, z)})")
+            key = "host_read_bytes" if rw == "read" else "host_write_bytes"
+            model = busy_rate(a, z, key) / 1e6
+            fio_mb[rw, bs], model_mb[rw, bs] = got["bw_bytes"] / 1e6, model
+            print(f"   {'RND' if rw.startswith('rand') else 'SEQ'} {bs:>4} {'reads ' if rw == 'read' else 'writes'}: "
+                  f"fio {got['bw_bytes'] / 1e6:6.1f} MB/s ({got['iops']:,.0f} IOPS), model {model:6.1f} MB/s; "
+                  f"GC copies {z['gc_copies']} ({late(a, z)})")
+    w, rd, rnd = ("write", "128k"), ("read", "128k"), ("randwrite", "4k")
+    ratio("seq_rnd_w", model_mb[w] / model_mb[rnd], fio_mb[w] / fio_mb[rnd])
+    ratio("seq_r_w", model_mb[rd] / model_mb[w], fio_mb[rd] / fio_mb[w])
+
+
+def service(capacity: int, seconds: int) -> None:
+    r = rates()
+    print(f"4b. QD 1 4 KiB service (the model's clock: read {r['read_qd1_s'] * 1e6:,.0f} us, write "
+          f"{r['write_qd1_s'] * 1e6:,.0f} us; fio's mean latency adds the host path):")
+    lat = {}
+    with Up(capacity, "bench-qd1", {}) as drive:
+        for rw in ("randwrite", "randread"):  # writes fresh (no GC), reads of a written drive
+            if rw == "randread":
+                fio(drive.device, "write", "128k", 32)
+            a = drive.stats()
+            got = fio(drive.device, rw, "4k", 1, "--time_based", f"--runtime={seconds}")
+            z = drive.stats()
+            lat[rw] = got["clat_ns"]["mean"] / 1e3
+            print(f"   {rw}: fio mean latency {lat[rw]:,.0f} us ({late(a, z)})")
+    ratio("qd1_r_w", r["read_qd1_s"] / r["write_qd1_s"], lat["randread"] / lat["randwrite"])
 
 
 def idle(capacity: int, gaps: Tuple[float, ...]) -> None:
@@ -202,6 +259,7 @@ def main() -> int:
     queue_depth(capacity, seconds)
     unmapped(capacity, seconds)
     transfer_size(capacity)
+    service(capacity, seconds)
     idle(capacity, gaps)
     server(seconds)
     return 0

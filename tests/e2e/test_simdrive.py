@@ -57,9 +57,10 @@ def test_fresh_burst_then_cliff_then_waf_above_one():
     pages = d.logical_pages
     t_burst = closed_loop(d, 32, pages // 2, rnd(d))
     burst = (pages // 2) / t_burst
-    # the controller's pace (one command per cmd_us): the units program 8 pages at a time, faster than that
+    # the controller's pace (one command per cmd_us and its 4 KiB over the link): the units program 8 pages
+    # at a time, faster than that
     assert burst == pytest.approx(rates(d.params)["write_iops"], rel=0.02)
-    assert burst == pytest.approx(1e6 / d.params["cmd_us"], rel=0.02)
+    assert burst == pytest.approx(1e6 / (d.params["cmd_us"] + 4096 / d.params["link_mbs"]), rel=0.02)
     assert d.c["gc_copies"] == 0 and d.first_fg_gc is None
     t0 = d.now
     closed_loop(d, 32, 3 * pages, rnd(d, 2), start=t_burst)
@@ -103,23 +104,43 @@ def _filled(capacity: int = 16 * MiB, **params) -> Drive:
     return d
 
 
-def test_parallel_units_reads_grow_with_queue_depth_up_to_the_units_then_flatten():
+def test_random_reads_grow_with_queue_depth_less_than_in_proportion_up_to_the_controller():
+    # Issue 56: a read goes to the die its page was programmed on, so random reads meet busy dies and
+    # their IOPS grow less than in proportion to the queue depth, up to the controller's pace; beyond it
+    # only latency grows.  QD 32 against QD 1 lands where drives' data sheets put it (4-20x).
     iops, lat = {}, {}
-    units = PARAMS["units"][0]
-    for qd in (1, 2, 8, units, 2 * units):
+    r = rates()
+    for qd in (1, 2, 8, 32, 64):
         d = _filled()
         n = 4000
         start = d.now
         iops[qd] = n / (closed_loop(d, qd, n, rnd(d), start=start, op="read") - start)
         lat[qd] = qd / iops[qd]
-    assert units >= 32  # reads scale to QD 32, as NVMe drives' do
-    one = 1e6 / (PARAMS["cmd_us"][0] + PARAMS["read_us"][0])
-    assert iops[1] == pytest.approx(one, rel=0.01)
-    assert iops[8] == pytest.approx(8 * iops[1], rel=0.02)
-    assert iops[units] == pytest.approx(units * iops[1], rel=0.05)
-    assert iops[2 * units] == pytest.approx(iops[units], rel=0.05)  # flat beyond the units ...
-    assert lat[2 * units] > 1.8 * lat[units]  # ... where only latency grows
-    assert iops[2 * units] <= rates()["read_iops"] * 1.001
+    assert iops[1] == pytest.approx(1 / r["read_qd1_s"], rel=0.01)
+    assert 1.5 * iops[1] < iops[2] < 1.98 * iops[1]  # two reads now and then on one die
+    assert iops[32] == pytest.approx(r["read_iops"], rel=0.02)  # the controller's pace
+    assert 4 <= iops[32] / iops[1] <= 20
+    assert iops[64] == pytest.approx(iops[32], rel=0.02)  # flat beyond it ...
+    assert lat[64] > 1.8 * lat[32]  # ... where only latency grows
+
+
+def test_reads_wait_for_the_die_that_holds_their_page():
+    # No controller time: the dies alone set the pace.  Reads spread over the die free first would reach
+    # units x the QD 1 rate at QD = units; reads that land on their page's die meet busy dies (for
+    # uniform random pages about units x QD / (QD + units - 1) dies are busy), well below that.
+    d = _filled(cmd_us=0, link_mbs=0)
+    units, read_s = d.params["units"], d.params["read_us"] / 1e6
+    start = d.now
+    n = 4000
+    got = n / (closed_loop(d, units, n, rnd(d), start=start, op="read") - start)
+    assert d.c["flash_reads"] == n
+    assert got < 0.8 * units / read_s
+    assert got > 0.4 * units / read_s
+    # a read behind a program on its die waits for it: the mixed read/write dip
+    d = Drive(16 * MiB, {"units": 1})
+    d.write(0.0, 0, 8 * PAGE)  # one program's worth: programmed as its slot fills
+    busy = d.unit_free[0]
+    assert d.read(d.now, 0, PAGE) >= busy + read_s
 
 
 def test_unmapped_reads_need_no_flash_read():
@@ -127,17 +148,40 @@ def test_unmapped_reads_need_no_flash_read():
     got = {}
     for name, d in (("mapped", mapped), ("unmapped", unmapped)):
         start = d.now
-        got[name] = 2000 / (closed_loop(d, 8, 2000, rnd(d), start=start, op="read") - start)
+        got[name] = 2000 / (closed_loop(d, 1, 2000, rnd(d), start=start, op="read") - start)
     assert unmapped.c["unmapped_read_pages"] == 2000 and mapped.c["unmapped_read_pages"] == 0
-    # the controller's time alone (one command per cmd_us), against a flash read per command on 8 units
-    assert got["unmapped"] == pytest.approx(1e6 / PARAMS["cmd_us"][0], rel=0.01)
-    assert got["mapped"] == pytest.approx(8e6 / (PARAMS["cmd_us"][0] + PARAMS["read_us"][0]), rel=0.02)
+    assert unmapped.c["flash_reads"] == 0 and mapped.c["flash_reads"] == 2000
+    # at QD 1 the controller's time alone (a command and its 4 KiB over the link) against that and a
+    # flash read
+    r = rates()
+    assert got["unmapped"] == pytest.approx(1 / r["write_qd1_s"], rel=0.01)
+    assert got["mapped"] == pytest.approx(1 / r["read_qd1_s"], rel=0.01)
     assert got["unmapped"] > 3 * got["mapped"]
 
 
-def test_large_sequential_writes_outrun_small_random_ones_when_fresh():
-    # 4 KiB commands are the controller's (one per cmd_us); 128 KiB ones fill the write buffer 32 pages a
-    # command and are programmed a flash page times its planes at a time on every unit
+def test_the_model_counts_each_commands_service_and_the_hosts_path_between_them():
+    # Issue 56: what the drive took for each command (arrival to completion, on its clock) and the idle
+    # time shorter than bg_delay_ms that a command ends (the host's path: the drive waited for the host)
+    d = _filled()
+    r = rates()
+    start, n, host = d.now + 1.0, 200, 300e-6  # after a second of idle (not the host's path)
+    t = start
+    for i in range(n):
+        t = d.read(t, (i * 7919 % d.logical_pages) * PAGE, PAGE) + host  # the host takes 300 us each time
+    assert d.c["read_service_s"] / n == pytest.approx(r["read_qd1_s"], rel=1e-6)  # QD 1: nothing in the way
+    assert d.c["max_read_service_s"] == pytest.approx(r["read_qd1_s"], rel=1e-6)
+    assert d.c["host_wait_s"] == pytest.approx((n - 1) * host, rel=1e-6)  # the first one ended a long idle
+    before = d.c["write_service_s"]
+    d.write(t, 0, PAGE)
+    assert d.c["write_service_s"] - before == pytest.approx(r["write_qd1_s"], rel=1e-6)  # into the buffer
+
+
+def test_large_sequential_writes_outrun_small_random_ones_when_fresh_and_reads_outrun_writes():
+    # 4 KiB commands are the controller's (one per cmd_us, 4 KiB over the link); 128 KiB ones fill the
+    # write buffer 32 pages a command and are programmed a flash page times its planes at a time on every
+    # unit: 1.2-2x faster, as drives' data sheets have it (about 1.4-1.5x), not more.  Sequential 128 KiB
+    # reads cost one flash read per program's worth of pages and run at the link's pace: at least as fast
+    # as the writes (Samsung 850 Pro 550 / 520 MB/s).
     mb = {}
     for name, pages, seq in (("rnd4k", 1, False), ("seq4k", 1, True), ("seq128k", 32, True)):
         d = Drive(16 * MiB)
@@ -146,17 +190,26 @@ def test_large_sequential_writes_outrun_small_random_ones_when_fresh():
         mb[name] = n * pages * PAGE / closed_loop(d, 32, n, offsets, size=pages * PAGE) / 1e6
         assert d.c["gc_copies"] == 0
     assert mb["seq4k"] == pytest.approx(mb["rnd4k"], rel=0.02)  # the buffer coalesces small writes either way
-    assert 2 * mb["rnd4k"] < mb["seq128k"] < 5 * mb["rnd4k"]
+    assert 1.2 * mb["rnd4k"] < mb["seq128k"] < 2.0 * mb["rnd4k"]
+    d = _filled()
+    n = d.logical_pages // 32
+    start = d.now
+    read = n * 32 * PAGE / (closed_loop(d, 32, n, lambda i: i * 32 * PAGE, size=32 * PAGE, start=start,
+                                        op="read") - start) / 1e6
+    assert d.c["flash_reads"] == n * 32 // d.params["program_pages"]  # a flash read per program's pages
+    assert read == pytest.approx(rates()["seq_read_bytes_s"] / 1e6, rel=0.02)
+    assert read >= 1.1 * mb["seq128k"]
 
 
 def test_a_write_completes_once_in_the_buffer_and_a_full_buffer_waits_for_the_flash():
     d = Drive(16 * MiB, {"buffer_programs": 4, "units": 4})
     p = d.params
-    cmd, prog = p["cmd_us"] / 1e6, p["program_us"] / 1e6
-    assert d.write(0.0, 0, PAGE) == pytest.approx(cmd)  # into the buffer: the controller's time only
+    cmd, prog, link = p["cmd_us"] / 1e6, p["program_us"] / 1e6, 1 / (p["link_mbs"] * 1e6)
+    cmd4k = cmd + PAGE * link
+    assert d.write(0.0, 0, PAGE) == pytest.approx(cmd4k)  # into the buffer: the controller's time only
     # 4 slots of 8 pages: 32 pages in at once, the 33rd waits until the first program ends
-    end = d.write(cmd, PAGE, 31 * PAGE)
-    assert end == pytest.approx(2 * cmd)
+    end = d.write(cmd4k, PAGE, 31 * PAGE)
+    assert end == pytest.approx(cmd4k + cmd + 31 * PAGE * link)
     assert d.write(end, 32 * PAGE, PAGE) == pytest.approx(end + prog)  # the first program began as its slot filled
 
 
@@ -454,7 +507,7 @@ def test_longer_idle_recovers_more_and_the_duty_cycle_slows_it():
     recovered = {}
     for duty in (100, 20):
         for idle in (0.2, 0.6, 1.2):
-            d = _steady_drive(bg_free_blocks=40, bg_duty_pct=duty)
+            d = _steady_drive(bg_free_blocks=40, bg_duty_pct=duty, bg_spare_s=0)  # the duty cycle alone
             before = len(d.free)
             d.advance(d.busy_until + idle)
             recovered[duty, idle] = len(d.free) - before

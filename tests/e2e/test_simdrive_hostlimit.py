@@ -61,3 +61,17 @@ def test_a_run_records_the_replies_and_how_many_were_late(simdrive, tmp_path, mo
     print(f"host share: {got}")
     line = dict(device_fields(run))["Emulated SSD host limit"]
     assert line == hostlimit.summary(got) and line.startswith(f"{got['late_replies']:,} of {got['replies']:,} replies")
+
+
+def test_share_keeps_what_the_drive_saw_of_the_host():
+    # Issue 56: the drive's wait for the host's path between commands and its own mean service
+    start = dict(START, host_wait_s=1.0, read_service_s=0.5, write_service_s=2.0)
+    end = dict(START, host_write_ios=1100, host_read_ios=110, model_time_s=20.0, idle_time_s=6.5, host_wait_s=3.0,
+               read_service_s=0.5 + 100 * 565e-6, write_service_s=2.0 + 1000 * 125e-6)
+    got = hostlimit.share(start, end)
+    # active time: 10 s of model time, 2.5 s of it idle, 2 s of that the host's path between commands
+    assert got["host_wait_share"] == 2.0 / (10.0 - 2.5 + 2.0)
+    assert abs(got["read_service_s"] - 565e-6) < 1e-12 and abs(got["write_service_s"] - 125e-6) < 1e-12
+    said = hostlimit.summary(got)
+    assert "waiting for the host's path 21% of its active time (its mean service: read 565 us, write 125 us)" in said
+    assert "host_wait_share" not in hostlimit.share(START, end)  # an older server's counters: not kept

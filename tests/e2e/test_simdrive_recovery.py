@@ -50,8 +50,10 @@ def write_bursts(history: List[List[float]], start: float, end: float) -> List[T
 
 def test_hir_recovery_follows_the_models_background_gc(simdrive, tmp_path, monkeypatch):
     # Background GC starts after 1.5 s of idle: a 1 s gap gives the drive
-    # nothing, a 3 s gap 1.5 s of collecting (up to 16 free blocks).
-    drive = simdrive(name=unique_name(), capacity="64M", op=7, bg_delay_ms=1500, bg_free_blocks=16, bg_duty_pct=100)
+    # nothing, a 3 s gap 1.5 s of collecting as fast as it can (up to 16 free
+    # blocks; no pace from the spare area: bg_spare_s 0).
+    drive = simdrive(name=unique_name(), capacity="64M", op=7, bg_delay_ms=1500, bg_free_blocks=16, bg_duty_pct=100,
+                     bg_spare_s=0)
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "hir", "--tests", "hir", "--hir-wipc", "--wipc-loops", "1",
@@ -97,8 +99,12 @@ def test_hir_recovery_follows_the_models_background_gc(simdrive, tmp_path, monke
 
 def test_hir_gains_grow_with_idle_time_as_the_default_models_background_gc(simdrive, tmp_path, monkeypatch):
     # The default model: background GC from 100 ms of idle on, at 10% of the
-    # time, up to the spare area: a 10 s gap collects about ten times what a
-    # 1 s gap does, and the write period after it gains that much more.
+    # time and no faster than the spare area in bg_spare_s, up to the spare
+    # area: a 10 s gap collects several times what a 1 s gap does, and the
+    # write period after it gains more.  (Since issue 56 made recovery grow
+    # with the wait, a 1 s gap in steady state frees about one block: its
+    # own gain is within a period's jitter, so only the 10 s gap's is held
+    # above the baseline.)
     drive = simdrive(name=unique_name(), capacity="64M")
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
@@ -119,7 +125,7 @@ def test_hir_gains_grow_with_idle_time_as_the_default_models_background_gc(simdr
     # tkperf: the write periods after 10 s gaps run clearly faster than after 1 s gaps (the
     # margin), and the recovery tkperf reports against the baseline grows with the idle time.
     assert after_gap[10] > (1 + PERIOD) * after_gap[1]
-    assert got[10].gain_pct(base) > got[1].gain_pct(base) > 0
+    assert got[10].gain_pct(base) > max(got[1].gain_pct(base), 0)
 
 
 # --- XSR ------------------------------------------------------------------------------------
@@ -163,3 +169,9 @@ def test_xsr_settles_where_the_model_does(simdrive, tmp_path, monkeypatch):
         # interval: the rolling median does not see a one-interval transient
         # at a phase's start).
         assert gc_row <= p.settle.row + 1, (kind, p.settle, waf.tolist())
+        # The level tkperf reports (issue 56: not only the settle row) is the model's over the same
+        # intervals: its host bytes over fio's interval times, the same median of the phase's last
+        # quarter; and never above the drive's own pace (its busy time).
+        seen = np.array([x.host_bytes / (x.fio_ms / 1e3) / 1e6 for x in truth])
+        assert rel(p.level_mb_s, level(seen)) <= SAME_WINDOW, (kind, p.level_mb_s, level(seen))
+        assert p.level_mb_s <= (1 + SAME_WINDOW) * level(model_mb), (kind, p.level_mb_s, level(model_mb))

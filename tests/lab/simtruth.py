@@ -50,6 +50,35 @@ class Counters:
         return float(self()["params"][name]["value"])
 
 
+def model_reads(c: Counters, qd: int, count: int = 4000, seed: int = 1) -> Tuple[float, float]:
+    """The drive's own 4 KiB random read pace at queue depth ``qd``, worked
+    out by running its model (its parameters and capacity) on the model's
+    own clock: written sequentially in 128 KiB commands, then ``count``
+    uniform random reads, each sent as one completes (an ideal host).  Reads
+    land on the die that holds their page, so how often they meet a busy
+    die is the model's and not a closed formula's.  (IOPS, mean response
+    time in seconds.)"""
+    import heapq
+    import random
+
+    from tkperf.simdrive.model import Drive
+    s = c()
+    drive = Drive(int(s["capacity_bytes"]), {k: v["value"] for k, v in s["params"].items()})
+    step = 32 * drive.page
+    pending = [0.0] * 8
+    for i in range(drive.capacity // step):
+        heapq.heappush(pending, drive.write(heapq.heappop(pending), i * step, step))
+    start = drive.advance(max(max(pending), drive.busy_until))  # every program done
+    rng = random.Random(seed)
+    pending, total = [start] * qd, 0.0
+    for _ in range(count):
+        t = heapq.heappop(pending)
+        end = drive.read(t, rng.randrange(drive.logical_pages) * drive.page, drive.page)
+        total += end - t
+        heapq.heappush(pending, end)
+    return count / (max(pending) - start), total / count
+
+
 @dataclass(frozen=True)
 class Mark:
     """The model's counters around one step of a run: ``kind`` purge, run

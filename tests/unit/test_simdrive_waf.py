@@ -51,13 +51,32 @@ def test_idle_recovery_grows_with_idle_time_up_to_the_spare_area():
     t = _random_writes(d, 4 * d.logical_pages, random.Random(2), 0.0)
     spare = d.blocks - d.logical_pages // d.ppb
     assert d.params["bg_free_blocks"] == spare  # the default: the spare area's worth
-    free = {}
-    for idle in (0.05, 1, 3, 10, 60):
+    free, copies = {}, {}
+    for idle in (0.05, 1, 3, 10, 15, 30, 60):
         c = copy.deepcopy(d)
         c.advance(max(t, c.busy_until) + idle)
-        free[idle] = len(c.free)
-    assert free[0.05] == len(d.free)  # less than bg_delay_ms: nothing
-    assert free[0.05] < free[1] < free[3] < free[10] <= free[60]
+        free[idle], copies[idle] = len(c.free), c.c["bg_gc_copies"]
+    assert free[0.05] == len(d.free) and copies[0.05] == 0  # less than bg_delay_ms: nothing
+    assert 0 < copies[1] < copies[3] < copies[10] < copies[15]  # GC works all the idle time
+    assert free[1] <= free[3] < free[10] < free[15]
     assert free[10] >= free[1] + 5  # seconds of idle, not a fixed refill
-    # a minute collects what can be collected: the spare area less the blocks still open
-    assert free[60] >= spare - 3
+    assert free[10] <= spare - 5  # not the whole spare area within 10 s (issue 56): the PTS's longer
+    # HIR waits (15 s) still see it grow
+    # bg_spare_s (15 s) collects what can be collected: the spare area less the blocks still open
+    assert free[15] >= spare - 3 and free[60] == free[30] == free[15]
+
+
+@pytest.mark.parametrize("mib", [32, 128])
+def test_idle_recovery_is_the_same_share_of_the_spare_area_at_any_capacity(mib):
+    # Issue 56: background GC's pace follows the drive's size and spare area (its spare pages in
+    # bg_spare_s, 15 s), so 3 and 10 s of idle after two fills give back about a fifth and two thirds of
+    # the spare area, whatever the capacity, and 15 s nearly all of it.
+    d = Drive(mib * MiB)
+    t = _random_writes(d, 2 * d.logical_pages, random.Random(2), 0.0)
+    spare = d.blocks - d.logical_pages // d.ppb
+    share = {}
+    for idle in (3, 10, 15):
+        c = copy.deepcopy(d)
+        c.advance(max(t, c.busy_until) + idle)
+        share[idle] = (len(c.free) - len(d.free)) / spare
+    assert 0.1 <= share[3] <= 0.3 and 0.5 <= share[10] <= 0.8 and share[15] >= 0.85, share

@@ -122,11 +122,22 @@ def device_of(rundir: str) -> str:
 
 
 def find(device: str) -> str:
-    """The runtime directory of the drive ``device`` (its loop device or its name)."""
-    real = os.path.realpath(device) if device.startswith("/") else ""
-    for rundir in drives():
-        if os.path.basename(rundir) == device or (real and _read(rundir, "device") == real):
+    """The runtime directory of the drive ``device`` (its loop device or its name).
+
+    A loop device is resolved by its current backing file, as ``ssd run``
+    resolves it (:func:`backing_rundir`), never by the ``device`` a runtime
+    directory recorded: after an interrupted ``down`` a stale directory may
+    still name the loop device that a newer drive is bound to now."""
+    if device.startswith("/"):
+        real = os.path.realpath(device)
+        rundir = backing_rundir(_sysfs(real, "loop/backing_file")) if os.path.basename(real).startswith("loop") \
+            else None
+        if rundir is not None:
             return rundir
+    else:
+        for rundir in drives():
+            if os.path.basename(rundir) == device:
+                return rundir
     raise TargetError(f"{device} is not an emulated SSD of tkperf simdrive (see tkperf simdrive list)")
 
 

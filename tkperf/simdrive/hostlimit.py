@@ -11,6 +11,14 @@ drive had no command outstanding (``idle_share``: the host's pauses, a
 test's own idle periods and the host path at low queue depth, not a
 verdict by itself); when more than :data:`THRESHOLD` of the replies
 were late, the run carries a warning and the report a caveat.
+
+What the drive saw of the host is kept beside it (issue 56): the share of
+the drive's active time (busy, or idle for less than its background GC's
+delay between a completion and the next command) in which it waited for
+the host's path (``host_wait_share``), and the model's own mean service
+per read and per write, arrival to completion on its clock
+(``read_service_s``, ``write_service_s``), against which fio's latency
+shows what the host added.  Both are in the report's header line.
 """
 from __future__ import annotations
 
@@ -37,10 +45,19 @@ def share(before: Mapping[str, Any], after: Mapping[str, Any]) -> Dict[str, Any]
         replies = late = 0.0
     span = _num(after, "model_time_s") - _num(before, "model_time_s")
     idle = _num(after, "idle_time_s") - _num(before, "idle_time_s")
-    return {"replies": int(replies), "late_replies": int(late),
-            "late_share": late / replies if replies else 0.0,
-            "idle_share": idle / span if span > 0 and 0 <= idle <= span else 0.0,
-            "max_late_s": _num(after, "max_late_s"), "late_s": LATE_S, "threshold": THRESHOLD}
+    out = {"replies": int(replies), "late_replies": int(late),
+           "late_share": late / replies if replies else 0.0,
+           "idle_share": idle / span if span > 0 and 0 <= idle <= span else 0.0,
+           "max_late_s": _num(after, "max_late_s"), "late_s": LATE_S, "threshold": THRESHOLD}
+    if "host_wait_s" in after and "host_wait_s" in before:  # a server that counts them (issue 56)
+        wait = _num(after, "host_wait_s") - _num(before, "host_wait_s")
+        active = span - idle + wait
+        out["host_wait_share"] = wait / active if active > 0 and 0 <= wait <= active else 0.0
+        for kind in ("read", "write"):
+            ios = _num(after, f"host_{kind}_ios") - _num(before, f"host_{kind}_ios")
+            took = _num(after, f"{kind}_service_s") - _num(before, f"{kind}_service_s")
+            out[f"{kind}_service_s"] = took / ios if ios > 0 and took >= 0 else 0.0
+    return out
 
 
 def caveat(doc: Any) -> str:
@@ -60,11 +77,17 @@ def summary(doc: Any) -> str:
     """One line for a report header ('' when the run did not record it)."""
     if not isinstance(doc, dict) or not doc.get("replies"):
         return ""
+    saw = ""
+    if "host_wait_share" in doc:
+        served = ", ".join(f"{kind} {_num(doc, kind + '_service_s') * 1e6:,.0f} us" for kind in ("read", "write")
+                           if _num(doc, kind + "_service_s") > 0)
+        saw = (f", waiting for the host's path {_num(doc, 'host_wait_share'):.0%} of its active time"
+               + (f" (its mean service: {served})" if served else ""))
     return (f"{int(_num(doc, 'late_replies')):,} of {int(_num(doc, 'replies')):,} replies "
             f"({_num(doc, 'late_share'):.1%}) more than {_num(doc, 'late_s') * 1e3:g} ms late "
             f"(worst {_num(doc, 'max_late_s') * 1e3:.1f} ms), the model idle {_num(doc, 'idle_share'):.0%} of "
-            f"the run's time; " + ("host-limited" if caveat(doc) else
-                                   f"below the {_num(doc, 'threshold') or THRESHOLD:.0%} caveat"))
+            f"the run's time{saw}; " + ("host-limited" if caveat(doc) else
+                                        f"below the {_num(doc, 'threshold') or THRESHOLD:.0%} caveat"))
 
 
 def record(facts: Dict[str, Any], now: Optional[Mapping[str, Any]]) -> str:

@@ -21,14 +21,24 @@ curves):
 * background GC: after ``bg_delay_ms`` without a command outstanding the
   drive collects blocks the same way until ``bg_free_blocks`` are free (0:
   the spare area's worth, physical less logical blocks) or no block would
-  give a page back, working ``bg_duty_pct`` per cent of the time, so that
-  what idle time recovers grows with its length; a step under way when a
-  command arrives delays it;
+  give a page back, working ``bg_duty_pct`` per cent of the time and
+  freeing pages no faster than the spare area's pages in ``bg_spare_s``
+  (its pace follows the drive's size and spare area), so that what idle
+  time recovers grows with its length, the same share of the spare area
+  at any capacity; a step under way when a command arrives delays it;
 * a controller that takes ``cmd_us`` for every command, one command at a
-  time (so no more than ``1 / cmd_us`` commands a second);
-* ``units`` parallel units (dies): every flash operation (a page read, a
-  program, a GC copy, an erase) occupies the unit free first, so IOPS grow
-  with outstanding I/O up to ``units``;
+  time, plus the command's bytes over the host link (``link_mbs``): no
+  more than ``1 / (cmd_us + bytes / link_mbs)`` commands a second;
+* ``units`` parallel units (dies).  A program, a GC copy and an erase
+  take the die that is free first (the controller places writes where it
+  can); a read goes to the die its page was programmed on and waits behind
+  whatever that die is doing (a program, an erase: the mixed read/write
+  dip), so random reads meet busy dies and their IOPS grow with
+  outstanding I/O less than in proportion.  A page still in the write
+  buffer is read from it, without a flash read;
+* a read takes one ``read_us`` per die-page it touches (all planes at
+  once): a read of ``program_pages`` pages written together costs one
+  flash read, so large sequential reads run at the link's pace;
 * a write buffer of ``buffer_programs`` programs: written pages collect in
   it and are programmed ``program_pages`` at a time (a flash page times its
   planes), so a write completes once its pages are in the buffer, small
@@ -49,18 +59,22 @@ PARAMS: Dict[str, Tuple[float, str, str]] = {
     "page_kib": (4, "KiB", "the unit of mapping (a logical page)"),
     "block_pages": (64, "pages", "pages per erase block"),
     "program_pages": (8, "pages", "pages programmed at once: a flash page times its planes"),
-    "units": (32, "units", "parallel units (dies) that work at the same time"),
-    "read_us": (4000.0, "us", "reading one page"),
-    "program_us": (13000.0, "us", "one program (program_pages pages, all planes at once)"),
-    "copy_us": (6000.0, "us", "GC copying one valid page (its read and its share of a program)"),
-    "erase_us": (20000.0, "us", "erasing one block"),
-    "cmd_us": (125.0, "us", "the controller's time for one command (one command at a time)"),
+    "units": (10, "units", "parallel units (dies) that work at the same time"),
+    "read_us": (440.0, "us", "one read on a die (up to program_pages pages, all planes at once)"),
+    "program_us": (6600.0, "us", "one program (program_pages pages, all planes at once)"),
+    "copy_us": (1265.0, "us", "GC copying one valid page (its read and its share of a program)"),
+    "erase_us": (26400.0, "us", "erasing one block"),
+    "cmd_us": (61.0, "us", "the controller's time for one command (one command at a time)"),
+    "link_mbs": (64.0, "MB/s", "the host link: a command's data takes its bytes over this on the controller "
+                               "(0: no time)"),
     "buffer_programs": (32, "programs", "write buffer, in programs: writes complete once in it"),
     "gc_low_blocks": (2, "blocks", "foreground GC runs while fewer blocks than this are free"),
     "bg_free_blocks": (0, "blocks", "background GC collects in idle time until this many are free "
                                     "(0: the spare area's worth)"),
     "bg_delay_ms": (100.0, "ms", "idle time before background GC starts"),
     "bg_duty_pct": (10.0, "%", "share of idle time background GC works (it rests the rest)"),
+    "bg_spare_s": (15.0, "s", "background GC collects the spare area's worth of blocks in no less idle time "
+                              "than this (0: bg_duty_pct alone sets its pace)"),
 }
 INT_PARAMS = ("page_kib", "block_pages", "program_pages", "units", "buffer_programs", "gc_low_blocks",
               "bg_free_blocks")
@@ -79,7 +93,8 @@ def check_params(capacity: int, params: Dict[str, float]) -> Dict[str, Any]:
         if not math.isfinite(value):
             raise ValueError(f"{name} must be a finite number, not {value}")
         if not value >= 0 or (value == 0 and name not in ("cmd_us", "bg_delay_ms", "read_us", "program_us",
-                                                          "copy_us", "erase_us", "op_pct", "bg_free_blocks")):
+                                                          "copy_us", "erase_us", "op_pct", "bg_free_blocks",
+                                                          "link_mbs", "bg_spare_s")):
             raise ValueError(f"{name} must be {'positive' if value == 0 else 'at least 0'}, not {value}")
         out[name] = value
     unknown = set(params) - set(PARAMS)
@@ -124,18 +139,28 @@ def _typecode(pages: int) -> Tuple[str, int]:
 
 
 def rates(params: Optional[Dict[str, float]] = None) -> Dict[str, float]:
-    """What the parameters allow, fresh (no GC), with every unit busy:
-    4 KiB read and write IOPS (the controller's pace or the units',
-    whichever is slower), QD 1 reads, and sequential write bytes a second
-    (whole blocks: programs and their erase)."""
+    """What the parameters allow, fresh (no GC): 4 KiB read and write IOPS
+    with every die busy (the controller's pace or the dies', whichever is
+    slower; random reads meet busy dies and reach it only at a high queue
+    depth), QD 1 4 KiB read and write service (s), sequential write bytes a
+    second (whole blocks: programs and their erase, or the link) and
+    sequential read bytes a second (128 KiB commands: the link's pace or
+    the dies', a read per ``program_pages`` pages)."""
     p = check_params(1 << 30, params or {})
     page = p["page_kib"] * 1024
-    ctrl = 1e6 / p["cmd_us"] if p["cmd_us"] else math.inf
+    link = 1.0 / (p["link_mbs"] * 1e6) if p["link_mbs"] else 0.0
+    cmd4k = p["cmd_us"] / 1e6 + 4096 * link
+    ctrl = 1.0 / cmd4k if cmd4k else math.inf
     per_block = p["block_pages"] // p["program_pages"] * p["program_us"] + p["erase_us"]
     flash_pages = p["units"] * p["block_pages"] / (per_block / 1e6) if per_block else math.inf
     read = p["units"] / (p["read_us"] / 1e6) if p["read_us"] else math.inf
-    return dict(read_iops=min(ctrl, read), read_qd1_iops=1e6 / (p["cmd_us"] + p["read_us"]),
-                write_iops=min(ctrl, flash_pages), seq_write_bytes_s=flash_pages * page)
+    cmd128k = p["cmd_us"] / 1e6 + 131072 * link
+    seq_read = min(131072 / cmd128k if cmd128k else math.inf,
+                   read * p["program_pages"] * page)
+    seq_write = min(flash_pages * page, 131072 / cmd128k if cmd128k else math.inf)
+    return dict(read_iops=min(ctrl, read), read_qd1_iops=1.0 / (cmd4k + p["read_us"] / 1e6),
+                write_iops=min(ctrl, flash_pages), seq_write_bytes_s=seq_write, seq_read_bytes_s=seq_read,
+                read_qd1_s=cmd4k + p["read_us"] / 1e6, write_qd1_s=cmd4k)
 
 
 def _physical_blocks(logical_pages: int, p: Dict[str, Any]) -> int:
@@ -158,6 +183,10 @@ class Drive:
         self.t_read, self.t_prog = p["read_us"] / 1e6, p["program_us"] / 1e6
         self.t_erase, self.t_cmd = p["erase_us"] / 1e6, p["cmd_us"] / 1e6
         self.t_copy = p["copy_us"] / 1e6
+        self.t_byte = 1.0 / (p["link_mbs"] * 1e6) if p["link_mbs"] else 0.0
+        self.pp = p["program_pages"]
+        self.units = p["units"]
+        self.last_die = 0  #: the die the last operation on the die free first went to
         code = _typecode(self.blocks * self.ppb)[0]
         self.l2p = array(code, [-1]) * self.logical_pages
         self.p2l = array(code, [-1]) * (self.blocks * self.ppb)
@@ -166,7 +195,10 @@ class Drive:
         self.is_free = [True] * self.blocks
         self.open_host: Optional[List[int]] = None  # [block, next page index]
         self.open_gc: Optional[List[int]] = None
-        self.unit_free = [0.0] * p["units"]
+        self.unit_free = [0.0] * p["units"]  #: when each die is free (indexed by die)
+        #: the die each program's worth of physical pages went to (-1: erased, or still in the buffer)
+        self.group_die = array("b" if p["units"] < 128 else "i", [-1]) * (self.blocks * self.ppb // self.pp + 1)
+        self.fill_groups: List[int] = []  #: the groups of the pages in the slot being filled
         self.ctrl_free = 0.0  #: when the controller takes the next command
         self.slot_free = [0.0] * p["buffer_programs"]  #: when each write buffer slot is free (a heap)
         self.fill = 0  #: pages in the buffer slot being filled
@@ -175,22 +207,31 @@ class Drive:
         self.now = 0.0
         self.busy_until = 0.0  # the last completion owed (commands and GC work)
         self.cmd_until = 0.0  # the last command's completion
-        self.c = dict(host_write_bytes=0, host_read_bytes=0, host_trim_bytes=0, host_write_ios=0,
+        self.c: Dict[str, Any] = dict(host_write_bytes=0, host_read_bytes=0, host_trim_bytes=0, host_write_ios=0,
                       host_read_ios=0, host_trim_ios=0, nand_write_pages=0, erases=0, gc_copies=0,
-                      bg_gc_copies=0, purges=0, unmapped_read_pages=0)
+                      bg_gc_copies=0, purges=0, unmapped_read_pages=0, flash_reads=0,
+                      read_service_s=0.0, write_service_s=0.0, max_read_service_s=0.0,
+                      max_write_service_s=0.0, host_wait_s=0.0)
         self.first_fg_gc: Optional[int] = None
         self.idle_time = 0.0
         self.mapped = 0
         self.history: List[Tuple[int, int, int]] = []
         self._next_sample = 0
         self._bg_next: Optional[float] = None  #: when background GC may take its next step
+        #: background GC's least time per page it frees: the spare area's pages in bg_spare_s
+        self.bg_page_s = p["bg_spare_s"] / max((self.blocks - self.logical_pages // self.ppb) * self.ppb, 1)
 
     # -- the clock ---------------------------------------------------------
-    def _unit(self, ready: float, cost: float) -> float:
-        """One page operation on the unit that is free first; its end."""
-        start = heapq.heappop(self.unit_free)
+    def _unit(self, ready: float, cost: float, die: int = -1) -> float:
+        """One flash operation from ``ready`` on ``die`` (-1: the die free
+        first, kept in ``self.last_die``) once it is free; its end."""
+        free = self.unit_free
+        if die < 0:
+            die = min(range(self.units), key=free.__getitem__)
+            self.last_die = die
+        start = free[die]
         end = (start if start > ready else ready) + cost
-        heapq.heappush(self.unit_free, end)
+        free[die] = end
         return end
 
     def advance(self, t: float) -> float:
@@ -217,11 +258,13 @@ class Drive:
             if self.fill and start < t:  # idle: the buffer's last pages go to the flash
                 self.busy_until = max(self.busy_until, self._program(start))
             while start < t and len(self.free) < self.params["bg_free_blocks"]:
+                copies = self.c["bg_gc_copies"]
                 end = self._gc_step(start, background=True)
                 if end is None:
                     break
                 self.busy_until = max(self.busy_until, end)
-                start = end + (end - start) * rest
+                freed = self.ppb - (self.c["bg_gc_copies"] - copies)  # the pages the block gave back
+                start = max(end + (end - start) * rest, start + freed * self.bg_page_s)
             self._bg_next = start  # where it goes on: the same whether or not the clock stopped at t
         self.now = t
         return t
@@ -278,6 +321,7 @@ class Drive:
             self.c["nand_write_pages"] += 1
             self.c["bg_gc_copies" if background else "gc_copies"] += 1
             end = max(end, self._unit(t, self.t_copy))
+            self.group_die[dst // self.pp] = self.last_die
         erased = self._erase(best, end)  # on a unit of its own: writes wait for the copies, not for it
         if erased > self.busy_until:
             self.busy_until = erased
@@ -292,6 +336,8 @@ class Drive:
         self.is_free[b] = True
         self.free.append(b)
         self.c["erases"] += 1
+        first = b * self.ppb // self.pp
+        self.group_die[first:first + self.ppb // self.pp] = array(self.group_die.typecode, [-1]) * (self.ppb // self.pp)
         return self._unit(t, self.t_erase)
 
     def _invalidate(self, lpn: int, t: float, trim: bool) -> float:
@@ -312,15 +358,21 @@ class Drive:
         return range(offset // self.page, (offset + length - 1) // self.page + 1)
 
     # -- commands ----------------------------------------------------------
-    def _controller(self, t: float) -> float:
-        """The controller takes the command at ``t`` or once it is free; when it is done."""
+    def _controller(self, t: float, length: int = 0) -> float:
+        """The controller takes the command at ``t`` or once it is free, and
+        its ``length`` bytes over the host link; when it is done."""
         start = t if t > self.ctrl_free else self.ctrl_free
-        self.ctrl_free = start + self.t_cmd
+        self.ctrl_free = start + self.t_cmd + length * self.t_byte
         return self.ctrl_free
 
-    def _buffer(self, t: float, ready: float) -> float:
-        """One written page into the write buffer at ``t`` (the flash may program
-        it from ``ready``); when it is in.  A full slot is programmed."""
+    def _buffer(self, t: float, ready: float, ppn: int) -> float:
+        """One written page (physical page ``ppn``) into the write buffer at
+        ``t`` (the flash may program it from ``ready``); when it is in.  A
+        full slot is programmed."""
+        group = ppn // self.pp
+        self.group_die[group] = -1  # in the buffer until programmed
+        if not self.fill_groups or self.fill_groups[-1] != group:
+            self.fill_groups.append(group)
         if self.fill == 0:
             slot = heapq.heappop(self.slot_free)
             self.fill_at = slot
@@ -338,15 +390,28 @@ class Drive:
     def _program(self, t: float) -> float:
         """Program the slot being filled (all its planes at once) from ``t``; its end."""
         end = self._unit(max(t, self.fill_at, self.fill_ready), self.t_prog)
+        for group in self.fill_groups:
+            self.group_die[group] = self.last_die
+        self.fill_groups = []
         heapq.heappush(self.slot_free, end)
         self.fill = 0
         return end
 
+    def _arrival(self, t: float) -> float:
+        """A command arrives at ``t``: the clock moves there.  Idle time that
+        it ends and that is shorter than ``bg_delay_ms`` is the host's path
+        between the drive's last completion and this command (the drive had
+        nothing to do, but the host was not idle): ``host_wait_s``."""
+        gap = t - self.cmd_until
+        if 0 < gap < self.params["bg_delay_ms"] / 1e3:
+            self.c["host_wait_s"] += gap
+        return self.advance(t)
+
     def write(self, t: float, offset: int, length: int) -> float:
-        t = self.advance(t)
+        t = self._arrival(t)
         self.c["host_write_bytes"] += length
         self.c["host_write_ios"] += 1
-        start = self._controller(t)
+        start = self._controller(t, length)
         end = start
         for lpn in self._pages(offset, length):
             erased = self._invalidate(lpn, start, trim=False)  # an emptied block's erase: a unit's work,
@@ -358,26 +423,32 @@ class Drive:
             self.valid[ppn // self.ppb] += 1
             self.mapped += 1
             self.c["nand_write_pages"] += 1
-            inside = self._buffer(start, ready)
+            inside = self._buffer(start, ready, ppn)
             if inside > end:
                 end = inside
-        return self._done(end)
+        return self._served(t, self._done(end), "write")
 
     def read(self, t: float, offset: int, length: int) -> float:
-        """A mapped page costs a flash read on a unit; one never written (or
-        trimmed) only the controller's time, as a drive answers it from its table."""
-        t = self.advance(t)
+        """Mapped pages cost a flash read on the die that holds them, one per
+        die-page (the ``program_pages`` pages programmed together, all planes
+        read at once); a page never written (or trimmed) only the
+        controller's time, as a drive answers it from its table."""
+        t = self._arrival(t)
         self.c["host_read_bytes"] += length
         self.c["host_read_ios"] += 1
-        start = self._controller(t)
+        start = self._controller(t, length)
         end = start
-        l2p = self.l2p
+        l2p, pp, dies = self.l2p, self.pp, self.group_die
+        read = set()
         for lpn in self._pages(offset, length):
-            if l2p[lpn] >= 0:
-                end = max(end, self._unit(start, self.t_read))
-            else:
+            ppn = l2p[lpn]
+            if ppn < 0:
                 self.c["unmapped_read_pages"] += 1
-        return self._done(end)
+            elif ppn // pp not in read and dies[ppn // pp] >= 0:  # not in the buffer: a flash read
+                read.add(ppn // pp)
+                end = max(end, self._unit(start, self.t_read, dies[ppn // pp]))
+        self.c["flash_reads"] += len(read)
+        return self._served(t, self._done(end), "read")
 
     def trim(self, t: float, offset: int, length: int) -> float:
         """Trim or zero a range: whole pages in it lose their mapping (reads give
@@ -408,6 +479,15 @@ class Drive:
         if self.fill:
             self.busy_until = max(self.busy_until, self._program(t))
         return self._done(self._controller(t))
+
+    def _served(self, t: float, end: float, kind: str) -> float:
+        """Count a command's service on the model's clock (its arrival ``t``
+        to its completion ``end``): what the drive took, without the host."""
+        took = end - t
+        self.c[kind + "_service_s"] += took
+        if took > self.c["max_" + kind + "_service_s"]:
+            self.c["max_" + kind + "_service_s"] = took
+        return end
 
     def _done(self, end: float) -> float:
         self._bg_next = None  # a command: background GC waits for bg_delay_ms of idle again
