@@ -62,8 +62,10 @@ def test_jobs_prints_the_job_files_after_the_summary(tmp_path, capsys):
 
 
 def test_wsat_time_follows_the_device_size(tmp_path, capsys):
-    small = _dry(tmp_path, capsys, "64m", "--tests", "wsat")
-    big = _dry(tmp_path, capsys, "2000g", "--tests", "wsat")
+    with_capture = _dry(tmp_path, capsys, "64m", "--tests", "wsat")  # 60 s, then the 20-minute capture
+    assert re.search(r"^# wsat .* 21 min\s+one continuous job", with_capture, re.M), with_capture
+    small = _dry(tmp_path, capsys, "64m", "--tests", "wsat", "--wsat-capture", "0")
+    big = _dry(tmp_path, capsys, "2000g", "--tests", "wsat", "--wsat-capture", "0")
     assert re.search(r"^# wsat .* 60 s\s+one continuous job", small, re.M), small  # 4x 64 MB: one interval
     assert "0.3 GB written (60 s at 500 MB/s)" in small
     assert re.search(r"^# wsat .* 4.8 h\s+one continuous job", big, re.M), big  # 4x 2.1 TB at 500 MB/s

@@ -80,7 +80,7 @@ def test_wsat_steady_stop_agrees_with_its_stored_figures(simdrive, tmp_path, mon
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "wsat", "--tests", "wsat", "--purge", "discard", "--write-cache", "keep",
                      "--wsat-interval", "1", "--wsat-time", "300", "--wsat-tgbw", "40x", "--wsat-steady",
-                     "--wsat-steady-spacing", "2s", "-nj", "1", "-iod", "32")
+                     "--wsat-steady-spacing", "2s", "--wsat-capture", "0", "-nj", "1", "-iod", "32")
     (t,) = run.tests
     s = t.series["intervals"]
     stored = spaced_steady(s.column("iops"), 2, 5)

@@ -95,7 +95,7 @@ def test_lat(target, tmp_path):
 
 def test_wsat_stops_by_time(target, tmp_path):
     argv, kind = target
-    rc, xml, log = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "4s",
+    rc, xml, log = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "4s", "--wsat-capture", "0",
                            "--wsat-interval", "1s", "--wsat-tgbw", "1000", "-nj", "2")
     assert rc == 0
     run, _ = check_common(xml, log, kind)
@@ -119,7 +119,7 @@ def test_wsat_runs_to_its_time_limit_by_default(target, tmp_path):
     target are several drive fills, past where the old default (5 adjacent
     intervals after one fill) could stop."""
     argv, _ = target
-    rc, xml, _ = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "8s",
+    rc, xml, _ = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "8s", "--wsat-capture", "0",
                          "--wsat-interval", "1s", "--wsat-tgbw", "1000")
     assert rc == 0
     run = store.load(str(xml))
@@ -132,7 +132,7 @@ def test_wsat_runs_to_its_time_limit_by_default(target, tmp_path):
 
 def test_wsat_stops_by_tgbw(target, tmp_path):
     argv, kind = target
-    rc, xml, _ = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "60s",
+    rc, xml, _ = run_cli(argv, tmp_path, "--tests", "wsat", "--wsat-time", "60s", "--wsat-capture", "0",
                          "--wsat-interval", "1s", "--wsat-tgbw", "0.05")
     assert rc == 0
     (t,) = store.load(str(xml)).tests

@@ -34,7 +34,7 @@ def test_every_purge_returns_the_model_to_fresh(simdrive, tmp_path, monkeypatch)
     for i, (argv, method, purges) in enumerate(METHODS):
         # A second of RND 4KiB writes after each purge: the next one finds the drive written.
         run = run_tkperf(drive, tmp_path, f"p{i}", "--tests", "wsat", "--wsat-time", "1", "--wsat-interval", "1",
-                         "-nj", "1", "-iod", "8", *argv)
+                         "--wsat-capture", "0", "-nj", "1", "-iod", "8", *argv)
         (t,) = run.tests
         (mark,) = watch.marks[-2:-1]
         assert mark.kind == "purge" and watch.marks[-1].kind == "stream"
@@ -74,7 +74,7 @@ def test_a_drive_purge_the_emulated_ssd_cannot_take_is_refused(simdrive, tmp_pat
     for method in ("nvme", "ata", "scsi"):
         before = c()
         rc = main(["ssd", "run", drive.path, "--name", method, "--outdir", str(tmp_path), "--tests", "wsat",
-                   "--wsat-time", "1", "--purge", method, "--yes", "--quiet", "--no-report"])
+                   "--wsat-time", "1", "--wsat-capture", "0", "--purge", method, "--yes", "--quiet", "--no-report"])
         err = capsys.readouterr().err
         errors = [line for line in err.splitlines() if line.startswith("tkperf: error:")]
         assert rc in (4, 5) and "Traceback" not in err, err

@@ -74,7 +74,8 @@ def test_wsat_fob_cliff_and_bytes_are_the_models(simdrive, tmp_path, monkeypatch
     c = Counters(drive)
     watch = Watch(c, monkeypatch)
     run = run_tkperf(drive, tmp_path, "wsat", "--tests", "wsat", "--purge", "discard", "-nj", "1", "-iod", "32",
-                     "--wsat-interval", "1", "--wsat-time", "60", "--wsat-tgbw", "1.6x", watch=watch)
+                     "--wsat-interval", "1", "--wsat-time", "60", "--wsat-tgbw", "1.6x", "--wsat-capture", "0",
+                     watch=watch)
     (t,) = run.tests
     purge, stream = watch.one("purge", "discard"), watch.one("stream", "wsat")
     assert purge.after["fresh"] and stream.before["fresh"]

@@ -32,7 +32,8 @@ def test_wsat_points_are_the_last_measured_interval_of_each_stretch(simdrive, tm
     out = tmp_path / "out"
     rc = main(["ssd", "run", drive.path, "--tests", "wsat", "--name", "w", "--outdir", str(out), "--yes", "--quiet",
                "--no-report", "--write-cache", "keep", "--wsat-interval", "1", "--wsat-time", "10",
-               "--wsat-tgbw", "40x", "--wsat-steady", "--wsat-steady-spacing", "2s", "--numjobs", "1",
+               "--wsat-tgbw", "40x", "--wsat-steady", "--wsat-steady-spacing", "2s", "--wsat-capture", "0",
+               "--numjobs", "1",
                "--iodepth", "8"])
     assert rc in (0, 1), rc
     (t,) = store.load(str(out / "w.xml")).tests

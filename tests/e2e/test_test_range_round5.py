@@ -100,6 +100,7 @@ def test_pts_c_1_1_wsat_writes_beyond_its_test_range_on_the_emulated_ssd(simdriv
     out = tmp_path / "out"
     rc = main(["ssd", "run", drive.path, "--tests", "wsat", "--pts", "pts-c-1.1", "--active-range", "80",
                "--test-range", "8m", "--ar-segments", "1", "--wsat-tgbw", "1x", "--wsat-interval", "1",
+               "--wsat-capture", "0",
                "--write-cache", "keep", "--numjobs", "1", "--iodepth", "16", "--name", "w", "--outdir", str(out),
                "--yes", "--quiet", "--no-report"])
     assert rc in (0, 1), rc

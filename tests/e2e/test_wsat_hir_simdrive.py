@@ -30,7 +30,8 @@ def test_wsat_steady_stop_on_1_s_points_is_named_by_the_result(simdrive, tmp_pat
     out = tmp_path / "out"
     rc = main(["ssd", "run", drive.path, "--tests", "wsat", "--name", "w", "--outdir", str(out), "--yes", "--quiet",
                "--no-report", "--write-cache", "keep", "--wsat-interval", "1", "--wsat-time", "300", "--wsat-tgbw", "40x",
-               "--wsat-steady", "--wsat-steady-spacing", "1s", "--numjobs", "2", "--iodepth", "16"])
+               "--wsat-steady", "--wsat-steady-spacing", "1s", "--wsat-capture", "0", "--numjobs", "2",
+               "--iodepth", "16"])
     assert rc in (0, 1), rc
     run = store.load(str(out / "w.xml"))
     (t,) = run.tests

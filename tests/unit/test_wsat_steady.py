@@ -168,6 +168,7 @@ class FakeRunner:
 
 
 def run_stream(iops: Sequence[float], **given) -> TestRun:
+    given.setdefault("wsat_capture", 0)  # the stream alone (the capture after it: test_wsat_capture.py)
     opts = wsat_opts(wsat_time=3600, wsat_interval=1, wsat_tgbw="1000", **given)
     (plan,) = WriteSaturationTest().plan(opts, CAPACITY)
     test = blank_test()

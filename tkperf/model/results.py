@@ -232,9 +232,13 @@ class TestRun:
 
     @property
     def done(self) -> int:
-        """How many steps were measured: rounds, else rows of the longest series."""
+        """How many steps were measured: rounds, else rows of the series
+        holding the tracking figure, else of the longest series."""
         if self.rounds:
             return len(self.rounds)
+        found = self._tracking_series()  # the intervals, not a series beside them (WSAT's capture histogram)
+        if found is not None:
+            return len(found[0])
         return max((len(s) for s in self.series.values()), default=0)
 
     def _tracking_series(self) -> Optional[Tuple[Series, str]]:

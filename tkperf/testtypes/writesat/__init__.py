@@ -18,22 +18,41 @@ optional plots PTS 2.0's revision list names ("WSAT Optional RTs & IOPS v
 Drive Fills: ART, 5 9s, MRT"): fio reports json+ and each interval's
 figures come from the difference of its cumulative histograms
 (:mod:`tkperf.fio.intervals`).
+
+After the stream ends (time, TGBW or steady state), right after it in its
+own fio process, one response-time capture of RND 4KiB 100% W at TC1/QD1
+(``--wsat-capture``, 20 minutes by default) from which the report's
+response-time histogram and confidence plots come.  The PTS 2.0 text is not
+at hand; the capture follows the PTS 2.0 implementation,
+Alan-ADATA/SSS-PTS-TEST on GitHub (test/lib/BlockStorageTestWsat.php, which
+runs the same 20-minute TC1/QD1 capture with a latency log after WSAT as
+test/lib/BlockStorageTestLatency.php does after LAT).  Its histogram (fio's
+json+ ``lat_ns`` bins, every I/O counted) is kept as the series
+:data:`CAPTURE_SERIES`, one row a bin, and its mean and maximum in the
+test's data (``capture.*``): the stream's intervals and steady points are
+not touched, and a result from before the capture loads unchanged.
 """
 from __future__ import annotations
 
-from typing import List
+import logging
+from dataclasses import dataclass, replace
+from typing import List, Optional
 
 from tkperf import api
 from tkperf.pts import (
     FILLS,
+    FIO_GAP_S,
     MIN_FILLS,
     UNHELD,
     WSAT_SERIES,
+    DataSeries,
+    Estimate,
     duration,
     floor_bytes,
     parse_tgbw,
     point_params,
     point_seconds,
+    progress_of,
     tgbw_bytes,
 )
 from tkperf.pts import wsat_workload as workload_name
@@ -99,8 +118,93 @@ def iops(test: api.TestRun):
     return s.column("iops") if s is not None else np.zeros(0)
 
 
+progress = logging.getLogger("tkperf.progress")
+
+#: The PTS 2.0 implementation's capture after WSAT: 20 minutes (test/lib/BlockStorageTestWsat.php).
+CAPTURE_S = 20 * 60
+#: The capture's workload: RND 4KiB 100% W at TC1/QD1.
+CAPTURE_WORKLOAD = "capture-rnd-4k-0-100"
+#: The series holding the capture's response-time histogram, one row a fio bin.
+CAPTURE_SERIES = "capture"
+CAPTURE_COLUMNS = ("lat_ns", "ios")
+#: What the capture is, in words (reports, docs).
+CAPTURE_SOURCE = ("RND 4KiB W TC1/QD1 capture after the WSAT stream, as the PTS 2.0 implementation "
+                  "Alan-ADATA/SSS-PTS-TEST runs it (test/lib/BlockStorageTestWsat.php)")
+
+
+def parse_capture(text: str, flag: str) -> int:
+    """``--wsat-capture``: a duration, or 0 for no capture."""
+    return 0 if (text or "").strip() in ("0", "0s", "0m", "none", "off") else api.parse_duration(text, flag)
+
+
+def capture_job(seconds: int) -> api.FioJob:
+    """The capture's fio job: RND 4KiB 100% W, one thread at queue depth 1, ``seconds`` long."""
+    return api.FioJob(name=CAPTURE_WORKLOAD, rw="randwrite", bs=4096, runtime=seconds, numjobs=1, iodepth=1)
+
+
+def capture_round(test: api.TestRun) -> Optional[api.Round]:
+    """The capture as a round of one workload (for the report's histogram
+    and confidence plots); None in a test without one (a result from
+    before the capture, ``--wsat-capture 0``, or not measured yet)."""
+    s = test.series.get(CAPTURE_SERIES)
+    if s is None or not len(s) or tuple(s.columns) != CAPTURE_COLUMNS:
+        return None
+    bins = tuple((int(ns), int(n)) for ns, n in zip(s.column("lat_ns"), s.column("ios")))
+
+    def number(key: str) -> float:
+        try:
+            return max(float(test.data.get(f"capture.{key}", "0")), 0.0)
+        except ValueError:
+            return 0.0
+
+    ios = sum(n for _, n in bins)
+    runtime_ms = int(number("runtime_ms"))
+    write = api.IoStats(iops=ios * 1000.0 / runtime_ms if runtime_ms else 0.0, io_bytes=ios * 4096, ios=ios,
+                        lat_mean_us=number("lat_mean_us"), lat_max_us=number("lat_max_us"), bins=bins)
+    w = api.Workload(name=CAPTURE_WORKLOAD, rw="randwrite", bs=4096, rwmixread=0, numjobs=1, iodepth=1,
+                     runtime_ms=runtime_ms, write=write)
+    return api.Round(index=1, started="", wall_s=0.0,
+                     fio_s=runtime_ms / 1000.0, workloads=(w,))
+
+
+@dataclass(frozen=True)
 class WsatStream(api.Stream):
-    """The WSAT stream, whose first figure is its first interval's IOPS."""
+    """The WSAT stream, whose first figure is its first interval's IOPS;
+    then, with ``capture``, that job right after the stream in its own fio
+    process, its response-time histogram kept as :data:`CAPTURE_SERIES`
+    (the intervals and their steady points are the stream's alone)."""
+
+    capture: Optional[api.FioJob] = None
+
+    def run(self, ctx, plan, test: api.TestRun) -> None:
+        for key in [k for k in test.data if k.startswith("capture.")]:
+            del test.data[key]  # a stream starts afresh, and so does its capture
+        super().run(ctx, plan, test)  # resets test.series to the stream's
+        if self.capture is None:
+            return
+        seconds = self.capture.planned_seconds + FIO_GAP_S
+        ctx.phase = "capture"
+        progress_of(ctx).once_started("response-time capture", seconds)
+        progress.info("[%s] response-time capture, right after the stream (%s)", plan.key, test.stop_reason)
+        workloads, _ = ctx.fio.run((self.capture,), what=f"{plan.key} capture", histograms=True)
+        w = next(x for x in workloads if x.name == self.capture.name)
+        test.series[CAPTURE_SERIES] = DataSeries.from_rows(CAPTURE_SERIES, CAPTURE_COLUMNS,
+                                                           [list(b) for b in w.write.bins], digits=None)
+        test.data.update({"capture.runtime_ms": str(int(w.runtime_ms)),
+                          "capture.lat_mean_us": repr(float(w.write.lat_mean_us)),
+                          "capture.lat_max_us": repr(float(w.write.lat_max_us))})
+        ctx.health_check()
+        ctx.save()
+
+    def estimate(self, opts, capacity: int) -> Estimate:
+        est = super().estimate(opts, capacity)
+        if self.capture is None:
+            return est
+        cap = self.capture.planned_seconds + FIO_GAP_S
+        return replace(est, lines=est.lines + (
+            f"# then the response-time capture (the last job below), one fio process, about "
+            f"{duration(cap, rough=True)}, right after the stream",),
+            jobs=est.jobs + (self.capture,), low_s=est.low_s + cap, high_s=est.high_s + cap)
 
     def first_figures(self, headline: api.Headline, test: api.TestRun) -> List[api.Figure]:
         values = iops(test)
@@ -123,6 +227,13 @@ class WriteSaturationPts(api.PtsRules):
         interval = v.interval
         if interval != PTS_INTERVAL_S:
             out.append(f"WSAT reports every {interval} s instead of the PTS's {PTS_INTERVAL_S} s")
+        # a file from before the capture stored no wsat_capture: it ran none (result_deviations says so)
+        seconds = v.capture if "wsat_capture" in options else CAPTURE_S
+        if revision is not None and revision.id.endswith("-2.0") and seconds != CAPTURE_S:
+            out.append(f"WSAT response-time capture {'skipped' if not seconds else duration(seconds, rough=True)}"
+                       " instead of the PTS 2.0 implementation's 20-minute RND 4k 100% W TC1/QD1 capture after "
+                       "the stream (Alan-ADATA/SSS-PTS-TEST)" + ("; the report has no WSAT response-time "
+                                                                 "histogram" if not seconds else ""))
         return out
 
     def planned_deviations(self, kind: api.TestType, options, revision) -> List[str]:
@@ -150,6 +261,15 @@ class WriteSaturationPts(api.PtsRules):
         if test.status != "complete":
             return []
         v = api.settings_from(WsatSettings, api.stored_values(kind, options))
+        out = []
+        if revision is not None and revision.id.endswith("-2.0") and "wsat_capture" not in options \
+                and capture_round(test) is None:
+            out.append(f"{test.key}: recorded without the PTS 2.0 implementation's 20-minute RND 4k 100% W "
+                       "TC1/QD1 response-time capture after the stream (a result from before tkperf ran it); "
+                       "its report has no WSAT response-time histogram")
+        return self._stop_deviations(test, v, capacity) + out
+
+    def _stop_deviations(self, test: api.TestRun, v: WsatSettings, capacity: int) -> List[str]:
         reason = test.stop_reason
         if reason.startswith("time limit") and v.time < PTS_TIME_S:
             return [f"{test.key}: stopped by its time limit of {duration(v.time, rough=True)}, "
@@ -206,6 +326,13 @@ class WriteSaturationTest(api.TestType):
                    "of the last minute of intervals before it (SNIA Primer: 5 points 30 minutes apart)",
                    parse=api.parse_duration, default=30 * 60, quick=1,
                    check=api.in_range(1, 366 * 86400, "--wsat-steady-spacing"), metavar="DURATION"),
+        api.Option("wsat_capture", ("--wsat-capture",),
+                   "WSAT response-time capture after the stream ends: RND 4k 100% W at TC1/QD1 for this "
+                   "long, the source of WSAT's histogram and confidence plots, as the PTS 2.0 implementation "
+                   "Alan-ADATA/SSS-PTS-TEST runs it (default 20m; 0: none; other than 20m, a disclosed "
+                   "deviation under PTS 2.0)",
+                   parse=parse_capture, default=CAPTURE_S, quick=2,
+                   check=api.in_range(0, 366 * 86400, "--wsat-capture"), metavar="DURATION"),
     ))
 
     def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
@@ -218,7 +345,9 @@ class WriteSaturationTest(api.TestType):
         stream = WsatStream(job, w.interval, stop_bytes=w.tgbw_bytes(capacity),
                             steady_stop=w.steady, steady_after_bytes=floor_bytes(capacity), series=SERIES,
                             steady_spacing_s=w.steady_spacing, point_s=point_seconds(w.steady_spacing),
-                            response_times=True)
+                            response_times=True, capture=capture_job(w.capture) if w.capture else None)
+        if w.capture:
+            params["capture_s"] = str(w.capture)
         return [api.Plan(
             key=self.name, shape=stream,
             tracking=api.Tracking(name, "write.iops", f"{stimulus(params)} IOPS per interval"),

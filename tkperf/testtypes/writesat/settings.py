@@ -27,6 +27,8 @@ class WsatSettings:
     steady: bool
     #: Spacing of the steady-state points in seconds.
     steady_spacing: int
+    #: Seconds of the response-time capture after the stream (0: none).
+    capture: int
 
     def tgbw_bytes(self, capacity: int) -> int:
         """The TGBW limit in bytes on a target of ``capacity`` bytes."""

@@ -28,6 +28,7 @@ from tkperf.pts import (
     last_minute,
     open_test,
     plural,
+    qos_blocks,
     snia_header,
     steady_state,
     stored,
@@ -35,7 +36,15 @@ from tkperf.pts import (
 from tkperf.pts import (
     POINT_DEFINITION as DEFINITION,
 )
-from tkperf.testtypes.writesat import SERIES, TAIL, WriteSaturationTest, iops, stimulus
+from tkperf.testtypes.writesat import (
+    CAPTURE_SOURCE,
+    SERIES,
+    TAIL,
+    WriteSaturationTest,
+    capture_round,
+    iops,
+    stimulus,
+)
 
 #: Tables list every interval up to this many, else this many bins of intervals.
 TABLE_ROWS = 24
@@ -314,6 +323,24 @@ def response_time_blocks(ctx: api.ReportContext, test: api.TestRun, data: WsatDa
     ]
 
 
+def capture_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
+    """The response-time histogram and confidence ("nines") plot of the
+    capture after the stream (:data:`~tkperf.testtypes.writesat.CAPTURE_SOURCE`),
+    drawn as LAT's are; none in a result without one (before tkperf ran it,
+    or ``--wsat-capture 0``)."""
+    cap = capture_round(test)
+    if cap is None:
+        return []
+    seconds = test.params.get("capture_s", "")
+    length = duration(float(seconds), rough=True) if seconds.isdigit() else "the"
+    return [api.Heading("Response-time histogram and confidence plot", 2)] + qos_blocks(
+        ctx, test, f"the {length} capture", level=3, rounds=[cap], source=(
+            f"The histogram and confidence plot come from the {length} {CAPTURE_SOURCE}, right after the "
+            "stream stopped; the PTS 2.0 text is not at hand and tkperf follows that implementation (SNIA SSSI, "
+            "'SSD Performance - A Primer', 2013, 'Response Time (RT) Histograms' and 'Confidence Plots', shows "
+            "the plots).  The intervals above are the stream's alone."))
+
+
 def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
     out: list = []
     for test in tests:
@@ -353,6 +380,7 @@ def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list
                  f"IOPS in {len(bins)} bins of consecutive intervals (every interval is in the XML file)")
         out.append(api.table(headers, rows, title=title))
         out += response_time_blocks(ctx, test, data)
+        out += capture_blocks(ctx, test)
     return out
 
 
