@@ -201,10 +201,10 @@ class WsatStream(api.Stream):
         if self.capture is None:
             return est
         cap = self.capture.planned_seconds + FIO_GAP_S
-        return replace(est, lines=est.lines + (
-            f"# then the response-time capture (the last job below), one fio process, about "
-            f"{duration(cap, rough=True)}, right after the stream",),
-            jobs=est.jobs + (self.capture,), low_s=est.low_s + cap, high_s=est.high_s + cap)
+        # on the first line, which the plan's table shows, as LAT's "+ 20 min after"
+        then = f"; then the response-time capture (the last job below), about {duration(cap, rough=True)}"
+        return replace(est, lines=(est.lines[0] + then,) + est.lines[1:],
+                       jobs=est.jobs + (self.capture,), low_s=est.low_s + cap, high_s=est.high_s + cap)
 
     def first_figures(self, headline: api.Headline, test: api.TestRun) -> List[api.Figure]:
         values = iops(test)
