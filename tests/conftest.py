@@ -78,16 +78,23 @@ def pytest_unconfigure(config):
         sys.stderr.write("\ntests/conftest.py: undone after the run: " + "; ".join(undone) + "\n")
 
 
-@pytest.fixture
-def loopdev(tmp_path):
-    """A fresh 256 MiB loop device; skips (saying why) where none can be made."""
-    loop, why = try_loop(256 * MiB, str(tmp_path))
+def loop_device(size, folder):
+    """A fixture's loop device of ``size`` bytes over a sparse file in
+    ``folder``: its path, detached when the fixture ends; skips (saying
+    why) where none can be made."""
+    loop, why = try_loop(size, str(folder))
     if loop is None:
         pytest.skip(f"needs a loop device: {why}")
     try:
         yield loop.path
     finally:
         loop.__exit__(None, None, None)
+
+
+@pytest.fixture
+def loopdev(tmp_path):
+    """A fresh 256 MiB loop device; skips (saying why) where none can be made."""
+    yield from loop_device(256 * MiB, tmp_path)
 
 
 @pytest.fixture

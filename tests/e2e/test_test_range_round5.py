@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import needs_fio, try_loop
+from conftest import loop_device, needs_fio
 from test_ar_segments_device import device_mapper
 
 from tkperf import store
@@ -41,13 +41,7 @@ def _sections(text: str) -> dict:
 @pytest.fixture
 def loop20g(tmp_path):
     """A loop device over a sparse 20 GiB file (nothing is written to it: dry runs only)."""
-    loop, why = try_loop(20 * GiB, str(tmp_path))
-    if loop is None:
-        pytest.skip(f"needs a loop device: {why}")
-    try:
-        yield loop.path
-    finally:
-        loop.__exit__(None, None, None)
+    yield from loop_device(20 * GiB, tmp_path)
 
 
 def test_dry_run_of_the_pts_c_1_1_segments_shows_wsat_on_the_active_range_with_or_without_device_mapper(

@@ -5,11 +5,9 @@ Alan-ADATA/SSS-PTS-TEST, test/lib/BlockStorageTestWsat.php: 20 minutes of RND
 stream (made-up fio reports here, no fio, no device), kept as the
 ``capture`` series beside the intervals, which it leaves alone; a file
 from before it loads unchanged.  The real fio run: tests/e2e/test_wsat_response_times.py."""
-import pytest
 from test_wsat_steady import CAPACITY, FLAT, FakeFio, FakeRunner, wsat_opts
 
 from tkperf import store
-from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
 from tkperf.kit import options
 from tkperf.kit.registry import get
@@ -17,7 +15,7 @@ from tkperf.kit.shapes import blank_test
 from tkperf.model import histogram
 from tkperf.model.pts import REVISIONS
 from tkperf.model.results import IoStats, Workload
-from tkperf.testtypes import writesat
+from tkperf.testtypes import latency, writesat
 
 BINS = ((20_000, 5), (40_000, 90), (1_234_567, 5))
 
@@ -84,14 +82,9 @@ def test_quick_captures_briefly_and_zero_skips_it_as_a_deviation_under_2_0():
     assert deviations("pts-e-1.1", wsat_capture=0) == []  # the 1.1 revisions: no such implementation
 
 
-@pytest.mark.parametrize("text, seconds", [("0", 0), ("20m", 1200), ("2s", 2)])
-def test_parse_capture(text, seconds):
-    assert writesat.parse_capture(text, "--wsat-capture") == seconds
-
-
-def test_a_bad_capture_is_a_usage_error():
-    with pytest.raises(UsageError):
-        writesat.parse_capture("soon", "--wsat-capture")
+def test_the_option_reads_as_lats_does():
+    """--wsat-capture is read by the one parser both captures share (its cases: tests/unit/test_lat_capture.py)."""
+    assert writesat.parse_capture is latency.parse_capture
 
 
 def test_the_capture_runs_after_the_stream_and_is_kept_beside_its_intervals():

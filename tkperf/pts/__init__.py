@@ -153,6 +153,14 @@ from tkperf.pts.placement import (
     continuing,
     place,
 )
+from tkperf.pts.rtcapture import (
+    CAPTURE_S,
+    CAPTURE_WORKLOAD,
+    capture_deviation,
+    capture_job,
+    parse_capture,
+    stored_seconds,
+)
 from tkperf.pts.stream.phases import COLUMNS as INTERVAL_COLUMNS
 from tkperf.pts.stream.phases import MAX_COLUMNS as LAT_MAX_COLUMNS
 from tkperf.pts.stream.phases import MAX_SERIES as LAT_MAX_SERIES
@@ -282,6 +290,8 @@ __all__ = [
     "judge_all", "matrix_jobs", "parse_also", "tracking_cell", "tracking_figure", "variable_verdicts", "cell_average",
     "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header",
     "window_workloads",
+    # the response-time capture after LAT and WSAT (the PTS 2.0 implementation's)
+    "CAPTURE_S", "CAPTURE_WORKLOAD", "capture_deviation", "capture_job", "parse_capture", "stored_seconds",
     # the total-GB-written limit of a write saturation stream
     "parse_tgbw", "tgbw_bytes",
     # the HDD round tests: their cells, and what their reports say in common

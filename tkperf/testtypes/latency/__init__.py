@@ -20,13 +20,18 @@ from typing import ClassVar, Iterable, List, Optional, Tuple
 
 from tkperf import api
 from tkperf.pts import (
+    CAPTURE_S,
+    CAPTURE_WORKLOAD,
     RoundsThenCapture,
+    capture_deviation,
+    capture_job,
     capture_round,
-    duration,
     histogram,
     matrix_jobs,
     nonempty,
+    parse_capture,
     parse_mixes,
+    stored_seconds,
     tracking_cell,
     tracking_figure,
 )
@@ -56,18 +61,9 @@ def largest_us(values: Iterable[float]) -> Optional[float]:
     return max(vals) if vals else None
 
 
-#: The PTS 2.0 implementation's LAT capture: 20 minutes (test/lib/BlockStorageTestLatency.php).
-CAPTURE_S = 20 * 60
-#: The capture's workload: RND 4KiB 100% W at TC1/QD1.
-CAPTURE_WORKLOAD = "capture-rnd-4k-0-100"
 #: What the capture is, in words (reports, docs).
 CAPTURE_SOURCE = ("RND 4KiB W TC1/QD1 capture after the steady-state rounds, as the PTS 2.0 implementation "
                   "Alan-ADATA/SSS-PTS-TEST runs it (test/lib/BlockStorageTestLatency.php)")
-
-
-def parse_capture(text: str, flag: str) -> int:
-    """``--lat-capture``: a duration, or 0 for no capture."""
-    return 0 if (text or "").strip() in ("0", "0s", "0m", "none", "off") else api.parse_duration(text, flag)
 
 
 def capture(test: api.TestRun) -> Optional[api.Workload]:
@@ -103,14 +99,8 @@ class LatencyPts(api.PtsRules):
     def deviations(self, kind: api.TestType, options, revision) -> List[str]:
         v = api.stored_values(kind, options)
         sizes, mixes = tuple(v["lat_bs"]), tuple(v["lat_mixes"])
-        out = []
-        # a file from before the capture stored no lat_capture: it ran none, and said nothing of it
-        seconds = int(v["lat_capture"]) if "lat_capture" in options else CAPTURE_S
-        if revision is not None and revision.id.endswith("-2.0") and seconds != CAPTURE_S:
-            out.append(f"LAT response-time capture {'skipped' if not seconds else duration(seconds, rough=True)} "
-                       "instead of the PTS 2.0 implementation's 20-minute RND 4k 100% W TC1/QD1 capture "
-                       "(Alan-ADATA/SSS-PTS-TEST)" + ("; the histogram and confidence plots come from the window "
-                                                      "rounds" if not seconds else ""))
+        out = capture_deviation("LAT", stored_seconds(options, "lat_capture", v["lat_capture"]), revision,
+                                without="the histogram and confidence plots come from the window rounds")
         if set(sizes) == set(BLOCK_SIZES) and set(mixes) == set(MIXES):
             return out
         return out + [f"LAT matrix narrowed to {api.format_block_sizes(sorted(sizes, reverse=True))} x "
@@ -147,8 +137,7 @@ class LatencyTest(api.TestType):
     def plan(self, opts: api.Options, capacity: int) -> List[api.Plan]:
         cfg = opts.of(LatencySettings)
         bs, mix = tracking_cell(cfg.bs, cfg.mixes)
-        cap = (api.FioJob(name=CAPTURE_WORKLOAD, rw="randwrite", bs=4096, runtime=cfg.capture,
-                          numjobs=1, iodepth=1),) if cfg.capture else ()
+        cap = (capture_job(cfg.capture),) if cfg.capture else ()
         params = matrix_params(cfg.bs, cfg.mixes, 1, 1, opts.runtime)
         jobs = matrix_jobs(cfg.bs, cfg.mixes, opts.runtime, 1, 1)
         if cap:

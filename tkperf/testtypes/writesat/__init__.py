@@ -40,6 +40,8 @@ from typing import List, Optional
 
 from tkperf import api
 from tkperf.pts import (
+    CAPTURE_S,
+    CAPTURE_WORKLOAD,
     FILLS,
     FIO_GAP_S,
     MIN_FILLS,
@@ -47,12 +49,16 @@ from tkperf.pts import (
     WSAT_SERIES,
     DataSeries,
     Estimate,
+    capture_deviation,
+    capture_job,
     duration,
     floor_bytes,
+    parse_capture,
     parse_tgbw,
     point_params,
     point_seconds,
     progress_of,
+    stored_seconds,
     tgbw_bytes,
 )
 from tkperf.pts import wsat_workload as workload_name
@@ -120,26 +126,12 @@ def iops(test: api.TestRun):
 
 progress = logging.getLogger("tkperf.progress")
 
-#: The PTS 2.0 implementation's capture after WSAT: 20 minutes (test/lib/BlockStorageTestWsat.php).
-CAPTURE_S = 20 * 60
-#: The capture's workload: RND 4KiB 100% W at TC1/QD1.
-CAPTURE_WORKLOAD = "capture-rnd-4k-0-100"
 #: The series holding the capture's response-time histogram, one row a fio bin.
 CAPTURE_SERIES = "capture"
 CAPTURE_COLUMNS = ("lat_ns", "ios")
 #: What the capture is, in words (reports, docs).
 CAPTURE_SOURCE = ("RND 4KiB W TC1/QD1 capture after the WSAT stream, as the PTS 2.0 implementation "
                   "Alan-ADATA/SSS-PTS-TEST runs it (test/lib/BlockStorageTestWsat.php)")
-
-
-def parse_capture(text: str, flag: str) -> int:
-    """``--wsat-capture``: a duration, or 0 for no capture."""
-    return 0 if (text or "").strip() in ("0", "0s", "0m", "none", "off") else api.parse_duration(text, flag)
-
-
-def capture_job(seconds: int) -> api.FioJob:
-    """The capture's fio job: RND 4KiB 100% W, one thread at queue depth 1, ``seconds`` long."""
-    return api.FioJob(name=CAPTURE_WORKLOAD, rw="randwrite", bs=4096, runtime=seconds, numjobs=1, iodepth=1)
 
 
 def capture_round(test: api.TestRun) -> Optional[api.Round]:
@@ -227,13 +219,8 @@ class WriteSaturationPts(api.PtsRules):
         interval = v.interval
         if interval != PTS_INTERVAL_S:
             out.append(f"WSAT reports every {interval} s instead of the PTS's {PTS_INTERVAL_S} s")
-        # a file from before the capture stored no wsat_capture: it ran none (result_deviations says so)
-        seconds = v.capture if "wsat_capture" in options else CAPTURE_S
-        if revision is not None and revision.id.endswith("-2.0") and seconds != CAPTURE_S:
-            out.append(f"WSAT response-time capture {'skipped' if not seconds else duration(seconds, rough=True)}"
-                       " instead of the PTS 2.0 implementation's 20-minute RND 4k 100% W TC1/QD1 capture after "
-                       "the stream (Alan-ADATA/SSS-PTS-TEST)" + ("; the report has no WSAT response-time "
-                                                                 "histogram" if not seconds else ""))
+        out += capture_deviation("WSAT", stored_seconds(options, "wsat_capture", v.capture), revision,
+                                 after=" after the stream", without="the report has no WSAT response-time histogram")
         return out
 
     def planned_deviations(self, kind: api.TestType, options, revision) -> List[str]:
