@@ -319,6 +319,8 @@ def test_end_to_end_on_a_loop_device(loopdev, tmp_path, capsys):
     # lines, show, show --json and the report say so, and no line names what a revision requires
     assert "# verdict on this target: HDD profile: not a SNIA PTS run: " in planned
     assert "requires" not in planned and "NOT PTS-conformant" not in planned
+    assert planned.splitlines()[1].startswith("# HDD profile (not a SNIA PTS run): OIO TC")  # not a revision's title
+    assert "SNIA PTS 2.0.2" not in planned
     offsets = [i * capacity // 5 // MiB * MiB for i in range(5)]
     assert offsets == [0, 51 * MiB, 102 * MiB, 153 * MiB, 204 * MiB]
     for side in ("w", "r"):

@@ -328,7 +328,7 @@ class DryRun:
 def dry_run(dev: DeviceInfo, opts: RunOptions, profile: str, side: TargetSide,
             jobs: bool = False) -> DryRun:
     with writerate.assumed(target_rate.of_device(dev)):  # an emulated SSD: its model's speed
-        lines, rows = plan.summary(dev, opts)
+        lines, rows = plan.summary(dev, opts, profile)
         files = tuple(plan.job_files(dev, opts, fio_settings(dev, opts))) if jobs else None
     verdict, unknown = conformance.of_target(opts.to_dict(), dev, profile,
                                              [r.key for r in rows if r.purge != "none"])

@@ -91,14 +91,16 @@ def times(dev: DeviceInfo, opts: RunOptions) -> List[TestTime]:
     return out
 
 
-def summary(dev: DeviceInfo, opts: RunOptions) -> Tuple[List[str], List[TestTime]]:
-    """The summary lines (without the verdict) and the rows they show."""
+def summary(dev: DeviceInfo, opts: RunOptions, profile: str = "ssd") -> Tuple[List[str], List[TestTime]]:
+    """The summary lines (without the verdict) and the rows they show; the
+    HDD profile's settings are not headed by a PTS revision (none applies)."""
     rev = opts.revision
+    title = "HDD profile (not a SNIA PTS run)" if profile == "hdd" else rev.title
     rows = times(dev, opts)
     transport = f", {dev.transport}" if dev.transport not in ("", dev.kind) else ""
     lines: List[str] = [f"# dry run: nothing is written to {dev.path} "
                         f"({format_gb(dev.size_bytes)}, {dev.kind}{transport})",
-                        f"# {rev.title}: OIO TC{opts.numjobs}/QD{opts.iodepth}, active range "
+                        f"# {title}: OIO TC{opts.numjobs}/QD{opts.iodepth}, active range "
                         f"{opts.active_range}%" + (f", test range {pts.range_text(opts.test_bytes(dev.size_bytes))}"
                                                    if opts.test_range else "")
                         + (f" in {opts.ar_segments:,} ActiveRange segments (seed {opts.ar_segment_seed})"
