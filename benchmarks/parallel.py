@@ -78,7 +78,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.tiny:
         args.counts, args.size, args.rounds, args.no_report = "1,2", 64, 1, True
-    run_args = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--runtime", str(args.runtime),
+    run_args = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0",
+                "--runtime", str(args.runtime),
                 "--max-rounds", str(args.rounds), "-nj", "1", "-iod", "4", "--wipc-loops", "1",
                 *(["--no-report"] if args.no_report else ["--report-format", "rst"])]
     print(f"host: {os.cpu_count()} CPUs; each run: LAT 4k 0/100, {args.rounds} rounds of {args.runtime} s, "

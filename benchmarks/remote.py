@@ -43,7 +43,8 @@ AGENT = [sys.executable, "-m", "tkperf"]
 
 def _run(dev: str, out: str, rounds: int, remote: list) -> tuple:
     argv = [sys.executable, "-m", "tkperf", "ssd", "run", dev, "--tests", "lat", "--lat-bs", "4k",
-            "--lat-mix", "0/100", "--runtime", "1", "--max-rounds", str(rounds), "-nj", "1", "-iod", "4",
+            "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", str(rounds),
+            "-nj", "1", "-iod", "4",
             "--wipc-loops", "1", "--yes", "--no-report", "--quiet", "--outdir", out, *remote]
     t0 = time.monotonic()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)

@@ -27,7 +27,8 @@ from tkperf.errors import TkperfError  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
 
 RUN = ["--tests", "iops,lat", "--bs", "4k", "--mix", "0/100", "--lat-bs", "4k", "--lat-mix", "0/100",
-       "--runtime", "1", "--max-rounds", "2", "-nj", "1", "-iod", "4", "--yes", "--no-report", "-q"]
+       "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2", "-nj", "1", "-iod", "4", "--yes", "--no-report",
+       "-q"]
 SIGNALS = [signal.SIGKILL, signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
 
 

@@ -33,7 +33,7 @@ MiB = 1024 * 1024
 SIZE = 256 * MiB
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN = ["--tests", "iops,lat", "--bs", "4k", "--mix", "0/100", "--lat-bs", "4k", "--lat-mix", "0/100",
-       "--runtime", "1", "--max-rounds", "2", "-nj", "1", "-iod", "4", "--yes", "--no-report"]
+       "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2", "-nj", "1", "-iod", "4", "--yes", "--no-report"]
 PATTERN = bytes(range(256)) * 4096  # 1 MiB
 
 

@@ -134,7 +134,7 @@ def test_a_missing_tool_stops_the_run_before_it_starts(monkeypatch, tmp_path, ca
     monkeypatch.setattr(writecache, "transport_kind", lambda d: "ata")
     out = tmp_path / "out"
     rc = main(["ssd", "run", str(tmp_path / "t.img"), "--size", "64m", "--name", "t", "--outdir", str(out),
-               "--tests", "lat", "--yes", "--quiet", "--no-report"])
+               "--tests", "lat", "--lat-capture", "0", "--yes", "--quiet", "--no-report"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 5
     assert err == ["tkperf: error: 'hdparm' not found on PATH; install it (Debian package hdparm)"]
