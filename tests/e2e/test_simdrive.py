@@ -233,13 +233,20 @@ def test_idle_time_gives_background_gc_and_a_faster_start():
 def test_trim_and_zero_return_pages_and_a_full_trim_is_a_purge():
     d = Drive(16 * MiB)
     closed_loop(d, 8, 2 * d.logical_pages, rnd(d))
+    first = d.first_fg_gc
+    assert first is not None  # two fills of random writes: past the cliff
     d.trim(d.now, 0, 8 * MiB)
-    assert d.mapped * PAGE <= 8 * MiB and not d.fresh
+    assert d.mapped * PAGE <= 8 * MiB and not d.fresh and d.first_fg_gc == first
     d.trim(d.now, 8 * MiB + 100, 8 * MiB - 100)  # a partial first page stays mapped
     assert d.mapped == 1 and d.c["purges"] == 0
     d.trim(d.now, 8 * MiB, PAGE)
     assert d.fresh and d.c["purges"] == 1 and len(d.free) == d.blocks
     assert d.stats()["fresh"] is True
+    # fresh again: the next cliff is the next fill's (a run again after a purge is judged by its own)
+    assert d.first_fg_gc is None and d.stats()["first_fg_gc_host_write_bytes"] is None
+    written = d.c["host_write_bytes"]
+    closed_loop(d, 8, 2 * d.logical_pages, rnd(d, seed=3), start=d.now)
+    assert d.first_fg_gc is not None and d.first_fg_gc - written > d.capacity
 
 
 def test_tables_take_about_0_2_percent_of_the_capacity_and_up_refuses_what_would_not_fit():

@@ -469,6 +469,7 @@ class Drive:
                     end = max(end, self._erase(b, end))
             if not was_fresh:
                 self.c["purges"] += 1
+            self.first_fg_gc = None  # fresh again: the next cliff is this fill's, not an earlier one's
         return self._done(end)
 
     def flush(self, t: float) -> float:
