@@ -82,6 +82,7 @@ from tkperf.kit.precondition import SLOWEST_PLAUSIBLE_BPS
 from tkperf.kit.progress import progress_of
 from tkperf.kit.shapes import (
     FIO_GAP_S,
+    RESPONSE_TIME_COLUMNS,
     UNHELD,
     Estimate,
     Shape,
@@ -291,7 +292,8 @@ __all__ = [
     "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header",
     "window_workloads",
     # the response-time capture after LAT and WSAT (the PTS 2.0 implementation's)
-    "CAPTURE_S", "CAPTURE_WORKLOAD", "capture_deviation", "capture_job", "parse_capture", "stored_seconds",
+    "CAPTURE_S", "CAPTURE_WORKLOAD", "RESPONSE_TIME_COLUMNS", "capture_deviation", "capture_job", "parse_capture",
+    "stored_seconds",
     # the total-GB-written limit of a write saturation stream
     "parse_tgbw", "tgbw_bytes",
     # the HDD round tests: their cells, and what their reports say in common

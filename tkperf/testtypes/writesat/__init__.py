@@ -126,6 +126,9 @@ def iops(test: api.TestRun):
 
 progress = logging.getLogger("tkperf.progress")
 
+#: The axis labels of WSAT's charts.
+TIME_LABEL = "Time"
+GB_LABEL = "Total data written (GB, decimal)"
 #: The series holding the capture's response-time histogram, one row a fio bin.
 CAPTURE_SERIES = "capture"
 CAPTURE_COLUMNS = ("lat_ns", "ios")

@@ -24,11 +24,9 @@ from tkperf.pts import (
     Header,
     duration,
     fmt,
-    histogram,
     last_minute,
     open_test,
     plural,
-    qos_blocks,
     snia_header,
     steady_state,
     stored,
@@ -37,19 +35,18 @@ from tkperf.pts import (
     POINT_DEFINITION as DEFINITION,
 )
 from tkperf.testtypes.writesat import (
-    CAPTURE_SOURCE,
+    GB_LABEL,
     SERIES,
     TAIL,
+    TIME_LABEL,
     WriteSaturationTest,
-    capture_round,
     iops,
     stimulus,
 )
+from tkperf.testtypes.writesat.responsetimes import capture_blocks, response_time_blocks
 
 #: Tables list every interval up to this many, else this many bins of intervals.
 TABLE_ROWS = 24
-TIME_LABEL = "Time"
-GB_LABEL = "Total data written (GB, decimal)"
 IOPS_LABEL = "IOPS"
 
 
@@ -245,102 +242,6 @@ def fills_chart(curves: Sequence[WsatCurve]) -> api.XYChart:
                        "Drive fills (data written / capacity)", IOPS_LABEL, "WSAT: IOPS vs drive fills", dots=dense)
 
 
-#: The per-interval response-time columns (:data:`tkperf.kit.shapes.RESPONSE_TIME_COLUMNS`).
-P5_COLUMN, MAX_COLUMN = "lat_p99_999_us", "lat_max_us"
-#: Where the optional plots come from.
-RT_SOURCE = ("PTS 2.0's revision list names them: \"WSAT Optional RTs & IOPS v Drive Fills: ART, 5 9s, MRT\"")
-
-
-@dataclass(frozen=True, eq=False)
-class WsatResponseTimes:
-    """Per interval (arrays as :class:`WsatData`'s): the average (ART), the
-    99.999% (five nines, NaN where the interval's I/O count does not support
-    it) and the maximum (MRT) response time in µs."""
-
-    average: np.ndarray
-    five_nines: np.ndarray
-    maximum: np.ndarray
-
-
-def response_times(test: api.TestRun) -> Optional[WsatResponseTimes]:
-    """The per-interval response times; None for a test that did not keep
-    them (a result from before tkperf recorded them, an imported one)."""
-    s = test.series.get(SERIES)
-    if s is None or not len(s) or MAX_COLUMN not in s.columns or P5_COLUMN not in s.columns:
-        return None
-    ios = s.column("ios")
-    ok = np.array([histogram.supported(int(n), "99.999") for n in ios], dtype=bool)
-    p5 = np.where(ok & (s.column(P5_COLUMN) > 0), s.column(P5_COLUMN), np.nan)
-    return WsatResponseTimes(average=s.column("lat_mean_us"), five_nines=p5, maximum=s.column(MAX_COLUMN))
-
-
-def rt_curves(x: np.ndarray, rt: WsatResponseTimes) -> tuple:
-    """ART, 5 9s (only the supported intervals) and MRT as chart curves over ``x``."""
-    has = ~np.isnan(rt.five_nines)
-    curves = [api.Curve("ART (average)", x, rt.average)]
-    if has.any():
-        curves.append(api.Curve("5 9s (99.999%)", x[has], rt.five_nines[has]))
-    curves.append(api.Curve("MRT (maximum)", x, rt.maximum))
-    return tuple(curves)
-
-
-def response_time_blocks(ctx: api.ReportContext, test: api.TestRun, data: WsatData) -> list:
-    """The optional WSAT plots: ART, 5 9s and MRT per interval against time
-    and against drive fills (GB written where the capacity is unknown);
-    none for a result that did not keep them."""
-    rt = response_times(test)
-    if rt is None or not data.iops.size:  # a result from before tkperf kept them: no plots
-        return []
-    supported = int(np.count_nonzero(~np.isnan(rt.five_nines)))
-    n = int(rt.average.size)
-    capacity_gb = ctx.run.device.size_bytes / 1e9
-    dense = n > 200
-    by_time = api.XYChart(rt_curves(data.seconds, rt), TIME_LABEL, "Response time (µs)",
-                          "WSAT: ART, 5 9s and MRT vs time", ylog=10, time_axis=True, dots=dense,
-                          ylim=(None, None))
-    if capacity_gb > 0:
-        x, xlabel = data.written_gb / capacity_gb, "Drive fills (data written / capacity)"
-    else:
-        x, xlabel = data.written_gb, GB_LABEL
-    by_fills = api.XYChart(rt_curves(x, rt), xlabel, "Response time (µs)",
-                           "WSAT: ART, 5 9s and MRT vs drive fills", ylog=10, dots=dense, ylim=(None, None))
-    return [
-        api.Heading("Response times per interval (optional: ART, 5 9s, MRT)", 2),
-        api.Paragraph(
-            f"The optional WSAT plots ({RT_SOURCE}): per interval, the average response time (ART), the "
-            "99.999% (five nines, 5 9s) and the maximum response time (MRT), fio's total latency. They come from "
-            "fio's cumulative json+ latency histograms: the difference of two reports is the exact histogram of "
-            "the interval's I/Os, and the 5 9s is read from it only where the interval holds at least 100,000 "
-            f"I/Os ({supported} of {n} intervals here; the others have no 5 9s point). The MRT is fio's own "
-            "maximum where it rose in the interval, else the value of the interval's highest histogram bin "
-            "(within fio's bin width, 1/64 of a power of two)."),
-        ctx.chart(test, "rt-vs-time", by_time,
-                  "WSAT: ART, 5 9s (supported intervals only) and MRT of each interval against time since the "
-                  "purge, µs on a log scale."),
-        ctx.chart(test, "rt-vs-fills", by_fills,
-                  "WSAT: ART, 5 9s (supported intervals only) and MRT of each interval against "
-                  + ("drive fills (data written / capacity)." if capacity_gb > 0 else "the data written (GB).")),
-    ]
-
-
-def capture_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
-    """The response-time histogram and confidence ("nines") plot of the
-    capture after the stream (:data:`~tkperf.testtypes.writesat.CAPTURE_SOURCE`),
-    drawn as LAT's are; none in a result without one (before tkperf ran it,
-    or ``--wsat-capture 0``)."""
-    cap = capture_round(test)
-    if cap is None:
-        return []
-    seconds = test.params.get("capture_s", "")
-    length = duration(float(seconds), rough=True) if seconds.isdigit() else "the"
-    return [api.Heading("Response-time histogram and confidence plot", 2)] + qos_blocks(
-        ctx, test, f"the {length} capture", level=3, rounds=[cap], source=(
-            f"The histogram and confidence plot come from the {length} {CAPTURE_SOURCE}, right after the "
-            "stream stopped; the PTS 2.0 text is not at hand and tkperf follows that implementation (SNIA SSSI, "
-            "'SSD Performance - A Primer', 2013, 'Response Time (RT) Histograms' and 'Confidence Plots', shows "
-            "the plots).  The intervals above are the stream's alone."))
-
-
 def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list:
     out: list = []
     for test in tests:
@@ -379,7 +280,7 @@ def report_section(ctx: api.ReportContext, tests: Sequence[api.TestRun]) -> list
         title = ("IOPS of every interval" if every else
                  f"IOPS in {len(bins)} bins of consecutive intervals (every interval is in the XML file)")
         out.append(api.table(headers, rows, title=title))
-        out += response_time_blocks(ctx, test, data)
+        out += response_time_blocks(ctx, test, data.seconds, data.written_gb)
         out += capture_blocks(ctx, test)
     return out
 
