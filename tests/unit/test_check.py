@@ -20,7 +20,7 @@ from tkperf.errors import (EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_REG
                            EXIT_RESULT_FILE, EXIT_USAGE)
 from tkperf.model import noise
 from tkperf import store
-from tkperf.verdict import regression
+from tkperf.verdict import comparable, regression
 from tkperf.model.results import RunResult, Workload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -321,7 +321,7 @@ def test_no_test_in_common(capsys, pair, ssd):
     run.tests = [t for t in run.tests if t.key == "wsat"]
     other = copy.deepcopy(ssd)
     other.tests = [t for t in other.tests if t.key == "lat"]
-    assert regression.not_comparable(run, other) == [
+    assert comparable.not_comparable(run, other) == [
         "no test in common (result: wsat; baseline: lat)"]
 
 
@@ -337,11 +337,11 @@ def test_other_block_sizes_are_not_comparable(capsys, pair, ssd):
 def test_capacities_far_apart_are_not_comparable(ssd):
     big = copy.deepcopy(ssd)
     big.device = dataclasses.replace(big.device, size_bytes=ssd.device.size_bytes * 3)
-    (reason,) = regression.not_comparable(big, ssd)
+    (reason,) = comparable.not_comparable(big, ssd)
     assert reason.startswith("capacities more than 2x apart")
     twice = copy.deepcopy(ssd)
     twice.device = dataclasses.replace(twice.device, size_bytes=ssd.device.size_bytes * 2)
-    assert regression.not_comparable(twice, ssd) == []
+    assert comparable.not_comparable(twice, ssd) == []
 
 
 def test_a_missing_file(capsys, tmp_path):
@@ -493,25 +493,25 @@ def test_check_leaves_matplotlib_out(extra):
 def test_not_comparable_names_what_only_one_side_has(ssd):
     fewer = copy.deepcopy(ssd)
     fewer.tests = [t for t in fewer.tests if t.key != "wsat"]
-    assert regression.not_comparable(ssd, fewer) == [
+    assert comparable.not_comparable(ssd, fewer) == [
         "different tests (only in result: wsat; only in baseline: none)"]
-    assert regression.not_comparable(fewer, ssd) == [
+    assert comparable.not_comparable(fewer, ssd) == [
         "different tests (only in result: none; only in baseline: wsat)"]
 
 
 def test_a_parameter_missing_on_one_side_reads_as_a_dash(ssd):
     run = copy.deepcopy(ssd)
     del run.test("iops").params["block_sizes"]
-    assert regression.not_comparable(run, ssd) == ["iops: different block sizes (- vs baseline 128k,4k)"]
-    assert regression.not_comparable(ssd, run) == ["iops: different block sizes (128k,4k vs baseline -)"]
+    assert comparable.not_comparable(run, ssd) == ["iops: different block sizes (- vs baseline 128k,4k)"]
+    assert comparable.not_comparable(ssd, run) == ["iops: different block sizes (128k,4k vs baseline -)"]
 
 
 def test_a_device_class_missing_on_one_side_reads_as_a_dash(ssd):
     bare = copy.deepcopy(ssd)
     del bare.options["device_class"]
-    assert regression.not_comparable(bare, ssd) == ["different device class (- vs baseline enterprise)"]
-    assert regression.not_comparable(ssd, bare) == ["different device class (enterprise vs baseline -)"]
-    assert regression.not_comparable(bare, copy.deepcopy(bare)) == []  # missing on both: the same
+    assert comparable.not_comparable(bare, ssd) == ["different device class (- vs baseline enterprise)"]
+    assert comparable.not_comparable(ssd, bare) == ["different device class (enterprise vs baseline -)"]
+    assert comparable.not_comparable(bare, copy.deepcopy(bare)) == []  # missing on both: the same
 
 
 def test_capacities_far_apart_are_named_in_gb(ssd):
@@ -519,7 +519,7 @@ def test_capacities_far_apart_are_named_in_gb(ssd):
     big, small = copy.deepcopy(ssd), copy.deepcopy(ssd)
     big.device = dataclasses.replace(big.device, size_bytes=1_050_000_000)
     small.device = dataclasses.replace(small.device, size_bytes=450_000_000)
-    assert regression.not_comparable(big, small) == [
+    assert comparable.not_comparable(big, small) == [
         "capacities more than 2x apart (1.1 GB vs baseline 0.5 GB)"]
 
 
@@ -631,8 +631,8 @@ def test_an_unknown_capacity_is_not_a_difference(ssd):
     unknown.device = dataclasses.replace(unknown.device, size_bytes=0)
     tiny.device = dataclasses.replace(tiny.device, size_bytes=1)
     three.device = dataclasses.replace(three.device, size_bytes=3)
-    assert regression.not_comparable(unknown, ssd) == regression.not_comparable(ssd, unknown) == []
-    assert regression.not_comparable(three, tiny) == ["capacities more than 2x apart (3 bytes vs baseline 1 byte)"]
+    assert comparable.not_comparable(unknown, ssd) == comparable.not_comparable(ssd, unknown) == []
+    assert comparable.not_comparable(three, tiny) == ["capacities more than 2x apart (3 bytes vs baseline 1 byte)"]
 
 
 # --- a night's figures as one family (issue 35, items 1, 2, 7 and 8) -------------------------------
@@ -845,9 +845,9 @@ def test_a_baseline_of_another_drive_is_named_and_refused(capsys, tmp_path, ssd)
 def test_a_loop_devices_file_is_not_its_identity(ssd):
     """A loop device's model names its file, made anew as often as not: not another drive."""
     a = _other(ssd, model="loop device over /tmp/a.img")
-    assert regression.other_drive(a, _other(ssd, model="loop device over /tmp/b.img")) == []
-    assert regression.other_drive(a, _other(ssd, model="FAST 1TB")) == ["model"]
-    assert regression.other_drive(_other(ssd, serial="X"), _other(ssd, serial="")) == []  # not recorded
+    assert comparable.other_drive(a, _other(ssd, model="loop device over /tmp/b.img")) == []
+    assert comparable.other_drive(a, _other(ssd, model="FAST 1TB")) == ["model"]
+    assert comparable.other_drive(_other(ssd, serial="X"), _other(ssd, serial="")) == []  # not recorded
 
 
 def test_a_night_not_judged_is_a_junit_of_skipped_cases(capsys, tmp_path):
@@ -981,9 +981,9 @@ def test_a_night_the_host_limited_is_said_to_be(ssd):
                                                    "late_s": 0.001, "threshold": 0.05})
         return run
     bases = [host(ssd, v) for v in (0.22, 0.30, 0.36)]
-    (line,) = regression.host_warnings(host(ssd, 0.38 + 0.001), bases)
+    (line,) = comparable.host_warnings(host(ssd, 0.38 + 0.001), bases)
     assert line.startswith("host-limited night? the emulated SSD was idle 38% of the result's run, against 22%-36%")
-    assert regression.host_warnings(host(ssd, 0.37), bases) == []  # within 2 points of the busiest baseline
-    assert regression.host_warnings(ssd, bases) == []  # a run that recorded none
-    (late,) = regression.host_warnings(host(ssd, 0.30, late=0.08), bases)
+    assert comparable.host_warnings(host(ssd, 0.37), bases) == []  # within 2 points of the busiest baseline
+    assert comparable.host_warnings(ssd, bases) == []  # a run that recorded none
+    (late,) = comparable.host_warnings(host(ssd, 0.30, late=0.08), bases)
     assert late.startswith("result: emulated SSD host-limited: 80 of 1,000 replies (8.0%)")

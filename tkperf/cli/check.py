@@ -28,7 +28,7 @@ from tkperf.model.results import DeviceInfo, HostInfo, RunResult
 from tkperf.model.shown import cut
 from tkperf.report import checked
 from tkperf.untrusted import for_xml
-from tkperf.verdict import regression
+from tkperf.verdict import comparable, regression
 from tkperf.verdict.regression import Cell, Comparison
 
 DEFAULT_TOLERANCE = "10%"
@@ -91,7 +91,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     baselines = [checked.load(path) for path in args.baseline]
     drives = drive_lines(args.result, result, args.baseline, baselines, args.allow_other_drive)
     for path, baseline in zip(args.baseline, baselines):
-        reasons = regression.not_comparable(result, baseline)
+        reasons = comparable.not_comparable(result, baseline)
         if reasons:
             raise NotComparableError(f"{args.result} and {path} are not comparable: " + "; ".join(reasons))
     metrics = args.metric or []
@@ -124,11 +124,11 @@ def drive_lines(result_path: str, result: RunResult, paths: Sequence[str], basel
     (exit 12) for the first unless ``allowed`` (``--allow-other-drive``)."""
     lines = []
     for path, baseline in zip(paths, baselines):
-        fields = regression.other_drive(result, baseline)
+        fields = comparable.other_drive(result, baseline)
         if not fields:
             continue
-        line = (f"another drive: {result_path} was measured on {regression.drive_text(result)}, "
-                f"{path} on {regression.drive_text(baseline)} (different {', '.join(fields)})")
+        line = (f"another drive: {result_path} was measured on {comparable.drive_text(result)}, "
+                f"{path} on {comparable.drive_text(baseline)} (different {', '.join(fields)})")
         if not allowed:
             raise NotComparableError(line + "; a swapped drive is not a regression: give --allow-other-drive "
                                             "to compare them all the same")
@@ -144,7 +144,7 @@ def night_text(run: RunResult) -> str:
 def suite_name(run: RunResult) -> str:
     """The JUnit suite's name: the drive, the night and the host, which a CI dashboard shows."""
     host = cut(run.host.hostname, 80) or "an unnamed host"
-    return f"tkperf check: {regression.drive_text(run)}, night {night_text(run) or 'unknown'}, host {host}"
+    return f"tkperf check: {comparable.drive_text(run)}, night {night_text(run) or 'unknown'}, host {host}"
 
 
 def not_judged(args: argparse.Namespace, result: RunResult) -> int:
@@ -294,7 +294,7 @@ def _suite(run: RunResult, tests: int, failures: int, skipped: int) -> tuple:
 
 
 def _identity(path: str, run: RunResult) -> List[tuple]:
-    return [("result", path), ("drive", regression.drive_text(run)), ("night", night_text(run)),
+    return [("result", path), ("drive", comparable.drive_text(run)), ("night", night_text(run)),
             ("host", cut(run.host.hostname, 80))]
 
 
@@ -354,7 +354,7 @@ def _testcase(suite: etree._Element, cell: Cell, tolerance_pct: float) -> None:
 def _host_facts(run: RunResult) -> dict:
     """The tested host as the result records it, with the emulated SSD's host-limit facts (null: none)."""
     facts = run.facts.get("simdrive_host") if isinstance(run.facts, dict) else None
-    return {"drive": regression.drive_text(run), "night": night_text(run),
+    return {"drive": comparable.drive_text(run), "night": night_text(run),
             "host": {"hostname": cut(run.host.hostname, 200), "cores": run.host.cores,
                      "simdrive_host": facts if isinstance(facts, dict) else None}}
 
