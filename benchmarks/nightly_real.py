@@ -47,13 +47,13 @@ from typing import Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tkperf.simdrive import model  # noqa: E402  (this checkout's, as the shim runs it)
+from tkperf.simdrive import params  # noqa: E402  (this checkout's, as the shim runs it)
 
 JOB = ROOT / "examples" / "nightly" / "tkperf-nightly"
 NAME = "nqbench"
 MIN_NIGHTS = 3
 #: The planted regressions: the model's flash program or read time (docs/simdrive.rst) +30%.
-PLANTED = {name: [f"--{name}-us", str(round(model.PARAMS[f"{name}_us"][0] * 1.3))] for name in ("program", "read")}
+PLANTED = {name: [f"--{name}-us", str(round(params.PARAMS[f"{name}_us"][0] * 1.3))] for name in ("program", "read")}
 
 
 def tkperf(bindir: Path) -> str:

@@ -54,7 +54,8 @@ from typing import Any, Dict, Iterator, Tuple
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from tkperf.simdrive import control  # noqa: E402
-from tkperf.simdrive.model import Drive, rates  # noqa: E402
+from tkperf.simdrive.model import Drive  # noqa: E402
+from tkperf.simdrive.params import rates  # noqa: E402
 from tkperf.simdrive.reference import greedy_waf as desnoyers_greedy  # noqa: E402
 
 ZERO = {"read_us": 0, "program_us": 0, "copy_us": 0, "erase_us": 0, "cmd_us": 0}

@@ -17,7 +17,8 @@ from tkperf.cli import main
 from tkperf import store
 from tkperf.engine import writerate as target_rate
 from tkperf.kit import writerate
-from tkperf.simdrive import expect, model
+from tkperf.simdrive import expect
+from tkperf.simdrive import params as drive_params
 
 FACTOR = 1.5  # the bound between estimate and run
 
@@ -49,7 +50,7 @@ def test_any_other_drive_is_timed_at_the_stated_default(tmp_path, capsys):
 
 def test_random_writes_in_the_burst_go_at_the_controllers_pace_or_the_flashs():
     cap = 32 << 20
-    p = model.check_params(cap, {})
+    p = drive_params.check_params(cap, {})
     fresh = expect.random_writes(cap, {}, 16 << 20, 4096, 8)  # half the drive: no GC yet
     per_command_s = (p["cmd_us"] + 4096 / p["link_mbs"]) / 1e6  # a command and its 4 KiB over the link
     assert fresh.seconds == pytest.approx((16 << 20) / 4096 * per_command_s, rel=0.01)  # 8,000 commands/s

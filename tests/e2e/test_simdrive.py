@@ -18,7 +18,8 @@ import pytest
 
 from conftest import _tkperf_env, needs_fio
 from tkperf.simdrive import control
-from tkperf.simdrive.model import PARAMS, Drive, rates, table_bytes
+from tkperf.simdrive.model import Drive
+from tkperf.simdrive.params import PARAMS, rates, table_bytes
 
 MiB = 1024 * 1024
 PAGE = 4096

@@ -11,7 +11,7 @@ from conftest import needs_fio
 from tkperf import store
 from tkperf.cli import main
 from tkperf.simdrive import control, hostlimit
-from tkperf.simdrive.model import table_bytes
+from tkperf.simdrive.params import table_bytes
 
 MiB = 1024 * 1024
 

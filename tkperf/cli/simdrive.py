@@ -14,7 +14,7 @@ from tkperf import strictjson
 from tkperf.errors import EXIT_OK, UsageError
 from tkperf.kit import options
 from tkperf.simdrive import control
-from tkperf.simdrive.model import INT_PARAMS, PARAMS, table_bytes
+from tkperf.simdrive.params import INT_PARAMS, PARAMS, table_bytes
 
 
 def _param_option(name: str) -> str:

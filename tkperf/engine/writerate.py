@@ -13,7 +13,7 @@ from tkperf.kit.writerate import DEFAULT, RandomTiming, WriteRate
 from tkperf.model.results import DeviceInfo
 from tkperf.simdrive import TRANSPORT as EMULATED
 from tkperf.simdrive import expect
-from tkperf.simdrive.model import PARAMS
+from tkperf.simdrive.params import PARAMS
 
 
 def _value(params: Mapping[str, Any], name: str) -> float:

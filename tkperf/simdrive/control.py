@@ -33,7 +33,7 @@ from typing import Any, Dict, Iterator, List, Optional
 from tkperf import programs
 from tkperf.errors import RefusedError, TargetError, ToolError, UsageError
 from tkperf.simdrive import fuse_proto
-from tkperf.simdrive.model import check_params
+from tkperf.simdrive.params import check_params
 from tkperf.target import identity
 
 BASE = "/run/tkperf-simdrive"

@@ -21,7 +21,8 @@ import heapq
 import random
 from typing import Any, Dict, List, Mapping, NamedTuple, Tuple
 
-from tkperf.simdrive.model import Drive, _physical_blocks, check_params
+from tkperf.simdrive.model import Drive
+from tkperf.simdrive.params import check_params, physical_blocks
 
 SIM_PAGES = 8192  #: the largest drive timed as it is, in pages (a copy this size stands in for a larger one)
 MAX_FILLS = 8.0   #: capacities of writes run; the rest at the last capacity's rate
@@ -48,7 +49,7 @@ def _copy(capacity: int, params: Mapping[str, Any]) -> Tuple[int, Dict[str, Any]
     logical = capacity // page
     if logical <= SIM_PAGES:
         return capacity, p
-    blocks = _physical_blocks(logical, p)
+    blocks = physical_blocks(logical, p)
     small = max(SIM_PAGES // ppb, 1) * ppb
     small_blocks = max(round(small / ppb * blocks * ppb / logical), small // ppb + p["gc_low_blocks"] + 2)
     q = dict(p, op_pct=((small_blocks - 1) * ppb / small - 1) * 100.0, bg_free_blocks=0)
@@ -61,7 +62,7 @@ def random_writes(capacity: int, params: Mapping[str, Any], amount: float, bs: i
     """``amount`` bytes of uniform random ``bs``-byte writes with ``depth``
     outstanding, from a purged drive of ``capacity`` bytes with the model
     parameters ``params`` (``{name: value}``); ValueError as
-    :func:`~tkperf.simdrive.model.check_params`."""
+    :func:`~tkperf.simdrive.params.check_params`."""
     size, p = _copy(capacity, params)
     scale = capacity / size
     drive = Drive(size, p)
