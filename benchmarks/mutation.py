@@ -56,6 +56,7 @@ MODULES: Tuple[Module, ...] = (
     Module("steadystate", "tkperf/model/steadystate.py"),
     Module("conformance", "tkperf/verdict/conformance.py"),
     Module("regression", "tkperf/verdict/regression.py"),
+    Module("comparable", "tkperf/verdict/comparable.py"),
     Module("noise", "tkperf/model/noise.py"),
     Module("family", "tkperf/model/family.py"),
     Module("changepoints", "tkperf/history/changepoints.py"),
@@ -65,7 +66,7 @@ MODULES: Tuple[Module, ...] = (
     Module("tp-sweep", "tkperf/testtypes/throughput/__init__.py", ("SequentialSweep",)),
 )
 #: The verdict modules whose joint score the method's guard is measured by.
-VERDICT = ("steadystate", "conformance", "regression", "noise", "histogram")
+VERDICT = ("steadystate", "conformance", "regression", "comparable", "noise", "histogram")
 
 #: The unit tests run against the mutants: none needs a device or fio.
 TESTS: Tuple[str, ...] = (
@@ -79,6 +80,8 @@ TESTS: Tuple[str, ...] = (
     "tests/unit/test_noise.py",
     "tests/unit/test_changepoints.py",
     "tests/unit/test_histogram.py",
+    "tests/unit/test_interval_response_times.py",
+    "tests/unit/test_steady_points.py",
     "tests/unit/test_fio_json.py",
     "tests/unit/test_fio_output_limits.py",
     "tests/e2e/test_response_time.py",
@@ -91,7 +94,8 @@ DESELECT: Tuple[str, ...] = (
     "tests/e2e/test_conformance.py::test_dry_run_says_conformant_or_lists_deviations",
     "tests/e2e/test_dryrun.py::test_the_dry_runs_verdict_is_the_one_the_run_reaches",
     "tests/unit/test_check.py::test_check_leaves_matplotlib_out",
-    "tests/unit/test_history.py::test_the_nightly_example_checks_the_last_nights_and_updates_the_history",
+    "tests/unit/test_history.py::test_the_nightly_example_keeps_a_regression_red_until_it_is_accepted",
+    "tests/unit/test_history.py::test_the_nightly_example_tells_a_new_change_point_once",
 )
 
 #: What the tests read besides the code.

@@ -64,6 +64,12 @@ class Layout:
         """The bytes the tests use: the mapped device's size."""
         return self.count * self.size
 
+    @property
+    def touching(self) -> int:
+        """How many neighbouring pairs touch (SNIA: they "shall not"); 0 in
+        every layout tkperf now draws, more in an earlier tkperf's."""
+        return sum(1 for a, b in zip(self.starts, self.starts[1:]) if b - a <= self.size)
+
     def segment_of(self, offset: int) -> int:
         """The index of the segment holding device byte ``offset``, -1 when none does."""
         i = bisect.bisect_right(self.starts, offset) - 1

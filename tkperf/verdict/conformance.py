@@ -214,9 +214,8 @@ def _touching(options: Mapping[str, str], device: DeviceInfo, count: int) -> Lis
         lay = RunOptions.from_dict(options).segment_layout(device.size_bytes)
     except (UsageError, ValueError, TypeError, KeyError):
         return [said]
-    touching = sum(1 for a, b in zip(lay.starts, lay.starts[1:]) if b - a <= lay.size)
-    return [said.replace("may touch", f"touch: {touching:,} of {count - 1:,} neighbouring pairs", 1)] \
-        if touching else []
+    return [said.replace("may touch", f"touch: {lay.touching:,} of {count - 1:,} neighbouring pairs", 1)] \
+        if lay.touching else []
 
 
 def _all_refill(options: Mapping[str, str]) -> bool:
