@@ -27,6 +27,7 @@ from tkperf.model import noise
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult
 from tkperf.model.shown import cut
 from tkperf.report import checked
+from tkperf.simdrive import hostlimit
 from tkperf.untrusted import for_xml
 from tkperf.verdict import comparable, regression
 from tkperf.verdict.regression import Cell, Comparison
@@ -353,10 +354,10 @@ def _testcase(suite: etree._Element, cell: Cell, tolerance_pct: float) -> None:
 
 def _host_facts(run: RunResult) -> dict:
     """The tested host as the result records it, with the emulated SSD's host-limit facts (null: none)."""
-    facts = run.facts.get("simdrive_host") if isinstance(run.facts, dict) else None
+    facts = run.facts.get(hostlimit.FACT) if isinstance(run.facts, dict) else None
     return {"drive": comparable.drive_text(run), "night": night_text(run),
             "host": {"hostname": cut(run.host.hostname, 200), "cores": run.host.cores,
-                     "simdrive_host": facts if isinstance(facts, dict) else None}}
+                     hostlimit.FACT: facts if isinstance(facts, dict) else None}}
 
 
 def summary_section(comparison: Comparison, run: RunResult, baselines: Sequence[str]) -> dict:
