@@ -50,6 +50,17 @@ MAX_SEED = 2 ** 31 - 1
 RANGE_RULES = 2
 
 
+def narrows(test_range: int, range_rules: int, kind: object) -> bool:
+    """Whether a test range (``test_range`` bytes, 0: none) under
+    ``range_rules`` narrows a test of type ``kind``: one that says it uses
+    it (``uses_test_range``), or under an earlier tkperf's rules (1) every
+    test.  :meth:`RunOptions.uses_test_range`; a stored run's header and
+    verdict ask it of the options as stored."""
+    if not test_range:
+        return False
+    return range_rules < 2 or bool(getattr(kind, "uses_test_range", False))
+
+
 DATA_PATTERNS = ("random", "compressible:PCT", "zero")
 
 
@@ -315,9 +326,7 @@ class RunOptions:
         type that says it uses one (``uses_test_range``: IOPS, TP and LAT,
         for which SNIA defines the test range's segments, and the HDD
         profile's tests); under an earlier tkperf's rules, every test."""
-        if not self.test_range:
-            return False
-        return self.range_rules < 2 or bool(getattr(kind, "uses_test_range", False))
+        return narrows(self.test_range, self.range_rules, kind)
 
     @property
     def maps_segments(self) -> bool:

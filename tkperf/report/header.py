@@ -11,7 +11,7 @@ import re
 from typing import Callable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from tkperf.durations import ANY_TEXT, duration, unit_word
-from tkperf.kit import registry
+from tkperf.kit import options, registry
 from tkperf.kit.composite import capture_round, steady_rounds
 from tkperf.kit.sections import ReportContext
 from tkperf.model import pts, segments
@@ -203,12 +203,11 @@ def narrowed(run: RunResult, test: Optional[TestRun] = None) -> bool:
     profile's), or any test of an earlier tkperf's run (no ``range_rules``:
     it narrowed every test); no test without a test range."""
     o = run.options
-    if not o.get("test_range", "0").isdigit() or o.get("test_range", "0") == "0":
+    asked, rules = o.get("test_range", "0"), o.get("range_rules", "")
+    if not asked.isdigit() or asked == "0":
         return False
-    rules = o.get("range_rules", "")
-    if test is None or not rules.isdigit() or int(rules) < 2:
-        return True
-    return bool(getattr(registry.get(test.type), "uses_test_range", False))
+    return test is None or options.narrows(int(asked), int(rules) if rules.isdigit() else 1,
+                                           registry.get(test.type))
 
 
 def _no_preconditioning(test: TestRun, without_wipc: str, wdpc: Optional[str]) -> bool:
