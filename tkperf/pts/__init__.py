@@ -159,6 +159,7 @@ from tkperf.pts.rtcapture import (
     CAPTURE_WORKLOAD,
     capture_deviation,
     capture_job,
+    capture_qos_blocks,
     parse_capture,
     stored_seconds,
 )
@@ -292,7 +293,8 @@ __all__ = [
     "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header",
     "window_workloads",
     # the response-time capture after LAT and WSAT (the PTS 2.0 implementation's)
-    "CAPTURE_S", "CAPTURE_WORKLOAD", "RESPONSE_TIME_COLUMNS", "capture_deviation", "capture_job", "parse_capture",
+    "CAPTURE_S", "CAPTURE_WORKLOAD", "RESPONSE_TIME_COLUMNS", "capture_deviation", "capture_job", "capture_qos_blocks",
+    "parse_capture",
     "stored_seconds",
     # the total-GB-written limit of a write saturation stream
     "parse_tgbw", "tgbw_bytes",

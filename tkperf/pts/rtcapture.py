@@ -17,6 +17,9 @@ from typing import List, Optional
 from tkperf.durations import duration
 from tkperf.fio.jobs import FioJob
 from tkperf.kit.options import parse_duration
+from tkperf.kit.sections import ReportContext
+from tkperf.model.results import Round, TestRun
+from tkperf.report.qos import qos_blocks
 
 #: The PTS 2.0 implementation's capture: 20 minutes.
 CAPTURE_S = 20 * 60
@@ -51,3 +54,18 @@ def stored_seconds(options, key: str, value: Optional[int]) -> int:
     ``key``; a file from before the capture stored none (and ran none,
     which the test's result deviations say): the default, no deviation."""
     return int(value or 0) if key in options else CAPTURE_S
+
+
+def capture_qos_blocks(ctx: ReportContext, test: TestRun, capture: Round, source: str, after: str, tail: str,
+                       level: int = 2) -> list:
+    """The response-time histogram and confidence ("nines") plots of a
+    test's ``capture`` round, drawn as every tkperf histogram is, with where
+    they come from said first: the capture's length and ``source`` (what it
+    is), ``after`` (when it ran), the implementation and the Primer's
+    sections it follows, then ``tail`` (what the test's other figures are)."""
+    seconds = test.params.get("capture_s", "")
+    length = duration(float(seconds), rough=True) if seconds.isdigit() else "the"
+    return qos_blocks(ctx, test, f"the {length} capture", level=level, rounds=[capture], source=(
+        f"The histogram and confidence plots come from the {length} {source}, {after}; the PTS 2.0 text is not "
+        "at hand and tkperf follows that implementation (SNIA SSSI, 'SSD Performance - A Primer', 2013, "
+        f"'Response Time (RT) Histograms' and 'Confidence Plots', shows the plots).  {tail}"))

@@ -12,10 +12,10 @@ from tkperf.pts import (
     BarsChart,
     Grid,
     Panel,
+    capture_qos_blocks,
     capture_round,
     cell_average,
     compare_blocks,
-    duration,
     first_test,
     fmt,
     grid_table,
@@ -133,13 +133,8 @@ def histogram_blocks(ctx: api.ReportContext, test: api.TestRun, src: str) -> lis
     or, in a result without one, from the window rounds, labelled as such."""
     cap = capture_round(test)
     if cap is not None:
-        seconds = test.params.get("capture_s", "")
-        length = duration(float(seconds), rough=True) if seconds.isdigit() else "the"
-        return qos_blocks(ctx, test, f"the {length} capture", rounds=[cap], source=(
-            f"The histogram and confidence plots come from the {length} {CAPTURE_SOURCE}, round {cap.index}; "
-            "the PTS 2.0 text is not at hand and tkperf follows that implementation (SNIA SSSI, 'SSD "
-            "Performance - A Primer', 2013, 'Response Time (RT) Histograms' and 'Confidence Plots', shows "
-            "the plots).  The AVE and MAX tables above are the window rounds' figures."))
+        return capture_qos_blocks(ctx, test, cap, CAPTURE_SOURCE, f"round {cap.index}",
+                                  "The AVE and MAX tables above are the window rounds' figures.")
     return qos_blocks(ctx, test, src, source=(
         "No response-time capture after the rounds (a result from before it, or --lat-capture 0): "
         "these plots come from the window rounds."))

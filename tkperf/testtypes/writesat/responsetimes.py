@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 
 from tkperf import api
-from tkperf.pts import RESPONSE_TIME_COLUMNS, duration, histogram, qos_blocks
+from tkperf.pts import RESPONSE_TIME_COLUMNS, capture_qos_blocks, histogram
 from tkperf.testtypes.writesat import CAPTURE_SOURCE, GB_LABEL, SERIES, TIME_LABEL, capture_round
 
 #: The per-interval response-time columns.
@@ -102,11 +102,6 @@ def capture_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
     cap = capture_round(test)
     if cap is None:
         return []
-    seconds = test.params.get("capture_s", "")
-    length = duration(float(seconds), rough=True) if seconds.isdigit() else "the"
-    return [api.Heading("Response-time histogram and confidence plot", 2)] + qos_blocks(
-        ctx, test, f"the {length} capture", level=3, rounds=[cap], source=(
-            f"The histogram and confidence plot come from the {length} {CAPTURE_SOURCE}, right after the "
-            "stream stopped; the PTS 2.0 text is not at hand and tkperf follows that implementation (SNIA SSSI, "
-            "'SSD Performance - A Primer', 2013, 'Response Time (RT) Histograms' and 'Confidence Plots', shows "
-            "the plots).  The intervals above are the stream's alone."))
+    return [api.Heading("Response-time histogram and confidence plot", 2)] + capture_qos_blocks(
+        ctx, test, cap, CAPTURE_SOURCE, "right after the stream stopped", "The intervals above are the stream's alone.",
+        level=3)
