@@ -171,3 +171,22 @@ def test_a_job_stopping_after_its_bytes_is_ended_by_fio_itself(loopdev, tmp_path
     write = first_json_object(out.stdout)["jobs"][0]["write"]
     assert write["io_bytes"] == 24 * 1024 * 1024  # every byte asked for, no more
     assert write["runtime"] < 30_000  # ms: ended by its bytes, not by the 60 s runtime
+
+
+@needs_fio
+def test_a_failed_job_whose_server_went_away_says_so_whatever_fios_client_printed(tmp_path, fio_servers):
+    """fio's client may exit 1 without a word when its server is killed: the
+    failure says the server went away because none answers a probe any
+    more, not because of fio's wording; a server still there is not blamed."""
+    from tkperf.fio.jobs import FioSettings
+    from tkperf.remote.fio import RemoteFio
+
+    server = fio_servers("127.0.0.3")
+    fio = RemoteFio(FioSettings(filename="/dev/null"), str(tmp_path), "127.0.0.3", server.port)
+    assert fio.answers()
+    assert "went away" not in fio.failure_line("", "")  # the server answers: fio's own line, nothing blamed
+    server.kill()
+    assert not fio.answers()
+    said = fio.failure_line("", "")  # no message at all, as the client printed in the flaky run
+    assert said.endswith(f"the fio server on 127.0.0.3 port {server.port} or the connection to it went away "
+                         "(no server answers)")

@@ -107,13 +107,7 @@ class RemoteFio(LocalFio):
     def check_server(self) -> str:
         """The server's version; RemoteError when none answers or it differs."""
         mine = self.version.split()[0] if self.version else ""
-        workdir = self.workdir
-        with tempfile.TemporaryDirectory(prefix="tkperf-probe-") as tmp:
-            self.workdir = tmp  # nothing is written where the run's results go before it starts
-            try:
-                out, err = self._probe()
-            finally:
-                self.workdir = workdir
+        out, err = self._probe_aside()
         theirs = server_version(out)
         if "failed to resolve" in err:
             raise RemoteError(f"fio cannot find host {self.host} ({_last_line(err.split('failed adding')[0])}): "
@@ -130,6 +124,28 @@ class RemoteFio(LocalFio):
             raise RemoteError(f"the fio server on {self.where} is {theirs}, this host's fio is "
                               f"{mine}: fio's client and server must be the same release")
         return theirs
+
+    def _probe_aside(self) -> Tuple[str, str]:
+        """The probe's output, its job file in a folder of its own (nothing
+        is written where the run's results go)."""
+        workdir = self.workdir
+        with tempfile.TemporaryDirectory(prefix="tkperf-probe-") as tmp:
+            self.workdir = tmp
+            try:
+                return self._probe()
+            finally:
+                self.workdir = workdir
+
+    def answers(self) -> bool:
+        """Whether a fio server still answers on the host and port (a probe,
+        at most :data:`PROBE_TIMEOUT_S`): after a failed job, it tells a
+        server that went away from a job that failed, whatever fio's client
+        printed."""
+        try:
+            out, _ = self._probe_aside()
+        except (RemoteError, FioError, OSError):
+            return False
+        return bool(server_version(out))
 
     def _probe(self) -> Tuple[str, str]:
         with self._process(PROBE_JOB, f"probe of the fio server on {self.where}",
@@ -159,12 +175,17 @@ class RemoteFio(LocalFio):
             raise RemoteError(f"{lost}; fio was stopped in {what}") from None
 
     def failure_line(self, err: str, out: str) -> str:
-        """fio's client says ``client: host=H disconnected`` on stdout when its
-        server or the connection goes away."""
-        for line in (err + "\n" + out).splitlines():
-            if "disconnected" in line or "connect:" in line or "connection" in line.lower():
-                return f"{line.strip()}: the fio server on {self.where} or the connection to it went away"
-        return super().failure_line(err, out)
+        """Why a job failed: when no fio server answers a probe any more, that
+        its server or the connection to it went away (fio's client may exit
+        without a word then); else fio's own line.  fio's client says
+        ``client: host=H disconnected`` when it notices."""
+        line = super().failure_line(err, out)
+        if not self.answers():
+            return f"{line}: the fio server on {self.where} or the connection to it went away (no server answers)"
+        for said in (err + "\n" + out).splitlines():
+            if "disconnected" in said or "connect:" in said or "connection" in said.lower():
+                return f"{said.strip()}: the fio server on {self.where} or the connection to it went away"
+        return line
 
     def stream(self, job: FioJob, interval_s: int, what: str,
                on_report: Callable[[dict], bool], timeout: float, histograms: bool = False) -> None:
