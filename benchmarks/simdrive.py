@@ -32,6 +32,12 @@ QD 1 10,000 / 36,000 IOPS, QD 32 100,000 / 90,000 IOPS; Samsung NVMe SSD
 6. **Server**: 4 KiB random writes, numjobs 4 x iodepth 32, on a 1 GiB
    drive whose model costs are all zero: the IOPS the server itself
    carries.  The default model's ceilings are to stay well below it.
+7. **Host load**: steady 4 KiB random writes at QD 32 as back-to-back fio
+   processes, idle and beside 12 busy loops, with the gaps between the
+   processes idle and then held (as a run of tkperf holds them: no
+   background GC in them); and QD 1 reads idle and beside the loops, with
+   the share of its active time the drive waited for the host (the
+   host-limit caveat's measure).
 
 Every line gives the drive's late replies (sent more than 1 ms after the
 model's time) and the machine's load average: the server shares the CPUs
@@ -49,11 +55,11 @@ import random
 import subprocess
 import sys
 import time
-from typing import Any, Dict, Iterator, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tkperf.simdrive import control  # noqa: E402
+from tkperf.simdrive import control, hostlimit  # noqa: E402
 from tkperf.simdrive.model import Drive  # noqa: E402
 from tkperf.simdrive.params import rates  # noqa: E402
 from tkperf.simdrive.reference import greedy_waf as desnoyers_greedy  # noqa: E402
@@ -233,6 +239,56 @@ def server(seconds: int) -> None:
               f"({seconds} s; {late(a, z)}); the default model's ceiling: {rates()['read_iops']:,.0f} IOPS")
 
 
+def busy_loops(n: int) -> List[subprocess.Popen]:
+    """``n`` CPU hogs (busy loops at normal priority); kill them when done."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def host(capacity: int, seconds: int, hogs: int, processes: int) -> None:
+    """7. What a loaded host does to the drive's figures, and what tkperf
+    does about it (issue 56 item 5): steady 4 KiB random writes at QD 32 as
+    ``processes`` back-to-back fio processes, idle and beside ``hogs`` busy
+    loops, with the gap between processes left idle and held (as a run of
+    tkperf holds it); and QD 1 reads' waiting share (hostlimit)."""
+    print(f"7. host load: steady RND 4K writes QD 32 as {processes} fio processes of {seconds} s, idle and "
+          f"beside {hogs} busy loops ({capacity >> 20} MiB):")
+    with Up(capacity, "bench-host", {}) as drive:
+        fio(drive.device, "randwrite", "4k", 32, f"--io_size={3 * capacity}")
+        for held in (False, True):
+            for n in (0, hogs):
+                loops = busy_loops(n)
+                try:
+                    if held:
+                        control.hold(drive.rundir)
+                    a, ios, took = drive.stats(), 0, 0.0
+                    for _ in range(processes):
+                        got = fio(drive.device, "randwrite", "4k", 32, "--time_based", f"--runtime={seconds}")
+                        if held:
+                            control.hold(drive.rundir)
+                        ios, took = ios + got["total_ios"], took + got["runtime"] / 1e3
+                    z = drive.stats()
+                finally:
+                    for loop in loops:
+                        loop.kill()
+                print(f"   gaps {'held' if held else 'idle'}, {n:2} busy loops: fio {ios / took:,.0f} IOPS, "
+                      f"background GC copies {z['bg_gc_copies'] - a['bg_gc_copies']:,}, held "
+                      f"{z['host_held_s'] - a['host_held_s']:.2f} s ({late(a, z)})")
+        for n in (0, hogs):
+            loops = busy_loops(n)
+            try:
+                a = drive.stats()
+                got = fio(drive.device, "randread", "4k", 1, "--time_based", f"--runtime={seconds}")
+                z = drive.stats()
+            finally:
+                for loop in loops:
+                    loop.kill()
+            share = hostlimit.share(a, z)
+            print(f"   RND 4K reads QD 1, {n:2} busy loops: fio {got['iops']:,.0f} IOPS, mean "
+                  f"{got['clat_ns']['mean'] / 1e3:,.0f} us against the model's {share['read_service_s'] * 1e6:,.0f}"
+                  f" us; the drive waited for the host {share['host_wait_share']:.0%} of its active time "
+                  f"(caveat above {hostlimit.WAIT_THRESHOLD:.0%}; {late(a, z)})")
+
+
 def sizes(text: str) -> int:
     units: Iterator[Tuple[str, int]] = iter((("k", 10), ("m", 20), ("g", 30)))
     for suffix, shift in units:
@@ -263,6 +319,7 @@ def main() -> int:
     service(capacity, seconds)
     idle(capacity, gaps)
     server(seconds)
+    host(capacity // 2, 1 if args.tiny else 2, 2 if args.tiny else 12, 2 if args.tiny else 6)
     return 0
 
 

@@ -531,3 +531,22 @@ def test_help_of_every_subcommand(sub, capsys):
     assert out.startswith(f"usage: tkperf simdrive {sub}")
     if sub == "up":
         assert "--bg-duty-pct" in out and "(default 10 %)" in out
+
+
+def test_a_held_gap_is_the_hosts_not_idle_time_for_background_gc():
+    # Issue 56: tkperf tells the drive that the time between two fio processes is the host's (the PTS
+    # runs its workloads with no idle between them); a loaded host makes that gap longer, and it must not
+    # become background GC that makes the next workload faster.  The next gap, not held, is idle again.
+    d = Drive(16 * MiB)
+    t = closed_loop(d, 32, 3 * d.logical_pages, rnd(d))
+    copies, wait, idle = d.c["bg_gc_copies"], d.c["host_wait_s"], d.idle_time
+    d.hold(t)
+    d.advance(t + 2.0)  # a stats reading in the gap: nothing collected either
+    assert d.c["bg_gc_copies"] == copies
+    t = d.write(t + 3.0, 0, PAGE)
+    assert d.c["bg_gc_copies"] == copies and not d.held
+    assert d.c["host_held_s"] == pytest.approx(3.0, abs=0.01)
+    assert d.c["host_wait_s"] - wait == pytest.approx(3.0, abs=0.01)
+    assert d.idle_time - idle == pytest.approx(3.0, abs=0.01)  # no command outstanding: idle all the same
+    d.advance(t + 3.0)
+    assert d.c["bg_gc_copies"] > copies and d.c["host_held_s"] == pytest.approx(3.0, abs=0.01)

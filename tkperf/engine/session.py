@@ -29,7 +29,8 @@ from tkperf.kit import options
 from tkperf.kit.options import RunOptions
 from tkperf.model import files, segments
 from tkperf.model.results import DeviceInfo, Event, RunResult, now_iso
-from tkperf.target import armap, device, guard
+from tkperf.simdrive import TRANSPORT as EMULATED
+from tkperf.target import armap, device, facts, guard
 from tkperf.target.side import CacheHandle, LocalSide, TargetSide
 from tkperf.untrusted import for_terminal
 
@@ -64,6 +65,8 @@ class Session(store.RunFiles):
         if self.fio is None:
             local = LocalFio(fio_settings(self.device, self.opts), self.outdir)
             local.target_check = lambda: device.check_still(self.device)
+            if self.device.transport == EMULATED:
+                local.after_fio = facts.simdrive_hold(self.device)
             self.fio = local
         return self.fio
 

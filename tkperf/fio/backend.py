@@ -87,6 +87,9 @@ class LocalFio(FioBackend):
         #: Called before each fio starts: raises if the target's path no
         #: longer names the device (or file) the run resolved.
         self.target_check: Optional[Callable[[], None]] = None
+        #: Called as soon as each fio process has ended (an emulated SSD is
+        #: told that the time until the next one is the host's, not idle).
+        self.after_fio: Optional[Callable[[], None]] = None
 
     def check_version(self) -> str:
         try:
@@ -135,6 +138,8 @@ class LocalFio(FioBackend):
                 raise
             finally:
                 programs.forget(proc)
+                if self.after_fio is not None:
+                    self.after_fio()
 
     def command(self, flags: Sequence[str], job_path: str) -> List[str]:
         """fio's command line for the job file at ``job_path``."""

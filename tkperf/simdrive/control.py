@@ -371,14 +371,14 @@ def _gone(pid: int) -> bool:
     return state in (b"Z", b"X")
 
 
-def stats(rundir: str, history: bool = False) -> Dict[str, Any]:
-    """The model's counters, asked of its server."""
+def _ask(rundir: str, line: bytes) -> Dict[str, Any]:
+    """One request on the server's control socket; its JSON answer."""
     name = os.path.basename(rundir)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(10.0)
     try:
         sock.connect(os.path.join(rundir, "control"))
-        sock.sendall(b"stats history\n" if history else b"stats\n")
+        sock.sendall(line)
         chunks = []
         while True:
             chunk = sock.recv(1 << 16)
@@ -394,6 +394,21 @@ def stats(rundir: str, history: bool = False) -> Dict[str, Any]:
         doc = json.loads(b"".join(chunks))
     except ValueError:
         raise TargetError(f"the server of emulated SSD {name} gave no valid answer") from None
-    doc["name"] = name
+    if not isinstance(doc, dict):
+        raise TargetError(f"the server of emulated SSD {name} gave no valid answer")
+    return doc
+
+
+def stats(rundir: str, history: bool = False) -> Dict[str, Any]:
+    """The model's counters, asked of its server."""
+    doc = _ask(rundir, b"stats history\n" if history else b"stats\n")
+    doc["name"] = os.path.basename(rundir)
     doc["device"] = _read(rundir, "device")
     return doc
+
+
+def hold(rundir: str) -> bool:
+    """Tell the drive that the time until its next command is the host's,
+    not idle time (``Drive.hold``: no background GC in it); whether the
+    server knew the request (an older server does not)."""
+    return _ask(rundir, b"hold\n").get("held") is True

@@ -100,13 +100,16 @@ class Drive:
                       host_read_ios=0, host_trim_ios=0, nand_write_pages=0, erases=0, gc_copies=0,
                       bg_gc_copies=0, purges=0, unmapped_read_pages=0, flash_reads=0,
                       read_service_s=0.0, write_service_s=0.0, max_read_service_s=0.0,
-                      max_write_service_s=0.0, host_wait_s=0.0)
+                      max_write_service_s=0.0, host_wait_s=0.0, host_held_s=0.0)
         self.first_fg_gc: Optional[int] = None
         self.idle_time = 0.0
         self.mapped = 0
         self.history: List[Tuple[int, int, int]] = []
         self._next_sample = 0
         self._bg_next: Optional[float] = None  #: when background GC may take its next step
+        #: the host said the time until the next command is its own (tkperf between two fio processes:
+        #: the PTS runs its workloads with no idle between them): no background GC in it (:meth:`hold`)
+        self.held = False
         #: background GC's least time per page it frees: the spare area's pages in bg_spare_s
         self.bg_page_s = p["bg_spare_s"] / max((self.blocks - self.logical_pages // self.ppb) * self.ppb, 1)
 
@@ -139,7 +142,7 @@ class Drive:
             del self.history[:len(self.history) - HISTORY_MAX]
         if t > self.cmd_until:  # no command outstanding: idle time, whatever GC does in it
             self.idle_time += t - max(self.cmd_until, self.now)
-        if t > self.busy_until:
+        if t > self.busy_until and not self.held:
             start = self._bg_next
             if start is None:
                 start = self.busy_until + self.params["bg_delay_ms"] / 1e3
@@ -286,12 +289,30 @@ class Drive:
         self.fill = 0
         return end
 
+    def hold(self, t: float) -> None:
+        """From ``t`` until the next command the host is busy, not idle (the
+        drive's host says so: tkperf between one fio process and the next,
+        however long the machine's load makes that): no background GC in
+        that time, which counts as ``host_wait_s`` and ``host_held_s``.  A
+        pause of the host must not become idle time that makes a loaded
+        host's steady writes faster (issue 56)."""
+        self.advance(t)
+        self.held = True
+
     def _arrival(self, t: float) -> float:
         """A command arrives at ``t``: the clock moves there.  Idle time that
         it ends and that is shorter than ``bg_delay_ms`` is the host's path
         between the drive's last completion and this command (the drive had
-        nothing to do, but the host was not idle): ``host_wait_s``."""
+        nothing to do, but the host was not idle): ``host_wait_s``; so is a
+        held gap of any length (:meth:`hold`)."""
         gap = t - self.cmd_until
+        if self.held:
+            if gap > 0:
+                self.c["host_wait_s"] += gap
+                self.c["host_held_s"] += gap
+            t = self.advance(t)
+            self.held = False
+            return t
         if 0 < gap < self.params["bg_delay_ms"] / 1e3:
             self.c["host_wait_s"] += gap
         return self.advance(t)
@@ -343,7 +364,7 @@ class Drive:
         """Trim or zero a range: whole pages in it lose their mapping (reads give
         zeros); blocks left empty are erased.  A command that leaves nothing
         mapped returns the drive to fresh (counted in ``purges``)."""
-        t = self.advance(t)
+        t = self._arrival(t)
         was_fresh = self.fresh
         self.c["host_trim_bytes"] += length
         self.c["host_trim_ios"] += 1
@@ -365,7 +386,7 @@ class Drive:
         """The buffer's last pages go to the flash; the command completes with the
         controller (the buffer is the drive's: power-loss protected, as on
         enterprise drives)."""
-        t = self.advance(t)
+        t = self._arrival(t)
         if self.fill:
             self.busy_until = max(self.busy_until, self._program(t))
         return self._done(self._controller(t))

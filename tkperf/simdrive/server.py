@@ -5,7 +5,8 @@
 lives in memory (a sparse memfd, mapped: pages never written take none), the model's
 parameters come from ``RUNDIR/params.json``.  ``RUNDIR/control`` is a Unix
 socket that answers ``stats`` and ``stats history`` with the model's
-counters as JSON.  The process prints ``ready`` on standard output once the
+counters as JSON, and ``hold`` (the host is busy until its next command:
+``Drive.hold``) with ``{"held": true}``.  The process prints ``ready`` on standard output once the
 kernel's INIT is answered.
 
 The clock: model time is wall time minus a fixed offset.  A request's
@@ -242,6 +243,9 @@ class Server:
                     doc["late_replies"] = self.late_replies
                     doc["max_late_s"] = self.max_late
                     doc["pid"] = os.getpid()
+                elif line[:1] == ["hold"]:  # the host is busy until its next command (tkperf between fio runs)
+                    self.drive.hold(time.monotonic() - self.offset)
+                    doc = {"held": True}
                 else:
                     doc = {"error": "unknown request"}
                 conn.sendall(json.dumps(doc).encode() + b"\n")
