@@ -550,3 +550,13 @@ def test_a_held_gap_is_the_hosts_not_idle_time_for_background_gc():
     assert d.idle_time - idle == pytest.approx(3.0, abs=0.01)  # no command outstanding: idle all the same
     d.advance(t + 3.0)
     assert d.c["bg_gc_copies"] > copies and d.c["host_held_s"] == pytest.approx(3.0, abs=0.01)
+    # released (a run's end): the held time before it gives nothing, the idle after it does
+    copies = d.c["bg_gc_copies"]
+    t = d.write(t + 3.0, 0, PAGE)
+    d.hold(t)
+    d.release(t + 5.0)
+    assert d.c["bg_gc_copies"] == copies and not d.held
+    d.advance(t + 5.05)  # less than bg_delay_ms after the release
+    assert d.c["bg_gc_copies"] == copies
+    d.advance(t + 8.0)
+    assert d.c["bg_gc_copies"] > copies

@@ -181,7 +181,7 @@ def test_the_gap_between_fio_processes_gives_no_background_gc_when_held(simdrive
     base = ["fio", "--name=w", f"--filename={drive.path}", "--direct=1", "--ioengine=libaio", "--bs=4k",
             "--iodepth=16", "--randrepeat=0", "--norandommap=1"]
     subprocess.run([*base, "--rw=randwrite", "--io_size=48m"], check=True, capture_output=True)  # 3 fills
-    hold = facts.simdrive_hold(DeviceInfo(drive.path, drive.path, "block", 16 << 20, transport="emulated"))
+    hold = facts.SimdriveHold(DeviceInfo(drive.path, drive.path, "block", 16 << 20, transport="emulated"))
     got = {}
     for held in (False, True):
         if held:
@@ -197,3 +197,8 @@ def test_the_gap_between_fio_processes_gives_no_background_gc_when_held(simdrive
     print(f"held gaps: {got}")
     assert got[False][0] > 0 and got[False][1] == 0  # the gaps as idle: the drive collects
     assert got[True][0] == 0 and got[True][1] >= 1.0  # held: two whole gaps ended by a command, 0.5 s or more each
+    # the run's end releases the drive: idle from then on is its own, and it collects
+    hold.release()
+    before = c()
+    time.sleep(0.5)
+    assert c()["bg_gc_copies"] > before["bg_gc_copies"] and not hold.held

@@ -60,13 +60,15 @@ class Session(store.RunFiles):
     remote_facts: Dict[str, object] = field(default_factory=dict)
     #: The run once it exists (also when execute raised after creating it).
     run: Optional[RunResult] = field(default=None, init=False)
+    #: On an emulated SSD: what holds its drive between fio processes (facts.SimdriveHold).
+    _drive_hold: Optional[facts.SimdriveHold] = field(default=None, init=False, repr=False)
 
     def backend(self) -> FioBackend:
         if self.fio is None:
             local = LocalFio(fio_settings(self.device, self.opts), self.outdir)
             local.target_check = lambda: device.check_still(self.device)
             if self.device.transport == EMULATED:
-                local.after_fio = facts.simdrive_hold(self.device)
+                self._drive_hold = local.after_fio = facts.SimdriveHold(self.device)
             self.fio = local
         return self.fio
 
@@ -156,6 +158,8 @@ class Session(store.RunFiles):
                     runner.execute()
             finally:
                 self._restore_cache(cache, run)
+                if self._drive_hold is not None:  # idle time after the run is the emulated drive's again
+                    self._drive_hold.release()
         return run
 
     @contextlib.contextmanager

@@ -412,3 +412,9 @@ def hold(rundir: str) -> bool:
     not idle time (``Drive.hold``: no background GC in it); whether the
     server knew the request (an older server does not)."""
     return _ask(rundir, b"hold\n").get("held") is True
+
+
+def release(rundir: str) -> bool:
+    """Undo :func:`hold`: idle time from now on is the drive's again
+    (``Drive.release``); whether the server knew the request."""
+    return _ask(rundir, b"release\n").get("held") is False

@@ -299,6 +299,15 @@ class Drive:
         self.advance(t)
         self.held = True
 
+    def release(self, t: float) -> None:
+        """The host is done (a run of tkperf ended): idle time from ``t`` on
+        is the drive's again, background GC from ``bg_delay_ms`` after it
+        (not over the held time before it)."""
+        self.advance(t)
+        if self.held:
+            self.held = False
+            self._bg_next = t + self.params["bg_delay_ms"] / 1e3
+
     def _arrival(self, t: float) -> float:
         """A command arrives at ``t``: the clock moves there.  Idle time that
         it ends and that is shorter than ``bg_delay_ms`` is the host's path

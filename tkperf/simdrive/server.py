@@ -5,8 +5,9 @@
 lives in memory (a sparse memfd, mapped: pages never written take none), the model's
 parameters come from ``RUNDIR/params.json``.  ``RUNDIR/control`` is a Unix
 socket that answers ``stats`` and ``stats history`` with the model's
-counters as JSON, and ``hold`` (the host is busy until its next command:
-``Drive.hold``) with ``{"held": true}``.  The process prints ``ready`` on standard output once the
+counters as JSON, ``hold`` (the host is busy until its next command:
+``Drive.hold``) with ``{"held": true}`` and ``release`` (idle time is the
+drive's again: ``Drive.release``) with ``{"held": false}``.  The process prints ``ready`` on standard output once the
 kernel's INIT is answered.
 
 The clock: model time is wall time minus a fixed offset.  A request's
@@ -246,6 +247,9 @@ class Server:
                 elif line[:1] == ["hold"]:  # the host is busy until its next command (tkperf between fio runs)
                     self.drive.hold(time.monotonic() - self.offset)
                     doc = {"held": True}
+                elif line[:1] == ["release"]:  # idle from now on is the drive's again
+                    self.drive.release(time.monotonic() - self.offset)
+                    doc = {"held": False}
                 else:
                     doc = {"error": "unknown request"}
                 conn.sendall(json.dumps(doc).encode() + b"\n")

@@ -339,27 +339,38 @@ def simdrive_facts(info: DeviceInfo) -> Dict[str, object]:
     return {k: v for k, v in doc.items() if k not in ("pid", "pending_replies")}
 
 
-def simdrive_hold(info: DeviceInfo) -> Callable[[], None]:
-    """For an emulated SSD: what tells its drive, after each fio process,
-    that the time until the next one is the host's, not idle time for its
-    background GC (``tkperf.simdrive.model.Drive.hold``).  A drive that
-    cannot be told is logged once; the run goes on (its figures then
-    carry the gap as idle time, as before)."""
-    name = os.path.basename(os.path.realpath(info.resolved))
-    rundir = simdrive.backing_rundir(_read(f"/sys/block/{name}/loop/backing_file"))
-    said: List[str] = []
+class SimdriveHold:
+    """For an emulated SSD: what tells its drive, after each fio process
+    (call it), that the time until the next one is the host's, not idle
+    time for its background GC (``tkperf.simdrive.model.Drive.hold``), and
+    at the run's end (:meth:`release`) that idle time is the drive's again.
+    A drive that cannot be told is logged once; the run goes on (its
+    figures then carry the gaps as idle time, as before)."""
 
-    def hold() -> None:
+    def __init__(self, info: DeviceInfo) -> None:
+        name = os.path.basename(os.path.realpath(info.resolved))
+        self.rundir = simdrive.backing_rundir(_read(f"/sys/block/{name}/loop/backing_file"))
+        self.said = False
+        self.held = False
+
+    def _tell(self, ask: Callable[[str], bool]) -> bool:
         try:
-            if rundir and simdrive.hold(rundir):
-                return
-            why = "its server does not know the request" if rundir else "its emulated SSD is gone"
+            if self.rundir and ask(self.rundir):
+                return True
+            why = "its server does not know the request" if self.rundir else "its emulated SSD is gone"
         except TkperfError as exc:
             why = str(exc)
-        if not said:
-            said.append(why)
+        if not self.said:
+            self.said = True
             log.warning("emulated SSD: the gap between two fio processes not marked as the host's (%s)", why)
-    return hold
+        return False
+
+    def __call__(self) -> None:
+        self.held = self._tell(simdrive.hold) or self.held
+
+    def release(self) -> None:
+        if self.held:
+            self.held = not self._tell(simdrive.release)
 
 
 def write_cache_facts(dev: DeviceInfo) -> Dict[str, object]:
