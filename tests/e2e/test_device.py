@@ -149,3 +149,26 @@ def test_cli_refuses_mounted_device_and_leaves_it_alone(loopdev, tmp_path, capsy
         assert not (tmp_path / "out" / "loop.xml").exists()
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
+
+
+def test_a_dry_run_says_first_that_the_real_run_would_refuse_and_exits_as_it_would(loopdev, tmp_path, capsys):
+    # Issue 60 item 1: "dry run, then run" in a script must not get a green light for a mounted disk
+    subprocess.run(["mkfs.ext4", "-q", "-F", loopdev], check=True)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", loopdev, str(mnt)], check=True)
+    try:
+        rc = main(["ssd", "run", loopdev, "--quick", "--yes", "--dry-run"])
+        out = capsys.readouterr().out.splitlines()
+        assert rc == EXIT_REFUSED
+        assert out[0].startswith(f"# a real run would refuse: {loopdev}: it is mounted on {mnt}")
+        assert out[0].endswith(f"(exit {EXIT_REFUSED}; --force runs it anyway)")
+        assert out[1].startswith("# dry run: nothing is written")
+        assert not any("would refuse" in line for line in out[1:] if not line.startswith("# a real run"))
+        rc = main(["ssd", "run", loopdev, "--quick", "--yes", "--dry-run", "--force"])
+        out = capsys.readouterr().out.splitlines()
+        assert rc == 0 and out[0].startswith(f"# forced past: {loopdev}: it is mounted on {mnt}")
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+    assert main(["ssd", "run", loopdev, "--quick", "--yes", "--dry-run"]) == 0  # nothing in the way now
+    assert capsys.readouterr().out.startswith("# dry run: nothing is written")

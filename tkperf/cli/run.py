@@ -20,7 +20,7 @@ from tkperf.engine.listener import RunOutcome, SeveralEnded
 from tkperf.engine.opening import DryRun, can_write
 from tkperf.engine.opening import command_words as _command
 from tkperf.engine.request import ResumeRequest
-from tkperf.errors import TargetError, UsageError
+from tkperf.errors import EXIT_REFUSED, TargetError, UsageError
 from tkperf.kit.options import parse_report_formats
 from tkperf.model.results import DeviceInfo, RunResult
 from tkperf.render.documents import ReportResult
@@ -150,13 +150,14 @@ def _print_dry_run(dry: DryRun) -> None:
     what only the run can tell), then the job files with ``--jobs``."""
     if dry.target:  # one of several targets
         print(f"# ===== {dry.target}: run {dry.name} in {dry.outdir}")
+    for p in dry.refusals:  # first: what decides whether the run would start at all
+        print(f"# {'forced past' if dry.forced else 'a real run would refuse'}: {p}"
+              + ("" if dry.forced else f" (exit {EXIT_REFUSED}; --force runs it anyway)"))
     print("\n".join(dry.summary))
     print(f"# verdict on this target: {dry.verdict}")
     for d in dry.deviations:
         print(f"#   - {d}")
     print("# known only after the run: " + "; ".join(dry.unknown))
-    for p in dry.refusals:
-        print(f"# a real run would refuse: {p} (unless --force)")
     for n in dry.needs:
         print(f"# note: {n}")
     if dry.job_files is not None:

@@ -19,7 +19,7 @@ from tkperf.engine import plan
 from tkperf.engine import writerate as target_rate
 from tkperf.engine.request import MailRequest, RemoteSettings, ResumeRequest, RunRequest
 from tkperf.engine.session import fio_settings
-from tkperf.errors import OutputError, ResumeError, ToolError, UsageError
+from tkperf.errors import EXIT_OK, EXIT_REFUSED, OutputError, ResumeError, ToolError, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.jobs import FioSettings
 from tkperf.kit import registry, writerate
@@ -323,10 +323,18 @@ class DryRun:
     target: str = ""
     name: str = ""
     outdir: str = ""
+    #: ``--force`` was given: the run would go past the refusals.
+    forced: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """The code the real run would exit with before writing: EXIT_REFUSED
+        for a target it would refuse (without ``--force``), else 0."""
+        return EXIT_REFUSED if self.refusals and not self.forced else EXIT_OK
 
 
 def dry_run(dev: DeviceInfo, opts: RunOptions, profile: str, side: TargetSide,
-            jobs: bool = False) -> DryRun:
+            jobs: bool = False, force: bool = False) -> DryRun:
     with writerate.assumed(target_rate.of_device(dev)):  # an emulated SSD: its model's speed
         lines, rows = plan.summary(dev, opts, profile)
         files = tuple(plan.job_files(dev, opts, fio_settings(dev, opts))) if jobs else None
@@ -334,4 +342,4 @@ def dry_run(dev: DeviceInfo, opts: RunOptions, profile: str, side: TargetSide,
                                              [r.key for r in rows if r.purge != "none"])
     return DryRun(summary=tuple(lines), verdict=verdict.sentence(), deviations=tuple(verdict.deviations),
                   unknown=tuple(unknown), refusals=tuple(side.safety_problems(dev)), job_files=files,
-                  needs=map_needs(opts, side))
+                  needs=map_needs(opts, side), forced=force)

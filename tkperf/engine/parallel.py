@@ -145,10 +145,10 @@ def _start(request: RunRequest, planned: List[Planned], listener: Listener) -> R
     base = request.outdir or ""
     outdirs = [os.path.join(base, p.name) if base else p.name for p in planned]
     if request.dry_run:
-        return RunOutcome(dry_runs=tuple(
-            dataclasses.replace(dry_run(p.dev, p.opts, request.profile, p.side, request.jobs),
-                                target=p.arg, name=p.name, outdir=outdir)
-            for p, outdir in zip(planned, outdirs)))
+        dries = tuple(dataclasses.replace(dry_run(p.dev, p.opts, request.profile, p.side, request.jobs, request.force),
+                                          target=p.arg, name=p.name, outdir=outdir)
+                      for p, outdir in zip(planned, outdirs))
+        return RunOutcome(exit_code=max(d.exit_code for d in dries), dry_runs=dries)
     if request.resume and request.overwrite:
         raise UsageError("--resume continues the saved runs, --overwrite replaces them: give one")
     for p, outdir in zip(planned, outdirs):

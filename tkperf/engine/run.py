@@ -70,8 +70,8 @@ def _run_one(request: RunRequest, listener: Listener, hooks: Optional[ChildHooks
     try:
         mail = opening.unattended(request.json_summary, request.mail)
         if request.dry_run:
-            return RunOutcome(dry_runs=(opening.dry_run(target.device, opts, request.profile, target.side,
-                                                        request.jobs),))
+            dry = opening.dry_run(target.device, opts, request.profile, target.side, request.jobs, request.force)
+            return RunOutcome(exit_code=dry.exit_code, dry_runs=(dry,))
         xml_path, saved = store.run_file(target.outdir, target.name), None
         if request.resume and request.overwrite:
             raise UsageError("--resume continues the saved run, --overwrite replaces it: give one")
