@@ -7,6 +7,7 @@ report of every stream job (share of the I/Os, and mean outstanding I/Os
 by Little's law: IOPS x mean response time)."""
 from __future__ import annotations
 
+import errno
 import io
 import math
 import os
@@ -129,11 +130,16 @@ def test_workload_is_shared_with_consistency_and_the_value_says_whose(loopdev, t
                  "--rwsw-workload", path, "--workload", "JEDEC"]) == 0
     out = capsys.readouterr().out
     assert "# replay " in out and "3 continuous jobs" in out
-    missing = str(tmp_path / "missing.xml")
-    assert main(["ssd", "run", loopdev, "--dry-run", "--tests", "replay", "--workload", missing]) == EXIT_USAGE
-    assert _one_line(capsys).endswith(f"--workload {missing!r}: no test takes it: give rnd4k|jedec "
-                                 "(consistency) or N.xml (replay, rwsw-wsat, rwsw-dirth), or use "
-                                 "--consistency-workload / --rwsw-workload")
+    # a capture's name that names no file is that: no such file (issue 60 item 4), as tkperf show says it
+    for missing in (str(tmp_path / "missing.xml"), "missing.xml", "cap/app"):
+        assert main(["ssd", "run", loopdev, "--dry-run", "--tests", "replay", "--workload", missing]) == \
+            EXIT_RESULT_FILE
+        assert _one_line(capsys) == f"tkperf: error: capture {missing}: {os.strerror(errno.ENOENT)}"
+    # a word neither test knows
+    assert main(["ssd", "run", loopdev, "--dry-run", "--tests", "replay", "--workload", "sequential"]) == EXIT_USAGE
+    assert _one_line(capsys).endswith("--workload 'sequential': no test takes it: give rnd4k|jedec "
+                                      "(consistency) or N.xml (replay, rwsw-wsat, rwsw-dirth), or use "
+                                      "--consistency-workload / --rwsw-workload")
     assert main(["ssd", "run", loopdev, "--dry-run", "--tests", "replay", "--workload", path,
                  "--rwsw-workload", path]) == EXIT_USAGE
     assert "--workload and --rwsw-workload both give replay, rwsw-wsat, rwsw-dirth a value" in _one_line(capsys)

@@ -66,8 +66,11 @@ def parse_intensity(text: str, flag: str) -> str:
 
 
 def is_capture_file(text: str) -> bool:
-    """Whether ``--workload TEXT`` is this option's: a file (a capture)."""
-    return os.path.isfile(text.strip())
+    """Whether ``--workload TEXT`` is this option's: a file (a capture), or
+    what names one (N.xml, a path) though it is missing, so that a
+    mistyped name is told "no such file" when the run is planned."""
+    t = text.strip()
+    return os.path.isfile(t) or t.lower().endswith(".xml") or os.sep in t
 
 
 WORKLOAD = Option("rwsw_workload", ("--workload", "--rwsw-workload"),
