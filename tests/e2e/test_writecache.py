@@ -363,3 +363,28 @@ def test_session_restores_when_the_run_is_interrupted(loopdev, tmp_path, monkeyp
     messages = [e.message for e in run.events]
     assert "write cache set to WCD (was WCE) for the run" in messages
     assert messages[-1] == "write cache restored to WCE"  # saved after the runner's last save
+
+
+def test_an_emulated_ssd_has_no_volatile_cache_said_once_and_right():
+    # Issue 60 item 5: a device without a volatile cache is a known state (WCD by construction), not a
+    # warning of an unknown one at the start and a deviation in the verdict
+    from tkperf.simdrive import TRANSPORT as EMULATED
+    from tkperf.verdict import conformance
+
+    events: list = []
+    for wanted in ("off", "keep"):
+        cache = WriteCache(dev(EMULATED, "/dev/loop7"), wanted, lambda kind, message: events.append((kind, message)))
+        cache.start()
+        assert cache.state == "WCD" and not cache.changed
+    assert events == [("note", f"write cache WCD by construction: {writecache.EMULATED_WCD}")] * 2
+    cache = WriteCache(dev(EMULATED, "/dev/loop7"), "on", lambda kind, message: events.append((kind, message)))
+    cache.start()
+    assert cache.state == "WCD" and events[-1][0] == "warning" and "cannot be set to WCE" in events[-1][1]
+    # the dry run's verdict: nothing unknown of the cache; a revision that asks for WCE gets the run's words
+    for pts, said in (("pts-e-2.0", []),
+                      ("pts-c-2.0", ["write cache was WCD during the run (SNIA PTS 2.0.2, client requires WCE)"])):
+        verdict, unknown = conformance.of_target({"pts": pts}, dev(EMULATED, "/dev/loop7"), "ssd", [])
+        assert [d for d in verdict.deviations if "write cache" in d] == said
+        assert not any("write cache" in u for u in unknown)
+    verdict, _ = conformance.of_target({"pts": "pts-e-2.0"}, dev("loop", "/dev/loop7"), "ssd", [])
+    assert "write cache state unknown (SNIA PTS 2.0.2, enterprise requires WCD)" in verdict.deviations

@@ -111,6 +111,16 @@ def transport_kind(dev: DeviceInfo) -> str:
     return ""
 
 
+#: How tkperf knows an emulated SSD's write cache state: it has none to lose.
+EMULATED_WCD = "an emulated SSD (tkperf simdrive) has no volatile write cache: its write buffer is power-loss protected"
+
+
+def without_volatile_cache(dev: DeviceInfo) -> str:
+    """How the target is known to have no volatile write cache before
+    anything is read (WCD by construction), or ''."""
+    return EMULATED_WCD if dev.transport == EMULATED else ""
+
+
 def unreachable(dev: DeviceInfo) -> str:
     """The target as a warning names it when its write cache is out of reach."""
     if dev.kind == "file":
@@ -118,7 +128,7 @@ def unreachable(dev: DeviceInfo) -> str:
     if dev.transport.lower() == "loop":
         return "a loop device"
     if dev.transport == EMULATED:
-        return "an emulated SSD (tkperf simdrive; it has no write cache)"
+        return "an emulated SSD (tkperf simdrive; it has no volatile write cache)"
     if dev.transport:
         return f"a device on transport '{dev.transport}'"
     return "a device of unknown transport"
@@ -236,6 +246,14 @@ class WriteCache:
     def start(self) -> None:
         """Read the state, and set it if the run asks for a change."""
         target = WANTED[self.wanted]
+        known = without_volatile_cache(self.dev)
+        if known:
+            self.found = self.current = Reading(WCD, known)
+            if target == WCE:
+                self.record("warning", f"write cache cannot be set to WCE: {known} (WCD by construction)")
+            else:
+                self.record("note", f"write cache WCD by construction: {known}")
+            return
         if not self.kind:
             verb = "set" if target else "read"
             self.record("warning", f"write cache cannot be {verb} on {unreachable(self.dev)}; state unknown")

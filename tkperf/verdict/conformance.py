@@ -284,7 +284,10 @@ def of_target(options: Mapping[str, str], device: DeviceInfo, profile: str,
         else:
             unknown.append(f"whether the drive supports a {method.upper()} PURGE (read at the start of each test)")
     if profile != HDD:
-        if not writecache.transport_kind(device):
+        if writecache.without_volatile_cache(device):
+            if rev.write_cache != "WCD":
+                found.append(f"write cache was WCD during the run ({rev.title} requires {rev.write_cache})")
+        elif not writecache.transport_kind(device):
             found.append(f"write cache state unknown ({rev.title} requires {rev.write_cache})")
         else:
             unknown.append(f"the write cache state ({rev.title} requires {rev.write_cache}; "
