@@ -155,3 +155,62 @@ def test_reader_leaves_an_unfinished_report_for_the_error():
                                                        (9, True, 1), (600, False, 2)])
 def test_status_interval_grows_with_the_round(jobs, histograms, seconds):
     assert live.interval_for(jobs, histograms) == seconds
+
+
+@needs_fio
+def test_jobs_running_at_once_are_shown_as_fio_counts_them_together(loopdev, tmp_path, monkeypatch):
+    # Issue 60 item 2: a replay step's streams run at once (stonewall=0); the panel took the stream whose
+    # I/Os grew most as "the running workload".  Every live figure is held to fio's own numbers of the
+    # same interval, summed over the jobs: completions, bytes and latency sums over the interval's time.
+    from tkperf.fio import backend
+
+    reports = []
+
+    class Kept(LiveMeter):
+        def feed(self, report):
+            reports.append(report)
+            return super().feed(report)
+
+    monkeypatch.setattr(backend, "LiveMeter", Kept)
+    got = []
+    live.set_sink(got.append)
+    try:
+        fio = LocalFio(FioSettings(filename=loopdev), str(tmp_path))
+        beside = (("stonewall", "0"), ("new_group", ""))
+        jobs = [FioJob(name="w8k", rw="randwrite", bs=8192, runtime=3, iodepth=2),
+                FioJob(name="r4k", rw="randread", bs=4096, runtime=3, iodepth=4, extra=beside)]
+        fio.run(jobs, "replay step 1")
+    finally:
+        live.set_sink(None)
+    assert got and all(f.workload == "w8k and 1 other job at once" for f in got)
+    reports = [r for r in reports if isinstance(r, dict) and isinstance(r.get("jobs"), list)]
+
+    def totals(report):
+        out = {}
+        for job in report["jobs"]:
+            sides = [job[d] for d in ("read", "write")]
+            out[job["jobname"]] = (max(s["runtime"] for s in sides), sum(s["lat_ns"]["N"] for s in sides),
+                                   sum(s["io_bytes"] for s in sides),
+                                   sum(s["lat_ns"]["mean"] * s["lat_ns"]["N"] for s in sides) / 1000.0)
+        return out
+
+    expected = []
+    before = {}
+    for report in reports:
+        now = totals(report)
+        if any(now[n][1] > before.get(n, (0, 0, 0, 0))[1] for n in now):
+            ms = max(now[n][0] - before.get(n, (0, 0, 0, 0))[0] for n in now)
+            ios = sum(now[n][1] - before.get(n, (0, 0, 0, 0))[1] for n in now)
+            nbytes = sum(now[n][2] - before.get(n, (0, 0, 0, 0))[2] for n in now)
+            lat = sum(now[n][3] - before.get(n, (0, 0, 0, 0))[3] for n in now)
+            expected.append((ios * 1000.0 / ms, nbytes * 1000.0 / ms, lat / ios))
+        before = now
+    assert len(got) == len(expected) >= 2
+    for f, (iops, bw, lat) in zip(got, expected):
+        assert (f.iops, f.bw_bytes, f.lat_mean_us) == pytest.approx((iops, bw, lat), rel=1e-9)
+        assert 4096 < f.bw_bytes / f.iops < 8192  # both jobs' I/Os: the step's own mix of sizes
+
+
+def test_groups_follow_the_job_file():
+    assert live.groups([("a", ()), ("b", (("stonewall", "0"),)), ("c", ()), ("d", (("x", "1"),))]) == \
+        {"a": 0, "b": 0, "c": 1, "d": 2}

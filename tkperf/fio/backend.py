@@ -162,7 +162,8 @@ class LocalFio(FioBackend):
         t0 = time.monotonic()
         started = now_utc()  # the kept file's start: taken before fio starts, not when it returns
         flags = ["--output-format=json+"] if histograms else []
-        meter = LiveMeter(what) if live.wanted() and self.live_intervals else None
+        meter = LiveMeter(what, groups=live.groups([(j.name, j.extra) for j in jobs])) \
+            if live.wanted() and self.live_intervals else None
         if meter is not None:
             flags.append(f"--status-interval={live.interval_for(len(jobs), histograms)}")
         with self._process(job_file(self.settings, jobs), what, flags, stdout=subprocess.PIPE,

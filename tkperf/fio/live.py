@@ -3,7 +3,10 @@ and mean response time, from fio's ``--status-interval`` reports.
 
 A report holds every job's running totals; the difference of two reports
 is the last interval.  The job whose I/Os grew the most in it is the
-one running (a round's workloads run one after another, ``stonewall``).
+one running (a round's workloads run one after another, ``stonewall``);
+jobs that run beside it (``stonewall=0``: a replay step's streams, fio's
+``groups`` of the meter) are its workload too, summed, so the figures are
+the step's, as fio's own numbers of the interval add up.
 The back end (:mod:`tkperf.fio.backend`) feeds a :class:`LiveMeter` with
 each report of a fio invocation and hands what it measures to the one
 sink :func:`set_sink` named (the run's progress); without a sink it asks
@@ -14,7 +17,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.durations import micro_unit
 
@@ -110,12 +113,37 @@ def _totals(job: dict) -> _Totals:
             sum(p[1] for p in parts), sum(p[2] for p in parts))
 
 
-class LiveMeter:
-    """Feed it the status reports of one fio invocation, in order."""
+def groups(jobs: Sequence[Tuple[str, Sequence[Tuple[str, str]]]]) -> Dict[str, int]:
+    """Which jobs run at once: (name, extra fio lines) in the job file's
+    order -> each name's group; a job with ``stonewall=0`` runs beside the
+    one before it, any other starts a group of its own."""
+    out: Dict[str, int] = {}
+    group = -1
+    for name, extra in jobs:
+        if not any(k == "stonewall" and v == "0" for k, v in extra) or group < 0:
+            group += 1
+        out[name] = group
+    return out
 
-    def __init__(self, what: str, clock: Callable[[], float] = time.monotonic) -> None:
+
+def _together(names: List[str]) -> str:
+    """The name of jobs running at once: the first, and how many beside it."""
+    if len(names) == 1:
+        return names[0]
+    others = len(names) - 1
+    return f"{names[0]} and {others} other job{'s' if others > 1 else ''} at once"
+
+
+class LiveMeter:
+    """Feed it the status reports of one fio invocation, in order;
+    ``groups``: the jobs that run at once (:func:`groups`; none given: each
+    job on its own)."""
+
+    def __init__(self, what: str, clock: Callable[[], float] = time.monotonic,
+                 groups: Optional[Mapping[str, int]] = None) -> None:
         self.what = what
         self.clock = clock
+        self.groups: Mapping[str, int] = dict(groups or {})
         self._last: Dict[str, _Totals] = {}
 
     def feed(self, report: object) -> Optional[LiveFigures]:
@@ -145,9 +173,17 @@ class LiveMeter:
         self._last = {**before, **now}
         if best is None:
             return None
-        d_ios, name = best
-        t, b = now[name], before.get(name, (0.0, 0.0, 0.0, 0.0))
-        d_ms = t[0] - b[0]
-        return LiveFigures(what=self.what, workload=name, iops=d_ios * 1000.0 / d_ms,
-                           bw_bytes=(t[2] - b[2]) * 1000.0 / d_ms,
-                           lat_mean_us=(t[3] - b[3]) / d_ios if d_ios > 0 else 0.0, at=self.clock())
+        group = self.groups.get(best[1])
+        names = [n for n in now if n == best[1] or (group is not None and self.groups.get(n) == group)]
+        d_ms = d_ios = d_bytes = d_lat = 0.0
+        running = []
+        for name in names:
+            t, b = now[name], before.get(name, (0.0, 0.0, 0.0, 0.0))
+            if t[0] <= b[0] and name != best[1]:
+                continue  # not running in this interval (ended before it, or not started)
+            running.append(name)
+            d_ms = max(d_ms, t[0] - b[0])  # they run at the same time: the interval is the longest's
+            d_ios, d_bytes, d_lat = d_ios + t[1] - b[1], d_bytes + t[2] - b[2], d_lat + t[3] - b[3]
+        return LiveFigures(what=self.what, workload=_together(running), iops=d_ios * 1000.0 / d_ms,
+                           bw_bytes=d_bytes * 1000.0 / d_ms,
+                           lat_mean_us=d_lat / d_ios if d_ios > 0 else 0.0, at=self.clock())
