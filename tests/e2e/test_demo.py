@@ -179,7 +179,7 @@ def test_the_demos_wsat_past_the_burst_is_timed_at_the_models_random_write_speed
     pace, then greedy GC's write amplification rising over the capacities
     written.  A WSAT that ends in the transition: test_estimates.py."""
     seen = emulated(demo)
-    row = re.search(r"^# wsat\s+\S+\s+-\s+(\S+ \S+)\s+one continuous job.* written \(\S+ \S+ at ([\d.]+) MB/s for the "
+    row = re.search(r"^# wsat\s+\S+\s+-\s+(\S+ \S+)\s+one continuous job.* written \(about \S+ \S+: ([\d.]+) MB/s for the "
                     r"burst, then ([\d.]+) MB/s on average \(write amplification rising to ([\d.]+)\)\)",
                     seen.dry_out, re.M)
     assert row, seen.dry_out

@@ -15,7 +15,7 @@ from tkperf.model.results import DeviceInfo
 from tkperf.verdict import conformance
 
 ROW = re.compile(r"^# (\S+)\s+(\S+)\s+(?:-|(\d+\.\d) GB, .+?)\s{2,}(.+?)\s{2,}(.*)$", re.M)
-ROUNDS = re.compile(r"(\d+) to (\d+) rounds x (\d+\.\d) min \(\d+ workloads\)(?: \+ (\S+ \S+) after)?")
+ROUNDS = re.compile(r"(\d+) to (\d+) rounds x (\S+ \S+) \(\d+ workloads\)(?: \+ (\S+ \S+) after)?")
 
 
 def _dry(tmp_path, capsys, size: str, *argv: str) -> str:
@@ -37,11 +37,11 @@ def test_summary_comes_first_and_its_lower_bound_is_the_rounds_listed(tmp_path, 
     assert list(rows) == ["iops", "tp-1024k", "tp-128k", "lat", "wsat"]
     low = 0.0
     for key in ("iops", "tp-1024k", "tp-128k", "lat"):
-        first, most, minutes, after = ROUNDS.search(rows[key].group(5)).groups()  # type: ignore[union-attr]
+        first, most, each, after = ROUNDS.search(rows[key].group(5)).groups()  # type: ignore[union-attr]
         assert (int(first), int(most)) == (5, 25)
         # LAT's response-time capture follows its rounds (20 minutes by default)
         assert (after is not None) == (key == "lat") and (after is None or _hours(after) == 20 / 60)
-        rounds_h = int(first) * float(minutes) / 60 + (_hours(after) if after else 0.0)
+        rounds_h = int(first) * _hours(each) + (_hours(after) if after else 0.0)
         shown_low = _hours(rows[key].group(4).split(" to ")[0])
         assert abs(shown_low - rounds_h) <= 0.05 * shown_low + 1 / 60
         low += rounds_h + float(rows[key].group(3)) * 1e9 / ESTIMATE_WRITE_RATE / 3600
@@ -67,7 +67,7 @@ def test_wsat_time_follows_the_device_size(tmp_path, capsys):
     small = _dry(tmp_path, capsys, "64m", "--tests", "wsat", "--wsat-capture", "0")
     big = _dry(tmp_path, capsys, "2000g", "--tests", "wsat", "--wsat-capture", "0")
     assert re.search(r"^# wsat .* 60 s\s+one continuous job", small, re.M), small  # 4x 64 MB: one interval
-    assert "0.3 GB written (60 s at 500 MB/s)" in small
+    assert "stopping at 24.0 h or 0.3 GB written (about 60 s at 500 MB/s), whichever comes first" in small
     assert re.search(r"^# wsat .* 4.8 h\s+one continuous job", big, re.M), big  # 4x 2.1 TB at 500 MB/s
     assert "# total: 60 s to 60 s" in small
 
@@ -128,3 +128,10 @@ def test_the_dry_runs_verdict_is_the_one_the_run_reaches(loopdev, tmp_path, caps
     assert set(said) <= set(found), (said, found)
     # what the run adds is what the dry run named as known only after it
     assert all("steady state" in d for d in set(found) - set(said)), found
+
+
+def test_quick_rounds_read_in_their_own_unit(tmp_path, capsys):
+    # issue 60 item 2: "5 to 5 rounds x 0.0 min" for the quick profile's 2-3 s rounds
+    out = _dry(tmp_path, capsys, "256m", "--quick", "--tests", "tp,lat")
+    assert re.search(r"^# tp-1024k .*  5 rounds x \d+ s \(2 workloads\)$", out, re.M), out
+    assert "0.0 min" not in out and "5 to 5 rounds" not in out

@@ -97,7 +97,7 @@ def test_a_wsat_past_the_burst_is_timed_at_the_models_random_write_speed(simdriv
     argv = ["ssd", "run", drive.path, "--quick", "--tests", "wsat", "--wsat-time", "10m", "--wsat-tgbw", tgbw]
     assert main(argv + ["--dry-run"]) == 0
     out = capsys.readouterr().out
-    row = re.search(r"^# wsat\s+\S+\s+-\s+(\S+ \S+)\s+one continuous job.* written \(\S+ \S+ at ([\d.]+) MB/s for the "
+    row = re.search(r"^# wsat\s+\S+\s+-\s+(\S+ \S+)\s+one continuous job.* written \(about \S+ \S+: ([\d.]+) MB/s for the "
                     r"burst, then ([\d.]+) MB/s on average \(write amplification rising to ([\d.]+)\)\)", out, re.M)
     assert row, out
     planned = _seconds(row.group(1))

@@ -71,7 +71,8 @@ def measurement(est: Estimate) -> str:
     """A shape's estimate in a few words: rounds x round time (and what
     follows the rounds: LAT's capture), or its first line."""
     if est.rounds[1]:
-        text = f"{est.rounds[0]} to {est.rounds[1]} rounds x {est.round_s / 60:.1f} min ({len(est.jobs)} workloads)"
+        count = f"{est.rounds[0]}" if est.rounds[0] == est.rounds[1] else f"{est.rounds[0]} to {est.rounds[1]}"
+        text = f"{count} rounds x {duration_rough(est.round_s)} ({len(est.jobs)} workloads)"
         after = est.low_s - est.rounds[0] * est.round_s
         return text + (f" + {duration_rough(after)} after" if after >= 1.0 else "")
     return est.lines[0].lstrip("# ") if est.lines else ""

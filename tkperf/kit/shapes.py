@@ -289,15 +289,20 @@ class Stream(Shape):
                 seconds = timed.seconds
                 speed = _random_speed(timed, self.stop_bytes)
             at_rate = math.ceil(seconds / self.interval_s) * self.interval_s
-            stops.append(f"{format_gb(self.stop_bytes)} written ({duration_rough(at_rate)} at {speed})")
+            # the amount's own time, said as a time, not as a rate times a time that would not add up
+            # (random writes are timed at the burst's rate, then the slower rate past it)
+            timing = f"about {duration_rough(at_rate)} at {speed}" if speed.endswith("MB/s") else \
+                f"about {duration_rough(at_rate)}: {speed}"
+            stops.append(f"{format_gb(self.stop_bytes)} written ({timing})")
             high = min(high, at_rate)
         low = high
         if self.steady_stop:
             stops.append(f"steady state ({self.steady_rule(opts.window)}{self.point_words()})")
             low = min(high, max(self.steady_after_bytes / writerate.bps(),
                                 opts.window * self.steady_every * self.interval_s))
+        first = "" if len(stops) == 1 else ", whichever comes first"
         return Estimate((f"# one continuous job, reported every {self.interval_s} s, stopping at "
-                         + " or ".join(stops),), (self.job,), low, high)
+                         + " or ".join(stops) + first,), (self.job,), low, high)
 
 
 def _random_speed(timed: writerate.RandomTiming, amount: float) -> str:
