@@ -194,3 +194,40 @@ def test_the_demos_wsat_past_the_burst_is_timed_at_the_models_random_write_speed
     assert not hold_to_plan(planned, took, clock.busy, FACTOR), (planned, took, clock)
     # the model's own counters: it did garbage-collect, so the slow part was real
     assert seen.after["gc_copies"] > 0
+
+
+def test_a_demo_clears_what_a_killed_demo_left_and_nothing_else(tmp_path):
+    # Issue 60 item 8: a demo killed outright (no clean-up ran) left its 256 MiB target in
+    # $TMPDIR/tkperf-demo-XXXXXXXX; the next demo removes it, and only that
+    import fcntl
+    import os
+
+    def folder(name: str, files=("tkperf-loop-abc.img",)) -> Path:
+        d = tmp_path / name
+        d.mkdir()
+        for f in files:
+            (d / f).write_bytes(b"x")
+        return d
+
+    stale = folder("tkperf-demo-stale", ("tkperf-loop-1.img", "demo-target.img"))
+    running = folder("tkperf-demo-running")
+    held = os.open(running, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)  # a demo running now holds its folder
+    foreign = folder("tkperf-demo-foreign")
+    os.chown(foreign, 65534, 65534)
+    odd = folder("tkperf-demo-odd", ("tkperf-loop-2.img", "notes.txt"))  # not only a demo's files
+    open_to_all = folder("tkperf-demo-open")
+    open_to_all.chmod(0o777)
+    fresh = folder("tkperf-demo-fresh", ())  # just made by a demo about to lock it
+    (tmp_path / "target").mkdir()
+    (tmp_path / "target" / "tkperf-loop-3.img").write_bytes(b"x")
+    (tmp_path / "tkperf-demo-link").symlink_to(tmp_path / "target")  # a link another user could plant
+    try:
+        assert demo_cli.clear_stale(str(tmp_path)) == [str(stale)]
+    finally:
+        os.close(held)
+    assert not stale.exists()
+    for kept in (running, foreign, odd, open_to_all, fresh):
+        assert kept.is_dir()
+    assert (tmp_path / "target" / "tkperf-loop-3.img").exists()
+    assert demo_cli.clear_stale(str(tmp_path)) == [str(running)]  # its demo has ended now

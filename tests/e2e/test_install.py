@@ -31,7 +31,7 @@ def readme_commands() -> list:
 
 def test_ci_runs_the_readme_test_command():
     install_demo, test_cmd, offline = readme_commands()
-    assert install_demo.endswith("tkperf demo") and "python3 -m venv" in install_demo
+    assert install_demo.endswith("tkperf demo") and " /usr/bin/python3 -m venv " in install_demo  # the system's
     assert "pytest" in test_cmd
     # both install the versions of constraints.txt (docs/install.rst)
     assert "/opt/tkperf/bin/pip install -c constraints.txt . && " in install_demo

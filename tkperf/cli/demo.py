@@ -11,13 +11,18 @@ says to run the demo again.
 """
 from __future__ import annotations
 
+import fcntl
+import fnmatch
+import glob
 import os
 import shlex
+import stat
 import sys
 import tempfile
-from typing import Callable, List, Sequence
+import time
+from typing import Callable, Dict, List, Sequence
 
-from tkperf import store
+from tkperf import programs, store
 from tkperf.cli import advice
 from tkperf.errors import EXIT_SIGHUP, EXIT_SIGINT, EXIT_SIGTERM, TkperfError
 from tkperf.kit import options
@@ -42,6 +47,80 @@ def _emulated(size: int):
     except TkperfError as exc:
         return None, f"no emulated SSD ({exc})"
     return (simdrive.find(device), device), ""
+
+
+#: What a demo's work folder holds: the loop device's sparse file, or the file target.
+WORK_FILES = ("tkperf-loop-*.img", "demo-target.img")
+
+
+def _loop_backing_files() -> Dict[str, str]:
+    """Each loop device's backing file -> the device."""
+    out: Dict[str, str] = {}
+    for path in glob.glob("/sys/block/loop*/loop/backing_file"):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                out[fh.read().strip()] = "/dev/" + path.split("/")[3]
+        except OSError:
+            continue
+    return out
+
+
+def clear_stale(base: str = "") -> List[str]:
+    """Remove the work folders (``tkperf-demo-*`` in the temporary folder)
+    that earlier demos left when they were killed: only a folder of this
+    user, writable by no one else, not locked by a demo running now (each
+    holds a lock on its folder), holding nothing but a demo's own files, none
+    of them a loop device's backing file now; never through a link.  The
+    folders removed.  A loop device still attached to such a folder's file
+    (its demo was killed before it could detach it) is detached first."""
+    base = base or tempfile.gettempdir()
+    removed: List[str] = []
+    try:
+        names = sorted(n for n in os.listdir(base) if n.startswith("tkperf-demo-"))
+    except OSError:
+        return removed
+    backing = _loop_backing_files()
+    for name in names:
+        path = os.path.join(base, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # gone, not a folder, or a link: not ours to touch
+        try:
+            st = os.fstat(fd)
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # a demo running now
+            inside = os.listdir(fd)
+            if not inside and time.time() - st.st_mtime < 3600:
+                continue  # made just now, by a demo that is about to lock it
+            if not all(_stale_file(fd, n) for n in inside):
+                continue
+            attached = [backing[os.path.join(path, n)] for n in inside if os.path.join(path, n) in backing]
+            for device in attached:
+                programs.run([programs.require("losetup"), "--detach", device], timeout=60, check=False,
+                             what="losetup --detach")
+            if set(attached) & set(_loop_backing_files().values()):
+                continue  # still attached (in use): left as it is
+            for n in inside:
+                os.unlink(n, dir_fd=fd)
+            os.rmdir(path)
+            removed.append(path)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _stale_file(fd: int, name: str) -> bool:
+    if not any(fnmatch.fnmatchcase(name, pattern) for pattern in WORK_FILES):
+        return False
+    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    return stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
 
 
 def demo_name(outdir: str, overwrite: bool) -> str:
@@ -71,9 +150,14 @@ def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]]
         finally:
             simdrive.down(emulated[0])
     size = size or LOOP_SIZE
+    for path in clear_stale():
+        print(f"tkperf demo: removed {path}, left by an earlier demo that was killed", file=sys.stderr)
     workdir = tempfile.mkdtemp(prefix="tkperf-demo-")
-    loop, why = try_loop(size, workdir)
+    held = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    fcntl.flock(held, fcntl.LOCK_EX)  # in use: another demo's clear_stale leaves it alone
+    loop, why = None, ""
     try:
+        loop, why = try_loop(size, workdir)
         argv = _argv(outdir, quiet, debug, overwrite)
         if loop is not None:
             instead = f"{why_not}; " if why_not else ""
@@ -88,11 +172,15 @@ def run_demo(outdir: str, size: int, quiet: bool, main: Callable[[Sequence[str]]
             argv += [target, "--size", str(size)]
         return _throwaway(main, argv, outdir)
     finally:
-        if loop is not None:
-            loop.__exit__(None, None, None)
-        for name in os.listdir(workdir):
-            os.unlink(os.path.join(workdir, name))
-        os.rmdir(workdir)
+        with programs.signals_held():  # a second signal must not cut the clean-up in two
+            try:
+                if loop is not None:
+                    loop.__exit__(None, None, None)
+                for name in os.listdir(workdir):
+                    os.unlink(os.path.join(workdir, name))
+                os.rmdir(workdir)
+            finally:
+                os.close(held)
 
 
 def _throwaway(main: Callable[[Sequence[str]], int], argv: List[str], outdir: str) -> int:
