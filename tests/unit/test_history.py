@@ -327,6 +327,21 @@ def test_the_nightly_example_keeps_a_regression_red_until_it_is_accepted(tmp_pat
     assert "2 nights red by the night's check" in device and device.count("<tr class=\"change\"><td") == 2
     assert device.count("<td>RED: ") == 2 and device.count("<td>not judged</td>") == 2
     assert (outdir / INDEX_NAME).is_file()
+    # the second red night's JUnit says, for a CI dashboard, that it is red since the first
+    suite = lxml.etree.parse(str(reds[1] / "junit.xml")).getroot().find("testsuite")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert (props["red_since_result"], props["red_nights"]) == (str(reds[0] / f"{reds[0].name}.xml"), "2")
+    assert all(f.get("message").endswith(", 2 nights") for f in suite.iter("failure"))
+    # every trend's plot marks the two red nights (runs 3 and 4) and no other, filled where its figure regressed
+    failed = {c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None}
+    svgs = sorted((outdir / "history").glob("*.svg"))
+    assert len(svgs) == 2 and failed
+    for svg in svgs:
+        mark = "red-figure" if any(f in svg.name for f in failed) else "red-night"
+        root = lxml.etree.parse(str(svg)).getroot()
+        marks = root.findall("{http://www.w3.org/2000/svg}circle[@data-run]")
+        assert [(m.get("class"), m.get("data-run")) for m in marks] == [(mark, "3"), (mark, "4")]
+        assert len(root.findall(f"{{http://www.w3.org/2000/svg}}circle[@class='legend-{mark}']")) == 1
 
     proc = run_night(bad, "--accept")
     assert proc.returncode == 0 and proc.stdout.startswith(
@@ -379,3 +394,21 @@ def test_a_short_series_says_so_and_skipped_files_are_named(capsys, tmp_path, ex
     text = (out_dir / device).read_text()
     assert "Series too short for a change point: 4 runs" in text and "No change point" not in text
     assert '<a href="../n2.html">report</a>' in text and text.count(">report</a>") == 1
+
+
+def test_a_trend_plot_marks_the_red_nights_only_also_without_markers():
+    """Beyond MARKERS runs the points have no markers, but a red night still
+    has its ring (filled where the plot's figure regressed), with its legend entry."""
+    from tkperf.render import trendcharts
+
+    n = trendcharts.MARKERS + 30
+    nan = float("nan")
+    spec = trendcharts.TrendChart("t", "IOPS", tuple(100.0 + i % 3 for i in range(n)), (nan,) * n, (nan,) * n,
+                                  red=(7, n - 1), failed=(n - 1,))
+    root = lxml.etree.fromstring(trendcharts.svg(spec).encode())
+    marks = root.findall("{http://www.w3.org/2000/svg}circle[@data-run]")
+    assert [(m.get("class"), m.get("data-run")) for m in marks] == [("red-night", "8"), ("red-figure", str(n))]
+    assert {c.get("class") for c in root.iter("{http://www.w3.org/2000/svg}circle")} == \
+        {"red-night", "red-figure", "legend-red-night", "legend-red-figure"}
+    plain = lxml.etree.fromstring(trendcharts.svg(dataclasses.replace(spec, red=(), failed=())).encode())
+    assert not [c for c in plain.iter("{http://www.w3.org/2000/svg}circle") if c.get("class")]
