@@ -974,22 +974,27 @@ def test_a_significant_small_shift_fails_no_figure_its_own_noise_explains():
     assert [c.figure for c in one.regressions] == ["f11"]
 
 
+def host(run: RunResult, idle: float, late: float = 0.0) -> RunResult:
+    """A copy with the emulated SSD's host facts: its idle share and share of late replies."""
+    run = copy.deepcopy(run)
+    run.facts = dict(run.facts, simdrive_host={"replies": 1000, "late_replies": int(late * 1000),
+                                               "late_share": late, "idle_share": idle, "max_late_s": 0.01,
+                                               "late_s": 0.001, "threshold": 0.05})
+    return run
+
+
 def test_a_night_the_host_limited_is_said_to_be(ssd):
     """The emulated SSD's idle share above every baseline's, or late replies
-    beyond the caveat: a warning that names the shares; the verdict stays."""
-    def host(run: RunResult, idle: float, late: float = 0.0) -> RunResult:
-        run = copy.deepcopy(run)
-        run.facts = dict(run.facts, simdrive_host={"replies": 1000, "late_replies": int(late * 1000),
-                                                   "late_share": late, "idle_share": idle, "max_late_s": 0.01,
-                                                   "late_s": 0.001, "threshold": 0.05})
-        return run
+    beyond the caveat: a warning that names the shares."""
     bases = [host(ssd, v) for v in (0.22, 0.30, 0.36)]
     (line,) = comparable.host_warnings(host(ssd, 0.38 + 0.001), bases)
-    assert line.startswith("host-limited night? the emulated SSD was idle 38% of the result's run, against 22%-36%")
+    assert line.startswith("host-limited night: the emulated SSD was idle 38% of the result's run, against 22%-36%")
     assert comparable.host_warnings(host(ssd, 0.37), bases) == []  # within 2 points of the busiest baseline
     assert comparable.host_warnings(ssd, bases) == []  # a run that recorded none
     (late,) = comparable.host_warnings(host(ssd, 0.30, late=0.08), bases)
     assert late.startswith("result: emulated SSD host-limited: 80 of 1,000 replies (8.0%)")
+    assert comparable.host_limited(host(ssd, 0.30, late=0.08), bases)  # either makes the night host-limited
+    assert not comparable.host_limited(host(ssd, 0.37), bases) and not comparable.host_limited(ssd, bases)
 
 
 def _named(run: RunResult, name: str, started: str) -> RunResult:
@@ -1061,3 +1066,57 @@ def test_a_red_night_is_red_since_the_unbroken_run_of_its_figure(capsys, tmp_pat
     assert cell["red_since"]["name"] == "nightly-3" and cell["red_since"]["nights"] == 1
     rc, out, _ = check(capsys, base, "--baseline", base, "--red-nights", gone, "--json")
     assert rc == EXIT_OK and json.loads(out)["red_since"] is None
+
+
+def _read_iops(run: RunResult, factor: float) -> RunResult:
+    """A copy whose IOPS test's 4k reads ran ``factor`` times as fast in the window."""
+    run = copy.deepcopy(run)
+    t = run.test("iops")
+    window = {r.index for r in t.window_rounds()}
+
+    def scale(w: Workload) -> Workload:
+        if w.name != "rnd-4k-100-0":
+            return w
+        return dataclasses.replace(w, read=dataclasses.replace(w.read, iops=w.read.iops * factor))
+    t.rounds = [dataclasses.replace(r, workloads=tuple(scale(w) for w in r.workloads)) if r.index in window else r
+                for r in t.rounds]
+    return run
+
+
+def test_a_figure_the_host_path_sets_is_left_out_on_a_host_limited_night(capsys, tmp_path, ssd):
+    """The 4k reads 40% slower on a night the emulated SSD was idle more than
+    on every baseline night (fio starved): host-limited, shown, a skipped
+    JUnit case and in the summary's host_limited, not red; the 4k writes,
+    which the drive sets, 30% slower the same night are still judged.  With
+    the idle share of an ordinary night the same reads are a regression."""
+    nights = [saved(tmp_path, f"night{i}", host(scaled(ssd, "iops", WRITE_4K, "iops", f), idle))
+              for i, (f, idle) in enumerate(((0.98, 0.22), (1.0, 0.30), (1.02, 0.36)))]
+    starved = _read_iops(scaled(ssd, "iops", WRITE_4K, "iops", 0.7), 0.6)
+    junit, summary = tmp_path / "junit.xml", tmp_path / "summary.json"
+    summary.write_text(json.dumps({"schema": "tkperf-summary", "version": 1, "name": "n"}))
+    result = saved(tmp_path, "starved", host(starved, 0.40))
+    rc, out, _ = check(capsys, result, "--baseline", *nights, "--junit", str(junit), "--summary", str(summary))
+    assert rc == EXIT_REGRESSION
+    verdicts = {line.split()[1]: line.split()[-1] for line in rows(out)}
+    assert verdicts["rnd_4k_read_iops"] == "host-limited" and verdicts["rnd_4k_write_iops"] == "REGRESSION"
+    assert verdicts["first_interval_iops"] == "host-limited" and verdicts["rnd_4k_mixed_iops"] == "host-limited"
+    assert out.splitlines()[-1].endswith(": iops/rnd_4k_write_iops -30.0%") and "3 host-limited" in out
+    assert any(line.startswith("warning: iops/rnd_4k_mixed_iops, iops/rnd_4k_read_iops, wsat/first_interval_iops "
+                               "left out of the verdict (host-limited)") for line in out.splitlines())
+    cases = {c.get("name"): c for c in lxml.etree.parse(str(junit)).iter("testcase")}
+    skipped = cases["rnd_4k_read_iops"].find("skipped")
+    assert skipped.get("type") == "host-limited" and skipped.get("message").startswith("host-limited: ")
+    assert cases["rnd_4k_write_iops"].find("failure") is not None
+    doc = json.loads(summary.read_text())["check"]
+    assert {h["figure"] for h in doc["host_limited"]} == {"rnd_4k_read_iops", "rnd_4k_mixed_iops",
+                                                         "first_interval_iops"}
+    with open(os.path.join(ROOT, "tkperf", "model", "data", "summary.schema.json")) as fh:
+        jsonschema.validate(doc, json.load(fh)["properties"]["check"])
+    rc, out, _ = check(capsys, result, "--baseline", *nights, "--json")
+    with open(SCHEMA, encoding="utf-8") as fh:
+        jsonschema.validate(json.loads(out), json.load(fh), cls=jsonschema.Draft202012Validator)
+    # the same reads on a night the drive was as busy as on the others: judged, and red
+    ordinary = saved(tmp_path, "ordinary", host(_read_iops(ssd, 0.6), 0.30))
+    rc, out, _ = check(capsys, ordinary, "--baseline", *nights)
+    assert rc == EXIT_REGRESSION and out.splitlines()[-1].endswith(": iops/rnd_4k_read_iops -40.0%")
+    assert "host-limited" not in out

@@ -38,11 +38,11 @@ DEFAULT_TOLERANCE = "10%"
 MAX_TOLERANCE_PCT = 1000.0
 #: 1: one baseline; 2: ``baseline`` is a list, p values, spreads, ``warnings``, verdict ``noise``;
 #: 3: the test run named, ``correction``, ``night``, ``p_adjusted``, verdict ``warn``;
-#: 4: ``red_since`` (the night's and each regressed figure's).
+#: 4: ``red_since`` (the night's and each regressed figure's), verdict ``host-limited``.
 JSON_VERSION = 4
 SHOWN_VERDICT = {regression.OK: "ok", regression.REGRESSION: "REGRESSION",
                  regression.IMPROVED: "improved", regression.INFO: "info", regression.NOISE: "noise",
-                 regression.WARN: "warn"}
+                 regression.WARN: "warn", regression.HOST_LIMITED: "host-limited"}
 #: The tests as the summary line names them.
 METHOD_TEXT = {regression.WELCH: "Welch's t-test of the window values",
                regression.PREDICTION: "prediction-interval t-test against the baseline nights",
@@ -267,7 +267,17 @@ def warning_lines(comparison: Comparison) -> List[str]:
         lines.append(f"warning: {', '.join(unjudged)} got worse beyond the tolerance, but without a noise "
                      "estimate (no window values on either side, p -); such a figure cannot fail the "
                      "check on its own (--alpha 1: the tolerance alone decides)")
+    held = host_limited(comparison)
+    if held:
+        lines.append(f"warning: {', '.join(held)} left out of the verdict (host-limited): the host path, not "
+                     f"the drive, sets {'it' if len(held) == 1 else 'them'}, and the host limited this night; "
+                     f"the other figures are judged")
     return lines
+
+
+def host_limited(comparison: Comparison) -> List[str]:
+    """The figures left out of the verdict as host-limited, 'test/figure'."""
+    return [f"{c.test}/{c.figure}" for c in comparison.cells if c.verdict == regression.HOST_LIMITED]
 
 
 def night_lines(comparison: Comparison) -> List[str]:
@@ -297,7 +307,8 @@ def counts(comparison: Comparison) -> str:
     tol = f"{comparison.tolerance_pct:g}%"
     names = ((regression.OK, f"within {tol}"), (regression.REGRESSION, "regressed"),
              (regression.NOISE, "noise"), (regression.WARN, "warn"),
-             (regression.IMPROVED, "improved"), (regression.INFO, "info"))
+             (regression.IMPROVED, "improved"), (regression.INFO, "info"),
+             (regression.HOST_LIMITED, "host-limited"))
     n = len(comparison.cells)
     parts = [f"{k} {name}" for verdict, name in names
              for k in [sum(1 for c in comparison.cells if c.verdict == verdict)] if k]
@@ -367,7 +378,7 @@ def junit_xml(comparison: Comparison, result: str, baselines: Sequence[str],
     ``red_nights`` properties, also the first line of its system-out."""
     if run is None:
         run = RunResult(name="", started="", device=DeviceInfo("", "", "block", 0), host=HostInfo(), options={})
-    warned = [c for c in comparison.cells if c.verdict == regression.WARN]
+    warned = [c for c in comparison.cells if c.verdict in (regression.WARN, regression.HOST_LIMITED)]
     root, suite = _suite(run, len(comparison.cells), len(comparison.regressions), len(warned))
     props = etree.SubElement(suite, "properties")
     pairs = _identity(result, run)[:1] + [("baseline", b) for b in baselines] + [
@@ -408,6 +419,10 @@ def _testcase(suite: etree._Element, cell: Cell, tolerance_pct: float,
     elif cell.verdict == regression.WARN:
         etree.SubElement(case, "skipped", type="warn", message=for_xml(
             f"warn: {told}: worse beyond the tolerance, but no noise estimate to judge it by"))
+    elif cell.verdict == regression.HOST_LIMITED:
+        etree.SubElement(case, "skipped", type="host-limited", message=for_xml(
+            f"host-limited: {told}: left out of the verdict: the host path sets this figure, and the host "
+            f"limited this night (the suite's warnings say how)"))
     elif cell.verdict == regression.NOISE:
         props = etree.SubElement(case, "properties")
         etree.SubElement(props, "property", name="verdict", value="noise")
@@ -436,7 +451,8 @@ def summary_section(comparison: Comparison, run: RunResult, baselines: Sequence[
     return {"verdict": comparison.verdict, "tolerance_pct": comparison.tolerance_pct,
             "baseline": list(baselines), "test": comparison.method, "red_since": _since(persist),
             "regressions": named(regression.REGRESSION), "noise": named(regression.NOISE),
-            "warn": named(regression.WARN), "warnings": list(comparison.warnings), **_host_facts(run)}
+            "warn": named(regression.WARN), "host_limited": named(regression.HOST_LIMITED),
+            "warnings": list(comparison.warnings), **_host_facts(run)}
 
 
 def add_to_summary(path: str, section: dict) -> None:
