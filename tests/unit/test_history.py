@@ -412,3 +412,57 @@ def test_a_trend_plot_marks_the_red_nights_only_also_without_markers():
         {"red-night", "red-figure", "legend-red-night", "legend-red-figure"}
     plain = lxml.etree.fromstring(trendcharts.svg(dataclasses.replace(spec, red=(), failed=())).encode())
     assert not [c for c in plain.iter("{http://www.w3.org/2000/svg}circle") if c.get("class")]
+
+
+def test_a_change_point_at_a_step_of_the_host_is_said_to_be_and_the_job_tells_only_the_drives(
+        capsys, tmp_path, example):
+    """The emulated SSD's idle share is a trend of its own; a figure's change
+    point at its step says so (text, JSON), and where the host path sets the
+    figure (the IOPS test's 4k reads and 65:35 mix) it follows the host: the
+    nightly job does not tell it, nor the host's own step; the 4k writes' and
+    TP's steps it tells, with the host's step beside them."""
+    _, run_night, _, bad = _nightly_env(tmp_path, example)
+    old = tmp_path / "nightly" / "old"
+    old.mkdir(parents=True)
+    run = copy.deepcopy(example)
+    run.tests = [t for t in run.tests if t.key in ("iops", "tp-1024k")]
+    for i in range(10):  # the drive and the host's idle share both step at the sixth night
+        n = night(run, i, 1.0 if i < 5 else 0.5)
+        n.facts = dict(n.facts, simdrive_host={"replies": 1000, "late_replies": 0, "late_share": 0.0,
+                                               "idle_share": (0.30 if i < 5 else 0.20) + 0.002 * (i % 2)})
+        store.save(n, str(old / f"n{i}.xml"))
+    rc, out, _ = history(capsys, str(old))
+    assert "  host/simdrive_idle_share: last 20.2 %" in out
+    said = [line for line in out.splitlines() if line.startswith("    change at run 6 ")]
+    assert len(said) == 6 and all("the host's idle share on the emulated SSD stepped at run 6" in s for s in said[:5])
+    assert sum("and the host path sets this figure: follows the host, not the drive" in s for s in said) == 2
+    rc, out, _ = history(capsys, str(old), "--json")
+    trends = {t["figure"]: t for t in json.loads(out)["devices"][0]["trends"]}
+    assert [(c["host_step"], c["follows_host"]) for c in trends["rnd_4k_read_iops"]["changes"]] == [(5, True)]
+    assert [(c["host_step"], c["follows_host"]) for c in trends["seq_write_mb_s"]["changes"]] == [(5, False)]
+    with open(os.path.join(ROOT, "tkperf", "model", "data", "history.schema.json"), encoding="utf-8") as fh:
+        import jsonschema
+        jsonschema.validate(json.loads(out), json.load(fh))
+    proc = run_night(bad)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    told = proc.stdout.splitlines()
+    assert told[0].startswith("tkperf nightly: the history found 3 new change point(s)"), proc.stdout
+    assert sorted(line.split(":")[0].strip() for line in told[1:]) == [
+        "iops/rnd_4k_write_iops", "tp-1024k/seq_read_mb_s", "tp-1024k/seq_write_mb_s"]
+    assert all("may follow the host, not the drive" in line for line in told[1:])
+
+
+def test_the_recorded_nights_benchmark_runs():
+    """benchmarks/history_real.py (docs/history.rst) holds the change points to
+    39 recorded nights; here that it runs, one window, and finds the host's steps."""
+    import subprocess
+    import sys
+
+    bench = os.path.join(ROOT, "benchmarks", "history_real.py")
+    proc = subprocess.run([sys.executable, bench, "--tiny"], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "  2 change point(s) in 12 figures: 2 at a step of the host's idle share, 2 of them of a figure the " \
+           "host path sets (the nightly job does not tell those)" in lines
+    assert any(line.startswith("windows of 20 nights: series without a change point") for line in lines)

@@ -69,14 +69,16 @@ def _changes(trend: Trend) -> List[str]:
                 f"point needs at least {changepoints.MIN_SEGMENT} at each level.</p>"]
     if not trend.changes:
         return ["<p>No change point.</p>"]
+    host = any(c.host_step is not None for c in trend.changes)
     rows = ["<table><tr><th>run</th><th>started</th><th>before</th><th>after</th><th>change</th>"
-            "<th>p</th><th>file where the new level begins</th></tr>"]
+            "<th>p</th><th>file where the new level begins</th>" + ("<th>the host</th>" if host else "") + "</tr>"]
     for c in trend.changes:
         pct = "n/a" if c.change_pct is None else f"{c.change_pct:+.1f}%"
+        said = f"<td>{e(c.host_text() or '-')}</td>" if host else ""
         rows.append(f"<tr class=\"change\"><td class=\"n\">{c.index + 1}</td><td>{e(c.started)}</td>"
                     f"<td class=\"n\">{e(value_text(trend, c.before))}</td>"
                     f"<td class=\"n\">{e(value_text(trend, c.after))}</td><td class=\"n\">{e(pct)}</td>"
-                    f"<td class=\"n\">{c.p_value:.3f}</td><td><code>{e(c.path)}</code></td></tr>")
+                    f"<td class=\"n\">{c.p_value:.3f}</td><td><code>{e(c.path)}</code></td>{said}</tr>")
     return rows + ["</table>"]
 
 
