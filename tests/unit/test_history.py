@@ -466,3 +466,39 @@ def test_the_recorded_nights_benchmark_runs():
     assert "  2 change point(s) in 12 figures: 2 at a step of the host's idle share, 2 of them of a figure the " \
            "host path sets (the nightly job does not tell those)" in lines
     assert any(line.startswith("windows of 20 nights: series without a change point") for line in lines)
+
+
+def test_the_nightly_example_leaves_out_what_a_loaded_host_set(tmp_path, example):
+    """A night whose emulated SSD was idle more than on every normal night, its
+    4k reads 40% slower: the job stays green, the night's JUnit has the reads
+    as a skipped host-limited case, and the night is kept out of the baseline
+    (host-limited-nights): the same reads on an ordinary night after it are red."""
+    _, run_night, _, _ = _nightly_env(tmp_path, example)
+    one = copy.deepcopy(example)
+    one.tests = [t for t in one.tests if t.key in ("iops", "tp-1024k")]
+
+    def result(name: str, idle: float, reads: float, i: int) -> str:
+        run = night(one, i, 1.0 + 0.01 * (i % 3))
+        t = run.test("iops")
+        t.rounds = [dataclasses.replace(r, workloads=tuple(
+            dataclasses.replace(w, read=_scale(w.read, reads)) if w.name == "rnd-4k-100-0" else w
+            for w in r.workloads)) for r in t.rounds]
+        run.facts = dict(run.facts, simdrive_host={"replies": 1000, "late_replies": 0, "late_share": 0.0,
+                                                   "idle_share": idle})
+        path = tmp_path / f"{name}.xml"
+        store.save(run, str(path))
+        return str(path)
+    for i, idle in enumerate((0.22, 0.30, 0.26)):
+        proc = run_night(result(f"good{i}", idle, 1.0, i), TKPERF_MIN_NIGHTS="3")
+        assert (proc.returncode, proc.stdout) == (0, ""), proc.stdout + proc.stderr
+    proc = run_night(result("starved", 0.40, 0.6, 3), TKPERF_MIN_NIGHTS="3")
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stdout + proc.stderr
+    night_dir = sorted((tmp_path / "nightly").glob("nightly-*"))[-1]
+    cases = {c.get("name"): c for c in lxml.etree.parse(str(night_dir / "junit.xml")).iter("testcase")}
+    assert cases["rnd_4k_read_iops"].find("skipped").get("type") == "host-limited"
+    assert cases["rnd_4k_write_iops"].find("skipped") is None
+    out = tmp_path / "nightly"  # not a normal night: kept out of the baseline
+    assert (out / "host-limited-nights").read_text().splitlines() == [str(night_dir / f"{night_dir.name}.xml")]
+    assert len((out / "good-nights").read_text().splitlines()) == 3
+    proc = run_night(result("slow", 0.26, 0.6, 4), TKPERF_MIN_NIGHTS="3")
+    assert proc.returncode == 1 and "iops/rnd_4k_read_iops -40" in proc.stdout, proc.stdout + proc.stderr
