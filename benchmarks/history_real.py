@@ -61,7 +61,8 @@ STEP_NIGHTS = 3
 
 def read(path: str = DATA) -> Tuple[Dict[str, List[float]], List[float]]:
     """(each figure's values in night order, the idle share in %)."""
-    lines = [line for line in open(path, encoding="utf-8") if line.strip() and not line.startswith("#")]
+    with open(path, encoding="utf-8") as fh:
+        lines = [line for line in fh if line.strip() and not line.startswith("#")]
     head = lines[0].strip().split(",")
     rows = [dict(zip(head, line.strip().split(","))) for line in lines[1:]]
     return ({f: [float(r[f]) for r in rows] for f in FIGURES}, [float(r["idle_pct"]) for r in rows])
