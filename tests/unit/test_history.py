@@ -500,5 +500,7 @@ def test_the_nightly_example_leaves_out_what_a_loaded_host_set(tmp_path, example
     out = tmp_path / "nightly"  # not a normal night: kept out of the baseline
     assert (out / "host-limited-nights").read_text().splitlines() == [str(night_dir / f"{night_dir.name}.xml")]
     assert len((out / "good-nights").read_text().splitlines()) == 3
+    device = next(p for p in (out / "history").glob("*.html") if p.name != "index.html").read_text()
+    assert device.count("<td>ok (2 host-limited)</td>") == 1  # the runs table says so (4k reads, 65:35)
     proc = run_night(result("slow", 0.26, 0.6, 4), TKPERF_MIN_NIGHTS="3")
     assert proc.returncode == 1 and "iops/rnd_4k_read_iops -40" in proc.stdout, proc.stdout + proc.stderr

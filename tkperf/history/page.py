@@ -121,8 +121,10 @@ def night_check(path: str) -> NightCheck:
     """What the night's check said, from the JUnit report beside the result
     (``junit.xml`` in its folder): 'RED: 2 of 13 figures regressed' (red,
     with the test cases that failed), 'ok', 'not judged', or '-' when there
-    is no readable report.  Only its counts and the failed cases' class and
-    name are read (compared with the trends' keys, never shown)."""
+    is no readable report, with ' (3 host-limited)' when the check left
+    figures out as host-limited.  Only its counts, the failed cases' class
+    and name (compared with the trends' keys, never shown) and the skipped
+    cases' type are read."""
     junit = os.path.join(os.path.dirname(path), JUNIT_NAME)
     try:
         if os.path.islink(junit) or not os.path.isfile(junit) or os.path.getsize(junit) > MAX_JUNIT_BYTES:
@@ -132,14 +134,16 @@ def night_check(path: str) -> NightCheck:
         counts = [int(root.get(k, "0")) for k in ("tests", "failures", "errors", "skipped")]
         failed = frozenset((c.get("classname", ""), c.get("name", "")) for c in root.iter("testcase")
                            if c.find("failure") is not None or c.find("error") is not None)
+        held = sum(1 for c in root.iter("skipped") if c.get("type") == "host-limited")
     except (OSError, ValueError, etree.XMLSyntaxError):
         return NightCheck("-")
     tests, failures, errors, skipped = counts
+    host = f" ({held} host-limited)" if held else ""
     if failures or errors:
-        return NightCheck(f"RED: {failures + errors} of {tests} figures regressed", True, failed)
+        return NightCheck(f"RED: {failures + errors} of {tests} figures regressed{host}", True, failed)
     if tests and skipped == tests:
         return NightCheck("not judged")
-    return NightCheck("ok")
+    return NightCheck(f"ok{host}")
 
 
 def night_checks(files: Sequence[FileFacts]) -> Dict[str, NightCheck]:
