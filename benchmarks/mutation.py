@@ -57,6 +57,7 @@ MODULES: Tuple[Module, ...] = (
     Module("conformance", "tkperf/verdict/conformance.py"),
     Module("regression", "tkperf/verdict/regression.py"),
     Module("comparable", "tkperf/verdict/comparable.py"),
+    Module("persisting", "tkperf/verdict/persisting.py"),
     Module("noise", "tkperf/model/noise.py"),
     Module("family", "tkperf/model/family.py"),
     Module("changepoints", "tkperf/history/changepoints.py"),
@@ -96,6 +97,10 @@ DESELECT: Tuple[str, ...] = (
     "tests/unit/test_check.py::test_check_leaves_matplotlib_out",
     "tests/unit/test_history.py::test_the_nightly_example_keeps_a_regression_red_until_it_is_accepted",
     "tests/unit/test_history.py::test_the_nightly_example_tells_a_new_change_point_once",
+    "tests/unit/test_history.py::test_a_change_point_at_a_step_of_the_host_is_said_to_be_and_the_job_tells_"
+    "only_the_drives",
+    "tests/unit/test_history.py::test_the_nightly_example_leaves_out_what_a_loaded_host_set",
+    "tests/unit/test_history.py::test_the_recorded_nights_benchmark_runs",
 )
 
 #: What the tests read besides the code.

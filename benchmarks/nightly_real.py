@@ -20,7 +20,9 @@ run it on a drive that is unchanged from night to night.
 Per night it prints the exit code, the first line the job printed, the
 1-minute load average at the night's start (the job's ``loadavg-start``)
 and the emulated SSD's idle share (the check's ``host`` facts in the
-night's ``summary.json``).  ``--small`` is the cheap mode: 1 judged
+night's ``summary.json``); its verdict column adds, from the same
+``check`` entry, how many nights a red night has been red (``(2 n)``:
+``red_since``) and how many figures were left out as host-limited.  ``--small`` is the cheap mode: 1 judged
 identical night, 2 nights of the ``program`` regression, TP and LAT only
 (a few minutes on 2 cores); the full run takes 40-60 minutes.  ``--tiny``
 (the test suite's mode, so the script does not rot) runs one first night
@@ -94,9 +96,17 @@ def _load(folder: Path) -> Optional[float]:
 
 
 def _verdict(folder: Path) -> str:
-    """The check's verdict as the night's summary.json holds it ('-': none)."""
+    """The check's verdict as the night's summary.json holds it ('-': none), with
+    since how many nights a red night is red and how many figures were left out
+    as host-limited."""
     try:
-        return str(json.loads((folder / "summary.json").read_text())["check"]["verdict"])
+        check = json.loads((folder / "summary.json").read_text())["check"]
+        verdict = str(check["verdict"])
+        since = check.get("red_since")
+        if isinstance(since, dict):
+            verdict += f" ({since.get('nights')} n)"
+        held = check.get("host_limited") or []
+        return verdict + (f" {len(held)} host-limited" if held else "")
     except (OSError, ValueError, KeyError, TypeError):
         return "-"
 
@@ -112,7 +122,7 @@ def _idle(folder: Path) -> Optional[float]:
 def show(label: str, n: Dict[str, object]) -> None:
     load = "-" if n["load"] is None else f"{n['load']:.1f}"
     idle = "-" if n["idle"] is None else f"{n['idle']:.0%}"
-    print(f"  {label:<16} exit {n['rc']}  {n['verdict']:<10}  load {load:>5}  idle {idle:>4}  {n['secs']:4.0f} s"
+    print(f"  {label:<16} exit {n['rc']}  {n['verdict']:<16}  load {load:>5}  idle {idle:>4}  {n['secs']:4.0f} s"
           f"  {n['said']}", flush=True)
 
 

@@ -87,6 +87,22 @@ def test_nightly_sets_the_baseline_then_checks_against_it(tmp_path, loopdev):
     assert worse.returncode == 1, worse.stdout + worse.stderr
     assert worse.stdout.startswith(f"tkperf nightly: REGRESSION against {tmp_path / 'baseline.xml'}, red since ")
     assert "lat_mean_us" in worse.stdout
+    first_red = sorted((tmp_path / "nightly").glob("nightly-*"))[-1]
+    assert json.loads((first_red / "summary.json").read_text())["check"]["red_since"]["nights"] == 1
+
+    # The regression persists: the second red night says, in the files a CI
+    # dashboard reads, that it is red since the first.
+    again = night(tmp_path, loopdev)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert f"red since {first_red.name} (2 night(s))" in again.stdout
+    second_red = sorted((tmp_path / "nightly").glob("nightly-*"))[-1]
+    suite = etree.parse(str(second_red / "junit.xml")).getroot().find("testsuite")
+    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert (props["red_since"], props["red_nights"]) == (first_red.name, "2")
+    assert props["red_since_result"] == str(first_red / f"{first_red.name}.xml")
+    assert suite.find("system-out").text.startswith(f"red since {first_red.name} (")
+    since = json.loads((second_red / "summary.json").read_text())["check"]["red_since"]
+    assert (since["name"], since["nights"]) == (first_red.name, 2)
 
 
 def test_nightly_without_a_device_says_so(tmp_path):

@@ -409,7 +409,8 @@ def test_junit(capsys, tmp_path, pair, ssd):
     assert "-20.0%" in message and "tolerance 10%" in message
     names = [p.get("name") for p in suite.find("properties")]
     assert names[:6] == ["result", "baseline", "tolerance_pct", "alpha", "test", "correction"]
-    assert set(names[6:-3]) == {"warning"} and names[-3:] == ["drive", "night", "host"]
+    assert set(names[6:-7]) == {"warning"} and names[-7:-4] == ["drive", "night", "host"]
+    assert names[-4:] == ["red_since", "red_since_night", "red_since_result", "red_nights"]  # red since itself
     # the suite names the drive, the night and the host, as a CI dashboard shows a suite
     assert suite.get("name") == ("tkperf check: loop device over /tmp/tkperf-example-y3nmf706/tkperf-loop-"
                                  "k4fu69lo.img, night 2026-11-25 00:16, host vm") == root.get("name")
@@ -434,7 +435,9 @@ def test_json_validates_against_its_schema(capsys, pair, ssd):
         schema = json.load(fh)
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
-    assert (data["version"], data["tolerance_pct"], data["alpha"], data["verdict"]) == (3, 5.0, 0.05, "regression")
+    assert (data["version"], data["tolerance_pct"], data["alpha"], data["verdict"]) == (4, 5.0, 0.05, "regression")
+    assert data["red_since"] == {"name": data["red_since"]["name"], "night": "2026-11-25 00:16", "result": result,
+                                 "nights": 1}  # a red night with none before it: red since itself
     assert (data["test"], data["correction"], data["night"]) == ("welch-t-one-sided", "holm", None)
     assert (data["result"], data["baseline"]) == (result, [base])
     cell = data["figures"][0]
@@ -971,19 +974,149 @@ def test_a_significant_small_shift_fails_no_figure_its_own_noise_explains():
     assert [c.figure for c in one.regressions] == ["f11"]
 
 
+def host(run: RunResult, idle: float, late: float = 0.0) -> RunResult:
+    """A copy with the emulated SSD's host facts: its idle share and share of late replies."""
+    run = copy.deepcopy(run)
+    run.facts = dict(run.facts, simdrive_host={"replies": 1000, "late_replies": int(late * 1000),
+                                               "late_share": late, "idle_share": idle, "max_late_s": 0.01,
+                                               "late_s": 0.001, "threshold": 0.05})
+    return run
+
+
 def test_a_night_the_host_limited_is_said_to_be(ssd):
     """The emulated SSD's idle share above every baseline's, or late replies
-    beyond the caveat: a warning that names the shares; the verdict stays."""
-    def host(run: RunResult, idle: float, late: float = 0.0) -> RunResult:
-        run = copy.deepcopy(run)
-        run.facts = dict(run.facts, simdrive_host={"replies": 1000, "late_replies": int(late * 1000),
-                                                   "late_share": late, "idle_share": idle, "max_late_s": 0.01,
-                                                   "late_s": 0.001, "threshold": 0.05})
-        return run
+    beyond the caveat: a warning that names the shares."""
     bases = [host(ssd, v) for v in (0.22, 0.30, 0.36)]
     (line,) = comparable.host_warnings(host(ssd, 0.38 + 0.001), bases)
-    assert line.startswith("host-limited night? the emulated SSD was idle 38% of the result's run, against 22%-36%")
+    assert line.startswith("host-limited night: the emulated SSD was idle 38% of the result's run, against 22%-36%")
     assert comparable.host_warnings(host(ssd, 0.37), bases) == []  # within 2 points of the busiest baseline
     assert comparable.host_warnings(ssd, bases) == []  # a run that recorded none
     (late,) = comparable.host_warnings(host(ssd, 0.30, late=0.08), bases)
     assert late.startswith("result: emulated SSD host-limited: 80 of 1,000 replies (8.0%)")
+    assert comparable.host_limited(host(ssd, 0.30, late=0.08), bases)  # either makes the night host-limited
+    assert not comparable.host_limited(host(ssd, 0.37), bases) and not comparable.host_limited(ssd, bases)
+
+
+def _named(run: RunResult, name: str, started: str) -> RunResult:
+    run = copy.deepcopy(run)
+    run.name, run.started = name, started
+    return run
+
+
+def test_a_persisting_regression_says_since_when_in_junit_json_and_text(capsys, tmp_path, pair, ssd):
+    """--red-nights (the nightly job's red nights before this one): a red night
+    says it is red since the first of them, and each regressed figure since
+    the first night of its own unbroken run of red nights (judged again
+    against the same baseline): the JUnit suite's properties and failure
+    messages, the summary's check entry, --json, and a text line."""
+    slower = scaled(ssd, "iops", WRITE_4K, "iops", 0.7)
+    _, base = pair(ssd)
+    first = saved(tmp_path, "n1", _named(slower, "nightly-1", "2026-12-01T01:30:00+00:00"))
+    second = saved(tmp_path, "n2", _named(slower, "nightly-2", "2026-12-02T01:30:00+00:00"))
+    tonight = saved(tmp_path, "n3", _named(scaled(slower, "lat", WRITE_4K, "lat_mean_us", 1.5), "nightly-3",
+                                           "2026-12-03T01:30:00+00:00"))
+    junit, summary = tmp_path / "junit.xml", tmp_path / "summary.json"
+    summary.write_text(json.dumps({"schema": "tkperf-summary", "version": 1, "name": "n"}))
+    rc, out, _ = check(capsys, tonight, "--baseline", base, "--red-nights", first, second, "--junit", str(junit),
+                       "--summary", str(summary))
+    assert rc == EXIT_REGRESSION
+    assert out.splitlines()[-2] == ("red since nightly-1 (2026-12-01 01:30), 3 nights: a regression that persists "
+                                    "(iops/rnd_4k_write_iops since nightly-1 (2026-12-01 01:30), 3 nights; "
+                                    "lat/rnd_4k_write_lat_mean_us since nightly-3 (2026-12-03 01:30), 1 night)")
+    suite = lxml.etree.parse(str(junit)).getroot().find("testsuite")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert (props["red_since"], props["red_since_night"], props["red_since_result"], props["red_nights"]) == \
+        ("nightly-1", "2026-12-01 01:30", first, "3")
+    assert suite.find("system-out").text.startswith("red since nightly-1 (2026-12-01 01:30), 3 nights")
+    failures = {c.get("name"): c.find("failure").get("message") for c in suite.findall("testcase")
+                if c.find("failure") is not None}
+    assert failures["rnd_4k_write_iops"].endswith("; red since nightly-1 (2026-12-01 01:30), 3 nights")
+    assert failures["rnd_4k_write_lat_mean_us"].endswith("; red since nightly-3 (2026-12-03 01:30), 1 night")
+    doc = json.loads(summary.read_text())["check"]
+    assert doc["red_since"] == {"name": "nightly-1", "night": "2026-12-01 01:30", "result": first, "nights": 3}
+    assert {r["figure"]: r["red_since"]["nights"] for r in doc["regressions"]} == \
+        {"rnd_4k_write_iops": 3, "rnd_4k_write_lat_mean_us": 1}
+    with open(os.path.join(ROOT, "tkperf", "model", "data", "summary.schema.json")) as fh:
+        jsonschema.validate(doc, json.load(fh)["properties"]["check"])
+    rc, out, _ = check(capsys, tonight, "--baseline", base, "--red-nights", first, second, "--json")
+    data = json.loads(out)
+    with open(SCHEMA, encoding="utf-8") as fh:
+        jsonschema.validate(data, json.load(fh), cls=jsonschema.Draft202012Validator)
+    assert data["red_since"]["nights"] == 3
+    assert {c["figure"]: c["red_since"]["name"] for c in data["figures"] if "red_since" in c} == \
+        {"rnd_4k_write_iops": "nightly-1", "rnd_4k_write_lat_mean_us": "nightly-3"}
+
+
+def test_a_red_night_is_red_since_the_unbroken_run_of_its_figure(capsys, tmp_path, pair, ssd):
+    """A figure that was green on the middle night is red since the last; a
+    red night whose file is gone still counts for the night, named by its file;
+    a green night says nothing and reads none of them."""
+    slower = scaled(ssd, "iops", WRITE_4K, "iops", 0.7)
+    _, base = pair(ssd)
+    first = saved(tmp_path, "n1", _named(slower, "nightly-1", "2026-12-01T01:30:00+00:00"))
+    other = saved(tmp_path, "n2", _named(scaled(ssd, "lat", WRITE_4K, "lat_mean_us", 1.5), "nightly-2",
+                                         "2026-12-02T01:30:00+00:00"))
+    gone = str(tmp_path / "nightly-0.xml")
+    tonight = saved(tmp_path, "n3", _named(slower, "nightly-3", "2026-12-03T01:30:00+00:00"))
+    rc, out, _ = check(capsys, tonight, "--baseline", base, "--red-nights", gone, first, other, "--json")
+    data = json.loads(out)
+    assert rc == EXIT_REGRESSION and data["red_since"] == {"name": "nightly-0", "night": "", "result": gone,
+                                                           "nights": 4}
+    (cell,) = [c for c in data["figures"] if "red_since" in c]
+    assert cell["red_since"]["name"] == "nightly-3" and cell["red_since"]["nights"] == 1
+    rc, out, _ = check(capsys, base, "--baseline", base, "--red-nights", gone, "--json")
+    assert rc == EXIT_OK and json.loads(out)["red_since"] is None
+
+
+def _read_iops(run: RunResult, factor: float) -> RunResult:
+    """A copy whose IOPS test's 4k reads ran ``factor`` times as fast in the window."""
+    run = copy.deepcopy(run)
+    t = run.test("iops")
+    window = {r.index for r in t.window_rounds()}
+
+    def scale(w: Workload) -> Workload:
+        if w.name != "rnd-4k-100-0":
+            return w
+        return dataclasses.replace(w, read=dataclasses.replace(w.read, iops=w.read.iops * factor))
+    t.rounds = [dataclasses.replace(r, workloads=tuple(scale(w) for w in r.workloads)) if r.index in window else r
+                for r in t.rounds]
+    return run
+
+
+def test_a_figure_the_host_path_sets_is_left_out_on_a_host_limited_night(capsys, tmp_path, ssd):
+    """The 4k reads 40% slower on a night the emulated SSD was idle more than
+    on every baseline night (fio starved): host-limited, shown, a skipped
+    JUnit case and in the summary's host_limited, not red; the 4k writes,
+    which the drive sets, 30% slower the same night are still judged.  With
+    the idle share of an ordinary night the same reads are a regression."""
+    nights = [saved(tmp_path, f"night{i}", host(scaled(ssd, "iops", WRITE_4K, "iops", f), idle))
+              for i, (f, idle) in enumerate(((0.98, 0.22), (1.0, 0.30), (1.02, 0.36)))]
+    starved = _read_iops(scaled(ssd, "iops", WRITE_4K, "iops", 0.7), 0.6)
+    junit, summary = tmp_path / "junit.xml", tmp_path / "summary.json"
+    summary.write_text(json.dumps({"schema": "tkperf-summary", "version": 1, "name": "n"}))
+    result = saved(tmp_path, "starved", host(starved, 0.40))
+    rc, out, _ = check(capsys, result, "--baseline", *nights, "--junit", str(junit), "--summary", str(summary))
+    assert rc == EXIT_REGRESSION
+    verdicts = {line.split()[1]: line.split()[-1] for line in rows(out)}
+    assert verdicts["rnd_4k_read_iops"] == "host-limited" and verdicts["rnd_4k_write_iops"] == "REGRESSION"
+    assert verdicts["first_interval_iops"] == "host-limited" and verdicts["rnd_4k_mixed_iops"] == "host-limited"
+    assert out.splitlines()[-1].endswith(": iops/rnd_4k_write_iops -30.0%") and "3 host-limited" in out
+    assert any(line.startswith("warning: iops/rnd_4k_mixed_iops, iops/rnd_4k_read_iops, wsat/first_interval_iops "
+                               "left out of the verdict (host-limited)") for line in out.splitlines())
+    cases = {c.get("name"): c for c in lxml.etree.parse(str(junit)).iter("testcase")}
+    skipped = cases["rnd_4k_read_iops"].find("skipped")
+    assert skipped.get("type") == "host-limited" and skipped.get("message").startswith("host-limited: ")
+    assert cases["rnd_4k_write_iops"].find("failure") is not None
+    doc = json.loads(summary.read_text())["check"]
+    assert {h["figure"] for h in doc["host_limited"]} == {"rnd_4k_read_iops", "rnd_4k_mixed_iops",
+                                                         "first_interval_iops"}
+    with open(os.path.join(ROOT, "tkperf", "model", "data", "summary.schema.json")) as fh:
+        jsonschema.validate(doc, json.load(fh)["properties"]["check"])
+    rc, out, _ = check(capsys, result, "--baseline", *nights, "--json")
+    with open(SCHEMA, encoding="utf-8") as fh:
+        jsonschema.validate(json.loads(out), json.load(fh), cls=jsonschema.Draft202012Validator)
+    # the same reads on a night the drive was as busy as on the others: judged, and red
+    ordinary = saved(tmp_path, "ordinary", host(_read_iops(ssd, 0.6), 0.30))
+    rc, out, _ = check(capsys, ordinary, "--baseline", *nights)
+    assert rc == EXIT_REGRESSION and out.splitlines()[-1].endswith(": iops/rnd_4k_read_iops -40.0%")
+    assert "host-limited" not in out

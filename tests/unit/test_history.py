@@ -327,6 +327,21 @@ def test_the_nightly_example_keeps_a_regression_red_until_it_is_accepted(tmp_pat
     assert "2 nights red by the night's check" in device and device.count("<tr class=\"change\"><td") == 2
     assert device.count("<td>RED: ") == 2 and device.count("<td>not judged</td>") == 2
     assert (outdir / INDEX_NAME).is_file()
+    # the second red night's JUnit says, for a CI dashboard, that it is red since the first
+    suite = lxml.etree.parse(str(reds[1] / "junit.xml")).getroot().find("testsuite")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert (props["red_since_result"], props["red_nights"]) == (str(reds[0] / f"{reds[0].name}.xml"), "2")
+    assert all(f.get("message").endswith(", 2 nights") for f in suite.iter("failure"))
+    # every trend's plot marks the two red nights (runs 3 and 4) and no other, filled where its figure regressed
+    failed = {c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None}
+    svgs = sorted((outdir / "history").glob("*.svg"))
+    assert len(svgs) == 2 and failed
+    for svg in svgs:
+        mark = "red-figure" if any(f in svg.name for f in failed) else "red-night"
+        root = lxml.etree.parse(str(svg)).getroot()
+        marks = root.findall("{http://www.w3.org/2000/svg}circle[@data-run]")
+        assert [(m.get("class"), m.get("data-run")) for m in marks] == [(mark, "3"), (mark, "4")]
+        assert len(root.findall(f"{{http://www.w3.org/2000/svg}}circle[@class='legend-{mark}']")) == 1
 
     proc = run_night(bad, "--accept")
     assert proc.returncode == 0 and proc.stdout.startswith(
@@ -379,3 +394,113 @@ def test_a_short_series_says_so_and_skipped_files_are_named(capsys, tmp_path, ex
     text = (out_dir / device).read_text()
     assert "Series too short for a change point: 4 runs" in text and "No change point" not in text
     assert '<a href="../n2.html">report</a>' in text and text.count(">report</a>") == 1
+
+
+def test_a_trend_plot_marks_the_red_nights_only_also_without_markers():
+    """Beyond MARKERS runs the points have no markers, but a red night still
+    has its ring (filled where the plot's figure regressed), with its legend entry."""
+    from tkperf.render import trendcharts
+
+    n = trendcharts.MARKERS + 30
+    nan = float("nan")
+    spec = trendcharts.TrendChart("t", "IOPS", tuple(100.0 + i % 3 for i in range(n)), (nan,) * n, (nan,) * n,
+                                  red=(7, n - 1), failed=(n - 1,))
+    root = lxml.etree.fromstring(trendcharts.svg(spec).encode())
+    marks = root.findall("{http://www.w3.org/2000/svg}circle[@data-run]")
+    assert [(m.get("class"), m.get("data-run")) for m in marks] == [("red-night", "8"), ("red-figure", str(n))]
+    assert {c.get("class") for c in root.iter("{http://www.w3.org/2000/svg}circle")} == \
+        {"red-night", "red-figure", "legend-red-night", "legend-red-figure"}
+    plain = lxml.etree.fromstring(trendcharts.svg(dataclasses.replace(spec, red=(), failed=())).encode())
+    assert not [c for c in plain.iter("{http://www.w3.org/2000/svg}circle") if c.get("class")]
+
+
+def test_a_change_point_at_a_step_of_the_host_is_said_to_be_and_the_job_tells_only_the_drives(
+        capsys, tmp_path, example):
+    """The emulated SSD's idle share is a trend of its own; a figure's change
+    point at its step says so (text, JSON), and where the host path sets the
+    figure (the IOPS test's 4k reads and 65:35 mix) it follows the host: the
+    nightly job does not tell it, nor the host's own step; the 4k writes' and
+    TP's steps it tells, with the host's step beside them."""
+    _, run_night, _, bad = _nightly_env(tmp_path, example)
+    old = tmp_path / "nightly" / "old"
+    old.mkdir(parents=True)
+    run = copy.deepcopy(example)
+    run.tests = [t for t in run.tests if t.key in ("iops", "tp-1024k")]
+    for i in range(10):  # the drive and the host's idle share both step at the sixth night
+        n = night(run, i, 1.0 if i < 5 else 0.5)
+        n.facts = dict(n.facts, simdrive_host={"replies": 1000, "late_replies": 0, "late_share": 0.0,
+                                               "idle_share": (0.30 if i < 5 else 0.20) + 0.002 * (i % 2)})
+        store.save(n, str(old / f"n{i}.xml"))
+    rc, out, _ = history(capsys, str(old))
+    assert "  host/simdrive_idle_share: last 20.2 %" in out
+    said = [line for line in out.splitlines() if line.startswith("    change at run 6 ")]
+    assert len(said) == 6 and all("the host's idle share on the emulated SSD stepped at run 6" in s for s in said[:5])
+    assert sum("and the host path sets this figure: follows the host, not the drive" in s for s in said) == 2
+    rc, out, _ = history(capsys, str(old), "--json")
+    trends = {t["figure"]: t for t in json.loads(out)["devices"][0]["trends"]}
+    assert [(c["host_step"], c["follows_host"]) for c in trends["rnd_4k_read_iops"]["changes"]] == [(5, True)]
+    assert [(c["host_step"], c["follows_host"]) for c in trends["seq_write_mb_s"]["changes"]] == [(5, False)]
+    with open(os.path.join(ROOT, "tkperf", "model", "data", "history.schema.json"), encoding="utf-8") as fh:
+        import jsonschema
+        jsonschema.validate(json.loads(out), json.load(fh))
+    proc = run_night(bad)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    told = proc.stdout.splitlines()
+    assert told[0].startswith("tkperf nightly: the history found 3 new change point(s)"), proc.stdout
+    assert sorted(line.split(":")[0].strip() for line in told[1:]) == [
+        "iops/rnd_4k_write_iops", "tp-1024k/seq_read_mb_s", "tp-1024k/seq_write_mb_s"]
+    assert all("may follow the host, not the drive" in line for line in told[1:])
+
+
+def test_the_recorded_nights_benchmark_runs():
+    """benchmarks/history_real.py (docs/history.rst) holds the change points to
+    39 recorded nights; here that it runs, one window, and finds the host's steps."""
+    import subprocess
+    import sys
+
+    bench = os.path.join(ROOT, "benchmarks", "history_real.py")
+    proc = subprocess.run([sys.executable, bench, "--tiny"], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "  2 change point(s) in 12 figures: 2 at a step of the host's idle share, 2 of them of a figure the " \
+           "host path sets (the nightly job does not tell those)" in lines
+    assert any(line.startswith("windows of 20 nights: series without a change point") for line in lines)
+
+
+def test_the_nightly_example_leaves_out_what_a_loaded_host_set(tmp_path, example):
+    """A night whose emulated SSD was idle more than on every normal night, its
+    4k reads 40% slower: the job stays green, the night's JUnit has the reads
+    as a skipped host-limited case, and the night is kept out of the baseline
+    (host-limited-nights): the same reads on an ordinary night after it are red."""
+    _, run_night, _, _ = _nightly_env(tmp_path, example)
+    one = copy.deepcopy(example)
+    one.tests = [t for t in one.tests if t.key in ("iops", "tp-1024k")]
+
+    def result(name: str, idle: float, reads: float, i: int) -> str:
+        run = night(one, i, 1.0 + 0.01 * (i % 3))
+        t = run.test("iops")
+        t.rounds = [dataclasses.replace(r, workloads=tuple(
+            dataclasses.replace(w, read=_scale(w.read, reads)) if w.name == "rnd-4k-100-0" else w
+            for w in r.workloads)) for r in t.rounds]
+        run.facts = dict(run.facts, simdrive_host={"replies": 1000, "late_replies": 0, "late_share": 0.0,
+                                                   "idle_share": idle})
+        path = tmp_path / f"{name}.xml"
+        store.save(run, str(path))
+        return str(path)
+    for i, idle in enumerate((0.22, 0.30, 0.26)):
+        proc = run_night(result(f"good{i}", idle, 1.0, i), TKPERF_MIN_NIGHTS="3")
+        assert (proc.returncode, proc.stdout) == (0, ""), proc.stdout + proc.stderr
+    proc = run_night(result("starved", 0.40, 0.6, 3), TKPERF_MIN_NIGHTS="3")
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stdout + proc.stderr
+    night_dir = sorted((tmp_path / "nightly").glob("nightly-*"))[-1]
+    cases = {c.get("name"): c for c in lxml.etree.parse(str(night_dir / "junit.xml")).iter("testcase")}
+    assert cases["rnd_4k_read_iops"].find("skipped").get("type") == "host-limited"
+    assert cases["rnd_4k_write_iops"].find("skipped") is None
+    out = tmp_path / "nightly"  # not a normal night: kept out of the baseline
+    assert (out / "host-limited-nights").read_text().splitlines() == [str(night_dir / f"{night_dir.name}.xml")]
+    assert len((out / "good-nights").read_text().splitlines()) == 3
+    device = next(p for p in (out / "history").glob("*.html") if p.name != "index.html").read_text()
+    assert device.count("<td>ok (2 host-limited)</td>") == 1  # the runs table says so (4k reads, 65:35)
+    proc = run_night(result("slow", 0.26, 0.6, 4), TKPERF_MIN_NIGHTS="3")
+    assert proc.returncode == 1 and "iops/rnd_4k_read_iops -40" in proc.stdout, proc.stdout + proc.stderr

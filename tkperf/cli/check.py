@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import os
 import re
 import sys
 from typing import List, Optional, Sequence
@@ -22,24 +23,26 @@ from lxml import etree
 
 from tkperf import notify, store, strictjson
 from tkperf.durations import unit_word
-from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, UsageError
+from tkperf.errors import EXIT_OK, EXIT_REGRESSION, NotComparableError, ResultFileError, UsageError
 from tkperf.model import noise
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult
 from tkperf.model.shown import cut
 from tkperf.report import checked
 from tkperf.simdrive import hostlimit
 from tkperf.untrusted import for_xml
-from tkperf.verdict import comparable, regression
+from tkperf.verdict import comparable, persisting, regression
+from tkperf.verdict.persisting import Persisting
 from tkperf.verdict.regression import Cell, Comparison
 
 DEFAULT_TOLERANCE = "10%"
 MAX_TOLERANCE_PCT = 1000.0
 #: 1: one baseline; 2: ``baseline`` is a list, p values, spreads, ``warnings``, verdict ``noise``;
-#: 3: the test run named, ``correction``, ``night``, ``p_adjusted``, verdict ``warn``.
-JSON_VERSION = 3
+#: 3: the test run named, ``correction``, ``night``, ``p_adjusted``, verdict ``warn``;
+#: 4: ``red_since`` (the night's and each regressed figure's), verdict ``host-limited``.
+JSON_VERSION = 4
 SHOWN_VERDICT = {regression.OK: "ok", regression.REGRESSION: "REGRESSION",
                  regression.IMPROVED: "improved", regression.INFO: "info", regression.NOISE: "noise",
-                 regression.WARN: "warn"}
+                 regression.WARN: "warn", regression.HOST_LIMITED: "host-limited"}
 #: The tests as the summary line names them.
 METHOD_TEXT = {regression.WELCH: "Welch's t-test of the window values",
                regression.PREDICTION: "prediction-interval t-test against the baseline nights",
@@ -106,16 +109,57 @@ def cmd_check(args: argparse.Namespace) -> int:
             f"{args.result}: cannot judge " + ", ".join(f"{c.test}/{c.figure}" for c in unjudged)
             + ": not a finite number in the result or the baseline; no verdict rests on it")
     told = dataclasses.replace(comparison, warnings=tuple(drives) + comparison.warnings)
+    persist = red_since(args, result, baselines, comparison)
     if args.junit:
-        store.atomic_write(args.junit, junit_xml(told, args.result, args.baseline, result))
+        store.atomic_write(args.junit, junit_xml(told, args.result, args.baseline, result, persist))
     if args.summary:
-        add_to_summary(args.summary, summary_section(told, result, args.baseline))
+        add_to_summary(args.summary, summary_section(told, result, args.baseline, persist))
     if args.json:
-        print(strictjson.dumps(as_dict(told, args.result, args.baseline), indent=2))
+        print(strictjson.dumps(as_dict(told, args.result, args.baseline, persist), indent=2))
     else:
         print("\n".join([f"warning: {d}" for d in drives] + table(comparison) + warning_lines(comparison)
-                        + night_lines(comparison) + [summary_line(comparison)]))
+                        + night_lines(comparison) + since_lines(persist) + [summary_line(comparison)]))
     return EXIT_REGRESSION if comparison.regressions else EXIT_OK
+
+
+def night_of(path: str, run: RunResult) -> persisting.Night:
+    """A night as the red-since lines name it: its run's name (the file's when none), start and file."""
+    name = cut(run.name.strip(), 80) or cut(os.path.splitext(os.path.basename(path))[0], 80)
+    return persisting.Night(name, night_text(run), path)
+
+
+def red_since(args: argparse.Namespace, result: RunResult, baselines: Sequence[RunResult],
+              comparison: Comparison) -> Optional[Persisting]:
+    """Since when a red night has been red (None when it is green): since
+    itself, or the first of ``--red-nights``.  Each of those is read and
+    judged again against the same baseline, for each figure's own since;
+    one that cannot be read (named by its file), is not comparable with the
+    baseline or is of another drive counts for the night only."""
+    if not comparison.regressions:
+        return None
+    earlier: List[persisting.Night] = []
+    judged: List[Optional[Comparison]] = []
+    for path in args.red_nights or []:
+        try:
+            run = checked.load(path)
+        except ResultFileError:
+            earlier.append(persisting.Night(cut(os.path.splitext(os.path.basename(path))[0], 80), "", path))
+            judged.append(None)
+            continue
+        earlier.append(night_of(path, run))
+        same = not comparable.other_drive(result, run) and not any(
+            comparable.not_comparable(run, b) for b in baselines)
+        judged.append(regression.compare(run, baselines, comparison.tolerance_pct, args.metric or [],
+                                         comparison.alpha, comparison.correction) if same else None)
+    return persisting.persisting(night_of(args.result, result), comparison, earlier, judged)
+
+
+def since_lines(persist: Optional[Persisting]) -> List[str]:
+    """'red since ...': the night's, then each regressed figure's."""
+    if persist is None or persist.night.nights < 2:
+        return []
+    figures = "; ".join(f"{test}/{figure} since {since.text()}" for (test, figure), since in persist.figures.items())
+    return [f"red since {persist.night.text()}: a regression that persists ({figures})"]
 
 
 def drive_lines(result_path: str, result: RunResult, paths: Sequence[str], baselines: Sequence[RunResult],
@@ -223,7 +267,17 @@ def warning_lines(comparison: Comparison) -> List[str]:
         lines.append(f"warning: {', '.join(unjudged)} got worse beyond the tolerance, but without a noise "
                      "estimate (no window values on either side, p -); such a figure cannot fail the "
                      "check on its own (--alpha 1: the tolerance alone decides)")
+    held = host_limited(comparison)
+    if held:
+        lines.append(f"warning: {', '.join(held)} left out of the verdict (host-limited): the host path, not "
+                     f"the drive, sets {'it' if len(held) == 1 else 'them'}, and the host limited this night; "
+                     f"the other figures are judged")
     return lines
+
+
+def host_limited(comparison: Comparison) -> List[str]:
+    """The figures left out of the verdict as host-limited, 'test/figure'."""
+    return [f"{c.test}/{c.figure}" for c in comparison.cells if c.verdict == regression.HOST_LIMITED]
 
 
 def night_lines(comparison: Comparison) -> List[str]:
@@ -253,7 +307,8 @@ def counts(comparison: Comparison) -> str:
     tol = f"{comparison.tolerance_pct:g}%"
     names = ((regression.OK, f"within {tol}"), (regression.REGRESSION, "regressed"),
              (regression.NOISE, "noise"), (regression.WARN, "warn"),
-             (regression.IMPROVED, "improved"), (regression.INFO, "info"))
+             (regression.IMPROVED, "improved"), (regression.INFO, "info"),
+             (regression.HOST_LIMITED, "host-limited"))
     n = len(comparison.cells)
     parts = [f"{k} {name}" for verdict, name in names
              for k in [sum(1 for c in comparison.cells if c.verdict == verdict)] if k]
@@ -272,13 +327,25 @@ def summary_line(comparison: Comparison) -> str:
 
 # --- machine-readable --------------------------------------------------------------------------
 
-def as_dict(comparison: Comparison, result: str, baselines: Sequence[str]) -> dict:
+def as_dict(comparison: Comparison, result: str, baselines: Sequence[str],
+            persist: Optional[Persisting] = None) -> dict:
     """What ``check --json`` prints (schema: tkperf/model/data/check.schema.json)."""
     return {"version": JSON_VERSION, "tolerance_pct": comparison.tolerance_pct, "alpha": comparison.alpha,
             "test": comparison.method, "correction": comparison.correction, "result": result,
             "baseline": list(baselines), "verdict": comparison.verdict, "warnings": list(comparison.warnings),
             "night": comparison.night.as_dict() if comparison.night is not None else None,
-            "figures": [c.as_dict() for c in comparison.cells]}
+            "red_since": _since(persist),
+            "figures": [dict(c.as_dict(), **_figure_since(c, persist)) for c in comparison.cells]}
+
+
+def _since(persist: Optional[Persisting]) -> Optional[dict]:
+    return persist.night.as_dict() if persist is not None else None
+
+
+def _figure_since(cell: Cell, persist: Optional[Persisting]) -> dict:
+    """``red_since`` of a regressed figure (nothing for the others)."""
+    since = persist.of(cell.test, cell.figure) if persist is not None else None
+    return {"red_since": since.as_dict()} if since is not None else {}
 
 
 def _suite(run: RunResult, tests: int, failures: int, skipped: int) -> tuple:
@@ -300,15 +367,18 @@ def _identity(path: str, run: RunResult) -> List[tuple]:
 
 
 def junit_xml(comparison: Comparison, result: str, baselines: Sequence[str],
-              run: Optional[RunResult] = None) -> bytes:
-    """JUnit XML: a testcase per compared figure, a failure per regression, a
-    skipped case per ``warn`` (no noise estimate: not judged), a passing
-    case with the property ``verdict`` ``noise`` and a first output line
-    saying so per ``noise``; the suite named for the drive, night and host;
-    the warnings as properties and in the suite's system-out."""
+              run: Optional[RunResult] = None, persist: Optional[Persisting] = None) -> bytes:
+    """JUnit XML: a testcase per compared figure, a failure per regression
+    (its message ends with since when the figure is red), a skipped case per
+    ``warn`` (no noise estimate: not judged), a passing case with the
+    property ``verdict`` ``noise`` and a first output line saying so per
+    ``noise``; the suite named for the drive, night and host; the warnings
+    as properties and in the suite's system-out, and a red night's
+    ``red_since`` (its name), ``red_since_night``, ``red_since_result`` and
+    ``red_nights`` properties, also the first line of its system-out."""
     if run is None:
         run = RunResult(name="", started="", device=DeviceInfo("", "", "block", 0), host=HostInfo(), options={})
-    warned = [c for c in comparison.cells if c.verdict == regression.WARN]
+    warned = [c for c in comparison.cells if c.verdict in (regression.WARN, regression.HOST_LIMITED)]
     root, suite = _suite(run, len(comparison.cells), len(comparison.regressions), len(warned))
     props = etree.SubElement(suite, "properties")
     pairs = _identity(result, run)[:1] + [("baseline", b) for b in baselines] + [
@@ -316,31 +386,43 @@ def junit_xml(comparison: Comparison, result: str, baselines: Sequence[str],
         ("test", comparison.method), ("correction", comparison.correction)]
     pairs += [("warning", w) for w in comparison.warnings]
     pairs += _identity(result, run)[1:]
+    if persist is not None:
+        first = persist.night.first
+        pairs += [("red_since", first.name), ("red_since_night", first.night), ("red_since_result", first.result),
+                  ("red_nights", str(persist.night.nights))]
     for name, value in pairs:
         etree.SubElement(props, "property", name=name, value=for_xml(value))
     for cell in comparison.cells:
-        _testcase(suite, cell, comparison.tolerance_pct)
+        _testcase(suite, cell, comparison.tolerance_pct, persist)
     noted = [f"{c.test}/{c.figure}: {c.verdict} ({_change(c, comparison.tolerance_pct)}%)"
              for c in comparison.cells if c.verdict in (regression.NOISE, regression.WARN)]
-    if comparison.warnings or noted:
+    red = [f"red since {persist.night.text()}"] if persist is not None else []
+    if comparison.warnings or noted or red:
         etree.SubElement(suite, "system-out").text = for_xml("\n".join(
-            [f"{len(noted)} figure{'' if len(noted) == 1 else 's'} worse beyond the tolerance but not "
-             f"failed: " + ", ".join(noted)] * bool(noted) + warning_lines(comparison)))
+            red + [f"{len(noted)} figure{'' if len(noted) == 1 else 's'} worse beyond the tolerance but not "
+                   f"failed: " + ", ".join(noted)] * bool(noted) + warning_lines(comparison)))
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True)
 
 
-def _testcase(suite: etree._Element, cell: Cell, tolerance_pct: float) -> None:
+def _testcase(suite: etree._Element, cell: Cell, tolerance_pct: float,
+              persist: Optional[Persisting] = None) -> None:
     case = etree.SubElement(suite, "testcase", classname=cell.test, name=cell.figure, time="0")
     moved = f"{cell.text.format(cell.baseline)} -> {cell.text.format(cell.result)} {cell.unit}".rstrip()
     told = (f"{cell.label}: {moved} ({_change(cell, tolerance_pct)}%, {cell.better} is better, "
             f"tolerance {tolerance_pct:g}%, p {p_text(cell.p_value)}, adjusted {p_text(cell.p_adjusted)})")
     first = ""
     if cell.verdict == regression.REGRESSION:
-        failure = etree.SubElement(case, "failure", type="regression", message=for_xml(told))
+        since = persist.of(cell.test, cell.figure) if persist is not None else None
+        failure = etree.SubElement(case, "failure", type="regression", message=for_xml(
+            told + (f"; red since {since.text()}" if since is not None else "")))
         failure.text = moved
     elif cell.verdict == regression.WARN:
         etree.SubElement(case, "skipped", type="warn", message=for_xml(
             f"warn: {told}: worse beyond the tolerance, but no noise estimate to judge it by"))
+    elif cell.verdict == regression.HOST_LIMITED:
+        etree.SubElement(case, "skipped", type="host-limited", message=for_xml(
+            f"host-limited: {told}: left out of the verdict: the host path sets this figure, and the host "
+            f"limited this night (the suite's warnings say how)"))
     elif cell.verdict == regression.NOISE:
         props = etree.SubElement(case, "properties")
         etree.SubElement(props, "property", name="verdict", value="noise")
@@ -360,15 +442,17 @@ def _host_facts(run: RunResult) -> dict:
                      hostlimit.FACT: facts if isinstance(facts, dict) else None}}
 
 
-def summary_section(comparison: Comparison, run: RunResult, baselines: Sequence[str]) -> dict:
+def summary_section(comparison: Comparison, run: RunResult, baselines: Sequence[str],
+                    persist: Optional[Persisting] = None) -> dict:
     """The ``check`` entry ``--summary`` adds to the run's JSON summary."""
     def named(verdict: str) -> List[dict]:
-        return [{"test": c.test, "figure": c.figure, "change_pct": c.change_pct, "p_adjusted": c.p_adjusted}
-                for c in comparison.cells if c.verdict == verdict]
+        return [{"test": c.test, "figure": c.figure, "change_pct": c.change_pct, "p_adjusted": c.p_adjusted,
+                 **_figure_since(c, persist)} for c in comparison.cells if c.verdict == verdict]
     return {"verdict": comparison.verdict, "tolerance_pct": comparison.tolerance_pct,
-            "baseline": list(baselines), "test": comparison.method,
+            "baseline": list(baselines), "test": comparison.method, "red_since": _since(persist),
             "regressions": named(regression.REGRESSION), "noise": named(regression.NOISE),
-            "warn": named(regression.WARN), "warnings": list(comparison.warnings), **_host_facts(run)}
+            "warn": named(regression.WARN), "host_limited": named(regression.HOST_LIMITED),
+            "warnings": list(comparison.warnings), **_host_facts(run)}
 
 
 def add_to_summary(path: str, section: dict) -> None:
@@ -409,6 +493,10 @@ def register(sub) -> None:
     check.add_argument("--summary", metavar="FILE",
                        help="add the check's verdict and the host's facts to the run's --json-summary FILE "
                             "(its 'check' entry)")
+    check.add_argument("--red-nights", nargs="+", action="extend", metavar="RED.xml",
+                       help="the nights red before this one since the last normal night, oldest first (a "
+                            "nightly job's list): on a red night the JUnit, JSON and text then say since when "
+                            "the night and each regressed figure have been red (read only on a red night)")
     check.add_argument("--allow-other-drive", action="store_true",
                        help="compare also when a baseline was measured on another drive (model, serial or "
                             "world-wide name differ); without it that is refused (exit 12)")

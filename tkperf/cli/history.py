@@ -37,8 +37,9 @@ def lines(devices: Sequence[Device]) -> List[str]:
             out.append(f"  {t.test}/{t.figure}: last {value_text(t, last.value)} {unit}{spread}, {found}")
             for c in t.changes:
                 pct = "n/a" if c.change_pct is None else f"{c.change_pct:+.1f}%"
+                host = f"; {c.host_text()}" if c.host_step is not None else ""
                 out.append(f"    change at run {c.index + 1} ({c.started}): {value_text(t, c.before)} -> "
-                           f"{value_text(t, c.after)} {unit} ({pct}, p {c.p_value:.3f}) from {c.path}")
+                           f"{value_text(t, c.after)} {unit} ({pct}, p {c.p_value:.3f}{host}) from {c.path}")
     return out
 
 

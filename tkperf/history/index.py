@@ -35,12 +35,13 @@ from tkperf.history import folder, indexfile
 from tkperf.kit import registry
 from tkperf.model import noise, shown, stored
 from tkperf.model.results import RunResult
+from tkperf.simdrive import hostlimit
 from tkperf.verdict import regression
 
 #: The index's file name, in the results directory.
 INDEX_NAME = ".tkperf-history.sqlite"
 #: The layout of the tables; a change rebuilds the index.
-INDEX_VERSION = "3"  # 3: the figures include every mean latency LAT measured
+INDEX_VERSION = "4"  # 3: the figures include every mean latency LAT measured; 4: the host's idle share
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -175,7 +176,27 @@ def facts(run: RunResult, path: str) -> FileFacts:
                                   min(vals) if vals else None, max(vals) if vals else None,
                                   _finite(noise.stdev(vals)) if vals else None, len(vals) if vals else 1,
                                   steady))
+    idle = host_idle(run)
+    if idle is not None:
+        rows.append(FigureRow(HOST_TEST, HOST_FIGURE, "emulated SSD idle share", "%", "", "{:.1f}", idle,
+                              None, None, None, 1, None))
     return FileFacts(path, run.started, key, label, run.device.firmware, run.quick, tuple(rows))
+
+
+#: The trend of the host's state: on tkperf's emulated SSD, the share of the
+#: run the drive was idle (its ``simdrive_host`` facts), in percent.  A
+#: loaded host keeps the drive idle more; a figure's change point at a step
+#: of it may follow the host, not the drive (:mod:`tkperf.history.trends`).
+HOST_TEST, HOST_FIGURE = "host", "simdrive_idle_share"
+
+
+def host_idle(run: RunResult) -> Optional[float]:
+    """The emulated SSD's idle share of the run in percent (None: not recorded)."""
+    doc = run.facts.get(hostlimit.FACT) if isinstance(run.facts, dict) else None
+    value = doc.get("idle_share") if isinstance(doc, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        return None
+    return float(value) * 100.0
 
 
 def _fresh(path: str) -> sqlite3.Connection:

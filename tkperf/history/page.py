@@ -13,7 +13,8 @@ import hashlib
 import html
 import os
 import re
-from typing import List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from lxml import etree
@@ -68,14 +69,16 @@ def _changes(trend: Trend) -> List[str]:
                 f"point needs at least {changepoints.MIN_SEGMENT} at each level.</p>"]
     if not trend.changes:
         return ["<p>No change point.</p>"]
+    host = any(c.host_step is not None for c in trend.changes)
     rows = ["<table><tr><th>run</th><th>started</th><th>before</th><th>after</th><th>change</th>"
-            "<th>p</th><th>file where the new level begins</th></tr>"]
+            "<th>p</th><th>file where the new level begins</th>" + ("<th>the host</th>" if host else "") + "</tr>"]
     for c in trend.changes:
         pct = "n/a" if c.change_pct is None else f"{c.change_pct:+.1f}%"
+        said = f"<td>{e(c.host_text() or '-')}</td>" if host else ""
         rows.append(f"<tr class=\"change\"><td class=\"n\">{c.index + 1}</td><td>{e(c.started)}</td>"
                     f"<td class=\"n\">{e(value_text(trend, c.before))}</td>"
                     f"<td class=\"n\">{e(value_text(trend, c.after))}</td><td class=\"n\">{e(pct)}</td>"
-                    f"<td class=\"n\">{c.p_value:.3f}</td><td><code>{e(c.path)}</code></td></tr>")
+                    f"<td class=\"n\">{c.p_value:.3f}</td><td><code>{e(c.path)}</code></td>{said}</tr>")
     return rows + ["</table>"]
 
 
@@ -104,30 +107,53 @@ JUNIT_NAME = "junit.xml"
 MAX_JUNIT_BYTES = 1 << 20
 
 
-def check_verdict(path: str) -> Tuple[str, bool]:
+@dataclass(frozen=True)
+class NightCheck:
+    """What a night's check said: the runs table's words, whether it was
+    red, and the (test, figure) of each failed test case."""
+
+    text: str
+    red: bool = False
+    failed: FrozenSet[Tuple[str, str]] = frozenset()
+
+
+def night_check(path: str) -> NightCheck:
     """What the night's check said, from the JUnit report beside the result
-    (``junit.xml`` in its folder): ('RED: 2 of 13 figures regressed', True),
-    ('ok', False), ('not judged', False), or ('-', False) when there is no
-    readable report.  Only its counts are read, never its text."""
+    (``junit.xml`` in its folder): 'RED: 2 of 13 figures regressed' (red,
+    with the test cases that failed), 'ok', 'not judged', or '-' when there
+    is no readable report, with ' (3 host-limited)' when the check left
+    figures out as host-limited.  Only its counts, the failed cases' class
+    and name (compared with the trends' keys, never shown) and the skipped
+    cases' type are read."""
     junit = os.path.join(os.path.dirname(path), JUNIT_NAME)
     try:
         if os.path.islink(junit) or not os.path.isfile(junit) or os.path.getsize(junit) > MAX_JUNIT_BYTES:
-            return "-", False
+            return NightCheck("-")
         with open(junit, "rb") as fh:
             root = etree.fromstring(fh.read(), safe_parser())
         counts = [int(root.get(k, "0")) for k in ("tests", "failures", "errors", "skipped")]
+        failed = frozenset((c.get("classname", ""), c.get("name", "")) for c in root.iter("testcase")
+                           if c.find("failure") is not None or c.find("error") is not None)
+        held = sum(1 for c in root.iter("skipped") if c.get("type") == "host-limited")
     except (OSError, ValueError, etree.XMLSyntaxError):
-        return "-", False
+        return NightCheck("-")
     tests, failures, errors, skipped = counts
+    host = f" ({held} host-limited)" if held else ""
     if failures or errors:
-        return f"RED: {failures + errors} of {tests} figures regressed", True
+        return NightCheck(f"RED: {failures + errors} of {tests} figures regressed{host}", True, failed)
     if tests and skipped == tests:
-        return "not judged", False
-    return "ok", False
+        return NightCheck("not judged")
+    return NightCheck(f"ok{host}")
 
 
-def _runs(files: Sequence[FileFacts], outdir: str) -> List[str]:
-    verdicts = [check_verdict(f.path) for f in files]
+def night_checks(files: Sequence[FileFacts]) -> Dict[str, NightCheck]:
+    """Each result's night's check, by its path."""
+    return {f.path: night_check(f.path) for f in files}
+
+
+def _runs(files: Sequence[FileFacts], outdir: str, checks: Optional[Dict[str, NightCheck]] = None) -> List[str]:
+    checks = night_checks(files) if checks is None else checks
+    verdicts = [(checks[f.path].text, checks[f.path].red) for f in files]
     red = sum(1 for _, r in verdicts if r)
     rows = ["<h2>Runs</h2>", f"<p>{plural(red, 'night')} red by the night's check (its {JUNIT_NAME} beside the "
             "result).</p>" if red else "",
@@ -144,12 +170,14 @@ def _runs(files: Sequence[FileFacts], outdir: str) -> List[str]:
     return [r for r in rows if r] + ["</table>"]
 
 
-def device_page(device: Device, charts: bool, outdir: str = ".") -> bytes:
+def device_page(device: Device, charts: bool, outdir: str = ".",
+                checks: Optional[Dict[str, NightCheck]] = None) -> bytes:
     last = device.trends[0].points[-1] if device.trends else None
     body = [f"<h1>History of {e(device.label)}</h1>",
             f"<p>{device.runs} results; the last: <code>{e(last.path) if last else '-'}</code>. "
             "Each point is a run's headline figure, its bar the range of the values of its measurement "
-            "window; dashed lines are the levels between change points "
+            "window; dashed lines are the levels between change points, a red ring marks a night the "
+            "night's check called red (filled where that figure itself regressed) "
             f"(binary segmentation, permutation test at p &lt; {changepoints.ALPHA:g}, "
             f"at least {changepoints.MIN_SEGMENT} runs per level).</p>"]
     for t in device.trends:
@@ -162,7 +190,7 @@ def device_page(device: Device, charts: bool, outdir: str = ".") -> bytes:
         if charts:
             body.append(f"<img src=\"{chart_name(device, t)}\" alt=\"{e(t.test)} {e(t.figure)} trend\">")
         body += _changes(t)
-    body += _runs(device.files, outdir)
+    body += _runs(device.files, outdir, checks)
     return _doc(f"tkperf history: {device.label}", body)
 
 
@@ -189,10 +217,11 @@ def write(devices: Sequence[Device], outdir: str, charts: bool = True, skipped: 
     jobs: List[Tuple[str, object]] = []
     for d in devices:
         path = os.path.join(outdir, f"{slug(d.key)}.html")
-        atomic_write(path, device_page(d, charts, outdir))
+        checks = night_checks(d.files)
+        atomic_write(path, device_page(d, charts, outdir, checks))
         written.append(path)
         if charts:
-            jobs += [(os.path.join(outdir, chart_name(d, t)), chart_spec(t)) for t in d.trends]
+            jobs += [(os.path.join(outdir, chart_name(d, t)), chart_spec(t, checks)) for t in d.trends]
     if jobs:
         from tkperf.render import trendcharts
 
@@ -203,18 +232,23 @@ def write(devices: Sequence[Device], outdir: str, charts: bool = True, skipped: 
     return [path] + written
 
 
-def chart_spec(t: Trend):
+def chart_spec(t: Trend, checks: Optional[Dict[str, NightCheck]] = None):
+    """The trend's plot: its points, window ranges, levels and change points,
+    and the nights the check called red (``checks``, by result path)."""
     from tkperf.render.trendcharts import TrendChart
 
     nan = float("nan")
     values = [p.value for p in t.points]
+    found = [(checks or {}).get(p.path, NightCheck("-")) for p in t.points]
     return TrendChart(f"{t.test}: {t.label} ({t.figure})", unit_word(t.unit, ANY_TEXT), tuple(values),
                       tuple(nan if p.lo is None else p.lo for p in t.points),
                       tuple(nan if p.hi is None else p.hi for p in t.points),
                       tuple(changepoints.levels(len(values), _as_points(t), values)),
                       tuple((c.index, "n/a" if c.change_pct is None else f"{c.change_pct:+.1f}%")
                             for c in t.changes),
-                      tuple(p.started for p in t.points), tuple(run_name(p.path) for p in t.points))
+                      tuple(p.started for p in t.points), tuple(run_name(p.path) for p in t.points),
+                      tuple(i for i, c in enumerate(found) if c.red),
+                      tuple(i for i, c in enumerate(found) if c.red and (t.test, t.figure) in c.failed))
 
 
 def _as_points(t: Trend) -> List[changepoints.ChangePoint]:

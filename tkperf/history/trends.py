@@ -7,12 +7,13 @@ draws nothing.  :func:`as_dict` is what ``tkperf history --json`` prints.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from tkperf.history import changepoints
-from tkperf.history.index import FigureName, FigureRow, FileFacts, Spread
+from tkperf.history.index import HOST_FIGURE, HOST_TEST, FigureName, FigureRow, FileFacts, Spread
+from tkperf.verdict.comparable import host_path
 
 #: 1: the first layout of ``tkperf history --json``.
 JSON_VERSION = 1
@@ -42,10 +43,22 @@ class Change:
     after: float
     change_pct: Optional[float]
     p_value: float
+    host_step: Optional[int] = None  # where the host's idle share stepped, within a run: 0-based in points
+    host_path: bool = False  # a figure the host path sets, at such a step: it follows the host
 
     def as_dict(self) -> dict:
         return {"index": self.index, "path": self.path, "started": self.started, "before": self.before,
-                "after": self.after, "change_pct": self.change_pct, "p_value": self.p_value}
+                "after": self.after, "change_pct": self.change_pct, "p_value": self.p_value,
+                "host_step": self.host_step, "follows_host": self.host_path}
+
+    def host_text(self) -> str:
+        """What a step of the host at this change point says of it ('' when none)."""
+        if self.host_step is None:
+            return ""
+        where = f"the host's idle share on the emulated SSD stepped at run {self.host_step + 1}"
+        if self.host_path:
+            return f"{where}, and the host path sets this figure: follows the host, not the drive"
+        return f"{where}: may follow the host, not the drive"
 
 
 @dataclass(frozen=True)
@@ -106,6 +119,35 @@ def _trend(test: str, figure: str, rows: List[Tuple[FileFacts, FigureRow]]) -> T
     return Trend(test, figure, last.label, last.unit, last.better, last.text, points, changes)
 
 
+#: How many runs apart a figure's change point and a step of the host's idle share may lie to be one.
+HOST_STEP_RUNS = 1
+
+
+def _at_host_steps(trends: Sequence[Trend]) -> Tuple[Trend, ...]:
+    """The trends with each change point that lies within :data:`HOST_STEP_RUNS`
+    runs of a change point of the host's idle share (on tkperf's emulated
+    SSD: fio kept the drive idle a different share of the time: the host's
+    load changed) marked so, and as following the host where the host path
+    sets the figure (:func:`tkperf.verdict.comparable.host_path`, by test key)."""
+    host = [t for t in trends if (t.test, t.figure) == (HOST_TEST, HOST_FIGURE)]
+    steps = [c.path for t in host for c in t.changes]
+    if not steps:
+        return tuple(trends)
+    out = []
+    for t in trends:
+        if t in host:
+            out.append(t)
+            continue
+        position = {p.path: i for i, p in enumerate(t.points)}  # the runs as this trend counts them
+        at = [position[path] for path in steps if path in position]
+        changes = []
+        for c in t.changes:
+            near = [i for i in at if abs(c.index - i) <= HOST_STEP_RUNS]
+            changes.append(replace(c, host_step=near[0], host_path=host_path(t.test, t.figure)) if near else c)
+        out.append(replace(t, changes=tuple(changes)))
+    return tuple(out)
+
+
 def build(results: Sequence[FileFacts]) -> List[Device]:
     """Every device (by first appearance in time), its trends in the order the tests report them."""
     ordered = sorted(results, key=when)
@@ -118,7 +160,7 @@ def build(results: Sequence[FileFacts]) -> List[Device]:
         for f in files:
             for r in f.figures:
                 series.setdefault((r.test, r.figure), []).append((f, r))
-        trends = tuple(_trend(test, fig, rows) for (test, fig), rows in series.items())
+        trends = _at_host_steps([_trend(test, fig, rows) for (test, fig), rows in series.items()])
         out.append(Device(key, files[-1].label, len(files), trends, tuple(files)))
     return out
 

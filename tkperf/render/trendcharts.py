@@ -30,7 +30,9 @@ class TrendChart:
     """``values`` per run (x: run number from 1); ``lo``/``hi`` the window's
     range (NaN where unknown); ``levels`` (first, end, mean) per segment;
     ``changes`` (index, label) where a new level begins; ``dates`` each
-    run's start; ``names`` each run's name (the x axis's labels)."""
+    run's start; ``names`` each run's name (the x axis's labels); ``red``
+    the runs (index) whose night the check called red, ``failed`` those
+    of them on which this figure itself regressed."""
 
     title: str
     unit: str
@@ -41,6 +43,13 @@ class TrendChart:
     changes: Tuple[Tuple[int, str], ...] = ()
     dates: Tuple[str, ...] = ()
     names: Tuple[str, ...] = ()
+    red: Tuple[int, ...] = ()
+    failed: Tuple[int, ...] = ()
+
+
+#: The red nights' marks: a ring round a night the check called red, filled
+#: where this figure itself regressed that night.
+RED = "#cb181d"
 
 
 def e(text: object) -> str:
@@ -124,15 +133,29 @@ def svg(spec: TrendChart) -> str:
     if n <= MARKERS:
         out += [f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="2.5" fill="#08519c"/>'
                 for i, v in enumerate(spec.values) if math.isfinite(v)]
+    for i in spec.red:
+        if 0 <= i < n and math.isfinite(spec.values[i]):
+            cls, fill = ("red-figure", RED) if i in spec.failed else ("red-night", "none")
+            out.append(f'<circle class="{cls}" data-run="{i + 1}" cx="{x(i):.1f}" cy="{y(spec.values[i]):.1f}" '
+                       f'r="6" fill="{fill}" fill-opacity="0.6" stroke="{RED}" stroke-width="1.5"/>')
     for index, label in spec.changes:
         cx = x(index - 0.5)
         out.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{TOP}" y2="{TOP + h}" stroke="#cb181d" stroke-width="1.2"/>'
                    f'<text x="{cx + 3:.1f}" y="{TOP + 12}" fill="#cb181d">{e(label)}</text>')
     legend = [("#08519c", "figure"), ("#9ecae1", "window range"), ("#636363", "level"), ("#cb181d", "change point")]
+    marks = [(cls, text) for cls, text, shown in (("red-night", "red night", set(spec.red) - set(spec.failed)),
+                                                  ("red-figure", "red: this figure", spec.failed)) if shown]
+    gap = (WIDTH - LEFT - RIGHT) / (len(legend) + len(marks)) if marks else 150
     for k, (colour, text) in enumerate(legend):
-        lx = LEFT + k * 150
-        out.append(f'<line x1="{lx}" x2="{lx + 18}" y1="{HEIGHT - 10}" y2="{HEIGHT - 10}" stroke="{colour}" '
-                   f'stroke-width="2"/><text x="{lx + 22}" y="{HEIGHT - 6}">{text}</text>')
+        lx = LEFT + k * gap
+        out.append(f'<line x1="{lx:.0f}" x2="{lx + 18:.0f}" y1="{HEIGHT - 10}" y2="{HEIGHT - 10}" stroke="{colour}" '
+                   f'stroke-width="2"/><text x="{lx + 22:.0f}" y="{HEIGHT - 6}">{text}</text>')
+    for k, (cls, text) in enumerate(marks, len(legend)):
+        lx = LEFT + k * gap
+        fill = RED if cls == "red-figure" else "none"
+        out.append(f'<circle class="legend-{cls}" cx="{lx + 9:.0f}" cy="{HEIGHT - 10}" r="6" fill="{fill}" '
+                   f'fill-opacity="0.6" stroke="{RED}" stroke-width="1.5"/><text x="{lx + 22:.0f}" '
+                   f'y="{HEIGHT - 6}">{text}</text>')
     return "\n".join(out + ["</svg>\n"])
 
 

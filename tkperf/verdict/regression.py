@@ -18,17 +18,19 @@ warns; a figure without a better direction is only reported
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import AbstractSet, List, Optional, Sequence, Tuple, Union
 
 from tkperf.kit import registry
 from tkperf.model import caveats, family, noise
 from tkperf.model.figures import Figure
 from tkperf.model.results import RunResult, TestRun
-from tkperf.verdict.comparable import by_key, host_warnings
+from tkperf.verdict.comparable import by_key, host_path, host_warnings
 
-#: Verdicts of one figure (warn: worse beyond the tolerance, but no noise estimate to judge it by).
+#: Verdicts of one figure (warn: worse beyond the tolerance, but no noise estimate to judge it by;
+#: host-limited: a figure the host path sets, on a night the host limited: left out of the verdict).
 OK, REGRESSION, IMPROVED, INFO, NOISE, WARN = "ok", "regression", "improved", "info", "noise", "warn"
+HOST_LIMITED = "host-limited"
 #: The tests (``check --json``'s ``test``): one baseline; several; several, the night's shift removed.
 WELCH = "welch-t-one-sided"
 PREDICTION = "prediction-interval-t-one-sided"
@@ -213,6 +215,7 @@ class Input:
     test: str
     fig: Figure
     data: family.Figure
+    kind: str = ""  # the test's type
 
 
 def inputs(result: RunResult, baselines: Baselines, metrics: Sequence[str] = ()) -> List[Input]:
@@ -232,7 +235,7 @@ def inputs(result: RunResult, baselines: Baselines, metrics: Sequence[str] = ())
                 theirs = tuple(tuple(v.get(fig.key, ())) for v in base_values)
                 out.append(Input(test.key, fig, family.Figure(
                     fig.better, tuple(b[fig.key].value for b in base_figs), fig.value, theirs,
-                    tuple(mine_values.get(fig.key, ())))))
+                    tuple(mine_values.get(fig.key, ()))), test.type))
     return out
 
 
@@ -240,10 +243,22 @@ def compare(result: RunResult, baselines: Baselines, tolerance_pct: float,
             metrics: Sequence[str] = (), alpha: float = noise.ALPHA,
             correction: str = HOLM) -> Comparison:
     """Every headline figure the result and every baseline hold, cell by cell
-    (only ``metrics`` when given); several baselines are one distribution."""
+    (only ``metrics`` when given); several baselines are one distribution.
+    On a night the host limited (the emulated SSD's host facts:
+    :func:`~tkperf.verdict.comparable.host_warnings`), the figures the host
+    path sets are ``host-limited``: shown, but left out of the tests, the
+    correction and the verdict."""
     bases = _as_list(baselines)
-    return assess(inputs(result, bases, metrics), tolerance_pct, alpha, correction,
-                  tuple(caveats.warnings(result, bases) + host_warnings(result, bases)))
+    host = host_warnings(result, bases)
+    items = inputs(result, bases, metrics)
+    held = {k for k, i in enumerate(items) if host and host_path(i.kind, i.fig.key)}
+    judged = assess([i for k, i in enumerate(items) if k not in held], tolerance_pct, alpha, correction,
+                    tuple(caveats.warnings(result, bases) + host))
+    if not held:
+        return judged
+    cells = iter(judged.cells)
+    return replace(judged, cells=tuple(_cell(i, HOST_LIMITED) if k in held else next(cells)
+                                       for k, i in enumerate(items)))
 
 
 def method_of(items: Sequence[Input]) -> str:
@@ -329,14 +344,20 @@ def assess(items: Sequence[Input], tolerance_pct: float, alpha: float = noise.AL
                 via = max(night_shift.adjusted(worse > 0), whole_p)
                 if p_adj is None or via < p_adj:
                     p, p_adj = whole_p, via
-        many = len(i.data.nights) > 1
-        sample = list(i.data.nights) if many else list(i.data.windows[0]) or [base]
-        mine = list(i.data.mine) or [i.fig.value]
-        cells.append(Cell(i.test, i.fig.key, i.fig.label, i.fig.unit, i.fig.better, base, i.fig.value, change,
-                          judge(i.fig.better, change, tolerance_pct, p_adj, alpha), i.fig.text, p,
-                          noise.stdev(mine) if len(mine) > 1 else None,
-                          noise.stdev(sample) if len(sample) > 1 else None, len(mine), len(sample), p_adj))
+        cells.append(_cell(i, judge(i.fig.better, change, tolerance_pct, p_adj, alpha), p, p_adj))
     return Comparison(tolerance_pct, tuple(cells), alpha, warnings, method, correction, night_shift)
+
+
+def _cell(i: Input, verdict: str, p: Optional[float] = None, p_adj: Optional[float] = None) -> Cell:
+    """The figure's cell with its verdict and p values: the baseline's mean, the change, the spreads."""
+    base = noise.mean(list(i.data.nights))
+    many = len(i.data.nights) > 1
+    sample = list(i.data.nights) if many else list(i.data.windows[0]) or [base]
+    mine = list(i.data.mine) or [i.fig.value]
+    return Cell(i.test, i.fig.key, i.fig.label, i.fig.unit, i.fig.better, base, i.fig.value,
+                change_pct(base, i.fig.value), verdict, i.fig.text, p,
+                noise.stdev(mine) if len(mine) > 1 else None,
+                noise.stdev(sample) if len(sample) > 1 else None, len(mine), len(sample), p_adj)
 
 
 def unjudged(comparison: Comparison) -> List[Cell]:
