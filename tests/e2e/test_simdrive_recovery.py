@@ -10,7 +10,8 @@ from typing import List, Tuple
 
 import numpy as np
 from conftest import needs_fio
-from simtruth import Counters, Watch, hold_to_drive, note, rel, run_tkperf, slices, unique_name, window_rate
+from simtruth import (KEPT_BUSY, Counters, Watch, hold_to_drive, note, rel, run_tkperf, slices, unique_name,
+                      window_rate)
 
 from tkperf.testtypes.hir import iopslog
 from tkperf.testtypes.hir.analysis import baseline, settings
@@ -29,6 +30,15 @@ PERIOD = 0.25
 #: baseline of the window's maximum round or of every round's mean, +1.4% against the model's count in
 #: the review, must fail it).
 COUNT = 0.003
+
+
+def kept_busy(mark, setting) -> float:
+    """The share of a HIR setting's write time (its fio process's time on
+    the model's clock less the idle gaps fio logged) in which the drive had
+    a command outstanding."""
+    gaps = float(np.sum(setting.gap_s))
+    writes = mark.delta("model_time_s") - gaps
+    return 1.0 - max(0.0, mark.delta("idle_time_s") - gaps) / writes if writes > 0 else 0.0
 
 
 def hold_baseline(t, watch) -> float:
@@ -144,10 +154,21 @@ def test_hir_gains_grow_with_idle_time_as_the_default_models_background_gc(simdr
     # The model: its background GC works in proportion to the idle time (the
     # 100 ms before it starts aside), and so frees more blocks.
     assert bg[1] > 0 and bg[10] > 5 * bg[1]
-    # tkperf: the write periods after 10 s gaps run clearly faster than after 1 s gaps (the
-    # margin), and the recovery tkperf reports against the baseline grows with the idle time.
-    assert after_gap[10] > (1 + PERIOD) * after_gap[1]
+    # tkperf: the write periods after 10 s gaps run faster than after 1 s gaps, and the recovery tkperf
+    # reports against the baseline grows with the idle time.
+    assert after_gap[10] > after_gap[1]
     assert got[10].gain_pct(base) > max(got[1].gain_pct(base), 0)
+    # Clearly faster (the margin) where the host kept the drive busy in the setting's writes: after a
+    # 10 s gap the drive takes writes faster than a loaded host may send them (2 of 12 runs beside a CPU
+    # hog at a load of 10 had 1,405-1,456 IOPS against 1.25 x 1,172-1,236), which leaves the drive idle
+    # in its write time, as its clock records (simtruth.KEPT_BUSY, as hold_to_plan).
+    kept = {idle: kept_busy(marks[idle], got[idle]) for idle in (1, 10)}
+    note("hir default kept busy", kept1=kept[1], kept10=kept[10])
+    if kept[10] >= KEPT_BUSY:
+        assert after_gap[10] > (1 + PERIOD) * after_gap[1]
+    else:
+        print(f"simtruth hir default: the host kept the drive busy {kept[10]:.0%} of the 10 s setting's "
+              f"writes (under {KEPT_BUSY:.0%}): the margin is the host's, not held")
 
 
 # --- XSR ------------------------------------------------------------------------------------
