@@ -139,3 +139,16 @@ def test_the_nightly_benchmark_runs_on_a_tiny_setting():
     assert sum("target" in line for line in lines) == 10  # with the ceiling of the exact night
     assert any(line.startswith("identical nights red, quick example (14 figures)") for line in lines)
     assert any(line.startswith("history, 15% step: named at the right night") for line in lines)
+
+
+def test_a_mail_that_failed_is_said_where_cron_mails_it(tmp_path, loopdev):
+    # Issue 60 item 4: the failure was only in the night's run.out; the night's exit code is unchanged
+    import socket
+
+    with socket.socket() as s:  # a port on loopback that nothing listens on: the SMTP connection is refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    first = night(tmp_path, loopdev, TKPERF_MAIL="qa@example.org", TKPERF_SMTP=f"127.0.0.1:{port}")
+    assert first.returncode == 0, first.stdout + first.stderr
+    lines = first.stdout.splitlines()
+    assert lines and lines[0].startswith(f"tkperf nightly: mail to qa@example.org via 127.0.0.1:{port} failed: ")
