@@ -10,16 +10,27 @@ review of issue 36 started its count of 52), from the moment the command
 line has become a request, and from the call of ``run(request)``.  Every module of tkperf is imported
 first, so code run at import time is not counted.  Needs root.
 
+Then each command's start beside a bare Python's (issue 59): wall and CPU
+seconds (medians of 7 runs, 3 with ``--tiny``) of ``python -m tkperf
+--version``, ``--help``, ``help``, ``completion bash``, ``show --help`` and
+``check --help`` in a fresh interpreter, the ratio to ``python -c pass``,
+and how many tkperf modules each loads.
+
     sudo python benchmarks/frontdoor.py [-v] [--tiny]
 
-``--tiny`` is the same run (it is small already: it stops at the first fio).
+``--tiny`` is the same run (it is small already: it stops at the first fio),
+with fewer repetitions of the starts.
 """
 from __future__ import annotations
 
 import os
 import pkgutil
+import resource
+import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from importlib import import_module
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -103,5 +114,36 @@ def main_() -> None:
         print("\n".join(("* " if f in door else "+ " if f in after else "- ") + f for f in every))
 
 
+STARTS = (("--version",), ("--help",), ("help",), ("completion", "bash"), ("show", "--help"), ("check", "--help"))
+
+
+def _once(argv: list) -> tuple:
+    """(wall s, CPU s, tkperf modules loaded) of one fresh interpreter running ``argv``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=os.path.dirname(PACKAGE)))
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    modules = sum(1 for line in out.stderr.splitlines() if line.rstrip().split("|")[-1].strip().startswith("tkperf"))
+    return wall, cpu, modules
+
+
+def starts(repeat: int) -> None:
+    bare = [_once(["-c", "pass"]) for _ in range(repeat)]
+    base_wall = statistics.median(b[0] for b in bare)
+    base_cpu = statistics.median(b[1] for b in bare)
+    print(f"\ncommand starts (medians of {repeat}; load {os.getloadavg()[0]:.1f}):")
+    print(f"  python -c pass                  {base_wall * 1e3:7.0f} ms wall {base_cpu * 1e3:6.0f} ms CPU")
+    for args in STARTS:
+        runs = [_once(["-m", "tkperf", *args]) for _ in range(repeat)]
+        wall, cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+        print(f"  tkperf {' '.join(args):<24} {wall * 1e3:7.0f} ms wall {cpu * 1e3:6.0f} ms CPU "
+              f"({wall / base_wall:4.1f}x wall, {cpu / base_cpu if base_cpu else 0:4.1f}x CPU), "
+              f"{runs[0][2]} tkperf modules")
+
+
 if __name__ == "__main__":
     main_()
+    starts(3 if "--tiny" in sys.argv else 7)

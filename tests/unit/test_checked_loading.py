@@ -50,3 +50,14 @@ def test_a_good_file_loses_nothing(capsys):
     assert main(["show", path, "--json"]) == 0
     out, err = capsys.readouterr()
     assert [t["key"] for t in json.loads(out)["tests"]] == ["dirth-4k-0-100"] and "left out" not in err
+
+
+def test_a_report_says_each_phase_on_stderr_unless_quiet(tmp_path, capsys):
+    # Issue 60 item 3: a report of a full run takes 10-20 s; off a terminal too it says what it is doing
+    path = str(ROOT / "examples" / "example-ssd.xml")
+    assert main(["report", path, "--format", "rst", "--outdir", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("tkperf report: drawing ") and " charts and writing rst in " in err[0]
+    assert err[1].startswith("tkperf report: ") and " charts drawn (" in err[1] and err[1].endswith("finishing rst")
+    assert main(["report", path, "--format", "rst", "--outdir", str(tmp_path / "q"), "-q"]) == 0
+    assert capsys.readouterr().err == ""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from tkperf.cli import common, runargs
 from tkperf.errors import EXIT_OK
@@ -27,8 +28,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     with report.ready_drawers() as drawers:  # matplotlib loads while the file does
         run = checked.load(args.result)
         outdir = common.prepare_outdir(args.outdir or os.path.dirname(os.path.abspath(args.result)))
-        common.print_report(report.build_report(run, outdir, formats, png=args.png, drawers=drawers))
+        common.print_report(report.build_report(run, outdir, formats, png=args.png, drawers=drawers,
+                                                 tell=None if args.quiet else _phase))
     return EXIT_OK
+
+
+def _phase(text: str) -> None:
+    """A phase of the report, as it starts, on stderr (a terminal or not)."""
+    print(f"tkperf report: {text}", file=sys.stderr, flush=True)
 
 
 def register(sub) -> None:

@@ -69,7 +69,8 @@ def final_report(run: RunResult, outdir: str, formats: Sequence[str], listener: 
     try:
         from tkperf.report import report  # matplotlib loads only when a report is drawn
 
-        result = report.build_report(run, outdir, tuple(formats), png=png)
+        tell = logging.getLogger("tkperf.progress").info  # the run's progress lines, on a terminal or not
+        result = report.build_report(run, outdir, tuple(formats), png=png, tell=lambda text: tell("report: %s", text))
         listener.report_written(result)
         return [p for p in result.paths if p.endswith((".rst", ".html", ".pdf"))]
     except Exception as exc:  # noqa: BLE001 - never lose the run's exit status to the report

@@ -18,6 +18,7 @@ import os
 import re
 import secrets
 import tempfile
+import time
 from dataclasses import dataclass
 from html import escape as html_escape
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -329,7 +330,8 @@ def chart_outputs(formats: Sequence[str], png: bool = False) -> Tuple[str, ...]:
 
 
 def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence[str],
-            png: bool = False, drawers: Optional[parallel.Drawers] = None) -> ReportResult:
+            png: bool = False, drawers: Optional[parallel.Drawers] = None,
+            tell: Optional[Callable[[str], None]] = None) -> ReportResult:
     """Blocks -> ``outdir/<name>.rst|.html|.pdf`` and ``outdir/<name>-plots/``,
     the plots as SVG files, and as PNG files too with ``png`` (which the reST
     then refers to).
@@ -343,7 +345,11 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     instead of a figure (and a warning): the reST and the HTML are made
     again and the PDF started anew.  Then the files are written.
     ``drawers``: drawing processes made ready before, to draw the charts.
+    ``tell``: where each phase is said as it starts (a report takes seconds
+    to tens of seconds: whoever waits is told what it is doing).
     """
+    say = tell or (lambda text: None)
+    started = time.monotonic()
     plot_dirname = f"{name}-plots"
     plot_dir = prepare_outdir(outdir, plot_dirname)
     source = os.path.join(outdir, f"{name}.rst")
@@ -353,6 +359,8 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     outputs = chart_outputs(formats, png)
     vector = "png" not in outputs  # what the reST refers to
     pdf_child: Optional[PdfChild] = None
+    say(f"drawing {len(jobs)} chart{'s' if len(jobs) != 1 else ''} and writing {', '.join(formats)} "
+        f"in {outdir}")
     with parallel.Drawing(jobs, outputs=outputs, in_order="pdf" in formats, drawers=drawers) as drawing:
         text = rst.to_rst(content, plot_dirname, vector=vector)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
@@ -383,6 +391,8 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     if html_made is not None:
         filled, lost = fill_html(html_made[0], later)
         html_made = (filled, html_made[1] + lost)
+    say(f"{len(drawn)} chart{'s' if len(drawn) != 1 else ''} drawn ({time.monotonic() - started:.0f} s); "
+        f"finishing {', '.join(formats)}")
     graphics = {os.path.abspath(svg_beside(d.path)): d.graphic for d in drawn if d.graphic is not None}
     paths, more = write_documents(text, doctree, outdir, name, formats, graphics, pdf_child, html_made)
     remove_stale_plots(plot_dir, [d.path for d in drawn if not d.kind], "png" in outputs)

@@ -10,7 +10,7 @@ files.  Nothing here names a test type.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 from tkperf.kit import registry
 from tkperf.kit.options import REPORT_FORMATS, parse_report_formats
@@ -57,7 +57,8 @@ def report_blocks(run: RunResult) -> list:
 
 
 def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FORMATS,
-                 png: bool = False, drawers: Optional[parallel.Drawers] = None) -> ReportResult:
+                 png: bool = False, drawers: Optional[parallel.Drawers] = None,
+                 tell: Optional[Callable[[str], None]] = None) -> ReportResult:
     """Build the report of ``run`` in ``outdir``: ``<name>.rst``, ``.html``,
     ``.pdf`` and the plots in ``<name>-plots/`` (SVG; PNG as well with
     ``png``, and the reST refers to those); rebuilding replaces them.
@@ -65,10 +66,10 @@ def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FO
     A missing PDF toolchain is a warning in the result, not an error; an
     output directory that cannot be written raises :class:`OutputError`.
     ``drawers``: drawing processes made ready while ``run`` was loaded
-    (:func:`ready_drawers`).
+    (:func:`ready_drawers`).  ``tell``: where each phase is said.
     """
     formats = parse_report_formats(formats)
-    return publish(report_blocks(run), outdir, safe_name(run.name), formats, png, drawers)
+    return publish(report_blocks(run), outdir, safe_name(run.name), formats, png, drawers, tell)
 
 
 def ready_drawers() -> parallel.Drawers:
