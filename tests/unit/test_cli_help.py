@@ -111,3 +111,43 @@ def test_a_run_directory_for_a_result_names_the_file_inside(tmp_path, capsys):
     assert f"did you mean {lone / 'night-3.xml'}?" in err
     rc, err = _err(["show", str(tmp_path)], capsys)  # two directories, no .xml: nothing to suggest
     assert "did you mean" not in err and "not a regular file" in err
+
+
+SAMPLE = """Exit codes
+==========
+
+Every error starts ``tkperf: error:``; see `the PTS <https://www.snia.org/pts>`_ and :func:`tkperf.api.x`,
+**strong** words, *emphasis* and a glob ``tkperf-demo-*`` kept as it is::
+
+    tkperf ssd run /dev/x
+
+.. image:: images/a.png
+   :alt: a burst, a cliff
+   :width: 80%
+
+====  =======
+code  meaning
+====  =======
+0     done
+====  =======
+"""
+
+
+def test_a_help_topic_reads_as_plain_text_on_a_terminal(monkeypatch, capsys):
+    # Issue 60 item 6: tkperf help TOPIC printed raw reStructuredText (rules and backquotes) on a terminal
+    text = manual.plain(SAMPLE)
+    assert text.splitlines()[:4] == [
+        "Exit codes", "",
+        "Every error starts tkperf: error:; see the PTS (https://www.snia.org/pts) and tkperf.api.x,",
+        "strong words, emphasis and a glob tkperf-demo-* kept as it is:"]
+    assert "[picture: images/a.png: a burst, a cliff]" in text and "width" not in text
+    assert "====" not in text and "`" not in text and "code  meaning" in text and "0     done" in text
+    monkeypatch.setattr(manual, "_terminal", lambda: True)
+    assert main(["help", "exit-codes"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("Exit codes\n\n") and "``" not in shown and "\n====" not in shown
+    assert main(["help", "exit-codes", "--source"]) == 0  # the document as it is
+    assert capsys.readouterr().out.startswith("Exit codes\n==========\n")
+    monkeypatch.setattr(manual, "_terminal", lambda: False)  # a pipe or a file: the source
+    assert main(["help", "exit-codes"]) == 0
+    assert capsys.readouterr().out.startswith("Exit codes\n==========\n")

@@ -12,6 +12,7 @@ import argparse
 import datetime
 import os
 import re
+import sys
 from typing import Callable, Dict, List, Tuple
 
 from tkperf import __version__
@@ -158,6 +159,57 @@ def man_page(parser: argparse.ArgumentParser) -> str:
     return "\n".join(out) + "\n"
 
 
+_ADORNMENT = re.compile(r"^([=\-~^*#\"'+`:.])\1{2,}\s*$")
+_TABLE_RULE = re.compile(r"^\s*=+(\s+=+)+\s*$")
+#: Inline markup, replaced over the whole text (it may span lines): a role's, a link's, a
+#: literal's, a reference's, strong and emphasis, each by its words.
+_LITERAL = re.compile(r"``(.+?)``", re.S)
+_INLINE = ((re.compile(r":[a-z:]+:`([^`<]+?)(?:\s*<[^`>]+>)?`", re.S), r"\1"),
+           (re.compile(r"`([^`<]+?)\s*<([^`>]+)>`__?", re.S), r"\1 (\2)"),
+           (re.compile(r"`([^`]+)`__?", re.S), r"\1"),
+           (re.compile(r"\*\*(.+?)\*\*", re.S), r"\1"),
+           (re.compile(r"(?<![\w*])\*(?![\s*])(.+?)(?<![\s*])\*(?![\w*])", re.S), r"\1"))
+
+
+def plain(text: str) -> str:
+    """A reStructuredText document as plain text for a terminal: no section
+    rules or table borders, no backquotes or markup around words, a link as
+    its words and its address, directives' own lines dropped (a picture
+    says what it shows).  The source is what ``tkperf help TOPIC`` prints
+    elsewhere (a pipe, a file) or with ``--source``."""
+    out: List[str] = []
+    for line in text.splitlines():
+        if _ADORNMENT.match(line) or _TABLE_RULE.match(line):
+            continue
+        stripped = line.strip()
+        indent = line[:len(line) - len(stripped)]
+        if stripped.startswith(".. "):
+            directive = stripped[3:]
+            if directive.startswith(("image::", "figure::")):
+                out.append(f"{indent}[picture: {directive.split('::', 1)[1].strip()}]")
+            continue  # code-block::, comments, targets: their own line says nothing to a reader
+        if stripped.startswith(":alt:") and out and out[-1].lstrip().startswith("[picture:"):
+            out[-1] = f"{out[-1][:-1]}: {stripped[5:].strip()}]"
+            continue
+        if stripped.startswith(":") and out and out[-1].lstrip().startswith("[picture:"):
+            continue  # a picture's other options (width, target)
+        if line.endswith(" ::"):
+            line = line[:-3]
+        elif line.endswith("::"):
+            line = line[:-1]
+        out.append(line)
+    literals: List[str] = []  # kept aside: their words are shown as they are, asterisks and all
+
+    def aside(m: re.Match[str]) -> str:
+        literals.append(m.group(1))
+        return f"\0{len(literals) - 1}\0"
+
+    joined = _LITERAL.sub(aside, "\n".join(out))
+    for pattern, words in _INLINE:
+        joined = pattern.sub(words, joined)
+    return re.sub(r"\0(\d+)\0", lambda m: literals[int(m.group(1))], joined) + "\n"
+
+
 def cmd_help(args: argparse.Namespace) -> int:
     if args.man:
         print(man_page(args.whole_parser()), end="")
@@ -181,8 +233,16 @@ def cmd_help(args: argparse.Namespace) -> int:
     if topic not in known:
         raise UsageError(f"no help topic {args.topic!r}; 'tkperf help' lists them: {', '.join(names)}")
     with open(known[topic], encoding="utf-8") as fh:
-        print(fh.read(), end="")
+        text = fh.read()
+    print(plain(text) if _terminal() and not args.source else text, end="")
     return EXIT_OK
+
+
+def _terminal() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
@@ -195,6 +255,8 @@ def register(sub) -> None:
                        allow_abbrev=False)
     h.add_argument("topic", nargs="?", metavar="TOPIC", help="a document, e.g. exit-codes, method, remote")
     h.add_argument("--man", action="store_true", help="print the man page tkperf(1) in roff")
+    h.add_argument("--source", action="store_true",
+                   help="the document's reStructuredText as it is (on a terminal it is shown as plain text)")
     h.set_defaults(func=cmd_help)
     c = sub.add_parser("completion", help="print the shell completion script for bash or zsh",
                        allow_abbrev=False)
