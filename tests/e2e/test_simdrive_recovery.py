@@ -10,8 +10,7 @@ from typing import List, Tuple
 
 import numpy as np
 from conftest import needs_fio
-from simtruth import (KEPT_BUSY, Counters, Watch, hold_to_drive, note, rel, run_tkperf, slices, unique_name,
-                      window_rate)
+from simtruth import Counters, Watch, hold_to_drive, note, rel, run_tkperf, slices, unique_name, window_rate
 
 from tkperf.testtypes.hir import iopslog
 from tkperf.testtypes.hir.analysis import baseline, settings
@@ -30,15 +29,6 @@ PERIOD = 0.25
 #: baseline of the window's maximum round or of every round's mean, +1.4% against the model's count in
 #: the review, must fail it).
 COUNT = 0.003
-
-
-def kept_busy(mark, setting) -> float:
-    """The share of a HIR setting's write time (its fio process's time on
-    the model's clock less the idle gaps fio logged) in which the drive had
-    a command outstanding."""
-    gaps = float(np.sum(setting.gap_s))
-    writes = mark.delta("model_time_s") - gaps
-    return 1.0 - max(0.0, mark.delta("idle_time_s") - gaps) / writes if writes > 0 else 0.0
 
 
 def hold_baseline(t, watch) -> float:
@@ -158,17 +148,17 @@ def test_hir_gains_grow_with_idle_time_as_the_default_models_background_gc(simdr
     # reports against the baseline grows with the idle time.
     assert after_gap[10] > after_gap[1]
     assert got[10].gain_pct(base) > max(got[1].gain_pct(base), 0)
-    # Clearly faster (the margin) where the host kept the drive busy in the setting's writes: after a
-    # 10 s gap the drive takes writes faster than a loaded host may send them (2 of 12 runs beside a CPU
-    # hog at a load of 10 had 1,405-1,456 IOPS against 1.25 x 1,172-1,236), which leaves the drive idle
-    # in its write time, as its clock records (simtruth.KEPT_BUSY, as hold_to_plan).
-    kept = {idle: kept_busy(marks[idle], got[idle]) for idle in (1, 10)}
-    note("hir default kept busy", kept1=kept[1], kept10=kept[10])
-    if kept[10] >= KEPT_BUSY:
-        assert after_gap[10] > (1 + PERIOD) * after_gap[1]
-    else:
-        print(f"simtruth hir default: the host kept the drive busy {kept[10]:.0%} of the 10 s setting's "
-              f"writes (under {KEPT_BUSY:.0%}): the margin is the host's, not held")
+    # How much faster is not held to a margin: on the model's own clock with an ideal host the second
+    # after a 10 s gap takes 1,825 writes and after a 1 s gap 1,185 (1.54x), but one 1 s period of fio's
+    # varies by a fifth on a loaded host (1,405-2,063 after 10 s gaps over 13 runs beside a CPU hog), and
+    # a 25% margin failed 3 of them.  What the host cannot move: each period after a 10 s gap is the
+    # model's own count of the writes in it (its per-second history: the gap leaves whole seconds idle).
+    m = marks[10]
+    bursts = write_bursts(c(history=True)["history"], m.before["model_time_s"], m.after["model_time_s"])
+    periods = got[10].iops[got[10].kind == iopslog.WHOLE]
+    assert len(bursts) == 1 + len(periods) + 1  # the lead-in, the periods after a gap, the return
+    for (_a, _z, ios), iops in zip(bursts[1:-1], periods):
+        assert rel(iops * float(t.params["write"]), ios) <= PERIOD
 
 
 # --- XSR ------------------------------------------------------------------------------------
