@@ -46,8 +46,7 @@ from typing import IO, Dict, Iterator, List, MutableSequence, Optional, Sequence
 
 import numpy as np
 
-from tkperf.fio import logs
-from tkperf.pts import Capture, ResultFileError, iolog_place, open_to_read
+from tkperf.pts import Capture, ResultFileError, iolog_place, log_files, open_to_read, parse_log
 
 HEADER = "fio version 3 iolog"
 #: The mapped copy's header: version 2, whose ``wait`` waits until a time since fio started.
@@ -307,12 +306,12 @@ def issued_ms(prefix: str) -> Optional[np.ndarray]:
     """The times (ms since the job started) fio issued its reads and writes,
     from its submission-latency log (``write_lat_log=prefix``), sorted; None
     when fio wrote none or it cannot be read."""
-    files = logs.log_files(prefix, "slat")
+    files = log_files(prefix, "slat")
     if len(files) != 1:
         return None
     try:
         with open(files[0], encoding="ascii") as fh:
-            rows = logs.parse_log(fh.read(), files[0])
+            rows = parse_log(fh.read(), files[0])
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return np.sort(rows[(rows[:, 2] == 0) | (rows[:, 2] == 1), 0])
