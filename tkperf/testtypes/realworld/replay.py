@@ -258,6 +258,8 @@ class ReplayPts(PtsRules):
         if v["rwsw_replay"] == "exact":
             out.append("replay --replay exact: the captured I/Os with their own timing through fio's iolog "
                        f"replay, not the step-by-step stream mix of the {RWSW_PTS}'s Replay-Native test")
+            out.append("replay --replay exact: the timing is held to the millisecond (fio's iolog wait): the I/Os "
+                       "of one captured millisecond are issued one after the other from its start")
             return out
         if intensity_of(options) == "max":
             out.append("replay --replay-intensity max: each step's streams run as fast as the drive serves them "
