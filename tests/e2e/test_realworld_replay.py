@@ -177,10 +177,10 @@ def test_an_exact_replay_holds_each_steps_timing_and_names_the_steps_a_slow_driv
     assert lag >= 0.9, lag
     assert named[:2] == [
         f"replay: step 1: the exact replay issued {counted[0][1]:,} reads and writes in the step's time against the "
-        f"capture's 400 ({counted[0][1] / 400:.2f}x the captured IOPS): fio did not keep the captured timing (up to "
-        f"{lag:,.3f} s behind it)",
+        f"capture's 400 ({counted[0][1] / 400:.2f}x the captured IOPS): the replay did not keep the captured timing "
+        f"(fio up to {lag:,.3f} s behind it)",
         f"replay: step 2: the exact replay issued {counted[1][1]:,} reads and writes in the step's time against the "
-        f"capture's 0: fio did not keep the captured timing (up to {lag:,.3f} s behind it)"]
+        f"capture's 0: the replay did not keep the captured timing (fio up to {lag:,.3f} s behind it)"]
     assert not any(d.startswith("replay: step 4:") for d in named), named
 
 

@@ -71,11 +71,11 @@ def test_the_verdict_names_every_step_whose_replayed_ios_are_off():
                                                (100, 186, 180), (0, 12, 3))))
     assert words == [
         "step 1: the exact replay issued 9,311 reads and writes in the step's time against the capture's 20,000 "
-        "(0.47x the captured IOPS): fio did not keep the captured timing (up to 1.250 s behind it)",
+        "(0.47x the captured IOPS): the replay did not keep the captured timing (fio up to 1.250 s behind it)",
         "step 2: the exact replay issued 10,223 reads and writes in the step's time against the capture's 500 "
-        "(20.45x the captured IOPS): fio did not keep the captured timing (up to 1.250 s behind it)",
-        "step 5: the exact replay issued 12 reads and writes in the step's time against the capture's 0: fio did "
-        "not keep the captured timing (up to 1.250 s behind it)"]
+        "(20.45x the captured IOPS): the replay did not keep the captured timing (fio up to 1.250 s behind it)",
+        "step 5: the exact replay issued 12 reads and writes in the step's time against the capture's 0: the replay "
+        "did not keep the captured timing (fio up to 1.250 s behind it)"]
 
 
 @pytest.mark.parametrize("captured, replayed, edge, named", [

@@ -173,6 +173,6 @@ def timing_verdicts(test: TestRun) -> List[str]:
             ratio: Optional[str] = f"{replayed / captured:.2f}x" if captured else None
             out.append(f"step {n}: the exact replay issued {replayed:,} reads and writes in the step's time against "
                        f"the capture's {captured:,}" + (f" ({ratio} the captured IOPS)" if ratio else "")
-                       + f": fio did not keep the captured timing (up to {lag:,.3f} s behind it)")
+                       + f": the replay did not keep the captured timing (fio up to {lag:,.3f} s behind it)")
         n += 1
     return out
