@@ -128,8 +128,10 @@ def test_exact_replay_keeps_flushes_and_discards_at_the_captured_depth(loopdev, 
     steps = [tuple(int(test.data[f"exact.step.{n}.{k}"]) for k in ("captured", "replayed")) for n in (1, 2)]
     assert [c for c, _ in steps] == [197, 103] and "exact.step.3.captured" not in test.data
     assert sum(r for _, r in steps) == w.read.ios + w.write.ios == 300
-    # a timing miss is named, never quiet (fio's run began exactlog.LEAD_MS before the capture's time 0)
-    took = w.runtime_ms / 1000.0 - exactlog.LEAD_MS / 1000.0
+    # a timing miss is named, never quiet (fio's runtime less its lead before the capture's time 0, measured)
+    zero_ms = int(test.data["exact.zero_us"]) / 1000.0
+    assert 0 <= zero_ms <= exactlog.LEAD_MS, zero_ms
+    took = w.runtime_ms / 1000.0 - zero_ms / 1000.0
     named = [d for d in deviations if "the exact replay took" in d]
     assert bool(named) == (took > 1.2 * 1.1 + 1.0), (took, named)
     # a capture whose device answered ten times faster than this one: the verdict names both response times

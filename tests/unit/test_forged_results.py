@@ -303,8 +303,8 @@ def test_every_command_reads_a_forged_test(kind, tmp_path, capsys):
 EXACT_DATA = {"phase.1": "exact", "exact.reads": "14000", "exact.writes": "6000", "exact.flushes": "12",
               "exact.discards": "3", "exact.moved": "5", "exact.dropped": "1", "exact.span": "1073741824",
               "exact.length_us": "6000000", "exact.iodepth": "32", "exact.timing": "measured",
-              "exact.lag_max_us": "52000", "exact.lag_p99_us": "31000", "exact.step.1.captured": "20000",
-              "exact.step.1.replayed": "19990", "exact.step.1.edge": "40",
+              "exact.lag_max_us": "52000", "exact.lag_p99_us": "31000", "exact.zero_us": "190000",
+              "exact.step.1.captured": "20000", "exact.step.1.replayed": "19990", "exact.step.1.edge": "40",
               "block.1.ios": "20000", "block.1.busy_ms": "30000", "block.1.flushes": "12", "block.1.flush_ms": "4",
               "block.1.discards": "3", "block.1.discard_ms": "2"}
 EXACT_PARAMS = {"mode": "exact", "iodepth": "32", "iolog": "golden.iolog", "span": "1073741824",

@@ -48,9 +48,9 @@ LABEL = "exact"
 #: A step whose replayed reads and writes are off from the captured ones by
 #: more than this share of them (beyond the captured I/Os at its edges) is
 #: named in the verdict.  Measured (benchmarks/exact_timing.py, 2 shared
-#: cores at load 8 to 10): with the waits, steps of 2,000 I/Os or more at
+#: cores at load 5 to 10): with the waits, steps of 2,000 I/Os or more at
 #: 0.99x to 1.05x their captured count, light steps after a busy one up to
-#: 1.6x within their edges, none named; the pgbench example 0.96x to
+#: 1.75x within their edges, none named; the pgbench example 0.96x to
 #: 1.03x.  fio's own delays added up gave 0.01x to 61x.
 TOLERANCE = 0.10
 
@@ -128,7 +128,8 @@ class ExactReplay(Shape):
                           "exact.length_us": str(m.last_us), "exact.iodepth": str(self.iodepth),
                           "exact.timing": "measured" if timing is not None else "unmeasured"})
         if timing is not None:
-            test.data.update({"exact.lag_max_us": str(timing.lag_max_us), "exact.lag_p99_us": str(timing.lag_p99_us)})
+            test.data.update({"exact.lag_max_us": str(timing.lag_max_us), "exact.lag_p99_us": str(timing.lag_p99_us),
+                              "exact.zero_us": str(timing.zero_us)})
             for n, st in enumerate(timing.steps, 1):
                 test.data.update({f"exact.step.{n}.captured": str(st.captured),
                                   f"exact.step.{n}.replayed": str(st.replayed), f"exact.step.{n}.edge": str(st.edge)})
@@ -149,6 +150,18 @@ class ExactReplay(Shape):
                         (job(shown, self.iodepth, round(100.0 * m.reads / max(1, m.ios)), m.largest,
                              "<fio's submission log, in the same temporary folder>"),),
                         seconds + exactlog.LEAD_MS / 1000.0, seconds * 1.5 + 5)
+
+
+def replayed_s(test: TestRun) -> float:
+    """The exact replay's length (s): fio's runtime less its lead before the
+    capture's time 0 (measured, ``exact.zero_us``; else the lead asked for,
+    for a result of a replay with waits; none for an older one)."""
+    took = max((w.runtime_ms for w in test.rounds[0].workloads), default=0) / 1000.0 if test.rounds else 0.0
+    if "exact.zero_us" in test.data:
+        took -= stored.whole(test, "exact.zero_us") / 1e6
+    elif "exact.timing" in test.data:
+        took -= exactlog.LEAD_MS / 1000.0
+    return max(0.0, took)
 
 
 def timing_verdicts(test: TestRun) -> List[str]:

@@ -51,11 +51,13 @@ from tkperf.pts import Capture, ResultFileError, iolog_place, log_files, open_to
 HEADER = "fio version 3 iolog"
 #: The mapped copy's header: version 2, whose ``wait`` waits until a time since fio started.
 WAIT_HEADER = "fio version 2 iolog"
-#: The capture's time 0 is this long after fio starts (ms): the job's thread
-#: is made, its first iolog lines read and the target opened before the
-#: first captured I/O is due (on a loaded two-core host fio took 120 to
-#: 160 ms from its start to the job's first I/O).
-LEAD_MS = 1000
+#: The capture's time 0 is this long after fio starts (ms), so that the
+#: job's thread is made, its first iolog lines read and the target opened
+#: before the first captured I/O is due: fio 3.33 polls the jobs it starts
+#: every 100 ms (``backend.c``, ``run_threads``), and on a two-core host at
+#: load 8 to 10 a job was ready 105 to 118 ms after fio started.  The rest
+#: of the lead is in fio's runtime; :attr:`Timing.zero_us` measures it.
+LEAD_MS = 300
 #: Captured I/Os this close to a step's edge (µs, either side) may be
 #: counted in the step next to it by the measurement's grain: fio's waits
 #: and its log are whole milliseconds.
@@ -300,6 +302,10 @@ class Timing:
     steps: Tuple[StepTiming, ...]
     lag_max_us: int
     lag_p99_us: int
+    #: Where the capture's time 0 fell in fio's run (µs after its job
+    #: started; 0 when the job started after it): fio's runtime less this
+    #: is the replay's length.
+    zero_us: int = 0
 
 
 def issued_ms(prefix: str) -> Optional[np.ndarray]:
@@ -330,7 +336,8 @@ def timing(stamps: Sequence[int], issued: np.ndarray, windows: Sequence[Tuple[fl
     if n == 0 or not windows:
         return None
     rep = np.asarray(issued, dtype=np.float64) * 1000.0
-    rep = rep + float(np.max(cap[:n] - rep[:n]))
+    shift = float(np.max(cap[:n] - rep[:n]))  # fio's clock to the capture's
+    rep = rep + shift
     lag = rep[:n] - cap[:n]
     out = []
     for k, (start, duration) in enumerate(windows):
@@ -346,4 +353,5 @@ def timing(stamps: Sequence[int], issued: np.ndarray, windows: Sequence[Tuple[fl
         out.append(StepTiming(within(cap, lo, hi), within(rep, lo, hi), edge))
     ordered = np.sort(lag)
     p99 = ordered[max(0, math.ceil(0.99 * n) - 1)]  # nearest rank
-    return Timing(tuple(out), int(round(max(0.0, float(ordered[-1])))), int(round(max(0.0, float(p99)))))
+    return Timing(tuple(out), int(round(max(0.0, float(ordered[-1])))), int(round(max(0.0, float(p99)))),
+                  int(round(max(0.0, -shift))))

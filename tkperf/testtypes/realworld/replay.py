@@ -314,9 +314,7 @@ def exact_verdicts(test: TestRun) -> List[str]:
         return []
     out = []
     captured = stored.whole(test, "exact.length_us") / 1e6
-    took = max((w.runtime_ms for w in test.rounds[0].workloads), default=0) / 1000.0
-    if "exact.timing" in test.data:  # fio's run began its lead before the capture's time 0
-        took = max(0.0, took - exactlog.LEAD_MS / 1000.0)
+    took = exact.replayed_s(test)
     if took > captured * 1.1 + 1.0:
         out.append(f"the exact replay took {took:,.1f} s against the capture's {captured:,.1f} s: the drive did not "
                    f"keep the captured timing with at most {test.data.get('exact.iodepth', '?')} I/Os outstanding")
