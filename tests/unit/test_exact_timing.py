@@ -92,3 +92,18 @@ def test_a_replay_whose_timing_was_not_measured_says_so():
     (lost,) = exact.timing_verdicts(_test({"exact.timing": "unmeasured"}))
     assert lost == "the exact replay's timing in each step was not measured (fio's submission log could not be read)"
     assert exact.timing_verdicts(TestRun("replay", "replay", "", "", "")) == []  # a steps replay
+
+
+def test_the_replays_length_is_fios_runtime_less_its_lead_before_the_captures_time_0():
+    from tkperf.model.results import Round, Workload
+
+    def test(data):
+        t = _test(data)
+        t.rounds.append(Round(index=1, started="", wall_s=11.0, fio_s=10.185,
+                              workloads=(Workload("exact-replay", "randrw", 4096, 50, 1, 8, 10_185),)))
+        return t
+
+    assert exact.replayed_s(test({"exact.timing": "measured", "exact.zero_us": "181001"})) == pytest.approx(10.004)
+    # a replay whose submission log could not be read: the lead asked for; a result from before the waits: fio's runtime
+    assert exact.replayed_s(test({"exact.timing": "unmeasured"})) == pytest.approx(10.185 - exactlog.LEAD_MS / 1000)
+    assert exact.replayed_s(test({})) == pytest.approx(10.185)
