@@ -19,9 +19,9 @@ started (milliseconds; axboe/fio ``iolog.c``, ``read_iolog_get``:
 action begins with a wait until it (:data:`LEAD_MS` later).  A version 3
 iolog's time stamps are not held so: fio waits each gap after its previous
 issue (``iolog_delay``), so whatever it is late by -- a sleep's overshoot,
-a full queue -- adds up (4.6 s behind after 10 s of a bursty capture on a
-loop device, :mod:`benchmarks.exact_timing`); with the waits a late fio
-catches up at the next millisecond.  Flushes (``sync``, ``datasync``) are
+a full queue -- adds up (3.0 to 6.6 s behind after 10 s of a bursty
+capture on a loop device, ``benchmarks/exact_timing.py``); with the waits
+a late fio catches up at the next millisecond.  Flushes (``sync``, ``datasync``) are
 kept as fio's ``sync`` and ``datasync`` actions and discards as ``trim``
 actions, mapped like the I/Os.
 
@@ -323,6 +323,11 @@ def issued_ms(prefix: str) -> Optional[np.ndarray]:
     return np.sort(rows[(rows[:, 2] == 0) | (rows[:, 2] == 1), 0])
 
 
+def _within(ordered: np.ndarray, lo: float, hi: float) -> int:
+    """How many of the sorted ``ordered`` are in ``[lo, hi)``."""
+    return int(np.searchsorted(ordered, hi, "left") - np.searchsorted(ordered, lo, "left"))
+
+
 def timing(stamps: Sequence[int], issued: np.ndarray, windows: Sequence[Tuple[float, float]]) -> Optional[Timing]:
     """The replay's timing against the capture's: the k-th read or write fio
     issued (``issued``, ms since its job started) is the k-th of the capture
@@ -342,15 +347,11 @@ def timing(stamps: Sequence[int], issued: np.ndarray, windows: Sequence[Tuple[fl
     out = []
     for k, (start, duration) in enumerate(windows):
         lo = 1e6 * start
-        hi = 1e6 * (start + duration) if k + 1 < len(windows) else math.inf
-
-        def within(a: np.ndarray, x: float, y: float) -> int:
-            return int(np.searchsorted(a, y, "left") - np.searchsorted(a, x, "left"))
-
-        edge = within(cap, lo - EDGE_US, lo + EDGE_US)
+        hi = 1e6 * (start + duration) if k + 1 < len(windows) else math.inf  # the last step keeps the late ones
+        edge = _within(cap, lo - EDGE_US, lo + EDGE_US)
         if hi != math.inf:
-            edge += within(cap, max(lo + EDGE_US, hi - EDGE_US), hi + EDGE_US)
-        out.append(StepTiming(within(cap, lo, hi), within(rep, lo, hi), edge))
+            edge += _within(cap, max(lo + EDGE_US, hi - EDGE_US), hi + EDGE_US)
+        out.append(StepTiming(_within(cap, lo, hi), _within(rep, lo, hi), edge))
     ordered = np.sort(lag)
     p99 = ordered[max(0, math.ceil(0.99 * n) - 1)]  # nearest rank
     return Timing(tuple(out), int(round(max(0.0, float(ordered[-1])))), int(round(max(0.0, float(p99)))),
