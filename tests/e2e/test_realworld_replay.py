@@ -122,8 +122,16 @@ def test_exact_replay_keeps_flushes_and_discards_at_the_captured_depth(loopdev, 
     figures = overall(test)
     assert figures is not None and figures.lat_source == BLOCK
     assert figures.lat_mean_us == pytest.approx(1000.0 * counters.busy_ms / counters.ios)
-    # a timing miss is named, never quiet
-    took = w.runtime_ms / 1000.0
+    # fio's own record of what it issued (its submission log) counted in the capture's two steps of 0.6 s: the
+    # iolog's I/Os at 10 ms + 3 ms each are 197 and 103, and fio's log holds every read and write it reports
+    assert test.data["exact.timing"] == "measured"
+    steps = [tuple(int(test.data[f"exact.step.{n}.{k}"]) for k in ("captured", "replayed")) for n in (1, 2)]
+    assert [c for c, _ in steps] == [197, 103] and "exact.step.3.captured" not in test.data
+    assert sum(r for _, r in steps) == w.read.ios + w.write.ios == 300
+    # a timing miss is named, never quiet (fio's runtime less its lead before the capture's time 0, measured)
+    zero_ms = int(test.data["exact.zero_us"]) / 1000.0
+    assert 0 <= zero_ms <= exactlog.LEAD_MS, zero_ms
+    took = w.runtime_ms / 1000.0 - zero_ms / 1000.0
     named = [d for d in deviations if "the exact replay took" in d]
     assert bool(named) == (took > 1.2 * 1.1 + 1.0), (took, named)
     # a capture whose device answered ten times faster than this one: the verdict names both response times
@@ -136,6 +144,46 @@ def test_exact_replay_keeps_flushes_and_discards_at_the_captured_depth(loopdev, 
     assert f"replay: the exact replay's mean response time was {figures.lat_mean_us:,.0f} µs against the captured " \
            f"{figures.lat_mean_us / 10:,.0f} µs ({BLOCK}): this drive serves the capture's I/Os at another speed " \
            "than the captured device" in words, words
+
+
+@needs_fio
+def test_an_exact_replay_holds_each_steps_timing_and_names_the_steps_a_slow_drive_put_behind(simdrive, tmp_path):
+    """400 reads in the capture's first 0.1 s, on an emulated SSD whose controller takes 5 ms a command (at most
+    200 in a second, whatever the load), then 5 reads at 3.6 s.  fio's submission log puts at most about 200 of
+    the first step's reads in its second and the rest in step 2, which captured none: the verdict names both.
+    The 5 reads are issued in their own step, at their captured time after the drive's backlog, not 3.6 s after
+    the backlog's last issue as fio's version 3 iolog delays would put them."""
+    lines = [f"{10_000 + i * 250} /dev/captured read {i * 4096} 4096" for i in range(400)]
+    lines += [f"{3_600_000 + i * 1000} /dev/captured read {(1000 + i) * 4096} 4096" for i in range(5)]
+    with open(tmp_path / "cap.iolog", "w", encoding="ascii") as fh:
+        fh.write("fio version 3 iolog\n0 /dev/captured add\n0 /dev/captured open\n")
+        fh.writelines(f"{ln}\n" for ln in lines)
+        fh.write("4999000 /dev/captured close\n")
+    steps = ((0.001, (("random", "read", 4096, 400),)), (0.0, ()), (0.0, ()), (0.001, (("random", "read", 4096, 5),)),
+             (0.0, ()))
+    path = str(tmp_path / "cap.xml")
+    model.save(dataclasses.replace(rwsw_captures.capture(step_s=1.0, steps=steps, size=16 * MiB), iolog="cap.iolog"),
+               path)
+    drive = simdrive(capacity="16M", cmd_us=5000)
+    run = _run(drive.path, tmp_path, "--tests", "replay", "--replay", "exact", "--workload", path)
+    (test,) = run.tests
+    (w,) = test.rounds[0].workloads
+    assert w.read.ios == 405 and w.iodepth == 1 and not w.error
+    counted = [tuple(int(test.data[f"exact.step.{n}.{k}"]) for k in ("captured", "replayed", "edge")) for n in
+               range(1, 6)]
+    assert [c for c, _, _ in counted] == [400, 0, 0, 5, 0] and sum(r for _, r, _ in counted) == 405
+    assert counted[0][1] <= 205 and counted[1][1] >= 150, counted  # the drive's 200 a second, from fio's own log
+    assert counted[3][1] == 5, counted  # held at their captured time: the lag did not add up
+    named = [d for d in conformance.of_run(run).deviations if "the exact replay issued" in d]
+    lag = int(test.data["exact.lag_max_us"]) / 1e6
+    assert lag >= 0.9, lag
+    assert named[:2] == [
+        f"replay: step 1: the exact replay issued {counted[0][1]:,} reads and writes in the step's time against the "
+        f"capture's 400 ({counted[0][1] / 400:.2f}x the captured IOPS): the replay did not keep the captured timing "
+        f"(fio up to {lag:,.3f} s behind it)",
+        f"replay: step 2: the exact replay issued {counted[1][1]:,} reads and writes in the step's time against the "
+        f"capture's 0: the replay did not keep the captured timing (fio up to {lag:,.3f} s behind it)"]
+    assert not any(d.startswith("replay: step 4:") for d in named), named
 
 
 # --- rwsw-wsat without writes -------------------------------------------------------------------

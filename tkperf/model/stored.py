@@ -91,6 +91,8 @@ DATA = _table({
     r"exact\.span": _BYTES,
     r"exact\.length_us": Rule("whole", 0, int(MAX_SECONDS * 1e6), "a time in microseconds"),
     r"exact\.iodepth": _SMALL,
+    r"exact\.(lag_max|lag_p99|zero)_us": Rule("whole", 0, int(MAX_SECONDS * 1e6), "a time in microseconds"),
+    r"exact\.step\.\d+\.(captured|replayed|edge)": _COUNT,
     r"block\.\d+\.(ios|busy_ms|flushes|flush_ms|discards|discard_ms)": _COUNT,  # realworld/blockstats.py
 })
 

@@ -4,11 +4,22 @@ The capture's iolog (fio iolog version 3, beside its XML) is checked
 against its capture when the run is planned and copied at run time into a
 private temporary folder with its addresses mapped onto the target's range
 and its flushes and discards kept (:mod:`.exactlog`), then replayed by one
-fio job (``read_iolog``) with the capture's own timing: fio issues every
-I/O at its captured time (``replay_no_stall`` is left off), so the replay
-asks the drive for the capture's IOPS.  The job's queue depth is the
-capture's peak in-flight count (:func:`.exactlog.peak_in_flight`), so the
-drive never has more I/Os outstanding than the capture had.
+fio job (``read_iolog``, read a part at a time: ``read_iolog_chunked``)
+with the capture's own timing: every captured millisecond is held by a
+``wait`` until its time since fio started, so fio issues every I/O in its
+captured millisecond and a late fio catches up instead of adding its
+delays up, and the replay asks the drive for the capture's IOPS.  The
+job's queue depth is the capture's peak in-flight count
+(:func:`.exactlog.peak_in_flight`), so the drive never has more I/Os
+outstanding than the capture had.
+
+How it kept the timing is measured from fio's own submission log: the
+reads and writes fio issued within each of the capture's steps against
+those the capture issued in it (:func:`.exactlog.timing`), stored with the
+furthest and the 99th percentile of how far fio fell behind; the verdict
+names every step whose replayed I/Os are off from the captured ones by
+more than :data:`TOLERANCE` of them, beyond the captured I/Os within
+:data:`.exactlog.EDGE_US` of its edges (:func:`timing_verdicts`).
 
 Its response time is measured the way the capture measures it: at the
 block layer, issue to completion, from the target's own counters around
@@ -24,15 +35,24 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from array import array
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Tuple
+from typing import List, Optional, Tuple
 
 from tkperf.api import FioJob, Round, TestRun, UsageError
-from tkperf.pts import Capture, Estimate, Shape, check_iolog, iolog_path, scan_iolog
+from tkperf.pts import Capture, Estimate, Shape, check_iolog, iolog_path, scan_iolog, stored
 from tkperf.testtypes.realworld import blockstats, exactlog
 
 LABEL = "exact"
+#: A step whose replayed reads and writes are off from the captured ones by
+#: more than this share of them (beyond the captured I/Os at its edges) is
+#: named in the verdict.  Measured (benchmarks/exact_timing.py, 2 shared
+#: cores at load 5 to 10): with the waits, steps of 2,000 I/Os or more at
+#: 0.99x to 1.05x their captured count, light steps after a busy one up to
+#: 1.75x within their edges, none named; the pgbench example 0.96x to
+#: 1.03x.  fio's own delays added up gave 0.01x to 61x.
+TOLERANCE = 0.10
 
 
 def capture_iolog(capture_path: str, cap: Capture) -> str:
@@ -58,9 +78,11 @@ def checked(capture_path: str, cap: Capture) -> Tuple[str, exactlog.Checked]:
     return log, exactlog.check(log, cap)
 
 
-def job(path: str, depth: int, rwmixread: int, largest: int) -> FioJob:
+def job(path: str, depth: int, rwmixread: int, largest: int, issued: str) -> FioJob:
+    """The replay's fio job: the mapped copy read a part at a time, fio's
+    submission log (``issued``: its prefix) written for the timing."""
     return FioJob(name="exact-replay", rw="randrw", bs=max(largest, 512), rwmixread=rwmixread, iodepth=depth,
-                  extra=(("read_iolog", path),))
+                  extra=(("read_iolog", path), ("read_iolog_chunked", "1"), ("write_lat_log", issued)))
 
 
 @dataclass(frozen=True)
@@ -71,6 +93,8 @@ class ExactReplay(Shape):
     log: str
     span: int
     iodepth: int
+    #: The capture's steps (start s, duration s), the windows of the timing.
+    steps: Tuple[Tuple[float, float], ...] = ()
 
     def run(self, ctx, plan, test: TestRun) -> None:
         if getattr(ctx.fio, "host", None):
@@ -80,15 +104,20 @@ class ExactReplay(Shape):
         folder = tempfile.mkdtemp(prefix="tkperf-replay-")
         try:
             mapped = os.path.join(folder, "mapped.iolog")
+            stamps = array("q")  # 8 bytes an I/O
             with open(mapped, "w", encoding="ascii") as fh:
-                m = exactlog.write_mapped(self.log, fh, target, self.span)
+                m = exactlog.write_mapped(self.log, fh, target, self.span, stamps)
             share = round(100.0 * m.reads / m.ios) if m.ios else 0
             started = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
             before = meter.start()
-            workloads, wall = ctx.fio.run([job(mapped, self.iodepth, share, m.largest)],
+            issued = os.path.join(folder, "issued")
+            workloads, wall = ctx.fio.run([job(mapped, self.iodepth, share, m.largest, issued)],
                                           what=f"{plan.key} exact replay",
-                                          timeout=m.last_us / 1e6 * 3.0 + 300.0)
+                                          timeout=m.last_us / 1e6 * 3.0 + exactlog.LEAD_MS / 1000.0 + 300.0)
             meter.stop(test.data, 1, before)
+            times = exactlog.issued_ms(issued)
+            timing = exactlog.timing(stamps, times, self.steps) if times is not None else None
+            del stamps
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         fio_s = sum(w.runtime_ms for w in workloads) / 1000.0
@@ -96,7 +125,14 @@ class ExactReplay(Shape):
         test.data.update({"phase.1": LABEL, "exact.reads": str(m.reads), "exact.writes": str(m.writes),
                           "exact.flushes": str(m.flushes), "exact.discards": str(m.discards),
                           "exact.moved": str(m.moved), "exact.dropped": str(m.dropped), "exact.span": str(m.span),
-                          "exact.length_us": str(m.last_us), "exact.iodepth": str(self.iodepth)})
+                          "exact.length_us": str(m.last_us), "exact.iodepth": str(self.iodepth),
+                          "exact.timing": "measured" if timing is not None else "unmeasured"})
+        if timing is not None:
+            test.data.update({"exact.lag_max_us": str(timing.lag_max_us), "exact.lag_p99_us": str(timing.lag_p99_us),
+                              "exact.zero_us": str(timing.zero_us)})
+            for n, st in enumerate(timing.steps, 1):
+                test.data.update({f"exact.step.{n}.captured": str(st.captured),
+                                  f"exact.step.{n}.replayed": str(st.replayed), f"exact.step.{n}.edge": str(st.edge)})
         ctx.save()
         test.stop_reason = "capture replayed"
 
@@ -111,5 +147,45 @@ class ExactReplay(Shape):
         return Estimate((f"# the capture's {m.ios:,} I/Os ({m.reads:,} reads, {m.writes:,} writes) replayed "
                          f"with their timing, about {seconds:.0f} s, addresses mapped onto the target's range, "
                          f"at most {self.iodepth} outstanding (the capture's peak in flight)",),
-                        (job(shown, self.iodepth, round(100.0 * m.reads / max(1, m.ios)), m.largest),),
-                        seconds, seconds * 1.5 + 5)
+                        (job(shown, self.iodepth, round(100.0 * m.reads / max(1, m.ios)), m.largest,
+                             "<fio's submission log, in the same temporary folder>"),),
+                        seconds + exactlog.LEAD_MS / 1000.0, seconds * 1.5 + 5)
+
+
+def replayed_s(test: TestRun) -> float:
+    """The exact replay's length (s): fio's runtime less its lead before the
+    capture's time 0 (measured, ``exact.zero_us``; else the lead asked for,
+    for a result of a replay with waits; none for an older one)."""
+    took = max((w.runtime_ms for w in test.rounds[0].workloads), default=0) / 1000.0 if test.rounds else 0.0
+    if "exact.zero_us" in test.data:
+        took -= stored.whole(test, "exact.zero_us") / 1e6
+    elif "exact.timing" in test.data:
+        took -= exactlog.LEAD_MS / 1000.0
+    return max(0.0, took)
+
+
+def timing_verdicts(test: TestRun) -> List[str]:
+    """Every step of an exact replay whose replayed reads and writes are off
+    from the captured ones (fio's submission log, the capture's iolog) by
+    more than :data:`TOLERANCE` of them, beyond the captured I/Os at its
+    edges; a replay whose timing was not measured says so."""
+    if "exact.length_us" not in test.data:
+        return []
+    if test.data.get("exact.timing") != "measured":
+        return ["the exact replay's timing in each step was not measured ("
+                + ("fio's submission log could not be read" if "exact.timing" in test.data else
+                   "a result from before tkperf measured it: fio added up its own delays between the iolog's "
+                   "I/Os, so its steps may have run behind the capture's")
+                + ")"]
+    out = []
+    lag = stored.whole(test, "exact.lag_max_us") / 1e6
+    n = 1
+    while f"exact.step.{n}.captured" in test.data:
+        captured, replayed, edge = (stored.whole(test, f"exact.step.{n}.{k}") for k in ("captured", "replayed", "edge"))
+        if abs(replayed - captured) > TOLERANCE * captured + edge:
+            ratio: Optional[str] = f"{replayed / captured:.2f}x" if captured else None
+            out.append(f"step {n}: the exact replay issued {replayed:,} reads and writes in the step's time against "
+                       f"the capture's {captured:,}" + (f" ({ratio} the captured IOPS)" if ratio else "")
+                       + f": the replay did not keep the captured timing (fio up to {lag:,.3f} s behind it)")
+        n += 1
+    return out

@@ -12,9 +12,24 @@ is written.
 The copy (:func:`write_mapped`) names the target, moves every I/O into the
 target's range ``[0, span)`` (an offset beyond it wraps around, modulo the
 span; one that would end past the span is pulled back, aligned down to
-4 KiB) and keeps the time stamps, so fio replays the capture's own timing.
-Flushes (``sync``, ``datasync``) are kept as fio's ``sync`` and ``datasync``
-actions and discards as ``trim`` actions, mapped like the I/Os.
+4 KiB) and holds the captured timing against fio's clock: it is an iolog
+of version 2, whose ``wait`` action fio 3.33 holds until a time since fio
+started (milliseconds; axboe/fio ``iolog.c``, ``read_iolog_get``:
+``mtime_since_genesis``), and every captured millisecond that holds an
+action begins with a wait until it (:data:`LEAD_MS` later).  A version 3
+iolog's time stamps are not held so: fio waits each gap after its previous
+issue (``iolog_delay``), so whatever it is late by -- a sleep's overshoot,
+a full queue -- adds up (3.0 to 6.6 s behind after 10 s of a bursty
+capture on a loop device, ``benchmarks/exact_timing.py``); with the waits
+a late fio catches up at the next millisecond.  Flushes (``sync``, ``datasync``) are
+kept as fio's ``sync`` and ``datasync`` actions and discards as ``trim``
+actions, mapped like the I/Os.
+
+How the replay kept the timing is measured from fio's own record of every
+I/O it issued (its submission-latency log, ``write_lat_log``: the time of
+each submission in ms since the job started), in the capture's own steps
+(:func:`timing`): the reads and writes fio issued within each step's time
+against those the capture issued in it.
 
 The replay's queue depth (fio ``iodepth``) is the capture's peak in-flight
 count (:func:`peak_in_flight`): every I/O taken as in flight from its issue
@@ -27,11 +42,26 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
-from typing import IO, Dict, List, Optional, Set, Tuple
+from typing import IO, Dict, Iterator, List, MutableSequence, Optional, Sequence, Set, Tuple
 
-from tkperf.pts import Capture, ResultFileError, iolog_place, open_to_read
+import numpy as np
+
+from tkperf.pts import Capture, ResultFileError, iolog_place, log_files, open_to_read, parse_log
 
 HEADER = "fio version 3 iolog"
+#: The mapped copy's header: version 2, whose ``wait`` waits until a time since fio started.
+WAIT_HEADER = "fio version 2 iolog"
+#: The capture's time 0 is this long after fio starts (ms), so that the
+#: job's thread is made, its first iolog lines read and the target opened
+#: before the first captured I/O is due: fio 3.33 polls the jobs it starts
+#: every 100 ms (``backend.c``, ``run_threads``), and on a two-core host at
+#: load 8 to 10 a job was ready 105 to 118 ms after fio started.  The rest
+#: of the lead is in fio's runtime; :attr:`Timing.zero_us` measures it.
+LEAD_MS = 300
+#: Captured I/Os this close to a step's edge (µs, either side) may be
+#: counted in the step next to it by the measurement's grain: fio's waits
+#: and its log are whole milliseconds.
+EDGE_US = 5000
 IO_ACTIONS = ("read", "write")
 SYNC_ACTIONS = ("sync", "datasync")
 TRIM = "trim"
@@ -74,10 +104,9 @@ class Checked(Counts):
     depth: int
 
 
-def _lines(path: str) -> List[Line]:
-    """Every action line of the iolog (file actions left out); its format is
-    checked by :func:`tkperf.api.scan_iolog` first."""
-    out: List[Line] = []
+def _lines(path: str) -> Iterator[Line]:
+    """Every action line of the iolog (file actions left out), one at a
+    time; its format is checked by :func:`tkperf.api.scan_iolog` first."""
     fd = open_to_read(path, "iolog", ResultFileError)
     with open(fd, encoding="ascii", errors="strict", newline="\n") as fh:
         try:
@@ -89,13 +118,13 @@ def _lines(path: str) -> List[Line]:
                 if len(parts) != 5 or len(line) > MAX_LINE:
                     continue
                 try:
-                    out.append(Line(int(parts[0]), parts[2], int(parts[3]), int(parts[4])))
+                    got = Line(int(parts[0]), parts[2], int(parts[3]), int(parts[4]))
                 except ValueError:
                     raise ResultFileError(f"{path}: line {number}: not 'timestamp file action offset length'") \
                         from None
+                yield got
         except UnicodeDecodeError:
             raise ResultFileError(f"{path}: not a text iolog (bytes outside ASCII)") from None
-    return out
 
 
 def seen_figure(part: object, *names: str) -> Optional[float]:
@@ -192,18 +221,31 @@ class Written(Counts):
     largest: int
 
 
-def write_mapped(src: str, dst: IO[str], target: str, span: int) -> Written:
-    """Copy the iolog ``src`` to ``dst`` on ``target`` within ``[0, span)``, flushes and discards kept."""
+def write_mapped(src: str, dst: IO[str], target: str, span: int,
+                 stamps: Optional[MutableSequence[int]] = None) -> Written:
+    """Copy the iolog ``src`` to ``dst`` on ``target`` within ``[0, span)``,
+    flushes and discards kept, each captured millisecond held by a wait
+    until :data:`LEAD_MS` after it; the time stamps (µs) of the reads and
+    writes copied are appended to ``stamps``."""
     if not target or any(ch.isspace() for ch in target):
         raise ResultFileError(f"exact replay needs a target path without spaces, not {target!r}")
     counts = {"read": 0, "write": 0, "flush": 0, "trim": 0}
     moved = dropped = largest = last = 0
-    dst.write(f"{HEADER}\n0 {target} add\n0 {target} open\n")
+    waited = -1
+    dst.write(f"{WAIT_HEADER}\n{target} add\n{target} open\n")
+
+    def wait(stamp: int) -> None:
+        nonlocal waited
+        if stamp // 1000 > waited:
+            waited = stamp // 1000
+            dst.write(f"{target} wait {LEAD_MS + waited} 0\n")
+
     for ln in _lines(src):
         last = max(last, ln.stamp)
         if ln.action in SYNC_ACTIONS:
             counts["flush"] += 1
-            dst.write(f"{ln.stamp} {target} {ln.action} 0 0\n")
+            wait(ln.stamp)
+            dst.write(f"{target} {ln.action} 0 0\n")
             continue
         if ln.action not in IO_ACTIONS + (TRIM,):
             continue
@@ -215,8 +257,11 @@ def write_mapped(src: str, dst: IO[str], target: str, span: int) -> Written:
         counts[ln.action] += 1
         if ln.action != TRIM:
             largest = max(largest, ln.length)
-        dst.write(f"{ln.stamp} {target} {ln.action} {where} {ln.length}\n")
-    dst.write(f"{last} {target} close\n")
+            if stamps is not None:
+                stamps.append(ln.stamp)
+        wait(ln.stamp)
+        dst.write(f"{target} {ln.action} {where} {ln.length}\n")
+    dst.write(f"{target} close\n")
     return Written(counts["read"], counts["write"], counts["flush"], counts["trim"], moved, dropped, span, last,
                    largest)
 
@@ -236,3 +281,78 @@ def captured_params(cap: Capture) -> Dict[str, str]:
         if value is not None:
             out[f"step.{st.index + 1}.lat_mean_us"] = repr(value)
     return out
+
+
+@dataclass(frozen=True)
+class StepTiming:
+    """One step of an exact replay, timed: the reads and writes the capture
+    issued within the step's time, those fio issued within it, and the
+    captured ones within :data:`EDGE_US` of its edges (either side)."""
+
+    captured: int
+    replayed: int
+    edge: int
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How an exact replay kept the captured timing: every step's counts and
+    how far fio's issues fell behind their captured times (µs)."""
+
+    steps: Tuple[StepTiming, ...]
+    lag_max_us: int
+    lag_p99_us: int
+    #: Where the capture's time 0 fell in fio's run (µs after its job
+    #: started; 0 when the job started after it): fio's runtime less this
+    #: is the replay's length.
+    zero_us: int = 0
+
+
+def issued_ms(prefix: str) -> Optional[np.ndarray]:
+    """The times (ms since the job started) fio issued its reads and writes,
+    from its submission-latency log (``write_lat_log=prefix``), sorted; None
+    when fio wrote none or it cannot be read."""
+    files = log_files(prefix, "slat")
+    if len(files) != 1:
+        return None
+    try:
+        with open(files[0], encoding="ascii") as fh:
+            rows = parse_log(fh.read(), files[0])
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return np.sort(rows[(rows[:, 2] == 0) | (rows[:, 2] == 1), 0])
+
+
+def _within(ordered: np.ndarray, lo: float, hi: float) -> int:
+    """How many of the sorted ``ordered`` are in ``[lo, hi)``."""
+    return int(np.searchsorted(ordered, hi, "left") - np.searchsorted(ordered, lo, "left"))
+
+
+def timing(stamps: Sequence[int], issued: np.ndarray, windows: Sequence[Tuple[float, float]]) -> Optional[Timing]:
+    """The replay's timing against the capture's: the k-th read or write fio
+    issued (``issued``, ms since its job started) is the k-th of the capture
+    (``stamps``, µs; fio issues them in the iolog's order), and fio's clock
+    is set against the capture's by the I/O it issued earliest relative to
+    its captured time (fio never issues one before its wait, so that one
+    was on time, within the log's millisecond); each step's counts are
+    taken over its ``windows`` (start s, duration s)."""
+    cap = np.sort(np.asarray(stamps, dtype=np.float64))
+    n = min(len(cap), len(issued))
+    if n == 0 or not windows:
+        return None
+    rep = np.asarray(issued, dtype=np.float64) * 1000.0
+    shift = float(np.max(cap[:n] - rep[:n]))  # fio's clock to the capture's
+    rep = rep + shift
+    lag = rep[:n] - cap[:n]
+    out = []
+    for k, (start, duration) in enumerate(windows):
+        lo = 1e6 * start
+        hi = 1e6 * (start + duration) if k + 1 < len(windows) else math.inf  # the last step keeps the late ones
+        edge = _within(cap, lo - EDGE_US, lo + EDGE_US)
+        if hi != math.inf:
+            edge += _within(cap, max(lo + EDGE_US, hi - EDGE_US), hi + EDGE_US)
+        out.append(StepTiming(_within(cap, lo, hi), _within(rep, lo, hi), edge))
+    ordered = np.sort(lag)
+    p99 = ordered[max(0, math.ceil(0.99 * n) - 1)]  # nearest rank
+    return Timing(tuple(out), int(round(max(0.0, float(ordered[-1])))), int(round(max(0.0, float(p99)))),
+                  int(round(max(0.0, -shift))))

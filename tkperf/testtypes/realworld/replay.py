@@ -258,6 +258,8 @@ class ReplayPts(PtsRules):
         if v["rwsw_replay"] == "exact":
             out.append("replay --replay exact: the captured I/Os with their own timing through fio's iolog "
                        f"replay, not the step-by-step stream mix of the {RWSW_PTS}'s Replay-Native test")
+            out.append("replay --replay exact: the timing is held to the millisecond (fio's iolog wait): the I/Os "
+                       "of one captured millisecond are issued one after the other from its start")
             return out
         if intensity_of(options) == "max":
             out.append("replay --replay-intensity max: each step's streams run as fast as the drive serves them "
@@ -312,10 +314,11 @@ def exact_verdicts(test: TestRun) -> List[str]:
         return []
     out = []
     captured = stored.whole(test, "exact.length_us") / 1e6
-    took = max((w.runtime_ms for w in test.rounds[0].workloads), default=0) / 1000.0
+    took = exact.replayed_s(test)
     if took > captured * 1.1 + 1.0:
         out.append(f"the exact replay took {took:,.1f} s against the capture's {captured:,.1f} s: the drive did not "
                    f"keep the captured timing with at most {test.data.get('exact.iodepth', '?')} I/Os outstanding")
+    out += exact.timing_verdicts(test)
     counters = blockstats.stored(test.data, test.rounds[0].index)
     for what, key, seen in (("discards", "exact.discards", counters.discards if counters else None),
                             ("flushes", "exact.flushes", counters.flushes if counters else None)):
@@ -363,7 +366,8 @@ class ReplayTest(TestType):
         if cfg.replay == "exact":
             log, found = exact.checked(cfg.workload, cap)  # refused here, before the purge (exit 7)
             span = opts.test_bytes(capacity) // IOLOG_ALIGN * IOLOG_ALIGN  # wrapped offsets keep their alignment
-            return [Plan(key=self.name, shape=exact.ExactReplay(log, span, found.depth), wipc=False,
+            windows = tuple((s.start, s.duration) for s in cap.steps)
+            return [Plan(key=self.name, shape=exact.ExactReplay(log, span, found.depth, windows), wipc=False,
                          params={**params, "iolog": os.path.basename(log), "span": str(span),
                                  "iolog_ios": str(found.ios), "iolog_flushes": str(found.flushes),
                                  "iolog_discards": str(found.discards), "iodepth": str(found.depth),

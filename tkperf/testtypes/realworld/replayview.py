@@ -75,10 +75,13 @@ def exact_blocks(test: TestRun) -> list:
     fio_lat = sum(x.lat_mean_us * (x.read.ios + x.write.ios) for x in w) / issued if issued else 0.0
     rows = [["Captured I/Os replayed", f"{asked:,}"], ["I/Os fio issued", f"{issued:,}"],
             ["IOPS, captured / delivered", f"{_param(test, 'capture_iops'):,.0f} / {iops:,.0f}"],
-            ["Length (s), captured / replayed",
-             f"{stored.whole(test, 'exact.length_us') / 1e6:,.1f} / "
-             f"{max((x.runtime_ms for x in w), default=0) / 1000.0:,.1f}"],
-            ["Most I/Os outstanding (fio iodepth: the capture's peak in flight)", test.data.get("exact.iodepth", "")]]
+            ["Length (s), captured / replayed (fio's runtime less its lead before the capture's time 0)",
+             f"{stored.whole(test, 'exact.length_us') / 1e6:,.1f} / {exact.replayed_s(test):,.1f}"],
+            ["Most I/Os outstanding (fio iodepth: the capture's peak in flight)", test.data.get("exact.iodepth", "")],
+            ["Behind the captured timing (s), furthest / 99th percentile (fio's submission log)",
+             f"{stored.whole(test, 'exact.lag_max_us') / 1e6:,.3f} / "
+             f"{stored.whole(test, 'exact.lag_p99_us') / 1e6:,.3f}" if "exact.lag_max_us" in test.data
+             else "not measured"]]
     if block is not None:
         rows += [["Queue depth, captured / delivered (block layer)", f"{_param(test, 'capture_qd'):,.2f} / "
                   f"{block[0]:,.2f}"],
