@@ -5,6 +5,8 @@ import gzip
 import json
 import os
 
+import pytest
+
 
 from conftest import needs_fio
 from tkperf.cli import export, main
@@ -36,7 +38,8 @@ def test_export_writes_one_file_per_kind(tmp_path, capsys):
     iops = run.test("iops")
     first = rounds[0]
     assert (first["test"], first["type"], first["round"]) == ("iops", "iops", "1")
-    assert float(first["wall_s"]) == iops.rounds[0].wall_s
+    assert first["wall_s"] == format(iops.rounds[0].wall_s, ".14g")  # fourteen digits, no float noise
+    assert float(first["wall_s"]) == pytest.approx(iops.rounds[0].wall_s, rel=1e-11)
     assert int(first["workloads"]) == len(iops.rounds[0].workloads)
     assert sum(r["in_steady_window"] == "1" for r in rounds if r["test"] == "iops") == len(iops.steady.rounds)
 

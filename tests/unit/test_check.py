@@ -1120,3 +1120,13 @@ def test_a_figure_the_host_path_sets_is_left_out_on_a_host_limited_night(capsys,
     rc, out, _ = check(capsys, ordinary, "--baseline", *nights)
     assert rc == EXIT_REGRESSION and out.splitlines()[-1].endswith(": iops/rnd_4k_read_iops -40.0%")
     assert "host-limited" not in out
+
+
+def test_machine_files_carry_a_figures_digits_not_float_noise():
+    # Issue 60 item 6: 'result=19409.908317200003' in JUnit and 'wall_s 8.037375912000016' in CSV
+    from tkperf.cli import check as check_cli
+    from tkperf.cli import export
+
+    assert check_cli._digits(19409.908317200003) == "19409.9083172" and check_cli._digits(None) == "None"
+    assert export._number(8.037375912000016) == "8.037375912"
+    assert export._number(4363.163212072) == "4363.163212072"  # fio's own digits are all kept

@@ -428,10 +428,15 @@ def _testcase(suite: etree._Element, cell: Cell, tolerance_pct: float,
         etree.SubElement(props, "property", name="verdict", value="noise")
         first = f"noise: {told}: worse beyond the tolerance, but within the nights' noise\n"
     out = etree.SubElement(case, "system-out")
-    out.text = for_xml(first + f"baseline={cell.baseline!r} result={cell.result!r} "
+    out.text = for_xml(first + f"baseline={_digits(cell.baseline)} result={_digits(cell.result)} "
                        f"change_pct={_change(cell, tolerance_pct)} p={p_text(cell.p_value)} "
                        f"p_adjusted={p_text(cell.p_adjusted)} "
                        f"unit={cell.unit} better={cell.better or 'none'} verdict={cell.verdict}")
+
+
+def _digits(value: object) -> str:
+    """A figure as a machine reads it: fourteen significant digits, no float noise (19409.9083172)."""
+    return format(value, ".14g") if isinstance(value, float) else repr(value)
 
 
 def _host_facts(run: RunResult) -> dict:

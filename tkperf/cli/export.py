@@ -68,6 +68,11 @@ def _text(value: str) -> str:
     return value
 
 
+#: A figure's digits in a machine file: fourteen significant ones, all a measurement holds, without the
+#: noise of a float's last bits (8.037375912000016 -> 8.037375912; issue 60 item 6).
+SIGNIFICANT = ".14g"
+
+
 def _number(value: object) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
@@ -76,7 +81,7 @@ def _number(value: object) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return ""
-        return str(int(value)) if value.is_integer() and abs(value) < 2 ** 53 else repr(value)
+        return str(int(value)) if value.is_integer() and abs(value) < 2 ** 53 else format(value, SIGNIFICANT)
     return ""
 
 
