@@ -143,7 +143,7 @@ class LiveRenderer(_Renderer):
             part = min((s.clock() - s.phase_since) / s.per_round_s, 1.0)
             phase += f", about {100 * part:.0f}% through (estimated from its time)"
         elif s.kind == "stream" and s.round:
-            phase = f"interval {s.round}: {s.stream_iops:.0f} IOPS, {s.stream_written / 1e9:.2f} GB written"
+            phase = f"interval {s.round}: {s.stream_iops:,.0f} IOPS, {s.stream_written / 1e9:.2f} GB written"
         grid.add_row("phase", _text(phase))
         now = s.live_now()
         if now is not None:
