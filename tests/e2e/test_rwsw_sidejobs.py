@@ -1,0 +1,95 @@
+"""A steps replay keeps what its 16 stream jobs leave out: the streams
+beyond them (one mixed job at their bytes per second), the discards (a fio
+randtrim job) and each flush on the stream that issued it (issue 57, items
+4 and 6).  Held to fio's own counts (its JSON, kept beside the result) and
+the loop device's."""
+from __future__ import annotations
+
+import dataclasses
+import glob
+import gzip
+import json
+import os
+
+import rwsw_captures
+from conftest import needs_fio
+
+from tkperf import store
+from tkperf.cli import main
+from tkperf.rwsw import model
+from tkperf.testtypes.realworld import blockstats
+from tkperf.verdict import conformance
+
+MiB = 1 << 20
+STEP_S = 3.0
+DISCARDS = 30
+
+
+def _seen(flushes: int, discards: int) -> model.Seen:
+    return model.Seen(lat=None, read=None, write=None, flushes=flushes, fua=0, discards=discards,
+                      discard_bytes=discards * MiB, lost_events=0)
+
+
+def _capture(folder: str) -> str:
+    """One 3 s step of 20 streams: 18 random reads (100 .. 49 I/Os, 4 .. 72 KiB), a log writer
+    (300 sequential 4 KiB writes, each flushed) and 300 random 8 KiB writes that never flush;
+    30 discards of 1 MiB."""
+    spec = [("random", "read", 4096 * (i + 1), 100 - 3 * i) for i in range(18)] + [
+        ("sequential", "write", 4096, 300), ("random", "write", 8192, 300)]
+    cap = rwsw_captures.capture(step_s=STEP_S, steps=((1.0, spec),))
+    (st,) = cap.steps
+    streams = tuple(dataclasses.replace(s, flushes=(300 if s.key == "SEQ 4KiB write" else 0) if s.rw == "write"
+                                        else None) for s in st.streams)
+    cap = dataclasses.replace(cap, steps=(dataclasses.replace(st, streams=streams, seen=_seen(300, DISCARDS)),),
+                              seen=_seen(300, DISCARDS))
+    path = os.path.join(folder, "cap.xml")
+    model.save(cap, path)
+    return path
+
+
+def _run(target: str, tmp_path, path: str, *args: str):
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", target, "--name", "r", "--outdir", str(out), "--yes", "--quiet", "--quick",
+               "--write-cache", "keep", "--no-report", "--purge", "none", "--tests", "replay", "--workload", path,
+               *args])
+    assert rc in (0, 1), rc
+    run = store.load(str(out / "r.xml"))
+    (json_gz,) = glob.glob(str(out / "r.fio-json" / "*step-1.json.gz"))
+    with gzip.open(json_gz, "rt") as fh:
+        text = fh.read()
+    fio = json.loads(text[text.index("{"):])
+    return run, {j["jobname"]: j for j in fio["jobs"]}
+
+
+@needs_fio
+def test_discards_left_out_streams_and_each_streams_flushes_are_replayed(loopdev, tmp_path):
+    path = _capture(str(tmp_path))
+    cap = model.load(path)
+    rest = sorted(cap.steps[0].streams, key=lambda s: (-s.share, s.key))[16:]
+    run, jobs = _run(loopdev, tmp_path, path)
+    (test,) = run.tests
+    # the discards: fio's trims, each one a discard at the loop device
+    trims = jobs["st1-trim"]["trim"]["total_ios"]
+    assert 0.5 * DISCARDS <= trims <= DISCARDS + 1, trims
+    counters = blockstats.stored(test.data, test.rounds[0].index)
+    assert counters is not None and counters.discards >= trims, (counters, trims)
+    # the flushes: on the log writer alone, one per write (fio's fsync count), none on the random writer
+    log = jobs["st1-s1-seq-4kib-write"]
+    assert log["sync"]["total_ios"] >= log["write"]["total_ios"] - 1 > 0.5 * 300, log["sync"]
+    assert jobs["st1-s0-rnd-8kib-write"].get("sync", {}).get("total_ios", 0) == 0
+    # the streams beyond the 16 largest: one job at their captured bytes per second
+    asked = sum(s.ios * s.bs for s in rest)
+    moved = jobs["st1-rest"]["read"]["io_bytes"]
+    assert 0.5 * asked <= moved <= 1.25 * asked, (moved, asked)
+    deviations = conformance.of_run(run).deviations
+    assert not [d for d in deviations if "discards" in d and "step 1" in d], deviations
+    assert [d for d in deviations if d.startswith("replay: step 1: the streams beyond the 16 largest")]
+
+
+@needs_fio
+def test_discards_a_file_cannot_take_are_named_not_replayed(tmp_path):
+    path = _capture(str(tmp_path))
+    run, jobs = _run(str(tmp_path / "target.img"), tmp_path, path, "--size", "64m")
+    assert "st1-trim" not in jobs and "st1-rest" in jobs
+    assert f"replay: step 1: {DISCARDS} captured discards not replayed: the target is not a block device (fio " \
+           "trims only block devices)" in conformance.of_run(run).deviations
