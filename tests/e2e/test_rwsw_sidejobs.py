@@ -16,6 +16,7 @@ from conftest import needs_fio
 
 from tkperf import store
 from tkperf.cli import main
+from tkperf.fio.output import json_objects
 from tkperf.rwsw import model
 from tkperf.testtypes.realworld import blockstats
 from tkperf.verdict import conformance
@@ -93,3 +94,40 @@ def test_discards_a_file_cannot_take_are_named_not_replayed(tmp_path):
     assert "st1-trim" not in jobs and "st1-rest" in jobs
     assert f"replay: step 1: {DISCARDS} captured discards not replayed: the target is not a block device (fio " \
            "trims only block devices)" in conformance.of_run(run).deviations
+
+
+@needs_fio
+def test_rwsw_wsat_flushes_as_its_write_streams_did_and_names_the_discards(loopdev, tmp_path):
+    path = _capture(str(tmp_path))
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", loopdev, "--name", "r", "--outdir", str(out), "--yes", "--quiet", "--quick",
+               "--write-cache", "keep", "--no-report", "--purge", "none", "--tests", "rwsw-wsat", "--workload", path,
+               "--rwsw-wsat-time", "2", "--rwsw-wsat-interval", "1"])
+    assert rc in (0, 1), rc
+    run = store.load(str(out / "r.xml"))
+    (test,) = run.tests
+    # 600 applied writes (the log writer's 300 and the random writer's 300), 300 flushes after the log writer's
+    assert (test.params["flushes"], test.params["flushed_writes"]) == ("300", "600")
+    fio = []
+    for name in glob.glob(str(out / "r.fio-json" / "*.json.gz")):
+        with gzip.open(name, "rt") as fh:
+            text = fh.read()
+        *_, (last, _) = json_objects(text)  # status reports, then the final one
+        fio += [j for j in last["jobs"] if j["jobname"] == "rwsw-applied"]
+    writes = sum(j["write"]["total_ios"] for j in fio)
+    syncs = sum(j["sync"]["total_ios"] for j in fio)
+    assert writes > 100 and 0.75 <= syncs / (writes / 2) <= 1.25, (writes, syncs)  # fio's own counts
+    assert f"rwsw-wsat: the capture's {DISCARDS} discards (31.5 MB) are not applied: the applied workload is one " \
+           "fio job, and fio mixes no trims into a job's reads and writes" in conformance.of_run(run).deviations
+
+
+def test_rwsw_dirth_flushes_in_its_sweep_and_its_pre_writes(loopdev, tmp_path, capsys):
+    path = _capture(str(tmp_path))
+    assert main(["ssd", "run", loopdev, "--tests", "rwsw-dirth", "--workload", path, "--dry-run", "--quick",
+                 "--jobs"]) == 0
+    out = capsys.readouterr().out
+    sections = out.split("\n[")
+    mixed = [s for s in sections if s.startswith("rwsw-tc")]
+    writes = [s for s in sections if s.startswith(("pre-rwsw-w", "wdpc-rwsw-w"))]
+    assert mixed and all("fsync=5\n" in s for s in mixed)   # 2 writes a flush over a 37% write share
+    assert writes and all("fsync=2\n" in s for s in writes)  # the pre-writes: 2 writes a flush
