@@ -1,5 +1,6 @@
 """Each captured flush belongs to the write stream that issued it (the
-stream of the last write issued before it), so a replay flushes where the
+stream of the last write completed before the flush was issued: an fsync
+waits for its writes, then flushes), so a replay flushes where the
 application did (issue 57, item 6)."""
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def _capture(batches):
     return acc.finish("t", "/dev/x", 1 << 31, "import", "2026-12-07T00:00:00+00:00", None)
 
 
-def test_each_flush_is_given_to_the_write_stream_before_it():
+def test_each_flush_is_given_to_the_write_stream_whose_write_completed_last_before_it():
     cap = _capture([_log_writer_beside_random_writes()])
     by_key = {s.key: s for s in cap.steps[0].streams}
     # the first log write cannot be told sequential yet (no write ended where it starts)
@@ -49,7 +50,7 @@ def test_each_flush_is_given_to_the_write_stream_before_it():
     assert {s.key: s.flushes for s in cap.streams}["SEQ 4KiB write"] == 49
 
 
-def test_a_flush_first_in_its_batch_goes_to_the_last_write_of_the_batch_before():
+def test_a_flush_first_in_its_batch_goes_to_a_write_of_the_batch_before():
     issue, done, kind, offset, length = _log_writer_beside_random_writes(4)
     cut = 5  # the batch ends with the second log write; its flush opens the next batch
     assert kind[cut] == KIND_FLUSH
@@ -70,3 +71,23 @@ def test_stream_flushes_are_stored_and_an_older_file_reads_them_as_not_recorded(
         dataclasses.replace(st, streams=unrecorded(st.streams)) for st in cap.steps))
     assert all(el.get("flushes") is None for el in model.to_element(older).iter("stream"))
     assert all(s.flushes is None for s in model.loads(model.dumps(older)).steps[0].streams)
+
+
+def test_a_write_issued_between_a_log_write_and_its_flush_but_still_in_flight_does_not_take_it():
+    """Two writers in step: the log write, then another process's random write, then the log's flush
+    (issued once the log write completed, while the random write is still in flight)."""
+    issue, done, kind, offset, length = [], [], [], [], []
+    for i in range(20):
+        t = i * 0.01
+        for dt, rt, k, o, ln in ((0.0, 0.001, KIND_WRITE, 4096 * i, 4096),
+                                 (0.0001, 0.003, KIND_WRITE, (1 << 30) + 7919 * 8192 * i % (1 << 29), 8192),
+                                 (0.0012, 0.0005, KIND_FLUSH, 0, 0)):
+            issue.append(t + dt)
+            done.append(t + dt + rt)
+            kind.append(k)
+            offset.append(o)
+            length.append(ln)
+    cap = _capture([(np.array(issue), np.array(done), np.array(kind, dtype=np.int8), np.array(offset),
+                     np.array(length))])
+    by_key = {s.key: s.flushes for s in cap.steps[0].streams}
+    assert (by_key["SEQ 4KiB write"], by_key["RND 4KiB write"], by_key["RND 8KiB write"]) == (19, 1, 0)

@@ -12,9 +12,12 @@ into figures and dropped once the I/Os have moved two steps on), and its
 flushes, FUA writes, discards and lost events.  The I/Os go on to the
 iolog as they come (fio iolog version 3; flushes as ``sync``, discards as
 ``trim``).  Each flush is given to the write stream that issued it: the
-stream of the last write issued before it (an application's fsync waits
-for its writes, then the flush follows), so a replay can flush where the
-application did.  Memory therefore follows the number of steps and what is in
+stream of the last write completed before the flush was issued (an
+application's fsync waits for its writes to complete, then its flush
+follows), so a replay can flush where the application did.  The block
+layer does not say which process issued a request, so a write of another
+stream that completed between the writer's last write and its flush
+takes that flush.  Memory therefore follows the number of steps and what is in
 flight, not the I/Os of the capture.
 """
 from __future__ import annotations
@@ -30,6 +33,8 @@ from tkperf.rwsw.model import Capture, Latency, Seen, Step, Stream
 from tkperf.rwsw.trace import KIND_DISCARD, KIND_FLUSH, KIND_FUA, IoTrace
 
 _ACTIONS = np.array(["read", "write", "trim", "sync"])
+#: Writes kept from one batch to the next for the flushes they may have preceded (the latest completed).
+RECENT = 256
 
 
 def _latency(h: Histogram) -> Optional[Latency]:
@@ -112,7 +117,8 @@ class Accumulator:
         self.unfinished: List[float] = []   # issue times of I/Os whose completion was not seen
         self.last_done = -math.inf
         self.last_us = 0
-        self.last_write = -1     # the stream code of the last write issued (a flush's issuer), -1 before any
+        # the latest completed writes of the batches so far (completion time, stream code): a flush's issuer
+        self.recent: Tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0, dtype=np.int64))
 
     # -- the sink's side ----------------------------------------------------------
     def begin(self, t0: float) -> None:
@@ -157,33 +163,44 @@ class Accumulator:
         flush = base == KIND_FLUSH
         if not data.any():
             if flush.any():
-                self._flushers(k[flush], np.full(int(flush.sum()), self.last_write, dtype=np.int64))
+                self._flush_issuers(k, flush, issue, done, np.zeros(0, dtype=np.int64))
             return
         seq = self.rule.mark(write[data].astype(np.int64), offset[data], length[data])
         code = length[data] * 4 + seq.astype(np.int64) * 2 + write[data].astype(np.int64)
+        wrote = data & write
         if flush.any():
-            self._flush_issuers(k, flush, data, write, code)
+            self._flush_issuers(k, flush, issue, done[wrote], code[write[data]])
+        if wrote.any():
+            self._remember(done[wrote], code[write[data]])
         k, issue, done, write = k[data], issue[data], done[data], write[data]
         length = length[data]
         self._streams(k, code, length)
-        if write.any():
-            self.last_write = int(code[write][-1])
         seen = ~np.isnan(done)
         self._busy(k, issue, done, seen)
         self._times(k, issue, done, seen, write)
 
-    def _flush_issuers(self, k: np.ndarray, flush: np.ndarray, data: np.ndarray, write: np.ndarray,
-                       code: np.ndarray) -> None:
+    def _flush_issuers(self, k: np.ndarray, flush: np.ndarray, issue: np.ndarray, done: np.ndarray,
+                       wcode: np.ndarray) -> None:
         """Give each flush of the batch to the write stream that issued it: the
-        stream of the last write issued before it (an fsync's flush follows
-        the writes it waits for), from an earlier batch for a flush before
-        any write of this one."""
-        wpos = np.flatnonzero(data & write)               # the writes' positions in the batch
-        wcode = code[write[data]]                         # their stream codes, in the same order
-        fpos = np.flatnonzero(flush)
-        before = np.searchsorted(wpos, fpos) - 1
-        issuer = np.where(before >= 0, wcode[np.maximum(before, 0)] if len(wcode) else -1, self.last_write)
+        stream of the last write completed before the flush was issued (an
+        fsync waits for its writes to complete, then its flush follows), from
+        this batch or the latest completed of the batches before."""
+        wdone = np.concatenate([self.recent[0], done]) if wcode.size else self.recent[0]
+        codes = np.concatenate([self.recent[1], wcode]) if wcode.size else self.recent[1]
+        seen = ~np.isnan(wdone)
+        wdone, codes = wdone[seen], codes[seen]
+        order = np.argsort(wdone, kind="stable")
+        wdone, codes = wdone[order], codes[order]
+        at = np.searchsorted(wdone, issue[flush], side="right") - 1
+        issuer = np.where(at >= 0, codes[np.maximum(at, 0)] if codes.size else -1, -1)
         self._flushers(k[flush], issuer.astype(np.int64))
+
+    def _remember(self, done: np.ndarray, wcode: np.ndarray) -> None:
+        """Keep the latest completed writes (:data:`RECENT`) for the flushes of the next batches."""
+        wdone = np.concatenate([self.recent[0], done])
+        codes = np.concatenate([self.recent[1], wcode])
+        keep = np.argsort(np.nan_to_num(wdone, nan=-np.inf), kind="stable")[-RECENT:]
+        self.recent = (wdone[keep], codes[keep])
 
     def _flushers(self, k: np.ndarray, issuer: np.ndarray) -> None:
         """Count flushes per (step, issuing stream); a flush before any write has none (-1)."""

@@ -114,6 +114,8 @@ def stream_fsync(s: Stream) -> int:
 
 def rest_fsync(rest: Sequence[Stream]) -> int:
     """The remainder job's fsync: its writes over the flushes its streams issued (:func:`mixed_fsync`)."""
+    if not rest:
+        return 0
     return mixed_fsync(sum(s.ios for s in rest if s.rw == "write"), sum(s.flushes or 0 for s in rest),
                        applied.mixed_job(rest).rwmixread)
 
