@@ -225,13 +225,17 @@ def _fsyncs(n: int, step: CaptureStep, streams: Sequence[CaptureStream], rest: S
 
 
 def _flow_jobs(names: Sequence[str], streams: Sequence[CaptureStream], rest: Sequence[CaptureStream],
-               weights: Sequence[int], runtime: int, depths: Sequence[int]) -> Tuple[FioJob, ...]:
-    """A step's stream jobs (and its remainder's, last) in one fio flow, at the maximum intensity."""
-    jobs = tuple(_job(c, s, runtime, depths[k], applied.step_extra(k, weights[k]))
-                 for k, (c, s) in enumerate(zip(names, streams)))
+               weights: Sequence[int], runtime: int, depths: Sequence[int],
+               fsyncs: Sequence[int]) -> Tuple[FioJob, ...]:
+    """A step's stream jobs (and its remainder's, last) in one fio flow, at the maximum intensity,
+    each flushing every ``fsyncs[k]`` of its writes (0: never)."""
+    def flushing(k: int) -> Tuple[Tuple[str, str], ...]:
+        return applied.step_extra(k, weights[k]) + ((("fsync", str(fsyncs[k])),) if fsyncs[k] else ())
+
+    jobs = tuple(_job(c, s, runtime, depths[k], flushing(k)) for k, (c, s) in enumerate(zip(names, streams)))
     if rest:
         k = len(streams)
-        jobs += (_rest_job(names[k], rest, runtime, depths[k], applied.step_extra(k, weights[k])),)
+        jobs += (_rest_job(names[k], rest, runtime, depths[k], flushing(k)),)
     return jobs
 
 
@@ -275,6 +279,8 @@ def step_phases(cap: Capture, step_time: int, intensity: str = "captured") -> Tu
                 jobs += (_rest_job(sidejobs.rest_name(n), rest, seconds, depth, extra),)
             phases.append(Phase(jobs + trims, label=f"{STEP} {n}"))
             continue
+        each, last = _fsyncs(n, step, streams, rest, params)
+        fsyncs = each + [last]
         shares = [s.share for s in streams] + ([sum(s.share for s in rest)] if rest else [])
         weights = applied.weights(tuple(streams) + ((replace(rest[0], share=shares[-1]),) if rest else ()))
         first = applied.first_depths(shares, step.qd)
@@ -285,10 +291,10 @@ def step_phases(cap: Capture, step_time: int, intensity: str = "captured") -> Tu
             for runs, rung in enumerate(("a", "b")):
                 cal = [f"cal{n}{rung}-s{k}" for k in range(len(all_names))]
                 placer = _Placer({c: k for k, c in enumerate(cal)}, shares, step.qd, runs) if runs else None
-                phases.append(Phase(_flow_jobs(cal, streams, rest, weights, CALIBRATION_S, first),
+                phases.append(Phase(_flow_jobs(cal, streams, rest, weights, CALIBRATION_S, first, fsyncs),
                                     label=f"{CALIBRATION} {n}{rung}", place=placer))
             place = _Placer({name: k for k, name in enumerate(all_names)}, shares, step.qd, 2)
-        phases.append(Phase(_flow_jobs(all_names, streams, rest, weights, seconds, first) + trims,
+        phases.append(Phase(_flow_jobs(all_names, streams, rest, weights, seconds, first, fsyncs) + trims,
                             label=f"{STEP} {n}", place=place))
     return phases, params
 
@@ -354,15 +360,17 @@ class ReplayPts(PtsRules):
             out.append("replay: each step's streams run as concurrent fio jobs held in proportion by fio's flow "
                        "control, at queue depths set from two 1 s calibration runs (extra I/O) before each "
                        "step of several streams; a step of one stream runs at its queue depth rounded to a whole "
-                       "number")
+                       "number; each write stream's captured flushes (those that followed its writes) as a flush "
+                       "every N of its writes (fio fsync), N its writes over its flushes, whole")
         else:
             out.append("replay: each step's streams run as concurrent fio jobs, each held to its captured rate "
                        "(fio rate) with room for twice its share of the step's queue depth (fio iodepth); each "
                        "write stream's captured flushes (those that followed its writes) as a flush every N of its "
                        "writes (fio fsync), N its writes over its flushes, whole")
         out.append(f"replay: the streams beyond the {applied.MAX_STREAMS} largest of a step run as one more fio job "
-                   "(rwmixread, bssplit and percentage_random per direction) at their captured bytes per second; a "
-                   "step's captured discards as a fio randtrim job of their mean size at their captured rate")
+                   "(rwmixread, bssplit and percentage_random per direction), at their captured bytes per second "
+                   "(captured intensity) or as one more stream of the flow (max); a step's captured discards as a "
+                   "fio randtrim job of their mean size at their captured rate")
         out.append("replay: offsets are fio's (random streams uniform over the active range, sequential ones "
                    "from its start), not the captured addresses")
         if v["rwsw_replay_step_time"]:
@@ -383,10 +391,10 @@ class ReplayPts(PtsRules):
                            f"left out ({100.0 * float(value):.1f}% of the step's I/Os); the kept streams' shares "
                            "are judged among the kept streams")
         out += [f"{test.key}: {v}" for v in step_verdicts(test, QD_TOLERANCE, SHARE_TOLERANCE)]
-        counted: Dict[int, Optional[int]] = {}
+        counted: Dict[int, Optional[Tuple[int, int]]] = {}
         for number, rnd in step_rounds(test):
             got = blockstats.stored(test.data, rnd.index)
-            counted[number] = got.discards if got is not None else None
+            counted[number] = (got.discards, got.flushes) if got is not None else None
         out += [f"{test.key}: {v}" for v in sidejobs.not_replayed(test.params, test.data, counted)]
         out += [f"{test.key}: {v}" for v in exact_verdicts(test)]
         moved = stored.whole(test, "exact.moved")

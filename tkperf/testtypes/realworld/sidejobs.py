@@ -40,6 +40,9 @@ TRIM_RW = "randtrim"
 TRIM_ALIGN = 4096
 #: The test data key that says discards were left out, and why.
 TRIM_SKIPPED = "trim.skipped"
+#: A step whose discards (or, at the maximum intensity, flushes) at the block layer are off
+#: their captured count by more than this share is named (as :data:`~.delivered.FLUSH_TOLERANCE`).
+FLUSH_TOLERANCE = 0.25
 
 
 def rest_streams(step: Step, limit: int = applied.MAX_STREAMS) -> Tuple[Stream, ...]:
@@ -162,10 +165,13 @@ def _number(p: Mapping[str, str], key: str) -> float:
     return v if math.isfinite(v) else 0.0
 
 
-def not_replayed(params: Mapping[str, str], data: Mapping[str, str], counted: Mapping[int, Optional[int]]) -> List[str]:
+def not_replayed(params: Mapping[str, str], data: Mapping[str, str],
+                 counted: Mapping[int, Optional[Tuple[int, int]]]) -> List[str]:
     """The discards and flushes a step replay did not replay, per step, in
-    words (without the test's key).  ``counted``: the discards each step's
-    round saw at the target's block layer (None: not measured)."""
+    words (without the test's key).  ``counted``: the discards and flushes
+    each step's round saw at the target's block layer (None: not measured);
+    at the captured intensity the flushes are judged with the step's rate
+    (:func:`~.delivered.step_verdicts`), at the maximum here."""
     out = []
     skipped = data.get(TRIM_SKIPPED, "")
     steps = sorted({int(k.split(".")[1]) for k in params if k.startswith("step.") and k.split(".")[1].isdigit()})
@@ -177,13 +183,21 @@ def not_replayed(params: Mapping[str, str], data: Mapping[str, str], counted: Ma
         elif asked and skipped:
             out.append(f"step {n}: {asked:,} captured discards not replayed: {skipped}")
         elif asked and n in counted:
-            seen = counted[n]
+            got = counted[n]
+            seen = None if got is None else got[0]
             if seen is None:
                 out.append(f"step {n}: {asked:,} captured discards replayed as fio trims, not counted at the "
                            "block layer")
-            elif abs(seen / asked - 1.0) > 0.25:
+            elif abs(seen / asked - 1.0) > FLUSH_TOLERANCE:
                 out.append(f"step {n}: {seen:,} discards at the block layer against the captured {asked:,} (fio "
                            f"randtrim of {int(_number(params, f'step.{n}.trim_bs')):,} bytes)")
+        flushes = int(_number(params, f"step.{n}.flushes"))
+        if flushes and params.get("intensity") == "max" and n in counted:
+            got = counted[n]
+            if got is None or abs(got[1] / flushes - 1.0) > FLUSH_TOLERANCE:
+                seen_text = "not measured" if got is None else f"{got[1]:,}"
+                out.append(f"step {n}: {seen_text} flushes at the block layer against the captured {flushes:,} "
+                           f"(fio fsync every {params.get(f'step.{n}.fsync', '?')} writes)")
         unplaced = int(_number(params, f"step.{n}.flushes_unplaced"))
         if unplaced:
             out.append(f"step {n}: {unplaced:,} captured flushes not replayed: they followed no write of a stream "
