@@ -207,6 +207,7 @@ def _fsyncs(n: int, step: CaptureStep, streams: Sequence[CaptureStream], rest: S
     if not captured:
         return [0] * len(streams), 0
     if sidejobs.own_flushes(step.streams):
+        params[sidejobs.FLUSH_RULE] = "own"
         each = [sidejobs.stream_fsync(s) for s in streams]
         last = sidejobs.rest_fsync(rest)
         unplaced = sidejobs.unplaced_flushes(step, tuple(streams) + tuple(rest))
@@ -360,17 +361,10 @@ class ReplayPts(PtsRules):
             out.append("replay: each step's streams run as concurrent fio jobs held in proportion by fio's flow "
                        "control, at queue depths set from two 1 s calibration runs (extra I/O) before each "
                        "step of several streams; a step of one stream runs at its queue depth rounded to a whole "
-                       "number; each write stream's captured flushes (those that followed its writes) as a flush "
-                       "every N of its writes (fio fsync), N its writes over its flushes, whole")
+                       "number")
         else:
             out.append("replay: each step's streams run as concurrent fio jobs, each held to its captured rate "
-                       "(fio rate) with room for twice its share of the step's queue depth (fio iodepth); each "
-                       "write stream's captured flushes (those that followed its writes) as a flush every N of its "
-                       "writes (fio fsync), N its writes over its flushes, whole")
-        out.append(f"replay: the streams beyond the {applied.MAX_STREAMS} largest of a step run as one more fio job "
-                   "(rwmixread, bssplit and percentage_random per direction), at their captured bytes per second "
-                   "(captured intensity) or as one more stream of the flow (max); a step's captured discards as a "
-                   "fio randtrim job of their mean size at their captured rate")
+                       "(fio rate) with room for twice its share of the step's queue depth (fio iodepth)")
         out.append("replay: offsets are fio's (random streams uniform over the active range, sequential ones "
                    "from its start), not the captured addresses")
         if v["rwsw_replay_step_time"]:
@@ -378,7 +372,7 @@ class ReplayPts(PtsRules):
         return out
 
     def result_deviations(self, kind: TestType, test: TestRun, options, revision, capacity: int) -> List[str]:
-        out = []
+        out = [f"{test.key}: {v}" for v in sidejobs.rules(test.params)]
         for key, value in sorted(test.params.items(), key=lambda kv: _step_order(kv[0])):
             if key.endswith(".rest") and float(value) > 0.0005:
                 n = key.split(".")[1]

@@ -157,6 +157,39 @@ def discard_refusal(path: str) -> str:
 
 # --- the verdict ----------------------------------------------------------------------------
 
+#: The param that says the flushes went to the streams that issued them (absent: spread over
+#: the write streams, as every result from before it was kept).
+FLUSH_RULE = "flush_rule"
+
+
+def rules(params: Mapping[str, str]) -> List[str]:
+    """How a step replay's result ran the flushes, the remainder and the
+    discards, in words (without the test's key), from what its params say
+    it ran: a result from before these were kept says only what it did."""
+    out = []
+    steps = _steps(params)
+    flushing = [n for n in steps if params.get(f"step.{n}.fsync")]
+    if flushing and params.get(FLUSH_RULE) == "own":
+        out.append("each write stream's captured flushes (those that followed its writes) as a flush every N of "
+                   "its writes (fio fsync), N its writes over its flushes, whole")
+    elif flushing:
+        out.append("a step's captured flushes, where the capture recorded them, as a flush every N writes of each "
+                   "write stream (fio fsync), N its writes over its flushes, whole")
+    if any(f"step.{n}.rest" in params for n in steps):
+        out.append(f"the streams beyond the {applied.MAX_STREAMS} largest of a step as one more fio job (rwmixread, "
+                   "bssplit and percentage_random per direction, whole percentages), "
+                   + ("as one more stream of the flow" if params.get("intensity") == "max"
+                      else "at their captured bytes per second"))
+    trimmed = [n for n in steps if f"step.{n}.trim_bs" in params]
+    if trimmed:
+        out.append("a step's captured discards as a fio randtrim job of their mean size (whole 4 KiB) at their "
+                   f"captured rate (step{'s' if len(trimmed) > 1 else ''} {', '.join(map(str, trimmed))})")
+    return out
+
+
+def _steps(params: Mapping[str, str]) -> List[int]:
+    return sorted({int(k.split(".")[1]) for k in params if k.startswith("step.") and k.split(".")[1].isdigit()})
+
 def _number(p: Mapping[str, str], key: str) -> float:
     try:
         v = float(p.get(key, "") or 0.0)
@@ -174,8 +207,7 @@ def not_replayed(params: Mapping[str, str], data: Mapping[str, str],
     (:func:`~.delivered.step_verdicts`), at the maximum here."""
     out = []
     skipped = data.get(TRIM_SKIPPED, "")
-    steps = sorted({int(k.split(".")[1]) for k in params if k.startswith("step.") and k.split(".")[1].isdigit()})
-    for n in steps:
+    for n in _steps(params):
         asked = int(_number(params, f"step.{n}.discards"))
         if asked and params.get(f"step.{n}.idle") == "true":
             out.append(f"step {n}: {asked:,} captured discards not replayed (a step without reads or writes runs "

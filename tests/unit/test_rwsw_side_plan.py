@@ -132,3 +132,20 @@ def test_the_applied_workload_flushes_and_names_what_it_does_not_apply():
                               f"writes; the flushes that followed the applied write streams' writes), as fio fsync "
                               f"every {mix.fsync} writes")
     assert wl.mixed(streams).fsync == 0  # without the capture: no flushes
+
+
+def test_the_verdict_says_how_a_result_ran_its_flushes_remainder_and_discards_and_an_older_one_what_it_did():
+    (_, params) = step_phases(_capture(), 0, "captured")
+    assert sidejobs.rules(params) == [
+        "each write stream's captured flushes (those that followed its writes) as a flush every N of its writes "
+        "(fio fsync), N its writes over its flushes, whole",
+        "the streams beyond the 16 largest of a step as one more fio job (rwmixread, bssplit and percentage_random "
+        "per direction, whole percentages), at their captured bytes per second",
+        "a step's captured discards as a fio randtrim job of their mean size (whole 4 KiB) at their captured rate "
+        "(step 1)"]
+    # a result from before: its step params only (flushes spread, streams left out, no discards run)
+    older = {"intensity": "captured", "step.1.fsync": "2", "step.1.flushes": "300", "step.1.left_out": "0.11"}
+    assert sidejobs.rules(older) == [
+        "a step's captured flushes, where the capture recorded them, as a flush every N writes of each write stream "
+        "(fio fsync), N its writes over its flushes, whole"]
+    assert sidejobs.not_replayed(older, {}, {1: (0, 300)}) == []
