@@ -149,3 +149,11 @@ def test_the_verdict_says_how_a_result_ran_its_flushes_remainder_and_discards_an
         "a step's captured flushes, where the capture recorded them, as a flush every N writes of each write stream "
         "(fio fsync), N its writes over its flushes, whole"]
     assert sidejobs.not_replayed(older, {}, {1: (0, 300)}) == []
+
+
+def test_a_discard_larger_than_the_targets_range_is_replayed_at_the_range():
+    (phase,), params = step_phases(_capture(), 0, "captured", span=512 * 1024 + 100)
+    (trim,) = [j for j in phase.jobs if j.rw == "randtrim"]
+    assert trim.bs == 512 * 1024 and _options(trim)["rate"] == str(round(30 * 512 * 1024 / 3.0))
+    assert "step 1: its discards (mean 1,048,576 bytes) replayed as 30 discards of 524,288 bytes, the target's range" \
+        in sidejobs.not_replayed(params, {}, {1: (30, 300)})

@@ -173,8 +173,9 @@ def _rest_job(name: str, rest: Sequence[CaptureStream], runtime: int, depth: int
 
 
 def _side_params(n: int, step: CaptureStep, streams: Sequence[CaptureStream],
-                 rest: Sequence[CaptureStream]) -> Dict[str, str]:
-    """What a step asks beyond its kept streams: the remainder job's share, its discards."""
+                 rest: Sequence[CaptureStream], span: int = 0) -> Dict[str, str]:
+    """What a step asks beyond its kept streams: the remainder job's share, its discards
+    (each at most ``span``, the target's range, where given: fio refuses a larger block)."""
     out: Dict[str, str] = {}
     if rest:
         name = sidejobs.rest_name(n)
@@ -186,6 +187,9 @@ def _side_params(n: int, step: CaptureStep, streams: Sequence[CaptureStream],
     count, nbytes = sidejobs.discards(step)
     if count:
         bs = sidejobs.trim_size(count, nbytes)
+        if 0 < span < bs:
+            bs = max(sidejobs.TRIM_ALIGN, span // sidejobs.TRIM_ALIGN * sidejobs.TRIM_ALIGN)
+            out[f"step.{n}.trim_capped"] = str(sidejobs.trim_size(count, nbytes))
         out.update({f"step.{n}.discards": str(count), f"step.{n}.discard_bytes": str(nbytes),
                     f"step.{n}.trim_bs": str(bs), f"step.{n}.trim_rate": str(sidejobs.trim_rate(step, count, bs))})
     return out
@@ -240,8 +244,10 @@ def _flow_jobs(names: Sequence[str], streams: Sequence[CaptureStream], rest: Seq
     return jobs
 
 
-def step_phases(cap: Capture, step_time: int, intensity: str = "captured") -> Tuple[List[Phase], Dict[str, str]]:
-    """The phases of a step replay and the params that say what each step and job asked for."""
+def step_phases(cap: Capture, step_time: int, intensity: str = "captured",
+                span: int = 0) -> Tuple[List[Phase], Dict[str, str]]:
+    """The phases of a step replay and the params that say what each step and job asked for;
+    ``span``: the target's range in bytes (0: not known), which a discard job's block stays within."""
     phases: List[Phase] = []
     params: Dict[str, str] = {"intensity": intensity}
     for step in cap.steps:
@@ -259,7 +265,7 @@ def step_phases(cap: Capture, step_time: int, intensity: str = "captured") -> Tu
             continue
         names = [applied.job_name(n, k, s) for k, s in enumerate(streams)]
         params.update(_step_params(n, step, streams))
-        params.update(_side_params(n, step, streams, rest))
+        params.update(_side_params(n, step, streams, rest, span))
         for name, s in zip(names, streams):
             params[f"stream.{name}"] = s.key
             params[f"share.{name}"] = repr(s.share)
@@ -473,7 +479,8 @@ class ReplayTest(TestType):
                                  "iolog_ios": str(found.ios), "iolog_flushes": str(found.flushes),
                                  "iolog_discards": str(found.discards), "iodepth": str(found.depth),
                                  "access": "the captured I/Os with their timing (fio iolog replay)"})]
-        phases, more = step_phases(cap, cfg.replay_step_time, cfg.replay_intensity)
+        phases, more = step_phases(cap, cfg.replay_step_time, cfg.replay_intensity,
+                                   opts.test_bytes(capacity) if capacity > 0 else 0)
         return [Plan(key=self.name, shape=StepReplay(tuple(phases)), wipc=False,
                      params={**params, **more, "steps": str(len(cap.steps)),
                              "step_time": str(cfg.replay_step_time),

@@ -223,6 +223,10 @@ def not_replayed(params: Mapping[str, str], data: Mapping[str, str],
             elif abs(seen / asked - 1.0) > FLUSH_TOLERANCE:
                 out.append(f"step {n}: {seen:,} discards at the block layer against the captured {asked:,} (fio "
                            f"randtrim of {int(_number(params, f'step.{n}.trim_bs')):,} bytes)")
+        capped = int(_number(params, f"step.{n}.trim_capped"))
+        if asked and capped and f"step.{n}.trim_bs" in params and not skipped:
+            out.append(f"step {n}: its discards (mean {capped:,} bytes) replayed as {asked:,} discards of "
+                       f"{int(_number(params, f'step.{n}.trim_bs')):,} bytes, the target's range")
         flushes = int(_number(params, f"step.{n}.flushes"))
         if flushes and params.get("intensity") == "max" and n in counted:
             got = counted[n]
