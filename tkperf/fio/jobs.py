@@ -35,7 +35,7 @@ class FioJob:
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_.+-]+", self.name):
             raise ValueError(f"job name {self.name!r} is not a plain word")
-        if self.rw not in ("read", "write", "randread", "randwrite", "randrw", "rw"):
+        if self.rw not in ("read", "write", "randread", "randwrite", "randrw", "rw", "trim", "randtrim"):
             raise ValueError(f"unknown rw {self.rw!r}")
         if self.numjobs < 1 or self.iodepth < 1 or self.bs < 1:
             raise ValueError("numjobs, iodepth and bs must be positive")
@@ -65,7 +65,8 @@ class FioJob:
 
     def spec(self) -> dict:
         """What the parser needs to label fio's report of this job."""
-        read_share = {"read": 100, "randread": 100, "write": 0, "randwrite": 0}.get(self.rw, self.rwmixread)
+        read_share = {"read": 100, "randread": 100, "write": 0, "randwrite": 0, "trim": 0,
+                      "randtrim": 0}.get(self.rw, self.rwmixread)
         return dict(rw=self.rw, bs=self.bs, rwmixread=read_share, numjobs=self.numjobs,
                     iodepth=self.iodepth)
 

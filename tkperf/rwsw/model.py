@@ -72,6 +72,10 @@ class Stream:
     ios: int           # I/O count
     share: float       # share of the I/Os, 0..1
     byte_share: float  # share of the bytes, 0..1
+    #: Flushes this write stream issued (those that followed one of its writes,
+    #: :mod:`tkperf.rwsw.steps`); None: not recorded (a read stream, a file
+    #: written before tkperf kept them).
+    flushes: Optional[int] = None
 
     @property
     def key(self) -> str:
@@ -210,8 +214,10 @@ def _num(x: float) -> str:
 
 
 def _stream_el(parent: etree._Element, s: Stream) -> None:
-    etree.SubElement(parent, "stream", access=s.access, rw=s.rw, bs=str(s.bs), ios=str(s.ios),
-                     share=_num(s.share), attrib={"byte-share": _num(s.byte_share)})
+    el = etree.SubElement(parent, "stream", access=s.access, rw=s.rw, bs=str(s.bs), ios=str(s.ios),
+                          share=_num(s.share), attrib={"byte-share": _num(s.byte_share)})
+    if s.flushes is not None:
+        el.set("flushes", str(s.flushes))
 
 
 def _seen_el(parent: etree._Element, seen: Optional[Seen]) -> None:
@@ -311,7 +317,8 @@ class _Reader:
     def stream(self, el: etree._Element) -> Stream:
         return Stream(access=self.choice(el, "access", ACCESS), rw=self.choice(el, "rw", RW),
                       bs=self.integer(el, "bs", 1), ios=self.integer(el, "ios"),
-                      share=self.number(el, "share", 1.0), byte_share=self.number(el, "byte-share", 1.0))
+                      share=self.number(el, "share", 1.0), byte_share=self.number(el, "byte-share", 1.0),
+                      flushes=None if el.get("flushes") is None else self.integer(el, "flushes"))
 
     def streams(self, el: Optional[etree._Element]) -> Tuple[Stream, ...]:
         if el is None:

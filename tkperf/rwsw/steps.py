@@ -11,7 +11,13 @@ writes in two histograms (:mod:`tkperf.rwsw.latency`; a step's are made
 into figures and dropped once the I/Os have moved two steps on), and its
 flushes, FUA writes, discards and lost events.  The I/Os go on to the
 iolog as they come (fio iolog version 3; flushes as ``sync``, discards as
-``trim``).  Memory therefore follows the number of steps and what is in
+``trim``).  Each flush is given to the write stream that issued it: the
+stream of the last write completed before the flush was issued (an
+application's fsync waits for its writes to complete, then its flush
+follows), so a replay can flush where the application did.  The block
+layer does not say which process issued a request, so a write of another
+stream that completed between the writer's last write and its flush
+takes that flush.  Memory therefore follows the number of steps and what is in
 flight, not the I/Os of the capture.
 """
 from __future__ import annotations
@@ -27,6 +33,8 @@ from tkperf.rwsw.model import Capture, Latency, Seen, Step, Stream
 from tkperf.rwsw.trace import KIND_DISCARD, KIND_FLUSH, KIND_FUA, IoTrace
 
 _ACTIONS = np.array(["read", "write", "trim", "sync"])
+#: Writes kept from one batch to the next for the flushes they may have preceded (the latest completed).
+RECENT = 256
 
 
 def _latency(h: Histogram) -> Optional[Latency]:
@@ -40,7 +48,7 @@ class _StepAcc:
     __slots__ = ("streams", "busy", "flushes", "fua", "discards", "discard_bytes", "lost", "hist", "lat", "closed")
 
     def __init__(self) -> None:
-        self.streams: Dict[int, List[int]] = {}   # length * 4 + sequential * 2 + write -> [I/Os, bytes]
+        self.streams: Dict[int, List[int]] = {}   # length * 4 + sequential * 2 + write -> [I/Os, bytes, flushes]
         self.busy = 0.0          # seconds of I/O outstanding within the step, summed over the I/Os
         self.flushes = self.fua = self.discards = self.discard_bytes = self.lost = 0
         self.hist: Optional[Tuple[Histogram, Histogram]] = None   # reads, writes (while open)
@@ -66,10 +74,10 @@ class _StepAcc:
             self.hist = None
 
     def merge(self, other: _StepAcc) -> None:
-        for code, (n, b) in other.streams.items():
-            mine = self.streams.setdefault(code, [0, 0])
-            mine[0] += n
-            mine[1] += b
+        for code, counts in other.streams.items():
+            mine = self.streams.setdefault(code, [0, 0, 0])
+            for i, v in enumerate(counts):
+                mine[i] += v
         self.busy += other.busy
         self.flushes += other.flushes
         self.fua += other.fua
@@ -83,11 +91,12 @@ class _StepAcc:
 
 
 def _streams(counts: Dict[int, List[int]]) -> Tuple[Stream, ...]:
-    total = sum(n for n, _ in counts.values())
-    total_bytes = sum(b for _, b in counts.values())
+    total = sum(c[0] for c in counts.values())
+    total_bytes = sum(c[1] for c in counts.values())
     out = [Stream(access="sequential" if k & 2 else "random", rw="write" if k & 1 else "read", bs=k // 4,
-                  ios=n, share=n / total, byte_share=b / total_bytes if total_bytes > 0 else 0.0)
-           for k, (n, b) in counts.items() if n]
+                  ios=n, share=n / total, byte_share=b / total_bytes if total_bytes > 0 else 0.0,
+                  flushes=f if k & 1 else None)
+           for k, (n, b, f) in counts.items() if n]
     out.sort(key=lambda s: (-s.ios, s.key))
     return tuple(out)
 
@@ -108,6 +117,8 @@ class Accumulator:
         self.unfinished: List[float] = []   # issue times of I/Os whose completion was not seen
         self.last_done = -math.inf
         self.last_us = 0
+        # the latest completed writes of the batches so far (completion time, stream code): a flush's issuer
+        self.recent: Tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0, dtype=np.int64))
 
     # -- the sink's side ----------------------------------------------------------
     def begin(self, t0: float) -> None:
@@ -149,22 +160,60 @@ class Accumulator:
         if disc.any():
             for j, b in zip(k[disc].tolist(), length[disc].tolist()):
                 self._get(j).discard_bytes += b
+        flush = base == KIND_FLUSH
         if not data.any():
+            if flush.any():
+                self._flush_issuers(k, flush, issue, done, np.zeros(0, dtype=np.int64))
             return
+        seq = self.rule.mark(write[data].astype(np.int64), offset[data], length[data])
+        code = length[data] * 4 + seq.astype(np.int64) * 2 + write[data].astype(np.int64)
+        wrote = data & write
+        if flush.any():
+            self._flush_issuers(k, flush, issue, done[wrote], code[write[data]])
+        if wrote.any():
+            self._remember(done[wrote], code[write[data]])
         k, issue, done, write = k[data], issue[data], done[data], write[data]
-        offset, length = offset[data], length[data]
-        seq = self.rule.mark(write.astype(np.int64), offset, length)
-        self._streams(k, length * 4 + seq.astype(np.int64) * 2 + write.astype(np.int64), length)
+        length = length[data]
+        self._streams(k, code, length)
         seen = ~np.isnan(done)
         self._busy(k, issue, done, seen)
         self._times(k, issue, done, seen, write)
+
+    def _flush_issuers(self, k: np.ndarray, flush: np.ndarray, issue: np.ndarray, done: np.ndarray,
+                       wcode: np.ndarray) -> None:
+        """Give each flush of the batch to the write stream that issued it: the
+        stream of the last write completed before the flush was issued (an
+        fsync waits for its writes to complete, then its flush follows), from
+        this batch or the latest completed of the batches before."""
+        wdone = np.concatenate([self.recent[0], done]) if wcode.size else self.recent[0]
+        codes = np.concatenate([self.recent[1], wcode]) if wcode.size else self.recent[1]
+        seen = ~np.isnan(wdone)
+        wdone, codes = wdone[seen], codes[seen]
+        order = np.argsort(wdone, kind="stable")
+        wdone, codes = wdone[order], codes[order]
+        at = np.searchsorted(wdone, issue[flush], side="right") - 1
+        issuer = np.where(at >= 0, codes[np.maximum(at, 0)] if codes.size else -1, -1)
+        self._flushers(k[flush], issuer.astype(np.int64))
+
+    def _remember(self, done: np.ndarray, wcode: np.ndarray) -> None:
+        """Keep the latest completed writes (:data:`RECENT`) for the flushes of the next batches."""
+        wdone = np.concatenate([self.recent[0], done])
+        codes = np.concatenate([self.recent[1], wcode])
+        keep = np.argsort(np.nan_to_num(wdone, nan=-np.inf), kind="stable")[-RECENT:]
+        self.recent = (wdone[keep], codes[keep])
+
+    def _flushers(self, k: np.ndarray, issuer: np.ndarray) -> None:
+        """Count flushes per (step, issuing stream); a flush before any write has none (-1)."""
+        for j, c in zip(k.tolist(), issuer.tolist()):
+            if c >= 0:
+                self._get(j).streams.setdefault(c, [0, 0, 0])[2] += 1
 
     def _streams(self, k: np.ndarray, code: np.ndarray, length: np.ndarray) -> None:
         """Count the I/Os and bytes of each stream (``code``) per step (``k``)."""
         pairs, inverse, counts = np.unique(np.stack([k, code]), axis=1, return_inverse=True, return_counts=True)
         sums = np.bincount(inverse.ravel(), weights=length.astype(float), minlength=pairs.shape[1])
         for j, c, n, b in zip(pairs[0].tolist(), pairs[1].tolist(), counts.tolist(), sums.tolist()):
-            mine = self._get(j).streams.setdefault(c, [0, 0])
+            mine = self._get(j).streams.setdefault(c, [0, 0, 0])
             mine[0] += n
             mine[1] += int(b)
 
@@ -260,13 +309,13 @@ class Accumulator:
         totals = [0, 0, 0, 0, 0]
         for j, (start, length) in enumerate(bounds):
             a = self.acc.get(j) or _StepAcc()
-            for code, (c, b) in a.streams.items():
-                mine = whole.setdefault(code, [0, 0])
-                mine[0] += c
-                mine[1] += b
+            for code, counts in a.streams.items():
+                mine = whole.setdefault(code, [0, 0, 0])
+                for i, v in enumerate(counts):
+                    mine[i] += v
             busy += a.busy
-            ios = sum(c for c, _ in a.streams.values())
-            nbytes = sum(b for _, b in a.streams.values())
+            ios = sum(c[0] for c in a.streams.values())
+            nbytes = sum(c[1] for c in a.streams.values())
             for i, v in enumerate((a.flushes, a.fua, a.discards, a.discard_bytes, a.lost)):
                 totals[i] += v
             seen = Seen(lat=a.lat[0], read=a.lat[1], write=a.lat[2], flushes=a.flushes, fua=a.fua,
@@ -282,10 +331,10 @@ class Accumulator:
             lost = max(totals[4], lost_events or 0)
         seen = Seen(lat=_latency(both), read=_latency(self.whole[0]), write=_latency(self.whole[1]),
                     flushes=totals[0], fua=totals[1], discards=totals[2], discard_bytes=totals[3], lost_events=lost)
-        ios = sum(c for c, _ in whole.values())
+        ios = sum(c[0] for c in whole.values())
         return Capture(name=name, device=device, size=size, source=source, started=started, duration=duration,
                        step=self.step, steps=tuple(steps), streams=_streams(whole), qd=busy / duration,
-                       iops=ios / duration, mbps=sum(b for _, b in whole.values()) / duration / 1e6, iolog=iolog,
+                       iops=ios / duration, mbps=sum(c[1] for c in whole.values()) / duration / 1e6, iolog=iolog,
                        seen=seen)
 
 

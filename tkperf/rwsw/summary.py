@@ -40,7 +40,7 @@ def is_capture_file(path: str) -> bool:
 
 def _stream_dict(s: Stream) -> Dict[str, Any]:
     return {"key": s.key, "access": s.access, "rw": s.rw, "bs": s.bs, "ios": s.ios, "share": s.share,
-            "byte_share": s.byte_share}
+            "byte_share": s.byte_share, "flushes": s.flushes}
 
 
 def _lat_dict(lat: Optional[Latency]) -> Dict[str, Any]:

@@ -140,9 +140,15 @@ class Mixed:
     largest: int
     #: The smallest transfer (fio aligns a ``bssplit`` to it).
     smallest: int
+    #: A flush every this many writes (fio ``fsync``; set for fio's count in
+    #: a mixed job, :func:`tkperf.testtypes.realworld.sidejobs.mixed_fsync`), 0: none.
+    fsync: int = 0
+    #: The same flushes in a job of the writes alone (100% writes).
+    write_fsync: int = 0
 
     def extra(self) -> Tuple[Tuple[str, str], ...]:
-        return (("bssplit", self.bssplit), ("percentage_random", self.percentage_random))
+        own = (("bssplit", self.bssplit), ("percentage_random", self.percentage_random))
+        return own + ((("fsync", str(self.fsync)),) if self.fsync else ())
 
 
 def _percents(values: Sequence[float]) -> List[int]:

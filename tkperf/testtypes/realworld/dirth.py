@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import ClassVar, List
 
-from tkperf.api import Blocks, Options, OptionSet, Plan, TestType, stored_values
+from tkperf.api import Blocks, Options, OptionSet, Plan, TestRun, TestType, stored_values
 from tkperf.pts import SweepPts, SweepSettings, SweepTest, captures_of, sweep_options, sweep_plan
 from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld import options as ro
@@ -30,8 +30,8 @@ class RwswDirthSettings(SweepSettings):
 
 
 def _write_job(mix: applied.Mixed, tc: int, qd: int, runtime: int, name: str):
-    """The applied workload's writes alone: its write transfer sizes, 100% writes."""
-    return replace(wl.job(mix, tc, qd, runtime, name), rwmixread=0)
+    """The applied workload's writes alone: its write transfer sizes, 100% writes, flushing as its writes did."""
+    return replace(wl.job(replace(mix, fsync=mix.write_fsync), tc, qd, runtime, name), rwmixread=0)
 
 
 class _Prefixed:
@@ -51,6 +51,11 @@ class RwswDirthPts(SweepPts):
         out = common_deviations(kind.name) + wl.workload_deviations(kind.name, options, v["rwsw_streams_share"])
         return out + SweepPts.deviations(self, _Prefixed(kind), options, revision)  # type: ignore[arg-type]
 
+    def result_deviations(self, kind: TestType, test: TestRun, options, revision, capacity: int) -> List[str]:
+        """The capture's flushes and discards (:func:`~.workload.side_deviations`), then the sweep's."""
+        return wl.side_deviations(test.key, test.params) + SweepPts.result_deviations(
+            self, kind, test, options, revision, capacity)
+
 
 class RwswDirthTest(SweepTest):
     pts = RwswDirthPts()
@@ -64,7 +69,7 @@ class RwswDirthTest(SweepTest):
     def plan(self, opts: Options, capacity: int) -> List[Plan]:
         cfg = opts.of(RwswDirthSettings)
         cap, streams = wl.dominant(opts)
-        mix = wl.mixed(streams)
+        mix = wl.mixed(streams, cap)
         return [sweep_plan(KEY, partial(wl.job, mix), STEM, cfg.tc, cfg.qd, cfg.round, cfg.time, cfg.rt_limit,
                            "applied workload", {**wl.params(opts, cap, streams, mix), "prewrite_mix": "0/100"},
                            capacity, captures_of(cfg, opts.revision.id), partial(_write_job, mix), WRITE_STEM)]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, replace
-from typing import Dict, List, Mapping, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from tkperf.api import (
     Blocks,
@@ -61,7 +61,7 @@ from tkperf.pts import (
     record_round,
     stored,
 )
-from tkperf.testtypes.realworld import applied, blockstats, exact, exactlog
+from tkperf.testtypes.realworld import applied, blockstats, exact, exactlog, sidejobs
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.delivered import (
     BLOCK,
@@ -70,6 +70,7 @@ from tkperf.testtypes.realworld.delivered import (
     block_figures,
     outstanding,
     overall,
+    step_rounds,
     step_verdicts,
 )
 from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
@@ -120,7 +121,7 @@ class _Placer:
 
     def __call__(self, job: FioJob, earlier: Sequence[Round]) -> FioJob:
         cal = list(earlier[-self.runs:]) if len(earlier) >= self.runs else []
-        if not cal or any(len(r.workloads) != len(self.shares) for r in cal):
+        if job.name not in self.index or not cal or any(len(r.workloads) != len(self.shares) for r in cal):
             return job
         first = cal[0].workloads
         if not all(w.lat_mean_us > 0 for w in first):
@@ -165,48 +166,142 @@ def _step_params(n: int, step: CaptureStep, streams: Sequence[CaptureStream]) ->
             f"step.{n}.kept_iops": repr(kept_iops)}
 
 
-def step_phases(cap: Capture, step_time: int, intensity: str = "captured") -> Tuple[List[Phase], Dict[str, str]]:
-    """The phases of a step replay and the params that say what each step and job asked for."""
+def _rest_job(name: str, rest: Sequence[CaptureStream], runtime: int, depth: int,
+              extra: Tuple[Tuple[str, str], ...]) -> FioJob:
+    rw, bs, mix, more = sidejobs.rest_settings(rest)
+    return FioJob(name=name, rw=rw, bs=bs, rwmixread=mix, runtime=runtime, iodepth=depth, extra=extra + more)
+
+
+def _side_params(n: int, step: CaptureStep, streams: Sequence[CaptureStream],
+                 rest: Sequence[CaptureStream], span: int = 0) -> Dict[str, str]:
+    """What a step asks beyond its kept streams: the remainder job's share, its discards
+    (each at most ``span``, the target's range, where given: fio refuses a larger block)."""
+    out: Dict[str, str] = {}
+    if rest:
+        name = sidejobs.rest_name(n)
+        out.update({f"step.{n}.left_out": repr(0.0), f"step.{n}.rest": repr(sum(s.share for s in rest)),
+                    f"step.{n}.rest_bytes": repr(sum(s.byte_share for s in rest)),
+                    f"step.{n}.kept_iops": repr(step.iops * sum(s.share for s in tuple(streams) + tuple(rest))),
+                    f"stream.{name}": f"{len(rest)} streams beyond the {applied.MAX_STREAMS} largest",
+                    f"share.{name}": repr(sum(s.share for s in rest))})
+    count, nbytes = sidejobs.discards(step)
+    if count:
+        bs = sidejobs.trim_size(count, nbytes)
+        if 0 < span < bs:
+            bs = max(sidejobs.TRIM_ALIGN, span // sidejobs.TRIM_ALIGN * sidejobs.TRIM_ALIGN)
+            out[f"step.{n}.trim_capped"] = str(sidejobs.trim_size(count, nbytes))
+        out.update({f"step.{n}.discards": str(count), f"step.{n}.discard_bytes": str(nbytes),
+                    f"step.{n}.trim_bs": str(bs), f"step.{n}.trim_rate": str(sidejobs.trim_rate(step, count, bs))})
+    return out
+
+
+def _trim_job(n: int, params: Mapping[str, str], seconds: int) -> Tuple[FioJob, ...]:
+    if f"step.{n}.trim_bs" not in params:
+        return ()
+    return (FioJob(name=sidejobs.trim_name(n), rw=sidejobs.TRIM_RW, bs=int(params[f"step.{n}.trim_bs"]),
+                   runtime=seconds, iodepth=1, extra=(("stonewall", "0"), ("new_group", ""),
+                                                      ("rate", params[f"step.{n}.trim_rate"]))),)
+
+
+def _fsyncs(n: int, step: CaptureStep, streams: Sequence[CaptureStream], rest: Sequence[CaptureStream],
+            params: Dict[str, str]) -> Tuple[List[int], int]:
+    """Each kept stream's fio fsync and the remainder's: each write stream its own flushes
+    (:mod:`.sidejobs`), or for a capture without them the step's spread over the write streams."""
+    captured = int(exactlog.seen_figure(step, "flushes") or 0)
+    if not captured:
+        return [0] * len(streams), 0
+    if sidejobs.own_flushes(step.streams):
+        params[sidejobs.FLUSH_RULE] = "own"
+        each = [sidejobs.stream_fsync(s) for s in streams]
+        last = sidejobs.rest_fsync(rest)
+        unplaced = sidejobs.unplaced_flushes(step, tuple(streams) + tuple(rest))
+        if unplaced:
+            params[f"step.{n}.flushes_unplaced"] = str(unplaced)
+    else:
+        every = flush_every(step, streams)
+        each = [every if s.rw == "write" else 0 for s in streams]
+        last = 0
+        params[f"step.{n}.flushes_spread"] = "true"
+    given = [str(f) for f in each + [last] if f]
+    params[f"step.{n}.flushes"] = str(captured)
+    if given:
+        params[f"step.{n}.fsync"] = " / ".join(given)
+    return each, last
+
+
+def _flow_jobs(names: Sequence[str], streams: Sequence[CaptureStream], rest: Sequence[CaptureStream],
+               weights: Sequence[int], runtime: int, depths: Sequence[int],
+               fsyncs: Sequence[int]) -> Tuple[FioJob, ...]:
+    """A step's stream jobs (and its remainder's, last) in one fio flow, at the maximum intensity,
+    each flushing every ``fsyncs[k]`` of its writes (0: never)."""
+    def flushing(k: int) -> Tuple[Tuple[str, str], ...]:
+        return applied.step_extra(k, weights[k]) + ((("fsync", str(fsyncs[k])),) if fsyncs[k] else ())
+
+    jobs = tuple(_job(c, s, runtime, depths[k], flushing(k)) for k, (c, s) in enumerate(zip(names, streams)))
+    if rest:
+        k = len(streams)
+        jobs += (_rest_job(names[k], rest, runtime, depths[k], flushing(k)),)
+    return jobs
+
+
+def step_phases(cap: Capture, step_time: int, intensity: str = "captured",
+                span: int = 0) -> Tuple[List[Phase], Dict[str, str]]:
+    """The phases of a step replay and the params that say what each step and job asked for;
+    ``span``: the target's range in bytes (0: not known), which a discard job's block stays within."""
     phases: List[Phase] = []
     params: Dict[str, str] = {"intensity": intensity}
     for step in cap.steps:
         n = step.index + 1
         seconds = step_time or max(1, int(round(step.duration)))
         streams = applied.kept(step.streams)
+        rest = sidejobs.rest_streams(step)
         params[f"step.{n}.duration"] = str(seconds)
         if not streams:
             if phases:
                 phases[-1] = replace(phases[-1], idle_s=phases[-1].idle_s + seconds)
             params[f"step.{n}.idle"] = "true"
+            if sidejobs.discards(step)[0]:
+                params[f"step.{n}.discards"] = str(sidejobs.discards(step)[0])
             continue
         names = [applied.job_name(n, k, s) for k, s in enumerate(streams)]
         params.update(_step_params(n, step, streams))
+        params.update(_side_params(n, step, streams, rest, span))
         for name, s in zip(names, streams):
             params[f"stream.{name}"] = s.key
             params[f"share.{name}"] = repr(s.share)
+        trims = _trim_job(n, params, seconds)
         if intensity == "captured":
-            fsync = flush_every(step, streams)
-            if fsync:
-                params.update({f"step.{n}.flushes": str(int(exactlog.seen_figure(step, "flushes") or 0)),
-                               f"step.{n}.fsync": str(fsync)})
-            phases.append(Phase(tuple(_job(name, s, seconds, captured_depth(s, step),
-                                           captured_extra(k, s, step, fsync))
-                                      for k, (name, s) in enumerate(zip(names, streams))), label=f"{STEP} {n}"))
+            fsyncs, rest_fsync = _fsyncs(n, step, streams, rest, params)
+            jobs = tuple(_job(name, s, seconds, captured_depth(s, step), captured_extra(k, s, step, fsync))
+                         for k, (name, s, fsync) in enumerate(zip(names, streams, fsyncs)))
+            if rest:
+                share = sum(s.share for s in rest)
+                rates = [sum(s.ios * s.bs for s in rest if s.rw == rw) / max(step.duration, 1e-6)
+                         for rw in ("read", "write")]
+                extra: Tuple[Tuple[str, str], ...] = (("stonewall", "0"), ("new_group", ""),
+                                                       ("rate", ",".join(str(max(1, int(round(r)))) for r in rates)))
+                if rest_fsync:
+                    extra += (("fsync", str(rest_fsync)),)
+                depth = max(1, min(applied.MAX_DEPTH, math.ceil(2.0 * step.qd * share)))
+                jobs += (_rest_job(sidejobs.rest_name(n), rest, seconds, depth, extra),)
+            phases.append(Phase(jobs + trims, label=f"{STEP} {n}"))
             continue
-        shares = [s.share for s in streams]
-        weights = applied.weights(streams)
+        each, last = _fsyncs(n, step, streams, rest, params)
+        fsyncs = each + [last]
+        shares = [s.share for s in streams] + ([sum(s.share for s in rest)] if rest else [])
+        weights = applied.weights(tuple(streams) + ((replace(rest[0], share=shares[-1]),) if rest else ()))
         first = applied.first_depths(shares, step.qd)
+
+        all_names = names + ([sidejobs.rest_name(n)] if rest else [])
         place = None
-        if len(streams) > 1:
+        if len(all_names) > 1:
             for runs, rung in enumerate(("a", "b")):
-                cal = [f"cal{n}{rung}-s{k}" for k in range(len(streams))]
+                cal = [f"cal{n}{rung}-s{k}" for k in range(len(all_names))]
                 placer = _Placer({c: k for k, c in enumerate(cal)}, shares, step.qd, runs) if runs else None
-                phases.append(Phase(tuple(_job(c, s, CALIBRATION_S, first[k], applied.step_extra(k, weights[k]))
-                                          for k, (c, s) in enumerate(zip(cal, streams))),
+                phases.append(Phase(_flow_jobs(cal, streams, rest, weights, CALIBRATION_S, first, fsyncs),
                                     label=f"{CALIBRATION} {n}{rung}", place=placer))
-            place = _Placer({name: k for k, name in enumerate(names)}, shares, step.qd, 2)
-        phases.append(Phase(tuple(_job(name, s, seconds, first[k], applied.step_extra(k, weights[k]))
-                                  for k, (name, s) in enumerate(zip(names, streams))),
+            place = _Placer({name: k for k, name in enumerate(all_names)}, shares, step.qd, 2)
+        phases.append(Phase(_flow_jobs(all_names, streams, rest, weights, seconds, first, fsyncs) + trims,
                             label=f"{STEP} {n}", place=place))
     return phases, params
 
@@ -224,7 +319,14 @@ class StepReplay(Phases):
             if isinstance(phase.place, _Placer):
                 phase.place.data = test.data
 
+        refusal = "the target is a test host's device" if getattr(ctx.fio, "host", None) else \
+            sidejobs.discard_refusal(ctx.fio.settings.filename)
+        if refusal and any(j.rw == sidejobs.TRIM_RW for p in self.phases for j in p.jobs):
+            test.data[sidejobs.TRIM_SKIPPED] = refusal
+
         def record(index: int, phase: Phase, jobs: Tuple[FioJob, ...]) -> None:
+            if refusal:  # fio would fail the run: the discards are named in the verdict instead
+                jobs = tuple(j for j in jobs if j.rw != sidejobs.TRIM_RW)
             before = meter.start() if meter is not None else None
             rnd = record_round(ctx, test, jobs, index, f"{plan.key} {phase.label or index}", histograms)
             if meter is not None:
@@ -270,9 +372,7 @@ class ReplayPts(PtsRules):
                        "number")
         else:
             out.append("replay: each step's streams run as concurrent fio jobs, each held to its captured rate "
-                       "(fio rate) with room for twice its share of the step's queue depth (fio iodepth); a step's "
-                       "captured flushes, where the capture recorded them, as a flush every N writes of each "
-                       "write stream (fio fsync), N its writes over its flushes, whole")
+                       "(fio rate) with room for twice its share of the step's queue depth (fio iodepth)")
         out.append("replay: offsets are fio's (random streams uniform over the active range, sequential ones "
                    "from its start), not the captured addresses")
         if v["rwsw_replay_step_time"]:
@@ -280,13 +380,24 @@ class ReplayPts(PtsRules):
         return out
 
     def result_deviations(self, kind: TestType, test: TestRun, options, revision, capacity: int) -> List[str]:
-        out = []
+        out = [f"{test.key}: {v}" for v in sidejobs.rules(test.params)]
         for key, value in sorted(test.params.items(), key=lambda kv: _step_order(kv[0])):
+            if key.endswith(".rest") and float(value) > 0.0005:
+                n = key.split(".")[1]
+                out.append(f"{test.key}: step {n}: the streams beyond the {applied.MAX_STREAMS} largest "
+                           f"({100.0 * float(value):.1f}% of the step's I/Os, "
+                           f"{100.0 * stored.number(test, f'step.{n}.rest_bytes'):.1f}% of its bytes) ran as one "
+                           f"mixed job ({sidejobs.rest_name(int(n))})")
             if key.endswith(".left_out") and float(value) > 0.0005:
                 out.append(f"{test.key}: step {key.split('.')[1]}: streams beyond the {applied.MAX_STREAMS} largest "
                            f"left out ({100.0 * float(value):.1f}% of the step's I/Os); the kept streams' shares "
                            "are judged among the kept streams")
         out += [f"{test.key}: {v}" for v in step_verdicts(test, QD_TOLERANCE, SHARE_TOLERANCE)]
+        counted: Dict[int, Optional[Tuple[int, int]]] = {}
+        for number, rnd in step_rounds(test):
+            got = blockstats.stored(test.data, rnd.index)
+            counted[number] = (got.discards, got.flushes) if got is not None else None
+        out += [f"{test.key}: {v}" for v in sidejobs.not_replayed(test.params, test.data, counted)]
         out += [f"{test.key}: {v}" for v in exact_verdicts(test)]
         moved = stored.whole(test, "exact.moved")
         if moved:
@@ -372,7 +483,8 @@ class ReplayTest(TestType):
                                  "iolog_ios": str(found.ios), "iolog_flushes": str(found.flushes),
                                  "iolog_discards": str(found.discards), "iodepth": str(found.depth),
                                  "access": "the captured I/Os with their timing (fio iolog replay)"})]
-        phases, more = step_phases(cap, cfg.replay_step_time, cfg.replay_intensity)
+        phases, more = step_phases(cap, cfg.replay_step_time, cfg.replay_intensity,
+                                   opts.test_bytes(capacity) if capacity > 0 else 0)
         return [Plan(key=self.name, shape=StepReplay(tuple(phases)), wipc=False,
                      params={**params, **more, "steps": str(len(cap.steps)),
                              "step_time": str(cfg.replay_step_time),

@@ -95,9 +95,14 @@ class RwswWsatPts(PtsRules):
         return out
 
     def result_deviations(self, kind: TestType, test: TestRun, options, revision, capacity: int) -> List[str]:
-        """WSAT's stop: 24 h or 4x the capacity written; an earlier limit that ended the run departs."""
+        """The capture's flushes and discards (:func:`~.workload.side_deviations`); WSAT's stop: 24 h or 4x the
+        capacity written, an earlier limit that ended the run departs."""
+        side = wl.side_deviations(test.key, test.params)
         if test.status != "complete":
-            return []
+            return side
+        return side + self._stop_deviations(kind, test, options, capacity)
+
+    def _stop_deviations(self, kind: TestType, test: TestRun, options, capacity: int) -> List[str]:
         v = stored_values(kind, options)
         reason = test.stop_reason
         if reason.startswith("time limit") and v["rwsw_wsat_time"] < PTS_TIME_S:
@@ -127,7 +132,7 @@ class RwswWsatTest(TestType):
         cfg = opts.of(ro.RwswWsatSettings)
         cap, streams = wl.dominant(opts)
         refuse_without_writes(cfg.workload, streams)
-        mix = wl.mixed(streams)
+        mix = wl.mixed(streams, cap)
         job = wl.job(mix, opts.numjobs, opts.iodepth, cfg.wsat_time, JOB)
         shape = Stream(job, cfg.wsat_interval, stop_bytes=tgbw_bytes(cfg.wsat_tgbw, capacity),
                        steady_stop=cfg.wsat_steady, steady_after_bytes=floor_bytes(capacity), series=SERIES,
