@@ -15,16 +15,47 @@ run), the same quantities as the capture's, from the same layer; fio's own
 latency (submission to reaping) is longer whenever fio leaves completed I/Os
 waiting while it keeps a replay's timing.
 
+Those counters are not the capture's definition when the workload
+flushes: an ``fsync`` reaches the block layer as an empty write with a
+preflush, which the counters count as a write and charge the whole flush
+time (and a FUA write on a device without FUA its post-flush too), so a
+flushing step's queue depth and mean response time came out several times
+the device's (0.407 against 0.079 in a replayed step).  A replay is
+therefore recorded the way the capture records: the same block
+tracepoints (``block_rq_issue``, ``block_rq_complete``,
+``block_rq_requeue``, :class:`tkperf.rwsw.tracing.Recorder`), paired by
+the capture's own code (:func:`tkperf.rwsw.rawtrace.read_raw`) and summed
+by it (:class:`tkperf.rwsw.steps.Accumulator`): reads and writes are the
+data I/Os, flushes and discards are counted apart, the response time is
+each data I/O's issue to completion (mean, 99th percentile and largest from
+the capture's histogram, :mod:`tkperf.rwsw.latency`), and the queue depth
+their time in flight over the run's time (:class:`Traced`, ``trace.N.KEY``
+in the test's data).  The counters are still kept beside it.  The raw
+events go to an unnamed temporary file (about 160 bytes per I/O) while fio
+runs, and are summed when it ends.
+
 A target that is not a block device of this host (a file, a test host's
 device) has no counters: the replay then falls back to fio's figures and
-says so.
+says so.  A target that cannot be traced (tkperf not root, a kernel without
+the block tracepoints) keeps the counters' figures, and the replay says
+that they are not the capture's definition.
 """
 from __future__ import annotations
 
+import atexit
+import logging
+import math
 import os
 import stat
+import tempfile
+import threading
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import IO, Dict, Optional
+
+from tkperf.errors import TkperfError, ToolError
+from tkperf.rwsw import rawtrace, steps, tracing
+
+log = logging.getLogger("tkperf")
 
 #: Fields of /sys/class/block/NAME/stat (0-based): reads, read ms, writes,
 #: write ms, discards, discard ms, flushes, flush ms.
@@ -98,17 +129,185 @@ def stored(data: Dict[str, str], index: int) -> Optional[Counters]:
     return got if min(getattr(got, k) for k in KEYS) >= 0 else None
 
 
-class Meter:
-    """Reads a target's counters around each fio run:
-    ``before = meter.start()``, the run, ``meter.stop(data, n, before)``."""
+#: Keys of a round's traced figures (``trace.N.KEY``): the data I/Os (reads
+#: and writes) and their microseconds in flight (whole), their response
+#: times (µs), the flushes and discards apart, and the events the kernel lost.
+TRACE_KEYS = ("ios", "busy_us", "lat_mean_us", "lat_p99_us", "lat_max_us", "flushes", "discards", "lost")
+_TRACE_WHOLE = ("ios", "busy_us", "flushes", "discards", "lost")
+#: One step as long as any run: the accumulator sums the whole recording.
+_ONE_STEP = 1e9
 
-    def __init__(self, target: str) -> None:
+
+@dataclass(frozen=True)
+class Traced:
+    """One fio run recorded at the block tracepoints, summed as the capture sums a step."""
+
+    ios: int = 0              # data I/Os (reads and writes) issued in the recording
+    busy_us: int = 0          # their microseconds in flight, added up per I/O (the queue depth's numerator)
+    lat_mean_us: float = 0.0  # response time, issue to completion, of those whose completion was seen
+    lat_p99_us: float = 0.0
+    lat_max_us: float = 0.0
+    flushes: int = 0
+    discards: int = 0
+    lost: int = 0             # events the kernel's trace buffer lost (the figures are then not whole)
+
+
+def summed(raw: IO[bytes], layout: rawtrace.Layout, dev: tracing.DeviceFacts, lost: int) -> Traced:
+    """The figures of a recording (``raw``, as :class:`tracing.Recorder` writes
+    it) by the capture's own pairing and sums, as one step."""
+    acc = steps.Accumulator(_ONE_STEP, None, lost_known=True)
+    raw.seek(0)
+    rawtrace.read_raw(raw, layout, dev.kernel_dev, acc, dev.first_sector,
+                      dev.sectors if dev.first_sector else None)
+    cap = acc.finish(name="replay", device=dev.path, size=dev.size, source="tracefs", started="",
+                     iolog=None, lost_events=lost)
+    seen = cap.seen
+    ios = sum(s.ios for s in cap.streams)
+    lat = seen.lat if seen is not None else None
+    return Traced(ios=ios, busy_us=int(round(cap.qd * cap.duration * 1e6)),
+                  lat_mean_us=lat.mean_us if lat else 0.0, lat_p99_us=lat.p99_us if lat else 0.0,
+                  lat_max_us=lat.max_us if lat else 0.0, flushes=seen.flushes if seen else 0,
+                  discards=seen.discards if seen else 0,
+                  lost=(seen.lost_events or 0) if seen else lost)
+
+
+def store_traced(data: Dict[str, str], index: int, got: Traced) -> None:
+    """Keep round ``index``'s traced figures in the test's data."""
+    data.update({f"trace.{index}.{k}": (str(getattr(got, k)) if k in _TRACE_WHOLE else repr(getattr(got, k)))
+                 for k in TRACE_KEYS})
+
+
+def stored_traced(data: Dict[str, str], index: int) -> Optional[Traced]:
+    """Round ``index``'s traced figures, or None where the round was not
+    traced (a result from before replays were traced, a target that could
+    not be: what cannot be known for it is its data I/Os' own queue depth
+    and response time, and their 99th percentile)."""
+    try:
+        values = {k: (int(data[f"trace.{index}.{k}"]) if k in _TRACE_WHOLE else float(data[f"trace.{index}.{k}"]))
+                  for k in TRACE_KEYS}
+    except (KeyError, ValueError):
+        return None
+    if any(not math.isfinite(v) or v < 0 for v in values.values()):
+        return None
+    return Traced(**values)  # type: ignore[arg-type]
+
+
+class _Recording:
+    """One fio run's recording: tkperf's tracefs instance on the target's
+    disk, read by a thread of its own into an unnamed temporary file."""
+
+    def __init__(self, dev: tracing.DeviceFacts) -> None:
+        self.dev = dev
+        self.raw = tempfile.TemporaryFile(prefix=".tkperf-replay-", suffix=".trace.tmp")
+        self.rec = tracing.Recorder(dev)
+        self.done = threading.Event()
+        self.begun = threading.Event()
+        self.failed: Optional[BaseException] = None
+        try:
+            self.rec.__enter__()
+        except BaseException:
+            self.raw.close()
+            raise
+        self.thread = threading.Thread(target=self._read, name="tkperf-replay-trace", daemon=True)
+        self.thread.start()
+        self.begun.wait(30.0)
+        if not self.begun.is_set():
+            self.close()
+            raise ToolError("the replay's block trace did not start within 30 s")
+
+    def _read(self) -> None:
+        try:
+            self.rec.record(_ONE_STEP, self.raw.fileno(), self.done.is_set, self.begun.set)
+        except BaseException as exc:  # said by the main thread
+            self.failed = exc
+            self.begun.set()
+
+    def stop(self) -> Traced:
+        """End the recording and sum it; a ToolError when it failed."""
+        try:
+            self.done.set()
+            self.thread.join()
+            if self.failed is not None:
+                raise ToolError(f"the replay's block trace failed: {self.failed}")
+            self.rec.__exit__(None, None, None)
+            assert self.rec.layout is not None
+            return summed(self.raw, self.rec.layout, self.dev, self.rec.lost)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Put tracing back as it was (also when the run failed) and drop the raw events."""
+        self.done.set()
+        if self.thread.is_alive():
+            self.thread.join(5.0)
+        if self.rec.instance is not None or self.rec.registered:
+            self.rec._close_quietly()
+        for problem in self.rec.problems:
+            log.warning("replay trace: %s", problem)
+        self.rec.problems = []
+        self.raw.close()
+
+
+class Meter:
+    """Reads a target's counters, and records it at the block tracepoints,
+    around each fio run: ``before = meter.start()``, the run,
+    ``meter.stop(data, n, before)``."""
+
+    def __init__(self, target: str, trace: bool = True) -> None:
         self.path = stat_file(target)
+        self.target = target
+        self.dev: Optional[tracing.DeviceFacts] = None
+        self.untraced = ""   # why the target is not traced ("" while it is, or may be)
+        self.recording: Optional[_Recording] = None
+        if self.path is None:
+            self.untraced = "not a block device of this host"
+        elif not trace:
+            self.untraced = "not asked for"
+        else:
+            try:
+                tracing.needs_root()
+                self.dev = tracing.device_facts(target)
+                if tracing.on_device(tempfile.gettempdir(), self.dev):
+                    raise ToolError(f"the temporary folder {tempfile.gettempdir()} is on the target")
+            except TkperfError as err:
+                self._untraced(str(err))
+
+    def _untraced(self, why: str) -> None:
+        self.untraced = why
+        self.dev = None
+        log.warning("replay: %s is measured by its block-layer counters only, not at the block tracepoints "
+                    "as the capture is (%s): they count each flush's empty write as a write", self.target, why)
 
     def start(self) -> Optional[Counters]:
+        self._end_recording()
+        if self.dev is not None:
+            try:
+                self.recording = _Recording(self.dev)
+                atexit.register(self._end_recording)
+            except (TkperfError, OSError) as err:
+                self._untraced(str(err))
         return read(self.path)
+
+    def abandon(self) -> None:
+        """The run failed: its recording is put away unread."""
+        self._end_recording()
+
+    def _end_recording(self) -> None:
+        """A recording a run left unfinished (fio failed between start and stop) is put away."""
+        if self.recording is not None:
+            atexit.unregister(self._end_recording)
+            self.recording.close()
+            self.recording = None
 
     def stop(self, data: Dict[str, str], index: int, before: Optional[Counters]) -> None:
         after = read(self.path)
         if before is not None and after is not None:
             store(data, index, after.minus(before))
+        recording, self.recording = self.recording, None
+        if recording is None:
+            return
+        atexit.unregister(self._end_recording)
+        try:
+            store_traced(data, index, recording.stop())
+        except (TkperfError, OSError) as err:
+            self._untraced(str(err))
