@@ -167,3 +167,25 @@ def test_a_flushing_replay_is_measured_as_its_capture_measures_it(loopdev, tmp_p
     assert any(f"queue depth and response time from the {COUNTERS}" in w and "cannot be known" in w
                for w in words), words
     assert not any("99th percentile response time" in w for w in words), words
+
+
+def test_a_run_that_fails_while_traced_leaves_no_tracing_behind(loopdev):
+    """fio failing between the meter's start and stop: the recording ends
+    with the meter (abandoned, or dropped with the failed run's frame)."""
+    import gc
+    import threading
+
+    def traced_now():
+        return _instances(os.getpid()), [t for t in threading.enumerate() if t.name == "tkperf-replay-trace"]
+
+    meter = blockstats.Meter(loopdev)
+    meter.start()
+    instances, threads = traced_now()
+    assert len(instances) == 1 and len(threads) == 1
+    meter.abandon()
+    assert traced_now() == ([], [])
+    meter.start()
+    assert len(traced_now()[0]) == 1
+    del meter
+    gc.collect()
+    assert traced_now() == ([], [])

@@ -42,13 +42,13 @@ that they are not the capture's definition.
 """
 from __future__ import annotations
 
-import atexit
 import logging
 import math
 import os
 import stat
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import IO, Dict, Optional
 
@@ -259,6 +259,7 @@ class Meter:
         self.dev: Optional[tracing.DeviceFacts] = None
         self.untraced = ""   # why the target is not traced ("" while it is, or may be)
         self.recording: Optional[_Recording] = None
+        self._finalizer = weakref.finalize(self, lambda: None)
         if self.path is None:
             self.untraced = "not a block device of this host"
         elif not trace:
@@ -283,7 +284,8 @@ class Meter:
         if self.dev is not None:
             try:
                 self.recording = _Recording(self.dev)
-                atexit.register(self._end_recording)
+                # a run that fails between start and stop drops its meter: the recording ends with it (or at exit)
+                self._finalizer = weakref.finalize(self, self.recording.close)
             except (TkperfError, OSError) as err:
                 self._untraced(str(err))
         return read(self.path)
@@ -294,10 +296,10 @@ class Meter:
 
     def _end_recording(self) -> None:
         """A recording a run left unfinished (fio failed between start and stop) is put away."""
-        if self.recording is not None:
-            atexit.unregister(self._end_recording)
-            self.recording.close()
-            self.recording = None
+        recording, self.recording = self.recording, None
+        if recording is not None:
+            self._finalizer.detach()
+            recording.close()
 
     def stop(self, data: Dict[str, str], index: int, before: Optional[Counters]) -> None:
         after = read(self.path)
@@ -306,7 +308,7 @@ class Meter:
         recording, self.recording = self.recording, None
         if recording is None:
             return
-        atexit.unregister(self._end_recording)
+        self._finalizer.detach()
         try:
             store_traced(data, index, recording.stop())
         except (TkperfError, OSError) as err:
