@@ -46,14 +46,11 @@ import logging
 import math
 import os
 import stat
-import tempfile
-import threading
 import weakref
 from dataclasses import dataclass
-from typing import IO, Dict, Optional
+from typing import Dict, Optional
 
-from tkperf.errors import TkperfError, ToolError
-from tkperf.rwsw import rawtrace, steps, tracing
+from tkperf.pts import TkperfError, TraceDevice, TracedRun, TraceRecording, traceable
 
 log = logging.getLogger("tkperf")
 
@@ -134,41 +131,9 @@ def stored(data: Dict[str, str], index: int) -> Optional[Counters]:
 #: times (µs), the flushes and discards apart, and the events the kernel lost.
 TRACE_KEYS = ("ios", "busy_us", "lat_mean_us", "lat_p99_us", "lat_max_us", "flushes", "discards", "lost")
 _TRACE_WHOLE = ("ios", "busy_us", "flushes", "discards", "lost")
-#: One step as long as any run: the accumulator sums the whole recording.
-_ONE_STEP = 1e9
 
 
-@dataclass(frozen=True)
-class Traced:
-    """One fio run recorded at the block tracepoints, summed as the capture sums a step."""
-
-    ios: int = 0              # data I/Os (reads and writes) issued in the recording
-    busy_us: int = 0          # their microseconds in flight, added up per I/O (the queue depth's numerator)
-    lat_mean_us: float = 0.0  # response time, issue to completion, of those whose completion was seen
-    lat_p99_us: float = 0.0
-    lat_max_us: float = 0.0
-    flushes: int = 0
-    discards: int = 0
-    lost: int = 0             # events the kernel's trace buffer lost (the figures are then not whole)
-
-
-def summed(raw: IO[bytes], layout: rawtrace.Layout, dev: tracing.DeviceFacts, lost: int) -> Traced:
-    """The figures of a recording (``raw``, as :class:`tracing.Recorder` writes
-    it) by the capture's own pairing and sums, as one step."""
-    acc = steps.Accumulator(_ONE_STEP, None, lost_known=True)
-    raw.seek(0)
-    rawtrace.read_raw(raw, layout, dev.kernel_dev, acc, dev.first_sector,
-                      dev.sectors if dev.first_sector else None)
-    cap = acc.finish(name="replay", device=dev.path, size=dev.size, source="tracefs", started="",
-                     iolog=None, lost_events=lost)
-    seen = cap.seen
-    ios = sum(s.ios for s in cap.streams)
-    lat = seen.lat if seen is not None else None
-    return Traced(ios=ios, busy_us=int(round(cap.qd * cap.duration * 1e6)),
-                  lat_mean_us=lat.mean_us if lat else 0.0, lat_p99_us=lat.p99_us if lat else 0.0,
-                  lat_max_us=lat.max_us if lat else 0.0, flushes=seen.flushes if seen else 0,
-                  discards=seen.discards if seen else 0,
-                  lost=(seen.lost_events or 0) if seen else lost)
+Traced = TracedRun
 
 
 def store_traced(data: Dict[str, str], index: int, got: Traced) -> None:
@@ -192,62 +157,6 @@ def stored_traced(data: Dict[str, str], index: int) -> Optional[Traced]:
     return Traced(**values)  # type: ignore[arg-type]
 
 
-class _Recording:
-    """One fio run's recording: tkperf's tracefs instance on the target's
-    disk, read by a thread of its own into an unnamed temporary file."""
-
-    def __init__(self, dev: tracing.DeviceFacts) -> None:
-        self.dev = dev
-        self.raw = tempfile.TemporaryFile(prefix=".tkperf-replay-", suffix=".trace.tmp")
-        self.rec = tracing.Recorder(dev)
-        self.done = threading.Event()
-        self.begun = threading.Event()
-        self.failed: Optional[BaseException] = None
-        try:
-            self.rec.__enter__()
-        except BaseException:
-            self.raw.close()
-            raise
-        self.thread = threading.Thread(target=self._read, name="tkperf-replay-trace", daemon=True)
-        self.thread.start()
-        self.begun.wait(30.0)
-        if not self.begun.is_set():
-            self.close()
-            raise ToolError("the replay's block trace did not start within 30 s")
-
-    def _read(self) -> None:
-        try:
-            self.rec.record(_ONE_STEP, self.raw.fileno(), self.done.is_set, self.begun.set)
-        except BaseException as exc:  # said by the main thread
-            self.failed = exc
-            self.begun.set()
-
-    def stop(self) -> Traced:
-        """End the recording and sum it; a ToolError when it failed."""
-        try:
-            self.done.set()
-            self.thread.join()
-            if self.failed is not None:
-                raise ToolError(f"the replay's block trace failed: {self.failed}")
-            self.rec.__exit__(None, None, None)
-            assert self.rec.layout is not None
-            return summed(self.raw, self.rec.layout, self.dev, self.rec.lost)
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        """Put tracing back as it was (also when the run failed) and drop the raw events."""
-        self.done.set()
-        if self.thread.is_alive():
-            self.thread.join(5.0)
-        if self.rec.instance is not None or self.rec.registered:
-            self.rec._close_quietly()
-        for problem in self.rec.problems:
-            log.warning("replay trace: %s", problem)
-        self.rec.problems = []
-        self.raw.close()
-
-
 class Meter:
     """Reads a target's counters, and records it at the block tracepoints,
     around each fio run: ``before = meter.start()``, the run,
@@ -256,22 +165,18 @@ class Meter:
     def __init__(self, target: str, trace: bool = True) -> None:
         self.path = stat_file(target)
         self.target = target
-        self.dev: Optional[tracing.DeviceFacts] = None
+        self.dev: Optional[TraceDevice] = None  # the device to record, None when it is not
         self.untraced = ""   # why the target is not traced ("" while it is, or may be)
-        self.recording: Optional[_Recording] = None
+        self.recording: Optional[TraceRecording] = None
         self._finalizer = weakref.finalize(self, lambda: None)
         if self.path is None:
             self.untraced = "not a block device of this host"
         elif not trace:
             self.untraced = "not asked for"
         else:
-            try:
-                tracing.needs_root()
-                self.dev = tracing.device_facts(target)
-                if tracing.on_device(tempfile.gettempdir(), self.dev):
-                    raise ToolError(f"the temporary folder {tempfile.gettempdir()} is on the target")
-            except TkperfError as err:
-                self._untraced(str(err))
+            self.dev, why = traceable(target)
+            if self.dev is None:
+                self._untraced(why)
 
     def _untraced(self, why: str) -> None:
         self.untraced = why
@@ -283,7 +188,7 @@ class Meter:
         self._end_recording()
         if self.dev is not None:
             try:
-                self.recording = _Recording(self.dev)
+                self.recording = TraceRecording(self.dev)
                 # a run that fails between start and stop drops its meter: the recording ends with it (or at exit)
                 self._finalizer = weakref.finalize(self, self.recording.close)
             except (TkperfError, OSError) as err:
