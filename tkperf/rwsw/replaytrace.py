@@ -1,7 +1,7 @@
 """A replay's fio run recorded as ``tkperf capture`` records a device: the
 same block tracepoints in tkperf's own tracefs instance
 (:class:`tkperf.rwsw.tracing.Recorder`), read by a thread while the run
-lasts into an unnamed temporary file (about 160 bytes per I/O), then paired
+lasts into an unnamed temporary file (some 130 to 190 bytes per I/O), then paired
 and summed by the capture's own code (:func:`tkperf.rwsw.rawtrace.read_raw`,
 :class:`tkperf.rwsw.steps.Accumulator`) as one step: the data I/Os (reads
 and writes; flushes and discards counted apart), their time in flight, and

@@ -31,7 +31,7 @@ each data I/O's issue to completion (mean, 99th percentile and largest from
 the capture's histogram, :mod:`tkperf.rwsw.latency`), and the queue depth
 their time in flight over the run's time (:class:`Traced`, ``trace.N.KEY``
 in the test's data).  The counters are still kept beside it.  The raw
-events go to an unnamed temporary file (about 160 bytes per I/O) while fio
+events go to an unnamed temporary file (some 130 to 190 bytes per I/O) while fio
 runs, and are summed when it ends.
 
 A target that is not a block device of this host (a file, a test host's
