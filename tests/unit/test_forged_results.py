@@ -299,14 +299,17 @@ def test_every_command_reads_a_forged_test(kind, tmp_path, capsys):
 
 # --- issue 54 item 4: an exact replay's counters ------------------------------------------------
 
-#: What an exact replay stores (realworld/exact.py, blockstats.py, replay.py's plan).
+#: What an exact replay stores (realworld/exact.py, blockstats.py: its counters and its trace, replay.py's plan).
 EXACT_DATA = {"phase.1": "exact", "exact.reads": "14000", "exact.writes": "6000", "exact.flushes": "12",
               "exact.discards": "3", "exact.moved": "5", "exact.dropped": "1", "exact.span": "1073741824",
               "exact.length_us": "6000000", "exact.iodepth": "32", "exact.timing": "measured",
               "exact.lag_max_us": "52000", "exact.lag_p99_us": "31000", "exact.zero_us": "190000",
               "exact.step.1.captured": "20000", "exact.step.1.replayed": "19990", "exact.step.1.edge": "40",
               "block.1.ios": "20000", "block.1.busy_ms": "30000", "block.1.flushes": "12", "block.1.flush_ms": "4",
-              "block.1.discards": "3", "block.1.discard_ms": "2"}
+              "block.1.discards": "3", "block.1.discard_ms": "2",
+              "trace.1.ios": "20000", "trace.1.busy_us": "29000000", "trace.1.lat_mean_us": "1450.5",
+              "trace.1.lat_p99_us": "4100.25", "trace.1.lat_max_us": "9000.0", "trace.1.flushes": "12",
+              "trace.1.discards": "3", "trace.1.lost": "0"}
 EXACT_PARAMS = {"mode": "exact", "iodepth": "32", "iolog": "golden.iolog", "span": "1073741824",
                 "iolog_ios": "20000", "iolog_flushes": "12", "iolog_discards": "3", "capture_duration": "6.0",
                 "capture_lat_mean_us": "1500.0", "capture_lat_p99_us": "4000.0", "capture_flushes": "12",

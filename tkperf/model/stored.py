@@ -94,6 +94,8 @@ DATA = _table({
     r"exact\.(lag_max|lag_p99|zero)_us": Rule("whole", 0, int(MAX_SECONDS * 1e6), "a time in microseconds"),
     r"exact\.step\.\d+\.(captured|replayed|edge)": _COUNT,
     r"block\.\d+\.(ios|busy_ms|flushes|flush_ms|discards|discard_ms)": _COUNT,  # realworld/blockstats.py
+    r"trace\.\d+\.(ios|busy_us|flushes|discards|lost)": _COUNT,
+    r"trace\.\d+\.lat_(mean|p99|max)_us": Rule("number", 0.0, MAX_SECONDS * 1e6, "microseconds"),
 })
 
 #: Every numeric ``<param>`` of tkperf's test types.
@@ -114,7 +116,7 @@ PARAMS = _table({
     r"capture_ios|capture_(flushes|fua|discards)|iolog_(ios|flushes|discards)": _COUNT,
     r"capture_(iops|mbps|qd)": _RATE,
     r"capture_duration": _SECONDS,
-    r"capture_lat_(mean|p99)_us|step\.\d+\.lat_mean_us": Rule("number", 0.0, MAX_SECONDS * 1e6, "microseconds"),
+    r"capture_lat_(mean|p99)_us|step\.\d+\.lat_(mean|p99)_us": Rule("number", 0.0, MAX_SECONDS * 1e6, "microseconds"),
     r"span": _BYTES,                                      # realworld/replay.py: an exact replay's range
     r"captured_share|share\..+|step\.\d+\.left_out": _SHARE,
     r"step\.\d+\.(iops|mbps|qd|target_qd)": _RATE,

@@ -32,6 +32,7 @@ from tkperf.errors import (
     OutputError,
     ResultFileError,
     TargetError,
+    TkperfError,
 )
 from tkperf.fio.logs import (
     log_directory,
@@ -257,6 +258,10 @@ from tkperf.rwsw.model import coverage as stream_coverage
 from tkperf.rwsw.model import dominant as dominant_streams
 from tkperf.rwsw.model import load as load_capture
 from tkperf.rwsw.model import size_text as transfer_size_text
+from tkperf.rwsw.replaytrace import Recording as TraceRecording
+from tkperf.rwsw.replaytrace import Traced as TracedRun
+from tkperf.rwsw.replaytrace import traceable
+from tkperf.rwsw.tracing import DeviceFacts as TraceDevice
 
 __all__ = [
     # the test-type interface beyond the contract: OIO rules, run contexts
@@ -315,4 +320,6 @@ __all__ = [
     "Capture", "CaptureStep", "CaptureStream", "dominant_streams", "load_capture", "transfer_size_text",
     "CaptureSeen", "CaptureLatency", "stream_coverage",
     "IOLOG_ALIGN", "check_iolog", "iolog_path", "iolog_place", "map_iolog", "scan_iolog",
+    # a replay recorded at the capture's block tracepoints and summed as the capture sums a step
+    "TraceRecording", "TracedRun", "TraceDevice", "traceable", "TkperfError",
 ]

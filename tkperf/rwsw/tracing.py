@@ -610,9 +610,12 @@ class Recorder:
                 copied += len(data)
         return copied
 
-    def record(self, seconds: float, out: int, stop: Callable[[], bool] = lambda: False) -> None:
+    def record(self, seconds: float, out: int, stop: Callable[[], bool] = lambda: False,
+               started: Callable[[], None] = lambda: None) -> None:
         """Read the instance's events for ``seconds`` (or until ``stop()``) into the
-        file ``out``: the binary pages of every CPU's ``trace_pipe_raw``, four times a second."""
+        file ``out``: the binary pages of every CPU's ``trace_pipe_raw``, four times a second;
+        ``started()`` is called once the start mark is written (a replay's meter
+        waits for it, in another thread, before fio begins)."""
         assert self.instance is not None and self.root is not None
         self.layout = rawtrace.read_layout(self.root, self.instance)
         per_cpu = os.path.join(self.instance, "per_cpu")
@@ -621,6 +624,7 @@ class Recorder:
                 self.pipes[int(name[3:])] = os.open(os.path.join(per_cpu, name, "trace_pipe_raw"),
                                                     os.O_RDONLY | os.O_NONBLOCK)
         self._mark("start")
+        started()
         end = time.monotonic() + seconds
         while True:  # the time checked after each drain too: the end mark is not late by a drain's time
             self._drain(out)

@@ -15,16 +15,44 @@ run), the same quantities as the capture's, from the same layer; fio's own
 latency (submission to reaping) is longer whenever fio leaves completed I/Os
 waiting while it keeps a replay's timing.
 
+Those counters are not the capture's definition when the workload
+flushes: an ``fsync`` reaches the block layer as an empty write with a
+preflush, which the counters count as a write and charge the whole flush
+time (and a FUA write on a device without FUA its post-flush too), so a
+flushing step's queue depth and mean response time came out several times
+the device's (0.407 against 0.079 in a replayed step).  A replay is
+therefore recorded the way the capture records: the same block
+tracepoints (``block_rq_issue``, ``block_rq_complete``,
+``block_rq_requeue``, :class:`tkperf.rwsw.tracing.Recorder`), paired by
+the capture's own code (:func:`tkperf.rwsw.rawtrace.read_raw`) and summed
+by it (:class:`tkperf.rwsw.steps.Accumulator`): reads and writes are the
+data I/Os, flushes and discards are counted apart, the response time is
+each data I/O's issue to completion (mean, 99th percentile and largest from
+the capture's histogram, :mod:`tkperf.rwsw.latency`), and the queue depth
+their time in flight over the run's time (:class:`Traced`, ``trace.N.KEY``
+in the test's data).  The counters are still kept beside it.  The raw
+events go to an unnamed temporary file (some 130 to 190 bytes per I/O) while fio
+runs, and are summed when it ends.
+
 A target that is not a block device of this host (a file, a test host's
 device) has no counters: the replay then falls back to fio's figures and
-says so.
+says so.  A target that cannot be traced (tkperf not root, a kernel without
+the block tracepoints) keeps the counters' figures, and the replay says
+that they are not the capture's definition.
 """
 from __future__ import annotations
 
+import logging
+import math
 import os
 import stat
+import weakref
 from dataclasses import dataclass
 from typing import Dict, Optional
+
+from tkperf.pts import TkperfError, TraceDevice, TracedRun, TraceRecording, traceable
+
+log = logging.getLogger("tkperf")
 
 #: Fields of /sys/class/block/NAME/stat (0-based): reads, read ms, writes,
 #: write ms, discards, discard ms, flushes, flush ms.
@@ -98,17 +126,95 @@ def stored(data: Dict[str, str], index: int) -> Optional[Counters]:
     return got if min(getattr(got, k) for k in KEYS) >= 0 else None
 
 
-class Meter:
-    """Reads a target's counters around each fio run:
-    ``before = meter.start()``, the run, ``meter.stop(data, n, before)``."""
+#: Keys of a round's traced figures (``trace.N.KEY``): the data I/Os (reads
+#: and writes) and their microseconds in flight (whole), their response
+#: times (µs), the flushes and discards apart, and the events the kernel lost.
+TRACE_KEYS = ("ios", "busy_us", "lat_mean_us", "lat_p99_us", "lat_max_us", "flushes", "discards", "lost")
+_TRACE_WHOLE = ("ios", "busy_us", "flushes", "discards", "lost")
 
-    def __init__(self, target: str) -> None:
+
+Traced = TracedRun
+
+
+def store_traced(data: Dict[str, str], index: int, got: Traced) -> None:
+    """Keep round ``index``'s traced figures in the test's data."""
+    data.update({f"trace.{index}.{k}": (str(getattr(got, k)) if k in _TRACE_WHOLE else repr(getattr(got, k)))
+                 for k in TRACE_KEYS})
+
+
+def stored_traced(data: Dict[str, str], index: int) -> Optional[Traced]:
+    """Round ``index``'s traced figures, or None where the round was not
+    traced (a result from before replays were traced, a target that could
+    not be: what cannot be known for it is its data I/Os' own queue depth
+    and response time, and their 99th percentile)."""
+    try:
+        values = {k: (int(data[f"trace.{index}.{k}"]) if k in _TRACE_WHOLE else float(data[f"trace.{index}.{k}"]))
+                  for k in TRACE_KEYS}
+    except (KeyError, ValueError):
+        return None
+    if any(not math.isfinite(v) or v < 0 for v in values.values()):
+        return None
+    return Traced(**values)  # type: ignore[arg-type]
+
+
+class Meter:
+    """Reads a target's counters, and records it at the block tracepoints,
+    around each fio run: ``before = meter.start()``, the run,
+    ``meter.stop(data, n, before)``."""
+
+    def __init__(self, target: str, trace: bool = True) -> None:
         self.path = stat_file(target)
+        self.target = target
+        self.dev: Optional[TraceDevice] = None  # the device to record, None when it is not
+        self.untraced = ""   # why the target is not traced ("" while it is, or may be)
+        self.recording: Optional[TraceRecording] = None
+        self._finalizer = weakref.finalize(self, lambda: None)
+        if self.path is None:
+            self.untraced = "not a block device of this host"
+        elif not trace:
+            self.untraced = "not asked for"
+        else:
+            self.dev, why = traceable(target)
+            if self.dev is None:
+                self._untraced(why)
+
+    def _untraced(self, why: str) -> None:
+        self.untraced = why
+        self.dev = None
+        log.warning("replay: %s is measured by its block-layer counters only, not at the block tracepoints "
+                    "as the capture is (%s): they count each flush's empty write as a write", self.target, why)
 
     def start(self) -> Optional[Counters]:
+        self._end_recording()
+        if self.dev is not None:
+            try:
+                self.recording = TraceRecording(self.dev)
+                # a run that fails between start and stop drops its meter: the recording ends with it (or at exit)
+                self._finalizer = weakref.finalize(self, self.recording.close)
+            except (TkperfError, OSError) as err:
+                self._untraced(str(err))
         return read(self.path)
+
+    def abandon(self) -> None:
+        """The run failed: its recording is put away unread."""
+        self._end_recording()
+
+    def _end_recording(self) -> None:
+        """A recording a run left unfinished (fio failed between start and stop) is put away."""
+        recording, self.recording = self.recording, None
+        if recording is not None:
+            self._finalizer.detach()
+            recording.close()
 
     def stop(self, data: Dict[str, str], index: int, before: Optional[Counters]) -> None:
         after = read(self.path)
         if before is not None and after is not None:
             store(data, index, after.minus(before))
+        recording, self.recording = self.recording, None
+        if recording is None:
+            return
+        self._finalizer.detach()
+        try:
+            store_traced(data, index, recording.stop())
+        except (TkperfError, OSError) as err:
+            self._untraced(str(err))

@@ -1,22 +1,31 @@
 """What a replay delivered, read back from its rounds: per step and per
 stream, next to what the capture asked for (the params the plan stored).
 
-A step's queue depth is measured the way the capture measures it: the
-block layer's time-averaged count of I/Os in flight, issue to completion,
-from the target's own counters around the step's fio run
-(:mod:`.blockstats`: milliseconds in flight added up per I/O, over the
-run's milliseconds), and its mean response time likewise (milliseconds in
-flight per I/O).  Where the target has no such counters (a file, a test
-host's device; results from before they were kept), fio's figures stand
-in, and are labelled as such: a job's mean outstanding I/Os as its IOPS
-times its mean response time (Little's law on fio's submission-to-reaping
-latency), which exceeds the device's in-flight count whenever fio holds
-I/Os the device is not working on.
+A step's queue depth and response time are measured as the capture
+measures them, with one definition on both sides: the target recorded at
+the same block tracepoints around the step's fio run, paired and summed by
+the capture's own code (:mod:`.blockstats`, ``trace.N.*``): the data I/Os
+(reads and writes, flushes and discards apart), each one's response time
+issue to completion (mean and 99th percentile), and their time in flight
+over the run's time (the time-averaged count in flight).
+
+Results from before replays were traced, and targets that could not be
+traced, have the target's block-layer counters instead
+(``/sys/class/block/NAME/stat``, ``block.N.*``): milliseconds in flight
+added up per I/O, over the run's milliseconds and per I/O.  Those count each
+flush's empty write as a write and charge it the flush time, so in a step
+that flushed they are not the capture's definition (and give no 99th
+percentile); they are labelled as such (:data:`COUNTERS`).  Where the
+target has neither (a file, a test host's device), fio's figures stand in,
+labelled too: a job's mean outstanding I/Os as its IOPS times its mean
+response time (Little's law on fio's submission-to-reaping latency), which
+exceeds the device's in-flight count whenever fio holds I/Os the device is
+not working on.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from tkperf.api import Round, TestRun, Workload
 from tkperf.pts import stored
@@ -25,9 +34,14 @@ from tkperf.testtypes.realworld import blockstats
 #: Round labels (``phase.N`` in the test's data) of the replay's calibration runs and steps.
 CALIBRATION = "calibration"
 STEP = "step"
-#: How each figure was measured (labels the report and the verdict use).
-BLOCK = "block layer, issue to completion"
+#: How each figure was measured (labels the report and the verdict use):
+#: the capture's definition, the block-layer counters, fio's.
+BLOCK = "block tracepoints, data I/Os issue to completion, as the capture measures them"
+COUNTERS = "block-layer counters, which count each flush as a write"
 FIO = "fio, submission to completion"
+#: A step (or an exact replay) whose queue depth, mean or 99th percentile
+#: response time is beyond this factor of the capture's, either way, is named.
+FIGURE_RATIO = 2.0
 #: A step served below this share of its captured rate (captured intensity) is named.
 RATE_TOLERANCE = 0.10
 #: A step whose flushes at the block layer are off its captured count by more
@@ -77,6 +91,12 @@ class StepFigures:
     #: The step's captured flushes (0: none recorded) and those its block layer saw (None: not measured).
     asked_flushes: int = 0
     flushes: Optional[int] = None
+    #: The 99th percentile response time (µs), captured (0: not recorded) and
+    #: delivered (None: not known, measured by the counters or fio).
+    asked_p99_us: float = 0.0
+    lat_p99_us: Optional[float] = None
+    #: Trace events the kernel lost while the step ran (its figures are then not whole).
+    lost: int = 0
 
 
 def _float(test: TestRun, key: str) -> float:
@@ -102,13 +122,45 @@ def _ios(rnd: Round) -> int:
     return sum(w.read.ios + w.write.ios for w in rnd.workloads)
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A round's queue depth and response time at the block layer, and how they were measured."""
+
+    qd: float
+    lat_mean_us: float
+    lat_p99_us: Optional[float]   # None: not known (the counters give none)
+    source: str                   # :data:`BLOCK` (traced) or :data:`COUNTERS`
+    ios: int
+    flushes: int
+    discards: int
+    lost: int = 0
+
+
+def measured_of(data: Dict[str, str], rnd: Round) -> Optional[Measured]:
+    """A round's figures at the block layer: traced where it was, else the
+    counters', else None (then fio's stand in)."""
+    seconds = _seconds(rnd)
+    if seconds <= 0:
+        return None
+    got = blockstats.stored_traced(data, rnd.index)
+    if got is not None and got.ios > 0:
+        return Measured(got.busy_us / (1e6 * seconds), got.lat_mean_us, got.lat_p99_us, BLOCK, got.ios,
+                        got.flushes, got.discards, got.lost)
+    counters = blockstats.stored(data, rnd.index)
+    if counters is None or counters.ios <= 0:
+        return None
+    return Measured(counters.busy_ms / (1000.0 * seconds), 1000.0 * counters.busy_ms / counters.ios, None,
+                    COUNTERS, counters.ios, counters.flushes, counters.discards)
+
+
+def measured(test: TestRun, rnd: Round) -> Optional[Measured]:
+    return measured_of(test.data, rnd)
+
+
 def block_figures(test: TestRun, rnd: Round) -> Optional[Tuple[float, float]]:
     """(time-averaged in flight, mean response time µs) of a round at the block layer, or None."""
-    got = blockstats.stored(test.data, rnd.index)
-    seconds = _seconds(rnd)
-    if got is None or got.ios <= 0 or seconds <= 0:
-        return None
-    return got.busy_ms / (1000.0 * seconds), 1000.0 * got.busy_ms / got.ios
+    got = measured(test, rnd)
+    return None if got is None else (got.qd, got.lat_mean_us)
 
 
 def step_figures(test: TestRun, step: int, rnd: Round) -> StepFigures:
@@ -124,16 +176,17 @@ def step_figures(test: TestRun, step: int, rnd: Round) -> StepFigures:
                                      outstanding(w), w.iops, w.lat_mean_us))
     fio_lat = sum(w.lat_mean_us * (w.read.ios + w.write.ios) for w in rnd.workloads) / ios if ios else 0.0
     fio_qd = sum(s.qd for s in streams)
-    block = block_figures(test, rnd)
-    qd, lat, source = (block[0], block[1], BLOCK) if block is not None else (fio_qd, fio_lat, FIO)
+    block = measured(test, rnd)
+    qd, lat, source = (block.qd, block.lat_mean_us, block.source) if block is not None else (fio_qd, fio_lat, FIO)
     asked_qd, asked_iops = _float(test, f"step.{step}.qd"), _float(test, f"step.{step}.iops")
     kept_iops = _float(test, f"step.{step}.kept_iops") or asked_iops * kept
     asked_lat = _float(test, f"step.{step}.lat_mean_us") or (1e6 * asked_qd / asked_iops if asked_iops > 0 else 0.0)
-    counters = blockstats.stored(test.data, rnd.index)
     return StepFigures(step, asked_qd, asked_iops, _float(test, f"step.{step}.mbps"), seconds, qd,
                        ios / seconds if seconds > 0 else 0.0, sum(w.bw_bytes for w in rnd.workloads) / 1e6,
                        lat, tuple(streams), kept_iops, source, fio_qd, fio_lat, asked_lat,
-                       int(_float(test, f"step.{step}.flushes")), counters.flushes if counters else None)
+                       int(_float(test, f"step.{step}.flushes")), block.flushes if block else None,
+                       _float(test, f"step.{step}.lat_p99_us"), block.lat_p99_us if block else None,
+                       block.lost if block else 0)
 
 
 def steps(test: TestRun) -> List[StepFigures]:
@@ -141,17 +194,53 @@ def steps(test: TestRun) -> List[StepFigures]:
     return [step_figures(test, n, rnd) for n, rnd in step_rounds(test)]
 
 
+def _fmt(x: float, unit: str) -> str:
+    return f"{x:,.3f}" if unit == "qd" else f"{x:,.0f} µs"
+
+
+def figures_off(asked_qd: float, qd: float, asked_mean: float, mean: float, asked_p99: float,
+                p99: Optional[float], ratio: float = FIGURE_RATIO) -> str:
+    """The figures of a replay (or one of its steps) beyond ``ratio`` of the
+    capture's either way, in words ("" when none is): queue depth, mean and
+    99th percentile response time, each where both sides have it."""
+    out = []
+    for what, unit, a, got in (("queue depth", "qd", asked_qd, qd), ("mean response time", "us", asked_mean, mean),
+                               ("99th percentile response time", "us", asked_p99, p99)):
+        if a > 0 and got is not None and got >= 0 and not 1.0 / ratio <= got / a <= ratio:
+            out.append(f"{what} {_fmt(got, unit)} against the captured {_fmt(a, unit)} ({got / a:.2f}x)")
+    return ", ".join(out)
+
+
+def source_verdicts(figures: List[Measured], counted_flushes: bool) -> List[str]:
+    """What the measurement itself leaves unknown: figures from the block-layer
+    counters where the replay flushed, or a trace that lost events."""
+    out = []
+    if counted_flushes and any(m.source == COUNTERS for m in figures):
+        out.append(f"queue depth and response time from the {COUNTERS} (the target was not traced at the block "
+                   "tracepoints, or the result is from before replays were): where the replay flushed they are "
+                   "not the capture's definition, and the data I/Os' own figures and 99th percentile cannot be "
+                   "known")
+    return out
+
+
 def step_verdicts(test: TestRun, qd_tolerance: float, share_tolerance: float) -> List[str]:
     """Each step's departure from its capture, in words (without the test's key).
 
     At the captured intensity: a step served below its captured rate, with
-    both figures and the response times that explain it.  At the maximum
-    intensity (and in results from before it was an option): a step whose
-    queue depth is off.  Both: a stream whose share of the replayed I/Os is
-    off its captured share among the streams that ran."""
+    both figures and the response times that explain it; a step whose queue
+    depth, mean or 99th percentile response time, traced as the capture
+    traces them, is beyond :data:`FIGURE_RATIO` of the capture's.  At the
+    maximum intensity (and in results from before it was an option): a step
+    whose queue depth is off.  Both: a stream whose share of the replayed
+    I/Os is off its captured share among the streams that ran; a step whose
+    trace lost events (its figures are not whole, and are not judged)."""
     captured = test.params.get("intensity", "max") == "captured"
     out = []
     for got in steps(test):
+        judged = got.lost == 0
+        if got.lost:
+            out.append(f"step {got.step}: the kernel lost {got.lost:,} trace events while it ran: its queue depth "
+                       "and response times are of the events recorded, not judged")
         if captured:
             if got.kept_iops > 0 and got.iops < (1.0 - RATE_TOLERANCE) * got.kept_iops:
                 out.append(f"step {got.step}: the drive served {got.iops:,.1f} IOPS against the captured "
@@ -165,13 +254,20 @@ def step_verdicts(test: TestRun, qd_tolerance: float, share_tolerance: float) ->
                 out.append(f"step {got.step}: {seen} flushes at the block layer against the captured "
                            f"{got.asked_flushes:,} (fio fsync every {test.params.get(f'step.{got.step}.fsync', '?')} "
                            "writes)")
-        elif got.asked_qd > 0 and abs(got.qd / got.asked_qd - 1.0) > qd_tolerance:
+            if judged and got.source == BLOCK:
+                off = figures_off(got.asked_qd, got.qd, got.asked_lat_us, got.lat_mean_us, got.asked_p99_us,
+                                  got.lat_p99_us)
+                if off:
+                    out.append(f"step {got.step}: {off} ({BLOCK})")
+        elif judged and got.asked_qd > 0 and abs(got.qd / got.asked_qd - 1.0) > qd_tolerance:
             out.append(f"step {got.step} ran at a queue depth of {got.qd:.2f} against the captured "
                        f"{got.asked_qd:.2f} ({got.source})")
         for x in got.streams:
             if abs(x.share - x.asked_share) > share_tolerance:
                 out.append(f"step {got.step}: {x.key} made {100 * x.share:.1f}% of the replayed I/Os against the "
                            f"captured {100 * x.asked_share:.1f}% of the streams that ran")
+    rounds = [m for m in (measured(test, r) for _, r in step_rounds(test)) if m is not None]
+    out += source_verdicts(rounds, any(m.flushes for m in rounds))
     return out
 
 
@@ -197,9 +293,10 @@ def overall(test: TestRun) -> Optional[Overall]:
         return None
     moved = sum(w.read.io_bytes + w.write.io_bytes for w in workloads)
     fio_lat = sum(w.lat_mean_us * (w.read.ios + w.write.ios) for w in workloads) / ios
-    counters = [blockstats.stored(test.data, r.index) for r in rounds]
+    got = [measured(test, r) for r in rounds]
     lat, source = fio_lat, FIO
-    if counters and all(c is not None and c.ios > 0 for c in counters):
-        lat = 1000.0 * sum(c.busy_ms for c in counters if c) / sum(c.ios for c in counters if c)
-        source = BLOCK
+    if got and all(m is not None for m in got):
+        kinds = {m.source for m in got if m}
+        lat = sum(m.lat_mean_us * m.ios for m in got if m) / sum(m.ios for m in got if m)
+        source = BLOCK if kinds == {BLOCK} else COUNTERS
     return Overall(ios / seconds, moved / seconds / 1e6, lat, source, fio_lat)

@@ -21,10 +21,14 @@ replay with the capture's timing and at most the capture's peak in-flight
 count outstanding, their addresses mapped onto the target's range, flushes
 and discards kept (:mod:`.exact`).
 
-Both measure what the drive was given the way the capture measures it: the
-target's block-layer counters around every fio run (:mod:`.blockstats`)
-give each step's time-averaged in-flight count and mean response time,
-issue to completion.
+Both measure what the drive was given the way the capture measures it,
+with one definition on both sides: the target is recorded at the capture's
+block tracepoints around every fio run and summed by the capture's own code
+(:mod:`.blockstats`), giving each step's data I/Os (flushes and discards
+apart), their time-averaged count in flight and their response time, issue
+to completion, mean and 99th percentile; the verdict compares each with the
+capture's.  The target's block-layer counters are read beside it (and stand
+in, labelled, where the target cannot be traced).
 """
 from __future__ import annotations
 
@@ -66,10 +70,15 @@ from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.delivered import (
     BLOCK,
     CALIBRATION,
+    COUNTERS,
+    FIGURE_RATIO,
     STEP,
-    block_figures,
+    figures_off,
+    measured,
+    measured_of,
     outstanding,
     overall,
+    source_verdicts,
     step_rounds,
     step_verdicts,
 )
@@ -82,9 +91,10 @@ CALIBRATION_S = 1
 #: is named in the verdict.
 QD_TOLERANCE = 0.10
 SHARE_TOLERANCE = 0.03
-#: An exact replay whose block-layer mean response time is beyond this
-#: factor of the capture's (either way) is named in the verdict.
-RT_RATIO = 2.0
+#: An exact replay whose queue depth, mean or 99th percentile response time
+#: (traced as the capture is) is beyond this factor of the capture's (either
+#: way) is named in the verdict.
+RT_RATIO = FIGURE_RATIO
 
 
 def _job(name: str, s: CaptureStream, runtime: int, depth: int, extra: Tuple[Tuple[str, str], ...]) -> FioJob:
@@ -113,11 +123,8 @@ class _Placer:
         self.data: Dict[str, str] = {}
 
     def measured(self, r: Round) -> float:
-        got = blockstats.stored(self.data, r.index)
-        seconds = max((w.runtime_ms for w in r.workloads), default=0) / 1000.0
-        if got is not None and got.ios > 0 and seconds > 0:
-            return got.busy_ms / (1000.0 * seconds)
-        return sum(outstanding(w) for w in r.workloads)
+        got = measured_of(self.data, r)
+        return got.qd if got is not None else sum(outstanding(w) for w in r.workloads)
 
     def __call__(self, job: FioJob, earlier: Sequence[Round]) -> FioJob:
         cal = list(earlier[-self.runs:]) if len(earlier) >= self.runs else []
@@ -308,8 +315,9 @@ def step_phases(cap: Capture, step_time: int, intensity: str = "captured",
 
 @dataclass(frozen=True)
 class StepReplay(Phases):
-    """The steps, as :class:`tkperf.api.Phases`, with the target's block-layer
-    counters read around every fio run (``block.N.*`` in the test's data)
+    """The steps, as :class:`tkperf.api.Phases`, with the target traced at the
+    block tracepoints and its block-layer counters read around every fio run
+    (``trace.N.*`` and ``block.N.*`` in the test's data)
     and each round's fio time that of its longest job (they run at once)."""
 
     def run(self, ctx, plan, test: TestRun) -> None:
@@ -328,7 +336,12 @@ class StepReplay(Phases):
             if refusal:  # fio would fail the run: the discards are named in the verdict instead
                 jobs = tuple(j for j in jobs if j.rw != sidejobs.TRIM_RW)
             before = meter.start() if meter is not None else None
-            rnd = record_round(ctx, test, jobs, index, f"{plan.key} {phase.label or index}", histograms)
+            try:
+                rnd = record_round(ctx, test, jobs, index, f"{plan.key} {phase.label or index}", histograms)
+            except BaseException:
+                if meter is not None:
+                    meter.abandon()
+                raise
             if meter is not None:
                 meter.stop(test.data, index, before)
             test.rounds[-1] = replace(rnd, fio_s=max((w.runtime_ms for w in rnd.workloads), default=0) / 1000.0)
@@ -408,6 +421,16 @@ class ReplayPts(PtsRules):
         return out
 
 
+def captured_p99(cap: Capture) -> Dict[str, str]:
+    """Each step's captured 99th percentile response time (µs), where the capture recorded it (version 2)."""
+    out = {}
+    for st in cap.steps:
+        value = exactlog.seen_figure(st, "lat", "p99_us")
+        if value is not None:
+            out[f"step.{st.index + 1}.lat_p99_us"] = repr(value)
+    return out
+
+
 def captured_rt_us(test: TestRun) -> float:
     """The capture's mean response time (µs): recorded, or its queue depth / its IOPS (Little's law)."""
     recorded = stored.number(test, "capture_lat_mean_us")
@@ -430,25 +453,37 @@ def exact_verdicts(test: TestRun) -> List[str]:
         out.append(f"the exact replay took {took:,.1f} s against the capture's {captured:,.1f} s: the drive did not "
                    f"keep the captured timing with at most {test.data.get('exact.iodepth', '?')} I/Os outstanding")
     out += exact.timing_verdicts(test)
-    counters = blockstats.stored(test.data, test.rounds[0].index)
-    for what, key, seen in (("discards", "exact.discards", counters.discards if counters else None),
-                            ("flushes", "exact.flushes", counters.flushes if counters else None)):
+    got = measured(test, test.rounds[0])
+    for what, key, seen in (("discards", "exact.discards", got.discards if got else None),
+                            ("flushes", "exact.flushes", got.flushes if got else None)):
         count = stored.whole(test, key)
         if count and (seen is None or seen < count):
             out.append(f"{count} captured {what} in the iolog, " + (
                 f"{seen} seen at the target's block layer: fio's iolog replay did not issue them all"
                 + (" (fio 3.33 skips trim actions)" if what == "discards" else "")
                 if seen is not None else "not measured at the block layer"))
-    block = block_figures(test, test.rounds[0])
-    if block is None:
+    if got is None:
         out.append("the exact replay's response time is fio's (the target has no block-layer counters here): it "
                    "counts completed I/Os fio has not yet reaped while it keeps the captured timing, unlike the "
                    "capture's")
+        return out
+    if got.lost:
+        out.append(f"the kernel lost {got.lost:,} trace events during the exact replay: its queue depth and "
+                   "response times are of the events recorded, not judged")
+        return out
     asked = captured_rt_us(test)
-    if block is not None and asked > 0 and not 1.0 / RT_RATIO <= block[1] / asked <= RT_RATIO:
-        out.append(f"the exact replay's mean response time was {block[1]:,.0f} µs against the captured "
-                   f"{asked:,.0f} µs ({BLOCK}): this drive serves the capture's I/Os at another speed than the "
-                   "captured device")
+    if got.source == COUNTERS:
+        out += source_verdicts([got], got.flushes > 0)
+        if asked > 0 and not 1.0 / RT_RATIO <= got.lat_mean_us / asked <= RT_RATIO:
+            out.append(f"the exact replay's mean response time was {got.lat_mean_us:,.0f} µs against the captured "
+                       f"{asked:,.0f} µs ({COUNTERS}): this drive serves the capture's I/Os at another speed than "
+                       "the captured device")
+        return out
+    off = figures_off(stored.number(test, "capture_qd"), got.qd, asked, got.lat_mean_us,
+                      stored.number(test, "capture_lat_p99_us"), got.lat_p99_us, RT_RATIO)
+    if off:
+        out.append(f"the exact replay's {off} ({BLOCK}): this drive serves the capture's I/Os at another speed "
+                   "than the captured device")
     return out
 
 
@@ -473,7 +508,7 @@ class ReplayTest(TestType):
                   "capture_size": str(cap.size), "capture_source": cap.source, "mode": cfg.replay,
                   "capture_qd": repr(cap.qd), "capture_iops": repr(cap.iops), "capture_mbps": repr(cap.mbps),
                   "capture_ios": str(sum(s.ios for s in cap.streams)), "capture_duration": repr(cap.duration),
-                  "numjobs": "1", **exactlog.captured_params(cap)}
+                  "numjobs": "1", **exactlog.captured_params(cap), **captured_p99(cap)}
         if cfg.replay == "exact":
             log, found = exact.checked(cfg.workload, cap)  # refused here, before the purge (exit 7)
             span = opts.test_bytes(capacity) // IOLOG_ALIGN * IOLOG_ALIGN  # wrapped offsets keep their alignment

@@ -1,11 +1,12 @@
 """How a replay is shown: the SNIA header (its own OIO and pre-conditioning
 lines: the replay runs right after the purge, at each stream's own depth),
 the headline figures, then per step what the drive delivered next to what
-the capture asked for -- IOPS, MB/s, queue depth, mean response time, both
-measured at the block layer where the target has counters -- and per
-stream its share of the I/Os against the capture's; for an exact replay,
-the captured and the issued I/O counts, flushes and discards, and the
-response time beside the capture's."""
+the capture asked for -- IOPS, MB/s, queue depth, mean and 99th percentile
+response time, traced at the block tracepoints as the capture is (the
+data I/Os; flushes and discards apart) -- and per stream its share of the
+I/Os against the capture's; for an exact replay, the captured and the
+issued I/O counts, flushes and discards, and the queue depth and response
+times beside the capture's."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -13,9 +14,18 @@ from typing import Sequence
 
 from tkperf.api import Heading, Paragraph, TestRun, headline_table, table
 from tkperf.pts import open_test, snia_header, stored
-from tkperf.testtypes.realworld import blockstats, exact
+from tkperf.testtypes.realworld import exact
 from tkperf.testtypes.realworld.captureview import CaptureView, capture_title
-from tkperf.testtypes.realworld.delivered import BLOCK, CALIBRATION, STEP, block_figures, outstanding, overall, steps
+from tkperf.testtypes.realworld.delivered import (
+    BLOCK,
+    CALIBRATION,
+    COUNTERS,
+    STEP,
+    measured,
+    outstanding,
+    overall,
+    steps,
+)
 from tkperf.testtypes.realworld.replay import ReplayTest, captured_rt_us
 
 
@@ -27,22 +37,34 @@ def step_blocks(test: TestRun) -> list:
     figs = steps(test)
     if not figs:
         return []
-    source = figs[0].source
+    source = figs[0].source if len({s.source for s in figs}) == 1 else COUNTERS
+
+    def p99(x: float) -> str:
+        return _f(x) if x > 0 else "-"
+
     rows = [[str(s.step), _f(s.seconds), _f(s.kept_iops, 0), _f(s.iops, 0), _f(s.asked_mbps), _f(s.mbps),
-             _f(s.asked_qd, 2), _f(s.qd, 2), _f(s.asked_lat_us), _f(s.lat_mean_us)] for s in figs]
+             _f(s.asked_qd, 2), _f(s.qd, 2), _f(s.asked_lat_us), _f(s.lat_mean_us), p99(s.asked_p99_us),
+             "-" if s.lat_p99_us is None else p99(s.lat_p99_us)] for s in figs]
     intensity = test.params.get("intensity", "max")
     how = ("each stream held to its captured rate" if intensity == "captured" else
            "each step's streams as fast as the drive served them (--replay-intensity max)")
+    measured_as = {
+        BLOCK: "at the block tracepoints the capture records, with its definition: the data I/Os (reads and "
+               "writes; flushes and discards apart), each one's response time issue to completion, and their "
+               "time in flight over the step's time.",
+        COUNTERS: "from the target's block-layer counters (/sys/class/block/NAME/stat; the replay was not "
+                  "traced): they count each flush's empty write as a write and charge it the flush time, so where "
+                  "the replay flushed they are not the capture's definition, and they give no 99th percentile.",
+    }.get(source, "by fio (this target has no block-layer counters): its IOPS times its mean "
+                  "submission-to-completion latency, which counts I/Os fio holds as in flight.")
     out: list = [Heading("What the drive delivered, next to the capture", 2),
                  Paragraph(f"Per step ({how}), numbered from 1 as everywhere in tkperf: the IOPS the streams "
                            "that ran asked for and what the drive delivered; the queue depth (time-averaged I/Os in "
-                           "flight) and mean response time, captured and delivered, both measured "
-                           + ("at the block layer, issue to completion, from the target's own counters, as the "
-                              "capture measures them." if source == BLOCK else
-                              "by fio (this target has no block-layer counters): its IOPS times its mean "
-                              "submission-to-completion latency, which counts I/Os fio holds as in flight.")),
+                           "flight) and the mean and 99th percentile response time, captured and delivered, the "
+                           "delivered ones measured " + measured_as),
                  table(["Step", "Seconds", "Asked IOPS", "IOPS", "Asked MB/s", "MB/s", "Asked QD", "QD",
-                        "Asked RT (µs)", "RT (µs)"], rows, title="Every step, asked and delivered")]
+                        "Asked RT (µs)", "RT (µs)", "Asked p99 (µs)", "p99 (µs)"], rows,
+                       title="Every step, asked and delivered")]
     srows = [[str(s.step), x.key, _f(100.0 * x.asked_share), _f(100.0 * x.share), str(x.iodepth), _f(x.qd, 2),
               _f(x.iops, 0), _f(x.lat_mean_us)] for s in figs for x in s.streams]
     if any(s.asked_flushes for s in figs):
@@ -70,9 +92,9 @@ def exact_blocks(test: TestRun) -> list:
     asked = stored.whole(test, "exact.reads") + stored.whole(test, "exact.writes")
     iops = sum(x.iops for x in w)
     captured_rt = captured_rt_us(test)
-    block = block_figures(test, rnd)
-    counters = blockstats.stored(test.data, rnd.index)
+    got = measured(test, rnd)
     fio_lat = sum(x.lat_mean_us * (x.read.ios + x.write.ios) for x in w) / issued if issued else 0.0
+    p99 = _param(test, "capture_lat_p99_us")
     rows = [["Captured I/Os replayed", f"{asked:,}"], ["I/Os fio issued", f"{issued:,}"],
             ["IOPS, captured / delivered", f"{_param(test, 'capture_iops'):,.0f} / {iops:,.0f}"],
             ["Length (s), captured / replayed (fio's runtime less its lead before the capture's time 0)",
@@ -82,20 +104,22 @@ def exact_blocks(test: TestRun) -> list:
              f"{stored.whole(test, 'exact.lag_max_us') / 1e6:,.3f} / "
              f"{stored.whole(test, 'exact.lag_p99_us') / 1e6:,.3f}" if "exact.lag_max_us" in test.data
              else "not measured"]]
-    if block is not None:
-        rows += [["Queue depth, captured / delivered (block layer)", f"{_param(test, 'capture_qd'):,.2f} / "
-                  f"{block[0]:,.2f}"],
-                 ["Mean response time (µs), captured / delivered (block layer, issue to completion)",
-                  f"{captured_rt:,.1f} / {block[1]:,.1f}"]]
+    if got is not None:
+        how = "block tracepoints, data I/Os" if got.source == BLOCK else "block-layer counters, flushes counted"
+        rows += [[f"Queue depth, captured / delivered ({how})", f"{_param(test, 'capture_qd'):,.2f} / {got.qd:,.2f}"],
+                 [f"Mean response time (µs), captured / delivered ({how}, issue to completion)",
+                  f"{captured_rt:,.1f} / {got.lat_mean_us:,.1f}"],
+                 [f"p99 response time (µs), captured / delivered ({how})",
+                  f"{p99:,.1f}" if p99 > 0 else "not recorded"]]
+        rows[-1][1] += " / " + ("not known (counters)" if got.lat_p99_us is None else f"{got.lat_p99_us:,.1f}")
     else:
         rows.append(["Queue depth, captured / delivered (fio: IOPS x mean latency)",
                      f"{_param(test, 'capture_qd'):,.2f} / {sum(outstanding(x) for x in w):,.2f}"])
-    p99 = _param(test, "capture_lat_p99_us")
-    rows.append(["Captured p99 response time (µs, block layer)", f"{p99:,.1f}" if p99 > 0 else "not recorded"])
+        rows.append(["Captured p99 response time (µs, block layer)", f"{p99:,.1f}" if p99 > 0 else "not recorded"])
     rows.append(["fio's mean latency (µs; includes completed I/Os waiting for fio to reap them while it keeps "
                  "the captured timing)", f"{fio_lat:,.1f}"])
-    for what, key, seen in (("Flushes", "flushes", counters.flushes if counters else None),
-                            ("Discards", "discards", counters.discards if counters else None)):
+    for what, key, seen in (("Flushes", "flushes", got.flushes if got else None),
+                            ("Discards", "discards", got.discards if got else None)):
         rows.append([f"{what}: captured / in the iolog / seen at the block layer",
                      f"{test.params.get(f'capture_{key}', 'not recorded')} / {test.data.get(f'exact.{key}', '0')} / "
                      f"{'not measured' if seen is None else seen}"])
