@@ -154,7 +154,10 @@ _NAMES = ("issue", "complete", "requeue")
 
 
 def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
-    """(time stamp, what, details) of one CPU's events, in time order."""
+    """(time stamp, what, details) of one CPU's events, in time order; a
+    loss's details are the count lost and the time of this CPU's last event
+    before them (None: none), where the events lost began at the earliest."""
+    last: Optional[int] = None
     for c in range(0, len(spans), 2):
         pos = spans[c]
         while pos < spans[c + 1]:
@@ -162,7 +165,12 @@ def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Itera
             _cpu, length = CHUNK.unpack(fh.read(CHUNK.size))
             data = fh.read(length)
             pos += CHUNK.size + length
-            yield from _page_events(data, layout, dev)
+            for ev in _page_events(data, layout, dev):
+                if ev[1] == _LOST:
+                    yield ev[0], _LOST, (ev[2], last)
+                else:
+                    last = ev[0]
+                    yield ev
 
 
 def _page_events(data: bytes, layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
@@ -215,7 +223,7 @@ def read_raw(fh: IO[bytes], layout: Layout, dev: int, sink: Sink, first_sector: 
                 p.end(t + seconds)
         elif what == _END:
             p.end(t)
-        elif p.t0 is not None:
-            p.missed(t, info)
+        else:
+            p.missed(t, info[0], None if info[1] is None else info[1] / 1e9)
     p.finish()
     return p
