@@ -183,3 +183,15 @@ def test_a_completion_never_seen_holds_at_most_max_held_requests(monkeypatch):
     assert most <= 1001 and len(sink.issue) == 20_000 and math.isnan(sink.done[0])
     assert not np.isnan(np.array(sink.done[1:])).any()
     assert p.skipped[trace._GIVEN_UP] == 1
+
+
+def test_a_loss_marks_every_step_from_its_start_to_its_end():
+    acc = steps.Accumulator(1.0, lost_known=True)
+    acc.begin(100.0)
+    acc.end(106.0)
+    acc.lost(103.5, 40, 101.2)   # lost events between 101.2 and 103.5: steps 2 to 4
+    acc.lost(105.9, 2, 105.9)
+    c = acc.finish(name="x", device="d", size=1 << 20, source="tracefs", started="", iolog=None, lost_events=42)
+    assert c.steps_touched_by_loss == (2, 3, 4, 6)
+    assert [st.seen.lost_events for st in c.steps] == [0, 0, 0, 40, 0, 2]
+    assert c.seen.loss_touched and c.seen.lost_events == 42

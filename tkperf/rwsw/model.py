@@ -10,8 +10,9 @@ and throughput.  Since version 2 it also keeps what the application saw
 layer; mean, 99th percentile and largest, of reads, of writes and of
 both), the flushes, FUA writes and discards, and the events the kernel's
 trace buffer lost; and whether the capture was stopped early (Ctrl-C,
-SIGTERM), at what time.  A version 1 file reads with these as not recorded
-(None).  This module is the data and its XML file,
+SIGTERM), at what time; and which steps lost events touched (their
+figures miss what was lost: ``touched-by-loss``, :attr:`Step.touched_by_loss`).
+A version 1 file reads with these as not recorded (None).  This module is the data and its XML file,
 ``<tkperf-capture version="2">``; the capture itself, the analysis and
 the replay live beside it.  Steps are numbered from 1 wherever a user sees
 them (``number`` in the file); :attr:`Step.index` counts from 0.
