@@ -157,3 +157,50 @@ def test_a_capture_that_lost_events_says_so(loopdev, tmp_path, capsys, monkeypat
     touched = c.steps_touched_by_loss
     assert touched and all(st.number in touched for st in c.steps if st.seen.lost_events)
     assert "touched by lost events" in out
+
+
+class _StalledClock:
+    """The recorder's ``time`` with its third wait between two reads 4 s long: a reader stalled as by
+    a loaded host (the kernel keeps writing, over what was not read)."""
+
+    def __init__(self):
+        self.waits = 0
+        self.monotonic = time.monotonic
+
+    def sleep(self, s):
+        self.waits += 1
+        time.sleep(4.0 if self.waits == 3 else s)
+
+
+def test_a_stalled_reader_loses_events_and_the_rest_of_the_capture_stays_true(loopdev, tmp_path, capsys,
+                                                                               monkeypatch):
+    """fio's reads at queue depth 16 over 1 MiB (a block comes back often) while the recorder stalls
+    for 4 s with 256 KiB of trace buffer per CPU: each CPU loses events over its own stretch of time,
+    and the other CPU's events of that time come without the other half of their I/Os."""
+    from tkperf.rwsw import tracing
+    monkeypatch.setattr(tracing, "BUFFER_KB", 256)
+    monkeypatch.setattr(tracing, "time", _StalledClock())
+    fio = subprocess.Popen(["fio", "--name=r", f"--filename={loopdev}", "--direct=1", "--ioengine=libaio",
+                            "--iodepth=16", "--rw=randread", "--bs=4k", "--norandommap", "--size=1m",
+                            "--runtime=9", "--time_based", "--output-format=json",
+                            f"--output={tmp_path / 'fio.json'}"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)
+        rc = main(["capture", loopdev, "--duration", "6", "--name", "stall", "--outdir", str(tmp_path),
+                   "--step", "1s"])
+    finally:
+        fio.wait(timeout=120)
+    out = capsys.readouterr().out
+    assert rc == 0
+    c = model.load(str(tmp_path / "stall.xml"))
+    assert c.seen.lost_events > 0
+    fio_max_us = json.loads((tmp_path / "fio.json").read_text())["jobs"][0]["read"]["lat_ns"]["max"] / 1e3
+    # no completion taken by an I/O it is not: never more than fio's 16 in flight, no response time
+    # above fio's largest, in any step and in the whole capture
+    assert c.qd <= 16 and all(st.qd <= 16 for st in c.steps), [st.qd for st in c.steps]
+    assert all(st.seen.lat is None or st.seen.lat.max_us <= fio_max_us for st in c.steps), fio_max_us
+    assert c.seen.lat.max_us <= fio_max_us
+    touched = c.steps_touched_by_loss
+    assert touched and all(st.number in touched for st in c.steps if st.seen.lost_events)
+    assert "touched by lost events" in out

@@ -195,3 +195,22 @@ def test_a_loss_marks_every_step_from_its_start_to_its_end():
     assert c.steps_touched_by_loss == (2, 3, 4, 6)
     assert [st.seen.lost_events for st in c.steps] == [0, 0, 0, 40, 0, 2]
     assert c.seen.loss_touched and c.seen.lost_events == 42
+
+
+def test_nothing_pairs_within_a_loss_window_of_another_cpu():
+    """CPU 0 lost its events from 1.0 to 5.0 s (told at its last event, 1.0); CPU 1's events in between are
+    kept: a read of sector 80 issued there lost its completion, a second read of sector 80 lost its issue
+    and kept its completion.  Paired, the first would take the second's completion (2 s)."""
+    sink = _Sink()
+    p = trace.Pairer(sink)
+    p.event(0.5, "issue", trace.KIND_READ, 8, 8)
+    p.event(0.6, "complete", trace.KIND_READ, 8, 8)
+    p.missed(5.0, 5000, since=1.0)
+    p.event(2.0, "issue", trace.KIND_READ, 80, 8)       # its completion is among CPU 0's lost events
+    p.event(4.0, "complete", trace.KIND_READ, 80, 8)    # the completion of a read whose issue was lost
+    p.event(6.0, "issue", trace.KIND_READ, 80, 8)       # after the window: pairs again
+    p.event(6.0002, "complete", trace.KIND_READ, 80, 8)
+    p.finish()
+    assert sink.issue == [0.5, 2.0, 6.0]
+    assert sink.done[0] == pytest.approx(0.6) and math.isnan(sink.done[1]) and sink.done[2] == pytest.approx(6.0002)
+    assert sink.losses == [(5.0, 5000, 1.0)] and p.skipped[trace._SKIP_AFTER_LOSS] == 1

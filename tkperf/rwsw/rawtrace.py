@@ -154,9 +154,11 @@ _NAMES = ("issue", "complete", "requeue")
 
 
 def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
-    """(time stamp, what, details) of one CPU's events, in time order; a
-    loss's details are the count lost and the time of this CPU's last event
-    before them (None: none), where the events lost began at the earliest."""
+    """(time stamp, what, details) of one CPU's events, in time order.  A
+    loss comes at the time of this CPU's last event before it (where the
+    events lost may begin; the page's time when there is none), with the
+    count lost and the time of the page after it (where they end), so the
+    other CPUs' events in between are read knowing of it."""
     last: Optional[int] = None
     for c in range(0, len(spans), 2):
         pos = spans[c]
@@ -166,8 +168,8 @@ def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Itera
             data = fh.read(length)
             pos += CHUNK.size + length
             for ev in _page_events(data, layout, dev):
-                if ev[1] == _LOST:
-                    yield ev[0], _LOST, (ev[2], last)
+                if ev[1] == _LOST:  # told at the CPU's last event before it, with its end
+                    yield (ev[0] if last is None else last), _LOST, (ev[2], ev[0])
                 else:
                     last = ev[0]
                     yield ev
@@ -224,6 +226,6 @@ def read_raw(fh: IO[bytes], layout: Layout, dev: int, sink: Sink, first_sector: 
         elif what == _END:
             p.end(t)
         else:
-            p.missed(t, info[0], None if info[1] is None else info[1] / 1e9)
+            p.missed(info[1] / 1e9, info[0], t)
     p.finish()
     return p

@@ -132,8 +132,8 @@ _SKIP_OTHER = "neither read, write, discard nor flush"
 _SKIP_EMPTY = "reads or writes of no data"
 _SKIP_REQUEUED = "issues requeued by the driver (issued again later)"
 _SKIP_ORPHAN = "completions of I/Os issued before the capture"
-_SKIP_AFTER_LOSS = ("completions whose issue was lost with the trace's lost events, or was in flight when "
-                    "events were lost (its response time is not known)")
+_SKIP_AFTER_LOSS = ("completions in or right after the time of lost events (their issue lost, in flight at "
+                    "the loss, or not paired while events were being lost)")
 _SKIP_LATE = "completions of I/Os issued before the capture, or given up before they came"
 _GIVEN_UP = "I/Os whose completion was not seen in time, given up (handed on without a response time)"
 
@@ -196,7 +196,7 @@ class Pairer:
         self.issued = 0     # issue events of reads, writes, discards and flushes
         self.flushes_paired = 0
         self.losses = 0     # times the trace lost events
-        self.lost_from: Optional[float] = None   # the earliest issue given up at a loss not yet told the sink
+        self.lossy_until = -math.inf   # the end of the window of the losses under way
 
     @staticmethod
     def _columns() -> Tuple[array, array, array, array, array, array]:
@@ -224,24 +224,39 @@ class Pairer:
             self.sink.end(t)
 
     def missed(self, t: float, n: int, since: Optional[float] = None) -> None:
-        """``n`` events were lost just before ``t`` (the ring buffer overflowed;
-        ``since``: the last event before them where known).  Every request in
-        flight is given up (its completion may be among the lost events), and
-        the sink is told the time the loss touched: from ``since``, or the
-        earliest request given up, to ``t``."""
+        """``n`` events were lost between ``since`` (the last event the trace
+        kept before them, where known) and ``t``; called in time order at
+        ``since`` (else at ``t``): the events of other CPUs in between are
+        still to come.  Every request in flight is given up (its completion
+        may be among the lost events), and until ``t`` (the loss's window)
+        nothing is paired: a request issued then is handed on without a
+        response time and a completion then is left out, since either may be
+        the other half of a lost event (a completion kept whose issue was lost
+        would be taken by an earlier request of the same sector).  Pairing
+        starts afresh at ``t``.  The sink is told the time the loss touched:
+        from ``since``, or the earliest request given up, to ``t``."""
         if n <= 0:
             return
         self.losses += 1
-        start = t if since is None else min(since, t)
-        for nums in self.waiting.values():
-            for num in nums:
-                i = num - self.base
-                self._state[i] = _GAVE_UP
-                start = min(start, self._issue[i])
-        self.waiting.clear()
+        start = min(t if since is None else min(since, t), self._give_up_waiting())
+        self.lossy_until = max(self.lossy_until, t)
         if self.t0 is not None:
             self.sink.lost(max(t, self.t0), n, max(start, self.t0))
         self._advance()
+
+    def _give_up_waiting(self) -> float:
+        """Give up every request awaiting its completion; returns the earliest
+        issue time of those given up (inf: none)."""
+        first = math.inf
+        for nums in self.waiting.values():
+            for num in nums:
+                i = num - self.base
+                if i >= 0:
+                    if self._state[i] == _IO:
+                        self._state[i] = _GAVE_UP
+                    first = min(first, self._issue[i])
+        self.waiting.clear()
+        return first
 
     def event(self, t: float, kind: str, rq: Optional[int], sector: int, count: int) -> None:
         """One event; ``rq``: :func:`request_kind` of its flags."""
@@ -249,6 +264,8 @@ class Pairer:
             self.latest = t
             if self.ready < len(self._issue) and self._issue[self.ready] < t - HORIZON:
                 self._give_up(t - HORIZON)
+            if t >= self.lossy_until > -math.inf:  # the loss's window is over: pairing starts afresh
+                self.lossy_until = -math.inf
         if self.t0 is None and self.auto_start:
             self.start(t)
         if rq is None:
@@ -263,42 +280,56 @@ class Pairer:
                 return
             if sector < self.first or (self.last is not None and sector >= self.last):
                 return  # another partition of the same disk (a flush, of the whole disk's cache, is kept)
-        key = _key(base, sector)
         if kind == "issue":
-            outside = self.t0 is None or t < self.t0 or (self.t1 is not None and t > self.t1)
-            self.issued += 1
-            num = self.base + len(self._issue)
-            self._issue.append(t)
-            self._done.append(math.nan)
-            self._kind.append(rq)
-            self._offset.append(0 if base == KIND_FLUSH else (sector - self.first) * SECTOR)
-            self._length.append(count * SECTOR)
-            self._state.append(_OUTSIDE if outside else _IO)
-            nums = self.waiting.get(key)
-            if nums is None:
-                self.waiting[key] = [num]
-            else:
-                nums.append(num)
-            if len(self._issue) - self.ready > MAX_HELD:
-                self._give_up(math.inf, len(self._issue) - MAX_HELD)
+            self._issued(t, rq, sector, count)
+        else:
+            self._completed(t, kind == "requeue", _key(base, sector))
+
+    def _issued(self, t: float, rq: int, sector: int, count: int) -> None:
+        """A request issued at ``t``: held until its completion (in a loss's window: not paired)."""
+        base = rq & 3
+        outside = self.t0 is None or t < self.t0 or (self.t1 is not None and t > self.t1)
+        self.issued += 1
+        num = self.base + len(self._issue)
+        self._issue.append(t)
+        self._done.append(math.nan)
+        self._kind.append(rq)
+        self._offset.append(0 if base == KIND_FLUSH else (sector - self.first) * SECTOR)
+        self._length.append(count * SECTOR)
+        if t < self.lossy_until:
+            self._state.append(_OUTSIDE if outside else _GAVE_UP)
+            if len(self._issue) - 1 == self.ready:
+                self._advance()
             return
+        self._state.append(_OUTSIDE if outside else _IO)
+        key = _key(base, sector)
         nums = self.waiting.get(key)
+        if nums is None:
+            self.waiting[key] = [num]
+        else:
+            nums.append(num)
+        if len(self._issue) - self.ready > MAX_HELD:
+            self._give_up(math.inf, len(self._issue) - MAX_HELD)
+
+    def _completed(self, t: float, requeue: bool, key: int) -> None:
+        """The completion (or requeue) at ``t`` of the first request awaiting it under ``key``."""
+        nums = None if t < self.lossy_until else self.waiting.get(key)
         if not nums:
-            if kind != "requeue":
+            if not requeue:
                 self._skip(_SKIP_AFTER_LOSS if self.losses else
                            _SKIP_LATE if self.skipped.get(_GIVEN_UP) else _SKIP_ORPHAN)
             return
-        i = (nums.pop() if kind == "requeue" else nums.pop(0)) - self.base
+        i = (nums.pop() if requeue else nums.pop(0)) - self.base
         if not nums:
             del self.waiting[key]
         if i < 0:
             return  # issued outside the capture's time, and handed on (left out) already
-        if kind == "requeue":  # issued again later: the earlier issue is not an I/O of its own
+        if requeue:  # issued again later: the earlier issue is not an I/O of its own
             self._state[i] = _REQUEUED
             self._skip(_SKIP_REQUEUED)
         else:
             self._done[i] = t
-            if base == KIND_FLUSH:
+            if key == FLUSH_KEY:
                 self.flushes_paired += 1
         if i == self.ready:
             self._advance()
