@@ -34,13 +34,14 @@ def _queue(dev, name):
         return fh.read().strip()
 
 
-def _captured_while(loopdev, tmp_path, name, fio_argv):
+def _captured_while(loopdev, tmp_path, name, fio_argv, notes=None):
     """Capture ``loopdev`` while fio runs ``fio_argv`` to its end; the capture
-    is then stopped with SIGINT (kept).  Returns (capture, fio's JSON)."""
+    is then stopped with SIGINT (kept).  Returns (capture, fio's JSON); the
+    capture's notes are added to the list ``notes``."""
     env = dict(os.environ, PYTHONPATH=ROOT)
     cap = subprocess.Popen([sys.executable, "-m", "tkperf", "capture", loopdev, "--duration", "600", "--name", name,
-                            "--outdir", str(tmp_path), "--step", "1s", "-q"], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            "--outdir", str(tmp_path), "--step", "1s", *(() if notes is not None else ("-q",))],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
         while not _instance(cap.pid) and time.monotonic() < deadline:
@@ -53,8 +54,10 @@ def _captured_while(loopdev, tmp_path, name, fio_argv):
         time.sleep(0.5)
     finally:
         cap.send_signal(signal.SIGINT)
-        _, err = cap.communicate(timeout=600)
+        said, err = cap.communicate(timeout=600)
     assert cap.returncode == 0, err
+    if notes is not None:
+        notes.extend(ln for ln in (said + err).splitlines() if "note:" in ln)
     c = model.load(str(tmp_path / f"{name}.xml"))
     assert c.stopped_by == "SIGINT"
     return c, json.loads(out.read_text())
@@ -68,7 +71,8 @@ def test_response_times_flushes_and_discards_against_fio(loopdev, tmp_path):
             "--randseed=42"]
     if trims:
         argv += ["--name=trim", "--stonewall", "--rw=randtrim", "--bs=64k", "--number_ios=20", "--size=64m"]
-    c, doc = _captured_while(loopdev, tmp_path, "seen", argv)
+    notes = []
+    c, doc = _captured_while(loopdev, tmp_path, "seen", argv, notes)
     rw = doc["jobs"][0]
     reads, writes = rw["read"]["total_ios"], rw["write"]["total_ios"]
     seen = c.seen
@@ -83,6 +87,9 @@ def test_response_times_flushes_and_discards_against_fio(loopdev, tmp_path):
     if flushes:  # fio's fsync of the block device: one flush request each
         fsyncs = rw["sync"]["total_ios"] if "sync" in rw else writes // 10
         assert fsyncs <= seen.flushes <= fsyncs + 2, (fsyncs, seen.flushes)
+    # fio started once the capture ran: every completion pairs with its issue, the flushes' too (the
+    # kernel gives a flush's issue sector 0 and its completion 2^64-1)
+    assert not [n for n in notes if "completions" in n], notes
     if trims:
         trim = doc["jobs"][1]["trim"]
         assert seen.discards == trim["total_ios"] == 20 and seen.discard_bytes == 20 * 65536
@@ -121,9 +128,12 @@ def test_a_capture_that_lost_events_says_so(loopdev, tmp_path, capsys, monkeypat
     """A trace buffer of a few KiB per CPU under fio at queue depth 16 overflows between two reads."""
     from tkperf.rwsw import tracing
     monkeypatch.setattr(tracing, "BUFFER_KB", 8)
+    # over 1 MiB (256 blocks): a block is read again while an earlier read of it lost its completion
     fio = subprocess.Popen(["fio", "--name=r", f"--filename={loopdev}", "--direct=1", "--ioengine=libaio",
                             "--iodepth=16", "--rw=randread", "--bs=4k", "--norandommap", "--runtime=6",
-                            "--time_based"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            "--size=1m", "--time_based", "--output-format=json",
+                            f"--output={tmp_path / 'fio.json'}"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
     try:
         time.sleep(1.0)
         rc = main(["capture", loopdev, "--duration", "3", "--name", "lossy", "--outdir", str(tmp_path),
@@ -137,3 +147,60 @@ def test_a_capture_that_lost_events_says_so(loopdev, tmp_path, capsys, monkeypat
     assert lost > 0 and f"{lost} events were lost" in out
     # per step: what the pages said was lost before them, never more than the kernel's count
     assert 0 < sum(st.seen.lost_events for st in c.steps) <= lost
+    # pairing starts afresh after each loss: no completion taken by another I/O of the same block, so
+    # never more than fio's 16 in flight and no response time above fio's largest (its own spans the block layer's)
+    fio_max_us = json.loads((tmp_path / "fio.json").read_text())["jobs"][0]["read"]["lat_ns"]["max"] / 1e3
+    assert c.qd <= 16 and all(st.qd <= 16 for st in c.steps), [st.qd for st in c.steps]
+    assert c.seen.lat.max_us <= fio_max_us and all(st.seen.lat is None or st.seen.lat.max_us <= fio_max_us
+                                                    for st in c.steps)
+    # the steps the losses touched are marked, in the file and by show
+    touched = c.steps_touched_by_loss
+    assert touched and all(st.number in touched for st in c.steps if st.seen.lost_events)
+    assert "touched by lost events" in out
+
+
+class _StalledClock:
+    """The recorder's ``time`` with its third wait between two reads 4 s long: a reader stalled as by
+    a loaded host (the kernel keeps writing, over what was not read)."""
+
+    def __init__(self):
+        self.waits = 0
+        self.monotonic = time.monotonic
+
+    def sleep(self, s):
+        self.waits += 1
+        time.sleep(4.0 if self.waits == 3 else s)
+
+
+def test_a_stalled_reader_loses_events_and_the_rest_of_the_capture_stays_true(loopdev, tmp_path, capsys,
+                                                                               monkeypatch):
+    """fio's reads at queue depth 16 over 1 MiB (a block comes back often) while the recorder stalls
+    for 4 s with 256 KiB of trace buffer per CPU: each CPU loses events over its own stretch of time,
+    and the other CPU's events of that time come without the other half of their I/Os."""
+    from tkperf.rwsw import tracing
+    monkeypatch.setattr(tracing, "BUFFER_KB", 256)
+    monkeypatch.setattr(tracing, "time", _StalledClock())
+    fio = subprocess.Popen(["fio", "--name=r", f"--filename={loopdev}", "--direct=1", "--ioengine=libaio",
+                            "--iodepth=16", "--rw=randread", "--bs=4k", "--norandommap", "--size=1m",
+                            "--runtime=9", "--time_based", "--output-format=json",
+                            f"--output={tmp_path / 'fio.json'}"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)
+        rc = main(["capture", loopdev, "--duration", "6", "--name", "stall", "--outdir", str(tmp_path),
+                   "--step", "1s"])
+    finally:
+        fio.wait(timeout=120)
+    out = capsys.readouterr().out
+    assert rc == 0
+    c = model.load(str(tmp_path / "stall.xml"))
+    assert c.seen.lost_events > 0
+    fio_max_us = json.loads((tmp_path / "fio.json").read_text())["jobs"][0]["read"]["lat_ns"]["max"] / 1e3
+    # no completion taken by an I/O it is not: never more than fio's 16 in flight, no response time
+    # above fio's largest, in any step and in the whole capture
+    assert c.qd <= 16 and all(st.qd <= 16 for st in c.steps), [st.qd for st in c.steps]
+    assert all(st.seen.lat is None or st.seen.lat.max_us <= fio_max_us for st in c.steps), fio_max_us
+    assert c.seen.lat.max_us <= fio_max_us
+    touched = c.steps_touched_by_loss
+    assert touched and all(st.number in touched for st in c.steps if st.seen.lost_events)
+    assert "touched by lost events" in out

@@ -130,7 +130,7 @@ class _Counting:
     def end(self, t1):
         pass
 
-    def lost(self, t, n):
+    def lost(self, t, n, since):
         pass
 
     def batch(self, issue, done, kind, offset, length):
@@ -152,7 +152,7 @@ def test_memory_follows_what_is_in_flight_not_the_sectors_touched():
         inflight.append(8 * i)
         if len(inflight) == qd:
             p.event(t, "complete", trace.KIND_WRITE, inflight.pop(0), 8)
-        most = max(most, len(p.waiting), len(p.order))
+        most = max(most, len(p.waiting), p.held)
     assert most <= qd
     p.finish()
     assert sink.n == 200_000 and sink.lost_done == qd - 1
@@ -166,7 +166,7 @@ def test_a_completion_never_seen_is_given_up_after_the_horizon():
         t = i * 0.1
         p.event(t, "issue", trace.KIND_READ, 8 * i, 8)
         p.event(t + 0.001, "complete", trace.KIND_READ, 8 * i, 8)
-        assert len(p.order) <= trace.HORIZON / 0.1 + 2
+        assert p.held <= trace.HORIZON / 0.1 + 2
     p.finish()
     assert sink.n == 1000 and sink.lost_done == 1
 

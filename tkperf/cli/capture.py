@@ -57,9 +57,9 @@ def register(sub) -> None:
                     "their shares, queue depth, IOPS and MB/s, per --step and in total -- and OUTDIR/NAME.iolog "
                     "(fio iolog version 3) for an exact replay. Per step and in total it keeps the response "
                     "times (issue to completion: mean, p99, max), flushes, FUA writes, discards and events the "
-                    "trace buffer lost. The first Ctrl-C (or SIGTERM) ends the recording early and keeps it, "
-                    "marked as stopped early; a second aborts. Neither file replaces an existing one. "
-                    "'tkperf help rwsw' explains the method.")
+                    "trace buffer lost, the steps a loss touched marked. The first Ctrl-C (or SIGTERM) ends the "
+                    "recording early and keeps it, marked as stopped early; a second aborts. Neither file "
+                    "replaces an existing one. 'tkperf help rwsw' explains the method.")
     cap.add_argument("device", nargs="?", help="the block device to record (e.g. /dev/nvme0n1); it is only watched")
     cap.add_argument("--import", dest="import_file", metavar="FILE",
                      help="read this blkparse text output (or blktrace binary file) instead of recording")

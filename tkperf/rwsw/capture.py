@@ -32,7 +32,7 @@ from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
 from tkperf import durations, programs
 from tkperf.errors import Interrupted, OutputError, ResultFileError, ToolError
 from tkperf.model.files import foreign_link, open_to_read, temp_file
-from tkperf.rwsw import model, rawtrace, steps, trace, tracing
+from tkperf.rwsw import model, rawtrace, steps, summary, trace, tracing
 from tkperf.target import guard
 
 log = logging.getLogger("tkperf")
@@ -149,8 +149,12 @@ def _notes(skipped: Dict[str, int], ios: int, lost: int = 0, problems: Sequence[
         out.append(f"stopped early by {stopped.stopped_by} after {durations.duration(stopped.stopped_at)}: "
                    "what was recorded until then is kept (the file says so)")
     if lost:
-        out.append(f"the kernel's trace buffer overflowed: {lost} events were lost; the shares are of the "
-                   "events recorded (a shorter capture or a less busy device loses none)")
+        touched = stopped.steps_touched_by_loss if stopped is not None else ()
+        where = (f"; pairing restarted after each loss, and the figures of step{'s' if len(touched) > 1 else ''} "
+                 f"{summary.numbers_text(touched)} (marked in the capture) are of the events recorded"
+                 if touched else "; the figures are of the events recorded")
+        out.append(f"the kernel's trace buffer overflowed: {lost} events were lost{where} (a shorter capture or a "
+                   "less busy device loses none)")
     for why, n in sorted(skipped.items()):
         out.append(f"{n} events left out: {why}")
     if ios == 0:

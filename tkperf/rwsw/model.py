@@ -10,8 +10,9 @@ and throughput.  Since version 2 it also keeps what the application saw
 layer; mean, 99th percentile and largest, of reads, of writes and of
 both), the flushes, FUA writes and discards, and the events the kernel's
 trace buffer lost; and whether the capture was stopped early (Ctrl-C,
-SIGTERM), at what time.  A version 1 file reads with these as not recorded
-(None).  This module is the data and its XML file,
+SIGTERM), at what time; and which steps lost events touched (their
+figures miss what was lost: ``touched-by-loss``, :attr:`Step.touched_by_loss`).
+A version 1 file reads with these as not recorded (None).  This module is the data and its XML file,
 ``<tkperf-capture version="2">``; the capture itself, the analysis and
 the replay live beside it.  Steps are numbered from 1 wherever a user sees
 them (``number`` in the file); :attr:`Step.index` counts from 0.
@@ -107,6 +108,17 @@ class Seen:
     discards: int      # discard (and secure erase) requests
     discard_bytes: int
     lost_events: Optional[int]  # trace events the kernel's ring buffer lost; None: not known (an import)
+    #: Whether lost events fell in this step's time (or the whole capture's):
+    #: its figures miss the I/Os whose events were lost, and the I/Os in
+    #: flight at the loss have no response time (:data:`LOSS_NOTE`).  False in
+    #: a file written before tkperf recorded it: there a step is touched when
+    #: its own ``lost_events`` is above 0 (:attr:`Step.touched_by_loss`).
+    loss_touched: bool = False
+
+
+#: What the figures of a step touched by lost events are (show, report, replay verdicts).
+LOSS_NOTE = ("events lost by the trace buffer fell in this time: its I/O count, queue depth and response "
+             "times miss the I/Os whose events were lost (pairing restarted after the loss)")
 
 
 def coverage(streams: Sequence[Stream], share: float = 0.8) -> Optional[Tuple[float, float]]:
@@ -155,6 +167,15 @@ class Step(_Covered):
         """The step's number as users see it, from 1."""
         return self.index + 1
 
+    @property
+    def touched_by_loss(self) -> Optional[bool]:
+        """Whether the step's figures miss events the trace lost (:data:`LOSS_NOTE`):
+        lost events fell in its time; None where not recorded (a version 1 capture).
+        A replay verdict that compares this step's figures must say so or leave it out."""
+        if self.seen is None:
+            return None
+        return self.seen.loss_touched or bool(self.seen.lost_events)
+
 
 @dataclass(frozen=True)
 class Capture(_Covered):
@@ -181,6 +202,11 @@ class Capture(_Covered):
     #: What reading the file found about its completeness (never written): ""
     #: for a whole file whose closing record checked; else one line.
     integrity: str = field(default="", compare=False)
+
+    @property
+    def steps_touched_by_loss(self) -> Tuple[int, ...]:
+        """The numbers (from 1) of the steps whose figures miss lost events (:attr:`Step.touched_by_loss`)."""
+        return tuple(st.number for st in self.steps if st.touched_by_loss)
 
 
 def _chosen(streams: Sequence[Stream], share: float) -> List[Stream]:
@@ -227,6 +253,8 @@ def _seen_el(parent: etree._Element, seen: Optional[Seen]) -> None:
                           discards=str(seen.discards), attrib={"discard-bytes": str(seen.discard_bytes)})
     if seen.lost_events is not None:
         el.set("lost-events", str(seen.lost_events))
+    if seen.loss_touched:
+        el.set("touched-by-loss", "1")
     for rw, lat in (("all", seen.lat), ("read", seen.read), ("write", seen.write)):
         if lat is not None:
             etree.SubElement(el, "latency", rw=rw, ios=str(lat.ios), attrib={
@@ -353,10 +381,11 @@ class _Reader:
                 raise ResultFileError(f"{self.source}: <seen> holds <{x.tag}> twice or unknown")
             lats[rw] = self.latency(x)
         lost = None if el.get("lost-events") is None else self.integer(el, "lost-events")
+        touched = el.get("touched-by-loss") is not None and self.choice(el, "touched-by-loss", ("0", "1")) == "1"
         return Seen(lat=lats.get("all"), read=lats.get("read"), write=lats.get("write"),
                     flushes=self.integer(el, "flushes"), fua=self.integer(el, "fua"),
                     discards=self.integer(el, "discards"), discard_bytes=self.integer(el, "discard-bytes"),
-                    lost_events=lost)
+                    lost_events=lost, loss_touched=touched)
 
 
 def _iolog_name(r: _Reader, root: etree._Element) -> Optional[str]:

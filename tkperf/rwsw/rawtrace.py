@@ -154,7 +154,12 @@ _NAMES = ("issue", "complete", "requeue")
 
 
 def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
-    """(time stamp, what, details) of one CPU's events, in time order."""
+    """(time stamp, what, details) of one CPU's events, in time order.  A
+    loss comes at the time of this CPU's last event before it (where the
+    events lost may begin; the page's time when there is none), with the
+    count lost and the time of the page after it (where they end), so the
+    other CPUs' events in between are read knowing of it."""
+    last: Optional[int] = None
     for c in range(0, len(spans), 2):
         pos = spans[c]
         while pos < spans[c + 1]:
@@ -162,7 +167,12 @@ def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Itera
             _cpu, length = CHUNK.unpack(fh.read(CHUNK.size))
             data = fh.read(length)
             pos += CHUNK.size + length
-            yield from _page_events(data, layout, dev)
+            for ev in _page_events(data, layout, dev):
+                if ev[1] == _LOST:  # told at the CPU's last event before it, with its end
+                    yield (ev[0] if last is None else last), _LOST, (ev[2], ev[0])
+                else:
+                    last = ev[0]
+                    yield ev
 
 
 def _page_events(data: bytes, layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
@@ -215,7 +225,7 @@ def read_raw(fh: IO[bytes], layout: Layout, dev: int, sink: Sink, first_sector: 
                 p.end(t + seconds)
         elif what == _END:
             p.end(t)
-        elif p.t0 is not None:
-            p.missed(t, info)
+        else:
+            p.missed(info[1] / 1e9, info[0], t)
     p.finish()
     return p

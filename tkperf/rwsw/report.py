@@ -22,7 +22,7 @@ from tkperf.render import blocks as b
 from tkperf.render import parallel
 from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.rwsw.model import Capture, Stream, dominant
-from tkperf.rwsw.summary import COVERAGE_WARN, NOT_RECORDED, lat_text
+from tkperf.rwsw.summary import COVERAGE_WARN, NOT_RECORDED, lat_text, loss_text
 
 SPEC = ("SNIA Real World Storage Workload (RWSW) Performance Test Specification for Datacenter Storage "
         "(SNIA Technical Position, 25 May 2018)")
@@ -60,6 +60,8 @@ def facts_blocks(c: Capture) -> list:
                  ("Discards", f"{seen.discards:,} ({seen.discard_bytes:,} bytes)"),
                  ("Events lost by the trace buffer",
                   f"{NOT_RECORDED} (an import)" if seen.lost_events is None else f"{seen.lost_events:,}")]
+        if c.steps_touched_by_loss or seen.lost_events:
+            rows.append(("Steps touched by lost events", loss_text(c.steps_touched_by_loss, len(c.steps))))
     if c.coverage_ios_pct is not None and c.coverage_bytes_pct is not None:
         rows.append(("Dominant streams' coverage", f"{c.coverage_ios_pct:.1f}% of the I/Os, "
                                                    f"{c.coverage_bytes_pct:.1f}% of the bytes"))
@@ -135,7 +137,8 @@ def stream_map_blocks(c: Capture) -> list:
         nr = "n.r." if st.seen is None else "-"
         cov = ("-" if st.coverage_ios_pct is None or st.coverage_bytes_pct is None
                else f"{st.coverage_ios_pct:.0f} / {st.coverage_bytes_pct:.0f}")
-        rows.append((str(st.number), duration(st.start) if st.start else "0 s", duration(st.duration),
+        number = f"{st.number} !" if st.touched_by_loss else str(st.number)
+        rows.append((number, duration(st.start) if st.start else "0 s", duration(st.duration),
                      f"{st.iops:,.0f}", f"{st.mbps:,.1f}", f"{st.qd:.2f}",
                      nr if lat is None else f"{lat.mean_us:,.0f}", nr if lat is None else f"{lat.p99_us:,.0f}",
                      "n.r." if st.seen is None else f"{st.seen.flushes:,}", cov,
@@ -143,7 +146,8 @@ def stream_map_blocks(c: Capture) -> list:
     out.append(b.table(("Step", "Start", "Length", "IOPS", "MB/s", "QD", "Mean RT (µs)", "p99 RT (µs)", "Flushes",
                         "Coverage I/Os / bytes (%)", "Largest streams"), rows,
                        title="Steps (RT: response time, issue to completion at the block layer; n.r.: not "
-                             "recorded; -: none)", widths=(5, 8, 8, 8, 7, 6, 8, 8, 7, 9, 30)))
+                             "recorded; -: none" + (LOSS_MARK if c.steps_touched_by_loss else "") + ")",
+                       widths=(5, 8, 8, 8, 7, 6, 8, 8, 7, 9, 30)))
     return out
 
 
@@ -172,6 +176,9 @@ def queue_depth_blocks(c: Capture) -> list:
             "The mean number of I/Os outstanding at the device (issued, not yet completed) per step: the "
             "demand intensity the application put on the device."))
     return out
+
+
+LOSS_MARK = "; !: the step's figures miss events the trace buffer lost"
 
 
 def report_blocks(c: Capture) -> list:

@@ -119,6 +119,7 @@ class Accumulator:
         self.last_us = 0
         # the latest completed writes of the batches so far (completion time, stream code): a flush's issuer
         self.recent: Tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0, dtype=np.int64))
+        self.touched: set = set()   # steps touched by lost events
 
     # -- the sink's side ----------------------------------------------------------
     def begin(self, t0: float) -> None:
@@ -135,9 +136,14 @@ class Accumulator:
             a = self.acc[j] = _StepAcc()
         return a
 
-    def lost(self, t: float, n: int) -> None:
+    def lost(self, t: float, n: int, since: Optional[float] = None) -> None:
+        """``n`` events lost just before ``t``: counted in its step; every step
+        from ``since`` to ``t`` is touched by the loss (its figures miss them)."""
         assert self.t0 is not None
-        self._get(max(0, int((t - self.t0) // self.step))).lost += n
+        j = max(0, int((t - self.t0) // self.step))
+        self._get(j).lost += n
+        first = j if since is None else max(0, min(j, int((since - self.t0) // self.step)))
+        self.touched.update(range(first, j + 1))
 
     def batch(self, issue: np.ndarray, done: np.ndarray, kind: np.ndarray, offset: np.ndarray,
               length: np.ndarray) -> None:
@@ -298,6 +304,7 @@ class Accumulator:
         last = self._get(n - 1)
         for j in sorted(j for j in self.acc if j >= n):
             last.merge(self.acc.pop(j))
+        touched = {min(j, n - 1) for j in self.touched}
         for one in self.acc.values():
             one.close()
         if self.out is not None:
@@ -320,7 +327,7 @@ class Accumulator:
                 totals[i] += v
             seen = Seen(lat=a.lat[0], read=a.lat[1], write=a.lat[2], flushes=a.flushes, fua=a.fua,
                         discards=a.discards, discard_bytes=a.discard_bytes,
-                        lost_events=a.lost if self.lost_known else None)
+                        lost_events=a.lost if self.lost_known else None, loss_touched=j in touched)
             steps.append(Step(index=j, start=start, duration=length, streams=_streams(a.streams),
                               qd=a.busy / length, iops=ios / length, mbps=nbytes / length / 1e6, seen=seen))
         both = Histogram()
@@ -330,7 +337,8 @@ class Accumulator:
         if self.lost_known:
             lost = max(totals[4], lost_events or 0)
         seen = Seen(lat=_latency(both), read=_latency(self.whole[0]), write=_latency(self.whole[1]),
-                    flushes=totals[0], fua=totals[1], discards=totals[2], discard_bytes=totals[3], lost_events=lost)
+                    flushes=totals[0], fua=totals[1], discards=totals[2], discard_bytes=totals[3], lost_events=lost,
+                    loss_touched=bool(touched))
         ios = sum(c[0] for c in whole.values())
         return Capture(name=name, device=device, size=size, source=source, started=started, duration=duration,
                        step=self.step, steps=tuple(steps), streams=_streams(whole), qd=busy / duration,

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence
 from tkperf.durations import duration
 from tkperf.errors import TkperfError
 from tkperf.model.files import open_to_read
-from tkperf.rwsw.model import Capture, Latency, Seen, Step, Stream, is_capture
+from tkperf.rwsw.model import LOSS_NOTE, Capture, Latency, Seen, Step, Stream, is_capture
 
 #: ``show --json`` of a capture: its ``schema`` name and ``version``.
 JSON_SCHEMA = "tkperf-capture-show"
@@ -54,12 +54,13 @@ def seen_dict(seen: Optional[Seen]) -> Dict[str, Any]:
     step): None (null) for what a version 1 capture did not record."""
     if seen is None:
         return {"figures_recorded": False, "lat_mean_us": None, "lat_p99_us": None, "lat_max_us": None, "flushes": None,
-                "fua": None, "discards": None, "discard_bytes": None, "lost_events": None, "read": None,
-                "write": None}
+                "fua": None, "discards": None, "discard_bytes": None, "lost_events": None, "touched_by_loss": None,
+                "read": None, "write": None}
     out = {"figures_recorded": True, **_lat_dict(seen.lat)}
     del out["lat_ios"]
     out.update({"flushes": seen.flushes, "fua": seen.fua, "discards": seen.discards,
                 "discard_bytes": seen.discard_bytes, "lost_events": seen.lost_events,
+                "touched_by_loss": seen.loss_touched or bool(seen.lost_events),
                 "read": _lat_dict(seen.read), "write": _lat_dict(seen.write)})
     return out
 
@@ -76,7 +77,8 @@ def as_dict(c: Capture) -> Dict[str, Any]:
             "size": c.size, "source": c.source, "started": c.started, "duration": c.duration, "step": c.step,
             "qd": c.qd, "iops": c.iops, "mbps": c.mbps, "iolog": c.iolog, "file_integrity": c.integrity,
             "stopped_early": None if c.stopped_at is None else {"at": c.stopped_at, "by": c.stopped_by},
-            **seen_dict(c.seen), "coverage_ios_pct": c.coverage_ios_pct, "coverage_bytes_pct": c.coverage_bytes_pct,
+            **seen_dict(c.seen), "steps_touched_by_loss": list(c.steps_touched_by_loss),
+            "coverage_ios_pct": c.coverage_ios_pct, "coverage_bytes_pct": c.coverage_bytes_pct,
             "streams": [_stream_dict(s) for s in c.streams],
             "steps": [_step_dict(st) for st in c.steps]}
 
@@ -105,6 +107,9 @@ def seen_lines(c: Capture, indent: str = "  ") -> List[str]:
         lost = NOT_RECORDED + " (an import)" if seen.lost_events is None else f"{seen.lost_events:,}"
         out.append(f"{indent}flushes {seen.flushes:,}, FUA writes {seen.fua:,}, discards {seen.discards:,} "
                    f"({seen.discard_bytes:,} bytes); events lost by the trace buffer: {lost}")
+        touched = c.steps_touched_by_loss
+        if touched or seen.lost_events:
+            out.append(f"{indent}{loss_text(touched, len(c.steps))}")
     ios, nbytes = c.coverage_ios_pct, c.coverage_bytes_pct
     if ios is not None and nbytes is not None:
         low = ios < COVERAGE_WARN or nbytes < COVERAGE_WARN
@@ -115,6 +120,25 @@ def seen_lines(c: Capture, indent: str = "  ") -> List[str]:
         out.append(f"{indent}stopped early by {c.stopped_by} after {duration(c.stopped_at)}: what was recorded "
                    "until then is kept")
     return out
+
+
+def loss_text(touched: Sequence[int], steps: int) -> str:
+    """What lost events did to the figures: which steps they touched (marked ``!``)."""
+    if not touched:
+        return "the events were lost outside the steps' time: no step's figures miss them"
+    return (f"step{'s' if len(touched) > 1 else ''} {numbers_text(touched)} (of {steps}, marked !) touched by lost "
+            f"events: {LOSS_NOTE}; the whole capture's figures include {'them' if len(touched) > 1 else 'it'}")
+
+
+def numbers_text(numbers: Sequence[int]) -> str:
+    """``1-3, 7``: step numbers in runs."""
+    runs: List[List[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def _stream_lines(streams: Sequence[Stream], indent: str) -> List[str]:
@@ -153,8 +177,11 @@ def lines(c: Capture) -> List[str]:
         mean = "n.r." if st.seen is None else "-" if lat is None else f"{lat.mean_us:,.0f}"
         p99 = "n.r." if st.seen is None else "-" if lat is None else f"{lat.p99_us:,.0f}"
         flushes = "n.r." if st.seen is None else f"{st.seen.flushes:,}"
-        out.append(f"  {st.number:>4} {duration(st.start) if st.start else '0 s':>8} {st.iops:>10,.0f} "
+        mark = "!" if st.touched_by_loss else " "
+        out.append(f" {mark}{st.number:>4} {duration(st.start) if st.start else '0 s':>8} {st.iops:>10,.0f} "
                    f"{st.mbps:>9,.1f} {st.qd:>7.2f} {mean:>9} {p99:>9} {flushes:>8}  {_top(st.streams)}")
     if any(st.seen is None for st in c.steps):
         out.append("  n.r.: not recorded (a capture of an earlier tkperf); -: no I/O completed in the step")
+    if c.steps_touched_by_loss:
+        out.append("  !: the step's figures miss events the trace buffer lost")
     return out

@@ -23,9 +23,8 @@ from __future__ import annotations
 import math
 import re
 from array import array
-from collections import deque
 from dataclasses import dataclass, field
-from typing import IO, Any, Deque, Dict, List, Optional, Protocol, Tuple
+from typing import IO, Dict, List, Optional, Protocol, Tuple
 
 import numpy as np
 
@@ -124,25 +123,58 @@ class Sink(Protocol):
     def batch(self, issue: np.ndarray, done: np.ndarray, kind: np.ndarray, offset: np.ndarray,
               length: np.ndarray) -> None: ...
 
-    def lost(self, t: float, n: int) -> None: ...
+    def lost(self, t: float, n: int, since: float) -> None:
+        """``n`` events lost just before ``t``; the figures from ``since`` to ``t`` miss what they held."""
 
 
 _SKIP_OUTSIDE = "issued outside the capture's time"
 _SKIP_OTHER = "neither read, write, discard nor flush"
 _SKIP_EMPTY = "reads or writes of no data"
 _SKIP_REQUEUED = "issues requeued by the driver (issued again later)"
-_SKIP_ORPHAN = "completions of I/Os issued before the capture (or given up as lost)"
+_SKIP_ORPHAN = "completions of I/Os issued before the capture"
+_SKIP_AFTER_LOSS = ("completions in or right after the time of lost events (their issue lost, in flight at "
+                    "the loss, or not paired while events were being lost)")
+_SKIP_LATE = "completions of I/Os issued before the capture, or given up before they came"
+_GIVEN_UP = "I/Os whose completion was not seen in time, given up (handed on without a response time)"
+
+#: A request's key in :attr:`Pairer.waiting`: its start sector and kind
+#: (``sector * 4 + kind``), but one key for every flush: the kernel gives
+#: a flush no sector (``block_rq_issue`` reports 0, ``block_rq_complete``
+#: 2^64-1, blkparse either), so the flushes of the device pair in the
+#: order they were issued (the block layer has one flush in flight per
+#: hardware queue: Linux ``block/blk-flush.c``).
+FLUSH_KEY = -1
+#: The most requests held at once beyond those in flight (34 bytes each):
+#: an I/O whose completion has not come while this many issued after it are
+#: done is given up as lost before :data:`HORIZON` (about 10 s at 100,000
+#: IOPS; some 36 MB).
+MAX_HELD = 1 << 20
+
+# request states: 0 an I/O, 1 requeued (not an I/O), 2 issued outside the
+# capture's time, 3 an I/O given up (its completion not seen)
+_IO, _REQUEUED, _OUTSIDE, _GAVE_UP = 0, 1, 2, 3
+
+
+def _key(base: int, sector: int) -> int:
+    return FLUSH_KEY if base == KIND_FLUSH else sector * 4 + base
 
 
 class Pairer:
     """Issue and completion events, in time order, into requests handed to
     a :class:`Sink` in issue order with their completion times.
 
-    Memory follows what is in flight, not what the capture touched: a
-    request waits here from its issue until its completion and those of
-    the requests issued before it (a completion never seen is given up
-    after :data:`HORIZON` seconds), and the requests handed on go in
-    batches of :data:`BATCH`."""
+    A completion is its request's: the first issue of the same kind and
+    start sector still waiting, and for a flush (which has no sector,
+    :data:`FLUSH_KEY`) the first flush still waiting.  Memory follows what is
+    in flight, not what the capture touched: a request is held from its
+    issue until its completion and those of the requests issued before it,
+    in columns (34 bytes a request), and handed on in batches of
+    :data:`BATCH`.  A completion never seen is given up after
+    :data:`HORIZON` seconds, or once :data:`MAX_HELD` requests wait behind
+    it; when the trace lost events (:meth:`missed`), every request then in
+    flight is given up at once, so pairing starts afresh: a completion that
+    was lost leaves no request behind to take the completion of a later I/O
+    of the same sector."""
 
     def __init__(self, sink: Sink, first_sector: int = 0, sectors: Optional[int] = None,
                  auto_start: bool = True) -> None:
@@ -153,18 +185,28 @@ class Pairer:
         self.t0: Optional[float] = None
         self.t1: Optional[float] = None
         self.latest = -math.inf
-        # [issue, done, kind, offset, length, state, key]; state 0 an I/O, 1 requeued, 2 outside the time
-        self.order: Deque[List[Any]] = deque()
-        self.waiting: Dict[Tuple[int, int], Deque[List[Any]]] = {}
+        # the requests held, in issue order, as columns: index i is request number base + i
+        self._issue, self._done, self._kind, self._offset, self._length, self._state = self._columns()
+        self.base = 0       # the number of the request at index 0
+        self.ready = 0      # index of the first request not ready to hand on (its completion awaited)
+        self.waiting: Dict[int, List[int]] = {}   # key -> numbers of the requests awaiting their completion
         self.skipped: Dict[str, int] = {}
         self.count = 0      # requests handed on
         self.span = 0       # the end of the furthest request handed on (bytes)
         self.issued = 0     # issue events of reads, writes, discards and flushes
-        self._cols: Tuple[array, array, array, array, array] = self._new()
+        self.flushes_paired = 0
+        self.losses = 0     # times the trace lost events
+        self.lossy_until = -math.inf   # the end of the window of the losses under way
 
     @staticmethod
-    def _new() -> Tuple[array, array, array, array, array]:
-        return array("d"), array("d"), array("b"), array("q"), array("q")
+    def _columns() -> Tuple[array, array, array, array, array, array]:
+        return array("d"), array("d"), array("b"), array("q"), array("q"), array("b")
+
+    @property
+    def held(self) -> int:
+        """Requests held for a completion: in flight, and done but waiting behind one in flight (beside
+        them, fewer than :data:`BATCH` ready requests wait to be handed on in one batch)."""
+        return len(self._issue) - self.ready
 
     def _skip(self, why: str, n: int = 1) -> None:
         self.skipped[why] = self.skipped.get(why, 0) + n
@@ -181,17 +223,49 @@ class Pairer:
             self.t1 = t
             self.sink.end(t)
 
-    def missed(self, t: float, n: int) -> None:
-        """``n`` events were lost just before ``t`` (the ring buffer overflowed)."""
-        if n > 0:
-            self.sink.lost(max(t, self.t0 or t), n)
+    def missed(self, t: float, n: int, since: Optional[float] = None) -> None:
+        """``n`` events were lost between ``since`` (the last event the trace
+        kept before them, where known) and ``t``; called in time order at
+        ``since`` (else at ``t``): the events of other CPUs in between are
+        still to come.  Every request in flight is given up (its completion
+        may be among the lost events), and until ``t`` (the loss's window)
+        nothing is paired: a request issued then is handed on without a
+        response time and a completion then is left out, since either may be
+        the other half of a lost event (a completion kept whose issue was lost
+        would be taken by an earlier request of the same sector).  Pairing
+        starts afresh at ``t``.  The sink is told the time the loss touched:
+        from ``since``, or the earliest request given up, to ``t``."""
+        if n <= 0:
+            return
+        self.losses += 1
+        start = min(t if since is None else min(since, t), self._give_up_waiting())
+        self.lossy_until = max(self.lossy_until, t)
+        if self.t0 is not None:
+            self.sink.lost(max(t, self.t0), n, max(start, self.t0))
+        self._advance()
+
+    def _give_up_waiting(self) -> float:
+        """Give up every request awaiting its completion; returns the earliest
+        issue time of those given up (inf: none)."""
+        first = math.inf
+        for nums in self.waiting.values():
+            for num in nums:
+                i = num - self.base
+                if i >= 0:
+                    if self._state[i] == _IO:
+                        self._state[i] = _GAVE_UP
+                    first = min(first, self._issue[i])
+        self.waiting.clear()
+        return first
 
     def event(self, t: float, kind: str, rq: Optional[int], sector: int, count: int) -> None:
         """One event; ``rq``: :func:`request_kind` of its flags."""
         if t > self.latest:
             self.latest = t
-            if self.order and self.order[0][0] < t - HORIZON:
+            if self.ready < len(self._issue) and self._issue[self.ready] < t - HORIZON:
                 self._give_up(t - HORIZON)
+            if t >= self.lossy_until > -math.inf:  # the loss's window is over: pairing starts afresh
+                self.lossy_until = -math.inf
         if self.t0 is None and self.auto_start:
             self.start(t)
         if rq is None:
@@ -206,84 +280,133 @@ class Pairer:
                 return
             if sector < self.first or (self.last is not None and sector >= self.last):
                 return  # another partition of the same disk (a flush, of the whole disk's cache, is kept)
-        key = (base, sector)
         if kind == "issue":
-            outside = self.t0 is None or t < self.t0 or (self.t1 is not None and t > self.t1)
-            self.issued += 1
-            rec = [t, math.nan, rq, (max(sector - self.first, 0)) * SECTOR, count * SECTOR, 2 if outside else 0,
-                   key]
-            self.order.append(rec)
-            waiting = self.waiting.get(key)
-            if waiting is None:
-                self.waiting[key] = deque((rec,))
-            else:
-                waiting.append(rec)
+            self._issued(t, rq, sector, count)
+        else:
+            self._completed(t, kind == "requeue", _key(base, sector))
+
+    def _issued(self, t: float, rq: int, sector: int, count: int) -> None:
+        """A request issued at ``t``: held until its completion (in a loss's window: not paired)."""
+        base = rq & 3
+        outside = self.t0 is None or t < self.t0 or (self.t1 is not None and t > self.t1)
+        self.issued += 1
+        num = self.base + len(self._issue)
+        self._issue.append(t)
+        self._done.append(math.nan)
+        self._kind.append(rq)
+        self._offset.append(0 if base == KIND_FLUSH else (sector - self.first) * SECTOR)
+        self._length.append(count * SECTOR)
+        if t < self.lossy_until:
+            self._state.append(_OUTSIDE if outside else _GAVE_UP)
+            if len(self._issue) - 1 == self.ready:
+                self._advance()
             return
-        waiting = self.waiting.get(key)
-        if not waiting:
-            if kind != "requeue":
-                self._skip(_SKIP_ORPHAN)
+        self._state.append(_OUTSIDE if outside else _IO)
+        key = _key(base, sector)
+        nums = self.waiting.get(key)
+        if nums is None:
+            self.waiting[key] = [num]
+        else:
+            nums.append(num)
+        if len(self._issue) - self.ready > MAX_HELD:
+            self._give_up(math.inf, len(self._issue) - MAX_HELD)
+
+    def _completed(self, t: float, requeue: bool, key: int) -> None:
+        """The completion (or requeue) at ``t`` of the first request awaiting it under ``key``."""
+        nums = None if t < self.lossy_until else self.waiting.get(key)
+        if not nums:
+            if not requeue:
+                self._skip(_SKIP_AFTER_LOSS if self.losses else
+                           _SKIP_LATE if self.skipped.get(_GIVEN_UP) else _SKIP_ORPHAN)
             return
-        if kind == "requeue":  # issued again later: the earlier issue is not an I/O of its own
-            rec = waiting.pop()
-            rec[5] = 1
+        i = (nums.pop() if requeue else nums.pop(0)) - self.base
+        if not nums:
+            del self.waiting[key]
+        if i < 0:
+            return  # issued outside the capture's time, and handed on (left out) already
+        if requeue:  # issued again later: the earlier issue is not an I/O of its own
+            self._state[i] = _REQUEUED
             self._skip(_SKIP_REQUEUED)
         else:
-            rec = waiting.popleft()
-            rec[1] = t
-        if not waiting:
-            del self.waiting[key]
-        self._emit_ready()
+            self._done[i] = t
+            if key == FLUSH_KEY:
+                self.flushes_paired += 1
+        if i == self.ready:
+            self._advance()
 
-    def _emit_ready(self) -> None:
-        order = self.order
-        while order and (order[0][5] or order[0][1] == order[0][1]):  # requeued, outside, or done (not nan)
-            self._emit(order.popleft())
-
-    def _give_up(self, before: float) -> None:
-        """Hand on the oldest requests issued before ``before`` whose completion never came."""
-        order = self.order
-        while order and order[0][0] < before:
-            rec = order.popleft()
-            if rec[1] != rec[1]:
-                waiting = self.waiting.get(rec[6])
-                if waiting is not None:
-                    waiting.remove(rec)
-                    if not waiting:
-                        del self.waiting[rec[6]]
-            self._emit(rec)
-        self._emit_ready()
-
-    def _emit(self, rec: List[Any]) -> None:
-        if rec[5] == 1:
-            return
-        if rec[5] == 2 or (self.t1 is not None and rec[0] > self.t1):
-            self._skip(_SKIP_OUTSIDE)
-            return
-        cols = self._cols
-        for col, v in zip(cols, rec):
-            col.append(v)
-        self.count += 1
-        if rec[3] + rec[4] > self.span:
-            self.span = rec[3] + rec[4]
-        if len(cols[0]) >= BATCH:
+    def _advance(self) -> None:
+        """Move past the requests ready to hand on (done, given up, requeued or
+        outside the time); hand them on once a batch is ready."""
+        r, n = self.ready, len(self._issue)
+        state, done = self._state, self._done
+        while r < n and (state[r] or done[r] == done[r]):  # not an I/O awaiting, or done (not nan)
+            r += 1
+        self.ready = r
+        if r >= BATCH:
             self.flush()
 
+    def _give_up(self, before: float, upto: Optional[int] = None) -> None:
+        """Give up the oldest requests awaiting their completion: those issued
+        before ``before``, or (``upto``) those at indexes below it."""
+        r, n = self.ready, len(self._issue)
+        stop = n if upto is None else min(upto, n)
+        while r < stop and (upto is not None or self._issue[r] < before):
+            if not self._state[r] and self._done[r] != self._done[r]:
+                self._state[r] = _GAVE_UP
+                self._skip(_GIVEN_UP)
+                num = self.base + r
+                key = _key(self._kind[r] & 3, self._offset[r] // SECTOR + self.first)
+                nums = self.waiting.get(key)
+                if nums is not None and num in nums:
+                    nums.remove(num)
+                    if not nums:
+                        del self.waiting[key]
+            r += 1
+        self.ready = r
+        self._advance()
+
     def flush(self) -> None:
-        """Hand the requests gathered so far to the sink."""
-        issue, done, kind, offset, length = self._cols
-        if issue:
-            self._cols = self._new()
-            self.sink.batch(np.frombuffer(issue, dtype=float), np.frombuffer(done, dtype=float),
-                            np.frombuffer(kind, dtype=np.int8), np.frombuffer(offset, dtype=np.int64),
-                            np.frombuffer(length, dtype=np.int64))
+        """Hand the requests ready so far to the sink, in issue order, in batches of at most :data:`BATCH`."""
+        while self.ready:
+            self._hand_on(min(self.ready, BATCH))
+
+    def _hand_on(self, r: int) -> None:
+        """Hand the first ``r`` requests held (all ready) to the sink."""
+        cols = self._issue, self._done, self._kind, self._offset, self._length, self._state
+        if r == len(self._issue):
+            taken = cols
+            self._issue, self._done, self._kind, self._offset, self._length, self._state = self._columns()
+        else:
+            taken = tuple(c[:r] for c in cols)  # type: ignore[assignment]
+            for c in cols:
+                del c[:r]
+        self.base += r
+        self.ready -= r
+        issue = np.frombuffer(taken[0], dtype=float)
+        state = np.frombuffer(taken[5], dtype=np.int8)
+        io = (state == _IO) | (state == _GAVE_UP)
+        outside = state == _OUTSIDE
+        if self.t1 is not None:
+            late = io & (issue > self.t1)
+            outside |= late
+            io &= ~late
+        if outside.any():
+            self._skip(_SKIP_OUTSIDE, int(outside.sum()))
+        if not io.any():
+            return
+        offset = np.frombuffer(taken[3], dtype=np.int64)[io]
+        length = np.frombuffer(taken[4], dtype=np.int64)[io]
+        self.count += int(io.sum())
+        self.span = max(self.span, int((offset + length).max()))
+        self.sink.batch(issue[io], np.frombuffer(taken[1], dtype=float)[io], np.frombuffer(taken[2], dtype=np.int8)[io],
+                        offset, length)
 
     def finish(self) -> Tuple[float, float]:
-        """Hand on every request still waiting (its completion not seen) and
-        return the capture's start and end (the end mark, else the last event)."""
-        while self.order:
-            self._emit(self.order.popleft())
+        """Hand on every request still held (one whose completion was not
+        seen without it) and return the capture's start and end (the end
+        mark, else the last event)."""
         self.waiting.clear()
+        self.ready = len(self._issue)
         self.flush()
         if self.t0 is None:
             self.start(self.latest if self.latest > -math.inf else 0.0)
