@@ -215,3 +215,15 @@ def test_lost_events_are_read_from_the_page_header():
     assert rawtrace._missed(page(0), layout) == (100, 0)
     assert rawtrace._missed(page(1 << 31 | 1 << 30, 37), layout) == (100, 37)  # the count stored behind the data
     assert rawtrace._missed(page(1 << 31), layout) == (100, 1)  # lost, no room for the count: at least one
+
+
+def test_the_streams_left_out_of_the_list_are_counted_in_good_english():
+    # Issue 60 item 6: "1 more streams"
+    from tkperf.rwsw import summary
+    from tkperf.rwsw.model import Stream
+
+    big = Stream("random", "read", 4096, 990, 0.99, 0.99)
+    small = Stream("random", "write", 8192, 1, 0.001, 0.002)
+    (_, one) = summary._stream_lines([big, small], "")
+    assert one.startswith("1 more stream ") and "streams" not in one
+    assert summary._stream_lines([big, small, small], "")[1].startswith("2 more streams ")

@@ -107,7 +107,7 @@ def cumulative_blocks(c: Capture) -> list:
     rows = [(s.key, f"{s.ios:,}", _pct(s.share), _pct(s.byte_share)) for s in c.streams if s.share >= 0.001]
     rest = [s for s in c.streams if s.share < 0.001]
     if rest:
-        rows.append((f"{len(rest)} more streams", f"{sum(s.ios for s in rest):,}",
+        rows.append((f"{len(rest)} more stream" + ("s" if len(rest) != 1 else ""), f"{sum(s.ios for s in rest):,}",
                      _pct(sum(s.share for s in rest)), _pct(sum(s.byte_share for s in rest))))
     out.append(b.table(("IO stream", "I/Os", "Share of I/Os (%)", "Share of bytes (%)"), rows,
                        title="IO streams of the whole capture", stub_columns=1))

@@ -148,7 +148,8 @@ def _stream_lines(streams: Sequence[Stream], indent: str) -> List[str]:
         if s.share >= SHOWN_SHARE:
             out.append(f"{indent}{s.key:<22} {s.ios:>12,}  {100 * s.share:6.2f}%  {100 * s.byte_share:6.2f}%")
     if rest:
-        out.append(f"{indent}{f'{len(rest)} more streams':<22} {sum(s.ios for s in rest):>12,}  "
+        more = f"{len(rest)} more stream" + ("s" if len(rest) != 1 else "")
+        out.append(f"{indent}{more:<22} {sum(s.ios for s in rest):>12,}  "
                    f"{100 * sum(s.share for s in rest):6.2f}%  {100 * sum(s.byte_share for s in rest):6.2f}%")
     return out
 
