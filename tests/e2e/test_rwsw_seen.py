@@ -124,32 +124,38 @@ def test_48_concurrent_sequential_writers_are_captured_sequential(loopdev, tmp_p
     assert len(shares) == 48 and min(shares) >= 0.95, shares
 
 
-def test_a_capture_that_lost_events_says_so(loopdev, tmp_path, capsys, monkeypatch):
-    """A trace buffer of a few KiB per CPU under fio at queue depth 16 overflows between two reads."""
-    from tkperf.rwsw import tracing
-    monkeypatch.setattr(tracing, "BUFFER_KB", 8)
-    # over 1 MiB (256 blocks): a block is read again while an earlier read of it lost its completion
+def _capture_beside_reads(loopdev, tmp_path, name: str, fio_s: int, capture_s: int):
+    """``tkperf capture`` of 1 s steps for ``capture_s`` seconds, a second into fio's 4 KiB random reads at
+    queue depth 16 over 1 MiB for ``fio_s`` seconds; the capture, and fio's largest read latency in us."""
     fio = subprocess.Popen(["fio", "--name=r", f"--filename={loopdev}", "--direct=1", "--ioengine=libaio",
-                            "--iodepth=16", "--rw=randread", "--bs=4k", "--norandommap", "--runtime=6",
+                            "--iodepth=16", "--rw=randread", "--bs=4k", "--norandommap", f"--runtime={fio_s}",
                             "--size=1m", "--time_based", "--output-format=json",
                             f"--output={tmp_path / 'fio.json'}"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     try:
         time.sleep(1.0)
-        rc = main(["capture", loopdev, "--duration", "3", "--name", "lossy", "--outdir", str(tmp_path),
+        rc = main(["capture", loopdev, "--duration", str(capture_s), "--name", name, "--outdir", str(tmp_path),
                    "--step", "1s"])
     finally:
         fio.wait(timeout=120)
-    out = capsys.readouterr().out
     assert rc == 0
-    c = model.load(str(tmp_path / "lossy.xml"))
+    fio_max_us = json.loads((tmp_path / "fio.json").read_text())["jobs"][0]["read"]["lat_ns"]["max"] / 1e3
+    return model.load(str(tmp_path / f"{name}.xml")), fio_max_us
+
+
+def test_a_capture_that_lost_events_says_so(loopdev, tmp_path, capsys, monkeypatch):
+    """A trace buffer of a few KiB per CPU under fio at queue depth 16 overflows between two reads."""
+    from tkperf.rwsw import tracing
+    monkeypatch.setattr(tracing, "BUFFER_KB", 8)
+    # over 1 MiB (256 blocks): a block is read again while an earlier read of it lost its completion
+    c, fio_max_us = _capture_beside_reads(loopdev, tmp_path, "lossy", fio_s=6, capture_s=3)
+    out = capsys.readouterr().out
     lost = c.seen.lost_events
     assert lost > 0 and f"{lost} events were lost" in out
     # per step: what the pages said was lost before them, never more than the kernel's count
     assert 0 < sum(st.seen.lost_events for st in c.steps) <= lost
     # pairing starts afresh after each loss: no completion taken by another I/O of the same block, so
     # never more than fio's 16 in flight and no response time above fio's largest (its own spans the block layer's)
-    fio_max_us = json.loads((tmp_path / "fio.json").read_text())["jobs"][0]["read"]["lat_ns"]["max"] / 1e3
     assert c.qd <= 16 and all(st.qd <= 16 for st in c.steps), [st.qd for st in c.steps]
     assert c.seen.lat.max_us <= fio_max_us and all(st.seen.lat is None or st.seen.lat.max_us <= fio_max_us
                                                     for st in c.steps)
@@ -180,22 +186,9 @@ def test_a_stalled_reader_loses_events_and_the_rest_of_the_capture_stays_true(lo
     from tkperf.rwsw import tracing
     monkeypatch.setattr(tracing, "BUFFER_KB", 256)
     monkeypatch.setattr(tracing, "time", _StalledClock())
-    fio = subprocess.Popen(["fio", "--name=r", f"--filename={loopdev}", "--direct=1", "--ioengine=libaio",
-                            "--iodepth=16", "--rw=randread", "--bs=4k", "--norandommap", "--size=1m",
-                            "--runtime=9", "--time_based", "--output-format=json",
-                            f"--output={tmp_path / 'fio.json'}"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-    try:
-        time.sleep(1.0)
-        rc = main(["capture", loopdev, "--duration", "6", "--name", "stall", "--outdir", str(tmp_path),
-                   "--step", "1s"])
-    finally:
-        fio.wait(timeout=120)
+    c, fio_max_us = _capture_beside_reads(loopdev, tmp_path, "stall", fio_s=9, capture_s=6)
     out = capsys.readouterr().out
-    assert rc == 0
-    c = model.load(str(tmp_path / "stall.xml"))
     assert c.seen.lost_events > 0
-    fio_max_us = json.loads((tmp_path / "fio.json").read_text())["jobs"][0]["read"]["lat_ns"]["max"] / 1e3
     # no completion taken by an I/O it is not: never more than fio's 16 in flight, no response time
     # above fio's largest, in any step and in the whole capture
     assert c.qd <= 16 and all(st.qd <= 16 for st in c.steps), [st.qd for st in c.steps]
