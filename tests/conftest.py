@@ -265,23 +265,30 @@ from remote_lab import fio_servers, old_fio, ssh_lab, ssh_refusing_config  # noq
 #: no longer reads.)  The pure-Python files that read captures (``capture
 #: --import``: blkparse text, no tracefs) are not among them: a test waiting
 #: for the lock is time the suite spends doing nothing.
-#: A replay is traced at the same tracepoints (issue 57: measured as the
-#: capture measures), so the files that replay take turns too, and the
-#: benchmarks' small runs that capture or replay (by test id).
 TRACEFS_FILES = ("test_rwsw_capture.py", "test_rwsw_pgbench.py", "test_rwsw_planted.py", "test_rwsw_seen.py",
-                 "test_rwsw_shared_state.py", "test_realworld.py", "test_realworld_replay.py",
-                 "test_realworld_replay_traced.py", "test_rwsw_pgbench_replay.py", "test_rwsw_sidejobs.py")
-TRACEFS_TESTS = ("[replay_fidelity]", "[rwsw]", "[exact_timing]")
+                 "test_rwsw_shared_state.py")
+#: A replay is traced at the same tracepoints (issue 57: measured as the
+#: capture measures): the files that replay, and the benchmarks' small runs
+#: that capture or replay (by test id), hold the lock shared: they run beside
+#: each other and the rest of the suite, never beside a capture test, whose
+#: checks of tracefs' state (mounted, instances) want it to themselves.
+TRACEFS_SHARED_FILES = ("test_realworld.py", "test_realworld_replay.py", "test_realworld_replay_traced.py",
+                        "test_rwsw_pgbench_replay.py", "test_rwsw_sidejobs.py")
+TRACEFS_SHARED_TESTS = ("[replay_fidelity]", "[rwsw]", "[exact_timing]")
 TRACEFS_LOCK = "/run/tkperf-tests-tracefs.lock"
 
 
 @pytest.fixture(autouse=True)
 def _tracefs_turn(request):
-    if request.node.path.name not in TRACEFS_FILES and not request.node.name.endswith(TRACEFS_TESTS):
+    if request.node.path.name in TRACEFS_FILES:
+        how = fcntl.LOCK_EX
+    elif request.node.path.name in TRACEFS_SHARED_FILES or request.node.name.endswith(TRACEFS_SHARED_TESTS):
+        how = fcntl.LOCK_SH
+    else:
         yield
         return
     with open(TRACEFS_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        fcntl.flock(lock, how)
         try:
             yield
         finally:
