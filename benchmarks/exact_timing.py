@@ -14,7 +14,10 @@ captured ones, and how far fio fell behind the captured times.
 
 Prints figures, asserts nothing.  Root and fio needed.
 
-    sudo python benchmarks/exact_timing.py [--runs N] [--rate-scale X]
+    sudo python benchmarks/exact_timing.py [--runs N] [--rate-scale X] [--tiny]
+
+``--tiny``: one replay of each kind of the capture at a twentieth of its
+I/Os (a look, not a figure).
 """
 from __future__ import annotations
 
@@ -145,7 +148,10 @@ def cli() -> int:
     p.add_argument("--runs", type=int, default=3, help="replays of each kind (default 3)")
     p.add_argument("--rate-scale", type=float, default=1.0, help="scale every step's I/O count (default 1)")
     p.add_argument("--no-before", action="store_true", help="leave the version 3 replay out")
+    p.add_argument("--tiny", action="store_true", help="one replay of each kind at a twentieth of the I/Os")
     args = p.parse_args()
+    if args.tiny:
+        args.runs, args.rate_scale = 1, args.rate_scale / 20
     fio = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
     print(f"exact replay timing, {fio}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     old_r: List[float] = []
