@@ -268,13 +268,13 @@ from remote_lab import fio_servers, old_fio, ssh_lab, ssh_refusing_config  # noq
 TRACEFS_FILES = ("test_rwsw_capture.py", "test_rwsw_pgbench.py", "test_rwsw_planted.py", "test_rwsw_seen.py",
                  "test_rwsw_shared_state.py")
 #: A replay is traced at the same tracepoints (issue 57: measured as the
-#: capture measures): the files that replay, and the benchmarks' small runs
-#: that capture or replay (by test id), hold the lock shared: they run beside
-#: each other and the rest of the suite, never beside a capture test, whose
-#: checks of tracefs' state (mounted, instances) want it to themselves.
+#: capture measures): the files that replay hold the lock shared: they run
+#: beside each other and the rest of the suite, never beside a capture test,
+#: whose checks of tracefs' state (mounted, instances) want it to themselves.
+#: (tests/e2e/test_benchmarks.py takes the lock itself for the benchmarks
+#: that capture or replay.)
 TRACEFS_SHARED_FILES = ("test_realworld.py", "test_realworld_replay.py", "test_realworld_replay_traced.py",
                         "test_rwsw_pgbench_replay.py", "test_rwsw_sidejobs.py")
-TRACEFS_SHARED_TESTS = ("[replay_fidelity]", "[rwsw]", "[exact_timing]")
 TRACEFS_LOCK = "/run/tkperf-tests-tracefs.lock"
 
 
@@ -282,7 +282,7 @@ TRACEFS_LOCK = "/run/tkperf-tests-tracefs.lock"
 def _tracefs_turn(request):
     if request.node.path.name in TRACEFS_FILES:
         how = fcntl.LOCK_EX
-    elif request.node.path.name in TRACEFS_SHARED_FILES or request.node.name.endswith(TRACEFS_SHARED_TESTS):
+    elif request.node.path.name in TRACEFS_SHARED_FILES:
         how = fcntl.LOCK_SH
     else:
         yield
