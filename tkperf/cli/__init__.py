@@ -36,11 +36,30 @@ import select
 import sys
 import threading
 import traceback
-from types import ModuleType
 from typing import ContextManager, Optional, Sequence
 
 from tkperf import __version__
+from tkperf.cli import (
+    capture,
+    check,
+    compare,
+    demo,
+    export,
+    history,
+    importcmd,
+    info,
+    manual,
+    progress,
+    remote,
+    report,
+    run,
+    show,
+    simdrive,
+    tests,
+    typos,
+)
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, UsageError, exit_code_of
+from tkperf.store.legacy import tkperf2_device
 from tkperf.untrusted import TerminalStream
 
 log = logging.getLogger("tkperf")
@@ -59,8 +78,6 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        from tkperf.cli import typos  # only a mistake needs it
-
         raise UsageError(typos.explain(self, message, self._argv))
 
 
@@ -69,81 +86,28 @@ class Parser(argparse.ArgumentParser):
 #: module of the command given builds its parser; each other command is its
 #: name and its line, all that argparse's list of commands needs of it.
 ROUTES = (
-    ("ssd", "run", "test an SSD"),
-    ("hdd", "run", "test an HDD"),
-    ("resume", "run", "continue an interrupted run from its result file"),
-    ("demo", "demo", "quick run of the default tests on a throw-away emulated SSD"),
-    ("report", "report", "build the report (reST, HTML, PDF) from a result file"),
-    ("compare", "compare", "compare 2 to 8 result files side by side"),
-    ("show", "show", "print the summary of a result file"),
-    ("export", "export", "write a result file's rounds, workloads and intervals as CSV"),
-    ("check", "check", "check a result against a baseline (exit 1 on a regression)"),
-    ("history", "history", "every result of a device over time: trends and change points"),
-    ("tests", "tests", "list the test types (built in and installed plug-ins)"),
-    ("info", "info", "everything known about a device (read-only)"),
-    ("import", "importcmd", "convert a result file of the original TKperf to a tkperf result file"),
-    ("capture", "capture", "record an application's block I/O (read-only, root) or import a blktrace capture: "
-                           "its IO streams and steps (SNIA RWSW)"),
-    ("server", "remote", "print, or start over SSH, the fio server a test host needs"),
-    ("agent", "remote", None),
-    ("simdrive", "simdrive", "an emulated SSD (FTL model with a write cliff) as a loop device"),
-    ("help", "manual", "show a document (tkperf help TOPIC) or the man page (--man)"),
-    ("completion", "manual", "print the shell completion script for bash or zsh"),
+    ("ssd", run, "test an SSD"),
+    ("hdd", run, "test an HDD"),
+    ("resume", run, "continue an interrupted run from its result file"),
+    ("demo", demo, "quick run of the default tests on a throw-away emulated SSD"),
+    ("report", report, "build the report (reST, HTML, PDF) from a result file"),
+    ("compare", compare, "compare 2 to 8 result files side by side"),
+    ("show", show, "print the summary of a result file"),
+    ("export", export, "write a result file's rounds, workloads and intervals as CSV"),
+    ("check", check, "check a result against a baseline (exit 1 on a regression)"),
+    ("history", history, "every result of a device over time: trends and change points"),
+    ("tests", tests, "list the test types (built in and installed plug-ins)"),
+    ("info", info, "everything known about a device (read-only)"),
+    ("import", importcmd, "convert a result file of the original TKperf to a tkperf result file"),
+    ("capture", capture, "record an application's block I/O (read-only, root) or import a blktrace capture: "
+                         "its IO streams and steps (SNIA RWSW)"),
+    ("server", remote, "print, or start over SSH, the fio server a test host needs"),
+    ("agent", remote, None),
+    ("simdrive", simdrive, "an emulated SSD (FTL model with a write cliff) as a loop device"),
+    ("help", manual, "show a document (tkperf help TOPIC) or the man page (--man)"),
+    ("completion", manual, "print the shell completion script for bash or zsh"),
 )
 COMMANDS = tuple(dict.fromkeys(module for _, module, _ in ROUTES))
-
-
-def _module(name: str) -> ModuleType:  # noqa: C901 - one import statement a command, seen by the layer checks
-    """A command's module, imported when it is the command given (or the
-    whole parser is built): ``tkperf --version`` loads none of them."""
-    if name == "run":
-        from tkperf.cli import run
-        return run
-    elif name == "demo":
-        from tkperf.cli import demo
-        return demo
-    elif name == "report":
-        from tkperf.cli import report
-        return report
-    elif name == "compare":
-        from tkperf.cli import compare
-        return compare
-    elif name == "show":
-        from tkperf.cli import show
-        return show
-    elif name == "export":
-        from tkperf.cli import export
-        return export
-    elif name == "check":
-        from tkperf.cli import check
-        return check
-    elif name == "history":
-        from tkperf.cli import history
-        return history
-    elif name == "tests":
-        from tkperf.cli import tests
-        return tests
-    elif name == "info":
-        from tkperf.cli import info
-        return info
-    elif name == "importcmd":
-        from tkperf.cli import importcmd
-        return importcmd
-    elif name == "capture":
-        from tkperf.cli import capture
-        return capture
-    elif name == "remote":
-        from tkperf.cli import remote
-        return remote
-    elif name == "simdrive":
-        from tkperf.cli import simdrive
-        return simdrive
-    elif name == "manual":
-        from tkperf.cli import manual
-        return manual
-    raise ValueError(f"no command module {name!r}")
-
-
 #: The commands that read result files, original TKperf ones too: they take ``--capacity``.
 READERS = ("show", "report", "import", "compare", "check")
 
@@ -151,8 +115,7 @@ READERS = ("show", "report", "import", "compare", "check")
 def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     """The whole command line's parser; with ``command``, one whose other
     commands are only their names and help (:data:`ROUTES`): it parses
-    that command and says the same of every other ('': no command's module
-    at all, for ``--version``, ``--help`` and a word that is no command)."""
+    that command and says the same of every other."""
     parser = Parser(prog="tkperf", allow_abbrev=False,
                            description="SNIA PTS performance tests for SSDs and HDDs, driven by fio.",
                            epilog="Documents: tkperf help [TOPIC]; the manual: man tkperf (tkperf help --man); "
@@ -166,7 +129,7 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
         elif module not in chosen:
             sub.add_parser(name, help=help_text, allow_abbrev=False)
         elif name not in sub.choices:
-            _module(module).register(sub)
+            module.register(sub)
     for name in (n for n, module, _ in ROUTES if n in READERS and module in chosen):
         sub.choices[name].add_argument(
             "--capacity", metavar="SIZE",
@@ -267,9 +230,8 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     logging.raiseExceptions = False  # a full disk must not print logging tracebacks
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] in ("ssd", "hdd"):
-            _module("run").habit(argv)
-        parser = build_parser(route(argv) or "")  # no command given: their names and help lines alone
+        run.habit(argv)
+        parser = build_parser(route(argv))
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help and --version
@@ -282,8 +244,6 @@ def _command(argv: Optional[Sequence[str]]) -> int:
         with _signals_raise():
             if given is None:
                 return func(args)
-            from tkperf.store.legacy import tkperf2_device
-
             with tkperf2_device.given_capacity(tkperf2_device.parse_capacity(given)):
                 return func(args)
     except Interrupted as exc:
@@ -315,9 +275,7 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a line
         return _internal(exc)
     finally:
-        shown = sys.modules.get("tkperf.cli.progress")  # a command that logged loaded it
-        if shown is not None:
-            shown.close_logging()
+        progress.close_logging()
 
 
 def _internal(exc: Exception) -> int:
