@@ -293,3 +293,21 @@ def _tracefs_turn(request):
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
+def _signal_handlers_put_back():
+    """Each test starts with the handlers of SIGINT, SIGTERM and SIGHUP the
+    worker had, whatever a test before it left (an ignored SIGINT is
+    inherited by every program a later test starts)."""
+    import signal as _signal
+    import threading as _threading
+
+    if _threading.current_thread() is not _threading.main_thread():
+        yield
+        return
+    saved = {s: _signal.getsignal(s) for s in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP)}
+    yield
+    for s, handler in saved.items():
+        if handler is not None:
+            _signal.signal(s, handler)
