@@ -32,7 +32,7 @@ import logging
 import os
 import stat
 import subprocess
-from typing import Callable, Dict, List, Tuple, Union
+from typing import Callable, Dict, List, Optional, Tuple, Union
 
 from tkperf import programs
 from tkperf.errors import TargetError, TkperfError, ToolError
@@ -325,11 +325,16 @@ def collect(dev: Union[DeviceInfo, str]) -> Dict[str, object]:
     return c.result()
 
 
+def _simdrive_rundir(info: DeviceInfo) -> Optional[str]:
+    """The runtime directory of the emulated SSD behind ``info``'s loop device (by its backing file), or None."""
+    name = os.path.basename(os.path.realpath(info.resolved))
+    return simdrive.backing_rundir(_read(f"/sys/block/{name}/loop/backing_file"))
+
+
 def simdrive_facts(info: DeviceInfo) -> Dict[str, object]:
     """An emulated SSD's model: its parameters and counters now (``tkperf
     simdrive stats``), so a run records what it was measured on."""
-    name = os.path.basename(os.path.realpath(info.resolved))
-    rundir = simdrive.backing_rundir(_read(f"/sys/block/{name}/loop/backing_file"))
+    rundir = _simdrive_rundir(info)
     if not rundir:
         raise _Failed("tkperf simdrive stats", f"{info.path}: its emulated SSD is gone")
     try:
@@ -348,8 +353,7 @@ class SimdriveHold:
     figures then carry the gaps as idle time, as before)."""
 
     def __init__(self, info: DeviceInfo) -> None:
-        name = os.path.basename(os.path.realpath(info.resolved))
-        self.rundir = simdrive.backing_rundir(_read(f"/sys/block/{name}/loop/backing_file"))
+        self.rundir = _simdrive_rundir(info)
         self.said = False
         self.held = False
 
