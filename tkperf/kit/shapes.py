@@ -217,8 +217,8 @@ class Stream(Shape):
         pending: list = [None]  # the latest interval, printed once the next report shows it final
 
         def say(cut) -> None:
-            progress.info("[%s] interval %d: %.0f IOPS, %.2f GB written", plan.key, cut.index,
-                          cut.iops, cut.written_total / 1e9)
+            progress.info("[%s] interval %d: %s IOPS, %.2f GB written", plan.key, cut.index,
+                          f"{cut.iops:,.0f}", cut.written_total / 1e9)
 
         def on_report(report: dict) -> bool:
             cut = cutter.feed(report, report_time(report))
