@@ -26,7 +26,7 @@ import sys
 import pytest
 
 # the lab helpers; and the sample results of unit and end-to-end tests, which the others reuse
-sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in ("lab", "unit", "e2e")]
+sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for d in ("lab", "unit", "docs", "e2e")]
 
 import suite  # noqa: E402
 from suite import _unit_stays_pure  # noqa: E402,F401
@@ -44,6 +44,7 @@ def data_path(name: str) -> str:
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
     suite.tag_run(config)
+    suite.interruptible()
 
 
 def pytest_collection_modifyitems(config, items):

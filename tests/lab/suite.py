@@ -3,7 +3,9 @@ says it needs, the guard that keeps pure-Python tests pure, and the sweep
 that leaves nothing behind when a run is interrupted.
 
 * ``tests/unit/``: pure Python (no fio, no loop device, no emulated SSD, no
-  server); unmarked, the fast tier: ``pytest -m "not e2e and not vm"``.
+  server); unmarked, the fast tier: ``pytest -m "not e2e and not vm and not docs"``.
+* ``tests/docs/``: pure Python too, but each builds whole documents (reports
+  as PDF and HTML, history pages); marked ``docs``.
 * ``tests/e2e/``: the real fio on loop devices, the emulated SSD, servers on
   loopback addresses, installs into fresh venvs; marked ``e2e``.
 * ``tests/vm/``: the QEMU guest with emulated drive controllers; ``vm``.
@@ -41,7 +43,10 @@ TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 
 #: tests/<folder>/ -> the marker its tests carry ('' for none)
-FOLDERS: Dict[str, str] = {"unit": "", "e2e": "e2e", "vm": "vm"}
+FOLDERS: Dict[str, str] = {"unit": "", "docs": "docs", "e2e": "e2e", "vm": "vm"}
+
+#: Folders of pure-Python tests (no device, drive, server or fio).
+PURE = frozenset({"unit", "docs"})
 
 #: Fixtures that make a device, a drive or a server: an end-to-end test's.
 E2E_FIXTURES = frozenset({"loopdev", "target", "simdrive", "ssh_lab", "fio_servers", "old_fio",
@@ -64,6 +69,17 @@ def folder_of(path: Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 and rel.parts[0] in FOLDERS else ""
 
 
+def interruptible() -> None:
+    """SIGINT back to Python's KeyboardInterrupt when the suite was started
+    with it ignored (``pytest ... &`` from a script or a shell without job
+    control: POSIX has a background job ignore SIGINT, and every program a
+    test starts would inherit that).  The tests that send a real Ctrl-C to
+    a tkperf they start, or check the handler tkperf leaves in place, need
+    it as a user at a terminal has it."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def mark_by_folder(items: Iterable[pytest.Item]) -> None:
     for item in items:
         folder = folder_of(item.path)
@@ -75,11 +91,12 @@ def mark_by_folder(items: Iterable[pytest.Item]) -> None:
 def guard_unit(item: pytest.Item) -> None:
     """A test under tests/unit/ asking for a device, drive or server fails
     here, before the fixture makes it."""
-    if folder_of(item.path) != "unit":
+    folder = folder_of(item.path)
+    if folder not in PURE:
         return
     wanted = sorted(set(getattr(item, "fixturenames", ())) & E2E_FIXTURES)
     if wanted:
-        pytest.fail(f"{item.nodeid}: a test under tests/unit/ is pure Python, but it uses the fixture "
+        pytest.fail(f"{item.nodeid}: a test under tests/{folder}/ is pure Python, but it uses the fixture "
                     f"{', '.join(wanted)}: move its file to tests/e2e/", pytrace=False)
 
 
@@ -99,7 +116,7 @@ def _unit_stays_pure(request):
     (Not through ``monkeypatch``: an autouse fixture asking for it would set
     it up first and so undo a test's own PATH changes only after the other
     fixtures' teardowns, which need the real PATH to detach a loop device.)"""
-    if folder_of(request.node.path) != "unit":
+    if folder_of(request.node.path) not in PURE:
         yield
         return
     real = subprocess.Popen

@@ -15,10 +15,11 @@ TESTS = Path(__file__).resolve().parents[1]
 ROOT = TESTS.parent
 
 
-def test_every_test_file_is_in_unit_e2e_or_vm():
+def test_every_test_file_is_in_unit_docs_e2e_or_vm():
     misplaced = [str(p.relative_to(ROOT)) for p in TESTS.rglob("test_*.py")
-                 if p.relative_to(TESTS).parts[0] not in ("unit", "e2e", "vm", "data")]
-    assert not misplaced, (f"move each to tests/unit (pure Python), tests/e2e (fio, loop devices, the emulated "
+                 if p.relative_to(TESTS).parts[0] not in ("unit", "docs", "e2e", "vm", "data")]
+    assert not misplaced, (f"move each to tests/unit (pure Python), tests/docs (pure Python building whole "
+                           f"documents), tests/e2e (fio, loop devices, the emulated "
                            f"SSD, a server) or tests/vm (the QEMU guest): {misplaced}")
     helpers = [p.name for p in TESTS.glob("*.py") if p.name != "conftest.py"]
     assert not helpers, f"helpers live in tests/lab/: {helpers}"
@@ -31,8 +32,10 @@ def _pytest(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_folder_decides_the_marker():
-    files = ["tests/unit/test_suite_layout.py", "tests/e2e/test_suite_interrupt.py", "tests/vm/test_vm.py"]
-    for marker, expect in (("e2e", "tests/e2e/"), ("vm", "tests/vm/"), ("not e2e and not vm", "tests/unit/")):
+    files = ["tests/unit/test_suite_layout.py", "tests/e2e/test_suite_interrupt.py", "tests/vm/test_vm.py",
+             "tests/docs"]
+    for marker, expect in (("e2e", "tests/e2e/"), ("vm", "tests/vm/"), ("docs", "tests/docs/"),
+                           ("not e2e and not vm and not docs", "tests/unit/")):
         out = _pytest("--collect-only", "-q", "-m", marker, *files)
         ids = [ln for ln in out.stdout.splitlines() if "::" in ln]
         assert ids and all(i.startswith(expect) for i in ids), (marker, out.stdout, out.stderr)
