@@ -113,6 +113,11 @@ def choose(requested: str, dev: DeviceInfo) -> Tuple[str, str]:
         if requested == "none":
             return "none", "no purge: results do not start from FOB"
         return requested, "" if requested in PTS_METHODS else "discard is not a PTS PURGE"
+    return _auto(dev)
+
+
+def _auto(dev: DeviceInfo) -> Tuple[str, str]:
+    """``--purge auto`` on a whole drive or a file: the PTS PURGE of its transport, else a discard."""
     tran = dev.transport.lower()
     if dev.transport == EMULATED:
         return "discard", EMULATED_NOTE
