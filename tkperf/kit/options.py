@@ -61,9 +61,6 @@ def narrows(test_range: int, range_rules: int, kind: object) -> bool:
     return range_rules < 2 or bool(getattr(kind, "uses_test_range", False))
 
 
-DATA_PATTERNS = ("random", "compressible:PCT", "zero")
-
-
 def parse_data_pattern(text: str) -> str:
     """``random``, ``zero`` or ``compressible:PCT`` (1..99): the data written."""
     t = text.strip().lower()

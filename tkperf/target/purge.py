@@ -45,7 +45,6 @@ FAMILY = {**{m: "ata" for m in purge_ata.VARIANTS}, **{m: "nvme" for m in purge_
           "scsi": "scsi", "discard": "discard", "none": "none", "cmd": "cmd"}
 #: ``--purge-cmd TEMPLATE`` travels in the run options as ``cmd:TEMPLATE``.
 CMD_PREFIX = "cmd:"
-ATA_PASSWORD = purge_ata.PASSWORD
 # Secure erase of a large HDD can take many hours; FORMAT UNIT likewise.
 PURGE_TIMEOUT_S = 48 * 3600
 VERIFY_BYTES = 64 * 1024 * 1024
