@@ -392,9 +392,8 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
 def _meanwhile(doctree: object, outdir: str, name: str, formats: Sequence[str], in_parallel: bool,
                svgs: List[str], jobs: List[Tuple[str, object]]
                ) -> Tuple[Optional[PdfChild], Optional[Tuple[bytes, List[str]]], Dict[str, Optional[Tuple[str, str]]]]:
-    """While the charts are drawn (in parallel): the PDF's process started
-    and the HTML rendered with a placeholder for each chart, to be filled
-    in (the placeholders: the third)."""
+    """While the charts are drawn (in parallel): the PDF's process started, and the
+    HTML rendered with a placeholder for each chart (the third: filled in later)."""
     pdf_child: Optional[PdfChild] = None
     if "pdf" in formats and in_parallel:
         sizes = {svg: _points(b.chart_inches(spec)) for svg, (_, spec) in zip(svgs, jobs)}
