@@ -103,7 +103,8 @@ def test_readme_install_in_a_fresh_venv_from_the_system_python(tmp_path):
     assert completion.returncode == 0 and "complete -o filenames -F _tkperf tkperf" in completion.stdout
 
 
-DEBIAN_PACKAGES = ("python3-numpy", "python3-matplotlib", "python3-lxml", "python3-docutils", "rst2pdf", "python3-svglib",
+DEBIAN_PACKAGES = ("python3-numpy", "python3-matplotlib", "python3-lxml", "python3-docutils", "rst2pdf",
+                   "python3-svglib",
                    "python3-rich", "python3-setuptools")
 
 
