@@ -30,7 +30,6 @@ sys.path[:0] = [os.path.join(os.path.dirname(os.path.abspath(__file__)), d) for 
 
 import suite  # noqa: E402
 from suite import _unit_stays_pure  # noqa: E402,F401
-
 from tkperf.target.loopdev import try_loop  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -255,8 +254,6 @@ needs_fio = pytest.mark.skipif(not fio_available(), reason="fio is not installed
 # Registered here so that every test module shares one session sshd; test
 # modules import only helpers (LAB_HOSTS, refusing_config, ...) from remote_lab.
 from remote_lab import fio_servers, old_fio, ssh_lab, ssh_refusing_config  # noqa: E402,F401
-
-
 
 #: Test files that trace block I/O through the kernel's one tracefs (tkperf
 #: capture: it may mount tracefs, and makes and removes tracing instances).

@@ -147,10 +147,7 @@ def mail_settings(recipients: Sequence[str], smtp: Optional[str], starttls: bool
         return None
     if not smtp:
         raise UsageError("--mail needs --smtp HOST[:PORT]")
-    for addr in recipients:
-        check_header_option("--mail", addr)
-        if "@" not in addr or any(c.isspace() for c in addr):
-            raise UsageError(f"--mail {addr!r}: not a mail address")
+    _check_recipients(recipients)
     for option, value in (("--mail-from", sender), ("--smtp", smtp), ("--smtp-user", user)):
         check_header_option(option, value or "")
     host, port = parse_smtp(smtp)
@@ -162,6 +159,14 @@ def mail_settings(recipients: Sequence[str], smtp: Optional[str], starttls: bool
     return MailSettings(recipients=tuple(recipients), host=host, port=port, starttls=starttls,
                         user=user or "", password=password,
                         sender=sender or f"tkperf@{socket.gethostname()}")
+
+
+def _check_recipients(recipients: Sequence[str]) -> None:
+    """Each ``--mail`` address is one header-safe mail address."""
+    for addr in recipients:
+        check_header_option("--mail", addr)
+        if "@" not in addr or any(c.isspace() for c in addr):
+            raise UsageError(f"--mail {addr!r}: not a mail address")
 
 
 # --- the message ------------------------------------------------------------------

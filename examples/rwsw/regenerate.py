@@ -26,7 +26,6 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "lab")]
 
 from pgbench_lab import PgbenchLab, why_not  # noqa: E402
-
 from tkperf.cli import main  # noqa: E402
 
 SECONDS = 10

@@ -10,18 +10,16 @@ from typing import List
 import pytest
 
 from conftest import needs_fio
-from tkperf import api
-from tkperf.kit import registry
+from tkperf import api, store
 from tkperf.cli import main
-from tkperf.kit import options
-from tkperf.kit.rules import steps_of
-from tkperf.kit.shapes import Sweep
 from tkperf.fio.jobs import FioJob
-from tkperf import store
-from tkperf.model.results import DeviceInfo, HostInfo, IoStats, Round, RunResult, TestRun, Workload
-from tkperf.report.generic import GenericView, view_of
+from tkperf.kit import options, registry
 from tkperf.kit.adapter import API2_ENDS, Api2Type
 from tkperf.kit.base import Plan, TestType
+from tkperf.kit.rules import steps_of
+from tkperf.kit.shapes import Sweep
+from tkperf.model.results import DeviceInfo, HostInfo, IoStats, Round, RunResult, TestRun, Workload
+from tkperf.report.generic import GenericView, view_of
 from tkperf.verdict import conformance
 
 HERE = Path(__file__).resolve().parents[1]
@@ -87,7 +85,8 @@ def rw4k_test(workloads: int = 1, series: bool = False) -> TestRun:
     t = TestRun(type="rw4k", key="rw4k", tracking_workload="rw4k-70-30", tracking_metric="iops",
                 tracking_label="RND 4k 70/30 QD16 IOPS", status="complete", stop_reason="steady state")
     ws = tuple(Workload(f"rw4k-70-30{'-x' * i}", "randrw", 4096, 70, 1, 16, 1000,
-                        read=IoStats(iops=700.0, ios=700), write=IoStats(iops=300.0, ios=300)) for i in range(workloads))
+                        read=IoStats(iops=700.0, ios=700),
+                        write=IoStats(iops=300.0, ios=300)) for i in range(workloads))
     t.rounds.append(Round(1, "", 1.0, 1.0, ws))
     if series:
         t.series["intervals"] = None  # type: ignore[assignment]  # only its presence is checked

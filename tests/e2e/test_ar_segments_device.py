@@ -9,10 +9,10 @@ import json
 import os
 import stat
 
-import archeck
 import pytest
-from conftest import needs_fio
 
+import archeck
+from conftest import needs_fio
 from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_TOOL, EXIT_USAGE, ToolError

@@ -5,8 +5,7 @@ import os
 import pytest
 
 from tkperf.cli import main
-from tkperf.errors import (EXIT_NOT_CONFIRMED, EXIT_OUTPUT, EXIT_RESULT_FILE, EXIT_TARGET,
-                           EXIT_USAGE)
+from tkperf.errors import EXIT_NOT_CONFIRMED, EXIT_OUTPUT, EXIT_RESULT_FILE, EXIT_TARGET, EXIT_USAGE
 
 MiB = 1024 * 1024
 OK = ["--quick", "--yes", "--no-report", "-q"]

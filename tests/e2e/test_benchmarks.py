@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import TRACEFS_LOCK, simdrive_missing
 
 ROOT = Path(__file__).resolve().parents[2]

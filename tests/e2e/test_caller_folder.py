@@ -33,7 +33,8 @@ RED = "figure.facecolor: red\naxes.facecolor: red\nlines.linewidth: 20\nbogus.ke
 #: Runs one command of tkperf as the console script does: the checkout's
 #: code, nothing from the current folder on sys.path.
 ENTRY = f"import sys; sys.path.insert(0, {str(REPO)!r}); from tkperf.cli import main; sys.exit(main(sys.argv[1:]))"
-QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2",
+QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1",
+         "--max-rounds", "2",
          "-nj", "1", "-iod", "4", "--wipc-loops", "1", "--yes", "--report-format", "rst"]
 
 

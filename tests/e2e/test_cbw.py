@@ -19,24 +19,22 @@ import pytest
 from lxml import etree
 
 from conftest import data_path, needs_fio
+from tkperf import store
 from tkperf.cli import main
-from tkperf.kit import options
-from tkperf.kit.composite import SWEEP_ROUND, SteadyThenSweep, steady_rounds, sweep_round
 from tkperf.errors import EXIT_TARGET, EXIT_USAGE
 from tkperf.fio.jobs import FioJob, FioSettings, job_file
 from tkperf.fio.output import first_json_object, parse_jobs
-from tkperf import store
+from tkperf.kit import options
+from tkperf.kit.base import Plan
+from tkperf.kit.composite import SWEEP_ROUND, SteadyThenSweep, steady_rounds, sweep_round
+from tkperf.kit.registry import get
 from tkperf.model.pts import REVISIONS
 from tkperf.model.results import Round, TestRun, Workload
-from tkperf.report.context import ReportContext
-from tkperf.kit.registry import get
-from tkperf.kit.base import Plan
-from tkperf.testtypes.cbw import CompositeWorkloadTest, bssplit_shares, mean_transfer
-from tkperf.testtypes.cbw import view
 from tkperf.pts.sweep.plan import sweep_points
 from tkperf.pts.sweep.points import Point, choose_points
-from tkperf.testtypes.cbw import CbwSettings
+from tkperf.report.context import ReportContext
 from tkperf.report.generic import view_of
+from tkperf.testtypes.cbw import CbwSettings, CompositeWorkloadTest, bssplit_shares, mean_transfer, view
 
 RECORDED = data_path("cbw/fio-3.33-cbw-sweep.json")
 MiB = 1024 * 1024
@@ -183,11 +181,13 @@ def test_deviations():
     kind, full = CompositeWorkloadTest(), options.build({"tests": ("cbw",)})
     # the defaults: none (the offsets are disclosed in the header, not judged: issue 43 item 6)
     assert kind.pts.deviations(kind, full.to_dict(), full.revision) == []
-    said = " | ".join(kind.pts.deviations(kind, options.build({"tests": ("cbw",)}, quick=True).to_dict(), full.revision))
+    said = " | ".join(kind.pts.deviations(kind, options.build({"tests": ("cbw",)}, quick=True).to_dict(),
+                                          full.revision))
     assert "CBW sweep narrowed to TC 1,2 x QD 1,4" in said and "CBW sweep points run 1 s each instead of 60 s" in said
     assert kind.pts.deviations(kind, full.to_dict(), REVISIONS["pts-c-1.1"]) == [
         "CBW is a PTS-E test, not part of PTS-C 1.1"]
-    limit = kind.pts.deviations(kind, options.build({"tests": ("cbw",), "cbw_rt_limit": 50000}).to_dict(), full.revision)
+    limit = kind.pts.deviations(kind, options.build({"tests": ("cbw",), "cbw_rt_limit": 50000}).to_dict(),
+                                full.revision)
     assert limit == ["CBW max and mid points chosen under a mean response time of 50ms instead of 5ms "
                      "(the PTS 2.0 implementation's limit)"]
 
@@ -289,7 +289,8 @@ def test_mix_table_and_zones_in_words():
 # --- end to end on a loop device -----------------------------------------------------------
 
 # 3 rounds never fill the 5-round window: the sweep follows "max rounds".
-FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet", "--no-report", "--cbw-structure", "steady-sweep"]
+FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet", "--no-report", "--cbw-structure",
+        "steady-sweep"]
 
 
 def run_cbw(loop: str, out, name: str, *extra: str) -> str:
@@ -350,7 +351,8 @@ def test_cbw_end_to_end(loopdev, tmp_path, capsys):
     assert main(["report", xml, "--format", "rst,html,pdf", "--outdir", str(rep), "-q"]) == 0
     assert (rep / "a.pdf").stat().st_size > 0
     text = (rep / "a.rst").read_text()
-    for words in ("Enterprise Composite Workload (CBW)", "Max, mid and min points", "The max point is the point with the highest IOPS",
+    for words in ("Enterprise Composite Workload (CBW)", "Max, mid and min points",
+                  "The max point is the point with the highest IOPS",
                   "CBW: IOPS by thread count (TC) and queue depth per thread (QD)", "Every point of the sweep",
                   "Response-time percentiles from the histograms", "The JEDEC transfer-size mix (fio bssplit)",
                   "The mix as issued per point", "Measurement window"):
@@ -364,7 +366,8 @@ def test_cbw_end_to_end(loopdev, tmp_path, capsys):
     assert params["OIO"] == "TC 2 x QD 4 = OIO 8" and "4 points of 1 s in round 4" in params["Sweep"]
     plots = {p.name for p in (rep / "a-plots").iterdir()}
     for what in ("iops-vs-oio", "demand-intensity", "histograms", "confidence", "convergence", "window"):
-        assert (rep / "a-plots" / f"cbw-{what}.svg").stat().st_size > 5000  # an SVG: text and paths, smaller than its PNG was
+        # an SVG: text and paths, smaller than its PNG was
+        assert (rep / "a-plots" / f"cbw-{what}.svg").stat().st_size > 5000
     assert not any("histogram-" in p for p in plots)  # no second, generic QoS part
     other = run_cbw(loopdev, out, "b")
     cmp_dir = tmp_path / "cmp"

@@ -14,13 +14,12 @@ import pytest
 from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.kit import options
-from tkperf.model.steadystate import evaluate
 from tkperf.model import pts
-from tkperf.verdict import conformance
-from tkperf.model.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,
-                                  Workload, IoStats)
-from tkperf.testtypes import iops
+from tkperf.model.results import DeviceInfo, Event, HostInfo, IoStats, PurgeRecord, Round, RunResult, TestRun, Workload
+from tkperf.model.steadystate import evaluate
 from tkperf.pts import variable_verdicts
+from tkperf.testtypes import iops
+from tkperf.verdict import conformance
 
 BLOCK = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_bytes=400 * 10 ** 9,
                    transport="sata", write_cache="WCD")
@@ -170,9 +169,9 @@ def test_a_window_after_round_25_is_not_a_pts_steady_state(tmp_path, capsys):
 
 
 def _wsat_result(stop_reason: str, status: str = "complete", **option_overrides) -> RunResult:
+    from tkperf.kit.shapes import STREAM_COLUMNS
     from tkperf.model.series import Series
     from tkperf.testtypes.writesat import SERIES
-    from tkperf.kit.shapes import STREAM_COLUMNS
 
     run = result(**option_overrides)
     run.options["tests"] = "wsat"
@@ -245,8 +244,8 @@ def test_pts_2_0_iops_needs_all_three_figures_steady():
     names = [w for w, _, v in variable_verdicts(t, 5) if not v.steady]
     assert names == ["rnd-64k-65-35"]
     # the verdict, show and the conformance list name the variable that failed (issue 19)
-    from tkperf.report import summary, words
     from tkperf.render.blocks import Chart, Heading, Table
+    from tkperf.report import summary, words
     from tkperf.report.context import ReportContext
     from tkperf.report.steady import window_blocks
 
@@ -361,7 +360,8 @@ def test_reused_random_buffers_are_a_deviation(tests, profile, named):
     assert (REUSED in found) is named, found
     # the default refills: no such deviation
     default = options.build({"tests": tests}).to_dict()
-    assert default["refill_buffers"] == "true" and REUSED not in conformance.of_settings(default, BLOCK, profile).deviations
+    assert default["refill_buffers"] == "true" and REUSED not in conformance.of_settings(default, BLOCK,
+                                                                                         profile).deviations
     # a file that does not record the option is not judged on it
     del given["refill_buffers"]
     assert REUSED not in conformance.of_settings(given, BLOCK, profile).deviations

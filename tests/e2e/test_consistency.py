@@ -13,21 +13,21 @@ import numpy as np
 import pytest
 
 from conftest import data_path, needs_fio
+from tkperf import store
 from tkperf.cli import main
-from tkperf.kit import options
 from tkperf.engine.runner import Runner
 from tkperf.errors import EXIT_USAGE, Interrupted, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.output import json_objects
-from tkperf import store
+from tkperf.kit import options
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun
 from tkperf.model.series import Series
-from tkperf.testtypes.consistency import BSSPLIT, ZONED, ConsistencyTest
-from tkperf.testtypes.consistency import figures as fg
 from tkperf.pts.stream import latlog
-from tkperf.testtypes.consistency.analysis import analyse
 from tkperf.pts.stream.phases import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES, PhaseCutter
 from tkperf.report.generic import view_of
+from tkperf.testtypes.consistency import BSSPLIT, ZONED, ConsistencyTest
+from tkperf.testtypes.consistency import figures as fg
+from tkperf.testtypes.consistency.analysis import analyse
 
 KIND = ConsistencyTest()
 STIMULUS = {"phase.1": "RND 4KiB 100% W", "phase.1.kind": "stimulus"}

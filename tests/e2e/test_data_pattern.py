@@ -8,10 +8,10 @@ import zlib
 import pytest
 
 from conftest import needs_fio
-from tkperf.cli import main
-from tkperf.kit import options
-from tkperf.errors import UsageError
 from tkperf import store
+from tkperf.cli import main
+from tkperf.errors import UsageError
+from tkperf.kit import options
 from tkperf.verdict import conformance
 
 MiB = 1024 * 1024
@@ -98,7 +98,8 @@ def run_on(tmp_path, pattern, *extra):
         out = tmp_path / "out"
         rc = main(["ssd", "run", loop.path, "--name", "t", "--outdir", str(out), "--tests", "tp",
                    "--tp-bs", "1024k", "--purge", "none", "--wipc-loops", "1", "--runtime", "1",
-                   "--max-rounds", "1", "-nj", "1", "-iod", "4", "--data-pattern", pattern, "--yes", "--quiet", "--no-report", *extra])
+                   "--max-rounds", "1", "-nj", "1", "-iod", "4", "--data-pattern", pattern, "--yes", "--quiet",
+                   "--no-report", *extra])
         assert rc == 0
         return out / "t.xml", read_back(loop.path, 16 * MiB)
     finally:

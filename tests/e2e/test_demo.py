@@ -30,6 +30,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import needs_fio
+from simtruth import busy_s, hold_to_plan
 from tkperf import store
 from tkperf.cli import demo as demo_cli
 from tkperf.cli import main
@@ -38,7 +39,6 @@ from tkperf.errors import TargetError
 from tkperf.kit import precondition
 from tkperf.kit.shapes import duration_rough
 from tkperf.simdrive import control
-from simtruth import busy_s, hold_to_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTOR = 1.5  # issue 48 item 4's bound between estimate and run
@@ -179,8 +179,9 @@ def test_the_demos_wsat_past_the_burst_is_timed_at_the_models_random_write_speed
     pace, then greedy GC's write amplification rising over the capacities
     written.  A WSAT that ends in the transition: test_estimates.py."""
     seen = emulated(demo)
-    row = re.search(r"^# wsat\s+\S+\s+-\s+(\S+ \S+)\s+one continuous job.* written \(about \S+ \S+: ([\d.]+) MB/s for the "
-                    r"burst, then ([\d.]+) MB/s on average \(write amplification rising to ([\d.]+)\)\)",
+    row = re.search(r"^# wsat\s+\S+\s+-\s+(\S+ \S+)\s+one continuous job.* written "
+                    r"\(about \S+ \S+: ([\d.]+) MB/s for the burst, then ([\d.]+) MB/s on average "
+                    r"\(write amplification rising to ([\d.]+)\)\)",
                     seen.dry_out, re.M)
     assert row, seen.dry_out
     planned = seconds(row.group(1))

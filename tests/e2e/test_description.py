@@ -6,9 +6,9 @@ import os
 import pytest
 
 from conftest import needs_fio
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_USAGE, UsageError
-from tkperf import store
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult
 from tkperf.render import blocks as b
 from tkperf.render import rst

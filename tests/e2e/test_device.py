@@ -5,9 +5,9 @@ import subprocess
 
 import pytest
 
-from tkperf.target import device
 from tkperf.cli import main
 from tkperf.errors import EXIT_REFUSED, RefusedError, TargetError
+from tkperf.target import device
 
 MiB = 1024 * 1024
 

@@ -182,9 +182,9 @@ def test_what_is_opened_for_io_must_be_the_node_resolved(two_loops, tmp_path):
 def test_a_file_target_swapped_for_a_link_is_not_written_through(tmp_path):
     """Between two fio runs the file target's path is replaced by a link to
     another file: the next fio never starts, the other file keeps its bytes."""
-    from tkperf.kit import options
     from tkperf.engine.session import Session
     from tkperf.fio.jobs import FioJob
+    from tkperf.kit import options
 
     target = str(tmp_path / "target.img")
     dev = device.resolve(target, SIZE)

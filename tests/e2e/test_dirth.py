@@ -13,28 +13,27 @@ from types import SimpleNamespace
 from typing import List
 
 import pytest
-
-from tkperf.kit import progress as ep
 from lxml import etree
 
 from conftest import data_path, needs_fio
+from tkperf import store
 from tkperf.cli import main
-from tkperf.kit import options
 from tkperf.engine import resume
-from tkperf.kit.composite import SWEEP_ROUND, SteadyThenSweep, SweepRounds, steady_rounds, sweep_round
 from tkperf.errors import EXIT_USAGE
 from tkperf.fio.jobs import FioJob, FioSettings, job_file
 from tkperf.fio.output import first_json_object, parse_jobs
-from tkperf import store
-from tkperf.model.results import DeviceInfo, HostInfo, IoStats, Round, RunResult, TestRun, Workload
-from tkperf.render import blocks as b
-from tkperf.kit.registry import get
+from tkperf.kit import options
+from tkperf.kit import progress as ep
 from tkperf.kit.base import Plan, Tracking
+from tkperf.kit.composite import SWEEP_ROUND, SteadyThenSweep, SweepRounds, steady_rounds, sweep_round
+from tkperf.kit.registry import get
+from tkperf.model.results import DeviceInfo, HostInfo, IoStats, Round, RunResult, TestRun, Workload
+from tkperf.pts.sweep import report as sweep_view
 from tkperf.pts.sweep.plan import choice, parse_tcs, sweep_order, sweep_points
 from tkperf.pts.sweep.points import Point, choose_points
-from tkperf.pts.sweep import report as sweep_view
-from tkperf.testtypes.dirth import DemandIntensityTest, job, parse_mixes, point_name
+from tkperf.render import blocks as b
 from tkperf.report.generic import view_of
+from tkperf.testtypes.dirth import DemandIntensityTest, job, parse_mixes, point_name
 
 RECORDED = data_path("dirth/fio-3.33-dirth-sweep.json")
 MiB = 1024 * 1024
@@ -184,7 +183,8 @@ def test_options_round_trip_through_the_result_file_text():
 def test_deviations():
     kind, full = DemandIntensityTest(), options.build({"tests": ("dirth",)})
     assert kind.pts.deviations(kind, full.to_dict(), full.revision) == []
-    said = " | ".join(kind.pts.deviations(kind, options.build({"tests": ("dirth",)}, quick=True).to_dict(), full.revision))
+    said = " | ".join(kind.pts.deviations(kind, options.build({"tests": ("dirth",)}, quick=True).to_dict(),
+                                          full.revision))
     assert "narrowed to TC 1,2 x QD 1,4" in said and "1 s each instead of 60 s" in said
 
 
@@ -360,7 +360,8 @@ def test_check_data_refuses_a_sweep_round_that_is_not_there():
 # --- end to end on a loop device -----------------------------------------------------------
 
 # 3 rounds never fill the 5-round window: the sweep follows "max rounds" (steady: see above).
-FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet", "--no-report", "--dirth-structure", "steady-sweep"]
+FAST = ["--quick", "--wipc-loops", "1", "--max-rounds", "3", "--yes", "--quiet", "--no-report", "--dirth-structure",
+        "steady-sweep"]
 
 
 def run_dirth(loop: str, out, name: str, *extra: str) -> str:

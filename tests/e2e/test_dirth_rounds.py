@@ -14,21 +14,27 @@ from typing import List, Optional, Sequence
 import pytest
 
 from conftest import needs_fio
+from tkperf import store
 from tkperf.cli import main
 from tkperf.kit import options
-from tkperf.kit.progress import Progress
 from tkperf.kit.composite import (
-    CAPTURE_ROUND, WDPC_SERIES, WDPC_STOP, SweepRounds, capture_round, steady_rounds, wdpc_verdict
+    CAPTURE_ROUND,
+    WDPC_SERIES,
+    WDPC_STOP,
+    SweepRounds,
+    capture_round,
+    steady_rounds,
+    wdpc_verdict,
 )
-from tkperf import store
-from tkperf.verdict import conformance
+from tkperf.kit.progress import Progress
+from tkperf.kit.registry import get
 from tkperf.model.pts import REVISIONS
 from tkperf.model.results import DeviceInfo, HostInfo, IoStats, RunResult, TestRun, Workload
-from tkperf.report.context import ReportContext
-from tkperf.kit.registry import get
 from tkperf.pts.sweep.plan import choice, sweep_points
 from tkperf.pts.sweep.points import choose_points, window_points
+from tkperf.report.context import ReportContext
 from tkperf.testtypes.dirth import view
+from tkperf.verdict import conformance
 
 MiB = 1024 * 1024
 BLOCK = DeviceInfo("/dev/nvme0n1", "/dev/nvme0n1", "block", 1 << 34)
@@ -62,7 +68,8 @@ class RoundFio:
             lat = 40.0 * j.numjobs * j.iodepth / f
             bins = ((int(lat * 1000), 5000),) if histograms else ()
             out.append(Workload(j.name, j.rw, j.bs, j.rwmixread, j.numjobs, j.iodepth, 1000,
-                                write=IoStats(iops=iops, ios=5000, io_bytes=64 * MiB, bw_bytes=iops * j.bs, lat_mean_us=lat,
+                                write=IoStats(iops=iops, ios=5000, io_bytes=64 * MiB, bw_bytes=iops * j.bs,
+                                              lat_mean_us=lat,
                                               lat_max_us=lat * 10, bins=bins)))
         return out, 1.0
 
@@ -164,7 +171,8 @@ def test_structure_deviations(test):
     always: list = []  # CBW's offsets: disclosed, not judged (issue 43 item 6)
     assert kind.pts.deviations(kind, stored(test), REVISIONS["pts-e-2.0"]) == always
     assert kind.pts.deviations(kind, stored(test, "pts-e-1.1"), REVISIONS["pts-e-1.1"]) == always  # auto: steady-sweep
-    (said, *rest) = kind.pts.deviations(kind, stored(test, **{f"{test}_structure": "steady-sweep"}), REVISIONS["pts-e-2.0"])
+    (said, *rest) = kind.pts.deviations(kind, stored(test, **{f"{test}_structure": "steady-sweep"}),
+                                        REVISIONS["pts-e-2.0"])
     assert rest == always
     assert said.startswith(f"{up} uses tkperf's shorter structure") and "PTS 2.0 round structure" in said
     short = stored(test, **{f"{test}_prewrite": 60, f"{test}_capture_prewrite": 600, f"{test}_capture": 600})
@@ -336,8 +344,8 @@ def test_cbw_prewrites_are_the_jedec_split_and_zones_writes_only():
 
 
 def test_the_fill_floor_counts_only_the_tests_own_writes_after_the_wipc():
-    from tkperf.model.results import WipcRecord
     from tkperf.kit.longrounds import FillFloor, written_by_the_test
+    from tkperf.model.results import WipcRecord
 
     _, _, test = run_rounds([1.0] * 5)
     own = written_by_the_test(test)

@@ -17,9 +17,9 @@ import random
 import pytest
 
 from conftest import needs_fio
+from tkperf import store
 from tkperf.cli import main
 from tkperf.kit.composite import WDPC_SERIES, WDPC_STOP, steady_rounds, wdpc_verdict
-from tkperf import store
 
 MiB = 1024 * 1024
 PAGE = 4096

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 
 from conftest import needs_fio
-from tkperf.cli import main
-from tkperf.kit import options
-from tkperf.engine import plan
-from tkperf.kit.shapes import ESTIMATE_WRITE_RATE, duration_rough
 from tkperf import store
+from tkperf.cli import main
+from tkperf.engine import plan
+from tkperf.kit import options
+from tkperf.kit.shapes import ESTIMATE_WRITE_RATE, duration_rough
 from tkperf.model.results import DeviceInfo
 from tkperf.verdict import conformance
 

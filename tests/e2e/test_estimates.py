@@ -13,8 +13,8 @@ import pytest
 
 from conftest import needs_fio
 from simtruth import busy_s, hold_to_plan
-from tkperf.cli import main
 from tkperf import store
+from tkperf.cli import main
 from tkperf.engine import writerate as target_rate
 from tkperf.kit import writerate
 from tkperf.simdrive import expect
@@ -97,8 +97,9 @@ def test_a_wsat_past_the_burst_is_timed_at_the_models_random_write_speed(simdriv
     argv = ["ssd", "run", drive.path, "--quick", "--tests", "wsat", "--wsat-time", "10m", "--wsat-tgbw", tgbw]
     assert main(argv + ["--dry-run"]) == 0
     out = capsys.readouterr().out
-    row = re.search(r"^# wsat\s+\S+\s+-\s+(\S+ \S+)\s+one continuous job.* written \(about \S+ \S+: ([\d.]+) MB/s for the "
-                    r"burst, then ([\d.]+) MB/s on average \(write amplification rising to ([\d.]+)\)\)", out, re.M)
+    row = re.search(r"^# wsat\s+\S+\s+-\s+(\S+ \S+)\s+one continuous job.* written "
+                    r"\(about \S+ \S+: ([\d.]+) MB/s for the burst, then ([\d.]+) MB/s on average "
+                    r"\(write amplification rising to ([\d.]+)\)\)", out, re.M)
     assert row, out
     planned = _seconds(row.group(1))
     before = drive.stats()

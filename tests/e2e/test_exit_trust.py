@@ -22,8 +22,8 @@ import sys
 import textwrap
 
 import pytest
-from conftest import needs_fio
 
+from conftest import needs_fio
 from tkperf import __version__
 from tkperf.cli import main
 from tkperf.engine import multi, parallel
@@ -31,7 +31,8 @@ from tkperf.errors import EXIT_CODES, EXIT_NO_RESULT, EXIT_OK, EXIT_REFUSED
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(REPO, "examples", "example-ssd.xml")
-QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2",
+QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1",
+         "--max-rounds", "2",
          "-nj", "1", "-iod", "4", "--wipc-loops", "1", "--purge", "none", "--yes", "--report-format", "rst"]
 
 

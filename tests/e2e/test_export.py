@@ -7,12 +7,11 @@ import os
 
 import pytest
 
-
 from conftest import needs_fio
+from tkperf import store
 from tkperf.cli import export, main
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE
 from tkperf.fio import keep
-from tkperf import store
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 FULL = os.path.join(EXAMPLES, "example-full.xml")

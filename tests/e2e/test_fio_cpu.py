@@ -5,11 +5,11 @@ import json
 import pytest
 
 from conftest import data_path, needs_fio
+from tkperf import store
 from tkperf.cli import main
 from tkperf.engine import multi
 from tkperf.fio import backend, output
 from tkperf.fio.output import CPU_BOUND_MARK, CPU_BOUND_PCT, cpu_bound_warning, parse_jobs
-from tkperf import store
 from tkperf.model.results import Workload
 
 

@@ -21,7 +21,8 @@ SCRIPTS = {
     "badjson": 'echo "{\\"fio version\\" : \\"fio-3.33\\", \\"jobs\\" : [ {"; exit 0',
     "nojson": 'echo "fio: this is not json"; exit 0',
     "hang": "exec sleep 3600",
-    "ioerror": 'echo "{\\"jobs\\": [{\\"jobname\\": \\"rnd-4k-0-100\\", \\"error\\": 5, \\"read\\": {}, \\"write\\": {}}]}"; exit 0',
+    "ioerror": 'echo "{\\"jobs\\": [{\\"jobname\\": \\"rnd-4k-0-100\\", \\"error\\": 5, '
+               '\\"read\\": {}, \\"write\\": {}}]}"; exit 0',
 }
 
 

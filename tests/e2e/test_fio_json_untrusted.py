@@ -18,14 +18,15 @@ import shutil
 import pytest
 
 from conftest import needs_fio
+from test_remote import QUICK as REMOTE_QUICK
+from test_remote import loops, remote_options, servers  # noqa: F401 - fixtures
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, FioError
 from tkperf.fio.checks import check_job, check_stream_report
 from tkperf.fio.intervals import IntervalCutter
 from tkperf.fio.output import first_json_object, json_objects, parse_jobs
-from tkperf import store
 from tkperf.remote.fio import client_jobs
-from test_remote import QUICK as REMOTE_QUICK, loops, remote_options, servers  # noqa: F401 - fixtures
 
 REAL_FIO = shutil.which("fio")
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data")

@@ -9,7 +9,6 @@ import os
 from typing import List, Tuple
 
 from conftest import needs_fio
-
 from tkperf import store
 from tkperf.cli import build_parser, main, runargs
 from tkperf.engine import run as engine

@@ -13,21 +13,21 @@ import pytest
 from lxml import etree
 
 from conftest import needs_fio
+from tkperf import store
 from tkperf.cli import main
-from tkperf.kit import options
-from tkperf.kit.shapes import FIO_GAP_S, Phases, Rounds, blank_test
 from tkperf.errors import EXIT_TARGET, EXIT_USAGE, TargetError
 from tkperf.fio.jobs import FioSettings, job_file
-from tkperf import store
+from tkperf.kit import options
+from tkperf.kit.shapes import FIO_GAP_S, Phases, Rounds, blank_test
 from tkperf.model.results import IoStats, Round, Workload
-from tkperf.render.blocks import Header
-from tkperf.report.report import report_blocks
 from tkperf.pts import hdd_cell as cell_name
+from tkperf.render.blocks import Header
+from tkperf.report.generic import view_of
+from tkperf.report.report import report_blocks
 from tkperf.testtypes.hdd_iops import HddIopsTest
 from tkperf.testtypes.hdd_lat import HddLatencyTest
 from tkperf.testtypes.hdd_zones import HddZonesTest, zone_bounds, zone_name, zones
 from tkperf.testtypes.hdd_zones.view import zone_table
-from tkperf.report.generic import view_of
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -196,8 +196,12 @@ def test_too_many_zones_for_the_loop_device_is_refused_before_any_io(loopdev, tm
 
 # --- figures from made-up rounds ------------------------------------------------------------------
 
-def workload(name: str, rw: str, bs: int, mix: int, qd: int, read: IoStats = IoStats(),
-             write: IoStats = IoStats()) -> Workload:
+#: No I/O in a direction (a workload's default).
+NO_IO = IoStats()
+
+
+def workload(name: str, rw: str, bs: int, mix: int, qd: int, read: IoStats = NO_IO,
+             write: IoStats = NO_IO) -> Workload:
     return Workload(name, rw, bs, mix, 1, qd, 1000, read=read, write=write)
 
 
@@ -232,7 +236,8 @@ def test_zone_figures_outer_inner_ratio_mean_and_spread():
                    "seq_read_outer_mb_s": (210.0, "MB/s", "higher"), "seq_read_inner_mb_s": (105.0, "MB/s", "higher"),
                    "seq_read_inner_outer_pct": (50.0, "%", ""), "seq_read_zone_mean_mb_s": (166.25, "MB/s", "higher")}
     assert [z.position_pct for z in zones(one)] == [0.0, 25.0, 50.0, 75.0]
-    assert {k: v.value for k, v in view_of(ZONES).summary(one).items()} == {"seq_write_mb_s": 157.5, "seq_read_mb_s": 166.25}
+    assert {k: v.value for k, v in view_of(ZONES).summary(one).items()} == {"seq_write_mb_s": 157.5,
+                                                                            "seq_read_mb_s": 166.25}
     two = zone_test([[200.0, 100.0], [180.0, 100.0]], [[100.0, 50.0], [100.0, 60.0]])
     figures = {f.key: f.value for f in ZONES.headline(two)}
     assert figures["seq_write_outer_mb_s"] == 190.0 and figures["seq_read_inner_mb_s"] == 55.0

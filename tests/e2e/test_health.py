@@ -14,13 +14,21 @@ import os
 import pytest
 
 from conftest import data_path
-from tkperf.model.results import (DeviceInfo, HealthSnapshot, HostInfo, IoStats, Round, RunResult, TestRun,
-                                  WipcRecord, Workload)
+from tkperf.model.results import (
+    DeviceInfo,
+    HealthSnapshot,
+    HostInfo,
+    IoStats,
+    Round,
+    RunResult,
+    TestRun,
+    WipcRecord,
+    Workload,
+)
 from tkperf.render import blocks as b
-from tkperf.report.health import critical_warning_text, fio_written_bytes, health_blocks, temperature_range
 from tkperf.render.rst import to_rst
-from tkperf.target import device
-from tkperf.target import health
+from tkperf.report.health import critical_warning_text, fio_written_bytes, health_blocks, temperature_range
+from tkperf.target import device, health
 
 GiB = 2**30
 DU = 512_000  # NVMe data unit

@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 from test_manual import _complete_bash, _script
-
 from tkperf.cli import main
 from tkperf.errors import EXIT_USAGE
 

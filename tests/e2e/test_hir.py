@@ -20,21 +20,21 @@ import pytest
 from lxml import etree
 
 from conftest import data_path, needs_fio
+from tkperf import store
 from tkperf.cli import main
-from tkperf.kit import options
 from tkperf.engine.runner import Runner
 from tkperf.errors import EXIT_USAGE
 from tkperf.fio.backend import FioBackend, LocalFio
 from tkperf.fio.jobs import FioSettings
 from tkperf.fio.output import first_json_object, parse_jobs
-from tkperf import store
-from tkperf.model.results import DeviceInfo, HostInfo, IoStats, PurgeRecord, RunResult, TestRun, Workload
+from tkperf.kit import options
 from tkperf.kit.registry import get
+from tkperf.kit.rules import steps_of
+from tkperf.model.results import DeviceInfo, HostInfo, IoStats, PurgeRecord, RunResult, TestRun, Workload
+from tkperf.report.generic import view_of
 from tkperf.testtypes.hir import HostIdleRecoveryTest, iopslog
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.hir.shape import PERIODS, RETURN, HostIdleShape, Setting, measure, setting_jobs
-from tkperf.report.generic import view_of
-from tkperf.kit.rules import steps_of
 
 KIND = HostIdleRecoveryTest()
 MiB = 1024 * 1024
@@ -106,7 +106,8 @@ def test_options_round_trip_through_the_result_file_text():
 def test_deviations():
     full = options.build({"tests": ("hir",)})
     assert KIND.pts.deviations(KIND, full.to_dict(), full.revision) == []
-    said = " | ".join(KIND.pts.deviations(KIND, options.build({"tests": ("hir",)}, quick=True).to_dict(), full.revision))
+    said = " | ".join(KIND.pts.deviations(KIND, options.build({"tests": ("hir",)}, quick=True).to_dict(),
+                                          full.revision))
     for words in ("idle times 1,2 s", "3 write periods per idle time", "write periods of 1 s",
                   "returns to baseline for 3 s"):
         assert words in said
@@ -138,7 +139,8 @@ def test_estimate_counts_steady_rounds_and_every_setting():
     est = plan.shape.estimate(options.build({"tests": ("hir",)}), 256 * MiB)
     settings_s = (3605 + 1800 + 0.6) + (5410 + 1800 + 0.6)
     assert est.low_s == pytest.approx(5 * 1800.3 + settings_s) and est.high_s == pytest.approx(25 * 1800.3 + settings_s)
-    assert [j.name for j in est.jobs] == ["hir-ss-rest-rnd-4k-w", "hir-ss-rnd-4k-w", "hir-idle-5s", "hir-return-5s", "hir-idle-10s",
+    assert [j.name for j in est.jobs] == ["hir-ss-rest-rnd-4k-w", "hir-ss-rnd-4k-w", "hir-idle-5s", "hir-return-5s",
+                                          "hir-idle-10s",
                                           "hir-return-10s"]
 
 
@@ -287,7 +289,8 @@ def test_shape_runs_steady_state_then_one_fio_process_per_setting(tmp_path):
     assert figs["gain_2s_pct"].better == "higher" and figs["baseline_iops"].unit == "IOPS"
     # round 1 is its last minute after the rest of a 30-minute round: shown as such, never as FOB (issue 34
     # item 5, issue 55 item 5)
-    assert steps_of(KIND).fob(KIND.headline, saved) == [] and [(f.key, f.value) for f in steps_of(KIND).first_figures(KIND.headline, saved)] == [("baseline_iops", 1000)]
+    assert steps_of(KIND).fob(KIND.headline, saved) == []
+    assert [(f.key, f.value) for f in steps_of(KIND).first_figures(KIND.headline, saved)] == [("baseline_iops", 1000)]
 
 
 def test_check_data_refuses_what_hir_does_not_write(tmp_path):
@@ -353,7 +356,8 @@ def test_hir_end_to_end(loopdev, tmp_path, capsys):
     run = store.load(xml)
     (t,) = run.tests
     assert run.status == "complete" and t.purge is not None and t.wipc is None  # HIR skips the WIPC
-    assert t.params["wipc"] == "no" and t.params["round_s"] == "1" and t.params["steady_min_written"] == str(2 * 256 * MiB)
+    assert t.params["wipc"] == "no" and t.params["round_s"] == "1"
+    assert t.params["steady_min_written"] == str(2 * 256 * MiB)
     view_of(KIND).check_data(t)
     ss = settings(t)
     assert [s.idle_s for s in ss] == [1, 2] and [r.index for r in t.rounds] == [1, 2, 3, 4, 5]

@@ -15,12 +15,12 @@ import textwrap
 
 import pytest
 
+from sealing import reseal
 from test_history import night
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT
 from tkperf.history import INDEX_NAME, collect, indexfile
-from tkperf import store
-from sealing import reseal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLE = os.path.join(ROOT, "examples", "example-ssd.xml")

@@ -36,6 +36,8 @@ def test_ci_runs_the_readme_test_command():
     # both install the versions of constraints.txt (docs/install.rst)
     assert "/opt/tkperf/bin/pip install -c constraints.txt . && " in install_demo
     assert "/opt/tkperf/bin/pip install -c constraints.txt '.[test]' && " in test_cmd
+    # the tests are linted as the code is (pyproject.toml's [tool.ruff])
+    assert "/opt/tkperf/bin/ruff check tkperf examples tests && " in test_cmd
     # the remote-host lab (tests/lab/remote_lab.py) runs a real sshd and ssh client
     assert {"openssh-server", "openssh-client"} <= set(test_cmd.split())
     ci = (REPO / ".ci" / "run").read_text()
@@ -101,7 +103,8 @@ def test_readme_install_in_a_fresh_venv_from_the_system_python(tmp_path):
     assert completion.returncode == 0 and "complete -o filenames -F _tkperf tkperf" in completion.stdout
 
 
-DEBIAN_PACKAGES = ("python3-numpy", "python3-matplotlib", "python3-lxml", "python3-docutils", "rst2pdf", "python3-svglib",
+DEBIAN_PACKAGES = ("python3-numpy", "python3-matplotlib", "python3-lxml", "python3-docutils", "rst2pdf",
+                   "python3-svglib",
                    "python3-rich", "python3-setuptools")
 
 

@@ -20,7 +20,8 @@ MiB = 1024 * 1024
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Two tests, one workload each, 2 rounds (never steady: fewer than 5), so an
 # uninterrupted run always has exactly: iops 2 rounds, lat 2 rounds.
-RUN = ["--tests", "iops,lat", "--bs", "4k", "--mix", "0/100", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0",
+RUN = ["--tests", "iops,lat", "--bs", "4k", "--mix", "0/100", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture",
+       "0",
        "--runtime", "1", "--max-rounds", "2", "-nj", "1", "-iod", "4", "--yes", "--no-report"]
 
 

@@ -39,7 +39,8 @@ def test_show_json(example, capsys):
 
 
 def test_show_json_of_an_imported_tkperf2_file(capsys):
-    doc = _printed(["show", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "tkperf2", "ssd-2.2-apacer.xml"),
+    doc = _printed(["show", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                                         "tkperf2", "ssd-2.2-apacer.xml"),
                     "--json"], capsys)
     _valid(doc, "show")
     assert doc["imported"]["tool"]

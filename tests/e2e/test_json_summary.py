@@ -9,10 +9,9 @@ import pytest
 
 from conftest import needs_fio
 from test_fio_failures import SCRIPTS, fake_fio
-from tkperf import notify
+from tkperf import notify, store
 from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, EXIT_OUTPUT
-from tkperf import store
 from tkperf.report import summary
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -8,8 +8,8 @@ import json
 import shutil
 
 import pytest
-from conftest import needs_fio
 
+from conftest import needs_fio
 from tkperf import store
 from tkperf.cli import main
 from tkperf.model import histogram

@@ -11,11 +11,11 @@ from conftest import needs_fio
 from test_progress import argv, on_pty
 from tkperf.cli import progress as shown
 from tkperf.durations import micro_unit
-from tkperf.kit import progress as ep
 from tkperf.fio import live
 from tkperf.fio.backend import LocalFio
 from tkperf.fio.jobs import FioJob, FioSettings
 from tkperf.fio.live import LiveFigures, LiveMeter
+from tkperf.kit import progress as ep
 
 
 def _job(name, runtime_ms, read_ios=0, write_ios=0, bs=4096, lat_us=100.0):
@@ -118,7 +118,8 @@ def test_terminal_panel_shows_current_throughput(loopdev, tmp_path):
     rc, text = on_pty(cmd, "xterm-256color")
     assert rc == 0, text
     plain = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text))
-    assert re.search(r"now rnd-4k-0-100: [\d,]+ IOPS, [\d,.]+ MB/s, mean latency [\d,.]+ (?:µs|us)", plain), plain[-3000:]
+    assert re.search(r"now rnd-4k-0-100: [\d,]+ IOPS, [\d,.]+ MB/s, mean latency [\d,.]+ (?:µs|us)",
+                     plain), plain[-3000:]
 
 
 def test_reader_keeps_the_warnings_and_the_last_report_whatever_the_chunks():

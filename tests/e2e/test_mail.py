@@ -8,19 +8,18 @@ import signal
 import socket
 
 import pytest
-
-pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from conftest import needs_fio
 from test_fio_failures import SCRIPTS, fake_fio
-from tkperf import notify
+from tkperf import notify, store
 from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, EXIT_USAGE, FioError, Interrupted
-from tkperf import store
-from tkperf.verdict import conformance
 from tkperf.report import summary
+from tkperf.verdict import conformance
+
+pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(HERE, "..", "examples", "example-ssd.xml")

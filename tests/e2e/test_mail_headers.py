@@ -16,10 +16,9 @@ from aiosmtpd.controller import Controller
 from conftest import needs_fio
 from test_fio_failures import fake_fio
 from test_mail import Collect, free_port, run_cli, smtp  # noqa: F401 - smtp is a fixture
-from tkperf import notify
+from tkperf import notify, store
 from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, EXIT_RESUME, EXIT_USAGE, FioError, UsageError
-from tkperf import store
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(HERE, "..", "examples", "example-ssd.xml")

@@ -12,9 +12,9 @@ import sys
 
 import pytest
 
-from tkperf.kit import registry
 from tkperf.cli import build_parser, main, manual, parsertree
 from tkperf.errors import EXIT_CODES, EXIT_USAGE
+from tkperf.kit import registry
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TREE = parsertree.read(build_parser())
@@ -91,7 +91,8 @@ def test_unknown_topic_is_one_line_and_exit_2(capsys):
     assert main(["help", "no-such-topic"]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith("tkperf: error: no help topic 'no-such-topic'; 'tkperf help' lists them: api, check, completion, ")
+    assert err.startswith("tkperf: error: no help topic 'no-such-topic'; "
+                          "'tkperf help' lists them: api, check, completion, ")
 
 
 # --- completion --------------------------------------------------------------

@@ -21,13 +21,13 @@ import time
 import pytest
 
 from conftest import needs_fio
+from tkperf import store
 from tkperf.cli import main
 from tkperf.cli import progress as shown
 from tkperf.engine import child, multi, parallel
-from tkperf.kit import progress as ep
 from tkperf.engine import request as request_file
 from tkperf.errors import EXIT_FIO, EXIT_OK, EXIT_OUTPUT, EXIT_SIGINT, EXIT_USAGE
-from tkperf import store
+from tkperf.kit import progress as ep
 from tkperf.target.loopdev import try_loop
 from tkperf.testtypes.latency import LatencySettings
 
@@ -36,7 +36,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 #: A child's command line after the interpreter: isolated mode, this checkout's tkperf.
 CHILD = ("-I", os.path.join(REPO, "tkperf", "bootstrap.py"), "tkperf")
 # One workload, two rounds, one WIPC pass: a run of a few seconds.
-QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2",
+QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1",
+         "--max-rounds", "2",
          "-nj", "1", "-iod", "4", "--wipc-loops", "1", "--yes", "--report-format", "rst"]
 
 

@@ -134,8 +134,8 @@ def test_api_names_everything_it_lists():
 def test_a_type_for_another_api_major_is_refused_in_one_line(monkeypatch, capsys):
     """A plug-in declaring an API MAJOR this tkperf does not have is left out
     with one line, the rest of tkperf unharmed."""
-    from tkperf.kit import registry
     from tkperf.cli import main
+    from tkperf.kit import registry
     from tkperf.testtypes.iops import IopsTest
 
     class FromTheFuture(IopsTest):
@@ -444,11 +444,11 @@ def test_a_sweep_without_tracking_reports(tmp_path, capsys):
     """A plug-in test that tracks no figure (one pass over settings) is
     reported: its rounds as measured, no steady state claimed or denied
     (issue 25: the generic view guessed a tracking figure and crashed)."""
-    from tkperf.kit import registry
-    from tkperf.cli import main
     from tkperf import store
-    from tkperf.model.results import DeviceInfo, HostInfo, IoStats, Round, RunResult, TestRun, Workload
+    from tkperf.cli import main
+    from tkperf.kit import registry
     from tkperf.kit.base import TestType
+    from tkperf.model.results import DeviceInfo, HostInfo, IoStats, Round, RunResult, TestRun, Workload
 
     class SweepOnly(TestType):
         name, title, short, order = "sweeponly", "A queue-depth sweep", "SWEEP", 200

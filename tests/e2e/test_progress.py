@@ -9,11 +9,10 @@ import sys
 
 import pytest
 
-from tkperf.kit import progress as ep
-from tkperf.model.steadystate import evaluate
-
 from conftest import needs_fio
 from ptyrun import run_on_pty
+from tkperf.kit import progress as ep
+from tkperf.model.steadystate import evaluate
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d tkperf: ")

@@ -14,7 +14,6 @@ import subprocess
 
 from conftest import needs_fio
 from simtruth import Counters, Watch, note, run_tkperf, unique_name
-
 from tkperf.kit.longrounds import FILLS, written_by_the_test
 from tkperf.model.steadystate import spaced_steady
 from tkperf.verdict import conformance

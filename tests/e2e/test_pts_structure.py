@@ -7,11 +7,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import needs_fio
-
 from tkperf.cli import main
 from tkperf.kit import options
-from tkperf.verdict import conformance
 from tkperf.model.results import DeviceInfo
+from tkperf.verdict import conformance
 
 GiB = 1 << 30
 BLOCK = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_bytes=400 * 10 ** 9,

@@ -22,7 +22,6 @@ from tkperf.model.results import DeviceInfo
 from tkperf.target import purge
 
 
-
 def dev(transport, path="/dev/sdx", kind="block", vendor=""):
     return DeviceInfo(path=path, resolved=path, kind=kind, size_bytes=1 << 30, transport=transport,
                       vendor=vendor)

@@ -12,18 +12,17 @@ import pytest
 from lxml import etree
 
 from conftest import needs_fio
+from tkperf import store
 from tkperf.cli import main
-from tkperf.kit import options
-from tkperf.kit.shapes import FIO_GAP_S, Phases, blank_test
 from tkperf.errors import EXIT_USAGE
 from tkperf.fio.jobs import FioSettings, job_file
+from tkperf.kit import options
+from tkperf.kit.shapes import FIO_GAP_S, Phases, blank_test
 from tkperf.model import histogram
-from tkperf import store
 from tkperf.model.results import IoStats, Round, Workload
-from tkperf.testtypes.qd.settings import QdSettings
-from tkperf.testtypes.qd import (BY_WORD, FILL_JOB, PRECONDITION_JOB, WORKLOADS, Point, QueueDepthTest,
-                                 schedule)
 from tkperf.report.generic import view_of
+from tkperf.testtypes.qd import BY_WORD, FILL_JOB, PRECONDITION_JOB, WORKLOADS, Point, QueueDepthTest, schedule
+from tkperf.testtypes.qd.settings import QdSettings
 
 MiB = 1024 * 1024
 QD = QueueDepthTest()
@@ -242,7 +241,7 @@ def point(name: str, qd: int, iops: float, rw: str = "randread", bs: int = 4096,
     return Workload(name, rw, bs, mix, 1, qd, 10000, read=read, write=write)
 
 
-def made_up(*rounds) -> "object":
+def made_up(*rounds) -> object:
     t = blank_test()
     t.type, t.key = "qd", "qd"
     for i, workloads in enumerate(rounds, 1):

@@ -11,9 +11,9 @@ import dataclasses
 import os
 
 import pytest
+
 import rwsw_captures
 from conftest import needs_fio
-
 from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_USAGE

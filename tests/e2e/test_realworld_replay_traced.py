@@ -14,9 +14,9 @@ import sys
 import time
 
 import pytest
+
 import rwsw_captures
 from conftest import needs_fio
-
 from tkperf import store
 from tkperf.cli import main
 from tkperf.kit import registry as testtypes

@@ -19,9 +19,9 @@ import pytest
 
 from conftest import needs_fio
 from remote_lab import LAB_HOSTS, free_port
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_FIO, EXIT_LOCKED, EXIT_OK, EXIT_REMOTE
-from tkperf import store
 from tkperf.target.loopdev import try_loop
 
 pytestmark = needs_fio
@@ -30,7 +30,8 @@ MiB = 1024 * 1024
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 AGENT = f"{sys.executable} -m tkperf"
 # One workload of one block size and mix, two rounds, one WIPC pass.
-QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2",
+QUICK = ["--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1",
+         "--max-rounds", "2",
          "-nj", "1", "-iod", "4", "--wipc-loops", "1", "--yes", "--report-format", "rst"]
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_fio
 import remote_lab
+from conftest import needs_fio
 from remote_lab import LAB_HOSTS, OLD_FIO_VERSION, descendants, start_ssh_lab
 from tkperf import __version__
 

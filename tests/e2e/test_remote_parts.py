@@ -1,19 +1,19 @@
 """The parts of remote runs that need no server: fio's client JSON
 (recorded, tests/data/client/README.rst), the probe line, target names,
 the agent's wire format and the agent itself on a pipe."""
-import platform
 import os
+import platform
 import subprocess
 import sys
 
 import pytest
 
-from conftest import data_path, needs_fio
 from agentpipe import converse
+from conftest import data_path, needs_fio
 from tkperf import __version__
 from tkperf.cli import common
 from tkperf.errors import FioError, LockedError, RemoteError
-from tkperf.fio.intervals import IntervalCutter, REPORT_AT, report_time
+from tkperf.fio.intervals import REPORT_AT, IntervalCutter, report_time
 from tkperf.fio.jobs import FioJob
 from tkperf.fio.output import first_json_object, parse_jobs
 from tkperf.model.results import DeviceInfo, HealthSnapshot, PurgeRecord

@@ -7,9 +7,9 @@ import shutil
 import pytest
 
 from conftest import needs_fio
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_USAGE
-from tkperf import store
 
 pytestmark = needs_fio
 

@@ -13,12 +13,12 @@ from lxml import etree
 from conftest import DATA, data_path, needs_fio
 from test_run_e2e import run_cli
 from test_store import sample_run
+from tkperf import store
 from tkperf.fio.intervals import IntervalCutter
 from tkperf.fio.jobs import FioSettings
 from tkperf.fio.output import json_objects, parse_jobs
-from tkperf.store.legacy import format1 as legacy
-from tkperf import store
 from tkperf.model.results import PERCENTILES
+from tkperf.store.legacy import format1 as legacy
 
 RECORDING = "fio-3.33-lat-percentiles.json"
 KINDS = ("lat", "clat", "slat")
@@ -207,7 +207,8 @@ def test_the_note_is_once_per_file_not_per_test():
 @needs_fio
 def test_lat_run_response_time_is_at_least_completion_latency(target, tmp_path):
     argv, _ = target
-    rc, xml, log = run_cli(argv, tmp_path, "--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0",
+    rc, xml, log = run_cli(argv, tmp_path, "--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture",
+                           "0",
                            "--max-rounds", "1")
     assert rc == 0
     assert "lat_percentiles=1" in log.read_text()

@@ -20,13 +20,13 @@ import pytest
 
 from conftest import needs_fio
 from remote_lab import LAB_HOSTS, free_port
+from sealing import reseal
+from tkperf import store
 from tkperf.cli import demo, main
 from tkperf.engine import resume
 from tkperf.errors import EXIT_RESUME, ResumeError
-from tkperf import store
 from tkperf.model.results import DeviceInfo
 from tkperf.target import identity
-from sealing import reseal
 
 pytestmark = needs_fio
 MiB = 1024 * 1024
@@ -232,7 +232,8 @@ def test_a_remote_re_attach_to_another_device_is_refused(ssh_lab, fio_servers, t
     out = tmp_path / "out"
     name = f"{LAB_HOSTS[0]}-{os.path.basename(dev)}"
     proc = subprocess.Popen([sys.executable, "-m", "tkperf", "ssd", "run", f"{LAB_HOSTS[0]}:{dev}", "--tests", "lat",
-                             "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2", "-nj", "1",
+                             "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1",
+                             "--max-rounds", "2", "-nj", "1",
                              "-iod", "4", "--wipc-loops", "1", "--yes", "--no-report", "--outdir", str(out), *remote],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, PYTHONPATH=REPO))
@@ -254,7 +255,8 @@ def test_a_remote_re_attach_to_another_device_is_refused(ssh_lab, fio_servers, t
         argv = ["resume", xml, "--yes", "--no-report", "-q", *remote]
     else:
         argv = ["ssd", "run", f"{LAB_HOSTS[0]}:{new}", "--resume", "--name", name, "--outdir", str(out), "--tests",
-                "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2", "-nj", "1",
+                "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds",
+                "2", "-nj", "1",
                 "-iod", "4", "--wipc-loops", "1", "--yes", "--no-report", "-q", *remote]
     rc = main(argv)
     err = capsys.readouterr().err

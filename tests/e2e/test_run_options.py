@@ -92,7 +92,8 @@ def test_terminal_prompt_yes_runs(loopdev, tmp_path):
 def test_device_held_exclusively_during_the_run(loopdev, tmp_path):
     env = dict(os.environ, PYTHONPATH=REPO)
     proc = subprocess.Popen([sys.executable, "-m", "tkperf", "ssd", "run", loopdev, "--yes", "--outdir",
-                             str(tmp_path / "o"), "--tests", "lat", "--lat-bs", "4k", "--lat-capture", "0", "--runtime", "1",
+                             str(tmp_path / "o"), "--tests", "lat", "--lat-bs", "4k", "--lat-capture", "0",
+                             "--runtime", "1",
                              "--max-rounds", "3", "--no-report"],
                             stderr=subprocess.PIPE, text=True, env=env)
     try:

@@ -10,8 +10,8 @@ import sys
 import time
 
 import pytest
-from conftest import needs_fio
 
+from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.fio.output import first_json_object
 from tkperf.rwsw import model

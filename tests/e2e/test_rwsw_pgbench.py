@@ -1,8 +1,8 @@
 """A real application captured: PostgreSQL under pgbench on an ext4 file
 system on a loop device (tests/lab/pgbench_lab.py), recorded by `tkperf capture`."""
 import pytest
-from pgbench_lab import PgbenchLab, why_not
 
+from pgbench_lab import PgbenchLab, why_not
 from tkperf.cli import main
 from tkperf.rwsw import model
 

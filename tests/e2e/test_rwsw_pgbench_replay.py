@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import needs_fio
 
+from conftest import needs_fio
 from tkperf import store
 from tkperf.cli import main
 from tkperf.rwsw import model

@@ -15,9 +15,9 @@ import shutil
 import threading
 
 import pytest
+
 import rwsw_captures
 from conftest import data_path
-
 from planted import needs_root, plant, shared_dir
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_RESULT_FILE, ResultFileError

@@ -11,8 +11,8 @@ import time
 
 import numpy as np
 import pytest
-from conftest import needs_fio
 
+from conftest import needs_fio
 from tkperf.cli import main
 from tkperf.rwsw import analysis, model
 

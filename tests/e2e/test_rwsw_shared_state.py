@@ -17,8 +17,8 @@ import time
 from typing import List, Sequence
 
 import pytest
-from conftest import needs_fio
 
+from conftest import needs_fio
 from tkperf.rwsw import tracing
 
 pytestmark = [needs_fio, pytest.mark.skipif(os.geteuid() != 0, reason="tkperf capture needs root")]

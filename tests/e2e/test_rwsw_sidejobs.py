@@ -15,9 +15,9 @@ import subprocess
 import time
 
 import pytest
+
 import rwsw_captures
 from conftest import needs_fio
-
 from tkperf import store
 from tkperf.cli import main
 from tkperf.fio.output import json_objects

@@ -16,19 +16,17 @@ from typing import Iterator, List
 import pytest
 
 from conftest import needs_fio
-from tkperf import __version__
-from tkperf.kit import registry
-from tkperf.kit import options
+from tkperf import __version__, store
 from tkperf.engine import plan
 from tkperf.engine.runner import Runner
-from tkperf.kit.shapes import FIO_GAP_S, Phase, Phases, Rounds, Stream, Sweep
 from tkperf.fio.backend import LocalFio
 from tkperf.fio.jobs import FioJob, FioSettings
-from tkperf import store
+from tkperf.kit import options, registry
+from tkperf.kit.base import Blocks, Plan, TestType
+from tkperf.kit.rules import steps_of
+from tkperf.kit.shapes import FIO_GAP_S, Phase, Phases, Rounds, Stream, Sweep
 from tkperf.model.results import RunResult, now_iso
 from tkperf.target import device, hostinfo
-from tkperf.kit.rules import steps_of
-from tkperf.kit.base import Blocks, Plan, TestType
 
 MiB = 1024 * 1024
 DEPTHS = (1, 2, 4)

@@ -12,9 +12,9 @@ import threading
 import time
 
 import pytest
+
 from conftest import needs_fio
 from simtruth import Counters, Watch, run_tkperf, unique_name
-
 from tkperf import store
 from tkperf.cli import main
 from tkperf.model.results import DeviceInfo

@@ -14,8 +14,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import simdrive_missing
 
+from conftest import simdrive_missing
 from tkperf.simdrive import control
 
 pytestmark = pytest.mark.skipif(bool(simdrive_missing()), reason=simdrive_missing() or "")

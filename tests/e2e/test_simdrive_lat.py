@@ -11,6 +11,7 @@ both within the server's timing."""
 from __future__ import annotations
 
 import pytest
+
 from conftest import needs_fio
 from simtruth import Counters, Watch, note, run_tkperf, unique_name
 

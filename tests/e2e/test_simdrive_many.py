@@ -7,7 +7,6 @@ import json
 import os
 
 from conftest import needs_fio
-
 from tkperf import store
 from tkperf.cli import main
 from tkperf.simdrive import control, hostlimit

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import List, Tuple
 
 import numpy as np
+
 from conftest import needs_fio
 from simtruth import Counters, Watch, hold_to_drive, note, rel, run_tkperf, slices, unique_name, window_rate
-
 from tkperf.testtypes.hir import iopslog
 from tkperf.testtypes.hir.analysis import baseline, settings
 from tkperf.testtypes.xsr import JOB_NAMES, LABELS

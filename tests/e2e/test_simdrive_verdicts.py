@@ -27,10 +27,21 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import needs_fio
-from simtruth import (Counters, Mark, Watch, hold_to_drive, model_reads, note, rel, run_tkperf, slices, unique_name,
-                      window_rate)
 
+from conftest import needs_fio
+from simtruth import (
+    Counters,
+    Mark,
+    Watch,
+    hold_to_drive,
+    model_reads,
+    note,
+    rel,
+    run_tkperf,
+    slices,
+    unique_name,
+    window_rate,
+)
 from tkperf.model.steadystate import evaluate
 from tkperf.pts.sweep.plan import choice, sweep_points
 

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 import suite
 from conftest import simdrive_missing
 

@@ -10,9 +10,9 @@ import re
 
 from conftest import needs_fio
 from ptyrun import run_on_pty
+from tkperf import store
 from tkperf.cli import main
 from tkperf.durations import micro_unit
-from tkperf import store
 from tkperf.report import summary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from conftest import loop_device, needs_fio
 from test_ar_segments_device import device_mapper
-
 from tkperf import store
 from tkperf.cli import main
 from tkperf.report import header

@@ -139,8 +139,8 @@ import os  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-from tkperf.cli import main  # noqa: E402
 from tkperf import store  # noqa: E402
+from tkperf.cli import main  # noqa: E402
 from tkperf.untrusted import for_terminal  # noqa: E402
 
 EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples",

@@ -8,10 +8,10 @@ import signal
 import pytest
 
 from conftest import data_path, needs_fio
+from tkperf import store
 from tkperf.cli import main
 from tkperf.engine import runner as runner_module
 from tkperf.errors import EXIT_SIGTERM, Interrupted, TkperfError, ToolError
-from tkperf import store
 from tkperf.model.results import DeviceInfo
 from tkperf.target import writecache
 from tkperf.target.writecache import WriteCache

@@ -10,13 +10,12 @@ write cliff comes after one capacity (plus its spare blocks) written:
   the WIPC alone met the floor before round 1)."""
 from __future__ import annotations
 
-
 from conftest import needs_fio
-from tkperf.cli import main
 from tkperf import store
+from tkperf.cli import main
+from tkperf.kit.longrounds import written_by_the_test
 from tkperf.kit.shapes import UNHELD
 from tkperf.model.steadystate import evaluate, spaced_steady
-from tkperf.kit.longrounds import written_by_the_test
 from tkperf.verdict import conformance
 
 MiB = 1024 * 1024
@@ -29,7 +28,8 @@ def test_wsat_steady_stop_on_1_s_points_is_named_by_the_result(simdrive, tmp_pat
     drive = simdrive(capacity="32M")
     out = tmp_path / "out"
     rc = main(["ssd", "run", drive.path, "--tests", "wsat", "--name", "w", "--outdir", str(out), "--yes", "--quiet",
-               "--no-report", "--write-cache", "keep", "--wsat-interval", "1", "--wsat-time", "300", "--wsat-tgbw", "40x",
+               "--no-report", "--write-cache", "keep", "--wsat-interval", "1", "--wsat-time", "300", "--wsat-tgbw",
+               "40x",
                "--wsat-steady", "--wsat-steady-spacing", "1s", "--wsat-capture", "0", "--numjobs", "2",
                "--iodepth", "16"])
     assert rc in (0, 1), rc

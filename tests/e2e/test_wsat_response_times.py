@@ -11,8 +11,8 @@ import json
 
 import numpy as np
 import pytest
-from conftest import MiB, needs_fio, try_loop
 
+from conftest import MiB, needs_fio, try_loop
 from tkperf import store
 from tkperf.cli import main
 from tkperf.fio.output import json_objects

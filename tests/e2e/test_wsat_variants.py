@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 from conftest import needs_fio
+from tkperf import store
 from tkperf.cli import main
 from tkperf.kit import options
-from tkperf import store
-from tkperf.verdict import conformance
 from tkperf.render import blocks as b
 from tkperf.testtypes.writesat import WORKLOAD, WriteSaturationTest
 from tkperf.testtypes.writesat import view as wsat_view
+from tkperf.verdict import conformance
 
 MiB = 1024 * 1024
 

@@ -13,24 +13,24 @@ import numpy as np
 import pytest
 
 from conftest import data_path, needs_fio
+from tkperf import store
 from tkperf.cli import main
-from tkperf.kit import options
 from tkperf.engine.runner import Runner
 from tkperf.errors import EXIT_USAGE, Interrupted, UsageError
 from tkperf.fio.backend import FioBackend
 from tkperf.fio.output import json_objects
+from tkperf.kit import options
+from tkperf.kit.registry import get
+from tkperf.kit.rules import steps_of
 from tkperf.model import pts
-from tkperf import store
 from tkperf.model.results import DeviceInfo, HostInfo, PurgeRecord, RunResult, TestRun
 from tkperf.model.series import Series
 from tkperf.render import blocks as b
 from tkperf.report.context import ReportContext
-from tkperf.kit.registry import get
+from tkperf.report.generic import view_of
 from tkperf.testtypes.xsr import JOB_NAMES, LABELS, CrossStimulusRecoveryTest, view
 from tkperf.testtypes.xsr.analysis import analyse, level, settle, smoothed, window_rows
 from tkperf.testtypes.xsr.stream import COLUMNS, SERIES, XsrStream
-from tkperf.report.generic import view_of
-from tkperf.kit.rules import steps_of
 
 KIND = CrossStimulusRecoveryTest()
 KINDS = ("seq1", "rnd", "seq2")
@@ -133,7 +133,8 @@ def test_recorded_phases_and_transitions(tmp_path):
     assert {k: x.better for k, x in f.items()} == {
         "seq1_level_mb_s": "higher", "rnd_level_mb_s": "higher", "rnd_level_iops": "higher",
         "seq2_level_mb_s": "higher", "seq_recovery_pct": "higher", "rnd_settle_s": "lower", "seq2_settle_s": "lower"}
-    (fob,) = steps_of(KIND).fob(KIND.headline, replace(t, purge=PurgeRecord(requested="auto", method="discard", seconds=0.1, pts_purge=False)))
+    (fob,) = steps_of(KIND).fob(KIND.headline, replace(t, purge=PurgeRecord(requested="auto", method="discard",
+                                                                            seconds=0.1, pts_purge=False)))
     assert (fob.key, fob.value) == ("seq1_level_mb_s", pytest.approx(raw["seq1"][0][1]))
     assert steps_of(KIND).fob(KIND.headline, t) == []  # no purge recorded: no FOB
     assert view_of(KIND).summary(t)["seq_write_mb_s"].value == pytest.approx(levels["seq1"])
@@ -224,7 +225,8 @@ def test_headline_of_a_made_up_run():
     f = {x.key: x.value for x in KIND.headline(t)}
     assert "rnd_settle_s" not in f and f["seq2_settle_s"] == 0.0 and f["rnd_level_mb_s"] == 202.5
     empty = TestRun("xsr", "xsr", "", "", "", series={SERIES: Series(SERIES, COLUMNS)})
-    assert KIND.headline(empty) == [] and steps_of(KIND).fob(KIND.headline, empty) == [] and view_of(KIND).summary(empty) == {}
+    assert KIND.headline(empty) == [] and steps_of(KIND).fob(KIND.headline,
+                                                             empty) == [] and view_of(KIND).summary(empty) == {}
 
 
 def cells(blocks) -> str:

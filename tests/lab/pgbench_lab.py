@@ -71,7 +71,7 @@ class PgbenchLab:
     def _client(self, tool: str) -> List[str]:
         return ["runuser", "-u", "postgres", "--", tool, "-h", os.path.join(self.mnt, "sock"), "-p", str(PORT)]
 
-    def __enter__(self) -> "PgbenchLab":
+    def __enter__(self) -> PgbenchLab:
         try:
             self.loop = LoopDevice(self.size, self.workdir)
             self.loop.__enter__()

@@ -35,19 +35,19 @@ class FakeTools:
         self.rules: List[tuple] = []
         self.stderr = ""
 
-    def on(self, words: Sequence[str], *answers: Answer, stderr: str = "") -> "FakeTools":
+    def on(self, words: Sequence[str], *answers: Answer, stderr: str = "") -> FakeTools:
         self.rules.append((list(words), list(answers), stderr))
         return self
 
     def run(self, argv, timeout=None, check=True, what=""):
         argv = list(argv)
         self.calls.append(argv)
-        for words, answers, stderr in self.rules:
-            if all(w in argv[1:] or w == os.path.basename(argv[0]) for w in words):
-                answer = answers.pop(0) if len(answers) > 1 else answers[0]
-                break
-        else:
+        rule = next((r for r in self.rules if all(w in argv[1:] or w == os.path.basename(argv[0]) for w in r[0])),
+                    None)
+        if rule is None:
             raise AssertionError(f"unexpected command: {argv}")
+        _words, answers, stderr = rule
+        answer = answers.pop(0) if len(answers) > 1 else answers[0]
         if callable(answer) and not isinstance(answer, BaseException):
             answer = answer(argv)
         if isinstance(answer, BaseException):

@@ -108,8 +108,8 @@ def write_provenance() -> None:
            "real ``--quick`` run per built-in test type that the four ``examples/`` files do not",
            "run, each on its own 256 MiB loop device over a sparse file (the figures describe the",
            "page cache behind a loop device, not a drive; none is PTS-conformant).  Every run also",
-           f"had ``--name NAME --outdir DIR --yes --quiet --no-report --description "
-           f"examples/description.txt``.", ""]
+           "had ``--name NAME --outdir DIR --yes --quiet --no-report --description "
+           "examples/description.txt``.", ""]
     for name, argv in RECORDED.items():
         path = os.path.join(INPUTS, f"{name}.xml")
         if not os.path.exists(path):
@@ -137,8 +137,8 @@ def regenerate() -> None:
         shutil.copyfile(os.path.join(tmp, "cmp", "comparison.rst"), os.path.join(GOLDEN, "compare-all.report.rst"))
         # the summary page's table of example-ssd (tests/unit/test_report.py)
         from tkperf import store
-        from tkperf.report import page
         from tkperf.render import rst
+        from tkperf.report import page
 
         figures = page.summary_figures(store.load(os.path.join(EXAMPLES, "example-ssd.xml")))
         with open(os.path.join(os.path.dirname(GOLDEN), "example-ssd-summary.rst"), "w", encoding="utf-8") as fh:

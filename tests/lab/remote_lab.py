@@ -259,7 +259,7 @@ def _await_logins(lab: SshLab) -> str:
     for host in lab.hosts:
         last = ["not tried"]
 
-        def login() -> bool:
+        def login(host: str = host, last: List[str] = last) -> bool:
             try:
                 r = lab.run(host, "true", timeout=5)
             except subprocess.TimeoutExpired:

@@ -139,7 +139,7 @@ def _write_cache():
         per = {}
         for wanted in ("off", "on", "keep"):
             events = []
-            cache = writecache.WriteCache(dev, wanted, lambda k, t: events.append([k, t]))
+            cache = writecache.WriteCache(dev, wanted, lambda k, t, events=events: events.append([k, t]))
             before = writecache.WriteCache(dev, "keep", lambda k, t: None)
             before.start()
             cache.start()
@@ -170,7 +170,8 @@ def _run_nvme():
     _flip_to_wce("nvme")
     out = os.path.join(OUT, "run-nvme")
     r = run([*TKPERF, "ssd", "run", DEV["nvme"], "--name", "nvme", "--outdir", out, "--yes", "--tests", "lat",
-             "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2", "-nj", "1",
+             "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "1", "--max-rounds", "2",
+             "-nj", "1",
              "-iod", "1", "--wipc-loops", "1", "--write-cache", "off", "--purge", "nvme-format",
              "--no-report"], timeout=900)
     after = writecache.WriteCache(resolved("nvme"), "keep", lambda k, t: None)
@@ -184,7 +185,8 @@ def _sigterm():
     _flip_to_wce("sata")
     out = os.path.join(OUT, "run-sata")
     p = subprocess.Popen([*TKPERF, "ssd", "run", DEV["sata"], "--name", "sata", "--outdir", out, "--yes",
-                          "--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime", "30",
+                          "--tests", "lat", "--lat-bs", "4k", "--lat-mix", "0/100", "--lat-capture", "0", "--runtime",
+                          "30",
                           "--max-rounds", "2", "-nj", "1", "-iod", "1", "--wipc-loops", "1",
                           "--write-cache", "off", "--purge", "discard", "--no-report", "-q"],
                          env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

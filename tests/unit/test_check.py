@@ -14,14 +14,13 @@ import jsonschema
 import lxml.etree
 import pytest
 
-from tkperf.cli import main
-from tkperf.cli import check as check_cli
-from tkperf.errors import (EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_REGRESSION,
-                           EXIT_RESULT_FILE, EXIT_USAGE)
-from tkperf.model import noise
 from tkperf import store
-from tkperf.verdict import comparable, regression
+from tkperf.cli import check as check_cli
+from tkperf.cli import main
+from tkperf.errors import EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_REGRESSION, EXIT_RESULT_FILE, EXIT_USAGE
+from tkperf.model import noise
 from tkperf.model.results import RunResult, Workload
+from tkperf.verdict import comparable, regression
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCHEMA = os.path.join(ROOT, "tkperf", "model", "data", "check.schema.json")

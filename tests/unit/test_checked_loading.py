@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tkperf import store
 from tkperf.cli import main
 from tkperf.kit.composite import SWEEP_ROUND
-from tkperf import store
 
 ROOT = Path(__file__).resolve().parents[2]
 

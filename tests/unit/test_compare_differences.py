@@ -5,13 +5,12 @@ from __future__ import annotations
 import copy
 import os
 
-
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK
-from tkperf import store
 from tkperf.render import blocks as b
-from tkperf.report import compare
 from tkperf.render import rst
+from tkperf.report import compare
 from tkperf.report.context import CompareContext, difference
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -14,12 +14,11 @@ import dataclasses
 import pytest
 
 from conftest import data_path
-from tkperf.kit import options
-from tkperf.model.steadystate import evaluate
 from tkperf import store
+from tkperf.kit import options
+from tkperf.model.results import DeviceInfo, Event, HostInfo, IoStats, PurgeRecord, Round, RunResult, TestRun, Workload
+from tkperf.model.steadystate import evaluate
 from tkperf.verdict import conformance
-from tkperf.model.results import (DeviceInfo, Event, HostInfo, IoStats, PurgeRecord, Round, RunResult,
-                                  TestRun, Workload)
 
 BLOCK = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_bytes=400 * 10 ** 9,
                    transport="sata", write_cache="WCD")
@@ -400,7 +399,8 @@ def test_the_variables_that_failed_are_listed_with_commas():
             W("rnd-1024k-100-0", "randrw", 1024 * 1024, 100, 4, 32, 60000, read=IoStats(iops=swing, ios=100)))))
     t.steady = evaluate([1, 2, 3, 4, 5], [100, 50, 100, 50, 100])
     found = [d for d in conformance.of_run(run).deviations if d.startswith("iops: no steady state")]
-    assert found == ["iops: no steady state within 5 rounds (not steady: RND 64k 65/35 IOPS, RND 1024k 100/0 IOPS)"], found
+    assert found == ["iops: no steady state within 5 rounds "
+                     "(not steady: RND 64k 65/35 IOPS, RND 1024k 100/0 IOPS)"], found
 
 
 @pytest.mark.parametrize("rev, deviates", [("pts-c-1.1", False), ("pts-e-2.0", True)])

@@ -9,14 +9,13 @@ import dataclasses
 
 import pytest
 
-from tkperf.kit import registry
 from tkperf.cli import main
-from tkperf.kit import options
+from tkperf.kit import options, registry
+from tkperf.kit.base import OIO_FIXED, OIO_OPERATOR, OIO_SWEEP
+from tkperf.kit.registry import get
 from tkperf.model import pts
 from tkperf.model.pts import REVISIONS
 from tkperf.model.results import DeviceInfo, HostInfo, RunResult, TestRun
-from tkperf.kit.registry import get
-from tkperf.kit.base import OIO_FIXED, OIO_OPERATOR, OIO_SWEEP
 from tkperf.verdict import conformance
 
 GiB = 1 << 30

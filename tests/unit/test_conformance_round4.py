@@ -166,13 +166,14 @@ def test_mixed_sweep_tracking_says_which_iops_and_round_1_follows_the_wdpc():
     import os
 
     from tkperf import store
-    from tkperf.report import summary, words
     from tkperf.pts.sweep.header import _mixed_tracking
+    from tkperf.report import summary, words
 
     golden = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "golden", "inputs")
     cbw = store.load(os.path.join(golden, "cbw.xml"))
     (t,) = cbw.tests
-    assert _mixed_tracking(t).startswith("; read + write IOPS") and "judges the point's write IOPS" in _mixed_tracking(t)
+    assert _mixed_tracking(t).startswith("; read + write IOPS")
+    assert "judges the point's write IOPS" in _mixed_tracking(t)
     assert words.round1_after(t) == "after WIPC and WDPC"  # PTS 2.0 CBW: the WDPC ran before round 1
     assert any("round 1, after WIPC and WDPC (not FOB)" in ln for ln in summary.lines(cbw))
     dirth = store.load(os.path.join(golden, "dirth.xml")).tests[0]

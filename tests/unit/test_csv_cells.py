@@ -7,8 +7,8 @@ import os
 import unicodedata
 from dataclasses import replace
 
-from tkperf.cli import export, main
 from tkperf import store
+from tkperf.cli import export, main
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples")
 FULL = os.path.join(EXAMPLES, "example-full.xml")

@@ -8,8 +8,16 @@ import pytest
 
 from conftest import data_path
 from tkperf.errors import FioError
-from tkperf.fio.output import (CPU_BOUND_MARK, _merge, cpu_bound_warning, cumulative_write,
-                               first_json_object, iostats, json_objects, parse_jobs)
+from tkperf.fio.output import (
+    CPU_BOUND_MARK,
+    _merge,
+    cpu_bound_warning,
+    cumulative_write,
+    first_json_object,
+    iostats,
+    json_objects,
+    parse_jobs,
+)
 from tkperf.model import histogram
 from tkperf.model.results import PERCENTILES, IoStats, Workload
 
@@ -27,7 +35,7 @@ def spec(rw, bs, mix=0, numjobs=1, iodepth=1):
 
 
 def fio_key(p: str) -> str:
-    return "%f" % float(p)
+    return f"{float(p):f}"
 
 
 @pytest.mark.parametrize("side", ["read", "write"])
@@ -228,7 +236,8 @@ def test_the_cpu_warning_threshold_and_sharing():
     assert cpu_bound_warning(loads, threshold=50.1) == ""
     assert cpu_bound_warning(loads, threshold=0.0).endswith(f"workload a: {CPU_BOUND_MARK}")
     base = f"fio used 50.0% of one CPU per job (usr+sys) in workload a: {CPU_BOUND_MARK}"
-    assert cpu_bound_warning(loads, {"runs": 3, "host_cpus": 2}, 40.0) == base + "; 3 runs shared the host and its 2 CPUs"
+    assert cpu_bound_warning(loads, {"runs": 3, "host_cpus": 2},
+                             40.0) == base + "; 3 runs shared the host and its 2 CPUs"
     assert cpu_bound_warning(loads, {"runs": 2}, 40.0) == base + "; 2 runs shared the host"
     for sharing in ({"runs": 1, "host_cpus": 2}, {"runs": "3"}, None, [("runs", 3)]):
         assert cpu_bound_warning(loads, sharing, 40.0) == base

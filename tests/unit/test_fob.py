@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 
-from tkperf.cli import main
-from tkperf import store
-from tkperf.model.results import WipcRecord
-from tkperf.report import steady, summary
-from tkperf.render import blocks as b
-
 from test_conformance import _wsat_result, result
+from tkperf import store
+from tkperf.cli import main
+from tkperf.model.results import WipcRecord
+from tkperf.render import blocks as b
+from tkperf.report import steady, summary
 
 WIPC = WipcRecord(loops=2, bs=131072, iodepth=32, numjobs=1, bytes_written=800 * 10 ** 9, seconds=4000.0,
                   bw_bytes=2e8)

@@ -26,13 +26,13 @@ from typing import Dict, Iterator, List, Tuple
 import pytest
 from lxml import etree
 
+from sealing import reseal
 from tkperf import store
 from tkperf.cli import main
 from tkperf.kit.registry import builtins
 from tkperf.model import stored
 from tkperf.report import checked
 from tkperf.store.xml_read import split_tail
-from sealing import reseal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden", "inputs")

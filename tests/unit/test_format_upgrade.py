@@ -8,10 +8,10 @@ from lxml import etree
 
 from conftest import DATA
 from test_store import sample_run
-from tkperf.errors import ResultFileError
-from tkperf.store.legacy import format1 as legacy
 from tkperf import store
+from tkperf.errors import ResultFileError
 from tkperf.store import seal
+from tkperf.store.legacy import format1 as legacy
 
 FORMAT1 = sorted(glob.glob(os.path.join(DATA, "format1", "*.xml")))
 
@@ -68,7 +68,8 @@ def test_format1_is_checked_against_its_own_schema():
     assert os.path.isfile(legacy.SCHEMA_1_PATH)
 
 
-UNKNOWN_TEST = b"""  <test type="acme-endurance" key="acme-1" status="complete" started="s" finished="f" stop-reason="done">
+UNKNOWN_TEST = b"""  <test type="acme-endurance" key="acme-1" status="complete" started="s" finished="f" \
+stop-reason="done">
     <tracking workload="" metric="" label=""/>
     <params><param name="cycles" value="3"/></params>
     <series id="acme-1.cycles" name="cycles" columns="cycle hours iops"/>

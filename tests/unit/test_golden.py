@@ -14,9 +14,9 @@ import re
 import pytest
 
 from regenerate_golden import EXAMPLES, GOLDEN, NAMES, inputs
-from tkperf.kit import registry
-from tkperf.cli import main
 from tkperf import store
+from tkperf.cli import main
+from tkperf.kit import registry
 
 INPUTS = dict(inputs())
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from conftest import data_path
+from tkperf import store
 from tkperf.fio.output import parse_jobs
 from tkperf.model import histogram as h
-from tkperf import store
 from tkperf.model.results import IoStats
 
 RECORDED = "fio-3.33-jsonplus-randread-2jobs.json"

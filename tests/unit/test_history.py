@@ -12,10 +12,10 @@ import lxml.etree
 import numpy as np
 import pytest
 
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_RESULT_FILE
 from tkperf.history import INDEX_NAME, changepoints, collect
-from tkperf import store
 from tkperf.model.results import IoStats, RunResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -4,9 +4,9 @@ import os
 import time
 
 import pytest
+
 from sealing import reseal
 from test_store import sample_run
-
 from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, EXIT_RESUME, ResultFileError
@@ -106,7 +106,8 @@ def test_resume_of_a_complete_run_does_nothing(capsys):
     assert open(path, "rb").read() == before
 
 
-ARCHIVE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "tkperf2", "ssd-2.2-apacer.xml")
+ARCHIVE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "tkperf2",
+                       "ssd-2.2-apacer.xml")
 
 
 def test_import_of_an_archive_with_control_characters_replaces_and_notes_them(tmp_path, capsys):

@@ -12,8 +12,8 @@ import shutil
 import struct
 
 import pytest
-from conftest import data_path
 
+from conftest import data_path
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_RESULT_FILE
 from tkperf.rwsw import capture, model

@@ -14,9 +14,9 @@ import os
 import pytest
 
 from tkperf import store
-from tkperf.report import qos
 from tkperf.kit.registry import get
 from tkperf.pts import window_workloads
+from tkperf.report import qos
 from tkperf.testtypes.latency import view as lat_view
 
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "example-full.xml")

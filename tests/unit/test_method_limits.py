@@ -5,8 +5,8 @@ percentiles, the nines a sample supports), so that a limit moved by a
 percent or a ``<=`` turned into ``<`` fails a test (benchmarks/mutation.py)."""
 import pytest
 
-from tkperf.model.steadystate import SteadyState, evaluate, least_squares
 from tkperf.model import histogram as h
+from tkperf.model.steadystate import SteadyState, evaluate, least_squares
 
 ROUNDS = [1, 2, 3, 4, 5]
 

@@ -16,8 +16,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tkperf.model import noise
 from tkperf import store
+from tkperf.model import noise
 from tkperf.model.series import Series
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -10,12 +10,11 @@ import re
 import numpy as np
 import pytest
 
-from tkperf import strictjson
+from sealing import reseal
+from tkperf import store, strictjson
 from tkperf.cli import main
 from tkperf.errors import EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_RESULT_FILE, ResultFileError
-from tkperf import store
 from tkperf.store import seal
-from sealing import reseal
 from tkperf.verdict import regression
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

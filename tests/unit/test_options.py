@@ -1,10 +1,10 @@
 import pytest
 
-from tkperf.kit import options
 from tkperf.errors import TargetError, UsageError
+from tkperf.kit import options
+from tkperf.pts import writelimit as wsat_settings
 from tkperf.testtypes.iops import IopsSettings
 from tkperf.testtypes.throughput import ThroughputSettings
-from tkperf.pts import writelimit as wsat_settings
 
 
 def test_sizes():

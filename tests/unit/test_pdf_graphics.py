@@ -14,8 +14,8 @@ import pytest
 from tkperf import store
 from tkperf.render import blocks as b
 from tkperf.render import documents, parallel
-from tkperf.report import report
 from tkperf.render.pdf import PdfGraphic
+from tkperf.report import report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -18,15 +18,15 @@ from typing import List
 import numpy as np
 import pytest
 
-from tkperf.kit import registry
 from tkperf import store
+from tkperf.fio.jobs import FioJob
+from tkperf.kit import registry
+from tkperf.kit.base import Figure, Plan, TestType
+from tkperf.kit.shapes import Stream
 from tkperf.model.results import RunResult
 from tkperf.render import blocks as b
-from tkperf.report import compare, report, summary
 from tkperf.render import documents, parallel, rst
-from tkperf.kit.shapes import Stream
-from tkperf.fio.jobs import FioJob
-from tkperf.kit.base import Figure, Plan, TestType
+from tkperf.report import compare, report, summary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PNG = b"\x89PNG\r\n\x1a\n"

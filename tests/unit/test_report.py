@@ -11,25 +11,24 @@ import copy
 import dataclasses
 import os
 import re
+import shutil
 import subprocess
 import sys
-import shutil
 
 import lxml.html
+import numpy as np
 import pytest
 
-import numpy as np
-
-from tkperf.report import header, page, report, steady, words
-from tkperf.render import rst
 from tkperf import pts, store
+from tkperf.cli import main
+from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_RESULT_FILE, EXIT_USAGE, OutputError, UsageError
+from tkperf.model.results import Event, IoStats, Round, RunResult, TestRun, Workload
+from tkperf.render import rst
+from tkperf.report import header, page, report, steady, words
 from tkperf.testtypes import writesat
 from tkperf.testtypes.iops import view as iops_view
 from tkperf.testtypes.latency import view as lat_view
 from tkperf.testtypes.writesat import view as wsat_view
-from tkperf.cli import main
-from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_RESULT_FILE, EXIT_USAGE, OutputError, UsageError
-from tkperf.model.results import Event, IoStats, Round, RunResult, TestRun, Workload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXAMPLES = os.path.join(ROOT, "examples")

@@ -163,7 +163,8 @@ def test_a_relative_outdir_keeps_the_pdf_plots(tmp_path, monkeypatch, capsys):
     every plot that way: 'Missing image file: tkperf-demo/tkperf-demo/...')."""
     from tkperf.cli import main
 
-    example = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples", "example-ssd.xml")
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples",
+                           "example-ssd.xml")
     monkeypatch.chdir(tmp_path)
     assert main(["report", example, "--outdir", "rel", "--format", "html,pdf", "-q"]) == 0
     err = capsys.readouterr().err

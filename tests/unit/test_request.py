@@ -8,10 +8,10 @@ import os
 import pytest
 
 from tkperf.cli import build_parser, main, runargs
-from tkperf.kit import options
 from tkperf.engine import request as request_file
 from tkperf.engine.request import SCHEMA, VERSION, MailRequest, RemoteSettings, RunRequest
 from tkperf.errors import EXIT_USAGE, UsageError
+from tkperf.kit import options
 
 
 def _full() -> RunRequest:
@@ -30,7 +30,8 @@ def _full() -> RunRequest:
 
 def test_every_field_survives_the_json_round_trip():
     req = _full()
-    defaults = RunRequest(profile="ssd", devices=("/dev/x",), options=options.build({}, quick=False, device_class=None, pts=None, profile="ssd"))
+    defaults = RunRequest(profile="ssd", devices=("/dev/x",),
+                          options=options.build({}, quick=False, device_class=None, pts=None, profile="ssd"))
     for f in dataclasses.fields(RunRequest):  # the example sets every field
         assert getattr(req, f.name) != getattr(defaults, f.name), f.name
     again = RunRequest.from_json(req.to_json())
@@ -114,7 +115,8 @@ def test_a_bad_request_file_is_refused_in_one_line(tmp_path, capsys, content, wo
 
 
 def test_a_request_for_another_target_is_refused(tmp_path, capsys):
-    req = RunRequest(profile="ssd", devices=(str(tmp_path / "a.img"),), options=options.build({}, quick=False, device_class=None, pts=None, profile="ssd"))
+    req = RunRequest(profile="ssd", devices=(str(tmp_path / "a.img"),),
+                     options=options.build({}, quick=False, device_class=None, pts=None, profile="ssd"))
     path = _write(tmp_path, req)
     rc = main(["ssd", "run", str(tmp_path / "b.img"), "--request", path])
     assert rc == EXIT_USAGE and "not for this command line" in capsys.readouterr().err

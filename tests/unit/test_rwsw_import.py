@@ -7,11 +7,11 @@ import os
 import shutil
 
 import pytest
-from conftest import data_path
 
+from conftest import data_path
+from sealing import reseal
 from tkperf.cli import main
 from tkperf.rwsw import model
-from sealing import reseal
 
 MIX = data_path(os.path.join("rwsw", "blkparse-mix.txt"))
 
@@ -170,7 +170,8 @@ def test_show_json_of_the_example_capture_matches_its_schema(capsys):
 
     import tkperf
 
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples", "rwsw",
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples",
+                        "rwsw",
                         "pgbench.xml")
     assert main(["show", path, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 import pytest
-from conftest import data_path
 from lxml import etree
 
+from conftest import data_path
 from tkperf.cli import main
 from tkperf.errors import ResultFileError
 from tkperf.rwsw import model, rawtrace, report, steps, summary, trace

@@ -5,8 +5,8 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import data_path
 
+from conftest import data_path
 from tkperf.cli import main
 from tkperf.rwsw import model
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 
 import rwsw_captures
-
 from tkperf.rwsw import model
 from tkperf.testtypes.realworld import sidejobs
 from tkperf.testtypes.realworld import workload as wl

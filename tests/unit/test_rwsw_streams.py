@@ -9,8 +9,8 @@ import os
 
 import numpy as np
 import pytest
-import rwsw_synth
 
+import rwsw_synth
 from tkperf.cli import main
 from tkperf.rwsw import analysis, iolog, latency, model, trace
 

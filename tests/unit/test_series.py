@@ -11,8 +11,8 @@ import pytest
 from lxml import etree
 
 from test_store import sample_run
-from tkperf.errors import OutputError, ResultFileError
 from tkperf import store
+from tkperf.errors import OutputError, ResultFileError
 from tkperf.model.results import TestRun
 from tkperf.model.series import DIGITS, Series, format_row, parse_rows, round_value
 

@@ -13,8 +13,8 @@ import signal
 import tempfile
 
 import pytest
-from conftest import data_path
 
+from conftest import data_path
 from tkperf import notify
 from tkperf.cli import main
 from tkperf.errors import EXIT_SIGINT, Interrupted

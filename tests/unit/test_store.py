@@ -5,12 +5,11 @@ import pytest
 from lxml import etree
 
 from conftest import data_path
+from sealing import reseal
 from tkperf import store
 from tkperf.errors import ResultFileError
 from tkperf.fio.output import parse_jobs
-from tkperf.model.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,
-                            WipcRecord)
-from sealing import reseal
+from tkperf.model.results import DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun, WipcRecord
 
 
 def sample_run() -> RunResult:

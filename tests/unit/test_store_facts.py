@@ -8,8 +8,8 @@ import re
 import pytest
 
 from conftest import data_path
-from tkperf.errors import ResultFileError
 from tkperf import store
+from tkperf.errors import ResultFileError
 from tkperf.model.results import HealthSnapshot
 
 EXAMPLE = data_path("../../examples/example-ssd.xml")

@@ -14,18 +14,19 @@ import pytest
 from lxml import etree
 
 from conftest import data_path
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_REGRESSION, EXIT_RESULT_FILE, EXIT_USAGE, ResultFileError
-from tkperf import store
-from tkperf.store.legacy import tkperf2, tkperf2_run
 from tkperf.report import summary
+from tkperf.store.legacy import tkperf2, tkperf2_run
 
 APACER = data_path("tkperf2/ssd-2.2-apacer.xml")
 XG6 = data_path("tkperf2/ssd-2.0-4kn-nvme.xml")
 S840 = data_path("tkperf2/ssd-1.0-samsung840.xml")
 HDD = data_path("tkperf2/hdd-2.2-hdwd110.xml")
 OLD_FILES = (APACER, XG6, S840, HDD)
-EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples", "example-ssd.xml")
+EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "examples",
+                       "example-ssd.xml")
 
 
 def element(path, test, name=""):

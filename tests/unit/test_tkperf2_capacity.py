@@ -8,10 +8,10 @@ import re
 import pytest
 
 from conftest import data_path
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_USAGE
 from tkperf.store.legacy import tkperf2_device
-from tkperf import store
 from tkperf.store.legacy.tkperf2_device import given_capacity
 
 APACER = data_path("tkperf2/ssd-2.2-apacer.xml")

@@ -6,8 +6,8 @@ from typing import Optional, Sequence, Tuple
 
 import pytest
 
-from tkperf.kit.shapes import blank_test
 from tkperf.fio.jobs import FioJob
+from tkperf.kit.shapes import blank_test
 from tkperf.model.results import IoStats, Round, TestRun, Workload
 from tkperf.testtypes.throughput import SequentialSweep, advance, place, workload_name
 

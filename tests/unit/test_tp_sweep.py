@@ -9,9 +9,9 @@ from typing import Sequence, Tuple
 
 import pytest
 
+from tkperf.fio.jobs import FioJob
 from tkperf.kit import options
 from tkperf.kit.shapes import Rounds, blank_test
-from tkperf.fio.jobs import FioJob
 from tkperf.model.results import IoStats, Round, TestRun, Workload
 from tkperf.testtypes.throughput import SequentialSweep, ThroughputTest, advance, place, workload_name
 

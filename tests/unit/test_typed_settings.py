@@ -15,15 +15,14 @@ import pytest
 
 from test_conformance_paths import result
 from tkperf import api
-from tkperf.kit import registry
-from tkperf.kit import options
-from tkperf.kit.shapes import Rounds, Sweep
 from tkperf.errors import UsageError
 from tkperf.fio.jobs import FioJob
+from tkperf.kit import options, registry
 from tkperf.kit.base import OptionSet, Plan, Tracking
-from tkperf.testtypes.iops import IopsSettings, IopsTest
 from tkperf.kit.policy import Steady, stored_policy
 from tkperf.kit.settings import settings_fields, settings_from
+from tkperf.kit.shapes import Rounds, Sweep
+from tkperf.testtypes.iops import IopsSettings, IopsTest
 from tkperf.testtypes.writesat.settings import WsatSettings
 from tkperf.verdict import conformance
 
@@ -55,7 +54,7 @@ def test_every_installed_type_builds_its_settings_from_its_defaults():
 def test_run_options_have_no_catch_all_attributes():
     o = options.build({"tests": ("iops",)})
     with pytest.raises(AttributeError):
-        o.iops_bs  # type: ignore[attr-defined]
+        _ = o.iops_bs  # type: ignore[attr-defined]
     assert not hasattr(options.RunOptions, "__getattr__")
     assert not hasattr(options, "parse_tgbw") and not hasattr(options.RunOptions, "tgbw_bytes")
 

@@ -6,7 +6,6 @@ stream (made-up fio reports here, no fio, no device), kept as the
 ``capture`` series beside the intervals, which it leaves alone; a file
 from before it loads unchanged.  The real fio run: tests/e2e/test_wsat_response_times.py."""
 from test_wsat_steady import CAPACITY, FLAT, FakeFio, FakeRunner, wsat_opts
-
 from tkperf import store
 from tkperf.fio.jobs import FioJob
 from tkperf.kit import options

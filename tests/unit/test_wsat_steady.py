@@ -12,12 +12,12 @@ from typing import Callable, List, Sequence
 
 import pytest
 
+from tkperf import store
+from tkperf.errors import UsageError
+from tkperf.fio.jobs import FioJob
 from tkperf.kit import options
 from tkperf.kit.progress import Progress
 from tkperf.kit.shapes import Stream, blank_test, spaced_steady
-from tkperf.errors import UsageError
-from tkperf.fio.jobs import FioJob
-from tkperf import store
 from tkperf.model.results import TestRun
 from tkperf.testtypes.writesat import WORKLOAD, WriteSaturationTest
 from tkperf.testtypes.writesat import view as wsat_view

@@ -10,9 +10,9 @@ import os
 
 import pytest
 
+from tkperf import store
 from tkperf.cli import main
 from tkperf.errors import EXIT_RESULT_FILE, ResultFileError
-from tkperf import store
 from tkperf.store.fileformat import has_doctype
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -20,6 +20,22 @@ from tkperf.target import purge
 
 
 def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
+    """Every option of ``PROFILE run``, in the order ``--help`` shows them."""
+    _add_target_options(p)
+    _add_pts_options(p)
+    _add_workload_options(p, profile)
+    _add_preparation_options(p, profile)
+    _add_control_options(p)
+    add_report_options(p)
+    add_unattended_options(p)
+    add_remote_options(p)
+    shared = shared_flags()
+    _add_shared_options(p, shared)
+    _add_test_options(p, profile, shared)
+
+
+def _add_target_options(p: argparse.ArgumentParser) -> None:
+    """The targets, and what the run's results are called and where they go."""
     p.add_argument("device", nargs="+",
                    help="block device to test (e.g. /dev/nvme1n1, a /dev/disk/by-id link), "
                         "or a file with --size, or HOST:/dev/... on a test host (fio's client/server "
@@ -34,6 +50,10 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                    help="test a device even if it looks in use (mounted, holders, swap, RAID/LVM member, holds /); "
                         "with --resume, also one that cannot be matched to the saved run's device")
     p.add_argument("--size", help="size of a file target, e.g. 1g (file targets only)")
+
+
+def _add_pts_options(p: argparse.ArgumentParser) -> None:
+    """The PTS revision and the settings it sets: the active and test range, the write cache."""
     p.add_argument("--pts", metavar="REVISION",
                    help="the SNIA PTS revision the run follows: " + ", ".join(pts_model.REVISIONS)
                         + f" (default {pts_model.DEFAULT}); sets OIO, active range, write cache, "
@@ -62,6 +82,10 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                    help="set the drive's write cache for the run and restore it after: on (WCE), "
                         "off (WCD) or keep (default: what the revision requires, WCD for enterprise, "
                         "WCE for client; keep for hdd run)")
+
+
+def _add_workload_options(p: argparse.ArgumentParser, profile: str) -> None:
+    """The tests, and how their workloads run: time, TC/QD, rounds, the data written."""
     p.add_argument("--tests", help=f"comma list of {','.join(registry.names())} "
                                    f"(default: {','.join(registry.default_names(profile))}; "
                                    "'tkperf tests' lists them)")
@@ -86,6 +110,10 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     p.add_argument("--latency-histograms", action="store_true", default=None,
                    help="keep every workload's response-time histogram (fio json+ bins) for every "
                         "test: histogram, confidence plot and nines table in the report (LAT always keeps them)")
+
+
+def _add_preparation_options(p: argparse.ArgumentParser, profile: str) -> None:
+    """What each test starts with: its PURGE and the WIPC."""
     p.add_argument("--purge", choices=purge.METHODS, metavar="METHOD",
                    help="PURGE method before each test: " + ", ".join(purge.METHODS)
                         + f" (default {'none' if profile == 'hdd' else 'auto'}: what the drive supports; "
@@ -96,6 +124,10 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
                         "not a PTS PURGE")
     p.add_argument("--wipc-loops", type=int,
                    help=f"WIPC: times the capacity written as SEQ 128KiB (default {0 if profile == 'hdd' else 2})")
+
+
+def _add_control_options(p: argparse.ArgumentParser) -> None:
+    """The profile, the descriptions, the output on the terminal and the run's mode (resume, dry run)."""
     p.add_argument("--quick", action="store_true",
                    help="smoke-test profile: 1 s workloads, narrowed matrices, 5 rounds, short streams; "
                         "NOT a PTS-conformant measurement")
@@ -122,10 +154,10 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
     # A child of a run of several targets: the whole request as a JSON file
     # (tkperf.engine.request; docs/parallel.rst), not for use by hand.
     p.add_argument("--request", metavar="FILE", help=argparse.SUPPRESS)
-    add_report_options(p)
-    add_unattended_options(p)
-    add_remote_options(p)
-    shared = shared_flags()
+
+
+def _add_shared_options(p: argparse.ArgumentParser, shared: Dict[str, List[Option]]) -> None:
+    """The flags several tests share (each value for one of them: :func:`shared_flags`)."""
     if shared:
         g = p.add_argument_group("Options several tests share, each value for one of them")
         for flag, opts in shared.items():
@@ -133,6 +165,10 @@ def add_run_options(p: argparse.ArgumentParser, profile: str) -> None:
             g.add_argument(flag, dest=_shared_dest(flag), metavar="|".join(o.metavar or o.field.upper() for o in opts),
                            help=f"{uses} (the value says which; {', '.join(_own_flags(o, shared)[0] for o in opts)} "
                                 "give it to one alone)")
+
+
+def _add_test_options(p: argparse.ArgumentParser, profile: str, shared: Dict[str, List[Option]]) -> None:
+    """Each test type's own options, in a group of its own (shown under its profile's --help only)."""
     added = set()
     for kind in registry.types().values():
         if not kind.options:

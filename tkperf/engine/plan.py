@@ -95,9 +95,14 @@ def times(dev: DeviceInfo, opts: RunOptions) -> List[TestTime]:
 def summary(dev: DeviceInfo, opts: RunOptions, profile: str = "ssd") -> Tuple[List[str], List[TestTime]]:
     """The summary lines (without the verdict) and the rows they show; the
     HDD profile's settings are not headed by a PTS revision (none applies)."""
-    rev = opts.revision
-    title = "HDD profile (not a SNIA PTS run)" if profile == "hdd" else rev.title
     rows = times(dev, opts)
+    lines = _heading(dev, opts, profile) + ["#"] + _row_lines(rows) + _total_lines(rows)
+    return lines, rows
+
+
+def _heading(dev: DeviceInfo, opts: RunOptions, profile: str) -> List[str]:
+    """The summary's first lines: the device, the run's settings and where each test runs."""
+    title = "HDD profile (not a SNIA PTS run)" if profile == "hdd" else opts.revision.title
     transport = f", {dev.transport}" if dev.transport not in ("", dev.kind) else ""
     lines: List[str] = [f"# dry run: nothing is written to {dev.path} "
                         f"({format_gb(dev.size_bytes)}, {dev.kind}{transport})",
@@ -119,29 +124,38 @@ def summary(dev: DeviceInfo, opts: RunOptions, profile: str = "ssd") -> Tuple[Li
                      "the test range for IOPS, TP and LAT)")
     if opts.purge.startswith(purge_mod.CMD_PREFIX):
         lines.append(f"# each test's purge runs the vendor command {opts.purge}")
-    lines.append("#")
+    return lines
+
+
+def _row_lines(rows: List[TestTime]) -> List[str]:
+    """The table: a header line, then one line per test."""
     width = max([len(r.key) for r in rows] + [4])
-    lines.append(f"# {'test':<{width}}  {'purge':<14} {'WIPC':<18} {'time':<17} measurement")
+    lines = [f"# {'test':<{width}}  {'purge':<14} {'WIPC':<18} {'time':<17} measurement"]
     for r in rows:
         wipc = f"{format_gb(r.wipc_bytes)}, {duration_rough(r.wipc_s)}" if r.wipc_bytes else "-"
         span = duration_rough(r.low_s) if r.low_s == r.high_s else \
             f"{duration_rough(r.low_s)} to {duration_rough(r.high_s)}"
         lines.append(f"# {r.key:<{width}}  {r.purge:<14} {wipc:<18} {span:<17} {r.measure}")
+    return lines
+
+
+def _total_lines(rows: List[TestTime]) -> List[str]:
+    """The total as a range, and the write rate that times the writes of a set amount."""
     low = sum(r.total_low_s for r in rows)
     high = sum(r.total_high_s for r in rows)
     wipc_total = sum(r.wipc_bytes for r in rows)
     purge_total = sum(r.purge_high_s for r in rows)
-    lines.append(f"# total: {duration_rough(low)} to {duration_rough(high)} "
-                 f"(lower bound: each test's fewest rounds and its WIPC; upper bound: the most rounds"
-                 + (f", the purges' overwrites ({duration_rough(purge_total)})" if purge_total else "")
-                 + " and the WIPC)")
+    lines = [f"# total: {duration_rough(low)} to {duration_rough(high)} "
+             f"(lower bound: each test's fewest rounds and its WIPC; upper bound: the most rounds"
+             + (f", the purges' overwrites ({duration_rough(purge_total)})" if purge_total else "")
+             + " and the WIPC)"]
     amounts = ([f"WIPC {format_gb(wipc_total)} in all"] if wipc_total else []) \
         + [f"{r.key}'s byte limit" for r in rows if "GB written" in r.measure] \
         + (["the purges' overwrites"] if purge_total else [])
     if amounts:
         lines.append(f"# writes of a set amount ({', '.join(amounts)}) are timed at "
                      f"{writerate.current().text()}")
-    return lines, rows
+    return lines
 
 
 def job_files(dev: DeviceInfo, opts: RunOptions, settings: FioSettings) -> List[str]:

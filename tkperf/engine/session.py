@@ -101,35 +101,9 @@ class Session(store.RunFiles):
             self._handler = None
 
     def _locked(self, fio: FioBackend, problems: List[str], hold: Optional[armap.Hold] = None) -> RunResult:
-        dev = self.device
-        log.info("tkperf %s: %s %s of %s as %r", __version__, self.profile,
-                 "resumed run" if self.saved else "run", dev.path, self.name)
-        if self.side.describe():
-            log.info("target on a test host: %s", self.side.describe())
-        server = getattr(fio, "server", "")  # a back end that drives an fio server
-        if server:
-            log.info("fio: %s here, server %s on %s", fio.version, server, getattr(fio, "where", "?"))
-        for p in problems:
-            log.warning("forced past: %s", p)
-        if dev.kind == "file":
-            self.side.prepare_file(dev)
-            if not dev.inode:  # created just now: what identifies it exists from here on
-                dev = self.device = replace(dev, inode=self.side.resolve(dev.resolved, dev.size_bytes).inode)
-            progress.info("%s is a file target: results describe the filesystem and host, not a drive",
-                          dev.path)
-        if self.saved is not None:
-            for path in resume.clean_leftovers(self.outdir, self.name):
-                log.info("removed leftover %s", path)
-            for line in resume.prepare(self.saved):
-                progress.info("resume: %s", line)
-            run = self.saved
-        else:
-            run = RunResult(name=self.name, started=now_iso(), device=dev,
-                            host=self.side.host_info(fio.version), options=self.opts.to_dict(),
-                            profile=self.profile, quick=self.opts.quick, description=self.description,
-                            description_fields=dict(self.description_fields), features=list(self.features),
-                            tkperf_version=__version__)
-        self.run = run
+        self._log_start(fio, problems)
+        dev = self._prepare_file(self.device)
+        run = self.run = self._start_run(fio, dev)
         if self.saved is None or not run.facts:
             run.facts = self.side.device_facts(dev)  # read-only; missing tools are listed, never fatal
         if self.remote_facts:
@@ -137,18 +111,7 @@ class Session(store.RunFiles):
         keep.attach(fio, run.facts, self.outdir, self.name, fresh=self.saved is None)
         runner = Runner(run=run, opts=self.opts, device=dev, fio=fio, xml_path=self.xml_path,
                         side=self.side)
-        found = run.facts.get("target")
-        target: Dict[str, Any] = found if isinstance(found, dict) else {}
-        if self.saved is None and dev.kind != "file":  # a file target has its own note below
-            for w in (target.get("target_kind") or {}).get("warnings", []):
-                runner.event("warning", str(w))
-        if self.saved is None:
-            if self.opts.quick:
-                runner.event("note", "--quick smoke-test profile: not a PTS-conformant measurement")
-            if dev.kind == "file":
-                runner.event("note", "file target: fio wrote to a file, not a raw block device")
-        for p in problems:
-            runner.event("warning", f"forced past safety check: {p}")
+        self._first_events(runner, run, dev, problems)
         with guard.signals_raise():
             cache = self.side.write_cache(dev, self.opts.write_cache,
                                           lambda kind, message: self._cache_event(runner, kind, message))
@@ -161,6 +124,58 @@ class Session(store.RunFiles):
                 if self._drive_hold is not None:  # idle time after the run is the emulated drive's again
                     self._drive_hold.release()
         return run
+
+    def _log_start(self, fio: FioBackend, problems: List[str]) -> None:
+        """The log's first lines: what runs where, and each safety check forced past."""
+        log.info("tkperf %s: %s %s of %s as %r", __version__, self.profile,
+                 "resumed run" if self.saved else "run", self.device.path, self.name)
+        if self.side.describe():
+            log.info("target on a test host: %s", self.side.describe())
+        server = getattr(fio, "server", "")  # a back end that drives an fio server
+        if server:
+            log.info("fio: %s here, server %s on %s", fio.version, server, getattr(fio, "where", "?"))
+        for p in problems:
+            log.warning("forced past: %s", p)
+
+    def _prepare_file(self, dev: DeviceInfo) -> DeviceInfo:
+        """A file target made ready (and identified once it exists); any other target as it is."""
+        if dev.kind != "file":
+            return dev
+        self.side.prepare_file(dev)
+        if not dev.inode:  # created just now: what identifies it exists from here on
+            dev = self.device = replace(dev, inode=self.side.resolve(dev.resolved, dev.size_bytes).inode)
+        progress.info("%s is a file target: results describe the filesystem and host, not a drive",
+                      dev.path)
+        return dev
+
+    def _start_run(self, fio: FioBackend, dev: DeviceInfo) -> RunResult:
+        """The saved run made ready to go on, or a new one."""
+        if self.saved is not None:
+            for path in resume.clean_leftovers(self.outdir, self.name):
+                log.info("removed leftover %s", path)
+            for line in resume.prepare(self.saved):
+                progress.info("resume: %s", line)
+            return self.saved
+        return RunResult(name=self.name, started=now_iso(), device=dev,
+                         host=self.side.host_info(fio.version), options=self.opts.to_dict(),
+                         profile=self.profile, quick=self.opts.quick, description=self.description,
+                         description_fields=dict(self.description_fields), features=list(self.features),
+                         tkperf_version=__version__)
+
+    def _first_events(self, runner: Runner, run: RunResult, dev: DeviceInfo, problems: List[str]) -> None:
+        """A new run's notes (the target's kind, --quick, a file target) and each check forced past."""
+        found = run.facts.get("target")
+        target: Dict[str, Any] = found if isinstance(found, dict) else {}
+        if self.saved is None and dev.kind != "file":  # a file target has its own note below
+            for w in (target.get("target_kind") or {}).get("warnings", []):
+                runner.event("warning", str(w))
+        if self.saved is None:
+            if self.opts.quick:
+                runner.event("note", "--quick smoke-test profile: not a PTS-conformant measurement")
+            if dev.kind == "file":
+                runner.event("note", "file target: fio wrote to a file, not a raw block device")
+        for p in problems:
+            runner.event("warning", f"forced past safety check: {p}")
 
     @contextlib.contextmanager
     def _segments(self, hold: Optional[armap.Hold], runner: Runner) -> Iterator[None]:

@@ -10,7 +10,7 @@ import difflib
 import os
 import re
 from dataclasses import dataclass, fields, replace
-from typing import Dict, Mapping, Optional, Sequence, Tuple, Type
+from typing import Dict, Mapping, Optional, Sequence, Set, Tuple, Type
 
 from tkperf.errors import TargetError, UsageError
 from tkperf.kit import registry
@@ -59,9 +59,6 @@ def narrows(test_range: int, range_rules: int, kind: object) -> bool:
     if not test_range:
         return False
     return range_rules < 2 or bool(getattr(kind, "uses_test_range", False))
-
-
-DATA_PATTERNS = ("random", "compressible:PCT", "zero")
 
 
 def parse_data_pattern(text: str) -> str:
@@ -366,12 +363,7 @@ def build(overrides: Mapping[str, object], quick: bool = False, device_class: Op
     ``--class`` is a short form of the current revision of that class.
     ``overrides`` may name shared fields and test types' options alike; an
     option of a test type that is not among the tests is refused."""
-    if device_class is not None and device_class not in OIO:
-        raise UsageError(f"unknown device class {device_class!r}; choose enterprise or client")
-    rev_id = pts_model.parse(pts) if pts else pts_model.BY_CLASS[device_class or "enterprise"]
-    rev = pts_model.REVISIONS[rev_id]
-    if device_class is not None and device_class != rev.device_class:
-        raise UsageError(f"--class {device_class} contradicts --pts {rev_id} ({rev.device_class})")
+    rev_id, rev = _revision(device_class, pts)
     device_class = rev.device_class
     given = {k: v for k, v in overrides.items() if v is not None}
     base: Dict[str, object] = dict(device_class=device_class, pts=rev_id, numjobs=rev.numjobs,
@@ -383,6 +375,27 @@ def build(overrides: Mapping[str, object], quick: bool = False, device_class: Op
     base.update({k: v for k, v in given.items() if k in shared})
     tests: Tuple[str, ...] = tuple(base.get("tests") or _default_tests(profile))  # type: ignore[arg-type]
     base["tests"] = tests
+    base["values"] = _test_values(tests, given, shared, device_class, quick)
+    _segments_defaults(base, rev, "ar_segments" in given)
+    return RunOptions(**base)  # type: ignore[arg-type]
+
+
+def _revision(device_class: Optional[str], pts: Optional[str]) -> Tuple[str, pts_model.Revision]:
+    """The PTS revision of ``--pts`` (or the current one of ``--class``), and its id;
+    an unknown class, or one that contradicts ``--pts``, is refused."""
+    if device_class is not None and device_class not in OIO:
+        raise UsageError(f"unknown device class {device_class!r}; choose enterprise or client")
+    rev_id = pts_model.parse(pts) if pts else pts_model.BY_CLASS[device_class or "enterprise"]
+    rev = pts_model.REVISIONS[rev_id]
+    if device_class is not None and device_class != rev.device_class:
+        raise UsageError(f"--class {device_class} contradicts --pts {rev_id} ({rev.device_class})")
+    return rev_id, rev
+
+
+def _test_values(tests: Tuple[str, ...], given: Mapping[str, object], shared: Set[str],
+                 device_class: str, quick: bool) -> Tuple[Tuple[str, object], ...]:
+    """The chosen test types' option values: given, else their default; an
+    option of a test type that is not among the tests is refused."""
     values = []
     for opt in _test_options(tests):
         values.append((opt.field, given[opt.field] if opt.field in given
@@ -392,9 +405,7 @@ def build(overrides: Mapping[str, object], quick: bool = False, device_class: Op
         if key not in shared and key not in known:
             raise UsageError(f"option {_flag(key)} belongs to a test that is not among --tests "
                              f"({','.join(tests)})")
-    base["values"] = tuple(values)
-    _segments_defaults(base, rev, "ar_segments" in given)
-    return RunOptions(**base)  # type: ignore[arg-type]
+    return tuple(values)
 
 
 def _segments_defaults(base: Dict[str, object], rev: pts_model.Revision, asked: bool) -> None:

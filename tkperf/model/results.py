@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from tkperf.model.steadystate import WINDOW, SteadyState, evaluate
 
@@ -433,16 +433,6 @@ def gb(value_bytes: float) -> float:
 def mb(value_bytes: float) -> float:
     """Decimal megabytes (MB/s for throughput)."""
     return value_bytes / 1e6
-
-
-def cumulative_written(rounds: Sequence[Round]) -> List[float]:
-    """Bytes written so far at the end of each round."""
-    total = 0.0
-    out = []
-    for r in rounds:
-        total += sum(w.write.io_bytes for w in r.workloads)
-        out.append(total)
-    return out
 
 
 def now_iso() -> str:

@@ -340,6 +340,59 @@ def _whole_lines(tail: bytes, first_line: int, checked: bool, dropped: Optional[
     return lines
 
 
+def _row_parts(line: bytes, lineno: int, source: str, checked: bool) -> List[bytes]:
+    """A row's words (``tkperf-row``, the series, the index, the values),
+    its check verified with ``checked``; a line that is no row is refused."""
+    if not (line.startswith(b"<?") and line.endswith(b"?>")):
+        raise ResultFileError(f"{source}: line {lineno}: after </tkperf> only series rows "
+                              f"(<?tkperf-row ...?>) may follow")
+    if checked:
+        whole = _checked(line)
+        if whole is None:
+            raise ResultFileError(f"{source}: line {lineno}: damaged series row: its check "
+                                  "does not match (or it has none)")
+        line = whole
+    parts = line[2:-2].split()
+    if len(parts) < 3 or parts[0] != ROW_TARGET:
+        raise ResultFileError(f"{source}: line {lineno}: bad series row: expected "
+                              f"<?tkperf-row SERIES INDEX VALUES...?>")
+    return parts
+
+
+def _add_row(p: _Pending, parts: List[bytes], lineno: int, source: str) -> None:
+    """One row's values into its series: the next row, or one that replaces
+    the last; any other index, or a wrong count of values, is refused."""
+    try:
+        index = int(parts[2])
+    except ValueError:
+        raise ResultFileError(f"{source}: line {lineno}: bad series row: index "
+                              f"{parts[2].decode('ascii', 'replace')!r} is not a whole number") from None
+    values = parts[3:]
+    if len(values) != p.width:
+        raise ResultFileError(f"{source}: line {lineno}: bad series row: {len(values)} values "
+                              f"for the {p.width} columns of {p.series.name!r}")
+    if index == p.count + 1:
+        p.tokens.extend(values)
+        p.lines.append(lineno)
+        p.count = index
+        if len(p.lines) >= FLUSH_ROWS:
+            _flush(p, source)
+    elif index == p.count and index >= 1:
+        if p.lines:
+            p.tokens[-p.width:] = values
+            p.lines[-1] = lineno
+        else:  # the row it replaces is converted already
+            try:
+                p.series.replace_last_exact([float(v) for v in values])
+            except ValueError:
+                raise ResultFileError(f"{source}: line {lineno}: bad series row: "
+                                      f"a value is not a number") from None
+    else:
+        raise ResultFileError(f"{source}: line {lineno}: row {index} of series "
+                              f"{parts[1].decode('ascii', 'replace')!r} out of order "
+                              f"(expected {p.count + 1}, or {p.count} to replace the last)")
+
+
 def parse_rows(tail: bytes, series: Mapping[str, Series], source: str = "<data>",
                first_line: int = 1, checked: bool = False,
                dropped: Optional[List[str]] = None) -> int:
@@ -365,52 +418,12 @@ def parse_rows(tail: bytes, series: Mapping[str, Series], source: str = "<data>"
         line = line.strip()
         if not line:
             continue
-        if not (line.startswith(b"<?") and line.endswith(b"?>")):
-            raise ResultFileError(f"{source}: line {lineno}: after </tkperf> only series rows "
-                                  f"(<?tkperf-row ...?>) may follow")
-        if checked:
-            whole = _checked(line)
-            if whole is None:
-                raise ResultFileError(f"{source}: line {lineno}: damaged series row: its check "
-                                      "does not match (or it has none)")
-            line = whole
-        parts = line[2:-2].split()
-        if len(parts) < 3 or parts[0] != ROW_TARGET:
-            raise ResultFileError(f"{source}: line {lineno}: bad series row: expected "
-                                  f"<?tkperf-row SERIES INDEX VALUES...?>")
+        parts = _row_parts(line, lineno, source, checked)
         p = pending.get(parts[1])
         if p is None:
             raise ResultFileError(f"{source}: line {lineno}: row of series "
                                   f"{parts[1].decode('ascii', 'replace')!r}, which no test declares")
-        try:
-            index = int(parts[2])
-        except ValueError:
-            raise ResultFileError(f"{source}: line {lineno}: bad series row: index "
-                                  f"{parts[2].decode('ascii', 'replace')!r} is not a whole number") from None
-        values = parts[3:]
-        if len(values) != p.width:
-            raise ResultFileError(f"{source}: line {lineno}: bad series row: {len(values)} values "
-                                  f"for the {p.width} columns of {p.series.name!r}")
-        if index == p.count + 1:
-            p.tokens.extend(values)
-            p.lines.append(lineno)
-            p.count = index
-            if len(p.lines) >= FLUSH_ROWS:
-                _flush(p, source)
-        elif index == p.count and index >= 1:
-            if p.lines:
-                p.tokens[-p.width:] = values
-                p.lines[-1] = lineno
-            else:  # the row it replaces is converted already
-                try:
-                    p.series.replace_last_exact([float(v) for v in values])
-                except ValueError:
-                    raise ResultFileError(f"{source}: line {lineno}: bad series row: "
-                                          f"a value is not a number") from None
-        else:
-            raise ResultFileError(f"{source}: line {lineno}: row {index} of series "
-                                  f"{parts[1].decode('ascii', 'replace')!r} out of order "
-                                  f"(expected {p.count + 1}, or {p.count} to replace the last)")
+        _add_row(p, parts, lineno, source)
         read += 1
     for p in pending.values():
         _flush(p, source)

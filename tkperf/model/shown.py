@@ -20,7 +20,7 @@ import dataclasses
 import hashlib
 from typing import Any, Collection, Dict, List, Tuple
 
-from tkperf.model.results import RunResult
+from tkperf.model.results import HealthSnapshot, RunResult, TestRun
 
 #: The most characters of one text shown (a name, an identify string, a message).
 LIMIT = 4096
@@ -109,19 +109,29 @@ def bound_run(run: RunResult, parsed: Collection[str] = ()) -> List[str]:
     run.device = c.obj(run.device, "device")
     run.host = c.obj(run.host, "host")
     run.events = [c.obj(e, "event") for e in run.events]
-    run.health = [c.obj(h, "health snapshot") if all(len(n) <= LIMIT for n, _v in h.values) else
-                  dataclasses.replace(c.obj(h, "health snapshot"),
-                                      values=tuple((c.text(n, "health value name"), v) for n, v in h.values))
-                  for h in run.health]
+    run.health = [_bound_health(c, h) for h in run.health]
     run.facts = c.json(run.facts, "fact")
     for t in run.tests:
-        for name in ("type", "key", "tracking_workload", "tracking_metric", "tracking_label", "status", "started",
-                     "finished", "stop_reason"):
-            setattr(t, name, c.text(getattr(t, name), f"test {name.replace('_', '-')}"))
-        if t.purge is not None:
-            t.purge = c.obj(t.purge, "purge")
-        t.rounds = [r if all(len(w.name) <= LIMIT and len(w.rw) <= LIMIT for w in r.workloads) and
-                    len(r.started) <= LIMIT else
-                    dataclasses.replace(c.obj(r, "round"), workloads=tuple(c.obj(w, "workload") for w in r.workloads))
-                    for r in t.rounds]
+        _bound_test(c, t)
     return c.where
+
+
+def _bound_health(c: _Cutter, h: HealthSnapshot) -> HealthSnapshot:
+    """A health snapshot with its long texts cut, its values' names too."""
+    if all(len(n) <= LIMIT for n, _v in h.values):
+        return c.obj(h, "health snapshot")
+    return dataclasses.replace(c.obj(h, "health snapshot"),
+                               values=tuple((c.text(n, "health value name"), v) for n, v in h.values))
+
+
+def _bound_test(c: _Cutter, t: TestRun) -> None:
+    """Cut a test's long texts (in place): its own, its purge's and its rounds' and their workloads'."""
+    for name in ("type", "key", "tracking_workload", "tracking_metric", "tracking_label", "status", "started",
+                 "finished", "stop_reason"):
+        setattr(t, name, c.text(getattr(t, name), f"test {name.replace('_', '-')}"))
+    if t.purge is not None:
+        t.purge = c.obj(t.purge, "purge")
+    t.rounds = [r if all(len(w.name) <= LIMIT and len(w.rw) <= LIMIT for w in r.workloads) and
+                len(r.started) <= LIMIT else
+                dataclasses.replace(c.obj(r, "round"), workloads=tuple(c.obj(w, "workload") for w in r.workloads))
+                for r in t.rounds]

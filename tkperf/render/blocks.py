@@ -314,10 +314,6 @@ class ConfidenceChart:
     xlabel: str = "Response time (µs)"
 
 
-ChartSpec = Union[ConvergenceChart, WindowChart, LinesChart, HeatmapChart, BarsChart, CurvesChart,
-                  XYChart, HistogramChart, ConfidenceChart]
-
-
 @dataclass(frozen=True, eq=False)
 class Chart:
     """A chart: drawn into ``filename`` (a PNG in the report's plot directory)

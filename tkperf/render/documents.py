@@ -358,22 +358,13 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     svgs = [os.path.abspath(svg_beside(path)) for path, _ in jobs]  # how the PDF and the HTML know each chart
     outputs = chart_outputs(formats, png)
     vector = "png" not in outputs  # what the reST refers to
-    pdf_child: Optional[PdfChild] = None
     say(f"drawing {len(jobs)} chart{'s' if len(jobs) != 1 else ''} and writing {', '.join(formats)} "
         f"in {outdir}")
     with parallel.Drawing(jobs, outputs=outputs, in_order="pdf" in formats, drawers=drawers) as drawing:
         text = rst.to_rst(content, plot_dirname, vector=vector)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
         _preload(formats)
-        if "pdf" in formats and drawing.parallel:
-            sizes = {svg: _points(b.chart_inches(spec)) for svg, (_, spec) in zip(svgs, jobs)}
-            pdf_child = PdfChild.start(doctree, outdir, os.path.join(outdir, f"{name}.pdf"), sizes=sizes)
-        html_made: Optional[Tuple[bytes, List[str]]] = None
-        later: Dict[str, Optional[Tuple[str, str]]] = dict.fromkeys(svgs)
-        if "html" in formats and drawing.parallel and (pdf_child is not None or "pdf" not in formats):
-            # Meanwhile the HTML, with a placeholder for each chart (the doctree is
-            # the PDF writer's no longer: it has its own copy, from the fork).
-            html_made = render_html(doctree, outdir, copy=False, later=later)
+        pdf_child, html_made, later = _meanwhile(doctree, outdir, name, formats, drawing.parallel, svgs, jobs)
         try:
             drawn = drawing.wait(pdf_child.send if pdf_child is not None else None)
         except BaseException:
@@ -388,9 +379,7 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
             pdf_child = None
         text = rst.to_rst(content, plot_dirname, failed, vector=vector)
         doctree, problems = parse_rst(text, source) if tree_needed else (None, [])
-    if html_made is not None:
-        filled, lost = fill_html(html_made[0], later)
-        html_made = (filled, html_made[1] + lost)
+    html_made = _filled(html_made, later)
     say(f"{len(drawn)} chart{'s' if len(drawn) != 1 else ''} drawn ({time.monotonic() - started:.0f} s); "
         f"finishing {', '.join(formats)}")
     graphics = {os.path.abspath(svg_beside(d.path)): d.graphic for d in drawn if d.graphic is not None}
@@ -398,6 +387,33 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     remove_stale_plots(plot_dir, [d.path for d in drawn if not d.kind], "png" in outputs)
     warnings = [d.warning(vector) for d in drawn if d.kind] + problems + more
     return ReportResult(paths=tuple(paths + [plot_dir]), warnings=tuple(warnings))
+
+
+def _meanwhile(doctree: object, outdir: str, name: str, formats: Sequence[str], in_parallel: bool,
+               svgs: List[str], jobs: List[Tuple[str, object]]
+               ) -> Tuple[Optional[PdfChild], Optional[Tuple[bytes, List[str]]], Dict[str, Optional[Tuple[str, str]]]]:
+    """While the charts are drawn (in parallel): the PDF's process started, and the
+    HTML rendered with a placeholder for each chart (the third: filled in later)."""
+    pdf_child: Optional[PdfChild] = None
+    if "pdf" in formats and in_parallel:
+        sizes = {svg: _points(b.chart_inches(spec)) for svg, (_, spec) in zip(svgs, jobs)}
+        pdf_child = PdfChild.start(doctree, outdir, os.path.join(outdir, f"{name}.pdf"), sizes=sizes)
+    html_made: Optional[Tuple[bytes, List[str]]] = None
+    later: Dict[str, Optional[Tuple[str, str]]] = dict.fromkeys(svgs)
+    if "html" in formats and in_parallel and (pdf_child is not None or "pdf" not in formats):
+        # Meanwhile the HTML, with a placeholder for each chart (the doctree is
+        # the PDF writer's no longer: it has its own copy, from the fork).
+        html_made = render_html(doctree, outdir, copy=False, later=later)
+    return pdf_child, html_made, later
+
+
+def _filled(html_made: Optional[Tuple[bytes, List[str]]],
+            later: Dict[str, Optional[Tuple[str, str]]]) -> Optional[Tuple[bytes, List[str]]]:
+    """The HTML rendered meanwhile with its charts filled in (and its warnings: what was lost)."""
+    if html_made is None:
+        return None
+    filled, lost = fill_html(html_made[0], later)
+    return filled, html_made[1] + lost
 
 
 def _points(inches: Tuple[float, float]) -> Tuple[float, float]:

@@ -73,10 +73,6 @@ def _draw_one(path: str, spec: object, outputs: Sequence[str] = ("png",)) -> Dra
     return Drawn(path, "", os.getpid(), graphic=graphic)
 
 
-def _serial(jobs: Sequence[Tuple[str, object]], outputs: Sequence[str]) -> List[Drawn]:
-    return [_draw_one(path, spec, outputs) for path, spec in jobs]
-
-
 def _cost(spec: object) -> int:
     """A rough relative drawing time, to start the slow charts first."""
     return {"HeatmapChart": 3, "BarsChart": 2, "CurvesChart": 2}.get(type(spec).__name__, 1)

@@ -138,14 +138,7 @@ class PdfRecorder(RendererBase):
         line style: (operators, the painting operator - '' to paint nothing,
         whether the state is the PDF writer's own: see :meth:`_end`)."""
         rgb = gc.get_rgb()
-        stroke = gc.get_linewidth() > 0 and rgb is not None and (len(rgb) < 4 or rgb[3] != 0.0)
-        filled = fill is not None and (len(fill) < 4 or fill[3] != 0.0)
-        if gc.get_forced_alpha():
-            stroke_alpha = fill_alpha = gc.get_alpha()
-        else:
-            stroke_alpha = rgb[3] if rgb is not None and len(rgb) > 3 else 1.0
-            fill_alpha = fill[3] if fill is not None and len(fill) > 3 else 1.0
-        stroke = stroke and stroke_alpha > 0
+        stroke, filled, stroke_alpha, fill_alpha = _painting(gc, rgb, fill)
         paint = "B" if filled and stroke else "f" if filled else "S" if stroke else ""
         if not paint:
             return "", "", False
@@ -155,12 +148,7 @@ class PdfRecorder(RendererBase):
             parts.append(f"{_num3(fill[0])} {_num3(fill[1])} {_num3(fill[2])} rg")
         if stroke:
             assert rgb is not None
-            parts.append(f"{_num3(rgb[0])} {_num3(rgb[1])} {_num3(rgb[2])} RG {_num(gc.get_linewidth())} w "
-                         f"{_CAPS.get(gc.get_capstyle(), 0)} J {_JOINS.get(gc.get_joinstyle(), 0)} j")
-            offset, dash_list = gc.get_dashes()
-            dashes: Any = dash_list
-            if dashes is not None and len(dashes):
-                parts.append("[" + " ".join(_num(d) for d in dashes) + f"] {_num(offset or 0)} d")
+            parts += _stroke_ops(gc, rgb)
         if stroke_alpha < 1 or fill_alpha < 1:
             self._op(("q",))
             self._op(("alpha", float(stroke_alpha), float(fill_alpha)))
@@ -250,6 +238,31 @@ class PdfRecorder(RendererBase):
 
     def get_canvas_width_height(self) -> Tuple[float, float]:
         return self.width, self.height
+
+
+def _painting(gc: GraphicsContextBase, rgb: Optional[tuple],
+              fill: Optional[tuple]) -> Tuple[bool, bool, float, float]:
+    """Whether ``gc`` strokes and whether it fills with ``fill`` (nothing
+    that does not show), and the stroke's and the fill's alpha."""
+    stroke = gc.get_linewidth() > 0 and rgb is not None and (len(rgb) < 4 or rgb[3] != 0.0)
+    filled = fill is not None and (len(fill) < 4 or fill[3] != 0.0)
+    if gc.get_forced_alpha():
+        stroke_alpha = fill_alpha = gc.get_alpha()
+    else:
+        stroke_alpha = rgb[3] if rgb is not None and len(rgb) > 3 else 1.0
+        fill_alpha = fill[3] if fill is not None and len(fill) > 3 else 1.0
+    return stroke and stroke_alpha > 0, filled, stroke_alpha, fill_alpha
+
+
+def _stroke_ops(gc: GraphicsContextBase, rgb: tuple) -> List[str]:
+    """The operators of ``gc``'s line: colour, width, caps, joins and dashes."""
+    ops = [f"{_num3(rgb[0])} {_num3(rgb[1])} {_num3(rgb[2])} RG {_num(gc.get_linewidth())} w "
+           f"{_CAPS.get(gc.get_capstyle(), 0)} J {_JOINS.get(gc.get_joinstyle(), 0)} j"]
+    offset, dash_list = gc.get_dashes()
+    dashes: Any = dash_list
+    if dashes is not None and len(dashes):
+        ops.append("[" + " ".join(_num(d) for d in dashes) + f"] {_num(offset or 0)} d")
+    return ops
 
 
 def _num3(v: float) -> str:

@@ -142,6 +142,13 @@ def svg(spec: TrendChart) -> str:
         cx = x(index - 0.5)
         out.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{TOP}" y2="{TOP + h}" stroke="#cb181d" stroke-width="1.2"/>'
                    f'<text x="{cx + 3:.1f}" y="{TOP + 12}" fill="#cb181d">{e(label)}</text>')
+    out += _legend(spec)
+    return "\n".join(out + ["</svg>\n"])
+
+
+def _legend(spec: TrendChart) -> List[str]:
+    """The legend below the chart: the lines, then the red nights' marks where there are any."""
+    out: List[str] = []
     legend = [("#08519c", "figure"), ("#9ecae1", "window range"), ("#636363", "level"), ("#cb181d", "change point")]
     marks = [(cls, text) for cls, text, shown in (("red-night", "red night", set(spec.red) - set(spec.failed)),
                                                   ("red-figure", "red: this figure", spec.failed)) if shown]
@@ -156,7 +163,7 @@ def svg(spec: TrendChart) -> str:
         out.append(f'<circle class="legend-{cls}" cx="{lx + 9:.0f}" cy="{HEIGHT - 10}" r="6" fill="{fill}" '
                    f'fill-opacity="0.6" stroke="{RED}" stroke-width="1.5"/><text x="{lx + 22:.0f}" '
                    f'y="{HEIGHT - 6}">{text}</text>')
-    return "\n".join(out + ["</svg>\n"])
+    return out
 
 
 def trend(path: str, spec: TrendChart) -> str:

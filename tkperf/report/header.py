@@ -122,15 +122,7 @@ def _sharing(run: RunResult) -> Pairs:
 
 def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
     d = run.device
-    target = d.path if d.path == d.resolved or not d.resolved else f"{d.path} ({d.resolved})"
-    if d.kind == "file":
-        target += ": a FILE target, not a raw block device"
-    else:
-        target_facts = run.facts.get("target")
-        kind = target_facts.get("target_kind") if isinstance(target_facts, dict) else None
-        if isinstance(kind, dict) and kind.get("detail") and (kind.get("kind") not in ("disk", "loop")
-                                                              or d.transport == EMULATED):
-            target += f": {kind['detail']}"
+    target = _target(run)
     out = [
         ("Vendor", device_or_desc(run, d.vendor, "vendor", "manufacturer", "mfgr")),
         ("Model", device_or_desc(run, d.model, "model", "model_no", "product")),
@@ -156,17 +148,35 @@ def device_fields(run: RunResult, test: Optional[TestRun] = None) -> Pairs:
         if value:  # only a description file tells these
             out.append((label, value + " (description file)"))
     if test is not None:
-        p = test.purge
-        if p is None:
-            out.append(("Purge method", "none recorded"))
-            out.append(("PTS PURGE", "no"))
-        else:
-            method = p.method + (f" ({p.command})" if p.command else "")
-            out.append(("Purge method", f"{method}, requested {p.requested}, {p.seconds:.1f} s"))
-            out.append(("PTS PURGE", "yes" if p.pts_purge else f"NO: {p.note or 'not a PTS PURGE'}"))
-            if p.verification:
-                out.append(("Purge check", p.verification))
+        out += _purge_fields(test)
     return tuple(out)
+
+
+def _target(run: RunResult) -> str:
+    """The target's path (and what it resolves to), and what kind of target it is where that matters."""
+    d = run.device
+    target = d.path if d.path == d.resolved or not d.resolved else f"{d.path} ({d.resolved})"
+    if d.kind == "file":
+        return target + ": a FILE target, not a raw block device"
+    target_facts = run.facts.get("target")
+    kind = target_facts.get("target_kind") if isinstance(target_facts, dict) else None
+    if isinstance(kind, dict) and kind.get("detail") and (kind.get("kind") not in ("disk", "loop")
+                                                          or d.transport == EMULATED):
+        target += f": {kind['detail']}"
+    return target
+
+
+def _purge_fields(test: TestRun) -> List[Tuple[str, str]]:
+    """How the test's purge went, and whether it was a PTS PURGE."""
+    p = test.purge
+    if p is None:
+        return [("Purge method", "none recorded"), ("PTS PURGE", "no")]
+    method = p.method + (f" ({p.command})" if p.command else "")
+    out = [("Purge method", f"{method}, requested {p.requested}, {p.seconds:.1f} s"),
+           ("PTS PURGE", "yes" if p.pts_purge else f"NO: {p.note or 'not a PTS PURGE'}")]
+    if p.verification:
+        out.append(("Purge check", p.verification))
+    return out
 
 
 def emulated_model(run: RunResult) -> str:

@@ -163,6 +163,14 @@ def _amplification(run: RunResult, d: Dict[str, float], warnings: List[str]) -> 
 
 def _warnings(before: Optional[HealthSnapshot], after: Optional[HealthSnapshot],
               samples: Sequence[HealthSnapshot], d: Dict[str, float]) -> List[str]:
+    out = _state_warnings(before, after) + _error_warnings(d) + _heat_warnings(before, after, samples)
+    out += [f"{LABELS[n].lower()} went down during the run ({_change(n, d[n])}): is it the same drive, or was "
+            "the counter reset?" for n in MONOTONIC if d.get(n, 0) < 0]
+    return out
+
+
+def _state_warnings(before: Optional[HealthSnapshot], after: Optional[HealthSnapshot]) -> List[str]:
+    """The drive's own alarms after the run: its critical warning and its SMART verdict."""
     out = []
     warning_after = after.value("critical_warning") if after is not None else None
     if warning_after:
@@ -171,12 +179,24 @@ def _warnings(before: Optional[HealthSnapshot], after: Optional[HealthSnapshot],
                    + (" (already set before it)" if was else ""))
     if after is not None and after.value("smart_failed"):
         out.append("SMART overall health after the run: FAILED")
+    return out
+
+
+def _error_warnings(d: Dict[str, float]) -> List[str]:
+    """New media errors and error log entries during the run."""
+    out = []
     n = d.get("media_errors", 0)
     if n > 0:
         out.append(f"{n:,.0f} new media and data integrity error{'s' if n != 1 else ''} during the run")
     n = d.get("error_log_entries", 0)
     if n > 0:
         out.append(f"{n:,.0f} new {'entry' if n == 1 else 'entries'} in the drive's error log during the run")
+    return out
+
+
+def _heat_warnings(before: Optional[HealthSnapshot], after: Optional[HealthSnapshot],
+                   samples: Sequence[HealthSnapshot]) -> List[str]:
+    """What the drive's temperature did during the run: time over its limits, throttling, a critical bit."""
     limits = next((s for s in (before, after) if s is not None and
                    (s.value("temp_warning_c") or s.value("temp_critical_c"))), None)
     heat = [s for s in list(samples) + [after] if s is not None]
@@ -188,10 +208,7 @@ def _warnings(before: Optional[HealthSnapshot], after: Optional[HealthSnapshot],
         findings.update({k: v for k, v in heat_findings(before, hottest, limits).items() if k.startswith("over_")})
         if any(int(s.value("critical_warning") or 0) & 2 for s in samples):
             findings["critical_bit"] = "the drive reported a temperature critical warning during the run"
-    out += list(findings.values())
-    out += [f"{LABELS[n].lower()} went down during the run ({_change(n, d[n])}): is it the same drive, or was "
-            "the counter reset?" for n in MONOTONIC if d.get(n, 0) < 0]
-    return out
+    return list(findings.values())
 
 
 def health_blocks(run: RunResult) -> list:
@@ -212,16 +229,27 @@ def health_blocks(run: RunResult) -> list:
     d = deltas(before, after) if before is not None and after is not None else {}
     warnings: List[str] = []
     if d:
-        out += [b.Paragraph(p) for p in _amplification(run, d, warnings)]
-        if d.get("percentage_used", 0) > 0:
-            out.append(b.Paragraph(f"The drive's endurance estimate (percentage used) rose by "
-                                   f"{d['percentage_used']:.0f} points during the run."))
-    temps = temperature_range(run.health)
-    if temps is not None:
-        readings = sum(1 for s in run.health if s.value("temperature_c") is not None)
-        out.append(b.Paragraph(f"Temperature: lowest {temps[0]:.0f} °C, highest {temps[1]:.0f} °C over "
-                               f"{plural(readings, 'reading')}."))
+        out += _wear_blocks(run, d, warnings)
+    out += _temperature_blocks(run)
     warnings += _warnings(before, after, samples, d)
     out.append(b.Admonition("warning", tuple(w[0].upper() + w[1:] + "." for w in warnings)))
     return out
 
+
+def _wear_blocks(run: RunResult, d: Dict[str, float], warnings: List[str]) -> list:
+    """What the run wrote as the drive counted it, and its wear (warnings go to ``warnings``)."""
+    out: list = [b.Paragraph(p) for p in _amplification(run, d, warnings)]
+    if d.get("percentage_used", 0) > 0:
+        out.append(b.Paragraph(f"The drive's endurance estimate (percentage used) rose by "
+                               f"{d['percentage_used']:.0f} points during the run."))
+    return out
+
+
+def _temperature_blocks(run: RunResult) -> list:
+    """The lowest and highest temperature read during the run, if any was."""
+    temps = temperature_range(run.health)
+    if temps is None:
+        return []
+    readings = sum(1 for s in run.health if s.value("temperature_c") is not None)
+    return [b.Paragraph(f"Temperature: lowest {temps[0]:.0f} °C, highest {temps[1]:.0f} °C over "
+                        f"{plural(readings, 'reading')}.")]

@@ -17,7 +17,7 @@ import numpy as np
 
 from tkperf.kit.sections import CompareContext, ReportContext
 from tkperf.model import histogram
-from tkperf.model.results import Round, RunResult, TestRun, Workload, format_bs, mix_label
+from tkperf.model.results import Round, TestRun, Workload, format_bs, mix_label
 from tkperf.render import blocks as b
 from tkperf.report.words import fmt
 
@@ -208,7 +208,3 @@ def compare_blocks(ctx: CompareContext, tests: Sequence[Optional[TestRun]], labe
             title=f"{label}: response-time confidence by run", marks=supported_marks(most)),
             f"{label}: share of I/Os completed within each response time, one curve per run."))
     return out
-
-
-def any_histograms(runs: Sequence[RunResult], type_name: str) -> bool:
-    return any(has_histograms(t) for r in runs for t in r.tests_of(type_name))

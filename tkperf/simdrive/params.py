@@ -39,20 +39,8 @@ INT_PARAMS = ("page_kib", "block_pages", "program_pages", "units", "buffer_progr
 
 def check_params(capacity: int, params: Dict[str, float]) -> Dict[str, Any]:
     """The full parameter set (defaults filled in); ValueError names a bad one."""
-    out: Dict[str, Any] = {}
-    for name, (default, _unit, _what) in PARAMS.items():
-        value = params.get(name, default)
-        if name in INT_PARAMS:
-            if value != int(value):
-                raise ValueError(f"{name} must be a whole number, not {value}")
-            value = int(value)
-        if not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, not {value}")
-        if not value >= 0 or (value == 0 and name not in ("cmd_us", "bg_delay_ms", "read_us", "program_us",
-                                                          "copy_us", "erase_us", "op_pct", "bg_free_blocks",
-                                                          "link_mbs", "bg_spare_s")):
-            raise ValueError(f"{name} must be {'positive' if value == 0 else 'at least 0'}, not {value}")
-        out[name] = value
+    out: Dict[str, Any] = {name: _checked(name, params.get(name, default))
+                           for name, (default, _unit, _what) in PARAMS.items()}
     unknown = set(params) - set(PARAMS)
     if unknown:
         raise ValueError(f"unknown model parameter {sorted(unknown)[0]}")
@@ -60,11 +48,7 @@ def check_params(capacity: int, params: Dict[str, float]) -> Dict[str, Any]:
         raise ValueError(f"op_pct must be at most 400, not {out['op_pct']}")
     if out["bg_duty_pct"] > 100:
         raise ValueError(f"bg_duty_pct must be at most 100, not {out['bg_duty_pct']}")
-    page = out["page_kib"] * 1024
-    if page & (page - 1) or page < 4096 or page > 65536:
-        raise ValueError(f"page_kib must be a power of two from 4 to 64, not {out['page_kib']}")
-    if capacity <= 0 or capacity % page:
-        raise ValueError(f"the capacity must be a positive multiple of the {out['page_kib']} KiB page")
+    page = _page_bytes(capacity, out)
     blocks = physical_blocks(capacity // page, out)
     if out["gc_low_blocks"] < 2:
         raise ValueError("gc_low_blocks must be at least 2 (GC needs a block to copy into)")
@@ -77,6 +61,35 @@ def check_params(capacity: int, params: Dict[str, float]) -> Dict[str, Any]:
         out["bg_free_blocks"] = blocks - capacity // page // out["block_pages"]
     out["bg_free_blocks"] = max(out["bg_free_blocks"], out["gc_low_blocks"])
     return out
+
+
+#: The parameters that may be 0 (every other one must be positive).
+ZERO_ALLOWED = ("cmd_us", "bg_delay_ms", "read_us", "program_us", "copy_us", "erase_us", "op_pct",
+                "bg_free_blocks", "link_mbs", "bg_spare_s")
+
+
+def _checked(name: str, value: float) -> Any:
+    """One parameter's value checked on its own (whole where it counts
+    something, finite, at least 0 or positive); ValueError names it."""
+    if name in INT_PARAMS:
+        if value != int(value):
+            raise ValueError(f"{name} must be a whole number, not {value}")
+        value = int(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, not {value}")
+    if not value >= 0 or (value == 0 and name not in ZERO_ALLOWED):
+        raise ValueError(f"{name} must be {'positive' if value == 0 else 'at least 0'}, not {value}")
+    return value
+
+
+def _page_bytes(capacity: int, out: Dict[str, Any]) -> int:
+    """The page in bytes: a power of two from 4 to 64 KiB that divides the capacity."""
+    page = out["page_kib"] * 1024
+    if page & (page - 1) or page < 4096 or page > 65536:
+        raise ValueError(f"page_kib must be a power of two from 4 to 64, not {out['page_kib']}")
+    if capacity <= 0 or capacity % page:
+        raise ValueError(f"the capacity must be a positive multiple of the {out['page_kib']} KiB page")
+    return int(page)
 
 
 def table_bytes(capacity: int, params: Optional[Dict[str, float]] = None) -> int:

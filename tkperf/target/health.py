@@ -168,35 +168,41 @@ def attribute_unit(name: str, block: float) -> Optional[float]:
 
 
 def _ata(table: Sequence[Mapping[str, object]], block: float) -> Dict[str, float]:
-    out: Dict[str, float] = {}
     by_name = {str(a.get("name", "")): a for a in table if isinstance(a, dict)}
+    out = _ata_bytes(by_name, block)
+    for name, attrs in (("host_program_pages", ("Host_Program_Page_Count",)), ("media_errors", _ERRORS),
+                        ("ftl_program_pages", ("FTL_Program_Page_Count",)), ("unsafe_shutdowns", _UNSAFE)):
+        for attr in attrs:
+            if attr in by_name:
+                _put(out, name, _raw(by_name[attr]))
+    for attr in _WEAR:
+        left = number(by_name[attr].get("value")) if attr in by_name else None
+        if left is not None and 0 <= left <= 100:
+            out["percentage_used"] = 100 - left
+            break
+    return out
 
-    def raw(a: Mapping[str, object]) -> Optional[float]:
-        return number(_obj(a, "raw").get("value"))
 
+def _raw(a: Mapping[str, object]) -> Optional[float]:
+    return number(_obj(a, "raw").get("value"))
+
+
+def _ata_bytes(by_name: Mapping[str, Mapping[str, object]], block: float) -> Dict[str, float]:
+    """The bytes the host wrote and read and the media wrote, from the ATA attributes whose names give a unit."""
+    out: Dict[str, float] = {}
     for role, pattern in (("host_written", _HOST_WRITES), ("host_read", _HOST_READS)):
         for n in (n for n in by_name if pattern.match(n)):  # the first in the table with a unit
-            unit, count = attribute_unit(n, block), raw(by_name[n])
+            unit, count = attribute_unit(n, block), _raw(by_name[n])
             if unit is not None and count is not None:
                 out[f"{role}_bytes"] = count * unit
                 if role == "host_written":
                     out["host_written_unit_bytes"] = unit
                 break
     media = [(u, c) for n, a in by_name.items() if _MEDIA.search(n) and "writ" in n.lower()
-             for u, c in [(attribute_unit(n, block), raw(a))] if u is not None and c is not None]
+             for u, c in [(attribute_unit(n, block), _raw(a))] if u is not None and c is not None]
     if media:  # e.g. TLC and SLC writes reported apart: the media wrote both
         out["media_written_bytes"] = sum(u * c for u, c in media)
         out["media_written_unit_bytes"] = max(u for u, _ in media)
-    for name, attrs in (("host_program_pages", ("Host_Program_Page_Count",)), ("media_errors", _ERRORS),
-                        ("ftl_program_pages", ("FTL_Program_Page_Count",)), ("unsafe_shutdowns", _UNSAFE)):
-        for attr in attrs:
-            if attr in by_name:
-                _put(out, name, raw(by_name[attr]))
-    for attr in _WEAR:
-        left = number(by_name[attr].get("value")) if attr in by_name else None
-        if left is not None and 0 <= left <= 100:
-            out["percentage_used"] = 100 - left
-            break
     return out
 
 
@@ -387,9 +393,13 @@ class HeatWatch:
                             dev.path, self.failures)
             return None
         self.failures = 0
+        return self._warning(HealthSnapshot(time=now_iso(), when="sample", source=got[0],  # type: ignore[index]
+                                            values=heat))
+
+    def _warning(self, snap: HealthSnapshot) -> Optional[str]:
+        """Record the sample ``snap``; the findings not warned of before, as a warning text, or None."""
         earlier = [s for s in self.health if s.when == "before"] or [s for s in self.health if s.when == "sample"][:1]
         limits = [s for s in self.health if s.value("temp_warning_c") or s.value("temp_critical_c")]
-        snap = HealthSnapshot(time=now_iso(), when="sample", source=got[0], values=heat)  # type: ignore[index]
         self.health.append(snap)
         found = heat_findings(earlier[-1] if earlier else None, snap, limits[-1] if limits else None)
         new = [text for kind, text in found.items() if kind not in self.warned]

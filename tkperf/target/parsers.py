@@ -327,16 +327,7 @@ def smartctl(text: str) -> Dict[str, object]:
     tool = _obj(data, "smartctl")
     out: Dict[str, object] = {"protocol": _obj(data, "device").get("protocol", ""),
                               "exit_status": tool.get("exit_status", 0)}
-    if "model_name" in data:
-        out["model"] = data["model_name"]
-    elif "scsi_vendor" in data:
-        out["model"] = " ".join(str(data.get(k, "")).strip() for k in ("scsi_vendor", "scsi_product")).strip()
-    for key, source in (("serial", "serial_number"), ("firmware", "firmware_version"),
-                        ("rotation_rate", "rotation_rate"), ("power_cycles", "power_cycle_count")):
-        if source in data:
-            out[key] = data[source]
-    if "firmware" not in out and "scsi_revision" in data:
-        out["firmware"] = data["scsi_revision"]
+    out.update(_smartctl_identity(data))
     for key, source, field in (("capacity_bytes", "user_capacity", "bytes"),
                                ("smart_passed", "smart_status", "passed"),
                                ("temperature_c", "temperature", "current"),
@@ -350,12 +341,7 @@ def smartctl(text: str) -> Dict[str, object]:
             out["host_written_bytes"] = int(health["data_units_written"]) * 512000  # type: ignore[call-overload]
     table = _obj(data, "ata_smart_attributes").get("table")
     if isinstance(table, list):
-        rows = [a for a in table if isinstance(a, dict)]
-        out["ata"] = {ATA_ATTRIBUTES[a["id"]]: _obj(a, "raw").get("value")
-                      for a in rows if a.get("id") in ATA_ATTRIBUTES}
-        out["attributes"] = [{"id": a.get("id"), "name": a.get("name"), "value": a.get("value"),
-                              "worst": a.get("worst"), "thresh": a.get("thresh"),
-                              "raw": _obj(a, "raw").get("string")} for a in rows]
+        out.update(_ata_attributes(table))
     if "scsi_grown_defect_list" in data or "scsi_error_counter_log" in data:
         log = _obj(data, "scsi_error_counter_log")
         out["scsi"] = {"grown_defects": data.get("scsi_grown_defect_list"),
@@ -366,3 +352,29 @@ def smartctl(text: str) -> Dict[str, object]:
     if isinstance(messages, list) and messages:
         out["messages"] = [m.get("string", "") for m in messages if isinstance(m, dict)]
     return out
+
+
+def _smartctl_identity(data: Dict[str, object]) -> Dict[str, object]:
+    """Model, serial, firmware, rotation rate and power cycles, as ATA, NVMe or SCSI drives report them."""
+    out: Dict[str, object] = {}
+    if "model_name" in data:
+        out["model"] = data["model_name"]
+    elif "scsi_vendor" in data:
+        out["model"] = " ".join(str(data.get(k, "")).strip() for k in ("scsi_vendor", "scsi_product")).strip()
+    for key, source in (("serial", "serial_number"), ("firmware", "firmware_version"),
+                        ("rotation_rate", "rotation_rate"), ("power_cycles", "power_cycle_count")):
+        if source in data:
+            out[key] = data[source]
+    if "firmware" not in out and "scsi_revision" in data:
+        out["firmware"] = data["scsi_revision"]
+    return out
+
+
+def _ata_attributes(table: List[object]) -> Dict[str, object]:
+    """The ATA attributes worth a line (:data:`ATA_ATTRIBUTES`, raw values) and every attribute's row."""
+    rows = [a for a in table if isinstance(a, dict)]
+    return {"ata": {ATA_ATTRIBUTES[a["id"]]: _obj(a, "raw").get("value")
+                    for a in rows if a.get("id") in ATA_ATTRIBUTES},
+            "attributes": [{"id": a.get("id"), "name": a.get("name"), "value": a.get("value"),
+                            "worst": a.get("worst"), "thresh": a.get("thresh"),
+                            "raw": _obj(a, "raw").get("string")} for a in rows]}

@@ -45,7 +45,6 @@ FAMILY = {**{m: "ata" for m in purge_ata.VARIANTS}, **{m: "nvme" for m in purge_
           "scsi": "scsi", "discard": "discard", "none": "none", "cmd": "cmd"}
 #: ``--purge-cmd TEMPLATE`` travels in the run options as ``cmd:TEMPLATE``.
 CMD_PREFIX = "cmd:"
-ATA_PASSWORD = purge_ata.PASSWORD
 # Secure erase of a large HDD can take many hours; FORMAT UNIT likewise.
 PURGE_TIMEOUT_S = 48 * 3600
 VERIFY_BYTES = 64 * 1024 * 1024
@@ -113,6 +112,11 @@ def choose(requested: str, dev: DeviceInfo) -> Tuple[str, str]:
         if requested == "none":
             return "none", "no purge: results do not start from FOB"
         return requested, "" if requested in PTS_METHODS else "discard is not a PTS PURGE"
+    return _auto(dev)
+
+
+def _auto(dev: DeviceInfo) -> Tuple[str, str]:
+    """``--purge auto`` on a whole drive or a file: the PTS PURGE of its transport, else a discard."""
     tran = dev.transport.lower()
     if dev.transport == EMULATED:
         return "discard", EMULATED_NOTE

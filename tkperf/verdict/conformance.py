@@ -186,21 +186,32 @@ def _test_range(options: Mapping[str, str], device: DeviceInfo, rev: pts.Revisio
         return rev.range_deviations(_int(options.get("active_range")), 0, device.size_bytes or 0)
     count = _int(options.get("ar_segments")) or 1
     rules = _int(options.get("range_rules")) or 1
-    names = [n for n in options.get("tests", "").split(",") if n]
-    kinds = {n: registry.get(n) for n in names}
-    uses = [n for n in names if getattr(kinds[n], "uses_test_range", False)]
-    narrowed = [n for n in names if n not in uses] if rules < 2 else []
+    uses, narrowed = _over_test_range(options, rules)
     if not uses and not narrowed:  # no test runs over it: only the active range counts
         return rev.range_deviations(_int(options.get("active_range")), 0, device.size_bytes or 0)
     out = rev.range_deviations(_int(options.get("active_range")), asked, device.size_bytes or 0, count)
     if narrowed:
-        shown = [getattr(kinds[n], "short", "") or n.upper() for n in narrowed]
-        where = f"in {count:,} ActiveRange segments" if count > 1 else "one span at the start of the LBA range"
-        out.append(f"{', '.join(shown)} ran over the test range ({where}), not the whole active range: SNIA "
-                   "defines the test range for three PTS tests only; an earlier tkperf narrowed every test")
+        out.append(_narrowed(narrowed, count))
     if count > 1 and rules < 2:
         out += _touching(options, device, count)
     return out
+
+
+def _over_test_range(options: Mapping[str, str], rules: int) -> Tuple[List[str], List[str]]:
+    """The chosen tests that run over the test range: those whose type uses
+    one, and (their short names) those an earlier tkperf's rules narrowed to it."""
+    names = [n for n in options.get("tests", "").split(",") if n]
+    kinds = {n: registry.get(n) for n in names}
+    uses = [n for n in names if getattr(kinds[n], "uses_test_range", False)]
+    narrowed = [n for n in names if n not in uses] if rules < 2 else []
+    return uses, [getattr(kinds[n], "short", "") or n.upper() for n in narrowed]
+
+
+def _narrowed(shown: List[str], count: int) -> str:
+    """That the tests ``shown`` (not defined over a test range) ran over it, in ``count`` segments."""
+    where = f"in {count:,} ActiveRange segments" if count > 1 else "one span at the start of the LBA range"
+    return (f"{', '.join(shown)} ran over the test range ({where}), not the whole active range: SNIA "
+            "defines the test range for three PTS tests only; an earlier tkperf narrowed every test")
 
 
 def _touching(options: Mapping[str, str], device: DeviceInfo, count: int) -> List[str]:
@@ -317,18 +328,7 @@ def _measured(run: RunResult) -> List[str]:
     no PTS revision's write cache, PURGE or steady-state rule applies)."""
     rev = pts.of_options(run.options)
     hdd = run.profile == HDD
-    out: List[str] = []
-    recorded = run.device.write_cache
-    if hdd:
-        asked = run.options.get("write_cache", "")
-        how = f"set {asked} by --write-cache" if asked in ("on", "off") else "kept as found"
-        out.append(f"write cache {recorded} during the run ({how})" if recorded in ("WCE", "WCD")
-                   else HDD_CACHE_UNKNOWN)
-    elif recorded not in ("WCE", "WCD"):
-        # '' or, in files of older tkperf, sysfs's 'write back': not the drive's setting
-        out.append(f"write cache state unknown ({rev.title} requires {rev.write_cache})")
-    elif recorded != rev.write_cache:
-        out.append(f"write cache was {recorded} during the run ({rev.title} requires {rev.write_cache})")
+    out = _cache_measured(run, rev, hdd)
     if run.status != "complete":
         out.append(f"the run did not complete (status: {run.status})")
     resumed = sorted({e.test for e in run.events if e.kind == "resume" and e.test})
@@ -336,19 +336,42 @@ def _measured(run: RunResult) -> List[str]:
         out.append("the run was interrupted and resumed" + (f" ({', '.join(resumed)})" if resumed else ""))
     out += [] if hdd else _purges(run)
     for t in run.tests:
-        kind = registry.get(t.type)
-        if kind is not None and kind.pts is not None and not hdd:
-            out += kind.pts.result_deviations(kind, t, run.options, rev, run.device.size_bytes)
-        sought = registry.steady_policy(t) is not Steady.NONE
-        if t.status == "complete" and sought and t.rounds and not (t.steady and t.steady.steady):
-            failed = [unit_words(x) for x in steps_of(kind, t).unsteady_variables(t)]  # µs where it can be shown
-            out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"
-                       + (f" (not steady: {', '.join(failed)})" if failed else ""))
-        elif t.status == "complete" and sought and late_window(t) and not hdd:
-            out.append(f"{t.key}: steady state only in rounds {t.steady.first_round}-{t.steady.last_round}, "  # type: ignore[union-attr]  # late_window: steady is set
-                       f"after round {PTS_MAX_ROUNDS}: not a PTS steady state")
-        elif t.status not in ("complete", ""):
-            out.append(f"{t.key}: test {t.status}")
+        out += _test_measured(run, t, rev, hdd)
+    return out
+
+
+def _cache_measured(run: RunResult, rev: pts.Revision, hdd: bool) -> List[str]:
+    """The write cache the run recorded, against the revision's (for the HDD profile, said as it was)."""
+    recorded = run.device.write_cache
+    if hdd:
+        asked = run.options.get("write_cache", "")
+        how = f"set {asked} by --write-cache" if asked in ("on", "off") else "kept as found"
+        return [f"write cache {recorded} during the run ({how})" if recorded in ("WCE", "WCD")
+                else HDD_CACHE_UNKNOWN]
+    if recorded not in ("WCE", "WCD"):
+        # '' or, in files of older tkperf, sysfs's 'write back': not the drive's setting
+        return [f"write cache state unknown ({rev.title} requires {rev.write_cache})"]
+    if recorded != rev.write_cache:
+        return [f"write cache was {recorded} during the run ({rev.title} requires {rev.write_cache})"]
+    return []
+
+
+def _test_measured(run: RunResult, t: TestRun, rev: pts.Revision, hdd: bool) -> List[str]:
+    """One test's deviations in its results: its type's own, no (or a late) steady state, not complete."""
+    out: List[str] = []
+    kind = registry.get(t.type)
+    if kind is not None and kind.pts is not None and not hdd:
+        out += kind.pts.result_deviations(kind, t, run.options, rev, run.device.size_bytes)
+    sought = registry.steady_policy(t) is not Steady.NONE
+    if t.status == "complete" and sought and t.rounds and not (t.steady and t.steady.steady):
+        failed = [unit_words(x) for x in steps_of(kind, t).unsteady_variables(t)]  # µs where it can be shown
+        out.append(f"{t.key}: no steady state within {len(t.tracking_values()) or len(t.rounds)} rounds"
+                   + (f" (not steady: {', '.join(failed)})" if failed else ""))
+    elif t.status == "complete" and sought and late_window(t) and not hdd:
+        out.append(f"{t.key}: steady state only in rounds {t.steady.first_round}-{t.steady.last_round}, "  # type: ignore[union-attr]  # late_window: steady is set
+                   f"after round {PTS_MAX_ROUNDS}: not a PTS steady state")
+    elif t.status not in ("complete", ""):
+        out.append(f"{t.key}: test {t.status}")
     return out
 
 

@@ -94,17 +94,34 @@ def steady_record(imp: Imported) -> Tuple[Dict[str, object], List[str]]:
                                  "average": None if fs.average is None else fs.average * k}
     if fs.slope is not None:  # TKperf counted rounds from 0: the intercept moves by one slope
         theirs.update(slope=fs.slope[0] * k, intercept=(fs.slope[1] - fs.slope[0]) * k)
+    diffs = _verdict_diffs(imp, their_rounds) + _file_diffs(imp, their_rounds, their_values)
+    return {"tkperf": mine, "file": theirs, "agree": not diffs}, diffs
+
+
+def _verdict_diffs(imp: Imported, their_rounds: List[int]) -> List[str]:
+    """Where the file's steady-state verdict, window or tracked workload differ from tkperf's."""
+    t, s, fs = imp.test, imp.test.steady, imp.steady
+    assert s is not None and fs is not None
     diffs: List[str] = []
     if fs.reached is not None and fs.reached != s.steady:
         diffs.append(f"TKperf's own check says steady state was {'reached' if fs.reached else 'NOT reached'}, "
                      f"tkperf's 20/10 check says {'reached' if s.steady else 'NOT reached'} (range "
                      f"{_share(s.range, s.average)} of the average, limit {DATA_EXCURSION:.0%}; slope excursion "
                      f"{_share(s.slope_excursion, s.average)}, limit {SLOPE_EXCURSION:.0%})")
-    if their_rounds and their_rounds != mine["rounds"]:
+    if their_rounds and their_rounds != list(s.rounds):
         diffs.append(f"the file's window is rounds {_span(their_rounds)}, tkperf judged rounds {_span(s.rounds)}")
     if imp.tracked != t.tracking_workload:
         diffs.append(f"TKperf tracked {imp.tracked} (the next-to-last block size at 0/100: 8k once it had "
                      f"dropped 512 for a 4K-native drive), tkperf tracks {t.tracking_workload}")
+    return diffs
+
+
+def _file_diffs(imp: Imported, their_rounds: List[int], their_values: List[float]) -> List[str]:
+    """Where the file's steady-state record disagrees with itself: its window's values with its
+    matrix, its average with its values, its line with theirs."""
+    t, s, fs, k = imp.test, imp.test.steady, imp.steady, imp.scale
+    assert s is not None and fs is not None
+    diffs: List[str] = []
     matrix = {r.index: w.metric(imp.metric) for r in t.rounds for w in r.workloads if w.name == imp.tracked}
     for r, v in zip(their_rounds, their_values):
         if r in matrix and not _close(v, matrix[r], s.average):
@@ -119,7 +136,7 @@ def steady_record(imp: Imported) -> Tuple[Dict[str, object], List[str]]:
         if not (_close(slope, fs.slope[0], sum(fs.values)) and _close(icpt, fs.slope[1], sum(fs.values))):
             diffs.append(f"the file's line (slope {fs.slope[0]:,.6g}, intercept {fs.slope[1]:,.6g}) is not the "
                          f"least-squares line of its window (slope {slope:,.6g}, intercept {icpt:,.6g})")
-    return {"tkperf": mine, "file": theirs, "agree": not diffs}, diffs
+    return diffs
 
 
 def _span(rounds) -> str:
@@ -161,18 +178,10 @@ def _options(imported: List[Imported], used: Dict[str, Settings], old: OldFile, 
     """Only what the file holds: the tests, their matrices, TC/QD, runtime, refill_buffers."""
     types = list(dict.fromkeys(i.test.type for i in imported))
     opts = {"tests": ",".join(types)}
-    main = next((s for tag, s in used.items() if tag != "lat"), None)
-    if main is not None:
-        for name in ("numjobs", "iodepth"):
-            if getattr(main, name):
-                opts[name] = str(getattr(main, name))
-        if main.runtime_recorded or "runtime" in cmd:
-            opts["runtime"] = str(main.runtime)
-    xargs = [x for x in (t.values.get("xargs") for t in old.tests.values()) if isinstance(x, list)]
-    if cmd.get("refill_buffers") or any("refill_buffers" in x for x in xargs):
-        opts["refill_buffers"] = "true"
-    elif xargs or "cmdline" in old.run:
-        opts["refill_buffers"] = "false"
+    opts.update(_run_settings(used, cmd))
+    refill = _refill_buffers(old, cmd)
+    if refill:
+        opts["refill_buffers"] = refill
     for i in imported:
         p = i.test.params
         if i.test.type in ("iops", "lat"):
@@ -181,6 +190,29 @@ def _options(imported: List[Imported], used: Dict[str, Settings], old: OldFile, 
     if tp:
         opts["tp_bs"] = ",".join(tp)
     return opts
+
+
+def _run_settings(used: Dict[str, Settings], cmd: Dict[str, object]) -> Dict[str, str]:
+    """TC, QD and the runtime, as the first test's but LAT's settings hold them."""
+    opts: Dict[str, str] = {}
+    main = next((s for tag, s in used.items() if tag != "lat"), None)
+    if main is not None:
+        for name in ("numjobs", "iodepth"):
+            if getattr(main, name):
+                opts[name] = str(getattr(main, name))
+        if main.runtime_recorded or "runtime" in cmd:
+            opts["runtime"] = str(main.runtime)
+    return opts
+
+
+def _refill_buffers(old: OldFile, cmd: Dict[str, object]) -> str:
+    """'true' or 'false' as the command line or the tests' extra fio arguments say; '' when nothing does."""
+    xargs = [x for x in (t.values.get("xargs") for t in old.tests.values()) if isinstance(x, list)]
+    if cmd.get("refill_buffers") or any("refill_buffers" in x for x in xargs):
+        return "true"
+    if xargs or "cmdline" in old.run:
+        return "false"
+    return ""
 
 
 def _notes(old: OldFile, imported: List[Imported], used: Dict[str, Settings], size_from: str) -> List[str]:
@@ -217,13 +249,7 @@ def build_run(old: OldFile, source: str, imported_at: str = "") -> RunResult:
     cmd = command_line(cmdline_words(old.run))
     imported, used = _tests(old, source, cmd, size)
     four_k = _four_k_native(imported)
-    path = str(cmd.get("device", NOT_RECORDED))
-    device = DeviceInfo(path=path, resolved=path, kind="block", size_bytes=size,
-                        logical_sector=4096 if four_k else 512, physical_sector=4096 if four_k else 512,
-                        vendor=dev.get("vendor", ""), model=dev.get("model", ""), serial=dev.get("serial", ""),
-                        firmware=dev.get("firmware", ""), rotational=old.mode == "hdd",
-                        transport=dev.get("transport", str(cmd.get("interface", ""))),
-                        write_cache={"1": "WCE", "0": "WCD"}.get(dev.get("cache", ""), ""))
+    device = _device(old, dev, cmd, size, four_k)
     fio = next((str(t.values["fioversion"]).strip() for t in old.tests.values()
                 if isinstance(t.values.get("fioversion"), str)), "")
     host = HostInfo(kernel=str(old.run.get("kernel", "")).strip(), os=_os_name(str(old.run.get("lsb", ""))),
@@ -237,6 +263,38 @@ def build_run(old: OldFile, source: str, imported_at: str = "") -> RunResult:
     run.events.append(Event(when, "import", f"imported from {base}, a result file of the original TKperf "
                                             f"{version} ({old.mode} mode), by tkperf {__version__}"))
     run.events += [Event(when, "note", n) for n in _notes(old, imported, used, size_from)]
+    verdicts = _steady_verdicts(run, imported, when)
+    imported_facts: Dict[str, object] = {
+        "source": base, "tool": "TKperf", "version": old.version, "mode": old.mode, "testname": old.name,
+        "testdate": old.run.get("testdate", ""), "cmdline": old.run.get("cmdline", ""),
+        "kernel": old.run.get("kernel", ""), "lsb": old.run.get("lsb", ""), "featmatrix": old.run.get("featmatrix", ""),
+        "capacity_from": size_from, "not_recorded": list(NEVER_RECORDED) + _missing(old, used, device, four_k),
+        "steady_state": verdicts, "imported_at": when, "tkperf_version": __version__,
+        "preconditioning": {i.test.key: _preconditioning(i.test.type, old.mode, _user_oio(old, used, cmd))
+                            for i in imported},
+        "tkperf_rules": TKPERF_RULES,
+    }
+    if old.replaced:
+        imported_facts["control_characters_replaced"] = list(old.replaced)
+    run.facts["imported"] = imported_facts
+    return run
+
+
+def _device(old: OldFile, dev: Dict[str, str], cmd: Dict[str, object], size: int,
+            four_k: Optional[bool]) -> DeviceInfo:
+    """The device as the file's ``devinfo`` and command line describe it."""
+    path = str(cmd.get("device", NOT_RECORDED))
+    return DeviceInfo(path=path, resolved=path, kind="block", size_bytes=size,
+                      logical_sector=4096 if four_k else 512, physical_sector=4096 if four_k else 512,
+                      vendor=dev.get("vendor", ""), model=dev.get("model", ""), serial=dev.get("serial", ""),
+                      firmware=dev.get("firmware", ""), rotational=old.mode == "hdd",
+                      transport=dev.get("transport", str(cmd.get("interface", ""))),
+                      write_cache={"1": "WCE", "0": "WCD"}.get(dev.get("cache", ""), ""))
+
+
+def _steady_verdicts(run: RunResult, imported: List[Imported], when: str) -> Dict[str, object]:
+    """Each test's steady-state record (:func:`steady_record`), its agreement
+    or its differences said in the run's events."""
     verdicts: Dict[str, object] = {}
     for i in imported:
         if i.test.steady is None and i.test.rounds and i.test.tracking_workload:
@@ -252,20 +310,7 @@ def build_run(old: OldFile, source: str, imported_at: str = "") -> RunResult:
             run.events.append(Event(when, "note", f"steady state: TKperf's own verdict (rounds "
                                     f"{_span(record['file']['rounds'])}) agrees with tkperf's 20/10 check",
                                     test=i.test.key))
-    imported_facts: Dict[str, object] = {
-        "source": base, "tool": "TKperf", "version": old.version, "mode": old.mode, "testname": old.name,
-        "testdate": old.run.get("testdate", ""), "cmdline": old.run.get("cmdline", ""),
-        "kernel": old.run.get("kernel", ""), "lsb": old.run.get("lsb", ""), "featmatrix": old.run.get("featmatrix", ""),
-        "capacity_from": size_from, "not_recorded": list(NEVER_RECORDED) + _missing(old, used, device, four_k),
-        "steady_state": verdicts, "imported_at": when, "tkperf_version": __version__,
-        "preconditioning": {i.test.key: _preconditioning(i.test.type, old.mode, _user_oio(old, used, cmd))
-                            for i in imported},
-        "tkperf_rules": TKPERF_RULES,
-    }
-    if old.replaced:
-        imported_facts["control_characters_replaced"] = list(old.replaced)
-    run.facts["imported"] = imported_facts
-    return run
+    return verdicts
 
 
 #: TKperf's fixed rules (its source's constants), for a header that must say them.

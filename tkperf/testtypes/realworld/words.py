@@ -6,9 +6,6 @@ from typing import List
 
 #: The public text (docs/rwsw-tests.rst, "Sources").
 RWSW_PTS = "SNIA RWSW PTS"
-RWSW_CITATION = ("SNIA, Real World Storage Workload (RWSW) Performance Test Specification for Datacenter "
-                 "Storage, SNIA Technical Position, May 25, 2018 (working draft version 1.0.5, "
-                 "September 18, 2017, read for the tests' structure)")
 
 
 def common_deviations(name: str) -> List[str]:
