@@ -178,7 +178,7 @@ def test_show_json_of_the_example_capture_matches_its_schema(capsys):
         schema = json.load(fh)
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(doc, schema, cls=jsonschema.Draft202012Validator)
-    assert (doc["schema"], doc["version"]) == ("tkperf-capture-show", 2)
+    assert (doc["schema"], doc["version"]) == ("tkperf-capture-show", 3)
     # a database's capture: its writes are mostly whole 8 KiB pages
     writes = [s for s in doc["streams"] if s["rw"] == "write"]
     assert sum(s["ios"] for s in writes if s["bs"] % 8192 == 0) / sum(s["ios"] for s in writes) > 0.8
