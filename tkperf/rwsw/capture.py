@@ -243,7 +243,8 @@ def record(device: Union[str, Sequence[str]], seconds: float, name: str, outdir:
            say: Callable[[str], None] = _say) -> Written:
     """Record ``device`` -- or several devices at once, on one timeline -- for
     ``seconds`` and write the capture (root only); ``on_start`` is called once
-    every check has passed, as recording begins.  A signal stops the
+    recording has begun (the capture's start mark is in the trace: I/O from
+    then on is captured).  A signal stops the
     recording early and keeps it (:class:`StopAndKeep`)."""
     tracing.needs_root()
     names = [device] if isinstance(device, str) else list(device)
@@ -259,12 +260,10 @@ def record(device: Union[str, Sequence[str]], seconds: float, name: str, outdir:
         raise OutputError(f"cannot create a temporary file in {outdir}: {exc.strerror}") from None
     with StopAndKeep(say) as stop:  # a second signal, also while the events are analysed, leaves nothing behind
         with raw:
-            if on_start is not None:
-                on_start()
             started = time.time()
             with tracing.Recorder(devs[0], devs[1:]) as rec:
                 stop.recording = True
-                rec.record(seconds, raw.fileno(), stop.stop)
+                rec.record(seconds, raw.fileno(), stop.stop, started=on_start or (lambda: None))
                 stop.recording = None  # over: a first signal now lets the analysis finish
             raw.seek(0)
             with _Iolog(iolog) as log_:
