@@ -214,3 +214,25 @@ def test_combine_never_replaces_without_force_nor_a_source(tmp_path, capsys):
     assert main(["capture", "--combine", a, b, "--name", "d", "--outdir", str(tmp_path)]) == 2
     assert "--as days" in capsys.readouterr().err
     assert main(["capture", "/dev/null", "--name", "d", "--duration", "1s", "--force"]) == 2
+
+
+def test_a_replay_onto_one_target_names_the_devices_it_folded(tmp_path):
+    from tkperf.api import TestRun
+    from tkperf.kit import options
+    from tkperf.kit.registry import get
+
+    cap, _, _ = _two_devices()
+    path = tmp_path / "two.xml"
+    model.save(cap, str(path))
+    kind = get("replay")
+    (plan,) = kind.plan(options.build({"tests": ("replay",), "rwsw_workload": str(path)}), 1 << 30)
+    assert plan.params["capture_folded"] == "db1:/dev/loopA, db1:/dev/loopB"
+    test = TestRun("replay", "replay", "", "", "", params=dict(plan.params))
+    said = [d for d in kind.pts.result_deviations(kind, test, {}, None, 1 << 30) if "several devices" in d]
+    assert said == ["replay: the capture is of several devices (db1:/dev/loopA, db1:/dev/loopB), replayed onto this "
+                    "one target: their addresses laid end to end and folded into its range, a stream of several "
+                    "devices one stream"]
+    one = tmp_path / "one.xml"
+    model.save(dataclasses.replace(cap, devices=()), str(one))
+    (plan,) = kind.plan(options.build({"tests": ("replay",), "rwsw_workload": str(one)}), 1 << 30)
+    assert "capture_folded" not in plan.params
