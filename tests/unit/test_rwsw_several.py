@@ -236,3 +236,18 @@ def test_a_replay_onto_one_target_names_the_devices_it_folded(tmp_path):
     model.save(dataclasses.replace(cap, devices=()), str(one))
     (plan,) = kind.plan(options.build({"tests": ("replay",), "rwsw_workload": str(one)}), 1 << 30)
     assert "capture_folded" not in plan.params
+
+
+def test_the_report_gives_each_device_per_step_and_a_combined_capture_its_sources(tmp_path, capsys):
+    a, _, _ = _saved(str(tmp_path), name="h1", n=400, host="db1")
+    b, _, _ = _saved(str(tmp_path), name="h2", n=200, host="<b>db2</b>")
+    assert main(["capture", "--combine", a, b, "--as", "hosts", "--name", "all", "--outdir", str(tmp_path),
+                 "-q"]) == 0
+    assert main(["report", str(tmp_path / "all.xml"), "--format", "rst,html"]) == 0
+    rst = (tmp_path / "all.rst").read_text()
+    for words in ("Devices", "Each device in total", "Each device per step", "Sources", "The captures combined",
+                  "upper bound", "db1\\:/dev/loopB"):  # reST escapes text from the file
+        assert words in rst, words
+    assert "device-iops.svg" in os.listdir(tmp_path / "all-plots")
+    html = (tmp_path / "all.html").read_text()
+    assert "<b>db2</b>" not in html and "&lt;b&gt;db2" in html

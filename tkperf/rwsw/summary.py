@@ -19,7 +19,7 @@ NOT_RECORDED = "not recorded"
 #: Coverage (by I/Os or bytes, %) below which show and report warn.
 COVERAGE_WARN = 80.0
 #: What a combined capture's 99th percentiles are (:mod:`tkperf.rwsw.combine`).
-P99_NOTE = ("its 99th percentiles of I/Os of several captures together are the largest of theirs, an upper bound "
+P99_NOTE = ("99th percentiles of I/Os of several captures together are the largest of theirs, an upper bound "
             "(their response times are not kept)")
 #: Streams below this share are summed into one line of the text.
 SHOWN_SHARE = 0.005
@@ -202,7 +202,7 @@ def device_lines(c: Capture, indent: str = "  ") -> List[str]:
         for s in c.sources:
             out.append(f"{indent}  {s.file} ({s.name}): host {s.host or NOT_RECORDED}, {s.devices}, started "
                        f"{s.started}, {duration(s.duration)}, at {duration(s.at) if s.at else '0 s'}")
-        out.append(f"{indent}  {P99_NOTE}")
+        out.append(f"{indent}  its {P99_NOTE}")
     if c.devices:
         out.append(f"{indent}devices (one timeline; the whole is their sum, their addresses end to end in the iolog):")
         for d in c.devices:
