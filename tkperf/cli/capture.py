@@ -67,8 +67,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
 def register(sub) -> None:
     cap = sub.add_parser(
         "capture", allow_abbrev=False,
-        help="record an application's block I/O (read-only, root; one device or several at once), import a "
-             "blktrace capture, or combine captures: its IO streams and steps (SNIA RWSW)",
+        help="record an application's block I/O (read-only, root) or import a blktrace capture: its IO streams "
+             "and steps (SNIA RWSW)",
         description="Record the block I/O that reaches DEVICE -- or several devices at once, on one timeline "
                     "(a database's data and log drives: each device's streams and steps are kept beside the "
                     "whole's) -- for --duration through the kernel's block "
