@@ -354,3 +354,13 @@ def test_a_capture_of_two_devices_counts_each_one_as_fio_did(two_loops, tmp_path
     writes = [int(x[3]) for x in lines if x[2] == "write"]
     assert len(writes) == 1800 and sum(o >= 64 << 20 for o in writes) == 300
     assert "stopped early by SIGINT" in out
+
+
+def test_devices_that_cannot_be_captured_together_are_one_line(two_loops, tmp_path, capsys):
+    a, b = two_loops
+    for argv, code, words in (([a, a], 2, "given twice"), ([a, os.path.basename(a)], 2, "given twice"),
+                              ([a, str(tmp_path)], 4, "not a block device"), ([b, "/dev/no-such-disk"], 4, "")):
+        assert main(["capture", *argv, "--duration", "1", "--name", "x", "--outdir", str(tmp_path)]) == code, argv
+        err = capsys.readouterr().err.strip()
+        assert words in err and len(err.splitlines()) == 1, err
+    assert not os.path.exists(tmp_path / "x.xml")

@@ -32,7 +32,7 @@ from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from tkperf import durations, programs
 from tkperf.errors import Interrupted, OutputError, ResultFileError, ToolError, UsageError
 from tkperf.model.files import foreign_link, open_to_read, temp_file
-from tkperf.rwsw import combine, combinelog, model, rawtrace, several, steps, summary, trace, tracing
+from tkperf.rwsw import blkparse, combine, combinelog, model, rawtrace, several, steps, summary, trace, tracing
 from tkperf.target import guard
 
 log = logging.getLogger("tkperf")
@@ -327,10 +327,10 @@ def import_file(path: str, name: str, outdir: str, step: float) -> Written:
                 with tempfile.TemporaryFile(dir=outdir) as text:  # unnamed: nothing to plant a link at
                     _blkparse(src, path, text.fileno())
                     text.seek(0)
-                    device, pairer = trace.read_blkparse(text, path, acc)
+                    device, pairer = blkparse.read_blkparse(text, path, acc)
             else:
                 with os.fdopen(src, "rb", closefd=False) as fh:
-                    device, pairer = trace.read_blkparse(fh, path, acc)
+                    device, pairer = blkparse.read_blkparse(fh, path, acc)
             _check_span(acc, path, step)
             capture = acc.finish(name=name, device=device, size=pairer.span, source="import",
                                  started=_utc(st.st_mtime), iolog=os.path.basename(iolog))
