@@ -177,6 +177,10 @@ def test_combine_as_days_puts_them_one_after_the_other(tmp_path, capsys):
     assert times == sorted(times) and times[-1] >= int(ca.duration * 1e6)
     out = capsys.readouterr().out
     assert "source 2: tue.xml" in out and "upper bound" in out
+    assert main(["show", str(tmp_path / "both.xml")]) == 0
+    shown = capsys.readouterr().out
+    assert "combined (days: one after the other in time) of 2 captures" in shown
+    assert "tue.xml (tue): host db1, db1:/dev/loopA, db1:/dev/loopB, started 2026-12-08T10:00:00Z" in shown
 
 
 def test_combine_as_hosts_overlays_them_each_device_its_own(tmp_path, capsys):
