@@ -215,6 +215,8 @@ def test_combine_never_replaces_without_force_nor_a_source(tmp_path, capsys):
     assert main(args + ["--name", "x1", "--force"]) == 2
     assert "replace one of its sources" in capsys.readouterr().err
     assert main(["capture", "--combine", a, a, "--as", "days", "--name", "d", "--outdir", str(tmp_path)]) == 2
+    assert main(["capture", "--combine", a, b, "--as", "hosts", "--name", "d", "--outdir", str(tmp_path)]) == 2
+    assert "db1:/dev/loopA is in" in capsys.readouterr().err  # the same host's same device twice side by side
     assert main(["capture", "--combine", a, b, "--name", "d", "--outdir", str(tmp_path)]) == 2
     assert "--as days" in capsys.readouterr().err
     assert main(["capture", "/dev/null", "--name", "d", "--duration", "1s", "--force"]) == 2

@@ -121,7 +121,19 @@ def check(paths: Sequence[str], caps: Sequence[Capture], how: str) -> None:
         if how == "days" and len(c.parts) != len(caps[0].parts):
             raise UsageError(f"{p}: {len(c.parts)} device(s), {paths[0]} {len(caps[0].parts)}: days of one workload "
                              "are of the same devices (--as hosts puts devices side by side)")
-    if how == "hosts" and sum(len(c.parts) for c in caps) > MAX_DEVICES:
+    if how == "hosts":
+        _check_hosts(paths, caps)
+
+
+def _check_hosts(paths: Sequence[str], caps: Sequence[Capture]) -> None:
+    """Side by side: at most :data:`MAX_DEVICES` devices, and not one host's same device twice."""
+    labels = [(p, d.label) for p, c in zip(paths, caps) for d in c.parts if d.host]
+    for i, (p, label) in enumerate(labels):
+        other = next((q for q, x in labels[:i] if x == label), None)
+        if other is not None:
+            raise UsageError(f"{p}: {label} is in {other} too: --as hosts puts different devices side by side "
+                             "(--as days puts captures of one device one after the other)")
+    if sum(len(c.parts) for c in caps) > MAX_DEVICES:
         raise UsageError(f"{sum(len(c.parts) for c in caps)} devices together: a capture holds at most "
                          f"{MAX_DEVICES}")
 
