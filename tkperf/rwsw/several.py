@@ -26,7 +26,7 @@ from tkperf.rwsw import tracing
 from tkperf.rwsw.figures import Device
 from tkperf.rwsw.model import MAX_DEVICES, Capture
 from tkperf.rwsw.steps import Accumulator
-from tkperf.rwsw.trace import DEVICE_SHIFT, Span
+from tkperf.rwsw.trace import DEVICE_SHIFT, KIND_FLUSH, Span
 
 
 def _node(d: tracing.DeviceFacts) -> str:
@@ -93,10 +93,12 @@ class Split:
               length: np.ndarray) -> None:
         self.whole.batch(issue, done, kind, offset, length)
         dev = kind >> DEVICE_SHIFT
+        flush = (kind & 3) == KIND_FLUSH  # a flush has no address: 0 on every device
         for i, acc in enumerate(self.parts):
             mine = dev == i
             if mine.any():
-                acc.batch(issue[mine], done[mine], kind[mine], offset[mine] - self.bases[i], length[mine])
+                acc.batch(issue[mine], done[mine], kind[mine], np.where(flush[mine], 0, offset[mine] - self.bases[i]),
+                          length[mine])
 
 
 def device(c: Capture, name: str, size: int, offset: int, host: Optional[str]) -> Device:
