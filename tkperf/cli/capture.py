@@ -83,7 +83,9 @@ def register(sub) -> None:
                     "trace buffer lost, the steps a loss touched marked. The first Ctrl-C (or SIGTERM) ends the "
                     "recording early and keeps it, marked as stopped early; a second aborts. Neither file "
                     "replaces an existing one (but --combine's with --force). The same device twice, or a "
-                    "partition with its disk, is exit 2; a device that is not a block device exit 4. "
+                    "partition with its disk, is exit 2; a device that is not a block device exit 4. A replay of a "
+                    "capture of several devices runs them on its one target, their addresses end to end, and its "
+                    "verdict names them. "
                     "'tkperf help rwsw' explains the method.")
     cap.add_argument("device", nargs="*", metavar="DEVICE",
                      help="the block device(s) to record (e.g. /dev/nvme0n1, or /dev/sdb /dev/sdc at once, at most "
