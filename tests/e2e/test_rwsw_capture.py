@@ -295,3 +295,72 @@ def test_a_partition_is_captured_alone(partitioned, tmp_path, capsys):
     assert len(offsets) == ios and not [ln for ln in lines if " read " in ln]
     assert max(offsets) + 4096 <= 16 << 20  # relative to p1's start: the disk's offsets start at 1 MiB
     assert min(offsets) < 1 << 20
+
+
+@pytest.fixture
+def two_loops(tmp_path):
+    """Two fresh 64 MiB loop devices; skips (saying why) where they cannot be made."""
+    from conftest import loop_device
+    made = []
+    try:
+        for sub in ("a", "b"):
+            (tmp_path / sub).mkdir()
+            gen = loop_device(64 << 20, tmp_path / sub)
+            made.append(gen)
+            path = next(gen)
+            made[-1] = (gen, path)
+        yield tuple(p for _, p in made)
+    finally:
+        for item in reversed(made):
+            (item[0] if isinstance(item, tuple) else item).close()  # detaches the loop device
+
+
+def test_a_capture_of_two_devices_counts_each_one_as_fio_did(two_loops, tmp_path, capsys):
+    """fio writes to both devices while one capture records them: each
+    device's writes are exactly fio's job on it, each device's streams its
+    own, and the flushes of the job that syncs are that device's only."""
+    a, b = two_loops
+    proc = subprocess.Popen([sys.executable, "-m", "tkperf", "capture", a, b, "--duration", "600", "--name", "two",
+                             "--outdir", str(tmp_path), "--step", "1s"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert proc.stdout.readline().startswith("capturing the block I/O of")  # recording has begun
+        fio = subprocess.run(
+            ["fio", "--output-format=json", "--direct=1", "--ioengine=psync", "--size=32m",
+             "--name=data", f"--filename={a}", "--rw=randwrite", "--bs=4k", "--number_ios=1500", "--norandommap",
+             "--name=log", f"--filename={b}", "--rw=write", "--bs=64k", "--number_ios=300", "--fdatasync=3"],
+            capture_output=True, text=True, timeout=300)
+        assert fio.returncode == 0, fio.stderr
+    finally:
+        proc.send_signal(signal.SIGINT)  # stop early and keep it
+        out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    jobs = {j["jobname"]: j for j in first_json_object(fio.stdout)["jobs"]}
+    c = model.load(str(tmp_path / "two.xml"))
+    assert c.device == f"{a} + {b}" and [d.name for d in c.devices] == [a, b]
+    da, db = c.devices
+    assert da.ios == jobs["data"]["write"]["total_ios"] == 1500
+    assert db.ios == jobs["log"]["write"]["total_ios"] == 300
+    assert sum(s.ios for s in c.streams) == 1800 and da.offset == 0 and db.offset == 64 << 20
+    assert {s.rw for s in da.streams} == {"write"} and all(s.bs == 4096 for s in da.streams)
+    assert {s.key: s.ios for s in db.streams}.get("SEQ 64KiB write", 0) >= 299  # the first has no predecessor
+    syncs = jobs["log"]["sync"]["lat_ns"]["N"]  # fio's fdatasync after every 3rd write, each a flush of that device
+    assert da.seen.flushes == 0 and db.seen.flushes == c.seen.flushes == syncs >= 90
+    for k, st in enumerate(c.steps):
+        assert sum(s.ios for s in st.streams) == sum(s.ios for s in da.steps[k].streams) + sum(
+            s.ios for s in db.steps[k].streams)
+    with open(tmp_path / "two.iolog") as fh:
+        lines = [line.split() for line in fh if len(line.split()) == 5]
+    writes = [int(x[3]) for x in lines if x[2] == "write"]
+    assert len(writes) == 1800 and sum(o >= 64 << 20 for o in writes) == 300
+    assert "stopped early by SIGINT" in out
+
+
+def test_devices_that_cannot_be_captured_together_are_one_line(two_loops, tmp_path, capsys):
+    a, b = two_loops
+    for argv, code, words in (([a, a], 2, "given twice"), ([a, os.path.basename(a)], 2, "given twice"),
+                              ([a, str(tmp_path)], 4, "not a block device"), ([b, "/dev/no-such-disk"], 4, "")):
+        assert main(["capture", *argv, "--duration", "1", "--name", "x", "--outdir", str(tmp_path)]) == code, argv
+        err = capsys.readouterr().err.strip()
+        assert words in err and len(err.splitlines()) == 1, err
+    assert not os.path.exists(tmp_path / "x.xml")

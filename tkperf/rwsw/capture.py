@@ -27,12 +27,12 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from tkperf import durations, programs
-from tkperf.errors import Interrupted, OutputError, ResultFileError, ToolError
+from tkperf.errors import Interrupted, OutputError, ResultFileError, ToolError, UsageError
 from tkperf.model.files import foreign_link, open_to_read, temp_file
-from tkperf.rwsw import model, rawtrace, steps, summary, trace, tracing
+from tkperf.rwsw import blkparse, combine, combinelog, model, rawtrace, several, steps, summary, trace, tracing
 from tkperf.target import guard
 
 log = logging.getLogger("tkperf")
@@ -61,9 +61,10 @@ def _utc(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def paths(outdir: str, name: str) -> Tuple[str, str]:
+def paths(outdir: str, name: str, replace: bool = False) -> Tuple[str, str]:
     """``DIR/NAME.xml`` and ``DIR/NAME.iolog``, after checking that the
-    directory exists and neither file does (OutputError otherwise)."""
+    directory exists and neither file does, unless told to ``replace`` them
+    (OutputError otherwise)."""
     why = foreign_link(outdir)
     if why:
         raise OutputError(f"--outdir {outdir}: {why}; tkperf does not write through it")
@@ -71,7 +72,7 @@ def paths(outdir: str, name: str) -> Tuple[str, str]:
         raise OutputError(f"--outdir {outdir}: no such directory")
     xml, iolog = os.path.join(outdir, f"{name}.xml"), os.path.join(outdir, f"{name}.iolog")
     for p in (xml, iolog):
-        if os.path.lexists(p):
+        if os.path.lexists(p) and not replace:
             raise OutputError(f"{p} exists; tkperf capture does not replace it (give another --name or remove it)")
     return xml, iolog
 
@@ -84,8 +85,9 @@ class _Iolog:
 
     fh: IO[bytes]
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, replace: bool = False) -> None:
         self.path = path
+        self.replace = replace
         self.tmp = ""
 
     def __enter__(self) -> _Iolog:
@@ -121,20 +123,21 @@ class _Iolog:
             self.fh.flush()
             os.fsync(self.fh.fileno())
             self.fh.close()
-            if os.path.lexists(self.path):
+            if os.path.lexists(self.path) and not self.replace:
                 raise OutputError(f"{self.path} exists; tkperf capture does not replace it")
             os.replace(self.tmp, self.path)
         except OSError as exc:
             raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
 
 
-def _write(log_: _Iolog, capture: model.Capture, xml: str) -> None:
-    log_.commit()
+def _write(log_: Optional[_Iolog], capture: model.Capture, xml: str, overwrite: bool = False) -> None:
+    if log_ is not None:
+        log_.commit()
     try:
-        model.save(capture, xml)
+        model.save(capture, xml, overwrite=overwrite)
         model.load(xml)  # what was written reads back
     except BaseException:  # nothing is left where a capture fails: a retry under the name works
-        for path in (xml, log_.path):
+        for path in (xml, log_.path if log_ is not None else xml):
             try:
                 os.unlink(path)
             except FileNotFoundError:
@@ -211,40 +214,63 @@ def _say(text: str) -> None:
     print(f"tkperf: {text}", file=sys.stderr, flush=True)
 
 
-def record(device: str, seconds: float, name: str, outdir: str, step: float,
+def _analysed(raw: IO[bytes], rec: tracing.Recorder, devs: Sequence[tracing.DeviceFacts], names: Sequence[str],
+              step: float, log_: _Iolog, seconds: Optional[float],
+              meta: Dict[str, str]) -> Tuple[model.Capture, trace.Pairer]:
+    """The capture of the recorded events (and its pairer, for its counts):
+    of one device, or of several, each with its own figures beside the whole's
+    (:mod:`tkperf.rwsw.several`)."""
+    assert rec.layout is not None
+    acc = steps.Accumulator(step, log_.fh, lost_known=True)
+    if len(devs) == 1:
+        dev = devs[0]
+        pairer = rawtrace.read_raw(raw, rec.layout, dev.kernel_dev, acc, dev.first_sector,
+                                   dev.sectors if dev.first_sector else None, seconds=seconds)
+        return acc.finish(device=names[0], size=dev.size, lost_events=rec.lost, **meta), pairer
+    spans = several.spans(devs)
+    parts = [steps.Accumulator(step, None, lost_known=True) for _ in devs]
+    pairer = rawtrace.read_raw(raw, rec.layout, 0, several.Split(acc, parts, [s.base for s in spans]),
+                               seconds=seconds, devices=spans)
+    whole = acc.finish(device=several.joined(names), size=sum(d.size for d in devs), lost_events=rec.lost, **meta)
+    each = tuple(several.device(part.finish(device=n, size=d.size, lost_events=rec.lost, **meta), n, d.size, sp.base,
+                                meta["host"])
+                 for part, n, d, sp in zip(parts, names, devs, spans))
+    return dataclasses.replace(whole, devices=each), pairer
+
+
+def record(device: Union[str, Sequence[str]], seconds: float, name: str, outdir: str, step: float,
            on_start: Optional[Callable[[], None]] = None,
            say: Callable[[str], None] = _say) -> Written:
-    """Record ``device`` for ``seconds`` and write the capture (root only);
-    ``on_start`` is called once every check has passed, as recording begins.
-    A signal stops the recording early and keeps it (:class:`StopAndKeep`)."""
+    """Record ``device`` -- or several devices at once, on one timeline -- for
+    ``seconds`` and write the capture (root only); ``on_start`` is called once
+    recording has begun (the capture's start mark is in the trace: I/O from
+    then on is captured).  A signal stops the
+    recording early and keeps it (:class:`StopAndKeep`)."""
     tracing.needs_root()
-    dev = tracing.device_facts(device)
+    names = [device] if isinstance(device, str) else list(device)
+    devs = several.facts(names) if len(names) > 1 else (tracing.device_facts(names[0]),)
     xml, iolog = paths(outdir, name)
-    if tracing.on_device(outdir, dev):
-        raise OutputError(f"--outdir {outdir} is on the captured disk: what tkperf writes there would be "
-                          "captured too; choose a directory on another disk")
+    for dev in devs:
+        if tracing.on_device(outdir, dev):
+            raise OutputError(f"--outdir {outdir} is on the captured disk ({dev.path}): what tkperf writes there "
+                              "would be captured too; choose a directory on another disk")
     try:  # unnamed where the kernel can (O_TMPFILE), else a fresh name removed at once: no link to plant
         raw = tempfile.TemporaryFile(dir=outdir, prefix=f".{name}.", suffix=".trace.tmp")
     except OSError as exc:
         raise OutputError(f"cannot create a temporary file in {outdir}: {exc.strerror}") from None
     with StopAndKeep(say) as stop:  # a second signal, also while the events are analysed, leaves nothing behind
         with raw:
-            if on_start is not None:
-                on_start()
             started = time.time()
-            with tracing.Recorder(dev) as rec:
+            with tracing.Recorder(devs[0], devs[1:]) as rec:
                 stop.recording = True
-                rec.record(seconds, raw.fileno(), stop.stop)
+                rec.record(seconds, raw.fileno(), stop.stop, started=on_start or (lambda: None))
                 stop.recording = None  # over: a first signal now lets the analysis finish
-            assert rec.layout is not None
             raw.seek(0)
             with _Iolog(iolog) as log_:
-                acc = steps.Accumulator(step, log_.fh, lost_known=True)
-                pairer = rawtrace.read_raw(raw, rec.layout, dev.kernel_dev, acc, dev.first_sector,
-                                           dev.sectors if dev.first_sector else None,
-                                           seconds=None if stop.stopped_by else seconds)
-                capture = acc.finish(name=name, device=device, size=dev.size, source="tracefs",
-                                     started=_utc(started), iolog=os.path.basename(iolog), lost_events=rec.lost)
+                meta = {"name": name, "source": "tracefs", "started": _utc(started),
+                        "iolog": os.path.basename(iolog), "host": os.uname().nodename}
+                capture, pairer = _analysed(raw, rec, devs, names, step, log_,
+                                            None if stop.stopped_by else seconds, meta)
                 if stop.stopped_by is not None:
                     capture = dataclasses.replace(capture, stopped_at=capture.duration, stopped_by=stop.stopped_by)
                 _write(log_, capture, xml)
@@ -301,10 +327,10 @@ def import_file(path: str, name: str, outdir: str, step: float) -> Written:
                 with tempfile.TemporaryFile(dir=outdir) as text:  # unnamed: nothing to plant a link at
                     _blkparse(src, path, text.fileno())
                     text.seek(0)
-                    device, pairer = trace.read_blkparse(text, path, acc)
+                    device, pairer = blkparse.read_blkparse(text, path, acc)
             else:
                 with os.fdopen(src, "rb", closefd=False) as fh:
-                    device, pairer = trace.read_blkparse(fh, path, acc)
+                    device, pairer = blkparse.read_blkparse(fh, path, acc)
             _check_span(acc, path, step)
             capture = acc.finish(name=name, device=device, size=pairer.span, source="import",
                                  started=_utc(st.st_mtime), iolog=os.path.basename(iolog))
@@ -312,3 +338,38 @@ def import_file(path: str, name: str, outdir: str, step: float) -> Written:
     finally:
         os.close(src)
     return Written(capture, xml, iolog, _notes(pairer.skipped, pairer.count))
+
+
+def combine_files(files: Sequence[str], how: str, name: str, outdir: str, replace: bool = False) -> Written:
+    """Combine the captures ``files`` (``days``: one after the other; ``hosts``:
+    side by side, :mod:`tkperf.rwsw.combine`) into ``DIR/NAME.xml`` with its
+    iolog (where every source has one); an existing output is replaced only
+    when told (``replace``, ``--force``), and never one of the sources."""
+    caps = [model.load(f) for f in files]
+    combine.check(files, caps, how)
+    xml, iolog = paths(outdir, name, replace)
+    logs = [combinelog.iolog_path(f, c) for f, c in zip(files, caps)]
+    own = {os.path.realpath(p) for p in [*files, *logs] if p is not None}
+    if own & {os.path.realpath(xml), os.path.realpath(iolog)}:
+        raise UsageError(f"--name {name}: the combined capture would replace one of its sources")
+    keep = all(logs)
+    make = combine.days if how == "days" else combine.hosts
+    cap = make(files, caps, name, os.path.basename(iolog) if keep else None)
+    notes = [f"source {i}: {s.file} ({s.name}; host {s.host or 'not recorded'}; {s.devices}; started {s.started}, "
+             f"{durations.duration(s.duration)}) at {durations.duration(s.at) if s.at else '0 s'}"
+             for i, s in enumerate(cap.sources, 1)]
+    notes.append(f"the combined capture's {summary.P99_NOTE}")
+    if not keep:
+        notes.append("no iolog: " + ", ".join(f for f, p in zip(files, logs) if p is None) + " has none beside it "
+                     "(an exact replay needs one)")
+        _write(None, cap, xml, overwrite=replace)
+        return Written(cap, xml, "", tuple(notes))
+    j, moved = 0, []
+    for c in caps:
+        moved.append([d.offset for d in cap.parts[j:j + len(c.parts)]])
+        j += len(c.parts) if how == "hosts" else 0
+    with _Iolog(iolog, replace=replace) as log_:
+        combinelog.write(log_.fh, list(zip(files, caps)), moved, [s.at for s in cap.sources], how == "hosts",
+                         cap.duration)
+        _write(log_, cap, xml, overwrite=replace)
+    return Written(cap, xml, iolog, tuple(notes))

@@ -23,10 +23,10 @@ import re
 import struct
 from array import array
 from dataclasses import dataclass
-from typing import IO, Any, Dict, Iterator, Optional, Tuple
+from typing import IO, Any, Dict, Iterator, Optional, Sequence, Tuple
 
 from tkperf.errors import ToolError
-from tkperf.rwsw.trace import Pairer, Sink, request_kind
+from tkperf.rwsw.trace import Pairer, Sink, Span, request_kind
 
 CHUNK = struct.Struct("<II")
 _FIELD = re.compile(r"field:[^;]*?(\w+)(?:\[\d*\])?;\s*offset:(\d+);\s*size:(\d+);")
@@ -153,7 +153,7 @@ _KIND_CODE = {"issue": _ISSUE, "complete": _COMPLETE, "requeue": _REQUEUE}
 _NAMES = ("issue", "complete", "requeue")
 
 
-def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
+def _events(fh: IO[bytes], spans: array[int], layout: Layout, devs: Dict[int, int]) -> Iterator[Tuple[int, int, Any]]:
     """(time stamp, what, details) of one CPU's events, in time order.  A
     loss comes at the time of this CPU's last event before it (where the
     events lost may begin; the page's time when there is none), with the
@@ -167,7 +167,7 @@ def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Itera
             _cpu, length = CHUNK.unpack(fh.read(CHUNK.size))
             data = fh.read(length)
             pos += CHUNK.size + length
-            for ev in _page_events(data, layout, dev):
+            for ev in _page_events(data, layout, devs):
                 if ev[1] == _LOST:  # told at the CPU's last event before it, with its end
                     yield (ev[0] if last is None else last), _LOST, (ev[2], ev[0])
                 else:
@@ -175,8 +175,8 @@ def _events(fh: IO[bytes], spans: array[int], layout: Layout, dev: int) -> Itera
                     yield ev
 
 
-def _page_events(data: bytes, layout: Layout, dev: int) -> Iterator[Tuple[int, int, Any]]:
-    """The events of one read's pages."""
+def _page_events(data: bytes, layout: Layout, devs: Dict[int, int]) -> Iterator[Tuple[int, int, Any]]:
+    """The events of one read's pages, of the disks ``devs`` (dev_t -> the device's index)."""
     for pstart in range(0, len(data), layout.page_size):
         page = data[pstart:pstart + layout.page_size]
         if len(page) < layout.data:
@@ -196,29 +196,34 @@ def _page_events(data: bytes, layout: Layout, dev: int) -> Iterator[Tuple[int, i
                         yield ts, _END, None
                 continue
             kind, o_dev, o_sector, o_nr, o_rwbs = ev
-            if _U32.unpack_from(page, a + o_dev)[0] != dev:
+            index = devs.get(_U32.unpack_from(page, a + o_dev)[0])
+            if index is None:
                 continue
             yield ts, _KIND_CODE[kind], (request_kind(page[a + o_rwbs:a + o_rwbs + 10].split(b"\0", 1)[0]),
                                          _U64.unpack_from(page, a + o_sector)[0],
-                                         _U32.unpack_from(page, a + o_nr)[0])
+                                         _U32.unpack_from(page, a + o_nr)[0], index)
 
 
 def read_raw(fh: IO[bytes], layout: Layout, dev: int, sink: Sink, first_sector: int = 0,
-             sectors: Optional[int] = None, seconds: Optional[float] = None) -> Pairer:
+             sectors: Optional[int] = None, seconds: Optional[float] = None, devices: Sequence[Span] = ()) -> Pairer:
     """Hand the requests of a capture's raw file between its start and end
     marks to ``sink`` (every CPU's events merged in time order, a page at a
     time); returns the pairer (its counts).  ``seconds``: the capture ran its
     whole time, which ends that long after the start mark (the end mark,
     written once the recorder wakes, is late by however long a loaded host
-    kept it asleep: what was issued in between is outside the capture)."""
+    kept it asleep: what was issued in between is outside the capture).
+    ``devices``: the devices of a capture of several (each of its own disk),
+    in place of ``dev``, ``first_sector`` and ``sectors``."""
     spans = _chunks(fh)
-    p = Pairer(sink, first_sector, sectors, auto_start=False)
+    devices = tuple(devices) or (Span(dev, first_sector, sectors, 0),)
+    p = Pairer(sink, auto_start=False, spans=devices)
+    devs = {d.dev: i for i, d in enumerate(devices)}
     # each CPU's events in time order, merged: the file is read a page at a time per CPU
-    merged = heapq.merge(*(_events(fh, s, layout, dev) for s in spans.values()), key=lambda e: e[0])
+    merged = heapq.merge(*(_events(fh, s, layout, devs) for s in spans.values()), key=lambda e: e[0])
     for ts, what, info in merged:
         t = ts / 1e9
         if what <= _REQUEUE:
-            p.event(t, _NAMES[what], info[0], info[1], info[2])
+            p.event(t, _NAMES[what], info[0], info[1], info[2], info[3])
         elif what == _START:
             p.start(t)
             if seconds is not None and p.t0 == t:

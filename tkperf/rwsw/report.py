@@ -21,6 +21,7 @@ from tkperf.durations import duration
 from tkperf.render import blocks as b
 from tkperf.render import parallel
 from tkperf.render.documents import ReportResult, publish, safe_name
+from tkperf.rwsw import devicereport
 from tkperf.rwsw.model import Capture, Stream, dominant
 from tkperf.rwsw.summary import COVERAGE_WARN, NOT_RECORDED, lat_text, loss_text
 
@@ -41,9 +42,12 @@ def _chart_streams(c: Capture) -> List[Stream]:
 
 def facts_blocks(c: Capture) -> list:
     ios = sum(s.ios for s in c.streams)
-    rows = [("Name", c.name), ("Device", c.device), ("Device size", f"{c.size:,} bytes"),
+    rows = [("Name", c.name), ("Device", c.device), ("Device size", f"{c.size:,} bytes"), *(
+                (("Host", c.host),) if c.host else ()),
             ("Recorded with", {"tracefs": "the kernel's block tracepoints (tracefs)",
-                               "blktrace": "blktrace", "import": "imported blkparse output"}[c.source]),
+                               "blktrace": "blktrace", "import": "imported blkparse output",
+                               "combined": f"combined from {len(c.sources)} captures (--as {c.combined})"}.get(
+                                   c.source, c.source)),
             ("Started (UTC)", c.started), ("Duration", duration(c.duration)),
             ("Steps", f"{len(c.steps)} of {duration(c.step)}"), ("I/Os", f"{ios:,}"),
             ("IOPS", f"{c.iops:,.0f}"), ("Throughput", f"{c.mbps:,.1f} MB/s"),
@@ -182,8 +186,8 @@ LOSS_MARK = "; !: the step's figures miss events the trace buffer lost"
 
 
 def report_blocks(c: Capture) -> list:
-    return (facts_blocks(c) + cumulative_blocks(c) + stream_map_blocks(c) + queue_depth_blocks(c)
-            + response_time_blocks(c))
+    return (facts_blocks(c) + devicereport.sources_blocks(c) + cumulative_blocks(c) + stream_map_blocks(c)
+            + queue_depth_blocks(c) + response_time_blocks(c) + devicereport.device_blocks(c))
 
 
 def build_report(c: Capture, outdir: str, formats: Sequence[str], png: bool = False,

@@ -290,60 +290,67 @@ class Accumulator:
             usec.tolist(), _ACTIONS[base].tolist(), off.tolist(), n.tolist())).encode())
 
     # -- the end --------------------------------------------------------------
-    def finish(self, name: str, device: str, size: int, source: str, started: str,
-               iolog: Optional[str], lost_events: Optional[int] = None) -> Capture:
-        """The capture; ``lost_events``: the kernel's own count of lost events (for the whole capture)."""
-        assert self.t0 is not None and self.t1 is not None
-        t0, t1 = self.t0, self.t1
-        duration = max(t1 - t0, 1e-6)
-        bounds = step_bounds(duration, self.step)
-        n = len(bounds)
+    def _settle(self, duration: float, n: int) -> set:
+        """Before the figures: I/Os still in flight at the end outstanding until
+        then, steps past the last (a last step's sliver) merged into it, every
+        step closed; returns the (merged) indexes of the steps touched by lost events."""
+        assert self.t0 is not None
         for t in self.unfinished:  # still in flight at the end: outstanding until then; else its completion was lost
             if t > self.last_done:
-                self._spread(t, t0 + duration)
+                self._spread(t, self.t0 + duration)
         last = self._get(n - 1)
         for j in sorted(j for j in self.acc if j >= n):
             last.merge(self.acc.pop(j))
-        touched = {min(j, n - 1) for j in self.touched}
         for one in self.acc.values():
             one.close()
         if self.out is not None:
             end = max(int(round(duration * 1e6)), self.last_us)
             self.out.write(f"{end} {IOLOG_FILE} close\n".encode())
-        steps = []
+        return {min(j, n - 1) for j in self.touched}
+
+    def _step(self, j: int, start: float, length: float, touched: bool) -> Step:
+        a = self.acc.get(j) or _StepAcc()
+        ios = sum(c[0] for c in a.streams.values())
+        nbytes = sum(c[1] for c in a.streams.values())
+        seen = Seen(lat=a.lat[0], read=a.lat[1], write=a.lat[2], flushes=a.flushes, fua=a.fua,
+                    discards=a.discards, discard_bytes=a.discard_bytes,
+                    lost_events=a.lost if self.lost_known else None, loss_touched=touched)
+        return Step(index=j, start=start, duration=length, streams=_streams(a.streams),
+                    qd=a.busy / length, iops=ios / length, mbps=nbytes / length / 1e6, seen=seen)
+
+    def _whole_seen(self, steps: List[Step], touched: bool, lost_events: Optional[int]) -> Seen:
+        both = Histogram()
+        both.merge(self.whole[0])
+        both.merge(self.whole[1])
+        seen = [st.seen for st in steps if st.seen is not None]
+        lost: Optional[int] = None
+        if self.lost_known:
+            lost = max(sum(x.lost_events or 0 for x in seen), lost_events or 0)
+        return Seen(lat=_latency(both), read=_latency(self.whole[0]), write=_latency(self.whole[1]),
+                    flushes=sum(x.flushes for x in seen), fua=sum(x.fua for x in seen),
+                    discards=sum(x.discards for x in seen), discard_bytes=sum(x.discard_bytes for x in seen),
+                    lost_events=lost, loss_touched=touched)
+
+    def finish(self, name: str, device: str, size: int, source: str, started: str,
+               iolog: Optional[str], lost_events: Optional[int] = None, host: Optional[str] = None) -> Capture:
+        """The capture; ``lost_events``: the kernel's own count of lost events (for the whole capture)."""
+        assert self.t0 is not None and self.t1 is not None
+        duration = max(self.t1 - self.t0, 1e-6)
+        bounds = step_bounds(duration, self.step)
+        touched = self._settle(duration, len(bounds))
+        steps = [self._step(j, start, length, j in touched) for j, (start, length) in enumerate(bounds)]
         whole: Dict[int, List[int]] = {}
-        busy = 0.0
-        totals = [0, 0, 0, 0, 0]
-        for j, (start, length) in enumerate(bounds):
-            a = self.acc.get(j) or _StepAcc()
+        for a in self.acc.values():
             for code, counts in a.streams.items():
                 mine = whole.setdefault(code, [0, 0, 0])
                 for i, v in enumerate(counts):
                     mine[i] += v
-            busy += a.busy
-            ios = sum(c[0] for c in a.streams.values())
-            nbytes = sum(c[1] for c in a.streams.values())
-            for i, v in enumerate((a.flushes, a.fua, a.discards, a.discard_bytes, a.lost)):
-                totals[i] += v
-            seen = Seen(lat=a.lat[0], read=a.lat[1], write=a.lat[2], flushes=a.flushes, fua=a.fua,
-                        discards=a.discards, discard_bytes=a.discard_bytes,
-                        lost_events=a.lost if self.lost_known else None, loss_touched=j in touched)
-            steps.append(Step(index=j, start=start, duration=length, streams=_streams(a.streams),
-                              qd=a.busy / length, iops=ios / length, mbps=nbytes / length / 1e6, seen=seen))
-        both = Histogram()
-        both.merge(self.whole[0])
-        both.merge(self.whole[1])
-        lost: Optional[int] = None
-        if self.lost_known:
-            lost = max(totals[4], lost_events or 0)
-        seen = Seen(lat=_latency(both), read=_latency(self.whole[0]), write=_latency(self.whole[1]),
-                    flushes=totals[0], fua=totals[1], discards=totals[2], discard_bytes=totals[3], lost_events=lost,
-                    loss_touched=bool(touched))
+        busy = sum(a.busy for a in self.acc.values())
         ios = sum(c[0] for c in whole.values())
         return Capture(name=name, device=device, size=size, source=source, started=started, duration=duration,
                        step=self.step, steps=tuple(steps), streams=_streams(whole), qd=busy / duration,
                        iops=ios / duration, mbps=sum(c[1] for c in whole.values()) / duration / 1e6, iolog=iolog,
-                       seen=seen)
+                       seen=self._whole_seen(steps, bool(touched), lost_events), host=host)
 
 
 def analyse(trace: IoTrace, step: float, *, name: str, device: str, size: int, source: str, started: str,

@@ -3,19 +3,24 @@ tkperf/model/data/capture-show.schema.json).  Steps are numbered from 1."""
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from tkperf.durations import duration
 from tkperf.errors import TkperfError
 from tkperf.model.files import open_to_read
-from tkperf.rwsw.model import LOSS_NOTE, Capture, Latency, Seen, Step, Stream, is_capture
+from tkperf.rwsw.model import LOSS_NOTE, Capture, Device, Latency, Seen, Source, Step, Stream, is_capture
 
 #: ``show --json`` of a capture: its ``schema`` name and ``version``.
 JSON_SCHEMA = "tkperf-capture-show"
-JSON_VERSION = 2
+#: 3: ``host``, ``devices`` (a capture of several devices: each one's
+#: figures and steps), ``combined`` and ``sources`` (a combined capture).
+JSON_VERSION = 3
 NOT_RECORDED = "not recorded"
 #: Coverage (by I/Os or bytes, %) below which show and report warn.
 COVERAGE_WARN = 80.0
+#: What a combined capture's 99th percentiles are (:mod:`tkperf.rwsw.combine`).
+P99_NOTE = ("99th percentiles of I/Os of several captures together are the largest of theirs, an upper bound "
+            "(their response times are not kept)")
 #: Streams below this share are summed into one line of the text.
 SHOWN_SHARE = 0.005
 
@@ -71,9 +76,24 @@ def _step_dict(st: Step) -> Dict[str, Any]:
             "coverage_bytes_pct": st.coverage_bytes_pct, "streams": [_stream_dict(s) for s in st.streams]}
 
 
+def _device_dict(d: Device) -> Dict[str, Any]:
+    return {"name": d.name, "host": d.host, "label": d.label, "size": d.size, "offset": d.offset, "ios": d.ios,
+            "qd": d.qd, "iops": d.iops, "mbps": d.mbps, **seen_dict(d.seen), "coverage_ios_pct": d.coverage_ios_pct,
+            "coverage_bytes_pct": d.coverage_bytes_pct, "streams": [_stream_dict(s) for s in d.streams],
+            "steps": [_step_dict(st) for st in d.steps]}
+
+
+def _source_dict(s: Source) -> Dict[str, Any]:
+    return {"file": s.file, "name": s.name, "host": s.host, "devices": s.devices, "started": s.started,
+            "duration": s.duration, "at": s.at}
+
+
 def as_dict(c: Capture) -> Dict[str, Any]:
-    """Every figure of the capture, streams and steps with all their streams."""
-    return {"schema": JSON_SCHEMA, "version": JSON_VERSION, "name": c.name, "device": c.device,
+    """Every figure of the capture, streams and steps with all their streams;
+    for several devices each one's beside the whole's."""
+    return {"schema": JSON_SCHEMA, "version": JSON_VERSION, "name": c.name, "device": c.device, "host": c.host,
+            "devices": [_device_dict(d) for d in c.devices], "combined": c.combined,
+            "sources": [_source_dict(s) for s in c.sources],
             "size": c.size, "source": c.source, "started": c.started, "duration": c.duration, "step": c.step,
             "qd": c.qd, "iops": c.iops, "mbps": c.mbps, "iolog": c.iolog, "file_integrity": c.integrity,
             "stopped_early": None if c.stopped_at is None else {"at": c.stopped_at, "by": c.stopped_by},
@@ -158,29 +178,68 @@ def _top(streams: Sequence[Stream], n: int = 3) -> str:
     return ", ".join(f"{s.key} {100 * s.share:.0f}%" for s in streams[:n]) or "no I/O"
 
 
+def _lat_cells(seen: Optional[Seen]) -> Tuple[str, str, str]:
+    """The mean and p99 response time and the flushes of a step's row."""
+    lat = seen.lat if seen is not None else None
+    mean = "n.r." if seen is None else "-" if lat is None else f"{lat.mean_us:,.0f}"
+    p99 = "n.r." if seen is None else "-" if lat is None else f"{lat.p99_us:,.0f}"
+    return mean, p99, "n.r." if seen is None else f"{seen.flushes:,}"
+
+
+def _read_share(streams: Sequence[Stream]) -> str:
+    ios = sum(s.ios for s in streams)
+    return f"{100 * sum(s.ios for s in streams if s.rw == 'read') / ios:.0f}% reads" if ios else "no I/O"
+
+
+def device_lines(c: Capture, indent: str = "  ") -> List[str]:
+    """A capture of several devices: each device's figures (and a combined
+    capture: its sources), in words."""
+    out = []
+    if c.sources:
+        out.append(f"{indent}combined ({c.combined}: "
+                   + ("one after the other in time" if c.combined == "days" else "side by side from a common start")
+                   + f") of {len(c.sources)} captures:")
+        for s in c.sources:
+            out.append(f"{indent}  {s.file} ({s.name}): host {s.host or NOT_RECORDED}, {s.devices}, started "
+                       f"{s.started}, {duration(s.duration)}, at {duration(s.at) if s.at else '0 s'}")
+        out.append(f"{indent}  its {P99_NOTE}")
+    if c.devices:
+        out.append(f"{indent}devices (one timeline; the whole is their sum, their addresses end to end in the iolog):")
+        for d in c.devices:
+            lat = d.seen.lat if d.seen is not None else None
+            out.append(f"{indent}  {d.label}: {d.ios:,} I/Os, {d.iops:,.0f} IOPS, {d.mbps:,.1f} MB/s, "
+                       f"{_read_share(d.streams)}, queue depth {d.qd:.2f}, {lat_text(lat)}; {_top(d.streams)}")
+    return out
+
+
 def lines(c: Capture) -> List[str]:
-    """The capture's facts, its streams and one line per step."""
+    """The capture's facts, its streams and one line per step (and per device in each step, for several)."""
     ios = sum(s.ios for s in c.streams)
-    out = [f"capture {c.name}: {c.device} ({c.source}), started {c.started}",
+    out = [f"capture {c.name}: {c.device} ({c.source}), started {c.started}"
+           + (f" on {c.host}" if c.host else ""),
            f"  {duration(c.duration)} in {len(c.steps)} step{'s' if len(c.steps) != 1 else ''} of "
            f"{duration(c.step)}; {ios:,} I/Os, {c.iops:,.0f} IOPS, {c.mbps:,.1f} MB/s, queue depth {c.qd:.2f}",
            f"  I/Os: {c.iolog}" if c.iolog else "  I/Os: not kept (no iolog)"]
     if c.integrity:
         out.append(f"  capture file: {c.integrity}")
     out += seen_lines(c)
+    out += device_lines(c)
     out += ["",
            f"  {'stream':<22} {'I/Os':>12}  {'share':>7}  {'bytes':>7}"]
     out += _stream_lines(c.streams, "  ")
     out += ["", f"  {'step':>4} {'start':>8} {'IOPS':>10} {'MB/s':>9} {'QD':>7} {'mean µs':>9} {'p99 µs':>9} "
                 f"{'flushes':>8}  dominant streams"]
     for st in c.steps:
-        lat = st.seen.lat if st.seen is not None else None
-        mean = "n.r." if st.seen is None else "-" if lat is None else f"{lat.mean_us:,.0f}"
-        p99 = "n.r." if st.seen is None else "-" if lat is None else f"{lat.p99_us:,.0f}"
-        flushes = "n.r." if st.seen is None else f"{st.seen.flushes:,}"
+        mean, p99, flushes = _lat_cells(st.seen)
         mark = "!" if st.touched_by_loss else " "
         out.append(f" {mark}{st.number:>4} {duration(st.start) if st.start else '0 s':>8} {st.iops:>10,.0f} "
                    f"{st.mbps:>9,.1f} {st.qd:>7.2f} {mean:>9} {p99:>9} {flushes:>8}  {_top(st.streams)}")
+        for d in c.devices:
+            one = d.steps[st.index]
+            mean, p99, flushes = _lat_cells(one.seen)
+            ios = sum(s.ios for s in one.streams)
+            out.append(f"  {'':>4} {'':>8} {one.iops:>10,.0f} {one.mbps:>9,.1f} {one.qd:>7.2f} {mean:>9} {p99:>9} "
+                       f"{flushes:>8}    {d.label}: {ios:,} I/Os, {_read_share(one.streams)}; {_top(one.streams, 2)}")
     if any(st.seen is None for st in c.steps):
         out.append("  n.r.: not recorded (a capture of an earlier tkperf); -: no I/O completed in the step")
     if c.steps_touched_by_loss:

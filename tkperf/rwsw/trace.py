@@ -1,5 +1,6 @@
 """Block I/O events -- the block tracepoints of tracefs (read by
-:mod:`tkperf.rwsw.rawtrace`), blkparse's default text output (here) -- into
+:mod:`tkperf.rwsw.rawtrace`), blkparse's default text output (read by
+:mod:`tkperf.rwsw.blkparse`) -- into
 requests handed on in issue order with their completion times
 (:class:`Pairer`).
 
@@ -14,45 +15,24 @@ request's next issue is the I/O).  Reads and writes are the I/Os; flushes
 and discards are handed on as requests of their own kind
 (:func:`request_kind`); anything else is counted apart and left out.
 
-Nothing of an imported text is kept but numbers: process names, commands and any
-other text in a line are not read, so an imported file cannot put markup or
-a terminal control sequence anywhere.
 """
 from __future__ import annotations
 
 import math
-import re
 from array import array
 from dataclasses import dataclass, field
-from typing import IO, Dict, List, Optional, Protocol, Tuple
+from typing import Dict, List, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
-from tkperf.errors import ResultFileError
-
 SECTOR = 512
-
-#: The physical range of an imported event's numbers (docs/rwsw.rst): a time
-#: stamp (blkparse's seconds since the trace began) of at most ten years,
-#: and an I/O that ends within 2^63 bytes (the largest offset Linux gives a
-#: block device; fio and the iolog count offsets in signed 64 bits).
-MAX_TRACE_SECONDS = 10 * 366 * 86400.0
-MAX_END_BYTE = 2 ** 63 - 1
-#: A number with more digits than this is out of range whatever it says
-#: (and Python refuses to convert one of more than 4300 digits).
-_MAX_DIGITS = 24
-
-# ``  7,0    1       17     0.000123456  4711  D   W 2048 + 8 [fio]``
-# a request without data (a flush) has no ``SECTOR + COUNT``, or only the sector
-_BLKPARSE = re.compile(rb"^\s*(\d+),(\d+)\s+\d+\s+\d+\s+(\d+\.\d+)\s+\d+\s+([DCR])\s+([A-Z]+)"
-                       rb"(?:\s+(\d+)(?: \+ (\d+))?)?")
-
-
-_ACTIONS = {b"D": "issue", b"C": "complete", b"R": "requeue"}
 
 
 #: Request kinds, as :class:`Pairer` hands them on (``KIND_FUA`` is added to a write with FUA).
 KIND_READ, KIND_WRITE, KIND_DISCARD, KIND_FLUSH, KIND_FUA = 0, 1, 2, 3, 4
+#: A request's kind as handed on holds the index of its device (:class:`Span`)
+#: above its kind and FUA bits: ``kind >> DEVICE_SHIFT`` (0 to 7).
+DEVICE_SHIFT = 3
 #: An I/O whose completion has not come this long (seconds) after its issue
 #: is given up as lost: a block device's command timeout (30 s for SCSI
 #: disks) has passed, and the I/Os issued after it need not wait for it.
@@ -137,8 +117,9 @@ _SKIP_AFTER_LOSS = ("completions in or right after the time of lost events (thei
 _SKIP_LATE = "completions of I/Os issued before the capture, or given up before they came"
 _GIVEN_UP = "I/Os whose completion was not seen in time, given up (handed on without a response time)"
 
-#: A request's key in :attr:`Pairer.waiting`: its start sector and kind
-#: (``sector * 4 + kind``), but one key for every flush: the kernel gives
+#: A request's key in :attr:`Pairer.waiting`: its start sector, kind and
+#: device (``(sector * 4 + kind) * 8 + device``), but one key for every
+#: flush of a device (``FLUSH_KEY - device``): the kernel gives
 #: a flush no sector (``block_rq_issue`` reports 0, ``block_rq_complete``
 #: 2^64-1, blkparse either), so the flushes of the device pair in the
 #: order they were issued (the block layer has one flush in flight per
@@ -155,8 +136,26 @@ MAX_HELD = 1 << 20
 _IO, _REQUEUED, _OUTSIDE, _GAVE_UP = 0, 1, 2, 3
 
 
-def _key(base: int, sector: int) -> int:
-    return FLUSH_KEY if base == KIND_FLUSH else sector * 4 + base
+def _key(base: int, sector: int, dev: int = 0) -> int:
+    """The key of a request of device ``dev`` (:class:`Span`): flushes of one device share theirs."""
+    return FLUSH_KEY - dev if base == KIND_FLUSH else (sector * 4 + base) * 8 + dev
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where one captured device's requests are: the number of the disk they
+    are issued to (the kernel's dev_t), the device's first sector on it and
+    its sectors (None: to the end), and where its bytes begin in the
+    capture (the devices of a capture of several laid end to end)."""
+
+    dev: int
+    first: int = 0
+    sectors: Optional[int] = None
+    base: int = 0
+
+    @property
+    def last(self) -> Optional[int]:
+        return None if self.sectors is None else self.first + self.sectors
 
 
 class Pairer:
@@ -177,10 +176,10 @@ class Pairer:
     of the same sector."""
 
     def __init__(self, sink: Sink, first_sector: int = 0, sectors: Optional[int] = None,
-                 auto_start: bool = True) -> None:
+                 auto_start: bool = True, spans: Sequence[Span] = ()) -> None:
         self.sink = sink
-        self.first = first_sector
-        self.last = None if sectors is None else first_sector + sectors
+        #: The devices (:meth:`event`'s ``dev`` is an index into them); one by default.
+        self.spans = tuple(spans) or (Span(0, first_sector, sectors, 0),)
         self.auto_start = auto_start
         self.t0: Optional[float] = None
         self.t1: Optional[float] = None
@@ -258,8 +257,8 @@ class Pairer:
         self.waiting.clear()
         return first
 
-    def event(self, t: float, kind: str, rq: Optional[int], sector: int, count: int) -> None:
-        """One event; ``rq``: :func:`request_kind` of its flags."""
+    def event(self, t: float, kind: str, rq: Optional[int], sector: int, count: int, dev: int = 0) -> None:
+        """One event of device ``dev`` (an index into :attr:`spans`); ``rq``: :func:`request_kind` of its flags."""
         if t > self.latest:
             self.latest = t
             if self.ready < len(self._issue) and self._issue[self.ready] < t - HORIZON:
@@ -278,23 +277,25 @@ class Pairer:
                 if kind == "issue":
                     self._skip(_SKIP_EMPTY)
                 return
-            if sector < self.first or (self.last is not None and sector >= self.last):
+            span = self.spans[dev]
+            if sector < span.first or (span.last is not None and sector >= span.last):
                 return  # another partition of the same disk (a flush, of the whole disk's cache, is kept)
         if kind == "issue":
-            self._issued(t, rq, sector, count)
+            self._issued(t, rq, sector, count, dev)
         else:
-            self._completed(t, kind == "requeue", _key(base, sector))
+            self._completed(t, kind == "requeue", _key(base, sector, dev))
 
-    def _issued(self, t: float, rq: int, sector: int, count: int) -> None:
+    def _issued(self, t: float, rq: int, sector: int, count: int, dev: int = 0) -> None:
         """A request issued at ``t``: held until its completion (in a loss's window: not paired)."""
         base = rq & 3
+        span = self.spans[dev]
         outside = self.t0 is None or t < self.t0 or (self.t1 is not None and t > self.t1)
         self.issued += 1
         num = self.base + len(self._issue)
         self._issue.append(t)
         self._done.append(math.nan)
-        self._kind.append(rq)
-        self._offset.append(0 if base == KIND_FLUSH else (sector - self.first) * SECTOR)
+        self._kind.append(rq | (dev << DEVICE_SHIFT))
+        self._offset.append(0 if base == KIND_FLUSH else span.base + (sector - span.first) * SECTOR)
         self._length.append(count * SECTOR)
         if t < self.lossy_until:
             self._state.append(_OUTSIDE if outside else _GAVE_UP)
@@ -302,7 +303,7 @@ class Pairer:
                 self._advance()
             return
         self._state.append(_OUTSIDE if outside else _IO)
-        key = _key(base, sector)
+        key = _key(base, sector, dev)
         nums = self.waiting.get(key)
         if nums is None:
             self.waiting[key] = [num]
@@ -329,7 +330,7 @@ class Pairer:
             self._skip(_SKIP_REQUEUED)
         else:
             self._done[i] = t
-            if key == FLUSH_KEY:
+            if key <= FLUSH_KEY:
                 self.flushes_paired += 1
         if i == self.ready:
             self._advance()
@@ -355,7 +356,9 @@ class Pairer:
                 self._state[r] = _GAVE_UP
                 self._skip(_GIVEN_UP)
                 num = self.base + r
-                key = _key(self._kind[r] & 3, self._offset[r] // SECTOR + self.first)
+                dev = self._kind[r] >> DEVICE_SHIFT
+                span = self.spans[dev]
+                key = _key(self._kind[r] & 3, (self._offset[r] - span.base) // SECTOR + span.first, dev)
                 nums = self.waiting.get(key)
                 if nums is not None and num in nums:
                     nums.remove(num)
@@ -415,51 +418,3 @@ class Pairer:
             self.end(max(self.latest, self.t0))
         assert self.t1 is not None
         return self.t0, self.t1
-
-
-def event_numbers(m: re.Match[bytes], source: str, line: int) -> Tuple[float, int, int]:
-    """(time stamp, first sector, sectors) of a blkparse line, each checked
-    against its physical range (:data:`MAX_TRACE_SECONDS`, :data:`MAX_END_BYTE`):
-    a ResultFileError naming the line otherwise."""
-    stamp, first, count = m.group(3), m.group(6) or b"0", m.group(7) or b"0"  # a flush has no sector
-    if max(len(stamp), len(first), len(count)) > _MAX_DIGITS:
-        raise ResultFileError(f"{source}: line {line}: a number of more than {_MAX_DIGITS} digits "
-                              f"({max((stamp, first, count), key=len)[:30].decode()}...); not a block trace's")
-    t = float(stamp)
-    if not t <= MAX_TRACE_SECONDS:
-        raise ResultFileError(f"{source}: line {line}: time stamp {stamp.decode()} s is more than ten years "
-                              "into the trace; not a block trace's")
-    sector, sectors = int(first), int(count)
-    if (sector + sectors) * SECTOR > MAX_END_BYTE:
-        raise ResultFileError(f"{source}: line {line}: sector {sector} + {sectors} ends beyond 2^63 bytes, "
-                              "past the end of any block device")
-    return t, sector, sectors
-
-
-def read_blkparse(fh: IO[bytes], source: str, sink: Sink) -> Tuple[str, Pairer]:
-    """Hand the requests of blkparse's default text output (actions D, C
-    and R) to ``sink``; returns the device they are of (``MAJOR,MINOR``) and
-    the pairer (its counts).  A file with no such line, with the events
-    of more than one device, or with a number out of its range
-    (:func:`event_numbers`), is a ResultFileError."""
-    p = Pairer(sink)
-    device: Optional[bytes] = None
-    lines = 0
-    for line in fh:
-        lines += 1
-        m = _BLKPARSE.match(line)
-        if m is None:
-            continue
-        dev = m.group(1) + b"," + m.group(2)
-        if device is None:
-            device = dev
-        elif dev != device:
-            raise ResultFileError(f"{source}: holds the events of more than one device "
-                                  f"({device.decode()} and {dev.decode()}); give blkparse one device's trace")
-        t, sector, sectors = event_numbers(m, source, lines)
-        p.event(t, _ACTIONS[m.group(4)], request_kind(m.group(5)), sector, sectors)
-    if device is None or not p.issued:
-        raise ResultFileError(f"{source}: no issued I/O (blkparse action D) in {lines} lines; "
-                              "not blkparse's default output of a block trace")
-    p.finish()
-    return device.decode(), p

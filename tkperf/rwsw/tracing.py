@@ -49,7 +49,7 @@ import stat
 import struct
 import time
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from tkperf import programs
 from tkperf.errors import OutputError, TargetError, TkperfError, ToolError, UsageError
@@ -377,8 +377,10 @@ class Recorder:
     instance set up with the device's filter; :meth:`record` reads the events
     into a file; on exit everything is put back as it was."""
 
-    def __init__(self, dev: DeviceFacts) -> None:
+    def __init__(self, dev: DeviceFacts, also: Sequence[DeviceFacts] = ()) -> None:
         self.dev = dev
+        #: Every device traced (a capture of several: ``also``), in one instance with one filter.
+        self.devs = (dev, *also)
         self.mounted: List[Mount] = []  # the mounts to unmount now, in the order they were made
         self.own: List[Mount] = []      # what this process mounted (unmounted, if the registry fails)
         self.instance: Optional[str] = None
@@ -480,12 +482,13 @@ class Recorder:
                 self.instance = None
                 raise ToolError(f"cannot create the tracefs instance {base}: {exc.strerror}") from None
             _write(os.path.join(base, "buffer_size_kb"), f"{BUFFER_KB}\n")
+            wanted = " || ".join(f"dev == {k}" for k in dict.fromkeys(d.kernel_dev for d in self.devs))
             for e in EVENTS:
-                _write(os.path.join(base, "events", "block", e, "filter"), f"dev == {self.dev.kernel_dev}\n")
+                _write(os.path.join(base, "events", "block", e, "filter"), f"{wanted}\n")
             for e in EVENTS:
                 _write(os.path.join(base, "events", "block", e, "enable"), "1\n")
-            log.info("capture: tracefs instance %s, events %s filtered to dev %d:%d",
-                     base, ", ".join(EVENTS), self.dev.major, self.dev.minor)
+            log.info("capture: tracefs instance %s, events %s filtered to dev %s",
+                     base, ", ".join(EVENTS), ", ".join(f"{d.major}:{d.minor}" for d in self.devs))
         except BaseException:
             self._close_quietly()
             raise

@@ -415,6 +415,10 @@ class ReplayPts(PtsRules):
         moved = stored.whole(test, "exact.moved")
         if moved:
             out.append(f"{test.key}: {moved} captured I/Os moved to fit the target's range")
+        if test.params.get("capture_folded"):
+            out.append(f"{test.key}: the capture is of several devices ({test.params['capture_folded']}), replayed "
+                       "onto this one target: their addresses laid end to end and folded into its range, a stream "
+                       "of several devices one stream")
         dropped = stored.whole(test, "exact.dropped")
         if dropped:
             out.append(f"{test.key}: {dropped} captured I/Os longer than the target's range left out")
@@ -509,6 +513,8 @@ class ReplayTest(TestType):
                   "capture_qd": repr(cap.qd), "capture_iops": repr(cap.iops), "capture_mbps": repr(cap.mbps),
                   "capture_ios": str(sum(s.ios for s in cap.streams)), "capture_duration": repr(cap.duration),
                   "numjobs": "1", **exactlog.captured_params(cap), **captured_p99(cap)}
+        if cap.devices:  # several devices onto this one target: named in the verdict (docs/rwsw.rst)
+            params["capture_folded"] = ", ".join(d.label for d in cap.devices)
         if cfg.replay == "exact":
             log, found = exact.checked(cfg.workload, cap)  # refused here, before the purge (exit 7)
             span = opts.test_bytes(capacity) // IOLOG_ALIGN * IOLOG_ALIGN  # wrapped offsets keep their alignment
