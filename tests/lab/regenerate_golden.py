@@ -1,4 +1,4 @@
-"""Write the golden files of tests/unit/test_golden.py again with this checkout's
+"""Write the golden files of tests/docs/test_golden.py again with this checkout's
 code, after a change that is meant to alter the output:
 
     python tests/lab/regenerate_golden.py
@@ -135,7 +135,7 @@ def regenerate() -> None:
         _stdout(["compare", *(os.path.join(EXAMPLES, f"{n}.xml") for n in NAMES), "--format", "rst",
                  "--outdir", os.path.join(tmp, "cmp"), "-q"])
         shutil.copyfile(os.path.join(tmp, "cmp", "comparison.rst"), os.path.join(GOLDEN, "compare-all.report.rst"))
-        # the summary page's table of example-ssd (tests/unit/test_report.py)
+        # the summary page's table of example-ssd (tests/docs/test_report.py)
         from tkperf import store
         from tkperf.render import rst
         from tkperf.report import page

@@ -5,13 +5,14 @@ that leaves nothing behind when a run is interrupted.
 * ``tests/unit/``: pure Python (no fio, no loop device, no emulated SSD, no
   server); unmarked, the fast tier: ``pytest -m "not e2e and not vm and not docs"``.
 * ``tests/docs/``: pure Python too, but each builds whole documents (reports
-  as PDF and HTML, history pages); marked ``docs``.
+  as PDF and HTML, history pages); marked ``docs`` (as is a test of
+  ``tests/unit/`` that builds one: ``@pytest.mark.docs``).
 * ``tests/e2e/``: the real fio on loop devices, the emulated SSD, servers on
   loopback addresses, installs into fresh venvs; marked ``e2e``.
 * ``tests/vm/``: the QEMU guest with emulated drive controllers; ``vm``.
 
 A test file directly under ``tests/`` is run as ``e2e`` (it belongs in one
-of the three folders; ``tests/unit/test_suite_layout.py`` says which is
+of the four folders; ``tests/unit/test_suite_layout.py`` says which is
 missing one).
 
 The sweep: the controlling pytest process tags its environment with
@@ -61,7 +62,7 @@ LEDGER = "TKPERF_TESTRUN_LEDGER"
 
 
 def folder_of(path: Path) -> str:
-    """'unit', 'e2e', 'vm', or '' for a test file outside the three folders."""
+    """'unit', 'docs', 'e2e', 'vm', or '' for a test file outside the four folders."""
     try:
         rel = Path(path).resolve().relative_to(TESTS)
     except ValueError:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tkperf import store
 from tkperf.cli import main
 from tkperf.kit.composite import SWEEP_ROUND
@@ -37,6 +39,7 @@ def test_show_names_the_bad_test_and_shows_the_rest(tmp_path, capsys):
     assert store.load(path).tests[-1].key == "dirth-4k-0-100"  # the file itself is untouched
 
 
+@pytest.mark.docs  # builds whole documents: the docs tier
 def test_report_says_it_in_the_run_notes(tmp_path, capsys):
     path = mixed_file(tmp_path)
     assert main(["report", path, "--format", "rst", "--outdir", str(tmp_path / "r"), "-q"]) == 0
@@ -52,6 +55,7 @@ def test_a_good_file_loses_nothing(capsys):
     assert [t["key"] for t in json.loads(out)["tests"]] == ["dirth-4k-0-100"] and "left out" not in err
 
 
+@pytest.mark.docs  # builds whole documents: the docs tier
 def test_a_report_says_each_phase_on_stderr_unless_quiet(tmp_path, capsys):
     # Issue 60 item 3: a report of a full run takes 10-20 s; off a terminal too it says what it is doing
     path = str(ROOT / "examples" / "example-ssd.xml")

@@ -27,8 +27,6 @@ ALLOWED = frozenset({
     "tkperf/fio/live.py::LiveMeter.feed",
     "tkperf/model/family.py::night_adjusted",
     "tkperf/report/generic.py::compare_section",
-    "tkperf/rwsw/model.py::loads",
-    "tkperf/rwsw/steps.py::Accumulator.finish",
     "tkperf/testtypes/hdd_iops/view.py::compare_section",
     "tkperf/testtypes/realworld/delivered.py::overall",
     "tkperf/testtypes/realworld/delivered.py::step_verdicts",

@@ -98,6 +98,7 @@ def _with_appended_rows(tmp_path):
         return fh.read(), len(rows)
 
 
+@pytest.mark.docs  # builds whole documents: the docs tier
 def test_rows_appended_after_the_record_read_as_the_prefix_they_are(tmp_path):
     data, n = _with_appended_rows(tmp_path)
     record_end = data.index(b"\n", data.index(b"<?tkperf-seal")) + 1
@@ -116,6 +117,7 @@ def test_rows_appended_after_the_record_read_as_the_prefix_they_are(tmp_path):
         assert run.status == "running"  # a run in progress: never shown as complete
 
 
+@pytest.mark.docs  # builds whole documents: the docs tier
 def test_a_torn_row_is_said_by_every_reader(tmp_path, capsys):
     data, _ = _with_appended_rows(tmp_path)
     cut = data[: data.rindex(b"<?tkperf-row") + 20]

@@ -293,6 +293,7 @@ def _nightly_env(tmp_path, example):
     return env, run_night, good, bad
 
 
+@pytest.mark.docs  # builds whole documents: the docs tier
 def test_the_nightly_example_keeps_a_regression_red_until_it_is_accepted(tmp_path, example):
     """The first nights are not judged (a JUnit of skipped cases); a red night
     is not a normal night: the next one is judged against the same normal
@@ -353,6 +354,7 @@ def test_the_nightly_example_keeps_a_regression_red_until_it_is_accepted(tmp_pat
     assert lxml.etree.parse(str(sorted(outdir.glob("nightly-*"))[-1] / "junit.xml")).getroot().get("skipped") == "0"
 
 
+@pytest.mark.docs  # builds whole documents: the docs tier
 def test_the_nightly_example_tells_a_new_change_point_once(tmp_path, example):
     """Results already in the folder hold a step: the job's next night tells the
     change point (though the night is not judged), the night after stays silent."""
@@ -414,6 +416,7 @@ def test_a_trend_plot_marks_the_red_nights_only_also_without_markers():
     assert not [c for c in plain.iter("{http://www.w3.org/2000/svg}circle") if c.get("class")]
 
 
+@pytest.mark.docs  # builds whole documents: the docs tier
 def test_a_change_point_at_a_step_of_the_host_is_said_to_be_and_the_job_tells_only_the_drives(
         capsys, tmp_path, example):
     """The emulated SSD's idle share is a trend of its own; a figure's change
@@ -468,6 +471,7 @@ def test_the_recorded_nights_benchmark_runs():
     assert any(line.startswith("windows of 20 nights: series without a change point") for line in lines)
 
 
+@pytest.mark.docs  # builds whole documents: the docs tier
 def test_the_nightly_example_leaves_out_what_a_loaded_host_set(tmp_path, example):
     """A night whose emulated SSD was idle more than on every normal night, its
     4k reads 40% slower: the job stays green, the night's JUnit has the reads

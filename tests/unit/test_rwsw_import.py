@@ -106,7 +106,8 @@ def test_model_round_trip_and_dominant(tmp_path):
     (lambda t: t.replace(f'version="{model.VERSION}"', 'version="9"', 1), "newer"),
     (lambda t: t.replace('number="2"', 'number="5"', 1), "numbers"),
     (lambda t: t.replace('number="1"', 'number="0"', 1), "number"),
-    (lambda t: t.replace(f'version="{model.VERSION}"', 'version="1"', 1), "index"),  # a version 1 file has index, not number
+    # a version 1 file has index, not number
+    (lambda t: t.replace(f'version="{model.VERSION}"', 'version="1"', 1), "index"),
     (lambda t: t.replace('mean-us="400.0"', 'mean-us="inf"', 1), "mean-us"),
     (lambda t: t.replace('max-us="900.0"', 'max-us="10.0"', 1), "max-us"),
     (lambda t: t.replace('flushes="3"', 'flushes="-3"', 1), "flushes"),

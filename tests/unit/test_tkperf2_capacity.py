@@ -46,6 +46,7 @@ def test_capacity_from_the_description_text(line, size, said, tmp_path):
 ZERO_GB = re.compile(r"(?<![\d.,])0\.0 GB")
 
 
+@pytest.mark.docs  # builds whole documents: the docs tier
 def test_a_description_without_capacity_is_read_with_the_capacity_unknown(tmp_path, capsys):
     """No size in the file and no --capacity: the file is read, the capacity
     said to be unknown everywhere, and what needs it (the WSAT drive fills,
@@ -74,6 +75,7 @@ def test_a_description_without_capacity_is_read_with_the_capacity_unknown(tmp_pa
     assert store.load(str(new)).device.size_bytes == 0  # the schema takes an unknown capacity
 
 
+@pytest.mark.docs  # builds whole documents: the docs tier
 def test_capacity_given_on_the_command_line(tmp_path, capsys):
     path = _with_devinfo(tmp_path, DESCRIPTION)
     with given_capacity(120 * 10 ** 9):
