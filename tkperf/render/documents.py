@@ -354,7 +354,9 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     plot_dir = prepare_outdir(outdir, plot_dirname)
     source = os.path.join(outdir, f"{name}.rst")
     tree_needed = "html" in formats or "pdf" in formats
-    jobs = [(os.path.join(plot_dir, c.filename), c.spec) for c in b.charts(content)]
+    # a stamp names the chart in its own file (blocks.Stamp)
+    jobs = [(os.path.join(plot_dir, c.filename),
+             b.Stamped(c.spec, c.stamp, c.caption) if c.stamp is not None else c.spec) for c in b.charts(content)]
     svgs = [os.path.abspath(svg_beside(path)) for path, _ in jobs]  # how the PDF and the HTML know each chart
     outputs = chart_outputs(formats, png)
     vector = "png" not in outputs  # what the reST refers to

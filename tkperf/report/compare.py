@@ -31,7 +31,7 @@ from tkperf.kit.options import REPORT_FORMATS, parse_report_formats
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render.documents import ReportResult, publish, safe_name
-from tkperf.report import generic, header, page
+from tkperf.report import generic, header, page, stamps
 from tkperf.report.context import FULL_NAME_COLUMNS, CompareContext, difference
 from tkperf.report.header import device_fields
 from tkperf.report.steady import steady_state
@@ -333,8 +333,9 @@ def test_sections(ctx: CompareContext) -> list:
                if any(r.tests_of(name) for r in ctx.runs)]
     streams = [nk for nk in present if any(is_stream(t) for r in ctx.runs for t in r.tests_of(nk[0]))]
     out: list = []
-    for _, kind in streams + [nk for nk in present if nk not in streams]:
-        out += generic.view_of(kind).compare_section(ctx, ctx.runs, ctx.labels)
+    for name, kind in streams + [nk for nk in present if nk not in streams]:
+        out += stamps.stamped(generic.view_of(kind).compare_section(ctx, ctx.runs, ctx.labels),
+                              stamps.comparison_stamp(ctx.runs, ctx.labels, stamps.type_words(kind.short, name)))
     missing: List[str] = []
     for r in ctx.runs:
         missing += [t.type for t in r.tests if registry.get(t.type) is None and t.type not in missing]
@@ -350,7 +351,8 @@ def comparison_blocks(runs: Sequence[RunResult]) -> list:
                          "each run's own steady-state measurement window; where a test reached none, the mean "
                          "of its last rounds, in a row of its own labelled so."),
              b.Admonition("warning", tuple(comparison_caveats(runs, labels)))]
-            + summary_blocks(ctx) + settings_blocks(ctx) + test_sections(ctx))
+            + stamps.stamped(summary_blocks(ctx) + settings_blocks(ctx), stamps.comparison_stamp(runs, labels))
+            + test_sections(ctx))
 
 
 def build_comparison(runs: Sequence[RunResult], outdir: str,
