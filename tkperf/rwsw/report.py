@@ -22,7 +22,7 @@ from tkperf.render import blocks as b
 from tkperf.render import parallel
 from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.rwsw.model import Capture, Stream, dominant
-from tkperf.rwsw.summary import COVERAGE_WARN, NOT_RECORDED, lat_text, loss_text
+from tkperf.rwsw.summary import COVERAGE_WARN, NOT_RECORDED, lat_text, loss_text, top_streams
 
 SPEC = ("SNIA Real World Storage Workload (RWSW) Performance Test Specification for Datacenter Storage "
         "(SNIA Technical Position, 25 May 2018)")
@@ -142,7 +142,7 @@ def stream_map_blocks(c: Capture) -> list:
                      f"{st.iops:,.0f}", f"{st.mbps:,.1f}", f"{st.qd:.2f}",
                      nr if lat is None else f"{lat.mean_us:,.0f}", nr if lat is None else f"{lat.p99_us:,.0f}",
                      "n.r." if st.seen is None else f"{st.seen.flushes:,}", cov,
-                     "; ".join(f"{s.key} {100 * s.share:.1f}%" for s in st.streams[:3]) or "no I/O"))
+                     top_streams(st.streams, 3, 1, "; ")))
     out.append(b.table(("Step", "Start", "Length", "IOPS", "MB/s", "QD", "Mean RT (µs)", "p99 RT (µs)", "Flushes",
                         "Coverage I/Os / bytes (%)", "Largest streams"), rows,
                        title="Steps (RT: response time, issue to completion at the block layer; n.r.: not "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Sequence
 
-from tkperf.durations import duration
+from tkperf.durations import duration, latency
 from tkperf.errors import TkperfError
 from tkperf.model.files import open_to_read
 from tkperf.rwsw.model import LOSS_NOTE, Capture, Latency, Seen, Step, Stream, is_capture
@@ -84,11 +84,11 @@ def as_dict(c: Capture) -> Dict[str, Any]:
 
 
 def _us(x: float) -> str:
-    return f"{x:,.0f} µs" if x >= 100 else f"{x:,.1f} µs"
+    return latency(x, micro="µs")  # the one unit chooser: '412.0 µs', '2.3 ms'
 
 
 def lat_text(lat: Optional[Latency]) -> str:
-    """``mean 412 µs, p99 2,310 µs, max 9,870 µs`` or why there is none."""
+    """``mean 412.0 µs, p99 2.3 ms, max 9.9 ms`` or why there is none."""
     if lat is None:
         return "no I/O completed"
     return f"mean {_us(lat.mean_us)}, p99 {_us(lat.p99_us)}, max {_us(lat.max_us)}"
@@ -154,8 +154,17 @@ def _stream_lines(streams: Sequence[Stream], indent: str) -> List[str]:
     return out
 
 
-def _top(streams: Sequence[Stream], n: int = 3) -> str:
-    return ", ".join(f"{s.key} {100 * s.share:.0f}%" for s in streams[:n]) or "no I/O"
+def top_streams(streams: Sequence[Stream], n: int = 3, decimals: int = 0, sep: str = ", ") -> str:
+    """A step's dominant streams in words: the first ``n`` (largest first)
+    with their shares, 'SEQ 4KiB write 97%'; a stream whose share rounds to
+    0% is not listed as if it were one of them: 'SEQ 4KiB write 100%, 1
+    smaller stream'."""
+    listed = [s for s in streams[:n] if round(100 * s.share, decimals) > 0]
+    words = [f"{s.key} {100 * s.share:.{decimals}f}%" for s in listed]
+    if len(listed) < min(n, len(streams)):
+        rest = len(streams) - len(listed)
+        words.append(f"{rest} smaller stream{'s' if rest != 1 else ''}")
+    return sep.join(words) or "no I/O"
 
 
 def lines(c: Capture) -> List[str]:
@@ -180,7 +189,7 @@ def lines(c: Capture) -> List[str]:
         flushes = "n.r." if st.seen is None else f"{st.seen.flushes:,}"
         mark = "!" if st.touched_by_loss else " "
         out.append(f" {mark}{st.number:>4} {duration(st.start) if st.start else '0 s':>8} {st.iops:>10,.0f} "
-                   f"{st.mbps:>9,.1f} {st.qd:>7.2f} {mean:>9} {p99:>9} {flushes:>8}  {_top(st.streams)}")
+                   f"{st.mbps:>9,.1f} {st.qd:>7.2f} {mean:>9} {p99:>9} {flushes:>8}  {top_streams(st.streams)}")
     if any(st.seen is None for st in c.steps):
         out.append("  n.r.: not recorded (a capture of an earlier tkperf); -: no I/O completed in the step")
     if c.steps_touched_by_loss:
