@@ -7,6 +7,9 @@ one running (a round's workloads run one after another, ``stonewall``);
 jobs that run beside it (``stonewall=0``: a replay step's streams, fio's
 ``groups`` of the meter) are its workload too, summed, so the figures are
 the step's, as fio's own numbers of the interval add up.
+Every figure is held to fio's own numbers of the same interval by a test
+per back-end path (tests/e2e/test_live_families.py: rounds and sweep
+points, a replay step's concurrent jobs, HIR's idle settings, streams).
 The back end (:mod:`tkperf.fio.backend`) feeds a :class:`LiveMeter` with
 each report of a fio invocation and hands what it measures to the one
 sink :func:`set_sink` named (the run's progress); without a sink it asks
@@ -107,10 +110,17 @@ def _direction(side: object) -> Tuple[float, float, float]:
 
 
 def _totals(job: dict) -> _Totals:
-    runtime = max(float((job.get(d) or {}).get("runtime", 0) or 0) for d in ("read", "write", "trim"))
-    parts = [_direction(job.get(d)) for d in ("read", "write", "trim")]
-    return (runtime or float(job.get("job_runtime", 0) or 0), sum(p[0] for p in parts),
-            sum(p[1] for p in parts), sum(p[2] for p in parts))
+    """A job's running totals: the time it has run I/O (its directions' run
+    times; ``job_runtime`` only where a report has none of them), its I/Os,
+    bytes and latency sum.  Not ``job_runtime`` beside them: a job of a
+    round that has not started yet (it waits at its ``stonewall``) counts
+    ``job_runtime`` up all the same, and its run time would then go
+    backwards as it starts, hiding its first interval."""
+    sides = [job.get(d) for d in ("read", "write", "trim")]
+    timed = [float(side.get("runtime", 0) or 0) for side in sides if isinstance(side, dict) and "runtime" in side]
+    runtime = max(timed) if timed else float(job.get("job_runtime", 0) or 0)
+    parts = [_direction(side) for side in sides]
+    return (runtime, sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts))
 
 
 def groups(jobs: Sequence[Tuple[str, Sequence[Tuple[str, str]]]]) -> Dict[str, int]:
