@@ -13,6 +13,7 @@ over time); docs/rwsw.rst says how tkperf departs from it.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -181,9 +182,20 @@ def queue_depth_blocks(c: Capture) -> list:
 LOSS_MARK = "; !: the step's figures miss events the trace buffer lost"
 
 
+def capture_stamp(c: Capture) -> b.Stamp:
+    """What names the capture report's plots outside it (:class:`~tkperf.render.blocks.Stamp`):
+    the capture, its start and its device (text from the capture file: drawn and escaped as text)."""
+    line = f"capture {c.name} {c.started[:16].replace('T', ' ')} · {c.device}"
+    return b.Stamp(line=line, title=line,
+                   desc=f"capture {c.name} of {c.device} ({c.source}), started {c.started}, "
+                        f"{duration(c.duration)} in {len(c.steps)} steps")
+
+
 def report_blocks(c: Capture) -> list:
-    return (facts_blocks(c) + cumulative_blocks(c) + stream_map_blocks(c) + queue_depth_blocks(c)
-            + response_time_blocks(c))
+    blocks = (facts_blocks(c) + cumulative_blocks(c) + stream_map_blocks(c) + queue_depth_blocks(c)
+              + response_time_blocks(c))
+    stamp = capture_stamp(c)
+    return [replace(x, stamp=stamp) if isinstance(x, b.Chart) and x.stamp is None else x for x in blocks]
 
 
 def build_report(c: Capture, outdir: str, formats: Sequence[str], png: bool = False,
