@@ -298,4 +298,4 @@ def test_phases_are_named_by_their_unit_and_the_unrun_idle_at_the_end_is_said(mo
     assert started == ["step 1 of 2", "step 2 of 2"]
     assert said == ["[replay] last 5 s (after step 2) had no I/O: not kept (no measurement follows it)"]
     assert test.stop_reason == "all steps run"
-    assert not Phases((Phase((job,)),)).idle_at_end()
+    assert not Phases((Phase((job,)),))._idle_at_end()

@@ -415,12 +415,12 @@ class Phases(Shape):
                 ctx.phase = f"idle after {self.unit} {index}"
                 prog.once_started(ctx.phase, total)
                 time.sleep(phase.idle_s)
-        unrun = self.idle_at_end()
+        unrun = self._idle_at_end()
         if unrun:
             progress.info("[%s] %s", test.key, unrun)
         test.stop_reason = finished
 
-    def idle_at_end(self) -> str:
+    def _idle_at_end(self) -> str:
         """What is not run, said (a run and a dry run): the idle time after
         the last phase, which nothing measured follows ('' when there is none)."""
         idle = self.phases[-1].idle_s if self.phases else 0.0
@@ -433,7 +433,7 @@ class Phases(Shape):
         jobs = tuple(j for p in self.phases for j in p.jobs)
         busy = sum(round_seconds(p.jobs) for p in self.phases)
         idle = sum(p.idle_s for p in self.phases[:-1])
-        unrun = self.idle_at_end()
+        unrun = self._idle_at_end()
         return Estimate((f"# {len(self.phases)} {self.unit}s, {duration_rough(busy)} of I/O and "
                          f"{duration_rough(idle)} idle",) + ((f"# {unrun}",) if unrun else ()),
                         jobs, busy + idle, busy + idle)
