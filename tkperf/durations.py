@@ -1,6 +1,7 @@
 """Durations as text, the one place tkperf words them and reads them
-(:func:`parse`, behind every duration option), and the one word for a
-unit of time (:func:`unit_word`: 'µs' wherever the output can show it)."""
+(:func:`parse`, behind every duration option), the one word for a
+unit of time (:func:`unit_word`: 'µs' wherever the output can show it),
+and the one unit chooser of a response time shown (:func:`latency`)."""
 from __future__ import annotations
 
 import io
@@ -42,6 +43,17 @@ def unit_words(text: str, stream: Optional[IO[str]] = None) -> str:
     """A label with microseconds in it ('mean response time (us)', '400.0 us')
     in :func:`unit_word`'s word for ``stream``."""
     return _MICRO_IN_LABEL.sub(micro_unit(stream), text)
+
+
+def latency(us: float, stream: Optional[IO[str]] = None, micro: str = "") -> str:
+    """A response time as a reader takes it in, the one unit chooser of
+    every latency tkperf's text shows: microseconds below 1 ms
+    ('721.7 µs'; ``micro`` the word for them, else :func:`micro_unit` of
+    ``stream``), milliseconds with one decimal from 1 ms on ('14.0 ms',
+    '1,250.3 ms')."""
+    if abs(us) >= 999.95:  # what would print as '1,000.0 µs' is 1.0 ms
+        return f"{us / 1000.0:,.1f} ms"
+    return f"{us:,.1f} {micro or micro_unit(stream)}"
 
 
 def duration(seconds: float, rough: bool = False) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -201,29 +202,33 @@ def test_cli_compare_bad_inputs(tmp_path, capsys, files, code, words):
     assert not (tmp_path / "out").exists()
 
 
-def test_last_rounds_means_are_their_own_rows_with_the_same_caveats_everywhere(tmp_path, capsys):
-    """example-ssd's TP reached steady state, example-full's did not: its
-    last-rounds mean is another definition, in a row of its own, never
-    labelled a steady-state average; the terminal, the JSON and the report
-    give the same caveats (issue 43 item 4, issue 48 item 5)."""
+TP_ROW = "Throughput, SEQ 1024KiB 100% W (MB/s) [TP: window average, steady or NOT as labelled]"
+
+
+def test_last_rounds_means_are_labelled_with_the_same_caveats_everywhere(tmp_path, capsys):
+    """example-ssd's TP reached steady state, example-full's did not: both
+    stand in one row, each labelled how its window ended, never a
+    last-rounds mean called a steady-state average; the terminal, the JSON
+    and the report give the same caveats (issue 43 item 4, issue 48 item 5,
+    issue 60 item 7)."""
     files = [example("example-ssd"), example("example-full")]
     runs = [store.load(f) for f in files]
     caveats = compare.comparison_caveats(runs, compare.run_labels(runs))
     unsteady = next(c for c in caveats if c.startswith("No steady state reached in "))
     assert "example-ssd (IOPS, LAT); example-full (IOPS, TP 1024k, TP 128k, LAT)" in unsteady
-    rows = {r.title: r.values for r in compare.figure_rows(runs)}
-    assert rows["Throughput, SEQ 1024KiB 100% W (MB/s) [TP: steady-state window average]"] == (
-        pytest.approx(3283.5, abs=0.05), None)
-    last = rows["Throughput, SEQ 1024KiB 100% W (MB/s) [TP: mean of the last 5 rounds, NO steady state]"]
-    assert last[0] is None and last[1] == pytest.approx(3936.0, abs=0.05)
+    rows = {r.title: r for r in compare.figure_rows(runs)}
+    assert rows[TP_ROW].values == (pytest.approx(3283.5, abs=0.05), pytest.approx(3936.0, abs=0.05))
+    assert rows[TP_ROW].labels == ("steady", "NOT steady, last 5 rounds")
+    assert not [t for t in rows if "Throughput, SEQ 1024KiB 100% W" in t and t != TP_ROW]
     assert not [t for t in rows if "NO steady state" in t and "steady-state window average" in t]
-    assert not [t for t in rows if "NO steady state" in t and t.startswith("Steady-state")]
+    assert not [t for t in rows if ("NO steady state" in t or "NOT" in t) and t.startswith("Steady-state")]
 
     assert main(["compare", *files, "--outdir", str(tmp_path / "t"), "--format", "rst,html"]) == EXIT_OK
     out = capsys.readouterr().out
     assert [ln[len("warning: "):] for ln in out.splitlines() if ln.startswith("warning: ")] == caveats
     tp = [ln for ln in out.splitlines() if ln.startswith("Throughput, SEQ 1024KiB 100% W")]
-    assert len(tp) == 2 and all(ln.rstrip().endswith("n/a") for ln in tp)  # no difference across definitions
+    assert len(tp) == 1 and tp[0].split("]")[-1].split() == [
+        "3,283.5", "(steady)", "3,936.0", "(NOT", "steady,", "last", "5", "rounds)", "+19.9%"]
 
     assert main(["compare", *files, "--outdir", str(tmp_path / "j"), "--format", "rst", "--json"]) == EXIT_OK
     doc = json.loads(capsys.readouterr().out)
@@ -231,8 +236,10 @@ def test_last_rounds_means_are_their_own_rows_with_the_same_caveats_everywhere(t
     jsonschema.validate(doc, _schema("compare"), cls=jsonschema.Draft202012Validator)
     assert doc["caveats"] == caveats
     assert [r["not_steady"] for r in doc["runs"]] == [["iops", "lat"], ["iops", "tp-1024k", "tp-128k", "lat"]]
-    flagged = {(f["figure"], f["pattern"], f["last_rounds_mean"]) for f in doc["figures"]}
-    assert {("Throughput", "SEQ 1024KiB 100% W", True), ("Throughput", "SEQ 1024KiB 100% W", False)} <= flagged
+    tp_json = [f for f in doc["figures"] if (f["figure"], f["pattern"]) == ("Throughput", "SEQ 1024KiB 100% W")]
+    assert [(f["last_rounds_mean"], f["value_labels"]) for f in tp_json] == [
+        (True, ["steady", "NOT steady, last 5 rounds"])]
+    assert tp_json[0]["difference_pct"] == [pytest.approx(19.872, abs=0.01)]
     assert doc["reports"] == [str(tmp_path / "j" / "comparison.rst"), str(tmp_path / "j" / "comparison-plots")]
 
     assert main(["compare", *files, "--outdir", str(tmp_path / "q"), "--format", "rst", "-q"]) == EXIT_OK
@@ -243,7 +250,8 @@ def test_last_rounds_means_are_their_own_rows_with_the_same_caveats_everywhere(t
     html = " ".join(lxml.html.parse(str(tmp_path / "t" / "comparison.html")).getroot().text_content().split())
     for caveat in caveats:
         assert " ".join(caveat.split()) in html
-    assert "[TP: mean of the last 5 rounds, NO steady state]" in html
+    assert "[TP: window average, steady or NOT as labelled]" in html
+    assert "3,283.5 (steady)" in html and "3,936.0 (NOT steady, last 5 rounds)" in html
 
 
 # --- issue 55 item 2: every run's own caveats, an imported TKperf 2.x result's first ------------------
@@ -347,3 +355,35 @@ def test_a_run_on_the_emulated_ssd_carries_its_caveat_though_not_quick(tmp_path,
     assert emulated.split(": ", 1)[1] in doc["runs"][1]["caveats"]
     rst = (tmp_path / "t" / "comparison.rst").read_text()
     assert "example-emulated: emulated SSD: the target is tkperf's FTL model" in rst
+
+
+def test_a_test_steady_in_one_run_and_not_in_the_other_is_one_row_holding_both(tmp_path):
+    """The same run stored again with its TP's steady flag turned off (the
+    store's API): TP is one row holding both figures, each labelled, in the
+    terminal's table, the report's table (reST; HTML and PDF are made from
+    the same table block) and --json (issue 60 item 7)."""
+    from tkperf.render import rst as rst_writer
+
+    run = store.load(example("example-ssd"))
+    tp = run.test("tp-1024k")
+    assert tp is not None and tp.steady is not None and tp.steady.steady
+    tp.steady = dataclasses.replace(tp.steady, steady=False)
+    run.name = "unsteady"
+    other = str(tmp_path / "unsteady.xml")
+    store.save(run, other)
+    files = [example("example-ssd"), other]
+    runs = [store.load(f) for f in files]
+    out = compare.terminal_table(runs)
+    for pattern in ("SEQ 1024KiB 100% W", "SEQ 1024KiB 100% R"):
+        rows = [ln for ln in out if ln.startswith(f"Throughput, {pattern} ")]
+        assert len(rows) == 1 and "n/a" not in rows[0], rows
+        assert "(steady)" in rows[0] and "(NOT steady, last 5 rounds)" in rows[0] and rows[0].endswith("+0.0%")
+    text = rst_writer.to_rst(compare.comparison_blocks(runs), "plots")
+    assert text.count("\\[TP: window average, steady or NOT as labelled\\]") == 2  # reST escapes brackets
+    assert "- 3,283.5 (steady)\n     - 3,283.5 (NOT steady, last 5 rounds)\n     - \\+0.0" in text
+    doc = compare.as_dict(runs, files)
+    tp_rows = [f for f in doc["figures"] if f["figure"] == "Throughput"]
+    assert [(f["values"][0] == f["values"][1], f["value_labels"], f["difference_pct"]) for f in tp_rows] == [
+        (True, ["steady", "NOT steady, last 5 rounds"], [0.0])] * 2
+    iops = [f for f in doc["figures"] if f["pattern"] == "RND 4KiB 100% W" and f["figure"] == "Steady-state IOPS"]
+    assert [f["value_labels"] for f in iops] == [["", ""]]  # the same definition in both: no labels

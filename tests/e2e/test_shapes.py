@@ -25,7 +25,7 @@ from tkperf.kit import options, registry
 from tkperf.kit.base import Blocks, Plan, TestType
 from tkperf.kit.rules import steps_of
 from tkperf.kit.shapes import FIO_GAP_S, Phase, Phases, Rounds, Stream, Sweep
-from tkperf.model.results import RunResult, now_iso
+from tkperf.model.results import RunResult, TestRun, now_iso
 from tkperf.target import device, hostinfo
 
 MiB = 1024 * 1024
@@ -256,3 +256,44 @@ def test_registry_with_adds_and_forgets():
         assert {"qdsweep", "idlegap", "iops"} <= set(registry.names())
     assert registry.get("qdsweep") is None and registry.get("idlegap") is None
     assert "iops" in registry.names()
+    # the idle after the last phase is not run: said, not dropped without a word (issue 60 item 6)
+    assert est.lines[1:] == ("# last 10 min (after phase 2) had no I/O: not kept (no measurement follows it)",)
+
+
+def test_phases_are_named_by_their_unit_and_the_unrun_idle_at_the_end_is_said(monkeypatch):
+    """A shape whose phases are steps (a replay's) says 'step' where a user
+    reads it: the estimate, the progress line, the stop reason; the idle
+    after the last step is said (issue 60 item 6)."""
+    from tkperf.kit import shapes
+
+    class Steps(Phases):
+        unit = "step"
+
+    job = FioJob(name="w", rw="randwrite", bs=4096, runtime=5)
+    steps = Steps((Phase((job,)), Phase((job,), idle_s=5)))
+    est = steps.estimate(estimate_opts(), 1)
+    assert est.lines == (f"# 2 steps, {2 * (5 + FIO_GAP_S):.0f} s of I/O and 0 s idle",
+                         "# last 5 s (after step 2) had no I/O: not kept (no measurement follows it)")
+    said, started = [], []
+    monkeypatch.setattr(shapes.progress, "info", lambda fmt, *a: said.append(fmt % a))
+    monkeypatch.setattr(shapes.time, "sleep", lambda s: None)
+
+    class Prog:
+        def once_started(self, phase, total):
+            started.append(phase)
+
+    monkeypatch.setattr(shapes, "progress_of", lambda ctx: Prog())
+
+    class Ctx:
+        phase = ""
+        opts = estimate_opts()
+
+        def save(self):
+            pass
+
+    test = TestRun(key="replay", type="replay", tracking_workload="", tracking_metric="", tracking_label="")
+    steps._run_phases(Ctx(), test, lambda i, p, j: None, "all steps run")
+    assert started == ["step 1 of 2", "step 2 of 2"]
+    assert said == ["[replay] last 5 s (after step 2) had no I/O: not kept (no measurement follows it)"]
+    assert test.stop_reason == "all steps run"
+    assert not Phases((Phase((job,)),))._idle_at_end()

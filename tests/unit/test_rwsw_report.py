@@ -35,6 +35,14 @@ def test_report_of_a_capture(tmp_path, capsys):
     assert "99.5% of the I/Os, 99.3% of the bytes" in rst and "Coverage: the dominant" not in rst
     html = (tmp_path / "mix.html").read_text()
     assert "<script>alert" not in html and "&lt;script&gt;" in html
+    # each plot names the capture and its device, as text (issue 60 item 7)
+    from lxml import etree
+    svg = etree.parse(str(tmp_path / "mix-plots" / "stream-map.svg"), etree.XMLParser(resolve_entities=False))
+    ns = "{http://www.w3.org/2000/svg}"
+    assert "capture mix " in svg.find(f"{ns}title").text
+    assert "<script>alert(1)</script> `x`_ |y|" in svg.find(f"{ns}title").text
+    assert not svg.getroot().findall(f".//{ns}script")
+    assert any("<script>alert(1)</script>" in "".join(t.itertext()) for t in svg.iter(f"{ns}text"))
     pdf = (tmp_path / "mix.pdf").read_bytes()
     assert pdf.startswith(b"%PDF")
     if shutil.which("pdftotext"):

@@ -24,7 +24,7 @@ import sys
 import time
 from typing import IO, Optional, Sequence, Tuple
 
-from tkperf.durations import duration, micro_unit, unit_words
+from tkperf.durations import duration, latency, unit_words
 from tkperf.kit import progress as engine_progress
 from tkperf.kit.progress import Progress, RemoteRun, combined_eta, eta_text, finish_clock, tracking_text
 from tkperf.untrusted import for_terminal, raw_stream
@@ -358,7 +358,7 @@ def _live_words(now: dict) -> str:
     """', now 45,210 IOPS, 185.2 MB/s, 702.4 µs' of a run's snapshot."""
     try:
         return (f", now {float(now['iops']):,.0f} IOPS, {float(now['bw_bytes']) / 1e6:,.1f} MB/s, "
-                f"{float(now['lat_mean_us']):,.1f} {micro_unit()}")
+                f"{latency(float(now['lat_mean_us']))}")
     except (KeyError, TypeError, ValueError):
         return ""
 

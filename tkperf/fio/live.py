@@ -7,6 +7,9 @@ one running (a round's workloads run one after another, ``stonewall``);
 jobs that run beside it (``stonewall=0``: a replay step's streams, fio's
 ``groups`` of the meter) are its workload too, summed, so the figures are
 the step's, as fio's own numbers of the interval add up.
+Every figure is held to fio's own numbers of the same interval by a test
+per back-end path (tests/e2e/test_live_families.py: rounds and sweep
+points, a replay step's concurrent jobs, HIR's idle settings, streams).
 The back end (:mod:`tkperf.fio.backend`) feeds a :class:`LiveMeter` with
 each report of a fio invocation and hands what it measures to the one
 sink :func:`set_sink` named (the run's progress); without a sink it asks
@@ -19,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from tkperf.durations import micro_unit
+from tkperf.durations import latency
 
 #: Seconds between fio's status reports while a round runs (the least).
 INTERVAL_S = 1
@@ -51,9 +54,9 @@ class LiveFigures:
 
     def text(self) -> str:
         """'rnd-4k-65-35: 45,210 IOPS, 185.2 MB/s, mean latency 702.4 µs' ('us'
-        where stderr cannot show 'µ')."""
+        where stderr cannot show 'µ'; '14.0 ms' from 1 ms on)."""
         return (f"{self.workload}: {self.iops:,.0f} IOPS, {self.bw_bytes / 1e6:,.1f} MB/s, "
-                f"mean latency {self.lat_mean_us:,.1f} {micro_unit()}")
+                f"mean latency {latency(self.lat_mean_us)}")
 
     def as_dict(self) -> dict:
         return {"what": self.what, "workload": self.workload, "iops": self.iops,
@@ -107,10 +110,17 @@ def _direction(side: object) -> Tuple[float, float, float]:
 
 
 def _totals(job: dict) -> _Totals:
-    runtime = max(float((job.get(d) or {}).get("runtime", 0) or 0) for d in ("read", "write", "trim"))
-    parts = [_direction(job.get(d)) for d in ("read", "write", "trim")]
-    return (runtime or float(job.get("job_runtime", 0) or 0), sum(p[0] for p in parts),
-            sum(p[1] for p in parts), sum(p[2] for p in parts))
+    """A job's running totals: the time it has run I/O (its directions' run
+    times; ``job_runtime`` only where a report has none of them), its I/Os,
+    bytes and latency sum.  Not ``job_runtime`` beside them: a job of a
+    round that has not started yet (it waits at its ``stonewall``) counts
+    ``job_runtime`` up all the same, and its run time would then go
+    backwards as it starts, hiding its first interval."""
+    sides = [job.get(d) for d in ("read", "write", "trim")]
+    timed = [float(side.get("runtime", 0) or 0) for side in sides if isinstance(side, dict) and "runtime" in side]
+    runtime = max(timed) if timed else float(job.get("job_runtime", 0) or 0)
+    parts = [_direction(side) for side in sides]
+    return (runtime, sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts))
 
 
 def groups(jobs: Sequence[Tuple[str, Sequence[Tuple[str, str]]]]) -> Dict[str, int]:
@@ -149,37 +159,26 @@ class LiveMeter:
     def feed(self, report: object) -> Optional[LiveFigures]:
         """The running workload's figures over the interval ``report`` ends
         (None: nothing ran in it, or not a report)."""
-        if not isinstance(report, dict) or not isinstance(report.get("jobs"), list):
+        now = _report_totals(report)
+        if now is None:
             return None
-        now: Dict[str, _Totals] = {}
-        for job in report["jobs"]:
-            if isinstance(job, dict) and isinstance(job.get("jobname"), str):
-                try:  # untrusted: what does not read as figures is not shown (the round's checks refuse it)
-                    t = _totals(job)
-                except (TypeError, ValueError, AttributeError):
-                    continue
-                if not all(math.isfinite(x) for x in t):
-                    continue
-                was = now.get(job["jobname"])  # clones of a job without group_reporting: summed
-                now[job["jobname"]] = t if was is None else (max(was[0], t[0]), was[1] + t[1],
-                                                             was[2] + t[2], was[3] + t[3])
-        best: Optional[Tuple[float, str]] = None
-        for name, t in now.items():
-            was = self._last.get(name, (0.0, 0.0, 0.0, 0.0))
-            d_ios = t[1] - was[1]  # the job whose I/Os grew is the one running
-            if d_ios > 0 and t[0] > was[0] and (best is None or d_ios > best[0]):
-                best = (d_ios, name)
         before = self._last
         self._last = {**before, **now}
+        best = _grown_most(now, before)
         if best is None:
             return None
-        group = self.groups.get(best[1])
-        names = [n for n in now if n == best[1] or (group is not None and self.groups.get(n) == group)]
+        return self._figures(now, before, best)
+
+    def _figures(self, now: Mapping[str, _Totals], before: Mapping[str, _Totals], best: str) -> LiveFigures:
+        """The interval's figures of ``best`` (the job whose I/Os grew most)
+        and of the jobs of its group that ran in it, summed."""
+        group = self.groups.get(best)
+        names = [n for n in now if n == best or (group is not None and self.groups.get(n) == group)]
         d_ms = d_ios = d_bytes = d_lat = 0.0
         running = []
         for name in names:
-            t, b = now[name], before.get(name, (0.0, 0.0, 0.0, 0.0))
-            if t[0] <= b[0] and name != best[1]:
+            t, b = now[name], before.get(name, _NONE)
+            if t[0] <= b[0] and name != best:
                 continue  # not running in this interval (ended before it, or not started)
             running.append(name)
             d_ms = max(d_ms, t[0] - b[0])  # they run at the same time: the interval is the longest's
@@ -187,3 +186,40 @@ class LiveMeter:
         return LiveFigures(what=self.what, workload=_together(running), iops=d_ios * 1000.0 / d_ms,
                            bw_bytes=d_bytes * 1000.0 / d_ms,
                            lat_mean_us=d_lat / d_ios if d_ios > 0 else 0.0, at=self.clock())
+
+
+_NONE: _Totals = (0.0, 0.0, 0.0, 0.0)
+
+
+def _report_totals(report: object) -> Optional[Dict[str, _Totals]]:
+    """Every job's running totals in a status report, by name (clones of a
+    job without group_reporting summed); None: not a report.  Untrusted:
+    a job whose figures do not read as finite numbers is left out (the
+    round's checks refuse it)."""
+    if not isinstance(report, dict) or not isinstance(report.get("jobs"), list):
+        return None
+    now: Dict[str, _Totals] = {}
+    for job in report["jobs"]:
+        if not isinstance(job, dict) or not isinstance(job.get("jobname"), str):
+            continue
+        try:
+            t = _totals(job)
+        except (TypeError, ValueError, AttributeError):
+            continue
+        if not all(math.isfinite(x) for x in t):
+            continue
+        was = now.get(job["jobname"])
+        now[job["jobname"]] = t if was is None else (max(was[0], t[0]), was[1] + t[1], was[2] + t[2], was[3] + t[3])
+    return now
+
+
+def _grown_most(now: Mapping[str, _Totals], before: Mapping[str, _Totals]) -> Optional[str]:
+    """The job whose I/Os grew most since ``before`` (the one running; its
+    run time grew too), None when none did."""
+    best: Optional[Tuple[float, str]] = None
+    for name, t in now.items():
+        was = before.get(name, _NONE)
+        d_ios = t[1] - was[1]
+        if d_ios > 0 and t[0] > was[0] and (best is None or d_ios > best[0]):
+            best = (d_ios, name)
+    return None if best is None else best[1]

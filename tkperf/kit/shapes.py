@@ -389,10 +389,10 @@ class Phases(Shape):
 
         def record(index: int, phase: Phase, jobs: Tuple[FioJob, ...]) -> None:
             record_round(ctx, test, jobs, index, f"{plan.key} phase {index}", histograms, phase.timeout_s or None)
-            progress.info("[%s] phase %d of %d%s", plan.key, index, len(self.phases),
+            progress.info("[%s] %s %d of %d%s", plan.key, self.unit, index, len(self.phases),
                           f" ({phase.label})" if phase.label else "")
 
-        self._run_phases(ctx, test, record, "all phases run")
+        self._run_phases(ctx, test, record, f"all {self.unit}s run")
 
     def _run_phases(self, ctx: RunContext, test: TestRun, record: Callable[[int, Phase, Tuple[FioJob, ...]], None],
                     finished: str) -> None:
@@ -402,8 +402,8 @@ class Phases(Shape):
         prog = progress_of(ctx)
         total = self.estimate(ctx.opts, 0).high_s
         for index, phase in enumerate(self.phases, 1):
-            ctx.phase = f"phase {index}"
-            prog.once_started(f"phase {index} of {len(self.phases)}", total)
+            ctx.phase = f"{self.unit} {index}"  # what the phases are called where a user reads it (a replay's: steps)
+            prog.once_started(f"{self.unit} {index} of {len(self.phases)}", total)
             jobs = phase.placed(test.rounds)
             if phase.place is not None:
                 test.data.update((f"offset.{index}.{j.name}", str(j.offset)) for j in jobs)
@@ -412,17 +412,30 @@ class Phases(Shape):
             test.data[f"idle.{index}"] = repr(float(phase.idle_s))
             ctx.save()
             if phase.idle_s > 0 and index < len(self.phases):
-                ctx.phase = f"idle after phase {index}"
+                ctx.phase = f"idle after {self.unit} {index}"
                 prog.once_started(ctx.phase, total)
                 time.sleep(phase.idle_s)
+        unrun = self._idle_at_end()
+        if unrun:
+            progress.info("[%s] %s", test.key, unrun)
         test.stop_reason = finished
+
+    def _idle_at_end(self) -> str:
+        """What is not run, said (a run and a dry run): the idle time after
+        the last phase, which nothing measured follows ('' when there is none)."""
+        idle = self.phases[-1].idle_s if self.phases else 0.0
+        if idle <= 0:
+            return ""
+        return (f"last {duration_rough(idle)} (after {self.unit} {len(self.phases)}) had no I/O: not kept "
+                "(no measurement follows it)")
 
     def estimate(self, opts, capacity: int) -> Estimate:
         jobs = tuple(j for p in self.phases for j in p.jobs)
         busy = sum(round_seconds(p.jobs) for p in self.phases)
         idle = sum(p.idle_s for p in self.phases[:-1])
-        return Estimate((f"# {len(self.phases)} phases, {duration_rough(busy)} of I/O and "
-                         f"{duration_rough(idle)} idle",),
+        unrun = self._idle_at_end()
+        return Estimate((f"# {len(self.phases)} {self.unit}s, {duration_rough(busy)} of I/O and "
+                         f"{duration_rough(idle)} idle",) + ((f"# {unrun}",) if unrun else ()),
                         jobs, busy + idle, busy + idle)
 
 

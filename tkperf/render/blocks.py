@@ -314,14 +314,43 @@ class ConfidenceChart:
     xlabel: str = "Response time (µs)"
 
 
+@dataclass(frozen=True)
+class Stamp:
+    """What names a chart outside its report (its SVG or PNG copied into
+    slides): ``line``, a small caption line drawn in the picture (the drive,
+    the run, the test), and the SVG's ``<title>`` and ``<desc>``.  Plain
+    text, partly from the result file: drawn as text, escaped in the SVG,
+    never markup."""
+
+    line: str
+    title: str = ""
+    desc: str = ""
+
+
 @dataclass(frozen=True, eq=False)
 class Chart:
     """A chart: drawn into ``filename`` (a PNG in the report's plot directory)
-    from ``spec``, shown with ``caption``."""
+    from ``spec``, shown with ``caption``; ``stamp``: what names it outside the report."""
 
     filename: str
     spec: object
     caption: str
+    stamp: Optional[Stamp] = None
+
+
+@dataclass(frozen=True, eq=False)
+class Stamped:
+    """A chart's spec and its stamp, as a drawing process gets them
+    (:func:`tkperf.render.charts.draw` draws ``spec`` with ``stamp``)."""
+
+    spec: object
+    stamp: Stamp
+    caption: str = ""  #: the chart's caption, its name where the spec has no title
+
+
+def spec_of(spec: object) -> object:
+    """The chart spec itself, whether stamped or not."""
+    return spec.spec if isinstance(spec, Stamped) else spec
 
 
 Block = Union[Title, Heading, Rubric, Paragraph, Admonition, Table, Header, Literal, Chart]
@@ -335,7 +364,8 @@ CHART_HEIGHT_IN = 3.4
 def chart_inches(spec: object) -> Tuple[float, float]:
     """The size ``spec`` is drawn at (width, height in inches), known before
     it is drawn: a heat map grows with its rows, every other chart is the
-    usual size."""
+    usual size (a stamp's line is drawn within it)."""
+    spec = spec_of(spec)
     if isinstance(spec, HeatmapChart):
         return CHART_WIDTH_IN, max(2.4, 0.9 + 0.36 * len(spec.grid.rows))
     return CHART_WIDTH_IN, CHART_HEIGHT_IN

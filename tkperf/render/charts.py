@@ -32,8 +32,10 @@ from tkperf.render.blocks import (  # noqa: E402
     CurvesChart,
     HeatmapChart,
     LinesChart,
+    Stamped,
     WindowChart,
     chart_inches,
+    spec_of,
 )
 from tkperf.render.plotting import (  # noqa: E402
     DENSE_POINTS,
@@ -306,10 +308,14 @@ DRAWINGS: Dict[type, Callable[[str, Any], str]] = {
 
 def draw(spec: object, path: str, outputs: Sequence[str] = ("png",)) -> str:
     """Draw ``spec`` into the PNG file ``path`` and/or (``outputs`` holds
-    ``"svg"``) the SVG beside it (:func:`svg_path`); an unknown spec is a TypeError."""
+    ``"svg"``) the SVG beside it (:func:`svg_path`); an unknown spec is a TypeError.
+    A :class:`~tkperf.render.blocks.Stamped` spec is drawn with its stamp
+    (:func:`tkperf.render.plotting.stamp_figure`)."""
 
+    stamp, caption = (spec.stamp, spec.caption) if isinstance(spec, Stamped) else (None, "")
+    spec = spec_of(spec)
     drawing = DRAWINGS.get(type(spec)) or xycharts.DRAWINGS.get(type(spec))
     if drawing is None:
         raise TypeError(f"no drawing for a {type(spec).__name__}")
-    with outputs_of(outputs):
+    with outputs_of(outputs, stamp, str(getattr(spec, "title", "") or caption)):
         return drawing(path, spec)

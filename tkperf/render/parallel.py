@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from tkperf.errors import Interrupted, OutputError
+from tkperf.render.blocks import spec_of
 from tkperf.render.pdf import PdfGraphic, svg_beside
 
 MAX_WORKERS = 2
@@ -75,7 +76,7 @@ def _draw_one(path: str, spec: object, outputs: Sequence[str] = ("png",)) -> Dra
 
 def _cost(spec: object) -> int:
     """A rough relative drawing time, to start the slow charts first."""
-    return {"HeatmapChart": 3, "BarsChart": 2, "CurvesChart": 2}.get(type(spec).__name__, 1)
+    return {"HeatmapChart": 3, "BarsChart": 2, "CurvesChart": 2}.get(type(spec_of(spec)).__name__, 1)
 
 
 def _preload() -> None:

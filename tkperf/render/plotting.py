@@ -10,6 +10,7 @@ import contextlib
 import io
 import textwrap
 from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, cast
+from xml.sax.saxutils import escape as xml_escape
 
 from tkperf.render.mpl import matplotlib  # first: no settings file of the caller's (tkperf/render/mpl.py)
 
@@ -22,11 +23,12 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogFormatter, MaxNLocator  # noqa: E402
 from PIL import Image  # noqa: E402 - matplotlib's own PNG writer
 
-from tkperf.render.blocks import CHART_HEIGHT_IN, CHART_WIDTH_IN  # noqa: E402
+from tkperf.render.blocks import CHART_HEIGHT_IN, CHART_WIDTH_IN, Stamp  # noqa: E402
 from tkperf.render.mpl import drawing_style  # noqa: E402
 from tkperf.render.pdf import svg_beside as svg_path  # noqa: E402 - the one rule for where an SVG goes
 from tkperf.render.recorder import measured_text, svg_and_graphic  # noqa: E402
 from tkperf.store import atomic_write  # noqa: E402
+from tkperf.untrusted import replace_controls  # noqa: E402
 
 WIDTH_IN = CHART_WIDTH_IN
 HEIGHT_IN = CHART_HEIGHT_IN
@@ -98,17 +100,72 @@ def _figure(height: float = HEIGHT_IN, ncols: int = 1) -> Tuple[Figure, list]:
 #: (``path`` with ``.svg``), and with "pdf-graphic" the PDF graphic drawn
 #: with the SVG (:func:`take_graphic`); set by :func:`draw` for one drawing.
 _OUTPUTS: Tuple[str, ...] = ("png",)
+#: The stamp of the chart being drawn, and its title (None: no stamp);
+#: set by :func:`draw` for one drawing.
+_STAMP: Optional[Tuple[Stamp, str]] = None
+#: The stamp's line: its size (points), colour, and the room it takes at the
+#: top of the figure (inches); longer lines are cut (a model string from a
+#: file can be of any length).
+STAMP_POINTS = 6.5
+STAMP_COLOUR = "0.4"
+STAMP_ROOM_IN = 0.16
+STAMP_CHARS = 135
 
 
 @contextlib.contextmanager
-def outputs_of(outputs: Sequence[str]) -> Iterator[None]:
-    """Within: :func:`_draw` writes what ``outputs`` names ('png', 'svg')."""
-    global _OUTPUTS
-    saved, _OUTPUTS = _OUTPUTS, tuple(outputs)
+def outputs_of(outputs: Sequence[str], stamp: Optional[Stamp] = None, title: str = "") -> Iterator[None]:
+    """Within: :func:`_draw` writes what ``outputs`` names ('png', 'svg'),
+    each drawing named by ``stamp`` (:func:`stamp_figure`, :func:`stamp_svg`;
+    ``title``: the chart's own)."""
+    global _OUTPUTS, _STAMP
+    saved = _OUTPUTS, _STAMP
+    _OUTPUTS, _STAMP = tuple(outputs), (None if stamp is None else (stamp, title))
     try:
         yield
     finally:
-        _OUTPUTS = saved
+        _OUTPUTS, _STAMP = saved
+
+
+def _cut(text: str, chars: int) -> str:
+    """``text`` as one line of at most ``chars`` characters (cut with '…'),
+    without the characters a terminal acts on or XML cannot hold."""
+    text = " ".join(replace_controls(text)[0].split())
+    return text if len(text) <= chars else text[:chars - 1] + "…"
+
+
+def stamp_figure(fig: Figure, stamp: Stamp) -> None:
+    """Draw ``stamp``'s line at the top left of ``fig``, in a strip the
+    layout leaves free (called before it runs): small grey text, as text
+    (no mathtext: a '$' in a model string stays a '$')."""
+    engine: Any = fig.get_layout_engine()
+    if engine is not None:  # the layout keeps clear of the strip (within what a legend took already)
+        x, y, w, h = engine.get().get("rect", (0, 0, 1, 1))
+        engine.set(rect=(x, y, w, h - STAMP_ROOM_IN / fig.get_figheight()))
+    fig.text(0.006, 0.995, _cut(stamp.line, STAMP_CHARS), ha="left", va="top", fontsize=STAMP_POINTS,
+             color=STAMP_COLOUR, parse_math=False, gid="tkperf-stamp")
+
+
+def _below_the_strip(fig: Figure) -> None:
+    """After the layout: figure texts it placed at the very top (a
+    ``suptitle``) moved below the stamp's strip."""
+    room = STAMP_ROOM_IN / fig.get_figheight()
+    for text in fig.texts:
+        if text.get_gid() != "tkperf-stamp" and text.get_position()[1] > 1 - room:
+            text.set_y(text.get_position()[1] - room)
+
+
+def stamp_svg(svg: bytes, stamp: Stamp, chart_title: str) -> bytes:
+    """``svg`` with a ``<title>`` (the chart's title and the stamp's line)
+    and a ``<desc>`` (the stamp's) as the root's first children, escaped:
+    what a slide tool or a screen reader shows as the picture's name."""
+    title = " — ".join(x for x in (_cut(chart_title, 300), _cut(stamp.title or stamp.line, 300)) if x)
+    desc = _cut(stamp.desc or stamp.line, 2000)
+    at = svg.find(b"<svg")
+    end = svg.find(b">", at) + 1 if at >= 0 else 0
+    if end <= 0:
+        return svg
+    head = f"\n <title>{xml_escape(title)}</title>\n <desc>{xml_escape(desc)}</desc>".encode()
+    return svg[:end] + head + svg[end:]
 
 
 def _draw(path: str, build: Callable[[], Figure]) -> str:
@@ -123,7 +180,11 @@ def _draw(path: str, build: Callable[[], Figure]) -> str:
     """
     with drawing_style(_RC):  # matplotlib's built-in settings, whatever a matplotlibrc says
         fig = build()
+        if _STAMP is not None:
+            stamp_figure(fig, _STAMP[0])
         _lay_out(fig)
+        if _STAMP is not None:
+            _below_the_strip(fig)
         if "png" in _OUTPUTS:
             canvas = cast(FigureCanvasAgg, fig.canvas)  # set by _figure
             canvas.draw()
@@ -139,6 +200,8 @@ def _draw(path: str, build: Callable[[], Figure]) -> str:
                 buf = io.BytesIO()
                 fig.savefig(buf, format="svg", metadata={"Date": None})
                 svg = buf.getvalue()
+            if _STAMP is not None:
+                svg = stamp_svg(svg, *_STAMP)
             atomic_write(svg_path(path), svg)
     return path
 

@@ -31,10 +31,10 @@ from tkperf.kit.options import REPORT_FORMATS, parse_report_formats
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import blocks as b
 from tkperf.render.documents import ReportResult, publish, safe_name
-from tkperf.report import generic, header, page
+from tkperf.report import generic, header, page, stamps
 from tkperf.report.context import FULL_NAME_COLUMNS, CompareContext, difference
 from tkperf.report.header import device_fields
-from tkperf.report.steady import steady_state
+from tkperf.report.steady import steady_state, window_ending
 from tkperf.report.words import (
     NA,
     capacity_text,
@@ -179,8 +179,9 @@ def comparison_caveats(runs: Sequence[RunResult], labels: Sequence[str]) -> List
     if unsteady:
         out.append("No steady state reached in " + "; ".join(unsteady) + ": those tests' figures are the "
                    "means of their last rounds, not steady-state averages, and may still have been drifting; "
-                   "they stand in rows of their own, labelled 'mean of the last N rounds, NO steady state', "
-                   "and a difference between two of them says little about the drives.")
+                   "each is labelled so ('mean of the last N rounds, NO steady state', or beside another run's "
+                   "steady figure 'NOT steady, last N rounds'), and a difference to one of them says little "
+                   "about the drives.")
     return out
 
 
@@ -196,16 +197,25 @@ def unsteady_tests(run: RunResult) -> List[TestRun]:
     return out
 
 
+#: The definition of a row where one test's window ended steady in some
+#: runs and not in others (after the test's short name).
+EITHER_WINDOW = "window average, steady or NOT as labelled"
+
+
 @dataclass(frozen=True)
 class FigureRow:
     """One row of the summary side by side: a figure under one definition,
-    each run's value where the run measured it so (None elsewhere)."""
+    each run's value where the run measured it so (None elsewhere).
+    ``labels``: per run, how its window ended ('steady', 'NOT steady, last
+    5 rounds'), where the runs' windows of the test ended differently
+    (empty where one definition holds for every run)."""
 
     figure: str
     pattern: str
     unit: str
     definition: str
     values: Tuple[Optional[float], ...]
+    labels: Tuple[str, ...] = ()
 
     @property
     def title(self) -> str:
@@ -218,30 +228,59 @@ class FigureRow:
 
     @property
     def last_rounds(self) -> bool:
-        """A mean of the last rounds of a test that reached no steady state."""
-        return LAST_ROUNDS in self.definition
+        """A mean of the last rounds of a test that reached no steady state (in some run)."""
+        return LAST_ROUNDS in self.definition or any(x.startswith("NOT steady") for x in self.labels)
+
+    def texts(self) -> List[str]:
+        """Each run's figure as text, labelled where the row has labels: '3,283.5 (steady)'."""
+        labels = self.labels or ("",) * len(self.values)
+        return [fmt(v, self.unit) + (f" ({label})" if label and v is not None else "")
+                for v, label in zip(self.values, labels)]
+
+
+def _row_key(definition: str) -> str:
+    """Which row a run's figure goes to: one per definition, but a test's
+    window average one row whether its window ended steady or not (the
+    short name; :func:`tkperf.report.steady.window_ending`)."""
+    ending = window_ending(definition)
+    return f"window:{ending[0]}" if ending is not None else definition
+
+
+def _row(f: page.SummaryFigure, figures: Sequence[Sequence[page.SummaryFigure]], i: int, key: str) -> FigureRow:
+    """The row ``key`` (:func:`_row_key`) of the ``i``-th summary figure ``f``."""
+    mine = [fs[i].value is not None and _row_key(fs[i].definition) == key for fs in figures]
+    values = tuple(fs[i].value if m else None for fs, m in zip(figures, mine))
+    definitions = list(dict.fromkeys(fs[i].definition for fs, m in zip(figures, mine) if m))
+    if len(definitions) <= 1:
+        return FigureRow(f.group, f.pattern, f.unit, definitions[0] if definitions else key, values)
+    endings = [window_ending(fs[i].definition) if m else None for fs, m in zip(figures, mine)]
+    short = next(e[0] for e in endings if e is not None)
+    return FigureRow(f.group, f.pattern, f.unit, f"{short}: {EITHER_WINDOW}", values,
+                     tuple(e[1] if e is not None else "" for e in endings))
 
 
 def figure_rows(runs: Sequence[RunResult]) -> List[FigureRow]:
     """The summary figures of the runs, like set beside like: a figure the
     runs measured under different definitions (an XSR phase level and a TP
-    steady-state window; a steady-state average and a last-rounds mean) is
-    one row per definition, each run's value only in the row of its own,
-    so no difference is ever taken between them."""
+    steady-state window) is one row per definition, each run's value only
+    in the row of its own, so no difference is ever taken between them.
+    A test's window average is one row whether its window ended steady or
+    not, each run's figure labelled (:attr:`FigureRow.labels`): the same
+    figure of the same rounds, which a reader compares, knowing that a
+    last-rounds mean may still have been drifting."""
     figures = [page.summary_figures(r) for r in runs]
     out: List[FigureRow] = []
     for i, f in enumerate(figures[0]):
-        definitions = list(dict.fromkeys(fs[i].definition for fs in figures if fs[i].value is not None))
-        for d in definitions or [""]:
-            out.append(FigureRow(f.group, f.pattern, f.unit, d,
-                                 tuple(fs[i].value if fs[i].definition == d else None for fs in figures)))
+        keys = list(dict.fromkeys(_row_key(fs[i].definition) for fs in figures if fs[i].value is not None))
+        out += [_row(f, figures, i, key) for key in keys] or [FigureRow(f.group, f.pattern, f.unit, "",
+                                                                          (None,) * len(runs))]
     return out
 
 
 def summary_rows(runs: Sequence[RunResult]) -> List[Tuple[str, List[Optional[float]], List[str]]]:
     """:func:`figure_rows` as table rows: (figure and its definition, the
     runs' values, their texts)."""
-    return [(r.title, list(r.values), [fmt(v, r.unit) for v in r.values]) for r in figure_rows(runs)]
+    return [(r.title, list(r.values), r.texts()) for r in figure_rows(runs)]
 
 
 def _pct(value: Optional[float], first: Optional[float]) -> Optional[float]:
@@ -267,6 +306,7 @@ def as_dict(runs: Sequence[RunResult], paths: Sequence[str]) -> dict:
         "caveats": comparison_caveats(runs, labels),
         "figures": [{"figure": r.figure, "pattern": r.pattern, "unit": r.unit, "definition": r.definition,
                      "last_rounds_mean": r.last_rounds, "values": list(r.values),
+                     "value_labels": list(r.labels or ("",) * len(r.values)),
                      "difference_pct": [_pct(v, r.values[0]) for v in r.values[1:]]} for r in rows],
     }
 
@@ -333,8 +373,9 @@ def test_sections(ctx: CompareContext) -> list:
                if any(r.tests_of(name) for r in ctx.runs)]
     streams = [nk for nk in present if any(is_stream(t) for r in ctx.runs for t in r.tests_of(nk[0]))]
     out: list = []
-    for _, kind in streams + [nk for nk in present if nk not in streams]:
-        out += generic.view_of(kind).compare_section(ctx, ctx.runs, ctx.labels)
+    for name, kind in streams + [nk for nk in present if nk not in streams]:
+        out += stamps.stamped(generic.view_of(kind).compare_section(ctx, ctx.runs, ctx.labels),
+                              stamps.comparison_stamp(ctx.runs, ctx.labels, stamps.type_words(kind.short, name)))
     missing: List[str] = []
     for r in ctx.runs:
         missing += [t.type for t in r.tests if registry.get(t.type) is None and t.type not in missing]
@@ -348,9 +389,10 @@ def comparison_blocks(runs: Sequence[RunResult]) -> list:
                      else f"tkperf comparison of {len(labels)} runs"),
              b.Paragraph(f"{len(runs)} tkperf result files side by side; every figure is the average over "
                          "each run's own steady-state measurement window; where a test reached none, the mean "
-                         "of its last rounds, in a row of its own labelled so."),
+                         "of its last rounds, labelled so."),
              b.Admonition("warning", tuple(comparison_caveats(runs, labels)))]
-            + summary_blocks(ctx) + settings_blocks(ctx) + test_sections(ctx))
+            + stamps.stamped(summary_blocks(ctx) + settings_blocks(ctx), stamps.comparison_stamp(runs, labels))
+            + test_sections(ctx))
 
 
 def build_comparison(runs: Sequence[RunResult], outdir: str,

@@ -12,7 +12,7 @@ sets the headline figures of the runs side by side.
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -130,28 +130,41 @@ def missing_section(ctx: ReportContext, type_name: str, tests: Sequence[TestRun]
     return out
 
 
-def compare_section(kind, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
-    """The headline figures of every run side by side, a row per instance and figure."""
+def _compared_keys(kind, runs: Sequence[RunResult]) -> List[str]:
+    """The keys of ``kind``'s tests in any of the runs, in the order first seen."""
     keys: List[str] = []
     for run in runs:
-        for t in run.tests_of(kind.name):
-            if t.key not in keys:
-                keys.append(t.key)
-    rows = []
-    for key in keys:
-        found = [run.test(key) for run in runs]
-        figures = [{f.key: f for f in kind.headline(t)} if t is not None else {} for t in found]
-        first = next((t for t in found if t is not None), None)
-        if first is None:
-            continue  # (never: the key came from one of the runs)
-        order: List[str] = []
-        for fs in figures:
-            order += [k for k in fs if k not in order]
-        for fkey in order:
-            some = next(fs[fkey] for fs in figures if fkey in fs)
-            rows.append((f"{test_title(first)} {some.label} ({shown_unit(some.unit)})".replace(" ()", ""),
-                         [fs[fkey].value if fkey in fs else None for fs in figures],
-                         [fs[fkey].text.format(fs[fkey].value) if fkey in fs else NA for fs in figures]))
+        keys += [t.key for t in run.tests_of(kind.name) if t.key not in keys]
+    return keys
+
+
+Row = Tuple[str, List[Optional[float]], List[str]]
+
+
+def _figure_rows(kind, found: Sequence[Optional[TestRun]]) -> List[Row]:
+    """One test instance's headline figures in the runs (``found``: the
+    instance per run, None where a run lacks it), a row per figure."""
+    first = next((t for t in found if t is not None), None)
+    if first is None:
+        return []  # (never: the key came from one of the runs)
+    figures = [{f.key: f for f in kind.headline(t)} if t is not None else {} for t in found]
+    order: List[str] = []
+    for fs in figures:
+        order += [k for k in fs if k not in order]
+    rows: List[Row] = []
+    for fkey in order:
+        some = next(fs[fkey] for fs in figures if fkey in fs)
+        rows.append((f"{test_title(first)} {some.label} ({shown_unit(some.unit)})".replace(" ()", ""),
+                     [fs[fkey].value if fkey in fs else None for fs in figures],
+                     [fs[fkey].text.format(fs[fkey].value) if fkey in fs else NA for fs in figures]))
+    return rows
+
+
+def compare_section(kind, ctx: CompareContext, runs: Sequence[RunResult], labels: Sequence[str]) -> list:
+    """The headline figures of every run side by side, a row per instance and figure."""
+    rows: List[Row] = []
+    for key in _compared_keys(kind, runs):
+        rows += _figure_rows(kind, [run.test(key) for run in runs])
     if not rows:
         return []
     return [b.Heading(kind.title or kind.name),

@@ -17,7 +17,7 @@ from tkperf.kit.options import REPORT_FORMATS, parse_report_formats
 from tkperf.model.results import RunResult, TestRun
 from tkperf.render import parallel
 from tkperf.render.documents import ReportResult, publish, safe_name
-from tkperf.report import features, generic, page, qos
+from tkperf.report import features, generic, page, qos, stamps
 from tkperf.report import health as health_part
 from tkperf.report.context import ReportContext
 from tkperf.report.page import SUMMARY_LAYOUT
@@ -33,16 +33,18 @@ def test_sections(ctx: ReportContext) -> list:
         tests = ctx.run.tests_of(name)
         if tests:
             view = generic.view_of(kind)
-            out += view.report_section(ctx, tests)
+            stamp = stamps.run_stamp(ctx.run, stamps.type_words(kind.short, name))
+            out += stamps.stamped(view.report_section(ctx, tests), stamp)
             if not view.shows_histograms:
                 for t in tests:  # --latency-histograms
-                    out += qos.qos_blocks(ctx, t, f"{t.key}, {_where(t)}")
+                    out += stamps.stamped(qos.qos_blocks(ctx, t, f"{t.key}, {_where(t)}"), stamp)
     missing: Dict[str, List[TestRun]] = {}
     for t in ctx.run.tests:
         if registry.get(t.type) is None:
             missing.setdefault(t.type, []).append(t)
     for name, tests in missing.items():
-        out += generic.missing_section(ctx, name, tests)
+        out += stamps.stamped(generic.missing_section(ctx, name, tests),
+                              stamps.run_stamp(ctx.run, stamps.type_words(None, name)))
     return out
 
 
@@ -52,8 +54,9 @@ def _where(test: TestRun) -> str:
 
 def report_blocks(run: RunResult) -> list:
     """The whole report as blocks."""
-    return (page.title_blocks(run) + page.summary_blocks(run) + page.notes_blocks(run)
-            + health_part.health_blocks(run) + features.features_blocks(run) + test_sections(ReportContext(run)))
+    return stamps.stamped(page.title_blocks(run) + page.summary_blocks(run) + page.notes_blocks(run)
+                          + health_part.health_blocks(run) + features.features_blocks(run)
+                          + test_sections(ReportContext(run)), stamps.run_stamp(run))
 
 
 def build_report(run: RunResult, outdir: str, formats: Sequence[str] = REPORT_FORMATS,

@@ -8,6 +8,7 @@ only *which* lines its convergence chart has (:class:`Convergence`).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
@@ -45,6 +46,11 @@ def steady_state(test: TestRun, window: int = WINDOW) -> Optional[SteadyState]:
     return None
 
 
+#: What :func:`window_definition` says after the test's short name.
+STEADY_WINDOW = "steady-state window average"
+_LAST_ROUNDS = re.compile(r"(.+): mean of the last (\d+) rounds, NO steady state")
+
+
 def window_definition(short: str, test: TestRun) -> str:
     """What a round-based test's window figures are, for a comparison to set
     like beside like: 'IOPS: steady-state window average', or for a test that
@@ -53,7 +59,19 @@ def window_definition(short: str, test: TestRun) -> str:
     s = steady_state(test)
     if s is not None and s.rounds and not s.steady:
         return f"{short}: mean of the last {len(s.rounds)} rounds, NO steady state"
-    return f"{short}: steady-state window average"
+    return f"{short}: {STEADY_WINDOW}"
+
+
+def window_ending(definition: str) -> Optional[Tuple[str, str]]:
+    """A :func:`window_definition` read back: (the test's short name, how
+    its window ended: 'steady' or 'NOT steady, last 5 rounds'); None for
+    any other definition (an XSR phase level, an imported figure's)."""
+    m = _LAST_ROUNDS.fullmatch(definition)
+    if m:
+        return m.group(1), f"NOT steady, last {m.group(2)} rounds"
+    if definition.endswith(f": {STEADY_WINDOW}"):
+        return definition[:-len(f": {STEADY_WINDOW}")], "steady"
+    return None
 
 
 def window_source(test: TestRun) -> str:

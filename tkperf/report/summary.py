@@ -5,8 +5,10 @@ test types' headline figures and never imports matplotlib.
 """
 from __future__ import annotations
 
+import math
 from typing import Dict, List
 
+from tkperf.durations import latency
 from tkperf.kit import registry
 from tkperf.kit.base import Figure
 from tkperf.kit.longrounds import stored_definition
@@ -62,13 +64,15 @@ def _last(key: str, done: int) -> str:
 
 
 def _shown(f: Figure, micro: str, window: bool = False, done: int = 0) -> str:
-    """'MAX (mean of round maxima) 12,218.2 µs': the terminal's words for a
+    """'MAX (mean of round maxima) 12.2 ms': the terminal's words for a
     figure (a ``window`` figure's label explained, as a report does beside
-    it; ``done``: the steps the test measured)."""
-    unit = micro if f.unit == "us" else f.unit
+    it; ``done``: the steps the test measured); a response time in the
+    one unit chooser's words (:func:`tkperf.durations.latency`)."""
     label = TERMINAL_LABELS.get(f.key, f.label) if window else f.label
     label = label.format(last=_last(f.key, done)) if "{last}" in label else label
-    return f"{label} {f.text.format(f.value)}" + (f" {unit}" if unit else "")
+    if f.unit == "us" and isinstance(f.value, (int, float)) and math.isfinite(f.value):
+        return f"{label} {latency(f.value, micro=micro)}"
+    return f"{label} {f.text.format(f.value)}" + (f" {f.unit}" if f.unit else "")
 
 
 def lines(run: RunResult, micro: str = "µs") -> List[str]:

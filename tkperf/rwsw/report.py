@@ -13,6 +13,7 @@ over time); docs/rwsw.rst says how tkperf departs from it.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -23,7 +24,7 @@ from tkperf.render import parallel
 from tkperf.render.documents import ReportResult, publish, safe_name
 from tkperf.rwsw import devicereport
 from tkperf.rwsw.model import Capture, Stream, dominant
-from tkperf.rwsw.summary import COVERAGE_WARN, NOT_RECORDED, lat_text, loss_text
+from tkperf.rwsw.summary import COVERAGE_WARN, NOT_RECORDED, lat_text, loss_text, top_streams
 
 SPEC = ("SNIA Real World Storage Workload (RWSW) Performance Test Specification for Datacenter Storage "
         "(SNIA Technical Position, 25 May 2018)")
@@ -146,7 +147,7 @@ def stream_map_blocks(c: Capture) -> list:
                      f"{st.iops:,.0f}", f"{st.mbps:,.1f}", f"{st.qd:.2f}",
                      nr if lat is None else f"{lat.mean_us:,.0f}", nr if lat is None else f"{lat.p99_us:,.0f}",
                      "n.r." if st.seen is None else f"{st.seen.flushes:,}", cov,
-                     "; ".join(f"{s.key} {100 * s.share:.1f}%" for s in st.streams[:3]) or "no I/O"))
+                     top_streams(st.streams, 3, 1, "; ")))
     out.append(b.table(("Step", "Start", "Length", "IOPS", "MB/s", "QD", "Mean RT (µs)", "p99 RT (µs)", "Flushes",
                         "Coverage I/Os / bytes (%)", "Largest streams"), rows,
                        title="Steps (RT: response time, issue to completion at the block layer; n.r.: not "
@@ -185,9 +186,20 @@ def queue_depth_blocks(c: Capture) -> list:
 LOSS_MARK = "; !: the step's figures miss events the trace buffer lost"
 
 
+def capture_stamp(c: Capture) -> b.Stamp:
+    """What names the capture report's plots outside it (:class:`~tkperf.render.blocks.Stamp`):
+    the capture, its start and its device (text from the capture file: drawn and escaped as text)."""
+    line = f"capture {c.name} {c.started[:16].replace('T', ' ')} · {c.device}"
+    return b.Stamp(line=line, title=line,
+                   desc=f"capture {c.name} of {c.device} ({c.source}), started {c.started}, "
+                        f"{duration(c.duration)} in {len(c.steps)} steps")
+
+
 def report_blocks(c: Capture) -> list:
-    return (facts_blocks(c) + devicereport.sources_blocks(c) + cumulative_blocks(c) + stream_map_blocks(c)
-            + queue_depth_blocks(c) + response_time_blocks(c) + devicereport.device_blocks(c))
+    blocks = (facts_blocks(c) + devicereport.sources_blocks(c) + cumulative_blocks(c) + stream_map_blocks(c)
+              + queue_depth_blocks(c) + response_time_blocks(c) + devicereport.device_blocks(c))
+    stamp = capture_stamp(c)
+    return [replace(x, stamp=stamp) if isinstance(x, b.Chart) and x.stamp is None else x for x in blocks]
 
 
 def build_report(c: Capture, outdir: str, formats: Sequence[str], png: bool = False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from tkperf.durations import duration
+from tkperf.durations import duration, latency
 from tkperf.errors import TkperfError
 from tkperf.model.files import open_to_read
 from tkperf.rwsw.model import LOSS_NOTE, Capture, Device, Latency, Seen, Source, Step, Stream, is_capture
@@ -104,11 +104,11 @@ def as_dict(c: Capture) -> Dict[str, Any]:
 
 
 def _us(x: float) -> str:
-    return f"{x:,.0f} µs" if x >= 100 else f"{x:,.1f} µs"
+    return latency(x, micro="µs")  # the one unit chooser: '412.0 µs', '2.3 ms'
 
 
 def lat_text(lat: Optional[Latency]) -> str:
-    """``mean 412 µs, p99 2,310 µs, max 9,870 µs`` or why there is none."""
+    """``mean 412.0 µs, p99 2.3 ms, max 9.9 ms`` or why there is none."""
     if lat is None:
         return "no I/O completed"
     return f"mean {_us(lat.mean_us)}, p99 {_us(lat.p99_us)}, max {_us(lat.max_us)}"
@@ -174,8 +174,17 @@ def _stream_lines(streams: Sequence[Stream], indent: str) -> List[str]:
     return out
 
 
-def _top(streams: Sequence[Stream], n: int = 3) -> str:
-    return ", ".join(f"{s.key} {100 * s.share:.0f}%" for s in streams[:n]) or "no I/O"
+def top_streams(streams: Sequence[Stream], n: int = 3, decimals: int = 0, sep: str = ", ") -> str:
+    """A step's dominant streams in words: the first ``n`` (largest first)
+    with their shares, 'SEQ 4KiB write 97%'; a stream whose share rounds to
+    0% is not listed as if it were one of them: 'SEQ 4KiB write 100%, 1
+    smaller stream'."""
+    listed = [s for s in streams[:n] if round(100 * s.share, decimals) > 0]
+    words = [f"{s.key} {100 * s.share:.{decimals}f}%" for s in listed]
+    if len(listed) < min(n, len(streams)):
+        rest = len(streams) - len(listed)
+        words.append(f"{rest} smaller stream{'s' if rest != 1 else ''}")
+    return sep.join(words) or "no I/O"
 
 
 def _lat_cells(seen: Optional[Seen]) -> Tuple[str, str, str]:
@@ -208,7 +217,7 @@ def device_lines(c: Capture, indent: str = "  ") -> List[str]:
         for d in c.devices:
             lat = d.seen.lat if d.seen is not None else None
             out.append(f"{indent}  {d.label}: {d.ios:,} I/Os, {d.iops:,.0f} IOPS, {d.mbps:,.1f} MB/s, "
-                       f"{_read_share(d.streams)}, queue depth {d.qd:.2f}, {lat_text(lat)}; {_top(d.streams)}")
+                       f"{_read_share(d.streams)}, queue depth {d.qd:.2f}, {lat_text(lat)}; {top_streams(d.streams)}")
     return out
 
 
@@ -233,13 +242,13 @@ def lines(c: Capture) -> List[str]:
         mean, p99, flushes = _lat_cells(st.seen)
         mark = "!" if st.touched_by_loss else " "
         out.append(f" {mark}{st.number:>4} {duration(st.start) if st.start else '0 s':>8} {st.iops:>10,.0f} "
-                   f"{st.mbps:>9,.1f} {st.qd:>7.2f} {mean:>9} {p99:>9} {flushes:>8}  {_top(st.streams)}")
+                   f"{st.mbps:>9,.1f} {st.qd:>7.2f} {mean:>9} {p99:>9} {flushes:>8}  {top_streams(st.streams)}")
         for d in c.devices:
             one = d.steps[st.index]
             mean, p99, flushes = _lat_cells(one.seen)
             ios = sum(s.ios for s in one.streams)
             out.append(f"  {'':>4} {'':>8} {one.iops:>10,.0f} {one.mbps:>9,.1f} {one.qd:>7.2f} {mean:>9} {p99:>9} "
-                       f"{flushes:>8}    {d.label}: {ios:,} I/Os, {_read_share(one.streams)}; {_top(one.streams, 2)}")
+                       f"{flushes:>8}    {d.label}: {ios:,} I/Os, {_read_share(one.streams)}; {top_streams(one.streams, 2)}")
     if any(st.seen is None for st in c.steps):
         out.append("  n.r.: not recorded (a capture of an earlier tkperf); -: no I/O completed in the step")
     if c.steps_touched_by_loss:

@@ -152,35 +152,54 @@ def measured_blocks(ctx: api.ReportContext, test: api.TestRun) -> list:
 
 # --- comparison -------------------------------------------------------------------------------------
 
-def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
-    out, tests = hdd_comparison(HddIopsTest(), ctx, runs, labels)
-    if not out:
-        return []
-    per_run: List[Dict[Tuple[int, int, int], float]] = []
+Cells = Dict[Tuple[int, int, int], float]
+
+
+def _window_iops(tests: Sequence[Optional[api.TestRun]]) -> List[Cells]:
+    """Per run, the window-average IOPS of every (block size, mix, QD) cell it measured."""
+    per_run: List[Cells] = []
     for t in tests:
-        found: Dict[Tuple[int, int, int], float] = {}
+        found: Cells = {}
         for c in (window_cells(t) if t is not None else {}):
             v = cell_average(t, *c, "iops")  # type: ignore[arg-type]
             if v is not None:
                 found[c] = v
         per_run.append(found)
-    for bs, mix in sorted({(c[0], c[1]) for f in per_run for c in f}, key=lambda x: (x[0], -x[1])):
-        if bs != 4096 and any((4096, mix) == (c[0], c[1]) for f in per_run for c in f):
-            continue  # the 4KiB curves, where some run has them; else the block sizes there are
-        depths = sorted({c[2] for f in per_run for c in f if c[:2] == (bs, mix)})
-        name = f"RND {api.format_bs(bs)} {api.mix_label(mix)}"
-        grid = ctx.by_runs([(str(d), float(d)) for d in depths],
-                           lambda i, j: per_run[j].get((bs, mix, depths[i])),  # noqa: B023 - called here, at once
-                           "IOPS", "QD")
-        curves = tuple(_curve(label, [d for d in depths if (bs, mix, d) in f],
-                              [f[(bs, mix, d)] for d in depths if (bs, mix, d) in f])
-                       for label, f in zip(ctx.labels, per_run) if any(c[:2] == (bs, mix) for c in f))
-        out += [api.Heading(f"{name} by queue depth", 2, room_cm=10),
-                ctx.grid_table(grid, f"{name}: IOPS by queue depth (TC 1), window averages"),
-                Chart(f"hdd-iops-{api.format_bs(bs)}-{mix}-{100 - mix}-vs-qd.png",
-                      api.XYChart(curves, QD_LABEL, "IOPS", f"{name}: IOPS vs queue depth", xlog=2,
-                                  xticks=tuple(float(d) for d in depths)),
-                      f"{name}: IOPS at each queue depth, every run overlaid.")]
+    return per_run
+
+
+def _compared_pairs(per_run: Sequence[Cells]) -> List[Tuple[int, int]]:
+    """The (block size, mix) pairs shown: the 4KiB curves, where some run
+    has them; else the block sizes there are."""
+    pairs = sorted({(c[0], c[1]) for f in per_run for c in f}, key=lambda x: (x[0], -x[1]))
+    return [(bs, mix) for bs, mix in pairs
+            if bs == 4096 or not any((4096, mix) == (c[0], c[1]) for f in per_run for c in f)]
+
+
+def _by_queue_depth(ctx: api.CompareContext, per_run: Sequence[Cells], bs: int, mix: int) -> list:
+    """One (block size, mix)'s IOPS by queue depth: a table and a chart, every run overlaid."""
+    depths = sorted({c[2] for f in per_run for c in f if c[:2] == (bs, mix)})
+    name = f"RND {api.format_bs(bs)} {api.mix_label(mix)}"
+    grid = ctx.by_runs([(str(d), float(d)) for d in depths], lambda i, j: per_run[j].get((bs, mix, depths[i])),
+                       "IOPS", "QD")
+    curves = tuple(_curve(label, [d for d in depths if (bs, mix, d) in f],
+                          [f[(bs, mix, d)] for d in depths if (bs, mix, d) in f])
+                   for label, f in zip(ctx.labels, per_run) if any(c[:2] == (bs, mix) for c in f))
+    return [api.Heading(f"{name} by queue depth", 2, room_cm=10),
+            ctx.grid_table(grid, f"{name}: IOPS by queue depth (TC 1), window averages"),
+            Chart(f"hdd-iops-{api.format_bs(bs)}-{mix}-{100 - mix}-vs-qd.png",
+                  api.XYChart(curves, QD_LABEL, "IOPS", f"{name}: IOPS vs queue depth", xlog=2,
+                              xticks=tuple(float(d) for d in depths)),
+                  f"{name}: IOPS at each queue depth, every run overlaid.")]
+
+
+def compare_section(ctx: api.CompareContext, runs: Sequence[api.RunResult], labels: Sequence[str]) -> list:
+    out, tests = hdd_comparison(HddIopsTest(), ctx, runs, labels)
+    if not out:
+        return []
+    per_run = _window_iops(tests)
+    for bs, mix in _compared_pairs(per_run):
+        out += _by_queue_depth(ctx, per_run, bs, mix)
     return out
 
 
