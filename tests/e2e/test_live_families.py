@@ -28,8 +28,8 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Tuple
 
 import pytest
-from conftest import needs_fio
 
+from conftest import needs_fio
 from tkperf.fio import backend, live
 from tkperf.fio.backend import LocalFio
 from tkperf.fio.jobs import FioJob, FioSettings

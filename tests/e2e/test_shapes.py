@@ -247,6 +247,8 @@ def test_phases_estimate_counts_idle_between_phases_only():
     est = Phases((Phase((job,), idle_s=600), Phase((job,), idle_s=600))).estimate(estimate_opts(), 1)
     assert est.high_s == pytest.approx(2 * (10 + FIO_GAP_S) + 600)
     assert "10 min idle" in est.lines[0]
+    # the idle after the last phase is not run: said, not dropped without a word (issue 60 item 6)
+    assert est.lines[1:] == ("# last 10 min (after phase 2) had no I/O: not kept (no measurement follows it)",)
 
 
 def test_registry_with_adds_and_forgets():
@@ -256,8 +258,6 @@ def test_registry_with_adds_and_forgets():
         assert {"qdsweep", "idlegap", "iops"} <= set(registry.names())
     assert registry.get("qdsweep") is None and registry.get("idlegap") is None
     assert "iops" in registry.names()
-    # the idle after the last phase is not run: said, not dropped without a word (issue 60 item 6)
-    assert est.lines[1:] == ("# last 10 min (after phase 2) had no I/O: not kept (no measurement follows it)",)
 
 
 def test_phases_are_named_by_their_unit_and_the_unrun_idle_at_the_end_is_said(monkeypatch):

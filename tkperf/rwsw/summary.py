@@ -248,7 +248,8 @@ def lines(c: Capture) -> List[str]:
             mean, p99, flushes = _lat_cells(one.seen)
             ios = sum(s.ios for s in one.streams)
             out.append(f"  {'':>4} {'':>8} {one.iops:>10,.0f} {one.mbps:>9,.1f} {one.qd:>7.2f} {mean:>9} {p99:>9} "
-                       f"{flushes:>8}    {d.label}: {ios:,} I/Os, {_read_share(one.streams)}; {top_streams(one.streams, 2)}")
+                       f"{flushes:>8}    {d.label}: {ios:,} I/Os, {_read_share(one.streams)}; "
+                       f"{top_streams(one.streams, 2)}")
     if any(st.seen is None for st in c.steps):
         out.append("  n.r.: not recorded (a capture of an earlier tkperf); -: no I/O completed in the step")
     if c.steps_touched_by_loss:
