@@ -20,7 +20,7 @@ from tkperf.verdict import conformance
 from tkperf.model.results import (DeviceInfo, Event, HostInfo, PurgeRecord, Round, RunResult, TestRun,
                                   Workload, IoStats)
 from tkperf.testtypes import iops
-from tkperf.pts import variable_verdicts
+from tkperf.pts.matrix.plan import variable_verdicts
 
 BLOCK = DeviceInfo(path="/dev/sdx", resolved="/dev/sdx", kind="block", size_bytes=400 * 10 ** 9,
                    transport="sata", write_cache="WCD")
