@@ -99,38 +99,51 @@ def command_module(name: str) -> ModuleType:
     """The command module ``name`` of :data:`COMMANDS`, imported now (an
     import statement each, so the layer checks see them)."""
     if name == "run":
-        from tkperf.cli import run as module
-    elif name == "demo":
-        from tkperf.cli import demo as module
-    elif name == "report":
-        from tkperf.cli import report as module
-    elif name == "compare":
-        from tkperf.cli import compare as module
-    elif name == "show":
-        from tkperf.cli import show as module
-    elif name == "export":
-        from tkperf.cli import export as module
-    elif name == "check":
-        from tkperf.cli import check as module
-    elif name == "history":
-        from tkperf.cli import history as module
-    elif name == "tests":
-        from tkperf.cli import tests as module
-    elif name == "info":
-        from tkperf.cli import info as module
-    elif name == "importcmd":
-        from tkperf.cli import importcmd as module
-    elif name == "capture":
-        from tkperf.cli import capture as module
-    elif name == "remote":
-        from tkperf.cli import remote as module
-    elif name == "simdrive":
-        from tkperf.cli import simdrive as module
-    elif name == "manual":
-        from tkperf.cli import manual as module
-    else:
-        raise ValueError(f"no command module {name!r}")
-    return module
+        from tkperf.cli import run
+        return run
+    if name == "demo":
+        from tkperf.cli import demo
+        return demo
+    if name == "report":
+        from tkperf.cli import report
+        return report
+    if name == "compare":
+        from tkperf.cli import compare
+        return compare
+    if name == "show":
+        from tkperf.cli import show
+        return show
+    if name == "export":
+        from tkperf.cli import export
+        return export
+    if name == "check":
+        from tkperf.cli import check
+        return check
+    if name == "history":
+        from tkperf.cli import history
+        return history
+    if name == "tests":
+        from tkperf.cli import tests
+        return tests
+    if name == "info":
+        from tkperf.cli import info
+        return info
+    if name == "importcmd":
+        from tkperf.cli import importcmd
+        return importcmd
+    if name == "capture":
+        from tkperf.cli import capture
+        return capture
+    if name == "remote":
+        from tkperf.cli import remote
+        return remote
+    if name == "simdrive":
+        from tkperf.cli import simdrive
+        return simdrive
+    if name == "manual":
+        from tkperf.cli import manual
+        return manual
+    raise ValueError(f"no command module {name!r}")
 #: The commands that read result files, original TKperf ones too: they take ``--capacity``.
 READERS = ("show", "report", "import", "compare", "check")
 
