@@ -7,7 +7,10 @@ results it stored, and the report blocks and generic sections it draws
 its own section with.  Every other module of tkperf is internal and may
 change in any release; the names below change only by the rule of
 :data:`API_VERSION`, and ``docs/api-contract.txt`` records each with its
-signature (a test fails when one changes and the record does not)::
+signature (a test fails when one changes and the record does not, and when
+a recorded signature names a type the record does not hold: the names of
+``_OPAQUE`` are recorded by name only, objects a plug-in passes on and
+never reads)::
 
     from tkperf.api import TestType, Option, Options, Plan, Tracking, Figure, Rounds, FioJob
 
