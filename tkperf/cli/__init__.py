@@ -271,9 +271,7 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     logging.raiseExceptions = False  # a full disk must not print logging tracebacks
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] in ("ssd", "hdd"):
-            command_module("run").habit(argv)
-        parser = build_parser(route(argv) or "")  # no command given: the commands' names and lines alone
+        parser = _parser_for(argv)
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help and --version
@@ -319,9 +317,21 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a line
         return _internal(exc)
     finally:
-        shown = sys.modules.get("tkperf.cli.progress")  # loaded by a command that logs
-        if shown is not None:
-            shown.close_logging()
+        _close_logging()
+
+
+def _parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the command ``argv`` names (no command given: the
+    commands' names and lines alone); a run's habits said first."""
+    if argv and argv[0] in ("ssd", "hdd"):
+        command_module("run").habit(argv)
+    return build_parser(route(argv) or "")
+
+
+def _close_logging() -> None:
+    shown = sys.modules.get("tkperf.cli.progress")  # loaded by a command that logged
+    if shown is not None:
+        shown.close_logging()
 
 
 def _internal(exc: Exception) -> int:
