@@ -126,20 +126,37 @@ HEAVY = ("matplotlib", "tkperf.report.report", "tkperf.render.documents", "tkper
          "tkperf.render.charts")
 
 
-def _once(argv: list, modules: bool = False) -> tuple:
-    """(wall s, CPU s, the modules it loaded when asked) of one fresh
-    interpreter running ``argv`` (the modules from ``-X importtime``, in a
-    run of its own: it slows the start down)."""
+#: Runs ``python -m tkperf ARGS`` and writes the names of the modules loaded at its exit to the file named first.
+PROBE = ("import atexit, runpy, sys\n"
+         "out = sys.argv.pop(1)\n"
+         "atexit.register(lambda: open(out, 'w').write('\\n'.join(sys.modules)))\n"
+         "runpy.run_module('tkperf', run_name='__main__', alter_sys=True)\n")
+
+
+def _env() -> dict:
     env = dict(os.environ, PYTHONPATH=os.path.dirname(PACKAGE))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _once(argv: list) -> tuple:
+    """(wall s, CPU s) of one fresh interpreter running ``argv``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    out = subprocess.run([sys.executable, *(["-X", "importtime"] if modules else []), *argv], capture_output=True,
-                         text=True, env=env)
+    subprocess.run([sys.executable, *argv], capture_output=True, env=_env())
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, [line.rstrip().split("|")[-1].strip() for line in out.stderr.splitlines() if "|" in line]
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _modules(args: tuple) -> list:
+    """The modules ``tkperf ARGS`` loads, in a run of its own (which also
+    compiles tkperf's modules, as an installed package has them)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "modules")
+        subprocess.run([sys.executable, "-c", PROBE, out, *args], capture_output=True, env=_env())
+        with open(out, encoding="utf-8") as fh:
+            return fh.read().split()
 
 
 def starts(repeat: int) -> None:
@@ -148,7 +165,7 @@ def starts(repeat: int) -> None:
     print(f"\ncommand starts (the minimum of {repeat} runs; load {os.getloadavg()[0]:.1f}):")
     print(f"  {'python -c pass':<28} {base_wall * 1e3:6.0f} ms wall {base_cpu * 1e3:5.0f} ms CPU")
     for args in STARTS:
-        loaded = _once(["-m", "tkperf", *args], modules=True)[2]  # and tkperf's modules compiled
+        loaded = _modules(args)
         runs = [_once(["-m", "tkperf", *args]) for _ in range(repeat)]
         wall, cpu = min(r[0] for r in runs), min(r[1] for r in runs)
         ours = [m for m in loaded if m.startswith("tkperf")]
