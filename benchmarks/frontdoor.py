@@ -11,12 +11,17 @@ line has become a request, and from the call of ``run(request)``.  Every module 
 first, so code run at import time is not counted.  Needs root.
 
 Then each command's start beside a bare Python's (issue 59): wall and CPU
-seconds (medians of 7 runs, 3 with ``--tiny``) of ``python -m tkperf
---version``, ``--help``, ``help``, ``completion bash``, ``show --help`` and
-``check --help`` in a fresh interpreter, the ratio to ``python -c pass``,
-and how many tkperf modules each loads.
+milliseconds (the minimum of 7 runs, 3 with ``--tiny``) of ``python -m
+tkperf --version``, ``--help``, ``help``, ``completion bash``, ``show
+FILE``, ``check FILE --baseline FILE`` and ``tests`` in a fresh
+interpreter, the ratio to ``python -c pass``, how many tkperf modules each
+loads and whether it loads matplotlib, the report's document builders
+(:data:`HEAVY`) or test types.  tkperf's modules are compiled once first
+(as an installed package is), whatever ``PYTHONDONTWRITEBYTECODE`` says.
 
-    sudo python benchmarks/frontdoor.py [-v] [--tiny]
+    sudo python benchmarks/frontdoor.py [-v] [--tiny] [--starts]
+
+``--starts``: the command starts alone (no loop device, no root).
 
 ``--tiny`` is the same run (it is small already: it stops at the first fio),
 with fewer repetitions of the starts.
@@ -26,7 +31,6 @@ from __future__ import annotations
 import os
 import pkgutil
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -114,36 +118,66 @@ def main_() -> None:
         print("\n".join(("* " if f in door else "+ " if f in after else "- ") + f for f in every))
 
 
-STARTS = (("--version",), ("--help",), ("help",), ("completion", "bash"), ("show", "--help"), ("check", "--help"))
+EXAMPLE = os.path.join(os.path.dirname(PACKAGE), "examples", "example-ssd.xml")
+STARTS = (("--version",), ("--help",), ("help",), ("completion", "bash"), ("show", EXAMPLE),
+          ("check", EXAMPLE, "--baseline", EXAMPLE), ("tests",))
+#: What a command that builds no report should not load: plotting and the report's document builders.
+HEAVY = ("matplotlib", "tkperf.report.report", "tkperf.render.documents", "tkperf.render.pdf",
+         "tkperf.render.charts")
+
+
+#: Runs ``python -m tkperf ARGS`` and writes the names of the modules loaded at its exit to the file named first.
+PROBE = ("import atexit, runpy, sys\n"
+         "out = sys.argv.pop(1)\n"
+         "atexit.register(lambda: open(out, 'w').write('\\n'.join(sys.modules)))\n"
+         "runpy.run_module('tkperf', run_name='__main__', alter_sys=True)\n")
+
+
+def _env() -> dict:
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(PACKAGE))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def _once(argv: list) -> tuple:
-    """(wall s, CPU s, tkperf modules loaded) of one fresh interpreter running ``argv``."""
+    """(wall s, CPU s) of one fresh interpreter running ``argv``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    out = subprocess.run([sys.executable, "-X", "importtime", *argv], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=os.path.dirname(PACKAGE)))
+    subprocess.run([sys.executable, *argv], capture_output=True, env=_env())
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    modules = sum(1 for line in out.stderr.splitlines() if line.rstrip().split("|")[-1].strip().startswith("tkperf"))
-    return wall, cpu, modules
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _modules(args: tuple) -> list:
+    """The modules ``tkperf ARGS`` loads, in a run of its own (which also
+    compiles tkperf's modules, as an installed package has them)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "modules")
+        subprocess.run([sys.executable, "-c", PROBE, out, *args], capture_output=True, env=_env())
+        with open(out, encoding="utf-8") as fh:
+            return fh.read().split()
 
 
 def starts(repeat: int) -> None:
     bare = [_once(["-c", "pass"]) for _ in range(repeat)]
-    base_wall = statistics.median(b[0] for b in bare)
-    base_cpu = statistics.median(b[1] for b in bare)
-    print(f"\ncommand starts (medians of {repeat}; load {os.getloadavg()[0]:.1f}):")
-    print(f"  python -c pass                  {base_wall * 1e3:7.0f} ms wall {base_cpu * 1e3:6.0f} ms CPU")
+    base_wall, base_cpu = min(b[0] for b in bare), min(b[1] for b in bare)
+    print(f"\ncommand starts (the minimum of {repeat} runs; load {os.getloadavg()[0]:.1f}):")
+    print(f"  {'python -c pass':<28} {base_wall * 1e3:6.0f} ms wall {base_cpu * 1e3:5.0f} ms CPU")
     for args in STARTS:
+        loaded = _modules(args)
         runs = [_once(["-m", "tkperf", *args]) for _ in range(repeat)]
-        wall, cpu = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
-        print(f"  tkperf {' '.join(args):<24} {wall * 1e3:7.0f} ms wall {cpu * 1e3:6.0f} ms CPU "
+        wall, cpu = min(r[0] for r in runs), min(r[1] for r in runs)
+        ours = [m for m in loaded if m.startswith("tkperf")]
+        heavy = [m for m in HEAVY if m in loaded]
+        kinds = len({m.split(".")[2] for m in ours if m.startswith("tkperf.testtypes.")})
+        words = " ".join(a if a != EXAMPLE else "FILE" for a in args)
+        print(f"  tkperf {words:<21} {wall * 1e3:6.0f} ms wall {cpu * 1e3:5.0f} ms CPU "
               f"({wall / base_wall:4.1f}x wall, {cpu / base_cpu if base_cpu else 0:4.1f}x CPU), "
-              f"{runs[0][2]} tkperf modules")
+              f"{len(ours)} tkperf modules, {kinds} test types, heavy: {', '.join(heavy) or 'none'}")
 
 
 if __name__ == "__main__":
-    main_()
+    if "--starts" not in sys.argv:
+        main_()
     starts(3 if "--tiny" in sys.argv else 7)

@@ -25,11 +25,11 @@ terminal and an XML file.  The reST of the reports has its own escaping
 """
 from __future__ import annotations
 
+import functools
 import re
-from typing import IO, Any, Tuple
+from typing import IO, Any, Pattern, Tuple
 
 _TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_XML_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 REPLACEMENT = "\ufffd"
 
 
@@ -42,9 +42,16 @@ def for_terminal(text: object) -> str:
     return _TERMINAL.sub(_escaped, str(text))
 
 
+@functools.cache
+def _xml_illegal() -> Pattern[str]:
+    """What XML 1.0 cannot hold, compiled when first asked (a few
+    milliseconds of every start otherwise: ``tkperf --version``)."""
+    return re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 def for_xml(text: object) -> str:
     """``text`` with every character XML 1.0 cannot hold replaced by U+FFFD."""
-    return _XML_ILLEGAL.sub(REPLACEMENT, str(text))
+    return _xml_illegal().sub(REPLACEMENT, str(text))
 
 
 def replace_controls(text: str) -> Tuple[str, int]:
@@ -52,7 +59,7 @@ def replace_controls(text: str) -> Tuple[str, int]:
     XML cannot hold) replaced by U+FFFD, and how many there were: for data
     that is kept (an imported archive), not only shown."""
     out, n = _TERMINAL.subn(REPLACEMENT, text)
-    out, m = _XML_ILLEGAL.subn(REPLACEMENT, out)
+    out, m = _xml_illegal().subn(REPLACEMENT, out)
     return out, n + m
 
 

@@ -34,9 +34,10 @@ def test_test_type_has_at_most_12_public_members():
     assert len(members) <= 12, members
     assert members == ["api_version", "blocks", "default_profiles", "headline", "name", "options", "order",
                        "plan", "pts", "short", "title", "view"]
-    assert api.API_VERSION == (3, 4)  # 3.2: the ActiveRange segments in the options; 3.3: RunResult.integrity;
+    assert api.API_VERSION == (3, 5)  # 3.2: the ActiveRange segments in the options; 3.3: RunResult.integrity;
     # 3.4: the test range's rules in the options (range_rules, uses_test_range,
-    # for_test, maps_segments); Stream.point_s; Stream.response_times
+    # for_test, maps_segments); Stream.point_s; Stream.response_times; 3.5: every type
+    # a recorded signature names is recorded (or opaque), the stored readers
 
 
 def test_an_option_set_copies_whole():

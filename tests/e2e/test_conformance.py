@@ -17,7 +17,7 @@ from tkperf.kit import options
 from tkperf.model import pts
 from tkperf.model.results import DeviceInfo, Event, HostInfo, IoStats, PurgeRecord, Round, RunResult, TestRun, Workload
 from tkperf.model.steadystate import evaluate
-from tkperf.pts import variable_verdicts
+from tkperf.pts.matrix.plan import variable_verdicts
 from tkperf.testtypes import iops
 from tkperf.verdict import conformance
 

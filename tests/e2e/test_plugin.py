@@ -154,7 +154,7 @@ def test_a_type_for_another_api_major_is_refused_in_one_line(monkeypatch, capsys
         assert "future" not in out.split() and out.split()[0] == "iops"
         assert err.splitlines() == ["tkperf: warning: test type future (mod:FromTheFuture) could not be loaded: "
                                     "ValueError: test type future (mod:FromTheFuture) is written for tkperf API "
-                                    "4; this tkperf has API 3.4 (update the plug-in or tkperf)"]
+                                    "4; this tkperf has API 3.5 (update the plug-in or tkperf)"]
     finally:
         registry.reset()
 

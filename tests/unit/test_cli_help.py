@@ -73,7 +73,7 @@ def test_a_command_parsed_alone_says_what_the_whole_parser_says(name):
     assert alone.format_help() == whole.format_help()
     assert parsertree.read(_commands(alone)[name]) == parsertree.read(_commands(whole)[name])
     module_of = {n: module for n, module, _ in ROUTES}
-    others = [parsertree.read(_commands(alone)[n]) for n in module_of if module_of[n] is not module_of[name]]
+    others = [parsertree.read(_commands(alone)[n]) for n in module_of if module_of[n] != module_of[name]]
     assert others and not any(c.options or c.subcommands for c in others)
 
 

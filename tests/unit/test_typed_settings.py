@@ -102,7 +102,7 @@ def test_a_keyword_field_drops_its_trailing_underscore():
 
 
 def test_the_api_names_the_typed_interface():
-    assert {"Options", "Steady"} <= set(api.__all__) and api.API_VERSION == (3, 4)
+    assert {"Options", "Steady"} <= set(api.__all__) and api.API_VERSION == (3, 5)
 
 
 # --- steady-state policies ------------------------------------------------------------------

@@ -32,35 +32,16 @@ import contextlib
 import errno
 import logging
 import os
-import select
 import sys
-import threading
-import traceback
-from typing import ContextManager, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from tkperf import __version__
-from tkperf.cli import (
-    capture,
-    check,
-    compare,
-    demo,
-    export,
-    history,
-    importcmd,
-    info,
-    manual,
-    progress,
-    remote,
-    report,
-    run,
-    show,
-    simdrive,
-    tests,
-    typos,
-)
 from tkperf.errors import EXIT_OK, EXIT_OUTPUT, EXIT_SIGPIPE, Interrupted, TkperfError, UsageError, exit_code_of
-from tkperf.store.legacy import tkperf2_device
 from tkperf.untrusted import TerminalStream
+
+if TYPE_CHECKING:  # ``--version`` loads no more than it needs: these when they are used
+    from types import ModuleType
+    from typing import ContextManager
 
 log = logging.getLogger("tkperf")
 
@@ -78,36 +59,91 @@ class Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        from tkperf.cli import typos  # only a mistake needs it
+
         raise UsageError(typos.explain(self, message, self._argv))
 
 
-#: The routing table: every command's name, the module that builds its parser
-#: and runs it, and its one line of help (None: a hidden command).  Only the
-#: module of the command given builds its parser; each other command is its
-#: name and its line, all that argparse's list of commands needs of it.
+#: The routing table: every command's name, the module of this package that
+#: builds its parser and runs it, and its one line of help (None: a hidden
+#: command).  Only the module of the command given is imported and builds its
+#: parser; each other command is its name and its line, all that argparse's
+#: list of commands needs of it (``tkperf --version`` imports none of them).
 ROUTES = (
-    ("ssd", run, "test an SSD"),
-    ("hdd", run, "test an HDD"),
-    ("resume", run, "continue an interrupted run from its result file"),
-    ("demo", demo, "quick run of the default tests on a throw-away emulated SSD"),
-    ("report", report, "build the report (reST, HTML, PDF) from a result file"),
-    ("compare", compare, "compare 2 to 8 result files side by side"),
-    ("show", show, "print the summary of a result file"),
-    ("export", export, "write a result file's rounds, workloads and intervals as CSV"),
-    ("check", check, "check a result against a baseline (exit 1 on a regression)"),
-    ("history", history, "every result of a device over time: trends and change points"),
-    ("tests", tests, "list the test types (built in and installed plug-ins)"),
-    ("info", info, "everything known about a device (read-only)"),
-    ("import", importcmd, "convert a result file of the original TKperf to a tkperf result file"),
-    ("capture", capture, "record an application's block I/O (read-only, root) or import a blktrace capture: "
-                         "its IO streams and steps (SNIA RWSW)"),
-    ("server", remote, "print, or start over SSH, the fio server a test host needs"),
-    ("agent", remote, None),
-    ("simdrive", simdrive, "an emulated SSD (FTL model with a write cliff) as a loop device"),
-    ("help", manual, "show a document (tkperf help TOPIC) or the man page (--man)"),
-    ("completion", manual, "print the shell completion script for bash or zsh"),
+    ("ssd", "run", "test an SSD"),
+    ("hdd", "run", "test an HDD"),
+    ("resume", "run", "continue an interrupted run from its result file"),
+    ("demo", "demo", "quick run of the default tests on a throw-away emulated SSD"),
+    ("report", "report", "build the report (reST, HTML, PDF) from a result file"),
+    ("compare", "compare", "compare 2 to 8 result files side by side"),
+    ("show", "show", "print the summary of a result file"),
+    ("export", "export", "write a result file's rounds, workloads and intervals as CSV"),
+    ("check", "check", "check a result against a baseline (exit 1 on a regression)"),
+    ("history", "history", "every result of a device over time: trends and change points"),
+    ("tests", "tests", "list the test types (built in and installed plug-ins)"),
+    ("info", "info", "everything known about a device (read-only)"),
+    ("import", "importcmd", "convert a result file of the original TKperf to a tkperf result file"),
+    ("capture", "capture", "record an application's block I/O (read-only, root) or import a blktrace capture: "
+                           "its IO streams and steps (SNIA RWSW)"),
+    ("server", "remote", "print, or start over SSH, the fio server a test host needs"),
+    ("agent", "remote", None),
+    ("simdrive", "simdrive", "an emulated SSD (FTL model with a write cliff) as a loop device"),
+    ("help", "manual", "show a document (tkperf help TOPIC) or the man page (--man)"),
+    ("completion", "manual", "print the shell completion script for bash or zsh"),
 )
+#: The command modules, each once, in the order of :data:`ROUTES`.
 COMMANDS = tuple(dict.fromkeys(module for _, module, _ in ROUTES))
+
+
+def command_module(name: str) -> ModuleType:
+    """The command module ``name`` of :data:`COMMANDS`, imported now (an
+    import statement each, so the layer checks see them)."""
+    if name == "run":
+        from tkperf.cli import run
+        return run
+    if name == "demo":
+        from tkperf.cli import demo
+        return demo
+    if name == "report":
+        from tkperf.cli import report
+        return report
+    if name == "compare":
+        from tkperf.cli import compare
+        return compare
+    if name == "show":
+        from tkperf.cli import show
+        return show
+    if name == "export":
+        from tkperf.cli import export
+        return export
+    if name == "check":
+        from tkperf.cli import check
+        return check
+    if name == "history":
+        from tkperf.cli import history
+        return history
+    if name == "tests":
+        from tkperf.cli import tests
+        return tests
+    if name == "info":
+        from tkperf.cli import info
+        return info
+    if name == "importcmd":
+        from tkperf.cli import importcmd
+        return importcmd
+    if name == "capture":
+        from tkperf.cli import capture
+        return capture
+    if name == "remote":
+        from tkperf.cli import remote
+        return remote
+    if name == "simdrive":
+        from tkperf.cli import simdrive
+        return simdrive
+    if name == "manual":
+        from tkperf.cli import manual
+        return manual
+    raise ValueError(f"no command module {name!r}")
 #: The commands that read result files, original TKperf ones too: they take ``--capacity``.
 READERS = ("show", "report", "import", "compare", "check")
 
@@ -115,7 +151,8 @@ READERS = ("show", "report", "import", "compare", "check")
 def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
     """The whole command line's parser; with ``command``, one whose other
     commands are only their names and help (:data:`ROUTES`): it parses
-    that command and says the same of every other."""
+    that command and says the same of every other ('': no command's module
+    at all, for ``--version``, ``--help`` and a word that is no command)."""
     parser = Parser(prog="tkperf", allow_abbrev=False,
                            description="SNIA PTS performance tests for SSDs and HDDs, driven by fio.",
                            epilog="Documents: tkperf help [TOPIC]; the manual: man tkperf (tkperf help --man); "
@@ -129,7 +166,7 @@ def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
         elif module not in chosen:
             sub.add_parser(name, help=help_text, allow_abbrev=False)
         elif name not in sub.choices:
-            module.register(sub)
+            command_module(module).register(sub)
     for name in (n for n, module, _ in ROUTES if n in READERS and module in chosen):
         sub.choices[name].add_argument(
             "--capacity", metavar="SIZE",
@@ -208,6 +245,8 @@ def _output_gone(exc: BaseException) -> bool:
         fd = sys.stdout.fileno()
     except (AttributeError, OSError, ValueError):
         return False
+    import select
+
     poller = select.poll()
     poller.register(fd, select.POLLOUT)
     return any(ev & select.POLLERR for _, ev in poller.poll(0))
@@ -219,6 +258,8 @@ def _signals_raise() -> ContextManager[None]:
     arrives at is removed, ``programs.signals_held``) and exits with the
     signal's code.  Signal handlers belong to the main thread: a command run
     in another thread (a test's) keeps the handlers it has."""
+    import threading
+
     if threading.current_thread() is not threading.main_thread():
         return contextlib.nullcontext()
     from tkperf.target import guard  # not at import: ``--version`` loads no more than it needs
@@ -230,8 +271,7 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     logging.raiseExceptions = False  # a full disk must not print logging tracebacks
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        run.habit(argv)
-        parser = build_parser(route(argv))
+        parser = _parser_for(argv)
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help and --version
@@ -244,6 +284,8 @@ def _command(argv: Optional[Sequence[str]]) -> int:
         with _signals_raise():
             if given is None:
                 return func(args)
+            from tkperf.store.legacy import tkperf2_device
+
             with tkperf2_device.given_capacity(tkperf2_device.parse_capacity(given)):
                 return func(args)
     except Interrupted as exc:
@@ -275,10 +317,26 @@ def _command(argv: Optional[Sequence[str]]) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into a line
         return _internal(exc)
     finally:
-        progress.close_logging()
+        _close_logging()
+
+
+def _parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser of the command ``argv`` names (no command given: the
+    commands' names and lines alone); a run's habits said first."""
+    if argv and argv[0] in ("ssd", "hdd"):
+        command_module("run").habit(argv)
+    return build_parser(route(argv) or "")
+
+
+def _close_logging() -> None:
+    shown = sys.modules.get("tkperf.cli.progress")  # loaded by a command that logged
+    if shown is not None:
+        shown.close_logging()
 
 
 def _internal(exc: Exception) -> int:
+    import traceback
+
     log.error("unexpected error:\n%s", traceback.format_exc())
     _say(f"tkperf: internal error: {type(exc).__name__}: {exc} (details in the run's log)")
     return exit_code_of(exc)

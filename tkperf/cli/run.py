@@ -9,7 +9,7 @@ import os
 import stat
 import sys
 from collections import Counter
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from tkperf.cli import common, runargs, shorthelp, typos
 from tkperf.cli import progress as shown
@@ -23,9 +23,11 @@ from tkperf.engine.request import ResumeRequest
 from tkperf.errors import EXIT_REFUSED, TargetError, UsageError
 from tkperf.kit.options import parse_report_formats
 from tkperf.model.results import DeviceInfo, RunResult
-from tkperf.render.documents import ReportResult
 from tkperf.report import summary
 from tkperf.target.identity import split_target
+
+if TYPE_CHECKING:  # the report's documents are built by the engine, not loaded to parse a command
+    from tkperf.render.documents import ReportResult
 
 PROFILES = ("ssd", "hdd")
 

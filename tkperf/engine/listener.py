@@ -7,14 +7,16 @@ while the run goes, and return a :class:`RunOutcome` at its end.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Optional, Protocol, Sequence, Tuple
 
 from tkperf.engine.multi import Outcome
 from tkperf.engine.opening import DryRun
 from tkperf.errors import EXIT_OK
 from tkperf.kit.progress import RemoteRun
 from tkperf.model.results import DeviceInfo, RunResult
-from tkperf.render.documents import ReportResult
+
+if TYPE_CHECKING:  # the documents are built at a run's end, not loaded to parse its command line
+    from tkperf.render.documents import ReportResult
 
 
 @dataclass(frozen=True)

@@ -297,7 +297,7 @@ def instance_title(kind: TestType, test: TestRun) -> str:
 #: MINOR grows when names or optional members are added; MAJOR when a name
 #: is removed or a member changes meaning, so that a plug-in written for
 #: another MAJOR could misbehave (docs/extending.rst, "API versions").
-API_VERSION: Tuple[int, int] = (3, 4)
+API_VERSION: Tuple[int, int] = (3, 5)
 
 
 class TestType(abc.ABC):

@@ -72,7 +72,7 @@ LAST_MINUTE = "last-minute"
 #: The plan parameter holding the seconds each point measured (a minute, or a shorter round whole).
 POINT_S_PARAM = "steady_point_s"
 #: The definition in words, as headers, the dry run and the docs give it.
-DEFINITION = ("steady state on the last minute of each 30-minute round (SNIA SSSI, \"SSD Performance \u2013 A "
+POINT_DEFINITION = ("steady state on the last minute of each 30-minute round (SNIA SSSI, \"SSD Performance \u2013 A "
               "Primer\" (2013), WSAT: \"5 points separated by 30 minutes\"; the PTS 2.0 implementation, "
               "Alan-ADATA/SSS-PTS-TEST, tracks the last one-minute test of each round)")
 
@@ -115,8 +115,8 @@ def point_words(params: Mapping[str, str], earlier: str, unit: str = "round") ->
     secs = params.get(POINT_S_PARAM, "")
     if secs.isdigit() and int(secs) < POINT_S:
         return (f"the IOPS of the last {secs} s of each {unit} (shorter than a minute here, so the point is the whole "
-                f"{unit}); {DEFINITION}")
-    return f"the IOPS of the last one-minute test period of each {unit}; {DEFINITION}"
+                f"{unit}); {POINT_DEFINITION}")
+    return f"the IOPS of the last one-minute test period of each {unit}; {POINT_DEFINITION}"
 
 
 #: The earlier definitions of results from before the last-minute points, by

@@ -61,6 +61,8 @@ API2_ONLY = ("unit", "default_run", "settings", "keeps_steady_on_resume", "pts_t
 
 _types: Optional[Dict[str, TestType]] = None
 _problems: List[str] = []
+#: The types :func:`get` loaded alone, by entry point name: (its value, the type), or None.
+_some: Dict[str, Optional[Tuple[str, TestType]]] = {}
 
 
 def _load(spec: str) -> object:
@@ -231,8 +233,9 @@ def _discover() -> Dict[str, TestType]:
     candidates += [c for c in _entry_points() if not c[1].startswith(BUILTIN_PACKAGE)]
     for name, value, ep in candidates:
         where = f"test type {name} ({value})"
+        early = _some.get(name)
         try:
-            inst = _loaded(value, ep, where)
+            inst = early[1] if early is not None and early[0] == value else _loaded(value, ep, where)
         except _LoadFailed as exc:
             problems.append(f"{where} could not be loaded: {exc}")
             continue
@@ -259,7 +262,7 @@ def types() -> Dict[str, TestType]:
 def is_builtin(name: str) -> bool:
     """Whether ``name`` is one of tkperf's own test types (whose stored fields
     :mod:`tkperf.model.stored` knows); a plug-in's are its own to check."""
-    kind = types().get(name)
+    kind = get(name)
     return kind is not None and type(kind).__module__.startswith(BUILTIN_PACKAGE)
 
 
@@ -270,8 +273,31 @@ def problems() -> List[str]:
 
 
 def get(name: str) -> Optional[TestType]:
-    """The test type called ``name``, or None when it is not installed."""
-    return types().get(name)
+    """The test type called ``name``, or None when it is not installed.
+    Before every type is loaded (:func:`types`), only the entry points
+    named ``name`` are: ``show`` of an IOPS result loads the IOPS type."""
+    if _types is not None:
+        return _types.get(name)
+    if name not in _some:
+        _some[name] = _one(name)
+    found = _some[name]
+    return found[1] if found is not None else types().get(name)
+
+
+def _one(name: str) -> Optional[Tuple[str, TestType]]:
+    """The type of the first entry point called ``name`` (the built-ins
+    first, as :func:`_discover` has them) that loads as a type of that
+    name; None when none does (then :func:`get` asks every type)."""
+    candidates = [c for c in builtins() if c[0] == name]
+    candidates += [c for c in _entry_points() if c[0] == name and not c[1].startswith(BUILTIN_PACKAGE)]
+    for _name, value, ep in candidates:
+        try:
+            inst = _loaded(value, ep, f"test type {name} ({value})")
+        except _LoadFailed:
+            continue  # said, with the others, when every type is loaded
+        if inst.name == name:
+            return value, inst
+    return None
 
 
 def plan_all(opts: Options, capacity: int) -> List[Tuple[str, Plan]]:
@@ -301,6 +327,7 @@ def reset() -> None:
     """Forget what was found (tests install plug-ins and look again)."""
     global _types
     _types = None
+    _some.clear()
 
 
 def adapted() -> List[str]:

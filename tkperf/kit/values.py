@@ -41,15 +41,17 @@ def parse_block_sizes(text: str, what: str) -> Tuple[int, ...]:
     return tuple(sizes)
 
 
-def parse_mix(text: str) -> int:
-    """'65/35' (read/write) or '65' (read share) -> read percentage."""
+def parse_mix(text: str, flag: str = "") -> int:
+    """'65/35' (read/write) or '65' (read share) -> read percentage; an
+    Option's parse as it is (its UsageError then names ``flag``)."""
     t = text.strip()
     m = re.fullmatch(r"(\d{1,3})\s*(?:/\s*(\d{1,3}))?", t)
+    said = f"{flag}: " if flag else ""
     if not m:
-        raise UsageError(f"R/W mix {t!r} is not like 65/35 (read/write percent)")
+        raise UsageError(f"{said}R/W mix {t!r} is not like 65/35 (read/write percent)")
     read = int(m.group(1))
     if read > 100 or (m.group(2) is not None and read + int(m.group(2)) != 100):
-        raise UsageError(f"R/W mix {t!r} does not add up to 100")
+        raise UsageError(f"{said}R/W mix {t!r} does not add up to 100")
     return read
 
 

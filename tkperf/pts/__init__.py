@@ -15,7 +15,14 @@ This module is what the built-in types import beside :mod:`tkperf.api`:
 the names of those concepts, and the building blocks of tkperf's reports
 and loop shapes the built-ins use beyond the plug-in contract (more
 report blocks and shared sections, the result model's stored workload
-names, fio's logs, the capture files of ``tkperf capture``).
+names, fio's logs), each under the name it has in its home module.  A
+name that is alike in two homes (a sweep's ``report_section``, a
+stream's ``Phase``) is imported from its home in this package
+(:mod:`tkperf.pts.sweep.report`, :mod:`tkperf.pts.stream.phases`); the
+capture files of ``tkperf capture``, which only the real-world tests
+read, are :mod:`tkperf.rwsw`'s.  The names this module exported under
+names of its own until tkperf 0.1 are still served, with a
+``DeprecationWarning`` naming their home, until tkperf 0.2.0.
 
 Stability: this layer follows tkperf's releases, not
 :data:`tkperf.api.API_VERSION`.  A name here may change or go in any
@@ -24,6 +31,9 @@ release, without notice; a plug-in may use it at its own risk
 on is :mod:`tkperf.api`.
 """
 from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING
 
 from tkperf.durations import (
     duration,
@@ -49,11 +59,10 @@ from tkperf.kit.context import (
     PlanLike,
     RunContext,
 )
-from tkperf.kit.longrounds import DEFINITION as POINT_DEFINITION
 from tkperf.kit.longrounds import (
     FILLS,
     MIN_FILLS,
-    MIN_WRITTEN,
+    POINT_DEFINITION,
     POINT_S_PARAM,
     FillFloor,
     floor_bytes,
@@ -62,7 +71,6 @@ from tkperf.kit.longrounds import (
     last_minute,
     point_params,
     point_seconds,
-    point_words,
     round_deviation,
     round_option,
     split_round,
@@ -107,7 +115,6 @@ from tkperf.model.results import (
     gb,
     mb,
 )
-from tkperf.model.series import Series as DataSeries
 from tkperf.pts.hdd.cells import (
     HDD_SUMMARY_RANK,
     hdd_cell_jobs,
@@ -124,7 +131,6 @@ from tkperf.pts.hdd.report import (
     hdd_blocks,
     hdd_comparison,
     hdd_header,
-    repeat_blocks,
     repeat_source,
 )
 from tkperf.pts.jedec import (
@@ -139,7 +145,6 @@ from tkperf.pts.matrix.plan import (
     parse_also,
     tracking_cell,
     tracking_figure,
-    variable_verdicts,
 )
 from tkperf.pts.matrix.report import (
     cell_average,
@@ -164,18 +169,11 @@ from tkperf.pts.rtcapture import (
     parse_capture,
     stored_seconds,
 )
-from tkperf.pts.stream.phases import COLUMNS as INTERVAL_COLUMNS
-from tkperf.pts.stream.phases import MAX_COLUMNS as LAT_MAX_COLUMNS
-from tkperf.pts.stream.phases import MAX_SERIES as LAT_MAX_SERIES
-from tkperf.pts.stream.phases import SERIES as INTERVAL_SERIES
 from tkperf.pts.stream.phases import (
     ConsistencyStream,
     log_msec,
     phase_rows,
 )
-from tkperf.pts.stream.phases import Phase as StreamPhase
-from tkperf.pts.sweep.header import stimulus_words as sweep_stimulus_words
-from tkperf.pts.sweep.header import structure as sweep_structure
 from tkperf.pts.sweep.header import sweep_header
 from tkperf.pts.sweep.plan import (
     SweepPts,
@@ -184,15 +182,10 @@ from tkperf.pts.sweep.plan import (
     sweep_options,
     sweep_plan,
 )
-from tkperf.pts.sweep.points import PREWRITE as SWEEP_PREWRITE
-from tkperf.pts.sweep.points import Point as SweepPoint
-from tkperf.pts.sweep.report import compare_section as sweep_compare_section
-from tkperf.pts.sweep.report import report_section as sweep_report_section
 from tkperf.pts.sweep.settings import (
     SweepSettings,
     captures_of,
 )
-from tkperf.pts.sweep.structure import PTS20 as SWEEP_PTS20
 from tkperf.pts.writelimit import (
     parse_tgbw,
     tgbw_bytes,
@@ -241,27 +234,6 @@ from tkperf.report.words import (
     tracking_label,
     verdict,
 )
-from tkperf.rwsw.iolog import ALIGN as IOLOG_ALIGN
-from tkperf.rwsw.iolog import check_readable as check_iolog
-from tkperf.rwsw.iolog import (
-    iolog_path,
-    map_iolog,
-)
-from tkperf.rwsw.iolog import place as iolog_place
-from tkperf.rwsw.iolog import scan as scan_iolog
-from tkperf.rwsw.model import Capture
-from tkperf.rwsw.model import Latency as CaptureLatency
-from tkperf.rwsw.model import Seen as CaptureSeen
-from tkperf.rwsw.model import Step as CaptureStep
-from tkperf.rwsw.model import Stream as CaptureStream
-from tkperf.rwsw.model import coverage as stream_coverage
-from tkperf.rwsw.model import dominant as dominant_streams
-from tkperf.rwsw.model import load as load_capture
-from tkperf.rwsw.model import size_text as transfer_size_text
-from tkperf.rwsw.replaytrace import Recording as TraceRecording
-from tkperf.rwsw.replaytrace import Traced as TracedRun
-from tkperf.rwsw.replaytrace import traceable
-from tkperf.rwsw.tracing import DeviceFacts as TraceDevice
 
 __all__ = [
     # the test-type interface beyond the contract: OIO rules, run contexts
@@ -269,23 +241,20 @@ __all__ = [
     # more limits, value parsers and formatters; errors
     "nonempty", "parse_depths", "check_depths", "format_depths", "format_mixes", "MAX_RUNTIME", "parse_mixes",
     "parse_auto_duration", "format_auto_duration",
-    "duration", "OutputError", "ResultFileError", "TargetError", "open_to_read",
+    "duration", "OutputError", "ResultFileError", "TargetError", "TkperfError", "open_to_read",
     # what runs: placement, shapes' parts, DIRTH's steady state then sweep, long rounds, fio's logs
     "enterprise_only",
     "advance", "continuing", "place", "duration_rough", "Estimate", "FIO_GAP_S", "record_round", "Shape",
     "steady_rounds", "RoundsThenCapture", "capture_round",
-    "header_fields", "MIN_WRITTEN", "MIN_FILLS", "FILLS", "FillFloor", "floor_bytes", "floor_params",
-    "round_deviation", "round_option", "UNHELD", "last_minute", "point_params", "point_seconds", "point_words",
-    "POINT_DEFINITION", "POINT_S_PARAM",
-    "split_round",
-    "SLOWEST_PLAUSIBLE_BPS", "MAX_NUMJOBS", "progress_of", "log_directory",
-    "log_files", "parse_log",
-    # the result model: units, percentiles, series; stored workload names
-    "gb", "mb", "PERCENTILES", "DataSeries", "hdd_cell", "hdd_zone", "iops_matrix_params", "iops_workload",
+    "header_fields", "MIN_FILLS", "FILLS", "FillFloor", "floor_bytes", "floor_params",
+    "round_deviation", "round_option", "UNHELD", "last_minute", "point_params", "point_seconds",
+    "POINT_DEFINITION", "POINT_S_PARAM", "split_round",
+    "SLOWEST_PLAUSIBLE_BPS", "MAX_NUMJOBS", "progress_of", "log_directory", "log_files", "parse_log",
+    # the result model: units, percentiles; stored workload names
+    "gb", "mb", "PERCENTILES", "hdd_cell", "hdd_zone", "iops_matrix_params", "iops_workload",
     "tp_workload", "WSAT_SERIES", "wsat_workload",
     # more report blocks and chart parts
-    "BarsChart", "Chart", "CurvesChart", "Grid", "Header",
-    "HeatmapChart", "LinesChart", "Panel", "Series",
+    "BarsChart", "Chart", "CurvesChart", "Grid", "Header", "HeatmapChart", "LinesChart", "Panel", "Series",
     # the sections and words the built-ins' reports share
     "chart_name", "grid_table", "open_test", "test_sections", "round_fields", "snia_header", "Convergence",
     "per_round", "steady_sections", "steady_state",
@@ -294,32 +263,87 @@ __all__ = [
     # namespaces
     "histogram", "stored",
     # the block size x R/W mix matrix (IOPS, LAT)
-    "judge_all", "matrix_jobs", "parse_also", "tracking_cell", "tracking_figure", "variable_verdicts", "cell_average",
-    "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header",
-    "window_workloads",
+    "judge_all", "matrix_jobs", "parse_also", "tracking_cell", "tracking_figure", "cell_average",
+    "first_test", "matrix_cells", "matrix_convergence", "matrix_grid", "matrix_header", "window_workloads",
     # the response-time capture after LAT and WSAT (the PTS 2.0 implementation's)
     "CAPTURE_S", "CAPTURE_WORKLOAD", "RESPONSE_TIME_COLUMNS", "capture_deviation", "capture_job", "capture_qos_blocks",
-    "parse_capture",
-    "stored_seconds",
+    "parse_capture", "stored_seconds",
     # the total-GB-written limit of a write saturation stream
     "parse_tgbw", "tgbw_bytes",
     # the HDD round tests: their cells, and what their reports say in common
     "HDD_SUMMARY_RANK", "hdd_cell_jobs", "hdd_check_cells", "hdd_repeat_plan",
     "hdd_tracked_cells", "hdd_window_cells", "side_label", "side_word", "NO_PREPARATION",
-    "figures_blocks", "hdd_blocks", "hdd_comparison", "hdd_header", "repeat_blocks", "repeat_source",
+    "figures_blocks", "hdd_blocks", "hdd_comparison", "hdd_header", "repeat_source",
     # the consistency stream, shared by the recovery tests (XSR, CBW), and its time axis
-    "ConsistencyStream", "INTERVAL_COLUMNS", "INTERVAL_SERIES", "LAT_MAX_COLUMNS", "LAT_MAX_SERIES", "log_msec",
-    "phase_rows", "StreamPhase", "clock",
+    # (its columns, series and phases: tkperf.pts.stream.phases)
+    "ConsistencyStream", "log_msec", "phase_rows", "clock",
     # the JEDEC enterprise workload (JESD219): the consistency test's jedec workload and CBW
     "JEDEC_BSSPLIT", "JEDEC_LARGEST", "JEDEC_ZONED", "jedec_job",
-    # the TC x QD sweep (DIRTH, CBW, rwsw-dirth): its plan, points and settings, and what its reports say
+    # the TC x QD sweep (DIRTH, CBW, rwsw-dirth): its plan and settings, and its header
+    # (its points, structures and sections: tkperf.pts.sweep.points, .structure, .report)
     "SweepTest", "SweepPts", "SweepView", "SweepSettings", "captures_of", "sweep_options", "sweep_plan",
-    "SweepPoint", "SWEEP_PREWRITE", "SWEEP_PTS20", "sweep_report_section", "sweep_compare_section",
-    "sweep_header", "sweep_stimulus_words", "sweep_structure",
-    # capture files (tkperf capture): the capture, its steps and IO streams, and its iolog
-    "Capture", "CaptureStep", "CaptureStream", "dominant_streams", "load_capture", "transfer_size_text",
-    "CaptureSeen", "CaptureLatency", "stream_coverage",
-    "IOLOG_ALIGN", "check_iolog", "iolog_path", "iolog_place", "map_iolog", "scan_iolog",
-    # a replay recorded at the capture's block tracepoints and summed as the capture sums a step
-    "TraceRecording", "TracedRun", "TraceDevice", "traceable", "TkperfError",
+    "sweep_header",
 ]
+
+#: The release after which the names below are no longer served here.
+_RENAMED_END = "tkperf 0.2.0"
+#: Names this module exported under a name of its own until tkperf 0.1
+#: (to keep apart names that are alike in their homes), which built-in
+#: types imported: each is its home's name, imported from its home.
+_RENAMED = {
+    "DataSeries": "tkperf.model.series.Series",
+    "StreamPhase": "tkperf.pts.stream.phases.Phase",
+    "INTERVAL_COLUMNS": "tkperf.pts.stream.phases.COLUMNS",
+    "INTERVAL_SERIES": "tkperf.pts.stream.phases.SERIES",
+    "LAT_MAX_COLUMNS": "tkperf.pts.stream.phases.MAX_COLUMNS",
+    "LAT_MAX_SERIES": "tkperf.pts.stream.phases.MAX_SERIES",
+    "sweep_stimulus_words": "tkperf.pts.sweep.header.stimulus_words",
+    "sweep_structure": "tkperf.pts.sweep.header.structure",
+    "SWEEP_PREWRITE": "tkperf.pts.sweep.points.PREWRITE",
+    "SweepPoint": "tkperf.pts.sweep.points.Point",
+    "sweep_compare_section": "tkperf.pts.sweep.report.compare_section",
+    "sweep_report_section": "tkperf.pts.sweep.report.report_section",
+    "SWEEP_PTS20": "tkperf.pts.sweep.structure.PTS20",
+    "Capture": "tkperf.rwsw.model.Capture",
+    "CaptureStep": "tkperf.rwsw.model.Step",
+    "CaptureStream": "tkperf.rwsw.model.Stream",
+    "dominant_streams": "tkperf.rwsw.model.dominant",
+    "load_capture": "tkperf.rwsw.model.load",
+    "transfer_size_text": "tkperf.rwsw.model.size_text",
+    "IOLOG_ALIGN": "tkperf.rwsw.iolog.ALIGN",
+    "check_iolog": "tkperf.rwsw.iolog.check_readable",
+    "iolog_path": "tkperf.rwsw.iolog.iolog_path",
+    "iolog_place": "tkperf.rwsw.iolog.place",
+    "scan_iolog": "tkperf.rwsw.iolog.scan",
+    "TraceRecording": "tkperf.rwsw.replaytrace.Recording",
+    "TracedRun": "tkperf.rwsw.replaytrace.Traced",
+    "traceable": "tkperf.rwsw.replaytrace.traceable",
+    "TraceDevice": "tkperf.rwsw.tracing.DeviceFacts",
+}
+
+if not TYPE_CHECKING:  # a type checker sees the names above only
+    def __getattr__(name: str) -> object:
+        """A name this module no longer exports: served from its home, with a
+        warning naming it (an attribute Python's import machinery asks for,
+        such as ``__path__``, is never one)."""
+        where = _RENAMED.get(name) if not name.startswith("__") else None
+        if where is None:
+            raise AttributeError(f"module 'tkperf.pts' has no attribute {name!r}")
+        warnings.warn(f"tkperf.pts.{name} is {where} now; tkperf.pts stops serving it under its "
+                      f"former name with {_RENAMED_END}", DeprecationWarning, stacklevel=2)
+        return former_home(where)
+
+
+def former_home(where: str) -> object:
+    """The object named by ``where`` (a dotted path of :data:`_RENAMED`),
+    from modules imported here by import statements."""
+    from tkperf.model import series
+    from tkperf.pts.stream import phases
+    from tkperf.pts.sweep import header, points, report, structure
+    from tkperf.rwsw import iolog, model, replaytrace, tracing
+    module, _, attr = where.rpartition(".")
+    homes = {"tkperf.model.series": series, "tkperf.pts.stream.phases": phases, "tkperf.pts.sweep.header": header,
+             "tkperf.pts.sweep.points": points, "tkperf.pts.sweep.report": report,
+             "tkperf.pts.sweep.structure": structure, "tkperf.rwsw.iolog": iolog, "tkperf.rwsw.model": model,
+             "tkperf.rwsw.replaytrace": replaytrace, "tkperf.rwsw.tracing": tracing}
+    return getattr(homes[module], attr)

@@ -30,12 +30,14 @@ on stderr; the rest of the file still shows.  The file itself is not changed.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
-from typing import Callable, Dict, List
+from typing import Callable, Dict, Iterable, List, Optional
 
 from tkperf import store
 from tkperf.errors import ResultFileError, TkperfError
-from tkperf.kit.base import Option
+from tkperf.kit.base import Option, TestType
+from tkperf.kit.options import RunOptions
 from tkperf.kit.registry import get, is_builtin, types
 from tkperf.model import shown, stored
 from tkperf.model.results import Event, RunResult, now_iso
@@ -49,11 +51,31 @@ MAX_FIELDS = 10_000
 MAX_TESTS = 1000
 
 
-def option_parsers() -> Dict[str, Callable[[str], object]]:
+def option_parsers(run: Optional[RunResult] = None) -> Dict[str, Callable[[str], object]]:
     """Every installed test type's options, as ``field -> parse`` (raising on
-    a value it would never store; a switch is ``true`` or ``false``)."""
+    a value it would never store; a switch is ``true`` or ``false``).  With
+    ``run``, those of the types it ran when they are all its options hold
+    (a run stores the options of its tests' types): ``show`` of an IOPS
+    result loads no other type."""
+    if run is not None:
+        named = {t.type for t in run.tests} | {n for n in run.options.get("tests", "").split(",") if n}
+        found = [get(n) for n in sorted(named)] if len(named) <= MAX_TESTS else [None]
+        kinds = [k for k in found if k is not None]
+        if len(kinds) == len(found):
+            out = _parsers(sorted(kinds, key=lambda k: (k.order, k.name)))
+            if all(key in out or key in _CORE or key in stored.OPTIONS or key in stored.SWITCHES
+                   for key in run.options):
+                return out
+    return _parsers(types().values())
+
+
+#: The run options every run stores, whatever its tests.
+_CORE = frozenset(f.name for f in dataclasses.fields(RunOptions))
+
+
+def _parsers(kinds: Iterable[TestType]) -> Dict[str, Callable[[str], object]]:
     out: Dict[str, Callable[[str], object]] = {}
-    for kind in types().values():
+    for kind in kinds:
         for opt in kind.options:
             out.setdefault(opt.field, _parser(opt))
     return out
@@ -79,7 +101,7 @@ def check_run(run: RunResult) -> None:
         if count > most:
             raise ResultFileError(f"the file holds {count:,} {what}, more than the {most:,} tkperf reads")
     try:
-        stored.check_options(run.options, option_parsers())
+        stored.check_options(run.options, option_parsers(run))
     except stored.StoredValueError as exc:
         raise ResultFileError(str(exc)) from None
 
@@ -105,7 +127,7 @@ def problems(run: RunResult) -> List[str]:
             continue
         kept.append(t)
     run.tests[:] = kept
-    cut = shown.bound_run(run, {*stored.OPTIONS, *stored.SWITCHES, *option_parsers()})
+    cut = shown.bound_run(run, {*stored.OPTIONS, *stored.SWITCHES, *option_parsers(run)})
     if cut:
         said.append(f"text longer than tkperf shows is cut, with a note of how much: {', '.join(cut[:5])}"
                     + (f" and {len(cut) - 5:,} more" if len(cut) > 5 else ""))

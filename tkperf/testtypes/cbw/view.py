@@ -14,18 +14,18 @@ from typing import List, Sequence
 from tkperf import api
 from tkperf.pts import (
     NA,
-    SWEEP_PREWRITE,
-    SWEEP_PTS20,
     Header,
-    SweepPoint,
     SweepView,
     steady_rounds,
-    sweep_compare_section,
     sweep_header,
-    sweep_report_section,
-    sweep_stimulus_words,
-    sweep_structure,
 )
+from tkperf.pts.sweep.header import stimulus_words as sweep_stimulus_words
+from tkperf.pts.sweep.header import structure as sweep_structure
+from tkperf.pts.sweep.points import PREWRITE as SWEEP_PREWRITE
+from tkperf.pts.sweep.points import Point as SweepPoint
+from tkperf.pts.sweep.report import compare_section as sweep_compare_section
+from tkperf.pts.sweep.report import report_section as sweep_report_section
+from tkperf.pts.sweep.structure import PTS20 as SWEEP_PTS20
 from tkperf.testtypes.cbw import DATA, MIX, CompositeWorkloadTest, bssplit_shares, mean_transfer
 
 

@@ -37,7 +37,7 @@ from tkperf.pts import (
     parse_auto_duration,
 )
 from tkperf.pts import JEDEC_ZONED as ZONED
-from tkperf.pts import StreamPhase as Phase
+from tkperf.pts.stream.phases import Phase
 from tkperf.testtypes.consistency.analysis import MIXED, PRECONDITION, STIMULUS, WRITE, analyse
 
 WORKLOADS = ("rnd4k", "jedec")

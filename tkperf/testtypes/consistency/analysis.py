@@ -21,9 +21,8 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from tkperf import api
-from tkperf.pts import INTERVAL_SERIES as SERIES
-from tkperf.pts import LAT_MAX_SERIES as MAX_SERIES
 from tkperf.pts import phase_rows
+from tkperf.pts.stream.phases import MAX_SERIES, SERIES
 from tkperf.testtypes.consistency import figures as fg
 
 #: Phase kinds, as the plan names them.

@@ -15,10 +15,6 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from tkperf import api
-from tkperf.pts import INTERVAL_COLUMNS as COLUMNS
-from tkperf.pts import INTERVAL_SERIES as SERIES
-from tkperf.pts import LAT_MAX_COLUMNS as MAX_COLUMNS
-from tkperf.pts import LAT_MAX_SERIES as MAX_SERIES
 from tkperf.pts import (
     NA,
     Chart,
@@ -31,6 +27,7 @@ from tkperf.pts import (
     snia_header,
     stored,
 )
+from tkperf.pts.stream.phases import COLUMNS, MAX_COLUMNS, MAX_SERIES, SERIES
 from tkperf.testtypes import consistency as cons
 from tkperf.testtypes.consistency import figures as fg
 from tkperf.testtypes.consistency.analysis import (

@@ -17,11 +17,11 @@ from tkperf.pts import (
     NA,
     Header,
     SweepView,
-    sweep_compare_section,
     sweep_header,
-    sweep_report_section,
-    sweep_stimulus_words,
 )
+from tkperf.pts.sweep.header import stimulus_words as sweep_stimulus_words
+from tkperf.pts.sweep.report import compare_section as sweep_compare_section
+from tkperf.pts.sweep.report import report_section as sweep_report_section
 from tkperf.testtypes.dirth import DemandIntensityTest, stimulus_source
 
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, ClassVar, List, Sequence, Tuple
 import numpy as np
 
 from tkperf import api
+from tkperf.api import DataSeries as Series
 from tkperf.pts import (
     FIO_GAP_S,
     Estimate,
@@ -50,7 +51,6 @@ from tkperf.pts import (
     progress_of,
     record_round,
 )
-from tkperf.pts import DataSeries as Series
 from tkperf.testtypes.hir import iopslog
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -29,9 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Sequence, Tuple
 
-from tkperf.pts import CaptureStep as Step
-from tkperf.pts import CaptureStream as Stream
-from tkperf.pts import transfer_size_text as size_text
+from tkperf.rwsw.model import Step, Stream, size_text
 
 #: At most this many streams of a step run as jobs of their own (the largest;
 #: the rest are left out and their share is disclosed).

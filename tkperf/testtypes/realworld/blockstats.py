@@ -50,7 +50,11 @@ import weakref
 from dataclasses import dataclass
 from typing import Dict, Optional
 
-from tkperf.pts import TkperfError, TraceDevice, TracedRun, TraceRecording, traceable
+from tkperf.pts import TkperfError
+from tkperf.rwsw.replaytrace import Recording as TraceRecording
+from tkperf.rwsw.replaytrace import Traced as TracedRun
+from tkperf.rwsw.replaytrace import traceable
+from tkperf.rwsw.tracing import DeviceFacts as TraceDevice
 
 log = logging.getLogger("tkperf")
 

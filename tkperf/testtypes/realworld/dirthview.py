@@ -7,7 +7,10 @@ from __future__ import annotations
 from typing import Sequence
 
 from tkperf.api import RunResult, TestRun
-from tkperf.pts import SweepView, sweep_compare_section, sweep_header, sweep_report_section, sweep_stimulus_words
+from tkperf.pts import SweepView, sweep_header
+from tkperf.pts.sweep.header import stimulus_words as sweep_stimulus_words
+from tkperf.pts.sweep.report import compare_section as sweep_compare_section
+from tkperf.pts.sweep.report import report_section as sweep_report_section
 from tkperf.testtypes.realworld.dirth import RwswDirthTest
 from tkperf.testtypes.realworld.wsatview import applied_blocks
 

@@ -41,7 +41,11 @@ from datetime import datetime, timezone
 from typing import List, Optional, Tuple
 
 from tkperf.api import FioJob, Round, TestRun, UsageError
-from tkperf.pts import Capture, Estimate, Shape, check_iolog, iolog_path, scan_iolog, stored
+from tkperf.pts import Estimate, Shape, stored
+from tkperf.rwsw.iolog import check_readable as check_iolog
+from tkperf.rwsw.iolog import iolog_path
+from tkperf.rwsw.iolog import scan as scan_iolog
+from tkperf.rwsw.model import Capture
 from tkperf.testtypes.realworld import blockstats, exactlog
 
 LABEL = "exact"

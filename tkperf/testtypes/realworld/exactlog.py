@@ -2,7 +2,7 @@
 planned, and copied onto the target with flushes and discards kept.
 
 The capture's iolog (fio iolog version 3, beside its XML) is untrusted
-input.  Its format is checked by :func:`tkperf.api.scan_iolog`; then, against
+input.  Its format is checked by :func:`tkperf.rwsw.iolog.scan`; then, against
 the capture it belongs to, every line must agree (:func:`check`): no time
 stamp beyond the capture's duration, no I/O beyond the captured device's
 size, and every read or write of a transfer size the capture holds for its
@@ -46,7 +46,9 @@ from typing import IO, Dict, Iterator, List, MutableSequence, Optional, Sequence
 
 import numpy as np
 
-from tkperf.pts import Capture, ResultFileError, iolog_place, log_files, open_to_read, parse_log
+from tkperf.pts import ResultFileError, log_files, open_to_read, parse_log
+from tkperf.rwsw.iolog import place as iolog_place
+from tkperf.rwsw.model import Capture
 
 HEADER = "fio version 3 iolog"
 #: The mapped copy's header: version 2, whose ``wait`` waits until a time since fio started.
@@ -106,7 +108,7 @@ class Checked(Counts):
 
 def _lines(path: str) -> Iterator[Line]:
     """Every action line of the iolog (file actions left out), one at a
-    time; its format is checked by :func:`tkperf.api.scan_iolog` first."""
+    time; its format is checked by :func:`tkperf.rwsw.iolog.scan` first."""
     fd = open_to_read(path, "iolog", ResultFileError)
     with open(fd, encoding="ascii", errors="strict", newline="\n") as fh:
         try:

@@ -55,16 +55,16 @@ from tkperf.api import (
 )
 from tkperf.pts import (
     FIO_GAP_S,
-    IOLOG_ALIGN,
-    Capture,
-    CaptureStep,
-    CaptureStream,
     Estimate,
     duration_rough,
-    load_capture,
     record_round,
     stored,
 )
+from tkperf.rwsw.iolog import ALIGN as IOLOG_ALIGN
+from tkperf.rwsw.model import Capture
+from tkperf.rwsw.model import Step as CaptureStep
+from tkperf.rwsw.model import Stream as CaptureStream
+from tkperf.rwsw.model import load as load_capture
 from tkperf.testtypes.realworld import applied, blockstats, exact, exactlog, sidejobs
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.delivered import (

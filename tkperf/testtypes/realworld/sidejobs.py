@@ -30,8 +30,7 @@ import os
 import stat
 from typing import List, Mapping, Optional, Sequence, Tuple
 
-from tkperf.pts import CaptureStep as Step
-from tkperf.pts import CaptureStream as Stream
+from tkperf.rwsw.model import Step, Stream
 from tkperf.testtypes.realworld import applied
 
 #: The fio rw of a discard job.

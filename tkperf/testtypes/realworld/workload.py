@@ -13,7 +13,10 @@ from dataclasses import replace
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from tkperf.api import FioJob, Options, UsageError
-from tkperf.pts import Capture, CaptureStream, dominant_streams, load_capture
+from tkperf.rwsw.model import Capture
+from tkperf.rwsw.model import Stream as CaptureStream
+from tkperf.rwsw.model import dominant as dominant_streams
+from tkperf.rwsw.model import load as load_capture
 from tkperf.testtypes.realworld import applied, sidejobs
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.words import RWSW_PTS

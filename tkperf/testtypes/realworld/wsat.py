@@ -25,13 +25,13 @@ from tkperf.api import (
 )
 from tkperf.pts import (
     UNHELD,
-    dominant_streams,
     floor_bytes,
-    load_capture,
     point_params,
     point_seconds,
     tgbw_bytes,
 )
+from tkperf.rwsw.model import dominant as dominant_streams
+from tkperf.rwsw.model import load as load_capture
 from tkperf.testtypes.realworld import applied
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld import workload as wl

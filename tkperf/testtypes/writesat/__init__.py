@@ -47,7 +47,6 @@ from tkperf.pts import (
     MIN_FILLS,
     UNHELD,
     WSAT_SERIES,
-    DataSeries,
     Estimate,
     capture_deviation,
     capture_job,
@@ -183,7 +182,7 @@ class WsatStream(api.Stream):
         progress.info("[%s] response-time capture, right after the stream (%s)", plan.key, test.stop_reason)
         workloads, _ = ctx.fio.run((self.capture,), what=f"{plan.key} capture", histograms=True)
         w = next(x for x in workloads if x.name == self.capture.name)
-        test.series[CAPTURE_SERIES] = DataSeries.from_rows(CAPTURE_SERIES, CAPTURE_COLUMNS,
+        test.series[CAPTURE_SERIES] = api.DataSeries.from_rows(CAPTURE_SERIES, CAPTURE_COLUMNS,
                                                            [list(b) for b in w.write.bins], digits=None)
         test.data.update({"capture.runtime_ms": str(int(w.runtime_ms)),
                           "capture.lat_mean_us": repr(float(w.write.lat_mean_us)),

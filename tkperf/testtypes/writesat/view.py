@@ -18,6 +18,7 @@ from tkperf import api
 from tkperf.pts import (
     MIN_FILLS,
     NA,
+    POINT_DEFINITION,
     POINT_S_PARAM,
     Chart,
     CurvesChart,
@@ -30,9 +31,6 @@ from tkperf.pts import (
     snia_header,
     steady_state,
     stored,
-)
-from tkperf.pts import (
-    POINT_DEFINITION as DEFINITION,
 )
 from tkperf.testtypes.writesat import (
     GB_LABEL,
@@ -178,7 +176,7 @@ def steady_rule(test: api.TestRun, window: int) -> str:
     measured = take * int(test.params.get("interval", "0") or 0)
     what = (f"the IOPS of the last {plural(take, 'interval')} before it ({measured} s)" if measured != 60
             else "the IOPS of the last minute before it" + (f" ({plural(take, 'interval')})" if take > 1 else ""))
-    return f"{rule}, each {what} ({DEFINITION})"
+    return f"{rule}, each {what} ({POINT_DEFINITION})"
 
 
 def _floor_words(test: api.TestRun) -> str:

@@ -23,9 +23,7 @@ from tkperf.pts import (
     Estimate,
     duration,
 )
-from tkperf.pts import INTERVAL_COLUMNS as COLUMNS
-from tkperf.pts import INTERVAL_SERIES as SERIES
-from tkperf.pts import StreamPhase as Phase
+from tkperf.pts.stream.phases import COLUMNS, SERIES, Phase
 
 __all__ = ["COLUMNS", "SERIES", "Phase", "XsrStream"]
 
