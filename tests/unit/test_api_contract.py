@@ -206,7 +206,6 @@ def test_every_type_a_recorded_signature_names_is_recorded() -> None:
     """The contract is closed: a type that a recorded signature, field,
     property or base names is itself recorded (or opaque), or Python's."""
     from apiclosure import unrecorded
-
     from tkperf import api
     assert unrecorded(api) == []
 
