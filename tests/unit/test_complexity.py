@@ -23,11 +23,7 @@ LIMIT = 20
 #: (path::name, as :func:`over_limit` names them). This list must be empty:
 #: it is emptied once those branches are merged and their functions split.
 ALLOWED = frozenset({
-    "tkperf/cli/completion.py::_cases",
-    "tkperf/fio/live.py::LiveMeter.feed",
     "tkperf/model/family.py::night_adjusted",
-    "tkperf/report/generic.py::compare_section",
-    "tkperf/testtypes/hdd_iops/view.py::compare_section",
     "tkperf/testtypes/realworld/delivered.py::overall",
     "tkperf/testtypes/realworld/delivered.py::step_verdicts",
     "tkperf/testtypes/realworld/replay.py::step_phases",

@@ -163,4 +163,4 @@ def test_the_reading_is_not_vacuous() -> None:
     assert "view" not in contents("testtypes") and "view" in contents("testtypes", whole_types=False)
     assert "no_such_module" not in named(got["engine"] + "``no_such``")
     assert COUNT.findall("from main: 26 files") and not _resolves("tkperf.no_such_module")
-    assert _resolves("tkperf.pts.load_capture") and not _resolves("tkperf.pts.no_such_name")
+    assert _resolves("tkperf.rwsw.model.Capture") and not _resolves("tkperf.pts.no_such_name")

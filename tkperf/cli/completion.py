@@ -66,9 +66,39 @@ def _with_values(tree: parsertree.Command, values: Mapping[str, Sequence[str]]) 
                           for o in cmd.options]
 
 
+def _option_arms(cmd: parsertree.Command, kinds: List[str], choices: List[str]) -> None:
+    """The value kind (and choices) of each of ``cmd``'s options that takes a value."""
+    for o in cmd.options:
+        if not o.takes_value or o.positional:
+            continue
+        for f in o.flags:
+            kinds.append(f"{shlex.quote(' '.join(cmd.path + (f,)))}) echo {_value_kind(o)} ;;")
+            if o.choices:
+                choices.append(f"{shlex.quote(' '.join(cmd.path + (f,)))}) echo {_words(list(o.choices))} ;;")
+
+
+def _positional_arms(cmd: parsertree.Command, key: str, positional: List[str], poschoices: List[str]) -> None:
+    """What ``cmd``'s first positional argument completes to (a command without subcommands)."""
+    pos = [o for o in cmd.options if o.positional]
+    if not pos or cmd.subcommands:
+        return
+    kind = _value_kind(pos[0])
+    if kind == "device" and cmd.path in _SIMDRIVE_PATHS:
+        kind = "simdrive"
+    positional.append(f"{key}) echo {'words' if kind == 'choices' else kind} ;;")
+    if pos[0].choices:
+        poschoices.append(f"{key}) echo {_words(list(pos[0].choices))} ;;")
+
+
 def _cases(tree: parsertree.Command) -> Dict[str, List[str]]:
     """Shell ``case`` arms per lookup table, keyed by the command path."""
-    subs, opts, valued, kinds, choices, positional, poschoices = [], [], [], [], [], [], []
+    subs: List[str] = []
+    opts: List[str] = []
+    valued: List[str] = []
+    kinds: List[str] = []
+    choices: List[str] = []
+    positional: List[str] = []
+    poschoices: List[str] = []
     for cmd in tree.walk():
         key = shlex.quote(" ".join(cmd.path))
         if cmd.subcommands:
@@ -78,21 +108,8 @@ def _cases(tree: parsertree.Command) -> Dict[str, List[str]]:
         takes = [f for o in cmd.options if o.takes_value for f in o.flags]
         if takes:
             valued.append(f"{key}) echo {_words(takes)} ;;")
-        for o in cmd.options:
-            if not o.takes_value or o.positional:
-                continue
-            for f in o.flags:
-                kinds.append(f"{shlex.quote(' '.join(cmd.path + (f,)))}) echo {_value_kind(o)} ;;")
-                if o.choices:
-                    choices.append(f"{shlex.quote(' '.join(cmd.path + (f,)))}) echo {_words(list(o.choices))} ;;")
-        pos = [o for o in cmd.options if o.positional]
-        if pos and not cmd.subcommands:
-            kind = _value_kind(pos[0])
-            if kind == "device" and cmd.path in _SIMDRIVE_PATHS:
-                kind = "simdrive"
-            positional.append(f"{key}) echo {'words' if kind == 'choices' else kind} ;;")
-            if pos[0].choices:
-                poschoices.append(f"{key}) echo {_words(list(pos[0].choices))} ;;")
+        _option_arms(cmd, kinds, choices)
+        _positional_arms(cmd, key, positional, poschoices)
     return {"subs": subs, "opts": opts, "valued": valued, "kinds": kinds,
             "choices": choices, "positional": positional, "poschoices": poschoices}
 
