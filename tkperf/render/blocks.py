@@ -15,8 +15,9 @@ which drawing (the spec's class) and its data (:class:`Series`,
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -374,3 +375,11 @@ def chart_inches(spec: object) -> Tuple[float, float]:
 def charts(blocks: Sequence[object]) -> Tuple[Chart, ...]:
     """The charts among ``blocks``, in order."""
     return tuple(b for b in blocks if isinstance(b, Chart))
+
+
+def chart_jobs(content: Sequence[object], plot_dir: str) -> List[Tuple[str, object]]:
+    """What to draw: each chart's path in ``plot_dir`` and its spec, with
+    its stamp where it has one (:class:`~tkperf.render.blocks.Stamped`: a
+    stamp names the chart in its own file)."""
+    return [(os.path.join(plot_dir, c.filename), Stamped(c.spec, c.stamp, c.caption) if c.stamp is not None
+             else c.spec) for c in charts(content)]

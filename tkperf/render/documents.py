@@ -354,7 +354,7 @@ def publish(content: Sequence[object], outdir: str, name: str, formats: Sequence
     plot_dir = prepare_outdir(outdir, plot_dirname)
     source = os.path.join(outdir, f"{name}.rst")
     tree_needed = "html" in formats or "pdf" in formats
-    jobs = chart_jobs(content, plot_dir)
+    jobs = b.chart_jobs(content, plot_dir)
     svgs = [os.path.abspath(svg_beside(path)) for path, _ in jobs]  # how the PDF and the HTML know each chart
     outputs = chart_outputs(formats, png)
     vector = "png" not in outputs  # what the reST refers to
@@ -414,14 +414,6 @@ def _filled(html_made: Optional[Tuple[bytes, List[str]]],
         return None
     filled, lost = fill_html(html_made[0], later)
     return filled, html_made[1] + lost
-
-
-def chart_jobs(content: Sequence[object], plot_dir: str) -> List[Tuple[str, object]]:
-    """What to draw: each chart's path in ``plot_dir`` and its spec, with
-    its stamp where it has one (:class:`~tkperf.render.blocks.Stamped`: a
-    stamp names the chart in its own file)."""
-    return [(os.path.join(plot_dir, c.filename), b.Stamped(c.spec, c.stamp, c.caption) if c.stamp is not None
-             else c.spec) for c in b.charts(content)]
 
 
 def _points(inches: Tuple[float, float]) -> Tuple[float, float]:
