@@ -258,7 +258,9 @@ from tkperf.rwsw.model import coverage as stream_coverage
 from tkperf.rwsw.model import dominant as dominant_streams
 from tkperf.rwsw.model import load as load_capture
 from tkperf.rwsw.model import size_text as transfer_size_text
+from tkperf.rwsw.replaytrace import Anchor as TraceAnchor
 from tkperf.rwsw.replaytrace import Recording as TraceRecording
+from tkperf.rwsw.replaytrace import StepTraced as TracedStep
 from tkperf.rwsw.replaytrace import Traced as TracedRun
 from tkperf.rwsw.replaytrace import traceable
 from tkperf.rwsw.tracing import DeviceFacts as TraceDevice
@@ -321,5 +323,5 @@ __all__ = [
     "CaptureSeen", "CaptureLatency", "stream_coverage",
     "IOLOG_ALIGN", "check_iolog", "iolog_path", "iolog_place", "map_iolog", "scan_iolog",
     # a replay recorded at the capture's block tracepoints and summed as the capture sums a step
-    "TraceRecording", "TracedRun", "TraceDevice", "traceable", "TkperfError",
+    "TraceRecording", "TracedRun", "TraceAnchor", "TracedStep", "TraceDevice", "traceable", "TkperfError",
 ]

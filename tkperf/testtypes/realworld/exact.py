@@ -41,10 +41,11 @@ from datetime import datetime, timezone
 from typing import List, Optional, Tuple
 
 from tkperf.api import FioJob, Round, TestRun, UsageError
-from tkperf.pts import Capture, Estimate, Shape, check_iolog, iolog_path, scan_iolog, stored
+from tkperf.pts import Capture, Estimate, Shape, TraceAnchor, check_iolog, iolog_path, scan_iolog, stored
 from tkperf.testtypes.realworld import blockstats, exactlog
+from tkperf.testtypes.realworld.delivered import BLOCK, EXACT_LABEL, figures_off, not_judged, touched
 
-LABEL = "exact"
+LABEL = EXACT_LABEL
 #: A step whose replayed reads and writes are off from the captured ones by
 #: more than this share of them (beyond the captured I/Os at its edges) is
 #: named in the verdict.  Measured (benchmarks/exact_timing.py, 2 shared
@@ -114,7 +115,7 @@ class ExactReplay(Shape):
             workloads, wall = ctx.fio.run([job(mapped, self.iodepth, share, m.largest, issued)],
                                           what=f"{plan.key} exact replay",
                                           timeout=m.last_us / 1e6 * 3.0 + exactlog.LEAD_MS / 1000.0 + 300.0)
-            meter.stop(test.data, 1, before)
+            meter.stop(test.data, 1, before, self.anchor(stamps))
             times = exactlog.issued_ms(issued)
             timing = exactlog.timing(stamps, times, self.steps) if times is not None else None
             del stamps
@@ -135,6 +136,12 @@ class ExactReplay(Shape):
                                   f"exact.step.{n}.replayed": str(st.replayed), f"exact.step.{n}.edge": str(st.edge)})
         ctx.save()
         test.stop_reason = "capture replayed"
+
+    def anchor(self, stamps) -> Optional[TraceAnchor]:
+        """How the replay's recording is cut into the capture's steps (None: no steps known)."""
+        if not self.steps:
+            return None
+        return TraceAnchor(stamps, self.steps[0][1], self.steps[-1][0] + self.steps[-1][1])
 
     def largest(self) -> int:
         """The longest I/O of the log (fio's buffers must hold it)."""
@@ -188,4 +195,34 @@ def timing_verdicts(test: TestRun) -> List[str]:
                        f"the capture's {captured:,}" + (f" ({ratio} the captured IOPS)" if ratio else "")
                        + f": the replay did not keep the captured timing (fio up to {lag:,.3f} s behind it)")
         n += 1
+    return out
+
+
+def step_figures(test: TestRun) -> List[Tuple[int, Optional[blockstats.TracedStep]]]:
+    """(step number, the exact replay's traced figures in that step's window of the capture's time,
+    None where they do not read) of every captured step; empty for a result from before they were
+    kept, or a replay that was not traced."""
+    return list(enumerate(blockstats.stored_steps(test.data, 1), 1)) if test.rounds else []
+
+
+def step_verdicts(test: TestRun, ratio: float) -> List[str]:
+    """Every captured step whose queue depth, mean or 99th percentile response time in the exact
+    replay (traced, in the step's window of the capture's time) is beyond ``ratio`` of the capture's
+    either way; a step the capture lost events in is not judged (said), nor one whose replay trace
+    lost events."""
+    out = []
+    for n, got in step_figures(test):
+        if touched(test, n):
+            out.append(not_judged(n))
+            continue
+        if got is None or got.lost:
+            if got is not None:
+                out.append(f"step {n}: the kernel lost {got.lost:,} trace events in it during the exact replay: "
+                           "not judged")
+            continue
+        off = figures_off(stored.number(test, f"step.{n}.qd"), got.qd, stored.number(test, f"step.{n}.lat_mean_us"),
+                          got.lat_mean_us if got.ios else None, stored.number(test, f"step.{n}.lat_p99_us"),
+                          got.lat_p99_us if got.ios else None, ratio)
+        if off:
+            out.append(f"step {n}: the exact replay's {off} ({BLOCK})")
     return out

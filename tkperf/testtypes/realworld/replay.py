@@ -67,12 +67,14 @@ from tkperf.testtypes.realworld.delivered import (
     BLOCK,
     COUNTERS,
     FIGURE_RATIO,
+    Measured,
     figures_off,
     measured,
     overall,
     source_verdicts,
     step_rounds,
     step_verdicts,
+    touched_steps,
 )
 from tkperf.testtypes.realworld.stepplan import Placer, step_phases
 from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
@@ -196,6 +198,11 @@ class ReplayPts(PtsRules):
             counted[number] = (got.discards, got.flushes) if got is not None else None
         out += [f"{test.key}: {v}" for v in sidejobs.not_replayed(test.params, test.data, counted)]
         out += [f"{test.key}: {v}" for v in exact_verdicts(test)]
+        whole = overall(test)
+        if whole is not None and whole.left_out:
+            out.append(f"{test.key}: step{'s' if len(whole.left_out) > 1 else ''} "
+                       f"{', '.join(map(str, whole.left_out))} left out of the replay's overall figures: the "
+                       "capture lost events in them")
         moved = stored.whole(test, "exact.moved")
         if moved:
             out.append(f"{test.key}: {moved} captured I/Os moved to fit the target's range")
@@ -225,9 +232,13 @@ def captured_rt_us(test: TestRun) -> float:
 
 
 def exact_verdicts(test: TestRun) -> List[str]:
-    """An exact replay that could not keep the captured timing: it ran longer
-    than the capture (beyond a tenth and a second), as fio waited for the
-    drive with the capture's peak of I/Os outstanding."""
+    """An exact replay's departures from its capture, in words (without the
+    test's key): a replay that ran longer than the capture (beyond a tenth and
+    a second), as fio waited for the drive with the capture's peak of I/Os
+    outstanding; the steps whose timing was off (:func:`.exact.timing_verdicts`);
+    flushes and discards of the iolog not seen at the block layer; the whole
+    run's queue depth and response times against the capture's, and each
+    step's (:func:`.exact.step_verdicts`)."""
     if "exact.length_us" not in test.data or not test.rounds:
         return []
     out = []
@@ -246,18 +257,27 @@ def exact_verdicts(test: TestRun) -> List[str]:
                 f"{seen} seen at the target's block layer: fio's iolog replay did not issue them all"
                 + (" (fio 3.33 skips trim actions)" if what == "discards" else "")
                 if seen is not None else "not measured at the block layer"))
+    return out + _exact_whole(test, got) + exact.step_verdicts(test, RT_RATIO)
+
+
+def _exact_whole(test: TestRun, got: Optional[Measured]) -> List[str]:
+    """The exact replay's whole queue depth and response times against the capture's, where both
+    are whole: not where the replay's trace or the capture lost events."""
     if got is None:
-        out.append("the exact replay's response time is fio's (the target has no block-layer counters here): it "
-                   "counts completed I/Os fio has not yet reaped while it keeps the captured timing, unlike the "
-                   "capture's")
-        return out
+        return ["the exact replay's response time is fio's (the target has no block-layer counters here): it "
+                "counts completed I/Os fio has not yet reaped while it keeps the captured timing, unlike the "
+                "capture's"]
     if got.lost:
-        out.append(f"the kernel lost {got.lost:,} trace events during the exact replay: its queue depth and "
-                   "response times are of the events recorded, not judged")
-        return out
+        return [f"the kernel lost {got.lost:,} trace events during the exact replay: its queue depth and "
+                "response times are of the events recorded, not judged"]
+    lost = touched_steps(test)
+    if lost:
+        return [f"the capture lost events in step{'s' if len(lost) > 1 else ''} {', '.join(map(str, lost))}: its "
+                "whole queue depth and response times miss them, and are not judged against the exact replay's "
+                "(the other steps are, each on its own)"]
     asked = captured_rt_us(test)
     if got.source == COUNTERS:
-        out += source_verdicts([got], got.flushes > 0)
+        out = source_verdicts([got], got.flushes > 0)
         if asked > 0 and not 1.0 / RT_RATIO <= got.lat_mean_us / asked <= RT_RATIO:
             out.append(f"the exact replay's mean response time was {got.lat_mean_us:,.0f} µs against the captured "
                        f"{asked:,.0f} µs ({COUNTERS}): this drive serves the capture's I/Os at another speed than "
@@ -265,10 +285,8 @@ def exact_verdicts(test: TestRun) -> List[str]:
         return out
     off = figures_off(stored.number(test, "capture_qd"), got.qd, asked, got.lat_mean_us,
                       stored.number(test, "capture_lat_p99_us"), got.lat_p99_us, RT_RATIO)
-    if off:
-        out.append(f"the exact replay's {off} ({BLOCK}): this drive serves the capture's I/Os at another speed "
-                   "than the captured device")
-    return out
+    return [f"the exact replay's {off} ({BLOCK}): this drive serves the capture's I/Os at another speed "
+            "than the captured device"] if off else []
 
 
 def _step_order(key: str) -> Tuple[int, str]:
@@ -301,6 +319,7 @@ class ReplayTest(TestType):
                          params={**params, "iolog": os.path.basename(log), "span": str(span),
                                  "iolog_ios": str(found.ios), "iolog_flushes": str(found.flushes),
                                  "iolog_discards": str(found.discards), "iodepth": str(found.depth),
+                                 **{f"step.{st.index + 1}.qd": repr(st.qd) for st in cap.steps},
                                  "access": "the captured I/Os with their timing (fio iolog replay)"})]
         phases, more = step_phases(cap, cfg.replay_step_time, cfg.replay_intensity,
                                    opts.test_bytes(capacity) if capacity > 0 else 0)
