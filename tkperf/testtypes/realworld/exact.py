@@ -32,6 +32,7 @@ host's targets only.
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -41,11 +42,22 @@ from datetime import datetime, timezone
 from typing import List, Optional, Tuple
 
 from tkperf.api import FioJob, Round, TestRun, UsageError
-from tkperf.pts import Capture, Estimate, Shape, TraceAnchor, check_iolog, iolog_path, scan_iolog, stored
+from tkperf.pts import (
+    Capture,
+    Estimate,
+    Shape,
+    TraceAnchor,
+    check_iolog,
+    duration_rough,
+    iolog_path,
+    scan_iolog,
+    stored,
+)
 from tkperf.testtypes.realworld import blockstats, exactlog
 from tkperf.testtypes.realworld.delivered import BLOCK, EXACT_LABEL, figures_off, not_judged, touched
 
 LABEL = EXACT_LABEL
+progress = logging.getLogger("tkperf.progress")
 #: A step whose replayed reads and writes are off from the captured ones by
 #: more than this share of them (beyond the captured I/Os at its edges) is
 #: named in the verdict.  Measured (benchmarks/exact_timing.py, 2 shared
@@ -112,6 +124,8 @@ class ExactReplay(Shape):
             started = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
             before = meter.start()
             issued = os.path.join(folder, "issued")
+            progress.info("[%s] exact replay: %s reads and writes, %s flushes, about %s of the capture's time",
+                          plan.key, f"{m.ios:,}", f"{m.flushes:,}", duration_rough(m.last_us / 1e6))
             workloads, wall = ctx.fio.run([job(mapped, self.iodepth, share, m.largest, issued)],
                                           what=f"{plan.key} exact replay",
                                           timeout=m.last_us / 1e6 * 3.0 + exactlog.LEAD_MS / 1000.0 + 300.0)
@@ -136,6 +150,9 @@ class ExactReplay(Shape):
                                   f"exact.step.{n}.replayed": str(st.replayed), f"exact.step.{n}.edge": str(st.edge)})
         ctx.save()
         test.stop_reason = "capture replayed"
+        progress.info("[%s] exact replay done: %s I/Os issued in %.1f s%s", plan.key,
+                      f"{sum(w.read.ios + w.write.ios for w in workloads):,}", replayed_s(test),
+                      f", up to {timing.lag_max_us / 1e6:,.3f} s behind the captured timing" if timing else "")
 
     def anchor(self, stamps) -> Optional[TraceAnchor]:
         """How the replay's recording is cut into the capture's steps (None: no steps known)."""

@@ -32,6 +32,7 @@ in, labelled, where the target cannot be traced).
 """
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, replace
 from typing import Dict, List, Mapping, Optional, Tuple
@@ -46,6 +47,7 @@ from tkperf.api import (
     Phases,
     Plan,
     PtsRules,
+    Round,
     TestRun,
     TestType,
     UsageError,
@@ -67,6 +69,7 @@ from tkperf.testtypes.realworld.delivered import (
     BLOCK,
     COUNTERS,
     FIGURE_RATIO,
+    STEP,
     Measured,
     figures_off,
     measured,
@@ -78,6 +81,8 @@ from tkperf.testtypes.realworld.delivered import (
 )
 from tkperf.testtypes.realworld.stepplan import Placer, step_phases
 from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
+
+progress = logging.getLogger("tkperf.progress")
 
 #: A step whose delivered queue depth is off by more than this share, or a
 #: stream whose share is off by more than this many points (as a fraction),
@@ -131,6 +136,8 @@ class StepReplay(Phases):
             if meter is not None:
                 meter.stop(test.data, index, before)
             test.rounds[-1] = replace(rnd, fio_s=max((w.runtime_ms for w in rnd.workloads), default=0) / 1000.0)
+            progress.info("[%s] %s", plan.key, step_line(test, test.rounds[-1], phase.label or f"phase {index}",
+                                                         index, len(self.phases)))
 
         self._run_phases(ctx, test, record, "all steps run")
 
@@ -141,6 +148,22 @@ class StepReplay(Phases):
         idle = sum(p.idle_s for p in self.phases[:-1])
         return Estimate((f"# {len(self.phases)} fio runs, {duration_rough(busy)} of I/O and "
                          f"{duration_rough(idle)} idle",), jobs, busy + idle, busy + idle)
+
+
+def step_line(test: TestRun, rnd: Round, label: str, index: int, count: int) -> str:
+    """One progress line of a replayed step (or calibration run), on a terminal and off it (cron,
+    nohup): what it delivered next to what its capture asked, measured as the report measures it."""
+    ios = sum(w.read.ios + w.write.ios for w in rnd.workloads)
+    seconds = max((w.runtime_ms for w in rnd.workloads), default=0) / 1000.0
+    line = f"{label} ({index} of {count}): {ios / seconds if seconds > 0 else 0.0:,.0f} IOPS"
+    word, _, number = label.partition(" ")
+    asked = stored.number(test, f"step.{number}.kept_iops") if word == STEP and number.isdigit() else 0.0
+    if asked > 0:
+        line += f" (captured {asked:,.0f})"
+    got = measured(test, rnd)
+    if got is not None:
+        line += f", QD {got.qd:,.2f}, mean response time {got.lat_mean_us:,.0f} µs"
+    return line
 
 
 def intensity_of(options: Mapping[str, str]) -> str:
