@@ -223,7 +223,7 @@ def _fmt(x: float, unit: str) -> str:
     return f"{x:,.3f}" if unit == "qd" else f"{x:,.0f} µs"
 
 
-def figures_off(asked_qd: float, qd: float, asked_mean: float, mean: float, asked_p99: float,
+def figures_off(asked_qd: float, qd: float, asked_mean: float, mean: Optional[float], asked_p99: float,
                 p99: Optional[float], ratio: float = FIGURE_RATIO) -> str:
     """The figures of a replay (or one of its steps) beyond ``ratio`` of the
     capture's either way, in words ("" when none is): queue depth, mean and
