@@ -61,77 +61,10 @@ from tkperf.testtypes.realworld import exact, exactlog  # noqa: E402
 from tkperf.testtypes.realworld.delivered import measured, overall, step_rounds, steps, touched  # noqa: E402
 
 PGBENCH = os.path.join(REPO, "examples", "rwsw", "pgbench.xml")
-MIX = """[global]
-ioengine=libaio
-direct=1
-time_based=1
-runtime={seconds}
-filename={dev}
-[rr4k]
-rw=randread
-bs=4k
-iodepth=2
-rate_iops=300
-size=128m
-[sw64k]
-rw=write
-bs=64k
-iodepth=1
-rate_iops=100
-fsync=10
-offset=256m
-size=128m
-[rw8k]
-rw=randwrite
-bs=8k
-iodepth=1
-rate_iops=100
-offset=128m
-size=128m
-"""
+MIX = os.path.join(HERE, "data", "replay-mix.fio")
+FLUSHING = os.path.join(HERE, "data", "replay-flushing.fio")
 
 
-FLUSHING = """[global]
-ioengine=libaio
-direct=1
-filename={dev}
-[log4k]
-rw=randwrite
-bs=4k
-iodepth=1
-rate_iops=150
-fsync=1
-offset=256m
-size=64m
-time_based=1
-runtime={seconds}
-[rd8k]
-rw=randread
-bs=8k
-iodepth=2
-rate_iops=300
-size=128m
-time_based=1
-runtime={seconds}
-[trim1m]
-rw=randtrim
-bs=1m
-iodepth=1
-rate_iops=10
-offset=320m
-size=128m
-time_based=1
-runtime={seconds}
-[burst]
-rw=randread
-bs=4k
-iodepth=16
-offset=448m
-size=64m
-startdelay={burst_at}
-time_based=1
-runtime={burst_s}
-"""
 #: The captures recorded on the benchmark's own loop device (written whole before they are replayed).
 MADE_HERE = ("mix", "flushing")
 #: When the flushing workload's burst starts, how long it lasts, and the capture's stall around it (s).
@@ -140,6 +73,11 @@ BURST_AT, BURST_S, STALL_AT, STALL_S = 5, 4, 4.5, 5.0
 WITHIN = 1.2
 #: Per figure (QD, mean, p99): [steps within WITHIN, steps judged], over every replay of the run.
 TALLY: Dict[str, List[int]] = {}
+
+
+def _job_text(path: str) -> str:
+    with open(path, encoding="ascii") as fh:
+        return fh.read()
 
 
 def load() -> str:
@@ -198,7 +136,7 @@ def recorded(dev: str, seconds: float, step: str, name: str, outdir: str, action
 def make_mix(dev: str, scratch: str, seconds: int, name: str = "mix") -> Optional[str]:
     job = os.path.join(scratch, "mix.fio")
     with open(job, "w", encoding="ascii") as fh:
-        fh.write(MIX.format(seconds=seconds, dev=dev))
+        fh.write(_job_text(MIX).format(seconds=seconds, dev=dev))
     prepare(dev, "mix")
     return recorded(dev, seconds + 4, "2s", name, scratch,
                     lambda: subprocess.run(["fio", "--output=/dev/null", job], check=False))
@@ -244,7 +182,7 @@ def prepare(dev: str, name: str) -> None:
 def make_flushing(dev: str, scratch: str, seconds: int) -> Optional[str]:
     job = os.path.join(scratch, "flushing.fio")
     with open(job, "w", encoding="ascii") as fh:
-        fh.write(FLUSHING.format(seconds=seconds, dev=dev, burst_at=BURST_AT, burst_s=BURST_S))
+        fh.write(_job_text(FLUSHING).format(seconds=seconds, dev=dev, burst_at=BURST_AT, burst_s=BURST_S))
     prepare(dev, "flushing")
     return recorded(dev, seconds + 4, "2s", "flushing", scratch,
                     lambda: subprocess.run(["fio", "--output=/dev/null", job], check=False),
@@ -317,10 +255,23 @@ def replay(dev: str, kind: str, cap_path: str, mode: str, scratch: str) -> None:
         print(f"[{kind}] {cap.name} {mode}: tkperf exited {rc}")
         return
     test = store.load(os.path.join(out, "r.xml")).tests[0]
-    whole = overall(test)
     head = f"[{kind}] {cap.name} {mode}"
     if mode == "exact":
         _exact_steps(head, test)
+    _step_lines(head, test)
+    _whole_lines(head, cap, cap_path, test, mode)
+    if again is not None:
+        re = model.load(again)
+        print(f"{head} re-capture of the replay: {sum(s.ios for s in re.streams):,} I/Os, mean RT µs "
+              f"{_rt_us(re):,.0f}, p99 µs {_p(_p99(re))}, flushes "
+              f"{_p(exactlog.seen_figure(re, 'flushes'))} ({load()})")
+        os.remove(again)
+        if re.iolog:
+            os.remove(os.path.join(scratch, re.iolog))
+
+
+def _step_lines(head: str, test) -> None:
+    """A steps replay's figures per step, beside the capture's."""
     for got in steps(test):
         if got.touched:
             print(f"{head} step {got.step}: not judged, the capture lost events in it")
@@ -333,6 +284,10 @@ def replay(dev: str, kind: str, cap_path: str, mode: str, scratch: str) -> None:
               f"{_vs(got.asked_p99_us, got.lat_p99_us, 0, 'steps p99')} | "
               f"flushes {got.asked_flushes:,} / {_p(got.flushes)} ({got.source}{', lost events' if got.lost else ''})"
               f" | shares off by at most {100 * off:.1f} pt{'' if off <= 0.01 else ' MISS'}")
+
+
+def _whole_lines(head: str, cap: model.Capture, cap_path: str, test, mode: str) -> None:
+    """A replay's whole figures beside the capture's (not judged for a capture that lost events)."""
     got_all = [measured(test, r) for r in test.rounds]
     flushes = sum(m.flushes for m in got_all if m is not None)
     if mode == "exact" and cap.steps_touched_by_loss:
@@ -342,6 +297,7 @@ def replay(dev: str, kind: str, cap_path: str, mode: str, scratch: str) -> None:
         m = got_all[-1]
         print(f"{head} exact, whole: QD {_vs(cap.qd, m.qd, 3)} | mean RT µs {_vs(_rt_us(cap), m.lat_mean_us)} | "
               f"p99 µs {_vs(_p99(cap) or 0.0, m.lat_p99_us)} ({m.source})")
+    whole = overall(test)
     if whole is None:
         print(f"{head}: nothing measured")
         return
@@ -359,14 +315,6 @@ def replay(dev: str, kind: str, cap_path: str, mode: str, scratch: str) -> None:
     print(line)
     print(f"{head} flushes: captured {_p(_iolog_flushes(cap_path, cap))}, replayed (block tracepoints) {flushes} "
           f"| p99 µs captured {_p(_p99(cap))}")
-    if again is not None:
-        re = model.load(again)
-        print(f"{head} re-capture of the replay: {sum(s.ios for s in re.streams):,} I/Os, mean RT µs "
-              f"{_rt_us(re):,.0f}, p99 µs {_p(_p99(re))}, flushes "
-              f"{_p(exactlog.seen_figure(re, 'flushes'))} ({load()})")
-        os.remove(again)
-        if re.iolog:
-            os.remove(os.path.join(scratch, re.iolog))
 
 
 def on_device(kind: str, dev: str, scratch: str, captures: List[str]) -> None:
