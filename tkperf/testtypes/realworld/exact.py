@@ -21,9 +21,14 @@ names every step whose replayed I/Os are off from the captured ones by
 more than :data:`TOLERANCE` of them, beyond the captured I/Os within
 :data:`.exactlog.EDGE_US` of its edges (:func:`timing_verdicts`).
 
-Its response time is measured the way the capture measures it: at the
-block layer, issue to completion, from the target's own counters around
-the run (:mod:`.blockstats`).  fio's own latency is not that: while it
+Its queue depth and response time are measured the way the capture
+measures them: the target traced at the block tracepoints around the run
+(:mod:`.blockstats`), its data I/Os issue to completion, over the whole run
+and in each captured step's window of the capture's time (the recording's
+clock set against the capture's by its first I/Os,
+:func:`tkperf.rwsw.replaytrace.stepped`); the verdict judges both against
+the capture's (:func:`step_verdicts`), but for the steps the capture lost
+trace events in, whose captured figures miss them.  fio's own latency is not that: while it
 waits to issue the next I/O at its captured time fio does not reap the
 completed ones, so their latency grows with the job's queue depth; it is
 shown beside, named as fio's.  The mapped copy is deleted afterwards.  fio

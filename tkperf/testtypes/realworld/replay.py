@@ -28,7 +28,10 @@ block tracepoints around every fio run and summed by the capture's own code
 apart), their time-averaged count in flight and their response time, issue
 to completion, mean and 99th percentile; the verdict compares each with the
 capture's.  The target's block-layer counters are read beside it (and stand
-in, labelled, where the target cannot be traced).
+in, labelled, where the target cannot be traced).  A step the capture lost
+trace events in is judged by no verdict and left out of the overall
+figures, and each says so (:func:`.delivered.not_judged`).  Every step's
+run prints one progress line (:func:`step_line`), on a terminal and off it.
 """
 from __future__ import annotations
 
@@ -278,7 +281,8 @@ def exact_verdicts(test: TestRun) -> List[str]:
         if count and (seen is None or seen < count):
             out.append(f"{count} captured {what} in the iolog, " + (
                 f"{seen} seen at the target's block layer: fio's iolog replay did not issue them all"
-                + (" (fio 3.33 skips trim actions)" if what == "discards" else "")
+                + (" (fio 3.33 refuses an iolog's trim actions: 'bad ddir')" if what == "discards" and not seen
+                   else "")
                 if seen is not None else "not measured at the block layer"))
     return out + _exact_whole(test, got) + exact.step_verdicts(test, RT_RATIO)
 
