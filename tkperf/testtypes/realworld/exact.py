@@ -41,10 +41,12 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
+import time
 from array import array
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from tkperf.api import FioJob, Round, TestRun, UsageError
 from tkperf.pts import (
@@ -103,6 +105,30 @@ def job(path: str, depth: int, rwmixread: int, largest: int, issued: str) -> Fio
                   extra=(("read_iolog", path), ("read_iolog_chunked", "1"), ("write_lat_log", issued)))
 
 
+class StepTicker:
+    """One progress line as an exact replay reaches each captured step's time (one fio run holds
+    them all, so without it a long replay said nothing from its start to its end, off a terminal
+    too): ``lead`` s after it starts, then at every step's start since."""
+
+    def __init__(self, key: str, steps: Sequence[Tuple[float, float]], lead: float) -> None:
+        self.key, self.steps, self.lead = key, tuple(steps), lead
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._tick, name="tkperf-exact-steps", daemon=True)
+        self.began = time.monotonic()
+        self.thread.start()
+
+    def _tick(self) -> None:
+        for k, (start, _) in enumerate(self.steps, 1):
+            if self.done.wait(max(0.0, self.began + self.lead + start - time.monotonic())):
+                return
+            progress.info("[%s] exact replay: step %d of %d of the capture's time (from %.1f s)", self.key, k,
+                          len(self.steps), start)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join(5.0)
+
+
 @dataclass(frozen=True)
 class ExactReplay(Shape):
     """One fio job replaying the mapped iolog; recorded as round 1, with the
@@ -131,9 +157,13 @@ class ExactReplay(Shape):
             issued = os.path.join(folder, "issued")
             progress.info("[%s] exact replay: %s reads and writes, %s flushes, about %s of the capture's time",
                           plan.key, f"{m.ios:,}", f"{m.flushes:,}", duration_rough(m.last_us / 1e6))
-            workloads, wall = ctx.fio.run([job(mapped, self.iodepth, share, m.largest, issued)],
-                                          what=f"{plan.key} exact replay",
-                                          timeout=m.last_us / 1e6 * 3.0 + exactlog.LEAD_MS / 1000.0 + 300.0)
+            ticker = StepTicker(plan.key, self.steps, exactlog.LEAD_MS / 1000.0)
+            try:
+                workloads, wall = ctx.fio.run([job(mapped, self.iodepth, share, m.largest, issued)],
+                                              what=f"{plan.key} exact replay",
+                                              timeout=m.last_us / 1e6 * 3.0 + exactlog.LEAD_MS / 1000.0 + 300.0)
+            finally:
+                ticker.stop()
             meter.stop(test.data, 1, before, self.anchor(stamps))
             times = exactlog.issued_ms(issued)
             timing = exactlog.timing(stamps, times, self.steps) if times is not None else None
