@@ -133,3 +133,14 @@ def test_the_recordings_time_0_is_the_first_ios_earliest_against_their_captured_
     issued = np.array([5.3 + 0.010, 5.3 + 0.022, 5.3 + 0.030, 5.3 + 4.5])
     assert replaytrace.zero_at(issued, stamps) == pytest.approx(5.3)
     assert replaytrace.zero_at(np.zeros(0), stamps) is None
+
+
+def test_the_report_shows_the_exact_replays_steps_and_marks_a_touched_one():
+    from tkperf.testtypes.realworld import replayview
+
+    (tab,) = replayview.exact_steps(_exact_test([(1.0, 1000.0), (3.0, 3000.0)], touched=(2,)))
+    assert tab.rows == (("1", "1,000", "1.000 / 1.000", "1,000.0 / 1,000.0", "3,000.0 / 3,000.0"),
+                        ("2 !", "1,000", "1.000 / 3.000", "1,000.0 / 3,000.0", "3,000.0 / 3,000.0"))
+    assert "!: the capture lost trace events in this step" in tab.title
+    steps_table = [b for b in replayview.step_blocks(_steps_test(True)) if getattr(b, "rows", None)][0]
+    assert [r[0] for r in steps_table.rows] == ["1", "2 !"] and "(!: the capture lost" in steps_table.title
