@@ -13,7 +13,14 @@ Prints figures, asserts nothing.  Captures replayed:
 * ``mix``: a fio mix with known rates recorded here by ``tkperf capture`` on
   a loop device: 300 IOPS RND 4 KiB reads (iodepth 2), 100 IOPS SEQ 64 KiB
   writes with an fsync every 10 (iodepth 1), 100 IOPS RND 8 KiB writes;
-* ``pgbench``: examples/rwsw/pgbench.xml (PostgreSQL's pgbench on ext4).
+* ``pgbench``: examples/rwsw/pgbench.xml (PostgreSQL's pgbench on ext4);
+* ``flushing``: a flushing workload with discards, recorded here with the
+  capture's trace reader stalled: 150 IOPS RND 4 KiB writes each followed
+  by an fsync (a database's log), 300 IOPS RND 8 KiB reads (iodepth 2) and
+  10 discards of 1 MiB a second, and a 4 s burst of RND 4 KiB reads at QD 16
+  (of a discarded range: fast) while the capture process is stopped
+  (SIGSTOP) for 5 s, so that the kernel's trace buffer overflows: the steps the loss touched are marked in
+  the capture and not judged by the replay (issue 57).
 
 Each is replayed ``--replay steps`` (at the captured intensity) and
 ``--replay exact`` on a fresh 512 MiB loop device over a sparse file and on
@@ -38,8 +45,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from typing import Callable, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -49,38 +57,27 @@ from tkperf import store  # noqa: E402
 from tkperf.cli import main  # noqa: E402
 from tkperf.rwsw import model  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
-from tkperf.testtypes.realworld import exactlog  # noqa: E402
-from tkperf.testtypes.realworld.delivered import measured, overall, step_rounds, steps  # noqa: E402
+from tkperf.testtypes.realworld import exact, exactlog  # noqa: E402
+from tkperf.testtypes.realworld.delivered import measured, overall, step_rounds, steps, touched  # noqa: E402
 
 PGBENCH = os.path.join(REPO, "examples", "rwsw", "pgbench.xml")
-MIX = """[global]
-ioengine=libaio
-direct=1
-time_based=1
-runtime={seconds}
-filename={dev}
-[rr4k]
-rw=randread
-bs=4k
-iodepth=2
-rate_iops=300
-size=128m
-[sw64k]
-rw=write
-bs=64k
-iodepth=1
-rate_iops=100
-fsync=10
-offset=256m
-size=128m
-[rw8k]
-rw=randwrite
-bs=8k
-iodepth=1
-rate_iops=100
-offset=128m
-size=128m
-"""
+MIX = os.path.join(HERE, "data", "replay-mix.fio")
+FLUSHING = os.path.join(HERE, "data", "replay-flushing.fio")
+
+
+#: The captures recorded on the benchmark's own loop device (written whole before they are replayed).
+MADE_HERE = ("mix", "flushing")
+#: When the flushing workload's burst starts, how long it lasts, and the capture's stall around it (s).
+BURST_AT, BURST_S, STALL_AT, STALL_S = 5, 4, 4.5, 5.0
+#: Within this factor of the capture's, either way, a replayed step's figure is counted as held (issue 57).
+WITHIN = 1.2
+#: Per figure (QD, mean, p99): [steps within WITHIN, steps judged], over every replay of the run.
+TALLY: Dict[str, List[int]] = {}
+
+
+def _job_text(path: str) -> str:
+    with open(path, encoding="ascii") as fh:
+        return fh.read()
 
 
 def load() -> str:
@@ -91,17 +88,38 @@ def tk(argv: List[str]) -> int:
     return subprocess.run([sys.executable, "-m", "tkperf", *argv], cwd=REPO).returncode
 
 
-def recorded(dev: str, seconds: float, step: str, name: str, outdir: str, action: Callable[[], None]) -> Optional[str]:
+def _stall(proc: subprocess.Popen, at: float, seconds: float) -> threading.Thread:
+    """Stop the capture process ``at`` s from now for ``seconds`` (SIGSTOP, SIGCONT): its trace
+    reader stalls, as on a busy host, and the kernel's buffer loses what overflows it."""
+    def run() -> None:
+        time.sleep(at)
+        proc.send_signal(signal.SIGSTOP)
+        try:
+            time.sleep(seconds)
+        finally:
+            proc.send_signal(signal.SIGCONT)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+def recorded(dev: str, seconds: float, step: str, name: str, outdir: str, action: Callable[[], None],
+             stall: Optional[Tuple[float, float]] = None) -> Optional[str]:
     """Record ``dev`` with tkperf capture while ``action`` runs; the capture's path, or None.
     ``seconds`` bounds the recording; it is stopped early (Ctrl-C: the capture keeps what it
-    recorded) a second after ``action`` returns, so no recording idles on to its bound."""
+    recorded) a second after ``action`` returns, so no recording idles on to its bound.
+    ``stall``: (at, for) seconds after ``action`` starts, the capture process is stopped."""
     argv = [sys.executable, "-m", "tkperf", "capture", dev, "--duration", f"{int(seconds)}s", "--step", step,
             "--name", name, "--outdir", outdir, "--quiet"]
     print("  $ " + " ".join(argv[2:]))
     proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL)
     time.sleep(2.0)  # tracing set up before the I/O starts
+    stalled = _stall(proc, *stall) if stall else None
     try:
         action()
+        if stalled is not None:
+            stalled.join()
     finally:
         try:
             rc = proc.wait(timeout=1.0)  # the last completions reach the trace
@@ -115,24 +133,94 @@ def recorded(dev: str, seconds: float, step: str, name: str, outdir: str, action
     return path
 
 
-def make_mix(dev: str, scratch: str, seconds: int) -> Optional[str]:
+def make_mix(dev: str, scratch: str, seconds: int, name: str = "mix") -> Optional[str]:
     job = os.path.join(scratch, "mix.fio")
     with open(job, "w", encoding="ascii") as fh:
-        fh.write(MIX.format(seconds=seconds, dev=dev))
-    return recorded(dev, seconds + 4, "2s", "mix", scratch,
+        fh.write(_job_text(MIX).format(seconds=seconds, dev=dev))
+    prepare(dev, "mix")
+    return recorded(dev, seconds + 4, "2s", name, scratch,
                     lambda: subprocess.run(["fio", "--output=/dev/null", job], check=False))
+
+
+def against_itself(first: str, again: Optional[str]) -> None:
+    """The mix run a second time and captured again, each step against the first capture's: how
+    near the original workload comes to itself on this host, the bound for any replay."""
+    if again is None:
+        return
+    a, b = model.load(first), model.load(again)
+    for x, y in zip(a.steps, b.steps):
+        if x.iops < 0.9 * 500 or y.iops < 0.9 * 500:  # fio's start and end: not full steps
+            continue
+        p99 = _vs(exactlog.seen_figure(x, "lat", "p99_us") or 0.0, exactlog.seen_figure(y, "lat", "p99_us"), 0,
+                  "itself p99")
+        print(f"[loop] mix again, step {x.number}: QD {_vs(x.qd, y.qd, 3, 'itself QD')} | mean RT µs "
+              f"{_vs(exactlog.mean_rt_us(x), exactlog.mean_rt_us(y), 0, 'itself mean')} | p99 µs {p99}")
+    os.remove(again)
+    if b.iolog:
+        os.remove(os.path.join(os.path.dirname(again), b.iolog))
+
+
+def fill(dev: str) -> None:
+    """Write the whole loop device once before every capture and every replay: a sparse file's
+    never-written blocks (and those a discard punched out) read and write at another speed than
+    written ones, so without it the replay of a capture met another device than the capture did
+    (the state its earlier captures and replays left), whatever the replay did."""
+    subprocess.run(["fio", "--output=/dev/null", "--name=fill", f"--filename={dev}", "--rw=write", "--bs=1m",
+                    "--direct=1", "--ioengine=libaio", "--iodepth=4", "--size=100%"], check=False)
+
+
+def prepare(dev: str, name: str) -> None:
+    """The device state a capture made here met, set again before each of its replays: written whole,
+    and for ``flushing`` the burst's last 64 MiB discarded (holes answer at memory speed, so the
+    stalled reader's buffer overflows on a loaded host too; the other streams keep to written blocks)."""
+    fill(dev)
+    if name == "flushing":
+        subprocess.run(["fio", "--output=/dev/null", "--name=hole", f"--filename={dev}", "--rw=trim", "--bs=1m",
+                        "--offset=448m", "--size=64m"], check=False)
+
+
+def make_flushing(dev: str, scratch: str, seconds: int) -> Optional[str]:
+    job = os.path.join(scratch, "flushing.fio")
+    with open(job, "w", encoding="ascii") as fh:
+        fh.write(_job_text(FLUSHING).format(seconds=seconds, dev=dev, burst_at=BURST_AT, burst_s=BURST_S))
+    prepare(dev, "flushing")
+    return recorded(dev, seconds + 4, "2s", "flushing", scratch,
+                    lambda: subprocess.run(["fio", "--output=/dev/null", job], check=False),
+                    stall=(STALL_AT, STALL_S))
 
 
 def _p(x: Optional[float], digits: int = 0) -> str:
     return "n/a" if x is None else f"{x:,.{digits}f}"
 
 
-def _vs(asked: float, got: Optional[float], digits: int = 0) -> str:
-    """``captured / replayed (ratio)``, MISS beyond 1.2x either way."""
+def _vs(asked: float, got: Optional[float], digits: int = 0, what: str = "") -> str:
+    """``captured / replayed (ratio)``, MISS beyond 1.2x either way; counted in :data:`TALLY` under ``what``."""
     if got is None or asked <= 0:
         return f"{_p(asked if asked > 0 else None, digits)} / {_p(got, digits)}"
     ratio = got / asked
-    return f"{asked:,.{digits}f} / {got:,.{digits}f} ({ratio:.2f}x{'' if 1 / 1.2 <= ratio <= 1.2 else ' MISS'})"
+    held = 1 / WITHIN <= ratio <= WITHIN
+    if what:
+        mine = TALLY.setdefault(what, [0, 0])
+        mine[0] += held
+        mine[1] += 1
+    return f"{asked:,.{digits}f} / {got:,.{digits}f} ({ratio:.2f}x{'' if held else ' MISS'})"
+
+
+def _exact_steps(head: str, test) -> None:
+    """An exact replay's figures in each captured step's window, beside the capture's."""
+    for n, got in exact.step_figures(test):
+        if touched(test, n):
+            print(f"{head} step {n}: not judged, the capture lost events in it")
+            continue
+        if got is None:
+            continue
+        params = test.params
+        asked = [float(params.get(f"step.{n}.{k}", 0.0)) for k in ("qd", "lat_mean_us", "lat_p99_us")]
+        lat = got.ios > 0
+        print(f"{head} step {n}: I/Os {got.ios:,} | QD {_vs(asked[0], got.qd, 3, 'exact QD')} | mean RT µs "
+              f"{_vs(asked[1], got.lat_mean_us if lat else None, 0, 'exact mean')} | p99 µs "
+              f"{_vs(asked[2], got.lat_p99_us if lat else None, 0, 'exact p99')}"
+              f"{' (lost events in the replay trace)' if got.lost else ''}")
 
 
 def _rt_us(cap: model.Capture) -> float:
@@ -160,31 +248,60 @@ def replay(dev: str, kind: str, cap_path: str, mode: str, scratch: str) -> None:
             "--quick", "--yes", "--quiet", "--no-report", "--write-cache", "keep", "--name", "r", "--outdir", out]
     rc: List[int] = []
     seconds = cap.duration * (1.0 if mode == "exact" else 1.4) + 12
+    if kind == "loop" and cap.name in MADE_HERE:  # the device state the capture met (pgbench's was elsewhere)
+        prepare(dev, cap.name)
     again = recorded(dev, seconds, "1s", "again", scratch, lambda: rc.append(main(argv)))
     if not rc or rc[0] not in (0, 1):
         print(f"[{kind}] {cap.name} {mode}: tkperf exited {rc}")
         return
     test = store.load(os.path.join(out, "r.xml")).tests[0]
-    whole = overall(test)
     head = f"[{kind}] {cap.name} {mode}"
+    if mode == "exact":
+        _exact_steps(head, test)
+    _step_lines(head, test)
+    _whole_lines(head, cap, cap_path, test, mode)
+    if again is not None:
+        re = model.load(again)
+        print(f"{head} re-capture of the replay: {sum(s.ios for s in re.streams):,} I/Os, mean RT µs "
+              f"{_rt_us(re):,.0f}, p99 µs {_p(_p99(re))}, flushes "
+              f"{_p(exactlog.seen_figure(re, 'flushes'))} ({load()})")
+        os.remove(again)
+        if re.iolog:
+            os.remove(os.path.join(scratch, re.iolog))
+
+
+def _step_lines(head: str, test) -> None:
+    """A steps replay's figures per step, beside the capture's."""
     for got in steps(test):
+        if got.touched:
+            print(f"{head} step {got.step}: not judged, the capture lost events in it")
+            continue
         off = max((abs(x.share - x.asked_share) for x in got.streams), default=0.0)
         ratio = got.iops / got.kept_iops if got.kept_iops else 0.0
         print(f"{head} step {got.step}: IOPS captured {got.kept_iops:,.1f} replayed {got.iops:,.1f} ({ratio:.2f}x"
-              f"{'' if 0.9 <= ratio <= 1.1 else ' MISS'}) | QD {_vs(got.asked_qd, got.qd, 3)} | mean RT µs "
-              f"{_vs(got.asked_lat_us, got.lat_mean_us)} | p99 µs {_vs(got.asked_p99_us, got.lat_p99_us)} | "
+              f"{'' if 0.9 <= ratio <= 1.1 else ' MISS'}) | QD {_vs(got.asked_qd, got.qd, 3, 'steps QD')} | mean RT µs "
+              f"{_vs(got.asked_lat_us, got.lat_mean_us, 0, 'steps mean')} | p99 µs "
+              f"{_vs(got.asked_p99_us, got.lat_p99_us, 0, 'steps p99')} | "
               f"flushes {got.asked_flushes:,} / {_p(got.flushes)} ({got.source}{', lost events' if got.lost else ''})"
               f" | shares off by at most {100 * off:.1f} pt{'' if off <= 0.01 else ' MISS'}")
+
+
+def _whole_lines(head: str, cap: model.Capture, cap_path: str, test, mode: str) -> None:
+    """A replay's whole figures beside the capture's (not judged for a capture that lost events)."""
     got_all = [measured(test, r) for r in test.rounds]
     flushes = sum(m.flushes for m in got_all if m is not None)
-    if mode == "exact" and got_all and got_all[-1] is not None:
+    if mode == "exact" and cap.steps_touched_by_loss:
+        print(f"{head} exact, whole: not judged, the capture lost events in steps "
+              f"{', '.join(map(str, cap.steps_touched_by_loss))}")
+    elif mode == "exact" and got_all and got_all[-1] is not None:
         m = got_all[-1]
         print(f"{head} exact, whole: QD {_vs(cap.qd, m.qd, 3)} | mean RT µs {_vs(_rt_us(cap), m.lat_mean_us)} | "
               f"p99 µs {_vs(_p99(cap) or 0.0, m.lat_p99_us)} ({m.source})")
+    whole = overall(test)
     if whole is None:
         print(f"{head}: nothing measured")
         return
-    rt = _rt_us(cap)
+    rt = _rt_us(cap) if not cap.steps_touched_by_loss else 0.0  # its whole figures miss what was lost
     ratio = whole.lat_mean_us / rt if rt else 0.0
     asked = sum(s.ios for s in cap.streams)
     done = sum(w.read.ios + w.write.ios for _, r in step_rounds(test) for w in r.workloads) or sum(
@@ -198,14 +315,6 @@ def replay(dev: str, kind: str, cap_path: str, mode: str, scratch: str) -> None:
     print(line)
     print(f"{head} flushes: captured {_p(_iolog_flushes(cap_path, cap))}, replayed (block tracepoints) {flushes} "
           f"| p99 µs captured {_p(_p99(cap))}")
-    if again is not None:
-        re = model.load(again)
-        print(f"{head} re-capture of the replay: {sum(s.ios for s in re.streams):,} I/Os, mean RT µs "
-              f"{_rt_us(re):,.0f}, p99 µs {_p(_p99(re))}, flushes "
-              f"{_p(exactlog.seen_figure(re, 'flushes'))} ({load()})")
-        os.remove(again)
-        if re.iolog:
-            os.remove(os.path.join(scratch, re.iolog))
 
 
 def on_device(kind: str, dev: str, scratch: str, captures: List[str]) -> None:
@@ -239,12 +348,28 @@ def cli() -> int:
         captures = []
         with LoopDevice(512 << 20, scratch) as dev:
             if not args.tiny:
+                flushing = make_flushing(dev, scratch, args.mix_seconds + 4)
+                if flushing is not None:
+                    c = model.load(flushing)
+                    print(f"[loop] flushing captured: {c.iops:,.1f} IOPS, QD {c.qd:.2f}, flushes "
+                          f"{_p(exactlog.seen_figure(c, 'flushes'))}, discards "
+                          f"{_p(exactlog.seen_figure(c, 'discards'))}"
+                          f", lost events {_p(exactlog.seen_figure(c, 'lost_events'))}, steps touched by the loss "
+                          f"{list(c.steps_touched_by_loss) or 'none'}; per step IOPS / QD / mean RT µs: "
+                          + ", ".join(f"{st.iops:,.0f} / {st.qd:.2f} / {exactlog.mean_rt_us(st):,.0f}"
+                                      for st in c.steps))
+                    captures.append(flushing)
                 mix = make_mix(dev, scratch, args.mix_seconds)
                 if mix is not None:
                     c = model.load(mix)
                     print(f"[loop] mix captured: {c.iops:,.1f} IOPS (asked 500), QD {c.qd:.2f}, "
                           + ", ".join(f"{s.key} {100 * s.share:.1f}%" for s in c.streams[:4]))
+                    rts = [exactlog.mean_rt_us(st) for st in c.steps if st.iops > 0.9 * 500]
+                    if rts:  # the same workload in every full step: how far the device itself varies
+                        print(f"[loop] mix captured, its own full steps: mean RT {min(rts):,.0f} to {max(rts):,.0f} µs "
+                              f"({max(rts) / min(rts):.2f}x apart, the same workload on the same device; {load()})")
                     captures.append(mix)
+                    against_itself(mix, make_mix(dev, scratch, args.mix_seconds, "mix-again"))
             pg = os.path.join(scratch, "pgbench.xml")
             shutil.copy(PGBENCH, pg)
             shutil.copy(PGBENCH.replace(".xml", ".iolog"), os.path.join(scratch, "pgbench.iolog"))
@@ -254,6 +379,8 @@ def cli() -> int:
             simdrive(scratch, captures)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    print(f"steps within {WITHIN}x of the capture's, per figure: " + ", ".join(
+        f"{what} {held} of {judged}" for what, (held, judged) in sorted(TALLY.items())) + f" ({load()})")
     return 0
 
 

@@ -189,3 +189,42 @@ def test_a_run_that_fails_while_traced_leaves_no_tracing_behind(loopdev):
     del meter
     gc.collect()
     assert traced_now() == ([], [])
+
+
+# --- a capture whose trace lost events; progress off a terminal ---------------------------------
+
+def test_a_replay_off_a_terminal_prints_each_step_and_leaves_out_a_step_the_capture_lost_events_in(
+        loopdev, tmp_path, capsys):
+    """Two 1 s steps of the fixture's streams, the second marked touched by lost trace events (as the
+    capture writes ``touched-by-loss``).  Run with stderr a pipe (not a terminal, as under cron or nohup):
+    one progress line per step; the verdict, ``show`` and ``show --json`` say the second step is not
+    judged, and the overall figures leave it out."""
+    cap = rwsw_captures.capture(step_s=1.0)
+    assert len(cap.steps) == 2
+    lossy = model.Seen(lat=None, read=None, write=None, flushes=0, fua=0, discards=0, discard_bytes=0,
+                       lost_events=0, loss_touched=True)
+    cap = dataclasses.replace(cap, steps=(cap.steps[0], dataclasses.replace(cap.steps[1], seen=lossy)))
+    path = os.path.join(str(tmp_path), "lossy.xml")
+    model.save(cap, path)
+    assert model.load(path).steps_touched_by_loss == (2,)
+    out = tmp_path / "out"
+    rc = main(["ssd", "run", loopdev, "--name", "r", "--outdir", str(out), "--yes", "--quick", "--write-cache",
+               "keep", "--no-report", "--purge", "none", "--tests", "replay", "--workload", path])
+    assert rc in (0, 1)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "[replay] step " in ln]
+    assert [ln.split("[replay] ")[1].split(":")[0] for ln in lines] == ["step 1 (1 of 2)", "step 2 (2 of 2)"], err
+    assert all(" IOPS (captured " in ln and "mean response time" in ln for ln in lines), lines
+    run = store.load(str(out / "r.xml"))
+    (test,) = run.tests
+    words = "replay: step 2: not judged, the capture lost events in it (its captured figures miss the I/Os " \
+            "whose events were lost)"
+    deviations = conformance.of_run(run).deviations
+    assert words in deviations
+    assert not [d for d in deviations if d.startswith("replay: step 2:") and d != words], deviations
+    figures = overall(test)
+    assert figures is not None and figures.left_out == (2,)
+    assert main(["show", str(out / "r.xml")]) in (0, 1)
+    assert "step 2: not judged, the capture lost events in it" in capsys.readouterr().out
+    assert main(["show", str(out / "r.xml"), "--json"]) in (0, 1)
+    assert "step 2: not judged, the capture lost events in it" in capsys.readouterr().out

@@ -107,3 +107,20 @@ def test_the_replays_length_is_fios_runtime_less_its_lead_before_the_captures_ti
     # a replay whose submission log could not be read: the lead asked for; a result from before the waits: fio's runtime
     assert exact.replayed_s(test({"exact.timing": "unmeasured"})) == pytest.approx(10.185 - exactlog.LEAD_MS / 1000)
     assert exact.replayed_s(test({})) == pytest.approx(10.185)
+
+
+def test_an_exact_replay_says_each_captured_step_it_reaches(caplog):
+    """One fio run holds every step of an exact replay: a line as each step's time is reached (off a
+    terminal too), none once the run has ended."""
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="tkperf.progress"):
+        ticker = exact.StepTicker("replay", [(0.0, 0.02), (0.02, 0.02), (0.04, 0.02)], 0.0)
+        ticker.thread.join(30.0)
+        ticker.stop()
+        stopped = exact.StepTicker("replay", [(0.0, 1.0), (3600.0, 1.0)], 3600.0)
+        stopped.stop()
+    lines = [r.getMessage() for r in caplog.records if r.name == "tkperf.progress"]
+    assert lines == [f"[replay] exact replay: step {k} of 3 of the capture's time (from {t:.1f} s)"
+                     for k, t in ((1, 0.0), (2, 0.02), (3, 0.04))]
+    assert not stopped.thread.is_alive()

@@ -96,6 +96,9 @@ DATA = _table({
     r"block\.\d+\.(ios|busy_ms|flushes|flush_ms|discards|discard_ms)": _COUNT,  # realworld/blockstats.py
     r"trace\.\d+\.(ios|busy_us|flushes|discards|lost)": _COUNT,
     r"trace\.\d+\.lat_(mean|p99|max)_us": Rule("number", 0.0, MAX_SECONDS * 1e6, "microseconds"),
+    r"trace\.\d+\.step\.\d+\.(ios|lost)": _COUNT,                  # an exact replay's captured steps
+    r"trace\.\d+\.step\.\d+\.qd": _RATE,
+    r"trace\.\d+\.step\.\d+\.lat_(mean|p99)_us": Rule("number", 0.0, MAX_SECONDS * 1e6, "microseconds"),
 })
 
 #: Every numeric ``<param>`` of tkperf's test types.

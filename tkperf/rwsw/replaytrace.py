@@ -14,8 +14,10 @@ from __future__ import annotations
 import logging
 import tempfile
 import threading
-from dataclasses import dataclass
-from typing import IO, Optional, Tuple
+from dataclasses import dataclass, replace
+from typing import IO, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from tkperf.errors import TkperfError, ToolError
 from tkperf.rwsw import rawtrace, steps, tracing
@@ -24,6 +26,17 @@ log = logging.getLogger("tkperf")
 
 #: One step as long as any run: the accumulator sums the whole recording.
 _ONE_STEP = 1e9
+
+
+@dataclass(frozen=True)
+class StepTraced:
+    """One captured step's window of a recording, summed as the capture sums that step."""
+
+    ios: int = 0              # data I/Os issued in the window
+    qd: float = 0.0           # their time in flight within the window over its length
+    lat_mean_us: float = 0.0
+    lat_p99_us: float = 0.0
+    lost: int = 0             # events lost in the window
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,100 @@ class Traced:
     flushes: int = 0
     discards: int = 0
     lost: int = 0             # events the kernel's trace buffer lost (the figures are then not whole)
+    #: Per captured step (an exact replay, :class:`Anchor`): the figures in each step's window of
+    #: the capture's time; empty when not asked for.
+    steps: Tuple[StepTraced, ...] = ()
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """How a recording is laid onto a capture's steps: the captured reads' and writes' time stamps
+    (µs from the capture's start, in order), the capture's step length and its duration (s)."""
+
+    stamps: Sequence[int]
+    step_s: float
+    duration_s: float
+
+
+#: The first reads and writes that set the capture's time 0 in the recording (:func:`zero_at`).
+ANCHOR_IOS = 64
+
+
+class _Issues:
+    """A sink that keeps only the issue times (trace clock) of the data I/Os."""
+
+    def __init__(self) -> None:
+        self.times: List[np.ndarray] = []
+
+    def begin(self, t0: float) -> None:
+        pass
+
+    def end(self, t1: float) -> None:
+        pass
+
+    def lost(self, t: float, n: int, since: Optional[float] = None) -> None:
+        pass
+
+    def batch(self, issue: np.ndarray, done: np.ndarray, kind: np.ndarray, offset: np.ndarray,
+              length: np.ndarray) -> None:
+        self.times.append(issue[(kind & 3) <= 1])
+
+
+def zero_at(issued: np.ndarray, stamps: Sequence[int]) -> Optional[float]:
+    """The capture's time 0 on the recording's clock: the k-th read or write the target issued is
+    the capture's k-th (fio issues them in the iolog's order, each at its captured millisecond or
+    later), and of the first :data:`ANCHOR_IOS` the one issued earliest against its captured time
+    was on time (a split or merged request further on would shift the count; None without I/O)."""
+    n = min(len(issued), len(stamps), ANCHOR_IOS)
+    if n == 0:
+        return None
+    trace = np.sort(np.asarray(issued, dtype=np.float64))[:n]
+    cap = np.sort(np.asarray(stamps[:max(n, ANCHOR_IOS)], dtype=np.float64))[:n] / 1e6
+    return float(np.min(trace - cap))
+
+
+class _Anchored(steps.Accumulator):
+    """The capture's accumulator with its time 0 at the capture's time 0 in the recording and its
+    end at the capture's end: its steps are the capture's windows (the last keeps the I/Os issued
+    after it, their time in flight within it)."""
+
+    def __init__(self, step: float, zero: float, duration: float) -> None:
+        super().__init__(step, None, lost_known=True)
+        self.zero, self.duration = zero, duration
+
+    def begin(self, t0: float) -> None:
+        super().begin(self.zero)
+        super().end(self.zero + self.duration)
+
+    def end(self, t1: float) -> None:
+        pass
+
+
+def _read(raw: IO[bytes], layout: rawtrace.Layout, dev: tracing.DeviceFacts, sink) -> None:
+    raw.seek(0)
+    rawtrace.read_raw(raw, layout, dev.kernel_dev, sink, dev.first_sector, dev.sectors if dev.first_sector else None)
+
+
+def stepped(raw: IO[bytes], layout: rawtrace.Layout, dev: tracing.DeviceFacts,
+            anchor: Anchor) -> Tuple[StepTraced, ...]:
+    """The recording's figures in each of the capture's step windows (its time 0 found by
+    :func:`zero_at`), summed by the capture's own code (:class:`_Anchored`).  Empty when the
+    recording holds no read or write."""
+    issues = _Issues()
+    _read(raw, layout, dev, issues)
+    zero = zero_at(np.concatenate(issues.times) if issues.times else np.zeros(0), anchor.stamps)
+    del issues
+    if zero is None or anchor.step_s <= 0 or anchor.duration_s <= 0:
+        return ()
+    acc = _Anchored(anchor.step_s, zero, anchor.duration_s)
+    _read(raw, layout, dev, acc)
+    cap = acc.finish(name="replay", device=dev.path, size=dev.size, source="tracefs", started="", iolog=None)
+    out = []
+    for st in cap.steps:
+        lat = st.seen.lat if st.seen is not None else None
+        out.append(StepTraced(sum(x.ios for x in st.streams), st.qd, lat.mean_us if lat else 0.0,
+                              lat.p99_us if lat else 0.0, (st.seen.lost_events or 0) if st.seen is not None else 0))
+    return tuple(out)
 
 
 def summed(raw: IO[bytes], layout: rawtrace.Layout, dev: tracing.DeviceFacts, lost: int) -> Traced:
@@ -89,8 +196,9 @@ class Recording:
             self.failed = exc
             self.begun.set()
 
-    def stop(self) -> Traced:
-        """End the recording and sum it; a ToolError when it failed."""
+    def stop(self, anchor: Optional[Anchor] = None) -> Traced:
+        """End the recording and sum it (and, with ``anchor``, per captured step:
+        :func:`stepped`); a ToolError when it failed."""
         try:
             self.done.set()
             self.thread.join()
@@ -98,7 +206,10 @@ class Recording:
                 raise ToolError(f"the replay's block trace failed: {self.failed}")
             self.rec.__exit__(None, None, None)
             assert self.rec.layout is not None
-            return summed(self.raw, self.rec.layout, self.dev, self.rec.lost)
+            whole = summed(self.raw, self.rec.layout, self.dev, self.rec.lost)
+            if anchor is None:
+                return whole
+            return replace(whole, steps=stepped(self.raw, self.rec.layout, self.dev, anchor))
         finally:
             self.close()
 

@@ -48,10 +48,12 @@ import os
 import stat
 import weakref
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from tkperf.pts import TkperfError
+from tkperf.rwsw.replaytrace import Anchor as TraceAnchor
 from tkperf.rwsw.replaytrace import Recording as TraceRecording
+from tkperf.rwsw.replaytrace import StepTraced as TracedStep
 from tkperf.rwsw.replaytrace import Traced as TracedRun
 from tkperf.rwsw.replaytrace import traceable
 from tkperf.rwsw.tracing import DeviceFacts as TraceDevice
@@ -146,6 +148,35 @@ def store_traced(data: Dict[str, str], index: int, got: Traced) -> None:
                  for k in TRACE_KEYS})
 
 
+#: Keys of one captured step's traced figures in an exact replay's round (``trace.N.step.M.KEY``).
+STEP_KEYS = ("ios", "qd", "lat_mean_us", "lat_p99_us", "lost")
+_STEP_WHOLE = ("ios", "lost")
+
+
+def store_steps(data: Dict[str, str], index: int, got: Traced) -> None:
+    """Keep round ``index``'s figures per captured step (an exact replay's), numbered from 1."""
+    for n, st in enumerate(got.steps, 1):
+        data.update({f"trace.{index}.step.{n}.{k}": (str(getattr(st, k)) if k in _STEP_WHOLE
+                                                     else repr(getattr(st, k))) for k in STEP_KEYS})
+
+
+def stored_steps(data: Dict[str, str], index: int) -> List[Optional[TracedStep]]:
+    """Round ``index``'s figures per captured step, in order (None for one that does not read as
+    numbers of at least 0); empty when not measured (a steps replay, a result from before)."""
+    out: List[Optional[TracedStep]] = []
+    n = 1
+    while f"trace.{index}.step.{n}.ios" in data:
+        try:
+            values = {k: (int(data[f"trace.{index}.step.{n}.{k}"]) if k in _STEP_WHOLE
+                          else float(data[f"trace.{index}.step.{n}.{k}"])) for k in STEP_KEYS}
+            ok = all(math.isfinite(v) and v >= 0 for v in values.values())
+            out.append(TracedStep(**values) if ok else None)  # type: ignore[arg-type]
+        except (KeyError, ValueError):
+            out.append(None)
+        n += 1
+    return out
+
+
 def stored_traced(data: Dict[str, str], index: int) -> Optional[Traced]:
     """Round ``index``'s traced figures, or None where the round was not
     traced (a result from before replays were traced, a target that could
@@ -210,7 +241,9 @@ class Meter:
             self._finalizer.detach()
             recording.close()
 
-    def stop(self, data: Dict[str, str], index: int, before: Optional[Counters]) -> None:
+    def stop(self, data: Dict[str, str], index: int, before: Optional[Counters],
+             anchor: Optional[TraceAnchor] = None) -> None:
+        """Store the run's counters and traced figures (``anchor``: also per captured step)."""
         after = read(self.path)
         if before is not None and after is not None:
             store(data, index, after.minus(before))
@@ -219,6 +252,8 @@ class Meter:
             return
         self._finalizer.detach()
         try:
-            store_traced(data, index, recording.stop())
+            got = recording.stop(anchor)
+            store_traced(data, index, got)
+            store_steps(data, index, got)
         except (TkperfError, OSError) as err:
             self._untraced(str(err))

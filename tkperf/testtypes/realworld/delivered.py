@@ -31,9 +31,11 @@ from tkperf.api import Round, TestRun, Workload
 from tkperf.pts import stored
 from tkperf.testtypes.realworld import blockstats
 
-#: Round labels (``phase.N`` in the test's data) of the replay's calibration runs and steps.
+#: Round labels (``phase.N`` in the test's data) of the replay's calibration runs and steps,
+#: and of the exact replay's one round.
 CALIBRATION = "calibration"
 STEP = "step"
+EXACT_LABEL = "exact"
 #: How each figure was measured (labels the report and the verdict use):
 #: the capture's definition, the block-layer counters, fio's.
 BLOCK = "block tracepoints, data I/Os issue to completion, as the capture measures them"
@@ -47,6 +49,8 @@ RATE_TOLERANCE = 0.10
 #: A step whose flushes at the block layer are off its captured count by more
 #: than this share is named (fio's fsync interval is a whole number of writes).
 FLUSH_TOLERANCE = 0.25
+#: The param that marks a captured step touched by lost trace events (``step.N.touched_by_loss``).
+TOUCHED = "touched_by_loss"
 
 
 def outstanding(w: Workload) -> float:
@@ -97,6 +101,9 @@ class StepFigures:
     lat_p99_us: Optional[float] = None
     #: Trace events the kernel lost while the step ran (its figures are then not whole).
     lost: int = 0
+    #: Whether the capture lost trace events in this step (``step.N.touched_by_loss``): its
+    #: captured figures miss those I/Os, so nothing is judged against them.
+    touched: bool = False
 
 
 def _float(test: TestRun, key: str) -> float:
@@ -186,7 +193,25 @@ def step_figures(test: TestRun, step: int, rnd: Round) -> StepFigures:
                        lat, tuple(streams), kept_iops, source, fio_qd, fio_lat, asked_lat,
                        int(_float(test, f"step.{step}.flushes")), block.flushes if block else None,
                        _float(test, f"step.{step}.lat_p99_us"), block.lat_p99_us if block else None,
-                       block.lost if block else 0)
+                       block.lost if block else 0, touched(test, step))
+
+
+def touched(test: TestRun, step: int) -> bool:
+    """Whether the capture lost trace events in step ``step`` (its figures miss them; a
+    result from before the mark was kept: not known, taken as not)."""
+    return test.params.get(f"step.{step}.{TOUCHED}") == "true"
+
+
+def touched_steps(test: TestRun) -> List[int]:
+    """The numbers of the captured steps the capture lost trace events in, in order."""
+    return sorted(int(k.split(".")[1]) for k, v in test.params.items()
+                  if v == "true" and k.startswith("step.") and k.endswith(f".{TOUCHED}") and k.split(".")[1].isdigit())
+
+
+def not_judged(n: int) -> str:
+    """The verdict's words for a step the capture lost events in."""
+    return f"step {n}: not judged, the capture lost events in it (its captured figures miss the I/Os whose " \
+           "events were lost)"
 
 
 def steps(test: TestRun) -> List[StepFigures]:
@@ -198,7 +223,7 @@ def _fmt(x: float, unit: str) -> str:
     return f"{x:,.3f}" if unit == "qd" else f"{x:,.0f} µs"
 
 
-def figures_off(asked_qd: float, qd: float, asked_mean: float, mean: float, asked_p99: float,
+def figures_off(asked_qd: float, qd: float, asked_mean: float, mean: Optional[float], asked_p99: float,
                 p99: Optional[float], ratio: float = FIGURE_RATIO) -> str:
     """The figures of a replay (or one of its steps) beyond ``ratio`` of the
     capture's either way, in words ("" when none is): queue depth, mean and
@@ -223,6 +248,38 @@ def source_verdicts(figures: List[Measured], counted_flushes: bool) -> List[str]
     return out
 
 
+def _rate_verdicts(got: StepFigures, fsync: str) -> List[str]:
+    """A step at the captured intensity served off its captured rate, or off its captured flushes."""
+    out = []
+    if got.kept_iops > 0 and got.iops < (1.0 - RATE_TOLERANCE) * got.kept_iops:
+        out.append(f"step {got.step}: the drive served {got.iops:,.1f} IOPS against the captured "
+                   f"{got.kept_iops:,.1f} (mean response time {got.lat_mean_us:,.0f} µs against the "
+                   f"captured {got.asked_lat_us:,.0f} µs, {got.source})")
+    elif got.kept_iops > 0 and got.iops > (1.0 + RATE_TOLERANCE) * got.kept_iops:
+        out.append(f"step {got.step}: ran at {got.iops:,.1f} IOPS, above the captured {got.kept_iops:,.1f}")
+    if got.asked_flushes and (got.flushes is None or abs(got.flushes / got.asked_flushes - 1.0) > FLUSH_TOLERANCE):
+        seen = "not measured" if got.flushes is None else f"{got.flushes:,}"
+        out.append(f"step {got.step}: {seen} flushes at the block layer against the captured "
+                   f"{got.asked_flushes:,} (fio fsync every {fsync} writes)")
+    return out
+
+
+def _figure_verdicts(got: StepFigures, captured: bool, qd_tolerance: float) -> List[str]:
+    """A step whose queue depth and response times (captured intensity, traced) or queue depth
+    (maximum intensity) are off the capture's; a step whose trace lost events is not judged."""
+    if got.lost:
+        return [f"step {got.step}: the kernel lost {got.lost:,} trace events while it ran: its queue depth "
+                "and response times are of the events recorded, not judged"]
+    if captured:
+        off = figures_off(got.asked_qd, got.qd, got.asked_lat_us, got.lat_mean_us, got.asked_p99_us,
+                          got.lat_p99_us) if got.source == BLOCK else ""
+        return [f"step {got.step}: {off} ({BLOCK})"] if off else []
+    if got.asked_qd > 0 and abs(got.qd / got.asked_qd - 1.0) > qd_tolerance:
+        return [f"step {got.step} ran at a queue depth of {got.qd:.2f} against the captured "
+                f"{got.asked_qd:.2f} ({got.source})"]
+    return []
+
+
 def step_verdicts(test: TestRun, qd_tolerance: float, share_tolerance: float) -> List[str]:
     """Each step's departure from its capture, in words (without the test's key).
 
@@ -233,39 +290,21 @@ def step_verdicts(test: TestRun, qd_tolerance: float, share_tolerance: float) ->
     maximum intensity (and in results from before it was an option): a step
     whose queue depth is off.  Both: a stream whose share of the replayed
     I/Os is off its captured share among the streams that ran; a step whose
-    trace lost events (its figures are not whole, and are not judged)."""
+    trace lost events (its figures are not whole, and are not judged).  A
+    step the capture lost events in is not judged at all, and said so
+    (:func:`not_judged`): its captured figures miss what was lost."""
     captured = test.params.get("intensity", "max") == "captured"
     out = []
     for got in steps(test):
-        judged = got.lost == 0
-        if got.lost:
-            out.append(f"step {got.step}: the kernel lost {got.lost:,} trace events while it ran: its queue depth "
-                       "and response times are of the events recorded, not judged")
+        if got.touched:
+            out.append(not_judged(got.step))
+            continue
         if captured:
-            if got.kept_iops > 0 and got.iops < (1.0 - RATE_TOLERANCE) * got.kept_iops:
-                out.append(f"step {got.step}: the drive served {got.iops:,.1f} IOPS against the captured "
-                           f"{got.kept_iops:,.1f} (mean response time {got.lat_mean_us:,.0f} µs against the "
-                           f"captured {got.asked_lat_us:,.0f} µs, {got.source})")
-            elif got.kept_iops > 0 and got.iops > (1.0 + RATE_TOLERANCE) * got.kept_iops:
-                out.append(f"step {got.step}: ran at {got.iops:,.1f} IOPS, above the captured {got.kept_iops:,.1f}")
-            if got.asked_flushes and (got.flushes is None or abs(got.flushes / got.asked_flushes - 1.0)
-                                      > FLUSH_TOLERANCE):
-                seen = "not measured" if got.flushes is None else f"{got.flushes:,}"
-                out.append(f"step {got.step}: {seen} flushes at the block layer against the captured "
-                           f"{got.asked_flushes:,} (fio fsync every {test.params.get(f'step.{got.step}.fsync', '?')} "
-                           "writes)")
-            if judged and got.source == BLOCK:
-                off = figures_off(got.asked_qd, got.qd, got.asked_lat_us, got.lat_mean_us, got.asked_p99_us,
-                                  got.lat_p99_us)
-                if off:
-                    out.append(f"step {got.step}: {off} ({BLOCK})")
-        elif judged and got.asked_qd > 0 and abs(got.qd / got.asked_qd - 1.0) > qd_tolerance:
-            out.append(f"step {got.step} ran at a queue depth of {got.qd:.2f} against the captured "
-                       f"{got.asked_qd:.2f} ({got.source})")
-        for x in got.streams:
-            if abs(x.share - x.asked_share) > share_tolerance:
-                out.append(f"step {got.step}: {x.key} made {100 * x.share:.1f}% of the replayed I/Os against the "
-                           f"captured {100 * x.asked_share:.1f}% of the streams that ran")
+            out += _rate_verdicts(got, test.params.get(f"step.{got.step}.fsync", "?"))
+        out += _figure_verdicts(got, captured, qd_tolerance)
+        out += [f"step {got.step}: {x.key} made {100 * x.share:.1f}% of the replayed I/Os against the captured "
+                f"{100 * x.asked_share:.1f}% of the streams that ran"
+                for x in got.streams if abs(x.share - x.asked_share) > share_tolerance]
     rounds = [m for m in (measured(test, r) for _, r in step_rounds(test)) if m is not None]
     out += source_verdicts(rounds, any(m.flushes for m in rounds))
     return out
@@ -278,25 +317,52 @@ class Overall:
     lat_mean_us: float
     lat_source: str
     fio_lat_us: float
+    #: The steps left out: the capture lost trace events in them (:func:`touched_steps`).
+    left_out: Tuple[int, ...] = ()
+
+
+def _measured_rounds(test: TestRun) -> Tuple[List[Round], Tuple[int, ...]]:
+    """The rounds the overall figures are of: every step but those the capture lost events in (or
+    the exact replay's one round), and the steps left out."""
+    numbered = step_rounds(test)
+    if not numbered:
+        return [r for r in test.rounds if not test.data.get(f"phase.{r.index}", "").startswith(CALIBRATION)], ()
+    left = tuple(n for n, _ in numbered if touched(test, n))
+    return [r for n, r in numbered if n not in left], left
+
+
+def _lat_of(test: TestRun, rounds: List[Round], fio_lat: float) -> Tuple[float, str]:
+    """The rounds' mean response time and how it was measured: the block layer's where every round
+    has it (traced, else the counters), else fio's."""
+    got = [measured(test, r) for r in rounds]
+    known = [m for m in got if m is not None]
+    if not got or len(known) < len(got) or not sum(m.ios for m in known):
+        return fio_lat, FIO
+    lat = sum(m.lat_mean_us * m.ios for m in known) / sum(m.ios for m in known)
+    return lat, BLOCK if {m.source for m in known} == {BLOCK} else COUNTERS
+
+
+def _replayed_s(test: TestRun, rnd: Round) -> float:
+    """A round's length: fio's runtime, less an exact replay's lead before the capture's time 0
+    (measured, ``exact.zero_us``; the steps run at once from their start)."""
+    seconds = _seconds(rnd)
+    if test.data.get(f"phase.{rnd.index}") == EXACT_LABEL and "exact.zero_us" in test.data:
+        seconds -= stored.whole(test, "exact.zero_us") / 1e6
+    return max(0.0, seconds)
 
 
 def overall(test: TestRun) -> Optional[Overall]:
     """IOPS, MB/s and mean response time over every measured step (or the
-    exact replay's one round), weighted by time and I/O count; None before any."""
-    rounds = [r for _, r in step_rounds(test)] or [r for r in test.rounds
-                                                   if not test.data.get(f"phase.{r.index}", "").startswith(
-                                                       CALIBRATION)]
+    exact replay's one round, from the capture's time 0), weighted by time and
+    I/O count; steps the capture lost events in are left out (named in
+    ``left_out``); None before any."""
+    rounds, left = _measured_rounds(test)
     workloads = [w for r in rounds for w in r.workloads]
-    seconds = sum(_seconds(r) for r in rounds)
+    seconds = sum(_replayed_s(test, r) for r in rounds)
     ios = sum(w.read.ios + w.write.ios for w in workloads)
     if not ios or seconds <= 0:
         return None
     moved = sum(w.read.io_bytes + w.write.io_bytes for w in workloads)
     fio_lat = sum(w.lat_mean_us * (w.read.ios + w.write.ios) for w in workloads) / ios
-    got = [measured(test, r) for r in rounds]
-    lat, source = fio_lat, FIO
-    if got and all(m is not None for m in got):
-        kinds = {m.source for m in got if m}
-        lat = sum(m.lat_mean_us * m.ios for m in got if m) / sum(m.ios for m in got if m)
-        source = BLOCK if kinds == {BLOCK} else COUNTERS
-    return Overall(ios / seconds, moved / seconds / 1e6, lat, source, fio_lat)
+    lat, source = _lat_of(test, rounds, fio_lat)
+    return Overall(ios / seconds, moved / seconds / 1e6, lat, source, fio_lat, left)

@@ -21,9 +21,14 @@ names every step whose replayed I/Os are off from the captured ones by
 more than :data:`TOLERANCE` of them, beyond the captured I/Os within
 :data:`.exactlog.EDGE_US` of its edges (:func:`timing_verdicts`).
 
-Its response time is measured the way the capture measures it: at the
-block layer, issue to completion, from the target's own counters around
-the run (:mod:`.blockstats`).  fio's own latency is not that: while it
+Its queue depth and response time are measured the way the capture
+measures them: the target traced at the block tracepoints around the run
+(:mod:`.blockstats`), its data I/Os issue to completion, over the whole run
+and in each captured step's window of the capture's time (the recording's
+clock set against the capture's by its first I/Os,
+:func:`tkperf.rwsw.replaytrace.stepped`); the verdict judges both against
+the capture's (:func:`step_verdicts`), but for the steps the capture lost
+trace events in, whose captured figures miss them.  fio's own latency is not that: while it
 waits to issue the next I/O at its captured time fio does not reap the
 completed ones, so their latency grows with the job's queue depth; it is
 shown beside, named as fio's.  The mapped copy is deleted afterwards.  fio
@@ -32,23 +37,29 @@ host's targets only.
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
+import threading
+import time
 from array import array
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from tkperf.api import FioJob, Round, TestRun, UsageError
-from tkperf.pts import Estimate, Shape, stored
+from tkperf.pts import Estimate, Shape, duration_rough, stored
 from tkperf.rwsw.iolog import check_readable as check_iolog
 from tkperf.rwsw.iolog import iolog_path
 from tkperf.rwsw.iolog import scan as scan_iolog
 from tkperf.rwsw.model import Capture
+from tkperf.rwsw.replaytrace import Anchor as TraceAnchor
 from tkperf.testtypes.realworld import blockstats, exactlog
+from tkperf.testtypes.realworld.delivered import BLOCK, EXACT_LABEL, figures_off, not_judged, touched
 
-LABEL = "exact"
+LABEL = EXACT_LABEL
+progress = logging.getLogger("tkperf.progress")
 #: A step whose replayed reads and writes are off from the captured ones by
 #: more than this share of them (beyond the captured I/Os at its edges) is
 #: named in the verdict.  Measured (benchmarks/exact_timing.py, 2 shared
@@ -89,6 +100,30 @@ def job(path: str, depth: int, rwmixread: int, largest: int, issued: str) -> Fio
                   extra=(("read_iolog", path), ("read_iolog_chunked", "1"), ("write_lat_log", issued)))
 
 
+class StepTicker:
+    """One progress line as an exact replay reaches each captured step's time (one fio run holds
+    them all, so without it a long replay said nothing from its start to its end, off a terminal
+    too): ``lead`` s after it starts, then at every step's start since."""
+
+    def __init__(self, key: str, steps: Sequence[Tuple[float, float]], lead: float) -> None:
+        self.key, self.steps, self.lead = key, tuple(steps), lead
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._tick, name="tkperf-exact-steps", daemon=True)
+        self.began = time.monotonic()
+        self.thread.start()
+
+    def _tick(self) -> None:
+        for k, (start, _) in enumerate(self.steps, 1):
+            if self.done.wait(max(0.0, self.began + self.lead + start - time.monotonic())):
+                return
+            progress.info("[%s] exact replay: step %d of %d of the capture's time (from %.1f s)", self.key, k,
+                          len(self.steps), start)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join(5.0)
+
+
 @dataclass(frozen=True)
 class ExactReplay(Shape):
     """One fio job replaying the mapped iolog; recorded as round 1, with the
@@ -115,10 +150,16 @@ class ExactReplay(Shape):
             started = datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
             before = meter.start()
             issued = os.path.join(folder, "issued")
-            workloads, wall = ctx.fio.run([job(mapped, self.iodepth, share, m.largest, issued)],
-                                          what=f"{plan.key} exact replay",
-                                          timeout=m.last_us / 1e6 * 3.0 + exactlog.LEAD_MS / 1000.0 + 300.0)
-            meter.stop(test.data, 1, before)
+            progress.info("[%s] exact replay: %s reads and writes, %s flushes, about %s of the capture's time",
+                          plan.key, f"{m.ios:,}", f"{m.flushes:,}", duration_rough(m.last_us / 1e6))
+            ticker = StepTicker(plan.key, self.steps, exactlog.LEAD_MS / 1000.0)
+            try:
+                workloads, wall = ctx.fio.run([job(mapped, self.iodepth, share, m.largest, issued)],
+                                              what=f"{plan.key} exact replay",
+                                              timeout=m.last_us / 1e6 * 3.0 + exactlog.LEAD_MS / 1000.0 + 300.0)
+            finally:
+                ticker.stop()
+            meter.stop(test.data, 1, before, self.anchor(stamps))
             times = exactlog.issued_ms(issued)
             timing = exactlog.timing(stamps, times, self.steps) if times is not None else None
             del stamps
@@ -139,6 +180,15 @@ class ExactReplay(Shape):
                                   f"exact.step.{n}.replayed": str(st.replayed), f"exact.step.{n}.edge": str(st.edge)})
         ctx.save()
         test.stop_reason = "capture replayed"
+        progress.info("[%s] exact replay done: %s I/Os issued in %.1f s%s", plan.key,
+                      f"{sum(w.read.ios + w.write.ios for w in workloads):,}", replayed_s(test),
+                      f", up to {timing.lag_max_us / 1e6:,.3f} s behind the captured timing" if timing else "")
+
+    def anchor(self, stamps) -> Optional[TraceAnchor]:
+        """How the replay's recording is cut into the capture's steps (None: no steps known)."""
+        if not self.steps:
+            return None
+        return TraceAnchor(stamps, self.steps[0][1], self.steps[-1][0] + self.steps[-1][1])
 
     def largest(self) -> int:
         """The longest I/O of the log (fio's buffers must hold it)."""
@@ -192,4 +242,34 @@ def timing_verdicts(test: TestRun) -> List[str]:
                        f"the capture's {captured:,}" + (f" ({ratio} the captured IOPS)" if ratio else "")
                        + f": the replay did not keep the captured timing (fio up to {lag:,.3f} s behind it)")
         n += 1
+    return out
+
+
+def step_figures(test: TestRun) -> List[Tuple[int, Optional[blockstats.TracedStep]]]:
+    """(step number, the exact replay's traced figures in that step's window of the capture's time,
+    None where they do not read) of every captured step; empty for a result from before they were
+    kept, or a replay that was not traced."""
+    return list(enumerate(blockstats.stored_steps(test.data, 1), 1)) if test.rounds else []
+
+
+def step_verdicts(test: TestRun, ratio: float) -> List[str]:
+    """Every captured step whose queue depth, mean or 99th percentile response time in the exact
+    replay (traced, in the step's window of the capture's time) is beyond ``ratio`` of the capture's
+    either way; a step the capture lost events in is not judged (said), nor one whose replay trace
+    lost events."""
+    out = []
+    for n, got in step_figures(test):
+        if touched(test, n):
+            out.append(not_judged(n))
+            continue
+        if got is None or got.lost:
+            if got is not None:
+                out.append(f"step {n}: the kernel lost {got.lost:,} trace events in it during the exact replay: "
+                           "not judged")
+            continue
+        off = figures_off(stored.number(test, f"step.{n}.qd"), got.qd, stored.number(test, f"step.{n}.lat_mean_us"),
+                          got.lat_mean_us if got.ios else None, stored.number(test, f"step.{n}.lat_p99_us"),
+                          got.lat_p99_us if got.ios else None, ratio)
+        if off:
+            out.append(f"step {n}: the exact replay's {off} ({BLOCK})")
     return out

@@ -270,7 +270,8 @@ def write_mapped(src: str, dst: IO[str], target: str, span: int,
 
 def captured_params(cap: Capture) -> Dict[str, str]:
     """What the capture recorded of its response times, flushes and discards
-    (capture version 2), as the replay's params; nothing for older captures."""
+    (capture version 2), as the replay's params, and which steps lost trace
+    events (``step.N.touched_by_loss``); nothing for older captures."""
     out = {}
     for key, names in (("capture_lat_mean_us", ("lat", "mean_us")), ("capture_lat_p99_us", ("lat", "p99_us")),
                        ("capture_flushes", ("flushes",)), ("capture_fua", ("fua",)),
@@ -282,6 +283,8 @@ def captured_params(cap: Capture) -> Dict[str, str]:
         value = seen_figure(st, "lat", "mean_us")
         if value is not None:
             out[f"step.{st.index + 1}.lat_mean_us"] = repr(value)
+        if getattr(st, "touched_by_loss", None):  # its figures miss the I/Os whose events were lost
+            out[f"step.{st.index + 1}.touched_by_loss"] = "true"
     return out
 
 

@@ -28,14 +28,17 @@ block tracepoints around every fio run and summed by the capture's own code
 apart), their time-averaged count in flight and their response time, issue
 to completion, mean and 99th percentile; the verdict compares each with the
 capture's.  The target's block-layer counters are read beside it (and stand
-in, labelled, where the target cannot be traced).
+in, labelled, where the target cannot be traced).  A step the capture lost
+trace events in is judged by no verdict and left out of the overall
+figures, and each says so (:func:`.delivered.not_judged`).  Every step's
+run prints one progress line (:func:`step_line`), on a terminal and off it.
 """
 from __future__ import annotations
 
-import math
+import logging
 import os
 from dataclasses import dataclass, replace
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import ClassVar, Dict, List, Mapping, Optional, Tuple
 
 from tkperf.api import (
     Blocks,
@@ -62,30 +65,28 @@ from tkperf.pts import (
 )
 from tkperf.rwsw.iolog import ALIGN as IOLOG_ALIGN
 from tkperf.rwsw.model import Capture
-from tkperf.rwsw.model import Step as CaptureStep
-from tkperf.rwsw.model import Stream as CaptureStream
 from tkperf.rwsw.model import load as load_capture
 from tkperf.testtypes.realworld import applied, blockstats, exact, exactlog, sidejobs
 from tkperf.testtypes.realworld import options as ro
 from tkperf.testtypes.realworld.delivered import (
     BLOCK,
-    CALIBRATION,
     COUNTERS,
     FIGURE_RATIO,
     STEP,
+    Measured,
     figures_off,
     measured,
-    measured_of,
-    outstanding,
     overall,
     source_verdicts,
     step_rounds,
     step_verdicts,
+    touched_steps,
 )
+from tkperf.testtypes.realworld.stepplan import Placer, step_phases
 from tkperf.testtypes.realworld.words import RWSW_PTS, common_deviations
 
-#: Seconds of the calibration run before a step of several streams.
-CALIBRATION_S = 1
+progress = logging.getLogger("tkperf.progress")
+
 #: A step whose delivered queue depth is off by more than this share, or a
 #: stream whose share is off by more than this many points (as a fraction),
 #: is named in the verdict.
@@ -97,10 +98,6 @@ SHARE_TOLERANCE = 0.03
 RT_RATIO = FIGURE_RATIO
 
 
-def _job(name: str, s: CaptureStream, runtime: int, depth: int, extra: Tuple[Tuple[str, str], ...]) -> FioJob:
-    return FioJob(name=name, rw=applied.fio_rw(s), bs=s.bs, runtime=runtime, iodepth=depth, extra=extra)
-
-
 def load(cfg: ro.ReplaySettings) -> Capture:
     if not cfg.workload:
         raise UsageError("the real-world workload tests need --workload N.xml (a capture by tkperf capture)")
@@ -110,209 +107,6 @@ def load(cfg: ro.ReplaySettings) -> Capture:
     return cap
 
 
-class _Placer:
-    """Sets each stream job's queue depth from the calibration runs before it:
-    the need of each stream (share x response time, Little's law) from the
-    first, the total depth from every calibration run so far
-    (:func:`tkperf.testtypes.realworld.applied.total_depth`), each run's
-    depth measured at the block layer where the target has counters (``data``,
-    set by :class:`StepReplay`), else by fio."""
-
-    def __init__(self, index: Dict[str, int], shares: Sequence[float], qd: float, runs: int):
-        self.index, self.shares, self.qd, self.runs = index, tuple(shares), qd, runs
-        self.data: Dict[str, str] = {}
-
-    def measured(self, r: Round) -> float:
-        got = measured_of(self.data, r)
-        return got.qd if got is not None else sum(outstanding(w) for w in r.workloads)
-
-    def __call__(self, job: FioJob, earlier: Sequence[Round]) -> FioJob:
-        cal = list(earlier[-self.runs:]) if len(earlier) >= self.runs else []
-        if job.name not in self.index or not cal or any(len(r.workloads) != len(self.shares) for r in cal):
-            return job
-        first = cal[0].workloads
-        if not all(w.lat_mean_us > 0 for w in first):
-            return job
-        need = [s * w.lat_mean_us for s, w in zip(self.shares, first)]
-        tried = [(float(sum(w.iodepth for w in r.workloads)), self.measured(r)) for r in cal]
-        depth = applied.spread(need, applied.total_depth(self.qd, tried))
-        return replace(job, iodepth=depth[self.index[job.name]])
-
-
-def captured_extra(k: int, s: CaptureStream, step: CaptureStep, fsync: int = 0) -> Tuple[Tuple[str, str], ...]:
-    """fio lines of stream job ``k`` at the captured intensity: its rate in
-    bytes per second (its captured IOPS x transfer size; fio's ``rate_iops``
-    is whole I/Os per second, too coarse for a light stream), and for a
-    write stream of a step that flushed, a flush every ``fsync`` writes."""
-    own: Tuple[Tuple[str, str], ...] = (("rate", str(max(1, int(round(step.iops * s.share * s.bs))))),)
-    if fsync and s.rw == "write":
-        own += (("fsync", str(fsync)),)
-    return own if k == 0 else (("stonewall", "0"), ("new_group", "")) + own
-
-
-def flush_every(step: CaptureStep, streams: Sequence[CaptureStream]) -> int:
-    """Writes per flush of a step whose capture recorded flushes (fio
-    ``fsync``: the kept write streams' I/Os over the step's flushes, at
-    least 1); 0 when it recorded none, or no write stream runs."""
-    flushes = exactlog.seen_figure(step, "flushes")
-    writes = sum(s.ios for s in streams if s.rw == "write")
-    if not flushes or not writes:
-        return 0
-    return max(1, int(round(writes / flushes)))
-
-
-def captured_depth(s: CaptureStream, step: CaptureStep) -> int:
-    """Room for twice the stream's share of the step's captured queue depth, at least 1 (fio iodepth)."""
-    return max(1, min(applied.MAX_DEPTH, math.ceil(2.0 * step.qd * s.share)))
-
-
-def _step_params(n: int, step: CaptureStep, streams: Sequence[CaptureStream]) -> Dict[str, str]:
-    kept_iops = step.iops * sum(s.share for s in streams)
-    return {f"step.{n}.qd": repr(step.qd), f"step.{n}.iops": repr(step.iops), f"step.{n}.mbps": repr(step.mbps),
-            f"step.{n}.left_out": repr(applied.left_out(step)), f"step.{n}.target_qd": str(applied.target_qd(step.qd)),
-            f"step.{n}.kept_iops": repr(kept_iops)}
-
-
-def _rest_job(name: str, rest: Sequence[CaptureStream], runtime: int, depth: int,
-              extra: Tuple[Tuple[str, str], ...]) -> FioJob:
-    rw, bs, mix, more = sidejobs.rest_settings(rest)
-    return FioJob(name=name, rw=rw, bs=bs, rwmixread=mix, runtime=runtime, iodepth=depth, extra=extra + more)
-
-
-def _side_params(n: int, step: CaptureStep, streams: Sequence[CaptureStream],
-                 rest: Sequence[CaptureStream], span: int = 0) -> Dict[str, str]:
-    """What a step asks beyond its kept streams: the remainder job's share, its discards
-    (each at most ``span``, the target's range, where given: fio refuses a larger block)."""
-    out: Dict[str, str] = {}
-    if rest:
-        name = sidejobs.rest_name(n)
-        out.update({f"step.{n}.left_out": repr(0.0), f"step.{n}.rest": repr(sum(s.share for s in rest)),
-                    f"step.{n}.rest_bytes": repr(sum(s.byte_share for s in rest)),
-                    f"step.{n}.kept_iops": repr(step.iops * sum(s.share for s in tuple(streams) + tuple(rest))),
-                    f"stream.{name}": f"{len(rest)} streams beyond the {applied.MAX_STREAMS} largest",
-                    f"share.{name}": repr(sum(s.share for s in rest))})
-    count, nbytes = sidejobs.discards(step)
-    if count:
-        bs = sidejobs.trim_size(count, nbytes)
-        if 0 < span < bs:
-            bs = max(sidejobs.TRIM_ALIGN, span // sidejobs.TRIM_ALIGN * sidejobs.TRIM_ALIGN)
-            out[f"step.{n}.trim_capped"] = str(sidejobs.trim_size(count, nbytes))
-        out.update({f"step.{n}.discards": str(count), f"step.{n}.discard_bytes": str(nbytes),
-                    f"step.{n}.trim_bs": str(bs), f"step.{n}.trim_rate": str(sidejobs.trim_rate(step, count, bs))})
-    return out
-
-
-def _trim_job(n: int, params: Mapping[str, str], seconds: int) -> Tuple[FioJob, ...]:
-    if f"step.{n}.trim_bs" not in params:
-        return ()
-    return (FioJob(name=sidejobs.trim_name(n), rw=sidejobs.TRIM_RW, bs=int(params[f"step.{n}.trim_bs"]),
-                   runtime=seconds, iodepth=1, extra=(("stonewall", "0"), ("new_group", ""),
-                                                      ("rate", params[f"step.{n}.trim_rate"]))),)
-
-
-def _fsyncs(n: int, step: CaptureStep, streams: Sequence[CaptureStream], rest: Sequence[CaptureStream],
-            params: Dict[str, str]) -> Tuple[List[int], int]:
-    """Each kept stream's fio fsync and the remainder's: each write stream its own flushes
-    (:mod:`.sidejobs`), or for a capture without them the step's spread over the write streams."""
-    captured = int(exactlog.seen_figure(step, "flushes") or 0)
-    if not captured:
-        return [0] * len(streams), 0
-    if sidejobs.own_flushes(step.streams):
-        params[sidejobs.FLUSH_RULE] = "own"
-        each = [sidejobs.stream_fsync(s) for s in streams]
-        last = sidejobs.rest_fsync(rest)
-        unplaced = sidejobs.unplaced_flushes(step, tuple(streams) + tuple(rest))
-        if unplaced:
-            params[f"step.{n}.flushes_unplaced"] = str(unplaced)
-    else:
-        every = flush_every(step, streams)
-        each = [every if s.rw == "write" else 0 for s in streams]
-        last = 0
-        params[f"step.{n}.flushes_spread"] = "true"
-    given = [str(f) for f in each + [last] if f]
-    params[f"step.{n}.flushes"] = str(captured)
-    if given:
-        params[f"step.{n}.fsync"] = " / ".join(given)
-    return each, last
-
-
-def _flow_jobs(names: Sequence[str], streams: Sequence[CaptureStream], rest: Sequence[CaptureStream],
-               weights: Sequence[int], runtime: int, depths: Sequence[int],
-               fsyncs: Sequence[int]) -> Tuple[FioJob, ...]:
-    """A step's stream jobs (and its remainder's, last) in one fio flow, at the maximum intensity,
-    each flushing every ``fsyncs[k]`` of its writes (0: never)."""
-    def flushing(k: int) -> Tuple[Tuple[str, str], ...]:
-        return applied.step_extra(k, weights[k]) + ((("fsync", str(fsyncs[k])),) if fsyncs[k] else ())
-
-    jobs = tuple(_job(c, s, runtime, depths[k], flushing(k)) for k, (c, s) in enumerate(zip(names, streams)))
-    if rest:
-        k = len(streams)
-        jobs += (_rest_job(names[k], rest, runtime, depths[k], flushing(k)),)
-    return jobs
-
-
-def step_phases(cap: Capture, step_time: int, intensity: str = "captured",
-                span: int = 0) -> Tuple[List[Phase], Dict[str, str]]:
-    """The phases of a step replay and the params that say what each step and job asked for;
-    ``span``: the target's range in bytes (0: not known), which a discard job's block stays within."""
-    phases: List[Phase] = []
-    params: Dict[str, str] = {"intensity": intensity}
-    for step in cap.steps:
-        n = step.index + 1
-        seconds = step_time or max(1, int(round(step.duration)))
-        streams = applied.kept(step.streams)
-        rest = sidejobs.rest_streams(step)
-        params[f"step.{n}.duration"] = str(seconds)
-        if not streams:
-            if phases:
-                phases[-1] = replace(phases[-1], idle_s=phases[-1].idle_s + seconds)
-            params[f"step.{n}.idle"] = "true"
-            if sidejobs.discards(step)[0]:
-                params[f"step.{n}.discards"] = str(sidejobs.discards(step)[0])
-            continue
-        names = [applied.job_name(n, k, s) for k, s in enumerate(streams)]
-        params.update(_step_params(n, step, streams))
-        params.update(_side_params(n, step, streams, rest, span))
-        for name, s in zip(names, streams):
-            params[f"stream.{name}"] = s.key
-            params[f"share.{name}"] = repr(s.share)
-        trims = _trim_job(n, params, seconds)
-        if intensity == "captured":
-            fsyncs, rest_fsync = _fsyncs(n, step, streams, rest, params)
-            jobs = tuple(_job(name, s, seconds, captured_depth(s, step), captured_extra(k, s, step, fsync))
-                         for k, (name, s, fsync) in enumerate(zip(names, streams, fsyncs)))
-            if rest:
-                share = sum(s.share for s in rest)
-                rates = [sum(s.ios * s.bs for s in rest if s.rw == rw) / max(step.duration, 1e-6)
-                         for rw in ("read", "write")]
-                extra: Tuple[Tuple[str, str], ...] = (("stonewall", "0"), ("new_group", ""),
-                                                       ("rate", ",".join(str(max(1, int(round(r)))) for r in rates)))
-                if rest_fsync:
-                    extra += (("fsync", str(rest_fsync)),)
-                depth = max(1, min(applied.MAX_DEPTH, math.ceil(2.0 * step.qd * share)))
-                jobs += (_rest_job(sidejobs.rest_name(n), rest, seconds, depth, extra),)
-            phases.append(Phase(jobs + trims, label=f"{STEP} {n}"))
-            continue
-        each, last = _fsyncs(n, step, streams, rest, params)
-        fsyncs = each + [last]
-        shares = [s.share for s in streams] + ([sum(s.share for s in rest)] if rest else [])
-        weights = applied.weights(tuple(streams) + ((replace(rest[0], share=shares[-1]),) if rest else ()))
-        first = applied.first_depths(shares, step.qd)
-
-        all_names = names + ([sidejobs.rest_name(n)] if rest else [])
-        place = None
-        if len(all_names) > 1:
-            for runs, rung in enumerate(("a", "b")):
-                cal = [f"cal{n}{rung}-s{k}" for k in range(len(all_names))]
-                placer = _Placer({c: k for k, c in enumerate(cal)}, shares, step.qd, runs) if runs else None
-                phases.append(Phase(_flow_jobs(cal, streams, rest, weights, CALIBRATION_S, first, fsyncs),
-                                    label=f"{CALIBRATION} {n}{rung}", place=placer))
-            place = _Placer({name: k for k, name in enumerate(all_names)}, shares, step.qd, 2)
-        phases.append(Phase(_flow_jobs(all_names, streams, rest, weights, seconds, first, fsyncs) + trims,
-                            label=f"{STEP} {n}", place=place))
-    return phases, params
-
-
 @dataclass(frozen=True)
 class StepReplay(Phases):
     """The steps, as :class:`tkperf.api.Phases`, with the target traced at the
@@ -320,11 +114,13 @@ class StepReplay(Phases):
     (``trace.N.*`` and ``block.N.*`` in the test's data)
     and each round's fio time that of its longest job (they run at once)."""
 
+    unit: ClassVar[str] = "step"  # a capture's time steps, as the capture calls them
+
     def run(self, ctx, plan, test: TestRun) -> None:
         meter = blockstats.Meter(ctx.fio.settings.filename) if not getattr(ctx.fio, "host", None) else None
         histograms = bool(plan.histograms or ctx.opts.latency_histograms)
         for phase in self.phases:
-            if isinstance(phase.place, _Placer):
+            if isinstance(phase.place, Placer):
                 phase.place.data = test.data
 
         refusal = "the target is a test host's device" if getattr(ctx.fio, "host", None) else \
@@ -345,6 +141,8 @@ class StepReplay(Phases):
             if meter is not None:
                 meter.stop(test.data, index, before)
             test.rounds[-1] = replace(rnd, fio_s=max((w.runtime_ms for w in rnd.workloads), default=0) / 1000.0)
+            progress.info("[%s] %s", plan.key, step_line(test, test.rounds[-1], phase.label or f"step {index}",
+                                                         index, len(self.phases)))
 
         self._run_phases(ctx, test, record, "all steps run")
 
@@ -353,8 +151,26 @@ class StepReplay(Phases):
         jobs = tuple(j for p in self.phases for j in p.jobs)
         busy = sum(max((j.planned_seconds for j in p.jobs), default=0.0) + FIO_GAP_S for p in self.phases)
         idle = sum(p.idle_s for p in self.phases[:-1])
+        unrun = self._idle_at_end()
         return Estimate((f"# {len(self.phases)} fio runs, {duration_rough(busy)} of I/O and "
-                         f"{duration_rough(idle)} idle",), jobs, busy + idle, busy + idle)
+                         f"{duration_rough(idle)} idle",) + ((f"# {unrun}",) if unrun else ()),
+                        jobs, busy + idle, busy + idle)
+
+
+def step_line(test: TestRun, rnd: Round, label: str, index: int, count: int) -> str:
+    """One progress line of a replayed step (or calibration run), on a terminal and off it (cron,
+    nohup): what it delivered next to what its capture asked, measured as the report measures it."""
+    ios = sum(w.read.ios + w.write.ios for w in rnd.workloads)
+    seconds = max((w.runtime_ms for w in rnd.workloads), default=0) / 1000.0
+    line = f"{label} ({index} of {count}): {ios / seconds if seconds > 0 else 0.0:,.0f} IOPS"
+    word, _, number = label.partition(" ")
+    asked = stored.number(test, f"step.{number}.kept_iops") if word == STEP and number.isdigit() else 0.0
+    if asked > 0:
+        line += f" (captured {asked:,.0f})"
+    got = measured(test, rnd)
+    if got is not None:
+        line += f", QD {got.qd:,.2f}, mean response time {got.lat_mean_us:,.0f} µs"
+    return line
 
 
 def intensity_of(options: Mapping[str, str]) -> str:
@@ -412,6 +228,11 @@ class ReplayPts(PtsRules):
             counted[number] = (got.discards, got.flushes) if got is not None else None
         out += [f"{test.key}: {v}" for v in sidejobs.not_replayed(test.params, test.data, counted)]
         out += [f"{test.key}: {v}" for v in exact_verdicts(test)]
+        whole = overall(test)
+        if whole is not None and whole.left_out:
+            out.append(f"{test.key}: step{'s' if len(whole.left_out) > 1 else ''} "
+                       f"{', '.join(map(str, whole.left_out))} left out of the replay's overall figures: the "
+                       "capture lost events in them")
         moved = stored.whole(test, "exact.moved")
         if moved:
             out.append(f"{test.key}: {moved} captured I/Os moved to fit the target's range")
@@ -445,9 +266,13 @@ def captured_rt_us(test: TestRun) -> float:
 
 
 def exact_verdicts(test: TestRun) -> List[str]:
-    """An exact replay that could not keep the captured timing: it ran longer
-    than the capture (beyond a tenth and a second), as fio waited for the
-    drive with the capture's peak of I/Os outstanding."""
+    """An exact replay's departures from its capture, in words (without the
+    test's key): a replay that ran longer than the capture (beyond a tenth and
+    a second), as fio waited for the drive with the capture's peak of I/Os
+    outstanding; the steps whose timing was off (:func:`.exact.timing_verdicts`);
+    flushes and discards of the iolog not seen at the block layer; the whole
+    run's queue depth and response times against the capture's, and each
+    step's (:func:`.exact.step_verdicts`)."""
     if "exact.length_us" not in test.data or not test.rounds:
         return []
     out = []
@@ -464,20 +289,30 @@ def exact_verdicts(test: TestRun) -> List[str]:
         if count and (seen is None or seen < count):
             out.append(f"{count} captured {what} in the iolog, " + (
                 f"{seen} seen at the target's block layer: fio's iolog replay did not issue them all"
-                + (" (fio 3.33 skips trim actions)" if what == "discards" else "")
+                + (" (fio 3.33 refuses an iolog's trim actions: 'bad ddir')" if what == "discards" and not seen
+                   else "")
                 if seen is not None else "not measured at the block layer"))
+    return out + _exact_whole(test, got) + exact.step_verdicts(test, RT_RATIO)
+
+
+def _exact_whole(test: TestRun, got: Optional[Measured]) -> List[str]:
+    """The exact replay's whole queue depth and response times against the capture's, where both
+    are whole: not where the replay's trace or the capture lost events."""
     if got is None:
-        out.append("the exact replay's response time is fio's (the target has no block-layer counters here): it "
-                   "counts completed I/Os fio has not yet reaped while it keeps the captured timing, unlike the "
-                   "capture's")
-        return out
+        return ["the exact replay's response time is fio's (the target has no block-layer counters here): it "
+                "counts completed I/Os fio has not yet reaped while it keeps the captured timing, unlike the "
+                "capture's"]
     if got.lost:
-        out.append(f"the kernel lost {got.lost:,} trace events during the exact replay: its queue depth and "
-                   "response times are of the events recorded, not judged")
-        return out
+        return [f"the kernel lost {got.lost:,} trace events during the exact replay: its queue depth and "
+                "response times are of the events recorded, not judged"]
+    lost = touched_steps(test)
+    if lost:
+        return [f"the capture lost events in step{'s' if len(lost) > 1 else ''} {', '.join(map(str, lost))}: its "
+                "whole queue depth and response times miss them, and are not judged against the exact replay's "
+                "(the other steps are, each on its own)"]
     asked = captured_rt_us(test)
     if got.source == COUNTERS:
-        out += source_verdicts([got], got.flushes > 0)
+        out = source_verdicts([got], got.flushes > 0)
         if asked > 0 and not 1.0 / RT_RATIO <= got.lat_mean_us / asked <= RT_RATIO:
             out.append(f"the exact replay's mean response time was {got.lat_mean_us:,.0f} µs against the captured "
                        f"{asked:,.0f} µs ({COUNTERS}): this drive serves the capture's I/Os at another speed than "
@@ -485,10 +320,8 @@ def exact_verdicts(test: TestRun) -> List[str]:
         return out
     off = figures_off(stored.number(test, "capture_qd"), got.qd, asked, got.lat_mean_us,
                       stored.number(test, "capture_lat_p99_us"), got.lat_p99_us, RT_RATIO)
-    if off:
-        out.append(f"the exact replay's {off} ({BLOCK}): this drive serves the capture's I/Os at another speed "
-                   "than the captured device")
-    return out
+    return [f"the exact replay's {off} ({BLOCK}): this drive serves the capture's I/Os at another speed "
+            "than the captured device"] if off else []
 
 
 def _step_order(key: str) -> Tuple[int, str]:
@@ -523,6 +356,7 @@ class ReplayTest(TestType):
                          params={**params, "iolog": os.path.basename(log), "span": str(span),
                                  "iolog_ios": str(found.ios), "iolog_flushes": str(found.flushes),
                                  "iolog_discards": str(found.discards), "iodepth": str(found.depth),
+                                 **{f"step.{st.index + 1}.qd": repr(st.qd) for st in cap.steps},
                                  "access": "the captured I/Os with their timing (fio iolog replay)"})]
         phases, more = step_phases(cap, cfg.replay_step_time, cfg.replay_intensity,
                                    opts.test_bytes(capacity) if capacity > 0 else 0)

@@ -10,7 +10,7 @@ times beside the capture's."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Sequence
+from typing import Optional, Sequence
 
 from tkperf.api import Heading, Paragraph, TestRun, headline_table, table
 from tkperf.pts import open_test, snia_header, stored
@@ -25,6 +25,7 @@ from tkperf.testtypes.realworld.delivered import (
     outstanding,
     overall,
     steps,
+    touched,
 )
 from tkperf.testtypes.realworld.replay import ReplayTest, captured_rt_us
 
@@ -42,7 +43,8 @@ def step_blocks(test: TestRun) -> list:
     def p99(x: float) -> str:
         return _f(x) if x > 0 else "-"
 
-    rows = [[str(s.step), _f(s.seconds), _f(s.kept_iops, 0), _f(s.iops, 0), _f(s.asked_mbps), _f(s.mbps),
+    rows = [[f"{s.step} !" if s.touched else str(s.step), _f(s.seconds),
+             _f(s.kept_iops, 0), _f(s.iops, 0), _f(s.asked_mbps), _f(s.mbps),
              _f(s.asked_qd, 2), _f(s.qd, 2), _f(s.asked_lat_us), _f(s.lat_mean_us), p99(s.asked_p99_us),
              "-" if s.lat_p99_us is None else p99(s.lat_p99_us)] for s in figs]
     intensity = test.params.get("intensity", "max")
@@ -64,7 +66,7 @@ def step_blocks(test: TestRun) -> list:
                            "delivered ones measured " + measured_as),
                  table(["Step", "Seconds", "Asked IOPS", "IOPS", "Asked MB/s", "MB/s", "Asked QD", "QD",
                         "Asked RT (µs)", "RT (µs)", "Asked p99 (µs)", "p99 (µs)"], rows,
-                       title="Every step, asked and delivered")]
+                       title="Every step, asked and delivered" + (LOSS_WORDS if any(s.touched for s in figs) else ""))]
     srows = [[str(s.step), x.key, _f(100.0 * x.asked_share), _f(100.0 * x.share), str(x.iodepth), _f(x.qd, 2),
               _f(x.iops, 0), _f(x.lat_mean_us)] for s in figs for x in s.streams]
     if any(s.asked_flushes for s in figs):
@@ -77,6 +79,38 @@ def step_blocks(test: TestRun) -> list:
                      title="Every stream of every step: its share of the I/Os the streams that ran made, asked "
                            "and replayed (fio's figures)"))
     return out
+
+
+#: The note of a table with steps the capture lost events in (marked "!").
+LOSS_WORDS = (" (!: the capture lost trace events in this step: its asked figures miss the I/Os whose events were "
+              "lost, and the step is not judged)")
+
+
+def exact_steps(test: TestRun) -> list:
+    """The exact replay's queue depth and response times per captured step, traced in each step's
+    window of the capture's time, beside the capture's."""
+    figs = exact.step_figures(test)
+    if not figs:
+        return []
+
+    def pair(asked: float, got: Optional[float], digits: int) -> str:
+        return f"{_f(asked, digits) if asked > 0 else '-'} / {'-' if got is None else _f(got, digits)}"
+
+    rows = []
+    for n, got in figs:
+        mark = f"{n} !" if touched(test, n) else str(n)
+        if got is None:
+            rows.append([mark, "-", "not known", "not known", "not known"])
+            continue
+        lat = got.ios > 0
+        rows.append([mark, f"{got.ios:,}", pair(_param(test, f"step.{n}.qd"), got.qd, 3),
+                     pair(_param(test, f"step.{n}.lat_mean_us"), got.lat_mean_us if lat else None, 1),
+                     pair(_param(test, f"step.{n}.lat_p99_us"), got.lat_p99_us if lat else None, 1)])
+    lossy = any(touched(test, n) for n, _ in figs)
+    return [table(["Step", "I/Os traced", "QD, captured / replayed", "Mean RT (µs), captured / replayed",
+                   "p99 RT (µs), captured / replayed"], rows,
+                  title="Every captured step, at the block tracepoints in its window of the capture's time (the "
+                        "last keeps the I/Os issued after the capture's end)" + (LOSS_WORDS if lossy else ""))]
 
 
 def _param(test: TestRun, key: str) -> float:
@@ -126,7 +160,8 @@ def exact_blocks(test: TestRun) -> list:
     rows += [["Moved to fit the target's range", test.data.get("exact.moved", "0")],
              ["Left out (longer than the target's range)", test.data.get("exact.dropped", "0")],
              ["Target range (bytes)", test.data.get("exact.span", "")]]
-    return [Heading("The captured I/Os, replayed", 2), table(["Figure", "Value"], rows, title="Exact replay")]
+    return [Heading("The captured I/Os, replayed", 2), table(["Figure", "Value"], rows, title="Exact replay")] \
+        + exact_steps(test)
 
 
 def _header(ctx, test: TestRun):

@@ -197,48 +197,66 @@ def _number(p: Mapping[str, str], key: str) -> float:
     return v if math.isfinite(v) else 0.0
 
 
+def _discard_verdicts(n: int, params: Mapping[str, str], skipped: str,
+                      got: Optional[Tuple[int, int]], ran: bool) -> List[str]:
+    """Step ``n``'s captured discards not replayed, or off their count at the block layer
+    (``got``: its round's discards and flushes there, None: not measured; ``ran``: it has a round)."""
+    asked = int(_number(params, f"step.{n}.discards"))
+    if not asked:
+        return []
+    if params.get(f"step.{n}.idle") == "true":
+        return [f"step {n}: {asked:,} captured discards not replayed (a step without reads or writes runs "
+                "as an idle gap)"]
+    if skipped:
+        return [f"step {n}: {asked:,} captured discards not replayed: {skipped}"]
+    out = []
+    bs = int(_number(params, f"step.{n}.trim_bs"))
+    if ran and got is None:
+        out.append(f"step {n}: {asked:,} captured discards replayed as fio trims, not counted at the block layer")
+    elif ran and got is not None and abs(got[0] / asked - 1.0) > FLUSH_TOLERANCE:
+        out.append(f"step {n}: {got[0]:,} discards at the block layer against the captured {asked:,} (fio "
+                   f"randtrim of {bs:,} bytes)")
+    capped = int(_number(params, f"step.{n}.trim_capped"))
+    if capped and f"step.{n}.trim_bs" in params:
+        out.append(f"step {n}: its discards (mean {capped:,} bytes) replayed as {asked:,} discards of "
+                   f"{bs:,} bytes, the target's range")
+    return out
+
+
+def _flush_verdicts(n: int, params: Mapping[str, str], got: Optional[Tuple[int, int]], ran: bool) -> List[str]:
+    """Step ``n``'s flushes off their captured count (maximum intensity), not placed, or spread."""
+    out = []
+    flushes = int(_number(params, f"step.{n}.flushes"))
+    if flushes and params.get("intensity") == "max" and ran and (
+            got is None or abs(got[1] / flushes - 1.0) > FLUSH_TOLERANCE):
+        seen_text = "not measured" if got is None else f"{got[1]:,}"
+        out.append(f"step {n}: {seen_text} flushes at the block layer against the captured {flushes:,} "
+                   f"(fio fsync every {params.get(f'step.{n}.fsync', '?')} writes)")
+    unplaced = int(_number(params, f"step.{n}.flushes_unplaced"))
+    if unplaced:
+        out.append(f"step {n}: {unplaced:,} captured flushes not replayed: they followed no write of a stream "
+                   "the step runs")
+    if params.get(f"step.{n}.flushes_spread") == "true":
+        out.append(f"step {n}: the capture did not record which stream flushed: its flushes spread over the "
+                   "write streams (fio fsync every N writes of each)")
+    return out
+
+
 def not_replayed(params: Mapping[str, str], data: Mapping[str, str],
                  counted: Mapping[int, Optional[Tuple[int, int]]]) -> List[str]:
     """The discards and flushes a step replay did not replay, per step, in
     words (without the test's key).  ``counted``: the discards and flushes
     each step's round saw at the target's block layer (None: not measured);
     at the captured intensity the flushes are judged with the step's rate
-    (:func:`~.delivered.step_verdicts`), at the maximum here."""
+    (:func:`~.delivered.step_verdicts`), at the maximum here.  A step the
+    capture lost events in is left out: its captured counts miss them (the
+    step verdicts say it is not judged)."""
     out = []
     skipped = data.get(TRIM_SKIPPED, "")
     for n in _steps(params):
-        asked = int(_number(params, f"step.{n}.discards"))
-        if asked and params.get(f"step.{n}.idle") == "true":
-            out.append(f"step {n}: {asked:,} captured discards not replayed (a step without reads or writes runs "
-                       "as an idle gap)")
-        elif asked and skipped:
-            out.append(f"step {n}: {asked:,} captured discards not replayed: {skipped}")
-        elif asked and n in counted:
-            got = counted[n]
-            seen = None if got is None else got[0]
-            if seen is None:
-                out.append(f"step {n}: {asked:,} captured discards replayed as fio trims, not counted at the "
-                           "block layer")
-            elif abs(seen / asked - 1.0) > FLUSH_TOLERANCE:
-                out.append(f"step {n}: {seen:,} discards at the block layer against the captured {asked:,} (fio "
-                           f"randtrim of {int(_number(params, f'step.{n}.trim_bs')):,} bytes)")
-        capped = int(_number(params, f"step.{n}.trim_capped"))
-        if asked and capped and f"step.{n}.trim_bs" in params and not skipped:
-            out.append(f"step {n}: its discards (mean {capped:,} bytes) replayed as {asked:,} discards of "
-                       f"{int(_number(params, f'step.{n}.trim_bs')):,} bytes, the target's range")
-        flushes = int(_number(params, f"step.{n}.flushes"))
-        if flushes and params.get("intensity") == "max" and n in counted:
-            got = counted[n]
-            if got is None or abs(got[1] / flushes - 1.0) > FLUSH_TOLERANCE:
-                seen_text = "not measured" if got is None else f"{got[1]:,}"
-                out.append(f"step {n}: {seen_text} flushes at the block layer against the captured {flushes:,} "
-                           f"(fio fsync every {params.get(f'step.{n}.fsync', '?')} writes)")
-        unplaced = int(_number(params, f"step.{n}.flushes_unplaced"))
-        if unplaced:
-            out.append(f"step {n}: {unplaced:,} captured flushes not replayed: they followed no write of a stream "
-                       "the step runs")
-        if params.get(f"step.{n}.flushes_spread") == "true":
-            out.append(f"step {n}: the capture did not record which stream flushed: its flushes spread over the "
-                       "write streams (fio fsync every N writes of each)")
+        if params.get(f"step.{n}.touched_by_loss") == "true":
+            continue
+        got = counted.get(n)
+        out += _discard_verdicts(n, params, skipped, got, n in counted)
+        out += _flush_verdicts(n, params, got, n in counted)
     return out
-
