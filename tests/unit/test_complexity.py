@@ -24,10 +24,6 @@ LIMIT = 20
 #: it is emptied once those branches are merged and their functions split.
 ALLOWED = frozenset({
     "tkperf/model/family.py::night_adjusted",
-    "tkperf/testtypes/realworld/delivered.py::overall",
-    "tkperf/testtypes/realworld/delivered.py::step_verdicts",
-    "tkperf/testtypes/realworld/replay.py::step_phases",
-    "tkperf/testtypes/realworld/sidejobs.py::not_replayed",
     "tkperf/verdict/regression.py::assess",
 })
 
