@@ -14,7 +14,7 @@ from conftest import needs_fio
 
 from tkperf.cli import main
 from tkperf.fio.output import first_json_object
-from tkperf.rwsw import model
+from tkperf.rwsw import iolog, model
 
 pytestmark = [needs_fio, pytest.mark.skipif(os.geteuid() != 0, reason="tkperf capture needs root")]
 
@@ -85,7 +85,7 @@ def test_capture_finds_the_streams_of_a_known_mix(loopdev, tmp_path, capsys):
     assert all(st.iops > 0 and 0 < st.qd <= 4.5 for st in c.steps)
     assert c.qd > 0.5
     # the iolog holds every I/O, in fio's version 3 format, offsets inside the device
-    lines = (tmp_path / "mix.iolog").read_text().splitlines()
+    lines = list(iolog.text_lines(str(tmp_path / "mix.iolog")))
     assert lines[0] == "fio version 3 iolog" and c.iolog == "mix.iolog"
     ios = [ln.split() for ln in lines if ln.split()[2] in ("read", "write")]
     assert len(ios) == sum(s.ios for s in c.streams)
@@ -290,7 +290,7 @@ def test_a_partition_is_captured_alone(partitioned, tmp_path, capsys):
     # fio's random 4 KiB writes (a few land right after the one before: sequential); no read of p2 or the disk
     assert all(s.rw == "write" and s.bs == 4096 for s in c.streams), c.streams
     assert c.streams[0].key == "RND 4KiB write" and c.streams[0].share >= 0.85, c.streams
-    lines = (tmp_path / "p1.iolog").read_text().splitlines()[1:]
+    lines = list(iolog.text_lines(str(tmp_path / "p1.iolog")))[1:]
     offsets = [int(ln.split()[3]) for ln in lines if ln.split()[2] == "write"]
     assert len(offsets) == ios and not [ln for ln in lines if " read " in ln]
     assert max(offsets) + 4096 <= 16 << 20  # relative to p1's start: the disk's offsets start at 1 MiB

@@ -242,6 +242,7 @@ from tkperf.report.words import (
     verdict,
 )
 from tkperf.rwsw.iolog import ALIGN as IOLOG_ALIGN
+from tkperf.rwsw.iolog import actions as iolog_actions
 from tkperf.rwsw.iolog import check_readable as check_iolog
 from tkperf.rwsw.iolog import (
     iolog_path,
@@ -319,7 +320,7 @@ __all__ = [
     # capture files (tkperf capture): the capture, its steps and IO streams, and its iolog
     "Capture", "CaptureStep", "CaptureStream", "dominant_streams", "load_capture", "transfer_size_text",
     "CaptureSeen", "CaptureLatency", "stream_coverage",
-    "IOLOG_ALIGN", "check_iolog", "iolog_path", "iolog_place", "map_iolog", "scan_iolog",
+    "IOLOG_ALIGN", "check_iolog", "iolog_actions", "iolog_path", "iolog_place", "map_iolog", "scan_iolog",
     # a replay recorded at the capture's block tracepoints and summed as the capture sums a step
     "TraceRecording", "TracedRun", "TraceDevice", "traceable", "TkperfError",
 ]
