@@ -39,8 +39,8 @@ def test_each_dominant_stream_runs_on_its_own_and_is_stored_and_shown_apart(loop
     out = tmp_path / "out"
     rc = main(["ssd", "run", loopdev, "--name", "r", "--outdir", str(out), "--yes", "--quiet", "--quick",
                "--write-cache", "keep", "--purge", "none", "--tests", "rwsw-wsat", "--workload", path,
-               "--streams-share", "100%", "--rwsw-wsat-streams", "each", "--rwsw-wsat-time", "2", "--rwsw-wsat-interval", "1",
-               "--no-report"])
+               "--streams-share", "100%", "--rwsw-wsat-streams", "each", "--rwsw-wsat-time", "2",
+               "--rwsw-wsat-interval", "1", "--no-report"])
     assert rc in (0, 1), rc
     run = store.load(str(out / "r.xml"))
     # the write streams, each on its own; the read stream has nothing to saturate (named below)

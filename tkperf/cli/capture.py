@@ -10,7 +10,7 @@ import argparse
 from tkperf import durations
 from tkperf.cli import common
 from tkperf.errors import EXIT_OK, UsageError
-from tkperf.rwsw import capture, summary
+from tkperf.rwsw import capture, daylong, summary
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
@@ -29,11 +29,15 @@ def cmd_capture(args: argparse.Namespace) -> int:
         if args.duration is None:
             raise UsageError("--duration is required: how long to record (e.g. 10m)")
         seconds = durations.parse(args.duration, "--duration")
+        expect = daylong.parse_iops(args.expect_iops)
 
         def announce() -> None:
+            need = daylong.check_disk([args.device], seconds, args.outdir, expect, args.force)  # before recording
             if not args.quiet:
                 print(f"capturing the block I/O of {args.device} for {durations.duration(seconds)} "
                       "(read-only; Ctrl-C stops it early and keeps what was recorded, twice aborts)", flush=True)
+                if need is not None:
+                    print(need.line(args.outdir), flush=True)
 
         done = capture.record(args.device, seconds, name, args.outdir, step, on_start=announce)
     for note in done.notes:
@@ -55,7 +59,9 @@ def register(sub) -> None:
                     "(--import: blkparse's text output, or blktrace's binary records through blkparse), and "
                     "write OUTDIR/NAME.xml -- the IO streams (random/sequential, read/write, transfer size) with "
                     "their shares, queue depth, IOPS and MB/s, per --step and in total -- and OUTDIR/NAME.iolog "
-                    "(fio iolog version 3) for an exact replay. Per step and in total it keeps the response "
+                    "(packed) for an exact replay. The disk a recording needs is estimated first, and one that "
+                    "would not fit in OUTDIR is refused (exit 8; --force records anyway). Per step and in total "
+                    "it keeps the response "
                     "times (issue to completion: mean, p99, max), flushes, FUA writes, discards and events the "
                     "trace buffer lost, the steps a loss touched marked. The first Ctrl-C (or SIGTERM) ends the "
                     "recording early and keeps it, marked as stopped early; a second aborts. Neither file "
@@ -69,5 +75,10 @@ def register(sub) -> None:
                      help="an existing directory, not on the captured disk (default: the current directory)")
     cap.add_argument("--step", default="5m", metavar="S",
                      help=f"the length of a time step (default 5m): {durations.FORMS}")
+    cap.add_argument("--expect-iops", metavar="N",
+                     help="the I/Os a second the device is expected to see, for the disk the capture needs "
+                          "(default: its counters over half a second before recording)")
+    cap.add_argument("--force", action="store_true",
+                     help="record even where the capture's files are estimated not to fit in --outdir")
     cap.add_argument("--quiet", "-q", action="store_true", help="print only the files written")
     cap.set_defaults(func=cmd_capture)

@@ -29,6 +29,7 @@ from typing import IO, Dict, List, Optional, Protocol, Tuple
 import numpy as np
 
 from tkperf.errors import ResultFileError
+from tkperf.rwsw import daylong
 
 SECTOR = 512
 
@@ -445,7 +446,7 @@ def read_blkparse(fh: IO[bytes], source: str, sink: Sink) -> Tuple[str, Pairer]:
     p = Pairer(sink)
     device: Optional[bytes] = None
     lines = 0
-    for line in fh:
+    for line in daylong.lines(fh):  # a line at most 4 KiB at a time: a file of any size streams
         lines += 1
         m = _BLKPARSE.match(line)
         if m is None:
