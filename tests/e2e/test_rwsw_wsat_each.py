@@ -70,4 +70,4 @@ def test_each_dominant_stream_runs_on_its_own_and_is_stored_and_shown_apart(loop
         assert f".. figure:: r-plots/{test.key}-intervals-iops.svg" in text
     for key in ("RND 4KiB write", "SEQ 64KiB write"):
         assert f"RWSW-WSAT of fixture: {key}: headline figures" in text
-    assert "runs as a WSAT segment of its own" in text and "RND 8KiB read run in no segment" in text
+    assert "runs as a WSAT segment of its own" in text and "RND 8KiB read runs in no segment" in text

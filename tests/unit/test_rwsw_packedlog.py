@@ -109,3 +109,21 @@ def test_values_out_of_range_are_refused(tmp_path):
     path.write_bytes(buf.getvalue())
     with pytest.raises(ResultFileError, match="out of range"):
         iolog.scan(str(path))
+
+
+def test_the_exact_replays_copy_of_a_packed_iolog_is_that_of_its_text(tmp_path):
+    from tkperf.testtypes.realworld import exactlog
+
+    usec, kind, offset, length = _actions(5000, seed=3)
+    offset %= 1 << 30  # within a 1 GiB device
+    end = int(usec[-1]) + 1
+    packed, text = str(tmp_path / "p.iolog"), tmp_path / "t.iolog"
+    _write(packed, usec, kind, offset, length, end, batch=1000)
+    text.write_text("".join(f"{t}\n" for t in _text(usec, kind, offset, length, end)), encoding="ascii")
+    copies = []
+    for src in (packed, str(text)):
+        out, stamps = io.StringIO(), []
+        written = exactlog.write_mapped(src, out, "/dev/loop9", 256 << 20, stamps)
+        copies.append((out.getvalue(), stamps, written))
+    assert copies[0] == copies[1]
+    assert copies[0][2].flushes == int((kind == 3).sum()) and copies[0][2].discards == int((kind == 2).sum())

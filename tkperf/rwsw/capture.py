@@ -1,7 +1,7 @@
 """``tkperf capture``: record a device's block I/O, or import a blktrace
 capture, and write ``DIR/NAME.xml`` (the streams and steps,
-:mod:`tkperf.rwsw.model`) with ``DIR/NAME.iolog`` (the I/Os, fio iolog
-version 3) beside it.
+:mod:`tkperf.rwsw.model`) with ``DIR/NAME.iolog`` (the I/Os, packed:
+:mod:`tkperf.rwsw.packedlog`) beside it.
 
 The requests stream from the trace through the pairing
 (:class:`tkperf.rwsw.trace.Pairer`) into the step figures and the iolog

@@ -10,8 +10,8 @@ of :mod:`tkperf.rwsw.analysis`), the response times of its reads and
 writes in two histograms (:mod:`tkperf.rwsw.latency`; a step's are made
 into figures and dropped once the I/Os have moved two steps on), and its
 flushes, FUA writes, discards and lost events.  The I/Os go on to the
-iolog as they come (fio iolog version 3; flushes as ``sync``, discards as
-``trim``).  Each flush is given to the write stream that issued it: the
+iolog as they come (packed, :mod:`tkperf.rwsw.packedlog`; flushes as ``sync``,
+discards as ``trim``).  Each flush is given to the write stream that issued it: the
 stream of the last write completed before the flush was issued (an
 application's fsync waits for its writes to complete, then its flush
 follows), so a replay can flush where the application did.  The block

@@ -91,8 +91,10 @@ def each_deviations(name: str, v) -> List[str]:
                    f"({100.0 * rest:.1f}% of the dominant streams' I/Os) have no segment")
     reads = [s.key for s in streams if s.rw == "read"]
     if reads:
-        out.append(f"{name}: the dominant read stream{'s' if len(reads) > 1 else ''} {', '.join(reads)} "
-                   "run in no segment of their own: WSAT measures what is written (rwsw-dirth applies reads)")
+        several = len(reads) > 1
+        out.append(f"{name}: the dominant read stream{'s' if several else ''} {', '.join(reads)} "
+                   f"{'run' if several else 'runs'} in no segment of {'their' if several else 'its'} own: WSAT "
+                   "measures what is written (rwsw-dirth applies reads)")
     return out
 
 
