@@ -113,9 +113,12 @@ def device_iops(devices: Sequence[str], look: float = LOOK_S,
     sleep(look)
     after = [_completed(f) for f in files]
     took = max(time.monotonic() - start, 1e-3)
-    if any(v is None for v in before + after):
-        return None
-    return max(0.0, sum(a - b for a, b in zip(after, before))) / took  # type: ignore[operator]
+    done = 0
+    for a, b in zip(after, before):
+        if a is None or b is None:
+            return None
+        done += a - b
+    return max(0, done) / took
 
 
 def free_bytes(outdir: str) -> int:
