@@ -22,13 +22,15 @@ STEPS = ((2.0, (("random", "write", 4096, 5000), ("sequential", "write", 65536, 
 
 
 def _last(text: str) -> dict:
-    """The last of fio's JSON reports (one per --status-interval, then the final one)."""
+    """The last of fio's JSON reports (one per --status-interval, then the final one; fio's own lines
+    between them, "fio: terminating on signal 15" when tkperf stops it at the written limit, skipped)."""
     dec, at, last = json.JSONDecoder(), 0, {}
     while at < len(text):
-        while at < len(text) and text[at].isspace():
-            at += 1
-        if at < len(text):
+        if text[at] == "{":
             last, at = dec.raw_decode(text, at)
+        else:
+            nl = text.find("\n", at)
+            at = len(text) if nl < 0 else nl + 1
     return last
 
 

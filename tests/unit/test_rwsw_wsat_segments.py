@@ -41,6 +41,7 @@ def test_the_verdict_names_the_streams_without_a_segment(tmp_path):
     assert "every dominant write stream (the 8 largest at most) runs as a WSAT segment of its own" in text
     assert "2 dominant write streams beyond the 8 largest" in text
     assert "the dominant read stream RND 8KiB read runs in no segment of its own" in text
+    assert "one fio job" not in text  # each segment is one stream's own job: nothing is mixed
     # the default, and a result stored before the option, run the streams together as before
     mixed = " | ".join(kind.pts.deviations(kind, {"rwsw_workload": path, "rwsw_streams_share": "100%"}, rev))
-    assert "segment" not in mixed
+    assert "segment" not in mixed and "runs as one fio job" in mixed

@@ -105,18 +105,27 @@ class RwswWsatPts(PtsRules):
 
     def deviations(self, kind: TestType, options, revision) -> List[str]:
         v = stored_values(kind, options)
-        out = common_deviations(kind.name) + wl.workload_deviations(kind.name, options, v["rwsw_streams_share"])
-        if v["rwsw_workload"]:
-            try:
-                cap = load_capture(v["rwsw_workload"])
-                out += [f"{kind.name}: {n}" for n in applied.coupling_note(
-                    dominant_streams(cap.streams, v["rwsw_streams_share"]))]
-            except Exception:  # noqa: BLE001 - the capture may be gone when a result is read later
-                pass
-        out += each_deviations(kind.name, v)
+        if v.get("rwsw_wsat_streams", "mixed") == "each":  # one stream a job: nothing of one job's mixing applies
+            out = common_deviations(kind.name) + wl.workload_deviations(kind.name, options,
+                                                                        v["rwsw_streams_share"])[1:]
+            out += each_deviations(kind.name, v)
+        else:
+            out = common_deviations(kind.name) + wl.workload_deviations(kind.name, options, v["rwsw_streams_share"])
+            out += self._coupling(kind.name, v)
         if v["rwsw_wsat_interval"] != PTS_INTERVAL_S:
             out.append(f"{kind.name} reports every {v['rwsw_wsat_interval']} s instead of WSAT's {PTS_INTERVAL_S} s")
         return out
+
+    @staticmethod
+    def _coupling(name: str, v) -> List[str]:
+        """Where one fio job cannot hold the dominant streams exactly (:func:`~.applied.coupling_note`)."""
+        if not v["rwsw_workload"]:
+            return []
+        try:
+            cap = load_capture(v["rwsw_workload"])
+        except Exception:  # noqa: BLE001 - the capture may be gone when a result is read later
+            return []
+        return [f"{name}: {n}" for n in applied.coupling_note(dominant_streams(cap.streams, v["rwsw_streams_share"]))]
 
     def planned_deviations(self, kind: TestType, options, revision) -> List[str]:
         """Before the run: limits that depart from WSAT's stop if they end the run."""
