@@ -55,7 +55,7 @@ sys.path[:0] = [REPO]
 
 from tkperf import store  # noqa: E402
 from tkperf.cli import main  # noqa: E402
-from tkperf.rwsw import model  # noqa: E402
+from tkperf.rwsw import iolog, model  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
 from tkperf.testtypes.realworld import exact, exactlog  # noqa: E402
 from tkperf.testtypes.realworld.delivered import measured, overall, step_rounds, steps, touched  # noqa: E402
@@ -237,8 +237,8 @@ def _iolog_flushes(cap_path: str, cap: model.Capture) -> Optional[int]:
         return int(n)
     if not cap.iolog:
         return None
-    with open(os.path.join(os.path.dirname(cap_path), cap.iolog), encoding="ascii") as fh:
-        return sum(1 for line in fh if line.split()[2:3] in (["sync"], ["datasync"]))
+    lines = iolog.text_lines(os.path.join(os.path.dirname(cap_path), cap.iolog))  # either kind, packed or text
+    return sum(1 for line in lines if line.split()[2:3] in (["sync"], ["datasync"]))
 
 
 def replay(dev: str, kind: str, cap_path: str, mode: str, scratch: str) -> None:

@@ -21,7 +21,7 @@ BENCHMARKS = sorted((ROOT / "benchmarks").glob("*.py"))
 
 #: Benchmarks that trace block I/O through the kernel's one tracefs take
 #: turns with the tracefs test files (tests/conftest.py).
-TRACEFS = {"rwsw.py", "replay_fidelity.py", "exact_timing.py"}  # they capture, or replay traced (issue 57)
+TRACEFS = {"rwsw.py", "replay_fidelity.py", "exact_timing.py", "daylong.py"}  # they capture, or replay traced
 #: Benchmarks that bring emulated SSDs up.
 SIMDRIVE = {"simdrive.py"}
 

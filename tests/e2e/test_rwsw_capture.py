@@ -13,8 +13,9 @@ import pytest
 
 from conftest import needs_fio
 from tkperf.cli import main
+from tkperf.errors import EXIT_OUTPUT
 from tkperf.fio.output import first_json_object
-from tkperf.rwsw import model
+from tkperf.rwsw import iolog, model, packedlog
 
 pytestmark = [needs_fio, pytest.mark.skipif(os.geteuid() != 0, reason="tkperf capture needs root")]
 
@@ -84,8 +85,11 @@ def test_capture_finds_the_streams_of_a_known_mix(loopdev, tmp_path, capsys):
     assert c.duration == pytest.approx(4.0, abs=1e-6) and c.step == 2.0 and len(c.steps) == 2
     assert all(st.iops > 0 and 0 < st.qd <= 4.5 for st in c.steps)
     assert c.qd > 0.5
-    # the iolog holds every I/O, in fio's version 3 format, offsets inside the device
-    lines = (tmp_path / "mix.iolog").read_text().splitlines()
+    # the iolog holds every I/O, packed (a few bytes each), read as fio's version 3 format, offsets inside the device
+    with open(tmp_path / "mix.iolog", "rb") as fh:
+        assert fh.read(len(packedlog.MAGIC)) == packedlog.MAGIC
+    assert os.path.getsize(tmp_path / "mix.iolog") < 12 * sum(s.ios for s in c.streams)
+    lines = list(iolog.text_lines(str(tmp_path / "mix.iolog")))
     assert lines[0] == "fio version 3 iolog" and c.iolog == "mix.iolog"
     ios = [ln.split() for ln in lines if ln.split()[2] in ("read", "write")]
     assert len(ios) == sum(s.ios for s in c.streams)
@@ -290,7 +294,7 @@ def test_a_partition_is_captured_alone(partitioned, tmp_path, capsys):
     # fio's random 4 KiB writes (a few land right after the one before: sequential); no read of p2 or the disk
     assert all(s.rw == "write" and s.bs == 4096 for s in c.streams), c.streams
     assert c.streams[0].key == "RND 4KiB write" and c.streams[0].share >= 0.85, c.streams
-    lines = (tmp_path / "p1.iolog").read_text().splitlines()[1:]
+    lines = list(iolog.text_lines(str(tmp_path / "p1.iolog")))[1:]
     offsets = [int(ln.split()[3]) for ln in lines if ln.split()[2] == "write"]
     assert len(offsets) == ios and not [ln for ln in lines if " read " in ln]
     assert max(offsets) + 4096 <= 16 << 20  # relative to p1's start: the disk's offsets start at 1 MiB
@@ -349,8 +353,7 @@ def test_a_capture_of_two_devices_counts_each_one_as_fio_did(two_loops, tmp_path
     for k, st in enumerate(c.steps):
         assert sum(s.ios for s in st.streams) == sum(s.ios for s in da.steps[k].streams) + sum(
             s.ios for s in db.steps[k].streams)
-    with open(tmp_path / "two.iolog") as fh:
-        lines = [line.split() for line in fh if len(line.split()) == 5]
+    lines = [line.split() for line in iolog.text_lines(str(tmp_path / "two.iolog")) if len(line.split()) == 5]
     writes = [int(x[3]) for x in lines if x[2] == "write"]
     assert len(writes) == 1800 and sum(o >= 64 << 20 for o in writes) == 300
     assert "stopped early by SIGINT" in out
@@ -364,3 +367,22 @@ def test_devices_that_cannot_be_captured_together_are_one_line(two_loops, tmp_pa
         err = capsys.readouterr().err.strip()
         assert words in err and len(err.splitlines()) == 1, err
     assert not os.path.exists(tmp_path / "x.xml")
+
+
+def test_a_capture_that_would_not_fit_is_refused_before_it_records(loopdev, tmp_path, capsys):
+    # 24 h at 10^7 I/Os a second: some 160 TB, more than any test machine has free
+    rc = main(["capture", loopdev, "--duration", "24h", "--expect-iops", "10000000", "--name", "day", "--outdir",
+               str(tmp_path)])
+    assert rc == EXIT_OUTPUT
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "free, but a 24.0 h capture at about 10,000,000 I/Os a second needs about" in err[0]
+    assert [f for f in os.listdir(tmp_path) if "day" in f] == [] and _mine(os.getpid()) == []  # nothing made or left
+
+
+def test_a_capture_says_the_disk_it_needs_first(loopdev, tmp_path, capsys):
+    rc = main(["capture", loopdev, "--duration", "1", "--name", "d", "--outdir", str(tmp_path)])
+    assert rc == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"capturing the block I/O of {loopdev} for 1.0 s")
+    assert re.match(r"disk: a 1\.0 s capture at about [\d,]+ I/Os a second \(the device's counters over 0\.5 s\) "
+                    r"needs about .* in .*; .* free$", out[1]), out[1]

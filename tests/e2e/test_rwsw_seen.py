@@ -14,7 +14,7 @@ import pytest
 
 from conftest import needs_fio
 from tkperf.cli import main
-from tkperf.rwsw import analysis, model
+from tkperf.rwsw import analysis, iolog, model
 
 pytestmark = [needs_fio, pytest.mark.skipif(os.geteuid() != 0, reason="tkperf capture needs root")]
 
@@ -99,7 +99,7 @@ def test_response_times_flushes_and_discards_against_fio(loopdev, tmp_path):
     assert sum(st.seen.discards for st in c.steps) == seen.discards
     assert sum(st.seen.lat.ios for st in c.steps if st.seen.lat) == seen.lat.ios
     # the iolog holds the flushes and discards as fio actions, in issue order
-    actions = [ln.split()[2] for ln in (tmp_path / "seen.iolog").read_text().splitlines()[3:-1]]
+    actions = [ln.split()[2] for ln in list(iolog.text_lines(str(tmp_path / "seen.iolog")))[3:-1]]
     assert actions.count("sync") == seen.flushes and actions.count("trim") == seen.discards
 
 
@@ -115,7 +115,7 @@ def test_48_concurrent_sequential_writers_are_captured_sequential(loopdev, tmp_p
     seq = by_key["SEQ 64KiB write"]
     assert seq.share >= 0.95, c.streams
     # each writer on its own: the stream rule over the captured I/Os, by region
-    lines = [ln.split() for ln in (tmp_path / "w48.iolog").read_text().splitlines()[3:-1]]
+    lines = [ln.split() for ln in list(iolog.text_lines(str(tmp_path / "w48.iolog")))[3:-1]]
     off = np.array([int(x[3]) for x in lines if x[2] == "write"], dtype=np.int64)
     n = np.array([int(x[4]) for x in lines if x[2] == "write"], dtype=np.int64)
     marks = analysis.SeqRule().mark(np.ones(off.size, dtype=np.int64), off, n)

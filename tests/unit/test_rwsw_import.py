@@ -11,7 +11,7 @@ import pytest
 from conftest import data_path
 from sealing import reseal
 from tkperf.cli import main
-from tkperf.rwsw import model
+from tkperf.rwsw import iolog, model
 
 MIX = data_path(os.path.join("rwsw", "blkparse-mix.txt"))
 
@@ -33,7 +33,7 @@ def test_import_of_a_recorded_blkparse_output(tmp_path, capsys):
     assert len(c.steps) == 1 and c.steps[0].streams == c.streams
     # iodepth 1: never more than one I/O outstanding
     assert 0.2 < c.qd <= 1.0
-    log = (tmp_path / "mix.iolog").read_text().splitlines()
+    log = list(iolog.text_lines(str(tmp_path / "mix.iolog")))
     assert log[0] == "fio version 3 iolog" and len(log) == 400 + 4
     first_write = next(ln for ln in log if " write " in ln).split()
     assert first_write[3:] == ["0", "65536"]  # fio's sequential writes start at the device's start

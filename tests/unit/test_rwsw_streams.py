@@ -104,7 +104,7 @@ def test_flushes_fua_discards_and_requeues_are_counted_and_kept(tmp_path, capsys
     assert seen.write.ios == 2 and seen.write.mean_us == pytest.approx(300.0)
     assert seen.read.ios == 1 and seen.read.max_us == pytest.approx(500.0)  # from its second issue
     assert seen.lat.max_us == pytest.approx(500.0)
-    log = (tmp_path / "f.iolog").read_text().splitlines()
+    log = list(iolog.text_lines(str(tmp_path / "f.iolog")))
     actions = [ln.split()[2] for ln in log[3:-1]]
     assert actions == ["write", "sync", "write", "sync", "trim", "read", "read"]
     assert log[4].split()[3:] == ["0", "0"] and log[7].split()[3:] == [str(8192 * 512), str(2048 * 512)]

@@ -10,7 +10,7 @@ import argparse
 from tkperf import durations
 from tkperf.cli import common
 from tkperf.errors import EXIT_OK, UsageError
-from tkperf.rwsw import capture, summary
+from tkperf.rwsw import capture, daylong, summary
 
 
 def _combine(args: argparse.Namespace, name: str) -> capture.Written:
@@ -29,11 +29,16 @@ def _record(args: argparse.Namespace, name: str, step: float) -> capture.Written
     if args.duration is None:
         raise UsageError("--duration is required: how long to record (e.g. 10m)")
     seconds = durations.parse(args.duration, "--duration")
+    expect = daylong.parse_iops(args.expect_iops)
+
+    need = daylong.check_disk(list(args.device), seconds, args.outdir, expect, args.force)  # before recording
 
     def announce() -> None:
         if not args.quiet:
             print(f"capturing the block I/O of {' and '.join(args.device)} for {durations.duration(seconds)} "
                   "(read-only; Ctrl-C stops it early and keeps what was recorded, twice aborts)", flush=True)
+            if need is not None:
+                print(need.line(args.outdir), flush=True)
 
     return capture.record(args.device, seconds, name, args.outdir, step, on_start=announce)
 
@@ -41,8 +46,9 @@ def _record(args: argparse.Namespace, name: str, step: float) -> capture.Written
 def cmd_capture(args: argparse.Namespace) -> int:
     name = common.check_name(args.name)
     step = durations.parse(args.step, "--step")
-    if args.force and args.combine is None:
-        raise UsageError("--force is for --combine: a capture or an import never replaces a file")
+    if args.force and args.import_file is not None:
+        raise UsageError("--force is for recording (past the disk check) or --combine; an import never replaces "
+                         "a file")
     if args.combine_as is not None and args.combine is None:
         raise UsageError("--as is for --combine")
     if args.combine is not None:
@@ -77,8 +83,9 @@ def register(sub) -> None:
                     "combine captures (--combine A.xml B.xml --as days|hosts), and "
                     "write OUTDIR/NAME.xml -- the IO streams (random/sequential, read/write, transfer size) with "
                     "their shares, queue depth, IOPS and MB/s, per --step and in total -- and OUTDIR/NAME.iolog "
-                    "(fio iolog version 3; several devices laid end to end) for an exact replay. Per step and in "
-                    "total it keeps the response "
+                    "(packed; several devices laid end to end) for an exact replay. The disk a recording needs is "
+                    "estimated first, and one that would not fit in OUTDIR is refused (exit 8; --force records "
+                    "anyway). Per step and in total it keeps the response "
                     "times (issue to completion: mean, p99, max), flushes, FUA writes, discards and events the "
                     "trace buffer lost, the steps a loss touched marked. The first Ctrl-C (or SIGTERM) ends the "
                     "recording early and keeps it, marked as stopped early; a second aborts. Neither file "
@@ -100,12 +107,16 @@ def register(sub) -> None:
                           "one workload; the same number of devices); hosts = side by side from a common start "
                           "(each capture's devices become devices of the combined one)")
     cap.add_argument("--force", action="store_true",
-                     help="--combine: replace an existing OUTDIR/NAME.xml and NAME.iolog (never a source)")
+                     help="recording: record even where the capture's files are estimated not to fit in --outdir; "
+                          "--combine: replace an existing OUTDIR/NAME.xml and NAME.iolog (never a source)")
     cap.add_argument("--duration", metavar="D", help=f"how long to record: {durations.FORMS}")
     cap.add_argument("--name", required=True, metavar="N", help="the capture's name: OUTDIR/N.xml and N.iolog")
     cap.add_argument("--outdir", default=".", metavar="DIR",
                      help="an existing directory, not on a captured disk (default: the current directory)")
     cap.add_argument("--step", default="5m", metavar="S",
                      help=f"the length of a time step (default 5m; not for --combine): {durations.FORMS}")
+    cap.add_argument("--expect-iops", metavar="N",
+                     help="the I/Os a second the devices are expected to see, for the disk the capture needs "
+                          "(default: their counters over half a second before recording)")
     cap.add_argument("--quiet", "-q", action="store_true", help="print only the files written")
     cap.set_defaults(func=cmd_capture)

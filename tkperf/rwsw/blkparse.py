@@ -14,6 +14,7 @@ import re
 from typing import IO, Optional, Tuple
 
 from tkperf.errors import ResultFileError
+from tkperf.rwsw import daylong
 from tkperf.rwsw.trace import SECTOR, Pairer, Sink, request_kind
 
 #: The physical range of an imported event's numbers (docs/rwsw.rst): a time
@@ -63,7 +64,7 @@ def read_blkparse(fh: IO[bytes], source: str, sink: Sink) -> Tuple[str, Pairer]:
     p = Pairer(sink)
     device: Optional[bytes] = None
     lines = 0
-    for line in fh:
+    for line in daylong.lines(fh):  # a line at most 4 KiB at a time: a file of any size streams
         lines += 1
         m = _BLKPARSE.match(line)
         if m is None:

@@ -1,7 +1,7 @@
 """``tkperf capture``: record a device's block I/O, or import a blktrace
 capture, and write ``DIR/NAME.xml`` (the streams and steps,
-:mod:`tkperf.rwsw.model`) with ``DIR/NAME.iolog`` (the I/Os, fio iolog
-version 3) beside it.
+:mod:`tkperf.rwsw.model`) with ``DIR/NAME.iolog`` (the I/Os, packed:
+:mod:`tkperf.rwsw.packedlog`) beside it.
 
 The requests stream from the trace through the pairing
 (:class:`tkperf.rwsw.trace.Pairer`) into the step figures and the iolog
@@ -22,7 +22,6 @@ import dataclasses
 import logging
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,17 +29,15 @@ from dataclasses import dataclass
 from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from tkperf import durations, programs
-from tkperf.errors import Interrupted, OutputError, ResultFileError, ToolError, UsageError
+from tkperf.errors import Interrupted, OutputError, ResultFileError, UsageError
 from tkperf.model.files import foreign_link, open_to_read, temp_file
-from tkperf.rwsw import blkparse, combine, combinelog, model, rawtrace, several, steps, summary, trace, tracing
+from tkperf.rwsw import blkparse, combine, combinelog, daylong, model, rawtrace, several, steps, summary, trace, tracing
 from tkperf.target import guard
 
 log = logging.getLogger("tkperf")
 
 #: The first bytes of blktrace's binary records (``BLK_IO_TRACE_MAGIC``, the version byte aside).
 _BLKTRACE_MAGIC = b"\x74\x61\x65"
-#: An imported file larger than this is refused (a blkparse text of ~10**7 I/Os).
-MAX_IMPORT_BYTES = 4 << 30
 #: The most steps an imported trace is cut into: every step is kept, an
 #: empty one too, so two I/Os years apart at a step of seconds are refused
 #: (give a longer --step) instead of costing minutes and gigabytes.
@@ -283,21 +280,6 @@ def _is_blktrace(fd: int) -> bool:
     return len(head) == 4 and head[1:4] == _BLKTRACE_MAGIC
 
 
-def _blkparse(src: int, path: str, out: int) -> None:
-    """blktrace's binary records (the descriptor ``src`` of ``path``) into
-    blkparse's text on the descriptor ``out``: blkparse is given no file name
-    to open, so it follows no link."""
-    argv = [programs.require("blkparse"), "-i", "-"]
-    proc = programs.start(argv, stdin=src, stdout=out, stderr=subprocess.PIPE)
-    try:
-        _, err = proc.communicate(timeout=3600)
-    finally:
-        programs.forget(proc)
-    if proc.returncode != 0:
-        last = (err or b"").decode(errors="replace").strip().splitlines()
-        raise ToolError(f"blkparse failed on {path}: {last[-1] if last else f'exit code {proc.returncode}'}")
-
-
 def _check_span(acc: steps.Accumulator, path: str, step: float) -> None:
     """A ResultFileError when the trace's I/Os span more steps than a capture
     holds (two I/Os years apart would make millions of empty steps)."""
@@ -316,17 +298,12 @@ def import_file(path: str, name: str, outdir: str, step: float) -> Written:
     (:func:`tkperf.model.files.open_to_read`)."""
     src = open_to_read(path, "--import", ResultFileError)
     try:
-        st = os.fstat(src)
-        if st.st_size > MAX_IMPORT_BYTES:
-            raise ResultFileError(f"{path}: {st.st_size} bytes, larger than the {MAX_IMPORT_BYTES} byte "
-                                  "import limit")
+        st = os.fstat(src)  # any size: the import streams (tkperf.rwsw.daylong)
         xml, iolog = paths(outdir, name)
         with _Iolog(iolog) as log_:
             acc = steps.Accumulator(step, log_.fh)
             if _is_blktrace(src):
-                with tempfile.TemporaryFile(dir=outdir) as text:  # unnamed: nothing to plant a link at
-                    _blkparse(src, path, text.fileno())
-                    text.seek(0)
+                with daylong.blkparse_text(src, path) as text:  # through a pipe, not a copy
                     device, pairer = blkparse.read_blkparse(text, path, acc)
             else:
                 with os.fdopen(src, "rb", closefd=False) as fh:

@@ -1,34 +1,31 @@
 """The iolog of a combined capture (:mod:`tkperf.rwsw.combine`): the sources'
-iologs (fio iolog version 3, as ``tkperf capture`` writes them) joined line
-by line, streamed, never held: ``days`` one after the other, each source's
+iologs (either kind: tkperf's packed, or fio's text of an earlier tkperf)
+joined I/O by I/O into a packed one, streamed, never held: ``days`` one after the other, each source's
 times moved by where it begins; ``hosts`` merged in time order.  Every
 address moves to its device's place in the combined capture, which lays
 its devices end to end; a flush (``sync``, no address) stays as it is.
 
-The sources' iologs are untrusted input, opened without following another
-user's link (:func:`tkperf.model.files.open_to_read`): a line that is not
-``TIME FILE ACTION [OFFSET LENGTH]`` with an action of fio's, or an
-address beyond its capture's devices, is refused with one line naming the
-file and the line (exit 7).
+The sources' iologs are untrusted input, read by :func:`tkperf.rwsw.iolog.actions`
+(without following another user's link, every action checked): one that is
+not an iolog, or an address beyond its capture's devices, is refused with
+one line naming the file (exit 7).
 """
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
 import os
 from typing import IO, Iterator, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from tkperf.errors import ResultFileError
-from tkperf.model.files import open_to_read
-from tkperf.rwsw.analysis import IOLOG_FILE
+from tkperf.rwsw import iolog, packedlog
 from tkperf.rwsw.model import Capture
 
-HEADER = b"fio version 3 iolog"
-_IO = (b"read", b"write", b"trim")
-_NO_ADDRESS = (b"sync", b"datasync")
-_FILE = (b"add", b"open", b"close")
-#: A line longer than this is not an iolog line.
-MAX_LINE = 4096
+#: Rows written to the packed log at a time.
+BATCH = 65536
 
 
 def iolog_path(xml: str, c: Capture) -> Optional[str]:
@@ -39,59 +36,59 @@ def iolog_path(xml: str, c: Capture) -> Optional[str]:
     return path if os.path.lexists(path) else None
 
 
-def _lines(path: str, shift_us: int, bases: Sequence[int], sizes: Sequence[int],
-           moved: Sequence[int]) -> Iterator[Tuple[int, bytes, int, int]]:
-    """(time µs, action, offset, length) of every I/O line of one source's iolog,
-    its time moved by ``shift_us`` and each address from its device's base
-    (``bases``) to the combined capture's (``moved``)."""
-    fd = open_to_read(path, "iolog", ResultFileError)
-    with os.fdopen(fd, "rb") as fh:
-        for n, line in enumerate(fh, 1):
-            if len(line) > MAX_LINE:
-                raise ResultFileError(f"{path}: line {n}: longer than {MAX_LINE} bytes; not an iolog line")
-            f = line.split()
-            if n == 1:
-                if line.strip() != HEADER:
-                    raise ResultFileError(f"{path}: not a fio iolog of version 3 (its first line)")
-                continue
-            if len(f) == 3 and f[2] in _FILE and f[0].isdigit():
-                continue
-            if len(f) != 5 or f[2] not in _IO + _NO_ADDRESS or not all(x.isdigit() for x in (f[0], f[3], f[4])):
-                raise ResultFileError(f"{path}: line {n}: not TIME FILE ACTION OFFSET LENGTH of a fio iolog")
-            t, off, length = int(f[0]), int(f[3]), int(f[4])
-            if f[2] in _NO_ADDRESS:
-                yield t + shift_us, f[2], 0, 0
-                continue
-            i = bisect.bisect_right(bases, off) - 1
-            if i < 0 or off + length > bases[i] + sizes[i]:
-                raise ResultFileError(f"{path}: line {n}: bytes {off} + {length} lie beyond its capture's devices")
-            yield t + shift_us, f[2], moved[i] + off - bases[i], length
+def _lines(found: Iterator[Tuple[int, str, int, int]], path: str, shift_us: int, bases: Sequence[int],
+           sizes: Sequence[int], moved: Sequence[int]) -> Iterator[Tuple[int, str, int, int]]:
+    """(time µs, action, offset, length) of every I/O of one source's iolog
+    (``found``: :func:`tkperf.rwsw.iolog.actions`, either kind, checked as it
+    is read), its time moved by ``shift_us`` and each address from its
+    device's base (``bases``) to the combined capture's (``moved``)."""
+    for t, action, off, length in found:
+        if action == "close":
+            continue
+        if action in ("sync", "datasync"):
+            yield t + shift_us, "sync", 0, 0
+            continue
+        i = bisect.bisect_right(bases, off) - 1
+        if i < 0 or off + length > bases[i] + sizes[i]:
+            raise ResultFileError(f"{path}: bytes {off} + {length} at {t} µs lie beyond its capture's devices")
+        yield t + shift_us, action, moved[i] + off - bases[i], length
 
 
 def write(out: IO[bytes], sources: Sequence[Tuple[str, Capture]], moved: Sequence[Sequence[int]],
           shifts: Sequence[float], merge: bool, duration: float) -> int:
-    """Write the combined iolog to ``out``: each source's (its XML's path and
-    capture) with its devices moved to ``moved`` (each source's devices'
-    new bases) and its times by ``shifts`` (seconds); merged in time order
-    (``merge``) or one after the other.  Returns the I/O lines written."""
-    streams: List[Iterator[Tuple[int, bytes, int, int]]] = []
-    for (xml, c), new, shift in zip(sources, moved, shifts):
-        path = iolog_path(xml, c)
-        assert path is not None
-        streams.append(_lines(path, int(round(shift * 1e6)), [d.offset for d in c.parts], [d.size for d in c.parts],
-                              new))
-    name = IOLOG_FILE.encode()
-    out.write(HEADER + b"\n0 " + name + b" add\n0 " + name + b" open\n")
-    lines = heapq.merge(*streams, key=lambda x: x[0]) if merge else (x for s in streams for x in s)
+    """Write the combined iolog (packed, :mod:`tkperf.rwsw.packedlog`) to
+    ``out``: each source's (its XML's path and capture) with its devices
+    moved to ``moved`` (each source's devices' new bases) and its times by
+    ``shifts`` (seconds); merged in time order (``merge``) or one after the
+    other.  Returns the I/Os written."""
+    code = {a: i for i, a in enumerate(packedlog.ACTIONS)}
+    log = packedlog.Writer(out)
     n = last = 0
-    buf: List[bytes] = []
-    for t, action, off, length in lines:
-        last = max(last, t)  # never backwards (fio refuses it)
-        buf.append(b"%d %s %s %d %d\n" % (last, name, action, off, length))
-        n += 1
-        if len(buf) >= 65536:
-            out.write(b"".join(buf))
-            buf = []
-    out.write(b"".join(buf))
-    out.write(b"%d %s close\n" % (max(last, int(round(duration * 1e6))), name))
+    with contextlib.ExitStack() as stack:
+        streams: List[Iterator[Tuple[int, str, int, int]]] = []
+        for (xml, c), new, shift in zip(sources, moved, shifts):
+            path = iolog_path(xml, c)
+            assert path is not None
+            found = stack.enter_context(iolog.actions(path))
+            streams.append(_lines(found, path, int(round(shift * 1e6)), [d.offset for d in c.parts],
+                                  [d.size for d in c.parts], new))
+        lines = heapq.merge(*streams, key=lambda x: x[0]) if merge else (x for s in streams for x in s)
+        rows: List[Tuple[int, int, int, int]] = []
+        for t, action, off, length in lines:
+            last = max(last, t)  # never backwards (fio refuses it)
+            rows.append((last, code[action], off, length))
+            if len(rows) >= BATCH:
+                n += _flush(log, rows)
+        n += _flush(log, rows)
+    log.close(max(last, int(round(duration * 1e6))))
     return n
+
+
+def _flush(log: packedlog.Writer, rows: List[Tuple[int, int, int, int]]) -> int:
+    if not rows:
+        return 0
+    cols = np.array(rows, dtype=np.int64)
+    log.add(cols[:, 0], cols[:, 1].astype(np.uint8), cols[:, 2], cols[:, 3])
+    count = len(rows)
+    rows.clear()
+    return count

@@ -78,7 +78,7 @@ class Capture(_Covered):
     qd: float
     iops: float
     mbps: float
-    iolog: Optional[str]   # file name beside the XML (fio iolog version 3), or None
+    iolog: Optional[str]   # file name beside the XML (packed, or fio's text iolog version 3), or None
     seen: Optional[Seen] = None   # None: not recorded (a version 1 capture)
     #: When the capture was stopped before its --duration (seconds from its
     #: start) and by what (``SIGINT``, ``SIGTERM``); None: it ran its course.

@@ -10,8 +10,8 @@ of :mod:`tkperf.rwsw.analysis`), the response times of its reads and
 writes in two histograms (:mod:`tkperf.rwsw.latency`; a step's are made
 into figures and dropped once the I/Os have moved two steps on), and its
 flushes, FUA writes, discards and lost events.  The I/Os go on to the
-iolog as they come (fio iolog version 3; flushes as ``sync``, discards as
-``trim``).  Each flush is given to the write stream that issued it: the
+iolog as they come (packed, :mod:`tkperf.rwsw.packedlog`; flushes as ``sync``,
+discards as ``trim``).  Each flush is given to the write stream that issued it: the
 stream of the last write completed before the flush was issued (an
 application's fsync waits for its writes to complete, then its flush
 follows), so a replay can flush where the application did.  The block
@@ -27,12 +27,12 @@ from typing import IO, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from tkperf.rwsw.analysis import IOLOG_FILE, SeqRule, step_bounds
+from tkperf.rwsw import packedlog
+from tkperf.rwsw.analysis import SeqRule, step_bounds
 from tkperf.rwsw.latency import Histogram
 from tkperf.rwsw.model import Capture, Latency, Seen, Step, Stream
 from tkperf.rwsw.trace import KIND_DISCARD, KIND_FLUSH, KIND_FUA, IoTrace
 
-_ACTIONS = np.array(["read", "write", "trim", "sync"])
 #: Writes kept from one batch to the next for the flushes they may have preceded (the latest completed).
 RECENT = 256
 
@@ -125,7 +125,7 @@ class Accumulator:
     def begin(self, t0: float) -> None:
         self.t0 = t0
         if self.out is not None:
-            self.out.write(f"fio version 3 iolog\n0 {IOLOG_FILE} add\n0 {IOLOG_FILE} open\n".encode())
+            self.log = packedlog.Writer(self.out)  # the iolog, packed (tkperf.rwsw.packedlog)
 
     def end(self, t1: float) -> None:
         self.t1 = t1
@@ -284,10 +284,7 @@ class Accumulator:
         usec = np.maximum.accumulate(np.maximum(usec, self.last_us))  # never backwards (fio refuses it)
         self.last_us = int(usec[-1])
         flush = base == KIND_FLUSH
-        off = np.where(flush, 0, offset)
-        n = np.where(flush, 0, length)
-        self.out.write("".join(f"{t} {IOLOG_FILE} {a} {o} {x}\n" for t, a, o, x in zip(
-            usec.tolist(), _ACTIONS[base].tolist(), off.tolist(), n.tolist())).encode())
+        self.log.add(usec, base, np.where(flush, 0, offset), np.where(flush, 0, length))
 
     # -- the end --------------------------------------------------------------
     def _settle(self, duration: float, n: int) -> set:
@@ -304,8 +301,7 @@ class Accumulator:
         for one in self.acc.values():
             one.close()
         if self.out is not None:
-            end = max(int(round(duration * 1e6)), self.last_us)
-            self.out.write(f"{end} {IOLOG_FILE} close\n".encode())
+            self.log.close(max(int(round(duration * 1e6)), self.last_us))
         return {min(j, n - 1) for j in self.touched}
 
     def _step(self, j: int, start: float, length: float, touched: bool) -> Step:

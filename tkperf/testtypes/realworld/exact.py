@@ -1,6 +1,6 @@
 """``replay --replay exact``: the captured I/Os through fio's iolog replay.
 
-The capture's iolog (fio iolog version 3, beside its XML) is checked
+The capture's iolog (packed, or fio iolog version 3; beside its XML) is checked
 against its capture when the run is planned and copied at run time into a
 private temporary folder with its addresses mapped onto the target's range
 and its flushes and discards kept (:mod:`.exactlog`), then replayed by one

@@ -46,7 +46,8 @@ from typing import IO, Dict, Iterator, List, MutableSequence, Optional, Sequence
 
 import numpy as np
 
-from tkperf.pts import ResultFileError, log_files, open_to_read, parse_log
+from tkperf.pts import ResultFileError, log_files, parse_log
+from tkperf.rwsw.iolog import actions as iolog_actions
 from tkperf.rwsw.iolog import place as iolog_place
 from tkperf.rwsw.model import Capture
 
@@ -107,26 +108,12 @@ class Checked(Counts):
 
 
 def _lines(path: str) -> Iterator[Line]:
-    """Every action line of the iolog (file actions left out), one at a
-    time; its format is checked by :func:`tkperf.rwsw.iolog.scan` first."""
-    fd = open_to_read(path, "iolog", ResultFileError)
-    with open(fd, encoding="ascii", errors="strict", newline="\n") as fh:
-        try:
-            first = fh.readline(MAX_LINE).rstrip("\n")
-            if first != HEADER:
-                raise ResultFileError(f"{path}: line 1: not a fio version 3 iolog (first line {first[:40]!r})")
-            for number, line in enumerate(fh, 2):
-                parts = line.split()
-                if len(parts) != 5 or len(line) > MAX_LINE:
-                    continue
-                try:
-                    got = Line(int(parts[0]), parts[2], int(parts[3]), int(parts[4]))
-                except ValueError:
-                    raise ResultFileError(f"{path}: line {number}: not 'timestamp file action offset length'") \
-                        from None
-                yield got
-        except UnicodeDecodeError:
-            raise ResultFileError(f"{path}: not a text iolog (bytes outside ASCII)") from None
+    """Every action line of the iolog (fio's text or tkperf's packed; file actions left out), one at a
+    time, checked as it is read (:func:`tkperf.rwsw.iolog.actions`)."""
+    with iolog_actions(path) as found:
+        for stamp, action, offset, length in found:
+            if action != "close":
+                yield Line(stamp, action, offset, length)
 
 
 def seen_figure(part: object, *names: str) -> Optional[float]:

@@ -14,6 +14,8 @@ from tkperf.pts import parse_tgbw
 DEFAULT_SHARE = 0.8
 MODES = ("steps", "exact")
 INTENSITIES = ("captured", "max")
+#: rwsw-wsat's ``--rwsw-wsat-streams``: the dominant streams as one mixed job, or each on its own.
+WSAT_STREAMS = ("mixed", "each")
 
 
 def parse_workload(text: str, flag: str) -> str:
@@ -62,6 +64,14 @@ def parse_intensity(text: str, flag: str) -> str:
     if t not in INTENSITIES:
         raise UsageError(f"{flag} {text!r}: choose captured (each stream at its captured rate) or max (each "
                          "step's streams at its queue depth, as fast as the drive serves them)")
+    return t
+
+
+def parse_wsat_streams(text: str, flag: str) -> str:
+    t = (text or "").strip().lower()
+    if t not in WSAT_STREAMS:
+        raise UsageError(f"{flag} {text!r}: choose mixed (the dominant streams as one applied workload) or each "
+                         "(every dominant stream as a WSAT segment of its own)")
     return t
 
 
@@ -142,6 +152,8 @@ class RwswWsatSettings(WorkloadSettings):
     wsat_steady: bool
     #: Spacing of the steady-state points in seconds.
     wsat_steady_spacing: int
+    #: 'mixed' (one applied workload) or 'each' (a WSAT segment per dominant stream).
+    wsat_streams: str = "mixed"
 
 
 WSAT_OPTIONS = (
@@ -163,4 +175,8 @@ WSAT_OPTIONS = (
            "the last minute of intervals before it",
            parse=parse_duration, default=30 * 60, quick=1,
            check=in_range(1, 366 * 86400, "--rwsw-wsat-steady-spacing"), metavar="DURATION"),
+    Option("rwsw_wsat_streams", ("--rwsw-wsat-streams",),
+           "rwsw-wsat: mixed (the dominant streams as one applied workload) or each (every dominant stream, the "
+           "8 largest at most, as a WSAT segment of its own, each from its own purge) (default mixed)",
+           parse=parse_wsat_streams, default="mixed", metavar="mixed|each"),
 )

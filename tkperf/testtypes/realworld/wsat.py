@@ -7,7 +7,8 @@ defaults, under options of its own (docs/rwsw-tests.rst)."""
 from __future__ import annotations
 
 import os
-from typing import List
+from dataclasses import replace
+from typing import Dict, List
 
 from tkperf.api import (
     Blocks,
@@ -44,6 +45,13 @@ PTS_FILLS = 4
 PTS_SPACING_S = 30 * 60
 PTS_INTERVAL_S = 60
 TAIL = 5
+#: ``--rwsw-wsat-streams each``: at most this many dominant streams (the largest) run as segments of their own.
+MAX_EACH = 8
+
+
+def segment_key(k: int, s) -> str:
+    """The test key of stream ``k``'s (0-based) own segment: ``rwsw-wsat-s1-rnd-4kib-write``."""
+    return f"rwsw-wsat-s{k + 1}-{applied.job_name(0, 0, s).split('-', 2)[2]}"
 
 
 def _fills(tgbw: str, capacity: int) -> float:
@@ -59,6 +67,37 @@ def refuse_without_writes(workload: str, streams) -> None:
                          "so WSAT's total-written stop could never fire; use rwsw-dirth or replay")
 
 
+def segment_streams(streams):
+    """The dominant streams that run on their own (``--rwsw-wsat-streams each``): the write streams, the
+    :data:`MAX_EACH` largest (a read stream writes nothing to saturate, and WSAT measures what is written)."""
+    return tuple(s for s in streams if s.rw == "write")[:MAX_EACH]
+
+
+def each_deviations(name: str, v) -> List[str]:
+    """``--rwsw-wsat-streams each``: what running every dominant stream on its own departs from."""
+    if v.get("rwsw_wsat_streams", "mixed") != "each":
+        return []
+    out = [f"{name}: every dominant write stream (the {MAX_EACH} largest at most) runs as a WSAT segment of its "
+           "own, each from its own purge, where the RWSW PTS's applied test workload runs the streams together"]
+    try:
+        cap = load_capture(v["rwsw_workload"])
+        streams = dominant_streams(cap.streams, v["rwsw_streams_share"])
+    except Exception:  # noqa: BLE001 - the capture may be gone when a result is read later
+        return out
+    writes = [s for s in streams if s.rw == "write"]
+    if len(writes) > MAX_EACH:
+        rest = sum(s.share for s in writes[MAX_EACH:])
+        out.append(f"{name}: {len(writes) - MAX_EACH} dominant write streams beyond the {MAX_EACH} largest "
+                   f"({100.0 * rest:.1f}% of the dominant streams' I/Os) have no segment")
+    reads = [s.key for s in streams if s.rw == "read"]
+    if reads:
+        several = len(reads) > 1
+        out.append(f"{name}: the dominant read stream{'s' if several else ''} {', '.join(reads)} "
+                   f"{'run' if several else 'runs'} in no segment of {'their' if several else 'its'} own: WSAT "
+                   "measures what is written (rwsw-dirth applies reads)")
+    return out
+
+
 class RwswWsatPts(PtsRules):
     """WSAT's stop rules on the RWSW PTS's applied test workload, and the departures."""
 
@@ -66,17 +105,27 @@ class RwswWsatPts(PtsRules):
 
     def deviations(self, kind: TestType, options, revision) -> List[str]:
         v = stored_values(kind, options)
-        out = common_deviations(kind.name) + wl.workload_deviations(kind.name, options, v["rwsw_streams_share"])
-        if v["rwsw_workload"]:
-            try:
-                cap = load_capture(v["rwsw_workload"])
-                out += [f"{kind.name}: {n}" for n in applied.coupling_note(
-                    dominant_streams(cap.streams, v["rwsw_streams_share"]))]
-            except Exception:  # noqa: BLE001 - the capture may be gone when a result is read later
-                pass
+        if v.get("rwsw_wsat_streams", "mixed") == "each":  # one stream a job: nothing of one job's mixing applies
+            out = common_deviations(kind.name) + wl.workload_deviations(kind.name, options,
+                                                                        v["rwsw_streams_share"])[1:]
+            out += each_deviations(kind.name, v)
+        else:
+            out = common_deviations(kind.name) + wl.workload_deviations(kind.name, options, v["rwsw_streams_share"])
+            out += self._coupling(kind.name, v)
         if v["rwsw_wsat_interval"] != PTS_INTERVAL_S:
             out.append(f"{kind.name} reports every {v['rwsw_wsat_interval']} s instead of WSAT's {PTS_INTERVAL_S} s")
         return out
+
+    @staticmethod
+    def _coupling(name: str, v) -> List[str]:
+        """Where one fio job cannot hold the dominant streams exactly (:func:`~.applied.coupling_note`)."""
+        if not v["rwsw_workload"]:
+            return []
+        try:
+            cap = load_capture(v["rwsw_workload"])
+        except Exception:  # noqa: BLE001 - the capture may be gone when a result is read later
+            return []
+        return [f"{name}: {n}" for n in applied.coupling_note(dominant_streams(cap.streams, v["rwsw_streams_share"]))]
 
     def planned_deviations(self, kind: TestType, options, revision) -> List[str]:
         """Before the run: limits that depart from WSAT's stop if they end the run."""
@@ -132,20 +181,31 @@ class RwswWsatTest(TestType):
         cfg = opts.of(ro.RwswWsatSettings)
         cap, streams = wl.dominant(opts)
         refuse_without_writes(cfg.workload, streams)
+        if cfg.wsat_streams == "each":
+            each = segment_streams(streams)
+            return [self._plan(opts, capacity, cap, (replace(s, share=1.0, byte_share=1.0),),
+                               segment_key(k, s), {"segment": f"{k + 1} of {len(each)}", "segment_stream": s.key,
+                                                   "segment_share": repr(s.share)})
+                    for k, s in enumerate(each)]
+        return [self._plan(opts, capacity, cap, streams, self.name, {})]
+
+    def _plan(self, opts: Options, capacity: int, cap, streams, key: str, extra: Dict[str, str]) -> Plan:
+        """One WSAT segment of ``streams`` (the applied workload, or one stream on its own)."""
+        cfg = opts.of(ro.RwswWsatSettings)
         mix = wl.mixed(streams, cap)
         job = wl.job(mix, opts.numjobs, opts.iodepth, cfg.wsat_time, JOB)
         shape = Stream(job, cfg.wsat_interval, stop_bytes=tgbw_bytes(cfg.wsat_tgbw, capacity),
                        steady_stop=cfg.wsat_steady, steady_after_bytes=floor_bytes(capacity), series=SERIES,
                        steady_spacing_s=cfg.wsat_steady_spacing,
                        point_s=point_seconds(cfg.wsat_steady_spacing))
-        return [Plan(key=self.name, shape=shape, wipc=False,
-                     tracking=Tracking(JOB, "iops", "applied workload IOPS per interval"),
-                     params={**wl.params(opts, cap, streams, mix), "numjobs": str(opts.numjobs),
-                             "iodepth": str(opts.iodepth), "interval": str(cfg.wsat_interval),
-                             "time_limit": str(cfg.wsat_time), "tgbw": cfg.wsat_tgbw,
-                             "steady_stop": "true" if cfg.wsat_steady else "false",
-                             "steady_spacing": str(shape.steady_every * cfg.wsat_interval),
-                             **point_params(shape.point_intervals * cfg.wsat_interval)})]
+        return Plan(key=key, shape=shape, wipc=False,
+                    tracking=Tracking(JOB, "iops", "applied workload IOPS per interval"),
+                    params={**wl.params(opts, cap, streams, mix), "numjobs": str(opts.numjobs),
+                            "iodepth": str(opts.iodepth), "interval": str(cfg.wsat_interval),
+                            "time_limit": str(cfg.wsat_time), "tgbw": cfg.wsat_tgbw,
+                            "steady_stop": "true" if cfg.wsat_steady else "false",
+                            "steady_spacing": str(shape.steady_every * cfg.wsat_interval),
+                            **point_params(shape.point_intervals * cfg.wsat_interval), **extra})
 
     def blocks(self, opts: Options) -> Blocks:
         mix = wl.mixed(wl.dominant(opts)[1])
