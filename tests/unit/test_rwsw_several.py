@@ -15,7 +15,7 @@ import pytest
 import tkperf
 from tkperf.cli import main
 from tkperf.errors import UsageError
-from tkperf.rwsw import model, several, steps, summary, tracing
+from tkperf.rwsw import iolog, model, packedlog, several, steps, summary, tracing
 from tkperf.rwsw.trace import KIND_FLUSH, KIND_READ, KIND_WRITE, Pairer, Span
 from tkperf.store import seal
 
@@ -60,6 +60,11 @@ def _two_devices(name="two", n=400, started="2026-12-07T10:00:00Z", host="db1"):
     return dataclasses.replace(cap, devices=devs), log.getvalue(), p
 
 
+def _text(packed: bytes) -> str:
+    """A packed iolog as fio's text iolog (what an exact replay is given)."""
+    return "".join(packedlog.text_lines(io.BytesIO(packed), "two.iolog", "rwsw.capture"))
+
+
 def test_each_device_keeps_its_own_requests_flushes_and_addresses():
     cap, log, p = _two_devices()
     a, b = cap.devices
@@ -75,9 +80,9 @@ def test_each_device_keeps_its_own_requests_flushes_and_addresses():
         assert sum(s.ios for s in st.streams) == sum(sum(s.ios for s in d.steps[k].streams) for d in cap.devices)
         assert abs(st.qd - a.steps[k].qd - b.steps[k].qd) < 1e-9
     # the iolog lays the devices end to end: device B's writes from 64 MiB on
-    writes = [line.split() for line in log.decode().splitlines() if " write " in line]
+    writes = [line.split() for line in _text(log).splitlines() if " write " in line]
     assert [int(w[3]) for w in writes[:3]] == [SIZES[0], SIZES[0] + 65536, SIZES[0] + 2 * 65536]
-    reads = [int(line.split()[3]) for line in log.decode().splitlines() if " read " in line]
+    reads = [int(line.split()[3]) for line in _text(log).splitlines() if " read " in line]
     assert max(reads) < SIZES[0]
 
 
@@ -155,8 +160,7 @@ def _saved(folder, **kw):
 
 
 def _io_lines(path):
-    with open(path) as fh:
-        return [line.split() for line in fh if len(line.split()) == 5]
+    return [line.split() for line in iolog.text_lines(str(path)) if len(line.split()) == 5]
 
 
 def test_combine_as_days_puts_them_one_after_the_other(tmp_path, capsys):
@@ -219,7 +223,7 @@ def test_combine_never_replaces_without_force_nor_a_source(tmp_path, capsys):
     assert "db1:/dev/loopA is in" in capsys.readouterr().err  # the same host's same device twice side by side
     assert main(["capture", "--combine", a, b, "--name", "d", "--outdir", str(tmp_path)]) == 2
     assert "--as days" in capsys.readouterr().err
-    assert main(["capture", "/dev/null", "--name", "d", "--duration", "1s", "--force"]) == 2
+    assert main(["capture", "--import", a, "--name", "d", "--force"]) == 2  # an import never replaces a file
 
 
 def test_a_replay_onto_one_target_names_the_devices_it_folded(tmp_path):
