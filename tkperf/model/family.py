@@ -118,21 +118,30 @@ def night_adjusted(figs: Sequence[Figure]) -> Optional[Tuple[List[Welch], Night]
     now = [_oriented(f, f.value) - c for f, c in zip(figs, centre)]
     shift = _median(now)
     own_var = [sum((past[j][i] - shifts[j]) ** 2 for j in range(n)) / (n - 1) for i in range(len(figs))]
+    spreads = _spreads(figs, own_var, n)
+    tests = [_test(_t(now[i] - shift, var, n), df) for i, (var, df) in enumerate(spreads)]
+    night = _test(_t(shift - mean(shifts), variance(shifts), n), float(n - 1))
+    return tests, Night((math.exp(shift) - 1.0) * 100.0, night)
+
+
+def _spreads(figs: Sequence[Figure], own_var: Sequence[float], n: int) -> List[Tuple[float, float]]:
+    """Each figure's own-move (variance, degrees of freedom): shrunk towards
+    the mean of the windowed figures' own variances and never below its
+    window's; a figure with one value a night towards one round's spread
+    (module docs)."""
     window_var = [_window_variance(f) for f in figs]
     windowed = [i for i, w in enumerate(window_var) if w > 0]
     pooled = mean([own_var[i] for i in windowed]) if windowed else 0.0
     one_round = mean([_window_variance(figs[i], per_round=True) for i in windowed]) if windowed else 0.0
-    tests = []
+    out = []
     for i in range(len(figs)):
         if window_var[i] > 0:  # its window shows its own noise: shrink towards its kind's
-            var, df = max(window_var[i], (own_var[i] + pooled) / 2.0), 2.0 * (n - 1)
+            out.append((max(window_var[i], (own_var[i] + pooled) / 2.0), 2.0 * (n - 1)))
         elif one_round > 0:  # one value a night (WSAT's first interval): one round's spread is its kind's
-            var, df = max(own_var[i], (own_var[i] + one_round) / 2.0), 2.0 * (n - 1)
+            out.append((max(own_var[i], (own_var[i] + one_round) / 2.0), 2.0 * (n - 1)))
         else:
-            var, df = own_var[i], float(n - 1)
-        tests.append(_test(_t(now[i] - shift, var, n), df))
-    night = _test(_t(shift - mean(shifts), variance(shifts), n), float(n - 1))
-    return tests, Night((math.exp(shift) - 1.0) * 100.0, night)
+            out.append((own_var[i], float(n - 1)))
+    return out
 
 
 def holm(p_values: Sequence[Optional[float]]) -> List[Optional[float]]:
