@@ -16,6 +16,7 @@ import pytest
 
 from tkperf.cli import main
 from tkperf.cli import check as check_cli
+from tkperf.cli import checkfiles
 from tkperf.errors import (EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_REGRESSION,
                            EXIT_RESULT_FILE, EXIT_USAGE)
 from tkperf.model import noise
@@ -86,7 +87,8 @@ def calmed(run: RunResult, test: str, workload: str, field: str) -> RunResult:
 
 def rows(out: str) -> list:
     """The table's rows: the lines between the header and the warnings or the summary."""
-    return [line for line in out.splitlines()[1:-1] if not line.startswith(("warning: ", "night's shift: "))]
+    skip = ("warning: ", "night's shift: ", "extreme: ")
+    return [line for line in out.splitlines()[1:-1] if not line.startswith(skip)]
 
 
 def saved(tmp_path, name: str, run: RunResult) -> str:
@@ -241,7 +243,7 @@ def test_welch_matches_a_published_example():
 @pytest.mark.parametrize("change,shown", [(-10.045, "-10.04"), (-10.0, "-10.0"), (-9.96, "-9.96"),
                                           (-20.0, "-20.0"), (10.0004, "+10.0004"), (3.14159, "+3.1")])
 def test_a_change_next_to_the_tolerance_reads_as_judged(change, shown):
-    from tkperf.cli.check import change_text
+    from tkperf.cli.checktext import change_text
 
     assert change_text(change, 10.0).startswith(shown)
 
@@ -891,7 +893,9 @@ def test_the_nights_shift_is_printed_with_what_p_means(capsys, tmp_path, ssd):
               for i, f in enumerate((0.95, 1.0, 1.05))]
     rc, out, _ = check(capsys, saved(tmp_path, "result", ssd), "--baseline", *nights)
     (line,) = [line for line in out.splitlines() if line.startswith("night's shift: ")]
-    assert "p adj " in line and "never below p" in line and out.splitlines()[-2] == line
+    assert "p adj " in line and "never below p" in line and out.splitlines()[-3] == line
+    assert out.splitlines()[-2].startswith("extreme: lat/rnd_4k_write_lat_largest_us, "
+                                           "lat/rnd_4k_write_lat_p99_99_us (a few I/Os set each, ")
     for cells in (r.split() for r in rows(out)[1:]):
         p, adj = cells[-3], cells[-2]
         if p not in ("-", "<0.001") and adj != "<0.001":
@@ -1124,9 +1128,46 @@ def test_a_figure_the_host_path_sets_is_left_out_on_a_host_limited_night(capsys,
 
 def test_machine_files_carry_a_figures_digits_not_float_noise():
     # Issue 60 item 6: 'result=19409.908317200003' in JUnit and 'wall_s 8.037375912000016' in CSV
-    from tkperf.cli import check as check_cli
     from tkperf.cli import export
 
-    assert check_cli._digits(19409.908317200003) == "19409.9083172" and check_cli._digits(None) == "None"
+    assert checkfiles._digits(19409.908317200003) == "19409.9083172" and checkfiles._digits(None) == "None"
     assert export._number(8.037375912000016) == "8.037375912"
     assert export._number(4363.163212072) == "4363.163212072"  # fio's own digits are all kept
+
+
+def test_the_slowest_io_is_judged_alone_on_its_rounds_spread():
+    """A night 2% slower in twelve steady figures (the night's shift is
+    significant) whose largest write latency is 13% above seven nights that
+    were all within 0.4%, while its rounds' maxima spread 5%: the slowest
+    I/O of a night is one draw of them, so this is noise (judged alone, on a
+    log scale, its spread one round's), and the table says how it was
+    judged; 83% above is a regression.  The same values under a key that is
+    no extreme (a mean) join the night and fail through its shift."""
+    from tkperf.cli.checktext import extreme_lines
+    from tkperf.model import family
+    from tkperf.model.figures import Figure
+
+    steady = (1.0, 1.002, 0.998, 1.001, 0.999, 1.002, 0.998)
+    calm = (90000.0, 90500.0, 89800.0, 90200.0, 90100.0, 89900.0, 90300.0)
+
+    def item(key: str, nights, value: float, better: str = "higher", spread: float = 0.001) -> regression.Input:
+        wins = tuple((v * (1 - 2 * spread), v * (1 - spread), v) for v in nights)
+        mine = (value * (1 - 2 * spread), value * (1 - spread), value)
+        data = family.Figure(better, tuple(nights), value, wins, mine)
+        return regression.Input("lat", Figure(key, key, value, "us", better), data)
+
+    def night(key: str, worse: float) -> regression.Comparison:
+        items = [item(f"f{k}", [1000 * f for f in steady[k % 2:] + steady[:k % 2]], 980.0) for k in range(12)]
+        return regression.assess(items + [item(key, calm, 90100 * worse, "lower", spread=0.05)], 10.0)
+
+    largest = "rnd_4k_write_lat_largest_us"
+    assert regression.extreme(largest) and regression.extreme("rnd_4k_write_lat_p99_99_us")
+    assert not regression.extreme("rnd_4k_write_lat_p99_9_us") and not regression.extreme("rnd_4k_write_lat_max_us")
+    ordinary = night(largest, 1.134)
+    assert ordinary.night is not None and ordinary.night.adjusted_worse < 0.05
+    assert ordinary.cells[-1].verdict == regression.NOISE and ordinary.regressions == []
+    assert extreme_lines(ordinary) == [
+        f"extreme: lat/{largest} (a few I/Os set it, heavy-tailed night to night): judged on its own whole move "
+        "against its nights, on a log scale, the spread at least one round's, never through the night's shift"]
+    assert [c.figure for c in night(largest, 1.83).regressions] == [largest]
+    assert [c.figure for c in night("rnd_4k_write_lat_p50_us", 1.134).regressions] == ["rnd_4k_write_lat_p50_us"]
