@@ -32,7 +32,7 @@ The values are the figures as the job's check printed them (3-4
 significant digits: TP's 0.2% night-to-night spread is near its
 rounding).  ``--tiny`` runs one window (the test suite's mode).
 
-    python3 benchmarks/history_real.py [--window 20] [--step 19] [--tiny]
+    python3 benchmarks/history_real.py [--window 20] [--step 19] [--tiny] [--data CSV]
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ FIGURES = {"rnd_4k_write_iops": "higher", "rnd_4k_mixed_iops": "higher", "rnd_4k
            "seq_write_mb_s": "higher", "seq_read_mb_s": "higher", "rnd_4k_write_lat_mean_us": "lower",
            "rnd_4k_write_lat_max_us": "lower", "rnd_4k_write_lat_largest_us": "lower",
            "rnd_4k_write_lat_p99_9_us": "lower", "first_interval_iops": "higher",
-           "last_5_intervals_iops": "higher", "gb_written": ""}
+           "last_5_intervals_iops": "higher", "gb_written": "", "rnd_4k_read_lat_mean_us": "lower"}
 #: Each figure's test key.
 TESTS = {f: ("iops" if f.endswith("_iops") and f.startswith("rnd") else "tp-1024k" if f.startswith("seq")
              else "lat" if "_lat_" in f else "wsat") for f in FIGURES}
@@ -66,12 +66,16 @@ STEP_NIGHTS = 3
 
 
 def read(path: str = DATA) -> Tuple[Dict[str, List[float]], List[float]]:
-    """(each figure's values in night order, the idle share in %)."""
+    """(each figure's values in night order, the idle share in %): the figures
+    of :data:`FIGURES` the file has, of its identical nights (a file
+    ``benchmarks/nightly_real.py --record`` wrote also holds planted ones)."""
     with open(path, encoding="utf-8") as fh:
         lines = [line for line in fh if line.strip() and not line.startswith("#")]
     head = lines[0].strip().split(",")
     rows = [dict(zip(head, line.strip().split(","))) for line in lines[1:]]
-    return ({f: [float(r[f]) for r in rows] for f in FIGURES}, [float(r["idle_pct"]) for r in rows])
+    rows = [r for r in rows if r.get("kind", "identical") == "identical" and r.get("idle_pct")]
+    return ({f: [float(r[f]) for r in rows] for f in FIGURES if f in head and all(r[f] for r in rows)},
+            [float(r["idle_pct"]) for r in rows])
 
 
 def _mean(xs: List[float]) -> float:
@@ -84,8 +88,8 @@ def as_files(series: Dict[str, List[float]], idle: List[float], nights: int) -> 
     start = datetime(2026, 12, 1, 1, 30, tzinfo=timezone.utc)
     out = []
     for i in range(nights):
-        rows = [FigureRow(TESTS[f], f, f, "", better, "{:g}", values[i], None, None, None, 1, None)
-                for f, better in FIGURES.items() for values in [series[f]]]
+        rows = [FigureRow(TESTS[f], f, f, "", FIGURES[f], "{:g}", values[i], None, None, None, 1, None)
+                for f, values in series.items()]
         rows.append(FigureRow(HOST_TEST, HOST_FIGURE, "idle", "%", "", "{:g}", idle[i], None, None, None, 1, None))
         out.append(FileFacts(f"N{i + 1:02d}.xml", (start + timedelta(days=i)).isoformat(), "serial:S", "S",
                              "", True, tuple(rows)))
@@ -147,10 +151,15 @@ def main() -> int:
     ap.add_argument("--window", type=int, default=20, help="nights per window (default 20)")
     ap.add_argument("--step", type=float, default=19.0, help="the planted step, percent worse (default 19)")
     ap.add_argument("--tiny", action="store_true", help="one window (the test suite's mode)")
+    ap.add_argument("--data", default=DATA, metavar="CSV",
+                    help="the recorded nights (default benchmarks/data/nights-emulated-ssd.csv; also a file "
+                         "benchmarks/nightly_real.py --record wrote, its identical nights)")
     args = ap.parse_args()
-    series, idle = read()
+    series, idle = read(args.data)
     n = len(idle)
-    for nights in (23, n):
+    if n < args.window:
+        ap.error(f"--window {args.window}: {args.data} has {n} identical nights")
+    for nights in sorted({min(23, n), n}):
         print(f"change points over nights 1-{nights} of an unchanged drive (each a false alarm):")
         found, at_step, follows = listing(series, idle, nights)
         print(f"  {found} change point(s) in {len(series)} figures: {at_step} at a step of the host's idle "
@@ -161,7 +170,7 @@ def main() -> int:
         alarms: Dict[str, int] = {}
         total, clean, exact, near = windows(series, idle, args.window, args.step, 1 if args.tiny else n,
                                             missed, alarms, with_host)
-        steps = total // len(series) * sum(1 for b in FIGURES.values() if b)
+        steps = total // len(series) * sum(1 for f in series if FIGURES[f])
         per = total // len(series)
         print(f"the detector on {how}:")
         print(f"  windows of {args.window} nights: series without a change point {clean / total:6.1%} of {total}"

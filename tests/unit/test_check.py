@@ -1171,3 +1171,28 @@ def test_the_slowest_io_is_judged_alone_on_its_rounds_spread():
         "against its nights, on a log scale, the spread at least one round's, never through the night's shift"]
     assert [c.figure for c in night(largest, 1.83).regressions] == [largest]
     assert [c.figure for c in night("rnd_4k_write_lat_p50_us", 1.134).regressions] == ["rnd_4k_write_lat_p50_us"]
+
+
+def test_the_real_nights_benchmark_judges_recorded_extremes_offline(tmp_path):
+    """benchmarks/nightly_real.py --judge: the recorded nights' largest latency
+    (its rounds in KEY:rounds) against the nights before it, the normal
+    interval and the extreme model side by side.  A night 13% above nights
+    within 0.3% of each other, whose rounds spread 10%, is beyond the normal
+    interval and within the extreme model (its rounds 10% apart); an 83%
+    planted move beyond both."""
+    key = "rnd_4k_write_lat_largest_us"
+    calm = [90000, 90200, 89800, 90100, 89900, 90050]
+    lines = [f"night,kind,exit,verdict,load_1min,idle_pct,secs,{key},{key}:rounds"]
+    for i, v in enumerate(calm + [102000]):
+        lines.append(f"N{i + 1:02d},identical,0,ok,1.0,20.0,90,{v},{v * 0.8:g};{v * 0.9:g};{v}")
+    lines.append(f"P1,program,1,regression,1.0,20.0,90,{90000 * 1.83:g},{90000 * 1.7:g};{90000 * 1.83:g}")
+    data = tmp_path / "nights.csv"
+    data.write_text("# recorded\n" + "\n".join(lines) + "\n")
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "nightly_real.py"), "--judge", str(data)],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[0] == f"{key}:"
+    assert out[1].split()[:3] == ["identical", "normal,", "values"] and "p<0.05  1 of 4," in out[1]
+    assert out[2].split()[:2] == ["identical", "log,"] and "p<0.05  0 of 4," in out[2]
+    assert out[4].startswith("  planted") and "p<0.05  1 of 1, p<0.01  1;" in out[4]
