@@ -1178,8 +1178,8 @@ def test_the_real_nights_benchmark_judges_recorded_extremes_offline(tmp_path):
     (its rounds in KEY:rounds) against the nights before it, the normal
     interval and the extreme model side by side.  A night 13% above nights
     within 0.3% of each other, whose rounds spread 10%, is beyond the normal
-    interval and within the extreme model (its rounds 10% apart); an 83%
-    planted move beyond both."""
+    interval and within the extreme model; an 83% planted move beyond
+    both."""
     key = "rnd_4k_write_lat_largest_us"
     calm = [90000, 90200, 89800, 90100, 89900, 90050]
     lines = [f"night,kind,exit,verdict,load_1min,idle_pct,secs,{key},{key}:rounds"]
