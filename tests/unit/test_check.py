@@ -1196,3 +1196,31 @@ def test_the_real_nights_benchmark_judges_recorded_extremes_offline(tmp_path):
     assert out[1].split()[:3] == ["identical", "normal,", "values"] and "p<0.05  1 of 4," in out[1]
     assert out[2].split()[:2] == ["identical", "log,"] and "p<0.05  0 of 4," in out[2]
     assert out[4].startswith("  planted") and "p<0.05  1 of 1, p<0.01  1;" in out[4]
+
+
+def test_a_steady_figure_is_shrunk_towards_its_own_scale_not_the_noisiest():
+    """A loaded host: five figures swing 30-40% night to night (their rounds
+    5% apart), six stay within 0.1% (rounds 0.1% apart); one of those is
+    16% slower on a night with no shift.  Its spread is shrunk towards its
+    kind's at its own scale (window variance times the night's median
+    ratio), so it is a regression; towards the plain mean of the figures'
+    spreads it was noise.  The noisy ones moving 25% stay noise."""
+    from tkperf.model import family
+    from tkperf.model.figures import Figure
+
+    swing = (1.0, 1.4, 0.7, 1.3, 0.75)
+    steady = (1.0, 1.001, 0.999, 1.0005, 0.9995)
+
+    def item(key: str, nights, value: float, spread: float) -> regression.Input:
+        wins = tuple((v * (1 - spread), v, v * (1 + spread)) for v in nights)
+        data = family.Figure("higher", tuple(nights), value, wins, (value * (1 - spread), value, value * (1 + spread)))
+        return regression.Input("t", Figure(key, key, value, "IOPS", "higher"), data)
+
+    items = [item(f"noisy{k}", [1000 * f for f in swing[k:] + swing[:k]], 1000 * (0.75 if k == 0 else 1.0), 0.05)
+             for k in range(5)]
+    items += [item(f"steady{k}", [500 * f for f in steady[k % 5:] + steady[:k % 5]], 500.0, 0.001) for k in range(5)]
+    items.append(item("slower", [500 * f for f in steady], 500 * 0.84, 0.001))
+    comparison = regression.assess(items, 10.0)
+    assert comparison.method == regression.NIGHT_ADJUSTED
+    assert [c.figure for c in comparison.regressions] == ["slower"]
+    assert comparison.cells[0].verdict == regression.NOISE
