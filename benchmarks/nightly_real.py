@@ -11,7 +11,8 @@ run it on a drive that is unchanged from night to night.
    are red (the job exits 1).  Target (issue "Nightly QA on real
    nights"): at most 1 of 20.
 2. For each planted regression (``--kinds``: ``program``, the flash
-   program time +30%; ``read``, the page read time +30%), in a copy of
+   program time +30%; ``read``, the page read time +30%; ``link``, the
+   host link 30% slower, which bounds TP's 1024k reads), in a copy of
    the output folder as the identical nights left it, ``--regression-nights``
    nights of the changed drive (default 3): how many are red.  Target:
    every one, until accepted; then ``tkperf-nightly --accept`` and one
@@ -60,6 +61,8 @@ NAME = "nqbench"
 MIN_NIGHTS = 3
 #: The planted regressions: the model's flash program or read time (docs/simdrive.rst) +30%.
 PLANTED = {name: [f"--{name}-us", str(round(params.PARAMS[f"{name}_us"][0] * 1.3))] for name in ("program", "read")}
+#: The host link 30% slower (each byte's transfer +30%): the read path that TP's 1024k reads are bound by.
+PLANTED["link"] = ["--link-mbs", f"{params.PARAMS['link_mbs'][0] / 1.3:.1f}"]
 
 
 def tkperf(bindir: Path) -> str:
@@ -247,7 +250,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nights", type=int, default=20, help="identical nights judged (default 20)")
     ap.add_argument("--regression-nights", type=int, default=3, help="nights of each planted regression")
-    ap.add_argument("--kinds", default="program,read", help="planted regressions: program, read")
+    ap.add_argument("--kinds", default="program,read", help="planted regressions: program, read, link")
     ap.add_argument("--tests", default="iops,tp,lat,wsat", help="the job's TKPERF_TESTS")
     ap.add_argument("--small", action="store_true", help="1 judged night, 2 nights of 'program', TP and LAT")
     ap.add_argument("--tiny", action="store_true", help="one first night of TP, not judged (the test suite's mode)")
