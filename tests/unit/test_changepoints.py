@@ -212,3 +212,16 @@ def test_a_host_that_cannot_explain_leaves_the_values_as_they_are():
     assert list(cp.adjusted(x, [5.0] * 20)) == x  # constant
     assert list(cp.adjusted(x, [5.0] * 19)) == x  # another length
     assert list(cp.adjusted(x, [float("nan")] + [5.0 + i for i in range(19)])) == x
+
+
+def test_two_nights_of_a_new_level_blame_no_normal_night():
+    """Recorded TP reads (63.2 MB/s within 0.4%), the last normal night a little
+    low, then two nights of a link 30% slower: the only split with three runs
+    on each side takes that normal night into the new level; its run is far
+    nearer the old level, so no change point is named (and no normal night's
+    file blamed) until the third night, which puts it at the right run."""
+    normal = [63.2162, 63.2682, 63.3356, 63.2794, 63.2233, 63.2682, 63.2906, 63.2682, 63.3356, 63.2682,
+              63.2794, 63.2233, 63.2162, 63.2682, 63.2682, 62.8816]
+    assert cp.detect(normal + [48.7458, 48.7458]) == []
+    (c,) = cp.detect(normal + [48.7458, 48.7458, 48.7])
+    assert c.index == 16 and c.change_pct == pytest.approx(-22.9, abs=0.2)

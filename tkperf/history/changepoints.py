@@ -124,12 +124,29 @@ def detect(values: Sequence[float], min_segment: int = MIN_SEGMENT, alpha: float
         k, p = split
         found.append((a + k, p))
         todo += [(a, a + k), (a + k, b)]
-    found.sort()
+    found = _settled(x, sorted(found))
     bounds = [0] + [i for i, _ in found] + [x.size]
     out = []
     for j, (i, p) in enumerate(found):
         out.append(ChangePoint(i, float(x[bounds[j]:i].mean()), float(x[i:bounds[j + 2]].mean()), p))
     return out
+
+
+def _settled(x: np.ndarray, found: List[Tuple[int, float]]) -> List[Tuple[int, float]]:
+    """The change points whose runs on either side belong where they are put:
+    the first run of the new level nearer its mean than the old level's, and
+    the last run before nearer the old.  A new level of two runs cannot be a
+    segment of its own (:data:`MIN_SEGMENT`), so the split takes the normal
+    run before them in: dropped, the step is named once its third run is in."""
+    while True:
+        bounds = [0] + [i for i, _ in found] + [x.size]
+        for j, (i, _) in enumerate(found):
+            before, after = x[bounds[j]:i].mean(), x[i:bounds[j + 2]].mean()
+            if abs(x[i] - after) > abs(x[i] - before) or abs(x[i - 1] - before) > abs(x[i - 1] - after):
+                found = found[:j] + found[j + 1:]
+                break
+        else:
+            return found
 
 
 def levels(n: int, changes: Sequence[ChangePoint], values: Sequence[float]) -> List[Tuple[int, int, float]]:
