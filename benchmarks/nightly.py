@@ -23,7 +23,10 @@ unattended"):
    nights, ``tkperf check``'s defaults): quick and full, <= 5 %;
 2. one figure 30 % worse (a random one of the night's judged figures;
    its better-is-up value down 30 %: IOPS or MB/s x 0.7, a latency
-   divided by 0.7): red on that first night, >= 90 %;
+   divided by 0.7): red on that first night, >= 90 %; and apart (for
+   information), an extreme figure (the largest latency, the 99.99%:
+   ``regression.extreme``, judged alone on one round's spread), which is
+   simulated as what it is, the largest of its rounds, not their mean;
 3. history over 365 noise-only nights: series without a change point,
    >= 95 %;
 4. a 15 % step of every figure (at a random night): a change point named
@@ -54,9 +57,9 @@ sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 
-from tkperf.history import changepoints  # noqa: E402
-from tkperf.model import family, noise
 from tkperf import store  # noqa: E402
+from tkperf.history import changepoints  # noqa: E402
+from tkperf.model import family, noise  # noqa: E402
 from tkperf.model.figures import Figure  # noqa: E402
 from tkperf.verdict import regression  # noqa: E402
 
@@ -103,7 +106,8 @@ def nights(levels: Sequence[Level], rng: np.random.Generator, n: int, night_sd: 
             rounds = 1.0 + round_sd * rng.standard_normal(ROUNDS if windowed else 1)
             factor = night * rounds * (worse[k] if worse and j == n - 1 else 1.0)
             values = fig.value / factor if fig.better == "lower" else fig.value * factor
-            row.append((float(np.mean(values)), tuple(float(v) for v in values) if windowed else ()))
+            whole = np.max(values) if regression.extreme(fig.key) else np.mean(values)  # the slowest: the max
+            row.append((float(whole), tuple(float(v) for v in values) if windowed else ()))
         out.append(row)
     return out
 
@@ -128,8 +132,10 @@ def false_red(levels, rng, trials, night_sd, round_sd, old: bool = False) -> flo
                for _ in range(trials)) / trials
 
 
-def caught(levels, rng, trials, night_sd, round_sd) -> float:
-    judged = [k for k, (_t, f, _w) in enumerate(levels) if f.better]
+def caught(levels, rng, trials, night_sd, round_sd, extreme: bool = False) -> float:
+    """The share of nights red whose one figure (a random one of those judged:
+    the ordinary ones, or the ``extreme`` ones) is 30 % worse."""
+    judged = [k for k, (_t, f, _w) in enumerate(levels) if f.better and regression.extreme(f.key) == extreme]
     hits = 0
     for _ in range(trials):
         k = judged[int(rng.integers(len(judged)))]
@@ -234,6 +240,9 @@ def main() -> int:
     hit_full = caught(full, rng, args.trials, args.night, args.round)
     print(line("one figure 30% worse: red on its first night (full)", hit_full, ">= 90%", hit_full >= 0.9,
                f"  ({args.trials} trials)"))
+    hit_extreme = caught(quick, rng, args.trials, args.night, args.round, extreme=True)
+    print(line("  an extreme figure (largest, 99.99%) 30% worse, red (quick)", hit_extreme, "(info)", True,
+               f"  ({args.trials} trials; judged alone, one round's spread)"))
     clean, near, exact, early = history_rates(rng, args.series, args.length, args.night, args.round)
     print(line(f"history, {args.length} noise-only nights: no change point", clean, ">= 95%", clean >= 0.95,
                f"  ({args.series} series)"))

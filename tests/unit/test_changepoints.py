@@ -177,3 +177,51 @@ def test_noise_alone_rarely_makes_a_change_point():
     rng = np.random.default_rng(7)
     false = sum(bool(cp.detect(100.0 + 7.0 * rng.standard_normal(60), permutations=99)) for _ in range(200))
     assert false <= 10
+
+
+def _loaded_nights(step_at=None):
+    """20 nights of a figure the host path sets: it follows the host's idle
+    share (which steps from 32% to 23% at night 10, as a load that fell), 2%
+    noise; ``step_at``: the drive 19% slower from that night on (its idle
+    share unchanged: a slower drive keeps the host's commands longer)."""
+    rng = np.random.default_rng(3)
+    idle = np.where(np.arange(20) < 10, 32.0, 23.0) + rng.normal(0, 1.0, 20)
+    x = 1800.0 * (1 - 0.014 * (idle - 23.0)) * (1 + 0.02 * rng.standard_normal(20))
+    if step_at is not None:
+        x[step_at:] *= 0.81
+    return list(x), list(idle)
+
+
+def test_a_step_of_the_host_is_no_change_point_once_the_host_is_taken_out():
+    """The values alone step where the host's load did; with the idle share
+    taken out (host=) they do not, and the levels stay the values' own."""
+    x, idle = _loaded_nights()
+    assert [c.index for c in cp.detect(x)] == [10]
+    assert cp.detect(x, host=idle) == []
+
+
+def test_a_step_of_the_drive_is_named_with_the_host_taken_out():
+    x, idle = _loaded_nights(step_at=17)
+    (c,) = cp.detect(x, host=idle)
+    assert c.index == 17 and c.change_pct == pytest.approx(-19.0, abs=2.0)  # the drive's step, the host's out
+    assert c.before == pytest.approx(np.mean(cp.adjusted(x, idle)[:17]))
+
+
+def test_a_host_that_cannot_explain_leaves_the_values_as_they_are():
+    x, _ = _loaded_nights()
+    assert list(cp.adjusted(x, [5.0] * 20)) == x  # constant
+    assert list(cp.adjusted(x, [5.0] * 19)) == x  # another length
+    assert list(cp.adjusted(x, [float("nan")] + [5.0 + i for i in range(19)])) == x
+
+
+def test_two_nights_of_a_new_level_blame_no_normal_night():
+    """Recorded TP reads (63.2 MB/s within 0.4%), the last normal night a little
+    low, then two nights of a link 30% slower: the only split with three runs
+    on each side takes that normal night into the new level; its run is far
+    nearer the old level, so no change point is named (and no normal night's
+    file blamed) until the third night, which puts it at the right run."""
+    normal = [63.2162, 63.2682, 63.3356, 63.2794, 63.2233, 63.2682, 63.2906, 63.2682, 63.3356, 63.2682,
+              63.2794, 63.2233, 63.2162, 63.2682, 63.2682, 62.8816]
+    assert cp.detect(normal + [48.7458, 48.7458]) == []
+    (c,) = cp.detect(normal + [48.7458, 48.7458, 48.7])
+    assert c.index == 16 and c.change_pct == pytest.approx(-22.9, abs=0.2)

@@ -16,7 +16,7 @@ import pytest
 
 from tkperf import store
 from tkperf.cli import check as check_cli
-from tkperf.cli import main
+from tkperf.cli import checkfiles, main
 from tkperf.errors import EXIT_INTERNAL, EXIT_NOT_COMPARABLE, EXIT_OK, EXIT_REGRESSION, EXIT_RESULT_FILE, EXIT_USAGE
 from tkperf.model import noise
 from tkperf.model.results import RunResult, Workload
@@ -85,7 +85,8 @@ def calmed(run: RunResult, test: str, workload: str, field: str) -> RunResult:
 
 def rows(out: str) -> list:
     """The table's rows: the lines between the header and the warnings or the summary."""
-    return [line for line in out.splitlines()[1:-1] if not line.startswith(("warning: ", "night's shift: "))]
+    skip = ("warning: ", "night's shift: ", "extreme: ")
+    return [line for line in out.splitlines()[1:-1] if not line.startswith(skip)]
 
 
 def saved(tmp_path, name: str, run: RunResult) -> str:
@@ -240,7 +241,7 @@ def test_welch_matches_a_published_example():
 @pytest.mark.parametrize("change,shown", [(-10.045, "-10.04"), (-10.0, "-10.0"), (-9.96, "-9.96"),
                                           (-20.0, "-20.0"), (10.0004, "+10.0004"), (3.14159, "+3.1")])
 def test_a_change_next_to_the_tolerance_reads_as_judged(change, shown):
-    from tkperf.cli.check import change_text
+    from tkperf.cli.checktext import change_text
 
     assert change_text(change, 10.0).startswith(shown)
 
@@ -890,7 +891,9 @@ def test_the_nights_shift_is_printed_with_what_p_means(capsys, tmp_path, ssd):
               for i, f in enumerate((0.95, 1.0, 1.05))]
     rc, out, _ = check(capsys, saved(tmp_path, "result", ssd), "--baseline", *nights)
     (line,) = [line for line in out.splitlines() if line.startswith("night's shift: ")]
-    assert "p adj " in line and "never below p" in line and out.splitlines()[-2] == line
+    assert "p adj " in line and "never below p" in line and out.splitlines()[-3] == line
+    assert out.splitlines()[-2].startswith("extreme: lat/rnd_4k_write_lat_largest_us, "
+                                           "lat/rnd_4k_write_lat_p99_99_us (a few I/Os set each, ")
     for cells in (r.split() for r in rows(out)[1:]):
         p, adj = cells[-3], cells[-2]
         if p not in ("-", "<0.001") and adj != "<0.001":
@@ -1123,9 +1126,99 @@ def test_a_figure_the_host_path_sets_is_left_out_on_a_host_limited_night(capsys,
 
 def test_machine_files_carry_a_figures_digits_not_float_noise():
     # Issue 60 item 6: 'result=19409.908317200003' in JUnit and 'wall_s 8.037375912000016' in CSV
-    from tkperf.cli import check as check_cli
     from tkperf.cli import export
 
-    assert check_cli._digits(19409.908317200003) == "19409.9083172" and check_cli._digits(None) == "None"
+    assert checkfiles._digits(19409.908317200003) == "19409.9083172" and checkfiles._digits(None) == "None"
     assert export._number(8.037375912000016) == "8.037375912"
     assert export._number(4363.163212072) == "4363.163212072"  # fio's own digits are all kept
+
+
+def test_the_slowest_io_is_judged_alone_on_its_rounds_spread():
+    """A night 2% slower in twelve steady figures (the night's shift is
+    significant) whose largest write latency is 13% above seven nights that
+    were all within 0.4%, while its rounds' maxima spread 5%: the slowest
+    I/O of a night is one draw of them, so this is noise (judged alone, on a
+    log scale, its spread one round's), and the table says how it was
+    judged; 83% above is a regression.  The same values under a key that is
+    no extreme (a mean) join the night and fail through its shift."""
+    from tkperf.cli.checktext import extreme_lines
+    from tkperf.model import family
+    from tkperf.model.figures import Figure
+
+    steady = (1.0, 1.002, 0.998, 1.001, 0.999, 1.002, 0.998)
+    calm = (90000.0, 90500.0, 89800.0, 90200.0, 90100.0, 89900.0, 90300.0)
+
+    def item(key: str, nights, value: float, better: str = "higher", spread: float = 0.001) -> regression.Input:
+        wins = tuple((v * (1 - 2 * spread), v * (1 - spread), v) for v in nights)
+        mine = (value * (1 - 2 * spread), value * (1 - spread), value)
+        data = family.Figure(better, tuple(nights), value, wins, mine)
+        return regression.Input("lat", Figure(key, key, value, "us", better), data)
+
+    def night(key: str, worse: float) -> regression.Comparison:
+        items = [item(f"f{k}", [1000 * f for f in steady[k % 2:] + steady[:k % 2]], 980.0) for k in range(12)]
+        return regression.assess(items + [item(key, calm, 90100 * worse, "lower", spread=0.05)], 10.0)
+
+    largest = "rnd_4k_write_lat_largest_us"
+    assert regression.extreme(largest) and regression.extreme("rnd_4k_write_lat_p99_99_us")
+    assert not regression.extreme("rnd_4k_write_lat_p99_9_us") and not regression.extreme("rnd_4k_write_lat_max_us")
+    ordinary = night(largest, 1.134)
+    assert ordinary.night is not None and ordinary.night.adjusted_worse < 0.05
+    assert ordinary.cells[-1].verdict == regression.NOISE and ordinary.regressions == []
+    assert extreme_lines(ordinary) == [
+        f"extreme: lat/{largest} (a few I/Os set it, heavy-tailed night to night): judged on its own whole move "
+        "against its nights, on a log scale, the spread at least one round's, never through the night's shift"]
+    assert [c.figure for c in night(largest, 1.83).regressions] == [largest]
+    assert [c.figure for c in night("rnd_4k_write_lat_p50_us", 1.134).regressions] == ["rnd_4k_write_lat_p50_us"]
+
+
+def test_the_real_nights_benchmark_judges_recorded_extremes_offline(tmp_path):
+    """benchmarks/nightly_real.py --judge: the recorded nights' largest latency
+    (its rounds in KEY:rounds) against the nights before it, the normal
+    interval and the extreme model side by side.  A night 13% above nights
+    within 0.3% of each other, whose rounds spread 10%, is beyond the normal
+    interval and within the extreme model; an 83% planted move beyond
+    both."""
+    key = "rnd_4k_write_lat_largest_us"
+    calm = [90000, 90200, 89800, 90100, 89900, 90050]
+    lines = [f"night,kind,exit,verdict,load_1min,idle_pct,secs,{key},{key}:rounds"]
+    for i, v in enumerate(calm + [102000]):
+        lines.append(f"N{i + 1:02d},identical,0,ok,1.0,20.0,90,{v},{v * 0.8:g};{v * 0.9:g};{v}")
+    lines.append(f"P1,program,1,regression,1.0,20.0,90,{90000 * 1.83:g},{90000 * 1.7:g};{90000 * 1.83:g}")
+    data = tmp_path / "nights.csv"
+    data.write_text("# recorded\n" + "\n".join(lines) + "\n")
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "nightly_real.py"), "--judge", str(data)],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    assert out[0] == f"{key}:"
+    assert out[1].split()[:3] == ["identical", "normal,", "values"] and "p<0.05  1 of 4," in out[1]
+    assert out[2].split()[:2] == ["identical", "log,"] and "p<0.05  0 of 4," in out[2]
+    assert out[4].startswith("  planted") and "p<0.05  1 of 1, p<0.01  1;" in out[4]
+
+
+def test_a_steady_figure_is_shrunk_towards_its_own_scale_not_the_noisiest():
+    """A loaded host: five figures swing 30-40% night to night (their rounds
+    5% apart), six stay within 0.1% (rounds 0.1% apart); one of those is
+    16% slower on a night with no shift.  Its spread is shrunk towards its
+    kind's at its own scale (window variance times the night's median
+    ratio), so it is a regression; towards the plain mean of the figures'
+    spreads it was noise.  The noisy ones moving 25% stay noise."""
+    from tkperf.model import family
+    from tkperf.model.figures import Figure
+
+    swing = (1.0, 1.4, 0.7, 1.3, 0.75)
+    steady = (1.0, 1.001, 0.999, 1.0005, 0.9995)
+
+    def item(key: str, nights, value: float, spread: float) -> regression.Input:
+        wins = tuple((v * (1 - spread), v, v * (1 + spread)) for v in nights)
+        data = family.Figure("higher", tuple(nights), value, wins, (value * (1 - spread), value, value * (1 + spread)))
+        return regression.Input("t", Figure(key, key, value, "IOPS", "higher"), data)
+
+    items = [item(f"noisy{k}", [1000 * f for f in swing[k:] + swing[:k]], 1000 * (0.75 if k == 0 else 1.0), 0.05)
+             for k in range(5)]
+    items += [item(f"steady{k}", [500 * f for f in steady[k % 5:] + steady[:k % 5]], 500.0, 0.001) for k in range(5)]
+    items.append(item("slower", [500 * f for f in steady], 500 * 0.84, 0.001))
+    comparison = regression.assess(items, 10.0)
+    assert comparison.method == regression.NIGHT_ADJUSTED
+    assert [c.figure for c in comparison.regressions] == ["slower"]
+    assert comparison.cells[0].verdict == regression.NOISE

@@ -485,12 +485,12 @@ def _reference(figs):
         return float(np.mean(found)) if found else 0.0
 
     windowed = [i for i, f in enumerate(figs) if spread(f, False) > 0]
-    pooled = float(np.mean(own[windowed]))
+    ratio = float(np.median([own[i] / spread(figs[i], False) for i in windowed]))  # night-to-night / window
     one_round = float(np.mean([spread(figs[i], True) for i in windowed]))
     out = []
     for i, f in enumerate(figs):
-        if i in windowed:
-            var = max(spread(f, False), (own[i] + pooled) / 2)
+        if i in windowed:  # shrunk towards its kind's at its own scale
+            var = max(spread(f, False), (own[i] + ratio * spread(f, False)) / 2)
         else:
             var = max(own[i], (own[i] + one_round) / 2)
         out.append(((now[i] - shift) / math.sqrt(var * (1 + 1 / n)), 2.0 * (n - 1)))

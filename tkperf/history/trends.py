@@ -109,10 +109,17 @@ def when(f: FileFacts) -> Tuple[float, str]:
         return float("-inf"), f.path
 
 
-def _trend(test: str, figure: str, rows: List[Tuple[FileFacts, FigureRow]]) -> Trend:
+def _trend(test: str, figure: str, rows: List[Tuple[FileFacts, FigureRow]],
+           host: Optional[Dict[str, float]] = None) -> Trend:
+    """The figure's trend; ``host`` (each file's host idle share) is taken out of
+    a figure the host path sets before its steps are looked for
+    (:func:`tkperf.history.changepoints.adjusted`), when every run has it."""
     points = tuple(Point(r.value, r.lo, r.hi, r.sd, r.n, r.steady, path=f.path, started=f.started, quick=f.quick)
                    for f, r in rows)
-    found = changepoints.detect([p.value for p in points])
+    shares = [host.get(p.path) for p in points] if host and host_path(test, figure) else []
+    found = changepoints.detect([p.value for p in points],
+                                host=[float(v) for v in shares if v is not None]
+                                if shares and None not in shares else None)
     changes = tuple(Change(c.index, points[c.index].path, points[c.index].started, c.before, c.after,
                            c.change_pct, c.p_value) for c in found)
     last = rows[-1][1]
@@ -160,7 +167,8 @@ def build(results: Sequence[FileFacts]) -> List[Device]:
         for f in files:
             for r in f.figures:
                 series.setdefault((r.test, r.figure), []).append((f, r))
-        trends = _at_host_steps([_trend(test, fig, rows) for (test, fig), rows in series.items()])
+        host = {f.path: r.value for f, r in series.get((HOST_TEST, HOST_FIGURE), [])}
+        trends = _at_host_steps([_trend(test, fig, rows, host) for (test, fig), rows in series.items()])
         out.append(Device(key, files[-1].label, len(files), trends, tuple(files)))
     return out
 

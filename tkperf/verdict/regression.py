@@ -18,6 +18,7 @@ warns; a figure without a better direction is only reported
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import AbstractSet, List, Optional, Sequence, Tuple, Union
 
@@ -267,8 +268,25 @@ def method_of(items: Sequence[Input]) -> str:
     enough figures that can join it."""
     if not items or len(items[0].data.nights) < 2:
         return WELCH
-    joined = [i for i in items if i.data.usable]
+    joined = [i for i in items if _joins(i)]
     return NIGHT_ADJUSTED if len(joined) >= family.MIN_FAMILY else PREDICTION
+
+
+#: Extreme figures: the slowest single I/O of a window (``..._largest_us``) and the
+#: percentiles beyond 99.9% (``..._p99_99_us``), which a handful of I/Os set.
+EXTREME = re.compile(r"_(largest|p99_99\d*)_")
+
+
+def extreme(key: str) -> bool:
+    """Whether the figure is an extreme of its run (:data:`EXTREME`): heavy-tailed
+    night to night, so it is judged alone (:func:`_alone`): on a log scale, its
+    spread at least one round's, and never through the night's shift."""
+    return bool(EXTREME.search(key))
+
+
+def _joins(i: Input) -> bool:
+    """Whether the figure joins the night's family (the shared shift)."""
+    return i.data.usable and not extreme(i.fig.key)
 
 
 def _tests(items: Sequence[Input], method: str) -> Tuple[List[Optional[noise.Welch]], Optional[family.Night]]:
@@ -278,7 +296,7 @@ def _tests(items: Sequence[Input], method: str) -> Tuple[List[Optional[noise.Wel
                             i.fig.better or "higher") for i in items], None
     tests: List[Optional[noise.Welch]] = [None] * len(items)
     night = None
-    joined = [k for k, i in enumerate(items) if i.data.usable]
+    joined = [k for k, i in enumerate(items) if _joins(i)]
     if method == NIGHT_ADJUSTED:
         found = family.night_adjusted([items[k].data for k in joined])
         if found is not None:
@@ -293,11 +311,23 @@ def _tests(items: Sequence[Input], method: str) -> Tuple[List[Optional[noise.Wel
 
 def _alone(i: Input) -> Optional[noise.Welch]:
     """The figure's whole move against its own nights (a prediction interval
-    whose spread is at least what the windows show): no shift taken out."""
+    whose spread is at least what the windows show): no shift taken out.  An
+    extreme figure (:func:`extreme`) on a log scale, its spread at least one
+    round's (its window values' variance, not divided by their number): the
+    largest of a window is one draw of the rounds' maxima, not their mean."""
     d = i.data
+    if extreme(i.fig.key) and d.usable:
+        return _extreme(d, i.fig.better)
     windows = [list(w) or [v] for w, v in zip(d.windows, d.nights)] + [list(d.mine) or [d.value]]
     floor = noise.mean([noise.variance(w) / len(w) for w in windows])
     return noise.predict(d.value, list(d.nights), i.fig.better or "higher", floor)
+
+
+def _extreme(d: family.Figure, better: str) -> Optional[noise.Welch]:
+    """An extreme figure's move: log values, the floor one round's spread."""
+    rounds = [[math.log(v) for v in w if v > 0 and math.isfinite(v)] for w in d.windows + (d.mine,)]
+    floor = noise.mean([noise.variance(w) for w in rounds if len(w) > 1] or [0.0])
+    return noise.predict(math.log(d.value), [math.log(v) for v in d.nights], better, floor)
 
 
 def _worse(better: str, change: Optional[float]) -> Optional[float]:
@@ -327,25 +357,33 @@ def assess(items: Sequence[Input], tolerance_pct: float, alpha: float = noise.AL
                                  adj_worse[-1], adj_better[-1])  # type: ignore[arg-type]
     cells = []
     for k, i in enumerate(items):
-        base = noise.mean(list(i.data.nights))
-        change = change_pct(base, i.fig.value)
+        change = change_pct(noise.mean(list(i.data.nights)), i.fig.value)
         worse = _worse(i.fig.better, change)
         p = p_adj = None
         if worse is not None and tests[k] is not None:
-            own, adj = (worse_p[k], adj_worse[k]) if worse > 0 else (better_p[k], adj_better[k])
-            p, p_adj = own, adj
-            whole = _alone(i) if night_shift is not None else None
-            if night_shift is not None and whole is not None:
-                # the night moved this way too: its test speaks for the figure, but only for a
-                # figure whose whole move is also beyond its own nights' noise (both must hold,
-                # the larger p decides): a significant shift of 1.7% fails no figure whose
-                # 12% move its own nights often show
-                whole_p = whole.p_worse if worse > 0 else whole.p_better
-                via = max(night_shift.adjusted(worse > 0), whole_p)
-                if p_adj is None or via < p_adj:
-                    p, p_adj = whole_p, via
+            p, p_adj = (worse_p[k], adj_worse[k]) if worse > 0 else (better_p[k], adj_better[k])
+            p, p_adj = _through_night(i, worse > 0, p, p_adj, night_shift)
         cells.append(_cell(i, judge(i.fig.better, change, tolerance_pct, p_adj, alpha), p, p_adj))
     return Comparison(tolerance_pct, tuple(cells), alpha, warnings, method, correction, night_shift)
+
+
+def _through_night(i: Input, worse: bool, p: Optional[float], p_adj: Optional[float],
+                   night_shift: Optional[NightShift]) -> Tuple[Optional[float], Optional[float]]:
+    """(p, p adjusted) of a figure of the night's family once the night's
+    shift is heard: when the night moved the figure's way, its test speaks
+    for the figure, but only for a figure whose whole move is also beyond
+    its own nights' noise (both must hold, the larger p decides): a
+    significant shift of 1.7% fails no figure whose 12% move its own nights
+    often show.  An extreme figure (:func:`extreme`) is never judged through
+    the shift: the slowest I/O of a night is its own."""
+    whole = _alone(i) if night_shift is not None and _joins(i) else None
+    if night_shift is None or whole is None:
+        return p, p_adj
+    whole_p = whole.p_worse if worse else whole.p_better
+    via = max(night_shift.adjusted(worse), whole_p)
+    if p_adj is None or via < p_adj:
+        return whole_p, via
+    return p, p_adj
 
 
 def _cell(i: Input, verdict: str, p: Optional[float] = None, p_adj: Optional[float] = None) -> Cell:
