@@ -52,27 +52,26 @@ def share_text(value: float) -> str:
     return f"{100.0 * value:g}%"
 
 
-def parse_mode(text: str, flag: str) -> str:
+def _one_of(text: str, flag: str, allowed, choose: str) -> str:
+    """``text`` as one of ``allowed`` (case and spaces aside), else a UsageError saying ``choose``."""
     t = (text or "").strip().lower()
-    if t not in MODES:
-        raise UsageError(f"{flag} {text!r}: choose steps (each step's stream mix) or exact (the captured I/Os)")
+    if t not in allowed:
+        raise UsageError(f"{flag} {text!r}: choose {choose}")
     return t
+
+
+def parse_mode(text: str, flag: str) -> str:
+    return _one_of(text, flag, MODES, "steps (each step's stream mix) or exact (the captured I/Os)")
 
 
 def parse_intensity(text: str, flag: str) -> str:
-    t = (text or "").strip().lower()
-    if t not in INTENSITIES:
-        raise UsageError(f"{flag} {text!r}: choose captured (each stream at its captured rate) or max (each "
-                         "step's streams at its queue depth, as fast as the drive serves them)")
-    return t
+    return _one_of(text, flag, INTENSITIES, "captured (each stream at its captured rate) or max (each step's "
+                   "streams at its queue depth, as fast as the drive serves them)")
 
 
 def parse_wsat_streams(text: str, flag: str) -> str:
-    t = (text or "").strip().lower()
-    if t not in WSAT_STREAMS:
-        raise UsageError(f"{flag} {text!r}: choose mixed (the dominant streams as one applied workload) or each "
-                         "(every dominant stream as a WSAT segment of its own)")
-    return t
+    return _one_of(text, flag, WSAT_STREAMS, "mixed (the dominant streams as one applied workload) or each "
+                   "(every dominant stream as a WSAT segment of its own)")
 
 
 def is_capture_file(text: str) -> bool:
