@@ -539,6 +539,14 @@ def test_a_broken_drawing_in_a_real_report(tmp_path, monkeypatch):
 
 # --- show never loads matplotlib -------------------------------------------------------------
 
+def _python(code: str) -> subprocess.CompletedProcess:
+    """``code`` run by a fresh Python on this checkout; it must exit 0."""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 @pytest.mark.parametrize("argv", [["show"], ["show", "--json"]], ids=["text", "json"])
 def test_show_leaves_matplotlib_out(argv):
     code = ("import sys\n"
@@ -546,9 +554,7 @@ def test_show_leaves_matplotlib_out(argv):
             f"rc = main({argv[:1] + [example('example-full')] + argv[1:]!r})\n"
             "assert 'matplotlib' not in sys.modules, 'show imported matplotlib'\n"
             "sys.exit(rc)\n")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=ROOT))
-    assert proc.returncode == 0, proc.stderr
+    proc = _python(code)
     if "--json" in argv:
         assert json.loads(proc.stdout)["name"] == "example-full"
     else:
@@ -564,9 +570,7 @@ def test_the_report_process_draws_nothing_itself(tmp_path):
             f"r = report.build_report(store.load({example('example-ssd')!r}), {str(tmp_path)!r}, ('rst',))\n"
             "assert not r.warnings, r.warnings\n"
             "assert 'matplotlib' not in sys.modules\n")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=ROOT))
-    assert proc.returncode == 0, proc.stderr
+    _python(code)
     assert len(os.listdir(tmp_path / "example-ssd-plots")) >= 10
 
 
