@@ -104,7 +104,7 @@ DESELECT: Tuple[str, ...] = (
 )
 
 #: What the tests read besides the code.
-COPIED = ("tkperf", "tests", "examples")
+COPIED = ("tkperf", "tests", "examples", "benchmarks")  # some tests run a benchmark script
 
 KILLED = {1, 3, 36, 24, -24, 152, 255, 37}  # a failing test, a timeout, the type check
 SURVIVED = {0}
@@ -152,7 +152,7 @@ def prepare(workdir: Path, modules: Sequence[Module]) -> None:
     tests = [t for t in TESTS if (ROOT / t).exists()]
     tests += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_regression*.py"))
     selection = tests + [arg for d in DESELECT for arg in ("--deselect", d)]
-    lines = ["[mutmut]", "source_paths = tkperf", "also_copy =", "    examples", "only_mutate ="]
+    lines = ["[mutmut]", "source_paths = tkperf", "also_copy =", "    examples", "    benchmarks", "only_mutate ="]
     lines += [f"    {m.path}" for m in modules]
     lines += ["pytest_add_cli_args_test_selection ="] + [f"    {a}" for a in selection]
     lines += ["pytest_add_cli_args =", "    -p", "    no:cacheprovider", ""]
