@@ -1,17 +1,20 @@
 """What a day-long ``tkperf capture`` costs: disk, memory and CPU, measured on a
 short real recording and extrapolated per hour (prints figures, asserts nothing).
 
-**Recording** (root, fio): a loop device of 1 GiB under fio -- random
+**Recording** (root, fio), once for each ``--analysis`` of ``tkperf
+capture`` (after the recording, then during it): a loop device of 1 GiB under fio -- random
 4 KiB reads at queue depth 4, a sequential 64 KiB writer, and a 4 KiB
 writer with ``fsync`` after each write at 20 a second (flushes) -- is
 recorded by ``tkperf capture`` for ``--seconds`` in a process of its own
 (so its peak resident memory, the kernel's ``ru_maxrss``, is the
-capture's).  Printed: the raw trace events the temporary file held before
-the analysis, the packed iolog and the same I/Os as fio's text iolog (the
-format before), each in bytes an I/O; the capture process's CPU time
-while it recorded (a share of one core) and for the analysis (µs an I/O);
-its peak memory; and from these the disk, the analysis time and the
-iolog an hour and a day at ``--iops`` (default 20,000) take.
+capture's).  Printed: the raw trace events written and the most of them
+on disk at once (the analysis reads and frees them a part at a time while
+recording, tkperf.rwsw.liveparts), the packed iolog and the same I/Os as
+fio's text iolog (the format before), each in bytes an I/O; the
+recorder's CPU time (a share of one core) and the analysis thread's (µs an
+I/O), and how long the analysis went on after the recording; the peak
+memory; and from these the disk, the analysis time and the iolog an hour
+and a day at ``--iops`` (default 20,000) take.
 
 **Import of more than 4 GiB** (no root): a blkparse text of ``--ios``
 synthetic I/Os (tests/lab/rwsw_synth.py) cut in two around a sparse gap of
@@ -38,35 +41,49 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests", "lab")]
 
 import rwsw_synth  # noqa: E402
-
 from tkperf.rwsw import iolog as iolog_mod  # noqa: E402
 from tkperf.rwsw import model  # noqa: E402
+from tkperf.rwsw.liveparts import PART_BYTES  # noqa: E402
 from tkperf.target.loopdev import LoopDevice  # noqa: E402
 
 GiB = 1 << 30
 
 
-def child(dev: str, seconds: float, outdir: str, name: str) -> None:
-    """In the capture's own process: record, noting the raw file's size and the CPU time when the analysis
-    begins, and print them as JSON."""
-    from tkperf.rwsw import capture, rawtrace
+def child(dev: str, seconds: float, outdir: str, name: str, live: bool) -> None:
+    """In the capture's own process: record, noting the raw events written, the most of them on disk at once
+    (the parts not yet read, tkperf.rwsw.liveparts), the analysis thread's CPU time and how long it went on
+    after the recording; print them as JSON."""
+    from tkperf.rwsw import capture, liveparts, rawtrace
 
-    noted: dict = {}
-    read_raw = rawtrace.read_raw
+    noted = {"raw_bytes": 0, "raw_peak": 0, "ana_cpu": 0.0}
+    fileno, close, part = liveparts.Parts.fileno, liveparts.Parts.close, rawtrace.Stream.part
 
-    def spy(raw, *a, **k):
-        t = os.times()
-        noted.update(raw_bytes=os.fstat(raw.fileno()).st_size, rec_cpu=t.user + t.system - cpu0,
-                     rec_wall=time.monotonic() - noted["start"])
-        return read_raw(raw, *a, **k)
+    def on_disk(self):  # before each drain: the parts waiting and the one written (none is read yet)
+        fd = fileno(self)
+        waiting = sum(os.fstat(item[0].fileno()).st_size for item in list(self.waiting.queue) if item is not None)
+        noted["raw_peak"] = max(noted["raw_peak"], waiting + os.fstat(fd).st_size)
+        return fd
 
-    rawtrace.read_raw = spy
+    def read(self, fh, tail=None, last=False):  # in the analysis thread: its CPU time, every part's bytes
+        noted["raw_bytes"] += os.fstat(fh.fileno()).st_size
+        t = time.thread_time()
+        try:
+            return part(self, fh, tail, last)
+        finally:
+            noted["ana_cpu"] += time.thread_time() - t
+            noted["held"] = max(noted.get("held", 0), self.peak_held)
+
+    def closed(self):
+        noted.update(rec_end=time.monotonic(), parts_read=self.read, parts=self.handed + 1)
+        return close(self)
+
+    liveparts.Parts.fileno, liveparts.Parts.close, rawtrace.Stream.part = on_disk, closed, read
     t0 = os.times()
     noted["start"], cpu0 = time.monotonic(), t0.user + t0.system  # Python's start and imports apart
-    done = capture.record(dev, seconds, name, outdir, 1.0, say=lambda text: None)
+    done = capture.record(dev, seconds, name, outdir, 1.0, say=lambda text: None, live=live)
     t = os.times()
-    noted.update(ana_cpu=t.user + t.system - cpu0 - noted["rec_cpu"], ana_wall=time.monotonic() - noted["start"]
-                 - noted["rec_wall"], xml=done.xml, iolog=done.iolog)
+    noted.update(rec_cpu=t.user + t.system - cpu0 - noted["ana_cpu"], rec_wall=noted["rec_end"] - noted["start"],
+                 after_wall=time.monotonic() - noted["rec_end"], xml=done.xml, iolog=done.iolog)
     print(json.dumps(noted))
 
 
@@ -79,13 +96,14 @@ def _fio(dev: str, seconds: float) -> subprocess.Popen:
          *common], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def record(seconds: float, iops: float, work: str) -> None:
+def record(seconds: float, iops: float, work: str, analysis: str) -> None:
     with LoopDevice(GiB, work) as dev:
         fio = _fio(dev, seconds + 6)
         try:
             time.sleep(1.0)
             env = dict(os.environ, PYTHONPATH=ROOT)
-            proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", dev, str(seconds), work],
+            proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", dev, str(seconds), work,
+                                     analysis],
                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             out_err = ("", "")
             _, status, usage = os.wait4(proc.pid, 0)
@@ -108,18 +126,26 @@ def record(seconds: float, iops: float, work: str) -> None:
     ana_us = 1e6 * got["ana_cpu"] / requests
     print(f"recorded {cap.duration:,.1f} s: {ios:,} I/Os and {seen.flushes if seen else 0:,} flushes "
           f"({requests / cap.duration:,.0f} a second; load {os.getloadavg()[0]:.1f})")
-    print(f"raw trace events (temporary, until the analysis): {raw_per:,.1f} bytes an I/O")
+    how = (f"parts of {PART_BYTES / 1e6:,.1f} MB analysed while recording" if analysis == "during" else
+           "one part, analysed after the recording")
+    print(f"raw trace events written: {raw_per:,.1f} bytes an I/O ({got['raw_bytes'] / 1e6:,.1f} MB); on disk at "
+          f"once at most {got['raw_peak'] / 1e6:,.1f} MB ({how})")
     print(f"iolog packed: {packed_per:,.2f} bytes an I/O; as fio's text iolog (before): {text_per:,.1f} "
           f"({text_per / packed_per:,.1f}x)")
-    print(f"capture process: peak memory {peak / 1e6:,.1f} MB; CPU while recording {100 * share:.2f}% of one "
-          f"core; analysis {ana_us:,.1f} µs of CPU an I/O ({got['ana_wall']:,.1f} s wall)")
+    print(f"capture process: peak memory {peak / 1e6:,.1f} MB; CPU of the recorder {100 * share:.2f}% of one "
+          f"core; analysis {ana_us:,.1f} µs of CPU an I/O, {got['parts_read']} of {got['parts']} parts read while "
+          f"recording, {got['after_wall']:,.1f} s of it after the recording; at most {got.get('held', 0):,} events "
+          "held from one part for the next")
     hour = iops * 3600
-    print(f"at {iops:,.0f} I/Os a second, an hour: raw {raw_per * hour / 1e9:,.1f} GB + iolog "
-          f"{packed_per * hour / 1e9:,.2f} GB (text before: {text_per * hour / 1e9:,.1f} GB); analysis "
-          f"{ana_us * hour / 1e6 / 60:,.1f} min of CPU")
-    print(f"a day: disk at the end {(raw_per + packed_per) * hour * 24 / 1e9:,.0f} GB (before, with the text "
-          f"iolog: {(raw_per + text_per) * hour * 24 / 1e9:,.0f} GB), kept {packed_per * hour * 24 / 1e9:,.1f} GB; "
-          f"analysis {ana_us * hour * 24 / 1e6 / 3600:,.1f} h of CPU after the recording")
+    keeps = analysis == "during" and iops * ana_us / 1e6 <= 0.5  # analysed while recording, keeping up
+    raw_day = PART_BYTES * 4 if keeps else raw_per * hour * 24
+    print(f"at {iops:,.0f} I/Os a second, an hour: iolog {packed_per * hour / 1e9:,.2f} GB (text before: "
+          f"{text_per * hour / 1e9:,.1f} GB); raw events {raw_per * hour / 1e9:,.1f} GB written, analysis "
+          f"{ana_us * hour / 1e6 / 60:,.1f} min of CPU ({100 * iops * ana_us / 1e6:.0f}% of one core)")
+    print(f"a day: disk at the end {(packed_per * hour * 24 + raw_day) / 1e9:,.1f} GB ("
+          f"{'the raw events analysed as they came' if keeps else 'the raw events waiting for the analysis'}), "
+          f"kept {packed_per * hour * 24 / 1e9:,.1f} GB; analysis after the recording "
+          f"{(0 if keeps else ana_us * hour * 24 / 1e6) / 3600:,.1f} h")
 
 
 class _part:
@@ -170,13 +196,15 @@ def big_import(ios: int, gap: int, work: str) -> None:
 def main() -> None:
     if sys.argv[1:2] == ["--child"]:
         dev, seconds, outdir = sys.argv[2], float(sys.argv[3]), sys.argv[4]
-        child(dev, seconds, outdir, "day")
+        child(dev, seconds, outdir, "day", sys.argv[5] == "during")
         return
     ap = argparse.ArgumentParser(description="the disk, memory and CPU of a day-long tkperf capture")
     ap.add_argument("--seconds", type=float, default=20.0, help="how long to record (default 20)")
     ap.add_argument("--iops", type=float, default=20_000.0, help="the rate to extrapolate to (default 20,000)")
     ap.add_argument("--ios", type=int, default=1_000_000, help="I/Os in the large import (default 10**6)")
     ap.add_argument("--gap", type=float, default=4.2, help="GiB of sparse gap in the large import (default 4.2)")
+    ap.add_argument("--analysis", choices=("after", "during", "both"), default="both",
+                    help="tkperf capture --analysis to measure (default: both, one after the other)")
     ap.add_argument("--tiny", action="store_true", help="3 s, and 10**4 I/Os around a 64 MiB gap (a quick check)")
     args = ap.parse_args()
     seconds, ios, gap = (3.0, 10**4, 64 << 20) if args.tiny else (args.seconds, args.ios, int(args.gap * GiB))
@@ -186,8 +214,10 @@ def main() -> None:
     if os.geteuid() != 0:
         print("recording: skipped (tkperf capture needs root)")
         return
-    with tempfile.TemporaryDirectory(prefix="tkperf-daylong-") as work:
-        record(seconds, args.iops, work)
+    for analysis in ("after", "during") if args.analysis == "both" else (args.analysis,):
+        print(f"\nrecording, the events analysed {analysis} it (tkperf capture --analysis {analysis}):")
+        with tempfile.TemporaryDirectory(prefix="tkperf-daylong-") as work:
+            record(seconds, args.iops, work, analysis)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,14 @@ target (issue 38) is at least 95%.  On a shared machine the runs scatter:
 look at the single figures too, and at the capture process's own CPU time
 while it records (measured from /proc, independent of the scatter).
 
-    sudo python3 benchmarks/rwsw.py [--app fio|pgbench] [--runs 3] [--seconds 8]
+``--analysis during`` has the capture analyse its events while it records
+(``tkperf capture --analysis during``: on idle CPU, a part at a time), whose
+CPU then counts in the capture process's while recording; ``--iodepth``
+sets fio's queue depth and ``--reads`` its share of reads (``--reads 100
+--iodepth 16``: random reads only, which keep two CPUs busy on a loop
+device).
+
+    sudo python3 benchmarks/rwsw.py [--app fio|pgbench] [--runs 3] [--seconds 8] [--analysis after|during]
 
 ``--memory`` measures instead the memory of the capture's analysis
 (no root, no device): a synthetic blkparse text of N I/Os
@@ -115,12 +122,15 @@ def _cpu_seconds(pid: int) -> float:
 CPU: List[float] = []  # the capture process's CPU seconds per second of the application's run
 
 
+ANALYSIS = ["after"]  # tkperf capture --analysis
+
+
 def _captured(dev: str, seconds: int, outdir: str, name: str, app: Callable[[], float]) -> float:
     """``app()``'s figure while ``tkperf capture`` records ``dev``; the capture
     process's CPU time over the application's run goes to :data:`CPU`."""
     env = dict(os.environ, PYTHONPATH=ROOT)
     cap = subprocess.Popen([sys.executable, "-m", "tkperf", "capture", dev, "--duration", str(seconds + 3),
-                            "--name", name, "--outdir", outdir, "-q"], env=env,
+                            "--name", name, "--outdir", outdir, "-q", "--analysis", ANALYSIS[0]], env=env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
@@ -129,7 +139,7 @@ def _captured(dev: str, seconds: int, outdir: str, name: str, app: Callable[[], 
         time.sleep(0.3)  # the events are enabled right after the instance is made
         before, t = _cpu_seconds(cap.pid), time.monotonic()
         figure = app()
-        CPU.append((_cpu_seconds(cap.pid) - before) / (time.monotonic() - t))  # still recording: no analysis yet
+        CPU.append((_cpu_seconds(cap.pid) - before) / (time.monotonic() - t))  # still recording
     finally:
         _, err = cap.communicate(timeout=600)
     if cap.returncode != 0:
@@ -137,10 +147,10 @@ def _captured(dev: str, seconds: int, outdir: str, name: str, app: Callable[[], 
     return figure
 
 
-def fio_iops(dev: str, seconds: int) -> float:
+def fio_iops(dev: str, seconds: int, iodepth: int = 4, reads: int = 70) -> float:
     out = subprocess.run(
-        ["fio", "--name=mix", f"--filename={dev}", "--direct=1", "--ioengine=libaio", "--iodepth=4",
-         "--rw=randrw", "--rwmixread=70", "--bs=4k,64k", "--percentage_random=100,0", "--norandommap",
+        ["fio", "--name=mix", f"--filename={dev}", "--direct=1", "--ioengine=libaio", f"--iodepth={iodepth}",
+         "--rw=randrw", f"--rwmixread={reads}", "--bs=4k,64k", "--percentage_random=100,0", "--norandommap",
          f"--runtime={seconds}", "--time_based", "--output-format=json"],
         check=True, capture_output=True, text=True).stdout
     job = json.loads(out)["jobs"][0]
@@ -173,11 +183,18 @@ def main_bench() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=8)
     ap.add_argument("--outdir", help="where the captures go (default: /dev/shm, a disk of its own)")
+    ap.add_argument("--analysis", choices=("after", "during"), default="after",
+                    help="tkperf capture --analysis: after the recording (default) or during it")
+    ap.add_argument("--iodepth", type=int, default=4, help="fio's queue depth (default 4)")
+    ap.add_argument("--reads", type=int, default=70,
+                    help="fio's share of reads in percent (default 70; 100: random reads only, CPU-bound on a loop "
+                         "device)")
     ap.add_argument("--memory", action="store_true",
                     help="measure the peak memory of importing synthetic traces instead (no root, no device)")
     ap.add_argument("--sizes", default="1000000,10000000", help="--memory: the trace sizes in I/Os")
     ap.add_argument("--tiny", action="store_true", help="--memory with 10**4 and 10**5 I/Os (a quick check)")
     args = ap.parse_args()
+    ANALYSIS[0] = args.analysis
     if args.memory or args.tiny:
         sizes = [10**4, 10**5] if args.tiny else [int(x) for x in args.sizes.split(",")]
         with tempfile.TemporaryDirectory(prefix="tkperf-rwsw-memory-", dir=args.outdir) as work:
@@ -189,8 +206,11 @@ def main_bench() -> None:
         print(f"captures written to {outdir} (not the disk under the loop device's backing file)")
         if args.app == "fio":
             with LoopDevice(512 * 1024 * 1024, tmp) as dev:
-                print(f"fio on {dev}: RND 4KiB read 70% + SEQ 64KiB write 30%, QD 4, {args.seconds} s a run")
-                compare(args.runs, args.seconds, dev, outdir, lambda: fio_iops(dev, args.seconds), "IOPS")
+                print(f"fio on {dev}: RND 4KiB read {args.reads}% + SEQ 64KiB write {100 - args.reads}%, QD "
+                      f"{args.iodepth}, {args.seconds} s a run; the capture's events analysed {args.analysis} the "
+                      "recording")
+                compare(args.runs, args.seconds, dev, outdir,
+                        lambda: fio_iops(dev, args.seconds, args.iodepth, args.reads), "IOPS")
         else:
             with PgbenchLab(tmp) as lab:
                 def tps() -> float:

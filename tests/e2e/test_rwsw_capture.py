@@ -386,3 +386,61 @@ def test_a_capture_says_the_disk_it_needs_first(loopdev, tmp_path, capsys):
     assert out[0].startswith(f"capturing the block I/O of {loopdev} for 1.0 s")
     assert re.match(r"disk: a 1\.0 s capture at about [\d,]+ I/Os a second \(the device's counters over 0\.5 s\) "
                     r"needs about .* in .*; .* free$", out[1]), out[1]
+
+
+def test_a_capture_is_analysed_a_part_at_a_time_while_it_records(loopdev, tmp_path, monkeypatch):
+    """Every drain its own part (a part is full at 1 byte): the analysis
+    reads and frees them while the recording goes on, and I/Os whose issue
+    and completion fall in different parts are paired all the same: the
+    capture counts fio's writes and flushes exactly.  Only the events after
+    a part's last drain mark wait for the next part: with no marks (held
+    until the trace is 10 s on) every event of the 3 s would have waited."""
+    from tkperf.rwsw import capture, liveparts, rawtrace
+
+    monkeypatch.setattr(liveparts, "PART_BYTES", 1)
+    monkeypatch.setattr(rawtrace, "HOLD_NS", 10 * 10**9)
+    seen = {}
+    close = liveparts.Parts.close
+
+    def spied(self):  # how far the analysis had got when the recording ended
+        seen.update(handed=self.handed, read=self.read)
+        stream = close(self)
+        seen["held"] = stream.peak_held
+        return stream
+
+    monkeypatch.setattr(liveparts.Parts, "close", spied)
+    runs = []
+
+    def start():  # fio's I/O begins once the capture's start mark is in the trace
+        runs.append(subprocess.Popen(
+            ["fio", "--output-format=json", "--direct=1", "--ioengine=psync", "--size=32m",
+             "--name=data", f"--filename={loopdev}", "--rw=randwrite", "--bs=4k", "--number_ios=6000",
+             "--rate_iops=2000", "--norandommap", "--name=log", f"--filename={loopdev}", "--offset=32m",
+             "--rw=write", "--bs=64k", "--number_ios=300", "--rate_iops=100", "--fdatasync=3"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+
+    try:
+        (tmp_path / "out").mkdir()
+        done = capture.record(loopdev, 8.0, "parts", str(tmp_path / "out"), 1.0, on_start=start,
+                              say=lambda text: None, live=True)  # --analysis during
+    finally:
+        out, err = runs[0].communicate(timeout=300) if runs else ("", "")
+    assert runs[0].returncode == 0, err
+    jobs = {j["jobname"]: j for j in first_json_object(out)["jobs"]}
+    c = done.capture
+    assert sum(s.ios for s in c.streams) == jobs["data"]["write"]["total_ios"] + jobs["log"]["write"]["total_ios"]
+    assert c.seen.flushes == jobs["log"]["sync"]["lat_ns"]["N"] >= 90
+    assert seen["handed"] >= 8 and seen["read"] >= 6, seen  # fio ran 3 s: read while the recording went on
+    assert seen["held"] < 3000, seen  # of some 13,000 events (2 an I/O)
+    assert sorted(os.listdir(tmp_path / "out")) == ["parts.iolog", "parts.xml"]
+
+
+def test_analysis_during_the_recording_is_said_and_a_bad_choice_is_exit_2(loopdev, tmp_path, capsys):
+    rc = main(["capture", loopdev, "--duration", "1", "--name", "d", "--outdir", str(tmp_path), "--analysis",
+               "during"])
+    assert rc == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "raw events analysed while recording on idle CPU" in out[1] and (tmp_path / "d.xml").exists()
+    assert main(["capture", loopdev, "--duration", "1", "--name", "e", "--outdir", str(tmp_path), "--analysis",
+                 "now"]) == 2
+    assert not (tmp_path / "e.xml").exists()

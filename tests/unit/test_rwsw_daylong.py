@@ -15,14 +15,55 @@ from tkperf.rwsw import daylong, model
 DAY = 24 * 3600.0
 
 
-def test_the_estimate_is_the_rate_times_the_bytes_an_io_costs():
-    need = daylong.estimate(20_000, DAY, 10 ** 11, "expected")
+def test_the_estimate_is_the_iolog_and_the_raw_events_the_analysis_leaves_on_disk():
+    # 20,000 I/Os a second, which the analysis on a host with 2 cores idle keeps up with (0.11 of a core):
+    # the iolog, and a few parts of raw events
+    need = daylong.estimate(20_000, DAY, 10 ** 11, "expected", idle_cores=2.0, live=True)
+    raw = daylong.RAW_PARTS * daylong.PART_BYTES
+    assert need.keeps_up and need.need == int((20_000 * DAY * daylong.IOLOG_BYTES_PER_IO + raw) * daylong.SLACK)
+    assert need.fits and need.need < 16 * 10 ** 9  # a day at 20,000 I/Os a second: some 15 GB (290 GB before)
+    line = need.line("/srv")
+    assert line.startswith("disk: a 24.0 h capture at about 20,000 I/Os a second (--expect-iops) needs about ")
+    assert "in /srv" in line and "100.0 GB free" in line
+    assert "raw events analysed while recording on idle CPU (2.0 cores idle), 134.2 MB of them at most" in line
+    # a rate the analysis cannot keep up with on the idle CPU there is, or idle CPU not known: every raw
+    # event may wait until the end
     per_io = daylong.RAW_BYTES_PER_IO + daylong.IOLOG_BYTES_PER_IO
-    assert need.need == int(20_000 * DAY * per_io * daylong.SLACK)
-    assert not need.fits
-    assert need.line("/srv").startswith("disk: a 24.0 h capture at about 20,000 I/Os a second (--expect-iops) needs "
-                                        "about ")
-    assert "in /srv" in need.line("/srv") and "100.0 GB free" in need.line("/srv")
+    for iops, idle in ((200_000, 2.0), (20_000, 0.2), (20_000, None)):
+        slow = daylong.estimate(iops, 3600, 10 ** 11, "counters", idle, live=True)
+        assert not slow.keeps_up and slow.need == int(iops * 3600 * per_io * daylong.SLACK)
+        assert "which the analysis while recording on idle CPU" in slow.line("/srv")
+    short = daylong.estimate(1_000, 10, 10 ** 11, "counters", 2.0, live=True)  # fewer raw events than parts hold
+    assert short.keeps_up and short.need == int(1_000 * 10 * per_io * daylong.SLACK)
+    # analysed after the recording (the default where it fits): every raw event waits for it
+    after = daylong.estimate(20_000, DAY, 10 ** 11, "expected", idle_cores=2.0)
+    assert after.need == int(20_000 * DAY * per_io * daylong.SLACK) and not after.fits
+    assert "160 of raw events until their analysis after the recording" in after.line("/srv")
+
+
+@pytest.mark.parametrize("analysis, free, live, fits", [
+    ("auto", 10 ** 12, False, True),   # a day's raw events fit: analysed after (the application loses no CPU)
+    ("auto", 10 ** 11, True, True),    # they would not: analysed while recording, which fits
+    ("auto", 10 ** 9, False, False),   # neither fits: refused, as analysed after
+    ("after", 10 ** 11, False, False),
+    ("during", 10 ** 12, True, True),
+])
+def test_auto_analyses_while_recording_only_when_the_raw_events_would_not_fit(monkeypatch, tmp_path, analysis,
+                                                                              free, live, fits):
+    monkeypatch.setattr(daylong, "free_bytes", lambda outdir: free)
+    monkeypatch.setattr(daylong, "_cpu_jiffies", iter([(0, 100), (100, 200)]).__next__)  # every CPU idle
+    need = daylong.check_disk(["/dev/null"], DAY, str(tmp_path), expect_iops=20_000, force=True, look=0.01,
+                              analysis=analysis)
+    assert (need.live, need.fits, need.chosen) == (live, fits, live and analysis == "auto")
+    assert ("--analysis auto: during the recording" in need.line("/srv")) == need.chosen
+
+
+def test_the_idle_cores_are_read_from_proc_stat():
+    before = daylong._cpu_jiffies()
+    assert before is not None and before[1] >= before[0] >= 0
+    # 300 of 1,000 jiffies idle or waiting, over every CPU
+    assert daylong.idle_cores((100, 1000), (400, 2000)) == pytest.approx(0.3 * (os.cpu_count() or 1))
+    assert daylong.idle_cores(None, before) is None and daylong.idle_cores(before, before) is None
 
 
 def test_a_capture_that_would_not_fit_is_refused_in_one_line_unless_forced(tmp_path, monkeypatch):

@@ -261,3 +261,29 @@ def test_the_report_gives_each_device_per_step_and_a_combined_capture_its_source
     assert "device-iops.svg" in os.listdir(tmp_path / "all-plots")
     html = (tmp_path / "all.html").read_text()
     assert "<b>db2</b>" not in html and "&lt;b&gt;db2" in html
+
+
+@pytest.mark.parametrize("name", ["rwsw-wsat", "rwsw-dirth"])
+def test_the_applied_workload_of_several_devices_names_them(tmp_path, name):
+    """rwsw-wsat and rwsw-dirth apply the devices' streams together as one workload: said, not silent."""
+    from tkperf.api import TestRun
+    from tkperf.kit import options
+    from tkperf.kit.registry import get
+
+    cap, _, _ = _two_devices()
+    path = tmp_path / "two.xml"
+    model.save(cap, str(path))
+    kind = get(name)
+    plans = kind.plan(options.build({"tests": (name,), "rwsw_workload": str(path)}), 1 << 30)
+    assert {p.params["capture_folded"] for p in plans} == {"db1:/dev/loopA, db1:/dev/loopB"}
+    test = TestRun(name, name, "", "", "", params=dict(plans[0].params))
+    said = [d for d in kind.pts.result_deviations(kind, test, {}, None, 1 << 30) if "several devices" in d]
+    assert said == [f"{name}: the capture is of several devices (db1:/dev/loopA, db1:/dev/loopB), applied to this "
+                    "one target as one workload: its streams are the devices' together (a stream of several devices "
+                    "one stream), their shares of the whole capture"]
+    one = tmp_path / "one.xml"
+    model.save(dataclasses.replace(cap, devices=()), str(one))
+    plans = kind.plan(options.build({"tests": (name,), "rwsw_workload": str(one)}), 1 << 30)
+    assert all("capture_folded" not in p.params for p in plans)
+    test = TestRun(name, name, "", "", "", params=dict(plans[0].params))
+    assert not [d for d in kind.pts.result_deviations(kind, test, {}, None, 1 << 30) if "several devices" in d]

@@ -31,7 +31,9 @@ def _record(args: argparse.Namespace, name: str, step: float) -> capture.Written
     seconds = durations.parse(args.duration, "--duration")
     expect = daylong.parse_iops(args.expect_iops)
 
-    need = daylong.check_disk(list(args.device), seconds, args.outdir, expect, args.force)  # before recording
+    # before recording; and whether the events are analysed while recording or after it
+    need = daylong.check_disk(list(args.device), seconds, args.outdir, expect, args.force, analysis=args.analysis)
+    live = need.live if need is not None else args.analysis == "during"
 
     def announce() -> None:
         if not args.quiet:
@@ -40,7 +42,7 @@ def _record(args: argparse.Namespace, name: str, step: float) -> capture.Written
             if need is not None:
                 print(need.line(args.outdir), flush=True)
 
-    return capture.record(args.device, seconds, name, args.outdir, step, on_start=announce)
+    return capture.record(args.device, seconds, name, args.outdir, step, on_start=announce, live=live)
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
@@ -118,5 +120,11 @@ def register(sub) -> None:
     cap.add_argument("--expect-iops", metavar="N",
                      help="the I/Os a second the devices are expected to see, for the disk the capture needs "
                           "(default: their counters over half a second before recording)")
+    cap.add_argument("--analysis", choices=daylong.ANALYSIS, default="auto",
+                     help="when the recorded events are analysed: after the recording (the application under "
+                          "capture loses no CPU to it; the raw events, some 160 bytes an I/O, wait on disk until "
+                          "then), during it (a part at a time on idle CPU: the disk holds the iolog and a few parts, "
+                          "but a CPU-bound application loses throughput), or auto (default): after, unless its raw "
+                          "events would not fit in --outdir")
     cap.add_argument("--quiet", "-q", action="store_true", help="print only the files written")
     cap.set_defaults(func=cmd_capture)

@@ -10,8 +10,9 @@ flight, not the length of the capture.  The first signal while recording
 ends it early and keeps it (:class:`StopAndKeep`).
 
 Neither file replaces an existing one.  The raw events of a recording go
-to an unnamed temporary file in the output directory (``O_TMPFILE``),
-which must therefore not be on the captured disk.  Nothing is read or
+to unnamed temporary files in the output directory (``O_TMPFILE``), which
+must therefore not be on the captured disk; they are analysed a part at a
+time while the recording goes on (:mod:`tkperf.rwsw.liveparts`).  Nothing is read or
 written through a link another user could plant there
 (:func:`tkperf.model.files.open_to_read`, docs/rwsw.rst).
 """
@@ -23,7 +24,6 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from typing import IO, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -32,6 +32,7 @@ from tkperf import durations, programs
 from tkperf.errors import Interrupted, OutputError, ResultFileError, UsageError
 from tkperf.model.files import foreign_link, open_to_read, temp_file
 from tkperf.rwsw import blkparse, combine, combinelog, daylong, model, rawtrace, several, steps, summary, trace, tracing
+from tkperf.rwsw.liveparts import Parts
 from tkperf.target import guard
 
 log = logging.getLogger("tkperf")
@@ -211,38 +212,50 @@ def _say(text: str) -> None:
     print(f"tkperf: {text}", file=sys.stderr, flush=True)
 
 
-def _analysed(raw: IO[bytes], rec: tracing.Recorder, devs: Sequence[tracing.DeviceFacts], names: Sequence[str],
-              step: float, log_: _Iolog, seconds: Optional[float],
-              meta: Dict[str, str]) -> Tuple[model.Capture, trace.Pairer]:
-    """The capture of the recorded events (and its pairer, for its counts):
-    of one device, or of several, each with its own figures beside the whole's
+class _Analysis:
+    """What the recorded requests stream into: the whole's accumulator (it
+    writes the iolog) and, for several devices, each device's beside it
     (:mod:`tkperf.rwsw.several`)."""
-    assert rec.layout is not None
-    acc = steps.Accumulator(step, log_.fh, lost_known=True)
-    if len(devs) == 1:
-        dev = devs[0]
-        pairer = rawtrace.read_raw(raw, rec.layout, dev.kernel_dev, acc, dev.first_sector,
-                                   dev.sectors if dev.first_sector else None, seconds=seconds)
-        return acc.finish(device=names[0], size=dev.size, lost_events=rec.lost, **meta), pairer
-    spans = several.spans(devs)
-    parts = [steps.Accumulator(step, None, lost_known=True) for _ in devs]
-    pairer = rawtrace.read_raw(raw, rec.layout, 0, several.Split(acc, parts, [s.base for s in spans]),
-                               seconds=seconds, devices=spans)
-    whole = acc.finish(device=several.joined(names), size=sum(d.size for d in devs), lost_events=rec.lost, **meta)
-    each = tuple(several.device(part.finish(device=n, size=d.size, lost_events=rec.lost, **meta), n, d.size, sp.base,
-                                meta["host"])
-                 for part, n, d, sp in zip(parts, names, devs, spans))
-    return dataclasses.replace(whole, devices=each), pairer
+
+    def __init__(self, devs: Sequence[tracing.DeviceFacts], step: float, log_: _Iolog) -> None:
+        self.devs = devs
+        self.acc = steps.Accumulator(step, log_.fh, lost_known=True)
+        self.parts: List[steps.Accumulator] = []
+        self.sink: trace.Sink = self.acc
+        if len(devs) == 1:
+            d = devs[0]
+            self.spans: Sequence[trace.Span] = (trace.Span(d.kernel_dev, d.first_sector,
+                                                           d.sectors if d.first_sector else None, 0),)
+        else:
+            self.spans = several.spans(devs)
+            self.parts = [steps.Accumulator(step, None, lost_known=True) for _ in devs]
+            self.sink = several.Split(self.acc, self.parts, [s.base for s in self.spans])
+
+    def stream(self, rec: tracing.Recorder, seconds: float) -> rawtrace.Stream:
+        assert rec.layout is not None
+        return rawtrace.Stream(rec.layout, self.sink, self.spans, seconds)
+
+    def capture(self, names: Sequence[str], lost: int, meta: Dict[str, str]) -> model.Capture:
+        """The capture of the recorded events: of one device, or of several, each with its own figures."""
+        if not self.parts:
+            return self.acc.finish(device=names[0], size=self.devs[0].size, lost_events=lost, **meta)
+        whole = self.acc.finish(device=several.joined(names), size=sum(d.size for d in self.devs), lost_events=lost,
+                                **meta)
+        each = tuple(several.device(part.finish(device=n, size=d.size, lost_events=lost, **meta), n, d.size, sp.base,
+                                    meta["host"])
+                     for part, n, d, sp in zip(self.parts, names, self.devs, self.spans))
+        return dataclasses.replace(whole, devices=each)
 
 
 def record(device: Union[str, Sequence[str]], seconds: float, name: str, outdir: str, step: float,
            on_start: Optional[Callable[[], None]] = None,
-           say: Callable[[str], None] = _say) -> Written:
+           say: Callable[[str], None] = _say, live: bool = False) -> Written:
     """Record ``device`` -- or several devices at once, on one timeline -- for
     ``seconds`` and write the capture (root only); ``on_start`` is called once
     recording has begun (the capture's start mark is in the trace: I/O from
-    then on is captured).  A signal stops the
-    recording early and keeps it (:class:`StopAndKeep`)."""
+    then on is captured).  The events are analysed after the recording, or,
+    ``live``, a part at a time while it records (:mod:`tkperf.rwsw.liveparts`).
+    A signal stops the recording early and keeps it (:class:`StopAndKeep`)."""
     tracing.needs_root()
     names = [device] if isinstance(device, str) else list(device)
     devs = several.facts(names) if len(names) > 1 else (tracing.device_facts(names[0]),)
@@ -251,26 +264,22 @@ def record(device: Union[str, Sequence[str]], seconds: float, name: str, outdir:
         if tracing.on_device(outdir, dev):
             raise OutputError(f"--outdir {outdir} is on the captured disk ({dev.path}): what tkperf writes there "
                               "would be captured too; choose a directory on another disk")
-    try:  # unnamed where the kernel can (O_TMPFILE), else a fresh name removed at once: no link to plant
-        raw = tempfile.TemporaryFile(dir=outdir, prefix=f".{name}.", suffix=".trace.tmp")
-    except OSError as exc:
-        raise OutputError(f"cannot create a temporary file in {outdir}: {exc.strerror}") from None
-    with StopAndKeep(say) as stop:  # a second signal, also while the events are analysed, leaves nothing behind
-        with raw:
-            started = time.time()
-            with tracing.Recorder(devs[0], devs[1:]) as rec:
+    # a second signal, also while the events are analysed, leaves nothing behind
+    with StopAndKeep(say) as stop, _Iolog(iolog) as log_:
+        analysis = _Analysis(devs, step, log_)
+        started = time.time()
+        with tracing.Recorder(devs[0], devs[1:]) as rec:
+            with Parts(outdir, name, lambda: analysis.stream(rec, seconds), live) as parts:
                 stop.recording = True
-                rec.record(seconds, raw.fileno(), stop.stop, started=on_start or (lambda: None))
+                rec.record(seconds, parts.fileno, stop.stop, started=on_start or (lambda: None))
                 stop.recording = None  # over: a first signal now lets the analysis finish
-            raw.seek(0)
-            with _Iolog(iolog) as log_:
-                meta = {"name": name, "source": "tracefs", "started": _utc(started),
-                        "iolog": os.path.basename(iolog), "host": os.uname().nodename}
-                capture, pairer = _analysed(raw, rec, devs, names, step, log_,
-                                            None if stop.stopped_by else seconds, meta)
-                if stop.stopped_by is not None:
-                    capture = dataclasses.replace(capture, stopped_at=capture.duration, stopped_by=stop.stopped_by)
-                _write(log_, capture, xml)
+                pairer = parts.close().finish()
+        meta = {"name": name, "source": "tracefs", "started": _utc(started),
+                "iolog": os.path.basename(iolog), "host": os.uname().nodename}
+        capture = analysis.capture(names, rec.lost, meta)
+        if stop.stopped_by is not None:
+            capture = dataclasses.replace(capture, stopped_at=capture.duration, stopped_by=stop.stopped_by)
+        _write(log_, capture, xml)
     return Written(capture, xml, iolog, _notes(pairer.skipped, pairer.count, capture.seen.lost_events or 0
                                                if capture.seen else 0, rec.problems, capture))
 

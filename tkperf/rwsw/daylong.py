@@ -1,10 +1,16 @@
 """What a long capture needs, said and checked before it starts, and imports of any size
 (docs/rwsw.rst, "A day-long capture").
 
-**Disk.**  A recording writes the kernel's raw trace events to a temporary
-file in ``--outdir`` until it is analysed (:data:`RAW_BYTES_PER_IO`, two
-events an I/O), then the packed iolog beside the capture
-(:data:`IOLOG_BYTES_PER_IO`); both are there at once at the end.  The
+**Disk.**  A recording writes the kernel's raw trace events to temporary
+files in ``--outdir`` (:data:`RAW_BYTES_PER_IO`, two events an I/O), a part
+at a time, each analysed and freed while the recording goes on
+(:mod:`tkperf.rwsw.liveparts`), and the packed iolog beside the capture
+(:data:`IOLOG_BYTES_PER_IO`).  The analysis runs on idle CPU time only:
+where it keeps up with the rate (:data:`ANALYSIS_US_PER_IO` of CPU an I/O
+within :data:`KEEP_UP_SHARE` of the idle cores the host had over the same
+look, ``/proc/stat``), the raw events need :data:`RAW_PARTS` parts at
+most; where it cannot, all of them may wait until the end, and the
+estimate counts them all.  The
 rate is the device's own counters over a short look
 (``/sys/class/block/NAME/stat``: reads, writes, discards and flushes
 completed; :data:`LOOK_S`), or ``--expect-iops``.  :func:`check_disk` says
@@ -22,19 +28,27 @@ text through a pipe (:func:`blkparse_text`), not a temporary copy.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import IO, Callable, Iterator, Optional, Sequence
+from typing import IO, Callable, Iterator, Optional, Sequence, Tuple
 
 from tkperf import durations, programs
 from tkperf.errors import OutputError, ToolError, UsageError
+from tkperf.rwsw.liveparts import PART_BYTES
 
 #: Bytes of raw trace events an I/O costs in the temporary file (two events
 #: an I/O, the binary pages of tracefs): measured by ``benchmarks/rwsw.py --day``.
 RAW_BYTES_PER_IO = 160
+#: CPU time the analysis takes an I/O (µs), measured ibid. (5.5 at load 14).
+ANALYSIS_US_PER_IO = 5.5
+#: The analysis is taken to keep up with a rate that takes it at most this share of the host's idle cores.
+KEEP_UP_SHARE = 0.5
+#: Parts of raw events on disk at once when the analysis keeps up: the one written, the one read, two more.
+RAW_PARTS = 4
 #: Bytes of packed iolog an I/O costs (:mod:`tkperf.rwsw.packedlog`): random
 #: offsets over a large device cost the most (measured ibid.).
 IOLOG_BYTES_PER_IO = 8
@@ -56,16 +70,38 @@ class Need:
     seconds: float
     need: int
     free: int
+    #: The cores the host left idle while the rate was looked at (None: not known).
+    idle_cores: Optional[float] = None
+    #: The events analysed while recording (``--analysis during``), else after it.
+    live: bool = False
+    #: ``--analysis auto`` chose to analyse while recording: the raw events of the whole would not fit.
+    chosen: bool = False
 
     @property
     def fits(self) -> bool:
         return self.need <= self.free
 
+    @property
+    def keeps_up(self) -> bool:
+        """Whether the analysis keeps up with the rate while recording (the raw events then stay few)."""
+        return keeps_up(self.iops, self.idle_cores)
+
     def line(self, outdir: str) -> str:
         how = (f"the device's counters over {LOOK_S:g} s" if self.source == "counters" else "--expect-iops")
+        idle = "not known" if self.idle_cores is None else f"{self.idle_cores:.1f} cores idle"
+        if not self.live:
+            raw = f"{RAW_BYTES_PER_IO} of raw events until their analysis after the recording"
+        elif self.keeps_up:
+            raw = (f"raw events analysed while recording on idle CPU ({idle}), {size(RAW_PARTS * PART_BYTES)} "
+                   "of them at most")
+        else:
+            raw = (f"{RAW_BYTES_PER_IO} bytes an I/O of raw events, which the analysis while recording on idle CPU "
+                   f"({idle}) may not read before the end")
+        if self.chosen:
+            raw += "; --analysis auto: during the recording, as its raw events whole would not fit"
         return (f"disk: a {durations.duration(self.seconds)} capture at about {self.iops:,.0f} I/Os a second "
-                f"({how}) needs about {size(self.need)} in {outdir} ({RAW_BYTES_PER_IO} bytes an I/O of raw "
-                f"events until the analysis, {IOLOG_BYTES_PER_IO} of iolog); {size(self.free)} free")
+                f"({how}) needs about {size(self.need)} in {outdir} ({IOLOG_BYTES_PER_IO} bytes an I/O of iolog, "
+                f"{raw}); {size(self.free)} free")
 
 
 def size(n: float) -> str:
@@ -126,24 +162,75 @@ def free_bytes(outdir: str) -> int:
     return int(st.f_bavail) * int(st.f_frsize)
 
 
-def estimate(iops: float, seconds: float, free: int, source: str) -> Need:
-    need = int(iops * seconds * (RAW_BYTES_PER_IO + IOLOG_BYTES_PER_IO) * SLACK)
-    return Need(iops, source, seconds, need, free)
+def keeps_up(iops: float, idle_cores: Optional[float]) -> bool:
+    """Whether the analysis, on idle CPU only, keeps up with ``iops`` (not known: taken as not)."""
+    return idle_cores is not None and iops * ANALYSIS_US_PER_IO / 1e6 <= KEEP_UP_SHARE * idle_cores
+
+
+def estimate(iops: float, seconds: float, free: int, source: str, idle_cores: Optional[float] = None,
+             live: bool = False) -> Need:
+    """The disk a capture needs: its iolog, and its raw events -- all of them, unless they are analysed while
+    recording (``live``) and the analysis keeps up, then :data:`RAW_PARTS` parts at most -- with :data:`SLACK`
+    more."""
+    ios = iops * seconds
+    raw = ios * RAW_BYTES_PER_IO
+    if live and keeps_up(iops, idle_cores):
+        raw = min(raw, RAW_PARTS * PART_BYTES)
+    return Need(iops, source, seconds, int((ios * IOLOG_BYTES_PER_IO + raw) * SLACK), free, idle_cores, live)
+
+
+#: ``--analysis``: when the recorded events are analysed.
+ANALYSIS = ("auto", "after", "during")
+
+
+def choose(analysis: str, need: Optional[Need]) -> bool:
+    """Whether to analyse while recording: ``during``; ``auto`` when the raw events analysed after the
+    recording would not fit (``need``, estimated so) and analysed during it would; else after it, which
+    costs the application under capture no CPU while it records (docs/rwsw.rst)."""
+    if analysis == "during":
+        return True
+    if analysis == "after" or need is None or need.fits:
+        return False
+    return estimate(need.iops, need.seconds, need.free, need.source, need.idle_cores, live=True).fits
+
+
+def _cpu_jiffies() -> Optional[Tuple[int, int]]:
+    """(idle + iowait, all) jiffies of every CPU so far, from ``/proc/stat``; None where it cannot be read."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = [int(x) for x in fh.readline().split()[1:]]
+        return fields[3] + fields[4], sum(fields[:8])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def idle_cores(before: Optional[Tuple[int, int]], after: Optional[Tuple[int, int]]) -> Optional[float]:
+    """The cores left idle between two :func:`_cpu_jiffies` readings (None when either is missing)."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1]) * (os.cpu_count() or 1)
 
 
 def check_disk(devices: Sequence[str], seconds: float, outdir: str, expect_iops: Optional[float] = None,
-               force: bool = False, look: float = LOOK_S) -> Optional[Need]:
-    """The disk a recording of ``devices`` for ``seconds`` needs in ``outdir``; an OutputError (exit 8)
-    when it would not fit and not ``force``.  None when neither the rate nor the free space is known
-    (a device without counters: the recording itself says what is wrong with it)."""
-    iops = expect_iops if expect_iops is not None else device_iops(devices, look)
+               force: bool = False, look: float = LOOK_S, analysis: str = "auto") -> Optional[Need]:
+    """The disk a recording of ``devices`` for ``seconds`` needs in ``outdir``, its events analysed as
+    ``analysis`` says (:func:`choose`); an OutputError (exit 8) when it would not fit and not ``force``.
+    None when neither the rate nor the free space is known (a device without counters: the recording
+    itself says what is wrong with it; it is then analysed after, but for ``during``)."""
+    cpu = _cpu_jiffies()
+    iops = device_iops(devices, look)  # the look also gives the host's idle CPU, for the analysis
+    idle = idle_cores(cpu, _cpu_jiffies())
+    iops = expect_iops if expect_iops is not None else iops
     try:
         free = free_bytes(outdir)
     except OSError:
         return None  # the capture's own check of --outdir says why
     if iops is None:
         return None
-    need = estimate(iops, seconds, free, "expected" if expect_iops is not None else "counters")
+    need = estimate(iops, seconds, free, "expected" if expect_iops is not None else "counters", idle,
+                    analysis == "during")
+    if analysis == "auto" and choose(analysis, need):
+        need = dataclasses.replace(estimate(iops, seconds, free, need.source, idle, True), chosen=True)
     if not need.fits and not force:
         raise OutputError(f"--outdir {outdir}: {size(need.free)} free, but a {durations.duration(seconds)} capture "
                           f"at about {need.iops:,.0f} I/Os a second needs about {size(need.need)}; free some, "

@@ -22,8 +22,9 @@ import os
 import re
 import struct
 from array import array
+from collections import deque
 from dataclasses import dataclass
-from typing import IO, Any, Dict, Iterator, Optional, Sequence, Tuple
+from typing import IO, Any, Deque, Dict, Iterator, Optional, Sequence, Tuple
 
 from tkperf.errors import ToolError
 from tkperf.rwsw.trace import Pairer, Sink, Span, request_kind
@@ -36,7 +37,14 @@ _U32 = struct.Struct("<I")
 _U16 = struct.Struct("<H")
 _U64 = struct.Struct("<Q")
 KINDS = {"block_rq_issue": "issue", "block_rq_complete": "complete", "block_rq_requeue": "requeue"}
-START, END = b"tkperf-capture-start", b"tkperf-capture-end"
+START, END, DRAIN = b"tkperf-capture-start", b"tkperf-capture-end", b"tkperf-capture-drain"
+#: An event is handed on once a drain's mark is this much later (ns): every CPU is read after the mark is
+#: written, so only an event still being written then (microseconds, preemption off) can come in a later part.
+MARGIN_NS = 10_000_000
+#: Without drain marks (one lost), an event is handed on once the trace has gone this far past it (ns): a
+#: drain reads every CPU in milliseconds, so no event of a later part is older than the latest of an earlier
+#: one by more.
+HOLD_NS = 500_000_000
 
 
 def _fields(path: str) -> Dict[str, Tuple[int, int]]:
@@ -148,18 +156,19 @@ def _chunks(fh: IO[bytes]) -> Dict[int, array[int]]:
     return out
 
 
-_ISSUE, _COMPLETE, _REQUEUE, _START, _END, _LOST = range(6)
+_ISSUE, _COMPLETE, _REQUEUE, _START, _END, _LOST, _DRAIN = range(7)
 _KIND_CODE = {"issue": _ISSUE, "complete": _COMPLETE, "requeue": _REQUEUE}
 _NAMES = ("issue", "complete", "requeue")
 
 
-def _events(fh: IO[bytes], spans: array[int], layout: Layout, devs: Dict[int, int]) -> Iterator[Tuple[int, int, Any]]:
+def _events(fh: IO[bytes], spans: array[int], layout: Layout, devs: Dict[int, int],
+            last: Dict[str, Optional[int]]) -> Iterator[Tuple[int, int, Any]]:
     """(time stamp, what, details) of one CPU's events, in time order.  A
-    loss comes at the time of this CPU's last event before it (where the
-    events lost may begin; the page's time when there is none), with the
-    count lost and the time of the page after it (where they end), so the
-    other CPUs' events in between are read knowing of it."""
-    last: Optional[int] = None
+    loss comes at the time of this CPU's last event before it (``last``,
+    kept from one part of a recording to the next; the page's time when
+    there is none), with the count lost and the time of the page after it
+    (where they end), so the other CPUs' events in between are read knowing
+    of it."""
     for c in range(0, len(spans), 2):
         pos = spans[c]
         while pos < spans[c + 1]:
@@ -169,9 +178,9 @@ def _events(fh: IO[bytes], spans: array[int], layout: Layout, devs: Dict[int, in
             pos += CHUNK.size + length
             for ev in _page_events(data, layout, devs):
                 if ev[1] == _LOST:  # told at the CPU's last event before it, with its end
-                    yield (ev[0] if last is None else last), _LOST, (ev[2], ev[0])
+                    yield (ev[0] if last["t"] is None else last["t"]), _LOST, (ev[2], ev[0])
                 else:
-                    last = ev[0]
+                    last["t"] = ev[0]
                     yield ev
 
 
@@ -194,6 +203,8 @@ def _page_events(data: bytes, layout: Layout, devs: Dict[int, int]) -> Iterator[
                         yield ts, _START, None
                     elif text.startswith(END):
                         yield ts, _END, None
+                    elif text.startswith(DRAIN):
+                        yield ts, _DRAIN, None
                 continue
             kind, o_dev, o_sector, o_nr, o_rwbs = ev
             index = devs.get(_U32.unpack_from(page, a + o_dev)[0])
@@ -204,33 +215,107 @@ def _page_events(data: bytes, layout: Layout, devs: Dict[int, int]) -> Iterator[
                                          _U32.unpack_from(page, a + o_nr)[0], index)
 
 
-def read_raw(fh: IO[bytes], layout: Layout, dev: int, sink: Sink, first_sector: int = 0,
-             sectors: Optional[int] = None, seconds: Optional[float] = None, devices: Sequence[Span] = ()) -> Pairer:
-    """Hand the requests of a capture's raw file between its start and end
-    marks to ``sink`` (every CPU's events merged in time order, a page at a
-    time); returns the pairer (its counts).  ``seconds``: the capture ran its
-    whole time, which ends that long after the start mark (the end mark,
-    written once the recorder wakes, is late by however long a loaded host
-    kept it asleep: what was issued in between is outside the capture).
-    ``devices``: the devices of a capture of several (each of its own disk),
-    in place of ``dev``, ``first_sector`` and ``sectors``."""
-    spans = _chunks(fh)
-    devices = tuple(devices) or (Span(dev, first_sector, sectors, 0),)
-    p = Pairer(sink, auto_start=False, spans=devices)
-    devs = {d.dev: i for i, d in enumerate(devices)}
-    # each CPU's events in time order, merged: the file is read a page at a time per CPU
-    merged = heapq.merge(*(_events(fh, s, layout, devs) for s in spans.values()), key=lambda e: e[0])
-    for ts, what, info in merged:
+class Stream:
+    """The requests of a recording handed to a sink as its parts come, each
+    part a file of whole drains (:meth:`part`), then :meth:`finish`: what a
+    capture analyses while it records, so its raw events need not wait on
+    disk until the end.  Within a part every CPU's events are merged in time
+    order.  Across parts: each drain first writes a mark, then reads every
+    CPU, so the next part holds no event older than the mark of this part's
+    last drain (but for one still being written then: :data:`MARGIN_NS`);
+    the events after that line are held and merged with the next part's.
+    Without the line (no mark found, or a part whose last drain is not
+    known), an event is held until the trace has gone :data:`HOLD_NS` past
+    it.  ``seconds``: the capture ends that long after its start mark at the
+    latest (the end mark, written once the recorder wakes, is late by
+    however long a loaded host kept it asleep: what was issued in between is
+    outside the capture); an earlier end mark (a recording stopped early)
+    ends it there.  ``devices``: the devices a capture records (each of its
+    own disk, or one's part)."""
+
+    def __init__(self, layout: Layout, sink: Sink, devices: Sequence[Span], seconds: Optional[float] = None) -> None:
+        self.layout = layout
+        self.pairer = Pairer(sink, auto_start=False, spans=devices)
+        self.devs = {d.dev: i for i, d in enumerate(devices)}
+        self.seconds = seconds
+        self.until: Optional[float] = None     # the start mark's time plus ``seconds``
+        self.last: Dict[int, Dict[str, Optional[int]]] = {}  # per CPU, its last event's time stamp
+        self.held: Deque[Tuple[int, int, Any]] = deque()  # events held for the next part, in time order
+        self.peak_held = 0                     # the most events held at once (memory follows it)
+
+    def _line(self, fh: IO[bytes], tail: int) -> Optional[int]:
+        """The time stamp before which no later part has an event: the mark of the drain whose reads begin at
+        byte ``tail`` of the part, less :data:`MARGIN_NS`; None when it holds no mark."""
+        mark = None
+        pos = tail
+        while True:
+            fh.seek(pos)
+            head = fh.read(CHUNK.size)
+            if len(head) < CHUNK.size:
+                break
+            _cpu, length = CHUNK.unpack(head)
+            for ev in _page_events(fh.read(length), self.layout, {}):
+                if ev[1] == _DRAIN:
+                    mark = ev[0] if mark is None else max(mark, ev[0])
+            pos += CHUNK.size + length
+        return None if mark is None else mark - MARGIN_NS
+
+    def part(self, fh: IO[bytes], tail: Optional[int] = None, last: bool = False) -> None:
+        """Read one part of the recording (whole drains, in the order recorded); ``tail``: where its last
+        drain's reads begin in it, when known; ``last``: no part follows (nothing is held)."""
+        line = self._line(fh, tail) if tail is not None else None
+        if last:
+            line = 1 << 64  # later than any time stamp
+        spans = _chunks(fh)
+        for cpu in spans:
+            self.last.setdefault(cpu, {"t": None})
+        before, self.held = self.held, deque()
+        merged = heapq.merge(before, *(_events(fh, s, self.layout, self.devs, self.last[cpu])
+                                       for cpu, s in spans.items()), key=lambda e: e[0])
+        held, hand = self.held, self._hand
+        for ev in merged:
+            if ev[1] == _DRAIN:
+                continue
+            if line is not None and ev[0] < line:  # in time order: nothing is held yet
+                hand(ev)
+                continue
+            held.append(ev)
+            while held[0][0] < ev[0] - HOLD_NS:
+                hand(held.popleft())
+            if len(held) > self.peak_held:
+                self.peak_held = len(held)
+
+    def finish(self) -> Pairer:
+        """Hand on every event still held; the pairer (its counts)."""
+        while self.held:
+            self._hand(self.held.popleft())
+        self.pairer.finish()
+        return self.pairer
+
+    def _hand(self, ev: Tuple[int, int, Any]) -> None:
+        ts, what, info = ev
         t = ts / 1e9
+        p = self.pairer
+        if self.until is not None and t > self.until:
+            p.end(self.until)  # once: the first end wins (Pairer.end)
         if what <= _REQUEUE:
             p.event(t, _NAMES[what], info[0], info[1], info[2], info[3])
         elif what == _START:
             p.start(t)
-            if seconds is not None and p.t0 == t:
-                p.end(t + seconds)
+            if self.seconds is not None and p.t0 == t:
+                self.until = t + self.seconds
         elif what == _END:
             p.end(t)
         else:
             p.missed(info[1] / 1e9, info[0], t)
-    p.finish()
-    return p
+
+
+def read_raw(fh: IO[bytes], layout: Layout, dev: int, sink: Sink, first_sector: int = 0,
+             sectors: Optional[int] = None, seconds: Optional[float] = None, devices: Sequence[Span] = ()) -> Pairer:
+    """Hand the requests of a recording's raw file, whole, between its start
+    and end marks to ``sink`` (:class:`Stream`); returns the pairer (its
+    counts).  ``devices``: the devices of a capture of several (each of its
+    own disk), in place of ``dev``, ``first_sector`` and ``sectors``."""
+    stream = Stream(layout, sink, tuple(devices) or (Span(dev, first_sector, sectors, 0),), seconds)
+    stream.part(fh, last=True)
+    return stream.finish()

@@ -191,7 +191,7 @@ class Recording:
 
     def _read(self) -> None:
         try:
-            self.rec.record(_ONE_STEP, self.raw.fileno(), self.done.is_set, self.begun.set)
+            self.rec.record(_ONE_STEP, self.raw.fileno, self.done.is_set, self.begun.set)
         except BaseException as exc:  # said by the main thread
             self.failed = exc
             self.begun.set()

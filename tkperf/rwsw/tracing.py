@@ -613,12 +613,13 @@ class Recorder:
                 copied += len(data)
         return copied
 
-    def record(self, seconds: float, out: int, stop: Callable[[], bool] = lambda: False,
+    def record(self, seconds: float, out: Callable[[], int], stop: Callable[[], bool] = lambda: False,
                started: Callable[[], None] = lambda: None) -> None:
         """Read the instance's events for ``seconds`` (or until ``stop()``) into the
-        file ``out``: the binary pages of every CPU's ``trace_pipe_raw``, four times a second;
-        ``started()`` is called once the start mark is written (a replay's meter
-        waits for it, in another thread, before fio begins)."""
+        file ``out()`` gives before each drain (a capture moves on to a new part of its
+        recording between drains): the binary pages of every CPU's ``trace_pipe_raw``, four
+        times a second; ``started()`` is called once the start mark is written (a replay's
+        meter waits for it, in another thread, before fio begins)."""
         assert self.instance is not None and self.root is not None
         self.layout = rawtrace.read_layout(self.root, self.instance)
         per_cpu = os.path.join(self.instance, "per_cpu")
@@ -630,7 +631,8 @@ class Recorder:
         started()
         end = time.monotonic() + seconds
         while True:  # the time checked after each drain too: the end mark is not late by a drain's time
-            self._drain(out)
+            self._mark("drain")  # no event of a later drain is older (rawtrace.Stream hands on what is before)
+            self._drain(out())
             left = end - time.monotonic()
             if left <= 0 or stop():
                 break
@@ -641,7 +643,7 @@ class Recorder:
         for e in EVENTS:
             _write(os.path.join(self.instance, "events", "block", e, "enable"), "0\n")
         time.sleep(0.05)
-        while self._drain(out):
+        while self._drain(out()):
             pass
         self.lost = self._overruns()
 

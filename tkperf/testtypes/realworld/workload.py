@@ -82,6 +82,8 @@ def params(opts: Options, cap: Capture, streams, mix: applied.Mixed) -> Dict[str
     if discards:
         out.update({"capture_discards": str(discards),
                     "capture_discard_bytes": str(int(getattr(cap.seen, "discard_bytes", 0) or 0))})
+    if cap.devices:  # several devices applied as one workload to this target: named (side_deviations)
+        out["capture_folded"] = ", ".join(d.label for d in cap.devices)
     for k, s in enumerate(streams):
         out[f"{STREAM_PARAM}{k}"] = f"{s.key}|{s.share!r}|{s.byte_share!r}"
     return out
@@ -126,6 +128,10 @@ def side_deviations(key: str, p: Mapping[str, str]) -> List[str]:
     if discards:
         out.append(f"{key}: the capture's {discards:,} discards ({discard_bytes / 1e6:,.1f} MB) are not applied: "
                    "the applied workload is one fio job, and fio mixes no trims into a job's reads and writes")
+    if p.get("capture_folded"):
+        out.append(f"{key}: the capture is of several devices ({p['capture_folded']}), applied to this one target as "
+                   "one workload: its streams are the devices' together (a stream of several devices one stream), "
+                   "their shares of the whole capture")
     return out
 
 
