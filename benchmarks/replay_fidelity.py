@@ -31,8 +31,11 @@ exact replay's mean response time within 2x of the capture's; stream
 shares within 1 point.  Issue 57: per step, QD and mean and p99 response
 time within 1.2x of the capture's (a figure beyond it is marked MISS; on
 another device than the captured one a miss is the device's, not the
-replay's).  ``--tiny``: the pgbench capture on the loop device
-only.
+replay's).  The mix is also captured and replayed on a loop device over a
+file in /dev/shm (``[shm]``): no virtual disk under it, so the device
+repeats itself more closely, and it is run twice more against itself as
+the bound.  The tally at the end is per device.  ``--tiny``: the pgbench
+capture on the loop device only.
 
     sudo python benchmarks/replay_fidelity.py [--tiny] [--no-simdrive]
 """
@@ -65,8 +68,9 @@ MIX = os.path.join(HERE, "data", "replay-mix.fio")
 FLUSHING = os.path.join(HERE, "data", "replay-flushing.fio")
 
 
-#: The captures recorded on the benchmark's own loop device (written whole before they are replayed).
-MADE_HERE = ("mix", "flushing")
+#: The captures recorded on the benchmark's own devices, (device kind, capture): the device is set as the
+#: capture met it (written whole) before each replay there.
+SAME_DEVICE = (("loop", "mix"), ("loop", "flushing"), ("shm", "mix-shm"))
 #: When the flushing workload's burst starts, how long it lasts, and the capture's stall around it (s).
 BURST_AT, BURST_S, STALL_AT, STALL_S = 5, 4, 4.5, 5.0
 #: Within this factor of the capture's, either way, a replayed step's figure is counted as held (issue 57).
@@ -142,7 +146,7 @@ def make_mix(dev: str, scratch: str, seconds: int, name: str = "mix") -> Optiona
                     lambda: subprocess.run(["fio", "--output=/dev/null", job], check=False))
 
 
-def against_itself(first: str, again: Optional[str]) -> None:
+def against_itself(first: str, again: Optional[str], kind: str = "loop") -> None:
     """The mix run a second time and captured again, each step against the first capture's: how
     near the original workload comes to itself on this host, the bound for any replay."""
     if again is None:
@@ -152,9 +156,9 @@ def against_itself(first: str, again: Optional[str]) -> None:
         if x.iops < 0.9 * 500 or y.iops < 0.9 * 500:  # fio's start and end: not full steps
             continue
         p99 = _vs(exactlog.seen_figure(x, "lat", "p99_us") or 0.0, exactlog.seen_figure(y, "lat", "p99_us"), 0,
-                  "itself p99")
-        print(f"[loop] mix again, step {x.number}: QD {_vs(x.qd, y.qd, 3, 'itself QD')} | mean RT µs "
-              f"{_vs(exactlog.mean_rt_us(x), exactlog.mean_rt_us(y), 0, 'itself mean')} | p99 µs {p99}")
+                  f"[{kind}] itself p99")
+        print(f"[{kind}] mix again, step {x.number}: QD {_vs(x.qd, y.qd, 3, f'[{kind}] itself QD')} | mean RT µs "
+              f"{_vs(exactlog.mean_rt_us(x), exactlog.mean_rt_us(y), 0, f'[{kind}] itself mean')} | p99 µs {p99}")
     os.remove(again)
     if b.iolog:
         os.remove(os.path.join(os.path.dirname(again), b.iolog))
@@ -217,9 +221,10 @@ def _exact_steps(head: str, test) -> None:
         params = test.params
         asked = [float(params.get(f"step.{n}.{k}", 0.0)) for k in ("qd", "lat_mean_us", "lat_p99_us")]
         lat = got.ios > 0
-        print(f"{head} step {n}: I/Os {got.ios:,} | QD {_vs(asked[0], got.qd, 3, 'exact QD')} | mean RT µs "
-              f"{_vs(asked[1], got.lat_mean_us if lat else None, 0, 'exact mean')} | p99 µs "
-              f"{_vs(asked[2], got.lat_p99_us if lat else None, 0, 'exact p99')}"
+        kind = head.split()[0]
+        print(f"{head} step {n}: I/Os {got.ios:,} | QD {_vs(asked[0], got.qd, 3, f'{kind} exact QD')} | mean RT µs "
+              f"{_vs(asked[1], got.lat_mean_us if lat else None, 0, f'{kind} exact mean')} | p99 µs "
+              f"{_vs(asked[2], got.lat_p99_us if lat else None, 0, f'{kind} exact p99')}"
               f"{' (lost events in the replay trace)' if got.lost else ''}")
 
 
@@ -248,7 +253,7 @@ def replay(dev: str, kind: str, cap_path: str, mode: str, scratch: str) -> None:
             "--quick", "--yes", "--quiet", "--no-report", "--write-cache", "keep", "--name", "r", "--outdir", out]
     rc: List[int] = []
     seconds = cap.duration * (1.0 if mode == "exact" else 1.4) + 12
-    if kind == "loop" and cap.name in MADE_HERE:  # the device state the capture met (pgbench's was elsewhere)
+    if (kind, cap.name) in SAME_DEVICE:  # the device state the capture met (pgbench's was elsewhere)
         prepare(dev, cap.name)
     again = recorded(dev, seconds, "1s", "again", scratch, lambda: rc.append(main(argv)))
     if not rc or rc[0] not in (0, 1):
@@ -278,10 +283,11 @@ def _step_lines(head: str, test) -> None:
             continue
         off = max((abs(x.share - x.asked_share) for x in got.streams), default=0.0)
         ratio = got.iops / got.kept_iops if got.kept_iops else 0.0
+        kind = head.split()[0]
         print(f"{head} step {got.step}: IOPS captured {got.kept_iops:,.1f} replayed {got.iops:,.1f} ({ratio:.2f}x"
-              f"{'' if 0.9 <= ratio <= 1.1 else ' MISS'}) | QD {_vs(got.asked_qd, got.qd, 3, 'steps QD')} | mean RT µs "
-              f"{_vs(got.asked_lat_us, got.lat_mean_us, 0, 'steps mean')} | p99 µs "
-              f"{_vs(got.asked_p99_us, got.lat_p99_us, 0, 'steps p99')} | "
+              f"{'' if 0.9 <= ratio <= 1.1 else ' MISS'}) | QD {_vs(got.asked_qd, got.qd, 3, f'{kind} steps QD')} | "
+              f"mean RT µs {_vs(got.asked_lat_us, got.lat_mean_us, 0, f'{kind} steps mean')} | p99 µs "
+              f"{_vs(got.asked_p99_us, got.lat_p99_us, 0, f'{kind} steps p99')} | "
               f"flushes {got.asked_flushes:,} / {_p(got.flushes)} ({got.source}{', lost events' if got.lost else ''})"
               f" | shares off by at most {100 * off:.1f} pt{'' if off <= 0.01 else ' MISS'}")
 
@@ -321,6 +327,23 @@ def on_device(kind: str, dev: str, scratch: str, captures: List[str]) -> None:
     for cap_path in captures:
         for mode in ("steps", "exact"):
             replay(dev, kind, cap_path, mode, scratch)
+
+
+def ram_backed(scratch: str, seconds: int) -> None:
+    """The mix captured on a loop device over a file in /dev/shm and replayed there: its response time is
+    the host's path through the block layer and memory, with no virtual disk under it, so the workload
+    comes nearer to itself from run to run than on the disk-backed loop device (run twice more as the
+    bound), and a replay's figures are judged against a device that repeats itself."""
+    if not os.path.isdir("/dev/shm"):
+        print("[shm] no /dev/shm: skipped")
+        return
+    with LoopDevice(512 << 20, "/dev/shm") as dev:
+        mix = make_mix(dev, scratch, seconds, "mix-shm")
+        if mix is None:
+            return
+        for k in (1, 2):
+            against_itself(mix, make_mix(dev, scratch, seconds, f"mix-shm-again{k}"), "shm")
+        on_device("shm", dev, scratch, [mix])
 
 
 def simdrive(scratch: str, captures: List[str]) -> None:
@@ -375,6 +398,8 @@ def cli() -> int:
             shutil.copy(PGBENCH.replace(".xml", ".iolog"), os.path.join(scratch, "pgbench.iolog"))
             captures.append(pg)
             on_device("loop", dev, scratch, captures)
+        if not args.tiny:
+            ram_backed(scratch, args.mix_seconds)
         if not (args.tiny or args.no_simdrive):
             simdrive(scratch, captures)
     finally:
