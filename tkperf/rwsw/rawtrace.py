@@ -132,27 +132,33 @@ def _records(page: bytes, layout: Layout) -> Iterator[Tuple[int, int, int]]:
             pos += 4 + 4 * kind
 
 
+def _reads(fh: IO[bytes], pos: int = 0) -> Iterator[Tuple[int, int, int]]:
+    """(where, CPU, length) of each read the file holds from byte ``pos`` on; its pages follow its header."""
+    while True:
+        fh.seek(pos)
+        head = fh.read(CHUNK.size)
+        if len(head) < CHUNK.size:
+            return
+        cpu, length = CHUNK.unpack(head)
+        yield pos, cpu, length
+        pos += CHUNK.size + length
+
+
 def _chunks(fh: IO[bytes]) -> Dict[int, array[int]]:
     """Per CPU, the spans of the file (start, end) that hold its reads one
     after another, in order (each CPU's pages are in time order; the CPUs'
     are merged later).  A drain reads every page a CPU holds in a row, so
     a span covers many pages: some 8 a second per CPU, whatever the I/O rate."""
     out: Dict[int, array] = {}
-    pos = 0
     last = -1
-    while True:
-        fh.seek(pos)
-        head = fh.read(CHUNK.size)
-        if len(head) < CHUNK.size:
-            break
-        cpu, length = CHUNK.unpack(head)
+    for pos, cpu, length in _reads(fh):
         spans = out.setdefault(cpu, array("q"))
         end = pos + CHUNK.size + length
         if cpu == last:
             spans[-1] = end
         else:
             spans.extend((pos, end))
-        last, pos = cpu, end
+        last = cpu
     return out
 
 
@@ -247,17 +253,10 @@ class Stream:
         """The time stamp before which no later part has an event: the mark of the drain whose reads begin at
         byte ``tail`` of the part, less :data:`MARGIN_NS`; None when it holds no mark."""
         mark = None
-        pos = tail
-        while True:
-            fh.seek(pos)
-            head = fh.read(CHUNK.size)
-            if len(head) < CHUNK.size:
-                break
-            _cpu, length = CHUNK.unpack(head)
+        for _pos, _cpu, length in _reads(fh, tail):  # each read's pages follow its header
             for ev in _page_events(fh.read(length), self.layout, {}):
                 if ev[1] == _DRAIN:
                     mark = ev[0] if mark is None else max(mark, ev[0])
-            pos += CHUNK.size + length
         return None if mark is None else mark - MARGIN_NS
 
     def part(self, fh: IO[bytes], tail: Optional[int] = None, last: bool = False) -> None:
