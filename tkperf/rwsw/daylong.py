@@ -38,7 +38,7 @@ from typing import IO, Callable, Iterator, Optional, Sequence, Tuple
 
 from tkperf import durations, programs
 from tkperf.errors import OutputError, ToolError, UsageError
-from tkperf.rwsw.liveparts import PART_BYTES
+from tkperf.rwsw.liveparts import BEHIND, PART_BYTES
 
 #: Bytes of raw trace events an I/O costs in the temporary file (two events
 #: an I/O, the binary pages of tracefs): measured by ``benchmarks/rwsw.py --day``.
@@ -47,8 +47,9 @@ RAW_BYTES_PER_IO = 160
 ANALYSIS_US_PER_IO = 5.5
 #: The analysis is taken to keep up with a rate that takes it at most this share of the host's idle cores.
 KEEP_UP_SHARE = 0.5
-#: Parts of raw events on disk at once when the analysis keeps up: the one written, the one read, two more.
-RAW_PARTS = 4
+#: Parts of raw events on disk at once while the analysis keeps up: those that may wait before it leaves
+#: idle CPU to catch up (:data:`tkperf.rwsw.liveparts.BEHIND`), the one written and the one read.
+RAW_PARTS = BEHIND + 2
 #: Bytes of packed iolog an I/O costs (:mod:`tkperf.rwsw.packedlog`): random
 #: offsets over a large device cost the most (measured ibid.).
 IOLOG_BYTES_PER_IO = 8

@@ -17,13 +17,14 @@ events cost the application under capture no CPU while it records, and
 the recording is one part.  The analysis thread runs on CPU time the host
 leaves idle (Linux's ``SCHED_IDLE`` policy, set for that thread alone;
 where it cannot be set, ``nice`` +19), yet a CPU-bound application still
-loses throughput to it (measured in docs/rwsw.rst: fio at 255,000 IOPS on
-two saturated cores, 36% fewer).  When it falls behind, at most
-:data:`MAX_WAITING` full parts wait for it; past that the recorder keeps
-writing to the part it has, so the file descriptors held stay bounded,
-and the disk used is what it was without the analysis alongside.  What it
-has not read when the recording ends is read then, at the capture's own
-priority.
+loses throughput to it (measured in docs/rwsw.rst: fio at some 310,000
+IOPS on two busy cores, 43% fewer).  When :data:`BEHIND` full parts
+wait for it (a host kept busy), it runs at the normal priority until it
+has caught up, so the raw events on disk stay bounded where its CPU
+time is to be had at all; and at most :data:`MAX_WAITING` parts wait,
+past which the recorder writes on to the part it has, so the file
+descriptors held stay bounded.  What it has not read when the recording
+ends is read then, at the capture's own priority.
 """
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ from tkperf.rwsw.rawtrace import Stream
 PART_BYTES = 32 << 20
 #: At most this many full parts wait for the analysis; past it the recorder writes on to the part it has.
 MAX_WAITING = 64
+#: With this many full parts waiting, the analysis leaves idle CPU for the normal priority until it has
+#: caught up: the raw events on disk stay within some BEHIND + 2 parts on a busy host too.
+BEHIND = 8
 #: The analysis thread's nice value where SCHED_IDLE cannot be set.
 NICE = 19
 
@@ -74,6 +78,7 @@ class Parts:
         self.quit = threading.Event()
         self.after = threading.Event()  # set when the recording has ended
         self.behind = 0
+        self.caught_up = 0       # times the analysis left idle CPU to catch up (or to finish)
         self.handed = 0          # parts handed to the analysis
         self.read = 0            # parts the analysis has read (and closed: their disk space freed)
         self.peak_waiting = 0    # the most full parts waiting at once
@@ -138,12 +143,16 @@ class Parts:
 
     def _analyse(self) -> None:
         idle(True)
+        behind = False
         while True:
             item = self.waiting.get()
             if item is None:
                 return
-            if self.after.is_set():
-                idle(False)
+            late = self.after.is_set() or self.waiting.qsize() + 1 >= BEHIND
+            if late != behind:  # fallen behind (or the recording is over): the normal priority; caught up: idle
+                behind = late
+                idle(not late)
+                self.caught_up += late
             fh, tail, last = item
             with fh:
                 if self.quit.is_set() or self.failed is not None:
