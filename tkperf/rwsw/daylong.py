@@ -184,17 +184,6 @@ def estimate(iops: float, seconds: float, free: int, source: str, idle_cores: Op
 ANALYSIS = ("auto", "after", "during")
 
 
-def choose(analysis: str, need: Optional[Need]) -> bool:
-    """Whether to analyse while recording: ``during``; ``auto`` when the raw events analysed after the
-    recording would not fit (``need``, estimated so) and analysed during it would; else after it, which
-    costs the application under capture no CPU while it records (docs/rwsw.rst)."""
-    if analysis == "during":
-        return True
-    if analysis == "after" or need is None or need.fits:
-        return False
-    return estimate(need.iops, need.seconds, need.free, need.source, need.idle_cores, live=True).fits
-
-
 def _cpu_jiffies() -> Optional[Tuple[int, int]]:
     """(idle + iowait, all) jiffies of every CPU so far, from ``/proc/stat``; None where it cannot be read."""
     try:
@@ -215,7 +204,9 @@ def idle_cores(before: Optional[Tuple[int, int]], after: Optional[Tuple[int, int
 def check_disk(devices: Sequence[str], seconds: float, outdir: str, expect_iops: Optional[float] = None,
                force: bool = False, look: float = LOOK_S, analysis: str = "auto") -> Optional[Need]:
     """The disk a recording of ``devices`` for ``seconds`` needs in ``outdir``, its events analysed as
-    ``analysis`` says (:func:`choose`); an OutputError (exit 8) when it would not fit and not ``force``.
+    ``analysis`` says (``auto``: during the recording only where its raw events analysed after it would
+    not fit and analysed during it they would; after it costs the application under capture no CPU while
+    it records, docs/rwsw.rst); an OutputError (exit 8) when it would not fit and not ``force``.
     None when neither the rate nor the free space is known (a device without counters: the recording
     itself says what is wrong with it; it is then analysed after, but for ``during``)."""
     cpu = _cpu_jiffies()
@@ -230,8 +221,10 @@ def check_disk(devices: Sequence[str], seconds: float, outdir: str, expect_iops:
         return None
     need = estimate(iops, seconds, free, "expected" if expect_iops is not None else "counters", idle,
                     analysis == "during")
-    if analysis == "auto" and choose(analysis, need):
-        need = dataclasses.replace(estimate(iops, seconds, free, need.source, idle, True), chosen=True)
+    if analysis == "auto" and not need.fits:
+        during = estimate(iops, seconds, free, need.source, idle, live=True)
+        if during.fits:
+            need = dataclasses.replace(during, chosen=True)
     if not need.fits and not force:
         raise OutputError(f"--outdir {outdir}: {size(need.free)} free, but a {durations.duration(seconds)} capture "
                           f"at about {need.iops:,.0f} I/Os a second needs about {size(need.need)}; free some, "

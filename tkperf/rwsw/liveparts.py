@@ -77,7 +77,6 @@ class Parts:
         self.failed: Optional[BaseException] = None
         self.quit = threading.Event()
         self.after = threading.Event()  # set when the recording has ended
-        self.behind = 0
         self.caught_up = 0       # times the analysis left idle CPU to catch up (or to finish)
         self.handed = 0          # parts handed to the analysis
         self.read = 0            # parts the analysis has read (and closed: their disk space freed)
@@ -131,7 +130,6 @@ class Parts:
         self._hand(self.current, last=True)
         self.current = None
         self.waiting.put(None)
-        self.behind = self.waiting.qsize() - 1  # the parts left to read when the recording ended
         self.after.set()  # the recording is over: what is left is read at the capture's own priority
         while self.thread.is_alive():
             self.thread.join(0.2)  # in steps: a signal to the main thread is handled meanwhile
