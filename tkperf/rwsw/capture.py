@@ -11,8 +11,9 @@ ends it early and keeps it (:class:`StopAndKeep`).
 
 Neither file replaces an existing one.  The raw events of a recording go
 to unnamed temporary files in the output directory (``O_TMPFILE``), which
-must therefore not be on the captured disk; they are analysed a part at a
-time while the recording goes on (:mod:`tkperf.rwsw.liveparts`).  Nothing is read or
+must therefore not be on the captured disk; they are analysed after the
+recording, or with ``--analysis during`` a part at a time while it goes on
+(:mod:`tkperf.rwsw.liveparts`).  Nothing is read or
 written through a link another user could plant there
 (:func:`tkperf.model.files.open_to_read`, docs/rwsw.rst).
 """
