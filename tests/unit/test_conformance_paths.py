@@ -446,3 +446,40 @@ def test_planned_and_result_deviations_are_given_the_revision(monkeypatch):
     monkeypatch.setattr(registry, "get", lambda name: ByRevision() if name == "iops" else None)
     assert f"planned under {ENTERPRISE}" in conformance.of_settings(opts(), BLOCK).deviations
     assert f"measured under {ENTERPRISE}" in conformance.of_run(result()).deviations
+
+
+_RANGE = "tests use 10,000,000,000 bytes in {n} ActiveRange segments instead of the whole preconditioned range " \
+         "(SNIA PTS 2.0.2, enterprise)"
+_FIRST = "tests use the first 10,000,000,000 bytes of the LBA range instead of the whole preconditioned range " \
+         "(SNIA PTS 2.0.2, enterprise)"
+_TOUCH = "ActiveRange segments {how} (layout of an earlier tkperf; SNIA: \"ActiveRange segments shall not touch " \
+         "to form a single segment\")"
+_NARROWED = "WSAT ran over the test range ({where}), not the whole active range: SNIA defines the test range for " \
+            "three PTS tests only; an earlier tkperf narrowed every test"
+
+
+@pytest.mark.parametrize("given, device_size, want", [
+    ({}, 400 * 10 ** 9, []),
+    # a test range no chosen test runs over (WSAT, the rules of now): nothing to say of it
+    ({"tests": "wsat", "range_rules": "2"}, 400 * 10 ** 9, []),
+    ({}, 400 * 10 ** 9, [_FIRST]),
+    # an earlier tkperf's rules narrowed every test, WSAT too: said, one span or in segments
+    ({"tests": "iops,wsat", "range_rules": "1"}, 400 * 10 ** 9, [_FIRST, _NARROWED.format(
+        where="one span at the start of the LBA range")]),
+    ({"tests": "iops,wsat", "range_rules": "2"}, 400 * 10 ** 9, [_FIRST]),
+    ({"tests": "wsat", "ar_segments": "8", "range_rules": "1"}, 400 * 10 ** 9,
+     [_RANGE.format(n="8"), _NARROWED.format(where="in 8 ActiveRange segments")]),
+    # segments of an earlier tkperf's layout: regenerated, they touch or not; no device size, they may
+    ({"ar_segments": "8", "range_rules": "1"}, 400 * 10 ** 9, [_RANGE.format(n="8")]),
+    ({"ar_segments": "8", "range_rules": "2"}, 400 * 10 ** 9, [_RANGE.format(n="8")]),
+    ({"ar_segments": "1000", "range_rules": "1"}, 400 * 10 ** 9,
+     [_RANGE.format(n="1,000"), _TOUCH.format(how="touch: 28 of 999 neighbouring pairs")]),
+    ({"ar_segments": "8", "range_rules": "1"}, 0, [_RANGE.format(n="8"), _TOUCH.format(how="may touch")]),
+])
+def test_the_test_range_deviations_each_path(given, device_size, want):
+    o = opts()
+    if given or want:
+        o.update({"test_range": "10000000000", **given})
+    found = conformance.of_settings(o, dataclasses.replace(BLOCK, size_bytes=device_size), "ssd").deviations
+    said = [d for d in found if "range" in d.lower() or "segment" in d.lower()]
+    assert said == want
